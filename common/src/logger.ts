@@ -1,0 +1,56 @@
+/**
+ * Structured JSON logging (winston) with context.
+ *
+ * Every process logs one JSON object per line. Callers add context with `child({...})`:
+ * a reconcile gets `{controller, key, reconcileId}`, a request gets `{requestId}`.
+ * Fields whose names look like secrets are redacted before anything is written.
+ */
+import winston from 'winston';
+
+export type Logger = winston.Logger;
+
+const SECRET_KEY = /(pass(word)?|secret|token|authorization|credential|api[-_]?key)/i;
+const REDACTED = '[redacted]';
+
+function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = SECRET_KEY.test(k) ? REDACTED : redact(v, depth + 1);
+  }
+  return out;
+}
+
+const redactSecrets = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (SECRET_KEY.test(key)) info[key] = REDACTED;
+    else if (typeof info[key] === 'object') info[key] = redact(info[key]);
+  }
+  return info;
+});
+
+export interface LoggerOptions {
+  level?: string;
+  /** Where lines go; defaults to stdout. Tests pass a stream to read what was logged. */
+  stream?: NodeJS.WritableStream;
+}
+
+/** Creates the root logger of a component (`operator`, `gateway`, `sandbox`). */
+export function createLogger(component: string, options: LoggerOptions = {}): Logger {
+  const level = options.level ?? process.env.ROOMKEEPER_LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'error' : 'info');
+  const transport = options.stream
+    ? new winston.transports.Stream({ stream: options.stream })
+    : new winston.transports.Console();
+  return winston.createLogger({
+    level,
+    defaultMeta: { component },
+    format: winston.format.combine(redactSecrets(), winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    transports: [transport],
+  });
+}
+
+/** A logger that drops everything, for tests and benchmarks that do not read logs. */
+export function silentLogger(): Logger {
+  return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });
+}
