@@ -1,0 +1,312 @@
+import * as grpc from '@grpc/grpc-js';
+import { waitFor } from '../../../test/support/wait';
+import { silentLogger } from '../logger';
+import { MetricsRegistry } from '../metrics';
+import { EventForwarder } from './event-forwarder';
+import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from './forward-receiver';
+import type { ForwardedRoom, ForwarderConfig } from './forwarder-types';
+
+
+const room: ForwardedRoom = {
+  game: 'tennis',
+  schedulerName: 'tennis-eu',
+  roomId: 'tennis-eu-abc12',
+  host: '10.0.0.7',
+  ports: [{ name: 'clientPort', protocol: 'UDP', port: 7000 }],
+};
+const PORTS_JSON = '[{"name":"clientPort","port":7000,"protocol":"UDP"}]';
+
+function forwarderTo(receiver: ForwardReceiver, overrides: Partial<ForwarderConfig> = {}): ForwarderConfig {
+  return { name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 5000 }, ...overrides };
+}
+
+describe('EventForwarder against real gRPC receivers', () => {
+  const receivers: ForwardReceiver[] = [];
+  let forwarder: EventForwarder;
+  let metrics: MetricsRegistry;
+
+  async function receiver(options: Parameters<typeof startForwardReceiver>[0] = {}): Promise<ForwardReceiver> {
+    const r = await startForwardReceiver(options);
+    receivers.push(r);
+    return r;
+  }
+
+  beforeEach(() => {
+    metrics = new MetricsRegistry();
+    forwarder = new EventForwarder({ logger: silentLogger(), metrics, reconnectBackoffMs: 200 });
+  });
+
+  afterEach(async () => {
+    forwarder.close();
+    await Promise.all(receivers.splice(0).map((r) => r.stop()));
+  });
+
+  it('forwards a ping as SendRoomResync with the merged metadata', async () => {
+    const r = await receiver();
+    const config = forwarderTo(r, { options: { timeout: '5000', metadata: { roomType: 'green', region: 'eu', shared: 'fwd' } } });
+
+    const outcome = await forwarder.forwardPing([config], room, 'ready', { shared: 'ping', players: 0 });
+
+    expect(outcome).toEqual({ ok: true, results: [{ forwarder: 'matchmaker', ok: true, code: 200 }] });
+    expect(r.received.map((c) => c.rpc)).toEqual(['SendRoomResync']);
+    expect(r.requestsOf('SendRoomResync')).toEqual([
+      {
+        room: {
+          game: 'tennis',
+          roomId: 'tennis-eu-abc12',
+          host: '10.0.0.7',
+          port: 7000,
+          roomType: 'green',
+          metadata: { roomType: 'green', region: 'eu', shared: 'ping', players: '0', eventType: 'resync', pingType: 'ready', ports: PORTS_JSON },
+        },
+        statusType: 'ready',
+      },
+    ]);
+    expect(metrics.counter('roomkeeper_forwarded_events_total', '').get({ forwarder: 'matchmaker', type: 'resync', result: 'ok' })).toBe(1);
+    expect(metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 1/);
+  });
+
+  it('forwards a terminated room as SendRoomStatus', async () => {
+    const r = await receiver();
+
+    const outcome = await forwarder.forwardStatus([forwarderTo(r)], { ...room, host: '', ports: [] }, 'terminated');
+
+    expect(outcome.ok).toBe(true);
+    expect(r.received.map((c) => c.rpc)).toEqual(['SendRoomStatus']);
+    expect(r.requestsOf('SendRoomStatus')).toEqual([
+      {
+        room: {
+          game: 'tennis', roomId: 'tennis-eu-abc12', host: '', port: 0, roomType: '',
+          metadata: { eventType: 'status', pingType: 'terminated', roomEvent: 'terminated' },
+        },
+        statusType: 'terminated',
+      },
+    ]);
+  });
+
+  it('forwards a room event with the forwarder metadata winning', async () => {
+    const r = await receiver();
+    const config = forwarderTo(r, { options: { metadata: { shared: 'fwd', nested: { a: 1 } } } });
+
+    const outcome = await forwarder.forwardRoomEvent([config], room, 'matchStarted', { shared: 'room', map: 'dust' });
+
+    expect(outcome.ok).toBe(true);
+    expect(r.requestsOf('SendRoomEvent')).toEqual([
+      {
+        room: {
+          game: 'tennis', roomId: 'tennis-eu-abc12', host: '10.0.0.7', port: 7000, roomType: '',
+          metadata: { shared: 'fwd', map: 'dust', nested: '{"a":1}', eventType: 'roomEvent', roomEvent: 'matchStarted', ports: PORTS_JSON },
+        },
+        eventType: 'matchStarted',
+        metadata: {},
+      },
+    ]);
+  });
+
+  it('forwards player events as SendPlayerEvent', async () => {
+    const r = await receiver();
+    const config = forwarderTo(r, { options: { metadata: { roomType: 'green', region: 'eu' } } });
+
+    await forwarder.forwardPlayerEvent([config], room, 'playerJoin', 'p-1', { team: 'red' });
+    await forwarder.forwardPlayerEvent([config], room, 'playerLeft', 'p-1');
+
+    expect(r.requestsOf('SendPlayerEvent')).toEqual([
+      {
+        playerId: 'p-1',
+        room: { game: 'tennis', roomId: 'tennis-eu-abc12', host: '', port: 0, metadata: {}, roomType: '' },
+        eventType: 'PLAYER_JOINED',
+        metadata: { team: 'red', playerId: 'p-1', eventType: 'playerJoin', roomType: 'green' },
+      },
+      {
+        playerId: 'p-1',
+        room: { game: 'tennis', roomId: 'tennis-eu-abc12', host: '', port: 0, metadata: {}, roomType: '' },
+        eventType: 'PLAYER_LEFT',
+        metadata: { playerId: 'p-1', eventType: 'playerLeft', roomType: 'green' },
+      },
+    ]);
+  });
+
+  it('sends nothing to a disabled forwarder, nor to one without enable (Maestro and CRD default)', async () => {
+    const disabled = await receiver();
+    const unset = await receiver();
+    const enabled = await receiver();
+
+    const outcome = await forwarder.forwardPing(
+      [forwarderTo(disabled, { name: 'off', enable: false }), forwarderTo(unset, { name: 'unset', enable: undefined }), forwarderTo(enabled, { name: 'on' })],
+      room,
+      'occupied',
+    );
+
+    expect(outcome).toEqual({ ok: true, results: [{ forwarder: 'on', ok: true, code: 200 }] });
+    expect(enabled.received).toHaveLength(1);
+    expect(disabled.received).toHaveLength(0);
+    expect(unset.received).toHaveLength(0);
+  });
+
+  it('never forwards a validation room', async () => {
+    const r = await receiver();
+    const validation = { ...room, validation: true };
+    const forwarders = [forwarderTo(r)];
+
+    const outcomes = await Promise.all([
+      forwarder.forwardPing(forwarders, validation, 'ready'),
+      forwarder.forwardStatus(forwarders, validation, 'terminated'),
+      forwarder.forwardRoomEvent(forwarders, validation, 'x'),
+      forwarder.forwardPlayerEvent(forwarders, validation, 'playerJoin', 'p'),
+    ]);
+
+    for (const outcome of outcomes) expect(outcome).toEqual({ ok: true, results: [] });
+    // A later real event arrives alone, so nothing from the validation room was in flight.
+    await forwarder.forwardRoomEvent(forwarders, room, 'after');
+    expect(r.received.map((c) => c.rpc)).toEqual(['SendRoomEvent']);
+  });
+
+  it('does not forward pings of a room whose pod is terminating', async () => {
+    const r = await receiver();
+
+    const outcome = await forwarder.forwardPing([forwarderTo(r)], { ...room, terminating: true }, 'ready');
+
+    expect(outcome).toEqual({ ok: true, results: [] });
+    await forwarder.forwardStatus([forwarderTo(r)], { ...room, terminating: true }, 'terminated');
+    expect(r.received.map((c) => c.rpc)).toEqual(['SendRoomStatus']);
+  });
+
+  it('bounds a call by the forwarder timeout without holding up a healthy forwarder', async () => {
+    const silent = await receiver({ reply: () => NO_REPLY });
+    let silentCallPendingWhenHealthyReceived: boolean | undefined;
+    const healthy = await receiver({
+      reply: async (call) => {
+        if (call.rpc !== 'SendRoomEvent' || call.request.room.metadata.roomEvent !== 'matchStarted') return { code: 200 };
+        // Answer only once the silent receiver has the event too, noting whether its call is still
+        // open: a forwarder that waited for the silent one would only get here after its deadline.
+        await waitFor(() => silent.received.length > 0, { timeoutMs: 5000 });
+        silentCallPendingWhenHealthyReceived = !silent.received[0]!.cancelled;
+        return { code: 200 };
+      },
+    });
+    // The silent receiver first in the list: the healthy one must not wait for it.
+    const forwarders = [
+      forwarderTo(silent, { name: 'silent', options: { timeout: '1500' } }),
+      forwarderTo(healthy, { name: 'healthy', options: { timeout: 10_000 } }),
+    ];
+    await waitFor(async () => (await forwarder.forwardRoomEvent([forwarders[1]!], room, 'warm-up')).ok);
+    healthy.received.length = 0;
+
+    const outcome = await forwarder.forwardRoomEvent(forwarders, room, 'matchStarted');
+
+    expect(outcome.ok).toBe(false);
+    expect(outcome.results).toEqual([
+      { forwarder: 'silent', ok: false, code: grpc.status.DEADLINE_EXCEEDED, error: expect.stringMatching(/^DEADLINE_EXCEEDED/) },
+      { forwarder: 'healthy', ok: true, code: 200 },
+    ]);
+    expect(silent.received).toHaveLength(1);
+    expect(healthy.received).toHaveLength(1);
+    expect(silentCallPendingWhenHealthyReceived).toBe(true);
+    await waitFor(() => silent.received[0]!.cancelled);
+    expect(metrics.counter('roomkeeper_forwarded_events_total', '').get({ forwarder: 'silent', type: 'roomEvent', result: 'error' })).toBe(1);
+  });
+
+  it('reports the failing forwarder by name and still delivers to the other', async () => {
+    const good = await receiver();
+    const broken = await receiver({ reply: () => ({ grpcError: { code: grpc.status.INTERNAL, details: 'boom' } }) });
+
+    const outcome = await forwarder.forwardPlayerEvent(
+      [forwarderTo(broken, { name: 'broken' }), forwarderTo(good, { name: 'good' })],
+      room,
+      'playerJoin',
+      'p-9',
+    );
+
+    expect(outcome).toEqual({
+      ok: false,
+      results: [
+        { forwarder: 'broken', ok: false, code: grpc.status.INTERNAL, error: 'INTERNAL: boom' },
+        { forwarder: 'good', ok: true, code: 200 },
+      ],
+    });
+    expect(good.requestsOf('SendPlayerEvent').map((e) => e.playerId)).toEqual(['p-9']);
+  });
+
+  it('counts a non-200 Response.code as delivered', async () => {
+    const r = await receiver({ reply: () => ({ code: 404, message: 'room unknown' }) });
+
+    const outcome = await forwarder.forwardPing([forwarderTo(r)], room, 'ready');
+
+    expect(outcome).toEqual({ ok: true, results: [{ forwarder: 'matchmaker', ok: true, code: 404 }] });
+    expect(metrics.counter('roomkeeper_forwarded_events_total', '').get({ forwarder: 'matchmaker', type: 'resync', result: 'not_found' })).toBe(1);
+  });
+
+  it('fails fast with UNAVAILABLE when the receiver is down and uses it again once it is back', async () => {
+    const first = await receiver();
+    const port = first.port;
+    const config = forwarderTo(first, { options: { timeout: 20_000 } });
+    expect((await forwarder.forwardPing([config], room, 'ready')).ok).toBe(true);
+
+    await first.stop();
+    const down = await forwarder.forwardPing([config], room, 'ready');
+    expect(down.ok).toBe(false);
+    // UNAVAILABLE rather than DEADLINE_EXCEEDED: the call did not wait out its 20 s deadline.
+    expect(down.results[0]).toMatchObject({ forwarder: 'matchmaker', ok: false, code: grpc.status.UNAVAILABLE });
+
+    const again = await receiver({ port });
+    await waitFor(async () => (await forwarder.forwardPing([config], room, 'occupied')).ok, { timeoutMs: 15_000 });
+    expect(again.requestsOf('SendRoomResync').at(-1)?.statusType).toBe('occupied');
+    expect(forwarder.openConnections).toBe(1);
+  });
+
+  it('reuses one connection per address and takes the forwarder list from each call', async () => {
+    const a = await receiver();
+    const b = await receiver();
+
+    await forwarder.forwardPing([forwarderTo(a, { name: 'a' })], room, 'ready');
+    await forwarder.forwardPing([forwarderTo(a, { name: 'a' })], room, 'ready');
+    expect(forwarder.openConnections).toBe(1);
+    const outcome = await forwarder.forwardPing([forwarderTo(a, { name: 'a' }), forwarderTo(b, { name: 'b' })], room, 'occupied');
+
+    expect(outcome.results.map((r) => r.forwarder)).toEqual(['a', 'b']);
+    expect(forwarder.openConnections).toBe(2);
+    expect(a.received).toHaveLength(3);
+    expect(b.received).toHaveLength(1);
+  });
+
+  it('returns failures instead of throwing for unusable configuration', async () => {
+    const outcome = await forwarder.forwardPing(
+      [
+        { name: 'no-address', enable: true, address: '' },
+        { name: 'http', enable: true, type: 'http', address: '127.0.0.1:1' },
+      ],
+      room,
+      'ready',
+    );
+
+    expect(outcome).toEqual({
+      ok: false,
+      results: [
+        { forwarder: 'no-address', ok: false, error: 'forwarder has no address' },
+        { forwarder: 'http', ok: false, error: 'unsupported forwarder type "http"' },
+      ],
+    });
+    expect(await forwarder.forwardPing([], room, 'ready')).toEqual({ ok: true, results: [] });
+    expect(await forwarder.forwardPing(null as unknown as ForwarderConfig[], room, 'ready')).toEqual({ ok: true, results: [] });
+    expect(await forwarder.forwardRoomEvent([], null as unknown as ForwardedRoom, 'x')).toEqual({ ok: false, results: [] });
+  });
+
+  it('fails every call after close() instead of throwing', async () => {
+    const r = await receiver();
+    forwarder.close();
+
+    const outcome = await forwarder.forwardPing([forwarderTo(r)], room, 'ready');
+
+    expect(outcome).toEqual({ ok: false, results: [{ forwarder: 'matchmaker', ok: false, error: 'forwarder client pool is closed' }] });
+    expect(r.received).toHaveLength(0);
+  });
+
+  it('sends no gRPC headers of its own', async () => {
+    const r = await receiver();
+
+    await forwarder.forwardRoomEvent([forwarderTo(r)], room, 'x');
+
+    const custom = Object.keys(r.received[0]!.headers).filter((k) => !k.startsWith('grpc-') && k !== 'user-agent' && k !== 'content-type' && k !== 'te');
+    expect(custom).toEqual([]);
+  });
+});

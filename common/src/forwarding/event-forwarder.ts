@@ -1,0 +1,234 @@
+/**
+ * Forwards room information (pings, statuses, room events, player events) to a scheduler's
+ * forwarders over gRPC, wire-compatible with Maestro's `eventforwarder.GRPCForwarder`.
+ *
+ * Every call goes to all enabled forwarders in parallel, each bounded by its own deadline, so one
+ * slow or dead receiver never holds up another (Maestro tries them in order and stops at the
+ * first error). The forwarder list is an argument of each call, so configuration changes need no
+ * restart. Calls never throw: each returns what every forwarder did.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '../logger';
+import type { Counter, Histogram, MetricsRegistry } from '../metrics';
+import { ForwarderClientPool } from './forwarder-client-pool';
+import { DEFAULT_FORWARD_TIMEOUT_MS, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder } from './forwarder-options';
+import { loadForwarderProtocol, type ForwarderProtocol, type ForwarderRequests, type ForwarderRpc, type PartialMessage, type ResponseMessage } from './forwarder-protocol';
+import type {
+  ForwardedEventType,
+  ForwardedRoom,
+  ForwardedRoomStatus,
+  ForwarderConfig,
+  ForwardOutcome,
+  ForwardResult,
+  PingStatus,
+  PlayerEventName,
+} from './forwarder-types';
+import { playerEventMessage, resyncMessage, roomEventMessage, roomStatusMessage } from './forward-messages';
+
+export interface EventForwarderOptions {
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Keepalive ping interval of each connection. Default 10 s. */
+  keepaliveTimeMs?: number;
+  /** How long a keepalive ping may go unanswered. Default 5 s. */
+  keepaliveTimeoutMs?: number;
+  /** Deadline of a call when the forwarder has no valid `options.timeout`. Default 1000 ms. */
+  defaultTimeoutMs?: number;
+  /** Reconnect backoff (initial and maximum). Default 1 s. */
+  reconnectBackoffMs?: number;
+  /** A connection unused this long is closed. Default 5 min. */
+  idleTimeoutMs?: number;
+  /** How often idle connections are looked for; 0 turns the timer off. Default 1 min. */
+  idleSweepIntervalMs?: number;
+  /** The clock for idle bookkeeping. Default `Date.now`. */
+  now?: () => number;
+  /** The wire contract; default `loadForwarderProtocol()` (throws at construction if missing). */
+  protocol?: ForwarderProtocol;
+}
+
+/** The `result` label for a receiver's `Response.code` (HTTP-like, as Maestro maps it). */
+export function responseCodeResult(code: number): string {
+  switch (code) {
+    case 200: return 'ok';
+    case 404: return 'not_found';
+    case 406: return 'failed_precondition';
+    case 500: return 'internal';
+    default: return 'unknown_code';
+  }
+}
+
+function grpcFailure(err: unknown): { code?: number; error: string } {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number') {
+    const details = 'details' in err && typeof err.details === 'string' ? err.details : '';
+    const name = grpc.status[err.code] ?? `code ${err.code}`;
+    return { code: err.code, error: details ? `${name}: ${details}` : name };
+  }
+  if (typeof err === 'object' && err !== null && 'message' in err && typeof err.message === 'string') return { error: err.message };
+  return { error: String(err) };
+}
+
+export class EventForwarder {
+  private readonly logger: Logger;
+  private readonly protocol: ForwarderProtocol;
+  private readonly pool: ForwarderClientPool;
+  private readonly defaultTimeoutMs: number;
+  private readonly events: Counter;
+  private readonly duration: Histogram;
+  /** Addresses whose last call failed; failures are logged at warn only on the change. */
+  private readonly failing = new Set<string>();
+
+  constructor(options: EventForwarderOptions) {
+    this.logger = options.logger;
+    this.protocol = options.protocol ?? loadForwarderProtocol();
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
+    this.pool = new ForwarderClientPool({
+      logger: options.logger,
+      keepaliveTimeMs: options.keepaliveTimeMs,
+      keepaliveTimeoutMs: options.keepaliveTimeoutMs,
+      reconnectBackoffMs: options.reconnectBackoffMs,
+      idleTimeoutMs: options.idleTimeoutMs,
+      sweepIntervalMs: options.idleSweepIntervalMs,
+      now: options.now,
+    });
+    this.events = options.metrics.counter('roomkeeper_forwarded_events_total', 'Events forwarded to forwarders, by forwarder, event type and result.');
+    this.duration = options.metrics.histogram('roomkeeper_forward_duration_seconds', 'Time to forward one event to one forwarder.');
+  }
+
+  /**
+   * Forwards a ping as `SendRoomResync(RoomStatus)`, whether or not the status changed. Pings of
+   * a room whose pod is terminating (`room.terminating`) are not forwarded, as in Maestro.
+   */
+  forwardPing(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, pingStatus: PingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+    return this.dispatch(forwarders, room, 'resync', 'SendRoomResync', (f) => resyncMessage(f, room, pingStatus, metadata), { skipTerminating: true });
+  }
+
+  /** Forwards a status as `SendRoomStatus(RoomStatus)`; `terminated` when a room is deleted or its pod is gone. */
+  forwardStatus(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, status: ForwardedRoomStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+    return this.dispatch(forwarders, room, 'status', 'SendRoomStatus', (f) => roomStatusMessage(f, room, status, metadata));
+  }
+
+  /** Forwards a room's event as `SendRoomEvent(RoomEvent)`. */
+  forwardRoomEvent(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, event: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+    return this.dispatch(forwarders, room, 'roomEvent', 'SendRoomEvent', (f) => roomEventMessage(f, room, event, metadata));
+  }
+
+  /** Forwards a player joining or leaving as `SendPlayerEvent(PlayerEvent)`. */
+  forwardPlayerEvent(
+    forwarders: readonly ForwarderConfig[],
+    room: ForwardedRoom,
+    event: PlayerEventName,
+    playerId: string,
+    metadata?: Record<string, unknown>,
+  ): Promise<ForwardOutcome> {
+    return this.dispatch(forwarders, room, 'playerEvent', 'SendPlayerEvent', (f) => playerEventMessage(f, room, event, playerId, metadata));
+  }
+
+  /** The number of open receiver connections. */
+  get openConnections(): number {
+    return this.pool.size;
+  }
+
+  /** Closes idle connections now; returns how many were closed. */
+  closeIdleConnections(): number {
+    return this.pool.sweepIdle();
+  }
+
+  /** Closes every connection; later calls fail. */
+  close(): void {
+    this.pool.close();
+    this.failing.clear();
+  }
+
+  private async dispatch<R extends ForwarderRpc>(
+    forwarders: readonly ForwarderConfig[],
+    room: ForwardedRoom,
+    type: ForwardedEventType,
+    rpc: R,
+    build: (forwarder: ForwarderConfig) => PartialMessage<ForwarderRequests[R]>,
+    { skipTerminating = false } = {},
+  ): Promise<ForwardOutcome> {
+    try {
+      if (room.validation === true || (skipTerminating && room.terminating === true)) return { ok: true, results: [] };
+      const enabled = (Array.isArray(forwarders) ? forwarders : []).filter(
+        (f): f is ForwarderConfig => typeof f === 'object' && f !== null && isForwarderEnabled(f),
+      );
+      const results = await Promise.all(enabled.map((f) => this.sendOne(f, room, type, rpc, build)));
+      return { ok: results.every((r) => r.ok), results };
+    } catch (err) {
+      // Only malformed input gets here (sendOne never rejects); report it rather than throw.
+      this.logger.error('forwarding skipped: malformed input', { type, error: grpcFailure(err).error });
+      return { ok: false, results: [] };
+    }
+  }
+
+  private async sendOne<R extends ForwarderRpc>(
+    forwarder: ForwarderConfig,
+    room: ForwardedRoom,
+    type: ForwardedEventType,
+    rpc: R,
+    build: (forwarder: ForwarderConfig) => PartialMessage<ForwarderRequests[R]>,
+  ): Promise<ForwardResult> {
+    const name = typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : String(forwarder.address);
+    const context = { forwarder: name, address: forwarder.address, type, scheduler: room.schedulerName, roomId: room.roomId };
+    const stopTimer = this.duration.startTimer({ forwarder: name, type });
+    let result: ForwardResult;
+    try {
+      if (!isGrpcForwarder(forwarder)) {
+        result = { forwarder: name, ok: false, error: `unsupported forwarder type "${forwarder.type}"` };
+      } else if (typeof forwarder.address !== 'string' || forwarder.address.trim() === '') {
+        result = { forwarder: name, ok: false, error: 'forwarder has no address' };
+      } else {
+        const response = await this.call(forwarder.address, rpc, build(forwarder), forwarderTimeoutMs(forwarder, this.defaultTimeoutMs));
+        result = { forwarder: name, ok: true, code: response.code };
+      }
+    } catch (err) {
+      result = { forwarder: name, ok: false, ...grpcFailure(err) };
+    }
+    stopTimer();
+    this.record(result, context);
+    return result;
+  }
+
+  private call<R extends ForwarderRpc>(address: string, rpc: R, message: PartialMessage<ForwarderRequests[R]>, timeoutMs: number): Promise<ResponseMessage> {
+    const method = this.protocol.methods[rpc];
+    const lease = this.pool.acquire(address);
+    return new Promise<ResponseMessage>((resolve, reject) => {
+      try {
+        lease.client.makeUnaryRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          message,
+          new grpc.Metadata(),
+          { deadline: Date.now() + timeoutMs },
+          (err, response) => {
+            lease.release();
+            if (err || !response) reject(err ?? new Error('empty response'));
+            else resolve(response);
+          },
+        );
+      } catch (err) {
+        lease.release();
+        reject(err);
+      }
+    });
+  }
+
+  private record(result: ForwardResult, context: Record<string, unknown> & { forwarder: string; type: ForwardedEventType }): void {
+    const label = result.ok ? responseCodeResult(result.code ?? 0) : 'error';
+    this.events.inc({ forwarder: context.forwarder, type: context.type, result: label });
+    const address = String(context.address);
+    if (result.ok) {
+      if (this.failing.delete(address)) this.logger.info('forwarder reachable again', context);
+      if (label !== 'ok') this.logger.debug('forwarder answered with a non-OK code', { ...context, code: result.code });
+      return;
+    }
+    const fields = { ...context, code: result.code, error: result.error };
+    if (!this.failing.has(address)) {
+      this.failing.add(address);
+      this.logger.warn('forwarding failed', fields);
+    } else {
+      this.logger.debug('forwarding failed', fields);
+    }
+  }
+}
