@@ -1,0 +1,143 @@
+/**
+ * Configuration: one typed, documented schema. Each key has a default and an environment
+ * variable; values are parsed once at start-up, validated (fail fast with every problem listed),
+ * then frozen. `describeConfig()` renders the table the README and the Helm values document.
+ */
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'url' | 'duration';
+
+interface KeySpec<K extends Kind = Kind> {
+  env: string;
+  kind: K;
+  default: KindType<K> | undefined;
+  help: string;
+  min?: number;
+  secret?: boolean;
+}
+
+type KindType<K extends Kind> = K extends 'string' | 'url' ? string : K extends 'bool' ? boolean : number;
+
+function key<K extends Kind>(env: string, kind: K, def: KindType<K> | undefined, help: string, extra: { min?: number; secret?: boolean } = {}): KeySpec<K> {
+  return { env, kind, default: def, help, ...extra };
+}
+
+/** Every setting of every Roomkeeper process. Durations are milliseconds (env accepts `500ms`, `5s`, `2m`, `1h` or a bare number of ms). */
+export const CONFIG_SCHEMA = {
+  logLevel: key('ROOMKEEPER_LOG_LEVEL', 'string', 'info', 'Log level: error, warn, info, debug.'),
+  kubeQps: key('ROOMKEEPER_KUBE_QPS', 'number', 200, 'Client-side rate limit for Kubernetes API requests (requests per second, steady state).', { min: 1 }),
+  kubeBurst: key('ROOMKEEPER_KUBE_BURST', 'int', 400, 'Client-side burst above the QPS limit.', { min: 1 }),
+
+  operatorPort: key('ROOMKEEPER_OPERATOR_PORT', 'int', 8081, 'Operator health (/healthz, /readyz) and /metrics port.', { min: 0 }),
+  leaderElection: key('ROOMKEEPER_LEADER_ELECTION', 'bool', true, 'Elect a leader through a coordination.k8s.io Lease; only the leader executes operations.'),
+  leaseNamespace: key('ROOMKEEPER_LEASE_NAMESPACE', 'string', 'roomkeeper-system', 'Namespace of the leader-election Lease.'),
+  leaseName: key('ROOMKEEPER_LEASE_NAME', 'string', 'roomkeeper-operator', 'Name of the leader-election Lease.'),
+  identity: key('ROOMKEEPER_POD_NAME', 'string', undefined, 'Identity of this replica in leader election (defaults to hostname-pid).'),
+  leaseDuration: key('ROOMKEEPER_LEADER_LEASE_DURATION', 'duration', 15_000, 'Leader lease duration.', { min: 1000 }),
+  renewDeadline: key('ROOMKEEPER_LEADER_RENEW_DEADLINE', 'duration', 10_000, 'Leader gives up if it cannot renew within this time.', { min: 500 }),
+  retryPeriod: key('ROOMKEEPER_LEADER_RETRY_PERIOD', 'duration', 2_000, 'How often candidates try to acquire or renew.', { min: 100 }),
+  operationLeaseTtl: key('ROOMKEEPER_OPERATION_LEASE_TTL', 'duration', 5_000, 'TTL of an executing operation\'s lease (renewed before it expires).', { min: 200 }),
+  operationRetentionCount: key('ROOMKEEPER_OPERATION_RETENTION_COUNT', 'int', 200, 'Finished operations kept per scheduler.', { min: 1 }),
+  operationRetentionAge: key('ROOMKEEPER_OPERATION_RETENTION_AGE', 'duration', 7 * 24 * 3_600_000, 'Finished operations older than this are pruned.', { min: 1000 }),
+  roomInitTimeout: key('ROOMKEEPER_ROOM_INIT_TIMEOUT', 'duration', 120_000, 'A pending or unready room older than this is expired and replaced.', { min: 100 }),
+  roomPingTimeout: key('ROOMKEEPER_ROOM_PING_TIMEOUT', 'duration', 240_000, 'A room whose last ping is older than this is expired and replaced.', { min: 100 }),
+  roomDeletionTimeout: key('ROOMKEEPER_ROOM_DELETION_TIMEOUT', 'duration', 120_000, 'A terminating room older than this is force-removed.', { min: 100 }),
+  healthInterval: key('ROOMKEEPER_HEALTH_INTERVAL', 'duration', 10_000, 'How often each scheduler\'s rooms are checked (expiry, desired count, autoscaling).', { min: 100 }),
+  autoscaleDebounce: key('ROOMKEEPER_AUTOSCALE_DEBOUNCE', 'duration', 1_000, 'Room status changes trigger an autoscaling evaluation after this debounce.', { min: 0 }),
+  addRoomsConcurrency: key('ROOMKEEPER_ADD_ROOMS_CONCURRENCY', 'int', 50, 'Rooms created in parallel by one add_rooms operation.', { min: 1 }),
+  addRoomsLimit: key('ROOMKEEPER_ADD_ROOMS_LIMIT', 'int', 1000, 'Most rooms one add_rooms operation creates.', { min: 1 }),
+  removeRoomsLimit: key('ROOMKEEPER_REMOVE_ROOMS_LIMIT', 'int', 1000, 'Most rooms one remove_rooms operation (by amount) removes.', { min: 1 }),
+  validationAttempts: key('ROOMKEEPER_VALIDATION_ATTEMPTS', 'int', 3, 'Validation-room attempts for a major version.', { min: 1 }),
+  validationTimeout: key('ROOMKEEPER_VALIDATION_TIMEOUT', 'duration', 120_000, 'How long a validation room has to report ready.', { min: 100 }),
+  maestroEnv: key('ROOMKEEPER_MAESTRO_ENV', 'bool', true, 'Also give rooms MAESTRO_SCHEDULER_NAME and MAESTRO_ROOM_ID.'),
+  roomsApiUrl: key('ROOMKEEPER_ROOMS_API_URL', 'string', '', 'Rooms API URL given to rooms as ROOMKEEPER_ROOMS_API_URL (empty: not set).'),
+  roomTokenSecret: key('ROOMKEEPER_ROOM_TOKEN_SECRET', 'string', '', 'Secret from which per-room ping tokens are derived (HMAC). Empty: no per-room tokens.', { secret: true }),
+
+  gatewayPort: key('ROOMKEEPER_GATEWAY_PORT', 'int', 8080, 'Management API port (also /healthz, /readyz, /metrics, /openapi.json).', { min: 0 }),
+  roomsPort: key('ROOMKEEPER_ROOMS_PORT', 'int', 8090, 'Rooms API port (pings and events from game rooms).', { min: 0 }),
+  authUsername: key('ROOMKEEPER_AUTH_USERNAME', 'string', '', 'Management API Basic-auth user (or use ROOMKEEPER_AUTH_SECRET_NAME).', { secret: true }),
+  authPassword: key('ROOMKEEPER_AUTH_PASSWORD', 'string', '', 'Management API Basic-auth password.', { secret: true }),
+  authSecretName: key('ROOMKEEPER_AUTH_SECRET_NAME', 'string', '', 'Kubernetes Secret holding `username` and `password` keys for the management API.'),
+  authSecretNamespace: key('ROOMKEEPER_AUTH_SECRET_NAMESPACE', 'string', 'roomkeeper-system', 'Namespace of that Secret.'),
+  pingAuth: key('ROOMKEEPER_PING_AUTH', 'bool', true, 'Require the per-room token on pings and events (turn off for Maestro game servers).'),
+  maxBodyBytes: key('ROOMKEEPER_MAX_BODY_BYTES', 'int', 1_048_576, 'Largest accepted request body; larger ones get 413.', { min: 1024 }),
+  pingFlushInterval: key('ROOMKEEPER_PING_FLUSH_INTERVAL', 'duration', 30_000, 'Unchanged pings are recorded in memory and written (coalesced) at most this often per room.', { min: 100 }),
+  shutdownTimeout: key('ROOMKEEPER_SHUTDOWN_TIMEOUT', 'duration', 10_000, 'Graceful shutdown budget on SIGTERM.', { min: 0 }),
+} as const;
+
+type Schema = typeof CONFIG_SCHEMA;
+export type Config = { readonly [K in keyof Schema]: Schema[K]['default'] extends undefined ? KindType<Schema[K]['kind']> | undefined : KindType<Schema[K]['kind']> };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+function parseValue(spec: KeySpec, raw: string): { value?: unknown; problem?: string } {
+  const v = raw.trim();
+  switch (spec.kind) {
+    case 'string':
+      return { value: raw };
+    case 'url':
+      try { new URL(v); return { value: v }; } catch { return { problem: `${spec.env}: not a URL: ${JSON.stringify(v)}` }; }
+    case 'bool':
+      if (/^(1|true|yes|on)$/i.test(v)) return { value: true };
+      if (/^(0|false|no|off)$/i.test(v)) return { value: false };
+      return { problem: `${spec.env}: expected true or false, got ${JSON.stringify(v)}` };
+    case 'int':
+    case 'number': {
+      const n = Number(v);
+      if (v === '' || !Number.isFinite(n) || (spec.kind === 'int' && !Number.isInteger(n))) {
+        return { problem: `${spec.env}: expected ${spec.kind === 'int' ? 'an integer' : 'a number'}, got ${JSON.stringify(v)}` };
+      }
+      return { value: n };
+    }
+    case 'duration': {
+      const m = DURATION.exec(v);
+      if (!m) return { problem: `${spec.env}: expected a duration such as 500ms, 5s, 2m, 1h, got ${JSON.stringify(v)}` };
+      return { value: Math.round(Number(m[1]) * (UNIT_MS[m[2] ?? 'ms'] ?? 1)) };
+    }
+  }
+}
+
+/**
+ * Builds the frozen configuration from the environment plus explicit overrides (tests and
+ * `npm start` pass overrides rather than mutating process.env). Throws ConfigError listing
+ * every problem.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Schema, unknown>> = {}): Config {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(CONFIG_SCHEMA) as [keyof Schema, KeySpec][]) {
+    let value: unknown = spec.default;
+    const raw = env[spec.env];
+    if (raw !== undefined && raw !== '') {
+      const parsed = parseValue(spec, raw);
+      if (parsed.problem) problems.push(parsed.problem);
+      else value = parsed.value;
+    }
+    if (name in overrides) value = overrides[name];
+    if (spec.min !== undefined && typeof value === 'number' && value < spec.min) {
+      problems.push(`${spec.env}: must be at least ${spec.min}, got ${value}`);
+    }
+    out[name] = value;
+  }
+  if (typeof out.renewDeadline === 'number' && typeof out.leaseDuration === 'number' && out.renewDeadline >= out.leaseDuration) {
+    problems.push('ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(out) as Config;
+}
+
+/** A Markdown table of every setting (env, default, meaning) for the README and chart docs. */
+export function describeConfig(): string {
+  const rows = Object.values(CONFIG_SCHEMA).map((s: KeySpec) => {
+    const def = s.secret ? '(secret)' : s.default === undefined ? '' : s.kind === 'duration' ? `${String(s.default)}ms` : JSON.stringify(s.default);
+    return `| \`${s.env}\` | ${def} | ${s.help} |`;
+  });
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,111 @@
+/**
+ * The Kubernetes client factory: where the kubeconfig comes from, and API clients that share
+ * one client-side rate limit (QPS/burst, as client-go does).
+ */
+import * as fs from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import { TokenBucket } from './rate-limiter';
+
+export type KubeConfigSource = 'E2E_KUBECONFIG' | 'KUBECONFIG' | 'in-cluster';
+
+/**
+ * Finds a cluster: `E2E_KUBECONFIG`, then `KUBECONFIG`, then the in-cluster service account.
+ * Returns undefined when none is configured (then `npm start` brings up the sandbox).
+ */
+export function discoverKubeConfig(env: NodeJS.ProcessEnv = process.env): { kc: k8s.KubeConfig; source: KubeConfigSource } | undefined {
+  for (const source of ['E2E_KUBECONFIG', 'KUBECONFIG'] as const) {
+    const file = env[source]?.split(':').find((f) => f !== '' && fs.existsSync(f));
+    if (file) {
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(file);
+      return { kc, source };
+    }
+  }
+  if (env.KUBERNETES_SERVICE_HOST && fs.existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromCluster();
+    return { kc, source: 'in-cluster' };
+  }
+  return undefined;
+}
+
+export interface RateLimit { qps: number; burst: number }
+
+export interface KubeClients {
+  readonly kc: k8s.KubeConfig;
+  readonly core: k8s.CoreV1Api;
+  readonly custom: k8s.CustomObjectsApi;
+  readonly coordination: k8s.CoordinationV1Api;
+  readonly events: k8s.EventsV1Api;
+  readonly limiter: TokenBucket;
+}
+
+function rateLimitMiddleware(limiter: TokenBucket): k8s.Middleware {
+  return {
+    pre: async (ctx: k8s.RequestContext) => {
+      await limiter.acquire();
+      return ctx;
+    },
+    post: async (ctx: k8s.ResponseContext) => ctx,
+  };
+}
+
+function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, Api: new (config: k8s.Configuration) => T): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const config = k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+    promiseMiddleware: [rateLimitMiddleware(limiter)],
+  });
+  return new Api(config);
+}
+
+/** API clients for one process; every request they send shares one token bucket. */
+export function makeKubeClients(kc: k8s.KubeConfig, limit: RateLimit): KubeClients {
+  const limiter = new TokenBucket(limit.qps, limit.burst);
+  return {
+    kc,
+    limiter,
+    core: makeApi(kc, limiter, k8s.CoreV1Api),
+    custom: makeApi(kc, limiter, k8s.CustomObjectsApi),
+    coordination: makeApi(kc, limiter, k8s.CoordinationV1Api),
+    events: makeApi(kc, limiter, k8s.EventsV1Api),
+  };
+}
+
+/** The HTTP status of an error thrown by the client, if it came from the API server. */
+export function apiStatus(err: unknown): number | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
+export const isNotFound = (err: unknown): boolean => apiStatus(err) === 404;
+export const isConflict = (err: unknown): boolean => apiStatus(err) === 409;
+/** Errors worth retrying: conflicts, throttling, server errors and transport failures. */
+export function isRetryable(err: unknown): boolean {
+  const s = apiStatus(err);
+  return s === undefined || s === 409 || s === 429 || s >= 500;
+}
+
+/** A readable one-line description of a client error (status and the server's message). */
+export function describeApiError(err: unknown): string {
+  const status = apiStatus(err);
+  if (typeof err === 'object' && err !== null && 'body' in err) {
+    const body = (err as { body: unknown }).body;
+    try {
+      const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string };
+      if (parsed?.message) return `${status ?? ''} ${parsed.message}`.trim();
+    } catch {
+      // fall through to the generic message
+    }
+  }
+  const message = typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
+  return status ? `${status} ${message}` : message;
+}
+
+/** Merge-patch options for client-node calls (the generated clients default to JSON patch). */
+export const MERGE_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);

@@ -1,0 +1,64 @@
+/**
+ * A token bucket: `qps` tokens per second, at most `burst` banked. `acquire()` resolves when a
+ * token is available, in FIFO order. The clock is injected so tests need no waiting.
+ */
+export interface Clock { now(): number }
+export const systemClock: Clock = { now: () => Date.now() };
+
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+  private readonly waiters: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(readonly qps: number, readonly burst: number, private readonly clock: Clock = systemClock) {
+    this.tokens = burst;
+    this.last = clock.now();
+  }
+
+  /** Takes a token at once if one is banked (returns true), else returns false. */
+  tryTake(): boolean {
+    this.refill();
+    if (this.waiters.length === 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    return false;
+  }
+
+  acquire(): Promise<void> {
+    if (this.tryTake()) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.schedule();
+    });
+  }
+
+  /** Releases every waiter at once (used at shutdown so nothing hangs). */
+  drain(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private refill(): void {
+    const now = this.clock.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+    this.last = now;
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.refill();
+    while (this.waiters.length > 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      this.waiters.shift()?.();
+    }
+    if (this.waiters.length === 0) return;
+    const waitMs = Math.max(1, Math.ceil(((1 - this.tokens) / this.qps) * 1000));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.schedule();
+    }, waitMs);
+  }
+}

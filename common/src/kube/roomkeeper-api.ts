@@ -1,0 +1,113 @@
+/**
+ * Typed access to Roomkeeper's custom resources through client-node's CustomObjectsApi.
+ * Thin on purpose: one method per call the operator or gateway makes, so the verbs each
+ * component uses are visible in one place (the Helm chart's RBAC is checked against them).
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, GameRoomList, Operation, OperationList, Scheduler, SchedulerList, SchedulerVersion, SchedulerVersionList } from '../generated/resources';
+import { MERGE_PATCH } from './clients';
+
+const group = 'roomkeeper.io';
+const version = 'v1';
+
+export const PLURALS = {
+  Scheduler: 'schedulers',
+  SchedulerVersion: 'schedulerversions',
+  Operation: 'operations',
+  GameRoom: 'gamerooms',
+} as const;
+
+export interface DeletePreconditions { resourceVersion?: string; uid?: string }
+
+export class RoomkeeperApi {
+  constructor(private readonly custom: k8s.CustomObjectsApi) {}
+
+  // Schedulers (cluster scope)
+  listSchedulers(): Promise<SchedulerList> {
+    return this.custom.listClusterCustomObject({ group, version, plural: PLURALS.Scheduler }) as Promise<SchedulerList>;
+  }
+  getScheduler(name: string): Promise<Scheduler> {
+    return this.custom.getClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name }) as Promise<Scheduler>;
+  }
+  createScheduler(body: Scheduler): Promise<Scheduler> {
+    return this.custom.createClusterCustomObject({ group, version, plural: PLURALS.Scheduler, body }) as Promise<Scheduler>;
+  }
+  replaceScheduler(body: Scheduler): Promise<Scheduler> {
+    const name = body.metadata.name as string;
+    return this.custom.replaceClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name, body }) as Promise<Scheduler>;
+  }
+  patchScheduler(name: string, patch: object): Promise<Scheduler> {
+    return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name, body: patch }, MERGE_PATCH) as Promise<Scheduler>;
+  }
+  patchSchedulerStatus(name: string, patch: object): Promise<Scheduler> {
+    return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Scheduler, name, body: patch }, MERGE_PATCH) as Promise<Scheduler>;
+  }
+  deleteScheduler(name: string): Promise<unknown> {
+    return this.custom.deleteClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name });
+  }
+
+  // SchedulerVersions (cluster scope)
+  listSchedulerVersions(scheduler?: string): Promise<SchedulerVersionList> {
+    return this.custom.listClusterCustomObject({
+      group, version, plural: PLURALS.SchedulerVersion, labelSelector: scheduler ? `roomkeeper.io/scheduler=${scheduler}` : undefined,
+    }) as Promise<SchedulerVersionList>;
+  }
+  getSchedulerVersion(name: string): Promise<SchedulerVersion> {
+    return this.custom.getClusterCustomObject({ group, version, plural: PLURALS.SchedulerVersion, name }) as Promise<SchedulerVersion>;
+  }
+  createSchedulerVersion(body: SchedulerVersion): Promise<SchedulerVersion> {
+    return this.custom.createClusterCustomObject({ group, version, plural: PLURALS.SchedulerVersion, body }) as Promise<SchedulerVersion>;
+  }
+  patchSchedulerVersionStatus(name: string, patch: object): Promise<SchedulerVersion> {
+    return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.SchedulerVersion, name, body: patch }, MERGE_PATCH) as Promise<SchedulerVersion>;
+  }
+  deleteSchedulerVersion(name: string): Promise<unknown> {
+    return this.custom.deleteClusterCustomObject({ group, version, plural: PLURALS.SchedulerVersion, name });
+  }
+
+  // Operations (cluster scope)
+  listOperations(scheduler?: string): Promise<OperationList> {
+    return this.custom.listClusterCustomObject({
+      group, version, plural: PLURALS.Operation, labelSelector: scheduler ? `roomkeeper.io/scheduler=${scheduler}` : undefined,
+    }) as Promise<OperationList>;
+  }
+  getOperation(name: string): Promise<Operation> {
+    return this.custom.getClusterCustomObject({ group, version, plural: PLURALS.Operation, name }) as Promise<Operation>;
+  }
+  createOperation(body: Operation): Promise<Operation> {
+    return this.custom.createClusterCustomObject({ group, version, plural: PLURALS.Operation, body }) as Promise<Operation>;
+  }
+  patchOperation(name: string, patch: object): Promise<Operation> {
+    return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Operation, name, body: patch }, MERGE_PATCH) as Promise<Operation>;
+  }
+  patchOperationStatus(name: string, patch: object): Promise<Operation> {
+    return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Operation, name, body: patch }, MERGE_PATCH) as Promise<Operation>;
+  }
+  deleteOperation(name: string): Promise<unknown> {
+    return this.custom.deleteClusterCustomObject({ group, version, plural: PLURALS.Operation, name });
+  }
+
+  // GameRooms (namespaced: the scheduler's namespace)
+  listGameRooms(namespace?: string): Promise<GameRoomList> {
+    return (namespace
+      ? this.custom.listNamespacedCustomObject({ group, version, plural: PLURALS.GameRoom, namespace })
+      : this.custom.listClusterCustomObject({ group, version, plural: PLURALS.GameRoom })) as Promise<GameRoomList>;
+  }
+  getGameRoom(namespace: string, name: string): Promise<GameRoom> {
+    return this.custom.getNamespacedCustomObject({ group, version, plural: PLURALS.GameRoom, namespace, name }) as Promise<GameRoom>;
+  }
+  createGameRoom(body: GameRoom): Promise<GameRoom> {
+    const namespace = body.metadata.namespace as string;
+    return this.custom.createNamespacedCustomObject({ group, version, plural: PLURALS.GameRoom, namespace, body }) as Promise<GameRoom>;
+  }
+  patchGameRoomStatus(namespace: string, name: string, patch: object): Promise<GameRoom> {
+    return this.custom.patchNamespacedCustomObjectStatus({ group, version, plural: PLURALS.GameRoom, namespace, name, body: patch }, MERGE_PATCH) as Promise<GameRoom>;
+  }
+  /** Deletes a room. Foreground propagation keeps the GameRoom (terminating) until its pod is gone. */
+  deleteGameRoom(namespace: string, name: string, preconditions?: DeletePreconditions, propagationPolicy: 'Foreground' | 'Background' = 'Foreground'): Promise<unknown> {
+    return this.custom.deleteNamespacedCustomObject({
+      group, version, plural: PLURALS.GameRoom, namespace, name, propagationPolicy,
+      body: { propagationPolicy, ...(preconditions ? { preconditions } : {}) },
+    });
+  }
+}

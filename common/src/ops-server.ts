@@ -1,0 +1,91 @@
+/**
+ * The operations endpoints every process serves: `/healthz` (the process is alive),
+ * `/readyz` (it can do its job; never tied to leadership) and `/metrics` (Prometheus).
+ * Plus graceful shutdown on SIGTERM/SIGINT for whatever a process registers.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './logger';
+import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from './metrics';
+
+export interface ReadinessCheck { name: string; ready(): boolean }
+
+export interface OpsServerOptions {
+  port: number;
+  host?: string;
+  metrics: MetricsRegistry;
+  readiness: ReadinessCheck[];
+}
+
+export interface OpsServer { readonly url: string; close(): Promise<void> }
+
+/** Answers a health/readiness/metrics request; returns false when the path is not one of them. */
+export function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host'>): boolean {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path === '/healthz' || path === '/livez') {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    return true;
+  }
+  if (path === '/readyz') {
+    const failing = opts.readiness.filter((c) => !c.ready()).map((c) => c.name);
+    res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'text/plain' })
+      .end(failing.length === 0 ? 'ok' : `not ready: ${failing.join(', ')}`);
+    return true;
+  }
+  if (path === '/metrics') {
+    res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(opts.metrics.render());
+    return true;
+  }
+  return false;
+}
+
+export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
+  const server = http.createServer((req, res) => {
+    if (!handleOpsRequest(req, res, opts)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, bounded by `timeoutMs`, then exits.
+ * A second signal exits at once.
+ */
+export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      logger.warn('second signal, exiting now', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('shutting down', { signal, timeoutMs });
+    const timer = setTimeout(() => {
+      logger.error('graceful shutdown timed out', { timeoutMs });
+      process.exit(1);
+    }, timeoutMs);
+    timer.unref();
+    stop().then(
+      () => {
+        logger.info('stopped cleanly');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error('error during shutdown', { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

@@ -1,0 +1,63 @@
+/**
+ * A room's status, composed from its pod (the instance) and its last ping, as Maestro does
+ * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+
+export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated';
+export type PingStatus = 'unknown' | 'ready' | 'occupied' | 'terminating' | 'terminated';
+export type InstanceStatus = 'unknown' | 'pending' | 'ready' | 'terminating' | 'error';
+
+export const PING_STATUSES: readonly PingStatus[] = ['ready', 'occupied', 'terminating', 'terminated'];
+
+const ERROR_WAITING_REASONS = new Set([
+  'ErrImageNeverPull', 'ErrImagePullBackOff', 'ImagePullBackOff', 'ErrInvalidImageName', 'ErrImagePull',
+  'CrashLoopBackOff', 'RunContainerError', 'ContainerStatusUnknown', 'CreateContainerConfigError', 'CreateContainerError',
+]);
+
+export interface Instance { status: InstanceStatus; reason?: string }
+
+/** The instance status of a pod, checked in Maestro's order. A missing pod is `unknown`. */
+export function instanceFromPod(pod: V1Pod | undefined): Instance {
+  if (!pod) return { status: 'unknown' };
+  if (pod.metadata?.deletionTimestamp) return { status: 'terminating' };
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded') return { status: 'terminating' };
+  if (phase === 'Failed' || phase === 'Unknown') {
+    return { status: 'error', reason: [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || `pod phase ${phase}` };
+  }
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    const waiting = cs.state?.waiting;
+    if (waiting?.reason && ERROR_WAITING_REASONS.has(waiting.reason)) {
+      return { status: 'error', reason: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
+    }
+  }
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    const terminated = cs.state?.terminated;
+    if (terminated) {
+      if (terminated.reason === 'Completed' || terminated.exitCode === 0) return { status: 'terminating' };
+      return { status: 'error', reason: `container ${cs.name} terminated: ${terminated.reason ?? 'Error'} (exit code ${terminated.exitCode})` };
+    }
+  }
+  for (const c of pod.status?.conditions ?? []) {
+    if (c.status === 'False' && c.type !== 'Ready' && c.type !== 'ContainersReady') {
+      return { status: 'pending', reason: [c.reason, c.message].filter(Boolean).join(': ') || undefined };
+    }
+  }
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+  if (ready?.status === 'True') return { status: 'ready' };
+  if (phase === 'Pending' || phase === undefined) return { status: 'pending' };
+  if (phase === 'Running') return ready?.status === 'False' ? { status: 'pending', reason: 'containers not ready' } : { status: 'ready' };
+  return { status: 'error', reason: `pod phase ${phase}` };
+}
+
+/** Maestro's composition table: ping status x instance status -> room status. */
+export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): RoomStatus {
+  if (instance === 'error') return 'error';
+  if (ping === 'terminated') return 'terminated';
+  if (ping === 'terminating' || instance === 'terminating') return 'terminating';
+  if (instance === 'unknown' || instance === 'pending') return 'pending';
+  // instance ready
+  if (ping === 'unknown') return 'unready';
+  return ping; // ready | occupied
+}

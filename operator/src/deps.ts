@@ -1,0 +1,61 @@
+/**
+ * What the operator's parts need from the outside world, as narrow interfaces. Only `main.ts`
+ * and `operator.ts` build the real ones; tests may pass their own.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import type { Config } from '../../common/src/config';
+import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
+import type { Logger } from '../../common/src/logger';
+import type { MetricsRegistry } from '../../common/src/metrics';
+
+export interface Cache<T> {
+  list(namespace?: string): readonly T[];
+  get(name: string, namespace?: string): T | undefined;
+}
+
+export interface Caches {
+  schedulers: Cache<Scheduler>;
+  versions: Cache<SchedulerVersion>;
+  operations: Cache<Operation>;
+  rooms: Cache<GameRoom>;
+  pods: Cache<k8s.V1Pod>;
+  nodes: Cache<k8s.V1Node>;
+  /** Ping digests written by gateway replicas (ConfigMaps labelled roomkeeper.io/ping-digest). */
+  digests: Cache<k8s.V1ConfigMap>;
+}
+
+/** A room as the forwarder needs it. */
+export interface ForwardedRoom {
+  game: string;
+  schedulerName: string;
+  roomId: string;
+  host: string;
+  ports: { name: string; protocol: string; port: number }[];
+  validation?: boolean;
+}
+
+export interface ForwarderConfigLike {
+  name: string;
+  enable?: boolean;
+  type?: string;
+  address: string;
+  options?: { timeout?: number | string; metadata?: Record<string, unknown> };
+}
+
+/** The part of the gRPC forwarder the operator uses: the `terminated` status of a deleted room. */
+export interface StatusForwarder {
+  forwardStatus(forwarders: ForwarderConfigLike[], room: ForwardedRoom, status: 'terminated'): Promise<unknown>;
+}
+
+export interface OperatorDeps {
+  api: RoomkeeperApi;
+  core: k8s.CoreV1Api;
+  caches: Caches;
+  config: Config;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  identity: string;
+  now(): number;
+  forwarder?: StatusForwarder;
+}

@@ -1,0 +1,96 @@
+/**
+ * create_scheduler: the scheduler's namespace, its first version (v1.0.0), its state, and its
+ * first rooms. On any failure the rollback deletes everything the operation created for the
+ * scheduler (spec, "Moves that are shown"); the Scheduler object itself, which the user wrote,
+ * stays, marked on-error, so they can read why (a deliberate difference from Maestro, which
+ * deletes its row).
+ */
+import { isNotFound } from '../../../../common/src/kube/clients';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import { INITIAL_VERSION } from '../../domain/versioning';
+import { RoomManager } from '../../rooms/room-manager';
+import type { ExecutionContext, OperationDefinition } from '../execution';
+import { initialRoomCount, loadScheduler, newVersionObject, versionObjectName } from './shared';
+
+export const createSchedulerDefinition: OperationDefinition = {
+  name: 'create_scheduler',
+
+  async execute(ctx: ExecutionContext): Promise<void> {
+    const scheduler = await loadScheduler(ctx);
+    const name = ctx.schedulerName;
+    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
+    if (scheduler.status?.version) {
+      ctx.event(`Scheduler already created (active version ${scheduler.status.version}); nothing to do`);
+      return;
+    }
+    // The namespace: ours, or fail. One that exists and is not ours is never adopted.
+    let namespaceExists = false;
+    try {
+      const ns = await ctx.deps.core.readNamespace({ name });
+      if (ns.metadata?.labels?.[SCHEDULER_LABEL] !== name) {
+        throw new Error(`namespace ${name} already exists and is not managed by Roomkeeper`);
+      }
+      namespaceExists = true;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (!namespaceExists) {
+      await ctx.deps.core.createNamespace({
+        body: { metadata: { name, labels: { [SCHEDULER_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } } },
+      });
+      ctx.state.createdNamespace = true;
+      ctx.event(`Created namespace ${name}`);
+    }
+    ctx.checkpoint();
+
+    const version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, INITIAL_VERSION, 'initial', scheduler.spec));
+    ctx.state.createdVersion = version.metadata.name;
+    ctx.event(`Created version ${INITIAL_VERSION}`);
+    await ctx.deps.api.patchSchedulerVersionStatus(version.metadata.name as string, { status: { active: true } });
+    await ctx.deps.api.patchSchedulerStatus(name, {
+      status: { version: INITIAL_VERSION, versionedGeneration: scheduler.metadata.generation ?? 1, createdAt: scheduler.metadata.creationTimestamp },
+    });
+    ctx.state.setVersion = true;
+    ctx.checkpoint();
+
+    const count = initialRoomCount(scheduler.spec);
+    if (count > 0) {
+      const rooms = new RoomManager(ctx.deps);
+      const step = Math.max(1, Math.ceil(count / 10));
+      const result = await rooms.createRooms({
+        scheduler, version: INITIAL_VERSION, definition: scheduler.spec, count, signal: ctx.signal,
+        onCreated: (_n, created) => {
+          if (created % step === 0 || created === count) ctx.event(`Created ${created}/${count} rooms`);
+        },
+      });
+      ctx.state.createdRooms = result.created;
+      if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
+      ctx.checkpoint();
+    }
+  },
+
+  async rollback(ctx: ExecutionContext): Promise<void> {
+    const name = ctx.schedulerName;
+    const rooms = new RoomManager(ctx.deps);
+    for (const room of (ctx.state.createdRooms as string[] | undefined) ?? []) {
+      await rooms.deleteRoom(name, room, undefined, 'Background');
+    }
+    if (ctx.state.createdVersion) {
+      await ctx.deps.api.deleteSchedulerVersion(versionObjectName(name, INITIAL_VERSION)).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+      ctx.event(`Deleted version ${INITIAL_VERSION}`);
+    }
+    if (ctx.state.createdNamespace) {
+      await ctx.deps.core.deleteNamespace({ name }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+      ctx.event(`Deleted namespace ${name}`);
+    }
+    if (ctx.state.setVersion) {
+      await ctx.deps.api.patchSchedulerStatus(name, { status: { version: null } }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  },
+};

@@ -1,0 +1,75 @@
+/**
+ * delete_scheduler: rooms (occupied ones too: deleting the scheduler is explicit), the namespace,
+ * the versions, the scheduler's other operations, then the Scheduler itself (by releasing its
+ * finalizer). This operation's own history stays readable until it finishes; it goes with the
+ * retention of operations afterwards.
+ */
+import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
+import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import type { ExecutionContext, OperationDefinition } from '../execution';
+import { listVersions, waitUntil } from './shared';
+
+const ignoreNotFound = (err: unknown): void => {
+  if (!isNotFound(err)) throw err;
+};
+
+export const deleteSchedulerDefinition: OperationDefinition = {
+  name: 'delete_scheduler',
+
+  async execute(ctx: ExecutionContext): Promise<void> {
+    const name = ctx.schedulerName;
+    await ctx.deps.api.patchSchedulerStatus(name, { status: { state: 'terminating' } }).catch(ignoreNotFound);
+
+    const ns = await ctx.deps.core.readNamespace({ name }).catch((err: unknown) => {
+      ignoreNotFound(err);
+      return undefined;
+    });
+    if (ns && ns.metadata?.labels?.[SCHEDULER_LABEL] === name) {
+      await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
+      ctx.event(`Deleting namespace ${name} and its ${ctx.deps.caches.rooms.list(name).length} rooms`);
+      let lastReported = -1;
+      const gone = await waitUntil(ctx, () => {
+        const left = ctx.deps.caches.pods.list(name).length;
+        if (left !== lastReported && left > 0) {
+          lastReported = left;
+          ctx.event(`Waiting for rooms to be deleted: ${left}`);
+        }
+        return left === 0 && ctx.deps.caches.rooms.list(name).length === 0 ? true : undefined;
+      }, 10 * 60_000, 200);
+      if (!gone) throw new Error(`rooms of ${name} were not deleted within 10 minutes`);
+    } else if (ns) {
+      ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
+    }
+
+    for (const v of await listVersions(ctx)) {
+      await ctx.deps.api.deleteSchedulerVersion(v.metadata.name as string).catch(ignoreNotFound);
+    }
+    ctx.event('Deleted the scheduler versions');
+    for (const op of (await ctx.deps.api.listOperations(name)).items) {
+      if (op.metadata.name === ctx.op.metadata.name) continue;
+      await ctx.deps.api.deleteOperation(op.metadata.name as string).catch(ignoreNotFound);
+    }
+    ctx.event('Deleted the scheduler\'s other operations');
+
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let scheduler;
+      try {
+        scheduler = await ctx.deps.api.getScheduler(name);
+      } catch (err) {
+        ignoreNotFound(err);
+        break;
+      }
+      try {
+        const finalizers = (scheduler.metadata.finalizers ?? []).filter((f) => f !== SCHEDULER_FINALIZER);
+        await ctx.deps.api.patchScheduler(name, { metadata: { finalizers, resourceVersion: scheduler.metadata.resourceVersion } });
+        if (!scheduler.metadata.deletionTimestamp) await ctx.deps.api.deleteScheduler(name);
+        break;
+      } catch (err) {
+        if (apiStatus(err) === 409) continue;
+        ignoreNotFound(err);
+        break;
+      }
+    }
+    ctx.event(`Scheduler ${name} deleted`);
+  },
+};

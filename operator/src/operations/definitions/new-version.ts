@@ -1,0 +1,103 @@
+/**
+ * create_new_scheduler_version: compare the new definition with the active version, number the
+ * new version as Maestro does, validate a major change with a validation room that must report
+ * ready, store the SchedulerVersion and enqueue `switch_active_version`. The rollback deletes what
+ * the operation created for the new version (validation room, version), except the operation.
+ */
+import type { GameRoom } from '../../../../common/src/generated/resources';
+import { isNotFound } from '../../../../common/src/kube/clients';
+import { buildOperation } from '../../../../common/src/operations/operation-factory';
+import { newOperationId } from '../../../../common/src/operations/operation-id';
+import { classifyChange, changedFields, nextVersion } from '../../domain/versioning';
+import { RoomManager } from '../../rooms/room-manager';
+import type { ExecutionContext, OperationDefinition } from '../execution';
+import { definitionFromInput, listVersions, loadScheduler, loadVersion, newVersionObject, versionObjectName, waitUntil } from './shared';
+
+export const newVersionDefinition: OperationDefinition = {
+  name: 'create_new_scheduler_version',
+
+  async execute(ctx: ExecutionContext): Promise<void> {
+    const scheduler = await loadScheduler(ctx);
+    const name = ctx.schedulerName;
+    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
+    const definition = definitionFromInput(ctx.input) ?? scheduler.spec;
+    const activeVersion = scheduler.status?.version;
+    if (!activeVersion) throw new Error(`scheduler ${name} has no active version yet`);
+    const active = await loadVersion(ctx, activeVersion);
+    if (!active) throw new Error(`active version ${activeVersion} of scheduler ${name} not found`);
+
+    const change = classifyChange(active.spec.definition, definition);
+    if (change === 'none') {
+      ctx.event(`No change from the active version ${activeVersion}; no version created`);
+      return;
+    }
+    const existing = (await listVersions(ctx)).map((v) => v.spec.version);
+    const version = nextVersion(existing, activeVersion, change);
+    ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${changedFields(active.spec.definition, definition).join(', ')}): new version ${version}`);
+
+    if (change === 'major') {
+      await validateWithRoom(ctx, scheduler, version, definition);
+    }
+    ctx.checkpoint();
+    await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, version, change, definition));
+    ctx.state.createdVersion = version;
+    ctx.event(`Created version ${version}`);
+
+    const switchOp = buildOperation({
+      id: newOperationId(),
+      schedulerName: name,
+      definitionName: 'switch_active_version',
+      input: { newActiveVersion: version },
+      source: 'operator',
+    });
+    await ctx.deps.api.createOperation(switchOp);
+    ctx.event(`Enqueued switch active version operation with id: ${switchOp.metadata.name}`);
+  },
+
+  async rollback(ctx: ExecutionContext): Promise<void> {
+    const rooms = new RoomManager(ctx.deps);
+    const validationRoom = ctx.state.validationRoom as string | undefined;
+    if (validationRoom) {
+      await rooms.deleteRoom(ctx.schedulerName, validationRoom, undefined, 'Background');
+      ctx.event(`Deleted validation room ${validationRoom}`);
+    }
+    const version = ctx.state.createdVersion as string | undefined;
+    if (version) {
+      await ctx.deps.api.deleteSchedulerVersion(versionObjectName(ctx.schedulerName, version)).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+      ctx.event(`Deleted version ${version}`);
+    }
+  },
+};
+
+/** Runs validation-room attempts; throws when every attempt fails. */
+async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<RoomManager['createRoom']>[0]['scheduler'], version: string, definition: Parameters<RoomManager['createRoom']>[0]['definition']): Promise<void> {
+  const rooms = new RoomManager(ctx.deps);
+  const attempts = ctx.deps.config.validationAttempts;
+  const timeoutMs = ctx.deps.config.validationTimeout;
+  ctx.event('Major version detected, starting game room validation process...');
+  let lastFailure = '';
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    ctx.checkpoint();
+    const room = await rooms.createRoom({ scheduler, version, definition, validation: true, signal: ctx.signal });
+    ctx.state.validationRoom = room;
+    const outcome = await waitUntil(ctx, () => {
+      const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
+      const s = r?.status?.status;
+      if (s === 'ready') return { ok: true as const };
+      if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
+      return undefined;
+    }, timeoutMs, 100);
+    await rooms.deleteRoom(ctx.schedulerName, room, undefined, 'Background');
+    ctx.state.validationRoom = undefined;
+    if (outcome?.ok) {
+      ctx.event(`${attempt}º Attempt: Game room validation success!`);
+      return;
+    }
+    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s`;
+    ctx.event(`${attempt}º Attempt: ${lastFailure}`);
+  }
+  ctx.event('All validation attempts have failed, operation aborted!');
+  throw new Error(`validation failed: ${lastFailure}`);
+}

@@ -1,0 +1,100 @@
+/**
+ * add_rooms and remove_rooms.
+ *
+ * add_rooms creates `amount` rooms of the active version in parallel (bounded), with progress in
+ * the history; if a room cannot be created the operation fails and its rollback deletes the rooms
+ * it created (spec). remove_rooms removes `amount` rooms in the order error, expired,
+ * pending/unready, ready — never an occupied one (DESIGN.md) — or exactly the rooms named by id.
+ */
+import { isNotFound } from '../../../../common/src/kube/clients';
+import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
+import { RoomManager } from '../../rooms/room-manager';
+import type { ExecutionContext, OperationDefinition } from '../execution';
+import { loadScheduler, loadVersion } from './shared';
+
+function positiveInt(v: unknown): number | undefined {
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : undefined;
+}
+
+export const addRoomsDefinition: OperationDefinition = {
+  name: 'add_rooms',
+
+  async execute(ctx: ExecutionContext): Promise<void> {
+    const amount = positiveInt(ctx.input.amount);
+    if (amount === undefined) throw new Error('input.amount must be an integer >= 1');
+    const limit = ctx.deps.config.addRoomsLimit;
+    const count = Math.min(amount, limit);
+    if (count < amount) ctx.event(`Asked for ${amount} rooms; adding ${count} (the add limit)`);
+    const scheduler = await loadScheduler(ctx);
+    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${ctx.schedulerName} is being deleted`);
+    const active = scheduler.status?.version;
+    if (!active) throw new Error(`scheduler ${ctx.schedulerName} has no active version`);
+    const version = await loadVersion(ctx, active);
+    if (!version) throw new Error(`active version ${active} not found`);
+    const rooms = new RoomManager(ctx.deps);
+    const step = Math.max(1, Math.ceil(count / 10));
+    const result = await rooms.createRooms({
+      scheduler, version: active, definition: version.spec.definition, count, signal: ctx.signal,
+      onCreated: (_n, created) => {
+        if (created % step === 0 || created === count) ctx.event(`Created ${created}/${count} rooms`);
+      },
+    });
+    ctx.state.createdRooms = result.created;
+    if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
+    ctx.event(`Added ${count} rooms${typeof ctx.input.reason === 'string' ? ` (reason: ${ctx.input.reason})` : ''}`);
+  },
+
+  async rollback(ctx: ExecutionContext): Promise<void> {
+    const created = (ctx.state.createdRooms as string[] | undefined) ?? [];
+    const rooms = new RoomManager(ctx.deps);
+    for (const id of created) await rooms.deleteRoom(ctx.schedulerName, id, undefined, 'Background');
+    if (created.length > 0) ctx.event(`Deleted the ${created.length} rooms created by this operation`);
+  },
+};
+
+export const removeRoomsDefinition: OperationDefinition = {
+  name: 'remove_rooms',
+
+  async execute(ctx: ExecutionContext): Promise<void> {
+    const name = ctx.schedulerName;
+    const reason = typeof ctx.input.reason === 'string' ? ctx.input.reason : 'api';
+    const rooms = new RoomManager(ctx.deps);
+    const ids = ctx.input.roomsIds ?? ctx.input.rooms_ids ?? ctx.input.roomIds;
+    if (Array.isArray(ids) && ids.length > 0) {
+      const removed: string[] = [];
+      for (const id of ids) {
+        if (typeof id !== 'string') continue;
+        ctx.checkpoint();
+        try {
+          await rooms.deleteRoom(name, id);
+          removed.push(id);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason}): ${removed.join(', ')}`);
+      return;
+    }
+    const amount = positiveInt(ctx.input.amount);
+    if (amount === undefined) throw new Error('input.amount must be an integer >= 1, or input.roomsIds a list of room ids');
+    const count = Math.min(amount, ctx.deps.config.removeRoomsLimit);
+    const scheduler = ctx.deps.caches.schedulers.get(name);
+    const choice = chooseRoomsToRemove(rooms.views(name).filter((r) => !r.validation), count, ctx.deps.now(), {
+      pingTimeoutMs: ctx.deps.config.roomPingTimeout,
+      activeVersion: scheduler?.status?.version,
+    });
+    let removed = 0;
+    let changed = 0;
+    for (const room of choice.remove) {
+      ctx.checkpoint();
+      const rv = ctx.deps.caches.rooms.get(room.name, name)?.metadata.resourceVersion;
+      if (await rooms.deleteRoom(name, room.name, rv)) removed++;
+      else changed++;
+    }
+    ctx.event(`Removed ${removed} rooms (reason: ${reason})`);
+    if (choice.shortBy > 0 || changed > 0 || count < amount) {
+      ctx.event(`Asked to remove ${amount} rooms; ${removed} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
+    }
+  },
+};

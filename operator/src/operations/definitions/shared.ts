@@ -1,0 +1,82 @@
+/**
+ * Steps several operation definitions share: reading the scheduler and its versions fresh from
+ * the API, writing scheduler status, waiting on a condition while honouring cancellation.
+ */
+import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../common/src/generated/resources';
+import { isNotFound } from '../../../../common/src/kube/clients';
+import { API_VERSION, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import type { ExecutionContext } from '../execution';
+
+export function versionObjectName(schedulerName: string, version: string): string {
+  return `${schedulerName}-${version}`;
+}
+
+/** The scheduler, read from the API (not the cache): operations act on the latest state. */
+export async function loadScheduler(ctx: ExecutionContext): Promise<Scheduler> {
+  try {
+    return await ctx.deps.api.getScheduler(ctx.schedulerName);
+  } catch (err) {
+    if (isNotFound(err)) throw new Error(`scheduler ${ctx.schedulerName} not found`);
+    throw err;
+  }
+}
+
+export async function loadVersion(ctx: ExecutionContext, version: string): Promise<SchedulerVersion | undefined> {
+  try {
+    return await ctx.deps.api.getSchedulerVersion(versionObjectName(ctx.schedulerName, version));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVersion[]> {
+  return (await ctx.deps.api.listSchedulerVersions(ctx.schedulerName)).items;
+}
+
+/** The definition an operation carries: `input.scheduler` (with `name`), as the spec says. */
+export function definitionFromInput(input: Record<string, unknown>): SchedulerSpec | undefined {
+  const s = input.scheduler;
+  if (typeof s !== 'object' || s === null) return undefined;
+  const { name: _name, ...spec } = s as Record<string, unknown>;
+  return spec as unknown as SchedulerSpec;
+}
+
+export function newVersionObject(scheduler: Scheduler, version: string, kind: 'initial' | 'major' | 'minor', definition: SchedulerSpec): SchedulerVersion {
+  const name = scheduler.metadata.name as string;
+  return {
+    apiVersion: API_VERSION,
+    kind: 'SchedulerVersion',
+    metadata: {
+      name: versionObjectName(name, version),
+      labels: { [SCHEDULER_LABEL]: name },
+      ownerReferences: [{ apiVersion: API_VERSION, kind: 'Scheduler', name, uid: scheduler.metadata.uid as string, blockOwnerDeletion: false }],
+    },
+    spec: { scheduler: name, version, kind, definition },
+  };
+}
+
+/** Polls `check` until it returns a value, the deadline passes (undefined), or the operation is canceled. */
+export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undefined, timeoutMs: number, intervalMs = 100): Promise<T | undefined> {
+  const deadline = ctx.deps.now() + timeoutMs;
+  for (;;) {
+    ctx.checkpoint();
+    const v = check();
+    if (v !== undefined) return v;
+    if (ctx.deps.now() >= deadline) return undefined;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** The number of rooms a scheduler should have before autoscaling has decided anything. */
+export function initialRoomCount(def: SchedulerSpec): number {
+  const base = def.roomsReplicas ?? 0;
+  const a = def.autoscaling;
+  if (a?.enabled) {
+    const min = a.min ?? 1;
+    const max = a.max === undefined || a.max < 0 ? Number.POSITIVE_INFINITY : a.max;
+    return Math.min(Math.max(min, 0), max);
+  }
+  return base;
+}
+

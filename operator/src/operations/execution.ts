@@ -1,0 +1,143 @@
+/**
+ * One operation's execution: its history, its lease, cancellation, and the status writes that
+ * go with them. The executor of a definition sees only `ExecutionContext`.
+ */
+import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
+import type { Logger } from '../../../common/src/logger';
+import type { OperatorDeps } from '../deps';
+
+/** Thrown inside an executor when the operation was canceled. */
+export class OperationCanceled extends Error {
+  constructor() {
+    super('operation canceled');
+    this.name = 'OperationCanceled';
+  }
+}
+
+/** Thrown when this replica lost leadership: stop at once, write nothing more. */
+export class ExecutionAbandoned extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'ExecutionAbandoned';
+  }
+}
+
+export interface OperationDefinition {
+  readonly name: string;
+  execute(ctx: ExecutionContext): Promise<void>;
+  /** Undo what `execute` did; runs after a failure or a cancel. Absent: nothing to undo. */
+  rollback?(ctx: ExecutionContext): Promise<void>;
+}
+
+export class ExecutionContext {
+  private readonly history: ExecutionHistoryEntry[];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly abort = new AbortController();
+  private abandoned: string | undefined;
+  /** Bookkeeping an executor leaves for its rollback (what it created). */
+  readonly state: Record<string, unknown> = {};
+
+  constructor(
+    readonly op: Operation,
+    readonly deps: OperatorDeps,
+    readonly logger: Logger,
+    private readonly leaseTtlMs: number,
+    private readonly onWritten: (op: Operation) => void,
+  ) {
+    this.history = [...(op.status?.executionHistory ?? [])];
+  }
+
+  get schedulerName(): string {
+    return this.op.spec.schedulerName;
+  }
+
+  get input(): Record<string, unknown> {
+    return this.op.spec.input ?? {};
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get canceled(): boolean {
+    return this.abort.signal.aborted && this.abandoned === undefined;
+  }
+
+  /** Throws if the operation was canceled or abandoned; executors call it between steps. */
+  checkpoint(): void {
+    if (this.abandoned !== undefined) throw new ExecutionAbandoned(this.abandoned);
+    if (this.abort.signal.aborted) throw new OperationCanceled();
+  }
+
+  cancel(): void {
+    this.abort.abort();
+  }
+
+  abandon(reason: string): void {
+    this.abandoned = reason;
+    this.stopTimers();
+    this.abort.abort();
+  }
+
+  get isAbandoned(): boolean {
+    return this.abandoned !== undefined;
+  }
+
+  /** Records an event in the execution history (written within ~250 ms, coalesced). */
+  event(text: string): void {
+    this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: text });
+    this.logger.info(text, { operation: this.op.metadata.name, definition: this.op.spec.definitionName });
+    if (!this.flushTimer && this.abandoned === undefined) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        void this.write({}).catch(() => undefined);
+      }, 250);
+    }
+  }
+
+  /** Marks the operation in progress with a fresh lease; fails (409) if it changed meanwhile. */
+  async claim(): Promise<void> {
+    const now = this.deps.now();
+    this.history.push({ createdAt: new Date(now).toISOString(), event: 'Starting operation' });
+    await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, this.op.metadata.resourceVersion);
+    this.leaseTimer = setInterval(() => {
+      void this.write({ lease: this.lease(this.deps.now()) }).catch((err: unknown) => {
+        this.logger.warn('could not renew operation lease', { operation: this.op.metadata.name, error: String(err) });
+      });
+    }, Math.max(50, Math.floor(this.leaseTtlMs / 3)));
+  }
+
+  /** Writes the final status, revoking the lease. */
+  async finish(status: 'finished' | 'error' | 'canceled', lastEvent?: string): Promise<void> {
+    this.stopTimers();
+    if (lastEvent) this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: lastEvent });
+    await this.write({ status, finishedAt: new Date(this.deps.now()).toISOString(), lease: null });
+  }
+
+  private lease(now: number): NonNullable<OperationStatus['lease']> {
+    return { holder: this.deps.identity, ttl: new Date(now + this.leaseTtlMs).toISOString(), renewedAt: new Date(now).toISOString() };
+  }
+
+  private stopTimers(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.flushTimer = undefined;
+    this.leaseTimer = undefined;
+  }
+
+  /** Serialised status writes: history always goes along, so no write loses an event. */
+  private write(fields: Record<string, unknown>, resourceVersion?: string): Promise<void> {
+    const run = async (): Promise<void> => {
+      if (this.abandoned !== undefined) return;
+      const body: Record<string, unknown> = { status: { ...fields, executionHistory: this.history } };
+      if (resourceVersion) body.metadata = { resourceVersion };
+      const written = await this.deps.api.patchOperationStatus(this.op.metadata.name as string, body);
+      this.onWritten(written);
+    };
+    const next = this.writing.then(run, run);
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+}

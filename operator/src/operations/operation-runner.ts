@@ -1,0 +1,247 @@
+/**
+ * Runs each scheduler's operations one at a time, in queue order, on the leader only.
+ *
+ * The reconcile key is a scheduler name. A reconcile looks at that scheduler's Operation objects
+ * and: cancels pending operations that asked for it; marks in-progress operations whose lease
+ * expired as stuck (never re-running them); evicts unknown definitions; and starts the next
+ * pending operation when nothing else of the scheduler runs. Execution itself runs outside the
+ * reconcile, so a long operation does not hold a worker.
+ */
+import type { Operation } from '../../../common/src/generated/resources';
+import { apiStatus } from '../../../common/src/kube/clients';
+import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
+import type { OperatorDeps } from '../deps';
+import type { ReconcileResult } from '../runtime/work-queue';
+import { errorMessage } from '../runtime/work-queue';
+import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
+import { inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+
+export interface OperationRunnerOptions {
+  definitions: readonly OperationDefinition[];
+  /** Asks for another reconcile of a scheduler (the work queue's add). */
+  enqueue: (schedulerName: string) => void;
+  /** Most operations executing at once across all schedulers. */
+  maxConcurrent?: number;
+}
+
+export class OperationRunner {
+  private readonly definitions: Map<string, OperationDefinition>;
+  private readonly running = new Map<string, ExecutionContext>();
+  /** What we last wrote, until the informer cache catches up with it. */
+  private readonly overlay = new Map<string, Operation>();
+  private leading = false;
+  private readonly maxConcurrent: number;
+
+  constructor(private readonly deps: OperatorDeps, private readonly opts: OperationRunnerOptions) {
+    this.definitions = new Map(opts.definitions.map((d) => [d.name, d]));
+    this.maxConcurrent = opts.maxConcurrent ?? 64;
+  }
+
+  /** Called by leader election. Losing leadership abandons every execution without writing. */
+  setLeading(leading: boolean): void {
+    this.leading = leading;
+    if (!leading) for (const ctx of this.running.values()) ctx.abandon('leadership lost');
+  }
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  isRunning(schedulerName: string): boolean {
+    return this.running.has(schedulerName);
+  }
+
+  /** Informer hook: keeps the overlay honest and forwards cancel requests to a running execution. */
+  observe(op: Operation): void {
+    const mine = this.overlay.get(op.metadata.name as string);
+    if (mine && cacheCaughtUp(mine.metadata.resourceVersion, op.metadata.resourceVersion)) this.overlay.delete(op.metadata.name as string);
+    const ctx = this.running.get(op.spec.schedulerName);
+    if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.signal.aborted) {
+      ctx.event('Cancel requested by the user');
+      ctx.cancel();
+    }
+  }
+
+  forget(op: Operation): void {
+    this.overlay.delete(op.metadata.name as string);
+  }
+
+  /** The scheduler's operations: the cache, with our own newer writes laid over it. */
+  operationsOf(schedulerName: string): Operation[] {
+    const byName = new Map<string, Operation>();
+    for (const op of this.deps.caches.operations.list()) {
+      if (op.spec?.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
+    }
+    for (const op of this.overlay.values()) {
+      if (op.spec?.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
+    }
+    return [...byName.values()];
+  }
+
+  async reconcile(schedulerName: string): Promise<ReconcileResult> {
+    if (!this.leading) return {};
+    const now = this.deps.now();
+    const ops = this.operationsOf(schedulerName);
+    let requeueAfterMs: number | undefined;
+    const soonest = (ms: number): void => {
+      requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
+    };
+
+    for (const op of pendingQueue(ops)) {
+      if (op.spec.cancelRequested) {
+        await this.finishWithoutRunning(op, 'canceled', ['Operation canceled by the user before it started']);
+      } else if (!this.definitions.has(op.spec.definitionName)) {
+        await this.finishWithoutRunning(op, 'evicted', [`Unknown operation definition "${op.spec.definitionName}": evicted`], {
+          type: OperationConditionType.Invalid, reason: ConditionReason.UnknownDefinition, message: `unknown definition name "${op.spec.definitionName}"`,
+        });
+      }
+    }
+
+    const local = this.running.get(schedulerName);
+    let blockedByOther = false;
+    for (const op of inProgress(ops)) {
+      if (local && local.op.metadata.name === op.metadata.name) continue;
+      const lease = leaseState(op, now);
+      if (lease === 'valid') {
+        blockedByOther = true;
+        soonest(Math.max(50, Date.parse(op.status?.lease?.ttl ?? '') - now + 50));
+        continue;
+      }
+      const holder = op.status?.lease?.holder ?? 'unknown';
+      const text = lease === 'missing'
+        ? 'Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not run again.'
+        : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${holder}): the operation is stuck, its execution and rollback are not guaranteed. It is not run again.`;
+      await this.finishWithoutRunning(op, 'error', [text], {
+        type: lease === 'missing' ? OperationConditionType.Invalid : OperationConditionType.Stuck,
+        reason: lease === 'missing' ? 'NoLease' : ConditionReason.LeaseExpired,
+        message: text,
+      });
+    }
+    if (local || blockedByOther) return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+
+    const next = pendingQueue(this.operationsOf(schedulerName)).find((op) => !op.spec.cancelRequested && this.definitions.has(op.spec.definitionName));
+    if (!next) {
+      await this.prune(schedulerName, now);
+      return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+    }
+    if (this.running.size >= this.maxConcurrent) return { requeueAfterMs: 200 };
+    this.start(next, this.definitions.get(next.spec.definitionName) as OperationDefinition);
+    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+  }
+
+  /** Abandons every execution (stop without cleanup: leases expire, nothing is rolled back). */
+  abandonAll(reason: string): void {
+    for (const ctx of this.running.values()) ctx.abandon(reason);
+  }
+
+  private start(op: Operation, definition: OperationDefinition): void {
+    const schedulerName = op.spec.schedulerName;
+    const logger = this.deps.logger.child({ operation: op.metadata.name, scheduler: schedulerName, definition: op.spec.definitionName });
+    const ctx = new ExecutionContext(op, this.deps, logger, this.deps.config.operationLeaseTtl, (written) => this.remember(written));
+    this.running.set(schedulerName, ctx);
+    void this.execute(ctx, definition).finally(() => {
+      if (this.running.get(schedulerName) === ctx) this.running.delete(schedulerName);
+      this.opts.enqueue(schedulerName);
+    });
+  }
+
+  private async execute(ctx: ExecutionContext, definition: OperationDefinition): Promise<void> {
+    const timer = this.deps.metrics.histogram('roomkeeper_operation_duration_seconds', 'Operation execution time by definition and result.');
+    const stop = timer.startTimer({ definition: definition.name });
+    try {
+      await ctx.claim();
+    } catch (err) {
+      if (apiStatus(err) !== 409) ctx.logger.warn('could not start operation', { error: errorMessage(err) });
+      stop({ result: 'not_started' });
+      return;
+    }
+    let result: 'finished' | 'error' | 'canceled' = 'finished';
+    try {
+      ctx.checkpoint();
+      await definition.execute(ctx);
+      ctx.checkpoint();
+      await ctx.finish('finished', 'Operation finished');
+    } catch (err) {
+      if (err instanceof ExecutionAbandoned || ctx.isAbandoned) {
+        stop({ result: 'abandoned' });
+        return;
+      }
+      result = err instanceof OperationCanceled || ctx.canceled ? 'canceled' : 'error';
+      ctx.event(result === 'canceled' ? 'Operation canceled by the user' : `Operation execution failed: ${errorMessage(err)}`);
+      if (definition.rollback) {
+        ctx.event('Starting operation rollback');
+        try {
+          await definition.rollback(ctx);
+          ctx.event('Operation rollback flow execution finished with success');
+        } catch (rollbackErr) {
+          ctx.event(`Operation rollback flow execution failed, reason: ${errorMessage(rollbackErr)}`);
+        }
+      }
+      try {
+        await ctx.finish(result, 'Operation finished');
+      } catch (writeErr) {
+        ctx.logger.error('could not write the final status of an operation', { error: errorMessage(writeErr) });
+      }
+    }
+    this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });
+    stop({ result });
+  }
+
+  private async finishWithoutRunning(
+    op: Operation,
+    status: 'canceled' | 'evicted' | 'error',
+    events: string[],
+    condition?: { type: string; reason: string; message: string },
+  ): Promise<void> {
+    const nowIso = new Date(this.deps.now()).toISOString();
+    const history = [...(op.status?.executionHistory ?? []), ...events.map((event) => ({ createdAt: nowIso, event }))];
+    const conditions = condition
+      ? [...(op.status?.conditions ?? []).filter((c) => c.type !== condition.type), { ...condition, status: 'True', lastTransitionTime: nowIso }]
+      : op.status?.conditions;
+    try {
+      const written = await this.deps.api.patchOperationStatus(op.metadata.name as string, {
+        metadata: { resourceVersion: op.metadata.resourceVersion },
+        status: { status, executionHistory: history, finishedAt: nowIso, lease: null, ...(conditions ? { conditions } : {}) },
+      });
+      this.remember(written);
+      this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: op.spec.definitionName, result: status });
+    } catch (err) {
+      if (apiStatus(err) !== 409 && apiStatus(err) !== 404) throw err;
+    }
+  }
+
+  private async prune(schedulerName: string, now: number): Promise<void> {
+    const victims = operationsToPrune(this.operationsOf(schedulerName), now, {
+      maxCount: this.deps.config.operationRetentionCount,
+      maxAgeMs: this.deps.config.operationRetentionAge,
+    });
+    for (const op of victims) {
+      try {
+        await this.deps.api.deleteOperation(op.metadata.name as string);
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err;
+      }
+      this.overlay.delete(op.metadata.name as string);
+    }
+  }
+
+  private remember(op: Operation): void {
+    const name = op.metadata.name as string;
+    this.overlay.set(name, op);
+    // A safety net: the cache is authoritative again after a while whatever happened.
+    setTimeout(() => {
+      if (this.overlay.get(name) === op) this.overlay.delete(name);
+    }, 15_000).unref();
+  }
+}
+
+/**
+ * Whether the cache has seen our write: the same resourceVersion, or a later one. Resource
+ * versions are opaque by convention; every API server we know uses increasing integers, and when
+ * they don't parse we only trust equality (the 15 s safety net covers the rest).
+ */
+function cacheCaughtUp(ours: string | undefined, cached: string | undefined): boolean {
+  if (ours === cached) return true;
+  if (!ours || !cached || !/^\d+$/.test(ours) || !/^\d+$/.test(cached)) return false;
+  return BigInt(cached) > BigInt(ours);
+}

@@ -1,0 +1,247 @@
+/**
+ * The operator, assembled: caches (list+watch), work queues, controllers, the operation runner
+ * and leader election. `startOperator` is used by `main.ts`, by `npm start` and by the tests
+ * (several instances may run in one process, each with its own identity).
+ *
+ * Every replica keeps warm caches and is ready; only the leader reconciles and executes.
+ */
+import * as os from 'node:os';
+import type * as k8s from '@kubernetes/client-node';
+import type { Config } from '../../common/src/config';
+import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import { makeKubeClients } from '../../common/src/kube/clients';
+import { ResilientInformer } from '../../common/src/kube/informer';
+import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
+import { createLogger, type Logger } from '../../common/src/logger';
+import { MetricsRegistry } from '../../common/src/metrics';
+import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
+import type { Caches, OperatorDeps, StatusForwarder } from './deps';
+import { DEFINITIONS } from './operations/definitions';
+import type { OperationDefinition } from './operations/execution';
+import { OperationRunner } from './operations/operation-runner';
+import { HealthController } from './rooms/health-controller';
+import { RoomStatusController } from './rooms/room-status-controller';
+import { SchedulerController } from './schedulers/scheduler-controller';
+import { LeaderElector } from './runtime/leader-election';
+import { WorkQueue } from './runtime/work-queue';
+
+export const PING_DIGEST_LABEL = 'roomkeeper.io/ping-digest';
+
+export interface OperatorOptions {
+  kubeConfig: k8s.KubeConfig;
+  config: Config;
+  logger?: Logger;
+  metrics?: MetricsRegistry;
+  forwarder?: StatusForwarder;
+  /** Extra operation definitions (tests add a `test_operation`). */
+  extraDefinitions?: readonly OperationDefinition[];
+  /** Serve /healthz, /readyz, /metrics on config.operatorPort (default true). */
+  serveOps?: boolean;
+}
+
+export interface RunningOperator {
+  readonly identity: string;
+  readonly isLeader: boolean;
+  readonly opsUrl: string | undefined;
+  readonly metrics: MetricsRegistry;
+  /** Graceful stop: finish nothing new, release leadership. */
+  stop(): Promise<void>;
+  /** Stops dead, as a killed process would: no status writes, no lease release. */
+  crash(): Promise<void>;
+  /** For tests: how many operations this replica is executing now. */
+  readonly runningOperations: number;
+}
+
+export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
+  const { config, kubeConfig: kc } = opts;
+  const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
+  const logger = (opts.logger ?? createLogger('operator')).child({ identity });
+  const metrics = opts.metrics ?? new MetricsRegistry();
+  const clients = makeKubeClients(kc, { qps: config.kubeQps, burst: config.kubeBurst });
+  const api = new RoomkeeperApi(clients.custom);
+  const custom = clients.custom;
+
+  let leading = false;
+  const queues: WorkQueue[] = [];
+  const informerLogger = logger.child({ part: 'informer' });
+  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: () => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string) =>
+    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector });
+
+  const lostRooms = new Map<string, string[]>();
+  // Late-bound: controllers need caches, informer callbacks need controllers.
+  const hooks = {
+    scheduler: (_t: string, _s: Scheduler) => undefined as void,
+    operation: (_t: string, _o: Operation) => undefined as void,
+    room: (_t: string, _r: GameRoom) => undefined as void,
+    pod: (_t: string, _p: k8s.V1Pod) => undefined as void,
+    digest: (_t: string, _c: k8s.V1ConfigMap) => undefined as void,
+  };
+  const group = 'roomkeeper.io';
+  const version = 'v1';
+  const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+  const informers = {
+    schedulers: informer<Scheduler>('schedulers', '/apis/roomkeeper.io/v1/schedulers',
+      () => custom.listClusterCustomObject({ group, version, plural: 'schedulers' }), (t, o) => hooks.scheduler(t, o)),
+    versions: informer<SchedulerVersion>('schedulerversions', '/apis/roomkeeper.io/v1/schedulerversions',
+      () => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions' }), () => undefined),
+    operations: informer<Operation>('operations', '/apis/roomkeeper.io/v1/operations',
+      () => custom.listClusterCustomObject({ group, version, plural: 'operations' }), (t, o) => hooks.operation(t, o)),
+    rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
+      () => custom.listClusterCustomObject({ group, version, plural: 'gamerooms' }), (t, o) => hooks.room(t, o)),
+    pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
+      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed),
+    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
+    digests: informer<k8s.V1ConfigMap>('ping-digests', '/api/v1/configmaps',
+      () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),
+  };
+  const caches: Caches = informers;
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder };
+
+  const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
+  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
+  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s) });
+  const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: (key) => schedulerController.reconcile(key) });
+  const roomController = new RoomStatusController(deps, (scheduler, room, why) => {
+    lostRooms.set(scheduler, [...(lostRooms.get(scheduler) ?? []), `${room} (${why})`]);
+  });
+  const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: (key) => roomController.reconcile(key) });
+  const health = new HealthController(deps, {
+    operationsOf: (s) => runner.operationsOf(s),
+    takeLostRooms: (s) => {
+      const lost = lostRooms.get(s) ?? [];
+      lostRooms.delete(s);
+      return lost;
+    },
+  });
+  const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: (key) => health.reconcile(key) });
+  queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
+
+  const whenLeading = (fn: () => void) => {
+    if (leading) fn();
+  };
+  hooks.scheduler = (_t, s) => whenLeading(() => {
+    const name = s.metadata.name as string;
+    schedulerQueue.add(name);
+    runnerQueue.add(name);
+    healthQueue.addAfter(name, config.autoscaleDebounce);
+  });
+  hooks.operation = (t, op) => {
+    if (t === 'delete') runner.forget(op);
+    else runner.observe(op);
+    whenLeading(() => {
+      runnerQueue.add(op.spec.schedulerName);
+      schedulerQueue.add(op.spec.schedulerName);
+      healthQueue.addAfter(op.spec.schedulerName, config.autoscaleDebounce);
+    });
+  };
+  hooks.room = (t, room) => whenLeading(() => {
+    const ns = room.metadata.namespace as string;
+    if (t === 'delete') void roomController.roomDeleted(room);
+    else roomQueue.add(`${ns}/${room.metadata.name}`);
+    schedulerQueue.add(ns);
+    healthQueue.addAfter(ns, config.autoscaleDebounce);
+  });
+  hooks.pod = (_t, pod) => whenLeading(() => {
+    roomQueue.add(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+  });
+  hooks.digest = (_t, cm) => whenLeading(() => {
+    healthQueue.addAfter(cm.metadata?.namespace as string, config.autoscaleDebounce);
+  });
+
+  const enqueueAll = () => {
+    for (const s of informers.schedulers.list()) {
+      const name = s.metadata.name as string;
+      schedulerQueue.add(name);
+      runnerQueue.add(name);
+      healthQueue.add(name);
+    }
+    for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace}/${r.metadata.name}`);
+  };
+  const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
+  leaderGauge.set(0);
+  const setLeading = (value: boolean) => {
+    leading = value;
+    leaderGauge.set(value ? 1 : 0);
+    runner.setLeading(value);
+    if (value) enqueueAll();
+  };
+
+  await Promise.all(Object.values(informers).map((i) => i.start()));
+  for (const q of queues) q.start();
+
+  const elector = config.leaderElection
+    ? new LeaderElector({
+      coordination: clients.coordination,
+      namespace: config.leaseNamespace,
+      name: config.leaseName,
+      identity,
+      leaseDurationMs: config.leaseDuration,
+      renewDeadlineMs: config.renewDeadline,
+      retryPeriodMs: config.retryPeriod,
+      logger,
+      onStartedLeading: () => setLeading(true),
+      onStoppedLeading: () => setLeading(false),
+    })
+    : undefined;
+  if (elector) {
+    await ensureNamespace(clients.core, config.leaseNamespace);
+    elector.start();
+  } else {
+    setLeading(true);
+  }
+
+  const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
+    port: config.operatorPort,
+    metrics,
+    readiness: [{ name: 'caches', ready: () => Object.values(informers).every((i) => i.synced) }],
+  });
+
+  let stopped = false;
+  const shutdown = async (graceful: boolean): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    if (graceful) {
+      setLeading(false);
+      await elector?.stop();
+    } else {
+      runner.abandonAll('crashed');
+      leading = false;
+      runner.setLeading(false);
+    }
+    await Promise.all(queues.map((q) => q.stop()));
+    await Promise.all(Object.values(informers).map((i) => i.stop()));
+    clients.limiter.drain();
+    await ops?.close();
+    logger.info(graceful ? 'operator stopped' : 'operator crashed (simulated)');
+  };
+
+  return {
+    identity,
+    get isLeader() {
+      return leading;
+    },
+    opsUrl: ops?.url,
+    metrics,
+    stop: () => shutdown(true),
+    crash: async () => {
+      elector?.halt();
+      await shutdown(false);
+    },
+    get runningOperations() {
+      return runner.runningCount;
+    },
+  };
+}
+
+async function ensureNamespace(core: k8s.CoreV1Api, name: string): Promise<void> {
+  try {
+    await core.readNamespace({ name });
+  } catch {
+    try {
+      await core.createNamespace({ body: { metadata: { name } } });
+    } catch {
+      // another replica made it, or we may not create namespaces: the lease write will say
+    }
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The I/O around rooms: create a room (GameRoom + Pod, the Pod owned by the GameRoom), delete
+ * rooms (with a resourceVersion precondition when they might be occupied), and read the fleet as
+ * `RoomView`s for the pure rules in `domain/`.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
+import { apiStatus, describeApiError, isRetryable } from '../../../common/src/kube/clients';
+import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
+import { instanceFromPod } from '../../../common/src/rooms/room-status';
+import { roomToken } from '../../../common/src/rooms/room-token';
+import type { OperatorDeps } from '../deps';
+import { pickHostPorts } from './domain/host-ports';
+import { buildRoomPod, roomName } from './domain/pod-template';
+import type { RoomView } from './domain/types';
+
+export interface CreateRoomsRequest {
+  scheduler: Scheduler;
+  version: string;
+  definition: SchedulerSpec;
+  count: number;
+  validation?: boolean;
+  concurrency?: number;
+  signal?: AbortSignal;
+  /** Called after each room is created (for progress in the history). */
+  onCreated?: (name: string, created: number) => void;
+}
+
+export interface CreateRoomsResult { created: string[]; failure?: string }
+
+export class RoomManager {
+  constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = Math.random) {}
+
+  /** Creates `count` rooms with bounded concurrency; stops at the first failure and reports it. */
+  async createRooms(req: CreateRoomsRequest): Promise<CreateRoomsResult> {
+    const created: string[] = [];
+    let failure: string | undefined;
+    let next = 0;
+    const used = this.usedHostPorts(req.scheduler.metadata.name as string);
+    const worker = async (): Promise<void> => {
+      while (next < req.count && failure === undefined && !req.signal?.aborted) {
+        next++;
+        try {
+          const name = await this.createRoom(req, used);
+          created.push(name);
+          req.onCreated?.(name, created.length);
+        } catch (err) {
+          failure ??= describeApiError(err);
+        }
+      }
+    };
+    const concurrency = Math.max(1, Math.min(req.concurrency ?? this.deps.config.addRoomsConcurrency, req.count));
+    await Promise.all(Array.from({ length: concurrency }, () => worker()));
+    return { created, failure };
+  }
+
+  /** Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling. */
+  async createRoom(req: Omit<CreateRoomsRequest, 'count'>, used: Set<number> = new Set()): Promise<string> {
+    const schedulerName = req.scheduler.metadata.name as string;
+    const ports = pickHostPorts(req.definition, used, this.rand);
+    if ('error' in ports) throw new Error(`cannot pick host ports: ${ports.error}`);
+    for (const p of ports.flat()) used.add(p);
+    const name = roomName(schedulerName, this.rand);
+    const labels: Record<string, string> = {
+      [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+      [SCHEDULER_LABEL]: schedulerName,
+      [VERSION_LABEL]: req.version,
+      ...(req.validation ? { [VALIDATION_ROOM_LABEL]: 'true' } : {}),
+    };
+    const room: GameRoom = {
+      apiVersion: API_VERSION,
+      kind: 'GameRoom',
+      metadata: { name, namespace: schedulerName, labels },
+      spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
+    };
+    const createdRoom = await retry(() => this.deps.api.createGameRoom(room));
+    const secret = this.deps.config.roomTokenSecret;
+    const pod = buildRoomPod({
+      schedulerName,
+      roomName: name,
+      version: req.version,
+      definition: req.definition,
+      hostPorts: ports,
+      roomsApiUrl: this.deps.config.roomsApiUrl || undefined,
+      roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
+      maestroEnv: this.deps.config.maestroEnv,
+      validation: req.validation,
+      ownerRef: {
+        apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true,
+      },
+    });
+    try {
+      await retry(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
+    } catch (err) {
+      await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
+      throw err;
+    }
+    return name;
+  }
+
+  /**
+   * Deletes a room. With `resourceVersion`, the deletion only happens if the room has not changed
+   * since the caller decided (so a room that turned occupied meanwhile is kept): returns false then.
+   */
+  async deleteRoom(namespace: string, name: string, resourceVersion?: string, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<boolean> {
+    try {
+      await this.deps.api.deleteGameRoom(namespace, name, resourceVersion ? { resourceVersion } : undefined, propagation);
+      return true;
+    } catch (err) {
+      const status = apiStatus(err);
+      if (status === 404) return true;
+      if (status === 409) return false;
+      throw err;
+    }
+  }
+
+  /** Host ports held by the scheduler's rooms, so new rooms avoid them while the range allows. */
+  usedHostPorts(schedulerName: string): Set<number> {
+    const used = new Set<number>();
+    for (const pod of this.deps.caches.pods.list(schedulerName)) {
+      for (const c of pod.spec?.containers ?? []) for (const p of c.ports ?? []) if (p.hostPort) used.add(p.hostPort);
+    }
+    return used;
+  }
+
+  /** The scheduler's rooms as the pure rules see them (validation rooms included, flagged). */
+  views(schedulerName: string): RoomView[] {
+    const digest = this.lastPings(schedulerName);
+    return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest));
+  }
+
+  /** Last ping per room from the gateways' digests (max over replicas) — see api-gateway pings. */
+  lastPings(schedulerName: string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const cm of this.deps.caches.digests.list(schedulerName)) {
+      const raw = cm.data?.lastPings;
+      if (!raw) continue;
+      try {
+        const parsed = JSON.parse(raw) as Record<string, unknown>;
+        for (const [room, at] of Object.entries(parsed)) {
+          if (typeof at === 'number' && at > (out.get(room) ?? 0)) out.set(room, at);
+        }
+      } catch {
+        // a malformed digest is ignored; the GameRoom's own lastPingAt still counts
+      }
+    }
+    return out;
+  }
+}
+
+export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>): RoomView {
+  const status = room.status;
+  const ts = (v: unknown): number | undefined => {
+    if (v === undefined || v === null) return undefined;
+    const n = typeof v === 'string' ? Date.parse(v) : v instanceof Object && 'getTime' in v ? (v as Date).getTime() : Number(v);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  const fromRoom = ts(status?.lastPingAt);
+  const fromDigest = digest.get(room.metadata.name as string);
+  const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
+  const deletion = ts(room.metadata.deletionTimestamp) ?? ts(pod?.metadata?.deletionTimestamp);
+  const instance = instanceFromPod(pod);
+  return {
+    name: room.metadata.name as string,
+    status: status?.status ?? (instance.status === 'error' ? 'error' : 'pending'),
+    version: room.spec.version,
+    createdAt: ts(room.metadata.creationTimestamp) ?? 0,
+    lastPingAt,
+    terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
+    terminatingSince: deletion,
+    validation: room.spec.validation === true,
+  };
+}
+
+async function retry<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  let delay = 100;
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts || !isRetryable(err) || apiStatus(err) === 409) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The GameRoom reconciler (key: `namespace/name`). It writes what the pod says about a room —
+ * instance status, host address, host ports, error reason — and the composed room status
+ * (Maestro's table), leaving the ping fields to the gateway. A room whose pod is gone is over:
+ * its GameRoom is deleted, `terminated` is forwarded, and the health check replaces it.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
+import { apiStatus } from '../../../common/src/kube/clients';
+import { composeRoomStatus, instanceFromPod } from '../../../common/src/rooms/room-status';
+import type { ForwardedRoom, OperatorDeps } from '../deps';
+import type { ReconcileResult } from '../runtime/work-queue';
+import { stableStringify } from '../schedulers/scheduler-status';
+
+/** How long a GameRoom may wait for its pod to appear before it counts as lost. */
+const POD_APPEAR_GRACE_MS = 30_000;
+
+export interface RoomLossListener { (schedulerName: string, roomName: string, why: string): void }
+
+export class RoomStatusController {
+  private readonly forwarded = new Set<string>();
+
+  constructor(private readonly deps: OperatorDeps, private readonly onLost: RoomLossListener) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const room = this.deps.caches.rooms.get(name, namespace);
+    if (!room) return {};
+    const pod = this.deps.caches.pods.get(name, namespace);
+    if (!pod) return this.podMissing(room);
+
+    const instance = instanceFromPod(pod);
+    const ping = room.status?.pingStatus ?? 'unknown';
+    let status = composeRoomStatus(ping, instance.status);
+    if (room.metadata.deletionTimestamp && status !== 'error' && status !== 'terminated') status = 'terminating';
+    const next: GameRoomStatus = {
+      status,
+      instanceStatus: instance.status,
+      host: hostOf(pod, this.deps.caches.nodes.get(pod.spec?.nodeName ?? '')),
+      ports: portsOf(pod),
+      reason: instance.reason ?? (status === 'error' ? 'the room is in error' : undefined),
+      createdAt: room.status?.createdAt ?? toIso(room.metadata.creationTimestamp),
+    };
+    const current = room.status ?? {};
+    const mine = (s: GameRoomStatus) => stableStringify({
+      status: s.status, instanceStatus: s.instanceStatus, host: s.host ?? '', ports: s.ports ?? [], reason: s.reason ?? null, createdAt: s.createdAt,
+    });
+    if (mine(current) === mine(next)) return {};
+    try {
+      await this.deps.api.patchGameRoomStatus(namespace, name, {
+        metadata: { resourceVersion: room.metadata.resourceVersion },
+        status: { ...next, reason: next.reason ?? null },
+      });
+    } catch (err) {
+      if (apiStatus(err) === 404) return {};
+      throw err; // 409: the gateway wrote a ping meanwhile; the requeue recomputes from it
+    }
+    return {};
+  }
+
+  /** Informer hook: a GameRoom is gone for good; tell the forwarders once. */
+  async roomDeleted(room: GameRoom): Promise<void> {
+    const key = `${room.metadata.namespace}/${room.metadata.name}`;
+    if (this.forwarded.has(key)) {
+      this.forwarded.delete(key);
+      return;
+    }
+    await this.forwardTerminated(room);
+  }
+
+  private async podMissing(room: GameRoom): Promise<ReconcileResult> {
+    const namespace = room.metadata.namespace as string;
+    const name = room.metadata.name as string;
+    const age = this.deps.now() - (Date.parse(toIso(room.metadata.creationTimestamp) ?? '') || this.deps.now());
+    const sawPod = room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
+    if (!sawPod && age < POD_APPEAR_GRACE_MS) return { requeueAfterMs: POD_APPEAR_GRACE_MS - age + 100 };
+    if (!room.metadata.deletionTimestamp) {
+      const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
+      this.onLost(namespace, name, why);
+      this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
+      await this.forwardTerminated(room);
+      this.forwarded.add(`${namespace}/${name}`);
+      try {
+        await this.deps.api.deleteGameRoom(namespace, name, undefined, 'Background');
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err;
+      }
+    }
+    return {};
+  }
+
+  private async forwardTerminated(room: GameRoom): Promise<void> {
+    const forwarder = this.deps.forwarder;
+    if (!forwarder || room.spec?.validation) return;
+    const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(room.metadata.namespace as string);
+    const forwarders = scheduler?.spec.forwarders ?? [];
+    if (forwarders.length === 0) return;
+    const target: ForwardedRoom = {
+      game: scheduler?.spec.game ?? '',
+      schedulerName: room.metadata.namespace as string,
+      roomId: room.metadata.name as string,
+      host: room.status?.host ?? '',
+      ports: (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 })),
+      validation: room.spec?.validation === true,
+    };
+    await forwarder.forwardStatus(forwarders, target, 'terminated').catch((err: unknown) => {
+      this.deps.logger.warn('could not forward terminated status', { room: target.roomId, error: String(err) });
+    });
+  }
+}
+
+/** The room's address as a matchmaker needs it: ExternalDNS, ExternalIP, InternalDNS, InternalIP (Maestro's order). */
+export function hostOf(pod: k8s.V1Pod, node: k8s.V1Node | undefined): string {
+  const addresses = node?.status?.addresses ?? [];
+  for (const type of ['ExternalDNS', 'ExternalIP', 'InternalDNS', 'InternalIP']) {
+    const a = addresses.find((x) => x.type === type);
+    if (a?.address) return a.address;
+  }
+  return pod.status?.hostIP ?? '';
+}
+
+export function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
+  const out: NonNullable<GameRoomStatus['ports']> = [];
+  for (const c of pod.spec?.containers ?? []) {
+    for (const p of c.ports ?? []) {
+      if (p.hostPort) out.push({ name: p.name ?? '', protocol: p.protocol ?? 'TCP', port: p.hostPort, containerPort: p.containerPort });
+    }
+  }
+  return out;
+}
+
+function toIso(t: unknown): string | undefined {
+  if (t === undefined || t === null) return undefined;
+  if (typeof t === 'string') return t;
+  if (typeof t === 'object' && 'toISOString' in t) return (t as Date).toISOString();
+  return String(t);
+}

@@ -1,0 +1,165 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, as client-go does it: candidates try to
+ * acquire or renew every `retryPeriodMs`; a lease is free when its holder has not renewed it for
+ * `leaseDurationMs` as observed on OUR clock (no cross-machine clock comparison); a leader that
+ * cannot renew within `renewDeadlineMs` steps down. On stop the leader releases the lease so a
+ * standby takes over at once.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../../common/src/logger';
+import { apiStatus, describeApiError } from '../../../common/src/kube/clients';
+
+export interface LeaderElectionOptions {
+  coordination: k8s.CoordinationV1Api;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  logger: Logger;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+  now?: () => number;
+}
+
+export class LeaderElector {
+  private leader = false;
+  private stopped = true;
+  private timer: NodeJS.Timeout | undefined;
+  private lastRenew = 0;
+  private observed: { holder: string; renewTime: string; at: number } | undefined;
+  private readonly now: () => number;
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: LeaderElectionOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.tick();
+  }
+
+  /** Stops campaigning; a leader releases the lease and steps down. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+    if (this.leader) {
+      this.stepDown('stopping');
+      await this.release();
+    }
+  }
+
+  /** Stops campaigning without releasing the lease, as a killed process would (for tests). */
+  halt(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.inFlight = this.tryAcquireOrRenew()
+      .catch((err: unknown) => {
+        this.opts.logger.warn('leader election attempt failed', { error: describeApiError(err) });
+      })
+      .finally(() => {
+        if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) this.stepDown('renew deadline passed');
+        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.opts.retryPeriodMs);
+      });
+  }
+
+  private async tryAcquireOrRenew(): Promise<void> {
+    const { coordination, namespace, name, identity } = this.opts;
+    const now = new Date(this.now());
+    let lease: k8s.V1Lease;
+    try {
+      lease = await coordination.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+      await coordination.createNamespacedLease({
+        namespace,
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),
+            acquireTime: now as unknown as k8s.V1MicroTime,
+            renewTime: now as unknown as k8s.V1MicroTime,
+            leaseTransitions: 0,
+          },
+        },
+      });
+      this.becomeLeader();
+      return;
+    }
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const renewTime = spec.renewTime ? String(toIso(spec.renewTime)) : '';
+    if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) {
+      this.observed = { holder, renewTime, at: this.now() };
+    }
+    const heldByOther = holder !== '' && holder !== identity;
+    const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.opts.leaseDurationMs / 1000)) * 1000;
+    if (heldByOther && this.now() < this.observed.at + durationMs) {
+      if (this.leader) this.stepDown(`lease taken by ${holder}`);
+      return;
+    }
+    const body: k8s.V1Lease = {
+      ...lease,
+      spec: {
+        ...spec,
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),
+        renewTime: now as unknown as k8s.V1MicroTime,
+        acquireTime: (holder === identity ? spec.acquireTime : now) as k8s.V1MicroTime,
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
+      },
+    };
+    await coordination.replaceNamespacedLease({ name, namespace, body });
+    this.becomeLeader();
+  }
+
+  private becomeLeader(): void {
+    this.lastRenew = this.now();
+    if (this.leader || this.stopped) return;
+    this.leader = true;
+    this.opts.logger.info('became leader', { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity });
+    this.opts.onStartedLeading();
+  }
+
+  private stepDown(reason: string): void {
+    if (!this.leader) return;
+    this.leader = false;
+    this.opts.logger.warn('stopped leading', { reason, identity: this.opts.identity });
+    this.opts.onStoppedLeading();
+  }
+
+  private async release(): Promise<void> {
+    const { coordination, namespace, name, identity } = this.opts;
+    try {
+      const lease = await coordination.readNamespacedLease({ name, namespace });
+      if (lease.spec?.holderIdentity !== identity) return;
+      await coordination.replaceNamespacedLease({
+        name,
+        namespace,
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new Date(this.now()) as unknown as k8s.V1MicroTime } },
+      });
+    } catch (err) {
+      this.opts.logger.warn('could not release the leader lease', { error: describeApiError(err) });
+    }
+  }
+}
+
+function toIso(t: unknown): string {
+  return typeof t === 'object' && t !== null && 'toISOString' in t ? (t as Date).toISOString() : String(t);
+}

@@ -1,0 +1,129 @@
+/**
+ * A Scheduler's status, computed from the scheduler, its operations and its rooms (pure).
+ * State: terminating while deleted; creating until a version exists (on-error if the create
+ * failed); pending-changes while a version operation is queued or running or the spec moved on;
+ * on-error when the last operation failed; in-sync otherwise.
+ */
+import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
+import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
+import { isOtherMajor } from '../rooms/domain/version-major';
+import { compareQueueOrder, statusOf } from '../operations/queue-order';
+
+const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
+
+export function isVersionOperationActive(ops: readonly Operation[]): boolean {
+  return ops.some((op) => VERSION_OPS.has(op.spec.definitionName) && ['pending', 'in_progress'].includes(statusOf(op)));
+}
+
+/** The latest operation that ended, by finish time. */
+function lastFinal(ops: readonly Operation[]): Operation | undefined {
+  let best: Operation | undefined;
+  let at = -1;
+  for (const op of ops) {
+    const s = statusOf(op);
+    if (s === 'pending' || s === 'in_progress') continue;
+    const t = Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
+    if (t > at) {
+      at = t;
+      best = op;
+    }
+  }
+  return best;
+}
+
+export function computeState(s: Scheduler, ops: readonly Operation[]): SchedulerState {
+  if (s.metadata.deletionTimestamp) return 'terminating';
+  if (!s.status?.version) {
+    const creates = ops.filter((op) => op.spec.definitionName === 'create_scheduler').sort(compareQueueOrder);
+    const last = creates[creates.length - 1];
+    return last && ['error', 'canceled', 'evicted'].includes(statusOf(last)) ? 'on-error' : 'creating';
+  }
+  if (isVersionOperationActive(ops) || (s.metadata.generation ?? 1) > (s.status.versionedGeneration ?? 0)) return 'pending-changes';
+  return lastFinal(ops)?.status?.status === 'error' ? 'on-error' : 'in-sync';
+}
+
+export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number): SchedulerStatus {
+  const state = computeState(s, ops);
+  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, terminating: 0, error: 0 };
+  const byVersion: Record<string, number> = {};
+  let oldMajor = 0;
+  for (const room of rooms) {
+    if (room.spec?.validation) continue;
+    const st = room.metadata.deletionTimestamp ? 'terminating' : room.status?.status ?? 'pending';
+    if (st === 'terminated') continue;
+    if (st in counts) counts[st as keyof typeof counts]++;
+    if (st !== 'terminating') {
+      counts.current++;
+      byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
+      if (s.status?.version && isOtherMajor(room.spec.version, { activeVersion: s.status.version })) oldMajor++;
+    }
+  }
+  const desired = s.status?.rooms?.desired;
+  const last = [...ops].sort(compareQueueOrder).reduce<Operation | undefined>((acc, op) => {
+    const t = (o: Operation) => Date.parse(o.status?.startedAt ?? o.spec.enqueuedAt) || 0;
+    return !acc || t(op) >= t(acc) ? op : acc;
+  }, undefined);
+  const lastDone = lastFinal(ops);
+  const stuck = ops.find((op) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True'));
+  const nowIso = new Date(now).toISOString();
+  const generation = s.metadata.generation ?? 1;
+  const cond = (type: string, ok: boolean, reason: string, message: string): Condition => ({
+    type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation, lastTransitionTime: nowIso,
+  });
+  const ready = counts.ready + counts.occupied;
+  const conditions = [
+    cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
+      state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
+      `${ready} of ${desired ?? '?'} rooms ready or occupied; state ${state}`),
+    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', ConditionReason.SpecChanged,
+      state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),
+    cond(SchedulerConditionType.RollingUpdate, oldMajor > 0, ConditionReason.ReplacingRooms,
+      oldMajor > 0 ? `${oldMajor} rooms of an older major version remain` : 'every room runs the active major version'),
+    cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
+      stuck ? 'OperationStuck' : ConditionReason.OperationFailed,
+      stuck ? `operation ${stuck.metadata.name} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
+        ? `operation ${lastDone.metadata.name} (${lastDone.spec.definitionName}) failed` : 'no failed operation'),
+  ];
+  return {
+    state,
+    observedGeneration: generation,
+    conditions: mergeConditions(s.status?.conditions ?? [], conditions),
+    rooms: { ...(desired !== undefined ? { desired } : {}), ...counts },
+    roomsByVersion: byVersion,
+    ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: statusOf(last) } } : {}),
+  };
+}
+
+function stateReason(state: SchedulerState): string {
+  return state.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+}
+
+/** Keeps lastTransitionTime of a condition whose status did not change. */
+export function mergeConditions(old: readonly Condition[], next: readonly Condition[]): Condition[] {
+  return next.map((c) => {
+    const prev = old.find((o) => o.type === c.type);
+    return prev && prev.status === c.status ? { ...c, lastTransitionTime: prev.lastTransitionTime } : c;
+  });
+}
+
+/** Whether the fields this controller owns differ (ignoring transition times, which merge keeps). */
+export function statusChanged(current: SchedulerStatus | undefined, next: SchedulerStatus): boolean {
+  const pick = (st: SchedulerStatus | undefined) => ({
+    state: st?.state,
+    observedGeneration: st?.observedGeneration,
+    conditions: st?.conditions,
+    rooms: st?.rooms,
+    roomsByVersion: st?.roomsByVersion ?? {},
+    lastOperation: st?.lastOperation,
+  });
+  return stableStringify(pick(current)) !== stableStringify(pick(next));
+}
+
+export function stableStringify(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort()
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
