@@ -13,7 +13,7 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { planHealth } from './domain/health-plan';
-import type { RoomView } from './domain/types';
+import { summarizeFleet } from './domain/fleet-summary';
 import { RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -47,13 +47,15 @@ export class HealthController {
       deletionTimeoutMs: this.deps.config.roomDeletionTimeout,
     };
     const fleet = views.filter((r) => !r.validation);
-    const counts = countByStatus(fleet);
-    const available = fleet.filter((r) => !r.terminating && r.status !== 'error').length;
+    const summary = summarizeFleet(views, now, timeouts);
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
-    const decision = desiredRooms({ roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts, available, now, lastDownscaleAt });
+    const decision = desiredRooms({
+      roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt,
+    });
     const plan = planHealth({
       rooms: views,
       desired: decision.desired,
+      target: decision.target,
       now,
       timeouts,
       activeVersion: s.status.version,
@@ -68,7 +70,8 @@ export class HealthController {
       }
     }
 
-    await this.writeDecision(s, decision.desired, decision.reason, decision.recordDownscale ? now : undefined);
+    const downscaled = decision.recordDownscale && plan.removeReason === 'scale_down';
+    await this.writeDecision(s, decision.desired, decision.reason, downscaled ? now : undefined);
 
     if (expired.length > 0) {
       await this.enqueue(name, 'remove_rooms', {
@@ -118,13 +121,4 @@ export class HealthController {
       },
     });
   }
-}
-
-function countByStatus(rooms: readonly RoomView[]): { ready: number; occupied: number; pending: number; unready: number; terminating: number; error: number } {
-  const c = { ready: 0, occupied: 0, pending: 0, unready: 0, terminating: 0, error: 0 };
-  for (const r of rooms) {
-    if (r.terminating) c.terminating++;
-    else if (r.status in c) c[r.status as keyof typeof c]++;
-  }
-  return c;
 }

@@ -1,0 +1,156 @@
+import { desiredRooms, type DesiredRoomsInput } from './desired-count';
+import type { Autoscaling } from './types';
+
+const S = 1000;
+const NOW = 1_000_000 * S;
+
+const occupancy = (readyTarget: number, extra: Partial<Autoscaling> = {}, downThreshold?: number): Autoscaling => ({
+  enabled: true,
+  min: 1,
+  max: 10,
+  cooldown: 0,
+  policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget, ...(downThreshold === undefined ? {} : { downThreshold }) } } },
+  ...extra,
+});
+const buffer = (amount: number, extra: Partial<Autoscaling> = {}): Autoscaling => ({
+  enabled: true,
+  min: 1,
+  max: -1,
+  cooldown: 0,
+  policy: { type: 'fixedBuffer', parameters: { fixedBuffer: { amount } } },
+  ...extra,
+});
+const input = (over: Partial<DesiredRoomsInput> & { ready: number; occupied: number }): DesiredRoomsInput => ({
+  roomsReplicas: 2,
+  counts: { ready: over.ready, occupied: over.occupied },
+  available: over.available ?? over.ready + over.occupied,
+  now: NOW,
+  ...over,
+});
+
+describe('desiredRooms', () => {
+  const cases: { name: string; in: DesiredRoomsInput; desired: number; downscaleAllowed: boolean; recordDownscale: boolean; target?: number }[] = [
+    { name: 'no autoscaling -> roomsReplicas', in: input({ ready: 5, occupied: 5 }), desired: 2, downscaleAllowed: true, recordDownscale: false },
+    {
+      name: 'autoscaling disabled -> roomsReplicas',
+      in: input({ ready: 0, occupied: 9, autoscaling: { ...occupancy(0.5), enabled: false } }),
+      desired: 2, downscaleAllowed: true, recordDownscale: false,
+    },
+    { name: 'roomsReplicas missing -> 0', in: input({ ready: 1, occupied: 0, roomsReplicas: undefined }), desired: 0, downscaleAllowed: true, recordDownscale: false },
+    { name: 'roomOccupancy scale up', in: input({ ready: 1, occupied: 3, autoscaling: occupancy(0.5) }), desired: 6, downscaleAllowed: true, recordDownscale: false },
+    {
+      name: 'roomOccupancy docs example: 80 occupied of 100, readyTarget 0.5 -> 160',
+      in: input({ ready: 20, occupied: 80, autoscaling: occupancy(0.5, { max: -1 }) }),
+      desired: 160, downscaleAllowed: true, recordDownscale: false,
+    },
+    { name: 'roomOccupancy clamped to max', in: input({ ready: 0, occupied: 8, autoscaling: occupancy(0.5) }), desired: 10, downscaleAllowed: true, recordDownscale: false },
+    { name: 'roomOccupancy raised to min', in: input({ ready: 0, occupied: 0, autoscaling: occupancy(0.5, { min: 3 }) }), desired: 3, downscaleAllowed: true, recordDownscale: false },
+    { name: 'roomOccupancy equal to available: no downscale', in: input({ ready: 2, occupied: 2, autoscaling: occupancy(0.5) }), desired: 4, downscaleAllowed: true, recordDownscale: false },
+    {
+      name: 'roomOccupancy downscale allowed (1/10 <= 0.99)',
+      in: input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5) }),
+      desired: 1, downscaleAllowed: true, recordDownscale: true,
+    },
+    {
+      name: 'roomOccupancy downscale held by the threshold',
+      // desired = ceil(4/0.5) = 8 < 9 available; desiredFreeSlots = ceil(8*0.5) = 4; 4/5 = 0.8 > 0.7
+      in: input({ ready: 5, occupied: 4, autoscaling: occupancy(0.5, {}, 0.7) }),
+      desired: 9, downscaleAllowed: false, recordDownscale: false, target: 8,
+    },
+    {
+      name: 'roomOccupancy downscale with no free slot is held (ratio infinite)',
+      in: input({ ready: 0, occupied: 4, available: 9, autoscaling: occupancy(0.5) }),
+      desired: 9, downscaleAllowed: false, recordDownscale: false, target: 8,
+    },
+    {
+      name: 'downscale held by the cooldown',
+      in: input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5, { cooldown: 60 }), lastDownscaleAt: NOW - 30 * S }),
+      desired: 10, downscaleAllowed: false, recordDownscale: false, target: 1,
+    },
+    {
+      name: 'downscale at exactly the end of the cooldown is still held',
+      in: input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5, { cooldown: 60 }), lastDownscaleAt: NOW - 60 * S }),
+      desired: 10, downscaleAllowed: false, recordDownscale: false, target: 1,
+    },
+    {
+      name: 'downscale after the cooldown',
+      in: input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5, { cooldown: 60 }), lastDownscaleAt: NOW - 61 * S }),
+      desired: 1, downscaleAllowed: true, recordDownscale: true,
+    },
+    {
+      name: 'cooldown does not hold a scale up',
+      in: input({ ready: 0, occupied: 3, autoscaling: occupancy(0.5, { cooldown: 600 }), lastDownscaleAt: NOW - S }),
+      desired: 6, downscaleAllowed: true, recordDownscale: false,
+    },
+    { name: 'fixedBuffer', in: input({ ready: 1, occupied: 4, autoscaling: buffer(3) }), desired: 7, downscaleAllowed: true, recordDownscale: false },
+    { name: 'fixedBuffer clamped to max', in: input({ ready: 1, occupied: 4, autoscaling: buffer(3, { max: 5 }) }), desired: 5, downscaleAllowed: true, recordDownscale: false },
+    { name: 'fixedBuffer downscale', in: input({ ready: 9, occupied: 1, autoscaling: buffer(2) }), desired: 3, downscaleAllowed: true, recordDownscale: true },
+    {
+      name: 'fixedBuffer downscale held by the cooldown',
+      in: input({ ready: 9, occupied: 1, autoscaling: buffer(2, { cooldown: 10 }), lastDownscaleAt: NOW - 5 * S }),
+      desired: 10, downscaleAllowed: false, recordDownscale: false, target: 3,
+    },
+    {
+      name: 'unusable policy keeps the fleet',
+      in: input({ ready: 3, occupied: 1, autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy' } } }),
+      desired: 4, downscaleAllowed: false, recordDownscale: false,
+    },
+  ];
+  it.each(cases)('$name', ({ in: given, desired, downscaleAllowed, recordDownscale, target }) => {
+    const result = desiredRooms(given);
+    expect(result).toMatchObject({ desired, downscaleAllowed, recordDownscale, target: target ?? desired });
+    expect(result.reason).toEqual(expect.any(String));
+  });
+
+  it('says why, in words', () => {
+    expect(desiredRooms(input({ ready: 0, occupied: 8, autoscaling: occupancy(0.5) })).reason)
+      .toBe('roomOccupancy: ceil(8 occupied / (1 - 0.5)) = 16, capped at max 10');
+    expect(desiredRooms(input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5, { cooldown: 60 }), lastDownscaleAt: NOW - 30 * S })).reason)
+      .toBe('roomOccupancy: ceil(0 occupied / (1 - 0.5)) = 0, raised to min 1; downscale held: cooldown of 60s has 30s left');
+    expect(desiredRooms(input({ ready: 1, occupied: 0, autoscaling: { enabled: true, min: 1, max: 2, policy: { type: 'fixedBuffer' } } })).error)
+      .toBe('fixedBuffer.amount must be a number >= 0');
+  });
+
+  // Maestro's e2e (autoscaling_test.go): readyTarget 0.5, min 1, max 10; every ready room turns
+  // occupied between two health-controller runs, and the rooms added come up ready.
+  it('scales up as Maestro e2e: 1/1 -> 2/2 -> 4/4 -> 2/8 -> 0/10', () => {
+    const autoscaling = occupancy(0.5);
+    let ready = 0;
+    let occupied = 0;
+    const seen: string[] = [];
+    const cycle = (): void => {
+      const { desired } = desiredRooms({ roomsReplicas: 0, autoscaling, counts: { ready, occupied }, available: ready + occupied, now: NOW });
+      const available = ready + occupied;
+      if (desired > available) ready += desired - available;
+    };
+    cycle(); // the first room, at min
+    expect([ready, occupied]).toEqual([1, 0]);
+    for (let i = 0; i < 6; i++) {
+      occupied += ready; // players take every ready room
+      ready = 0;
+      cycle();
+      seen.push(`${ready}/${occupied}`);
+    }
+    expect(seen).toEqual(['1/1', '2/2', '4/4', '2/8', '0/10', '0/10']);
+  });
+
+  it('scales ten idle ready rooms down to one, once the cooldown allows', () => {
+    const autoscaling = occupancy(0.5, { cooldown: 30 });
+    let ready = 10;
+    let lastDownscaleAt: number | undefined = NOW - 10 * S;
+    const run = (now: number): void => {
+      const result = desiredRooms({ autoscaling, counts: { ready, occupied: 0 }, available: ready, now, lastDownscaleAt });
+      if (result.recordDownscale) lastDownscaleAt = now;
+      if (result.desired < ready) ready = result.desired;
+    };
+    run(NOW);
+    expect(ready).toBe(10);
+    run(NOW + 19 * S);
+    expect(ready).toBe(10);
+    run(NOW + 21 * S);
+    expect(ready).toBe(1);
+    expect(lastDownscaleAt).toBe(NOW + 21 * S);
+    run(NOW + 100 * S);
+    expect(ready).toBe(1);
+  });
+});

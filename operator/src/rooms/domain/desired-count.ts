@@ -1,0 +1,152 @@
+/**
+ * How many rooms a scheduler should have (Maestro §6, `GetDesiredNumberOfRooms` and the health
+ * controller's downscale check):
+ *  - no autoscaling, or `enabled: false`: `roomsReplicas`;
+ *  - `roomOccupancy`: ceil(occupied / (1 - readyTarget)), clamped to [min, max] (max -1 = unbounded);
+ *  - `fixedBuffer`: occupied + amount, clamped the same way.
+ * A downscale decided by a policy must also pass the gate, else the count stays at `available`:
+ *  - roomOccupancy only: desiredFreeSlots / freeSlots <= downThreshold (default 0.99), where
+ *    desiredFreeSlots = ceil(desired × readyTarget) and freeSlots = the ready rooms;
+ *  - every policy: the cooldown has passed (now > lastDownscaleAt + cooldown seconds).
+ * Rooms are single-match (Maestro's maxMatches = 1): a room is either free (ready) or occupied.
+ */
+import type { Autoscaling } from './types';
+
+/** Maestro's default `downThreshold` when it is omitted or 0 (PR #619). */
+export const DEFAULT_DOWN_THRESHOLD = 0.99;
+
+export interface RoomCountsInput {
+  ready: number;
+  occupied: number;
+  pending?: number;
+  unready?: number;
+  terminating?: number;
+  error?: number;
+}
+
+export interface DesiredRoomsInput {
+  roomsReplicas?: number;
+  autoscaling?: Autoscaling;
+  /** Counts of the fleet's rooms by status (validation rooms excluded). */
+  counts: RoomCountsInput;
+  /** The available rooms (not error, not terminating, not expired): what a downscale compares to. */
+  available: number;
+  now: number;
+  /** When the last downscale decided by autoscaling happened, epoch ms. */
+  lastDownscaleAt?: number;
+}
+
+export interface DesiredRooms {
+  desired: number;
+  /**
+   * The count before the downscale gate (equal to `desired` unless the gate held a downscale).
+   * A rolling update sizes its batches on this (Maestro's rolling update skips the gate): sizing
+   * them on the held count, which is the current fleet, would grow the fleet on every run.
+   */
+  target: number;
+  /** Why, for the scheduler status and history. */
+  reason: string;
+  /**
+   * False when a downscale was wanted and the gate (threshold or cooldown) held it back; then
+   * `desired` is `available`. True otherwise.
+   */
+  downscaleAllowed: boolean;
+  /**
+   * True when autoscaling decided a downscale now (desired < available): when the health plan
+   * then removes rooms for `scale_down`, the caller records `now` as
+   * `status.autoscaling.lastDownscaleAt` so the cooldown starts.
+   */
+  recordDownscale: boolean;
+  /** Set when the autoscaling settings cannot be used; `desired` then keeps the fleet as it is. */
+  error?: string;
+}
+
+/** The desired number of rooms. Pure; the caller persists `lastDownscaleAt` when `recordDownscale`. */
+export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
+  const available = nonNegativeInt(input.available);
+  const autoscaling = input.autoscaling;
+  if (!autoscaling || autoscaling.enabled === false) {
+    const replicas = nonNegativeInt(input.roomsReplicas ?? 0);
+    const reason = autoscaling ? `autoscaling disabled; roomsReplicas is ${replicas}` : `roomsReplicas is ${replicas}`;
+    return { desired: replicas, target: replicas, reason, downscaleAllowed: true, recordDownscale: false };
+  }
+
+  const ready = nonNegativeInt(input.counts.ready);
+  const occupied = nonNegativeInt(input.counts.occupied);
+  const policy = policyTarget(autoscaling, occupied);
+  if ('error' in policy) {
+    return {
+      desired: available,
+      target: available,
+      reason: `autoscaling policy unusable (${policy.error}); keeping ${available} rooms`,
+      downscaleAllowed: false,
+      recordDownscale: false,
+      error: policy.error,
+    };
+  }
+
+  const { desired, clampNote } = clamp(policy.target, autoscaling.min, autoscaling.max);
+  const base = `${policy.formula}${clampNote}`;
+  if (desired >= available) return { desired, target: desired, reason: base, downscaleAllowed: true, recordDownscale: false };
+
+  // A downscale: the threshold gate (roomOccupancy), then the cooldown (every policy).
+  const occupancy = autoscaling.policy.parameters?.roomOccupancy;
+  if (autoscaling.policy.type === 'roomOccupancy' && occupancy) {
+    const threshold = occupancy.downThreshold || DEFAULT_DOWN_THRESHOLD;
+    const desiredFreeSlots = Math.ceil(desired * occupancy.readyTarget);
+    const ratio = ready === 0 ? Number.POSITIVE_INFINITY : desiredFreeSlots / ready;
+    if (!(ratio <= threshold)) {
+      return {
+        desired: available,
+        target: desired,
+        reason: `${base}; downscale held: desired free slots ${desiredFreeSlots} / free slots ${ready} is above the threshold ${threshold}`,
+        downscaleAllowed: false,
+        recordDownscale: false,
+      };
+    }
+  }
+  const cooldownMs = Math.max(0, autoscaling.cooldown ?? 0) * 1000;
+  if (input.lastDownscaleAt !== undefined && !(input.now > input.lastDownscaleAt + cooldownMs)) {
+    const waitS = Math.ceil((input.lastDownscaleAt + cooldownMs - input.now) / 1000);
+    return {
+      desired: available,
+      target: desired,
+      reason: `${base}; downscale held: cooldown of ${autoscaling.cooldown ?? 0}s has ${waitS}s left`,
+      downscaleAllowed: false,
+      recordDownscale: false,
+    };
+  }
+  return { desired, target: desired, reason: `${base}; downscale from ${available}`, downscaleAllowed: true, recordDownscale: true };
+}
+
+function policyTarget(autoscaling: Autoscaling, occupied: number): { target: number; formula: string } | { error: string } {
+  const { type, parameters } = autoscaling.policy ?? {};
+  if (type === 'roomOccupancy') {
+    const readyTarget = parameters?.roomOccupancy?.readyTarget;
+    if (typeof readyTarget !== 'number' || !(readyTarget > 0 && readyTarget < 1)) {
+      return { error: 'roomOccupancy.readyTarget must be a number in (0, 1)' };
+    }
+    const target = Math.ceil(occupied / (1 - readyTarget));
+    return { target, formula: `roomOccupancy: ceil(${occupied} occupied / (1 - ${readyTarget})) = ${target}` };
+  }
+  if (type === 'fixedBuffer') {
+    const amount = parameters?.fixedBuffer?.amount;
+    if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+      return { error: 'fixedBuffer.amount must be a number >= 0' };
+    }
+    const target = occupied + Math.floor(amount);
+    return { target, formula: `fixedBuffer: ${occupied} occupied + ${Math.floor(amount)} = ${target}` };
+  }
+  return { error: `unknown policy type ${JSON.stringify(type)}` };
+}
+
+/** Maestro's `ensureDesiredNumberIsBetweenMinAndMax`: below min -> min; max >= 0 and above -> max. */
+function clamp(target: number, min: number, max: number): { desired: number; clampNote: string } {
+  if (Number.isFinite(min) && target < min) return { desired: Math.max(0, Math.floor(min)), clampNote: `, raised to min ${min}` };
+  if (Number.isFinite(max) && max >= 0 && target > max) return { desired: Math.floor(max), clampNote: `, capped at max ${max}` };
+  return { desired: target, clampNote: '' };
+}
+
+function nonNegativeInt(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
+}

@@ -1,0 +1,111 @@
+import { expiryReason, findExpiredRooms, formatMs } from './expiry';
+import { roomView } from './test-rooms';
+import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
+
+const S = 1000;
+const NOW = 1_000_000 * S;
+const timeouts = { initTimeoutMs: 120 * S, pingTimeoutMs: 240 * S, deletionTimeoutMs: 120 * S };
+
+describe('expiryReason', () => {
+  const cases: { name: string; room: Partial<RoomView>; reason: string | undefined }[] = [
+    { name: 'fresh ready room', room: { status: 'ready', createdAt: NOW - 10 * S, lastPingAt: NOW - S }, reason: undefined },
+    { name: 'terminated room', room: { status: 'terminated', createdAt: NOW - S, lastPingAt: NOW }, reason: 'room reported terminated' },
+    {
+      name: 'ready room silent past the ping timeout',
+      room: { status: 'ready', createdAt: NOW - 1000 * S, lastPingAt: NOW - 245 * S },
+      reason: 'no ping for 245s (timeout 240s)',
+    },
+    { name: 'ready room silent exactly the ping timeout', room: { status: 'ready', createdAt: 0, lastPingAt: NOW - 240 * S }, reason: undefined },
+    {
+      name: 'occupied room silent past the ping timeout',
+      room: { status: 'occupied', createdAt: 0, lastPingAt: NOW - 300 * S },
+      reason: 'no ping for 300s (timeout 240s)',
+    },
+    {
+      name: 'error room silent past the ping timeout',
+      room: { status: 'error', createdAt: 0, lastPingAt: NOW - 241 * S },
+      reason: 'no ping for 241s (timeout 240s)',
+    },
+    { name: 'error room that pinged recently', room: { status: 'error', createdAt: 0, lastPingAt: NOW - 10 * S }, reason: undefined },
+    {
+      name: 'pending room past the init timeout',
+      room: { status: 'pending', createdAt: NOW - 121 * S },
+      reason: 'pending 121s after creation (initialization timeout 120s)',
+    },
+    { name: 'pending room within the init timeout', room: { status: 'pending', createdAt: NOW - 119 * S }, reason: undefined },
+    {
+      name: 'pending room with an old ping is judged by its age only',
+      room: { status: 'pending', createdAt: NOW - 60 * S, lastPingAt: NOW - 500 * S },
+      reason: undefined,
+    },
+    {
+      name: 'unready room past the init timeout',
+      room: { status: 'unready', createdAt: NOW - 130 * S },
+      reason: 'unready 130s after creation (initialization timeout 120s)',
+    },
+    {
+      name: 'ready room that never pinged counts from creation',
+      room: { status: 'ready', createdAt: NOW - 250 * S },
+      reason: 'no ping since creation for 250s (timeout 240s)',
+    },
+    {
+      name: 'room being deleted past the deletion timeout',
+      room: { status: 'ready', terminating: true, terminatingSince: NOW - 125 * S, lastPingAt: NOW - S },
+      reason: 'terminating for 125s (timeout 120s)',
+    },
+    {
+      name: 'room being deleted within the deletion timeout, even with an old ping',
+      room: { status: 'occupied', terminating: true, terminatingSince: NOW - 60 * S, lastPingAt: NOW - 600 * S },
+      reason: undefined,
+    },
+    {
+      name: 'room that pinged terminating counts from its last ping',
+      room: { status: 'terminating', createdAt: 0, lastPingAt: NOW - 121 * S },
+      reason: 'terminating for 121s (timeout 120s)',
+    },
+    {
+      name: 'terminating room that never pinged counts from creation',
+      room: { status: 'terminating', createdAt: NOW - 200 * S },
+      reason: 'terminating for 200s (timeout 120s)',
+    },
+    {
+      name: 'validation rooms expire like others',
+      room: { status: 'pending', validation: true, createdAt: NOW - 180 * S },
+      reason: 'pending 180s after creation (initialization timeout 120s)',
+    },
+  ];
+  it.each(cases)('$name', ({ room, reason }) => {
+    expect(expiryReason(roomView('r', room), NOW, timeouts)).toBe(reason);
+  });
+});
+
+describe('findExpiredRooms', () => {
+  it('returns the expired rooms in input order with their reasons', () => {
+    const rooms = [
+      roomView('a', { status: 'ready', lastPingAt: NOW - S }),
+      roomView('b', { status: 'terminated' }),
+      roomView('c', { status: 'pending', createdAt: NOW - 500 * S }),
+      roomView('d', { status: 'occupied', lastPingAt: NOW - 2 * S }),
+    ];
+    expect(findExpiredRooms(rooms, NOW, DEFAULT_ROOM_TIMEOUTS).map((e) => [e.room.name, e.reason])).toEqual([
+      ['b', 'room reported terminated'],
+      ['c', 'pending 500s after creation (initialization timeout 120s)'],
+    ]);
+  });
+
+  it('returns nothing for no rooms', () => {
+    expect(findExpiredRooms([], NOW, timeouts)).toEqual([]);
+  });
+});
+
+describe('formatMs', () => {
+  it.each([
+    [0, '0ms'],
+    [1500, '1500ms'],
+    [2000, '2s'],
+    [245_300, '245s'],
+    [240_000, '240s'],
+  ])('%d -> %s', (ms, text) => {
+    expect(formatMs(ms)).toBe(text);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Which rooms have expired and must be removed by id (Maestro §3.4, health controller). The rules,
+ * checked in this order, first match wins:
+ *  1. status `terminated`: the room said it is done;
+ *  2. terminating (being deleted, or pinged `terminating`) for longer than the deletion timeout,
+ *     counted from `terminatingSince`, else the last ping, else creation (Maestro counts from the
+ *     last ping; we know when the deletion began, which is what the timeout is about);
+ *  3. `pending` or `unready` for longer than the initialization timeout, counted from creation;
+ *  4. not `pending` and no ping for longer than the ping timeout; a room that never pinged counts
+ *     from its creation (Maestro stores `lastPingAt = createdAt` at creation).
+ * Occupied rooms do expire under rule 4: a room that stopped pinging is presumed dead, and the
+ * removal of an expired room is a removal by id (DESIGN.md "Rooms with players are protected").
+ * Validation rooms expire like any other, so one leaked by a crashed operation gets cleaned up.
+ * Comparisons are strict (`>`), as Maestro's.
+ */
+import type { RoomTimeouts, RoomView } from './types';
+
+export interface ExpiredRoom {
+  room: RoomView;
+  reason: string;
+}
+
+/** The expired rooms among `rooms`, in input order, each with a reason for people. */
+export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeouts: RoomTimeouts): ExpiredRoom[] {
+  const expired: ExpiredRoom[] = [];
+  for (const room of rooms) {
+    const reason = expiryReason(room, now, timeouts);
+    if (reason !== undefined) expired.push({ room, reason });
+  }
+  return expired;
+}
+
+/** Why `room` has expired at `now`, or undefined when it has not. */
+export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts): string | undefined {
+  if (room.status === 'terminated') return 'room reported terminated';
+
+  if (room.terminating || room.status === 'terminating') {
+    const since = room.terminatingSince ?? room.lastPingAt ?? room.createdAt;
+    const elapsed = now - since;
+    return elapsed > timeouts.deletionTimeoutMs
+      ? `terminating for ${formatMs(elapsed)} (timeout ${formatMs(timeouts.deletionTimeoutMs)})`
+      : undefined;
+  }
+
+  if (room.status === 'pending' || room.status === 'unready') {
+    const age = now - room.createdAt;
+    if (age > timeouts.initTimeoutMs) {
+      return `${room.status} ${formatMs(age)} after creation (initialization timeout ${formatMs(timeouts.initTimeoutMs)})`;
+    }
+  }
+
+  if (room.status !== 'pending') {
+    const silent = now - (room.lastPingAt ?? room.createdAt);
+    if (silent > timeouts.pingTimeoutMs) {
+      const what = room.lastPingAt === undefined ? 'no ping since creation' : 'no ping';
+      return `${what} for ${formatMs(silent)} (timeout ${formatMs(timeouts.pingTimeoutMs)})`;
+    }
+  }
+  return undefined;
+}
+
+/** Milliseconds for people: whole seconds as `245s`, anything else as `1500ms`. */
+export function formatMs(ms: number): string {
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms / 1000}s`;
+  if (ms >= 10_000) return `${Math.floor(ms / 1000)}s`;
+  return `${ms}ms`;
+}

@@ -1,0 +1,30 @@
+import { summarizeFleet } from './fleet-summary';
+import { roomView } from './test-rooms';
+import { DEFAULT_ROOM_TIMEOUTS } from './types';
+
+const S = 1000;
+const NOW = 10_000 * S;
+
+describe('summarizeFleet', () => {
+  it('sorts rooms into expired, available and counts', () => {
+    const rooms = [
+      roomView('ready', { status: 'ready', lastPingAt: NOW }),
+      roomView('occupied', { status: 'occupied', lastPingAt: NOW }),
+      roomView('pending', { status: 'pending', createdAt: NOW - S }),
+      roomView('unready', { status: 'unready', createdAt: NOW - S }),
+      roomView('silent', { status: 'ready', lastPingAt: NOW - 300 * S }),
+      roomView('stuck-pending', { status: 'pending', createdAt: NOW - 300 * S }),
+      roomView('error', { status: 'error', lastPingAt: NOW }),
+      roomView('expired-error', { status: 'error', lastPingAt: NOW - 300 * S }),
+      roomView('deleting', { status: 'ready', terminating: true, terminatingSince: NOW, lastPingAt: NOW }),
+      roomView('pinged-terminating', { status: 'terminating', lastPingAt: NOW }),
+      roomView('terminated', { status: 'terminated', lastPingAt: NOW }),
+      roomView('validation', { status: 'ready', validation: true, lastPingAt: NOW }),
+      roomView('old-validation', { status: 'pending', validation: true, createdAt: NOW - 500 * S }),
+    ];
+    const summary = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS);
+    expect(summary.expired.map((e) => e.room.name)).toEqual(['silent', 'stuck-pending', 'expired-error', 'terminated', 'old-validation']);
+    expect(summary.available.map((r) => r.name)).toEqual(['ready', 'occupied', 'pending', 'unready']);
+    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, terminating: 3, error: 2 });
+  });
+});

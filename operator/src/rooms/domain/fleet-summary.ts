@@ -1,0 +1,51 @@
+/**
+ * What the health controller sees in a scheduler's rooms (Maestro §3.4 steps 3-4): which rooms have
+ * expired, which are available, and the counts the autoscaler and the Scheduler status need.
+ * Available = part of the fleet (not a validation room), not being deleted, not `error`,
+ * `terminating` or `terminated`, and not expired. Error rooms do not count toward the desired
+ * count, so replacements get made while they wait for their expiry.
+ */
+import { findExpiredRooms, type ExpiredRoom } from './expiry';
+import type { RoomTimeouts, RoomView } from './types';
+
+export interface FleetCounts {
+  /** Available rooms by status. */
+  pending: number;
+  unready: number;
+  ready: number;
+  occupied: number;
+  /** Fleet rooms being deleted, or that pinged terminating/terminated. */
+  terminating: number;
+  /** Fleet rooms in error (expired or not). */
+  error: number;
+}
+
+export interface FleetSummary {
+  /** Every expired room, validation rooms included. */
+  expired: ExpiredRoom[];
+  /** The available rooms, in input order. */
+  available: RoomView[];
+  counts: FleetCounts;
+}
+
+export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts: RoomTimeouts): FleetSummary {
+  const expired = findExpiredRooms(rooms, now, timeouts);
+  const expiredNames = new Set(expired.map((e) => e.room.name));
+  const counts: FleetCounts = { pending: 0, unready: 0, ready: 0, occupied: 0, terminating: 0, error: 0 };
+  const available: RoomView[] = [];
+  for (const room of rooms) {
+    if (room.validation) continue;
+    if (room.terminating || room.status === 'terminating' || room.status === 'terminated') {
+      counts.terminating++;
+      continue;
+    }
+    if (room.status === 'error') {
+      counts.error++;
+      continue;
+    }
+    if (expiredNames.has(room.name)) continue;
+    counts[room.status]++;
+    available.push(room);
+  }
+  return { expired, available, counts };
+}

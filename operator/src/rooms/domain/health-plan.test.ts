@@ -1,0 +1,256 @@
+import { desiredRooms } from './desired-count';
+import { summarizeFleet } from './fleet-summary';
+import { computeMaxSurge, planHealth, type HealthPlanInput } from './health-plan';
+import { roomView } from './test-rooms';
+import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
+
+const S = 1000;
+const NOW = 10_000 * S;
+
+const fresh = (name: string, over: Partial<RoomView> = {}): RoomView =>
+  roomView(name, { version: 'v2.0.0', createdAt: NOW - 10 * S, lastPingAt: NOW, ...over });
+const many = (prefix: string, n: number, over: Partial<RoomView> = {}): RoomView[] =>
+  Array.from({ length: n }, (_, i) => fresh(`${prefix}-${i}`, { createdAt: NOW - 100 * S + i, ...over }));
+const plan = (over: Partial<HealthPlanInput>) =>
+  planHealth({ rooms: [], desired: 0, now: NOW, timeouts: DEFAULT_ROOM_TIMEOUTS, activeVersion: 'v2.0.0', maxSurge: 3, ...over });
+
+describe('planHealth', () => {
+  const cases: {
+    name: string;
+    in: Partial<HealthPlanInput>;
+    want: { add: number; remove: number; removeReason: string | undefined; rollingUpdate: boolean; available: number; upper?: number };
+  }[] = [
+    { name: 'nothing to do', in: { rooms: many('r', 3), desired: 3 }, want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: false, available: 3 } },
+    { name: 'missing rooms are added', in: { rooms: many('r', 1), desired: 4 }, want: { add: 3, remove: 0, removeReason: undefined, rollingUpdate: false, available: 1 } },
+    { name: 'an empty fleet', in: { rooms: [], desired: 2 }, want: { add: 2, remove: 0, removeReason: undefined, rollingUpdate: false, available: 0 } },
+    {
+      name: 'surplus rooms are removed',
+      in: { rooms: many('r', 5), desired: 2 },
+      want: { add: 0, remove: 3, removeReason: 'scale_down', rollingUpdate: false, available: 5 },
+    },
+    {
+      name: 'scale-down never asks for occupied rooms',
+      in: { rooms: [...many('o', 4, { status: 'occupied' }), ...many('r', 1)], desired: 1 },
+      want: { add: 0, remove: 1, removeReason: 'scale_down', rollingUpdate: false, available: 5 },
+    },
+    {
+      name: 'all occupied: nothing removable',
+      in: { rooms: many('o', 4, { status: 'occupied' }), desired: 1 },
+      want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: false, available: 4 },
+    },
+    {
+      name: 'error rooms do not count toward the desired count',
+      in: { rooms: [...many('r', 2), ...many('e', 2, { status: 'error' })], desired: 4 },
+      want: { add: 2, remove: 0, removeReason: undefined, rollingUpdate: false, available: 2 },
+    },
+    {
+      name: 'expired and terminating rooms do not count either',
+      in: {
+        rooms: [...many('r', 2), fresh('silent', { lastPingAt: NOW - 300 * S }), fresh('deleting', { terminating: true, terminatingSince: NOW })],
+        desired: 3,
+      },
+      want: { add: 1, remove: 0, removeReason: undefined, rollingUpdate: false, available: 2 },
+    },
+    {
+      name: 'validation rooms are not part of the fleet',
+      in: { rooms: [...many('r', 2), fresh('validation', { validation: true, version: 'v3.0.0' })], desired: 2 },
+      want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: false, available: 2 },
+    },
+    {
+      name: 'a minor version difference is no rolling update',
+      in: { rooms: many('r', 2, { version: 'v2.3.0' }), desired: 2 },
+      want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: false, available: 2 },
+    },
+    {
+      name: 'rolling update starts with a surge batch',
+      in: { rooms: many('old', 10, { version: 'v1.0.0' }), desired: 10 },
+      want: { add: 3, remove: 0, removeReason: undefined, rollingUpdate: true, available: 10 },
+    },
+    {
+      name: 'rolling update removes old rooms once new ones are ready and starts the next batch',
+      in: { rooms: [...many('old', 10, { version: 'v1.0.0' }), ...many('new', 3)], desired: 10 },
+      want: { add: 3, remove: 3, removeReason: 'rolling_update_replace', rollingUpdate: true, available: 13 },
+    },
+    {
+      name: 'rolling update waits while the new batch is pending',
+      in: { rooms: [...many('old', 10, { version: 'v1.0.0' }), ...many('new', 3, { status: 'pending', lastPingAt: undefined })], desired: 10 },
+      want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: true, available: 13 },
+    },
+    {
+      name: 'old pending and unready rooms go at once',
+      in: {
+        rooms: [...many('old', 8, { version: 'v1.0.0' }), ...many('oldp', 2, { version: 'v1.0.0', status: 'pending' }), fresh('oldu', { version: 'v1.1.0', status: 'unready' })],
+        desired: 10,
+      },
+      // 8 serve, fewer than 10: no ready room goes; 8 left after removal, so 5 added up to 13.
+      want: { add: 5, remove: 3, removeReason: 'rolling_update_replace', rollingUpdate: true, available: 11 },
+    },
+    {
+      name: 'a percentage surge',
+      in: { rooms: many('old', 10, { version: 'v1.0.0' }), desired: 10, maxSurge: '50%' },
+      want: { add: 5, remove: 0, removeReason: undefined, rollingUpdate: true, available: 10 },
+    },
+    {
+      name: 'the surge is capped at the autoscaling max',
+      in: { rooms: many('old', 10, { version: 'v1.0.0' }), desired: 10, autoscalingMax: 11 },
+      want: { add: 1, remove: 0, removeReason: undefined, rollingUpdate: true, available: 10 },
+    },
+    {
+      name: 'a max equal to desired still lets one room surge',
+      in: { rooms: many('old', 10, { version: 'v1.0.0' }), desired: 10, autoscalingMax: 10 },
+      want: { add: 1, remove: 0, removeReason: undefined, rollingUpdate: true, available: 10 },
+    },
+    {
+      name: 'above the max (a held downscale), the surge stops at max + 1',
+      in: { rooms: [...many('old', 12, { version: 'v1.0.0' }), ...many('new', 1, { status: 'pending' })], desired: 13, autoscalingMax: 10 },
+      want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: true, available: 13, upper: 11 },
+    },
+    {
+      name: 'rolling update to zero rooms removes the old ones',
+      in: { rooms: many('old', 4, { version: 'v1.0.0' }), desired: 0 },
+      want: { add: 0, remove: 4, removeReason: 'rolling_update_replace', rollingUpdate: true, available: 4 },
+    },
+    {
+      name: 'rolling update with a scale-up adds to the upper bound',
+      in: { rooms: many('old', 5, { version: 'v1.0.0' }), desired: 10 },
+      want: { add: 8, remove: 0, removeReason: undefined, rollingUpdate: true, available: 5 },
+    },
+    {
+      name: 'a major switch back also replaces rooms',
+      in: { rooms: many('r', 2, { version: 'v2.0.0' }), desired: 2, activeVersion: 'v1.1.0' },
+      want: { add: 2, remove: 0, removeReason: undefined, rollingUpdate: true, available: 2 },
+    },
+  ];
+  it.each(cases)('$name', ({ in: given, want }) => {
+    expect(plan(given)).toMatchObject(want);
+  });
+
+  it('lists expired rooms with reasons and names the rooms it would remove', () => {
+    const result = plan({
+      rooms: [
+        fresh('a', { createdAt: NOW - 30 * S }),
+        fresh('b', { createdAt: NOW - 20 * S, status: 'pending' }),
+        fresh('c', { createdAt: NOW - 10 * S }),
+        fresh('gone', { status: 'terminated' }),
+        fresh('o', { status: 'occupied' }),
+      ],
+      desired: 2,
+    });
+    expect(result.expired).toEqual([{ name: 'gone', reason: 'room reported terminated' }]);
+    expect(result.remove).toBe(2);
+    expect(result.removeRooms).toEqual(['b', 'a']);
+  });
+
+  it('names only old-major rooms during a rolling update', () => {
+    const result = plan({ rooms: [...many('new', 3), ...many('old', 10, { version: 'v1.0.0' })], desired: 10 });
+    expect(result.removeRooms).toEqual(['old-0', 'old-1', 'old-2']);
+    expect(result).toMatchObject({ surge: 3, upper: 13 });
+  });
+
+  it('ignores a junk desired count', () => {
+    expect(plan({ rooms: many('r', 2), desired: Number.NaN })).toMatchObject({ remove: 2, removeReason: 'scale_down' });
+  });
+
+  // Maestro §7: 10 rooms, maxSurge 3. One health-controller run per cycle; removals are instant;
+  // rooms added come up ready by the next run. One old room is occupied until cycle 6.
+  it('replaces 10 rooms in batches of 3, never below 10 ready or occupied, sparing the occupied room', () => {
+    let rooms: RoomView[] = many('old', 10, { version: 'v1.0.0' });
+    rooms[4] = { ...rooms[4]!, status: 'occupied' };
+    const busy = rooms[4]!.name;
+    const serving = (): number => rooms.filter((r) => r.status === 'ready' || r.status === 'occupied').length;
+    const log: string[] = [];
+    let created = 0;
+    for (let cycle = 1; cycle <= 12; cycle++) {
+      const now = NOW + cycle * 60 * S;
+      rooms = rooms.map((r) => ({ ...r, lastPingAt: now, status: r.status === 'pending' ? 'ready' : r.status }));
+      if (cycle === 6) rooms = rooms.map((r) => (r.name === busy ? { ...r, status: 'ready' } : r));
+
+      const p = planHealth({ rooms, desired: 10, now, timeouts: DEFAULT_ROOM_TIMEOUTS, activeVersion: 'v2.0.0', maxSurge: 3 });
+      expect(p.removeRooms).toHaveLength(p.remove);
+      rooms = rooms.filter((r) => !p.removeRooms.includes(r.name));
+      expect(serving()).toBeGreaterThanOrEqual(10);
+      if (cycle < 6) expect(rooms.some((r) => r.name === busy)).toBe(true);
+      for (let i = 0; i < p.add; i++) rooms.push(fresh(`new-${created++}`, { status: 'pending', createdAt: now, lastPingAt: undefined }));
+      expect(rooms.length).toBeLessThanOrEqual(13);
+      log.push(`${p.rollingUpdate ? 'R' : '-'} +${p.add} -${p.remove}`);
+    }
+    expect(rooms).toHaveLength(10);
+    expect(rooms.every((r) => r.version === 'v2.0.0' && r.status === 'ready')).toBe(true);
+    expect(log).toEqual([
+      'R +3 -0', // the first batch
+      'R +3 -3', // batch 1 ready: 3 old out, batch 2 in
+      'R +3 -3',
+      'R +1 -3', // the last free old rooms go; 9 new rooms exist, so 1 more is made
+      'R +0 -0', // only the occupied old room is left: it stays
+      'R +0 -1', // its players left: it goes too
+      '- +0 -0',
+      '- +0 -0',
+      '- +0 -0',
+      '- +0 -0',
+      '- +0 -0',
+      '- +0 -0',
+    ]);
+  });
+
+  // With autoscaling, the surge rooms make the fleet larger than the policy wants, and the downscale
+  // gate (here the cooldown) then holds `desired` at the current fleet. Sizing the update on that
+  // would grow the fleet every run; it is sized on `target` instead.
+  it('does not grow the fleet when the downscale gate holds during a rolling update', () => {
+    const autoscaling = {
+      enabled: true, min: 1, max: 30, cooldown: 3600,
+      policy: { type: 'fixedBuffer' as const, parameters: { fixedBuffer: { amount: 10 } } },
+    };
+    let rooms: RoomView[] = many('old', 10, { version: 'v1.0.0' });
+    let created = 0;
+    let largest = 0;
+    for (let cycle = 1; cycle <= 10; cycle++) {
+      const now = NOW + cycle * 60 * S;
+      rooms = rooms.map((r) => ({ ...r, lastPingAt: now, status: r.status === 'pending' ? 'ready' : r.status }));
+      const fleet = summarizeFleet(rooms, now, DEFAULT_ROOM_TIMEOUTS);
+      const want = desiredRooms({ autoscaling, counts: fleet.counts, available: fleet.available.length, now, lastDownscaleAt: now - 60 * S });
+      const p = planHealth({
+        rooms, desired: want.desired, target: want.target, now, timeouts: DEFAULT_ROOM_TIMEOUTS,
+        activeVersion: 'v2.0.0', maxSurge: 3, autoscalingMax: autoscaling.max,
+      });
+      rooms = rooms.filter((r) => !p.removeRooms.includes(r.name));
+      for (let i = 0; i < p.add; i++) rooms.push(fresh(`new-${created++}`, { status: 'pending', createdAt: now, lastPingAt: undefined }));
+      largest = Math.max(largest, rooms.length);
+    }
+    expect(largest).toBe(13);
+    expect(rooms).toHaveLength(10);
+    expect(rooms.every((r) => r.version === 'v2.0.0')).toBe(true);
+  });
+
+  it('is idempotent: the same observation gives the same plan', () => {
+    const input: HealthPlanInput = {
+      rooms: [...many('new', 3), ...many('old', 10, { version: 'v1.0.0' })],
+      desired: 10, now: NOW, timeouts: DEFAULT_ROOM_TIMEOUTS, activeVersion: 'v2.0.0', maxSurge: '30%',
+    };
+    expect(planHealth(input)).toEqual(planHealth(input));
+  });
+});
+
+describe('computeMaxSurge', () => {
+  it.each([
+    [3, 10, 3],
+    ['3', 10, 3],
+    [' 3 ', 10, 3],
+    ['25%', 10, 3],
+    ['10%', 10, 1],
+    ['7%', 100, 7],
+    ['100%', 10, 10],
+    ['12.5%', 8, 1],
+    ['0%', 10, 1],
+    ['10%', 0, 1],
+    [0, 10, 1],
+    [-2, 10, 1],
+    [2.7, 10, 2],
+    ['junk', 10, 1],
+    ['-3', 10, 1],
+    ['%', 10, 1],
+    [undefined, 10, 1],
+    [Number.NaN, 10, 1],
+  ] as [number | string | undefined, number, number][])('%j of %d -> %d', (maxSurge, desired, surge) => {
+    expect(computeMaxSurge(maxSurge, desired)).toBe(surge);
+  });
+});

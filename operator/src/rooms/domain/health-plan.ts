@@ -1,0 +1,156 @@
+/**
+ * One health-controller decision for a scheduler (Maestro §3.4, §6 wrap-up and §7 rolling update):
+ * which rooms expired, and how many rooms to add or remove. Pure; the room manager applies it.
+ *
+ * Normal run: missing rooms are added; surplus rooms are removed (`scale_down`), never more than
+ * the available rooms that are not occupied (DESIGN.md "Rooms with players are protected").
+ *
+ * Rolling update (any available room of another major than the active version; a minor switch
+ * replaces nothing):
+ *  - Sized on `target`, the desired count before the autoscaling downscale gate (as Maestro, whose
+ *    rolling update skips the gate); the gated count would be the current fleet, surge included.
+ *  - surge = computeMaxSurge(maxSurge, desired); upper = desired + surge, capped at the autoscaling
+ *    max when given, as Maestro. Unlike Maestro, one room may always surge, even at the max: with
+ *    no room to surge an update would never progress. So the fleet may reach max + 1, never more.
+ *  - Old-major rooms that are pending or unready serve nobody and are removed at once.
+ *  - Old-major ready rooms are removed only while the ready-or-occupied rooms stay >= desired, i.e.
+ *    once a batch of new rooms is ready (maxUnavailable 0, as Maestro). Occupied old rooms stay
+ *    until their players leave.
+ *  - New rooms are added up to `upper` rooms in all (counted after this run's removals, so a batch
+ *    is removed and the next one started in the same run; Maestro needs two runs), and never more
+ *    than the new-version rooms still missing, so the update ends at `desired` rooms.
+ *  - Only old-major rooms are removed during an update; surplus new rooms, if the desired count
+ *    fell meanwhile, are trimmed by scale-down once the update is over.
+ */
+import type { RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
+import { summarizeFleet, type FleetCounts } from './fleet-summary';
+import { chooseRoomsToRemove, type RemovalOptions } from './removal-order';
+import { isOtherMajor } from './version-major';
+import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
+
+export type RemoveReason = Extract<RemoveRoomsReason, 'scale_down' | 'rolling_update_replace'>;
+
+export interface HealthPlanInput {
+  rooms: readonly RoomView[];
+  /** The desired count (desired-count.ts `desired`). */
+  desired: number;
+  /**
+   * The desired count before the downscale gate (desired-count.ts `target`); a rolling update
+   * sizes its batches on it. Defaults to `desired`.
+   */
+  target?: number;
+  now: number;
+  timeouts: RoomTimeouts;
+  /** The active version, e.g. `v2.0.0`. */
+  activeVersion: string;
+  /** Its major; derived from `activeVersion` when absent. */
+  activeMajor?: number;
+  /** Scheduler `maxSurge`: an integer, a numeric string or a percentage. */
+  maxSurge: number | string;
+  /** `autoscaling.max` when autoscaling is enabled and bounded (>= 0). */
+  autoscalingMax?: number;
+}
+
+export interface HealthPlan {
+  /** Rooms to remove by id (reason `expired_room`). */
+  expired: RoomWithReason[];
+  /** Rooms to create, of the active version. */
+  add: number;
+  /** Rooms to remove by amount. */
+  remove: number;
+  removeReason: RemoveReason | undefined;
+  /** The rooms this plan would remove now, in order; a removal by amount may pick again later. */
+  removeRooms: string[];
+  rollingUpdate: boolean;
+  /** Available rooms (what `desired` is compared with). */
+  available: number;
+  counts: FleetCounts;
+  /** During a rolling update: the surge and the upper bound used. */
+  surge?: number;
+  upper?: number;
+}
+
+export function planHealth(input: HealthPlanInput): HealthPlan {
+  const { now, timeouts } = input;
+  const desired = count(input.desired);
+  const fleet = summarizeFleet(input.rooms, now, timeouts);
+  const expired = fleet.expired.map((e) => ({ name: e.room.name, reason: e.reason }));
+  const rooms = fleet.available;
+  const available = rooms.length;
+  const active = { activeVersion: input.activeVersion, activeMajor: input.activeMajor };
+  const removalOptions = { pingTimeoutMs: timeouts.pingTimeoutMs, ...active };
+  const base = { expired, available, counts: fleet.counts };
+
+  const isOld = (r: RoomView): boolean => isOtherMajor(r.version, active);
+  if (!rooms.some(isOld)) {
+    if (available < desired) {
+      return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
+    }
+    const freeRooms = rooms.filter((r) => r.status !== 'occupied').length;
+    const remove = Math.min(available - desired, freeRooms);
+    const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
+    return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false };
+  }
+
+  // Sized on the count before the downscale gate: see DesiredRooms.target.
+  const rollingDesired = input.target === undefined ? desired : count(input.target);
+  return { ...base, ...rollingUpdatePlan(rooms, rollingDesired, input, isOld, removalOptions) };
+}
+
+function rollingUpdatePlan(
+  rooms: readonly RoomView[],
+  desired: number,
+  input: HealthPlanInput,
+  isOld: (r: RoomView) => boolean,
+  removalOptions: RemovalOptions,
+): Omit<HealthPlan, 'expired' | 'available' | 'counts'> {
+  const available = rooms.length;
+  const surge = computeMaxSurge(input.maxSurge, desired);
+  // Capped at the autoscaling max, except that one room may always surge (else no progress):
+  // the fleet never exceeds max + 1 during an update.
+  const max = input.autoscalingMax;
+  const cap = max !== undefined && max >= 0 ? Math.max(max, Math.min(desired, max) + 1) : Number.POSITIVE_INFINITY;
+  const upper = Math.min(desired + surge, cap);
+
+  const serving = rooms.filter((r) => r.status === 'ready' || r.status === 'occupied').length;
+  const oldIdle = rooms.filter((r) => isOld(r) && (r.status === 'pending' || r.status === 'unready')).length;
+  const oldReady = rooms.filter((r) => isOld(r) && r.status === 'ready').length;
+  const remove = oldIdle + Math.min(oldReady, Math.max(0, serving - desired));
+  const newRooms = rooms.filter((r) => !isOld(r)).length;
+  const add = Math.max(0, Math.min(upper - (available - remove), desired - newRooms));
+  const removeRooms = chooseRoomsToRemove(rooms, remove, input.now, { ...removalOptions, otherMajorOnly: true }).remove.map((r) => r.name);
+  return {
+    add,
+    remove,
+    removeReason: remove > 0 ? 'rolling_update_replace' : undefined,
+    removeRooms,
+    rollingUpdate: true,
+    surge,
+    upper,
+  };
+}
+
+function count(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
+}
+
+/**
+ * Maestro's `ComputeMaxSurge`: "N" or N -> N; "N%" -> ceil(N/100 × desired); a result <= 0 or an
+ * unreadable value -> 1.
+ */
+export function computeMaxSurge(maxSurge: number | string | undefined, desired: number): number {
+  let surge = Number.NaN;
+  if (typeof maxSurge === 'number') {
+    surge = Math.floor(maxSurge);
+  } else if (typeof maxSurge === 'string') {
+    const text = maxSurge.trim();
+    const percent = /^(\d+(?:\.\d+)?)%$/.exec(text);
+    if (percent?.[1]) {
+      // Subtract a hair so 7% of 100 is 7, not 8 from 7.000000000000001.
+      surge = Math.ceil((Number(percent[1]) * Math.max(0, desired)) / 100 - 1e-9);
+    } else if (/^\d+$/.test(text)) {
+      surge = Number(text);
+    }
+  }
+  return Number.isFinite(surge) && surge > 0 ? surge : 1;
+}

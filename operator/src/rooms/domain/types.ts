@@ -1,0 +1,53 @@
+/**
+ * The shapes the pure room rules work on. The resource types come from the CRDs
+ * (common/src/generated/resources.ts); `RoomView` is the operator's flattened view of one room,
+ * built by the I/O layer from a GameRoom and its Pod, with times as epoch milliseconds.
+ */
+import type { RoomStatus } from '../../../../common/src/generated/resources';
+
+export type {
+  Autoscaling, Container, Port, PortRange, RoomSpec, RoomStatus, SchedulerSpec,
+} from '../../../../common/src/generated/resources';
+
+/** One room as the health controller and the remove rules see it. */
+export interface RoomView {
+  /** The room id: the GameRoom's and the Pod's name. */
+  name: string;
+  /** The composed room status (common/src/rooms/room-status.ts). */
+  status: RoomStatus;
+  /** The scheduler version the room was made from, e.g. `v1.2.0`. */
+  version: string;
+  /** When the room was created, epoch ms. */
+  createdAt: number;
+  /** Server time of the last ping received, epoch ms; absent when the room never pinged. */
+  lastPingAt?: number;
+  /** The room is being deleted (its Pod or GameRoom has a deletionTimestamp). */
+  terminating: boolean;
+  /** When the deletion started (deletionTimestamp minus grace period, or when we asked), epoch ms. */
+  terminatingSince?: number;
+  /** A validation room of a new version; never part of the fleet. */
+  validation: boolean;
+}
+
+/** Expiry timeouts (Maestro §3.4 defaults: init 120 s, ping 240 s, deletion 120 s). */
+export interface RoomTimeouts {
+  /** A pending or unready room older than this (from createdAt) is expired. */
+  initTimeoutMs: number;
+  /** A room that is not pending and has not pinged for this long is expired. */
+  pingTimeoutMs: number;
+  /** A terminating room that is still there after this long is expired. */
+  deletionTimeoutMs: number;
+}
+
+/** Maestro's defaults for `RoomTimeouts` (config.yaml `services.roomManager.*`). */
+export const DEFAULT_ROOM_TIMEOUTS: Readonly<RoomTimeouts> = Object.freeze({
+  initTimeoutMs: 120_000,
+  pingTimeoutMs: 240_000,
+  deletionTimeoutMs: 120_000,
+});
+
+/** A room's name and why a rule picked it, for history entries and logs. */
+export interface RoomWithReason {
+  name: string;
+  reason: string;
+}
