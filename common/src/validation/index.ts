@@ -1,0 +1,15 @@
+/** Validation of Roomkeeper resources and request bodies, compiled from crds/. */
+export type { FieldError, Result } from './result';
+export {
+  validateSchedulerSpec,
+  validateSchedulerCreateBody,
+  validateSchedulerPatchBody,
+  schedulerSpecSchema,
+  schedulerCreateBodySchema,
+  schedulerPatchBodySchema,
+  type SchedulerCreateBody,
+  type ValidateOptions,
+} from './scheduler-validator';
+export { validateResource } from './resource-validator';
+export { normaliseMaestroBody } from './maestro-body';
+export { celTwins, type CelTwin } from './cel-rules';

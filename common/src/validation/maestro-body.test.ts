@@ -1,0 +1,26 @@
+import { normaliseMaestroBody } from './maestro-body';
+import { schedulerCreateBodySchema } from './scheduler-validator';
+
+describe('normaliseMaestroBody', () => {
+  const schema = schedulerCreateBodySchema();
+
+  it('renames snake_case keys the schema knows, at any depth', () => {
+    expect(normaliseMaestroBody({ rooms_replicas: 1, spec: { termination_grace_period: '1s', containers: [{ image_pull_policy: 'Never' }] } }, schema)).toEqual({
+      roomsReplicas: 1,
+      spec: { terminationGracePeriod: '1s', containers: [{ imagePullPolicy: 'Never' }] },
+    });
+  });
+
+  it('keeps camelCase when both spellings are sent', () => {
+    expect(normaliseMaestroBody({ max_surge: '1', maxSurge: '2' }, schema)).toEqual({ maxSurge: '2' });
+  });
+
+  it('leaves free-form maps and unknown keys alone', () => {
+    const body = { annotations: { some_key: 'v' }, labels: { a_b: 'c' }, forwarders: [{ options: { metadata: { room_type: 'x' } } }], not_a_field: 1 };
+    expect(normaliseMaestroBody(body, schema)).toEqual(body);
+  });
+
+  it.each([null, 1, 'x', [1]])('returns %p unchanged', (v) => {
+    expect(normaliseMaestroBody(v, schema)).toEqual(v);
+  });
+});

@@ -1,0 +1,283 @@
+import { validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
+import type { FieldError } from './result';
+
+type Body = Record<string, any>;
+
+/** A valid POST /schedulers body in Maestro's documented shape. */
+function validBody(): Body {
+  return {
+    name: 'scheduler-name-1',
+    game: 'game-name',
+    state: 'creating',
+    maxSurge: '10%',
+    roomsReplicas: 1,
+    portRange: { start: 40000, end: 60000 },
+    forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address: 'external-matchmaker.svc:80', options: { timeout: '1000', metadata: { roomType: 'red' } } }],
+    autoscaling: { enabled: true, min: 1, max: 10, cooldown: 60, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } },
+    annotations: { imageregistry: 'https://hub.docker.com/' },
+    labels: { team: 'tennis' },
+    spec: {
+      terminationGracePeriod: '100s',
+      containers: [
+        {
+          name: 'game-room',
+          image: 'registry/game:1.2',
+          imagePullPolicy: 'IfNotPresent',
+          command: ['/start.sh'],
+          environment: [
+            { name: 'A', value: 'b' },
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'secrets', key: 'token' } } },
+          ],
+          requests: { memory: '100Mi', cpu: '100m' },
+          limits: { memory: '200Mi', cpu: '200m' },
+          ports: [{ name: 'port-name', protocol: 'tcp', port: 12345 }],
+        },
+      ],
+      toleration: 'some-toleration',
+      affinity: 'some-affinity',
+    },
+  };
+}
+
+function errorsOf(body: unknown): FieldError[] {
+  const r = validateSchedulerCreateBody(body);
+  return r.ok ? [] : r.errors;
+}
+
+describe('validateSchedulerCreateBody', () => {
+  it('accepts a valid body, splits name from spec, prunes `state`, applies defaults', () => {
+    const r = validateSchedulerCreateBody(validBody());
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.name).toBe('scheduler-name-1');
+    expect(r.value.spec).not.toHaveProperty('name');
+    expect(r.value.spec).not.toHaveProperty('state');
+    expect(r.value.spec.autoscaling?.policy.parameters?.roomOccupancy?.downThreshold).toBe(0.99);
+    expect(r.value.spec.game).toBe('game-name');
+  });
+
+  it('does not change its input', () => {
+    const body = validBody();
+    const before = JSON.stringify(body);
+    validateSchedulerCreateBody(body);
+    expect(JSON.stringify(body)).toBe(before);
+  });
+
+  it('drops unknown fields at any depth instead of failing', () => {
+    const body = validBody();
+    body.whatever = 1;
+    body.spec.containers[0].unknown = { a: 1 };
+    const r = validateSchedulerCreateBody(body);
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      expect(r.value.spec).not.toHaveProperty('whatever');
+      expect(r.value.spec.spec.containers[0]).not.toHaveProperty('unknown');
+      expect(r.value.spec.forwarders?.[0]?.options?.metadata).toEqual({ roomType: 'red' });
+    }
+  });
+
+  const good: Array<[string, (b: Body) => void]> = [
+    ['hostPortRange on every port and no portRange', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 1000, end: 2000 }; }],
+    ['no ports at all and no portRange', (b) => { delete b.portRange; delete b.spec.containers[0].ports; }],
+    ['maxSurge as an integer', (b) => { b.maxSurge = 3; }],
+    ['maxSurge as a numeric string (Maestro sends strings)', (b) => { b.maxSurge = '3'; }],
+    ['maxSurge "0%" (as Maestro)', (b) => { b.maxSurge = '0%'; }],
+    ['roomsReplicas 0', (b) => { b.roomsReplicas = 0; }],
+    ['protocol in upper case', (b) => { b.spec.containers[0].ports[0].protocol = 'UDP'; }],
+    ['protocol sctp', (b) => { b.spec.containers[0].ports[0].protocol = 'sctp'; }],
+    ['timeout as an integer', (b) => { b.forwarders[0].options.timeout = 500; }],
+    ['no forwarders, autoscaling, annotations or labels', (b) => { delete b.forwarders; delete b.autoscaling; delete b.annotations; delete b.labels; }],
+    ['unbounded autoscaling max -1', (b) => { b.autoscaling.max = -1; b.autoscaling.min = 5; }],
+    ['fixedBuffer policy', (b) => { b.autoscaling.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 3 } } }; }],
+    ['fractional grace period', (b) => { b.spec.terminationGracePeriod = '0.5s'; }],
+    ['compound grace period', (b) => { b.spec.terminationGracePeriod = '1m30s'; }],
+    ['two containers', (b) => { b.spec.containers.push({ name: 'sidecar', image: 'busybox', ports: [{ name: 'udp', protocol: 'udp', port: 1 }] }); }],
+    ['a 63-char name', (b) => { b.name = 'a'.repeat(63); }],
+    ['quantities 0.5, 1e3, 1Gi', (b) => { b.spec.containers[0].requests = { cpu: '0.5', memory: '1e3' }; b.spec.containers[0].limits = { cpu: '1', memory: '1Gi' }; }],
+  ];
+  it.each(good)('accepts %s', (_name, change) => {
+    const body = validBody();
+    change(body);
+    expect(errorsOf(body)).toEqual([]);
+  });
+
+  const bad: Array<[string, (b: Body) => void, FieldError]> = [
+    ['missing name', (b) => { delete b.name; }, { field: 'name', message: 'Required value' }],
+    ['name not RFC 1123', (b) => { b.name = 'My_Scheduler'; }, { field: 'name', message: "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit" }],
+    ['name ending in -', (b) => { b.name = 'abc-'; }, { field: 'name', message: "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit" }],
+    ['name of 64 chars', (b) => { b.name = 'a'.repeat(64); }, { field: 'name', message: "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit" }],
+    ['name info', (b) => { b.name = 'info'; }, { field: 'name', message: "name must not be 'info' (reserved by GET /schedulers/info)" }],
+    ['missing game', (b) => { delete b.game; }, { field: 'game', message: 'Required value' }],
+    ['missing maxSurge', (b) => { delete b.maxSurge; }, { field: 'maxSurge', message: 'Required value' }],
+    ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
+    ['maxSurge "abc"', (b) => { b.maxSurge = 'abc'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
+    ['maxSurge boolean', (b) => { b.maxSurge = true; }, { field: 'maxSurge', message: 'must be of type integer or string' }],
+    ['negative roomsReplicas', (b) => { b.roomsReplicas = -1; }, { field: 'roomsReplicas', message: 'should be greater than or equal to 0' }],
+    ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer' }],
+    ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],
+    ['portRange end > 65535', (b) => { b.portRange.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
+    ['portRange without end', (b) => { delete b.portRange.end; }, { field: 'portRange.end', message: 'Required value' }],
+    ['portRange and hostPortRange', (b) => { b.spec.containers[0].ports[0].hostPortRange = { start: 1000, end: 2000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
+    ['neither portRange nor hostPortRange', (b) => { delete b.portRange; }, { field: 'spec.containers', message: 'every container port must set hostPortRange when portRange is not set' }],
+    ['hostPortRange start >= end', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 3, end: 2 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'start must be less than end' }],
+    ['forwarder type http', (b) => { b.forwarders[0].type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
+    ['forwarder without address', (b) => { delete b.forwarders[0].address; }, { field: 'forwarders[0].address', message: 'Required value' }],
+    ['forwarder without name', (b) => { delete b.forwarders[0].name; }, { field: 'forwarders[0].name', message: 'Required value' }],
+    ['forwarder timeout 0', (b) => { b.forwarders[0].options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'timeout must be a positive number of milliseconds' }],
+    ['forwarder timeout "1s"', (b) => { b.forwarders[0].options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: 'timeout must be a positive number of milliseconds' }],
+    ['autoscaling min 0', (b) => { b.autoscaling.min = 0; }, { field: 'autoscaling.min', message: 'should be greater than or equal to 1' }],
+    ['autoscaling min > max', (b) => { b.autoscaling.min = 11; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
+    ['autoscaling max -2', (b) => { b.autoscaling.max = -2; }, { field: 'autoscaling.max', message: 'should be greater than or equal to -1' }],
+    ['autoscaling negative cooldown', (b) => { b.autoscaling.cooldown = -1; }, { field: 'autoscaling.cooldown', message: 'should be greater than or equal to 0' }],
+    ['unknown policy type', (b) => { b.autoscaling.policy.type = 'magic'; }, { field: 'autoscaling.policy.type', message: 'Unsupported value: "magic": supported values: "roomOccupancy", "fixedBuffer"' }],
+    ['roomOccupancy without its parameters', (b) => { b.autoscaling.policy.parameters = {}; }, { field: 'autoscaling.policy.parameters', message: 'parameters.roomOccupancy is required when the policy type is roomOccupancy' }],
+    ['fixedBuffer without its parameters', (b) => { b.autoscaling.policy.type = 'fixedBuffer'; }, { field: 'autoscaling.policy.parameters', message: 'parameters.fixedBuffer is required when the policy type is fixedBuffer' }],
+    ['readyTarget 1', (b) => { b.autoscaling.policy.parameters.roomOccupancy.readyTarget = 1; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be less than 1' }],
+    ['readyTarget 0', (b) => { b.autoscaling.policy.parameters.roomOccupancy.readyTarget = 0; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be greater than 0' }],
+    ['downThreshold 1.5', (b) => { b.autoscaling.policy.parameters.roomOccupancy.downThreshold = 1.5; }, { field: 'autoscaling.policy.parameters.roomOccupancy.downThreshold', message: 'should be less than 1' }],
+    ['fixedBuffer amount 0', (b) => { b.autoscaling.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 0 } } }; }, { field: 'autoscaling.policy.parameters.fixedBuffer.amount', message: 'should be greater than or equal to 1' }],
+    ['annotation value not a string', (b) => { b.annotations.a = 1; }, { field: 'annotations[a]', message: 'must be of type string' }],
+    ['label value with spaces', (b) => { b.labels.team = 'a b'; }, { field: 'labels[team]', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['missing spec', (b) => { delete b.spec; }, { field: 'spec', message: 'Required value' }],
+    ['null spec', (b) => { b.spec = null; }, { field: 'spec', message: 'must be of type object' }],
+    ['missing terminationGracePeriod', (b) => { delete b.spec.terminationGracePeriod; }, { field: 'spec.terminationGracePeriod', message: 'Required value' }],
+    ['terminationGracePeriod 0s', (b) => { b.spec.terminationGracePeriod = '0s'; }, { field: 'spec.terminationGracePeriod', message: 'terminationGracePeriod must be greater than 0' }],
+    ['terminationGracePeriod without unit', (b) => { b.spec.terminationGracePeriod = '100'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s"' }],
+    ['empty containers', (b) => { b.spec.containers = []; }, { field: 'spec.containers', message: 'must not be empty' }],
+    ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
+    ['container name not RFC 1123', (b) => { b.spec.containers[0].name = 'Game_Room'; }, { field: 'spec.containers[0].name', message: "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit" }],
+    ['empty image', (b) => { b.spec.containers[0].image = ''; }, { field: 'spec.containers[0].image', message: 'must not be empty' }],
+    ['bad imagePullPolicy', (b) => { b.spec.containers[0].imagePullPolicy = 'Sometimes'; }, { field: 'spec.containers[0].imagePullPolicy', message: 'Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"' }],
+    ['command not strings', (b) => { b.spec.containers[0].command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string' }],
+    ['env without name', (b) => { delete b.spec.containers[0].environment[0].name; }, { field: 'spec.containers[0].environment[0].name', message: 'Required value' }],
+    ['env with value and valueFrom', (b) => { b.spec.containers[0].environment[1].value = 'x'; }, { field: 'spec.containers[0].environment[1]', message: 'exactly one of value or valueFrom must be set' }],
+    ['env with neither value nor valueFrom', (b) => { delete b.spec.containers[0].environment[0].value; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+    ['valueFrom with both refs', (b) => { b.spec.containers[0].environment[1].valueFrom.secretKeyRef = { name: 'a', key: 'b' }; }, { field: 'spec.containers[0].environment[1].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
+    ['secretKeyRef without key', (b) => { delete b.spec.containers[0].environment[2].valueFrom.secretKeyRef.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
+    ['bad memory quantity', (b) => { b.spec.containers[0].requests.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
+    ['bad cpu quantity', (b) => { b.spec.containers[0].limits.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
+    ['port name of 16 chars', (b) => { b.spec.containers[0].ports[0].name = 'a'.repeat(16); }, { field: 'spec.containers[0].ports[0].name', message: 'Too long: may not be longer than 15' }],
+    ['port without name', (b) => { delete b.spec.containers[0].ports[0].name; }, { field: 'spec.containers[0].ports[0].name', message: 'Required value' }],
+    ['protocol http', (b) => { b.spec.containers[0].ports[0].protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],
+    ['port 0', (b) => { b.spec.containers[0].ports[0].port = 0; }, { field: 'spec.containers[0].ports[0].port', message: 'should be greater than or equal to 1' }],
+    ['port 65536', (b) => { b.spec.containers[0].ports[0].port = 65536; }, { field: 'spec.containers[0].ports[0].port', message: 'should be less than or equal to 65535' }],
+    ['port 1.5', (b) => { b.spec.containers[0].ports[0].port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer' }],
+  ];
+  it.each(bad)('rejects %s', (_name, change, expected) => {
+    const body = validBody();
+    change(body);
+    expect(errorsOf(body)).toContainEqual(expected);
+  });
+
+  it('lists every violation at once', () => {
+    const body = validBody();
+    body.name = 'info';
+    body.maxSurge = 0;
+    body.spec.containers[0].ports[0].port = 0;
+    body.spec.terminationGracePeriod = '0s';
+    expect(errorsOf(body).map((e) => e.field).sort()).toEqual(['maxSurge', 'name', 'spec.containers[0].ports[0].port', 'spec.terminationGracePeriod']);
+  });
+
+  it('accepts Maestro snake_case names and leaves free-form maps alone', () => {
+    const body = validBody();
+    delete body.maxSurge;
+    delete body.roomsReplicas;
+    delete body.portRange;
+    Object.assign(body, { max_surge: '2', rooms_replicas: 4, port_range: { start: 1, end: 2 } });
+    body.spec.termination_grace_period = body.spec.terminationGracePeriod;
+    delete body.spec.terminationGracePeriod;
+    body.spec.containers[0].image_pull_policy = 'Always';
+    delete body.spec.containers[0].imagePullPolicy;
+    body.annotations = { some_key: 'v' };
+    const r = validateSchedulerCreateBody(body);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.spec).toMatchObject({ maxSurge: '2', roomsReplicas: 4, portRange: { start: 1, end: 2 }, annotations: { some_key: 'v' } });
+    expect(r.value.spec.spec.terminationGracePeriod).toBe('100s');
+    expect(r.value.spec.spec.containers[0]?.imagePullPolicy).toBe('Always');
+  });
+});
+
+describe('validateSchedulerSpec', () => {
+  function validSpec(): Body {
+    const { name: _name, ...spec } = validBody();
+    return spec;
+  }
+
+  it('accepts the definition without name', () => {
+    expect(validateSchedulerSpec(validSpec()).ok).toBe(true);
+  });
+
+  it('prefixes field paths for the Scheduler resource', () => {
+    const spec = validSpec();
+    spec.spec.containers[0].ports[0].name = '';
+    delete spec.portRange;
+    const r = validateSchedulerSpec(spec, { prefix: 'spec' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toEqual(expect.arrayContaining([
+      { field: 'spec.spec.containers[0].ports[0].name', message: 'must not be empty' },
+      { field: 'spec.spec.containers', message: 'every container port must set hostPortRange when portRange is not set' },
+    ]));
+  });
+
+  it.each([null, 42, 'x', [], [1, 2], true])('rejects %p as a whole', (data) => {
+    const r = validateSchedulerSpec(data);
+    expect(r).toEqual({ ok: false, errors: [{ field: '', message: 'must be of type object' }] });
+  });
+
+  it('never throws on random JSON', () => {
+    let seed = 42;
+    const rand = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const keys = ['game', 'maxSurge', 'spec', 'containers', 'ports', 'portRange', 'hostPortRange', 'start', 'end', 'autoscaling', 'policy', 'parameters', 'environment', 'valueFrom', 'name', 'timeout', 'forwarders', 'options', 'x'];
+    const gen = (depth: number): unknown => {
+      const r = rand();
+      if (depth > 4 || r < 0.3) return [null, true, 0, -1, 1.5, 'x', '10%', '', 70000][Math.floor(rand() * 9)];
+      if (r < 0.5) return Array.from({ length: Math.floor(rand() * 3) }, () => gen(depth + 1));
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < 1 + rand() * 4; i++) o[keys[Math.floor(rand() * keys.length)] as string] = gen(depth + 1);
+      return o;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const data = gen(0);
+      expect(() => validateSchedulerSpec(data)).not.toThrow();
+      expect(() => validateSchedulerCreateBody(data)).not.toThrow();
+      expect(() => validateSchedulerPatchBody(data)).not.toThrow();
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(validateSchedulerSpec(cyclic)).toEqual({ ok: false, errors: [{ field: '', message: 'must be a JSON document' }] });
+    expect(validateSchedulerSpec({ n: BigInt(1) }).ok).toBe(false);
+  });
+});
+
+describe('validateSchedulerPatchBody', () => {
+  it('accepts any subset of fields, with no defaults added', () => {
+    const r = validateSchedulerPatchBody({ maxSurge: '20%' });
+    expect(r).toEqual({ ok: true, value: { maxSurge: '20%' } });
+    expect(validateSchedulerPatchBody({})).toEqual({ ok: true, value: {} });
+  });
+
+  it('drops game, which is not patchable (as in Maestro)', () => {
+    expect(validateSchedulerPatchBody({ game: 'other', roomsReplicas: 3 })).toEqual({ ok: true, value: { roomsReplicas: 3 } });
+  });
+
+  it('accepts partial containers (merged by index) and partial autoscaling', () => {
+    expect(validateSchedulerPatchBody({ spec: { containers: [{ image: 'game:2' }] }, autoscaling: { max: 20 } }).ok).toBe(true);
+  });
+
+  it('checks the types and ranges of the fields given', () => {
+    const r = validateSchedulerPatchBody({ roomsReplicas: -1, spec: { containers: [{ image: '' }] }, forwarders: [{ name: 'f' }] }, { prefix: 'spec' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toEqual(expect.arrayContaining([
+      { field: 'spec.roomsReplicas', message: 'should be greater than or equal to 0' },
+      { field: 'spec.spec.containers[0].image', message: 'must not be empty' },
+      { field: 'spec.forwarders[0].address', message: 'Required value' },
+    ]));
+  });
+});

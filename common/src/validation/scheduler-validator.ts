@@ -1,0 +1,123 @@
+/**
+ * Validators of scheduler definitions, compiled once (lazily, on first use) from the Scheduler CRD
+ * schema in common/src/generated/schemas.ts, plus the CEL twins of cel-rules.ts. What the gateway
+ * accepts is what the API server accepts.
+ *
+ * Field paths are relative to the validated document (the HTTP body); pass `prefix: 'spec'` to get
+ * the paths of the Scheduler resource. Unknown fields are dropped, defaults applied; nothing throws.
+ */
+import type { SchedulerSpec } from '../generated/resources';
+import { crdSchemas } from '../generated/schemas';
+import type { JsonSchemaProps } from '../resources/json-schema-props';
+import type { SchedulerPatch } from '../resources/scheduler-patch';
+import { runCelTwins } from './cel-runner';
+import { withPrefix } from './field-path';
+import { normaliseMaestroBody } from './maestro-body';
+import { failed, ok, type FieldError, type Result } from './result';
+import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
+
+export interface ValidateOptions {
+  /** Prefix of every reported field path (e.g. `spec` for the Scheduler resource). */
+  prefix?: string;
+  /** Accept Maestro's snake_case field names (default true). */
+  acceptSnakeCase?: boolean;
+}
+
+export interface SchedulerCreateBody {
+  name: string;
+  spec: SchedulerSpec;
+}
+
+/** The Scheduler `spec` schema (also SchedulerVersion `spec.definition`). */
+export function schedulerSpecSchema(): JsonSchemaProps {
+  const spec = crdSchemas.Scheduler.properties?.spec;
+  if (!spec) throw new Error('generated Scheduler schema has no spec');
+  return spec;
+}
+
+/** The HTTP create body: `name` plus the spec fields. */
+export function schedulerCreateBodySchema(): JsonSchemaProps {
+  const spec = schedulerSpecSchema();
+  return {
+    ...spec,
+    required: ['name', ...(spec.required ?? [])],
+    properties: { name: { type: 'string', description: 'The scheduler name (metadata.name).' }, ...spec.properties },
+  };
+}
+
+/**
+ * The PATCH body: the spec fields, each optional; containers and autoscaling fields optional too.
+ * `game` is not patchable (as in Maestro's PatchSchedulerRequest), so it is dropped.
+ */
+export function schedulerPatchBodySchema(): JsonSchemaProps {
+  const spec = schedulerSpecSchema();
+  const { game: _game, ...properties } = { ...spec.properties };
+  const room = properties.spec;
+  if (room?.properties?.containers?.items) {
+    const containers = room.properties.containers;
+    const items = containers.items as JsonSchemaProps;
+    properties.spec = {
+      ...room,
+      required: [],
+      properties: { ...room.properties, containers: { ...containers, items: { ...items, required: [] } } },
+    };
+  }
+  if (properties.autoscaling) properties.autoscaling = { ...properties.autoscaling, required: [] };
+  return { ...spec, required: [], properties };
+}
+
+interface Compiled {
+  spec: SchemaValidator;
+  create: SchemaValidator;
+  patch: SchemaValidator;
+}
+
+let compiled: Compiled | undefined;
+
+function validators(): Compiled {
+  compiled ??= {
+    spec: compileSchemaValidator(schedulerSpecSchema()),
+    create: compileSchemaValidator(schedulerCreateBodySchema()),
+    patch: compileSchemaValidator(schedulerPatchBodySchema(), { dropDefaults: true }),
+  };
+  return compiled;
+}
+
+function prefixed(errors: FieldError[], prefix: string): FieldError[] {
+  return errors.map((e) => ({ field: withPrefix(prefix, e.field), message: e.message }));
+}
+
+function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOptions): unknown {
+  return options.acceptSnakeCase === false ? data : normaliseMaestroBody(data, schema);
+}
+
+/** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
+export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
+  const checked = validators().spec(normalised(data, schedulerSpecSchema(), options));
+  const errors = [...checked.errors, ...runCelTwins('SchedulerSpec', checked.value)];
+  return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(prefixed(errors, options.prefix ?? ''));
+}
+
+/** Validates the body of POST /schedulers: `name` plus the definition. */
+export function validateSchedulerCreateBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerCreateBody> {
+  const checked = validators().create(normalised(data, schedulerCreateBodySchema(), options));
+  const errors = [...checked.errors];
+  const body = checked.value;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const { name, ...spec } = body as Record<string, unknown>;
+    // The Scheduler root rules read metadata.name; the body carries it as `name`.
+    for (const e of runCelTwins('Scheduler', { metadata: { name }, spec })) errors.push({ field: e.field === '' ? 'name' : e.field, message: e.message });
+    errors.push(...runCelTwins('SchedulerSpec', spec));
+    if (errors.length === 0) return ok({ name: name as string, spec: spec as unknown as SchedulerSpec });
+  }
+  return failed(prefixed(errors, options.prefix ?? ''));
+}
+
+/**
+ * Validates the body of PATCH /schedulers/{name}: types, enums and ranges of the fields given. The
+ * cross-field rules run on the merged definition: applySchedulerPatch, then validateSchedulerSpec.
+ */
+export function validateSchedulerPatchBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerPatch> {
+  const checked = validators().patch(normalised(data, schedulerPatchBodySchema(), options));
+  return checked.errors.length === 0 ? ok(checked.value as SchedulerPatch) : failed(prefixed(checked.errors, options.prefix ?? ''));
+}

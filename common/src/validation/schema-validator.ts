@@ -1,0 +1,158 @@
+/**
+ * Compiles a CRD schema (translated by ajv-schema.ts) into a validator that prunes unknown fields,
+ * applies defaults and reports every violation with a Kubernetes-style field path.
+ */
+import Ajv, { type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { JsonSchemaProps } from '../resources/json-schema-props';
+import { toAjvSchema, type AjvSchema, type TranslateOptions } from './ajv-schema';
+import { joinField, joinIndex, joinMapKey } from './field-path';
+import type { FieldError } from './result';
+
+export interface SchemaCheck {
+  /** A pruned and defaulted deep copy of the input (the input itself is never changed). */
+  value: unknown;
+  errors: FieldError[];
+}
+
+export type SchemaValidator = (data: unknown) => SchemaCheck;
+
+function newAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, strict: false, coerceTypes: false });
+  addFormats(ajv, ['date-time']);
+  return ajv;
+}
+
+/** A JSON deep copy; undefined when the input is not JSON (cycles, BigInt). */
+export function jsonCopy(data: unknown): { value: unknown } | undefined {
+  if (data === undefined) return { value: undefined };
+  try {
+    const text = JSON.stringify(data);
+    return { value: text === undefined ? undefined : (JSON.parse(text) as unknown) };
+  } catch {
+    return undefined;
+  }
+}
+
+function child(schema: AjvSchema | undefined, key: string): AjvSchema | undefined {
+  if (!schema) return undefined;
+  const properties = schema.properties as Record<string, AjvSchema> | undefined;
+  if (properties?.[key]) return properties[key];
+  if (typeof schema.additionalProperties === 'object') return schema.additionalProperties as AjvSchema;
+  return undefined;
+}
+
+/**
+ * `/spec/containers/0/name` into `spec.containers[0].name`, walking the data to tell list indexes
+ * and the schema to tell map keys (`labels[app]`, as Kubernetes writes them) from properties.
+ */
+export function fieldOf(instancePath: string, data: unknown, schema?: AjvSchema): string {
+  if (instancePath === '') return '';
+  let field = '';
+  let node: unknown = data;
+  let nodeSchema = schema;
+  for (const raw of instancePath.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node) && /^[0-9]+$/.test(segment)) {
+      field = joinIndex(field, Number(segment));
+      node = node[Number(segment)];
+      nodeSchema = nodeSchema?.items as AjvSchema | undefined;
+      continue;
+    }
+    const isMapKey = nodeSchema !== undefined && !(nodeSchema.properties as Record<string, unknown> | undefined)?.[segment] && typeof nodeSchema.additionalProperties === 'object';
+    field = isMapKey ? joinMapKey(field, segment) : joinField(field, segment);
+    node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[segment] : undefined;
+    nodeSchema = child(nodeSchema, segment);
+  }
+  return field;
+}
+
+
+/** Friendlier words for the patterns of crds/ (the API server shows the bare pattern). */
+const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit",
+  '^([Tt][Cc][Pp]|[Uu][Dd][Pp]|[Ss][Cc][Tt][Pp])$': 'must be TCP, UDP or SCTP (in either case)',
+  '^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s"',
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$':
+    'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"',
+  '^v[0-9]+\\.[0-9]+\\.[0-9]+$': 'must be a version such as "v1.2.0"',
+  '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+};
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 64 ? `${text.slice(0, 61)}...` : text;
+}
+
+function messageOf(error: ErrorObject, data: unknown): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'Required value';
+    case 'type':
+      return `must be of type ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}`;
+    case 'enum':
+      return `Unsupported value: ${describe(data)}: supported values: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'pattern':
+      return PATTERN_MESSAGES[String(p.pattern)] ?? `should match '${String(p.pattern)}'`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `should be at least ${String(p.limit)} chars long`;
+    case 'maxLength':
+      return `Too long: may not be longer than ${String(p.limit)}`;
+    case 'minimum':
+      return `should be greater than or equal to ${String(p.limit)}`;
+    case 'exclusiveMinimum':
+      return `should be greater than ${String(p.limit)}`;
+    case 'maximum':
+      return `should be less than or equal to ${String(p.limit)}`;
+    case 'exclusiveMaximum':
+      return `should be less than ${String(p.limit)}`;
+    case 'minItems':
+      return p.limit === 1 ? 'must not be empty' : `should have at least ${String(p.limit)} items`;
+    case 'maxItems':
+      return `Too many: must have at most ${String(p.limit)} items`;
+    case 'minProperties':
+      return `should have at least ${String(p.limit)} properties`;
+    case 'maxProperties':
+      return `Too many: must have at most ${String(p.limit)} properties`;
+    case 'format':
+      return p.format === 'date-time' ? 'must be an RFC 3339 date-time' : `must be a valid ${String(p.format)}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+function valueAt(root: unknown, instancePath: string): unknown {
+  let node = root;
+  if (instancePath === '') return node;
+  for (const raw of instancePath.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[segment] : undefined;
+  }
+  return node;
+}
+
+/** Compiles once; the returned function is safe to call with anything. */
+export function compileSchemaValidator(schema: JsonSchemaProps, options: TranslateOptions = {}): SchemaValidator {
+  const ajvSchema = toAjvSchema(schema, options);
+  const validate = newAjv().compile(ajvSchema);
+  return (data) => {
+    const copy = jsonCopy(data);
+    if (!copy) return { value: undefined, errors: [{ field: '', message: 'must be a JSON document' }] };
+    const value = copy.value;
+    if (validate(value)) return { value, errors: [] };
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    for (const error of validate.errors ?? []) {
+      const base = fieldOf(error.instancePath, value, ajvSchema);
+      const field = error.keyword === 'required' ? joinField(base, String((error.params as { missingProperty: string }).missingProperty)) : base;
+      const message = messageOf(error, valueAt(value, error.instancePath));
+      const key = `${field}\u0000${message}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        errors.push({ field, message });
+      }
+    }
+    return { value, errors };
+  };
+}

@@ -1,0 +1,135 @@
+import type { SchedulerSpec } from '../../../common/src/generated/resources';
+import { changedFields, classifyChange, compareVersions, InvalidVersionError, nextVersion, parseVersion } from './versioning';
+
+function definition(): SchedulerSpec {
+  return {
+    game: 'g',
+    maxSurge: '10%',
+    roomsReplicas: 2,
+    portRange: { start: 1000, end: 2000 },
+    forwarders: [{ name: 'f', enable: true, type: 'gRPC', address: 'a:1', options: { timeout: 1000 } }],
+    autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } },
+    annotations: { a: 'b' },
+    labels: { l: 'v' },
+    spec: {
+      terminationGracePeriod: '100s',
+      containers: [{ name: 'c', image: 'i:1', ports: [{ name: 'p', protocol: 'tcp', port: 80 }], environment: [{ name: 'E', value: 'x' }] }],
+      toleration: 't',
+      affinity: 'a',
+    },
+  };
+}
+
+type Change = (d: SchedulerSpec) => void;
+
+describe('classifyChange', () => {
+  const cases: Array<[string, Change, 'major' | 'minor' | 'none']> = [
+    ['nothing', () => undefined, 'none'],
+    ['key order only', (d) => { d.spec = { affinity: 'a', toleration: 't', containers: d.spec.containers, terminationGracePeriod: '100s' }; }, 'none'],
+    ['empty command list vs absent', (d) => { d.spec.containers[0]!.command = []; }, 'none'],
+    ['empty forwarder options vs absent', (d) => { d.forwarders![0]!.options!.metadata = {}; }, 'none'],
+    ['protocol case', (d) => { d.spec.containers[0]!.ports![0]!.protocol = 'TCP'; }, 'none'],
+    ['explicit default downThreshold', (d) => { d.autoscaling!.policy.parameters!.roomOccupancy!.downThreshold = 0.99; }, 'none'],
+    ['timeout as a numeric string', (d) => { d.forwarders![0]!.options!.timeout = '1000'; }, 'none'],
+    ['maxSurge', (d) => { d.maxSurge = 3; }, 'minor'],
+    ['roomsReplicas', (d) => { d.roomsReplicas = 5; }, 'minor'],
+    ['autoscaling', (d) => { d.autoscaling!.max = 20; }, 'minor'],
+    ['forwarders (the spec wins over Maestro)', (d) => { d.forwarders![0]!.address = 'b:2'; }, 'minor'],
+    ['forwarders removed', (d) => { delete d.forwarders; }, 'minor'],
+    ['game', (d) => { d.game = 'other'; }, 'minor'],
+    ['maxSurge and roomsReplicas together', (d) => { d.maxSurge = 3; d.roomsReplicas = 1; }, 'minor'],
+    ['image', (d) => { d.spec.containers[0]!.image = 'i:2'; }, 'major'],
+    ['terminationGracePeriod', (d) => { d.spec.terminationGracePeriod = '50s'; }, 'major'],
+    ['environment', (d) => { d.spec.containers[0]!.environment![0]!.value = 'y'; }, 'major'],
+    ['toleration', (d) => { d.spec.toleration = 'u'; }, 'major'],
+    ['portRange', (d) => { d.portRange = { start: 1000, end: 3000 }; }, 'major'],
+    ['annotations', (d) => { d.annotations = { a: 'c' }; }, 'major'],
+    ['labels (they go on pods)', (d) => { d.labels = {}; }, 'major'],
+    ['a minor and a major field', (d) => { d.maxSurge = 3; d.spec.affinity = 'b'; }, 'major'],
+  ];
+  it.each(cases)('%s', (_name, change, expected) => {
+    const next = definition();
+    change(next);
+    expect(classifyChange(definition(), next)).toBe(expected);
+  });
+
+  it('treats absent, empty and null maps alike', () => {
+    const a = definition();
+    delete a.annotations;
+    const b = definition();
+    b.annotations = {};
+    expect(classifyChange(a, b)).toBe('none');
+    expect(classifyChange(b, { ...a, annotations: null as unknown as Record<string, string> })).toBe('none');
+  });
+
+  it('reports which fields changed', () => {
+    const next = definition();
+    next.maxSurge = 1;
+    next.spec.affinity = 'z';
+    expect(changedFields(definition(), next)).toEqual(['maxSurge', 'spec']);
+  });
+
+  it('does not change its inputs', () => {
+    const a = definition();
+    const b = definition();
+    delete b.autoscaling!.enabled;
+    const before = JSON.stringify([a, b]);
+    classifyChange(a, b);
+    expect(JSON.stringify([a, b])).toBe(before);
+  });
+});
+
+describe('nextVersion', () => {
+  it.each<[string[], string, 'major' | 'minor', string]>([
+    [[], 'v1.0.0', 'minor', 'v1.1.0'],
+    [[], 'v1.0.0', 'major', 'v2.0.0'],
+    [['v1.0.0', 'v1.1.0'], 'v1.1.0', 'minor', 'v1.2.0'],
+    [['v1.0.0', 'v1.1.0', 'v2.0.0'], 'v1.0.0', 'minor', 'v1.2.0'],
+    [['v1.0.0', 'v1.1.0', 'v2.0.0'], 'v1.0.0', 'major', 'v3.0.0'],
+    [['v1.0.0', 'v2.0.0', 'v2.3.0'], 'v2.0.0', 'minor', 'v2.4.0'],
+    [['v1.9.0', 'v1.10.0'], 'v1.9.0', 'minor', 'v1.11.0'],
+    [['garbage', 'v1.0.0'], 'v1.0.0', 'minor', 'v1.1.0'],
+  ])('%j from %s, %s change: %s', (existing, active, change, expected) => {
+    expect(nextVersion(existing, active, change)).toBe(expected);
+  });
+
+  it("follows Maestro's e2e sequence", () => {
+    const versions = ['v1.0.0'];
+    let active = 'v1.0.0';
+    const step = (change: 'major' | 'minor'): string => {
+      const v = nextVersion(versions, active, change);
+      versions.push(v);
+      active = v;
+      return v;
+    };
+    expect(step('minor')).toBe('v1.1.0');
+    expect(step('major')).toBe('v2.0.0');
+    active = 'v1.0.0'; // switch back
+    expect(step('minor')).toBe('v1.2.0');
+    expect(step('major')).toBe('v3.0.0');
+  });
+
+  it('rejects an active that is not a version', () => {
+    expect(() => nextVersion([], '1.0', 'minor')).toThrow(InvalidVersionError);
+  });
+});
+
+describe('parseVersion and compareVersions', () => {
+  it.each<[string, ReturnType<typeof parseVersion>]>([
+    ['v1.2.3', { major: 1, minor: 2, patch: 3 }],
+    ['v10.0.0', { major: 10, minor: 0, patch: 0 }],
+    ['1.2.3', undefined],
+    ['v1.2', undefined],
+    ['v01.2.3', undefined],
+    ['v1.2.3-rc1', undefined],
+    ['', undefined],
+  ])('parses %p', (text, expected) => {
+    expect(parseVersion(text)).toEqual(expected);
+  });
+
+  it('orders numerically', () => {
+    expect(['v1.10.0', 'v2.0.0', 'v1.2.0', 'v1.9.1', 'v1.9.0'].sort(compareVersions)).toEqual(['v1.2.0', 'v1.9.0', 'v1.9.1', 'v1.10.0', 'v2.0.0']);
+    expect(compareVersions('v1.0.0', 'v1.0.0')).toBe(0);
+    expect(() => compareVersions('x', 'v1.0.0')).toThrow(InvalidVersionError);
+  });
+});
