@@ -29,3 +29,15 @@ start: ## Run Roomkeeper; with no cluster configured, on the embedded sandbox
 .PHONY: bench
 bench: ## Run the benchmarks in bench/ and print their figures
 	npm run bench
+
+.PHONY: generate
+generate: ## Regenerate derived files: SchedulerVersion CRD, TypeScript types and schemas from crds/, chart CRDs
+	npx tsx common/codegen/sync-schedulerversion-crd.ts
+	npx tsx common/codegen/generate-types.ts
+	bash helm/sync-crds.sh
+
+.PHONY: verify
+verify: ## Fail when generated files drift from their sources (types from CRDs, chart CRDs)
+	npx tsx common/codegen/sync-schedulerversion-crd.ts --check
+	npx tsx common/codegen/generate-types.ts --check
+	bash helm/sync-crds.sh --check

@@ -5,6 +5,8 @@ const shared = {
   testEnvironment: 'node',
 };
 module.exports = {
+  // Tests wait on conditions with their own deadlines; this is only the outer bound.
+  testTimeout: 90_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{common,operator,api-gateway,sandbox}/**/*.test.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'] },

@@ -156,6 +156,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       runnerQueue.add(name);
       healthQueue.add(name);
     }
+    for (const op of informers.operations.list()) runnerQueue.add(op.spec.schedulerName);
     for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace}/${r.metadata.name}`);
   };
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');

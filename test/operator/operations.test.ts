@@ -1,0 +1,262 @@
+/**
+ * The operations engine against the sandbox API server, through the real client: queue order,
+ * one operation at a time per scheduler, leases and stuck operations after a crash, cancel,
+ * eviction, and the rollbacks of the spec's table.
+ */
+import type { Operation } from '../../common/src/generated/resources';
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
+import type { ExecutionContext, OperationDefinition } from '../../operator/src/operations/execution';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+/** A test-only operation: records when it starts and ends, and can wait for signals. */
+class Journal {
+  readonly events: { id: string; scheduler: string; phase: 'start' | 'end'; seq: number }[] = [];
+  private seq = 0;
+  private readonly signals = new Map<string, () => void>();
+  private readonly raised = new Set<string>();
+  executions = 0;
+
+  raise(name: string): void {
+    this.raised.add(name);
+    this.signals.get(name)?.();
+  }
+
+  async wait(name: string, ctx: ExecutionContext): Promise<void> {
+    while (!this.raised.has(name)) {
+      ctx.checkpoint();
+      await new Promise<void>((resolve) => {
+        this.signals.set(name, resolve);
+        setTimeout(resolve, 20);
+      });
+    }
+  }
+
+  definition(): OperationDefinition {
+    return {
+      name: 'test_operation',
+      execute: async (ctx) => {
+        this.executions++;
+        const id = ctx.op.metadata.name as string;
+        this.events.push({ id, scheduler: ctx.schedulerName, phase: 'start', seq: this.seq++ });
+        if (typeof ctx.input.raise === 'string') this.raise(ctx.input.raise);
+        if (typeof ctx.input.waitFor === 'string') await this.wait(ctx.input.waitFor, ctx);
+        ctx.event('test step done');
+        this.events.push({ id, scheduler: ctx.schedulerName, phase: 'end', seq: this.seq++ });
+      },
+    };
+  }
+}
+
+async function enqueue(stack: Stack, schedulerName: string, input: Record<string, unknown>, enqueuedAt: number, definitionName = 'test_operation'): Promise<string> {
+  const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, source: 'api', enqueuedAt });
+  await stack.api.createOperation(op);
+  return op.metadata.name as string;
+}
+
+async function opStatus(stack: Stack, id: string): Promise<Operation> {
+  return stack.api.getOperation(id);
+}
+
+describe('operations engine', () => {
+  const journal = new Journal();
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ extraDefinitions: [journal.definition()], simulation: false });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('20 operations of one scheduler run one at a time in enqueue order while another scheduler runs concurrently', async () => {
+    const base = Date.now();
+    const ids: string[] = [];
+    // Operation 5 of scheduler A waits until scheduler B's operation has started, and B's waits
+    // for A's 5th to start: if schedulers did not run concurrently this would never finish.
+    for (let i = 0; i < 20; i++) {
+      const input = i === 4 ? { raise: 'a5-started', waitFor: 'b-started' } : {};
+      ids.push(await enqueue(stack, 'sched-a', input, base + i));
+    }
+    const bId = await enqueue(stack, 'sched-b', { waitFor: 'a5-started', raise: 'b-started' }, base);
+    await waitFor(async () => {
+      const all = await Promise.all([...ids, bId].map((id) => opStatus(stack, id)));
+      return all.every((op) => op.status?.status === 'finished');
+    }, { timeoutMs: 30_000, message: 'all operations finished' });
+
+    const a = journal.events.filter((e) => e.scheduler === 'sched-a');
+    const starts = a.filter((e) => e.phase === 'start').map((e) => e.id);
+    expect(starts).toEqual(ids);
+    for (let i = 1; i < ids.length; i++) {
+      const prevEnd = a.find((e) => e.id === ids[i - 1] && e.phase === 'end')!.seq;
+      const start = a.find((e) => e.id === ids[i] && e.phase === 'start')!.seq;
+      expect(start).toBeGreaterThan(prevEnd);
+    }
+    const history = (await opStatus(stack, ids[0]!)).status?.executionHistory?.map((h) => h.event);
+    expect(history).toEqual(['Starting operation', 'test step done', 'Operation finished']);
+  });
+
+  test('priority operations go to the head of the queue', async () => {
+    const base = Date.now();
+    const blocker = await enqueue(stack, 'sched-p', { waitFor: 'release-p' }, base);
+    await waitFor(async () => (await opStatus(stack, blocker)).status?.status === 'in_progress');
+    const normal = await enqueue(stack, 'sched-p', {}, base + 1);
+    const prio = buildOperation({ id: newOperationId(), schedulerName: 'sched-p', definitionName: 'test_operation', input: {}, priority: true, source: 'operator', enqueuedAt: base + 2 });
+    await stack.api.createOperation(prio);
+    journal.raise('release-p');
+    await waitFor(async () => (await opStatus(stack, normal)).status?.status === 'finished', { timeoutMs: 15_000 });
+    const order = journal.events.filter((e) => e.scheduler === 'sched-p' && e.phase === 'start').map((e) => e.id);
+    expect(order).toEqual([blocker, prio.metadata.name, normal]);
+  });
+
+  test('an unknown definition is evicted, with the reason in its history', async () => {
+    const id = await enqueue(stack, 'sched-e', {}, Date.now(), 'no_such_operation');
+    const op = await waitFor(async () => {
+      const o = await opStatus(stack, id);
+      return o.status?.status === 'evicted' ? o : undefined;
+    });
+    expect(op.status?.conditions?.find((c) => c.type === 'Invalid')?.status).toBe('True');
+    expect(op.status?.executionHistory?.[0]?.event).toMatch(/Unknown operation definition "no_such_operation"/);
+  });
+
+  test('cancel: a pending operation ends canceled without running; an in-progress one is aborted and ends canceled', async () => {
+    const running = await enqueue(stack, 'sched-c', { waitFor: 'never' }, Date.now());
+    const pending = await enqueue(stack, 'sched-c', {}, Date.now() + 1);
+    await waitFor(async () => (await opStatus(stack, running)).status?.status === 'in_progress');
+    const startsBefore = journal.events.filter((e) => e.id === pending).length;
+    await stack.api.patchOperation(pending, { spec: { cancelRequested: true } });
+    await stack.api.patchOperation(running, { spec: { cancelRequested: true } });
+    const [r, p] = await waitFor(async () => {
+      const both = await Promise.all([opStatus(stack, running), opStatus(stack, pending)]);
+      return both.every((o) => o.status?.status === 'canceled') ? both : undefined;
+    }, { timeoutMs: 15_000 });
+    expect(journal.events.filter((e) => e.id === pending).length).toBe(startsBefore);
+    expect(r.status?.executionHistory?.map((h) => h.event)).toContain('Operation canceled by the user');
+    expect(r.status?.lease).toBeUndefined();
+    expect(p.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/canceled by the user before it started/);
+  });
+});
+
+describe('leases and leader election', () => {
+  test('killing the leader mid-operation: the lease expires, the operation is shown stuck and never re-run, and the queue moves on', async () => {
+    const journal = new Journal();
+    const stack = await startStack({ operators: 2, extraDefinitions: [journal.definition()], simulation: false });
+    try {
+      await waitFor(() => stack.operators.filter((o) => o.isLeader).length === 1, { message: 'one leader' });
+      const leader = stack.operators.find((o) => o.isLeader)!;
+      const standby = stack.operators.find((o) => !o.isLeader)!;
+      const stuck = await enqueue(stack, 'sched-k', { waitFor: 'never' }, Date.now());
+      const next = await enqueue(stack, 'sched-k', {}, Date.now() + 1);
+      const running = await waitFor(async () => {
+        const o = await opStatus(stack, stuck);
+        return o.status?.status === 'in_progress' ? o : undefined;
+      });
+      expect(running.status?.lease?.holder).toBe(leader.identity);
+      expect(Date.parse(running.status?.lease?.ttl ?? '')).toBeGreaterThan(Date.now() - 5_000);
+
+      await leader.crash();
+      await waitFor(() => standby.isLeader, { timeoutMs: 15_000, message: 'the standby took over within 15 s' });
+      const marked = await waitFor(async () => {
+        const o = await opStatus(stack, stuck);
+        return o.status?.status === 'error' ? o : undefined;
+      }, { timeoutMs: 15_000 });
+      expect(marked.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
+      expect(marked.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/lease expired .* stuck/);
+      await waitFor(async () => (await opStatus(stack, next)).status?.status === 'finished', { timeoutMs: 15_000 });
+      expect(journal.events.filter((e) => e.id === stuck && e.phase === 'start')).toHaveLength(1);
+      expect(journal.events.filter((e) => e.id === next && e.phase === 'start')).toHaveLength(1);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe('rollbacks (spec: "Moves that are shown")', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { addRoomsConcurrency: 1 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  const historyOf = async (name: string, definition: string): Promise<Operation[]> =>
+    (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === definition);
+
+  test('create_scheduler fails: the rollback deletes the namespace, version and rooms it created, and nothing else', async () => {
+    const sb = stack.sandbox!;
+    sb.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'create', resource: 'pods' } });
+    await stack.api.createScheduler(schedulerObject('rb-create') as never);
+    const [op] = await waitFor(async () => {
+      const ops = await historyOf('rb-create', 'create_scheduler');
+      return ops[0]?.status?.status === 'error' ? ops : undefined;
+    }, { timeoutMs: 30_000 });
+    sb.faults.clear();
+    const events = op!.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect(events).toEqual(expect.arrayContaining([
+      'Created namespace rb-create', 'Created version v1.0.0', 'Starting operation rollback',
+      'Deleted version v1.0.0', 'Deleted namespace rb-create', 'Operation rollback flow execution finished with success',
+    ]));
+    await waitFor(async () => {
+      try {
+        await stack.core.readNamespace({ name: 'rb-create' });
+        return false;
+      } catch {
+        return true;
+      }
+    }, { message: 'namespace deleted' });
+    expect((await stack.api.listSchedulerVersions('rb-create')).items).toHaveLength(0);
+    const scheduler = await waitFor(async () => {
+      const s = await stack.api.getScheduler('rb-create');
+      return s.status?.state === 'on-error' ? s : undefined;
+    });
+    expect(scheduler.status?.version).toBeUndefined();
+  });
+
+  test('add_rooms fails part-way: the rollback deletes the rooms it created and keeps the others', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-add', { roomsReplicas: 2 }) as never);
+    const before = await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('rb-add')).items;
+      return rooms.length === 2 && rooms.every((r) => r.status?.status === 'ready') ? rooms.map((r) => r.metadata.name).sort() : undefined;
+    }, { timeoutMs: 20_000 });
+    const id = await enqueue(stack, 'rb-add', { amount: 200 }, Date.now(), 'add_rooms');
+    await waitFor(async () => (await stack.api.listGameRooms('rb-add')).items.length >= 5, { timeoutMs: 20_000 });
+    stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'create', resource: 'pods' } });
+    const op = await waitFor(async () => {
+      const o = await opStatus(stack, id);
+      return o.status?.status === 'error' ? o : undefined;
+    }, { timeoutMs: 30_000 });
+    stack.sandbox!.faults.clear();
+    expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Deleted the \d+ rooms created by this operation/);
+    await waitFor(async () => {
+      const names = (await stack.api.listGameRooms('rb-add')).items.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name).sort();
+      return JSON.stringify(names) === JSON.stringify(before);
+    }, { timeoutMs: 20_000, message: 'only the rooms from before remain' });
+  });
+
+  test('create_new_scheduler_version fails validation: no version is created, the validation room is gone, rooms are untouched', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-version', { roomsReplicas: 1 }) as never);
+    const before = await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('rb-version')).items;
+      return rooms.length === 1 && rooms[0]!.status?.status === 'ready' ? rooms.map((r) => r.metadata.name) : undefined;
+    }, { timeoutMs: 20_000 });
+    const current = await stack.api.getScheduler('rb-version');
+    const broken = schedulerObject('rb-version', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_POD', value: 'image-pull-failure' }]);
+    await stack.api.replaceScheduler({ ...current, spec: (broken as { spec: never }).spec });
+    const op = await waitFor(async () => {
+      const ops = await historyOf('rb-version', 'create_new_scheduler_version');
+      return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
+    }, { timeoutMs: 30_000 });
+    const events = op.status?.executionHistory?.map((h) => h.event).join('\n') ?? '';
+    expect(events).toMatch(/Major version detected, starting game room validation process/);
+    expect(events).toMatch(/All validation attempts have failed/);
+    expect((await stack.api.listSchedulerVersions('rb-version')).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    expect((await historyOf('rb-version', 'switch_active_version'))).toHaveLength(0);
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('rb-version')).items;
+      return JSON.stringify(rooms.map((r) => r.metadata.name)) === JSON.stringify(before);
+    }, { timeoutMs: 10_000, message: 'validation room deleted, original room kept' });
+    expect((await stack.api.getScheduler('rb-version')).status?.state).toBe('on-error');
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * The whole system for a test: an API server (the embedded sandbox, or a real cluster when
+ * `E2E_KUBECONFIG` is set), the simulated kubelet and rooms, one or more operators in process,
+ * and a rooms API the simulated rooms ping (the real gateway when `gateway: true`, else a small
+ * stand-in that writes ping status the way the gateway does).
+ */
+import * as http from 'node:http';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+import { loadConfig, type Config } from '../../common/src/config';
+import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
+import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
+import { createLogger, type Logger } from '../../common/src/logger';
+import { composeRoomStatus, type PingStatus } from '../../common/src/rooms/room-status';
+import type { OperationDefinition } from '../../operator/src/operations/execution';
+import { startOperator, type RunningOperator } from '../../operator/src/operator';
+import { startSandbox, type Sandbox } from '../../sandbox/src/index';
+import { startSimulation, type Simulation } from '../../sandbox/src/simulation';
+
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+export const CRD_DIR = path.join(REPO_ROOT, 'crds');
+
+export interface StackOptions {
+  operators?: number;
+  /** Overrides of the operator configuration (fast timings are the default here). */
+  config?: Partial<Record<keyof Config, unknown>>;
+  extraDefinitions?: readonly OperationDefinition[];
+  /** false: no simulated kubelet/rooms. */
+  simulation?: false | { nodes?: number; startDelayMs?: number; pingIntervalMs?: number; deletionCapMs?: number };
+  watchWindow?: number;
+}
+
+export interface Stack {
+  readonly kc: k8s.KubeConfig;
+  readonly sandbox: Sandbox | undefined;
+  readonly api: RoomkeeperApi;
+  readonly core: k8s.CoreV1Api;
+  readonly operators: RunningOperator[];
+  readonly simulation: Simulation | undefined;
+  readonly roomsUrl: string;
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Starts one more operator replica (same configuration). */
+  addOperator(): Promise<RunningOperator>;
+  stop(): Promise<void>;
+}
+
+/** Fast timings for tests; each is a documented setting with a production default. */
+export const TEST_CONFIG: Partial<Record<keyof Config, unknown>> = {
+  operatorPort: 0,
+  leaseDuration: 1500,
+  renewDeadline: 1000,
+  retryPeriod: 200,
+  operationLeaseTtl: 1000,
+  healthInterval: 500,
+  autoscaleDebounce: 100,
+  roomInitTimeout: 20_000,
+  roomPingTimeout: 20_000,
+  validationTimeout: 10_000,
+  validationAttempts: 1,
+  kubeQps: 2000,
+  kubeBurst: 2000,
+};
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const logger = createLogger('test', { level: process.env.ROOMKEEPER_TEST_LOG_LEVEL ?? 'error' });
+  const external = process.env.E2E_KUBECONFIG ? discoverKubeConfig({ E2E_KUBECONFIG: process.env.E2E_KUBECONFIG }) : undefined;
+  const sandbox = external ? undefined : await startSandbox({ crdDirs: [CRD_DIR], watchWindow: opts.watchWindow });
+  const kc = external ? external.kc : (sandbox as Sandbox).kubeConfig();
+  const clients = makeKubeClients(kc, { qps: 2000, burst: 2000 });
+  const api = new RoomkeeperApi(clients.custom);
+
+  const standIn = await startPingStandIn(api);
+  const config = loadConfig({}, { ...TEST_CONFIG, ...opts.config, roomsApiUrl: standIn.url });
+  const simulation = opts.simulation === false ? undefined : await startSimulation({
+    kubeConfig: kc,
+    nodes: opts.simulation?.nodes ?? 2,
+    startDelayMs: opts.simulation?.startDelayMs ?? 20,
+    deletionCapMs: opts.simulation?.deletionCapMs ?? 50,
+    pingIntervalMs: opts.simulation?.pingIntervalMs ?? 300,
+    roomsApiUrl: standIn.url,
+    logger,
+  });
+  const operators: RunningOperator[] = [];
+  const addOperator = async (): Promise<RunningOperator> => {
+    const op = await startOperator({ kubeConfig: kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false });
+    operators.push(op);
+    return op;
+  };
+  for (let i = 0; i < (opts.operators ?? 1); i++) await addOperator();
+
+  return {
+    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl: standIn.url, config, logger, addOperator,
+    async stop() {
+      for (const op of operators) await op.stop().catch(() => undefined);
+      await simulation?.stop();
+      await standIn.close();
+      clients.limiter.drain();
+      await sandbox?.stop();
+    },
+  };
+}
+
+/**
+ * Until a test needs the real gateway, this stand-in takes pings the way the gateway does: it
+ * writes the room's ping status (and the composed status) to the GameRoom's status.
+ */
+async function startPingStandIn(api: RoomkeeperApi): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const m = /^\/scheduler\/([^/]+)\/rooms\/([^/]+)\/ping$/.exec(req.url ?? '');
+      let status: string | undefined;
+      try {
+        status = (JSON.parse(Buffer.concat(chunks).toString()) as { status?: string }).status;
+      } catch {
+        status = undefined;
+      }
+      if (!m || !status) {
+        res.writeHead(400).end('{"success":false}');
+        return;
+      }
+      const [, scheduler, room] = m as unknown as [string, string, string];
+      api.getGameRoom(scheduler, room)
+        .then(async (gr) => {
+          if (gr.status?.pingStatus === status) return;
+          await api.patchGameRoomStatus(scheduler, room, {
+            status: {
+              pingStatus: status,
+              lastPingAt: new Date().toISOString(),
+              status: composeRoomStatus(status as PingStatus, gr.status?.instanceStatus ?? 'unknown'),
+            },
+          });
+        })
+        .then(() => res.writeHead(200).end('{"success":true}'), () => res.writeHead(200).end('{"success":false}'));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+/** A Scheduler object for tests: one container, one UDP port, a port range. */
+export function schedulerObject(name: string, overrides: Record<string, unknown> = {}, containerEnv: { name: string; value: string }[] = []): Record<string, unknown> {
+  return {
+    apiVersion: 'roomkeeper.io/v1',
+    kind: 'Scheduler',
+    metadata: { name },
+    spec: {
+      game: 'test-game',
+      maxSurge: 3,
+      roomsReplicas: 2,
+      portRange: { start: 20000, end: 30000 },
+      spec: {
+        terminationGracePeriod: '10s',
+        containers: [{
+          name: 'server',
+          image: 'example.com/game:1.0.0',
+          imagePullPolicy: 'IfNotPresent',
+          command: ['/run'],
+          environment: containerEnv,
+          requests: { memory: '64Mi', cpu: '50m' },
+          limits: { memory: '128Mi', cpu: '100m' },
+          ports: [{ name: 'game', protocol: 'UDP', port: 7777 }],
+        }],
+      },
+      ...overrides,
+    },
+  };
+}
