@@ -81,7 +81,10 @@ export class SchedulerController {
     const next = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now());
     if (!statusChanged(s.status, next)) return {};
     try {
-      await this.deps.api.patchSchedulerStatus(name, { status: next });
+      // A merge patch merges maps: versions no longer present must be removed explicitly.
+      const gone = Object.keys(s.status?.roomsByVersion ?? {}).filter((v) => !(v in (next.roomsByVersion ?? {})));
+      const roomsByVersion = { ...next.roomsByVersion, ...Object.fromEntries(gone.map((v) => [v, null])) };
+      await this.deps.api.patchSchedulerStatus(name, { status: { ...next, roomsByVersion } });
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
     }

@@ -1,0 +1,79 @@
+/**
+ * Kubernetes resource quantities for the CEL quantity library (`quantity('1.5Gi')`,
+ * `isQuantity`, `compareTo`, `isGreaterThan`, `add`, `asInteger`...). A quantity is held exactly
+ * as `digits * 10^exponent`.
+ */
+
+const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
+const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIX: Record<string, bigint> = { Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n };
+
+export class CelQuantity {
+  constructor(
+    /** value = digits * 10^exponent */
+    readonly digits: bigint,
+    readonly exponent: number,
+    readonly text: string,
+  ) {}
+
+  compare(other: CelQuantity): number {
+    const e = Math.min(this.exponent, other.exponent);
+    const a = this.digits * 10n ** BigInt(this.exponent - e);
+    const b = other.digits * 10n ** BigInt(other.exponent - e);
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  add(other: CelQuantity, sign: 1n | -1n): CelQuantity {
+    const e = Math.min(this.exponent, other.exponent);
+    const digits = this.digits * 10n ** BigInt(this.exponent - e) + sign * other.digits * 10n ** BigInt(other.exponent - e);
+    return new CelQuantity(digits, e, formatQuantity(digits, e));
+  }
+
+  isInteger(): boolean {
+    if (this.exponent >= 0) return true;
+    return this.digits % 10n ** BigInt(-this.exponent) === 0n;
+  }
+
+  /** The integer value, or undefined when it is fractional. */
+  asInteger(): bigint | undefined {
+    if (this.exponent >= 0) return this.digits * 10n ** BigInt(this.exponent);
+    const div = 10n ** BigInt(-this.exponent);
+    return this.digits % div === 0n ? this.digits / div : undefined;
+  }
+
+  asApproximateFloat(): number {
+    return Number(this.digits) * 10 ** this.exponent;
+  }
+
+  sign(): bigint {
+    return this.digits > 0n ? 1n : this.digits < 0n ? -1n : 0n;
+  }
+}
+
+function formatQuantity(digits: bigint, exponent: number): string {
+  if (exponent >= 0) return (digits * 10n ** BigInt(exponent)).toString();
+  const neg = digits < 0n;
+  const abs = (neg ? -digits : digits).toString().padStart(-exponent + 1, '0');
+  const cut = abs.length + exponent;
+  const frac = abs.slice(cut).replace(/0+$/, '');
+  return `${neg ? '-' : ''}${abs.slice(0, cut)}${frac ? `.${frac}` : ''}`;
+}
+
+export function parseQuantity(text: string): CelQuantity | undefined {
+  const m = QUANTITY.exec(text);
+  if (!m) return undefined;
+  const [, sign = '', number = '0', suffix = ''] = m;
+  const [whole = '', frac = ''] = number.split('.');
+  let digits = BigInt(`${whole}${frac}` || '0');
+  let exponent = -frac.length;
+  const binary = BINARY_SUFFIX[suffix];
+  if (binary !== undefined) {
+    digits *= binary;
+  } else if (suffix.startsWith('e') || suffix.startsWith('E')) {
+    exponent += Number(suffix.slice(1));
+  } else {
+    exponent += DECIMAL_SUFFIX[suffix] ?? 0;
+  }
+  if (Math.abs(exponent) > 1000) return undefined;
+  return new CelQuantity(sign === '-' ? -digits : digits, exponent, text);
+}

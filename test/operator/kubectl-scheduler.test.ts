@@ -1,0 +1,119 @@
+/**
+ * The kubectl path: a Scheduler applied, edited and deleted with the real kubectl goes through
+ * the same operations as the HTTP API, and a bad Scheduler is refused at admission with the field
+ * named.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { toolPath } from '../support/tools';
+import { waitFor } from '../support/wait';
+
+const run = promisify(execFile);
+
+describe('Scheduler through kubectl', () => {
+  let stack: Stack;
+  let dir: string;
+  let kubeconfig: string;
+
+  const kubectl = async (args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> =>
+    run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, ...env }, timeout: 30_000 });
+  const kubectlFails = async (args: string[]): Promise<string> => {
+    try {
+      await kubectl(args);
+    } catch (err) {
+      return String((err as { stderr?: string }).stderr ?? err);
+    }
+    throw new Error(`kubectl ${args.join(' ')} succeeded; expected a failure`);
+  };
+
+  beforeAll(async () => {
+    stack = await startStack();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-kubectl-'));
+    kubeconfig = path.join(dir, 'kubeconfig');
+    await stack.sandbox!.writeKubeconfig(kubeconfig);
+  });
+  afterAll(async () => {
+    await stack.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('apply, edit the image, delete: the history holds create, new version and switch, and v2.0.0 is active', async () => {
+    const file = path.join(dir, 'scheduler.yaml');
+    fs.writeFileSync(file, stringify(schedulerObject('kube-game', { roomsReplicas: 2 })));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler('kube-game')).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: '2 rooms ready' });
+
+    const table = (await kubectl(['get', 'rks', 'kube-game'])).stdout;
+    expect(table).toMatch(/GAME\s+STATE\s+VERSION/);
+    expect(table).toMatch(/kube-game\s+test-game\s+in-sync\s+v1\.0\.0/);
+
+    await kubectl(['edit', 'scheduler', 'kube-game'], { KUBE_EDITOR: 'sed -i s#example.com/game:1.0.0#example.com/game:2.0.0#' });
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler('kube-game');
+      const rooms = (await stack.api.listGameRooms('kube-game')).items.filter((r) => !r.metadata.deletionTimestamp);
+      return s.status?.version === 'v2.0.0' && s.status.state === 'in-sync' && rooms.length === 2
+        && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
+    }, { timeoutMs: 60_000, message: 'v2.0.0 active and every room replaced' });
+
+    const ops = (await stack.api.listOperations('kube-game')).items
+      .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
+      .filter((o) => !o.spec.priority);
+    expect(ops.map((o) => [o.spec.definitionName, o.status?.status])).toEqual([
+      ['create_scheduler', 'finished'],
+      ['create_new_scheduler_version', 'finished'],
+      ['switch_active_version', 'finished'],
+    ]);
+    expect(ops[0]!.spec.source).toBe('kubectl');
+    const pods = await stack.core.listNamespacedPod({ namespace: 'kube-game' });
+    expect(pods.items.filter((p) => !p.metadata?.deletionTimestamp).every((p) => p.spec?.containers[0]?.image === 'example.com/game:2.0.0')).toBe(true);
+
+    await kubectl(['delete', 'scheduler', 'kube-game', '--wait=false']);
+    await waitFor(async () => {
+      try {
+        await stack.api.getScheduler('kube-game');
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 30_000, message: 'scheduler deleted through delete_scheduler' });
+    await waitFor(async () => {
+      try {
+        await stack.core.readNamespace({ name: 'kube-game' });
+        return false;
+      } catch {
+        return true;
+      }
+    }, { message: 'namespace deleted' });
+  });
+
+  test('an invalid Scheduler is refused at admission with the field named, and nothing is created', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    const bad = schedulerObject('bad-game');
+    (bad.spec as { spec: { containers: { ports: unknown[] }[] } }).spec.containers[0]!.ports = [
+      { name: 'game', protocol: 'UDP', port: 7777, hostPortRange: { start: 10, end: 20 } },
+    ];
+    fs.writeFileSync(file, stringify(bad));
+    const err1 = await kubectlFails(['apply', '-f', file]);
+    expect(err1).toMatch(/spec\.(spec\.containers\[0\]\.ports\[0\]|portRange)/);
+
+    const noContainers = schedulerObject('bad-game');
+    (noContainers.spec as { spec: { containers: unknown[] } }).spec.containers = [];
+    fs.writeFileSync(file, stringify(noContainers));
+    const err2 = await kubectlFails(['apply', '-f', file]);
+    expect(err2).toMatch(/spec\.spec\.containers/);
+
+    const badGrace = schedulerObject('bad-game');
+    (badGrace.spec as { spec: { terminationGracePeriod: string } }).spec.terminationGracePeriod = '0s';
+    fs.writeFileSync(file, stringify(badGrace));
+    const err3 = await kubectlFails(['apply', '-f', file]);
+    expect(err3).toMatch(/spec\.spec\.terminationGracePeriod/);
+
+    await expect(stack.api.getScheduler('bad-game')).rejects.toBeTruthy();
+    expect((await stack.api.listOperations('bad-game')).items).toHaveLength(0);
+  });
+});
