@@ -1,0 +1,114 @@
+/**
+ * `npm start`: the whole system on one machine.
+ *
+ * With no cluster configured (no KUBECONFIG, not in a pod) it starts the embedded sandbox API
+ * server, writes a kubeconfig for it (default `.roomkeeper/kubeconfig`, moved with
+ * ROOMKEEPER_KUBECONFIG_FILE), the simulated kubelet and game rooms, the operator and the
+ * gateway, prints where everything is, and runs until Ctrl-C. With a cluster configured it runs
+ * the operator and the gateway against that cluster instead (and simulated nodes and rooms only
+ * if the cluster has no node).
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGateway } from '../../api-gateway/src/main';
+import { loadConfig } from '../../common/src/config';
+import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
+import { createLogger } from '../../common/src/logger';
+import { startOperator } from '../../operator/src/operator';
+import { startSandbox, type Sandbox } from './index';
+import { startSimulation, type Simulation } from './simulation';
+
+const STATE_DIR = path.resolve(process.env.ROOMKEEPER_STATE_DIR ?? '.roomkeeper');
+
+interface LocalSecrets { username: string; password: string; roomTokenSecret: string }
+
+/** Credentials kept across restarts, so rooms created before a restart can still ping. */
+function localSecrets(): LocalSecrets {
+  const file = path.join(STATE_DIR, 'secrets.json');
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as LocalSecrets;
+  } catch {
+    const secrets = { username: 'admin', password: randomBytes(12).toString('base64url'), roomTokenSecret: randomBytes(32).toString('base64url') };
+    fs.mkdirSync(STATE_DIR, { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+    return secrets;
+  }
+}
+
+async function main(): Promise<void> {
+  const logger = createLogger('roomkeeper', { level: process.env.ROOMKEEPER_LOG_LEVEL ?? 'warn' });
+  const cluster = discoverKubeConfig();
+  let sandbox: Sandbox | undefined;
+  let kubeconfigFile: string | undefined;
+  if (!cluster) {
+    const snapshot = process.env.ROOMKEEPER_SANDBOX_SNAPSHOT ?? path.join(STATE_DIR, 'sandbox-state.json');
+    sandbox = await startSandbox({
+      port: Number(process.env.ROOMKEEPER_SANDBOX_PORT ?? 0),
+      crdDirs: [path.resolve(__dirname, '../../crds')],
+      snapshotFile: snapshot === '' ? undefined : snapshot,
+      logger: logger.child({ component: 'sandbox' }),
+    });
+    kubeconfigFile = path.resolve(process.env.ROOMKEEPER_KUBECONFIG_FILE ?? path.join(STATE_DIR, 'kubeconfig'));
+    fs.mkdirSync(path.dirname(kubeconfigFile), { recursive: true });
+    await sandbox.writeKubeconfig(kubeconfigFile);
+  }
+  const kc = cluster?.kc ?? (sandbox as Sandbox).kubeConfig();
+
+  const secrets = localSecrets();
+  const env = process.env;
+  const config = loadConfig(env, {
+    authUsername: env.ROOMKEEPER_AUTH_USERNAME || secrets.username,
+    authPassword: env.ROOMKEEPER_AUTH_PASSWORD || secrets.password,
+    roomTokenSecret: env.ROOMKEEPER_ROOM_TOKEN_SECRET || secrets.roomTokenSecret,
+    ...(sandbox ? { healthInterval: 2000 } : {}),
+  });
+  const gateway = await startGateway({ config, kubeConfig: kc, logger: logger.child({ component: 'gateway' }) });
+  const roomsApiUrl = gateway.roomsUrl;
+  const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: logger.child({ component: 'operator' }) });
+
+  let simulation: Simulation | undefined;
+  const nodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items;
+  if (nodes.length === 0) {
+    simulation = await startSimulation({ kubeConfig: kc, roomsApiUrl, logger: logger.child({ component: 'simulation' }) });
+  }
+
+  const lines = [
+    '',
+    'Roomkeeper is running.',
+    sandbox
+      ? `  Kubernetes API (embedded sandbox): ${sandbox.url}\n  kubeconfig: ${kubeconfigFile}\n    export KUBECONFIG=${kubeconfigFile}\n    kubectl get schedulers`
+      : `  Kubernetes cluster from ${cluster?.source}`,
+    `  Management API: ${gateway.managementUrl}   (HTTP Basic: ${config.authUsername} / ${config.authPassword})`,
+    `  Rooms API:      ${gateway.roomsUrl}`,
+    `  Operator:       ${operator.opsUrl}/metrics`,
+    simulation ? '  Simulated nodes and game rooms: on (rooms ping the rooms API)' : '',
+    '',
+    'Create a scheduler:',
+    `  curl -u ${config.authUsername}:${config.authPassword} -H 'Content-Type: application/json' ${gateway.managementUrl}/schedulers -d @sandbox/examples/scheduler.json`,
+    '',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(lines.filter((l) => l !== '').join('\n') + '\n');
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping...\n`);
+    await simulation?.stop();
+    await operator.stop();
+    await gateway.stop();
+    await sandbox?.stop();
+    process.stdout.write('Stopped.\n');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(`roomkeeper failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
