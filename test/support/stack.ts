@@ -1,8 +1,8 @@
 /**
  * The whole system for a test: an API server (the embedded sandbox, or a real cluster when
  * `E2E_KUBECONFIG` is set), the simulated kubelet and rooms, one or more operators in process,
- * and a rooms API the simulated rooms ping (the real gateway when `gateway: true`, else a small
- * stand-in that writes ping status the way the gateway does).
+ * and a rooms API the simulated rooms ping: the real gateway by default, or (`gateway: false`) a
+ * small stand-in that writes ping status the way the gateway does.
  */
 import * as http from 'node:http';
 import * as path from 'node:path';
@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../../common/src/logger';
 import { composeRoomStatus, type PingStatus } from '../../common/src/rooms/room-status';
 import type { OperationDefinition } from '../../operator/src/operations/execution';
 import { startOperator, type RunningOperator } from '../../operator/src/operator';
+import { startGateway, type RunningGateway } from '../../api-gateway/src/main';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
 import { startSimulation, type Simulation } from '../../sandbox/src/simulation';
 
@@ -26,6 +27,8 @@ export interface StackOptions {
   /** Overrides of the operator configuration (fast timings are the default here). */
   config?: Partial<Record<keyof Config, unknown>>;
   extraDefinitions?: readonly OperationDefinition[];
+  /** Use the real gateway for pings and the management API (default true). */
+  gateway?: boolean;
   /** false: no simulated kubelet/rooms. */
   simulation?: false | { nodes?: number; startDelayMs?: number; pingIntervalMs?: number; deletionCapMs?: number };
   watchWindow?: number;
@@ -39,6 +42,11 @@ export interface Stack {
   readonly operators: RunningOperator[];
   readonly simulation: Simulation | undefined;
   readonly roomsUrl: string;
+  /** The management API (only with the real gateway). */
+  readonly managementUrl: string | undefined;
+  readonly gateway: RunningGateway | undefined;
+  /** Basic-auth header value for the management API. */
+  readonly authHeader: string;
   readonly config: Config;
   readonly logger: Logger;
   /** Starts one more operator replica (same configuration). */
@@ -71,15 +79,23 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const clients = makeKubeClients(kc, { qps: 2000, burst: 2000 });
   const api = new RoomkeeperApi(clients.custom);
 
-  const standIn = await startPingStandIn(api);
-  const config = loadConfig({}, { ...TEST_CONFIG, ...opts.config, roomsApiUrl: standIn.url });
+  const useGateway = opts.gateway ?? true;
+  const base = loadConfig({}, {
+    ...TEST_CONFIG, authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret', ...opts.config,
+  });
+  const gateway = useGateway
+    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: kc, host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
+    : undefined;
+  const standIn = gateway ? undefined : await startPingStandIn(api);
+  const roomsUrl = gateway?.roomsUrl ?? (standIn as { url: string }).url;
+  const config = loadConfig({}, { ...base, roomsApiUrl: roomsUrl });
   const simulation = opts.simulation === false ? undefined : await startSimulation({
     kubeConfig: kc,
     nodes: opts.simulation?.nodes ?? 2,
     startDelayMs: opts.simulation?.startDelayMs ?? 20,
     deletionCapMs: opts.simulation?.deletionCapMs ?? 50,
     pingIntervalMs: opts.simulation?.pingIntervalMs ?? 300,
-    roomsApiUrl: standIn.url,
+    roomsApiUrl: roomsUrl,
     logger,
   });
   const operators: RunningOperator[] = [];
@@ -91,11 +107,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   for (let i = 0; i < (opts.operators ?? 1); i++) await addOperator();
 
   return {
-    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl: standIn.url, config, logger, addOperator,
+    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, config, logger, addOperator, gateway,
+    managementUrl: gateway?.managementUrl,
+    authHeader: `Basic ${Buffer.from(`${config.authUsername}:${config.authPassword}`).toString('base64')}`,
     async stop() {
       for (const op of operators) await op.stop().catch(() => undefined);
       await simulation?.stop();
-      await standIn.close();
+      await gateway?.stop();
+      await standIn?.close();
       clients.limiter.drain();
       await sandbox?.stop();
     },
