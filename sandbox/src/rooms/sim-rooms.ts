@@ -1,0 +1,209 @@
+/**
+ * Simulated game rooms: one simulated game server per running room pod (a pod whose containers
+ * carry `ROOMKEEPER_SCHEDULER_NAME` and `ROOMKEEPER_ROOM_ID`), pinging the rooms API as a real
+ * game server would. Driven by a pod informer; talks to the API server only to watch pods.
+ */
+import { CoreV1Api, makeInformer } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { silentLogger, type Logger } from '../../../common/src/logger';
+import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
+import { isTerminalPhase, isTerminating, podKey } from '../kubelet/pod-fields';
+import { ResilientInformer } from '../kubelet/resilient-informer';
+import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../kubelet/shared-dispatcher';
+import { PingClient, type PingRequest, type PingResult, type PingStatus } from './ping-client';
+import { roomIdentityOf } from './room-identity';
+import { DEFAULT_SCRIPT, InvalidRoomScriptError, parseRoomScript, unitRandom, type RoomScript } from './room-script';
+import { SimRoom, type RoomView } from './sim-room';
+
+export interface SimRoomsOptions {
+  kubeConfig: KubeConfig;
+  /** Base URL of the rooms API; a pod's `ROOMKEEPER_ROOMS_API_URL` overrides it. */
+  roomsApiUrl: string;
+  /** Interval between pings of one room (default 5000 ms, jittered ±10%). */
+  pingIntervalMs?: number;
+  /** The first ping of a room goes out after a random delay up to this (default min(interval, 500 ms)). */
+  firstPingMaxDelayMs?: number;
+  /** Sockets per origin for the keep-alive agent (default 64). */
+  maxSockets?: number;
+  logger?: Logger;
+  metrics?: MetricsRegistry;
+  now?: () => number;
+  /** Replaces the HTTP client (tests of pure scheduling only). */
+  send?: (ping: PingRequest) => Promise<PingResult>;
+  /**
+   * A pod informer to share (e.g. the simulated kubelet's), so pods are listed and watched once.
+   * It is not stopped by `stop()`. Without it, SimRooms runs its own.
+   */
+  podInformer?: ResilientInformer<V1Pod>;
+  /** Only pods on nodes this accepts become rooms (default: every node). */
+  nodeFilter?: (nodeName: string) => boolean;
+}
+
+export interface SimRoomsStats {
+  activeRooms: number;
+  pingsSent: number;
+  pingFailures: number;
+  pingsByStatus: Record<PingStatus, number>;
+}
+
+export interface SimRoomView extends RoomView {
+  namespace: string;
+  podName: string;
+}
+
+interface Entry {
+  room: SimRoom;
+  namespace: string;
+  podName: string;
+}
+
+export class SimRooms {
+  private readonly logger: Logger;
+  private readonly informer: ResilientInformer<V1Pod>;
+  private readonly ownsInformer: boolean;
+  private connections: SharedDispatcherKubeConfig | undefined;
+  private readonly client: PingClient;
+  private readonly entries = new Map<string, Entry>();
+  private readonly counters = { pingsSent: 0, pingFailures: 0, pingsByStatus: { ready: 0, occupied: 0, terminating: 0 } };
+  private readonly metric: Counter | undefined;
+  private readonly pingIntervalMs: number;
+  private readonly firstPingMaxDelayMs: number;
+  private readonly now: () => number;
+  private stopped = false;
+  /** Rooms whose game server a test has taken over (they ping no more). */
+  private readonly silenced = new Set<string>();
+
+  private constructor(private readonly options: SimRoomsOptions) {
+    this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-rooms' });
+    this.client = new PingClient({ maxSockets: options.maxSockets ?? 64 });
+    this.pingIntervalMs = Math.max(1, options.pingIntervalMs ?? 5000);
+    this.firstPingMaxDelayMs = Math.max(0, options.firstPingMaxDelayMs ?? Math.min(this.pingIntervalMs, 500));
+    this.now = options.now ?? (() => Date.now());
+    this.metric = options.metrics?.counter('roomkeeper_sim_room_pings_total', 'Pings sent by simulated game rooms, by status and result.');
+    this.ownsInformer = options.podInformer === undefined;
+    if (options.podInformer) this.informer = options.podInformer;
+    else {
+      this.connections = withSharedDispatcher(options.kubeConfig);
+      const kubeConfig = this.connections.kubeConfig;
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      this.informer = new ResilientInformer<V1Pod>({
+        name: 'room-pods',
+        logger: this.logger,
+        informer: makeInformer<V1Pod>(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces()),
+      });
+    }
+  }
+
+  static async start(options: SimRoomsOptions): Promise<SimRooms> {
+    const rooms = new SimRooms(options);
+    rooms.informer.onAdd((pod) => rooms.onPod(pod));
+    rooms.informer.onUpdate((pod) => rooms.onPod(pod));
+    rooms.informer.onDelete((pod) => rooms.onPodDeleted(pod));
+    if (rooms.ownsInformer) await rooms.informer.start();
+    else {
+      await rooms.informer.start();
+      for (const pod of rooms.informer.cache.list()) rooms.onPod(pod);
+    }
+    rooms.logger.info('simulated rooms started', { roomsApiUrl: options.roomsApiUrl, pingIntervalMs: rooms.pingIntervalMs });
+    return rooms;
+  }
+
+  stats(): SimRoomsStats {
+    let active = 0;
+    for (const e of this.entries.values()) if (e.room.state === 'running') active++;
+    return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingsByStatus: { ...this.counters.pingsByStatus } };
+  }
+
+  /** The room with this id (and scheduler, when ids repeat across schedulers), newest first. */
+  room(roomId: string, schedulerName?: string): SimRoomView | undefined {
+    let found: SimRoomView | undefined;
+    for (const e of this.entries.values()) {
+      const v = e.room.view();
+      if (v.roomId === roomId && (schedulerName === undefined || v.schedulerName === schedulerName)) {
+        found = { ...v, namespace: e.namespace, podName: e.podName };
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Stops one room's simulated game server for good (it never pings again), so a test can send
+   * that room's pings itself — e.g. to hold it occupied.
+   */
+  silence(roomId: string): void {
+    this.silenced.add(roomId);
+    for (const e of this.entries.values()) if (e.room.view().roomId === roomId) e.room.stop();
+  }
+
+  rooms(): SimRoomView[] {
+    return [...this.entries.values()].map((e) => ({ ...e.room.view(), namespace: e.namespace, podName: e.podName }));
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const e of this.entries.values()) e.room.stop();
+    this.entries.clear();
+    if (this.ownsInformer) await this.informer.stop();
+    await this.connections?.close();
+    this.client.close();
+  }
+
+  private onPod(pod: V1Pod): void {
+    if (this.stopped) return;
+    const uid = pod.metadata?.uid ?? '';
+    const entry = this.entries.get(uid);
+    if (isTerminating(pod)) {
+      entry?.room.terminate();
+      return;
+    }
+    const nodeName = pod.spec?.nodeName ?? '';
+    const alive = pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).some((c) => c.state?.running)
+      && (this.options.nodeFilter === undefined || this.options.nodeFilter(nodeName));
+    if (!alive) {
+      if (entry && (entry.room.state === 'running' || isTerminalPhase(pod.status?.phase))) entry.room.stop();
+      return;
+    }
+    if (entry && entry.room.state !== 'stopped') return;
+    const identity = roomIdentityOf(pod);
+    if (!identity || this.silenced.has(identity.roomId)) return;
+    const room = new SimRoom({
+      identity,
+      script: this.scriptOf(pod, identity.script),
+      roomsApiUrl: identity.roomsApiUrl ?? this.options.roomsApiUrl,
+      pingIntervalMs: this.pingIntervalMs,
+      firstPingDelayMs: Math.floor(unitRandom(1, `${uid}/${identity.roomId}`, 0) * this.firstPingMaxDelayMs),
+      send: this.options.send ?? ((ping) => this.client.send(ping)),
+      now: this.now,
+      onPing: (status, result) => this.countPing(podKey(pod), status, result),
+    });
+    this.entries.set(uid, { room, namespace: pod.metadata?.namespace ?? '', podName: pod.metadata?.name ?? '' });
+    room.start();
+  }
+
+  private onPodDeleted(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    this.entries.get(uid)?.room.stop();
+    this.entries.delete(uid);
+  }
+
+  private scriptOf(pod: V1Pod, value: string | undefined): RoomScript {
+    try {
+      return parseRoomScript(value);
+    } catch (err) {
+      if (!(err instanceof InvalidRoomScriptError)) throw err;
+      this.logger.warn('bad room script; the room pings ready', { pod: podKey(pod), error: err.message });
+      return DEFAULT_SCRIPT;
+    }
+  }
+
+  private countPing(pod: string, status: PingStatus, result: PingResult): void {
+    this.counters.pingsSent++;
+    this.counters.pingsByStatus[status]++;
+    if (!result.ok) {
+      this.counters.pingFailures++;
+      this.logger.debug('ping failed', { pod, status, statusCode: result.statusCode, error: result.error });
+    }
+    this.metric?.inc({ status, result: result.ok ? 'ok' : 'failed' });
+  }
+}

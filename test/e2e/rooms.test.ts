@@ -1,0 +1,226 @@
+/**
+ * Game rooms end to end: HTTP -> gateway -> API server -> operator -> simulated kubelet, with
+ * simulated rooms pinging the gateway. Runs on the sandbox, or on a real cluster when
+ * E2E_KUBECONFIG is set.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { GameRoom } from '../../common/src/generated/resources';
+import { roomToken } from '../../common/src/rooms/room-token';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+async function http(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${stack.managementUrl}${path}`, {
+    method,
+    headers: { authorization: stack.authHeader, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function createBody(name: string, overrides: Record<string, unknown> = {}, env: { name: string; value: string }[] = []): Record<string, unknown> {
+  const obj = schedulerObject(name, overrides, env) as { spec: Record<string, unknown> };
+  return { name, ...obj.spec };
+}
+
+async function liveRooms(stack: Stack, scheduler: string): Promise<GameRoom[]> {
+  return (await stack.api.listGameRooms(scheduler)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+}
+
+async function counts(stack: Stack, scheduler: string): Promise<{ ready: number; occupied: number; total: number }> {
+  const rooms = await liveRooms(stack, scheduler);
+  return {
+    ready: rooms.filter((r) => r.status?.status === 'ready').length,
+    occupied: rooms.filter((r) => r.status?.status === 'occupied').length,
+    total: rooms.length,
+  };
+}
+
+async function ping(stack: Stack, scheduler: string, room: string, status: string): Promise<unknown> {
+  const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
+    body: JSON.stringify({ status, timestamp: Math.floor(Date.now() / 1000) }),
+  });
+  return res.json();
+}
+
+describe('rooms', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { roomInitTimeout: 3000, healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('a scheduler with roomsReplicas 3 gets 3 ready rooms whose pods carry the env vars, ports from the range and the annotations', async () => {
+    const res = await http(stack, 'POST', '/schedulers', createBody('rooms-basic', { roomsReplicas: 3, annotations: { team: 'arena' } }));
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await counts(stack, 'rooms-basic')).ready === 3, { timeoutMs: 30_000, message: '3 ready rooms' });
+    const pods = (await stack.core.listNamespacedPod({ namespace: 'rooms-basic' })).items;
+    expect(pods).toHaveLength(3);
+    for (const pod of pods) {
+      const env = Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+      expect(env.ROOMKEEPER_SCHEDULER_NAME).toBe('rooms-basic');
+      expect(env.ROOMKEEPER_ROOM_ID).toBe(pod.metadata?.name);
+      expect(env.MAESTRO_SCHEDULER_NAME).toBe('rooms-basic');
+      expect(env.MAESTRO_ROOM_ID).toBe(pod.metadata?.name);
+      expect(env.ROOMKEEPER_ROOM_TOKEN).toBe(roomToken(stack.config.roomTokenSecret, 'rooms-basic', pod.metadata?.name as string));
+      const hostPort = pod.spec?.containers[0]?.ports?.[0]?.hostPort ?? 0;
+      expect(hostPort).toBeGreaterThanOrEqual(20000);
+      expect(hostPort).toBeLessThanOrEqual(30000);
+      expect(pod.metadata?.annotations?.team).toBe('arena');
+      expect(pod.spec?.restartPolicy).toBe('Never');
+    }
+    const info = await http(stack, 'GET', '/schedulers/info?game=test-game');
+    expect(info.body.schedulers.find((s: { name: string }) => s.name === 'rooms-basic')).toMatchObject({ roomsReady: 3, roomsOccupied: 0 });
+  });
+
+  test('killing a room\'s pod: a replacement appears, and the history says why', async () => {
+    await waitFor(async () => (await counts(stack, 'rooms-basic')).ready === 3, { timeoutMs: 30_000 });
+    const victim = (await liveRooms(stack, 'rooms-basic'))[0]!.metadata.name as string;
+    await stack.core.deleteNamespacedPod({ name: victim, namespace: 'rooms-basic', gracePeriodSeconds: 0 });
+    await waitFor(async () => {
+      const rooms = await liveRooms(stack, 'rooms-basic');
+      return rooms.length === 3 && !rooms.some((r) => r.metadata.name === victim) && rooms.every((r) => r.status?.status === 'ready');
+    }, { timeoutMs: 30_000, message: 'replacement ready' });
+    const adds = (await stack.api.listOperations('rooms-basic')).items.filter((o) => o.spec.definitionName === 'add_rooms');
+    const reasons = adds.map((o) => String(o.spec.input?.reason ?? '')).join('\n');
+    expect(reasons).toContain(victim);
+    expect(reasons).toMatch(/pod was deleted/);
+  });
+
+  test('a room that never pings is removed after the initialisation timeout and replaced', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-silent', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
+    const first = await waitFor(async () => (await liveRooms(stack, 'rooms-silent'))[0]?.metadata.name, { timeoutMs: 20_000 });
+    await waitFor(async () => {
+      const rooms = await liveRooms(stack, 'rooms-silent');
+      return rooms.length === 1 && rooms[0]!.metadata.name !== first;
+    }, { timeoutMs: 30_000, message: 'the silent room was replaced' });
+    const removals = (await stack.api.listOperations('rooms-silent')).items.filter((o) => o.spec.definitionName === 'remove_rooms');
+    const expired = removals.find((o) => (o.spec.input?.roomsIds as string[] | undefined)?.includes(first));
+    expect(expired?.spec.input?.reason).toBe('expired_room');
+    expect(expired?.spec.priority).toBe(true);
+  });
+
+  test('remove-rooms with an amount never deletes an occupied room', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-protect', { roomsReplicas: 3 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:0.5' }]));
+    await waitFor(async () => (await counts(stack, 'rooms-protect')).occupied === 3, { timeoutMs: 30_000, message: '3 occupied rooms' });
+    const before = (await liveRooms(stack, 'rooms-protect')).map((r) => r.metadata.name).sort();
+    const res = await http(stack, 'POST', '/schedulers/rooms-protect/remove-rooms', { amount: 2 });
+    expect(res.status).toBe(200);
+    const op = await waitFor(async () => {
+      const o = await stack.api.getOperation(res.body.operationId);
+      return o.status?.status === 'finished' ? o : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Removed 0 rooms[\s\S]*occupied rooms are never removed by amount/);
+    expect((await liveRooms(stack, 'rooms-protect')).map((r) => r.metadata.name).sort()).toEqual(before);
+  });
+});
+
+describe('autoscaling', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { healthInterval: 300, autoscaleDebounce: 100 }, simulation: { pingIntervalMs: 200 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('roomOccupancy (readyTarget 0.5, min 1, max 10) with rooms that turn occupied follows Maestro\'s sequence up to 10 rooms', async () => {
+    const autoscaling = { enabled: true, min: 1, max: 10, cooldown: 0, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
+    await http(stack, 'POST', '/schedulers', createBody('auto-up', { roomsReplicas: 1, autoscaling }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:1.5' }]));
+    const seen: string[] = [];
+    const expected = ['1/0', '1/1', '2/2', '4/4', '2/8', '0/10'];
+    await waitFor(async () => {
+      const c = await counts(stack, 'auto-up');
+      const key = `${c.ready}/${c.occupied}`;
+      if (seen[seen.length - 1] !== key) seen.push(key);
+      return c.occupied === 10;
+    }, { timeoutMs: 60_000, intervalMs: 25, message: 'ten occupied rooms' });
+    // Each of Maestro's (ready, occupied) states is passed through, in order.
+    let i = 0;
+    for (const state of seen) if (state === expected[i]) i++;
+    expect({ reached: expected.slice(0, i), seen }).toEqual({ reached: expected, seen });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await counts(stack, 'auto-up')).total).toBe(10);
+  });
+
+  test('with every room idle, autoscaling scales down to 1 ready room', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('auto-down', { roomsReplicas: 10 }));
+    await waitFor(async () => (await counts(stack, 'auto-down')).ready === 10, { timeoutMs: 30_000, message: '10 ready rooms' });
+    const autoscaling = { enabled: true, min: 1, max: 10, cooldown: 1, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
+    const res = await http(stack, 'PATCH', '/schedulers/auto-down', { autoscaling });
+    expect(res.status).toBe(200);
+    await waitFor(async () => {
+      const c = await counts(stack, 'auto-down');
+      return c.ready === 1 && c.total === 1;
+    }, { timeoutMs: 60_000, message: 'scaled down to 1 ready room' });
+    const s = await stack.api.getScheduler('auto-down');
+    expect(s.status?.autoscaling?.lastDownscaleAt).toBeDefined();
+  });
+});
+
+describe('rolling replacement', () => {
+  test('a major switch with 10 rooms and maxSurge 3 replaces every room, never dropping below 10 ready-or-occupied, and keeps an occupied old room until it is free', async () => {
+    // Pings are sent by hand for one room, so the simulated rooms ping rarely and expiry is long.
+    const stack = await startStack({ config: { healthInterval: 300, roomPingTimeout: 120_000 }, simulation: { pingIntervalMs: 400 } });
+    try {
+      await http(stack, 'POST', '/schedulers', createBody('rolling', { roomsReplicas: 10, maxSurge: 3 }));
+      await waitFor(async () => (await counts(stack, 'rolling')).ready === 10, { timeoutMs: 30_000, message: '10 ready rooms' });
+
+      // Watch every room change and record the lowest ready-or-occupied count.
+      let lowest = Number.POSITIVE_INFINITY;
+      let armed = false; // the initial list arrives one room at a time: count only after it
+      const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/namespaces/rolling/gamerooms',
+        () => stack.api.listGameRooms('rolling') as never);
+      const check = () => {
+        if (!armed) return;
+        const serving = informer.list('rolling').filter((r) => !r.metadata?.deletionTimestamp && !r.spec.validation
+          && (r.status?.status === 'ready' || r.status?.status === 'occupied')).length;
+        lowest = Math.min(lowest, serving);
+      };
+      informer.on('add', check);
+      informer.on('update', check);
+      informer.on('delete', check);
+      await informer.start();
+      armed = true;
+      check();
+
+      // One old room holds players: the simulated room is silenced for it, and the test pings occupied.
+      const occupiedRoom = (await liveRooms(stack, 'rolling'))[0]!.metadata.name as string;
+      stack.simulation!.rooms!.silence(occupiedRoom);
+      await ping(stack, 'rolling', occupiedRoom, 'occupied');
+      await waitFor(async () => (await stack.api.getGameRoom('rolling', occupiedRoom)).status?.status === 'occupied');
+
+      const current = await http(stack, 'GET', '/schedulers/rolling');
+      const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
+      next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:2.0.0' }));
+      delete next.spec.version;
+      const res = await http(stack, 'POST', '/schedulers/rolling', next);
+      expect(res.status).toBe(200);
+
+      await waitFor(async () => {
+        const rooms = await liveRooms(stack, 'rolling');
+        const old = rooms.filter((r) => r.spec.version === 'v1.0.0');
+        return old.length === 1 && old[0]!.metadata.name === occupiedRoom && rooms.filter((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready').length >= 9;
+      }, { timeoutMs: 60_000, message: 'every free old room replaced; the occupied one kept' });
+      expect(lowest).toBeGreaterThanOrEqual(10);
+      const switchOp = (await stack.api.listOperations('rolling')).items.find((o) => o.spec.definitionName === 'switch_active_version');
+      expect(switchOp?.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Replaced 9\/10 rooms[\s\S]*1 occupied rooms of older versions remain/);
+
+      // The players leave: the old room is replaced by the health check.
+      await ping(stack, 'rolling', occupiedRoom, 'ready');
+      await waitFor(async () => {
+        const rooms = await liveRooms(stack, 'rolling');
+        return rooms.length === 10 && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
+      }, { timeoutMs: 60_000, message: 'the last old room replaced once free' });
+      expect(lowest).toBeGreaterThanOrEqual(10);
+      await informer.stop();
+    } finally {
+      await stack.stop();
+    }
+  });
+});
