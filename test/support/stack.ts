@@ -16,6 +16,8 @@ import { composeRoomStatus, type PingStatus } from '../../common/src/rooms/room-
 import type { OperationDefinition } from '../../operator/src/operations/execution';
 import { startOperator, type RunningOperator } from '../../operator/src/operator';
 import { startGateway, type RunningGateway } from '../../api-gateway/src/main';
+import { EventForwarder } from '../../common/src/forwarding';
+import { MetricsRegistry } from '../../common/src/metrics';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
 import { startSimulation, type Simulation } from '../../sandbox/src/simulation';
 
@@ -99,8 +101,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     logger,
   });
   const operators: RunningOperator[] = [];
+  const forwarder = new EventForwarder({ logger, metrics: new MetricsRegistry() });
   const addOperator = async (): Promise<RunningOperator> => {
-    const op = await startOperator({ kubeConfig: kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false });
+    const op = await startOperator({
+      kubeConfig: kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
+    });
     operators.push(op);
     return op;
   };
@@ -114,6 +119,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       for (const op of operators) await op.stop().catch(() => undefined);
       await simulation?.stop();
       await gateway?.stop();
+      forwarder.close();
       await standIn?.close();
       clients.limiter.drain();
       await sandbox?.stop();

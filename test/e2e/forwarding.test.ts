@@ -1,0 +1,97 @@
+/**
+ * Forwarders end to end: a scheduler with a gRPC forwarder (a real receiver loading the same
+ * .proto), simulated rooms pinging the gateway, and a room removed by scale-down that reaches the
+ * receiver as a `terminated` status. Validation rooms are never forwarded.
+ */
+import { startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding';
+import { roomToken } from '../../common/src/rooms/room-token';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+async function call(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${stack.managementUrl}${path}`, {
+    method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const statusName = (v: unknown): string => (typeof v === 'number' ? ['ready', 'occupied', 'terminating', 'terminated'][v] ?? String(v) : String(v));
+
+describe('forwarding', () => {
+  let stack: Stack;
+  let receiver: ForwardReceiver;
+  beforeAll(async () => {
+    receiver = await startForwardReceiver();
+    stack = await startStack({ config: { healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+    await receiver.stop();
+  });
+
+  test('pings, room events and a scale-down\'s terminated status reach the receiver with the forwarder metadata', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000, metadata: { roomType: 'arena', region: 'eu' } } }];
+    const spec = (schedulerObject('fwd-game', { roomsReplicas: 2, forwarders }) as { spec: Record<string, unknown> }).spec;
+    expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-game', ...spec })).status).toBe(200);
+    const rooms = await waitFor(async () => {
+      const live = (await stack.api.listGameRooms('fwd-game')).items.filter((r) => r.status?.status === 'ready');
+      return live.length === 2 ? live : undefined;
+    }, { timeoutMs: 30_000 });
+    const roomIds = rooms.map((r) => r.metadata.name as string);
+
+    // The very first ping may beat the room's address into its status; later ones carry it.
+    const resync = await waitFor(() => receiver.requestsOf('SendRoomResync').find((r) => roomIds.includes(r.room?.roomId ?? '') && r.room?.host), { timeoutMs: 10_000 });
+    expect(resync.room).toMatchObject({ game: 'test-game', roomType: 'arena' });
+    expect(resync.room?.metadata?.region).toBe('eu');
+    expect(statusName(resync.statusType)).toBe('ready');
+    const room = rooms.find((r) => r.metadata.name === resync.room?.roomId)!;
+    expect(resync.room?.host).toBe(room.status?.host);
+    expect(resync.room?.port).toBe(room.status?.ports?.[0]?.port);
+
+    const event = await fetch(`${stack.roomsUrl}/scheduler/fwd-game/rooms/${roomIds[0]}/roomevent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, 'fwd-game', roomIds[0]!)}` },
+      body: JSON.stringify({ event: 'matchStarted', timestamp: Date.now(), metadata: { mode: 'ranked' } }),
+    });
+    expect(await event.json()).toMatchObject({ success: true });
+    const roomEvent = await waitFor(() => receiver.requestsOf('SendRoomEvent').find((r) => r.room?.roomId === roomIds[0]));
+    expect(roomEvent.eventType).toBe('matchStarted');
+
+    // Scale down to 1: the removed room's terminated status reaches the receiver.
+    expect((await call(stack, 'PATCH', '/schedulers/fwd-game', { roomsReplicas: 1 })).status).toBe(200);
+    const terminated = await waitFor(() => receiver.requestsOf('SendRoomStatus').find((r) => statusName(r.statusType) === 'terminated' && roomIds.includes(r.room?.roomId ?? '')), { timeoutMs: 30_000, message: 'terminated status forwarded' });
+    const removal = (await stack.api.listOperations('fwd-game')).items.find((o) => o.spec.definitionName === 'remove_rooms');
+    expect(removal?.spec.input?.reason).toBe('scale_down');
+    expect(terminated.room?.game).toBe('test-game');
+  });
+
+  test('a validation room\'s pings are never forwarded', async () => {
+    // Collect the validation rooms' ids while the new version is validated.
+    const validationRooms = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const r of (await stack.api.listGameRooms('fwd-game')).items) if (r.spec.validation) validationRooms.add(r.metadata.name as string);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
+    // A version operation still queued would refuse the new version (400, as Maestro).
+    await waitFor(async () => (await stack.api.getScheduler('fwd-game')).status?.state === 'in-sync', { timeoutMs: 20_000 });
+    const current = await call(stack, 'GET', '/schedulers/fwd-game');
+    const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
+    next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:9.9.9' }));
+    delete next.spec.version;
+    const res = await call(stack, 'POST', '/schedulers/fwd-game', next);
+    expect(res).toMatchObject({ status: 200 });
+    const op = await waitFor(async () => {
+      const o = await stack.api.getOperation(res.body.operationId);
+      return o.status?.status === 'finished' ? o : undefined;
+    }, { timeoutMs: 30_000 });
+    watching = false;
+    await watcher;
+    expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Game room validation success/);
+    expect(validationRooms.size).toBeGreaterThan(0);
+    const forwardedIds = receiver.received.map((r) => (r.request as { room?: { roomId?: string } }).room?.roomId);
+    for (const id of validationRooms) expect(forwardedIds).not.toContain(id);
+  });
+});
