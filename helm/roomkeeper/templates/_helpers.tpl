@@ -1,0 +1,185 @@
+{{/*
+Names, labels and small helpers shared by every template.
+*/}}
+
+{{/* The chart name, or nameOverride. */}}
+{{- define "roomkeeper.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The prefix of every object name: fullnameOverride, else release name (plus chart name unless it is already in it). */}}
+{{- define "roomkeeper.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "roomkeeper.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "roomkeeper.labels" -}}
+helm.sh/chart: {{ include "roomkeeper.chart" . }}
+app.kubernetes.io/name: {{ include "roomkeeper.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: roomkeeper
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "ctx" $ "component" "operator"). */}}
+{{- define "roomkeeper.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "roomkeeper.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Labels of one component's objects: (dict "ctx" $ "component" "operator"). */}}
+{{- define "roomkeeper.componentLabels" -}}
+{{ include "roomkeeper.labels" .ctx }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "roomkeeper.operator.fullname" -}}
+{{- printf "%s-operator" (include "roomkeeper.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "roomkeeper.gateway.fullname" -}}
+{{- printf "%s-gateway" (include "roomkeeper.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "roomkeeper.operator.serviceAccountName" -}}
+{{- if .Values.operator.serviceAccount.create -}}
+{{- default (include "roomkeeper.operator.fullname" .) .Values.operator.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.operator.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "roomkeeper.gateway.serviceAccountName" -}}
+{{- if .Values.gateway.serviceAccount.create -}}
+{{- default (include "roomkeeper.gateway.fullname" .) .Values.gateway.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.gateway.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret holding the management API's `username` and `password`. */}}
+{{- define "roomkeeper.authSecretName" -}}
+{{- default (printf "%s-auth" (include "roomkeeper.fullname" .)) .Values.auth.existingSecret -}}
+{{- end -}}
+
+{{/* Name of the Secret holding the room-token HMAC secret. */}}
+{{- define "roomkeeper.roomTokenSecretName" -}}
+{{- default (printf "%s-room-token" (include "roomkeeper.fullname" .)) .Values.roomToken.existingSecret -}}
+{{- end -}}
+
+{{- define "roomkeeper.leaseName" -}}
+{{- default (include "roomkeeper.operator.fullname" .) .Values.operator.leaderElection.leaseName -}}
+{{- end -}}
+
+{{/* The rooms API URL given to rooms: the value, else the gateway Service's rooms port. */}}
+{{- define "roomkeeper.roomsApiUrl" -}}
+{{- if .Values.operator.rooms.apiUrl -}}
+{{- .Values.operator.rooms.apiUrl -}}
+{{- else -}}
+{{- printf "http://%s.%s.svc:%d" (include "roomkeeper.gateway.fullname" .) .Release.Namespace (int .Values.gateway.service.roomsPort) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The image reference: repository@digest, else repository:tag (tag defaults to appVersion). */}}
+{{- define "roomkeeper.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Milliseconds of a duration written as config.ts accepts it: 500ms, 5s, 2m, 1h, or a bare number of
+milliseconds (values.schema.json guarantees the form).
+*/}}
+{{- define "roomkeeper.durationMs" -}}
+{{- $d := toString . | trim -}}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" $d | float64 -}}
+{{- $unit := regexReplaceAll "^[0-9]+(\\.[0-9]+)?" $d "" -}}
+{{- $ms := $n -}}
+{{- if eq $unit "s" -}}{{- $ms = mulf $n 1000 -}}
+{{- else if eq $unit "m" -}}{{- $ms = mulf $n 60000 -}}
+{{- else if eq $unit "h" -}}{{- $ms = mulf $n 3600000 -}}
+{{- end -}}
+{{- $ms | ceil | int64 -}}
+{{- end -}}
+
+{{/* Whole seconds (rounded up) of such a duration. */}}
+{{- define "roomkeeper.durationSeconds" -}}
+{{- divf (include "roomkeeper.durationMs" . | float64) 1000 | ceil | int64 -}}
+{{- end -}}
+
+{{/*
+Environment both processes read: logging, the Kubernetes client and the room-token secret.
+*/}}
+{{- define "roomkeeper.commonEnv" -}}
+- name: ROOMKEEPER_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: ROOMKEEPER_KUBE_QPS
+  value: {{ .Values.kube.qps | quote }}
+- name: ROOMKEEPER_KUBE_BURST
+  value: {{ .Values.kube.burst | int64 | quote }}
+- name: ROOMKEEPER_ROOM_TOKEN_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "roomkeeper.roomTokenSecretName" . }}
+      key: {{ .Values.roomToken.secretKey }}
+{{- end -}}
+
+{{/*
+Pod scheduling and placement of one component: (dict "ctx" $ "component" "operator" "values" .Values.operator).
+Without an explicit affinity, replicas prefer different nodes.
+*/}}
+{{- define "roomkeeper.podPlacement" -}}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+affinity:
+{{- if .values.affinity }}
+  {{- toYaml .values.affinity | nindent 2 }}
+{{- else }}
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "roomkeeper.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 14 }}
+{{- end }}
+{{- with .values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .ctx.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

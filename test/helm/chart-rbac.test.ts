@@ -1,0 +1,119 @@
+/**
+ * Least-privilege RBAC, as written in helm/roomkeeper/templates/_rbac-rules.tpl. The expected
+ * tables below are the contract: a change to what the operator or the gateway calls must change
+ * both the template and this test.
+ */
+import { KubeObject, field, findObject, renderChart } from './helm-cli';
+import { allows, chartGrants, grantsOf } from './rbac-grants';
+
+/** Flattens a role to sorted `group/resource[#name]: verb` strings, one per verb, for exact comparison. */
+function grants(role: KubeObject): string[] {
+  return grantsOf(role).map((g) => `${g.group === '' ? 'core' : g.group}/${g.resource}${g.resourceName ? `#${g.resourceName}` : ''}: ${g.verb}`).sort();
+}
+
+function expand(table: Record<string, string[]>): string[] {
+  return Object.entries(table).flatMap(([resource, verbs]) => verbs.map((v) => `${resource}: ${v}`)).sort();
+}
+
+const READ = ['get', 'list', 'watch'];
+
+describe('RBAC', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => { objects = await renderChart({ namespace: 'rk-system' }); });
+
+  it('grants the operator exactly what it uses, cluster-wide', () => {
+    expect(grants(findObject(objects, 'ClusterRole', '-operator'))).toEqual(expand({
+      'roomkeeper.io/schedulers': [...READ, 'update', 'patch', 'delete'],
+      'roomkeeper.io/schedulerversions': [...READ, 'create', 'update', 'patch', 'delete'],
+      'roomkeeper.io/operations': [...READ, 'create', 'update', 'patch', 'delete'],
+      'roomkeeper.io/gamerooms': [...READ, 'create', 'update', 'patch', 'delete'],
+      'roomkeeper.io/schedulers/status': ['get', 'update', 'patch'],
+      'roomkeeper.io/schedulerversions/status': ['get', 'update', 'patch'],
+      'roomkeeper.io/operations/status': ['get', 'update', 'patch'],
+      'roomkeeper.io/gamerooms/status': ['get', 'update', 'patch'],
+      'roomkeeper.io/schedulers/finalizers': ['update'],
+      'roomkeeper.io/schedulerversions/finalizers': ['update'],
+      'roomkeeper.io/operations/finalizers': ['update'],
+      'roomkeeper.io/gamerooms/finalizers': ['update'],
+      'core/pods': [...READ, 'create', 'patch', 'delete'],
+      'core/namespaces': [...READ, 'create', 'delete'],
+      'core/nodes': READ,
+      'core/configmaps': READ,
+      'core/events': ['create', 'patch'],
+      'events.k8s.io/events': ['create', 'patch'],
+    }));
+  });
+
+  it('limits the operator\'s Lease access to its release namespace and, where Kubernetes allows, its Lease', () => {
+    const role = findObject(objects, 'Role', '-operator');
+    expect(role.metadata.namespace).toBe('rk-system');
+    expect(grants(role)).toEqual([
+      'coordination.k8s.io/leases: create',
+      'coordination.k8s.io/leases#rk-roomkeeper-operator: get',
+      'coordination.k8s.io/leases#rk-roomkeeper-operator: update',
+    ].sort());
+  });
+
+  it('grants the gateway exactly what it uses, and never pods', () => {
+    const clusterGrants = grants(findObject(objects, 'ClusterRole', '-gateway'));
+    expect(clusterGrants).toEqual(expand({
+      'roomkeeper.io/schedulers': [...READ, 'create', 'update', 'patch', 'delete'],
+      'roomkeeper.io/schedulerversions': READ,
+      'roomkeeper.io/operations': [...READ, 'create', 'patch'],
+      'roomkeeper.io/gamerooms': [...READ, 'patch'],
+      'roomkeeper.io/gamerooms/status': [...READ, 'patch'],
+      'core/configmaps': ['create', 'patch'],
+    }));
+    const allGatewayGrants = [...clusterGrants, ...grants(findObject(objects, 'Role', '-gateway'))];
+    expect(allGatewayGrants.filter((g) => g.startsWith('core/pods'))).toEqual([]);
+    expect(allGatewayGrants.filter((g) => g.endsWith(': create') && !/^(roomkeeper\.io\/(schedulers|operations)|core\/configmaps):/.test(g))).toEqual([]);
+    expect(allGatewayGrants.filter((g) => /^core\/(secrets|configmaps)\b.*: (list|watch)$/.test(g))).toEqual([]);
+  });
+
+  it('lets the gateway read only the credentials Secret, in its namespace', () => {
+    const role = findObject(objects, 'Role', '-gateway');
+    expect(role.metadata.namespace).toBe('rk-system');
+    expect(grants(role)).toEqual(['core/secrets#rk-roomkeeper-auth: get']);
+  });
+
+  it('uses no wildcard anywhere', () => {
+    for (const role of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
+      for (const rule of field<{ apiGroups: string[]; resources: string[]; verbs: string[] }[]>(role, 'rules')) {
+        expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
+      }
+    }
+  });
+
+  it('binds each role to its own component\'s ServiceAccount', () => {
+    for (const component of ['operator', 'gateway']) {
+      for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+        const binding = findObject(objects, kind, `-${component}`);
+        expect(field(binding, 'roleRef')).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: kind.replace('Binding', ''), name: `rk-roomkeeper-${component}` });
+        expect(field(binding, 'subjects')).toEqual([{ kind: 'ServiceAccount', name: `rk-roomkeeper-${component}`, namespace: 'rk-system' }]);
+      }
+    }
+  });
+
+  it('follows an existing credentials Secret and a custom Lease name', async () => {
+    const custom = await renderChart({ values: { auth: { existingSecret: 'my-creds' }, operator: { leaderElection: { leaseName: 'my-lease' } } } });
+    expect(grants(findObject(custom, 'Role', '-gateway'))).toEqual(['core/secrets#my-creds: get']);
+    expect(grants(findObject(custom, 'Role', '-operator'))).toContain('coordination.k8s.io/leases#my-lease: update');
+  });
+
+  it('answers "may this component do that?" for tests that compare RBAC with the code\'s calls', async () => {
+    const { operator, gateway } = await chartGrants('rk-system');
+    expect(allows(operator, { group: '', resource: 'pods', verb: 'create', namespace: 'my-game' })).toBe(true);
+    expect(allows(gateway, { group: '', resource: 'pods', verb: 'create', namespace: 'my-game' })).toBe(false);
+    expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'rk-system', name: 'rk-roomkeeper-operator' })).toBe(true);
+    expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'rk-system', name: 'someone-else' })).toBe(false);
+    expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'kube-system', name: 'rk-roomkeeper-operator' })).toBe(false);
+    expect(allows(gateway, { group: '', resource: 'secrets', verb: 'get', namespace: 'rk-system', name: 'rk-roomkeeper-auth' })).toBe(true);
+    expect(allows(gateway, { group: '', resource: 'secrets', verb: 'get', namespace: 'rk-system', name: 'rk-roomkeeper-room-token' })).toBe(false);
+    expect(allows(gateway, { group: 'roomkeeper.io', resource: 'gamerooms/status', verb: 'patch', namespace: 'my-game' })).toBe(true);
+  });
+
+  it('renders no RBAC when rbac.create is false', async () => {
+    const none = await renderChart({ values: { rbac: { create: false } } });
+    expect(none.filter((o) => o.apiVersion.startsWith('rbac.authorization.k8s.io'))).toEqual([]);
+  });
+});

@@ -1,0 +1,380 @@
+/**
+ * The chart renders with default values and with values-full.yaml (every option set), lints clean,
+ * and its workloads have the probes, security contexts and settings the brief requires.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CONFIG_SCHEMA, loadConfig } from '../../common/src/config';
+import { CHART_DIR, FULL_VALUES_FILE, KubeObject, field, findObject, helmLint, helmTemplateRaw, parseManifests, renderChart } from './helm-cli';
+
+interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string } } }
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  ports: { name: string; containerPort: number }[];
+  env: EnvVar[];
+  livenessProbe: { httpGet: { path: string; port: string | number } };
+  readinessProbe: { httpGet: { path: string; port: string | number } };
+  securityContext: Record<string, unknown>;
+  resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+
+function containerOf(deployment: KubeObject): Container {
+  const containers = field<Container[]>(deployment, 'spec.template.spec.containers');
+  expect(containers).toHaveLength(1);
+  return containers[0]!;
+}
+
+function envOf(container: Container): Map<string, EnvVar> {
+  return new Map(container.env.map((e) => [e.name, e]));
+}
+
+/**
+ * The environment a container would see: plain values as rendered, fieldRefs and secretKeyRefs
+ * resolved from the pod name and the rendered Secrets (a placeholder for an existing Secret).
+ */
+function resolvedEnv(container: Container, objects: KubeObject[], podName: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const e of container.env) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = podName;
+    else if (e.valueFrom?.secretKeyRef) {
+      const ref = e.valueFrom.secretKeyRef;
+      const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+      const data = secret ? field<Record<string, string>>(secret, 'data') : undefined;
+      env[e.name] = data?.[ref.key] !== undefined ? Buffer.from(data[ref.key]!, 'base64').toString() : `placeholder-for-${ref.name}`;
+    }
+  }
+  return env;
+}
+
+describe('chart with default values', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => { objects = await renderChart({ namespace: 'games-system' }); });
+
+  it('lints clean (helm lint --strict: no warnings, no errors)', async () => {
+    const result = await helmLint();
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+  });
+
+  it('renders only valid objects with apiVersion, kind and metadata.name', () => {
+    expect(objects.length).toBeGreaterThan(10);
+    for (const o of objects) {
+      expect(typeof o.apiVersion).toBe('string');
+      expect(typeof o.kind).toBe('string');
+      expect(o.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      expect(o.metadata.name.length).toBeLessThanOrEqual(63);
+    }
+  });
+
+  it('renders the expected set of objects', () => {
+    const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(kinds).toEqual([
+      'ClusterRole/rk-roomkeeper-gateway',
+      'ClusterRole/rk-roomkeeper-operator',
+      'ClusterRoleBinding/rk-roomkeeper-gateway',
+      'ClusterRoleBinding/rk-roomkeeper-operator',
+      'Deployment/rk-roomkeeper-gateway',
+      'Deployment/rk-roomkeeper-operator',
+      'PodDisruptionBudget/rk-roomkeeper-gateway',
+      'PodDisruptionBudget/rk-roomkeeper-operator',
+      'Role/rk-roomkeeper-gateway',
+      'Role/rk-roomkeeper-operator',
+      'RoleBinding/rk-roomkeeper-gateway',
+      'RoleBinding/rk-roomkeeper-operator',
+      'Secret/rk-roomkeeper-auth',
+      'Secret/rk-roomkeeper-room-token',
+      'Service/rk-roomkeeper-gateway',
+      'Service/rk-roomkeeper-operator-metrics',
+      'ServiceAccount/rk-roomkeeper-gateway',
+      'ServiceAccount/rk-roomkeeper-operator',
+    ]);
+    for (const o of objects.filter((x) => !x.kind.startsWith('Cluster'))) expect(o.metadata.namespace).toBe('games-system');
+  });
+
+  it('runs two replicas of each component, the gateway with its own command', () => {
+    const operator = findObject(objects, 'Deployment', '-operator');
+    const gateway = findObject(objects, 'Deployment', '-gateway');
+    expect(field(operator, 'spec.replicas')).toBe(2);
+    expect(field(gateway, 'spec.replicas')).toBe(2);
+    expect(containerOf(operator).command).toEqual(['node', 'dist/operator/src/main.js']);
+    expect(containerOf(gateway).command).toEqual(['node', 'dist/api-gateway/src/main.js']);
+    expect(containerOf(operator).image).toBe('ghcr.io/roomkeeper/roomkeeper:0.1.0');
+    expect(field(operator, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-operator');
+    expect(field(gateway, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-gateway');
+  });
+
+  it('probes /healthz (liveness) and /readyz (readiness) on a named container port', () => {
+    for (const suffix of ['-operator', '-gateway']) {
+      const c = containerOf(findObject(objects, 'Deployment', suffix));
+      const portNames = c.ports.map((p) => p.name);
+      expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(portNames).toContain(c.livenessProbe.httpGet.port);
+      expect(portNames).toContain(c.readinessProbe.httpGet.port);
+    }
+    expect(containerOf(findObject(objects, 'Deployment', '-operator')).ports).toEqual([{ name: 'http-health', containerPort: 8081, protocol: 'TCP' }]);
+    expect(containerOf(findObject(objects, 'Deployment', '-gateway')).ports.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['rooms', 8090]]);
+  });
+
+  it('hardens every pod and container', () => {
+    for (const suffix of ['-operator', '-gateway']) {
+      const deployment = findObject(objects, 'Deployment', suffix);
+      expect(field(deployment, 'spec.template.spec.securityContext')).toMatchObject({
+        runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(containerOf(deployment).securityContext).toEqual({
+        runAsNonRoot: true,
+        runAsUser: 10001,
+        runAsGroup: 10001,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      const resources = containerOf(deployment).resources;
+      expect(resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+      expect(resources.limits).toEqual({ cpu: '1', memory: '512Mi' });
+      // A read-only root file system still gets a writable /tmp.
+      expect(field(deployment, 'spec.template.spec.volumes')).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+    }
+  });
+
+  it('elects the operator leader with the pod name as identity and a Lease in the release namespace', () => {
+    const env = envOf(containerOf(findObject(objects, 'Deployment', '-operator')));
+    expect(env.get('ROOMKEEPER_POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(env.get('ROOMKEEPER_LEASE_NAMESPACE')?.value).toBe('games-system');
+    expect(env.get('ROOMKEEPER_LEASE_NAME')?.value).toBe('rk-roomkeeper-operator');
+    expect(env.get('ROOMKEEPER_LEADER_ELECTION')?.value).toBe('true');
+    expect(env.get('ROOMKEEPER_ROOMS_API_URL')?.value).toBe('http://rk-roomkeeper-gateway.games-system.svc:8090');
+  });
+
+  it('gives both processes the room-token secret and the gateway the credentials Secret by name', () => {
+    const operatorEnv = envOf(containerOf(findObject(objects, 'Deployment', '-operator')));
+    const gatewayEnv = envOf(containerOf(findObject(objects, 'Deployment', '-gateway')));
+    for (const env of [operatorEnv, gatewayEnv]) {
+      expect(env.get('ROOMKEEPER_ROOM_TOKEN_SECRET')?.valueFrom?.secretKeyRef).toEqual({ name: 'rk-roomkeeper-room-token', key: 'token-secret' });
+    }
+    // The gateway names its ping digests after its replica: the pod name.
+    expect(gatewayEnv.get('ROOMKEEPER_POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(gatewayEnv.get('ROOMKEEPER_AUTH_SECRET_NAME')?.value).toBe('rk-roomkeeper-auth');
+    expect(gatewayEnv.get('ROOMKEEPER_AUTH_SECRET_NAMESPACE')?.value).toBe('games-system');
+    // Credentials never travel in plain env.
+    expect(gatewayEnv.has('ROOMKEEPER_AUTH_PASSWORD')).toBe(false);
+
+    const auth = findObject(objects, 'Secret', '-auth');
+    const data = field<Record<string, string>>(auth, 'data');
+    expect(Buffer.from(data.username!, 'base64').toString()).toBe('admin');
+    expect(Buffer.from(data.password!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{32}$/);
+    const token = field<Record<string, string>>(findObject(objects, 'Secret', '-room-token'), 'data');
+    expect(Buffer.from(token['token-secret']!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+  });
+
+  it('sets only environment variables that common/src/config.ts knows, and every one of them', () => {
+    const known = new Set(Object.values(CONFIG_SCHEMA).map((spec) => spec.env));
+    const set = new Set<string>();
+    for (const suffix of ['-operator', '-gateway']) {
+      for (const e of containerOf(findObject(objects, 'Deployment', suffix)).env) {
+        expect(known).toContain(e.name);
+        set.add(e.name);
+      }
+    }
+    // Credentials come from the Secret the gateway reads by name, not from plain env.
+    const notSetByTheChart = new Set(['ROOMKEEPER_AUTH_USERNAME', 'ROOMKEEPER_AUTH_PASSWORD']);
+    const missing = [...known].filter((env) => !set.has(env) && !notSetByTheChart.has(env));
+    expect(missing).toEqual([]);
+  });
+
+  it('renders settings the processes\' config loader accepts', () => {
+    const operator = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-operator')), objects, 'rk-roomkeeper-operator-abc12'));
+    expect(operator).toMatchObject({
+      identity: 'rk-roomkeeper-operator-abc12', leaderElection: true, leaseNamespace: 'games-system', leaseName: 'rk-roomkeeper-operator',
+      leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2_000, operationLeaseTtl: 5_000, operationRetentionAge: 168 * 3_600_000,
+      roomInitTimeout: 120_000, roomPingTimeout: 240_000, healthInterval: 10_000, maestroEnv: true, operatorPort: 8081, kubeQps: 200, kubeBurst: 400,
+    });
+    expect(operator.roomTokenSecret).toMatch(/^[A-Za-z0-9]{48}$/);
+    const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));
+    expect(gateway).toMatchObject({
+      gatewayPort: 8080, roomsPort: 8090, authSecretName: 'rk-roomkeeper-auth', authSecretNamespace: 'games-system',
+      pingAuth: true, maxBodyBytes: 1_048_576, pingFlushInterval: 30_000, shutdownTimeout: 10_000,
+    });
+    expect(gateway.roomTokenSecret).toBe(operator.roomTokenSecret);
+  });
+
+  it('derives the pods\' grace period from the shutdown budget', () => {
+    for (const suffix of ['-operator', '-gateway']) {
+      expect(field(findObject(objects, 'Deployment', suffix), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(15);
+    }
+  });
+
+  it('exposes the gateway on ports http 8080 and rooms 8090, and the operator metrics port', () => {
+    expect(field(findObject(objects, 'Service', '-gateway'), 'spec.ports')).toEqual([
+      { name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' },
+      { name: 'rooms', port: 8090, targetPort: 'rooms', protocol: 'TCP' },
+    ]);
+    expect(field(findObject(objects, 'Service', '-operator-metrics'), 'spec.ports')).toEqual([
+      { name: 'metrics', port: 8081, targetPort: 'http-health', protocol: 'TCP' },
+    ]);
+  });
+
+  it('keeps at least one pod of each component through voluntary disruptions', () => {
+    for (const suffix of ['-operator', '-gateway']) {
+      const pdb = findObject(objects, 'PodDisruptionBudget', suffix);
+      expect(field(pdb, 'spec.minAvailable')).toBe(1);
+      expect(field(pdb, 'spec.selector.matchLabels')).toEqual(
+        field(findObject(objects, 'Deployment', suffix), 'spec.selector.matchLabels'),
+      );
+    }
+  });
+});
+
+describe('chart with every option set (test/helm/values-full.yaml)', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => { objects = await renderChart({ valuesFiles: [FULL_VALUES_FILE], namespace: 'games' }); });
+
+  it('lints clean', async () => {
+    const result = await helmLint({ valuesFiles: [FULL_VALUES_FILE] });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+  });
+
+  it('renders valid objects, including the Ingress and both ServiceMonitors, and no generated Secret', () => {
+    for (const o of objects) {
+      expect(typeof o.apiVersion).toBe('string');
+      expect(typeof o.kind).toBe('string');
+      expect(typeof o.metadata.name).toBe('string');
+      expect(o.metadata.labels?.team).toBe('platform');
+    }
+    expect(objects.filter((o) => o.kind === 'ServiceMonitor').map((o) => o.metadata.name).sort()).toEqual(['roomkeeper-full-gateway', 'roomkeeper-full-operator']);
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual(['rk-gateway-sa', 'rk-operator-sa']);
+  });
+
+  it('routes the management and rooms APIs through one Ingress rule when they share a host', () => {
+    const ingress = findObject(objects, 'Ingress', '-gateway');
+    expect(field(ingress, 'spec.ingressClassName')).toBe('nginx');
+    expect(field(ingress, 'spec.tls')).toEqual([{ secretName: 'games-example-com-tls', hosts: ['games.example.com'] }]);
+    const rules = field<{ host: string; http: { paths: { path: string; backend: { service: { port: { name: string } } } }[] } }[]>(ingress, 'spec.rules');
+    expect(rules).toHaveLength(1);
+    expect(rules[0]!.host).toBe('games.example.com');
+    expect(rules[0]!.http.paths.map((p) => [p.path, p.backend.service.port.name])).toEqual([['/schedulers', 'http'], ['/scheduler', 'rooms']]);
+  });
+
+  it('passes the settings through to the processes', () => {
+    const operator = containerOf(findObject(objects, 'Deployment', '-operator'));
+    const gateway = containerOf(findObject(objects, 'Deployment', '-gateway'));
+    const op = envOf(operator);
+    const gw = envOf(gateway);
+    expect(operator.image).toBe('registry.example.com/games/roomkeeper@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
+    expect(op.get('ROOMKEEPER_LOG_LEVEL')?.value).toBe('debug');
+    expect(op.get('ROOMKEEPER_KUBE_QPS')?.value).toBe('150.5');
+    expect(op.get('ROOMKEEPER_KUBE_BURST')?.value).toBe('300');
+    expect(op.get('ROOMKEEPER_LEASE_NAME')?.value).toBe('roomkeeper-leader');
+    expect(op.get('ROOMKEEPER_LEADER_RETRY_PERIOD')?.value).toBe('3000');
+    expect(op.get('ROOMKEEPER_MAESTRO_ENV')?.value).toBe('false');
+    expect(op.get('ROOMKEEPER_ROOMS_API_URL')?.value).toBe('https://rooms.games.example.com');
+    expect(op.get('ROOMKEEPER_ROOM_TOKEN_SECRET')?.valueFrom?.secretKeyRef).toEqual({ name: 'roomkeeper-room-token-hmac', key: 'hmac' });
+    expect(op.get('ROOMKEEPER_OPERATOR_PORT')?.value).toBe('9081');
+    expect(op.get('OPERATOR_ONLY')?.valueFrom?.fieldRef?.fieldPath).toBe('spec.nodeName');
+    expect(op.get('TZ')?.value).toBe('UTC');
+    expect(gw.get('ROOMKEEPER_PING_AUTH')?.value).toBe('false');
+    expect(gw.get('ROOMKEEPER_MAX_BODY_BYTES')?.value).toBe('2097152');
+    expect(gw.get('ROOMKEEPER_AUTH_SECRET_NAME')?.value).toBe('roomkeeper-credentials');
+    expect(gw.get('GATEWAY_ONLY')?.value).toBe('yes');
+    expect(gw.has('OPERATOR_ONLY')).toBe(false);
+    expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090]);
+    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(7);
+    expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(25);
+    expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.imagePullSecrets')).toEqual([{ name: 'registry-credentials' }]);
+    expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.priorityClassName')).toBe('system-cluster-critical');
+    expect(field(findObject(objects, 'PodDisruptionBudget', '-gateway'), 'spec.minAvailable')).toBe('50%');
+    expect(field(findObject(objects, 'Service', '-gateway'), 'spec.type')).toBe('LoadBalancer');
+  });
+
+  it('renders settings the processes\' config loader accepts', () => {
+    const operator = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-operator')), objects, 'op-0'));
+    expect(operator).toMatchObject({
+      logLevel: 'debug', kubeQps: 150.5, kubeBurst: 300, leaseName: 'roomkeeper-leader', leaseDuration: 20_000, renewDeadline: 12_000,
+      retryPeriod: 3_000, operationLeaseTtl: 8_000, operationRetentionCount: 500, operationRetentionAge: 72 * 3_600_000, healthInterval: 5_000,
+      autoscaleDebounce: 500, roomInitTimeout: 180_000, roomPingTimeout: 300_000, roomDeletionTimeout: 90_000, maestroEnv: false,
+      roomsApiUrl: 'https://rooms.games.example.com', addRoomsConcurrency: 25, addRoomsLimit: 2000, removeRoomsLimit: 1500,
+      validationAttempts: 5, validationTimeout: 180_000, shutdownTimeout: 20_000, operatorPort: 9081,
+    });
+    const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'gw-0'));
+    expect(gateway).toMatchObject({
+      gatewayPort: 9080, roomsPort: 9090, pingAuth: false, maxBodyBytes: 2_097_152, pingFlushInterval: 45_000, shutdownTimeout: 1_500,
+      authSecretName: 'roomkeeper-credentials', authSecretNamespace: 'games',
+    });
+  });
+
+  it('sets every key values.yaml has (values-full.yaml is complete)', () => {
+    const defaults = parseManifests(fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8'))[0];
+    const full = parseManifests(fs.readFileSync(FULL_VALUES_FILE, 'utf8'))[0];
+    const setInFull = leafPaths(full);
+    const missing = leafPaths(defaults).filter((p) => !setInFull.some((q) => q === p || q.startsWith(`${p}.`)));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('chart variants', () => {
+  it('renders no PodDisruptionBudget for a single replica', async () => {
+    const objects = await renderChart({ values: { operator: { replicas: 1 }, gateway: { replicas: 1 } } });
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
+  });
+
+  it('routes the rooms API on its own host as a second rule, plain HTTP without TLS', async () => {
+    const objects = await renderChart({
+      values: { ingress: { enabled: true, management: { host: 'api.example.com', path: '/', pathType: 'Prefix' }, rooms: { enabled: true, host: 'rooms.example.com', path: '/', pathType: 'Prefix' } } },
+    });
+    const ingress = findObject(objects, 'Ingress', '-gateway');
+    expect(field(ingress, 'spec.tls')).toBeUndefined();
+    expect(field(ingress, 'spec.ingressClassName')).toBeUndefined();
+    const rules = field<{ host: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[]>(ingress, 'spec.rules');
+    expect(rules.map((r) => [r.host, r.http.paths.map((p) => p.backend.service.port.name)])).toEqual([
+      ['api.example.com', ['http']],
+      ['rooms.example.com', ['rooms']],
+    ]);
+    // An empty host matches any host: that rule has no `host` at all.
+    const anyHost = await renderChart({ values: { ingress: { enabled: true, rooms: { enabled: true, host: 'rooms.example.com', path: '/', pathType: 'Prefix' } } } });
+    const anyHostRules = field<{ host?: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[]>(findObject(anyHost, 'Ingress', '-gateway'), 'spec.rules');
+    expect(anyHostRules.map((r) => [r.host, r.http.paths.map((p) => p.backend.service.port.name)])).toEqual([
+      [undefined, ['http']],
+      ['rooms.example.com', ['rooms']],
+    ]);
+  });
+
+  it('refuses two unelected operators', async () => {
+    const result = await helmTemplateRaw({ values: { operator: { replicas: 2, leaderElection: { enabled: false } } } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('operator.leaderElection.enabled=false needs operator.replicas=1');
+  });
+
+  it('refuses leader-election timings the operator would reject at start-up', async () => {
+    const result = await helmTemplateRaw({ values: { operator: { leaderElection: { enabled: true, leaseDuration: '10s', renewDeadline: '10000', retryPeriod: '2s' } } } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('operator.leaderElection needs leaseDuration > renewDeadline > retryPeriod, got 10s, 10000, 2s');
+  });
+
+  it('reads durations in every unit config.ts accepts', async () => {
+    const objects = await renderChart({ values: { operator: { shutdownTimeout: '1.5m' }, gateway: { shutdownTimeout: 2500 } } });
+    expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(95);
+    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(8);
+    const hours = await renderChart({ values: { operator: { shutdownTimeout: '1h' }, gateway: { shutdownTimeout: '250ms' } } });
+    expect(field(findObject(hours, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(3605);
+    expect(field(findObject(hours, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(6);
+  });
+
+  it('refuses an Ingress whose two APIs share host and path', async () => {
+    const result = await helmTemplateRaw({ values: { ingress: { enabled: true, rooms: { enabled: true, host: '', path: '/', pathType: 'Prefix' } } } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('ingress.rooms and ingress.management share a host and a path');
+  });
+});
+
+function leafPaths(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length === 0) return [prefix];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));
+}
