@@ -10,7 +10,36 @@ import { isNotFound } from '../../../../common/src/kube/clients';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import type { Scheduler } from '../../../../common/src/generated/resources';
+import { apiStatus } from '../../../../common/src/kube/clients';
 import { loadScheduler, loadVersion } from './shared';
+
+/**
+ * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
+ * scheduler keeps: roomsReplicas moves by the amount, so the health check does not undo it. Like
+ * every change of the scheduler, that makes a (minor) version. With autoscaling on, the
+ * autoscaler keeps deciding the count, and the change lasts until its next decision.
+ */
+async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<number | undefined> {
+  if (ctx.op.spec.priority || delta === 0) return undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const s: Scheduler = await loadScheduler(ctx);
+    if (s.spec.autoscaling?.enabled) {
+      ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
+      return undefined;
+    }
+    const before = s.spec.roomsReplicas ?? 0;
+    const after = Math.max(0, before + delta);
+    try {
+      await ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } });
+      ctx.event(`roomsReplicas changed from ${before} to ${after}`);
+      return before;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
+  }
+  throw new Error('could not update roomsReplicas: too many conflicts');
+}
 
 function positiveInt(v: unknown): number | undefined {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -33,6 +62,7 @@ export const addRoomsDefinition: OperationDefinition = {
     const version = await loadVersion(ctx, active);
     if (!version) throw new Error(`active version ${active} not found`);
     const rooms = new RoomManager(ctx.deps);
+    ctx.state.replicasBefore = await adjustReplicas(ctx, count);
     const step = Math.max(1, Math.ceil(count / 10));
     const result = await rooms.createRooms({
       scheduler, version: active, definition: version.spec.definition, count, signal: ctx.signal,
@@ -50,6 +80,11 @@ export const addRoomsDefinition: OperationDefinition = {
     const rooms = new RoomManager(ctx.deps);
     for (const id of created) await rooms.deleteRoom(ctx.schedulerName, id, undefined, 'Background');
     if (created.length > 0) ctx.event(`Deleted the ${created.length} rooms created by this operation`);
+    const before = ctx.state.replicasBefore as number | undefined;
+    if (before !== undefined) {
+      await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
+      ctx.event(`roomsReplicas restored to ${before}`);
+    }
   },
 };
 
@@ -93,6 +128,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       else changed++;
     }
     ctx.event(`Removed ${removed} rooms (reason: ${reason})`);
+    await adjustReplicas(ctx, -removed);
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
       ctx.event(`Asked to remove ${amount} rooms; ${removed} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
     }

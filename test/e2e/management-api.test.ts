@@ -1,0 +1,149 @@
+/**
+ * The management API end to end: HTTP -> gateway -> API server -> operator -> simulated rooms
+ * pinging back. Also: the kubectl path and the HTTP path leave the same history.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import type { Operation } from '../../common/src/generated/resources';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { toolPath } from '../support/tools';
+import { waitFor } from '../support/wait';
+
+const run = promisify(execFile);
+
+async function call(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${stack.managementUrl}${p}`, {
+    method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };
+}
+
+async function liveRooms(stack: Stack, name: string) {
+  return (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+}
+
+async function finished(stack: Stack, id: string, status = 'finished'): Promise<Operation> {
+  return waitFor(async () => {
+    const op = await stack.api.getOperation(id);
+    return op.status?.status === status ? op : undefined;
+  }, { timeoutMs: 30_000, message: `operation ${id} ${status}` });
+}
+
+/** The user-visible history: operations that are not the operator's own healing, in queue order. */
+async function userHistory(stack: Stack, name: string): Promise<string[]> {
+  return (await stack.api.listOperations(name)).items
+    .filter((o) => !o.spec.priority)
+    .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
+    .map((o) => `${o.spec.definitionName}:${o.status?.status}`);
+}
+
+describe('management API end to end', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { healthInterval: 300, addRoomsConcurrency: 1 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('create, rooms ping, info counts, add-rooms, remove-rooms, a new major version, operation stages and cancel', async () => {
+    const created = await call(stack, 'POST', '/schedulers', createBody('http-game', { roomsReplicas: 2 }));
+    expect(created.status).toBe(200);
+    expect(created.body.scheduler).toMatchObject({ name: 'http-game', state: 'creating', spec: { version: 'v1.0.0' } });
+
+    await waitFor(async () => {
+      const info = await call(stack, 'GET', '/schedulers/info?game=test-game');
+      return info.body.schedulers?.find((s: { name: string; roomsReady: number }) => s.name === 'http-game' && s.roomsReady === 2);
+    }, { timeoutMs: 30_000, message: 'info shows 2 ready rooms' });
+
+    const added = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 2 });
+    expect(added.status).toBe(200);
+    await finished(stack, added.body.operationId);
+    await waitFor(async () => (await liveRooms(stack, 'http-game')).filter((r) => r.status?.status === 'ready').length === 4, { timeoutMs: 30_000, message: '4 ready rooms' });
+
+    const removed = await call(stack, 'POST', '/schedulers/http-game/remove-rooms', { amount: 1 });
+    expect(removed.status).toBe(200);
+    await finished(stack, removed.body.operationId);
+    await waitFor(async () => (await liveRooms(stack, 'http-game')).length === 3, { timeoutMs: 30_000, message: '3 rooms' });
+    await waitFor(async () => (await stack.api.getScheduler('http-game')).status?.state === 'in-sync', { timeoutMs: 30_000 });
+
+    // A new major version over HTTP replaces the rooms.
+    const current = await call(stack, 'GET', '/schedulers/http-game');
+    expect(current.body.scheduler.roomsReplicas).toBe(3);
+    const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
+    next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:2.0.0' }));
+    delete next.spec.version;
+    const version = await call(stack, 'POST', '/schedulers/http-game', next);
+    expect(version.status).toBe(200);
+    await finished(stack, version.body.operationId);
+    await waitFor(async () => {
+      const rooms = await liveRooms(stack, 'http-game');
+      return rooms.length === 3 && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
+    }, { timeoutMs: 60_000, message: 'rooms replaced by v2.0.0' });
+    const versions = await call(stack, 'GET', '/schedulers/http-game/versions');
+    expect(versions.body.versions.find((v: { isActive: boolean }) => v.isActive).version).toBe('v2.0.0');
+
+    // Stages and cancel: a long add_rooms runs, a second one waits.
+    const long = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 500 });
+    const queued = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 1 });
+    await waitFor(async () => (await stack.api.getOperation(long.body.operationId)).status?.status === 'in_progress');
+    const active = await call(stack, 'GET', '/schedulers/http-game/operations?stage=active');
+    expect(active.body.operations.map((o: { id: string }) => o.id)).toContain(long.body.operationId);
+    expect(active.body.operations[0].lease.ttl).toBeDefined();
+    const pending = await call(stack, 'GET', '/schedulers/http-game/operations?stage=pending');
+    expect(pending.body.operations.map((o: { id: string }) => o.id)).toContain(queued.body.operationId);
+
+    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${queued.body.operationId}/cancel`)).status).toBe(200);
+    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${long.body.operationId}/cancel`)).status).toBe(200);
+    await finished(stack, queued.body.operationId, 'canceled');
+    const canceled = await finished(stack, long.body.operationId, 'canceled');
+    expect(canceled.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Operation canceled by the user[\s\S]*Starting operation rollback/);
+    const refused = await call(stack, 'POST', `/schedulers/http-game/operations/${added.body.operationId}/cancel`);
+    expect(refused.status).toBe(409);
+
+    const final = await call(stack, 'GET', '/schedulers/http-game/operations?stage=final&perPage=100');
+    const definitions = final.body.operations.map((o: { definitionName: string }) => o.definitionName);
+    expect(definitions).toEqual(expect.arrayContaining(['create_scheduler', 'add_rooms', 'remove_rooms', 'create_new_scheduler_version', 'switch_active_version']));
+    await waitFor(async () => (await liveRooms(stack, 'http-game')).length === 3, { timeoutMs: 30_000, message: 'rollback of the canceled add_rooms left 3 rooms' });
+  });
+
+  test('the same change through kubectl and through HTTP leaves the same history', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
+    try {
+      const kubeconfig = path.join(dir, 'kubeconfig');
+      await stack.sandbox!.writeKubeconfig(kubeconfig);
+      const kubectl = (args: string[], env: Record<string, string> = {}) =>
+        run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, ...env }, timeout: 30_000 });
+
+      // HTTP
+      expect((await call(stack, 'POST', '/schedulers', createBody('same-http', { roomsReplicas: 1 }))).status).toBe(200);
+      await waitFor(async () => (await stack.api.getScheduler('same-http')).status?.state === 'in-sync', { timeoutMs: 30_000 });
+      const patched = await call(stack, 'PATCH', '/schedulers/same-http', { spec: { containers: [{ image: 'example.com/game:2.0.0' }] } });
+      expect(patched).toMatchObject({ status: 200, body: {} });
+
+      // kubectl
+      fs.writeFileSync(path.join(dir, 's.yaml'), stringify(schedulerObject('same-kubectl', { roomsReplicas: 1 })));
+      await kubectl(['apply', '-f', path.join(dir, 's.yaml')]);
+      await waitFor(async () => (await stack.api.getScheduler('same-kubectl')).status?.state === 'in-sync', { timeoutMs: 30_000 });
+      await kubectl(['edit', 'rks', 'same-kubectl'], { KUBE_EDITOR: 'sed -i s#example.com/game:1.0.0#example.com/game:2.0.0#' });
+
+      for (const name of ['same-http', 'same-kubectl']) {
+        await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v2.0.0' && (await stack.api.getScheduler(name)).status?.state === 'in-sync', { timeoutMs: 60_000 });
+      }
+      const expected = ['create_scheduler:finished', 'create_new_scheduler_version:finished', 'switch_active_version:finished'];
+      expect(await userHistory(stack, 'same-http')).toEqual(expected);
+      expect(await userHistory(stack, 'same-kubectl')).toEqual(expected);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
