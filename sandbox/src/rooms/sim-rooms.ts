@@ -19,7 +19,7 @@ export interface SimRoomsOptions {
   kubeConfig: KubeConfig;
   /** Base URL of the rooms API; a pod's `ROOMKEEPER_ROOMS_API_URL` overrides it. */
   roomsApiUrl: string;
-  /** Interval between pings of one room (default 5000 ms, jittered ±10%). */
+  /** Interval between pings of one room (default 5000 ms; first gap random in [0.5, 1.5) intervals, then ±10%). */
   pingIntervalMs?: number;
   /** The first ping of a room goes out after a random delay up to this (default min(interval, 500 ms)). */
   firstPingMaxDelayMs?: number;

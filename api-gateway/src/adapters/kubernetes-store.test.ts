@@ -1,0 +1,112 @@
+/**
+ * The Kubernetes adapter against the sandbox API server, through the real client.
+ */
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import { makeKubeClients, type KubeClients } from '../../../common/src/kube/clients';
+import type { GameRoom } from '../../../common/src/generated/resources';
+import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
+import { waitFor } from '../../../test/support/wait';
+import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
+import { validSpec } from '../testing/fixtures';
+import { KubernetesStore } from './kubernetes-store';
+
+jest.setTimeout(30_000);
+
+let sandbox: Sandbox;
+let clients: KubeClients;
+let store: KubernetesStore;
+let metrics: MetricsRegistry;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ crdDirs: ['crds'] });
+  const kc = sandbox.kubeConfig();
+  clients = makeKubeClients(kc, { qps: 1000, burst: 1000 });
+  metrics = new MetricsRegistry();
+  store = new KubernetesStore({ kc, custom: clients.custom, core: clients.core, logger: silentLogger(), metrics });
+  await store.start();
+  await waitFor(() => store.notReadyReason() === undefined, { timeoutMs: 10_000, message: 'caches synced' });
+});
+
+afterAll(async () => {
+  await store?.stop();
+  await sandbox?.stop();
+});
+
+async function createNamespace(name: string): Promise<void> {
+  await clients.core.createNamespace({ body: { metadata: { name } } });
+}
+
+async function createRoom(namespace: string, name: string): Promise<GameRoom> {
+  const body = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace }, spec: { scheduler: namespace, version: 'v1.0.0' } };
+  return (await clients.custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace, plural: 'gamerooms', body })) as GameRoom;
+}
+
+describe('KubernetesStore on the sandbox', () => {
+  it('creates, reads, lists and updates schedulers with resourceVersion preconditions', async () => {
+    const created = await store.createScheduler('adapter-a', validSpec());
+    expect(created.metadata.uid).toBeTruthy();
+    expect(created.metadata.generation).toBe(1);
+    await expect(store.createScheduler('adapter-a', validSpec())).rejects.toBeInstanceOf(StoreAlreadyExistsError);
+    expect((await store.getScheduler('adapter-a'))?.spec.game).toBe('tennis');
+    expect(await store.getScheduler('missing')).toBeUndefined();
+    expect(await store.getScheduler('Not A Name')).toBeUndefined();
+
+    const updated = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }));
+    expect(updated.metadata.generation).toBe(2);
+    await expect(store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 5 }))).rejects.toBeInstanceOf(StoreConflictError);
+    await waitFor(async () => (await store.listSchedulers()).some((s) => s.metadata.name === 'adapter-a' && s.spec.roomsReplicas === 4));
+  });
+
+  it('creates operations once (AlreadyExists is "exists"), lists them from the cache and requests cancellation', async () => {
+    const spec = { schedulerName: 'adapter-a', definitionName: 'add_rooms', input: { amount: 1 }, priority: false, enqueuedAt: '2026-01-01T00:00:00.000Z', source: 'api' as const, cancelRequested: false };
+    expect(await store.createOperation({ id: 'op-adapter-1', spec })).toBe('created');
+    expect(await store.createOperation({ id: 'op-adapter-1', spec })).toBe('exists');
+    const op = await store.getOperation('op-adapter-1');
+    expect(op?.metadata.labels).toMatchObject({ 'roomkeeper.io/scheduler': 'adapter-a', 'roomkeeper.io/definition': 'add_rooms' });
+    await waitFor(async () => (await store.listOperations('adapter-a')).length === 1);
+    expect(await store.listOperations('someone-else')).toEqual([]);
+    await store.requestCancel('op-adapter-1');
+    expect((await store.getOperation('op-adapter-1'))?.spec.cancelRequested).toBe(true);
+    expect(await store.getOperation('nope')).toBeUndefined();
+  });
+
+  it('finds versions by scheduler and version', async () => {
+    const body = { apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 'adapter-a-v1.0.0', labels: { 'roomkeeper.io/scheduler': 'adapter-a' } }, spec: { scheduler: 'adapter-a', version: 'v1.0.0', kind: 'initial', definition: validSpec() } };
+    await clients.custom.createClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulerversions', body });
+    expect((await store.getVersion('adapter-a', 'v1.0.0'))?.spec.version).toBe('v1.0.0');
+    expect(await store.getVersion('adapter-a', 'v9.9.9')).toBeUndefined();
+    expect(await store.getVersion('adapter-a', '../x')).toBeUndefined();
+    await waitFor(async () => (await store.listVersions('adapter-a')).length === 1);
+    await waitFor(() => store.findVersion('adapter-a', 'v1.0.0'));
+  });
+
+  it('finds rooms in the cache and patches their status subresource', async () => {
+    await createNamespace('adapter-rooms');
+    await createRoom('adapter-rooms', 'room-1');
+    const room = await waitFor(() => store.findRoom('adapter-rooms', 'room-1'));
+    expect(room.spec.scheduler).toBe('adapter-rooms');
+    await store.patchRoomStatus('adapter-rooms', 'room-1', { pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
+    await waitFor(() => store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus === 'occupied');
+    expect(store.listRooms('adapter-rooms')).toHaveLength(1);
+    await expect(store.patchRoomStatus('adapter-rooms', 'ghost', { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toBeTruthy();
+  });
+
+  it('creates the ping digest ConfigMap, then patches it', async () => {
+    await createNamespace('adapter-digest');
+    const labels = { 'roomkeeper.io/ping-digest': 'true' };
+    await store.writeDigest('adapter-digest', 'roomkeeper-pings-gw', labels, { lastPings: '{"a":1}', flushedAt: '1' });
+    await store.writeDigest('adapter-digest', 'roomkeeper-pings-gw', labels, { lastPings: '{"a":2}', flushedAt: '2' });
+    const cm = await clients.core.readNamespacedConfigMap({ name: 'roomkeeper-pings-gw', namespace: 'adapter-digest' });
+    expect(cm.data).toEqual({ lastPings: '{"a":2}', flushedAt: '2' });
+    expect(cm.metadata?.labels).toMatchObject(labels);
+    expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 2/);
+  });
+
+  it('deletes schedulers, ignoring missing ones', async () => {
+    await store.deleteScheduler('adapter-a');
+    await store.deleteScheduler('adapter-a');
+    await waitFor(async () => (await store.getScheduler('adapter-a')) === undefined);
+  });
+});
+

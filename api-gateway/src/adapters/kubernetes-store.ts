@@ -1,0 +1,260 @@
+/**
+ * The gateway's store ports on Kubernetes custom resources (roomkeeper.io/v1). Lists come from
+ * informer caches (so list endpoints and the ping path never fetch every object per request);
+ * single reads that must see the gateway's own writes (a scheduler, an operation, a version) are
+ * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../../../common/src/logger';
+import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
+import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import { apiStatus, describeApiError, isNotFound, MERGE_PATCH } from '../../../common/src/kube/clients';
+import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError } from '../errors';
+import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import { ResourceCache } from './resource-cache';
+
+const VERSION = 'v1';
+const API_VERSION = `${API_GROUP}/${VERSION}`;
+const PLURAL = { schedulers: 'schedulers', versions: 'schedulerversions', operations: 'operations', rooms: 'gamerooms' } as const;
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const VERSION_NAME = /^v[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/;
+
+export interface KubernetesStoreOptions {
+  kc: k8s.KubeConfig;
+  custom: k8s.CustomObjectsApi;
+  core: k8s.CoreV1Api;
+  logger: Logger;
+  metrics: MetricsRegistry;
+}
+
+function validName(name: string): boolean {
+  return name.length > 0 && name.length <= 253 && NAME.test(name);
+}
+
+/** Maps API errors that are the client's fault; anything else is rethrown as is. */
+function mapWriteError(err: unknown): never {
+  const status = apiStatus(err);
+  if (status === 422 || status === 400) throw new StoreInvalidError(describeApiError(err).replace(/^\d+\s*/, ''));
+  if (status === 429 || status === 503) throw new StoreUnavailableError(`the Kubernetes API is busy: ${describeApiError(err)}`);
+  throw err;
+}
+
+export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, PingDigestWriter {
+  private readonly schedulers: ResourceCache<Scheduler>;
+  private readonly versions: ResourceCache<SchedulerVersion>;
+  private readonly operations: ResourceCache<Operation>;
+  private readonly rooms: ResourceCache<GameRoom>;
+  private readonly writes: Counter;
+  private readonly writeErrors: Counter;
+
+  constructor(private readonly options: KubernetesStoreOptions) {
+    const cache = <T extends k8s.KubernetesObject>(plural: string) =>
+      new ResourceCache<T>({
+        kc: options.kc,
+        path: `/apis/${API_GROUP}/${VERSION}/${plural}`,
+        resource: plural,
+        logger: options.logger,
+        list: () => options.custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural }) as Promise<k8s.KubernetesListObject<T>>,
+      });
+    this.schedulers = cache<Scheduler>(PLURAL.schedulers);
+    this.versions = cache<SchedulerVersion>(PLURAL.versions);
+    this.operations = cache<Operation>(PLURAL.operations);
+    this.rooms = cache<GameRoom>(PLURAL.rooms);
+    this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.');
+    this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.');
+  }
+
+  private get caches(): ResourceCache<k8s.KubernetesObject>[] {
+    return [this.schedulers, this.versions, this.operations, this.rooms] as ResourceCache<k8s.KubernetesObject>[];
+  }
+
+  /** Starts every cache; resolves after each made its first attempt. */
+  async start(): Promise<void> {
+    await Promise.all(this.caches.map((c) => c.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.caches.map((c) => c.stop()));
+  }
+
+  /** undefined when every cache has synced once; otherwise which have not, and why. */
+  notReadyReason(): string | undefined {
+    const names = ['schedulers', 'schedulerversions', 'operations', 'gamerooms'];
+    const waiting = this.caches.map((c, i) => (c.isSynced ? undefined : `${names[i]}${c.error ? ` (${c.error})` : ''}`)).filter(Boolean);
+    return waiting.length > 0 ? `caches not synced: ${waiting.join(', ')}` : undefined;
+  }
+
+  // ---- SchedulerStore ----
+
+  async getScheduler(name: string): Promise<Scheduler | undefined> {
+    if (!validName(name)) return undefined;
+    try {
+      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name })) as Scheduler;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  listSchedulers(): Promise<Scheduler[]> {
+    return Promise.resolve(this.requireSynced(this.schedulers, 'schedulers').list());
+  }
+
+  async createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler> {
+    const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { name }, spec };
+    try {
+      const created = (await this.options.custom.createClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, body })) as Scheduler;
+      this.writes.inc({ kind: 'scheduler' });
+      return created;
+    } catch (err) {
+      this.countFailedWrite(err, 'scheduler');
+      if (apiStatus(err) === 409) throw new StoreAlreadyExistsError('scheduler', name);
+      return mapWriteError(err);
+    }
+  }
+
+  async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler> {
+    const name = current.metadata.name ?? '';
+    const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { ...current.metadata }, spec };
+    try {
+      const updated = (await this.options.custom.replaceClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, body })) as Scheduler;
+      this.writes.inc({ kind: 'scheduler' });
+      return updated;
+    } catch (err) {
+      this.countFailedWrite(err, 'scheduler');
+      if (apiStatus(err) === 409) throw new StoreConflictError('scheduler', name);
+      return mapWriteError(err);
+    }
+  }
+
+  async deleteScheduler(name: string): Promise<void> {
+    try {
+      await this.options.custom.deleteClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, propagationPolicy: 'Background' });
+      this.writes.inc({ kind: 'scheduler' });
+    } catch (err) {
+      this.countFailedWrite(err, 'scheduler');
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async getVersion(schedulerName: string, version: string): Promise<SchedulerVersion | undefined> {
+    const name = `${schedulerName}-${version}`;
+    if (!VERSION_NAME.test(version) || !validName(name)) return undefined;
+    const cached = this.versions.get(name);
+    if (cached) return cached;
+    try {
+      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.versions, name })) as SchedulerVersion;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  listVersions(schedulerName: string): Promise<SchedulerVersion[]> {
+    return Promise.resolve(this.requireSynced(this.versions, 'schedulerversions').list().filter((v) => v.spec?.scheduler === schedulerName));
+  }
+
+  // ---- OperationStore ----
+
+  async createOperation(op: NewOperation): Promise<'created' | 'exists'> {
+    const body: Operation = {
+      apiVersion: API_VERSION,
+      kind: 'Operation',
+      metadata: {
+        name: op.id,
+        labels: { [SCHEDULER_LABEL]: op.spec.schedulerName, [DEFINITION_LABEL]: op.spec.definitionName, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+      },
+      spec: op.spec,
+    };
+    try {
+      await this.options.custom.createClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, body });
+      this.writes.inc({ kind: 'operation' });
+      return 'created';
+    } catch (err) {
+      this.countFailedWrite(err, 'operation');
+      if (apiStatus(err) === 409) return 'exists';
+      return mapWriteError(err);
+    }
+  }
+
+  async getOperation(id: string): Promise<Operation | undefined> {
+    if (!validName(id)) return undefined;
+    try {
+      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, name: id })) as Operation;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  listOperations(schedulerName: string): Promise<Operation[]> {
+    return Promise.resolve(this.requireSynced(this.operations, 'operations').list().filter((o) => o.spec?.schedulerName === schedulerName));
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    try {
+      await this.options.custom.patchClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, name: id, body: { spec: { cancelRequested: true } } }, MERGE_PATCH);
+      this.writes.inc({ kind: 'operation' });
+    } catch (err) {
+      this.countFailedWrite(err, 'operation');
+      return mapWriteError(err);
+    }
+  }
+
+  // ---- RoomStore ----
+
+  findRoom(schedulerName: string, roomId: string): GameRoom | undefined {
+    return this.rooms.get(roomId, schedulerName);
+  }
+
+  listRooms(schedulerName: string): GameRoom[] {
+    return this.rooms.list(schedulerName);
+  }
+
+  findScheduler(schedulerName: string): Scheduler | undefined {
+    return this.schedulers.get(schedulerName);
+  }
+
+  findVersion(schedulerName: string, version: string): SchedulerVersion | undefined {
+    return this.versions.get(`${schedulerName}-${version}`);
+  }
+
+  async patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void> {
+    try {
+      await this.options.custom.patchNamespacedCustomObjectStatus(
+        { group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId, body: { status: patch } },
+        MERGE_PATCH,
+      );
+      this.writes.inc({ kind: 'gameroom_status' });
+    } catch (err) {
+      this.countFailedWrite(err, 'gameroom_status');
+      throw err;
+    }
+  }
+
+  // ---- PingDigestWriter ----
+
+  async writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+    try {
+      await this.options.core.patchNamespacedConfigMap({ name, namespace, body: { metadata: { labels }, data } }, MERGE_PATCH);
+      this.writes.inc({ kind: 'ping_digest' });
+      return;
+    } catch (err) {
+      this.countFailedWrite(err, 'ping_digest');
+      if (!isNotFound(err)) throw err;
+    }
+    await this.options.core.createNamespacedConfigMap({ namespace, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { ...labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, data } });
+    this.writes.inc({ kind: 'ping_digest' });
+  }
+
+  private requireSynced<T extends k8s.KubernetesObject>(cache: ResourceCache<T>, name: string): ResourceCache<T> {
+    if (!cache.isSynced) throw new StoreUnavailableError(`the ${name} cache has not synced yet; retry shortly`);
+    return cache;
+  }
+
+  /** Refused writes still cost the API server a request; they are counted apart. */
+  private countFailedWrite(err: unknown, kind: string): void {
+    if (apiStatus(err) !== undefined) this.writeErrors.inc({ kind });
+  }
+}

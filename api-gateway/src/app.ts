@@ -1,0 +1,128 @@
+/**
+ * The two Express applications, as pure factories over narrow interfaces: nothing here opens a
+ * socket, reads config or talks to Kubernetes (`main.ts` wires those in).
+ */
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from '../../common/src/logger';
+import type { MetricsRegistry } from '../../common/src/metrics';
+import { InputError } from './errors';
+import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
+import { errorHandler, notFoundHandler } from './http/error-handler';
+import { requestContext } from './http/request-context';
+import { buildOpenApiDocument } from './openapi';
+import type { PingRecorder } from './pings/ping-recorder';
+import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
+import { MANAGEMENT_ROUTES, managementHandlers } from './routes/management-routes';
+import { ROOMS_ROUTES, roomsHandlers } from './routes/rooms-routes';
+import { mountRoutes, type RouteAuth } from './routes/route-spec';
+import type { SchedulerValidator } from './scheduler-validator';
+import type { OperationStore, RoomStore, SchedulerStore } from './store-ports';
+import { OperationQueries } from './use-cases/operation-queries';
+import { RoomReports, type RoomEventSink } from './use-cases/room-reports';
+import { SchedulerCommands } from './use-cases/scheduler-commands';
+import { SchedulerQueries } from './use-cases/scheduler-queries';
+
+export interface CommonAppDeps {
+  logger: Logger;
+  metrics: MetricsRegistry;
+  readiness: Readiness;
+  /** Largest accepted body; larger ones get 413. */
+  maxBodyBytes: number;
+}
+
+export interface ManagementAppDeps extends CommonAppDeps {
+  schedulers: SchedulerStore;
+  operations: OperationStore;
+  rooms: Pick<RoomStore, 'listRooms'>;
+  validator: SchedulerValidator;
+  credentials: CredentialsProvider;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+}
+
+export interface RoomsAppDeps extends CommonAppDeps {
+  rooms: RoomStore;
+  recorder: PingRecorder;
+  forwarder?: RoomEventSink;
+  /** The secret room tokens are derived from; undefined turns ping authentication off. */
+  roomTokenSecret: string | undefined;
+}
+
+function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'debug'): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, api, accessLogLevel }));
+  return app;
+}
+
+/** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
+export const MAX_JSON_DEPTH = 32;
+
+/** True when `value` nests objects/arrays deeper than `max` (iterative: safe on any input). */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: { v: unknown; d: number }[] = [{ v: value, d: 0 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop() as { v: unknown; d: number };
+    if (typeof v !== 'object' || v === null) continue;
+    if (d >= max) return true;
+    for (const child of Object.values(v)) stack.push({ v: child, d: d + 1 });
+  }
+  return false;
+}
+
+/** Any content type is read as JSON (as grpc-gateway does); an empty body reads as `{}`. */
+function jsonBody(maxBodyBytes: number): RequestHandler {
+  const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
+  return (req, res, next) => {
+    parse(req, res, (err?: unknown) => {
+      if (err) {
+        next(err);
+        return;
+      }
+      if (req.body === undefined) req.body = {};
+      if (jsonDepthExceeds(req.body, MAX_JSON_DEPTH)) {
+        next(new InputError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+        return;
+      }
+      next();
+    });
+  };
+}
+
+function finish(app: Express, deps: CommonAppDeps, extraErrorBody?: Record<string, unknown>): Express {
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger, deps.maxBodyBytes, extraErrorBody));
+  return app;
+}
+
+export function createManagementApp(deps: ManagementAppDeps): Express {
+  const app = baseApp(deps, 'management', 'info');
+  const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
+  const options = { auth, json: jsonBody(deps.maxBodyBytes) };
+  const router = express.Router();
+  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
+  const document = buildOpenApiDocument();
+  mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
+  const useCases = {
+    commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger }),
+    schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
+    operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
+  };
+  mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);
+  app.use(router);
+  return finish(app, deps);
+}
+
+export function createRoomsApp(deps: RoomsAppDeps): Express {
+  const app = baseApp(deps, 'rooms', 'debug');
+  const roomAuth = deps.roomTokenSecret === undefined ? [] : [roomTokenAuth(deps.roomTokenSecret)];
+  const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes) };
+  const router = express.Router();
+  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
+  const reports = new RoomReports({ rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics });
+  mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
+  app.use(router);
+  return finish(app, deps, { success: false });
+}

@@ -1,0 +1,72 @@
+/**
+ * The one mapping from errors to HTTP: typed `ApiError`s keep their status and body; the body
+ * parser's errors (malformed JSON, too large, bad encoding) become 4xx; anything else is a 500
+ * whose cause is logged, never sent.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '../../../common/src/logger';
+import {
+  ApiError,
+  InputError,
+  InternalError,
+  NotFoundError,
+  PayloadTooLargeError,
+  StoreAlreadyExistsError,
+  StoreConflictError,
+  StoreInvalidError,
+  StoreUnavailableError,
+  AbortedError,
+  ConflictError,
+  UnavailableError,
+} from '../errors';
+import { requestLogger } from './request-context';
+
+interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown }
+
+function asHttpish(err: unknown): HttpishError {
+  return typeof err === 'object' && err !== null ? (err as HttpishError) : {};
+}
+
+/** Turns any thrown value into an ApiError. */
+export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreAlreadyExistsError) return new ConflictError(err.message);
+  if (err instanceof StoreConflictError) return new AbortedError(`${err.message}; retry the request`);
+  if (err instanceof StoreInvalidError) return new InputError(`Validation Error:\n${err.message}`);
+  if (err instanceof StoreUnavailableError) return new UnavailableError(err.message);
+  const e = asHttpish(err);
+  switch (e.type) {
+    case 'entity.too.large':
+      return new PayloadTooLargeError(`request body is larger than the limit of ${maxBodyBytes} bytes`);
+    case 'entity.parse.failed':
+      return new InputError(`invalid JSON body: ${typeof e.message === 'string' ? e.message.slice(0, 200) : 'parse error'}`);
+    default:
+      break;
+  }
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const error = new InputError(typeof e.message === 'string' ? e.message.slice(0, 200) : 'bad request');
+    return status === 400 ? error : Object.assign(error, { httpStatusOverride: status });
+  }
+  return new InternalError('internal error');
+}
+
+/** `extraBody` is merged into every error body (the rooms API adds `success: false`). */
+export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Record<string, unknown> = {}): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const apiError = toApiError(err, maxBodyBytes);
+    // A body left unread (too large, bad encoding) makes the connection unusable for another request.
+    if (!req.complete) res.setHeader('Connection', 'close');
+    if (apiError instanceof InternalError || apiError instanceof UnavailableError) {
+      requestLogger(res, logger).error('request failed', { error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined });
+    }
+    res.status(apiError.httpStatus).json({ ...extraBody, ...apiError.toBody() });
+  };
+}
+
+/** Unknown paths: 404 `Not Found` as grpc-gateway. */
+export const notFoundHandler: RequestHandler = (_req, _res, next) => next(new NotFoundError('Not Found'));

@@ -1,0 +1,52 @@
+/**
+ * Per-request context: a request id, a child logger `{requestId}`, an access log line and the
+ * HTTP metrics (by route pattern, never by raw path, so label cardinality stays bounded).
+ */
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import type { Logger } from '../../../common/src/logger';
+import type { MetricsRegistry } from '../../../common/src/metrics';
+
+export interface RequestContextOptions {
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Which API this is, in metric labels (`management`, `rooms`). */
+  api: string;
+  /** Level of the access log line; the rooms API logs at debug to keep the ping path quiet. */
+  accessLogLevel: 'info' | 'debug';
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The request's child logger `{requestId}` (made on first use: the ping path rarely logs). */
+export function requestLogger(res: Response, fallback: Logger): Logger {
+  const make = res.locals.logger as (() => Logger) | undefined;
+  return make ? make() : fallback;
+}
+
+export function requestContext(options: RequestContextOptions): RequestHandler {
+  const requests = options.metrics.counter('roomkeeper_http_requests_total', 'HTTP requests answered, by api, route, method and status.');
+  const duration = options.metrics.histogram('roomkeeper_http_request_duration_seconds', 'HTTP request duration by api and route.');
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    let child: Logger | undefined;
+    const logger = () => (child ??= options.logger.child({ requestId }));
+    res.locals.logger = logger;
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      const routeLabel = typeof route === 'string' ? route : 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      requests.inc({ api: options.api, route: routeLabel, method: req.method, status: res.statusCode });
+      duration.observe(seconds, { api: options.api, route: routeLabel });
+      const level = res.statusCode >= 500 ? 'warn' : options.accessLogLevel;
+      // Only the route pattern and status: never headers (Authorization) or bodies.
+      if (options.logger.isLevelEnabled(level)) {
+        logger().log(level, 'request', { method: req.method, route: routeLabel, status: res.statusCode, durationMs: Math.round(seconds * 1000) });
+      }
+    });
+    next();
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * How resources are shown on the management API: Maestro's response messages
+ * (maestro-behaviour.md section 1.2), camelCase, zero values emitted, int64 as strings.
+ */
+import type { Autoscaling, Container, Forwarder, Operation, Scheduler, SchedulerSpec } from '../../common/src/generated/resources';
+
+/** A timestamp from a resource (a string, or a Date from a typed client) as RFC 3339. */
+export function toIsoString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null && 'toISOString' in value && typeof value.toISOString === 'function') {
+    return String((value as { toISOString(): string }).toISOString());
+  }
+  return '';
+}
+
+export function schedulerCreatedAt(s: Scheduler): string {
+  return s.status?.createdAt ?? toIsoString(s.metadata.creationTimestamp);
+}
+
+/** The version a scheduler shows: the active one, or v1.0.0 while it is being created. */
+export function activeVersionOf(s: Scheduler): string {
+  return s.status?.version ?? 'v1.0.0';
+}
+
+export function schedulerStateOf(s: Scheduler): string {
+  return s.status?.state ?? 'creating';
+}
+
+function containerView(c: Container): Record<string, unknown> {
+  return {
+    name: c.name,
+    image: c.image,
+    imagePullPolicy: c.imagePullPolicy ?? '',
+    command: c.command ?? [],
+    environment: c.environment ?? [],
+    requests: { memory: c.requests?.memory ?? '', cpu: c.requests?.cpu ?? '' },
+    limits: { memory: c.limits?.memory ?? '', cpu: c.limits?.cpu ?? '' },
+    ports: (c.ports ?? []).map((p) => ({
+      name: p.name,
+      protocol: p.protocol,
+      port: p.port,
+      hostPort: 0,
+      ...(p.hostPortRange ? { hostPortRange: p.hostPortRange } : {}),
+    })),
+  };
+}
+
+function forwarderView(f: Forwarder): Record<string, unknown> {
+  return {
+    name: f.name,
+    enable: f.enable ?? true,
+    type: f.type ?? 'gRPC',
+    address: f.address,
+    options: {
+      timeout: f.options?.timeout === undefined ? '0' : String(f.options.timeout),
+      metadata: f.options?.metadata ?? {},
+    },
+  };
+}
+
+function autoscalingView(a: Autoscaling): Record<string, unknown> {
+  return { enabled: a.enabled ?? false, min: a.min, max: a.max, cooldown: a.cooldown ?? 0, policy: a.policy };
+}
+
+export interface SchedulerViewMeta {
+  name: string;
+  state: string;
+  version: string;
+  createdAt: string;
+}
+
+/** Maestro's `Scheduler` message for one definition. */
+export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Record<string, unknown> {
+  return {
+    name: meta.name,
+    game: spec.game,
+    state: meta.state,
+    ...(spec.portRange ? { portRange: spec.portRange } : {}),
+    createdAt: meta.createdAt,
+    maxSurge: String(spec.maxSurge),
+    roomsReplicas: spec.roomsReplicas ?? 0,
+    spec: {
+      version: meta.version,
+      terminationGracePeriod: spec.spec.terminationGracePeriod,
+      containers: spec.spec.containers.map(containerView),
+      toleration: spec.spec.toleration ?? '',
+      affinity: spec.spec.affinity ?? '',
+    },
+    ...(spec.autoscaling ? { autoscaling: autoscalingView(spec.autoscaling) } : {}),
+    forwarders: (spec.forwarders ?? []).map(forwarderView),
+    annotations: spec.annotations ?? {},
+    labels: spec.labels ?? {},
+  };
+}
+
+/** Maestro's `SchedulerWithoutSpec`, as listed by GET /schedulers. */
+export function schedulerSummaryView(s: Scheduler): Record<string, unknown> {
+  return {
+    name: s.metadata.name ?? '',
+    game: s.spec.game,
+    state: schedulerStateOf(s),
+    version: activeVersionOf(s),
+    ...(s.spec.portRange ? { portRange: s.spec.portRange } : {}),
+    createdAt: schedulerCreatedAt(s),
+    maxSurge: String(s.spec.maxSurge),
+    roomsReplicas: s.spec.roomsReplicas ?? 0,
+  };
+}
+
+export function operationStatusOf(op: Operation): string {
+  return op.status?.status ?? 'pending';
+}
+
+export function operationCreatedAt(op: Operation): string {
+  return op.spec.enqueuedAt || toIsoString(op.metadata.creationTimestamp);
+}
+
+/** Maestro's `ListOperationItem`; `lease` only while the operation is in progress. */
+export function operationItemView(op: Operation): Record<string, unknown> {
+  const status = operationStatusOf(op);
+  const ttl = op.status?.lease?.ttl;
+  return {
+    id: op.metadata.name ?? '',
+    status,
+    definitionName: op.spec.definitionName,
+    ...(status === 'in_progress' && ttl ? { lease: { ttl } } : {}),
+    schedulerName: op.spec.schedulerName,
+    createdAt: operationCreatedAt(op),
+  };
+}
+
+/** Maestro's `Operation`: the list item plus input and execution history. */
+export function operationView(op: Operation): Record<string, unknown> {
+  return {
+    ...operationItemView(op),
+    input: op.spec.input ?? {},
+    executionHistory: op.status?.executionHistory ?? [],
+  };
+}

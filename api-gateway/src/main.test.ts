@@ -1,0 +1,98 @@
+/**
+ * The whole gateway in process against the sandbox API server: real listeners, real client,
+ * real caches.
+ */
+import { loadConfig, type Config } from '../../common/src/config';
+import { silentLogger } from '../../common/src/logger';
+import { makeKubeClients } from '../../common/src/kube/clients';
+import { roomToken } from '../../common/src/rooms/room-token';
+import { startSandbox, type Sandbox } from '../../sandbox/src/index';
+import { waitFor } from '../../test/support/wait';
+import { GatewayStartupError, startGateway, type RunningGateway } from './main';
+import { decodePingDigest, pingDigestName } from './pings/ping-digest';
+import { validCreateBody } from './testing/fixtures';
+
+jest.setTimeout(30_000);
+
+const SECRET = 'main-test-room-secret';
+const auth = `Basic ${Buffer.from('ops:pw-123').toString('base64')}`;
+
+function config(overrides: Partial<Record<keyof Config, unknown>> = {}): Config {
+  return loadConfig({}, { gatewayPort: 0, roomsPort: 0, authUsername: 'ops', authPassword: 'pw-123', roomTokenSecret: SECRET, pingFlushInterval: 60_000, shutdownTimeout: 2_000, ...overrides });
+}
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ crdDirs: ['crds'] });
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('startGateway', () => {
+  it('refuses to start without management credentials', async () => {
+    await expect(startGateway({ config: config({ authUsername: '', authPassword: '' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' })).rejects.toBeInstanceOf(GatewayStartupError);
+  });
+
+  it('refuses to start with ping authentication on and no room token secret', async () => {
+    await expect(startGateway({ config: config({ roomTokenSecret: '' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' })).rejects.toThrow(/ROOM_TOKEN_SECRET/);
+  });
+
+  it('reads credentials from a Secret', async () => {
+    const { core } = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
+    await core.createNamespace({ body: { metadata: { name: 'roomkeeper-system' } } });
+    await core.createNamespacedSecret({ namespace: 'roomkeeper-system', body: { metadata: { name: 'gw-auth' }, stringData: { username: 'from-secret', password: 'pw' }, data: { username: Buffer.from('from-secret').toString('base64'), password: Buffer.from('pw').toString('base64') } } });
+    const gw = await startGateway({ config: config({ authUsername: '', authPassword: '', authSecretName: 'gw-auth' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' });
+    try {
+      const ok = await fetch(`${gw.managementUrl}/schedulers`, { headers: { Authorization: `Basic ${Buffer.from('from-secret:pw').toString('base64')}` } });
+      expect(ok.status).toBe(200);
+      const wrong = await fetch(`${gw.managementUrl}/schedulers`, { headers: { Authorization: auth } });
+      expect(wrong.status).toBe(401);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  describe('running', () => {
+    let gw: RunningGateway;
+    beforeAll(async () => {
+      gw = await startGateway({ config: config(), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1', replicaId: 'gw-test' });
+      await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000 });
+    });
+    afterAll(async () => {
+      await gw?.stop();
+    });
+
+    it('creates a scheduler and its operation through HTTP', async () => {
+      const res = await fetch(`${gw.managementUrl}/schedulers`, { method: 'POST', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(validCreateBody('main-sched')) });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { operationId: string; scheduler: { state: string } };
+      expect(body.scheduler.state).toBe('creating');
+      const op = await fetch(`${gw.managementUrl}/schedulers/main-sched/operations/${body.operationId}`, { headers: { Authorization: auth } });
+      expect(op.status).toBe(200);
+      expect(((await op.json()) as { operation: { definitionName: string } }).operation.definitionName).toBe('create_scheduler');
+      await waitFor(async () => {
+        const list = await fetch(`${gw.managementUrl}/schedulers/main-sched/operations?stage=pending`, { headers: { Authorization: auth } });
+        return ((await list.json()) as { total: number }).total === 1;
+      });
+      const dup = await fetch(`${gw.managementUrl}/schedulers`, { method: 'POST', headers: { Authorization: auth }, body: JSON.stringify(validCreateBody('main-sched')) });
+      expect(dup.status).toBe(409);
+    });
+
+    it('records pings: a change goes to the GameRoom status, liveness to the digest on stop', async () => {
+      const { core, custom } = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
+      await core.createNamespace({ body: { metadata: { name: 'ping-ns' } } });
+      await custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'ping-ns', plural: 'gamerooms', body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 'ping-ns' }, spec: { scheduler: 'ping-ns', version: 'v1.0.0' } } });
+      const ping = (status: string) => fetch(`${gw.roomsUrl}/scheduler/ping-ns/rooms/r1/ping`, { method: 'PUT', headers: { Authorization: `Bearer ${roomToken(SECRET, 'ping-ns', 'r1')}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ status, timestamp: 1 }) });
+      await waitFor(async () => ((await (await ping('ready')).json()) as { success: boolean }).success, { timeoutMs: 10_000 });
+      const room = (await custom.getNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'ping-ns', plural: 'gamerooms', name: 'r1' })) as { status?: { pingStatus?: string } };
+      expect(room.status?.pingStatus).toBe('ready');
+      const unauth = await fetch(`${gw.roomsUrl}/scheduler/ping-ns/rooms/r1/ping`, { method: 'PUT', body: JSON.stringify({ status: 'ready' }) });
+      expect(unauth.status).toBe(401);
+
+      await gw.stop();
+      const cm = await core.readNamespacedConfigMap({ namespace: 'ping-ns', name: pingDigestName('gw-test') });
+      expect([...decodePingDigest(cm.data).keys()]).toEqual(['r1']);
+    });
+  });
+});

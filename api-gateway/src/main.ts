@@ -1,0 +1,178 @@
+/**
+ * The only place that wires the gateway together: config, Kubernetes clients, caches, the two
+ * Express apps, their listeners, the ping flusher and signals. `startGateway()` runs it in
+ * process (for `npm start` and the e2e tests); running this file starts it from the environment.
+ */
+import type { AddressInfo } from 'node:net';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import type * as k8s from '@kubernetes/client-node';
+import { loadConfig, type Config } from '../../common/src/config';
+import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
+import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
+import { createLogger, type Logger } from '../../common/src/logger';
+import { MetricsRegistry } from '../../common/src/metrics';
+import { KubernetesStore } from './adapters/kubernetes-store';
+import { SecretCredentials } from './adapters/secret-credentials';
+import { createManagementApp, createRoomsApp } from './app';
+import { staticCredentials, type CredentialsProvider } from './auth';
+import { PingRecorder } from './pings/ping-recorder';
+import { createSchedulerValidator } from './scheduler-validator';
+import type { RoomEventSink } from './use-cases/room-reports';
+
+/** How often a credentials Secret is re-read. */
+const SECRET_REFRESH_MS = 30_000;
+
+export class GatewayStartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayStartupError';
+  }
+}
+
+export interface StartGatewayOptions {
+  config: Config;
+  kubeConfig: k8s.KubeConfig;
+  logger?: Logger;
+  /** Defaults to a new EventForwarder (closed on stop). */
+  forwarder?: RoomEventSink;
+  metrics?: MetricsRegistry;
+  /** Interface to listen on; default all interfaces. Tests pass 127.0.0.1. */
+  host?: string;
+  /** This replica's id for ping digests; default ROOMKEEPER_POD_NAME, then the hostname. */
+  replicaId?: string;
+}
+
+export interface RunningGateway {
+  managementUrl: string;
+  roomsUrl: string;
+  /** Stops accepting, finishes in-flight requests, flushes pending pings, closes watches. */
+  stop(): Promise<void>;
+}
+
+async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logger): Promise<{ provider: CredentialsProvider; secret?: SecretCredentials }> {
+  const fromConfig = config.authUsername !== '' && config.authPassword !== '' ? { username: config.authUsername, password: config.authPassword } : undefined;
+  if (config.authSecretName !== '') {
+    const secret = new SecretCredentials({ core, name: config.authSecretName, namespace: config.authSecretNamespace, logger, fallback: fromConfig });
+    const found = await secret.refresh();
+    if (!found && !fromConfig) {
+      throw new GatewayStartupError(`no management API credentials: Secret ${config.authSecretNamespace}/${config.authSecretName} has no username and password, and ROOMKEEPER_AUTH_USERNAME/ROOMKEEPER_AUTH_PASSWORD are not set`);
+    }
+    return { provider: secret, secret };
+  }
+  if (!fromConfig) {
+    throw new GatewayStartupError('no management API credentials: set ROOMKEEPER_AUTH_USERNAME and ROOMKEEPER_AUTH_PASSWORD, or ROOMKEEPER_AUTH_SECRET_NAME');
+  }
+  return { provider: staticCredentials(fromConfig) };
+}
+
+function listen(server: http.Server, port: number, host: string | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const addr = server.address() as AddressInfo;
+      const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      resolve(`http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${addr.port}`);
+    });
+  });
+}
+
+function closeServer(server: http.Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Starts the gateway in this process. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { config, kubeConfig } = options;
+  const logger = options.logger ?? createLogger('gateway', { level: config.logLevel });
+  const metrics = options.metrics ?? new MetricsRegistry();
+  if (config.pingAuth && config.roomTokenSecret === '') {
+    throw new GatewayStartupError('ROOMKEEPER_PING_AUTH is on but ROOMKEEPER_ROOM_TOKEN_SECRET is empty: set the secret (the operator gives rooms their tokens from it) or turn ping authentication off');
+  }
+  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst });
+  const { provider, secret } = await credentialsFor(config, clients.core, logger);
+  secret?.start(SECRET_REFRESH_MS);
+
+  const store = new KubernetesStore({ kc: kubeConfig, custom: clients.custom, core: clients.core, logger, metrics });
+  await store.start();
+  const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
+  const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger });
+  recorder.start(config.pingFlushInterval);
+  const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics });
+  const forwarder = options.forwarder ?? ownForwarder;
+
+  let shuttingDown = false;
+  const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
+  const common = { logger, metrics, readiness, maxBodyBytes: config.maxBodyBytes };
+  const management = createManagementApp({ ...common, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
+  const rooms = createRoomsApp({ ...common, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined });
+
+  const managementServer = http.createServer(management);
+  const roomsServer = http.createServer(rooms);
+  // Rooms keep connections open between pings.
+  roomsServer.keepAliveTimeout = 65_000;
+  const cleanup = async () => {
+    secret?.stop();
+    await recorder.stop();
+    await store.stop();
+    ownForwarder?.close();
+  };
+  let managementUrl: string;
+  let roomsUrl: string;
+  try {
+    managementUrl = await listen(managementServer, config.gatewayPort, options.host);
+    roomsUrl = await listen(roomsServer, config.roomsPort, options.host);
+  } catch (err) {
+    managementServer.close();
+    await cleanup();
+    throw err;
+  }
+  logger.info('gateway listening', { managementUrl, roomsUrl, replicaId, pingAuth: config.pingAuth });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    managementUrl,
+    roomsUrl,
+    stop: () => {
+      stopping ??= (async () => {
+        shuttingDown = true;
+        logger.info('gateway stopping');
+        await Promise.all([closeServer(managementServer, config.shutdownTimeout), closeServer(roomsServer, config.shutdownTimeout)]);
+        await cleanup();
+        logger.info('gateway stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Starts from the environment and stops on SIGTERM/SIGINT. */
+export async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('gateway', { level: config.logLevel });
+  const found = discoverKubeConfig();
+  if (!found) throw new GatewayStartupError('no Kubernetes cluster configured (E2E_KUBECONFIG, KUBECONFIG or in-cluster); `npm start` runs the gateway against the sandbox');
+  const gateway = await startGateway({ config, kubeConfig: found.kc, logger });
+  const onSignal = (signal: string) => {
+    logger.info('signal received', { signal });
+    void gateway.stop().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * The OpenAPI 3 document of the whole HTTP surface (management and rooms APIs), built from the
+ * same route tables the routers are mounted from.
+ */
+import { crdSchemas } from '../../common/src/generated/schemas';
+import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
+import { MANAGEMENT_ROUTES } from './routes/management-routes';
+import { ROOMS_ROUTES } from './routes/rooms-routes';
+import { openApiPath, type RouteSpec, type Schema } from './routes/route-spec';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid argument or failed precondition (code 3 or 9)',
+  401: 'Missing or wrong credentials (code 16)',
+  404: 'Not found (code 5)',
+  409: 'Already exists, no change, or a final operation (code 6 or 10)',
+  413: 'Body larger than the limit (code 3)',
+  501: 'Method not allowed on this path (code 12)',
+  503: 'Not ready',
+};
+
+/** Converts a CRD schema (with x-kubernetes-* keywords) into an OpenAPI 3.0 schema. */
+function fromCrdSchema(schema: unknown): Schema {
+  if (Array.isArray(schema)) return schema.map(fromCrdSchema) as unknown as Schema;
+  if (typeof schema !== 'object' || schema === null) return schema as Schema;
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'x-kubernetes-int-or-string' && v === true) {
+      out.oneOf = [{ type: 'integer' }, { type: 'string' }];
+    } else if (k.startsWith('x-kubernetes-')) {
+      continue;
+    } else if (k === 'properties' && typeof v === 'object' && v !== null) {
+      out.properties = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, fromCrdSchema(s)]));
+    } else {
+      out[k] = typeof v === 'object' ? fromCrdSchema(v) : v;
+    }
+  }
+  return out;
+}
+
+function components(): Record<string, Schema> {
+  const spec = fromCrdSchema(crdSchemas.Scheduler.properties?.spec ?? { type: 'object' });
+  const specProps = (spec.properties ?? {}) as Record<string, Schema>;
+  const required = Array.isArray(spec.required) ? (spec.required as string[]) : [];
+  const operationItem: Schema = {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      status: { type: 'string', enum: ['pending', 'in_progress', 'finished', 'error', 'canceled', 'evicted'] },
+      definitionName: { type: 'string' },
+      lease: { type: 'object', properties: { ttl: { type: 'string', format: 'date-time' } } },
+      schedulerName: { type: 'string' },
+      createdAt: { type: 'string', format: 'date-time' },
+    },
+  };
+  const schedulerView: Schema = {
+    type: 'object',
+    description: 'Maestro\'s Scheduler message (maxSurge as a string, forwarder timeout as a string).',
+    properties: {
+      name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' },
+      maxSurge: { type: 'string' }, roomsReplicas: { type: 'integer' }, portRange: specProps.portRange ?? { type: 'object' },
+      spec: { type: 'object', properties: { version: { type: 'string' }, terminationGracePeriod: { type: 'string' }, containers: { type: 'array', items: { type: 'object' } }, toleration: { type: 'string' }, affinity: { type: 'string' } } },
+      autoscaling: { type: 'object' }, forwarders: { type: 'array', items: { type: 'object' } },
+      annotations: { type: 'object', additionalProperties: { type: 'string' } }, labels: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+  };
+  return {
+    Error: {
+      type: 'object', required: ['code', 'message', 'details'],
+      properties: { code: { type: 'integer', description: 'gRPC status code' }, message: { type: 'string' }, details: { type: 'array', items: { type: 'object' } } },
+    },
+    CreateSchedulerRequest: { type: 'object', required: ['name', ...required], properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }, ...specProps } },
+    PatchSchedulerRequest: { type: 'object', description: 'Every field optional; spec.containers are patched by index.', properties: Object.fromEntries(Object.entries(specProps).filter(([k]) => k !== 'game')) },
+    SwitchActiveVersionRequest: { type: 'object', required: ['version'], properties: { version: { type: 'string', example: 'v1.1.0' } } },
+    AddRoomsRequest: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1, maximum: 10000 } } },
+    RemoveRoomsRequest: { type: 'object', description: 'amount or roomsIds', properties: { amount: { type: 'integer', minimum: 1, maximum: 10000 }, roomsIds: { type: 'array', items: { type: 'string' }, minItems: 1 } } },
+    OperationIdResponse: { type: 'object', properties: { operationId: { type: 'string' } } },
+    Scheduler: schedulerView,
+    CreateSchedulerResponse: { type: 'object', properties: { scheduler: { $ref: '#/components/schemas/Scheduler' }, operationId: { type: 'string' } } },
+    GetSchedulerResponse: { type: 'object', properties: { scheduler: { $ref: '#/components/schemas/Scheduler' } } },
+    ListSchedulersResponse: {
+      type: 'object',
+      properties: { schedulers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, version: { type: 'string' }, portRange: { type: 'object' }, createdAt: { type: 'string' }, maxSurge: { type: 'string' }, roomsReplicas: { type: 'integer' } } } } },
+    },
+    SchedulersInfoResponse: {
+      type: 'object',
+      properties: { schedulers: { type: 'array', items: { type: 'object', properties: {
+        name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, roomsReplicas: { type: 'integer' }, roomsReady: { type: 'integer' },
+        roomsOccupied: { type: 'integer' }, roomsPending: { type: 'integer' }, roomsTerminating: { type: 'integer' }, autoscaling: { type: 'object' },
+      } } } },
+    },
+    ListVersionsResponse: { type: 'object', properties: { versions: { type: 'array', items: { type: 'object', properties: { version: { type: 'string' }, isActive: { type: 'boolean' }, createdAt: { type: 'string' } } } } } },
+    ListOperationsResponse: { type: 'object', properties: { page: { type: 'integer' }, pageSize: { type: 'integer' }, total: { type: 'integer' }, operations: { type: 'array', items: operationItem } } },
+    GetOperationResponse: {
+      type: 'object',
+      properties: { operation: { allOf: [operationItem, { type: 'object', properties: { input: { type: 'object' }, executionHistory: { type: 'array', items: { type: 'object', properties: { createdAt: { type: 'string' }, event: { type: 'string' } } } } } }] } },
+    },
+    PingRequest: {
+      type: 'object', required: ['status'],
+      properties: {
+        status: { type: 'string', enum: ['ready', 'occupied', 'terminating', 'terminated'] },
+        timestamp: { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] },
+        runningMatches: { type: 'integer', minimum: 0 },
+        metadata: { type: 'object' },
+      },
+    },
+    RoomEventRequest: { type: 'object', required: ['event'], properties: { event: { type: 'string' }, timestamp: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, metadata: { type: 'object' } } },
+    PlayerEventRequest: {
+      type: 'object', required: ['event', 'metadata'],
+      properties: { event: { type: 'string', enum: ['playerJoin', 'playerLeft'] }, timestamp: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, metadata: { type: 'object', required: ['playerId'], properties: { playerId: { type: 'string' } } } },
+    },
+    SuccessResponse: { type: 'object', properties: { success: { type: 'boolean' } } },
+    EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } },
+    RoomAddressResponse: { type: 'object', properties: { ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string' }, port: { type: 'integer' } } } }, host: { type: 'string' }, ipv6Label: { type: 'string' } } },
+  };
+}
+
+function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
+  const params: Schema[] = [...openApiPath(route.path).matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  for (const q of route.query ?? []) params.push({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: q.schema ?? { type: 'string' } });
+  const responses: Schema = {
+    200: {
+      description: 'OK',
+      content: { [route.responseContentType ?? 'application/json']: { schema: route.response } },
+    },
+  };
+  for (const status of route.errors) {
+    responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  }
+  return {
+    operationId: `${route.id}${server === 'rooms' && route.tag === 'health' ? 'Rooms' : ''}`,
+    summary: route.summary,
+    tags: [route.tag],
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(route.requestBody ? { requestBody: { required: true, content: { 'application/json': { schema: route.requestBody } } } } : {}),
+    responses,
+    security: route.auth === 'basic' ? [{ basicAuth: [] }] : route.auth === 'room-token' ? [{ roomToken: [] }] : [],
+    servers: [{ url: server === 'management' ? '{managementUrl}' : '{roomsUrl}', variables: server === 'management' ? { managementUrl: { default: 'http://localhost:8080' } } : { roomsUrl: { default: 'http://localhost:8090' } } }],
+  };
+}
+
+/** Every route of each listener, as mounted. */
+export const MANAGEMENT_LISTENER_ROUTES: readonly RouteSpec[] = [...HEALTH_ROUTES, OPENAPI_ROUTE, ...MANAGEMENT_ROUTES];
+export const ROOMS_LISTENER_ROUTES: readonly RouteSpec[] = [...HEALTH_ROUTES, ...ROOMS_ROUTES];
+
+/**
+ * The document. Health routes exist on both listeners (same path), so they are documented once,
+ * for the management listener; the rooms listener serves the same ones.
+ */
+export function buildOpenApiDocument(version = '0.1.0'): Schema {
+  const paths: Record<string, Record<string, Schema>> = {};
+  const add = (route: RouteSpec, server: 'management' | 'rooms') => {
+    const p = openApiPath(route.path);
+    paths[p] ??= {};
+    const entry = paths[p];
+    if (entry && !entry[route.method]) entry[route.method] = operation(route, server);
+  };
+  for (const r of MANAGEMENT_LISTENER_ROUTES) add(r, 'management');
+  for (const r of ROOMS_LISTENER_ROUTES) add(r, 'rooms');
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Roomkeeper',
+      version,
+      description: 'Management API (HTTP Basic auth) and rooms API (per-room bearer token) of Roomkeeper. Errors are {code, message, details} with gRPC codes, as Maestro. Health routes (/healthz, /readyz, /metrics) are served on both listeners.',
+    },
+    tags: [{ name: 'schedulers' }, { name: 'rooms' }, { name: 'operations' }, { name: 'rooms-api' }, { name: 'health' }],
+    paths,
+    components: {
+      securitySchemes: {
+        basicAuth: { type: 'http', scheme: 'basic' },
+        roomToken: { type: 'http', scheme: 'bearer', description: 'ROOMKEEPER_ROOM_TOKEN of the room (when ping authentication is on)' },
+      },
+      schemas: components(),
+    },
+  };
+}

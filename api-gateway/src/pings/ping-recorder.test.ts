@@ -1,0 +1,136 @@
+import { silentLogger } from '../../../common/src/logger';
+import type { GameRoom } from '../../../common/src/generated/resources';
+import { InMemoryStore } from '../testing/in-memory-store';
+import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from './ping-digest';
+import { PingRecorder } from './ping-recorder';
+
+function setup() {
+  const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+  const store = new InMemoryStore(() => clock.now);
+  const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'Gateway_7f9', logger: silentLogger() });
+  return { clock, store, recorder };
+}
+
+const room = (store: InMemoryStore, id: string, status: GameRoom['status'] = { pingStatus: 'ready', runningMatches: 0, instanceStatus: 'ready', status: 'ready' }, scheduler = 's1') => store.seedRoom(scheduler, id, status);
+
+describe('PingRecorder', () => {
+  it('coalesces 100 unchanged pings into at most one write per flush', async () => {
+    const { clock, store, recorder } = setup();
+    const r = room(store, 'room-1');
+    for (let i = 0; i < 100; i++) {
+      clock.now += 1000;
+      expect(await recorder.record(r, { status: 'ready', runningMatches: 0 })).toBe('recorded');
+    }
+    expect(store.writes).toEqual([]);
+    expect(await recorder.flush()).toBe(1);
+    expect(store.writes).toHaveLength(1);
+    expect(await recorder.flush()).toBe(0);
+    expect(store.writes).toHaveLength(1);
+  });
+
+  it('keeps the write budget for a fleet: 10,000 rooms x 10 pings -> one write per scheduler per flush', async () => {
+    const { clock, store, recorder } = setup();
+    const rooms = Array.from({ length: 10_000 }, (_, i) => room(store, `r-${i}`, undefined, `s${i % 4}`));
+    for (let round = 0; round < 10; round++) {
+      clock.now += 5000;
+      for (const r of rooms) await recorder.record(r, { status: 'ready', runningMatches: 0 });
+      if (round % 6 === 5) await recorder.flush();
+    }
+    await recorder.flush();
+    // 100,000 pings, 2 flushes, 4 schedulers: 8 writes (budget is 1 per 100 pings).
+    expect(store.writes.length).toBeLessThanOrEqual(8);
+    expect(store.writes.length).toBeLessThanOrEqual(100_000 / 100);
+  });
+
+  it('writes a status change at once, and not again while unchanged', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
+    // The cache now shows the write; an equal ping costs nothing.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 })).toBe('recorded');
+    // A change of running matches alone is a change.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 2 })).toBe('status-written');
+    expect(store.writes.filter((w) => w.kind === 'gameroom-status')).toHaveLength(2);
+  });
+
+  it('writes again when a stale cache still shows the old status', async () => {
+    const { store, recorder } = setup();
+    const stale = structuredClone(room(store, 'room-1'));
+    expect(await recorder.record(stale, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    // The cache still says ready: a ready ping must be written (this replica wrote occupied).
+    expect(await recorder.record(stale, { status: 'ready', runningMatches: 0 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status?.pingStatus).toBe('ready');
+  });
+
+  it('composes the room status from the instance status', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1', { instanceStatus: 'pending' });
+    await recorder.record(r, { status: 'ready', runningMatches: 0 });
+    expect(store.findRoom('s1', 'room-1')?.status?.status).toBe('pending');
+  });
+
+  it('throws when the status write fails (the room is gone)', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1');
+    store.rooms.clear();
+    await expect(recorder.record(r, { status: 'occupied', runningMatches: 1 })).rejects.toThrow(/not found/);
+  });
+
+  it('writes the digest format the operator reads', async () => {
+    const { clock, store, recorder } = setup();
+    await recorder.record(room(store, 'a'), { status: 'ready', runningMatches: 0 });
+    clock.now += 2500;
+    await recorder.record(room(store, 'b'), { status: 'ready', runningMatches: 0 });
+    await recorder.record(room(store, 'c', undefined, 'other'), { status: 'ready', runningMatches: 0 });
+    await recorder.flush();
+    const name = pingDigestName('Gateway_7f9');
+    expect(name).toBe('roomkeeper-pings-gateway-7f9');
+    const digest = store.digests.get(`s1/${name}`);
+    expect(digest?.labels).toEqual({ 'roomkeeper.io/ping-digest': 'true', 'roomkeeper.io/scheduler': 's1', 'roomkeeper.io/gateway-replica': 'gateway-7f9' });
+    expect(JSON.parse(digest?.data.lastPings ?? '')).toEqual({ a: Date.parse('2026-01-01T00:00:00.000Z'), b: Date.parse('2026-01-01T00:00:02.500Z') });
+    expect(digest?.data.flushedAt).toBe(String(clock.now));
+    expect(decodePingDigest(digest?.data)).toEqual(new Map([['a', 1767225600000], ['b', 1767225602500]]));
+    expect(store.digests.has(`other/${name}`)).toBe(true);
+  });
+
+  it('merges over earlier content and drops rooms not heard for 10 minutes', async () => {
+    const { clock, store, recorder } = setup();
+    await recorder.record(room(store, 'old'), { status: 'ready', runningMatches: 0 });
+    await recorder.flush();
+    clock.now += PING_DIGEST_RETENTION_MS - 1000;
+    await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
+    await recorder.flush();
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.data.lastPings ?? '{}'))).toEqual(['old', 'new']);
+    clock.now += 2000;
+    await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
+    await recorder.flush();
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.data.lastPings ?? '{}'))).toEqual(['new']);
+  });
+
+  it('retries a failed digest write at the next flush', async () => {
+    const { store, recorder } = setup();
+    let fail = true;
+    const original = store.writeDigest.bind(store);
+    store.writeDigest = (...args) => (fail ? Promise.reject(new Error('API down')) : original(...args));
+    await recorder.record(room(store, 'a'), { status: 'ready', runningMatches: 0 });
+    expect(await recorder.flush()).toBe(0);
+    fail = false;
+    expect(await recorder.flush()).toBe(1);
+  });
+
+  it('flushes what is pending on stop', async () => {
+    const { store, recorder } = setup();
+    recorder.start(60_000);
+    await recorder.record(room(store, 'a'), { status: 'ready', runningMatches: 0 });
+    await recorder.stop();
+    expect(store.digests.size).toBe(1);
+  });
+
+  it('sanitises replica ids into names', () => {
+    expect(sanitizeReplicaId('roomkeeper-gateway-5d9c7-abcde')).toBe('roomkeeper-gateway-5d9c7-abcde');
+    expect(sanitizeReplicaId('My.Host.local')).toBe('my-host-local');
+    expect(sanitizeReplicaId('___')).toBe('gateway');
+    expect(sanitizeReplicaId('x'.repeat(100))).toHaveLength(63);
+  });
+});

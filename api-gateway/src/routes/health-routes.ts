@@ -1,0 +1,37 @@
+/** Health, readiness, metrics and the OpenAPI document: the same on both listeners. */
+import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '../../../common/src/metrics';
+import type { RouteHandler, RouteSpec } from './route-spec';
+
+export const HEALTH_ROUTES = [
+  { id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none', summary: 'The process is up', response: { type: 'object' }, errors: [] },
+  { id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none', summary: 'Caches are synced and the API server is reachable (never depends on leadership)', response: { type: 'object' }, errors: [503] },
+  { id: 'metrics', method: 'get', path: '/metrics', tag: 'health', auth: 'none', summary: 'Prometheus metrics', response: { type: 'string' }, responseContentType: PROMETHEUS_CONTENT_TYPE, errors: [] },
+] as const satisfies readonly RouteSpec[];
+
+export const OPENAPI_ROUTE = { id: 'openapi', method: 'get', path: '/openapi.json', tag: 'health', auth: 'basic', summary: 'This document', response: { type: 'object' }, errors: [401] } as const satisfies RouteSpec;
+
+export type HealthRouteId = (typeof HEALTH_ROUTES)[number]['id'];
+
+export interface Readiness {
+  /** undefined when ready; otherwise why not. */
+  notReadyReason(): string | undefined;
+}
+
+export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness): Record<HealthRouteId, RouteHandler> {
+  return {
+    healthz: () => ({ status: 'ok' }),
+    readyz: (_req, res) => {
+      const reason = readiness.notReadyReason();
+      if (reason) {
+        res.status(503).json({ status: 'not ready', reason });
+        return undefined;
+      }
+      return { status: 'ready' };
+    },
+    metrics: (_req, res) => {
+      res.setHeader('Content-Type', PROMETHEUS_CONTENT_TYPE);
+      res.status(200).send(metrics.render());
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,560 @@
+import request from 'supertest';
+import { AUTH, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
+import { MANAGEMENT_ROUTES } from './management-routes';
+
+let t: TestApps;
+beforeEach(() => {
+  t = buildTestApps();
+});
+
+const api = () => request(t.management);
+const errorBody = (code: number) => expect.objectContaining({ code, message: expect.any(String), details: expect.any(Array) });
+
+describe('authentication', () => {
+  it.each([
+    ['missing', undefined],
+    ['wrong password', `Basic ${Buffer.from('admin:nope').toString('base64')}`],
+    ['wrong user', `Basic ${Buffer.from('root:s3cret-pass').toString('base64')}`],
+    ['not basic', 'Bearer abc'],
+    ['garbage', 'Basic !!!'],
+  ])('answers 401 with WWW-Authenticate when credentials are %s', async (_what, header) => {
+    const req = api().get('/schedulers');
+    const res = header ? await req.set('Authorization', header) : await req;
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Basic realm="roomkeeper"/);
+    expect(res.body).toEqual({ code: 16, message: expect.any(String), details: [] });
+  });
+
+  it('guards writes before reading the body, and writes nothing', async () => {
+    const res = await api().post('/schedulers').send(validCreateBody());
+    expect(res.status).toBe(401);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('leaves health, readiness and metrics open', async () => {
+    expect((await api().get('/healthz')).status).toBe(200);
+    expect((await api().get('/readyz')).status).toBe(200);
+    const metrics = await api().get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('roomkeeper_http_requests_total');
+  });
+
+  it('reports not ready with 503', async () => {
+    t.ready.reason = 'caches not synced';
+    const res = await api().get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body.reason).toBe('caches not synced');
+  });
+
+  it('serves the OpenAPI document to authenticated clients only', async () => {
+    expect((await api().get('/openapi.json')).status).toBe(401);
+    const res = await api().get('/openapi.json').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+  });
+});
+
+describe('routing', () => {
+  it('answers 404 Not Found for an unknown path', async () => {
+    const res = await api().get('/nope').set('Authorization', AUTH);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 5, message: 'Not Found', details: [] });
+  });
+
+  it.each([
+    ['put', '/schedulers'],
+    ['delete', '/schedulers'],
+    ['post', '/schedulers/x/versions'],
+    ['delete', '/schedulers/x/operations/abc'],
+    ['get', '/schedulers/x/add-rooms'],
+  ] as const)('answers 501 for %s %s (wrong method)', async (method, path) => {
+    const res = await api()[method](path).set('Authorization', AUTH);
+    expect(res.status).toBe(501);
+    expect(res.body).toEqual(errorBody(12));
+  });
+
+  it('routes GET /schedulers/info before GET /schedulers/{name}', async () => {
+    t.store.seedScheduler('info-like', validSpec());
+    const res = await api().get('/schedulers/info').query({ game: 'tennis' }).set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body.schedulers[0]).toMatchObject({ name: 'info-like', game: 'tennis' });
+  });
+});
+
+describe('POST /schedulers', () => {
+  it('creates the scheduler and its create_scheduler operation', async () => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody());
+    expect(res.status).toBe(200);
+    expect(res.body.scheduler).toMatchObject({
+      name: 'tennis-eu', game: 'tennis', state: 'creating', maxSurge: '10%', roomsReplicas: 1,
+      portRange: { start: 40000, end: 60000 },
+      spec: { version: 'v1.0.0', terminationGracePeriod: '100s', toleration: '', affinity: '' },
+      forwarders: [], annotations: {}, labels: {},
+    });
+    const stored = t.store.schedulers.get('tennis-eu');
+    expect(stored?.spec).toEqual(validSpec());
+    expect(res.body.operationId).toBe(createSchedulerOperationId(stored?.metadata.uid ?? '', 1));
+    const op = t.store.operations.get(res.body.operationId);
+    expect(op?.spec).toMatchObject({ schedulerName: 'tennis-eu', definitionName: 'create_scheduler', source: 'api', priority: false, cancelRequested: false, enqueuedAt: '2026-01-01T00:00:00.000Z' });
+    expect(op?.spec.input).toEqual({ scheduler: { ...validSpec(), name: 'tennis-eu' } });
+  });
+
+  it('returns the forwarder timeout as a string, as Maestro', async () => {
+    const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000, metadata: {} } }] });
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(200);
+    expect(res.body.scheduler.forwarders[0].options.timeout).toBe('1000');
+  });
+
+  it('lists every violation with its field (400, code 3) and writes nothing', async () => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send({ name: 'Bad_Name', game: 7, maxSurge: '10%', spec: { terminationGracePeriod: '0s', containers: [] } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(res.body.message).toMatch(/^Validation Error:\n/);
+    const fields = (res.body.details as { field: string }[]).map((d) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'game', 'spec.containers', 'spec.terminationGracePeriod']));
+    expect(res.body.message.split('\n').length).toBe(fields.length + 1);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each([
+    ['both portRange and hostPortRange', { portRange: { start: 1, end: 2 }, spec: { ...validSpec().spec, containers: [{ ...validSpec().spec.containers[0]!, ports: [{ name: 'p', protocol: 'udp', port: 1, hostPortRange: { start: 3, end: 4 } }] }] } }, 'portRange'],
+    ['no port range', { portRange: undefined }, 'spec.containers'],
+    ['a bad maxSurge', { maxSurge: 'lots' }, 'maxSurge'],
+  ])('rejects %s', async (_what, overrides, field) => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('x', overrides as never));
+    expect(res.status).toBe(400);
+    expect((res.body.details as { field: string }[]).map((d) => d.field)).toContain(field);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('reserves the name "info"', async () => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('info'));
+    expect(res.status).toBe(400);
+  });
+
+  it('answers 409 when the name exists, writing nothing', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody());
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ code: 6, message: 'error creating scheduler tennis-eu: name already exists', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"name": ');
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 413 for a body over the limit', async () => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody(), game: 'x'.repeat(MAX_BODY + 10) });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe(3);
+    expect(res.body.message).toContain(String(MAX_BODY));
+    expect(t.store.writes).toEqual([]);
+  });
+});
+
+describe('POST /schedulers/{name} (new version)', () => {
+  it('updates the spec and enqueues the operation of the new generation', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('ignored', { maxSurge: 3 }));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ operationId: newVersionOperationId(s.metadata.uid ?? '', 2) });
+    expect(t.store.schedulers.get('tennis-eu')?.spec.maxSurge).toBe(3);
+    const op = t.store.operations.get(res.body.operationId);
+    expect(op?.spec).toMatchObject({ definitionName: 'create_new_scheduler_version', input: { scheduler: { ...validSpec({ maxSurge: 3 }), name: 'tennis-eu' } } });
+  });
+
+  it('answers 404 for an unknown scheduler', async () => {
+    const res = await api().post('/schedulers/nope').set('Authorization', AUTH).send(validCreateBody());
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 5, message: 'scheduler nope not found', details: [] });
+  });
+
+  it('answers 400 (validation) and writes nothing', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({});
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(['create_new_scheduler_version', 'switch_active_version'])('answers 400 (FailedPrecondition) while a %s operation is pending', async (definitionName) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName });
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 3 }));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(9);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('is not blocked by a finished version operation', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'finished' });
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 3 }));
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 409 when the definition is unchanged', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu'));
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ code: 6, message: 'no change found to scheduler tennis-eu', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('retries after conflicts (the operator writes status often), then answers 409 (Aborted)', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.conflictsToInject = 1;
+    const ok = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 3 }));
+    expect(ok.status).toBe(200);
+    t.store.operations.clear();
+    t.store.conflictsToInject = 5;
+    const lost = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 4 }));
+    expect(lost.status).toBe(409);
+    expect(lost.body.code).toBe(10);
+    expect(t.store.operations.size).toBe(0);
+  });
+});
+
+describe('PATCH /schedulers/{name}', () => {
+  it('merges fields and containers by index', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 5, spec: { containers: [{ image: 'registry.example/game:2.0' }] } });
+    expect(res.status).toBe(200);
+    const spec = t.store.schedulers.get('tennis-eu')?.spec;
+    expect(spec?.roomsReplicas).toBe(5);
+    expect(spec?.spec.containers[0]).toMatchObject({ name: 'game', image: 'registry.example/game:2.0', ports: [{ name: 'game', protocol: 'udp', port: 7777 }] });
+    expect(t.store.operations.get(res.body.operationId)?.spec.definitionName).toBe('create_new_scheduler_version');
+  });
+
+  it.each([['an empty object', {}], ['no body', undefined], ['only unknown fields', { colour: 'red' }]])('answers 409 "no change found" for %s', async (_what, body) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
+    const res = body === undefined ? await req : await req.send(body);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ code: 6, message: 'no change found to scheduler tennis-eu', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('validates the merged result', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { terminationGracePeriod: '0s' } });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([expect.objectContaining({ field: 'spec.terminationGracePeriod' })]);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('rejects a body of the wrong shape', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { containers: 'nope' } });
+    expect(res.status).toBe(400);
+  });
+
+  it('sees its own version operation even when the operations cache lags', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.listOperations = () => Promise.resolve([]);
+    expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 })).status).toBe(200);
+    const second = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 3 });
+    expect(second.status).toBe(400);
+    expect(second.body.code).toBe(9);
+    for (const op of t.store.operations.values()) op.status = { status: 'finished' };
+    expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 3 })).status).toBe(200);
+  });
+
+  it('answers 404 for an unknown scheduler', async () => {
+    const res = await api().patch('/schedulers/nope').set('Authorization', AUTH).send({ roomsReplicas: 2 });
+    expect(res.status).toBe(404);
+  });
+
+  it('answers 400 (code 9) while a version operation is in progress', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'switch_active_version' }, { status: 'in_progress' });
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(9);
+  });
+});
+
+describe('PUT /schedulers/{name} (switch active version)', () => {
+  it('enqueues switch_active_version without checking the version exists', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v9.0.0' });
+    expect(res.status).toBe(200);
+    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
+  });
+
+  it.each([[{}], [{ version: 3 }], [{ version: '' }]])('answers 400 for %j', async (body) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 400 (code 9) while a version operation is pending, and 404 for an unknown scheduler', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' });
+    const busy = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v1.0.0' });
+    expect(busy.status).toBe(400);
+    expect(busy.body.code).toBe(9);
+    const missing = await api().put('/schedulers/nope').set('Authorization', AUTH).send({ version: 'v1.0.0' });
+    expect(missing.status).toBe(404);
+    expect(t.store.writes).toEqual([]);
+  });
+});
+
+describe('DELETE /schedulers/{name}', () => {
+  it('enqueues delete_scheduler, then deletes the Scheduler', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().delete('/schedulers/tennis-eu').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ operationId: deleteSchedulerOperationId(s.metadata.uid ?? '') });
+    expect(t.store.writes.map((w) => `${w.kind}:${w.verb}`)).toEqual(['operation:create', 'scheduler:delete']);
+  });
+
+  it('answers 404 with Maestro\'s message', async () => {
+    const res = await api().delete('/schedulers/nope').set('Authorization', AUTH);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 5, message: 'no scheduler found, can not delete nonexistent scheduler: nope', details: [] });
+  });
+
+  it('answers 404 for a name Kubernetes cannot hold', async () => {
+    const res = await api().delete('/schedulers/Not%20A%20Name').set('Authorization', AUTH);
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('add-rooms and remove-rooms', () => {
+  beforeEach(() => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+  });
+
+  it('enqueues add_rooms', async () => {
+    const res = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 3 });
+    expect(res.status).toBe(200);
+    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'add_rooms', input: { amount: 3 } });
+  });
+
+  it.each([[{}], [{ amount: 0 }], [{ amount: -1 }], [{ amount: 1.5 }], [{ amount: 'many' }], [{ amount: 10_001 }], [[1]]])('rejects add-rooms body %j', async (body) => {
+    const res = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send(body as object);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('enqueues remove_rooms by amount or by ids', async () => {
+    const byAmount = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ amount: 2 });
+    expect(t.store.operations.get(byAmount.body.operationId)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { amount: 2 } });
+    const byIds = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['a', 'b', 'a'] });
+    expect(t.store.operations.get(byIds.body.operationId)?.spec.input).toEqual({ roomsIds: ['a', 'b'], reason: 'api' });
+  });
+
+  it.each([[{}], [{ roomsIds: [] }], [{ roomsIds: [''] }], [{ roomsIds: 'a' }], [{ amount: 1, roomsIds: ['a'] }], [{ amount: 0 }]])('rejects remove-rooms body %j', async (body) => {
+    const res = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(400);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 404 for an unknown scheduler', async () => {
+    expect((await api().post('/schedulers/nope/add-rooms').set('Authorization', AUTH).send({ amount: 1 })).status).toBe(404);
+    expect((await api().post('/schedulers/nope/remove-rooms').set('Authorization', AUTH).send({ amount: 1 })).status).toBe(404);
+    expect(t.store.writes).toEqual([]);
+  });
+});
+
+describe('reads', () => {
+  it('lists schedulers with filters', async () => {
+    t.store.seedScheduler('a', validSpec({ game: 'chess' }));
+    t.store.seedScheduler('b', validSpec(), { version: 'v1.1.0' });
+    const all = await api().get('/schedulers').set('Authorization', AUTH);
+    expect(all.body.schedulers.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
+    expect(all.body.schedulers[1]).toEqual({ name: 'b', game: 'tennis', state: 'in-sync', version: 'v1.1.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '10%', roomsReplicas: 1 });
+    expect((await api().get('/schedulers?game=chess').set('Authorization', AUTH)).body.schedulers).toHaveLength(1);
+    expect((await api().get('/schedulers?version=v1.1.0').set('Authorization', AUTH)).body.schedulers).toHaveLength(1);
+    expect((await api().get('/schedulers?name=zzz').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
+    expect((await api().get('/schedulers?name=a&name=b').set('Authorization', AUTH)).status).toBe(400);
+  });
+
+  it('reports room counts per scheduler of a game', async () => {
+    t.store.seedScheduler('a', validSpec({ autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }));
+    t.store.seedRoom('a', 'r1', { status: 'ready' });
+    t.store.seedRoom('a', 'r2', { status: 'occupied' });
+    t.store.seedRoom('a', 'r3', { status: 'unready' });
+    t.store.seedRoom('a', 'r4', { status: 'terminating' });
+    t.store.seedRoom('a', 'v', { status: 'ready' }, { validation: true });
+    const res = await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH);
+    expect(res.body).toEqual({ schedulers: [{ name: 'a', game: 'tennis', state: 'in-sync', roomsReplicas: 1, roomsReady: 1, roomsOccupied: 1, roomsPending: 1, roomsTerminating: 1, autoscaling: { enabled: true, min: 1, max: 10, cooldown: 0 } }] });
+    expect((await api().get('/schedulers/info?game=none').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
+  });
+
+  it('returns the active version, or the one asked for', async () => {
+    t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
+    t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));
+    const active = await api().get('/schedulers/a').set('Authorization', AUTH);
+    expect(active.status).toBe(200);
+    expect(active.body.scheduler).toMatchObject({ name: 'a', maxSurge: '10%', spec: { version: 'v1.1.0' } });
+    const old = await api().get('/schedulers/a?version=v1.0.0').set('Authorization', AUTH);
+    expect(old.body.scheduler).toMatchObject({ maxSurge: '1', spec: { version: 'v1.0.0' } });
+    expect((await api().get('/schedulers/a?version=v7.0.0').set('Authorization', AUTH)).status).toBe(404);
+    const missing = await api().get('/schedulers/zzz').set('Authorization', AUTH);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ code: 5, message: 'scheduler zzz not found', details: [] });
+  });
+
+  it('shows a scheduler being created as v1.0.0 from its spec', async () => {
+    await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('fresh'));
+    const res = await api().get('/schedulers/fresh').set('Authorization', AUTH);
+    expect(res.body.scheduler).toMatchObject({ name: 'fresh', state: 'creating', spec: { version: 'v1.0.0' } });
+  });
+
+  it('lists versions newest first', async () => {
+    t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
+    t.store.seedVersion('a', 'v1.1.0', validSpec(), '2026-01-02T00:00:00.000Z');
+    t.store.seedVersion('a', 'v2.0.0', validSpec(), '2026-01-03T00:00:00.000Z');
+    t.store.seedVersion('a', 'v1.0.0', validSpec(), '2026-01-01T00:00:00.000Z');
+    const res = await api().get('/schedulers/a/versions').set('Authorization', AUTH);
+    expect(res.body).toEqual({ versions: [
+      { version: 'v2.0.0', isActive: false, createdAt: '2026-01-03T00:00:00.000Z' },
+      { version: 'v1.1.0', isActive: true, createdAt: '2026-01-02T00:00:00.000Z' },
+      { version: 'v1.0.0', isActive: false, createdAt: '2026-01-01T00:00:00.000Z' },
+    ] });
+    expect((await api().get('/schedulers/zzz/versions').set('Authorization', AUTH)).status).toBe(404);
+  });
+});
+
+describe('operations', () => {
+  beforeEach(() => {
+    t.store.seedScheduler('a', validSpec());
+    t.store.seedOperation('p-late', { schedulerName: 'a', enqueuedAt: '2026-01-01T00:00:03.000Z' });
+    t.store.seedOperation('p-prio', { schedulerName: 'a', enqueuedAt: '2026-01-01T00:00:04.000Z', priority: true }, { status: 'pending' });
+    t.store.seedOperation('p-early', { schedulerName: 'a', enqueuedAt: '2026-01-01T00:00:01.000Z' });
+    t.store.seedOperation('running', { schedulerName: 'a', enqueuedAt: '2026-01-01T00:00:00.500Z' }, { status: 'in_progress', lease: { ttl: '2026-01-01T00:01:00.000Z' } });
+    for (let i = 0; i < 20; i++) {
+      t.store.seedOperation(`done-${String(i).padStart(2, '0')}`, { schedulerName: 'a', enqueuedAt: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString() }, { status: i % 2 ? 'finished' : 'error', executionHistory: [{ createdAt: '2025-01-01T00:00:00Z', event: 'Starting operation' }] });
+    }
+    t.store.seedOperation('other', { schedulerName: 'b' }, { status: 'finished' });
+  });
+
+  it('lists the pending stage in queue order, unpaginated', async () => {
+    const res = await api().get('/schedulers/a/operations?stage=pending').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ page: 1, pageSize: 3, total: 3 });
+    expect(res.body.operations.map((o: { id: string }) => o.id)).toEqual(['p-prio', 'p-early', 'p-late']);
+    expect(res.body.operations[0]).toEqual({ id: 'p-prio', status: 'pending', definitionName: 'add_rooms', schedulerName: 'a', createdAt: '2026-01-01T00:00:04.000Z' });
+  });
+
+  it('shows the lease of active operations', async () => {
+    const res = await api().get('/schedulers/a/operations?stage=active').set('Authorization', AUTH);
+    expect(res.body.operations).toEqual([{ id: 'running', status: 'in_progress', definitionName: 'add_rooms', lease: { ttl: '2026-01-01T00:01:00.000Z' }, schedulerName: 'a', createdAt: '2026-01-01T00:00:00.500Z' }]);
+  });
+
+  it('paginates the final stage, newest first by default', async () => {
+    const first = await api().get('/schedulers/a/operations?stage=final').set('Authorization', AUTH);
+    expect(first.body).toMatchObject({ page: 1, pageSize: 15, total: 20 });
+    expect(first.body.operations).toHaveLength(15);
+    expect(first.body.operations[0].id).toBe('done-19');
+    const asc = await api().get('/schedulers/a/operations?stage=final&page=2&perPage=5&orderBy=createdAt%20asc').set('Authorization', AUTH);
+    expect(asc.body.operations.map((o: { id: string }) => o.id)).toEqual(['done-05', 'done-06', 'done-07', 'done-08', 'done-09']);
+    const empty = await api().get('/schedulers/a/operations?stage=final&page=3&perPage=10').set('Authorization', AUTH);
+    expect(empty.body.operations).toEqual([]);
+  });
+
+  it.each([
+    ['', 'invalid stage filter: '],
+    ['?stage=later', 'invalid stage filter: later'],
+    ['?stage=final&page=0', 'page must be greater than 0'],
+    ['?stage=final&perPage=101', 'page size must be between 0 and 100'],
+    ['?stage=final&perPage=0', 'page size must be between 0 and 100'],
+    ['?stage=final&page=x', 'invalid page: "x" is not an integer'],
+    ['?stage=pending&page=1', 'there is no pagination filter implemented for pending stage'],
+    ['?stage=final&orderBy=name', 'invalid order by: name (use "createdAt asc" or "createdAt desc")'],
+  ])('answers 400 for %s', async (query, message) => {
+    const res = await api().get(`/schedulers/a/operations${query}`).set('Authorization', AUTH);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message, details: [] });
+  });
+
+  it('lists nothing for an unknown scheduler', async () => {
+    const res = await api().get('/schedulers/zzz/operations?stage=final').set('Authorization', AUTH);
+    expect(res.body).toEqual({ page: 1, pageSize: 15, total: 0, operations: [] });
+  });
+
+  it('returns one operation with input and history, or 404', async () => {
+    const res = await api().get('/schedulers/a/operations/done-01').set('Authorization', AUTH);
+    expect(res.body.operation).toMatchObject({ id: 'done-01', status: 'finished', input: {}, executionHistory: [{ createdAt: '2025-01-01T00:00:00Z', event: 'Starting operation' }] });
+    const wrongScheduler = await api().get('/schedulers/a/operations/other').set('Authorization', AUTH);
+    expect(wrongScheduler.status).toBe(404);
+    expect(wrongScheduler.body.message).toBe('operation other not found in scheduler a');
+  });
+
+  it('cancels a pending or active operation', async () => {
+    const res = await api().post('/schedulers/a/operations/p-late/cancel').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({});
+    expect(t.store.operations.get('p-late')?.spec.cancelRequested).toBe(true);
+    expect((await api().post('/schedulers/a/operations/running/cancel').set('Authorization', AUTH)).status).toBe(200);
+  });
+
+  it('answers 409 (Aborted) for a final operation and 404 for unknown ones, writing nothing', async () => {
+    const final = await api().post('/schedulers/a/operations/done-01/cancel').set('Authorization', AUTH);
+    expect(final.status).toBe(409);
+    expect(final.body).toEqual({ code: 10, message: 'cannot cancel operation since status "finished" is a final status', details: [] });
+    expect((await api().post('/schedulers/a/operations/zzz/cancel').set('Authorization', AUTH)).status).toBe(404);
+    expect((await api().post('/schedulers/zzz/operations/p-late/cancel').set('Authorization', AUTH)).status).toBe(404);
+    expect(t.store.writes).toEqual([]);
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by route pattern', async () => {
+    await api().get('/schedulers/abc').set('Authorization', AUTH);
+    const text = (await api().get('/metrics')).text;
+    expect(text).toMatch(/roomkeeper_http_requests_total\{api="management",method="GET",route="\/schedulers\/:schedulerName",status="404"\} 1/);
+    expect(text).toContain('roomkeeper_http_request_duration_seconds_bucket');
+  });
+});
+
+describe('every management route', () => {
+  const concrete = (path: string) => path.replace(':schedulerName', 'tennis-eu').replace(':operationId', 'op-1');
+  const withBody = MANAGEMENT_ROUTES.filter((r) => 'requestBody' in r);
+
+  beforeEach(() => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu' });
+    t.store.writes.length = 0;
+  });
+
+  it.each(MANAGEMENT_ROUTES.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 401 without credentials and writes nothing', async (_m, _p, route) => {
+    const res = await api()[route.method](concrete(route.path)).send({ amount: 1, version: 'v1.0.0', roomsReplicas: 9 });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Basic realm="roomkeeper"/);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 413 for a body over the limit and writes nothing', async (_m, _p, route) => {
+    const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).send({ blob: 'z'.repeat(MAX_BODY + 1) });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 400 for malformed JSON and writes nothing', async (_m, _p, route) => {
+    const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"a":');
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each([...new Set(MANAGEMENT_ROUTES.map((r) => r.path))])('%s answers 501 for a method it does not serve', async (path) => {
+    // OPTIONS is served nowhere (the other methods of /schedulers/info reach /schedulers/{name}, as in grpc-gateway).
+    const res = await api().options(concrete(path)).set('Authorization', AUTH);
+    expect(res.status).toBe(501);
+    expect(res.body).toEqual({ code: 12, message: 'Method Not Allowed', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+});

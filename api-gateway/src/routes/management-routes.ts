@@ -1,0 +1,103 @@
+/** The management API's route table (Maestro's paths plus add-rooms and remove-rooms) and its handlers. */
+import type { OperationQueries } from '../use-cases/operation-queries';
+import type { SchedulerCommands } from '../use-cases/scheduler-commands';
+import type { SchedulerQueries } from '../use-cases/scheduler-queries';
+import { objectNameParam, queryString, type RouteHandler, type RouteSpec, schedulerNameParam } from './route-spec';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const operationIdResponse = ref('OperationIdResponse');
+
+const SCHEDULER = '/schedulers/:schedulerName';
+const OPERATION = `${SCHEDULER}/operations/:operationId`;
+
+export const MANAGEMENT_ROUTES = [
+  { id: 'listSchedulers', method: 'get', path: '/schedulers', tag: 'schedulers', auth: 'basic', summary: 'List schedulers (without their room spec)',
+    query: [
+      { name: 'name', description: 'Only the scheduler with this name' },
+      { name: 'game', description: 'Only schedulers of this game' },
+      { name: 'version', description: 'Only schedulers whose active version is this one' },
+    ],
+    response: ref('ListSchedulersResponse'), errors: [400, 401] },
+  { id: 'createScheduler', method: 'post', path: '/schedulers', tag: 'schedulers', auth: 'basic', summary: 'Create a scheduler (enqueues create_scheduler)',
+    requestBody: ref('CreateSchedulerRequest'), response: ref('CreateSchedulerResponse'), errors: [400, 401, 409, 413] },
+  { id: 'schedulersInfo', method: 'get', path: '/schedulers/info', tag: 'schedulers', auth: 'basic', summary: 'Room counts of the schedulers of a game',
+    query: [{ name: 'game', description: 'The game (all schedulers when absent)' }],
+    response: ref('SchedulersInfoResponse'), errors: [400, 401] },
+  { id: 'getScheduler', method: 'get', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'The active definition of a scheduler, or one version of it',
+    query: [{ name: 'version', description: 'A version such as v1.1.0 (default: the active one)' }],
+    response: ref('GetSchedulerResponse'), errors: [400, 401, 404] },
+  { id: 'newSchedulerVersion', method: 'post', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'Create a new version from a whole definition (enqueues create_new_scheduler_version)',
+    requestBody: ref('CreateSchedulerRequest'), response: operationIdResponse, errors: [400, 401, 404, 409, 413] },
+  { id: 'patchScheduler', method: 'patch', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'Change some fields; containers are patched by index (enqueues create_new_scheduler_version)',
+    requestBody: ref('PatchSchedulerRequest'), response: operationIdResponse, errors: [400, 401, 404, 409, 413] },
+  { id: 'switchActiveVersion', method: 'put', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'Switch the active version (enqueues switch_active_version)',
+    requestBody: ref('SwitchActiveVersionRequest'), response: operationIdResponse, errors: [400, 401, 404, 413] },
+  { id: 'deleteScheduler', method: 'delete', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'Delete a scheduler and its rooms (enqueues delete_scheduler)',
+    response: operationIdResponse, errors: [401, 404] },
+  { id: 'addRooms', method: 'post', path: `${SCHEDULER}/add-rooms`, tag: 'rooms', auth: 'basic', summary: 'Add rooms (enqueues add_rooms)',
+    requestBody: ref('AddRoomsRequest'), response: operationIdResponse, errors: [400, 401, 404, 413] },
+  { id: 'removeRooms', method: 'post', path: `${SCHEDULER}/remove-rooms`, tag: 'rooms', auth: 'basic', summary: 'Remove some rooms, or the rooms listed (enqueues remove_rooms)',
+    requestBody: ref('RemoveRoomsRequest'), response: operationIdResponse, errors: [400, 401, 404, 413] },
+  { id: 'listVersions', method: 'get', path: `${SCHEDULER}/versions`, tag: 'schedulers', auth: 'basic', summary: 'The versions of a scheduler, newest first',
+    response: ref('ListVersionsResponse'), errors: [401, 404] },
+  { id: 'listOperations', method: 'get', path: `${SCHEDULER}/operations`, tag: 'operations', auth: 'basic', summary: 'Operations of a scheduler in one stage',
+    query: [
+      { name: 'stage', description: 'pending, active or final', required: true, schema: { type: 'string', enum: ['pending', 'active', 'final'] } },
+      { name: 'page', description: 'Page number, from 1 (final stage only)', schema: { type: 'integer', minimum: 1 } },
+      { name: 'perPage', description: 'Page size, 1 to 100, default 15 (final stage only)', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'orderBy', description: '"createdAt asc" or "createdAt desc" (default)' },
+    ],
+    response: ref('ListOperationsResponse'), errors: [400, 401] },
+  { id: 'getOperation', method: 'get', path: OPERATION, tag: 'operations', auth: 'basic', summary: 'One operation with its input and execution history',
+    response: ref('GetOperationResponse'), errors: [401, 404] },
+  { id: 'cancelOperation', method: 'post', path: `${OPERATION}/cancel`, tag: 'operations', auth: 'basic', summary: 'Ask for an operation to be canceled',
+    requestBody: { type: 'object' }, response: { type: 'object' }, errors: [401, 404, 409] },
+] as const satisfies readonly RouteSpec[];
+
+export type ManagementRouteId = (typeof MANAGEMENT_ROUTES)[number]['id'];
+
+export interface ManagementUseCases {
+  commands: SchedulerCommands;
+  schedulerQueries: SchedulerQueries;
+  operationQueries: OperationQueries;
+}
+
+const opNotFound = (scheduler: string) => (id: string) => `operation ${id} not found in scheduler ${scheduler}`;
+
+export function managementHandlers(u: ManagementUseCases): Record<ManagementRouteId, RouteHandler> {
+  return {
+    listSchedulers: (req) => u.schedulerQueries.list({ name: queryString(req, 'name'), game: queryString(req, 'game'), version: queryString(req, 'version') }),
+    createScheduler: (req) => u.commands.create(req.body),
+    schedulersInfo: (req) => u.schedulerQueries.info(queryString(req, 'game')),
+    getScheduler: (req) => {
+      const version = queryString(req, 'version');
+      return u.schedulerQueries.get(schedulerNameParam(req), version === '' ? undefined : version);
+    },
+    newSchedulerVersion: (req) => u.commands.newVersion(schedulerNameParam(req), req.body),
+    patchScheduler: (req) => u.commands.patch(schedulerNameParam(req), req.body),
+    switchActiveVersion: (req) => u.commands.switchActiveVersion(schedulerNameParam(req), req.body),
+    deleteScheduler: (req) => u.commands.delete(schedulerNameParam(req, (n) => `no scheduler found, can not delete nonexistent scheduler: ${n}`)),
+    addRooms: (req) => u.commands.addRooms(schedulerNameParam(req), req.body),
+    removeRooms: (req) => u.commands.removeRooms(schedulerNameParam(req), req.body),
+    listVersions: (req) => u.schedulerQueries.versions(schedulerNameParam(req)),
+    listOperations: async (req) => {
+      const query = {
+        stage: queryString(req, 'stage'),
+        page: queryString(req, 'page'),
+        perPage: queryString(req, 'perPage') ?? queryString(req, 'per_page'),
+        orderBy: queryString(req, 'orderBy') ?? queryString(req, 'order_by'),
+      };
+      // Listing an unknown (or impossible) scheduler gives an empty list, as Maestro.
+      const name = String((req.params as Record<string, unknown>).schedulerName ?? '');
+      return u.operationQueries.list(name, query);
+    },
+    getOperation: (req) => {
+      const scheduler = schedulerNameParam(req);
+      return u.operationQueries.get(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));
+    },
+    cancelOperation: (req) => {
+      const scheduler = schedulerNameParam(req);
+      return u.operationQueries.cancel(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import request from 'supertest';
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import { EventForwarder } from '../../../common/src/forwarding/event-forwarder';
+import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from '../../../common/src/forwarding/forward-receiver';
+import { roomToken } from '../../../common/src/rooms/room-token';
+import { waitFor } from '../../../test/support/wait';
+import { buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
+import { ROOMS_ROUTES } from './rooms-routes';
+
+const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
+
+describe('rooms API without forwarders', () => {
+  let t: TestApps;
+  beforeEach(() => {
+    t = buildTestApps();
+    t.store.seedScheduler('s1', validSpec());
+    t.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] });
+  });
+  const ping = (body: unknown, room = 'room-1', scheduler = 's1') => request(t.rooms).put(`/scheduler/${scheduler}/rooms/${room}/ping`).set('Authorization', token(scheduler, room)).send(body as object);
+
+  it('records an unchanged ping in memory only', async () => {
+    const res = await ping({ status: 'ready', timestamp: 1700000000 });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true });
+    expect(t.store.writes).toEqual([]);
+    expect(t.recorder.pendingSchedulers).toBe(1);
+  });
+
+  it('writes a status change at once, composed with the instance status', async () => {
+    const res = await ping({ status: 'occupied', timestamp: '1700000000' });
+    expect(res.body).toEqual({ success: true });
+    expect(t.store.writes).toEqual([{ kind: 'gameroom-status', verb: 'patch', name: 's1/room-1' }]);
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('answers 200 {success:false} for an unknown room, writing nothing', async () => {
+    const res = await ping({ status: 'ready', timestamp: 1 }, 'ghost');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: false });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('refuses to bring a terminated room back', async () => {
+    t.store.seedRoom('s1', 'gone', { pingStatus: 'terminated', status: 'terminated' });
+    expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false });
+  });
+
+  it.each([
+    [{ status: 'dancing', timestamp: 1 }, 'status'],
+    [{ timestamp: 1 }, 'status'],
+    [{ status: 'unknown' }, 'status'],
+    [{ status: 'ready', timestamp: 'yesterday' }, 'timestamp'],
+    [{ status: 'ready', timestamp: { t: 1 } }, 'timestamp'],
+    [{ status: 'ready', runningMatches: -1 }, 'runningMatches'],
+    [{ status: 'ready', runningMatches: 'two' }, 'runningMatches'],
+    [{ status: 'ready', metadata: 'x' }, 'metadata'],
+    [[], '(body)'],
+  ])('answers 400 (code 3) for %j', async (body, field) => {
+    const res = await ping(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 3, success: false });
+    if (field !== '(body)') expect(res.body.details).toEqual([expect.objectContaining({ field })]);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 400 for malformed JSON and 413 for a huge body', async () => {
+    const bad = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).set('Content-Type', 'application/json').send('{"status"');
+    expect(bad.status).toBe(400);
+    const huge = await ping({ status: 'ready', metadata: { blob: 'x'.repeat(100_000) } });
+    expect(huge.status).toBe(413);
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['for another room', token('s1', 'room-2')],
+    ['malformed', 'Bearer'],
+    ['basic', 'Basic YTpi'],
+  ])('answers 401 (code 16) when the token is %s', async (_what, header) => {
+    const req = request(t.rooms).put('/scheduler/s1/rooms/room-1/ping');
+    const res = header ? await req.set('Authorization', header).send({ status: 'occupied' }) : await req.send({ status: 'occupied' });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 16, success: false, details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('needs no token when ping authentication is off', async () => {
+    const open = buildTestApps({ pingAuth: false });
+    open.store.seedRoom('s1', 'room-1', { pingStatus: 'ready' });
+    const res = await request(open.rooms).put('/scheduler/s1/rooms/room-1/ping').send({ status: 'ready', timestamp: 1 });
+    expect(res.body).toEqual({ success: true });
+  });
+
+  it('answers events with success when there is nothing to forward', async () => {
+    const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted', timestamp: 1, metadata: {} });
+    expect(ev.body).toEqual({ success: true, message: '' });
+    const pe = await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerJoin', timestamp: 1, metadata: { playerId: 'p1' } });
+    expect(pe.body).toEqual({ success: true, message: '' });
+    const unknown = await request(t.rooms).post('/scheduler/s1/rooms/ghost/roomevent').set('Authorization', token('s1', 'ghost')).send({ event: 'x' });
+    expect(unknown.body).toMatchObject({ success: false });
+  });
+
+  it.each([
+    ['/roomevent', { timestamp: 1 }],
+    ['/roomevent', { event: 7 }],
+    ['/playerevent', { event: 'playerDance', metadata: { playerId: 'p' } }],
+    ['/playerevent', { event: 'playerJoin', metadata: {} }],
+    ['/playerevent', { event: 'playerJoin' }],
+  ])('answers 400 for %s %j', async (suffix, body) => {
+    const res = await request(t.rooms).post(`/scheduler/s1/rooms/room-1${suffix}`).set('Authorization', token('s1', 'room-1')).send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+  });
+
+  it('returns the room address, or 404', async () => {
+    const res = await request(t.rooms).get('/scheduler/s1/rooms/room-1/address').set('Authorization', token('s1', 'room-1'));
+    expect(res.body).toEqual({ ports: [{ name: 'game', protocol: 'UDP', port: 40123 }], host: '10.0.0.7', ipv6Label: '' });
+    const missing = await request(t.rooms).get('/scheduler/s1/rooms/ghost/address').set('Authorization', token('s1', 'ghost'));
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe(5);
+  });
+
+  it('answers 404 for unknown paths and 501 for a wrong method', async () => {
+    expect((await request(t.rooms).get('/schedulers')).status).toBe(404);
+    const wrong = await request(t.rooms).post('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready' });
+    expect(wrong.status).toBe(501);
+  });
+
+  it('counts pings by status and result', async () => {
+    await ping({ status: 'ready' });
+    await ping({ status: 'occupied' });
+    await ping({ status: 'ready' }, 'ghost');
+    const text = (await request(t.rooms).get('/metrics')).text;
+    expect(text).toContain('roomkeeper_pings_total{result="recorded",status="ready"} 1');
+    expect(text).toContain('roomkeeper_pings_total{result="status_written",status="occupied"} 1');
+    expect(text).toContain('roomkeeper_pings_total{result="unknown_room",status="ready"} 1');
+  });
+});
+
+describe('rooms API forwarding to a real gRPC receiver', () => {
+  let receiver: ForwardReceiver;
+  let forwarder: EventForwarder;
+  let t: TestApps;
+
+  beforeEach(async () => {
+    receiver = await startForwardReceiver();
+    forwarder = new EventForwarder({ logger: silentLogger(), metrics: new MetricsRegistry(), idleSweepIntervalMs: 0 });
+    t = buildTestApps({ forwarder });
+    t.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 60_000, metadata: { region: 'eu' } } }] }));
+    t.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: 'h', ports: [] });
+    t.store.seedRoom('s1', 'validator', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' }, { validation: true });
+  });
+
+  afterEach(async () => {
+    forwarder.close();
+    await receiver.stop();
+  });
+
+  it('forwards room and player events and reports the outcome', async () => {
+    const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted', timestamp: 1, metadata: { a: 1 } });
+    expect(ev.body).toEqual({ success: true, message: '' });
+    const pe = await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerLeft', metadata: { playerId: 'p9' } });
+    expect(pe.body).toEqual({ success: true, message: '' });
+    expect(receiver.received.map((c) => c.rpc)).toEqual(['SendRoomEvent', 'SendPlayerEvent']);
+  });
+
+  it('answers success:false with a message when forwarding fails', async () => {
+    receiver.setReply(() => ({ grpcError: { code: 14, details: 'down for maintenance' } }));
+    const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted' });
+    expect(ev.body.success).toBe(false);
+    expect(ev.body.message).toContain('mm');
+    const st = await request(t.rooms).put('/scheduler/s1/rooms/room-1/status').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });
+    expect(st.body).toEqual({ success: false });
+  });
+
+  it('answers a ping without waiting for forwarding, and forwards it', async () => {
+    receiver.setReply(() => NO_REPLY);
+    const res = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });
+    expect(res.body).toEqual({ success: true });
+    await waitFor(() => receiver.requestsOf('SendRoomResync').length === 1, { timeoutMs: 10_000 });
+  });
+
+  it('never forwards a validation room', async () => {
+    const ev = await request(t.rooms).post('/scheduler/s1/rooms/validator/roomevent').set('Authorization', token('s1', 'validator')).send({ event: 'x' });
+    expect(ev.body).toEqual({ success: true, message: '' });
+    await request(t.rooms).put('/scheduler/s1/rooms/validator/ping').set('Authorization', token('s1', 'validator')).send({ status: 'occupied' });
+    expect(receiver.received).toEqual([]);
+  });
+});
+
+describe('every rooms route', () => {
+  let t: TestApps;
+  beforeEach(() => {
+    t = buildTestApps();
+    t.store.seedRoom('s1', 'room-1', { pingStatus: 'ready', instanceStatus: 'ready', status: 'ready' });
+  });
+  const concrete = (path: string) => path.replace(':schedulerName', 's1').replace(':roomId', 'room-1');
+  const withBody = ROOMS_ROUTES.filter((r) => 'requestBody' in r);
+
+  it.each(ROOMS_ROUTES.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 401 without a token and writes nothing', async (_m, _p, route) => {
+    const res = await request(t.rooms)[route.method](concrete(route.path)).send({ status: 'occupied', event: 'playerJoin', metadata: { playerId: 'p' } });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 16, success: false });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 413 over the limit and 400 for malformed JSON', async (_m, _p, route) => {
+    const big = await request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1')).send({ blob: 'z'.repeat(MAX_BODY + 1) });
+    expect(big.status).toBe(413);
+    const bad = await request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1')).set('Content-Type', 'application/json').send('{"status":');
+    expect(bad.status).toBe(400);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each([...new Set(ROOMS_ROUTES.map((r) => r.path))])('%s answers 501 for OPTIONS', async (path) => {
+    const res = await request(t.rooms).options(concrete(path)).set('Authorization', token('s1', 'room-1'));
+    expect(res.status).toBe(501);
+    expect(res.body.code).toBe(12);
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * The narrow interfaces the gateway's use cases talk to. `adapters/kubernetes-store.ts`
+ * implements them with custom resources (reads from informer caches where a list is needed);
+ * `testing/in-memory-store.ts` implements them in memory for router tests.
+ */
+import type { GameRoom, GameRoomStatus, Operation, OperationSpec, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+
+export interface SchedulerStore {
+  /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
+  getScheduler(name: string): Promise<Scheduler | undefined>;
+  /** Every scheduler (from a cache). */
+  listSchedulers(): Promise<Scheduler[]>;
+  /** Creates the Scheduler; throws StoreAlreadyExistsError when the name is taken. */
+  createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler>;
+  /**
+   * Replaces the spec of `current`, with its resourceVersion as precondition; returns the
+   * updated object (with its new generation). Throws StoreConflictError when it lost a race.
+   */
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler>;
+  /** Deletes the Scheduler (the operator's finalizer keeps it until cleanup); a missing one is fine. */
+  deleteScheduler(name: string): Promise<void>;
+  /** One version snapshot (`<scheduler>-<version>`), or undefined. */
+  getVersion(schedulerName: string, version: string): Promise<SchedulerVersion | undefined>;
+  /** Every version of a scheduler (from a cache), in any order. */
+  listVersions(schedulerName: string): Promise<SchedulerVersion[]>;
+}
+
+/** What the gateway puts in a new Operation. */
+export interface NewOperation {
+  id: string;
+  spec: OperationSpec;
+}
+
+export interface OperationStore {
+  /** Creates the Operation; 'exists' when one with that id is already there (not an error). */
+  createOperation(op: NewOperation): Promise<'created' | 'exists'>;
+  /** A fresh read, or undefined. */
+  getOperation(id: string): Promise<Operation | undefined>;
+  /** Every operation of a scheduler (from a cache), in any order. */
+  listOperations(schedulerName: string): Promise<Operation[]>;
+  /** Sets `spec.cancelRequested: true` (a merge patch). */
+  requestCancel(id: string): Promise<void>;
+}
+
+/** The ping-owned part of a GameRoom's status, written when a ping changes it. */
+export interface RoomPingStatusPatch {
+  status: NonNullable<GameRoomStatus['status']>;
+  pingStatus: NonNullable<GameRoomStatus['pingStatus']>;
+  lastPingAt: string;
+  runningMatches: number;
+}
+
+/** The rooms API's view: synchronous cache lookups on the hot path, one write when a status changes. */
+export interface RoomStore {
+  /** The GameRoom `roomId` in namespace `schedulerName`, from the cache. */
+  findRoom(schedulerName: string, roomId: string): GameRoom | undefined;
+  /** Every GameRoom of a scheduler, from the cache. */
+  listRooms(schedulerName: string): GameRoom[];
+  /** The Scheduler from the cache (for its forwarders and game). */
+  findScheduler(schedulerName: string): Scheduler | undefined;
+  /** The active version's snapshot from the cache, when known. */
+  findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
+  /** Merge-patches the room's status subresource. Throws when the room is gone. */
+  patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void>;
+}
+
+/** Where coalesced liveness goes (see `pings/ping-digest.ts` for the format). */
+export interface PingDigestWriter {
+  /** Creates or replaces `data` of ConfigMap `name` in `namespace` with these labels. */
+  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void>;
+}

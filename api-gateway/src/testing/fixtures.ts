@@ -1,0 +1,77 @@
+/** Shared test fixtures: valid bodies and apps wired to the in-memory store. */
+import type { Express } from 'express';
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import type { SchedulerSpec } from '../../../common/src/generated/resources';
+import { createManagementApp, createRoomsApp } from '../app';
+import { staticCredentials } from '../auth';
+import { PingRecorder } from '../pings/ping-recorder';
+import { createSchedulerValidator } from '../scheduler-validator';
+import type { RoomEventSink } from '../use-cases/room-reports';
+import { InMemoryStore } from './in-memory-store';
+
+export const USER = 'admin';
+export const PASSWORD = 's3cret-pass';
+export const ROOM_SECRET = 'room-token-secret';
+export const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+export const MAX_BODY = 16 * 1024;
+
+export function validSpec(overrides: Partial<SchedulerSpec> = {}): SchedulerSpec {
+  return {
+    game: 'tennis',
+    maxSurge: '10%',
+    roomsReplicas: 1,
+    portRange: { start: 40000, end: 60000 },
+    forwarders: [],
+    annotations: {},
+    labels: {},
+    spec: {
+      terminationGracePeriod: '100s',
+      containers: [{
+        name: 'game',
+        image: 'registry.example/game:1.0',
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/bin/game'],
+        environment: [{ name: 'MODE', value: 'ranked' }],
+        requests: { memory: '100Mi', cpu: '100m' },
+        limits: { memory: '200Mi', cpu: '200m' },
+        ports: [{ name: 'game', protocol: 'udp', port: 7777 }],
+      }],
+    },
+    ...overrides,
+  };
+}
+
+export function validCreateBody(name = 'tennis-eu', overrides: Partial<SchedulerSpec> = {}): Record<string, unknown> {
+  return { name, ...validSpec(overrides) };
+}
+
+export interface TestApps {
+  store: InMemoryStore;
+  metrics: MetricsRegistry;
+  management: Express;
+  rooms: Express;
+  recorder: PingRecorder;
+  clock: { now: number };
+  ready: { reason: string | undefined };
+}
+
+export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: boolean } = {}): TestApps {
+  const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+  const now = () => clock.now;
+  const store = new InMemoryStore(now);
+  const metrics = new MetricsRegistry();
+  const logger = silentLogger();
+  const ready = { reason: undefined as string | undefined };
+  const readiness = { notReadyReason: () => ready.reason };
+  const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
+  const management = createManagementApp({
+    schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+    now, logger, metrics, readiness, maxBodyBytes: MAX_BODY,
+  });
+  const rooms = createRoomsApp({
+    rooms: store, recorder, forwarder: options.forwarder, roomTokenSecret: options.pingAuth === false ? undefined : ROOM_SECRET,
+    logger, metrics, readiness, maxBodyBytes: MAX_BODY,
+  });
+  return { store, metrics, management, rooms, recorder, clock, ready };
+}

@@ -1,0 +1,201 @@
+/**
+ * An in-memory implementation of the gateway's store ports, for router tests. It behaves like
+ * the Kubernetes adapter (uid, generation bumped on spec changes, resourceVersion preconditions,
+ * AlreadyExists) and records every write so tests can assert that a failed request wrote nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { jsonEqual } from '../json-equal';
+import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
+import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+
+export interface RecordedWrite {
+  kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
+  verb: 'create' | 'update' | 'delete' | 'patch';
+  name: string;
+}
+
+export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore, PingDigestWriter {
+  readonly schedulers = new Map<string, Scheduler>();
+  readonly versions = new Map<string, SchedulerVersion>();
+  readonly operations = new Map<string, Operation>();
+  readonly rooms = new Map<string, GameRoom>();
+  readonly digests = new Map<string, { labels: Record<string, string>; data: Record<string, string> }>();
+  readonly writes: RecordedWrite[] = [];
+  /** Makes the next N scheduler updates fail with a conflict (to test the retry). */
+  conflictsToInject = 0;
+  private rv = 1;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  // ---- seeding helpers ----
+
+  /** Puts a scheduler in place as the operator would have left it (active version + snapshot). */
+  seedScheduler(name: string, spec: SchedulerSpec, options: { version?: string; state?: SchedulerState } = {}): Scheduler {
+    const s: Scheduler = {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'Scheduler',
+      metadata: { name, uid: randomUUID(), generation: 1, resourceVersion: String(this.rv++), creationTimestamp: new Date(this.now()).toISOString() as unknown as Date },
+      spec: structuredClone(spec),
+      status: { state: options.state ?? 'in-sync', version: options.version ?? 'v1.0.0' },
+    };
+    this.schedulers.set(name, s);
+    this.seedVersion(name, options.version ?? 'v1.0.0', spec);
+    return s;
+  }
+
+  seedVersion(scheduler: string, version: string, definition: SchedulerSpec, createdAt = new Date(this.now()).toISOString()): SchedulerVersion {
+    const v: SchedulerVersion = {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'SchedulerVersion',
+      metadata: { name: `${scheduler}-${version}`, creationTimestamp: createdAt as unknown as Date, labels: { 'roomkeeper.io/scheduler': scheduler } },
+      spec: { scheduler, version, kind: 'initial', definition: structuredClone(definition) },
+    };
+    this.versions.set(`${scheduler}-${version}`, v);
+    return v;
+  }
+
+  seedOperation(id: string, spec: Partial<Operation['spec']> & { schedulerName: string }, status?: Operation['status']): Operation {
+    const op: Operation = {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'Operation',
+      metadata: { name: id, resourceVersion: String(this.rv++) },
+      spec: { definitionName: 'add_rooms', enqueuedAt: new Date(this.now()).toISOString(), input: {}, ...spec },
+      ...(status ? { status } : {}),
+    };
+    this.operations.set(id, op);
+    return op;
+  }
+
+  seedRoom(scheduler: string, id: string, status: GameRoom['status'] = {}, spec: Partial<GameRoom['spec']> = {}): GameRoom {
+    const room: GameRoom = {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'GameRoom',
+      metadata: { name: id, namespace: scheduler, resourceVersion: String(this.rv++) },
+      spec: { scheduler, version: 'v1.0.0', ...spec },
+      status: structuredClone(status),
+    };
+    this.rooms.set(`${scheduler}/${id}`, room);
+    return room;
+  }
+
+  // ---- SchedulerStore ----
+
+  getScheduler(name: string): Promise<Scheduler | undefined> {
+    const s = this.schedulers.get(name);
+    return Promise.resolve(s ? structuredClone(s) : undefined);
+  }
+
+  listSchedulers(): Promise<Scheduler[]> {
+    return Promise.resolve([...this.schedulers.values()].map((s) => structuredClone(s)));
+  }
+
+  createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler> {
+    if (this.schedulers.has(name)) return Promise.reject(new StoreAlreadyExistsError('scheduler', name));
+    const s: Scheduler = {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'Scheduler',
+      metadata: { name, uid: randomUUID(), generation: 1, resourceVersion: String(this.rv++), creationTimestamp: new Date(this.now()).toISOString() as unknown as Date },
+      spec: structuredClone(spec),
+    };
+    this.schedulers.set(name, s);
+    this.writes.push({ kind: 'scheduler', verb: 'create', name });
+    return Promise.resolve(structuredClone(s));
+  }
+
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler> {
+    const name = current.metadata.name ?? '';
+    const stored = this.schedulers.get(name);
+    if (!stored) return Promise.reject(Object.assign(new Error(`scheduler ${name} not found`), { code: 404 }));
+    if (this.conflictsToInject > 0) {
+      this.conflictsToInject--;
+      stored.metadata.resourceVersion = String(this.rv++);
+      return Promise.reject(new StoreConflictError('scheduler', name));
+    }
+    if (stored.metadata.resourceVersion !== current.metadata.resourceVersion) return Promise.reject(new StoreConflictError('scheduler', name));
+    if (!jsonEqual(stored.spec, spec)) stored.metadata.generation = (stored.metadata.generation ?? 1) + 1;
+    stored.spec = structuredClone(spec);
+    stored.metadata.resourceVersion = String(this.rv++);
+    this.writes.push({ kind: 'scheduler', verb: 'update', name });
+    return Promise.resolve(structuredClone(stored));
+  }
+
+  deleteScheduler(name: string): Promise<void> {
+    this.schedulers.delete(name);
+    this.writes.push({ kind: 'scheduler', verb: 'delete', name });
+    return Promise.resolve();
+  }
+
+  getVersion(schedulerName: string, version: string): Promise<SchedulerVersion | undefined> {
+    return Promise.resolve(this.findVersion(schedulerName, version));
+  }
+
+  listVersions(schedulerName: string): Promise<SchedulerVersion[]> {
+    return Promise.resolve([...this.versions.values()].filter((v) => v.spec.scheduler === schedulerName).map((v) => structuredClone(v)));
+  }
+
+  // ---- OperationStore ----
+
+  createOperation(op: NewOperation): Promise<'created' | 'exists'> {
+    if (this.operations.has(op.id)) return Promise.resolve('exists');
+    this.operations.set(op.id, {
+      apiVersion: 'roomkeeper.io/v1',
+      kind: 'Operation',
+      metadata: { name: op.id, resourceVersion: String(this.rv++), labels: { 'roomkeeper.io/scheduler': op.spec.schedulerName } },
+      spec: structuredClone(op.spec),
+    });
+    this.writes.push({ kind: 'operation', verb: 'create', name: op.id });
+    return Promise.resolve('created');
+  }
+
+  getOperation(id: string): Promise<Operation | undefined> {
+    const op = this.operations.get(id);
+    return Promise.resolve(op ? structuredClone(op) : undefined);
+  }
+
+  listOperations(schedulerName: string): Promise<Operation[]> {
+    return Promise.resolve([...this.operations.values()].filter((o) => o.spec.schedulerName === schedulerName).map((o) => structuredClone(o)));
+  }
+
+  requestCancel(id: string): Promise<void> {
+    const op = this.operations.get(id);
+    if (op) op.spec.cancelRequested = true;
+    this.writes.push({ kind: 'operation', verb: 'patch', name: id });
+    return Promise.resolve();
+  }
+
+  // ---- RoomStore ----
+
+  findRoom(schedulerName: string, roomId: string): GameRoom | undefined {
+    return this.rooms.get(`${schedulerName}/${roomId}`);
+  }
+
+  listRooms(schedulerName: string): GameRoom[] {
+    return [...this.rooms.values()].filter((r) => r.metadata.namespace === schedulerName);
+  }
+
+  findScheduler(schedulerName: string): Scheduler | undefined {
+    return this.schedulers.get(schedulerName);
+  }
+
+  findVersion(schedulerName: string, version: string): SchedulerVersion | undefined {
+    const v = this.versions.get(`${schedulerName}-${version}`);
+    return v ? structuredClone(v) : undefined;
+  }
+
+  patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void> {
+    const room = this.rooms.get(`${schedulerName}/${roomId}`);
+    if (!room) return Promise.reject(Object.assign(new Error(`gameroom ${roomId} not found`), { code: 404 }));
+    room.status = { ...room.status, ...patch };
+    this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
+    return Promise.resolve();
+  }
+
+  // ---- PingDigestWriter ----
+
+  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+    this.digests.set(`${namespace}/${name}`, { labels: { ...labels }, data: { ...data } });
+    this.writes.push({ kind: 'ping-digest', verb: 'update', name: `${namespace}/${name}` });
+    return Promise.resolve();
+  }
+}

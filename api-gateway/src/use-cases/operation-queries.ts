@@ -1,0 +1,119 @@
+/** The management API's reads of operations (list by stage, get one) and cancellation. */
+import type { Operation } from '../../../common/src/generated/resources';
+import { isFinalOperationStatus } from '../../../common/src/resources/operation-names';
+import { AbortedError, InputError, NotFoundError } from '../errors';
+import { operationCreatedAt, operationItemView, operationStatusOf, operationView } from '../maestro-views';
+import type { OperationStore, SchedulerStore } from '../store-ports';
+
+export type OperationStage = 'pending' | 'active' | 'final';
+
+export interface ListOperationsQuery {
+  stage?: string;
+  page?: string;
+  perPage?: string;
+  orderBy?: string;
+}
+
+export interface OperationPage {
+  page: number;
+  pageSize: number;
+  total: number;
+  operations: Record<string, unknown>[];
+}
+
+const STAGE_STATUSES: Record<OperationStage, readonly string[]> = {
+  pending: ['pending'],
+  active: ['in_progress'],
+  final: ['finished', 'error', 'canceled', 'evicted'],
+};
+
+const DEFAULT_PER_PAGE = 15;
+const MAX_PER_PAGE = 100;
+
+function parsePositiveInt(raw: string | undefined, field: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^-?\d{1,9}$/.test(raw.trim())) throw new InputError(`invalid ${field}: ${JSON.stringify(raw.slice(0, 64))} is not an integer`);
+  return Number(raw.trim());
+}
+
+/** The pending queue's order: priority first, then enqueue time, then name (the operator's order). */
+export function queueOrder(a: Operation, b: Operation): number {
+  const pa = a.spec.priority === true ? 0 : 1;
+  const pb = b.spec.priority === true ? 0 : 1;
+  if (pa !== pb) return pa - pb;
+  const t = operationCreatedAt(a).localeCompare(operationCreatedAt(b));
+  if (t !== 0) return t;
+  return (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+}
+
+export class OperationQueries {
+  constructor(private readonly deps: { operations: OperationStore; schedulers: SchedulerStore }) {}
+
+  /** GET /schedulers/{name}/operations */
+  async list(schedulerName: string, query: ListOperationsQuery): Promise<OperationPage> {
+    const stage = query.stage;
+    if (stage !== 'pending' && stage !== 'active' && stage !== 'final') {
+      throw new InputError(`invalid stage filter: ${String(stage ?? '').slice(0, 64)}`);
+    }
+    const descending = parseOrderBy(query.orderBy);
+    const page = parsePositiveInt(query.page, 'page');
+    const perPage = parsePositiveInt(query.perPage, 'perPage');
+    if (stage !== 'final' && (page !== undefined || perPage !== undefined)) {
+      throw new InputError(`there is no pagination filter implemented for ${stage} stage`);
+    }
+    if (page !== undefined && page < 1) throw new InputError('page must be greater than 0');
+    if (perPage !== undefined && (perPage < 1 || perPage > MAX_PER_PAGE)) throw new InputError(`page size must be between 0 and ${MAX_PER_PAGE}`);
+
+    const all = await this.deps.operations.listOperations(schedulerName);
+    const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));
+    if (stage === 'pending') {
+      inStage.sort(queueOrder);
+      return { page: 1, pageSize: inStage.length, total: inStage.length, operations: inStage.map(operationItemView) };
+    }
+    inStage.sort((a, b) => {
+      const byTime = operationCreatedAt(a).localeCompare(operationCreatedAt(b)) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+      return descending ? -byTime : byTime;
+    });
+    if (stage === 'active') {
+      return { page: 1, pageSize: inStage.length, total: inStage.length, operations: inStage.map(operationItemView) };
+    }
+    const p = page ?? 1;
+    const size = perPage ?? DEFAULT_PER_PAGE;
+    const slice = inStage.slice((p - 1) * size, p * size);
+    return { page: p, pageSize: size, total: inStage.length, operations: slice.map(operationItemView) };
+  }
+
+  /** GET /schedulers/{name}/operations/{id} */
+  async get(schedulerName: string, id: string): Promise<{ operation: Record<string, unknown> }> {
+    return { operation: operationView(await this.mustFind(schedulerName, id)) };
+  }
+
+  /**
+   * POST /schedulers/{name}/operations/{id}/cancel. Maestro answers 500 for a missing scheduler or
+   * operation; Roomkeeper answers 404, which says what happened.
+   */
+  async cancel(schedulerName: string, id: string): Promise<Record<string, never>> {
+    if (!(await this.deps.schedulers.getScheduler(schedulerName))) throw new NotFoundError(`scheduler ${schedulerName} not found`);
+    const op = await this.mustFind(schedulerName, id);
+    const status = op.status?.status;
+    if (isFinalOperationStatus(status)) {
+      throw new AbortedError(`cannot cancel operation since status "${String(status)}" is a final status`);
+    }
+    if (op.spec.cancelRequested !== true) await this.deps.operations.requestCancel(id);
+    return {};
+  }
+
+  private async mustFind(schedulerName: string, id: string): Promise<Operation> {
+    const op = await this.deps.operations.getOperation(id);
+    if (!op || op.spec.schedulerName !== schedulerName) throw new NotFoundError(`operation ${id} not found in scheduler ${schedulerName}`);
+    return op;
+  }
+}
+
+/** `createdAt`, `createdAt asc` or `createdAt desc` (default desc); true for descending. */
+function parseOrderBy(raw: string | undefined): boolean {
+  if (raw === undefined || raw.trim() === '') return true;
+  const m = /^\s*createdAt(?:\s+(asc|desc))?\s*$/i.exec(raw);
+  if (!m) throw new InputError(`invalid order by: ${raw.slice(0, 64)} (use "createdAt asc" or "createdAt desc")`);
+  return (m[1] ?? 'desc').toLowerCase() === 'desc';
+}

@@ -1,0 +1,220 @@
+/**
+ * The rooms API: pings, room events, player events, the deprecated status report and the
+ * address. Lookups come from caches; forwarding goes to the scheduler's forwarders (of its
+ * active version). A ping never waits for forwarding.
+ */
+import type { Logger } from '../../../common/src/logger';
+import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
+import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
+import type { ForwardedRoom, ForwardedRoomStatus, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
+import { InputError, NotFoundError, ValidationError } from '../errors';
+import type { PingRecorder } from '../pings/ping-recorder';
+import type { RoomStore } from '../store-ports';
+
+/** What the rooms API needs from the event forwarder (`EventForwarder` satisfies it). */
+export interface RoomEventSink {
+  forwardPing(forwarders: readonly Forwarder[], room: ForwardedRoom, status: 'ready' | 'occupied' | 'terminating', metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+  forwardStatus(forwarders: readonly Forwarder[], room: ForwardedRoom, status: ForwardedRoomStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+  forwardRoomEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+  forwardPlayerEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: PlayerEventName, playerId: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+}
+
+export interface RoomReportsDeps {
+  rooms: RoomStore;
+  recorder: PingRecorder;
+  /** Absent: nothing is forwarded and events succeed (as with a scheduler without forwarders). */
+  forwarder?: RoomEventSink;
+  logger: Logger;
+  metrics: MetricsRegistry;
+}
+
+const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as const;
+type ReportedStatus = (typeof PING_STATUSES)[number];
+const PLAYER_EVENTS: readonly PlayerEventName[] = ['playerJoin', 'playerLeft'];
+const MAX_RUNNING_MATCHES = 1_000_000;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function bodyObject(body: unknown): Record<string, unknown> {
+  if (!isRecord(body)) throw new InputError('the body must be a JSON object');
+  return body;
+}
+
+function checkTimestamp(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (typeof value === 'number' && Number.isFinite(value)) return;
+  if (typeof value === 'string' && /^-?\d{1,19}$/.test(value)) return;
+  throw new ValidationError([{ field: 'timestamp', message: 'must be an integer (a number or a numeric string)' }]);
+}
+
+function checkMetadata(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw new ValidationError([{ field: 'metadata', message: 'must be an object' }]);
+  return value;
+}
+
+function parseStatus(value: unknown): ReportedStatus {
+  if (typeof value === 'string' && (PING_STATUSES as readonly string[]).includes(value)) return value as ReportedStatus;
+  throw new ValidationError([{ field: 'status', message: `must be one of ${PING_STATUSES.join(', ')}` }]);
+}
+
+function parseRunningMatches(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_RUNNING_MATCHES) {
+    throw new ValidationError([{ field: 'runningMatches', message: `must be an integer between 0 and ${MAX_RUNNING_MATCHES}` }]);
+  }
+  return n;
+}
+
+export class RoomReports {
+  private readonly pings: Counter;
+  private readonly forwards: Counter;
+
+  constructor(private readonly deps: RoomReportsDeps) {
+    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, unknown_room, rejected, write_failed).');
+    this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped).');
+  }
+
+  /** PUT /scheduler/{name}/rooms/{id}/ping */
+  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean }> {
+    const b = bodyObject(body);
+    const status = parseStatus(b.status);
+    checkTimestamp(b.timestamp);
+    let runningMatches = parseRunningMatches(b.runningMatches ?? b.running_matches) ?? 0;
+    const metadata = checkMetadata(b.metadata);
+    // Maestro stores an `occupied` ping with no running match as one match.
+    if (status === 'occupied' && runningMatches === 0) runningMatches = 1;
+
+    const room = this.deps.rooms.findRoom(schedulerName, roomId);
+    if (!room) {
+      this.pings.inc({ status, result: 'unknown_room' });
+      return { success: false };
+    }
+    if (room.status?.pingStatus === 'terminated' && status !== 'terminated') {
+      this.pings.inc({ status, result: 'rejected' });
+      return { success: false };
+    }
+    try {
+      const outcome = await this.deps.recorder.record(room, { status, runningMatches });
+      this.pings.inc({ status, result: outcome === 'status-written' ? 'status_written' : 'recorded' });
+    } catch (err) {
+      this.pings.inc({ status, result: 'write_failed' });
+      this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, error: err instanceof Error ? err.message : String(err) });
+      return { success: false };
+    }
+    // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.
+    const target = this.forwardTarget(room);
+    if (target) {
+      const sent = status === 'terminated'
+        ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', metadata)
+        : target.sink.forwardPing(target.forwarders, target.room, status, metadata);
+      void sent.then(
+        (o) => this.forwards.inc({ type: 'ping', result: o.ok ? 'ok' : 'failed' }),
+        () => this.forwards.inc({ type: 'ping', result: 'failed' }),
+      );
+    }
+    return { success: true };
+  }
+
+  /** POST /scheduler/{name}/rooms/{id}/roomevent */
+  async roomEvent(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; message: string }> {
+    const b = bodyObject(body);
+    if (typeof b.event !== 'string' || b.event === '' || b.event.length > 256) {
+      throw new ValidationError([{ field: 'event', message: 'is a required string of at most 256 characters' }]);
+    }
+    checkTimestamp(b.timestamp);
+    const metadata = checkMetadata(b.metadata);
+    const event = b.event;
+    return this.forwardEvent(schedulerName, roomId, 'roomEvent', (t) => t.sink.forwardRoomEvent(t.forwarders, t.room, event, metadata));
+  }
+
+  /** POST /scheduler/{name}/rooms/{id}/playerevent */
+  async playerEvent(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; message: string }> {
+    const b = bodyObject(body);
+    if (typeof b.event !== 'string' || !(PLAYER_EVENTS as readonly string[]).includes(b.event)) {
+      throw new ValidationError([{ field: 'event', message: `must be one of ${PLAYER_EVENTS.join(', ')}` }]);
+    }
+    checkTimestamp(b.timestamp);
+    const metadata = checkMetadata(b.metadata);
+    const playerId = metadata?.playerId;
+    if (typeof playerId !== 'string' || playerId === '') throw new ValidationError([{ field: 'metadata.playerId', message: 'is a required field' }]);
+    const event = b.event as PlayerEventName;
+    return this.forwardEvent(schedulerName, roomId, 'playerEvent', (t) => t.sink.forwardPlayerEvent(t.forwarders, t.room, event, playerId, metadata));
+  }
+
+  /** PUT /scheduler/{name}/rooms/{id}/status (deprecated, Maestro v9): only forwards the status. */
+  async status(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean }> {
+    const b = bodyObject(body);
+    const status = parseStatus(b.status);
+    checkTimestamp(b.timestamp);
+    parseRunningMatches(b.runningMatches ?? b.running_matches);
+    const metadata = checkMetadata(b.metadata);
+    const result = await this.forwardEvent(schedulerName, roomId, 'status', (t) => t.sink.forwardStatus(t.forwarders, t.room, status, metadata));
+    return { success: result.success };
+  }
+
+  /** GET /scheduler/{name}/rooms/{id}/address */
+  address(schedulerName: string, roomId: string): { ports: { name: string; protocol: string; port: number }[]; host: string; ipv6Label: string } {
+    const room = this.deps.rooms.findRoom(schedulerName, roomId);
+    if (!room) throw new NotFoundError(`room ${roomId} not found in scheduler ${schedulerName}`);
+    return { ports: portsOf(room), host: room.status?.host ?? '', ipv6Label: '' };
+  }
+
+  private async forwardEvent(
+    schedulerName: string,
+    roomId: string,
+    type: string,
+    send: (t: { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom }) => Promise<ForwardOutcome>,
+  ): Promise<{ success: boolean; message: string }> {
+    const room = this.deps.rooms.findRoom(schedulerName, roomId);
+    if (!room) return { success: false, message: `room ${roomId} not found in scheduler ${schedulerName}` };
+    const target = this.forwardTarget(room);
+    if (!target) {
+      this.forwards.inc({ type, result: 'skipped' });
+      return { success: true, message: '' };
+    }
+    try {
+      const outcome = await send(target);
+      this.forwards.inc({ type, result: outcome.ok ? 'ok' : 'failed' });
+      if (outcome.ok) return { success: true, message: '' };
+      const message = outcome.results.filter((r) => !r.ok).map((r) => `${r.forwarder}: ${r.error ?? 'failed'}`).join('; ');
+      return { success: false, message: message || 'forwarding failed' };
+    } catch (err) {
+      this.forwards.inc({ type, result: 'failed' });
+      return { success: false, message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** Where a room's events go, or undefined when nothing is to be forwarded. */
+  private forwardTarget(room: GameRoom): { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom } | undefined {
+    const sink = this.deps.forwarder;
+    if (!sink || room.spec?.validation === true) return undefined;
+    const schedulerName = room.metadata.namespace ?? room.spec.scheduler;
+    const scheduler = this.deps.rooms.findScheduler(schedulerName);
+    if (!scheduler) return undefined;
+    const active = scheduler.status?.version ? this.deps.rooms.findVersion(schedulerName, scheduler.status.version) : undefined;
+    const definition = active?.spec.definition ?? scheduler.spec;
+    const forwarders = definition.forwarders ?? [];
+    if (forwarders.length === 0) return undefined;
+    return {
+      sink,
+      forwarders,
+      room: {
+        game: definition.game,
+        schedulerName,
+        roomId: room.metadata.name ?? '',
+        host: room.status?.host ?? '',
+        ports: portsOf(room),
+        validation: false,
+        terminating: room.status?.instanceStatus === 'terminating',
+      },
+    };
+  }
+}
+
+function portsOf(room: GameRoom): { name: string; protocol: string; port: number }[] {
+  return (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 }));
+}

@@ -1,0 +1,255 @@
+/**
+ * The management API's writes. Each one validates, checks the scheduler's state, writes the
+ * Scheduler (when the request changes it) and enqueues one Operation; the operator does the work.
+ * Operation ids for create, new version and delete are derived from the Scheduler's uid and
+ * generation, so the kubectl path (the operator enqueues on a spec change) and the HTTP path
+ * leave one operation per cause, whichever writes first.
+ */
+import { jsonEqual } from '../json-equal';
+import type { Logger } from '../../../common/src/logger';
+import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
+import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
+import { OperationDefinition } from '../../../common/src/resources/operation-names';
+import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
+import {
+  AbortedError,
+  ConflictError,
+  FailedPreconditionError,
+  NotFoundError,
+  StoreAlreadyExistsError,
+  StoreConflictError,
+  ValidationError,
+} from '../errors';
+import { schedulerView } from '../maestro-views';
+import type { SchedulerValidator } from '../scheduler-validator';
+import type { OperationStore, SchedulerStore } from '../store-ports';
+
+/** Most rooms one add-rooms or remove-rooms request may ask for. */
+export const MAX_ROOMS_PER_REQUEST = 10_000;
+/** Most room ids one remove-rooms request may list. */
+export const MAX_ROOM_IDS_PER_REQUEST = 1_000;
+
+const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSchedulerVersion, OperationDefinition.SwitchActiveVersion];
+
+export interface SchedulerCommandsDeps {
+  schedulers: SchedulerStore;
+  operations: OperationStore;
+  validator: SchedulerValidator;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+  logger: Logger;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** How many schedulers' last version operation are remembered (see assertNoOngoingVersionOperation). */
+const REMEMBERED_VERSION_OPS = 10_000;
+
+function isOngoing(op: Operation): boolean {
+  return VERSION_DEFINITIONS.includes(op.spec.definitionName) && ['pending', 'in_progress', undefined].includes(op.status?.status);
+}
+
+export class SchedulerCommands {
+  /** The last version operation this gateway enqueued per scheduler: the operations cache may not show it yet. */
+  private readonly lastVersionOp = new Map<string, string>();
+
+  constructor(private readonly deps: SchedulerCommandsDeps) {}
+
+  /** POST /schedulers */
+  async create(body: unknown): Promise<{ scheduler: Record<string, unknown>; operationId: string }> {
+    const result = this.deps.validator.validateCreateBody(body);
+    if (!result.ok) throw new ValidationError(result.errors);
+    const { name, spec } = result.value;
+    const alreadyExists = new ConflictError(`error creating scheduler ${name}: name already exists`);
+    if (await this.deps.schedulers.getScheduler(name)) throw alreadyExists;
+    let created: Scheduler;
+    try {
+      created = await this.deps.schedulers.createScheduler(name, spec);
+    } catch (err) {
+      if (err instanceof StoreAlreadyExistsError) throw alreadyExists;
+      throw err;
+    }
+    const operationId = createSchedulerOperationId(created.metadata.uid ?? name, created.metadata.generation ?? 1);
+    await this.enqueue(operationId, name, OperationDefinition.CreateScheduler, { scheduler: { ...spec, name } });
+    this.deps.logger.info('scheduler created', { scheduler: name, operationId });
+    const createdAt = created.status?.createdAt ?? (typeof created.metadata.creationTimestamp === 'string' ? created.metadata.creationTimestamp : new Date(this.deps.now()).toISOString());
+    return { scheduler: schedulerView(created.spec, { name, state: 'creating', version: 'v1.0.0', createdAt }), operationId };
+  }
+
+  /** POST /schedulers/{name}: a whole new definition. */
+  async newVersion(name: string, body: unknown): Promise<{ operationId: string }> {
+    const current = await this.mustExist(name);
+    await this.assertNoOngoingVersionOperation(name);
+    const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
+    if (!result.ok) throw new ValidationError(result.errors);
+    return this.changeSpec(current, () => result.value.spec);
+  }
+
+  /** PATCH /schedulers/{name}: fields merged into the current definition. */
+  async patch(name: string, body: unknown): Promise<{ operationId: string }> {
+    const parsed = this.deps.validator.validatePatchBody(body);
+    if (!parsed.ok) throw new ValidationError(parsed.errors);
+    const current = await this.mustExist(name);
+    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}`);
+    await this.assertNoOngoingVersionOperation(name);
+    return this.changeSpec(current, (spec) => {
+      const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
+      if (!merged.ok) throw new ValidationError(merged.errors);
+      return merged.value;
+    });
+  }
+
+  /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
+  async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
+    const version = isRecord(body) ? body.version : undefined;
+    if (typeof version !== 'string' || version.trim() === '') throw new ValidationError([{ field: 'version', message: 'is a required field' }]);
+    if (version.length > 64) throw new ValidationError([{ field: 'version', message: 'must be at most 64 characters' }]);
+    await this.mustExist(name);
+    await this.assertNoOngoingVersionOperation(name);
+    const operationId = newOperationId();
+    await this.enqueue(operationId, name, OperationDefinition.SwitchActiveVersion, { newActiveVersion: version });
+    this.deps.logger.info('switch of active version enqueued', { scheduler: name, version, operationId });
+    return { operationId };
+  }
+
+  /** DELETE /schedulers/{name} */
+  async delete(name: string): Promise<{ operationId: string }> {
+    const current = await this.deps.schedulers.getScheduler(name);
+    if (!current) throw new NotFoundError(`no scheduler found, can not delete nonexistent scheduler: ${name}`);
+    const operationId = deleteSchedulerOperationId(current.metadata.uid ?? name);
+    await this.enqueue(operationId, name, OperationDefinition.DeleteScheduler, {});
+    await this.deps.schedulers.deleteScheduler(name);
+    this.deps.logger.info('scheduler deletion enqueued', { scheduler: name, operationId });
+    return { operationId };
+  }
+
+  /** POST /schedulers/{name}/add-rooms */
+  async addRooms(name: string, body: unknown): Promise<{ operationId: string }> {
+    const amount = isRecord(body) ? body.amount : undefined;
+    const problem = amountProblem(amount);
+    if (amount === undefined || problem) throw new ValidationError([{ field: 'amount', message: problem ?? 'is a required field' }]);
+    await this.mustExist(name);
+    const operationId = newOperationId();
+    await this.enqueue(operationId, name, OperationDefinition.AddRooms, { amount: Number(amount) });
+    return { operationId };
+  }
+
+  /** POST /schedulers/{name}/remove-rooms: `{amount}` or `{roomsIds}`. */
+  async removeRooms(name: string, body: unknown): Promise<{ operationId: string }> {
+    if (!isRecord(body)) throw new ValidationError([{ field: '(body)', message: 'must be a JSON object' }]);
+    const roomsIds = body.roomsIds ?? body.rooms_ids;
+    const { amount } = body;
+    let input: Record<string, unknown>;
+    if (amount !== undefined && roomsIds !== undefined) {
+      throw new ValidationError([{ field: 'amount', message: 'give either amount or roomsIds, not both' }]);
+    } else if (roomsIds !== undefined) {
+      const problem = roomIdsProblem(roomsIds);
+      if (problem) throw new ValidationError([{ field: 'roomsIds', message: problem }]);
+      input = { roomsIds: [...new Set(roomsIds as string[])], reason: 'api' };
+    } else {
+      const problem = amountProblem(amount) ?? (amount === undefined ? 'is a required field (or give roomsIds)' : undefined);
+      if (problem) throw new ValidationError([{ field: 'amount', message: problem }]);
+      input = { amount: Number(amount) };
+    }
+    await this.mustExist(name);
+    const operationId = newOperationId();
+    await this.enqueue(operationId, name, OperationDefinition.RemoveRooms, input);
+    return { operationId };
+  }
+
+  private async mustExist(name: string): Promise<Scheduler> {
+    const s = await this.deps.schedulers.getScheduler(name);
+    if (!s) throw new NotFoundError(`scheduler ${name} not found`);
+    return s;
+  }
+
+  /**
+   * Maestro's guard (PR #692): one version change at a time. The operations list comes from a
+   * cache, so the version operation this gateway enqueued last is also read directly.
+   */
+  private async assertNoOngoingVersionOperation(name: string): Promise<void> {
+    const ops = await this.deps.operations.listOperations(name);
+    let ongoing = ops.find(isOngoing);
+    const remembered = this.lastVersionOp.get(name);
+    if (!ongoing && remembered && !ops.some((op) => op.metadata.name === remembered)) {
+      const op = await this.deps.operations.getOperation(remembered);
+      if (op && isOngoing(op)) ongoing = op;
+      else this.lastVersionOp.delete(name);
+    }
+    if (ongoing) {
+      throw new FailedPreconditionError(
+        `scheduler ${name} has an ongoing version operation (${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}); wait for it to finish`,
+      );
+    }
+  }
+
+  /**
+   * Writes the spec `change` computes from the current one (resourceVersion precondition; up to
+   * four retries on a conflict, each with a fresh read: the operator writes status often), then enqueues the operation of the new generation.
+   */
+  private async changeSpec(initial: Scheduler, change: (spec: SchedulerSpec) => SchedulerSpec): Promise<{ operationId: string }> {
+    const name = initial.metadata.name ?? '';
+    let current = initial;
+    for (let attempt = 0; ; attempt++) {
+      const spec = change(current.spec);
+      if (jsonEqual(spec, current.spec)) throw new ConflictError(`no change found to scheduler ${name}`);
+      try {
+        const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec);
+        const operationId = newVersionOperationId(updated.metadata.uid ?? name, updated.metadata.generation ?? 0);
+        await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, { scheduler: { ...spec, name } });
+        this.deps.logger.info('new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
+        return { operationId };
+      } catch (err) {
+        if (!(err instanceof StoreConflictError) || attempt >= 4) {
+          if (err instanceof StoreConflictError) throw new AbortedError(`scheduler ${name} was changed concurrently; retry the request`);
+          throw err;
+        }
+        const fresh = await this.deps.schedulers.getScheduler(name);
+        if (!fresh) throw new NotFoundError(`scheduler ${name} not found`);
+        current = fresh;
+      }
+    }
+  }
+
+  private rememberVersionOperation(schedulerName: string, id: string): void {
+    this.lastVersionOp.delete(schedulerName);
+    this.lastVersionOp.set(schedulerName, id);
+    if (this.lastVersionOp.size > REMEMBERED_VERSION_OPS) {
+      const oldest = this.lastVersionOp.keys().next().value;
+      if (oldest !== undefined) this.lastVersionOp.delete(oldest);
+    }
+  }
+
+  private async enqueue(id: string, schedulerName: string, definitionName: string, input: Record<string, unknown>): Promise<void> {
+    await this.deps.operations.createOperation({
+      id,
+      spec: {
+        schedulerName,
+        definitionName,
+        input,
+        priority: false,
+        enqueuedAt: new Date(this.deps.now()).toISOString(),
+        source: 'api',
+        cancelRequested: false,
+      },
+    });
+    if (VERSION_DEFINITIONS.includes(definitionName)) this.rememberVersionOperation(schedulerName, id);
+  }
+}
+
+function amountProblem(amount: unknown): string | undefined {
+  if (amount === undefined) return undefined;
+  const n = typeof amount === 'string' && /^\d{1,9}$/.test(amount) ? Number(amount) : amount;
+  if (typeof n !== 'number' || !Number.isInteger(n)) return 'must be an integer';
+  if (n < 1 || n > MAX_ROOMS_PER_REQUEST) return `must be between 1 and ${MAX_ROOMS_PER_REQUEST}`;
+  return undefined;
+}
+
+function roomIdsProblem(ids: unknown): string | undefined {
+  if (!Array.isArray(ids) || ids.length === 0) return 'must be a non-empty list of room ids';
+  if (ids.length > MAX_ROOM_IDS_PER_REQUEST) return `must list at most ${MAX_ROOM_IDS_PER_REQUEST} room ids`;
+  if (!ids.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 253)) return 'every room id must be a non-empty string of at most 253 characters';
+  return undefined;
+}

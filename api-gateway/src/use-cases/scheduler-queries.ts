@@ -1,0 +1,116 @@
+/** The management API's reads of schedulers: list, info, one definition, versions. */
+import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import { NotFoundError } from '../errors';
+import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
+import type { RoomStore, SchedulerStore } from '../store-ports';
+
+export interface SchedulerQueriesDeps {
+  schedulers: SchedulerStore;
+  rooms: Pick<RoomStore, 'listRooms'>;
+}
+
+export interface SchedulerFilter {
+  name?: string;
+  game?: string;
+  version?: string;
+}
+
+/** Semver-ish order of "vX.Y.Z" strings (unparsable ones sort first). */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => (/^v?(\d+)\.(\d+)\.(\d+)$/.exec(v) ?? []).slice(1).map(Number);
+  const pa = parse(a);
+  const pb = parse(b);
+  for (let i = 0; i < 3; i++) {
+    const d = (pa[i] ?? -1) - (pb[i] ?? -1);
+    if (d !== 0) return d;
+  }
+  return a.localeCompare(b);
+}
+
+export class SchedulerQueries {
+  constructor(private readonly deps: SchedulerQueriesDeps) {}
+
+  /** GET /schedulers */
+  async list(filter: SchedulerFilter): Promise<{ schedulers: Record<string, unknown>[] }> {
+    const all = await this.deps.schedulers.listSchedulers();
+    const matching = all
+      .filter((s) => (filter.name === undefined || s.metadata.name === filter.name)
+        && (filter.game === undefined || s.spec.game === filter.game)
+        && (filter.version === undefined || activeVersionOf(s) === filter.version))
+      .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    return { schedulers: matching.map(schedulerSummaryView) };
+  }
+
+  /** GET /schedulers/info?game= */
+  async info(game: string | undefined): Promise<{ schedulers: Record<string, unknown>[] }> {
+    const all = await this.deps.schedulers.listSchedulers();
+    const matching = all
+      .filter((s) => game === undefined || s.spec.game === game)
+      .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    return { schedulers: matching.map((s) => this.infoOf(s)) };
+  }
+
+  /** GET /schedulers/{name}[?version=]: the active definition, or the version asked for. */
+  async get(name: string, version: string | undefined): Promise<{ scheduler: Record<string, unknown> }> {
+    const s = await this.deps.schedulers.getScheduler(name);
+    if (!s) throw new NotFoundError(`scheduler ${name} not found`);
+    const wanted = version ?? s.status?.version;
+    if (wanted === undefined) {
+      // Still being created: the definition is the spec, shown as v1.0.0.
+      return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: 'v1.0.0', createdAt: schedulerCreatedAt(s) }) };
+    }
+    const snapshot = await this.deps.schedulers.getVersion(name, wanted);
+    if (!snapshot) {
+      if (version !== undefined) throw new NotFoundError(`scheduler ${name} version ${version} not found`);
+      return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
+    }
+    return { scheduler: schedulerView(snapshot.spec.definition, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
+  }
+
+  /** GET /schedulers/{name}/versions, newest first. */
+  async versions(name: string): Promise<{ versions: { version: string; isActive: boolean; createdAt: string }[] }> {
+    const s = await this.deps.schedulers.getScheduler(name);
+    if (!s) throw new NotFoundError(`scheduler ${name} not found`);
+    const active = s.status?.version;
+    const list: SchedulerVersion[] = await this.deps.schedulers.listVersions(name);
+    const sorted = [...list].sort((a, b) => {
+      const byTime = toIsoString(b.metadata.creationTimestamp).localeCompare(toIsoString(a.metadata.creationTimestamp));
+      return byTime !== 0 ? byTime : compareVersions(b.spec.version, a.spec.version);
+    });
+    return { versions: sorted.map((v) => ({ version: v.spec.version, isActive: v.spec.version === active, createdAt: toIsoString(v.metadata.creationTimestamp) })) };
+  }
+
+  private infoOf(s: Scheduler): Record<string, unknown> {
+    const name = s.metadata.name ?? '';
+    const counts = countRooms(this.deps.rooms.listRooms(name));
+    const a = s.spec.autoscaling;
+    return {
+      name,
+      game: s.spec.game,
+      state: schedulerStateOf(s),
+      roomsReplicas: s.spec.roomsReplicas ?? 0,
+      roomsReady: counts.ready,
+      roomsOccupied: counts.occupied,
+      roomsPending: counts.pending,
+      roomsTerminating: counts.terminating,
+      ...(a ? { autoscaling: { enabled: a.enabled ?? false, min: a.min, max: a.max, cooldown: a.cooldown ?? 0 } } : {}),
+    };
+  }
+}
+
+/** Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as pending). */
+export function countRooms(rooms: readonly GameRoom[]): { ready: number; occupied: number; pending: number; terminating: number } {
+  const out = { ready: 0, occupied: 0, pending: 0, terminating: 0 };
+  for (const r of rooms) {
+    if (r.spec?.validation === true) continue;
+    switch (r.status?.status ?? 'pending') {
+      case 'ready': out.ready++; break;
+      case 'occupied': out.occupied++; break;
+      case 'pending':
+      case 'unready': out.pending++; break;
+      case 'terminating': out.terminating++; break;
+      default: break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+/**
+ * Small readers for Pod fields.
+ *
+ * Objects in an informer's cache come from two places: the initial list (deserialized by
+ * client-node, so timestamps are `Date`s) and watch events (raw JSON, so timestamps are strings).
+ * These helpers accept both, and never use `instanceof` (client-node objects may come from
+ * another realm under jest).
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+
+/** `namespace/name`, the key pods are queued under. */
+export function podKey(pod: V1Pod): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+/** Splits a `namespace/name` key. */
+export function splitPodKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** Milliseconds since the epoch of a Kubernetes timestamp given as a Date or an RFC 3339 string. */
+export function timeMs(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string' || typeof value === 'number') {
+    const ms = new Date(value).getTime();
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  if (typeof value === 'object' && typeof (value as { getTime?: unknown }).getTime === 'function') {
+    const ms = (value as { getTime(): number }).getTime();
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
+/** RFC 3339 with second precision, as the API server writes timestamps. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The plain `value` of a container's env var; `valueFrom` is not resolved. */
+export function envValue(container: V1Container, name: string): string | undefined {
+  for (const e of container.env ?? []) if (e.name === name && typeof e.value === 'string') return e.value;
+  return undefined;
+}
+
+/** The first plain value of an env var across the pod's containers. */
+export function podEnvValue(pod: V1Pod, name: string): string | undefined {
+  for (const c of pod.spec?.containers ?? []) {
+    const v = envValue(c, name);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+export function isTerminalPhase(phase: string | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+export function isTerminating(pod: V1Pod): boolean {
+  return pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null;
+}
+
+/** `PROTOCOL/port` for every host port the pod asks for. */
+export function hostPortsOf(pod: V1Pod): string[] {
+  const out: string[] = [];
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    for (const p of c.ports ?? []) {
+      if (typeof p.hostPort === 'number' && p.hostPort > 0) out.push(`${p.protocol ?? 'TCP'}/${p.hostPort}`);
+    }
+  }
+  return out;
+}
+
+/** A short deterministic hex digest (FNV-1a, repeated) for fake container and image ids. */
+export function fakeDigest(input: string, hexLength = 64): string {
+  let out = '';
+  let round = 0;
+  while (out.length < hexLength) {
+    let h = 0x811c9dc5 ^ round;
+    for (let i = 0; i < input.length; i++) {
+      h ^= input.charCodeAt(i);
+      h = Math.imul(h, 0x01000193);
+    }
+    out += (h >>> 0).toString(16).padStart(8, '0');
+    round++;
+  }
+  return out.slice(0, hexLength);
+}

@@ -1,0 +1,426 @@
+/**
+ * The simulated kubelet: registers simulated Nodes, schedules pending Pods onto them (the
+ * scheduler's role), and reports container states for the Pods bound to them (the kubelet's
+ * role), through the public Kubernetes API only. It runs against the sandbox API server and
+ * against any API server that has no kubelet of its own.
+ *
+ * One pod informer feeds one keyed work queue; each run re-reads the pod from the cache, decides
+ * with the pure functions in `node-fit.ts` and `pod-status.ts`, and writes only what changed.
+ */
+import { CoreV1Api, PatchStrategy, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { silentLogger, type Logger } from '../../../common/src/logger';
+import { errorMessage, httpStatusOf, isConflict, isNotFound } from './api-errors';
+import { fitPod, type NodeCandidate, type NodeLoad } from './node-fit';
+import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
+import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
+import { computePodStatus } from './pod-status';
+import { ResilientInformer } from './resilient-informer';
+import { withSharedDispatcher, type SharedDispatcherKubeConfig } from './shared-dispatcher';
+import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
+import { WorkQueue, type WorkResult } from './work-queue';
+
+export interface Clock {
+  now(): number;
+}
+
+export interface SimKubeletOptions {
+  kubeConfig: KubeConfig;
+  /** Simulated nodes to register (default 3). */
+  nodes?: number;
+  /** `pods` capacity of each node (default 5000, so the default 3 nodes hold 15,000 pods). */
+  podsPerNode?: number;
+  /** Delay between binding and Running (default 200 ms; 0 means one write straight to Running). */
+  startDelayMs?: number;
+  /** Cap on the grace period before a deleted pod is removed (default 1000 ms; 0 allowed). */
+  deletionCapMs?: number;
+  /** Back-off before a restart and before ImagePullBackOff (default 1000 ms). */
+  restartBackoffMs?: number;
+  /** Pods processed at once (default 32). */
+  concurrency?: number;
+  /** Play the scheduler's role too (default true). */
+  schedule?: boolean;
+  /** `spec.schedulerName` values this scheduler serves (default `default-scheduler`). */
+  schedulerNames?: readonly string[];
+  /** Interval of node heartbeats (Ready condition refresh), default 20 s; 0 disables. */
+  heartbeatMs?: number;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+export interface SimKubeletStats {
+  nodes: number;
+  bindings: number;
+  statusWrites: number;
+  deletions: number;
+  unschedulablePods: number;
+  errors: number;
+  /** Restarts of the pod informer after watch or list errors. */
+  informerRestarts: number;
+}
+
+interface PodRecord {
+  boundAtMs: number;
+  podIP: string;
+  behaviours: ContainerBehaviour[];
+  lastWritten?: string;
+  deletionSeenAtMs?: number;
+  deleteIssued?: boolean;
+}
+
+interface SimNodeState {
+  spec: SimNodeSpec;
+  candidate: NodeCandidate;
+  ipCounter: number;
+  pods: Map<string, string[]>;
+  usedPorts: Map<string, number>;
+}
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export class SimKubelet {
+  private readonly core: CoreV1Api;
+  private readonly connections: SharedDispatcherKubeConfig;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly nodes = new Map<string, SimNodeState>();
+  private readonly candidates: NodeCandidate[] = [];
+  private readonly podNode = new Map<string, string>();
+  private readonly assumed = new Map<string, string>();
+  private readonly unschedulable = new Set<string>();
+  private readonly unschedulableWritten = new Map<string, string>();
+  private readonly records = new Map<string, PodRecord>();
+  private readonly informer: ResilientInformer<V1Pod>;
+  private readonly queue: WorkQueue;
+  private readonly counters = { bindings: 0, statusWrites: 0, deletions: 0, errors: 0 };
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readySinceIso = '';
+  private retryScheduled = false;
+  private stopped = false;
+
+  private readonly startDelayMs: number;
+  private readonly deletionCapMs: number;
+  private readonly backoffMs: number;
+  private readonly scheduleEnabled: boolean;
+  private readonly schedulerNames: ReadonlySet<string>;
+
+  private constructor(private readonly options: SimKubeletOptions) {
+    this.connections = withSharedDispatcher(options.kubeConfig);
+    const kubeConfig = this.connections.kubeConfig;
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-kubelet' });
+    this.clock = options.clock ?? { now: () => Date.now() };
+    this.startDelayMs = Math.max(0, options.startDelayMs ?? 200);
+    this.deletionCapMs = Math.max(0, options.deletionCapMs ?? 1000);
+    this.backoffMs = Math.max(1, options.restartBackoffMs ?? 1000);
+    this.scheduleEnabled = options.schedule ?? true;
+    this.schedulerNames = new Set(options.schedulerNames ?? ['default-scheduler']);
+    const podsPerNode = options.podsPerNode ?? 5000;
+    for (let i = 0; i < (options.nodes ?? 3); i++) {
+      const spec = simNodeSpec(i, podsPerNode);
+      const candidate: NodeCandidate = { name: spec.name, labels: {}, taints: [], unschedulable: false, podCapacity: podsPerNode };
+      this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map() });
+      this.candidates.push(candidate);
+    }
+    this.informer = new ResilientInformer<V1Pod>({
+      name: 'pods',
+      logger: this.logger,
+      informer: makeInformer<V1Pod>(kubeConfig, '/api/v1/pods', () => this.core.listPodForAllNamespaces()),
+    });
+    this.queue = new WorkQueue({
+      concurrency: options.concurrency ?? 32,
+      handler: (key) => this.reconcile(key),
+      onError: (key, err, retryInMs) => {
+        this.counters.errors++;
+        const status = httpStatusOf(err);
+        const level = status === 409 || status === 429 ? 'debug' : 'warn';
+        this.logger.log(level, 'pod sync failed; retrying', { pod: key, status, error: errorMessage(err), retryInMs });
+      },
+    });
+  }
+
+  /** Registers the nodes, starts the pod informer and waits for its first list. */
+  static async start(options: SimKubeletOptions): Promise<SimKubelet> {
+    const kubelet = new SimKubelet(options);
+    await kubelet.registerNodes();
+    kubelet.informer.onAdd((pod) => kubelet.onPodEvent(pod));
+    kubelet.informer.onUpdate((pod) => kubelet.onPodEvent(pod));
+    kubelet.informer.onDelete((pod) => kubelet.onPodDeleted(pod));
+    await kubelet.informer.start();
+    const heartbeatMs = options.heartbeatMs ?? 20_000;
+    if (heartbeatMs > 0) {
+      kubelet.heartbeat = setInterval(() => void kubelet.heartbeatNodes(), heartbeatMs);
+      kubelet.heartbeat.unref();
+    }
+    kubelet.logger.info('simulated kubelet started', { nodes: kubelet.nodeNames });
+    return kubelet;
+  }
+
+  /** The kubelet's pod informer, for other simulators to share (see SimRooms' `podInformer`). */
+  get podInformer(): ResilientInformer<V1Pod> {
+    return this.informer;
+  }
+
+  get nodeNames(): string[] {
+    return [...this.nodes.keys()];
+  }
+
+  stats(): SimKubeletStats {
+    return { nodes: this.nodes.size, ...this.counters, unschedulablePods: this.unschedulable.size, informerRestarts: this.informer.restarts };
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.informer.stop();
+    await this.queue.shutDown();
+    await this.connections.close();
+  }
+
+  // ---- nodes ----
+
+  /** Creates (or adopts) the nodes and marks them Ready; retries 429, 5xx and network errors a few times. */
+  private async registerNodes(): Promise<void> {
+    const nowIso = rfc3339(this.clock.now());
+    this.readySinceIso = nowIso;
+    await Promise.all([...this.nodes.values()].map((node) => this.withRetries(`register node ${node.spec.name}`, async () => {
+      try {
+        await this.core.createNode({ body: nodeBody(node.spec, nowIso) as unknown as V1Node });
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+      await this.core.patchNodeStatus({ name: node.spec.name, body: { status: nodeStatusBody(node.spec, nowIso, nowIso) } }, MERGE_PATCH);
+    })));
+  }
+
+  private async withRetries(what: string, fn: () => Promise<void>, attempts = 6): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const status = httpStatusOf(err);
+        const retryable = status === undefined || status === 409 || status === 429 || status >= 500;
+        if (!retryable || attempt >= attempts || this.stopped) throw err;
+        const delay = 100 * 2 ** (attempt - 1);
+        this.logger.warn(`${what} failed; retrying`, { status, error: errorMessage(err), retryInMs: delay });
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  private async heartbeatNodes(): Promise<void> {
+    const nowIso = rfc3339(this.clock.now());
+    await Promise.all([...this.nodes.values()].map(async (node) => {
+      try {
+        const conditions = nodeStatusBody(node.spec, nowIso, this.readySinceIso).conditions;
+        await this.core.patchNodeStatus({ name: node.spec.name, body: { status: { conditions } } }, MERGE_PATCH);
+      } catch (err) {
+        this.logger.debug('node heartbeat failed', { node: node.spec.name, error: errorMessage(err) });
+      }
+    }));
+  }
+
+  // ---- pod bookkeeping (synchronous, from informer events) ----
+
+  private onPodEvent(pod: V1Pod): void {
+    if (this.stopped) return;
+    this.updateUsage(pod);
+    const nodeName = pod.spec?.nodeName;
+    if (nodeName ? this.nodes.has(nodeName) : this.scheduleEnabled) this.queue.add(podKey(pod));
+  }
+
+  private onPodDeleted(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    const key = podKey(pod);
+    this.assumed.delete(uid);
+    this.removeUsage(uid);
+    this.records.delete(uid);
+    this.unschedulable.delete(key);
+    this.unschedulableWritten.delete(uid);
+    this.queue.forget(key);
+  }
+
+  private updateUsage(pod: V1Pod): void {
+    const uid = pod.metadata?.uid ?? '';
+    if (pod.spec?.nodeName) this.assumed.delete(uid);
+    const nodeName = pod.spec?.nodeName || this.assumed.get(uid);
+    if (nodeName && this.nodes.has(nodeName) && !isTerminalPhase(pod.status?.phase)) this.setUsage(uid, nodeName, hostPortsOf(pod));
+    else this.removeUsage(uid);
+  }
+
+  private setUsage(uid: string, nodeName: string, ports: string[]): void {
+    if (this.podNode.get(uid) === nodeName) return;
+    this.removeUsage(uid);
+    const node = this.nodes.get(nodeName);
+    if (!node) return;
+    node.pods.set(uid, ports);
+    for (const p of ports) node.usedPorts.set(p, (node.usedPorts.get(p) ?? 0) + 1);
+    this.podNode.set(uid, nodeName);
+  }
+
+  private removeUsage(uid: string): void {
+    const nodeName = this.podNode.get(uid);
+    if (nodeName === undefined) return;
+    this.podNode.delete(uid);
+    const node = this.nodes.get(nodeName);
+    const ports = node?.pods.get(uid);
+    if (!node || !ports) return;
+    node.pods.delete(uid);
+    for (const p of ports) {
+      const n = (node.usedPorts.get(p) ?? 1) - 1;
+      if (n <= 0) node.usedPorts.delete(p);
+      else node.usedPorts.set(p, n);
+    }
+    this.retryUnschedulable();
+  }
+
+  private retryUnschedulable(): void {
+    if (this.retryScheduled || this.unschedulable.size === 0) return;
+    this.retryScheduled = true;
+    setImmediate(() => {
+      this.retryScheduled = false;
+      for (const key of this.unschedulable) this.queue.add(key);
+    });
+  }
+
+  private loadOf = (nodeName: string): NodeLoad => {
+    const node = this.nodes.get(nodeName);
+    return { podCount: node?.pods.size ?? 0, usedPorts: node?.usedPorts ?? new Set<string>() };
+  };
+
+  // ---- the work ----
+
+  private async reconcile(key: string): Promise<WorkResult | void> {
+    if (!this.informer.hasSynced) return { requeueAfterMs: 100 };
+    const { namespace, name } = splitPodKey(key);
+    const pod = this.informer.cache.get(name, namespace);
+    if (!pod) return;
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName) return this.schedule(key, pod);
+    const node = this.nodes.get(nodeName);
+    if (!node) return;
+    return this.sync(key, pod, node);
+  }
+
+  private async schedule(key: string, pod: V1Pod): Promise<WorkResult | void> {
+    const uid = pod.metadata?.uid ?? '';
+    if (!this.scheduleEnabled || isTerminating(pod) || this.assumed.has(uid)) return;
+    if (!this.schedulerNames.has(pod.spec?.schedulerName ?? 'default-scheduler')) return;
+    if (isTerminalPhase(pod.status?.phase)) return;
+    const ports = hostPortsOf(pod);
+    const fit = fitPod(pod, ports, this.candidates, this.loadOf);
+    if (fit.node === undefined) {
+      this.unschedulable.add(key);
+      await this.markUnschedulable(pod, fit.message);
+      return;
+    }
+    this.unschedulable.delete(key);
+    this.assumed.set(uid, fit.node);
+    this.setUsage(uid, fit.node, ports);
+    const { namespace, name } = splitPodKey(key);
+    try {
+      await this.core.createNamespacedPodBinding({
+        name, namespace,
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid }, target: { apiVersion: 'v1', kind: 'Node', name: fit.node } },
+      });
+      this.counters.bindings++;
+      this.logger.debug('pod bound', { pod: key, node: fit.node });
+    } catch (err) {
+      if (isConflict(err)) return;
+      this.assumed.delete(uid);
+      if (!this.informer.cache.get(name, namespace)?.spec?.nodeName) this.removeUsage(uid);
+      if (isNotFound(err)) return;
+      throw err;
+    }
+  }
+
+  private async markUnschedulable(pod: V1Pod, message: string): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
+    const current = (pod.status?.conditions ?? []).find((c) => c.type === 'PodScheduled');
+    if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message) return;
+    if (this.unschedulableWritten.get(uid) === message) return;
+    const others = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled').map(conditionBody);
+    const scheduled = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.clock.now()) };
+    try {
+      await this.core.patchNamespacedPodStatus({
+        name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '',
+        body: { status: { conditions: [...others, scheduled] } },
+      }, MERGE_PATCH);
+      this.counters.statusWrites++;
+      this.unschedulableWritten.set(uid, message);
+      this.logger.debug('pod unschedulable', { pod: podKey(pod), message });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private recordOf(pod: V1Pod, node: SimNodeState): PodRecord {
+    const uid = pod.metadata?.uid ?? '';
+    let rec = this.records.get(uid);
+    if (!rec) {
+      const existingIP = pod.status?.podIP;
+      rec = {
+        boundAtMs: timeMs(pod.status?.startTime) ?? this.clock.now(),
+        podIP: existingIP || podIpOf(node.spec.index, node.ipCounter++),
+        behaviours: (pod.spec?.containers ?? []).map((c) => containerBehaviour(c, (err) => {
+          this.logger.warn('bad simulated behaviour; running the container normally', { pod: podKey(pod), container: c.name, error: err.message });
+        })),
+      };
+      this.records.set(uid, rec);
+    }
+    return rec;
+  }
+
+  private async sync(key: string, pod: V1Pod, node: SimNodeState): Promise<WorkResult | void> {
+    const rec = this.recordOf(pod, node);
+    const now = this.clock.now();
+    const { namespace, name } = splitPodKey(key);
+    const statusInput = {
+      pod, behaviours: rec.behaviours, boundAtMs: rec.boundAtMs, nowMs: now, startDelayMs: this.startDelayMs,
+      backoffMs: this.backoffMs, hostIP: node.spec.internalIP, podIP: rec.podIP,
+    };
+    if (isTerminating(pod)) {
+      if (rec.deleteIssued) return;
+      rec.deletionSeenAtMs ??= now;
+      const graceSeconds = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const dueAt = rec.deletionSeenAtMs + Math.min(graceSeconds * 1000, this.deletionCapMs);
+      if (now < dueAt) return { requeueAfterMs: dueAt - now };
+      if (!isTerminalPhase(pod.status?.phase)) {
+        await this.writeStatus(namespace, name, rec, computePodStatus({ ...statusInput, stoppedAtMs: now }).status);
+      }
+      try {
+        await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid ?? '' } } });
+        this.counters.deletions++;
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      }
+      rec.deleteIssued = true;
+      return;
+    }
+    const computed = computePodStatus(statusInput);
+    await this.writeStatus(namespace, name, rec, computed.status);
+    if (computed.nextChangeAtMs !== undefined) return { requeueAfterMs: Math.max(1, computed.nextChangeAtMs - now) };
+  }
+
+  private async writeStatus(namespace: string, name: string, rec: PodRecord, status: object): Promise<void> {
+    const text = JSON.stringify(status);
+    if (rec.lastWritten === text) return;
+    try {
+      await this.core.patchNamespacedPodStatus({ name, namespace, body: { status } }, MERGE_PATCH);
+      this.counters.statusWrites++;
+      rec.lastWritten = text;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+function conditionBody(c: V1PodCondition): Record<string, unknown> {
+  const t = timeMs(c.lastTransitionTime);
+  return {
+    type: c.type, status: c.status,
+    ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}),
+    lastProbeTime: null, lastTransitionTime: t === undefined ? null : rfc3339(t),
+  };
+}

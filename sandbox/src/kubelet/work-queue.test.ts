@@ -1,0 +1,84 @@
+import { waitFor } from '../../../test/support/wait';
+import { WorkQueue } from './work-queue';
+
+describe('WorkQueue', () => {
+  it('merges adds of a queued key and reprocesses a key that changed while running', async () => {
+    const runs: string[] = [];
+    let release: (() => void) | undefined;
+    const queue = new WorkQueue({
+      concurrency: 1,
+      handler: async (key) => {
+        runs.push(key);
+        if (key === 'a' && runs.length === 1) await new Promise<void>((r) => { release = r; });
+      },
+    });
+    queue.add('a');
+    await waitFor(() => release);
+    queue.add('a'); // dirty while running
+    queue.add('b');
+    queue.add('b'); // merged
+    release?.();
+    await waitFor(() => runs.length >= 3 && queue.length === 0 && queue.inFlight === 0);
+    expect(runs.sort()).toEqual(['a', 'a', 'b']);
+    await queue.shutDown();
+  });
+
+  it('never runs more than `concurrency` handlers at once', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let done = 0;
+    const queue = new WorkQueue({
+      concurrency: 3,
+      handler: async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise((r) => setImmediate(r));
+        active--;
+        done++;
+      },
+    });
+    for (let i = 0; i < 20; i++) queue.add(`k${i}`);
+    await waitFor(() => done === 20);
+    expect(maxActive).toBe(3);
+    await queue.shutDown();
+  });
+
+  it('retries a failing key with back-off and honours requeueAfterMs', async () => {
+    const calls = new Map<string, number>();
+    const errors: string[] = [];
+    const queue = new WorkQueue({
+      concurrency: 2,
+      baseBackoffMs: 1,
+      handler: async (key) => {
+        const n = (calls.get(key) ?? 0) + 1;
+        calls.set(key, n);
+        if (key === 'flaky' && n < 3) throw new Error('boom');
+        if (key === 'later' && n === 1) return { requeueAfterMs: 5 };
+      },
+      onError: (key) => errors.push(key),
+    });
+    queue.add('flaky');
+    queue.add('later');
+    await waitFor(() => calls.get('flaky') === 3 && calls.get('later') === 2);
+    expect(errors).toEqual(['flaky', 'flaky']);
+    await queue.shutDown();
+  });
+
+  it('shutDown clears pending timers and waits for running handlers', async () => {
+    let finished = false;
+    let started = false;
+    const queue = new WorkQueue({
+      concurrency: 1,
+      handler: async () => {
+        started = true;
+        await new Promise((r) => setTimeout(r, 10));
+        finished = true;
+      },
+    });
+    queue.addAfter('x', 60_000);
+    queue.add('y');
+    await waitFor(() => started);
+    await queue.shutDown();
+    expect(finished).toBe(true);
+  });
+});

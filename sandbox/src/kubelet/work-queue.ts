@@ -1,0 +1,140 @@
+/**
+ * A keyed work queue with bounded concurrency, in the manner of client-go's workqueue.
+ *
+ * - A key is queued at most once; adding a key that is being processed marks it dirty, and it is
+ *   processed again after the current run (bursts of events merge).
+ * - `addAfter` keeps one timer per key, the earliest.
+ * - The handler returns `{ requeueAfterMs }` to be woken later, or throws to be retried with a
+ *   per-key exponential back-off; success resets the key's back-off.
+ */
+export interface WorkResult {
+  requeueAfterMs?: number;
+}
+
+export type WorkHandler = (key: string) => Promise<WorkResult | void>;
+
+export interface WorkQueueOptions {
+  handler: WorkHandler;
+  concurrency: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Called when the handler throws, before the retry is scheduled. */
+  onError?: (key: string, err: unknown, retryInMs: number) => void;
+}
+
+export class WorkQueue {
+  private readonly fifo: string[] = [];
+  private head = 0;
+  private readonly queued = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly failures = new Map<string, number>();
+  private readonly idleWaiters: (() => void)[] = [];
+  private active = 0;
+  private stopped = false;
+
+  constructor(private readonly options: WorkQueueOptions) {}
+
+  /** Queues a key now. */
+  add(key: string): void {
+    if (this.stopped) return;
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.fifo.push(key);
+    this.pump();
+  }
+
+  /** Queues a key after a delay; an earlier pending wake-up wins. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopped) return;
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = Date.now() + delayMs;
+    const existing = this.timers.get(key);
+    if (existing && existing.at <= at) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, delayMs);
+    this.timers.set(key, { at, timer });
+  }
+
+  /** Drops a key's back-off history (e.g. when its object is gone). */
+  forget(key: string): void {
+    this.failures.delete(key);
+    const t = this.timers.get(key);
+    if (t) {
+      clearTimeout(t.timer);
+      this.timers.delete(key);
+    }
+  }
+
+  get length(): number {
+    return this.fifo.length - this.head;
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Stops taking work, clears timers and waits for running handlers to finish. */
+  async shutDown(): Promise<void> {
+    this.stopped = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.fifo.length = 0;
+    this.head = 0;
+    this.queued.clear();
+    this.dirty.clear();
+    if (this.active === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.active < this.options.concurrency && this.head < this.fifo.length) {
+      const key = this.fifo[this.head] as string;
+      this.head++;
+      if (this.head > 1024 && this.head * 2 > this.fifo.length) {
+        this.fifo.splice(0, this.head);
+        this.head = 0;
+      }
+      this.queued.delete(key);
+      this.processing.add(key);
+      this.active++;
+      void this.run(key);
+    }
+  }
+
+  private async run(key: string): Promise<void> {
+    let requeueAfterMs: number | undefined;
+    try {
+      const result = await this.options.handler(key);
+      this.failures.delete(key);
+      requeueAfterMs = result?.requeueAfterMs;
+    } catch (err) {
+      const n = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, n);
+      const base = this.options.baseBackoffMs ?? 50;
+      const max = this.options.maxBackoffMs ?? 10_000;
+      requeueAfterMs = Math.min(max, base * 2 ** Math.min(n - 1, 20));
+      this.options.onError?.(key, err, requeueAfterMs);
+    } finally {
+      this.processing.delete(key);
+      this.active--;
+    }
+    if (!this.stopped) {
+      if (this.dirty.delete(key)) this.add(key);
+      if (requeueAfterMs !== undefined) this.addAfter(key, requeueAfterMs);
+      this.pump();
+    }
+    if (this.active === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Sends room pings over keep-alive connections, so 10,000 rooms pinging every few seconds reuse
+ * a bounded pool of sockets instead of opening one connection per ping.
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+export type PingStatus = 'ready' | 'occupied' | 'terminating';
+
+export interface PingRequest {
+  url: string;
+  status: PingStatus;
+  token?: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+export interface PingResult {
+  ok: boolean;
+  /** HTTP status, absent when the request failed before an answer. */
+  statusCode?: number;
+  error?: string;
+}
+
+export interface PingClientOptions {
+  maxSockets?: number;
+  timeoutMs?: number;
+}
+
+export class PingClient {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly timeoutMs: number;
+
+  constructor(options: PingClientOptions = {}) {
+    const maxSockets = options.maxSockets ?? 64;
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+    this.timeoutMs = options.timeoutMs ?? 5000;
+  }
+
+  send(ping: PingRequest): Promise<PingResult> {
+    let url: URL;
+    try {
+      url = new URL(ping.url);
+    } catch {
+      return Promise.resolve({ ok: false, error: `invalid URL ${ping.url}` });
+    }
+    const body = JSON.stringify({ status: ping.status, timestamp: ping.timestamp });
+    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    if (ping.token) headers.authorization = `Bearer ${ping.token}`;
+    const isHttps = url.protocol === 'https:';
+    return new Promise<PingResult>((resolve) => {
+      let settled = false;
+      const done = (result: PingResult) => {
+        if (!settled) {
+          settled = true;
+          resolve(result);
+        }
+      };
+      const req = (isHttps ? https : http).request(url, {
+        method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent, timeout: this.timeoutMs,
+      }, (res) => {
+        res.resume();
+        res.on('end', () => done({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, statusCode: res.statusCode ?? 0 }));
+        res.on('error', (err) => done({ ok: false, statusCode: res.statusCode ?? 0, error: err.message }));
+      });
+      req.on('timeout', () => req.destroy(new Error(`ping timed out after ${this.timeoutMs} ms`)));
+      req.on('error', (err) => done({ ok: false, error: err.message }));
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}

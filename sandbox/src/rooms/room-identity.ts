@@ -1,0 +1,37 @@
+/**
+ * Which pods are game rooms, and who they are: read from the plain `value` of the containers' env.
+ * `ROOMKEEPER_SCHEDULER_NAME` and `ROOMKEEPER_ROOM_ID` (or Maestro's `MAESTRO_*` names) make a pod
+ * a room; `ROOMKEEPER_ROOM_TOKEN` is sent as a bearer token; `ROOMKEEPER_ROOMS_API_URL` overrides
+ * the simulator's rooms API URL; `ROOMKEEPER_SIM_ROOM` scripts its behaviour (room-script.ts).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { podEnvValue } from '../kubelet/pod-fields';
+import { SIM_ROOM_ENV } from './room-script';
+
+export interface RoomIdentity {
+  schedulerName: string;
+  roomId: string;
+  token?: string;
+  roomsApiUrl?: string;
+  script?: string;
+}
+
+export function roomIdentityOf(pod: V1Pod): RoomIdentity | undefined {
+  const schedulerName = podEnvValue(pod, 'ROOMKEEPER_SCHEDULER_NAME') ?? podEnvValue(pod, 'MAESTRO_SCHEDULER_NAME');
+  const roomId = podEnvValue(pod, 'ROOMKEEPER_ROOM_ID') ?? podEnvValue(pod, 'MAESTRO_ROOM_ID');
+  if (!schedulerName || !roomId) return undefined;
+  const identity: RoomIdentity = { schedulerName, roomId };
+  const token = podEnvValue(pod, 'ROOMKEEPER_ROOM_TOKEN');
+  if (token) identity.token = token;
+  const url = podEnvValue(pod, 'ROOMKEEPER_ROOMS_API_URL');
+  if (url) identity.roomsApiUrl = url;
+  const script = podEnvValue(pod, SIM_ROOM_ENV);
+  if (script !== undefined) identity.script = script;
+  return identity;
+}
+
+/** `{base}/scheduler/{name}/rooms/{id}/ping`, keeping any path prefix of the base URL. */
+export function pingUrl(roomsApiUrl: string, schedulerName: string, roomId: string): string {
+  const base = roomsApiUrl.replace(/\/+$/, '');
+  return `${base}/scheduler/${encodeURIComponent(schedulerName)}/rooms/${encodeURIComponent(roomId)}/ping`;
+}

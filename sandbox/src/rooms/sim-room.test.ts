@@ -1,0 +1,97 @@
+import { waitFor } from '../../../test/support/wait';
+import { PingClient } from './ping-client';
+import { parseRoomScript } from './room-script';
+import { SimRoom } from './sim-room';
+import { startPingRecorder, type PingRecorder } from './testing/ping-recorder';
+
+describe('SimRoom', () => {
+  let recorder: PingRecorder;
+  let client: PingClient;
+  const rooms: SimRoom[] = [];
+
+  beforeEach(async () => {
+    recorder = await startPingRecorder();
+    client = new PingClient({ maxSockets: 4 });
+  });
+
+  afterEach(async () => {
+    for (const r of rooms.splice(0)) r.stop();
+    client.close();
+    await recorder.close();
+  });
+
+  function room(script: string, roomId = 'room-1', token?: string): SimRoom {
+    const r = new SimRoom({
+      identity: { schedulerName: 'fleet', roomId, ...(token ? { token } : {}) },
+      script: parseRoomScript(script),
+      roomsApiUrl: recorder.url,
+      pingIntervalMs: 50,
+      firstPingDelayMs: 0,
+      send: (p) => client.send(p),
+      now: () => Date.now(),
+    });
+    rooms.push(r);
+    return r;
+  }
+
+  it('pings ready periodically with the Maestro body and the bearer token', async () => {
+    const r = room('ready', 'room-1', 'tok');
+    r.start();
+    await waitFor(() => recorder.pingsFor('fleet', 'room-1').length >= 3);
+    const [first] = recorder.pingsFor('fleet', 'room-1');
+    expect(first?.method).toBe('PUT');
+    expect(first?.authorization).toBe('Bearer tok');
+    expect(first?.body).toEqual({ status: 'ready', timestamp: expect.any(Number) });
+    const ts = (first?.body as { timestamp: number }).timestamp;
+    expect(Math.abs(ts - Date.now() / 1000)).toBeLessThan(60);
+    expect(r.view()).toMatchObject({ state: 'running', status: 'ready', lastPingStatus: 'ready' });
+  });
+
+  it('follows occupied-after and free-after, pinging on each change', async () => {
+    const r = room('occupied-after:0.2,free-after:0.2');
+    r.start();
+    await waitFor(() => {
+      const statuses = recorder.pingsFor('fleet', 'room-1').map((p) => (p.body as { status: string }).status);
+      const firstOccupied = statuses.indexOf('occupied');
+      return firstOccupied > 0 && statuses.slice(firstOccupied).includes('ready');
+    }, { timeoutMs: 10_000 });
+    const statuses = recorder.pingsFor('fleet', 'room-1').map((p) => (p.body as { status: string }).status);
+    expect(statuses[0]).toBe('ready');
+  });
+
+  it('terminate sends one terminating ping and then stays silent', async () => {
+    const r = room('ready');
+    r.start();
+    await waitFor(() => recorder.pingsFor('fleet', 'room-1').length >= 1);
+    r.terminate();
+    await waitFor(() => recorder.pingsFor('fleet', 'room-1').some((p) => (p.body as { status: string }).status === 'terminating'));
+    expect(r.view()).toMatchObject({ state: 'terminated', status: 'terminating' });
+    const after = recorder.pingsFor('fleet', 'room-1').length;
+    // Another room keeps pinging; once it has pinged several times, the terminated one is known silent.
+    const other = room('ready', 'room-2');
+    other.start();
+    await waitFor(() => recorder.pingsFor('fleet', 'room-2').length >= 4);
+    expect(recorder.pingsFor('fleet', 'room-1').length).toBe(after);
+  });
+
+  it('never-ping sends nothing, not even terminating', async () => {
+    const silent = room('never-ping', 'quiet');
+    silent.start();
+    const other = room('ready', 'loud');
+    other.start();
+    await waitFor(() => recorder.pingsFor('fleet', 'loud').length >= 3);
+    silent.terminate();
+    other.terminate();
+    await waitFor(() => recorder.pingsFor('fleet', 'loud').some((p) => (p.body as { status: string }).status === 'terminating'));
+    expect(recorder.pingsFor('fleet', 'quiet')).toEqual([]);
+    expect(silent.view().status).toBe('terminating');
+  });
+
+  it('counts failed pings', async () => {
+    recorder.respondWith(404);
+    const r = room('ready');
+    r.start();
+    await waitFor(() => r.view().pingFailures >= 2);
+    expect(r.view().pingsSent).toBeGreaterThanOrEqual(2);
+  });
+});

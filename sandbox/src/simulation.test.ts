@@ -1,0 +1,342 @@
+/**
+ * The simulated kubelet and rooms against the sandbox API server, through the public API only.
+ */
+import { PassThrough } from 'node:stream';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { createLogger } from '../../common/src/logger';
+import { waitFor } from '../../test/support/wait';
+import { startSandbox, type Sandbox } from './index';
+import { startPingRecorder, type PingRecorder } from './rooms/testing/ping-recorder';
+import { startSimulation, type Simulation } from './simulation';
+
+type Env = Record<string, string>;
+
+function roomPod(name: string, opts: { env?: Env; restartPolicy?: string; hostPort?: number; image?: string } = {}): V1Pod {
+  const env = Object.entries(opts.env ?? {}).map(([k, v]) => ({ name: k, value: v }));
+  const container: V1Container = { name: 'game', image: opts.image ?? 'example/game:1.0', env };
+  if (opts.hostPort) container.ports = [{ name: 'game', containerPort: 7777, hostPort: opts.hostPort, protocol: 'UDP' }];
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, labels: { app: 'sim-test' } },
+    spec: { restartPolicy: opts.restartPolicy ?? 'Never', terminationGracePeriodSeconds: 30, containers: [container] },
+  };
+}
+
+function room(schedulerName: string, roomId: string, extra: Env = {}): Env {
+  return { ROOMKEEPER_SCHEDULER_NAME: schedulerName, ROOMKEEPER_ROOM_ID: roomId, ...extra };
+}
+
+function statusesOf(recorder: PingRecorder, schedulerName: string, roomId: string): string[] {
+  return recorder.pingsFor(schedulerName, roomId).map((p) => (p.body as { status: string }).status);
+}
+
+async function podOrUndefined(core: CoreV1Api, namespace: string, name: string): Promise<V1Pod | undefined> {
+  try {
+    return await core.readNamespacedPod({ name, namespace });
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+function waiting(pod: V1Pod | undefined): string | undefined {
+  return pod?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+}
+
+describe('simulation against the sandbox API server', () => {
+  const ns = 'sim-test';
+  let sandbox: Sandbox;
+  let recorder: PingRecorder;
+  let sim: Simulation;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    recorder = await startPingRecorder();
+    sandbox = await startSandbox();
+    const kc = sandbox.kubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    sim = await startSimulation({
+      kubeConfig: kc, nodes: 3, startDelayMs: 50, deletionCapMs: 300, restartBackoffMs: 300,
+      roomsApiUrl: recorder.url, pingIntervalMs: 100, firstPingMaxDelayMs: 0,
+    });
+  });
+
+  afterAll(async () => {
+    await sim?.stop();
+    await sandbox?.stop();
+    await recorder?.close();
+  });
+
+  const get = (name: string) => podOrUndefined(core, ns, name);
+
+  it('registers Ready nodes with addresses, capacity and the simulated label', async () => {
+    const nodes = await core.listNode({ labelSelector: 'roomkeeper.io/simulated=true' });
+    expect(nodes.items.map((n) => n.metadata?.name).sort()).toEqual(['roomkeeper-sim-node-0', 'roomkeeper-sim-node-1', 'roomkeeper-sim-node-2']);
+    const node = nodes.items.find((n) => n.metadata?.name === 'roomkeeper-sim-node-0');
+    expect(node?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(node?.status?.addresses?.map((a) => a.type).sort()).toEqual(['ExternalIP', 'Hostname', 'InternalIP']);
+    expect(node?.status?.allocatable?.pods).toBe('5000');
+  });
+
+  it('runs a room pod like a kubelet and its room pings the rooms API with the token', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-a', { env: room('fleet', 'room-a', { ROOMKEEPER_ROOM_TOKEN: 'tok-a' }) }) });
+    const pod = await waitFor(async () => {
+      const p = await get('room-a');
+      return p?.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+    }, { message: 'room-a Running and Ready' });
+    expect(pod.spec?.nodeName).toMatch(/^roomkeeper-sim-node-\d$/);
+    expect(pod.status?.hostIP).toMatch(/^10\.240\./);
+    expect(pod.status?.podIP).toMatch(/^10\.2\d\d\./);
+    expect(pod.status?.startTime).toBeDefined();
+    const cs = pod.status?.containerStatuses?.[0];
+    expect(cs).toMatchObject({ name: 'game', ready: true, started: true, restartCount: 0, image: 'example/game:1.0' });
+    expect(cs?.state?.running?.startedAt).toBeDefined();
+    expect(cs?.containerID).toMatch(/^containerd:\/\//);
+    expect(pod.status?.conditions?.map((c) => c.type).sort()).toEqual(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodScheduled', 'Ready']);
+
+    const ping = await waitFor(() => recorder.pingsFor('fleet', 'room-a')[0], { message: 'first ping of room-a' });
+    expect(ping.method).toBe('PUT');
+    expect(ping.authorization).toBe('Bearer tok-a');
+    expect(ping.body).toEqual({ status: 'ready', timestamp: expect.any(Number) });
+    await waitFor(() => recorder.pingsFor('fleet', 'room-a').length >= 3, { message: 'periodic pings' });
+    expect(sim.rooms?.room('room-a')).toMatchObject({ status: 'ready', state: 'running', namespace: ns, podName: 'room-a' });
+  });
+
+  it('deletes a running pod gracefully: terminating ping, then the pod is gone within the cap', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-del', { env: room('fleet', 'room-del') }) });
+    await waitFor(() => recorder.pingsFor('fleet', 'room-del').length >= 1, { message: 'room-del pings' });
+    await core.deleteNamespacedPod({ name: 'room-del', namespace: ns });
+    const terminating = await get('room-del');
+    expect(terminating?.metadata?.deletionTimestamp).toBeDefined();
+    await waitFor(() => statusesOf(recorder, 'fleet', 'room-del').includes('terminating'), { message: 'terminating ping' });
+    await waitFor(async () => (await get('room-del')) === undefined, { message: 'room-del deleted by the kubelet' });
+    expect(sim.rooms?.room('room-del')).toBeUndefined();
+  });
+
+  it('reports image pull failures as Kubernetes does', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('pull-env', { env: { ROOMKEEPER_SIM_POD: 'image-pull-failure' } }) });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('pull-tag', { image: 'example/game:imagepullbackoff' }) });
+    for (const name of ['pull-env', 'pull-tag']) {
+      const pod = await waitFor(async () => {
+        const p = await get(name);
+        return waiting(p) === 'ImagePullBackOff' ? p : undefined;
+      }, { message: `${name} ImagePullBackOff` });
+      expect(pod.status?.phase).toBe('Pending');
+      expect(pod.status?.containerStatuses?.[0]?.state?.waiting?.message).toMatch(/^Back-off pulling image "example\/game:/);
+    }
+  });
+
+  it('crash-loop: Failed with exit code 1 under restartPolicy Never, CrashLoopBackOff under Always', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('crash-never', { env: { ROOMKEEPER_SIM_POD: 'crash-loop' } }) });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('crash-always', { env: { ROOMKEEPER_SIM_POD: 'crash-loop' }, restartPolicy: 'Always' }) });
+    const failed = await waitFor(async () => {
+      const p = await get('crash-never');
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    }, { message: 'crash-never Failed' });
+    expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+    const looping = await waitFor(async () => {
+      const p = await get('crash-always');
+      return waiting(p) === 'CrashLoopBackOff' && (p?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2 ? p : undefined;
+    }, { message: 'crash-always CrashLoopBackOff with restarts' });
+    expect(looping.status?.phase).toBe('Running');
+    expect(looping.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode).toBe(1);
+  });
+
+  it('never-ready: Running with Ready=False', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('unready', { env: { ROOMKEEPER_SIM_POD: 'never-ready' } }) });
+    const pod = await waitFor(async () => {
+      const p = await get('unready');
+      return p?.status?.phase === 'Running' ? p : undefined;
+    }, { message: 'unready Running' });
+    expect(pod.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
+    expect(pod.status?.containerStatuses?.[0]?.ready).toBe(false);
+  });
+
+  it('exit-after: Succeeded with reason Completed, or Failed with the exit code', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('exit-0', { env: { ROOMKEEPER_SIM_POD: 'exit-after:0.2' } }) });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('exit-3', { env: { ROOMKEEPER_SIM_POD: 'exit-after:0.2:3' } }) });
+    const ok = await waitFor(async () => {
+      const p = await get('exit-0');
+      return p?.status?.phase === 'Succeeded' ? p : undefined;
+    }, { message: 'exit-0 Succeeded' });
+    expect(ok.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const bad = await waitFor(async () => {
+      const p = await get('exit-3');
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    }, { message: 'exit-3 Failed' });
+    expect(bad.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+  });
+
+  it('plays scripted occupancy: occupied-after then free-after', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-occ', { env: room('fleet', 'room-occ', { ROOMKEEPER_SIM_ROOM: 'occupied-after:0.3,free-after:0.3' }) }) });
+    await waitFor(() => {
+      const s = statusesOf(recorder, 'fleet', 'room-occ');
+      const occ = s.indexOf('occupied');
+      return s[0] === 'ready' && occ > 0 && s.slice(occ).includes('ready');
+    }, { message: 'ready -> occupied -> ready' });
+  });
+
+  it('plays scripted silence: stop-after stops pinging and never-ping sends nothing', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-stop', { env: room('fleet', 'room-stop', { ROOMKEEPER_SIM_ROOM: 'stop-after:0.3' }) }) });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-mute', { env: room('fleet', 'room-mute', { ROOMKEEPER_SIM_ROOM: 'never-ping' }) }) });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-ref', { env: room('fleet', 'room-ref') }) });
+    await waitFor(() => sim.rooms?.room('room-stop')?.status === 'silent', { message: 'room-stop silent' });
+    const stopped = recorder.pingsFor('fleet', 'room-stop').length;
+    expect(stopped).toBeGreaterThanOrEqual(1);
+    // The reference room started after both; once it has pinged five times, the others had time to ping.
+    await waitFor(() => recorder.pingsFor('fleet', 'room-ref').length >= 5, { message: 'reference room pings' });
+    expect(recorder.pingsFor('fleet', 'room-stop').length).toBe(stopped);
+    expect(recorder.pingsFor('fleet', 'room-mute')).toEqual([]);
+    expect(sim.rooms?.room('room-mute')).toMatchObject({ status: 'silent', state: 'running' });
+  });
+
+  it('sends pings to the pod\'s own ROOMKEEPER_ROOMS_API_URL when set', async () => {
+    const other = await startPingRecorder();
+    try {
+      await core.createNamespacedPod({ namespace: ns, body: roomPod('room-url', { env: room('fleet', 'room-url', { ROOMKEEPER_ROOMS_API_URL: `${other.url}/prefix` }) }) });
+      await waitFor(() => other.pings.some((p) => p.path === '/prefix/scheduler/fleet/rooms/room-url/ping'), { message: 'ping at the override URL' });
+      expect(recorder.pingsFor('fleet', 'room-url')).toEqual([]);
+    } finally {
+      await core.deleteNamespacedPod({ name: 'room-url', namespace: ns });
+      await waitFor(async () => (await get('room-url')) === undefined, { message: 'room-url gone' });
+      await other.close();
+    }
+  });
+
+  it('leaves pods on nodes it does not simulate alone', async () => {
+    await core.createNode({ body: { metadata: { name: 'real-node' } } });
+    const body = roomPod('room-real', { env: room('fleet', 'room-real') });
+    body.spec!.nodeName = 'real-node';
+    await core.createNamespacedPod({ namespace: ns, body });
+    await core.patchNamespacedPodStatus({
+      name: 'room-real', namespace: ns,
+      body: { status: { phase: 'Running', containerStatuses: [{ name: 'game', image: 'example/game:1.0', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }] } },
+    }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-sim', { env: room('fleet', 'room-sim') }) });
+    await waitFor(() => recorder.pingsFor('fleet', 'room-sim').length >= 3, { message: 'simulated room pings' });
+    expect(recorder.pingsFor('fleet', 'room-real')).toEqual([]);
+    expect(sim.rooms?.room('room-real')).toBeUndefined();
+    const real = await get('room-real');
+    expect(real?.status?.containerStatuses?.[0]?.containerID).toBeUndefined();
+  });
+
+  it('counts pings for benchmarks', () => {
+    const stats = sim.rooms?.stats();
+    expect(stats?.pingsSent).toBeGreaterThan(0);
+    expect(stats?.pingsByStatus.ready).toBeGreaterThan(0);
+    expect(stats?.pingsByStatus.terminating).toBeGreaterThanOrEqual(1);
+    expect(sim.kubelet.stats().bindings).toBeGreaterThan(0);
+  });
+});
+
+describe('scheduling with host ports on one node', () => {
+  const ns = 'sim-ports';
+  let sandbox: Sandbox;
+  let sim: Simulation;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    const kc = sandbox.kubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    sim = await startSimulation({ kubeConfig: kc, nodes: 1, podsPerNode: 3, startDelayMs: 0, deletionCapMs: 0, heartbeatMs: 50 });
+  });
+
+  afterAll(async () => {
+    await sim?.stop();
+    await sandbox?.stop();
+  });
+
+  const get = (name: string) => podOrUndefined(core, ns, name);
+  const scheduledCondition = (p: V1Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'PodScheduled');
+
+  it('keeps the second pod on the same host port Pending until the first is deleted', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('first', { hostPort: 30000 }) });
+    await waitFor(async () => (await get('first'))?.status?.phase === 'Running', { message: 'first Running' });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('second', { hostPort: 30000 }) });
+    const pending = await waitFor(async () => {
+      const p = await get('second');
+      return scheduledCondition(p)?.status === 'False' ? p : undefined;
+    }, { message: 'second Unschedulable' });
+    expect(pending.spec?.nodeName).toBeUndefined();
+    expect(pending.status?.phase).toBe('Pending');
+    expect(scheduledCondition(pending)).toMatchObject({
+      reason: 'Unschedulable',
+      message: "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.",
+    });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('other-port', { hostPort: 30001 }) });
+    await waitFor(async () => (await get('other-port'))?.status?.phase === 'Running', { message: 'other port Running' });
+
+    await core.deleteNamespacedPod({ name: 'first', namespace: ns });
+    const running = await waitFor(async () => {
+      const p = await get('second');
+      return p?.status?.phase === 'Running' ? p : undefined;
+    }, { message: 'second Running after first is gone' });
+    expect(running.spec?.nodeName).toBe('roomkeeper-sim-node-0');
+    expect(scheduledCondition(running)?.status).toBe('True');
+  });
+
+  it('keeps its node Ready with heartbeats, and writes nothing for pods that did not change', async () => {
+    const before = sandbox.writeCount('nodes');
+    const podWrites = sandbox.writeCount('pods');
+    const kubeletWrites = sim.kubelet.stats().statusWrites;
+    await waitFor(() => sandbox.writeCount('nodes') >= before + 3, { message: 'node heartbeats' });
+    const node = await core.readNode({ name: 'roomkeeper-sim-node-0' });
+    expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(sim.kubelet.stats().statusWrites).toBe(kubeletWrites);
+    expect(sandbox.writeCount('pods')).toBe(podWrites);
+  });
+
+  it('honours the pods capacity of the node', async () => {
+    // capacity 3: second + other-port + this one fill it; the next waits.
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('fill') });
+    await waitFor(async () => (await get('fill'))?.status?.phase === 'Running', { message: 'fill Running' });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('overflow') });
+    const p = await waitFor(async () => {
+      const pod = await get('overflow');
+      return scheduledCondition(pod)?.status === 'False' ? pod : undefined;
+    }, { message: 'overflow Unschedulable' });
+    expect(scheduledCondition(p)?.message).toBe('0/1 nodes are available: 1 Too many pods.');
+  });
+});
+
+describe('recovery from API errors', () => {
+  const ns = 'sim-faults';
+  let sandbox: Sandbox;
+  let sim: Simulation | undefined;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    core = sandbox.kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+  });
+
+  afterAll(async () => {
+    await sim?.stop();
+    await sandbox?.stop();
+  });
+
+  it('restarts the pod informer after a failed list, and retries failed status writes', async () => {
+    const lines: string[] = [];
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    const logger = createLogger('sim-test', { stream, level: 'warn' });
+
+    sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'list', resource: 'pods' } });
+    const starting = startSimulation({ kubeConfig: sandbox.kubeConfig(), nodes: 1, startDelayMs: 0, logger });
+    await waitFor(() => lines.some((l) => l.includes('informer failed; restarting')), { message: 'a failed list logged' });
+    sandbox.faults.clear();
+    sim = await starting;
+    expect(sim.kubelet.stats().informerRestarts).toBeGreaterThanOrEqual(1);
+
+    sandbox.faults.set({ errorRate: 1, errorStatus: 429, match: { verb: 'patch', resource: 'pods' } });
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('after-faults') });
+    await waitFor(() => (sim?.kubelet.stats().errors ?? 0) >= 2, { message: 'status writes failing' });
+    sandbox.faults.clear();
+    await waitFor(async () => (await podOrUndefined(core, ns, 'after-faults'))?.status?.phase === 'Running', { message: 'Running once writes succeed' });
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * The simulated data plane in one call: a simulated kubelet (nodes, scheduling, pod status) and,
+ * when a rooms API URL is given, simulated game rooms that ping it. Uses only the public
+ * Kubernetes API, so it runs against the sandbox API server or any cluster without kubelets.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../../common/src/logger';
+import type { MetricsRegistry } from '../../common/src/metrics';
+import { SimKubelet, type SimKubeletOptions } from './kubelet/sim-kubelet';
+import { SimRooms } from './rooms/sim-rooms';
+
+export interface SimulationOptions {
+  kubeConfig: KubeConfig;
+  /** Simulated nodes (default 3). */
+  nodes?: number;
+  /** `pods` capacity per node (default 5000). */
+  podsPerNode?: number;
+  /** Delay from binding to Running (default 200 ms). */
+  startDelayMs?: number;
+  /** Cap on a deleted pod's grace period (default 1000 ms). */
+  deletionCapMs?: number;
+  /** Back-off before restarts and ImagePullBackOff (default 1000 ms). */
+  restartBackoffMs?: number;
+  /** Rooms API base URL; undefined means rooms are not simulated. */
+  roomsApiUrl?: string;
+  /** Interval between pings of one room (default 5000 ms). */
+  pingIntervalMs?: number;
+  /** Upper bound of the random delay before a room's first ping (default min(interval, 500 ms)). */
+  firstPingMaxDelayMs?: number;
+  /** Pods the kubelet processes at once (default 32). */
+  concurrency?: number;
+  /** Interval of node heartbeats (default 20 s; 0 disables). */
+  heartbeatMs?: number;
+  logger?: Logger;
+  metrics?: MetricsRegistry;
+}
+
+export interface Simulation {
+  readonly kubelet: SimKubelet;
+  /** Undefined when no `roomsApiUrl` was given. */
+  readonly rooms: SimRooms | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startSimulation(opts: SimulationOptions): Promise<Simulation> {
+  const kubeletOptions: SimKubeletOptions = { kubeConfig: opts.kubeConfig };
+  if (opts.nodes !== undefined) kubeletOptions.nodes = opts.nodes;
+  if (opts.podsPerNode !== undefined) kubeletOptions.podsPerNode = opts.podsPerNode;
+  if (opts.startDelayMs !== undefined) kubeletOptions.startDelayMs = opts.startDelayMs;
+  if (opts.deletionCapMs !== undefined) kubeletOptions.deletionCapMs = opts.deletionCapMs;
+  if (opts.restartBackoffMs !== undefined) kubeletOptions.restartBackoffMs = opts.restartBackoffMs;
+  if (opts.concurrency !== undefined) kubeletOptions.concurrency = opts.concurrency;
+  if (opts.heartbeatMs !== undefined) kubeletOptions.heartbeatMs = opts.heartbeatMs;
+  if (opts.logger) kubeletOptions.logger = opts.logger;
+  const kubelet = await SimKubelet.start(kubeletOptions);
+  let rooms: SimRooms | undefined;
+  if (opts.roomsApiUrl !== undefined) {
+    // Pods on real nodes (a real cluster) have real game servers; only simulated pods get rooms.
+    const simulatedNodes = new Set(kubelet.nodeNames);
+    try {
+      rooms = await SimRooms.start({
+        kubeConfig: opts.kubeConfig,
+        roomsApiUrl: opts.roomsApiUrl,
+        podInformer: kubelet.podInformer,
+        nodeFilter: (nodeName) => simulatedNodes.has(nodeName),
+        ...(opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {}),
+        ...(opts.firstPingMaxDelayMs !== undefined ? { firstPingMaxDelayMs: opts.firstPingMaxDelayMs } : {}),
+        ...(opts.logger ? { logger: opts.logger } : {}),
+        ...(opts.metrics ? { metrics: opts.metrics } : {}),
+      });
+    } catch (err) {
+      await kubelet.stop();
+      throw err;
+    }
+  }
+  let stopped = false;
+  return {
+    kubelet,
+    rooms,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await rooms?.stop();
+      await kubelet.stop();
+    },
+  };
+}
