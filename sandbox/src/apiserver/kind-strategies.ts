@@ -1,0 +1,162 @@
+/**
+ * What particular built-in kinds do on create and how they are validated beyond metadata:
+ * pods get a Pending status and spec defaults, namespaces start Active with the `kubernetes`
+ * finalizer, services get a cluster IP, CRDs are accepted and established at once.
+ */
+import type { StatusCause } from './api-error';
+import { isPlainObject, type KubeObject } from './kube-object';
+import { validateCrdSchema } from './crd-schema';
+import { nameProblems } from './object-meta-validation';
+import type { ResourceType } from './resource-type';
+
+type Json = Record<string, unknown>;
+
+export interface StrategyContext {
+  now: string;
+  /** Picks the next cluster IP for a Service. */
+  nextClusterIp(): string;
+}
+
+function pod(obj: KubeObject): void {
+  const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+  spec.restartPolicy ??= 'Always';
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.dnsPolicy ??= 'ClusterFirst';
+  spec.schedulerName ??= 'default-scheduler';
+  spec.securityContext ??= {};
+  spec.priority ??= 0;
+  for (const list of ['containers', 'initContainers']) {
+    const containers = spec[list];
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers) {
+      if (!isPlainObject(c)) continue;
+      const image = typeof c.image === 'string' ? c.image : '';
+      c.imagePullPolicy ??= image.endsWith(':latest') || !image.includes(':') ? 'Always' : 'IfNotPresent';
+      c.terminationMessagePath ??= '/dev/termination-log';
+      c.terminationMessagePolicy ??= 'File';
+      c.resources ??= {};
+    }
+  }
+  obj.status = { phase: 'Pending', qosClass: 'BestEffort' };
+}
+
+function crd(obj: KubeObject, now: string, old?: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : {};
+  const names = isPlainObject(spec.names) ? spec.names : {};
+  const kind = String(names.kind ?? '');
+  const acceptedNames: Json = { ...names, singular: names.singular ?? kind.toLowerCase(), listKind: names.listKind ?? `${kind}List` };
+  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
+  const storage = versions.find((v) => v.storage === true);
+  const oldStatus = old && isPlainObject(old.status) ? old.status : {};
+  const previous = Array.isArray(oldStatus.storedVersions) ? oldStatus.storedVersions.map(String) : [];
+  const storedVersions = [...new Set([...previous, ...(storage ? [String(storage.name)] : [])])];
+  const oldConditions = Array.isArray(oldStatus.conditions) ? oldStatus.conditions.filter(isPlainObject) : [];
+  const since = (type: string): unknown => oldConditions.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? now;
+  obj.status = {
+    acceptedNames,
+    conditions: [
+      { type: 'NamesAccepted', status: 'True', lastTransitionTime: since('NamesAccepted'), reason: 'NoConflicts', message: 'no conflicts found' },
+      { type: 'Established', status: 'True', lastTransitionTime: since('Established'), reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
+    ],
+    storedVersions,
+  };
+}
+
+/** Secrets keep `stringData` only as base64 `data`, as the real server does. */
+function secret(obj: KubeObject): void {
+  if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
+  if (isPlainObject(obj.stringData)) {
+    const data: Json = isPlainObject(obj.data) ? obj.data : {};
+    for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+    obj.data = data;
+  }
+  delete obj.stringData;
+}
+
+/** Changes a kind makes to a new object before it is stored. */
+export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: StrategyContext): void {
+  if (rt.group === '' && rt.plural === 'secrets') secret(obj);
+  else if (rt.group === '' && rt.plural === 'pods') pod(obj);
+  else if (rt.group === '' && rt.plural === 'namespaces') {
+    obj.spec = { finalizers: ['kubernetes'] };
+    obj.status = { phase: 'Active' };
+  } else if (rt.group === '' && rt.plural === 'services') {
+    const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+    spec.type ??= 'ClusterIP';
+    if (spec.clusterIP === undefined && spec.type !== 'ExternalName') {
+      spec.clusterIP = ctx.nextClusterIp();
+      spec.clusterIPs = [spec.clusterIP];
+    }
+    spec.sessionAffinity ??= 'None';
+    obj.status ??= { loadBalancer: {} };
+  } else if (rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions') crd(obj, ctx.now);
+}
+
+/** Changes a kind makes to an updated object (keeps what clients may not change). */
+export function prepareForUpdate(rt: ResourceType, obj: KubeObject, old: KubeObject, ctx: StrategyContext): void {
+  if (rt.group === '' && rt.plural === 'secrets') secret(obj);
+  if (rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions') crd(obj, ctx.now, old);
+  if (rt.group === '' && rt.plural === 'namespaces') {
+    obj.spec = old.spec === undefined ? undefined : JSON.parse(JSON.stringify(old.spec));
+  }
+  if (rt.group === '' && rt.plural === 'services' && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
+    obj.spec.clusterIP ??= old.spec.clusterIP;
+    obj.spec.clusterIPs ??= old.spec.clusterIPs;
+  }
+}
+
+function validatePod(obj: KubeObject): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const spec = isPlainObject(obj.spec) ? obj.spec : {};
+  const containers = Array.isArray(spec.containers) ? spec.containers : [];
+  if (containers.length === 0) causes.push({ reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' });
+  const seen = new Set<string>();
+  containers.forEach((c, i) => {
+    const base = `spec.containers[${i}]`;
+    if (!isPlainObject(c)) return;
+    const name = typeof c.name === 'string' ? c.name : '';
+    if (name === '') causes.push({ reason: 'FieldValueRequired', field: `${base}.name`, message: 'Required value' });
+    else {
+      for (const p of nameProblems(name, 'label')) causes.push({ reason: 'FieldValueInvalid', field: `${base}.name`, message: `Invalid value: ${JSON.stringify(name)}: ${p}` });
+      if (seen.has(name)) causes.push({ reason: 'FieldValueDuplicate', field: `${base}.name`, message: `Duplicate value: ${JSON.stringify(name)}` });
+      seen.add(name);
+    }
+    if (typeof c.image !== 'string' || c.image.trim() === '') causes.push({ reason: 'FieldValueRequired', field: `${base}.image`, message: 'Required value' });
+  });
+  return causes;
+}
+
+function validateCrd(obj: KubeObject): StatusCause[] {
+  return validateCrdSchema(obj);
+}
+
+const POD_UPDATE_MESSAGE = 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+
+/** The parts of a pod spec an update may not change (images, deadline and tolerations may change). */
+function immutablePodSpec(spec: unknown): unknown {
+  const s: Json = isPlainObject(spec) ? { ...spec } : {};
+  delete s.activeDeadlineSeconds;
+  delete s.tolerations;
+  delete s.schedulingGates;
+  for (const list of ['containers', 'initContainers']) {
+    if (Array.isArray(s[list])) s[list] = (s[list] as unknown[]).map((c) => (isPlainObject(c) ? { ...c, image: undefined } : c));
+  }
+  return JSON.parse(JSON.stringify(s)) as unknown;
+}
+
+/** Kind-specific checks of an update against the stored object. */
+export function validateKindUpdate(rt: ResourceType, obj: KubeObject, old: KubeObject): StatusCause[] {
+  if (rt.group === '' && rt.plural === 'pods') {
+    if (JSON.stringify(immutablePodSpec(obj.spec)) !== JSON.stringify(immutablePodSpec(old.spec))) {
+      return [{ reason: 'FieldValueForbidden', field: 'spec', message: POD_UPDATE_MESSAGE }];
+    }
+  }
+  return [];
+}
+
+/** Kind-specific validation of a new or updated object. */
+export function validateKind(rt: ResourceType, obj: KubeObject): StatusCause[] {
+  if (rt.group === '' && rt.plural === 'pods') return validatePod(obj);
+  if (rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions') return validateCrd(obj);
+  return [];
+}

@@ -1,0 +1,64 @@
+/** The loose shape of a stored Kubernetes object and small helpers to read it. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  [key: string]: unknown;
+}
+
+export type KubeObject = Record<string, unknown> & { metadata: ObjectMeta };
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A deep copy of JSON data (objects here are always plain JSON). */
+export function deepCopy<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
+}
+
+/** Drops empty labels/annotations/finalizers/ownerReferences, as Go's `omitempty` does on the real server. */
+export function compactMetadata(meta: ObjectMeta): void {
+  for (const key of ['labels', 'annotations'] as const) {
+    const v = meta[key];
+    if (v !== undefined && (v === null || (isPlainObject(v) && Object.keys(v).length === 0))) delete meta[key];
+  }
+  for (const key of ['finalizers', 'ownerReferences'] as const) {
+    const v = meta[key];
+    if (v !== undefined && (v === null || (Array.isArray(v) && v.length === 0))) delete meta[key];
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Validation of `metadata` the way the real server words it (names, namespaces, labels).
+ */
+import type { StatusCause } from './api-error';
+import { isPlainObject, type KubeObject } from './kube-object';
+import type { NameRule } from './resource-type';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+
+const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const DNS1035_MSG = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+function invalidValue(field: string, value: string, detail: string): StatusCause {
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${detail}` };
+}
+
+/** Problems with a name under a rule, as detail strings. */
+export function nameProblems(name: string, rule: NameRule): string[] {
+  switch (rule) {
+    case 'path':
+      if (name === '.' || name === '..') return [`may not be '${name}'`];
+      return /[/%]/.test(name) ? [`may not contain '/'`] : [];
+    case 'label':
+      if (name.length > 63) return ['must be no more than 63 characters'];
+      return DNS1123_LABEL.test(name) ? [] : [LABEL_MSG];
+    case 'dns1035':
+      if (name.length > 63) return ['must be no more than 63 characters'];
+      return DNS1035_LABEL.test(name) ? [] : [DNS1035_MSG];
+    case 'subdomain':
+      if (name.length > 253) return ['must be no more than 253 characters'];
+      return DNS1123_SUBDOMAIN.test(name) ? [] : [SUBDOMAIN_MSG];
+  }
+}
+
+function labelKeyProblems(key: string): string[] {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : '';
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  const problems: string[] = [];
+  if (slash >= 0 && (prefix === '' || !DNS1123_SUBDOMAIN.test(prefix))) problems.push('prefix part ' + SUBDOMAIN_MSG);
+  if (name.length === 0 || name.length > 63 || !QUALIFIED_NAME.test(name)) {
+    problems.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  }
+  return problems;
+}
+
+/** Validates metadata of a new or updated object; returns causes (empty when valid). */
+export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: boolean): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const meta = obj.metadata;
+  if (meta.name !== undefined && typeof meta.name !== 'string') {
+    return [{ reason: 'FieldValueTypeInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(meta.name)}: must be a string` }];
+  }
+  const name = meta.name ?? '';
+  if (name === '') {
+    causes.push({ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' });
+  } else {
+    for (const p of nameProblems(name, rule)) causes.push(invalidValue('metadata.name', name, p));
+  }
+  if (namespaced && !meta.namespace) causes.push({ reason: 'FieldValueRequired', field: 'metadata.namespace', message: 'Required value' });
+  for (const [key, value] of Object.entries(isPlainObject(meta.labels) ? meta.labels : {})) {
+    for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.labels', key, p));
+    if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
+      causes.push(invalidValue(`metadata.labels`, String(value), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+    }
+  }
+  if (meta.labels !== undefined && !isPlainObject(meta.labels)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.labels', message: 'Invalid value: must be an object of strings' });
+  if (meta.annotations !== undefined && !isPlainObject(meta.annotations)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.annotations', message: 'Invalid value: must be an object of strings' });
+  else {
+    for (const [key, value] of Object.entries(meta.annotations ?? {})) {
+      if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', field: `metadata.annotations[${key}]`, message: 'Invalid value: must be a string' });
+    }
+  }
+  if (meta.finalizers !== undefined && !(Array.isArray(meta.finalizers) && meta.finalizers.every((f) => typeof f === 'string'))) {
+    causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.finalizers', message: 'Invalid value: must be a list of strings' });
+  }
+  if (meta.ownerReferences !== undefined) {
+    if (!Array.isArray(meta.ownerReferences)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.ownerReferences', message: 'Invalid value: must be a list' });
+    else {
+      meta.ownerReferences.forEach((o: unknown, i) => {
+        const ref = isPlainObject(o) ? o : {};
+        for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
+          if (typeof ref[f] !== 'string' || ref[f] === '') causes.push({ reason: 'FieldValueRequired', field: `metadata.ownerReferences[${i}].${f}`, message: 'Required value' });
+        }
+      });
+    }
+  }
+  for (const key of Object.keys(isPlainObject(meta.annotations) ? meta.annotations : {})) {
+    for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.annotations', key, p));
+  }
+  return causes;
+}

@@ -1,0 +1,284 @@
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { startSandbox, type Sandbox } from '../index';
+import { request } from './http-request.fixture';
+import { widget, widgetCrd, WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION } from './widget-crd.fixture';
+
+const W = { group: WIDGET_GROUP, version: WIDGET_VERSION, plural: WIDGET_PLURAL, namespace: 'default' };
+const WIDGETS = `/apis/${WIDGET_GROUP}/${WIDGET_VERSION}/namespaces/default/${WIDGET_PLURAL}`;
+
+function errorCode(e: unknown): number | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e ? (e as { code: number }).code : undefined;
+}
+
+describe('object semantics against client-node', () => {
+  let sandbox: Sandbox;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    const kc = sandbox.kubeConfig();
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    const res = await request(sandbox.url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd());
+    expect(res.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await sandbox.stop();
+  });
+
+  it('gives every object uid, creationTimestamp, an increasing resourceVersion and generation 1', async () => {
+    const a = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-a', { color: 'red' }) })) as any;
+    const b = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-b', { color: 'red' }) })) as any;
+    expect(a.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Number(b.metadata.resourceVersion)).toBeGreaterThan(Number(a.metadata.resourceVersion));
+    expect(a.metadata.generation).toBe(1);
+    expect(a.spec.replicas).toBe(1); // schema default
+  });
+
+  it('answers 409 Conflict to an update carrying a stale resourceVersion', async () => {
+    const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('stale', { color: 'red' }) })) as any;
+    await custom.patchNamespacedCustomObject({ ...W, name: 'stale', body: { spec: { color: 'blue' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const stale = { ...created, spec: { color: 'green' } };
+    let code: number | undefined;
+    try {
+      await custom.replaceNamespacedCustomObject({ ...W, name: 'stale', body: stale });
+    } catch (e) {
+      code = errorCode(e);
+    }
+    expect(code).toBe(409);
+    const raw = await request(sandbox.url, 'PUT', `${WIDGETS}/stale`, stale);
+    expect(raw.json).toMatchObject({
+      kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409,
+      message: `Operation cannot be fulfilled on widgets.${WIDGET_GROUP} "stale": the object has been modified; please apply your changes to the latest version and try again`,
+      details: { name: 'stale', group: WIDGET_GROUP, kind: 'widgets' },
+    });
+  });
+
+  it('keeps spec on /status writes and status on main-resource writes', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: { ...widget('split', { color: 'red' }), status: { state: 'ignored' } } });
+    const afterCreate = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as any;
+    expect(afterCreate.status).toBeUndefined();
+
+    const statusWrite = { ...afterCreate, spec: { color: 'blue' }, status: { state: 'Ready', replicas: 1 } };
+    const updated = (await custom.replaceNamespacedCustomObjectStatus({ ...W, name: 'split', body: statusWrite })) as any;
+    expect(updated.spec.color).toBe('red');
+    expect(updated.status.state).toBe('Ready');
+    expect(updated.metadata.generation).toBe(1);
+
+    const mainWrite = { ...updated, spec: { color: 'green', replicas: 1 }, status: { state: 'Broken' } };
+    const updated2 = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: mainWrite })) as any;
+    expect(updated2.spec.color).toBe('green');
+    expect(updated2.status.state).toBe('Ready');
+  });
+
+  it('bumps generation only when the spec changes', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('gen', { color: 'red' }) });
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const labelled = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { metadata: { labels: { a: 'b' } } } }, merge)) as any;
+    expect(labelled.metadata.generation).toBe(1);
+    const status = (await custom.patchNamespacedCustomObjectStatus({ ...W, name: 'gen', body: { status: { state: 'Up' } } }, merge)) as any;
+    expect(status.metadata.generation).toBe(1);
+    const spec = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as any;
+    expect(spec.metadata.generation).toBe(2);
+    const same = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as any;
+    expect(same.metadata.generation).toBe(2);
+    expect(same.metadata.resourceVersion).toBe(spec.metadata.resourceVersion);
+  });
+
+  it('rejects invalid custom objects with a 422 Status naming the fields', async () => {
+    const one = await request(sandbox.url, 'POST', WIDGETS, widget('bad-one', { color: 'red', replicas: -1 }));
+    expect(one.status).toBe(422);
+    expect(one.json).toMatchObject({
+      kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422,
+      message: `Widget.${WIDGET_GROUP} "bad-one" is invalid: spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`,
+      details: { name: 'bad-one', group: WIDGET_GROUP, kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas' }] },
+    });
+    const enumValue = await request(sandbox.url, 'POST', WIDGETS, widget('bad-enum', { color: 'purple' }));
+    expect(enumValue.status).toBe(422);
+    expect(enumValue.json.details.causes[0]).toMatchObject({ reason: 'FieldValueNotSupported', field: 'spec.color' });
+    const cel = await request(sandbox.url, 'POST', WIDGETS, widget('bad-cel', { color: 'red', replicas: 11 }));
+    expect(cel.status).toBe(422);
+    expect(cel.json.message).toContain('replicas must be at most 10');
+    const many = await request(sandbox.url, 'POST', WIDGETS, widget('bad-many', { replicas: -1 }));
+    expect(many.status).toBe(422);
+    expect(many.json.message).toMatch(/is invalid: \[.*spec\.color: Required value.*\]/);
+  });
+
+  it('handles fieldValidation Strict, Warn and Ignore for unknown fields', async () => {
+    const body = widget('fv', { color: 'red', bogus: 1 });
+    const strict = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Strict`, body);
+    expect(strict.status).toBe(400);
+    expect(strict.json.message).toContain('unknown field "spec.bogus"');
+    const warn = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Warn`, body);
+    expect(warn.status).toBe(201);
+    expect(warn.headers.get('warning')).toContain('unknown field \\"spec.bogus\\"');
+    expect(warn.json.spec.bogus).toBeUndefined();
+    const ignore = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Ignore`, widget('fv2', { color: 'red', bogus: 1 }));
+    expect(ignore.status).toBe(201);
+    expect(ignore.headers.get('warning')).toBeNull();
+  });
+
+  it('answers 404 and 409 AlreadyExists with real Status bodies', async () => {
+    const missing = await request(sandbox.url, 'GET', '/api/v1/namespaces/default/pods/nope');
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'pods "nope" not found', reason: 'NotFound', details: { name: 'nope', kind: 'pods' }, code: 404,
+    });
+    const pod = { metadata: { name: 'dup' }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
+    await core.createNamespacedPod({ namespace: 'default', body: pod });
+    const again = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod);
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({ reason: 'AlreadyExists', message: 'pods "dup" already exists', details: { name: 'dup', kind: 'pods' } });
+  });
+
+  it('validates metadata names and generates names from generateName', async () => {
+    const bad = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'Bad_Name' } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.message).toMatch(/^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    const noName = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: {} });
+    expect(noName.status).toBe(422);
+    expect(noName.json.message).toContain('metadata.name: Required value: name or generateName is required');
+    const generated = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' } } });
+    expect(generated.metadata?.name).toMatch(/^gen-[a-z0-9]{5}$/);
+  });
+
+  it('refuses a create that carries a resourceVersion, as etcd storage does', async () => {
+    const res = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'with-rv', resourceVersion: '5' } });
+    expect(res.status).toBe(500);
+    expect(res.json.message).toBe('Internal error occurred: resourceVersion should not be set on objects to be created');
+  });
+
+  it('refuses to create in a missing namespace', async () => {
+    const res = await request(sandbox.url, 'POST', '/api/v1/namespaces/ghost/configmaps', { metadata: { name: 'x' } });
+    expect(res.status).toBe(404);
+    expect(res.json.message).toBe('namespaces "ghost" not found');
+  });
+
+  it('applies merge, JSON and strategic merge patches and server-side apply', async () => {
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name: 'patchme', labels: { a: '1' } }, spec: { containers: [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }] } },
+    });
+    const smp = await core.patchNamespacedPod(
+      { name: 'patchme', namespace: 'default', body: { spec: { containers: [{ name: 'b', image: 'b:2' }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    expect(smp.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['a=a:1', 'b=b:2']);
+    const json = await core.patchNamespacedPod(
+      { name: 'patchme', namespace: 'default', body: [{ op: 'replace', path: '/metadata/labels/a', value: '2' }, { op: 'add', path: '/metadata/labels/c', value: '3' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    expect(json.metadata?.labels).toEqual({ a: '2', c: '3' });
+    const merge = await core.patchNamespacedPod(
+      { name: 'patchme', namespace: 'default', body: { metadata: { labels: { c: null } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(merge.metadata?.labels).toEqual({ a: '2' });
+    const smpOnCustom = await request(sandbox.url, 'PATCH', `${WIDGETS}/sem-a`, { spec: { color: 'blue' } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    expect(smpOnCustom.status).toBe(415);
+    const apply = await request(
+      sandbox.url, 'PATCH', '/api/v1/namespaces/default/configmaps/applied?fieldManager=test',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k: v\n',
+      { 'Content-Type': 'application/apply-patch+yaml' },
+    );
+    expect(apply.status).toBe(201);
+    const reapply = await request(
+      sandbox.url, 'PATCH', '/api/v1/namespaces/default/configmaps/applied?fieldManager=test',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k2: v2\n',
+      { 'Content-Type': 'application/apply-patch+yaml' },
+    );
+    expect(reapply.status).toBe(200);
+    expect(reapply.json.data).toEqual({ k: 'v', k2: 'v2' });
+  });
+
+  it('lets pod updates change images but not the rest of the spec', async () => {
+    await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'immutable' }, spec: { containers: [{ name: 'a', image: 'a:1' }] } } });
+    const image = await request(sandbox.url, 'PATCH', '/api/v1/namespaces/default/pods/immutable', { spec: { containers: [{ name: 'a', image: 'a:2' }] } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    expect(image.status).toBe(200);
+    const env = await request(sandbox.url, 'PATCH', '/api/v1/namespaces/default/pods/immutable', { spec: { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }] }] } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    expect(env.status).toBe(422);
+    expect(env.json.message).toMatch(/^Pod "immutable" is invalid: spec: Forbidden: pod updates may not change fields other than/);
+  });
+
+  it('serves the scale subresource of custom resources', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('scaled', { color: 'red', replicas: 2 }) });
+    const scale = await request(sandbox.url, 'GET', `${WIDGETS}/scaled/scale`);
+    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: { replicas: 0 } });
+    const patched = await request(sandbox.url, 'PATCH', `${WIDGETS}/scaled/scale`, { spec: { replicas: 4 } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(patched.json.spec.replicas).toBe(4);
+    const obj = (await custom.getNamespacedCustomObject({ ...W, name: 'scaled' })) as any;
+    expect(obj.spec.replicas).toBe(4);
+    expect(obj.metadata.generation).toBe(2);
+  });
+
+  it('does nothing on dryRun=All', async () => {
+    const before = sandbox.store.count('configmaps');
+    const res = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { metadata: { name: 'dry' } });
+    expect(res.status).toBe(201);
+    expect(sandbox.store.count('configmaps')).toBe(before);
+    expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/configmaps/dry')).status).toBe(404);
+  });
+
+  it('checks delete preconditions', async () => {
+    const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'precond' } } });
+    const res = await request(sandbox.url, 'DELETE', '/api/v1/namespaces/default/configmaps/precond', { preconditions: { resourceVersion: '1' } });
+    expect(res.status).toBe(409);
+    expect(res.json.message).toContain('Precondition failed');
+    await core.deleteNamespacedConfigMap({ name: 'precond', namespace: 'default', body: { preconditions: { resourceVersion: cm.metadata!.resourceVersion } } });
+    expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/configmaps/precond')).status).toBe(404);
+  });
+
+  it.each([
+    ['POST', '/api/v1/namespaces/default/configmaps', '{not json'],
+    ['POST', '/api/v1/namespaces/default/configmaps', '[1,2]'],
+    ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 5 } }],
+    ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x1', ownerReferences: { uid: 'u' } } }],
+    ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x2', finalizers: 'a' } }],
+    ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x3', labels: 'a' } }],
+    ['GET', '/api/v1/namespaces/default/configmaps?limit=abc', undefined],
+    ['GET', '/api/v1/namespaces/default/configmaps?continue=garbage', undefined],
+    ['GET', '/api/v1/namespaces/default/configmaps/%E0%A4%A', undefined],
+    ['PATCH', '/api/v1/namespaces/default/pods/patchme', 'null'],
+    ['GET', '/apis/nope.io/v1/things', undefined],
+  ])('answers %s %s with a 4xx Status and keeps serving', async (method, path, body) => {
+    const res = await request(sandbox.url, method, path, body, body === 'null' ? { 'Content-Type': 'application/merge-patch+json' } : {});
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(res.json).toMatchObject({ kind: 'Status', status: 'Failure' });
+    expect((await request(sandbox.url, 'GET', '/healthz')).text).toBe('ok');
+  });
+
+  it('serves events.k8s.io/v1 Events and core/v1 Events from one storage', async () => {
+    const created = await request(sandbox.url, 'POST', '/apis/events.k8s.io/v1/namespaces/default/events', {
+      metadata: { name: 'ev-1' },
+      eventTime: '2024-01-01T00:00:00.000000Z',
+      reportingController: 'roomkeeper.io/operator',
+      reportingInstance: 'op-1',
+      action: 'Scale',
+      reason: 'Scaled',
+      type: 'Normal',
+      note: 'scaled to 3 rooms',
+      regarding: { kind: 'Pod', name: 'dup', namespace: 'default' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'scaled to 3 rooms', regarding: { name: 'dup' } });
+    const core = await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1');
+    expect(core.json).toMatchObject({ apiVersion: 'v1', kind: 'Event', message: 'scaled to 3 rooms', involvedObject: { name: 'dup' }, reportingComponent: 'roomkeeper.io/operator' });
+    const selected = await request(sandbox.url, 'GET', '/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Ddup');
+    expect(selected.json.items.map((e: { metadata: { name: string } }) => e.metadata.name)).toEqual(['ev-1']);
+    const patched = await request(sandbox.url, 'PATCH', '/apis/events.k8s.io/v1/namespaces/default/events/ev-1', { note: 'scaled to 4 rooms' }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(patched.json.note).toBe('scaled to 4 rooms');
+    expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1')).json.message).toBe('scaled to 4 rooms');
+  });
+
+  it('counts writes per resource', async () => {
+    const before = sandbox.writeCount('configmaps');
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'counted' } } });
+    await core.deleteNamespacedConfigMap({ name: 'counted', namespace: 'default' });
+    expect(sandbox.writeCount('configmaps')).toBe(before + 2);
+    expect(sandbox.writeCount()).toBeGreaterThanOrEqual(sandbox.writeCount('configmaps'));
+  });
+});

@@ -1,0 +1,79 @@
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, listStrategy } from './patch';
+
+describe('applyMergePatch', () => {
+  it('merges maps, removes nulls and replaces lists', () => {
+    expect(applyMergePatch({ a: 1, b: { c: 2, d: 3 }, l: [1, 2] }, { b: { c: null, e: 4 }, l: [3] })).toEqual({ a: 1, b: { d: 3, e: 4 }, l: [3] });
+  });
+});
+
+describe('applyJsonPatch', () => {
+  const doc = { a: { b: [1, 2, 3] }, c: 'x' };
+
+  it('adds, removes, replaces, moves, copies and tests', () => {
+    const out = applyJsonPatch(doc, [
+      { op: 'add', path: '/a/b/-', value: 4 },
+      { op: 'remove', path: '/a/b/0' },
+      { op: 'replace', path: '/c', value: 'y' },
+      { op: 'copy', from: '/c', path: '/d' },
+      { op: 'move', from: '/d', path: '/e~1f' },
+      { op: 'test', path: '/c', value: 'y' },
+    ]);
+    expect(out).toEqual({ a: { b: [2, 3, 4] }, c: 'y', 'e/f': 'y' });
+    expect(doc.a.b).toEqual([1, 2, 3]);
+  });
+
+  it('fails a failing test op with 422 and a malformed patch with 400', () => {
+    expect(() => applyJsonPatch(doc, [{ op: 'test', path: '/c', value: 'z' }])).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => applyJsonPatch(doc, { op: 'add' })).toThrow(expect.objectContaining({ code: 400 }));
+    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(expect.objectContaining({ code: 422 }));
+  });
+});
+
+describe('applyStrategicMergePatch', () => {
+  const pod = {
+    metadata: { finalizers: ['a'], labels: { x: '1' } },
+    spec: {
+      containers: [
+        { name: 'a', image: 'a:1', env: [{ name: 'E1', value: '1' }], ports: [{ containerPort: 80, name: 'http' }] },
+        { name: 'b', image: 'b:1' },
+      ],
+      tolerations: [{ key: 't1' }],
+    },
+  };
+
+  it('merges lists by their merge key and replaces atomic lists', () => {
+    const out = applyStrategicMergePatch(pod, {
+      spec: {
+        containers: [{ name: 'a', env: [{ name: 'E2', value: '2' }], ports: [{ containerPort: 80, name: 'web' }] }, { name: 'c', image: 'c:1' }],
+        tolerations: [{ key: 't2' }],
+      },
+    }) as typeof pod & { spec: { containers: { name: string; env?: unknown; ports?: unknown }[] } };
+    expect(out.spec.containers.map((c) => c.name)).toEqual(['a', 'b', 'c']);
+    expect(out.spec.containers[0]!.env).toEqual([{ name: 'E1', value: '1' }, { name: 'E2', value: '2' }]);
+    expect(out.spec.containers[0]!.ports).toEqual([{ containerPort: 80, name: 'web' }]);
+    expect(out.spec.tolerations).toEqual([{ key: 't2' }]);
+  });
+
+  it('honours $patch delete and replace, $setElementOrder, $retainKeys and $deleteFromPrimitiveList', () => {
+    const out = applyStrategicMergePatch(pod, {
+      metadata: { finalizers: ['b'], '$deleteFromPrimitiveList/finalizers': ['a'] },
+      spec: {
+        '$setElementOrder/containers': [{ name: 'b' }, { name: 'a' }],
+        containers: [{ name: 'a', $patch: 'delete' }, { name: 'b', image: 'b:2' }],
+        $retainKeys: ['containers'],
+      },
+    }) as { metadata: { finalizers: string[] }; spec: Record<string, unknown> };
+    expect(out.metadata.finalizers).toEqual(['b']);
+    expect(out.spec).toEqual({ containers: [{ name: 'b', image: 'b:2' }] });
+    const replaced = applyStrategicMergePatch(pod, { metadata: { labels: { y: '2', $patch: 'replace' } } }) as { metadata: { labels: unknown } };
+    expect(replaced.metadata.labels).toEqual({ y: '2' });
+  });
+
+  it('knows the merge keys of the Go types', () => {
+    expect(listStrategy(['spec', 'containers'])).toEqual({ kind: 'merge', key: 'name' });
+    expect(listStrategy(['spec', 'containers', 'ports'])).toEqual({ kind: 'merge', key: 'containerPort' });
+    expect(listStrategy(['spec', 'ports'])).toEqual({ kind: 'merge', key: 'port' });
+    expect(listStrategy(['status', 'conditions'])).toEqual({ kind: 'merge', key: 'type' });
+    expect(listStrategy(['spec', 'tolerations'])).toEqual({ kind: 'replace' });
+  });
+});

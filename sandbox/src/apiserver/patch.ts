@@ -1,0 +1,259 @@
+/**
+ * The patch formats the API server accepts: JSON merge patch (RFC 7386), JSON patch (RFC 6902)
+ * and strategic merge patch (for built-in kinds; list merge keys follow the Go types' tags).
+ * All functions return new values and never mutate their inputs.
+ */
+import { ApiError } from './api-error';
+import { deepCopy, deepEqual, isPlainObject } from './kube-object';
+
+type Json = Record<string, unknown>;
+
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return deepCopy(patch);
+  const result: Json = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = applyMergePatch(result[key], value);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------- JSON patch
+
+function patchError(message: string): ApiError {
+  return new ApiError(422, 'Invalid', message);
+}
+
+function parsePointer(pointer: string): string[] {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) throw patchError(`invalid JSON pointer: ${pointer}`);
+  return pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function getAt(doc: unknown, path: string[]): unknown {
+  let cur = doc;
+  for (const p of path) {
+    if (Array.isArray(cur)) cur = cur[Number(p)];
+    else if (isPlainObject(cur)) cur = cur[p];
+    else return undefined;
+  }
+  return cur;
+}
+
+function parentOf(doc: unknown, path: string[], op: string, pointer: string): unknown {
+  const parent = getAt(doc, path.slice(0, -1));
+  if (!Array.isArray(parent) && !isPlainObject(parent)) {
+    throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}": missing value`);
+  }
+  return parent;
+}
+
+function arrayIndex(parent: unknown[], key: string, allowEnd: boolean, pointer: string): number {
+  if (key === '-' && allowEnd) return parent.length;
+  const i = Number(key);
+  if (!Number.isInteger(i) || i < 0 || i > parent.length || (!allowEnd && i === parent.length)) {
+    throw patchError(`the server rejected our request due to an error in our request: index out of range: "${pointer}"`);
+  }
+  return i;
+}
+
+function addAt(doc: unknown, path: string[], value: unknown, pointer: string): unknown {
+  if (path.length === 0) return value;
+  const parent = parentOf(doc, path, 'add', pointer);
+  const key = path[path.length - 1]!;
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, true, pointer), 0, value);
+  else (parent as Json)[key] = value;
+  return doc;
+}
+
+function removeAt(doc: unknown, path: string[], pointer: string): unknown {
+  const parent = parentOf(doc, path, 'remove', pointer);
+  const key = path[path.length - 1]!;
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, false, pointer), 1);
+  else {
+    if (!(key in (parent as Json))) {
+      throw patchError(`the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${pointer}"`);
+    }
+    delete (parent as Json)[key];
+  }
+  return doc;
+}
+
+export function applyJsonPatch(target: unknown, operations: unknown): unknown {
+  if (!Array.isArray(operations)) throw new ApiError(400, 'BadRequest', 'json patch must be an array of operations');
+  let doc = deepCopy(target);
+  for (const raw of operations) {
+    if (!isPlainObject(raw)) throw new ApiError(400, 'BadRequest', 'json patch operation must be an object');
+    const op = String(raw.op ?? '');
+    const pointer = String(raw.path ?? '');
+    const path = parsePointer(pointer);
+    switch (op) {
+      case 'add':
+        doc = addAt(doc, path, deepCopy(raw.value), pointer);
+        break;
+      case 'remove':
+        doc = removeAt(doc, path, pointer);
+        break;
+      case 'replace':
+        if (getAt(doc, path) === undefined) {
+          throw patchError(`the server rejected our request due to an error in our request: replace operation does not apply: doc is missing key: ${pointer}: missing value`);
+        }
+        doc = removeAt(doc, path, pointer);
+        doc = addAt(doc, path, deepCopy(raw.value), pointer);
+        break;
+      case 'move':
+      case 'copy': {
+        const fromPointer = String(raw.from ?? '');
+        const from = parsePointer(fromPointer);
+        const value = deepCopy(getAt(doc, from));
+        if (value === undefined) throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing from path: ${fromPointer}`);
+        if (op === 'move') doc = removeAt(doc, from, fromPointer);
+        doc = addAt(doc, path, value, pointer);
+        break;
+      }
+      case 'test':
+        if (!deepEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
+        break;
+      default:
+        throw new ApiError(400, 'BadRequest', `unexpected json patch operation: ${op}`);
+    }
+  }
+  return doc;
+}
+
+// ---------------------------------------------------------------- strategic merge patch
+
+type ListStrategy = { kind: 'merge'; key: string } | { kind: 'set' } | { kind: 'replace' };
+
+const NAME_KEYED = new Set(['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'env', 'imagePullSecrets']);
+const CONTAINER_LISTS = new Set(['containers', 'initContainers', 'ephemeralContainers']);
+
+/** The merge strategy of the list at `path` (field names from the root), as the Go types tag it. */
+export function listStrategy(path: readonly string[]): ListStrategy {
+  const field = path[path.length - 1] ?? '';
+  if (NAME_KEYED.has(field)) return { kind: 'merge', key: 'name' };
+  switch (field) {
+    case 'ports':
+      return path.some((p) => CONTAINER_LISTS.has(p)) ? { kind: 'merge', key: 'containerPort' } : { kind: 'merge', key: 'port' };
+    case 'volumeMounts': return { kind: 'merge', key: 'mountPath' };
+    case 'volumeDevices': return { kind: 'merge', key: 'devicePath' };
+    case 'conditions':
+    case 'addresses': return { kind: 'merge', key: 'type' };
+    case 'ownerReferences': return { kind: 'merge', key: 'uid' };
+    case 'hostAliases': return { kind: 'merge', key: 'ip' };
+    case 'resizePolicy': return { kind: 'merge', key: 'resourceName' };
+    case 'topologySpreadConstraints': return { kind: 'merge', key: 'topologyKey' };
+    case 'finalizers': return path.length === 2 && path[0] === 'metadata' ? { kind: 'set' } : { kind: 'replace' };
+    default: return { kind: 'replace' };
+  }
+}
+
+const DELETE = Symbol('delete');
+
+function stripDirectives(v: unknown): unknown {
+  if (Array.isArray(v)) return v.filter((x) => !(isPlainObject(x) && x.$patch !== undefined && Object.keys(x).length === 1)).map(stripDirectives);
+  if (!isPlainObject(v)) return v;
+  const out: Json = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (k.startsWith('$')) continue;
+    if (val === null) continue;
+    out[k] = stripDirectives(val);
+  }
+  return out;
+}
+
+function reorder(list: unknown[], order: unknown[], key: string | undefined): unknown[] {
+  const id = (x: unknown): unknown => (key && isPlainObject(x) ? x[key] : x);
+  const rank = new Map<unknown, number>();
+  order.forEach((o, i) => rank.set(JSON.stringify(id(o)), i));
+  const indexed = list.map((x, i) => ({ x, i, r: rank.get(JSON.stringify(id(x))) }));
+  indexed.sort((a, b) => {
+    if (a.r !== undefined && b.r !== undefined) return a.r - b.r;
+    if (a.r === undefined && b.r === undefined) return a.i - b.i;
+    return a.r === undefined ? 1 : -1;
+  });
+  return indexed.map((e) => e.x);
+}
+
+function smpList(original: unknown[], patch: unknown[], path: string[]): unknown[] {
+  if (patch.some((x) => isPlainObject(x) && x.$patch === 'replace')) {
+    return stripDirectives(patch.filter((x) => !(isPlainObject(x) && x.$patch === 'replace'))) as unknown[];
+  }
+  const strategy = listStrategy(path);
+  if (strategy.kind === 'replace') return stripDirectives(patch) as unknown[];
+  if (strategy.kind === 'set') {
+    const out = [...original];
+    for (const x of patch) if (!out.some((o) => deepEqual(o, x))) out.push(x);
+    return out;
+  }
+  const key = strategy.key;
+  const out = [...original];
+  for (const item of patch) {
+    if (!isPlainObject(item)) {
+      out.push(item);
+      continue;
+    }
+    const idx = out.findIndex((o) => isPlainObject(o) && deepEqual(o[key], item[key]));
+    if (item.$patch === 'delete') {
+      if (idx >= 0) out.splice(idx, 1);
+      continue;
+    }
+    if (idx >= 0) {
+      const merged = smpMap(out[idx] as Json, item, path);
+      if (merged === DELETE) out.splice(idx, 1);
+      else out[idx] = merged;
+    } else out.push(stripDirectives(item));
+  }
+  return out;
+}
+
+function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELETE {
+  if (patch.$patch === 'delete') return DELETE;
+  if (patch.$patch === 'replace') return stripDirectives(patch) as Json;
+  const result: Json = { ...original };
+  const orders: [string, unknown[]][] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === '$patch' || key === '$retainKeys') continue;
+    if (key.startsWith('$setElementOrder/')) {
+      if (Array.isArray(value)) orders.push([key.slice('$setElementOrder/'.length), value]);
+      continue;
+    }
+    if (key.startsWith('$deleteFromPrimitiveList/')) {
+      const field = key.slice('$deleteFromPrimitiveList/'.length);
+      const current = result[field];
+      if (Array.isArray(current) && Array.isArray(value)) result[field] = current.filter((x) => !value.some((v) => deepEqual(v, x)));
+      continue;
+    }
+    if (value === null) {
+      delete result[key];
+      continue;
+    }
+    const current = result[key];
+    if (isPlainObject(value)) {
+      const merged = smpMap(isPlainObject(current) ? current : {}, value, [...path, key]);
+      if (merged === DELETE) delete result[key];
+      else result[key] = merged;
+    } else if (Array.isArray(value)) {
+      result[key] = smpList(Array.isArray(current) ? current : [], value, [...path, key]);
+    } else {
+      result[key] = value;
+    }
+  }
+  for (const [field, order] of orders) {
+    const list = result[field];
+    if (!Array.isArray(list)) continue;
+    const strategy = listStrategy([...path, field]);
+    result[field] = reorder(list, order, strategy.kind === 'merge' ? strategy.key : undefined);
+  }
+  if (Array.isArray(patch.$retainKeys)) {
+    const keep = new Set(patch.$retainKeys.map(String));
+    for (const k of Object.keys(result)) if (!keep.has(k) && !(k in patch)) delete result[k];
+  }
+  return result;
+}
+
+export function applyStrategicMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) throw new ApiError(400, 'BadRequest', 'strategic merge patch must be a JSON object');
+  const merged = smpMap(isPlainObject(target) ? target : {}, patch, []);
+  return merged === DELETE ? {} : deepCopy(merged);
+}

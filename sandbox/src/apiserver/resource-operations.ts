@@ -1,0 +1,645 @@
+/**
+ * The REST semantics of every resource: create, read, list, update, patch and delete with
+ * resourceVersions, optimistic concurrency, generation, the status and scale subresources,
+ * finalizers, graceful pod deletion, namespace rules and custom-resource schemas.
+ *
+ * The HTTP layer parses requests and calls these; the garbage collector calls them too.
+ */
+import { randomUUID } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import type { Logger } from '../../../common/src/logger';
+import {
+  ApiError, alreadyExists, badRequest, conflict, forbidden, gone, invalid, notFound, unsupportedMediaType,
+  type StatusCause,
+} from './api-error';
+import { pruneUnknownBuiltinFields } from './builtin-fields';
+import { evaluateJsonPath } from './crd-schema';
+import { parseFieldSelector } from './field-selector';
+import { prepareForCreate, prepareForUpdate, validateKind, validateKindUpdate, type StrategyContext } from './kind-strategies';
+import { compactMetadata, deepCopy, deepEqual, isPlainObject, type KubeObject } from './kube-object';
+import { labelSelectorToString, parseLabelSelector } from './label-selector';
+import type { ObjectStore, StoredObject } from './object-store';
+import { validateObjectMeta } from './object-meta-validation';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './patch';
+import type { ResourceRegistry } from './resource-registry';
+import { apiVersionOf, findVersion, resourceKey, type ResourceType, type ResourceVersion, type ResourceView } from './resource-type';
+
+type Json = Record<string, unknown>;
+
+export interface Scope {
+  rt: ResourceType;
+  version: string;
+  /** '' for cluster-scoped resources and all-namespace lists. */
+  namespace: string;
+}
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+  fieldManager?: string;
+}
+
+export interface WriteResult {
+  object: KubeObject;
+  warnings: string[];
+  /** true when a patch or update created the object (201). */
+  created?: boolean;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continueToken?: string;
+}
+
+export interface ListResult {
+  items: StoredObject[];
+  resourceVersion: string;
+  continueToken?: string;
+  remainingItemCount?: number;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+export interface ResourceOperationsDeps {
+  store: ObjectStore;
+  registry: ResourceRegistry;
+  logger: Logger;
+  /** The clock (injected so tests can control time). */
+  now?: () => Date;
+}
+
+const GENERATE_NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+export function formatTime(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function continueTokenOf(rv: number, namespace: string, name: string): string {
+  return Buffer.from(JSON.stringify({ rv, ns: namespace, name })).toString('base64url');
+}
+
+function parseContinueToken(token: string): { rv: number; ns: string; name: string } {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: unknown; ns?: unknown; name?: unknown };
+    if (typeof parsed.rv === 'number' && typeof parsed.ns === 'string' && typeof parsed.name === 'string') {
+      return { rv: parsed.rv, ns: parsed.ns, name: parsed.name };
+    }
+  } catch {
+    // fall through
+  }
+  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}
+
+function compareKeys(a: StoredObject, b: StoredObject): number {
+  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? -1 : 1;
+  if (a.name === b.name) return 0;
+  return a.name < b.name ? -1 : 1;
+}
+
+function setPath(obj: Json, jsonPath: string, value: unknown): void {
+  const parts = jsonPath.replace(/^\./, '').split('.');
+  let cur: Json = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (!isPlainObject(cur[p])) cur[p] = {};
+    cur = cur[p] as Json;
+  }
+  cur[parts[parts.length - 1]!] = value;
+}
+
+function isPod(rt: ResourceType): boolean {
+  return rt.group === '' && rt.plural === 'pods';
+}
+
+function isNamespace(rt: ResourceType): boolean {
+  return rt.group === '' && rt.plural === 'namespaces';
+}
+
+export class ResourceOperations {
+  private readonly store: ObjectStore;
+  private readonly registry: ResourceRegistry;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+  private clusterIpCounter = 10;
+
+  constructor(deps: ResourceOperationsDeps) {
+    this.store = deps.store;
+    this.registry = deps.registry;
+    this.logger = deps.logger;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  private key(rt: ResourceType): string {
+    return resourceKey(rt.group, rt.plural);
+  }
+
+  private versionInfo(scope: Scope): ResourceVersion {
+    const v = findVersion(scope.rt, scope.version) ?? scope.rt.versions[0];
+    if (!v) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    return v;
+  }
+
+  private strategyContext(): StrategyContext {
+    return {
+      now: formatTime(this.now()),
+      nextClusterIp: () => {
+        const n = this.clusterIpCounter++;
+        return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  getStored(scope: Scope, name: string): StoredObject {
+    const stored = this.store.get(this.key(scope.rt), scope.namespace, name);
+    if (!stored) throw notFound(scope.rt, name);
+    return stored;
+  }
+
+  list(scope: Scope, options: ListOptions = {}): ListResult {
+    const key = this.key(scope.rt);
+    const labels = parseLabelSelector(options.labelSelector);
+    const fields = parseFieldSelector(options.fieldSelector);
+    let listRv = this.store.resourceVersion;
+    let start: { ns: string; name: string } | undefined;
+    if (options.continueToken) {
+      const token = parseContinueToken(options.continueToken);
+      if (token.rv < this.store.compactedRv(key)) {
+        throw gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      }
+      listRv = token.rv;
+      start = token;
+    }
+    let all = this.store.list(key, scope.namespace || undefined);
+    if (options.labelSelector || options.fieldSelector) {
+      all = all.filter((s) => labels(s.obj.metadata.labels) && fields(s.obj));
+    }
+    all.sort(compareKeys);
+    if (start) {
+      const s = start;
+      all = all.filter((o) => o.namespace > s.ns || (o.namespace === s.ns && o.name > s.name));
+    }
+    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+    if (limit === undefined || all.length <= limit) return { items: all, resourceVersion: String(listRv) };
+    const items = all.slice(0, limit);
+    const last = items[items.length - 1]!;
+    return {
+      items,
+      resourceVersion: String(listRv),
+      continueToken: continueTokenOf(listRv, last.namespace, last.name),
+      remainingItemCount: all.length - limit,
+    };
+  }
+
+  // ------------------------------------------------------------------ schema and validation
+
+  /** Unknown fields: Strict refuses them (400), Warn reports them; they are dropped either way. */
+  private unknownFields(scope: Scope, paths: string[], opts: WriteOptions): string[] {
+    const unknown = paths.map((p) => p.replace(/^\./, '')).filter((p) => !p.startsWith('metadata'));
+    if (unknown.length === 0) return [];
+    if (opts.fieldValidation === 'Strict') {
+      const list = unknown.map((p) => `unknown field "${p}"`).join(', ');
+      throw badRequest(`${scope.rt.kind} in version "${scope.version}" cannot be handled as a ${scope.rt.kind}: strict decoding error: ${list}`);
+    }
+    return opts.fieldValidation === 'Warn' ? unknown.map((p) => `unknown field "${p}"`) : [];
+  }
+
+  /**
+   * Drops fields the type does not declare (built-ins: the Go type; custom resources: the schema),
+   * then for custom resources defaults and validates. Returns warnings, throws 400/422.
+   */
+  private applySchema(scope: Scope, obj: KubeObject, old: KubeObject | undefined, onlyStatus: boolean, opts: WriteOptions): string[] {
+    if (!scope.rt.custom) {
+      const metadata = obj.metadata;
+      const warnings = this.unknownFields(scope, pruneUnknownBuiltinFields(scope.rt, scope.version, obj), opts);
+      obj.metadata = metadata;
+      return warnings;
+    }
+    const schema = this.versionInfo(scope).schema;
+    if (!schema) return [];
+    const metadata = obj.metadata;
+    const warnings = this.unknownFields(scope, schema.prune(obj), opts);
+    obj.metadata = metadata;
+    schema.applyDefaults(obj);
+    let causes = schema.validate(obj, old);
+    if (onlyStatus) causes = causes.filter((c) => c.field === 'status' || c.field.startsWith('status.') || c.field.startsWith('status['));
+    if (causes.length > 0) throw invalid(scope.rt.kind, scope.rt.group, obj.metadata.name ?? '', causes);
+    return warnings;
+  }
+
+  private validate(scope: Scope, obj: KubeObject, old?: KubeObject): void {
+    const causes: StatusCause[] = [
+      ...validateObjectMeta(obj, scope.rt.nameRule, scope.rt.namespaced),
+      ...validateKind(scope.rt, obj),
+      ...(old ? validateKindUpdate(scope.rt, obj, old) : []),
+    ];
+    if (causes.length > 0) throw invalid(scope.rt.kind, scope.rt.group, obj.metadata.name ?? '', causes);
+  }
+
+  private checkNamespace(scope: Scope, name: string): void {
+    if (!scope.rt.namespaced) return;
+    const ns = this.store.get(resourceKey('', 'namespaces'), '', scope.namespace);
+    if (!ns) throw notFound({ group: '', plural: 'namespaces' }, scope.namespace);
+    if (ns.obj.metadata.deletionTimestamp) {
+      throw forbidden(scope.rt, name, `unable to create new content in namespace ${scope.namespace} because it is being terminated`);
+    }
+  }
+
+  private generateName(scope: Scope, prefix: string): string {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      let suffix = '';
+      for (let i = 0; i < 5; i++) suffix += GENERATE_NAME_CHARS[Math.floor(Math.random() * GENERATE_NAME_CHARS.length)];
+      const name = `${prefix}${suffix}`;
+      if (!this.store.get(this.key(scope.rt), scope.namespace, name)) return name;
+    }
+    throw new ApiError(500, 'InternalError', `could not generate a unique name from "${prefix}"`);
+  }
+
+  // ------------------------------------------------------------------ create
+
+  create(scope: Scope, body: unknown, opts: WriteOptions = {}): WriteResult {
+    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    const obj = body as KubeObject;
+    const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+    obj.metadata = meta;
+    const rt = scope.rt;
+    if (rt.namespaced) {
+      if (meta.namespace && meta.namespace !== scope.namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = scope.namespace;
+    } else delete meta.namespace;
+    if (!meta.name && typeof meta.generateName === 'string' && meta.generateName !== '') {
+      meta.name = this.generateName(scope, meta.generateName);
+    }
+    obj.apiVersion = apiVersionOf(rt.group, scope.version);
+    obj.kind = rt.kind;
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== '' && meta.resourceVersion !== '0') {
+      // what etcd3 storage answers on the real server
+      throw new ApiError(500, 'InternalError', 'Internal error occurred: resourceVersion should not be set on objects to be created');
+    }
+    meta.uid = randomUUID();
+    meta.creationTimestamp = formatTime(this.now());
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.managedFields;
+    delete meta.selfLink;
+    if (rt.generation) meta.generation = 1;
+    else delete meta.generation;
+    if (rt.custom && this.versionInfo(scope).status) delete obj.status;
+    compactMetadata(meta);
+    prepareForCreate(rt, obj, this.strategyContext());
+    const warnings = this.applySchema(scope, obj, undefined, false, opts);
+    this.validate(scope, obj);
+    const name = obj.metadata.name ?? '';
+    this.checkNamespace(scope, name);
+    if (this.store.get(this.key(rt), scope.namespace, name)) throw alreadyExists(rt, name);
+    if (opts.dryRun) {
+      this.store.countWrite(this.key(rt));
+      return { object: obj, warnings };
+    }
+    const stored = this.store.commit(this.key(rt), 'ADDED', obj);
+    return { object: stored.obj, warnings };
+  }
+
+  // ------------------------------------------------------------------ update
+
+  /** PUT of the main resource or of `status`. */
+  update(scope: Scope, name: string, body: unknown, opts: WriteOptions = {}, subresource?: 'status'): WriteResult {
+    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    const candidate = body as KubeObject;
+    if (!isPlainObject(candidate.metadata)) candidate.metadata = {};
+    const bodyName = candidate.metadata.name;
+    if (bodyName && bodyName !== name) {
+      throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+    }
+    const old = this.getStored(scope, name);
+    const rv = candidate.metadata.resourceVersion;
+    if (rv !== undefined && rv !== '' && rv !== old.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
+    return this.updateFrom(scope, old, candidate, opts, subresource);
+  }
+
+  private updateFrom(scope: Scope, old: StoredObject, candidate: KubeObject, opts: WriteOptions, subresource?: 'status'): WriteResult {
+    const rt = scope.rt;
+    const versionInfo = this.versionInfo(scope);
+    const oldObj = old.obj;
+    let obj: KubeObject;
+    if (subresource === 'status') {
+      obj = deepCopy(oldObj);
+      if (candidate.status === undefined) delete obj.status;
+      else obj.status = candidate.status;
+    } else {
+      obj = candidate;
+      if (versionInfo.status) {
+        if (oldObj.status === undefined) delete obj.status;
+        else obj.status = deepCopy(oldObj.status);
+      }
+    }
+    const meta = obj.metadata;
+    meta.name = oldObj.metadata.name;
+    if (rt.namespaced) meta.namespace = oldObj.metadata.namespace;
+    else delete meta.namespace;
+    meta.uid = oldObj.metadata.uid;
+    meta.creationTimestamp = oldObj.metadata.creationTimestamp;
+    meta.resourceVersion = oldObj.metadata.resourceVersion;
+    if (oldObj.metadata.deletionTimestamp) {
+      meta.deletionTimestamp = oldObj.metadata.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = oldObj.metadata.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    delete meta.managedFields;
+    delete meta.selfLink;
+    compactMetadata(meta);
+    if (oldObj.metadata.generation !== undefined) meta.generation = oldObj.metadata.generation;
+    else delete meta.generation;
+    obj.apiVersion = oldObj.apiVersion ?? apiVersionOf(rt.group, scope.version);
+    obj.kind = rt.kind;
+    if (subresource !== 'status') prepareForUpdate(rt, obj, oldObj, this.strategyContext());
+    const warnings = this.applySchema(scope, obj, deepCopy(oldObj), subresource === 'status', opts);
+    this.validate(scope, obj, oldObj);
+    if (rt.generation && subresource !== 'status' && this.specChanged(versionInfo, obj, oldObj)) {
+      meta.generation = (oldObj.metadata.generation ?? 0) + 1;
+    }
+    if (deepEqual(obj, oldObj)) {
+      this.store.countWrite(this.key(rt));
+      return { object: oldObj, warnings };
+    }
+    if (opts.dryRun) {
+      this.store.countWrite(this.key(rt));
+      return { object: obj, warnings };
+    }
+    if (meta.deletionTimestamp && (meta.finalizers ?? []).length === 0 && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
+      const removed = this.store.commit(this.key(rt), 'DELETED', obj);
+      return { object: removed.obj, warnings };
+    }
+    const stored = this.store.commit(this.key(rt), 'MODIFIED', obj);
+    return { object: stored.obj, warnings };
+  }
+
+  /** Anything outside metadata (and status, when it is a subresource) changed. */
+  private specChanged(versionInfo: ResourceVersion, obj: KubeObject, old: KubeObject): boolean {
+    const strip = (o: KubeObject): Json => {
+      const rest: Json = { ...o };
+      delete rest.metadata;
+      delete rest.apiVersion;
+      delete rest.kind;
+      if (versionInfo.status) delete rest.status;
+      return rest;
+    };
+    return !deepEqual(strip(obj), strip(old));
+  }
+
+  // ------------------------------------------------------------------ patch
+
+  /** Applies a patch; with `view`, the patch applies to the view's shape of the stored object. */
+  patch(scope: Scope, name: string, type: PatchType, rawBody: string, opts: WriteOptions = {}, subresource?: 'status', view?: ResourceView): WriteResult {
+    if (type === 'strategic' && scope.rt.custom) {
+      throw unsupportedMediaType('application/strategic-merge-patch+json', ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+    }
+    let patchBody: unknown;
+    try {
+      patchBody = type === 'apply' ? parseYaml(rawBody) : JSON.parse(rawBody);
+    } catch (err) {
+      throw badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const existing = this.store.get(this.key(scope.rt), scope.namespace, name);
+    if (!existing) {
+      if (type === 'apply' && subresource === undefined) {
+        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
+        const meta = isPlainObject(patchBody.metadata) ? patchBody.metadata : (patchBody.metadata = {});
+        meta.name ??= name;
+        delete meta.resourceVersion;
+        return { ...this.create(scope, view ? view.toStorage(patchBody) : patchBody, opts), created: true };
+      }
+      throw notFound(scope.rt, name);
+    }
+    const current = view ? deepCopy(view.fromStorage(existing.obj)) : deepCopy(existing.obj);
+    let patched: unknown;
+    switch (type) {
+      case 'merge':
+        patched = applyMergePatch(current, patchBody);
+        break;
+      case 'json':
+        patched = applyJsonPatch(current, patchBody);
+        break;
+      case 'strategic':
+        patched = applyStrategicMergePatch(current, patchBody);
+        break;
+      case 'apply':
+        patched = scope.rt.custom ? applyMergePatch(current, patchBody) : applyStrategicMergePatch(current, patchBody);
+        break;
+    }
+    if (!isPlainObject(patched)) throw badRequest('the patch did not produce an object');
+    const candidate = (view ? view.toStorage(patched) : patched) as KubeObject;
+    if (!isPlainObject(candidate.metadata)) candidate.metadata = {};
+    const rv = candidate.metadata.resourceVersion;
+    if (rv !== undefined && rv !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
+    if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
+      throw badRequest(`the name of the object (${String(candidate.metadata.name)}) does not match the name on the URL (${name})`);
+    }
+    return this.updateFrom(scope, existing, candidate, opts, subresource);
+  }
+
+  // ------------------------------------------------------------------ delete
+
+  delete(scope: Scope, name: string, options: DeleteOptions = {}): KubeObject {
+    const rt = scope.rt;
+    const old = this.getStored(scope, name);
+    const pre = options.preconditions ?? {};
+    if (pre.uid && pre.uid !== old.obj.metadata.uid) {
+      throw conflict(rt, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.obj.metadata.uid ?? ''}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== old.obj.metadata.resourceVersion) {
+      throw conflict(rt, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.obj.metadata.resourceVersion ?? ''}`);
+    }
+    if (options.dryRun) {
+      this.store.countWrite(this.key(rt));
+      return old.obj;
+    }
+    const obj = deepCopy(old.obj);
+    const meta = obj.metadata;
+    const now = this.now();
+    if (isNamespace(rt)) {
+      if (meta.deletionTimestamp) {
+        this.store.countWrite(this.key(rt));
+        return old.obj;
+      }
+      meta.deletionTimestamp = formatTime(now);
+      meta.deletionGracePeriodSeconds = 0;
+      obj.status = { ...(isPlainObject(obj.status) ? obj.status : {}), phase: 'Terminating' };
+      return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
+    }
+    const policy = options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : 'Background');
+    const finalizers = [...(meta.finalizers ?? [])];
+    if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+    if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+    let grace = 0;
+    if (isPod(rt)) {
+      const spec = isPlainObject(obj.spec) ? obj.spec : {};
+      const phase = isPlainObject(obj.status) ? obj.status.phase : undefined;
+      grace = options.gracePeriodSeconds ?? (typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30);
+      if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') grace = 0;
+      if (grace < 0) grace = 0;
+    }
+    if (grace > 0) {
+      if (meta.deletionTimestamp && (meta.deletionGracePeriodSeconds ?? 0) <= grace && deepEqual(finalizers, meta.finalizers ?? [])) {
+        this.store.countWrite(this.key(rt));
+        return old.obj;
+      }
+      meta.deletionTimestamp = formatTime(new Date(now.getTime() + grace * 1000));
+      meta.deletionGracePeriodSeconds = grace;
+      if (finalizers.length > 0) meta.finalizers = finalizers;
+      return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
+    }
+    if (finalizers.length > 0) {
+      const alreadyDeleting = meta.deletionTimestamp !== undefined && meta.deletionGracePeriodSeconds === 0;
+      if (alreadyDeleting && deepEqual(finalizers, meta.finalizers ?? [])) {
+        this.store.countWrite(this.key(rt));
+        return old.obj;
+      }
+      if (!meta.deletionTimestamp || (meta.deletionGracePeriodSeconds ?? 0) > 0) meta.deletionTimestamp = formatTime(now);
+      meta.deletionGracePeriodSeconds = 0;
+      meta.finalizers = finalizers;
+      return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
+    }
+    if (this.logger.isDebugEnabled()) this.logger.debug('object deleted', { resource: this.key(rt), namespace: scope.namespace, name });
+    return this.store.commit(this.key(rt), 'DELETED', obj).obj;
+  }
+
+  deleteCollection(scope: Scope, listOptions: ListOptions, options: DeleteOptions = {}): KubeObject[] {
+    const { items } = this.list(scope, { labelSelector: listOptions.labelSelector, fieldSelector: listOptions.fieldSelector });
+    const out: KubeObject[] = [];
+    for (const item of items) {
+      try {
+        out.push(this.delete({ ...scope, namespace: item.namespace }, item.name, options));
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+      }
+    }
+    return out;
+  }
+
+  /** Removes an object from storage at once (garbage collector, namespace controller, CRD cleanup). */
+  removeNow(rt: ResourceType, stored: StoredObject): void {
+    const current = this.store.get(this.key(rt), stored.namespace, stored.name);
+    if (!current) return;
+    this.store.commit(this.key(rt), 'DELETED', deepCopy(current.obj), { countWrite: false });
+  }
+
+  /** Internal write (garbage collector): replaces the object's metadata fields given, without checks. */
+  updateMetadata(rt: ResourceType, stored: StoredObject, change: (meta: KubeObject['metadata']) => void): void {
+    const current = this.store.get(this.key(rt), stored.namespace, stored.name);
+    if (!current) return;
+    const obj = deepCopy(current.obj);
+    change(obj.metadata);
+    if (deepEqual(obj, current.obj)) return;
+    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
+      this.store.commit(this.key(rt), 'DELETED', obj, { countWrite: false });
+      return;
+    }
+    this.store.commit(this.key(rt), 'MODIFIED', obj, { countWrite: false });
+  }
+
+  // ------------------------------------------------------------------ scale
+
+  private scaleSpec(scope: Scope): NonNullable<ResourceVersion['scale']> {
+    const scale = this.versionInfo(scope).scale;
+    if (!scale) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    return scale;
+  }
+
+  toScale(scope: Scope, obj: KubeObject): Json {
+    const spec = this.scaleSpec(scope);
+    const specReplicas = evaluateJsonPath(obj, spec.specReplicasPath);
+    const statusReplicas = evaluateJsonPath(obj, spec.statusReplicasPath);
+    let selector = spec.labelSelectorPath ? evaluateJsonPath(obj, spec.labelSelectorPath) : undefined;
+    if (isPlainObject(selector)) selector = labelSelectorToString(selector);
+    const meta = obj.metadata;
+    const status: Json = { replicas: typeof statusReplicas === 'number' ? statusReplicas : 0 };
+    if (typeof selector === 'string' && selector !== '') status.selector = selector;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name: meta.name,
+        ...(meta.namespace ? { namespace: meta.namespace } : {}),
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+        creationTimestamp: meta.creationTimestamp,
+      },
+      spec: { replicas: typeof specReplicas === 'number' ? specReplicas : 0 },
+      status,
+    };
+  }
+
+  getScale(scope: Scope, name: string): Json {
+    return this.toScale(scope, this.getStored(scope, name).obj);
+  }
+
+  updateScale(scope: Scope, name: string, body: unknown, opts: WriteOptions = {}): Json {
+    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    const existing = this.getStored(scope, name);
+    const meta = isPlainObject(body.metadata) ? body.metadata : {};
+    if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
+    const replicas = isPlainObject(body.spec) ? body.spec.replicas : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
+    }
+    const obj = deepCopy(existing.obj);
+    setPath(obj, this.scaleSpec(scope).specReplicasPath, replicas);
+    const result = this.updateFrom(scope, existing, obj, opts);
+    return this.toScale(scope, result.object);
+  }
+
+  patchScale(scope: Scope, name: string, type: PatchType, rawBody: string, opts: WriteOptions = {}): Json {
+    const current = this.getScale(scope, name);
+    let body: unknown;
+    try {
+      body = type === 'apply' ? parseYaml(rawBody) : JSON.parse(rawBody);
+    } catch (err) {
+      throw badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const patched = type === 'json' ? applyJsonPatch(current, body) : type === 'strategic' ? applyStrategicMergePatch(current, body) : applyMergePatch(current, body);
+    return this.updateScale(scope, name, patched, opts);
+  }
+
+  // ------------------------------------------------------------------ pods/binding and pods/eviction
+
+  bind(scope: Scope, podName: string, body: unknown, opts: WriteOptions = {}): void {
+    const target = isPlainObject(body) && isPlainObject(body.target) ? body.target : {};
+    const nodeName = typeof target.name === 'string' ? target.name : '';
+    if (nodeName === '') throw invalid('Binding', '', podName, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
+    const existing = this.getStored(scope, podName);
+    const meta = isPlainObject(body) && isPlainObject(body.metadata) ? body.metadata : {};
+    if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, podName);
+    if (meta.uid && meta.uid !== existing.obj.metadata.uid) {
+      throw conflict(scope.rt, podName, `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${existing.obj.metadata.uid ?? ''}`);
+    }
+    const obj = deepCopy(existing.obj);
+    if (obj.metadata.deletionTimestamp) throw conflict(scope.rt, podName, 'pod is being deleted, cannot be assigned to a host');
+    const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+    if (spec.nodeName) throw conflict(scope.rt, podName, `pod ${podName} is already assigned to node "${String(spec.nodeName)}"`);
+    spec.nodeName = nodeName;
+    const status: Json = isPlainObject(obj.status) ? obj.status : (obj.status = {});
+    const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isPlainObject(c) && c.type === 'PodScheduled')) : [];
+    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: formatTime(this.now()) });
+    status.conditions = conditions;
+    if (opts.dryRun) return;
+    this.store.commit(this.key(scope.rt), 'MODIFIED', obj);
+  }
+}
