@@ -8,7 +8,11 @@ module.exports = {
   // Tests wait on conditions with their own deadlines; this is only the outer bound.
   testTimeout: 90_000,
   projects: [
+    // 1. pure domain tables, 2. reconcilers/executors against the sandbox, 3. routers with supertest
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{common,operator,api-gateway,sandbox}/**/*.test.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'] },
+    // Suites that cross component boundaries: operator on the sandbox, real kubectl and helm, RBAC
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/!(e2e)/**/*.test.ts'] },
+    // 4. end to end: HTTP -> gateway -> API server -> operator -> simulated rooms (E2E_KUBECONFIG: any cluster)
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

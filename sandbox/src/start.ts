@@ -92,10 +92,15 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(lines.filter((l) => l !== '').join('\n') + '\n');
 
-  let stopping = false;
+  let stoppingSince = 0;
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) process.exit(1);
-    stopping = true;
+    // Ctrl-C reaches this process twice (from the terminal and through tsx): a repeat within a
+    // few seconds is the same request; a later one forces the exit.
+    if (stoppingSince > 0) {
+      if (Date.now() - stoppingSince > 3000) process.exit(1);
+      return;
+    }
+    stoppingSince = Date.now();
     process.stdout.write(`\n${signal}: stopping...\n`);
     await simulation?.stop();
     await operator.stop();
@@ -104,8 +109,8 @@ async function main(): Promise<void> {
     process.stdout.write('Stopped.\n');
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err: unknown) => {

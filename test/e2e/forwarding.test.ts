@@ -22,7 +22,7 @@ describe('forwarding', () => {
   let receiver: ForwardReceiver;
   beforeAll(async () => {
     receiver = await startForwardReceiver();
-    stack = await startStack({ config: { healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+    stack = await startStack({ external: true, config: { healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
   });
   afterAll(async () => {
     await stack.stop();

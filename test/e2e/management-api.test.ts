@@ -49,7 +49,7 @@ async function userHistory(stack: Stack, name: string): Promise<string[]> {
 describe('management API end to end', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ config: { healthInterval: 300, addRoomsConcurrency: 1 }, simulation: { pingIntervalMs: 300 } });
+    stack = await startStack({ external: true, config: { healthInterval: 300, addRoomsConcurrency: 1 }, simulation: { pingIntervalMs: 300 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -120,7 +120,7 @@ describe('management API end to end', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {
       const kubeconfig = path.join(dir, 'kubeconfig');
-      await stack.sandbox!.writeKubeconfig(kubeconfig);
+      stack.writeKubeconfig(kubeconfig);
       const kubectl = (args: string[], env: Record<string, string> = {}) =>
         run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, ...env }, timeout: 30_000 });
 

@@ -49,7 +49,7 @@ async function ping(stack: Stack, scheduler: string, room: string, status: strin
 describe('rooms', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ config: { roomInitTimeout: 3000, healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+    stack = await startStack({ external: true, config: { roomInitTimeout: 3000, healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -123,7 +123,7 @@ describe('rooms', () => {
 describe('autoscaling', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ config: { healthInterval: 300, autoscaleDebounce: 100 }, simulation: { pingIntervalMs: 200 } });
+    stack = await startStack({ external: true, config: { healthInterval: 300, autoscaleDebounce: 100 }, simulation: { pingIntervalMs: 200 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -166,7 +166,7 @@ describe('autoscaling', () => {
 describe('rolling replacement', () => {
   test('a major switch with 10 rooms and maxSurge 3 replaces every room, never dropping below 10 ready-or-occupied, and keeps an occupied old room until it is free', async () => {
     // Pings are sent by hand for one room, so the simulated rooms ping rarely and expiry is long.
-    const stack = await startStack({ config: { healthInterval: 300, roomPingTimeout: 120_000 }, simulation: { pingIntervalMs: 400 } });
+    const stack = await startStack({ external: true, config: { healthInterval: 300, roomPingTimeout: 120_000 }, simulation: { pingIntervalMs: 400 } });
     try {
       await http(stack, 'POST', '/schedulers', createBody('rolling', { roomsReplicas: 10, maxSurge: 3 }));
       await waitFor(async () => (await counts(stack, 'rolling')).ready === 10, { timeoutMs: 30_000, message: '10 ready rooms' });

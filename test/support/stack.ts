@@ -4,10 +4,12 @@
  * and a rooms API the simulated rooms ping: the real gateway by default, or (`gateway: false`) a
  * small stand-in that writes ping status the way the gateway does.
  */
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
+import { waitFor } from './wait';
 import { loadConfig, type Config } from '../../common/src/config';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
@@ -34,6 +36,11 @@ export interface StackOptions {
   /** false: no simulated kubelet/rooms. */
   simulation?: false | { nodes?: number; startDelayMs?: number; pingIntervalMs?: number; deletionCapMs?: number };
   watchWindow?: number;
+  /**
+   * Run against the cluster named by E2E_KUBECONFIG when it is set (the end-to-end suites do);
+   * otherwise, and by default, against a fresh embedded sandbox.
+   */
+  external?: boolean;
 }
 
 export interface Stack {
@@ -51,6 +58,8 @@ export interface Stack {
   readonly authHeader: string;
   readonly config: Config;
   readonly logger: Logger;
+  /** Writes a kubeconfig for kubectl (works for the sandbox and for a real cluster). */
+  writeKubeconfig(file: string): void;
   /** Starts one more operator replica (same configuration). */
   addOperator(): Promise<RunningOperator>;
   stop(): Promise<void>;
@@ -75,11 +84,14 @@ export const TEST_CONFIG: Partial<Record<keyof Config, unknown>> = {
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const logger = createLogger('test', { level: process.env.ROOMKEEPER_TEST_LOG_LEVEL ?? 'error' });
-  const external = process.env.E2E_KUBECONFIG ? discoverKubeConfig({ E2E_KUBECONFIG: process.env.E2E_KUBECONFIG }) : undefined;
+  const external = opts.external && process.env.E2E_KUBECONFIG ? discoverKubeConfig({ E2E_KUBECONFIG: process.env.E2E_KUBECONFIG }) : undefined;
+  if (opts.external && process.env.E2E_KUBECONFIG && !external) throw new Error(`E2E_KUBECONFIG=${process.env.E2E_KUBECONFIG}: no such file`);
   const sandbox = external ? undefined : await startSandbox({ crdDirs: [CRD_DIR], watchWindow: opts.watchWindow });
   const kc = external ? external.kc : (sandbox as Sandbox).kubeConfig();
   const clients = makeKubeClients(kc, { qps: 2000, burst: 2000 });
   const api = new RoomkeeperApi(clients.custom);
+  if (external) await installCrds(kc);
+  const schedulersBefore = new Set(external ? (await api.listSchedulers()).items.map((x) => x.metadata.name as string) : []);
 
   const useGateway = opts.gateway ?? true;
   const base = loadConfig({}, {
@@ -91,7 +103,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const standIn = gateway ? undefined : await startPingStandIn(api);
   const roomsUrl = gateway?.roomsUrl ?? (standIn as { url: string }).url;
   const config = loadConfig({}, { ...base, roomsApiUrl: roomsUrl });
-  const simulation = opts.simulation === false ? undefined : await startSimulation({
+  // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
+  const realNodes = external ? (await clients.core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] !== 'true') : [];
+  const simulation = opts.simulation === false || realNodes.length > 0 ? undefined : await startSimulation({
     kubeConfig: kc,
     nodes: opts.simulation?.nodes ?? 2,
     startDelayMs: opts.simulation?.startDelayMs ?? 20,
@@ -114,8 +128,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   return {
     kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, config, logger, addOperator, gateway,
     managementUrl: gateway?.managementUrl,
+    writeKubeconfig: (file: string) => fs.writeFileSync(file, kc.exportConfig(), { mode: 0o600 }),
     authHeader: `Basic ${Buffer.from(`${config.authUsername}:${config.authPassword}`).toString('base64')}`,
     async stop() {
+      if (external) await deleteSchedulersCreatedSince(api, schedulersBefore);
       for (const op of operators) await op.stop().catch(() => undefined);
       await simulation?.stop();
       await gateway?.stop();
@@ -125,6 +141,33 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await sandbox?.stop();
     },
   };
+}
+
+/** Applies crds/*.yaml to a cluster (create, or replace when present) and waits until served. */
+async function installCrds(kc: k8s.KubeConfig): Promise<void> {
+  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  for (const file of fs.readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml'))) {
+    // loadYaml turns the YAML into client-node's typed model, so extensions such as
+    // x-kubernetes-int-or-string survive its serializer.
+    const crd = k8s.loadYaml<k8s.V1CustomResourceDefinition>(fs.readFileSync(path.join(CRD_DIR, file), 'utf8'));
+    const name = crd.metadata?.name as string;
+    try {
+      const existing = await ext.readCustomResourceDefinition({ name });
+      await ext.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    } catch {
+      await ext.createCustomResourceDefinition({ body: crd });
+    }
+    await waitFor(async () => (await ext.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'),
+      { timeoutMs: 30_000, message: `CRD ${name} established` });
+  }
+}
+
+/** On a shared cluster, a suite removes the schedulers it created (through the operator). */
+async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<string>): Promise<void> {
+  const mine = (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => !before.has(n));
+  for (const name of mine) await api.deleteScheduler(name).catch(() => undefined);
+  await waitFor(async () => (await api.listSchedulers()).items.every((x) => !mine.includes(x.metadata.name as string)),
+    { timeoutMs: 120_000, message: 'schedulers created by the suite deleted' }).catch(() => undefined);
 }
 
 /**

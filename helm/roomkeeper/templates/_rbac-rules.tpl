@@ -1,11 +1,11 @@
 {{/*
 THE ONE PLACE where Roomkeeper's permissions are written down. Least privilege: each component gets
 exactly the verbs on exactly the resources its code calls, and nothing here depends on values.
-A test (test/helm/) renders these lists; keep them in step with the Kubernetes calls in operator/
-and api-gateway/.
+test/rbac/ derives the calls the code makes (TypeScript type checker) and fails when these lists
+grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 
   operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read), ping-digest
-                          ConfigMaps (read), events
+                          ConfigMaps (read)
   operator (Role)         its leader-election Lease, in the release namespace
   gateway  (ClusterRole)  roomkeeper.io resources and its ping-digest ConfigMaps; never pods
   gateway  (Role)         get on the management-API credentials Secret only, by name
@@ -13,45 +13,44 @@ and api-gateway/.
 
 {{/* Operator, cluster-wide: reconciles schedulers and executes operations in the schedulers' namespaces. */}}
 {{- define "roomkeeper.rbac.operatorClusterRules" -}}
-# Schedulers: read the recipe, keep its finalizer, switch its active definition (update), and
-# delete it at the end of a delete_scheduler operation. Created by the gateway or kubectl.
+# Schedulers: read the recipe, keep its finalizer (patch), make the active definition its spec
+# (update), and delete it at the end of a delete_scheduler operation.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers"]
   verbs: ["get", "list", "watch", "update", "patch", "delete"]
-# Versions, operations and rooms are created, pruned and deleted by the operator.
+# Versions: read, created by version operations, deleted by rollbacks and delete_scheduler.
 - apiGroups: ["roomkeeper.io"]
-  resources: ["schedulerversions", "operations", "gamerooms"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# Status subresources: the operator computes and writes every status.
+  resources: ["schedulerversions"]
+  verbs: ["get", "list", "watch", "create", "delete"]
+# Operations (healing ones are enqueued here; old ones pruned) and rooms, read through informers.
+- apiGroups: ["roomkeeper.io"]
+  resources: ["operations", "gamerooms"]
+  verbs: ["list", "watch", "create", "delete"]
+# Status subresources: merge-patched, written only when they change.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers/status", "schedulerversions/status", "operations/status", "gamerooms/status"]
-  verbs: ["get", "update", "patch"]
-# Finalizers subresources: needed to set blockOwnerDeletion on owned children
-# (OwnerReferencesPermissionEnforcement).
+  verbs: ["patch"]
+# Room pods carry blockOwnerDeletion towards their GameRoom (OwnerReferencesPermissionEnforcement).
 - apiGroups: ["roomkeeper.io"]
-  resources: ["schedulers/finalizers", "schedulerversions/finalizers", "operations/finalizers", "gamerooms/finalizers"]
+  resources: ["gamerooms/finalizers"]
   verbs: ["update"]
-# Room pods in each scheduler's namespace. No pods/status, pods/exec or pods/log.
+# Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them.
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+  verbs: ["list", "watch", "create", "delete"]
 # One namespace per scheduler, created with it and deleted with it.
 - apiGroups: [""]
   resources: ["namespaces"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+  verbs: ["get", "create", "delete"]
 # Read-only: a room's address is its node's ExternalDNS/ExternalIP/InternalDNS/InternalIP.
 - apiGroups: [""]
   resources: ["nodes"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["list", "watch"]
 # Read-only: the ping digests the gateway replicas write into each scheduler's namespace
 # (ConfigMaps labelled roomkeeper.io/ping-digest=true; RBAC cannot narrow by label).
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch"]
-# Events about schedulers, operations and rooms (core and events.k8s.io APIs).
-- apiGroups: ["", "events.k8s.io"]
-  resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["list", "watch"]
 {{- end -}}
 
 {{/* Operator, release namespace: leader election. `create` cannot be limited by name; get and update are. */}}
@@ -67,10 +66,10 @@ and api-gateway/.
 
 {{/* Gateway, cluster-wide: the management API enqueues operations; the rooms API updates rooms' status. */}}
 {{- define "roomkeeper.rbac.gatewayClusterRules" -}}
-# Create, read, update (enqueueing through the operator) and delete schedulers.
+# Create, read, update (a new version's spec) and delete schedulers.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # Versions are read-only for the gateway; the operator writes them.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulerversions"]
@@ -79,10 +78,13 @@ and api-gateway/.
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations"]
   verbs: ["get", "list", "watch", "create", "patch"]
-# Rooms: read them; pings and room events patch their status.
+# Rooms: read through an informer; pings that change a room patch its status.
 - apiGroups: ["roomkeeper.io"]
-  resources: ["gamerooms", "gamerooms/status"]
-  verbs: ["get", "list", "watch", "patch"]
+  resources: ["gamerooms"]
+  verbs: ["list", "watch"]
+- apiGroups: ["roomkeeper.io"]
+  resources: ["gamerooms/status"]
+  verbs: ["patch"]
 # Ping digests: one ConfigMap per gateway replica in each scheduler's namespace, created once and
 # then merge-patched (pings never cost one API write each). No read, no delete.
 - apiGroups: [""]

@@ -14,7 +14,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { errorMessage } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
-import { inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
 
 export interface OperationRunnerOptions {
   definitions: readonly OperationDefinition[];
@@ -211,10 +211,19 @@ export class OperationRunner {
   }
 
   private async prune(schedulerName: string, now: number): Promise<void> {
-    const victims = operationsToPrune(this.operationsOf(schedulerName), now, {
+    const ops = this.operationsOf(schedulerName);
+    const victims = operationsToPrune(ops, now, {
       maxCount: this.deps.config.operationRetentionCount,
       maxAgeMs: this.deps.config.operationRetentionAge,
     });
+    // A scheduler deleted and created again under the same name: the old one's finished
+    // operations (its delete_scheduler last) are not part of the new one's history.
+    const born = Date.parse(String(this.deps.caches.schedulers.get(schedulerName)?.metadata.creationTimestamp ?? ''));
+    if (Number.isFinite(born)) {
+      for (const op of finalOperations(ops)) {
+        if (Date.parse(op.spec.enqueuedAt) < born - 5000 && !victims.includes(op)) victims.push(op);
+      }
+    }
     for (const op of victims) {
       try {
         await this.deps.api.deleteOperation(op.metadata.name as string);

@@ -16,7 +16,7 @@ export async function loadScheduler(ctx: ExecutionContext): Promise<Scheduler> {
   try {
     return await ctx.deps.api.getScheduler(ctx.schedulerName);
   } catch (err) {
-    if (isNotFound(err)) throw new Error(`scheduler ${ctx.schedulerName} not found`);
+    if (isNotFound(err)) throw new Error(`scheduler ${ctx.schedulerName} not found`, { cause: err });
     throw err;
   }
 }
