@@ -104,7 +104,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const roomsUrl = gateway?.roomsUrl ?? (standIn as { url: string }).url;
   const config = loadConfig({}, { ...base, roomsApiUrl: roomsUrl });
   // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
-  const realNodes = external ? (await clients.core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] !== 'true') : [];
+  // ROOMKEEPER_E2E_CORDON_REAL_NODES=true (throwaway clusters such as the K3s container) cordons
+  // the real nodes first, so room pods go to simulated nodes and need no game-server image.
+  let realNodes = external ? (await clients.core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] !== 'true') : [];
+  if (external && process.env.ROOMKEEPER_E2E_CORDON_REAL_NODES === 'true') {
+    for (const node of realNodes) {
+      await clients.core.patchNode({ name: node.metadata?.name as string, body: { spec: { unschedulable: true } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    }
+    realNodes = [];
+  }
   const simulation = opts.simulation === false || realNodes.length > 0 ? undefined : await startSimulation({
     kubeConfig: kc,
     nodes: opts.simulation?.nodes ?? 2,
