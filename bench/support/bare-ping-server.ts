@@ -1,0 +1,39 @@
+/**
+ * The yardstick for the gateway's ping path: a bare `node:http` server answering the same route
+ * (`PUT /scheduler/:s/rooms/:id/ping`, JSON body) with 200 `{"success":true}`, doing only what
+ * any server must: match the route, read and parse the body.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const ROUTE = /^\/scheduler\/([^/]+)\/rooms\/([^/]+)\/ping$/;
+
+export interface BareServer { url: string; close(): Promise<void> }
+
+export async function startBarePingServer(): Promise<BareServer> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let ok = req.method === 'PUT' && ROUTE.test(req.url ?? '');
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { status?: unknown };
+        ok = ok && typeof body.status === 'string';
+      } catch {
+        ok = false;
+      }
+      const text = ok ? '{"success":true}' : '{"success":false}';
+      res.writeHead(ok ? 200 : 400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

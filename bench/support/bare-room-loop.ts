@@ -1,0 +1,72 @@
+/**
+ * The yardstick for the operator's room creation: a bare loop that creates the same objects the
+ * operator creates for a room (the GameRoom, then its Pod built by `buildRoomPod`, owned by the
+ * GameRoom), with the same client-node client, concurrency and client-side rate limit, and
+ * nothing else (no queue, no history, no informers).
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, SchedulerSpec } from '../../common/src/generated/resources';
+import type { KubeClients } from '../../common/src/kube/clients';
+import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
+import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } from '../../common/src/resources/labels';
+import { roomToken } from '../../common/src/rooms/room-token';
+import { pickHostPorts } from '../../operator/src/rooms/domain/host-ports';
+import { buildRoomPod, roomName } from '../../operator/src/rooms/domain/pod-template';
+
+export interface BareLoopOptions {
+  clients: KubeClients;
+  namespace: string;
+  definition: SchedulerSpec;
+  count: number;
+  concurrency: number;
+  roomsApiUrl: string;
+  roomTokenSecret: string;
+  maestroEnv: boolean;
+}
+
+export async function createRoomsBare(opts: BareLoopOptions): Promise<{ created: number; firstError?: string }> {
+  const api = new RoomkeeperApi(opts.clients.custom);
+  const core: k8s.CoreV1Api = opts.clients.core;
+  const used = new Set<number>();
+  let next = 0;
+  let created = 0;
+  let firstError: string | undefined;
+  const one = async (): Promise<void> => {
+    const ports = pickHostPorts(opts.definition, used, Math.random);
+    if ('error' in ports) throw new Error(ports.error);
+    for (const p of ports.flat()) used.add(p);
+    const name = roomName(opts.namespace, Math.random);
+    const room: GameRoom = {
+      apiVersion: API_VERSION,
+      kind: 'GameRoom',
+      metadata: { name, namespace: opts.namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [SCHEDULER_LABEL]: opts.namespace, [VERSION_LABEL]: 'v1.0.0' } },
+      spec: { scheduler: opts.namespace, version: 'v1.0.0', validation: false },
+    };
+    const createdRoom = await api.createGameRoom(room);
+    const pod = buildRoomPod({
+      schedulerName: opts.namespace,
+      roomName: name,
+      version: 'v1.0.0',
+      definition: opts.definition,
+      hostPorts: ports,
+      roomsApiUrl: opts.roomsApiUrl,
+      roomToken: roomToken(opts.roomTokenSecret, opts.namespace, name),
+      maestroEnv: opts.maestroEnv,
+      ownerRef: { apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true },
+    });
+    await core.createNamespacedPod({ namespace: opts.namespace, body: pod });
+  };
+  const worker = async (): Promise<void> => {
+    while (next < opts.count && firstError === undefined) {
+      next++;
+      try {
+        await one();
+        created++;
+      } catch (err) {
+        firstError ??= err instanceof Error ? err.message : String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency, opts.count) }, () => worker()));
+  return firstError === undefined ? { created } : { created, firstError };
+}

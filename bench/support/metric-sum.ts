@@ -1,0 +1,14 @@
+/** Reads a counter out of a MetricsRegistry's Prometheus text: the sum over series matching labels. */
+import type { MetricsRegistry } from '../../common/src/metrics';
+
+export function sumMetric(registry: MetricsRegistry, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of registry.render().split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const series = m[3] ?? '';
+    if (Object.entries(labels).every(([k, v]) => series.includes(`${k}="${v}"`))) total += Number(m[4]);
+  }
+  return total;
+}
