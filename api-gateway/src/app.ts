@@ -8,7 +8,9 @@ import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { requestContext } from './http/request-context';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 import { buildOpenApiDocument } from './openapi';
 import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
@@ -46,33 +48,25 @@ export interface RoomsAppDeps extends CommonAppDeps {
   forwarder?: RoomEventSink;
   /** The secret room tokens are derived from; undefined turns ping authentication off. */
   roomTokenSecret: string | undefined;
+  /** A ping that changes nothing is forwarded at most this often per room (0: every ping). */
+  forwardResyncIntervalMs?: number;
+  now?: () => number;
 }
 
-function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'debug'): Express {
+function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'debug', fastPath?: FastPath): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (fastPath) {
+    app.use((req, res, next) => {
+      if (!fastPath(req, res)) next();
+    });
+  }
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, api, accessLogLevel }));
   return app;
 }
 
-/** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
-export const MAX_JSON_DEPTH = 32;
-
-/** True when `value` nests objects/arrays deeper than `max` (iterative: safe on any input). */
-export function jsonDepthExceeds(value: unknown, max: number): boolean {
-  const stack: { v: unknown; d: number }[] = [{ v: value, d: 0 }];
-  while (stack.length > 0) {
-    const { v, d } = stack.pop() as { v: unknown; d: number };
-    if (typeof v !== 'object' || v === null) continue;
-    if (d >= max) return true;
-    for (const child of Object.values(v)) stack.push({ v: child, d: d + 1 });
-  }
-  return false;
-}
-
-/** Any content type is read as JSON (as grpc-gateway does); an empty body reads as `{}`. */
 function jsonBody(maxBodyBytes: number): RequestHandler {
   const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
   return (req, res, next) => {
@@ -116,12 +110,16 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
 }
 
 export function createRoomsApp(deps: RoomsAppDeps): Express {
-  const app = baseApp(deps, 'rooms', 'debug');
+  const reports = new RoomReports({
+    rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics,
+    now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs,
+  });
+  const fast = pingFastPath({ reports, roomTokenSecret: deps.roomTokenSecret, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });
+  const app = baseApp(deps, 'rooms', 'debug', fast);
   const roomAuth = deps.roomTokenSecret === undefined ? [] : [roomTokenAuth(deps.roomTokenSecret)];
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
-  const reports = new RoomReports({ rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics });
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   app.use(router);
   return finish(app, deps, { success: false });

@@ -102,7 +102,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { provider, secret } = await credentialsFor(config, clients.core, logger);
   secret?.start(SECRET_REFRESH_MS);
 
-  const store = new KubernetesStore({ kc: kubeConfig, custom: clients.custom, core: clients.core, logger, metrics });
+  const store = new KubernetesStore({ kc: clients.kc, custom: clients.custom, core: clients.core, logger, metrics });
   await store.start();
   const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
   const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger });
@@ -114,7 +114,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
   const common = { logger, metrics, readiness, maxBodyBytes: config.maxBodyBytes };
   const management = createManagementApp({ ...common, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
-  const rooms = createRoomsApp({ ...common, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined });
+  const rooms = createRoomsApp({
+    ...common, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined,
+    forwardResyncIntervalMs: config.forwardResyncInterval,
+  });
 
   const managementServer = http.createServer(management);
   const roomsServer = http.createServer(rooms);
@@ -125,6 +128,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await recorder.stop();
     await store.stop();
     ownForwarder?.close();
+    await clients.close();
   };
   let managementUrl: string;
   let roomsUrl: string;

@@ -24,8 +24,8 @@ function key<K extends Kind>(env: string, kind: K, def: KindType<K> | undefined,
 /** Every setting of every Roomkeeper process. Durations are milliseconds (env accepts `500ms`, `5s`, `2m`, `1h` or a bare number of ms). */
 export const CONFIG_SCHEMA = {
   logLevel: key('ROOMKEEPER_LOG_LEVEL', 'string', 'info', 'Log level: error, warn, info, debug.'),
-  kubeQps: key('ROOMKEEPER_KUBE_QPS', 'number', 200, 'Client-side rate limit for Kubernetes API requests (requests per second, steady state).', { min: 1 }),
-  kubeBurst: key('ROOMKEEPER_KUBE_BURST', 'int', 400, 'Client-side burst above the QPS limit.', { min: 1 }),
+  kubeQps: key('ROOMKEEPER_KUBE_QPS', 'number', 400, 'Client-side rate limit for Kubernetes API requests (requests per second, steady state).', { min: 1 }),
+  kubeBurst: key('ROOMKEEPER_KUBE_BURST', 'int', 800, 'Client-side burst above the QPS limit.', { min: 1 }),
 
   operatorPort: key('ROOMKEEPER_OPERATOR_PORT', 'int', 8081, 'Operator health (/healthz, /readyz) and /metrics port.', { min: 0 }),
   leaderElection: key('ROOMKEEPER_LEADER_ELECTION', 'bool', true, 'Elect a leader through a coordination.k8s.io Lease; only the leader executes operations.'),
@@ -61,6 +61,7 @@ export const CONFIG_SCHEMA = {
   pingAuth: key('ROOMKEEPER_PING_AUTH', 'bool', true, 'Require the per-room token on pings and events (turn off for Maestro game servers).'),
   maxBodyBytes: key('ROOMKEEPER_MAX_BODY_BYTES', 'int', 1_048_576, 'Largest accepted request body; larger ones get 413.', { min: 1024 }),
   pingFlushInterval: key('ROOMKEEPER_PING_FLUSH_INTERVAL', 'duration', 30_000, 'Unchanged pings are recorded in memory and written (coalesced) at most this often per room.', { min: 100 }),
+  forwardResyncInterval: key('ROOMKEEPER_FORWARD_RESYNC_INTERVAL', 'duration', 30_000, 'A ping that changes nothing is forwarded at most this often per room (status changes always go at once); 0 forwards every ping, as Maestro.', { min: 0 }),
   shutdownTimeout: key('ROOMKEEPER_SHUTDOWN_TIMEOUT', 'duration', 10_000, 'Graceful shutdown budget on SIGTERM.', { min: 0 }),
 } as const;
 

@@ -54,11 +54,12 @@ export interface RunningOperator {
 }
 
 export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
-  const { config, kubeConfig: kc } = opts;
+  const { config } = opts;
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();
-  const clients = makeKubeClients(kc, { qps: config.kubeQps, burst: config.kubeBurst });
+  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst });
+  const kc = clients.kc; // pooled connections for informers too
   const api = new RoomkeeperApi(clients.custom);
   const custom = clients.custom;
 
@@ -212,7 +213,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     }
     await Promise.all(queues.map((q) => q.stop()));
     await Promise.all(Object.values(informers).map((i) => i.stop()));
-    clients.limiter.drain();
+    await clients.close();
     await ops?.close();
     logger.info(graceful ? 'operator stopped' : 'operator crashed (simulated)');
   };

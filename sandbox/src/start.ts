@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { startGateway } from '../../api-gateway/src/main';
 import { loadConfig } from '../../common/src/config';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     await sandbox.writeKubeconfig(kubeconfigFile);
   }
   const kc = cluster?.kc ?? (sandbox as Sandbox).kubeConfig();
+  if (cluster) await assertReachable(kc, cluster.source);
 
   const secrets = localSecrets();
   const env = process.env;
@@ -111,6 +113,20 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Fails fast, and says what to do, when a configured cluster does not answer. */
+async function assertReachable(kc: KubeConfig, source: string): Promise<void> {
+  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+  try {
+    await Promise.race([
+      kc.makeApiClient(VersionApi).getCode(),
+      new Promise((_r, reject) => setTimeout(() => reject(new Error('no answer within 10 s')), 10_000).unref()),
+    ]);
+  } catch (err) {
+    throw new Error(`${source} points at ${server}, which does not answer (${err instanceof Error ? err.message : String(err)}). ` +
+      'Unset KUBECONFIG (and E2E_KUBECONFIG) to run on the embedded sandbox instead.', { cause: err });
+  }
 }
 
 main().catch((err: unknown) => {

@@ -193,7 +193,7 @@ describe('chart with default values', () => {
     expect(operator).toMatchObject({
       identity: 'rk-roomkeeper-operator-abc12', leaderElection: true, leaseNamespace: 'games-system', leaseName: 'rk-roomkeeper-operator',
       leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2_000, operationLeaseTtl: 5_000, operationRetentionAge: 168 * 3_600_000,
-      roomInitTimeout: 120_000, roomPingTimeout: 240_000, healthInterval: 10_000, maestroEnv: true, operatorPort: 8081, kubeQps: 200, kubeBurst: 400,
+      roomInitTimeout: 120_000, roomPingTimeout: 240_000, healthInterval: 10_000, maestroEnv: true, operatorPort: 8081, kubeQps: 400, kubeBurst: 800,
     });
     expect(operator.roomTokenSecret).toMatch(/^[A-Za-z0-9]{48}$/);
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));

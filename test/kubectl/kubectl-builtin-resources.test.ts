@@ -180,6 +180,14 @@ describe('kubectl against the sandbox: built-in resources', () => {
     expect(sandbox.store.count('deployments')).toBe(0);
   });
 
+  it('refuses a chart object with a misspelt field on a server dry run, as a real cluster does', async () => {
+    const manifest = path.join(kubectl.dir, 'typo.yaml');
+    writeFileSync(manifest, CHART_LIKE.replace('serviceAccountName: roomkeeper', 'serviceAcountName: roomkeeper'));
+    const dry = await kubectl.run(['apply', '--dry-run=server', '-f', manifest]);
+    expect(dry.code).not.toBe(0);
+    expect(dry.stderr).toContain('unknown field "spec.template.spec.serviceAcountName"');
+  });
+
   it('applies, re-applies with changes and keeps list entries merged by key', async () => {
     const manifest = path.join(kubectl.dir, 'chart.yaml');
     writeFileSync(manifest, CHART_LIKE);

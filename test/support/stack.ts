@@ -145,7 +145,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await gateway?.stop();
       forwarder.close();
       await standIn?.close();
-      clients.limiter.drain();
+      await clients.close();
       await sandbox?.stop();
     },
   };

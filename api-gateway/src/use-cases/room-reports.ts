@@ -26,6 +26,33 @@ export interface RoomReportsDeps {
   forwarder?: RoomEventSink;
   logger: Logger;
   metrics: MetricsRegistry;
+  /**
+   * A ping that changes nothing is forwarded at most this often per room; a status change is
+   * forwarded at once. 0 forwards every ping, as Maestro does. Default 30 s.
+   */
+  forwardResyncIntervalMs?: number;
+  now?: () => number;
+}
+
+/** Per room: the last status forwarded and when, so unchanged pings are forwarded as resyncs only. */
+class ForwardThrottle {
+  private readonly last = new Map<string, { status: string; at: number }>();
+  constructor(private readonly intervalMs: number, private readonly now: () => number) {}
+
+  /** Whether this ping should be forwarded now (and records it when so). */
+  take(key: string, status: string): boolean {
+    if (this.intervalMs <= 0) return true;
+    const now = this.now();
+    const prev = this.last.get(key);
+    if (prev && prev.status === status && now - prev.at < this.intervalMs) return false;
+    if (this.last.size > 200_000) this.sweep(now);
+    this.last.set(key, { status, at: now });
+    return true;
+  }
+
+  private sweep(now: number): void {
+    for (const [k, v] of this.last) if (now - v.at >= this.intervalMs) this.last.delete(k);
+  }
 }
 
 const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as const;
@@ -73,7 +100,10 @@ export class RoomReports {
   private readonly pings: Counter;
   private readonly forwards: Counter;
 
+  private readonly throttle: ForwardThrottle;
+
   constructor(private readonly deps: RoomReportsDeps) {
+    this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
     this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, unknown_room, rejected, write_failed).');
     this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped).');
   }
@@ -107,7 +137,9 @@ export class RoomReports {
     }
     // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.
     const target = this.forwardTarget(room);
-    if (target) {
+    if (target && !this.throttle.take(`${schedulerName}/${roomId}`, status)) {
+      this.forwards.inc({ type: 'ping', result: 'skipped' });
+    } else if (target) {
       const sent = status === 'terminated'
         ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', metadata)
         : target.sink.forwardPing(target.forwarders, target.room, status, metadata);

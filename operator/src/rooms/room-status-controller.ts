@@ -42,6 +42,9 @@ export class RoomStatusController {
       createdAt: room.status?.createdAt ?? toIso(room.metadata.creationTimestamp),
     };
     const current = room.status ?? {};
+    // A room that is still just pending (not scheduled or still starting, nothing wrong) reads as
+    // pending without a status; writing it would only spend API writes while a fleet is created.
+    if (next.status === 'pending' && !instance.reason && (current.status ?? 'pending') === 'pending' && !current.instanceStatus) return {};
     const mine = (s: GameRoomStatus) => stableStringify({
       status: s.status, instanceStatus: s.instanceStatus, host: s.host ?? '', ports: s.ports ?? [], reason: s.reason ?? null, createdAt: s.createdAt,
     });

@@ -15,7 +15,7 @@ import {
 import type { Discovery } from './discovery';
 import { SERVER_VERSION } from './discovery';
 import type { Faults } from './fault-injector';
-import { parseFieldSelector } from './field-selector';
+import { parseSupportedFieldSelector } from './field-selector';
 import { isPlainObject, type KubeObject } from './kube-object';
 import { parseLabelSelector } from './label-selector';
 import { OpenApiDocuments } from './openapi-documents';
@@ -44,6 +44,7 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const JSON_TYPE = 'application/json';
 const TABLE_TYPE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 const AGGREGATED_V2 = 'g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 export class ApiServer {
   private readonly server: http.Server;
@@ -250,6 +251,7 @@ export class ApiServer {
       this.send(res, 500, JSON.stringify(statusBody(500, 'InternalError', 'Internal error occurred: injected fault')));
       return;
     }
+    if (WRITE_VERBS.has(verb)) this.deps.store.countWrite(rt.view ? resourceKey(rt.view.storage.group, rt.view.storage.plural) : resourceKey(rt.group, rt.plural));
     if (rt.virtual) {
       if (method !== 'POST' || p.name) throw methodNotAllowed();
       const body = (req.headers['content-type'] ?? '').startsWith('application/json') ? await this.readObjectBody(req) : (await this.readRawBody(req), {});
@@ -531,7 +533,7 @@ export class ApiServer {
       transform: view?.transform,
       namespace: scope.namespace,
       labels: parseLabelSelector(labelSelector),
-      fields: parseFieldSelector(fieldSelector),
+      fields: parseSupportedFieldSelector(fieldSelector, this.deps.operations.fieldLabels(scope)),
       filtered: labelSelector !== '' || fieldSelector !== '',
       resourceVersion: q.get('resourceVersion') ?? undefined,
       sendInitialEvents: boolParam(q.get('sendInitialEvents')),

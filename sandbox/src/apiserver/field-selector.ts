@@ -25,6 +25,39 @@ export function fieldValue(obj: Record<string, unknown>, path: readonly string[]
   return typeof cur === 'object' ? JSON.stringify(cur) : String(cur);
 }
 
+const COMMON_LABELS = ['metadata.name', 'metadata.namespace'];
+
+/** Field labels the real server accepts per built-in resource (`group/plural`), besides metadata.name/namespace. */
+const BUILTIN_LABELS: Record<string, string[]> = {
+  '/pods': ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.podIPs', 'status.nominatedNodeName'],
+  '/nodes': ['spec.unschedulable'],
+  '/namespaces': ['status.phase'],
+  '/secrets': ['type'],
+  '/events': [
+    'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
+    'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type',
+  ],
+  'apps/replicasets': ['status.replicas'],
+  'batch/jobs': ['status.successful'],
+  'certificates.k8s.io/certificatesigningrequests': ['spec.signerName'],
+};
+
+/** The field labels a resource may be selected by; `selectable` are a CRD version's selectableFields paths. */
+export function supportedFieldLabels(resourceKey: string, selectable: readonly string[] = []): Set<string> {
+  return new Set([...COMMON_LABELS, ...(BUILTIN_LABELS[resourceKey] ?? []), ...selectable.map((p) => p.replace(/^\./, ''))]);
+}
+
+/** Parses a selector and refuses labels the resource does not support (400), as the real server does. */
+export function parseSupportedFieldSelector(selector: string | undefined | null, supported: Set<string>): FieldMatcher {
+  if (selector) {
+    for (const raw of selector.split(',')) {
+      const label = raw.split(/!=|==|=/)[0]!.trim();
+      if (label !== '' && !supported.has(label)) throw badRequest(`field label not supported: ${label}`);
+    }
+  }
+  return parseFieldSelector(selector);
+}
+
 export function parseFieldSelector(selector: string | undefined | null): FieldMatcher {
   if (!selector || selector.trim() === '') return MATCH_ALL;
   const requirements: FieldRequirement[] = [];

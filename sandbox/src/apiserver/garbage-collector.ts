@@ -143,7 +143,7 @@ export class GarbageCollector {
     }
     this.deps.registry.remove(rt.group, rt.plural);
     const key = resourceKey(rt.group, rt.plural);
-    for (const s of this.deps.store.list(key)) this.deps.store.commit(key, 'DELETED', deepCopy(s.obj), { countWrite: false });
+    for (const s of this.deps.store.list(key)) this.deps.store.commit(key, 'DELETED', deepCopy(s.obj));
     this.deps.store.closeWatchers(key);
   }
 
@@ -265,7 +265,7 @@ export class GarbageCollector {
     }
     if (remaining === 0) {
       const current = this.deps.store.get(NAMESPACES, '', name);
-      if (current) this.deps.store.commit(NAMESPACES, 'DELETED', { ...deepCopy(current.obj), spec: { finalizers: [] } }, { countWrite: false });
+      if (current) this.deps.store.commit(NAMESPACES, 'DELETED', { ...deepCopy(current.obj), spec: { finalizers: [] } });
     }
   }
 }

@@ -57,6 +57,14 @@ describe('lists: selectors and paging', () => {
     expect(pods.items.map((p) => p.metadata?.name)).toEqual(['p-a', 'p-c']);
   });
 
+  it('refuses field labels the resource does not support, as the real server does', async () => {
+    const res = await request(sandbox.url, 'GET', `${PODS}?fieldSelector=spec.containers%3Dx`);
+    expect(res.status).toBe(400);
+    expect(res.json.message).toBe('field label not supported: spec.containers');
+    const watch = await request(sandbox.url, 'GET', `${PODS}?watch=true&fieldSelector=status.foo%3Dx`);
+    expect(watch.status).toBe(400);
+  });
+
   it('rejects a malformed label selector with 400', async () => {
     const res = await request(sandbox.url, 'GET', `${PODS}?labelSelector=${encodeURIComponent('a in b')}`);
     expect(res.status).toBe(400);

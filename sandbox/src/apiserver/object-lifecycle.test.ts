@@ -106,6 +106,9 @@ describe('deletion, finalizers and garbage collection', () => {
     await waitFor(async () => !(await exists('/api/v1/namespaces/doomed/pods/p1')), { message: 'pod removed' });
     await sandbox.idle();
     expect(await exists('/api/v1/namespaces/doomed')).toBe(true);
+    // an update of a terminating namespace does not skip its cleanup
+    await core.patchNamespace({ name: 'doomed', body: { metadata: { labels: { touched: 'yes' } } } }, MERGE);
+    expect(await exists('/api/v1/namespaces/doomed')).toBe(true);
     await core.patchNamespacedConfigMap({ name: 'held', namespace: 'doomed', body: { metadata: { finalizers: null } } }, MERGE);
     await waitFor(async () => !(await exists('/api/v1/namespaces/doomed')), { message: 'namespace removed' });
   });

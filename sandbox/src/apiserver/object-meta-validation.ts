@@ -88,6 +88,14 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
           if (typeof ref[f] !== 'string' || ref[f] === '') causes.push({ reason: 'FieldValueRequired', field: `metadata.ownerReferences[${i}].${f}`, message: 'Required value' });
         }
       });
+      const controllers = meta.ownerReferences.filter((o: unknown) => isPlainObject(o) && o.controller === true);
+      if (controllers.length > 1) {
+        causes.push({
+          reason: 'FieldValueInvalid',
+          field: 'metadata.ownerReferences',
+          message: `Invalid value: ${JSON.stringify(controllers)}: Only one reference can have Controller set to true. Found "true" in references for ${controllers.map((c) => `${String(c.kind)}/${String(c.name)}`).join(' and ')}`,
+        });
+      }
     }
   }
   for (const key of Object.keys(isPlainObject(meta.annotations) ? meta.annotations : {})) {

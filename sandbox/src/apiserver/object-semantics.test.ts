@@ -38,6 +38,14 @@ describe('object semantics against client-node', () => {
     expect(a.spec.replicas).toBe(1); // schema default
   });
 
+  it('selects custom objects by their CRD selectableFields only', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('sel-blue', { color: 'blue' }) });
+    const blue = await request(sandbox.url, 'GET', `${WIDGETS}?fieldSelector=spec.color%3Dblue`);
+    expect(blue.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('sel-blue');
+    expect(blue.json.items.every((i: { spec: { color: string } }) => i.spec.color === 'blue')).toBe(true);
+    expect((await request(sandbox.url, 'GET', `${WIDGETS}?fieldSelector=spec.replicas%3D1`)).status).toBe(400);
+  });
+
   it('answers 409 Conflict to an update carrying a stale resourceVersion', async () => {
     const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('stale', { color: 'red' }) })) as any;
     await custom.patchNamespacedCustomObject({ ...W, name: 'stale', body: { spec: { color: 'blue' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
@@ -119,6 +127,18 @@ describe('object semantics against client-node', () => {
     const ignore = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Ignore`, widget('fv2', { color: 'red', bogus: 1 }));
     expect(ignore.status).toBe(201);
     expect(ignore.headers.get('warning')).toBeNull();
+  });
+
+  it('drops, reports or refuses fields a built-in type does not have', async () => {
+    const pod = { metadata: { name: 'typo' }, spec: { containers: [{ name: 'c', image: 'i:1', imagee: 'x' }], bogus: true } };
+    const strict = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods?fieldValidation=Strict', pod);
+    expect(strict.status).toBe(400);
+    expect(strict.json.message).toBe('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagee", unknown field "spec.bogus"');
+    const warn = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod);
+    expect(warn.status).toBe(201);
+    expect(warn.headers.get('warning')).toContain('unknown field \\"spec.bogus\\"');
+    expect(warn.json.spec.bogus).toBeUndefined();
+    expect(warn.json.spec.containers[0].imagee).toBeUndefined();
   });
 
   it('answers 404 and 409 AlreadyExists with real Status bodies', async () => {
@@ -237,6 +257,9 @@ describe('object semantics against client-node', () => {
     ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 5 } }],
     ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x1', ownerReferences: { uid: 'u' } } }],
     ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x2', finalizers: 'a' } }],
+    ['POST', '/api/v1/namespaces/default/configmaps', {
+      metadata: { name: 'x4', ownerReferences: [1, 2].map((i) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: `o${i}`, uid: `u${i}`, controller: true })) },
+    }],
     ['POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'x3', labels: 'a' } }],
     ['GET', '/api/v1/namespaces/default/configmaps?limit=abc', undefined],
     ['GET', '/api/v1/namespaces/default/configmaps?continue=garbage', undefined],
@@ -274,11 +297,15 @@ describe('object semantics against client-node', () => {
     expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1')).json.message).toBe('scaled to 4 rooms');
   });
 
-  it('counts writes per resource', async () => {
+  it('counts write requests per resource, refused ones included', async () => {
     const before = sandbox.writeCount('configmaps');
+    const reads = sandbox.writeCount('pods');
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'counted' } } });
+    await expect(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'counted' } } })).rejects.toMatchObject({ code: 409 });
     await core.deleteNamespacedConfigMap({ name: 'counted', namespace: 'default' });
-    expect(sandbox.writeCount('configmaps')).toBe(before + 2);
+    await core.listNamespacedPod({ namespace: 'default' });
+    expect(sandbox.writeCount('configmaps')).toBe(before + 3);
+    expect(sandbox.writeCount('pods')).toBe(reads);
     expect(sandbox.writeCount()).toBeGreaterThanOrEqual(sandbox.writeCount('configmaps'));
   });
 });

@@ -157,7 +157,7 @@ export class ObjectStore {
    * Stores `obj` (ADDED/MODIFIED) or removes it (DELETED) under a fresh resourceVersion, logs the
    * event and tells listeners and watchers. `obj` must not be mutated afterwards.
    */
-  commit(resource: string, type: EventType, obj: KubeObject, options: { countWrite?: boolean } = {}): StoredObject {
+  commit(resource: string, type: EventType, obj: KubeObject): StoredObject {
     const b = this.bucket(resource);
     const ns = obj.metadata.namespace ?? '';
     const name = obj.metadata.name ?? '';
@@ -174,7 +174,6 @@ export class ObjectStore {
       else b.byNamespace.set(ns, new Map([[name, stored]]));
       if (!previous) b.count++;
     }
-    if (options.countWrite !== false) b.writes++;
     const event = new StoreEvent(resource, type, stored, previous);
     b.append(event);
     for (const l of this.listeners) {
@@ -196,7 +195,7 @@ export class ObjectStore {
     return stored;
   }
 
-  /** Counts a write that did not change state (e.g. a dry run or a no-op update). */
+  /** Counts one write request (create/update/patch/delete) that reached the resource, whatever its outcome. */
   countWrite(resource: string): void {
     this.bucket(resource).writes++;
   }

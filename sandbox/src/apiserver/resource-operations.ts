@@ -14,7 +14,7 @@ import {
 } from './api-error';
 import { pruneUnknownBuiltinFields } from './builtin-fields';
 import { evaluateJsonPath } from './crd-schema';
-import { parseFieldSelector } from './field-selector';
+import { parseSupportedFieldSelector, supportedFieldLabels } from './field-selector';
 import { prepareForCreate, prepareForUpdate, validateKind, validateKindUpdate, type StrategyContext } from './kind-strategies';
 import { compactMetadata, deepCopy, deepEqual, isPlainObject, type KubeObject } from './kube-object';
 import { labelSelectorToString, parseLabelSelector } from './label-selector';
@@ -171,7 +171,7 @@ export class ResourceOperations {
   list(scope: Scope, options: ListOptions = {}): ListResult {
     const key = this.key(scope.rt);
     const labels = parseLabelSelector(options.labelSelector);
-    const fields = parseFieldSelector(options.fieldSelector);
+    const fields = parseSupportedFieldSelector(options.fieldSelector, this.fieldLabels(scope));
     let listRv = this.store.resourceVersion;
     let start: { ns: string; name: string } | undefined;
     if (options.continueToken) {
@@ -201,6 +201,11 @@ export class ResourceOperations {
       continueToken: continueTokenOf(listRv, last.namespace, last.name),
       remainingItemCount: all.length - limit,
     };
+  }
+
+  /** The field labels `scope`'s resource can be selected by. */
+  fieldLabels(scope: Scope): Set<string> {
+    return supportedFieldLabels(this.key(scope.rt), this.versionInfo(scope).selectableFields ?? []);
   }
 
   // ------------------------------------------------------------------ schema and validation
@@ -308,7 +313,6 @@ export class ResourceOperations {
     this.checkNamespace(scope, name);
     if (this.store.get(this.key(rt), scope.namespace, name)) throw alreadyExists(rt, name);
     if (opts.dryRun) {
-      this.store.countWrite(this.key(rt));
       return { object: obj, warnings };
     }
     const stored = this.store.commit(this.key(rt), 'ADDED', obj);
@@ -376,14 +380,12 @@ export class ResourceOperations {
       meta.generation = (oldObj.metadata.generation ?? 0) + 1;
     }
     if (deepEqual(obj, oldObj)) {
-      this.store.countWrite(this.key(rt));
       return { object: oldObj, warnings };
     }
     if (opts.dryRun) {
-      this.store.countWrite(this.key(rt));
       return { object: obj, warnings };
     }
-    if (meta.deletionTimestamp && (meta.finalizers ?? []).length === 0 && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
+    if (!isNamespace(rt) && meta.deletionTimestamp && (meta.finalizers ?? []).length === 0 && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
       const removed = this.store.commit(this.key(rt), 'DELETED', obj);
       return { object: removed.obj, warnings };
     }
@@ -468,7 +470,6 @@ export class ResourceOperations {
       throw conflict(rt, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.obj.metadata.resourceVersion ?? ''}`);
     }
     if (options.dryRun) {
-      this.store.countWrite(this.key(rt));
       return old.obj;
     }
     const obj = deepCopy(old.obj);
@@ -476,7 +477,6 @@ export class ResourceOperations {
     const now = this.now();
     if (isNamespace(rt)) {
       if (meta.deletionTimestamp) {
-        this.store.countWrite(this.key(rt));
         return old.obj;
       }
       meta.deletionTimestamp = formatTime(now);
@@ -498,7 +498,6 @@ export class ResourceOperations {
     }
     if (grace > 0) {
       if (meta.deletionTimestamp && (meta.deletionGracePeriodSeconds ?? 0) <= grace && deepEqual(finalizers, meta.finalizers ?? [])) {
-        this.store.countWrite(this.key(rt));
         return old.obj;
       }
       meta.deletionTimestamp = formatTime(new Date(now.getTime() + grace * 1000));
@@ -509,7 +508,6 @@ export class ResourceOperations {
     if (finalizers.length > 0) {
       const alreadyDeleting = meta.deletionTimestamp !== undefined && meta.deletionGracePeriodSeconds === 0;
       if (alreadyDeleting && deepEqual(finalizers, meta.finalizers ?? [])) {
-        this.store.countWrite(this.key(rt));
         return old.obj;
       }
       if (!meta.deletionTimestamp || (meta.deletionGracePeriodSeconds ?? 0) > 0) meta.deletionTimestamp = formatTime(now);
@@ -538,7 +536,7 @@ export class ResourceOperations {
   removeNow(rt: ResourceType, stored: StoredObject): void {
     const current = this.store.get(this.key(rt), stored.namespace, stored.name);
     if (!current) return;
-    this.store.commit(this.key(rt), 'DELETED', deepCopy(current.obj), { countWrite: false });
+    this.store.commit(this.key(rt), 'DELETED', deepCopy(current.obj));
   }
 
   /** Internal write (garbage collector): replaces the object's metadata fields given, without checks. */
@@ -548,11 +546,11 @@ export class ResourceOperations {
     const obj = deepCopy(current.obj);
     change(obj.metadata);
     if (deepEqual(obj, current.obj)) return;
-    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
-      this.store.commit(this.key(rt), 'DELETED', obj, { countWrite: false });
+    if (!isNamespace(rt) && obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
+      this.store.commit(this.key(rt), 'DELETED', obj);
       return;
     }
-    this.store.commit(this.key(rt), 'MODIFIED', obj, { countWrite: false });
+    this.store.commit(this.key(rt), 'MODIFIED', obj);
   }
 
   // ------------------------------------------------------------------ scale

@@ -54,6 +54,7 @@ export function resourceTypeFromCrd(crd: Json): ResourceType {
       printerColumns: columns,
       schema: openAPIV3Schema === undefined ? undefined : compileSchema(openAPIV3Schema),
       storage: v.storage === true,
+      selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields : []).map((f) => String(asObject(f).jsonPath ?? '')).filter((p) => p !== ''),
     });
   }
   // Preferred version: the real server sorts by Kubernetes version priority; the storage version first is close enough.

@@ -29,6 +29,8 @@ export interface ResourceVersion {
   schema?: CompiledSchema;
   /** The CRD's storage version. */
   storage?: boolean;
+  /** The CRD version's selectableFields (JSON paths such as `.spec.color`). */
+  selectableFields?: string[];
 }
 
 /** A resource served as another shape of a different resource's storage (events.k8s.io Events). */

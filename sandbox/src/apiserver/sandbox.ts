@@ -41,7 +41,7 @@ export interface SandboxOptions {
 export interface SandboxStore {
   /** Objects stored, for a resource (`pods`, `gamerooms`, `gamerooms.roomkeeper.io`) or all. */
   count(resource?: string, namespace?: string): number;
-  /** Write requests (create/update/patch/delete, incl. no-ops and dry runs) for a resource or all. */
+  /** API write requests (create/update/patch/delete, incl. subresources, dry runs, no-ops and refused ones; not injected faults) for a resource or all. */
   writeCount(resource?: string): number;
   /** The current resourceVersion. */
   readonly resourceVersion: number;

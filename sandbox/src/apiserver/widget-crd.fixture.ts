@@ -1,6 +1,6 @@
 /**
  * A small CRD for the sandbox's own tests: namespaced `widgets.test.roomkeeper.io` with printer
- * columns, status and scale subresources, a required field, an enum and a CEL rule.
+ * columns, status and scale subresources, a selectable field, a required field, an enum and a CEL rule.
  */
 export const WIDGET_GROUP = 'test.roomkeeper.io';
 export const WIDGET_VERSION = 'v1';
@@ -20,6 +20,7 @@ export function widgetCrd(): Record<string, unknown> {
         served: true,
         storage: true,
         subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+        selectableFields: [{ jsonPath: '.spec.color' }],
         additionalPrinterColumns: [
           { name: 'Color', type: 'string', jsonPath: '.spec.color' },
           { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },

@@ -16,7 +16,7 @@ import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
 import { computePodStatus } from './pod-status';
 import { ResilientInformer } from './resilient-informer';
-import { withSharedDispatcher, type SharedDispatcherKubeConfig } from './shared-dispatcher';
+import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from './work-queue';
 

@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import { isTerminalPhase, isTerminating, podKey } from '../kubelet/pod-fields';
 import { ResilientInformer } from '../kubelet/resilient-informer';
-import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../kubelet/shared-dispatcher';
+import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
 import { PingClient, type PingRequest, type PingResult, type PingStatus } from './ping-client';
 import { roomIdentityOf } from './room-identity';
 import { DEFAULT_SCRIPT, InvalidRoomScriptError, parseRoomScript, unitRandom, type RoomScript } from './room-script';

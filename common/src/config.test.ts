@@ -1,0 +1,44 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CONFIG_SCHEMA, ConfigError, describeConfig, loadConfig } from './config';
+
+describe('configuration', () => {
+  test('defaults load, and are frozen', () => {
+    const config = loadConfig({});
+    expect(config.kubeQps).toBe(400);
+    expect(config.kubeBurst).toBe(800);
+    expect(config.operationLeaseTtl).toBe(5000);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test.each([
+    ['ROOMKEEPER_KUBE_QPS', 'lots', /ROOMKEEPER_KUBE_QPS: expected a number/],
+    ['ROOMKEEPER_KUBE_BURST', '1.5', /expected an integer/],
+    ['ROOMKEEPER_LEADER_ELECTION', 'maybe', /expected true or false/],
+    ['ROOMKEEPER_ROOM_PING_TIMEOUT', '5 minutes', /expected a duration/],
+    ['ROOMKEEPER_ADD_ROOMS_LIMIT', '0', /must be at least 1/],
+  ])('%s=%s fails fast, naming the variable', (env, value, message) => {
+    expect(() => loadConfig({ [env]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [env]: value })).toThrow(message);
+  });
+
+  test('durations accept units', () => {
+    expect(loadConfig({ ROOMKEEPER_ROOM_PING_TIMEOUT: '4m', ROOMKEEPER_HEALTH_INTERVAL: '500ms', ROOMKEEPER_OPERATION_LEASE_TTL: '5s' }))
+      .toMatchObject({ roomPingTimeout: 240_000, healthInterval: 500, operationLeaseTtl: 5000 });
+  });
+
+  test('every problem is listed at once', () => {
+    try {
+      loadConfig({ ROOMKEEPER_KUBE_QPS: 'x', ROOMKEEPER_KUBE_BURST: 'y' });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(2);
+    }
+  });
+
+  test('the README documents every setting, exactly as the schema says', () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+    expect(readme).toContain(describeConfig());
+    expect(Object.keys(CONFIG_SCHEMA).length).toBeGreaterThan(30);
+  });
+});
