@@ -2,6 +2,7 @@
  * The two Express applications, as pure factories over narrow interfaces: nothing here opens a
  * socket, reads config or talks to Kubernetes (`main.ts` wires those in).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
@@ -109,6 +110,19 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   return finish(app, deps);
 }
 
+const FAST_PATH_SETTING = 'roomkeeper.fastPath';
+
+/**
+ * The rooms server's request listener: the ping fast path straight on node:http, then the Express
+ * app for everything else (the app also tries the fast path first, so both entries behave alike).
+ */
+export function roomsRequestListener(app: Express): (req: IncomingMessage, res: ServerResponse) => void {
+  const fast = app.get(FAST_PATH_SETTING) as FastPath | undefined;
+  return (req, res) => {
+    if (!fast?.(req, res)) app(req, res);
+  };
+}
+
 export function createRoomsApp(deps: RoomsAppDeps): Express {
   const reports = new RoomReports({
     rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics,
@@ -116,6 +130,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   });
   const fast = pingFastPath({ reports, roomTokenSecret: deps.roomTokenSecret, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });
   const app = baseApp(deps, 'rooms', 'debug', fast);
+  app.set(FAST_PATH_SETTING, fast);
   const roomAuth = deps.roomTokenSecret === undefined ? [] : [roomTokenAuth(deps.roomTokenSecret)];
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes) };
   const router = express.Router();

@@ -14,7 +14,7 @@ import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
-import { createManagementApp, createRoomsApp } from './app';
+import { createManagementApp, createRoomsApp, roomsRequestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { PingRecorder } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
@@ -120,7 +120,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
 
   const managementServer = http.createServer(management);
-  const roomsServer = http.createServer(rooms);
+  const roomsServer = http.createServer(roomsRequestListener(rooms));
   // Rooms keep connections open between pings.
   roomsServer.keepAliveTimeout = 65_000;
   const cleanup = async () => {

@@ -25,6 +25,11 @@ export class Counter implements Metric {
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
   get(labels?: Labels): number { return this.values.get(labelKey(labels)) ?? 0; }
+  /** A child with its labels fixed once, for hot paths (no label formatting per increment). */
+  bind(labels: Labels): { inc(by?: number): void } {
+    const k = labelKey(labels);
+    return { inc: (by = 1) => { this.values.set(k, (this.values.get(k) ?? 0) + by); } };
+  }
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
     for (const [k, v] of this.values) lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
@@ -52,7 +57,14 @@ export class Histogram implements Metric {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
   constructor(readonly name: string, readonly help: string, readonly buckets: number[] = DEFAULT_BUCKETS) {}
   observe(value: number, labels?: Labels): void {
+    this.observeKey(labelKey(labels), value);
+  }
+  /** A child with its labels fixed once, for hot paths. */
+  bind(labels: Labels): { observe(value: number): void } {
     const k = labelKey(labels);
+    return { observe: (value: number) => this.observeKey(k, value) };
+  }
+  private observeKey(k: string, value: number): void {
     let s = this.series.get(k);
     if (!s) { s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }; this.series.set(k, s); }
     for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) s.counts[i] = (s.counts[i] ?? 0) + 1;

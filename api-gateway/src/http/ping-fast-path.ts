@@ -34,6 +34,13 @@ export type FastPath = (req: http.IncomingMessage, res: http.ServerResponse) => 
 export function pingFastPath(opts: PingFastPathOptions): FastPath {
   const requests = opts.metrics.counter('roomkeeper_http_requests_total', 'HTTP requests answered, by api, route, method and status.');
   const duration = opts.metrics.histogram('roomkeeper_http_request_duration_seconds', 'HTTP request duration by api and route.');
+  const observe = duration.bind({ api: 'rooms', route: PING_ROUTE }).observe;
+  const answered = new Map<number, { inc(): void }>();
+  const countAnswer = (status: number): void => {
+    let c = answered.get(status);
+    if (!c) answered.set(status, (c = requests.bind({ api: 'rooms', route: PING_ROUTE, method: 'PUT', status })));
+    c.inc();
+  };
   const tokens = new Map<string, string>();
   const expectedToken = (secret: string, scheduler: string, room: string): string => {
     const key = `${scheduler}/${room}`;
@@ -70,8 +77,8 @@ export function pingFastPath(opts: PingFastPathOptions): FastPath {
       const text = JSON.stringify(body);
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
-      requests.inc({ api: 'rooms', route: PING_ROUTE, method: 'PUT', status });
-      duration.observe(Number(process.hrtime.bigint() - start) / 1e9, { api: 'rooms', route: PING_ROUTE });
+      countAnswer(status);
+      observe(Number(process.hrtime.bigint() - start) / 1e9);
     };
     const fail = (err: unknown): void => {
       const apiError = toApiError(err, opts.maxBodyBytes);

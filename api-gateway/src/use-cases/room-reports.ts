@@ -101,6 +101,15 @@ export class RoomReports {
   private readonly forwards: Counter;
 
   private readonly throttle: ForwardThrottle;
+  private readonly pingCounters = new Map<string, { inc(): void }>();
+
+  /** Counts a ping (bound counter children: this runs for every ping). */
+  private countPing(status: string, result: string): void {
+    const key = `${status}|${result}`;
+    let c = this.pingCounters.get(key);
+    if (!c) this.pingCounters.set(key, (c = this.pings.bind({ status, result })));
+    c.inc();
+  }
 
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
@@ -120,18 +129,18 @@ export class RoomReports {
 
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) {
-      this.pings.inc({ status, result: 'unknown_room' });
+      this.countPing(status, 'unknown_room');
       return { success: false };
     }
     if (room.status?.pingStatus === 'terminated' && status !== 'terminated') {
-      this.pings.inc({ status, result: 'rejected' });
+      this.countPing(status, 'rejected');
       return { success: false };
     }
     try {
       const outcome = await this.deps.recorder.record(room, { status, runningMatches });
-      this.pings.inc({ status, result: outcome === 'status-written' ? 'status_written' : 'recorded' });
+      this.countPing(status, outcome === 'status-written' ? 'status_written' : 'recorded');
     } catch (err) {
-      this.pings.inc({ status, result: 'write_failed' });
+      this.countPing(status, 'write_failed');
       this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, error: err instanceof Error ? err.message : String(err) });
       return { success: false };
     }
