@@ -1,0 +1,54 @@
+import type { GameRoom, Operation, Scheduler } from '../../../common/src/generated/resources';
+import { computeSchedulerStatus, computeState, statusChanged } from './scheduler-status';
+
+function scheduler(o: { generation?: number; version?: string; versioned?: number; deleting?: boolean; desired?: number } = {}): Scheduler {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
+    metadata: { name: 's', generation: o.generation ?? 1, ...(o.deleting ? { deletionTimestamp: new Date() } : {}) },
+    spec: { game: 'g', maxSurge: 1, spec: { terminationGracePeriod: '10s', containers: [] } },
+    status: { ...(o.version ? { version: o.version } : {}), ...(o.versioned ? { versionedGeneration: o.versioned } : {}), ...(o.desired !== undefined ? { rooms: { desired: o.desired } } : {}) },
+  };
+}
+function op(definitionName: string, status: string, at = 0): Operation {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${definitionName}-${at}` },
+    spec: { schedulerName: 's', definitionName, enqueuedAt: new Date(at).toISOString() },
+    status: { status: status as never, finishedAt: new Date(at + 1).toISOString() },
+  };
+}
+function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
+  return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 's', version }, status: { status: status as never } };
+}
+
+describe('scheduler state', () => {
+  test.each([
+    ['terminating while deleted', scheduler({ deleting: true, version: 'v1.0.0' }), [], 'terminating'],
+    ['creating before a version exists', scheduler(), [op('create_scheduler', 'in_progress')], 'creating'],
+    ['on-error when the create failed', scheduler(), [op('create_scheduler', 'error')], 'on-error'],
+    ['pending-changes while a version operation is queued', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('create_new_scheduler_version', 'pending')], 'pending-changes'],
+    ['pending-changes when the spec moved on', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2 }), [], 'pending-changes'],
+    ['on-error when the last operation failed', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('add_rooms', 'finished', 1), op('remove_rooms', 'error', 2)], 'on-error'],
+    ['in-sync otherwise', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('remove_rooms', 'error', 1), op('add_rooms', 'finished', 2)], 'in-sync'],
+  ])('%s', (_n, s, ops, expected) => {
+    expect(computeState(s, ops)).toBe(expected);
+  });
+});
+
+describe('scheduler status', () => {
+  test('counts rooms by status and version, leaving validation rooms out', () => {
+    const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 3 });
+    const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),
+      { ...room('v', 'ready', 'v3.0.0'), spec: { scheduler: 's', version: 'v3.0.0', validation: true } }];
+    const status = computeSchedulerStatus(s, [], rooms, 0);
+    expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1 });
+    expect(status.roomsByVersion).toEqual({ 'v2.0.0': 2, 'v1.0.0': 1 });
+    expect(status.conditions?.find((c) => c.type === 'RollingUpdate')?.status).toBe('True');
+  });
+
+  test('is level-based: computing it again from its own result changes nothing', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 });
+    const first = computeSchedulerStatus(s, [op('create_scheduler', 'finished')], [room('a', 'ready')], 1000);
+    const again = computeSchedulerStatus({ ...s, status: { ...s.status, ...first } }, [op('create_scheduler', 'finished')], [room('a', 'ready')], 5000);
+    expect(statusChanged({ ...s.status, ...first }, again)).toBe(false);
+  });
+});
