@@ -11,6 +11,7 @@ import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { ResilientInformer } from '../../common/src/kube/informer';
+import { slimPod } from '../../common/src/kube/slim-pod';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
@@ -66,8 +67,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   let leading = false;
   const queues: WorkQueue[] = [];
   const informerLogger = logger.child({ part: 'informer' });
-  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: () => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string) =>
-    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector });
+  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: () => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
+    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform });
 
   const lostRooms = new Map<string, string[]>();
   // Late-bound: controllers need caches, informer callbacks need controllers.
@@ -91,7 +92,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
       () => custom.listClusterCustomObject({ group, version, plural: 'gamerooms' }), (t, o) => hooks.room(t, o)),
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
-      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed),
+      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed, slimPod),
     nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
     digests: informer<k8s.V1ConfigMap>('ping-digests', '/api/v1/configmaps',
       () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),

@@ -1,8 +1,12 @@
 /**
- * A list+watch cache that does not die. client-node's informer stops for good after a watch error
- * other than 410 Gone or a client timeout (DESIGN.md, known pitfalls); this wrapper restarts it
- * with capped exponential backoff, and tells callers whether the first list has synced.
- * Callbacks should only enqueue keys (STYLE.md principle 1).
+ * A list+watch cache that does not die, built on client-node's `Watch`.
+ *
+ * client-node's own informer stops for good after a watch error other than 410 Gone or a client
+ * timeout, and backs off longer after every clean reconnect (DESIGN.md, known pitfalls). This
+ * one relists on 410, resumes from the last resourceVersion after a clean end at once, retries
+ * errors with capped backoff, and tells callers whether the first list has synced. An optional
+ * `transform` keeps only the fields a component reads (at 10,000 rooms a full Pod per room is
+ * most of the operator's memory). Callbacks should only enqueue keys (STYLE.md principle 1).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
@@ -18,36 +22,40 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
   name: string;
   logger: Logger;
   onEvent?: (type: EventType, obj: T) => void;
+  /** Keeps what the cache needs of each object (default: the object as it came). */
+  transform?: (obj: T) => T;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
 
+function keyOf(obj: k8s.KubernetesObject): string {
+  const m = obj.metadata ?? {};
+  return m.namespace ? `${m.namespace}/${m.name}` : (m.name ?? '');
+}
+
 export class ResilientInformer<T extends k8s.KubernetesObject> {
-  private readonly informer: k8s.Informer<T> & k8s.ObjectCache<T>;
+  private readonly objects = new Map<string, T>();
+  private readonly byNamespace = new Map<string, Map<string, T>>();
+  private readonly watch: k8s.Watch;
+  private resourceVersion = '';
   private stopped = true;
   private backoffMs: number;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private request: AbortController | undefined;
   private syncedOnce = false;
-  private errors = 0;
   private readonly syncWaiters: (() => void)[] = [];
+  private generation = 0;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.backoffMs = opts.minBackoffMs ?? 500;
-    this.informer = k8s.makeInformer(opts.kc, opts.path, opts.list, opts.labelSelector);
-    const emit = (type: EventType) => (obj: T) => {
-      this.backoffMs = opts.minBackoffMs ?? 500;
-      opts.onEvent?.(type, obj);
-    };
-    this.informer.on('add', emit('add'));
-    this.informer.on('update', emit('update'));
-    this.informer.on('delete', emit('delete'));
-    this.informer.on('error', (err: unknown) => this.restartLater(err));
+    this.watch = new k8s.Watch(opts.kc);
   }
 
-  /** Starts list+watch; resolves once the first list has been loaded (or rejects if stopped). */
+  /** Starts list+watch; resolves once the first list has been loaded (or the informer is stopped). */
   async start(): Promise<void> {
     this.stopped = false;
-    await this.run();
+    this.generation++;
+    void this.run(this.generation);
     if (!this.syncedOnce) await new Promise<void>((resolve) => this.syncWaiters.push(resolve));
   }
 
@@ -56,45 +64,125 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   }
 
   list(namespace?: string): readonly T[] {
-    return this.informer.list(namespace);
+    if (namespace === undefined) return [...this.objects.values()];
+    return [...(this.byNamespace.get(namespace)?.values() ?? [])];
   }
 
   get(name: string, namespace?: string): T | undefined {
-    return this.informer.get(name, namespace);
+    return this.objects.get(namespace ? `${namespace}/${name}` : name);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = undefined;
-    await this.informer.stop();
+    this.generation++;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.request?.abort();
+    this.request = undefined;
     for (const w of this.syncWaiters.splice(0)) w();
   }
 
-  private async run(): Promise<void> {
-    const errorsBefore = this.errors;
+  private async run(generation: number): Promise<void> {
+    if (this.stopped || generation !== this.generation) return;
     try {
-      await this.informer.start();
-      if (this.errors === errorsBefore && !this.syncedOnce) {
-        this.syncedOnce = true;
-        for (const w of this.syncWaiters.splice(0)) w();
-      }
+      if (!this.resourceVersion) await this.relist();
+      if (this.stopped || generation !== this.generation) return;
+      const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
+      if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
+      this.request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
+        this.request = undefined;
+        if (this.stopped || generation !== this.generation) return;
+        if (err && !isTimeout(err)) this.retryLater(err, generation);
+        else this.schedule(0, generation); // a clean end (server timeout): resume at once
+      });
     } catch (err) {
-      this.restartLater(err);
+      this.retryLater(err, generation);
     }
   }
 
-  private restartLater(err: unknown): void {
-    this.errors++;
-    if (this.stopped || this.restartTimer) return;
+  private async relist(): Promise<void> {
+    const list = await this.opts.list();
+    const seen = new Set<string>();
+    for (const raw of list.items ?? []) {
+      const obj = this.opts.transform ? this.opts.transform(raw) : raw;
+      seen.add(keyOf(obj));
+      this.upsert(obj);
+    }
+    for (const [key, obj] of [...this.objects]) {
+      if (!seen.has(key)) this.remove(obj);
+    }
+    this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    this.backoffMs = this.opts.minBackoffMs ?? 500;
+    if (!this.syncedOnce) {
+      this.syncedOnce = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private onWatchEvent(phase: string, raw: T & { code?: number }): void {
+    if (phase === 'ERROR') {
+      // 410 Gone (or any error event): the server ends the watch; relist from scratch then.
+      this.resourceVersion = '';
+      return;
+    }
+    const rv = raw.metadata?.resourceVersion;
+    if (phase === 'BOOKMARK') {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const obj = this.opts.transform ? this.opts.transform(raw) : raw;
+    if (phase === 'ADDED' || phase === 'MODIFIED') this.upsert(obj);
+    else if (phase === 'DELETED') this.remove(obj);
+    if (rv) this.resourceVersion = rv;
+    this.backoffMs = this.opts.minBackoffMs ?? 500;
+  }
+
+  private upsert(obj: T): void {
+    const key = keyOf(obj);
+    const existing = this.objects.get(key);
+    if (existing && existing.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
+    this.objects.set(key, obj);
+    const ns = obj.metadata?.namespace;
+    if (ns) {
+      let m = this.byNamespace.get(ns);
+      if (!m) this.byNamespace.set(ns, (m = new Map()));
+      m.set(key, obj);
+    }
+    this.opts.onEvent?.(existing ? 'update' : 'add', obj);
+  }
+
+  private remove(obj: T): void {
+    const key = keyOf(obj);
+    const existing = this.objects.get(key);
+    if (!existing) return;
+    this.objects.delete(key);
+    const ns = existing.metadata?.namespace;
+    if (ns) {
+      const m = this.byNamespace.get(ns);
+      m?.delete(key);
+      if (m && m.size === 0) this.byNamespace.delete(ns);
+    }
+    this.opts.onEvent?.('delete', existing);
+  }
+
+  private retryLater(err: unknown, generation: number): void {
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
     this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, error: describe(err), retryInMs: delay });
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      if (!this.stopped) void this.run();
-    }, delay);
+    this.schedule(delay, generation);
   }
+
+  private schedule(delayMs: number, generation: number): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.run(generation);
+    }, delayMs);
+  }
+}
+
+function isTimeout(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
 }
 
 function describe(err: unknown): string {
