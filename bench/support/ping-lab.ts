@@ -33,8 +33,8 @@ async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) =
   }));
 }
 
-export async function startPingLab(): Promise<PingLab> {
-  const stack = await startBenchStack({ operator: 'none' });
+export async function startPingLab(gatewayConfig: Record<string, unknown> = {}): Promise<PingLab> {
+  const stack = await startBenchStack({ operator: 'none', gatewayConfig });
   let load: ChildHandle<null>;
   try {
     load = await forkChild<null>(path.join(PROCESSES_DIR, 'load-child.ts'));
