@@ -144,7 +144,8 @@ describe('autoscaling', () => {
     let i = 0;
     for (const state of seen) if (state === expected[i]) i++;
     expect({ reached: expected.slice(0, i), seen }).toEqual({ reached: expected, seen });
-    await new Promise((r) => setTimeout(r, 1000));
+    // The autoscaler's decision at 10 occupied rooms is the max: no room beyond it.
+    await waitFor(async () => (await stack.api.getScheduler('auto-up')).status?.autoscaling?.desired === 10, { message: 'desired count clamped at max' });
     expect((await counts(stack, 'auto-up')).total).toBe(10);
   });
 
