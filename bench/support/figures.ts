@@ -51,8 +51,8 @@ function cell(f: Figure): [string, string, string, string] {
 
 /** A fixed-width table for the terminal. */
 export function textTable(figures: readonly Figure[]): string {
-  const rows = [['Figure', 'Value', 'Target', 'Result'], ...figures.map(cell)];
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const rows = [['Figure', 'Value', 'Target', 'Result', 'Note'], ...figures.map((f) => [...cell(f), f.note ?? ''])];
+  const widths = [0, 1, 2, 3, 4].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: readonly string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
