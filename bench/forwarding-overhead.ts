@@ -1,9 +1,13 @@
 /**
  * Benchmark 6: forwarding overhead. Gateway ping req/s for rooms of a scheduler with 2 forwarders
  * (two real gRPC receivers, `startForwardReceiver`, in their own process) against rooms of a
- * scheduler without forwarders, same gateway, same load (see ping-throughput.ts). Every ping of a
- * room with forwarders is forwarded to both receivers (fire and forget, as Maestro forwards
- * pings). Target: with / without >= 0.8.
+ * scheduler without forwarders, same gateway, same load (see ping-throughput.ts). Forwarding is
+ * fire and forget. Target: with / without >= 0.8, in three modes:
+ *  - default: unchanged pings forwarded as a resync at most every 30 s per room, over a window
+ *    longer than that, so every room really forwards during it;
+ *  - stress: a resync every second per room (~1,000 forwards/s to each receiver);
+ *  - maestro: every ping forwarded (ROOMKEEPER_FORWARD_RESYNC_INTERVAL=0).
+ * BENCH_FORWARD_RESYNC_MS runs one mode with that interval instead.
  */
 import * as path from 'node:path';
 import type { Forwarder } from '../common/src/generated/resources';
@@ -14,19 +18,35 @@ import { sumMetric } from './support/metric-sum';
 import { LOAD_SHAPE, startPingLab } from './support/ping-lab';
 import { runStandalone } from './support/standalone';
 
-const NAME = '6. forwarding overhead';
 const ROOMS = 1000;
-const DURATION_S = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
 const WARMUP_S = 3;
-/**
- * Unchanged pings are forwarded at most once per resync interval per room (30 s by default). The
- * benchmark sets 1 s so every room really forwards during the window (~1,000 resyncs/s to each
- * receiver); BENCH_FORWARD_RESYNC_MS=0 measures Maestro's mode, where every ping is forwarded.
- */
-const RESYNC_MS = Number(process.env.BENCH_FORWARD_RESYNC_MS ?? 1000);
+
+interface Mode { name: string; resyncMs: number; seconds: number }
+
+const MODES: Mode[] = process.env.BENCH_FORWARD_RESYNC_MS !== undefined
+  ? [{ name: `resync ${process.env.BENCH_FORWARD_RESYNC_MS} ms`, resyncMs: Number(process.env.BENCH_FORWARD_RESYNC_MS), seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 10) }]
+  : [
+    { name: 'default (resync 30 s)', resyncMs: 30_000, seconds: 40 },
+    { name: 'stress (resync 1 s)', resyncMs: 1000, seconds: 10 },
+    { name: 'maestro (every ping)', resyncMs: 0, seconds: 10 },
+  ];
 
 export async function run(): Promise<BenchOutcome> {
   const began = Date.now();
+  const figures: Figure[] = [];
+  const notes: string[] = [];
+  for (const mode of MODES) {
+    const outcome = await runMode(mode);
+    figures.push(...outcome.figures);
+    notes.push(...outcome.notes);
+  }
+  return { name: '6. forwarding overhead', figures, durationMs: Date.now() - began, notes };
+}
+
+async function runMode(mode: Mode): Promise<{ figures: Figure[]; notes: string[] }> {
+  const NAME = `6. forwarding overhead, ${mode.name}`;
+  const DURATION_S = mode.seconds;
+  const RESYNC_MS = mode.resyncMs;
   const figures: Figure[] = [];
   const lab = await startPingLab({ forwardResyncInterval: RESYNC_MS });
   const receivers = await forkChild<{ addresses: string[] }>(path.join(PROCESSES_DIR, 'receivers-child.ts'), { arg: 2 });
@@ -52,8 +72,8 @@ export async function run(): Promise<BenchOutcome> {
     figures.push(figure(NAME, 'gateway pings with 2 forwarders', withFwd.requestsPerSec, 'req/s', { note: `p99 ${withFwd.latencyP99Ms} ms; forwards ok ${ok}, failed ${failed}; received ${received.join(' + ')}` }));
     figures.push(figure(NAME, 'with / without', withFwd.requestsPerSec / without.requestsPerSec, 'ratio', { target: { op: '>=', value: 0.8 } }));
     return {
-      name: NAME, figures, durationMs: Date.now() - began,
-      notes: [`autocannon ${LOAD_SHAPE.connections} connections, pipelining ${LOAD_SHAPE.pipelining}, ${DURATION_S} s each after ${WARMUP_S} s warm-up each, 1 measured run each (without first); ${ROOMS} rooms per scheduler; receivers in their own process; forwarder timeout 1000 ms; forward resync interval ${RESYNC_MS} ms.`],
+      figures,
+      notes: [`${mode.name}: autocannon ${LOAD_SHAPE.connections} connections, pipelining ${LOAD_SHAPE.pipelining}, ${DURATION_S} s each after ${WARMUP_S} s warm-up each, 1 measured run each (without first); ${ROOMS} rooms per scheduler; receivers in their own process; forwarder timeout 1000 ms; forward resync interval ${RESYNC_MS} ms.`],
     };
   } finally {
     await receivers.stop();
