@@ -9,7 +9,7 @@ import { roomToken } from '../../common/src/rooms/room-token';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
 import { waitFor } from '../../test/support/wait';
 import { GatewayStartupError, startGateway, type RunningGateway } from './main';
-import { decodePingDigest, pingDigestName } from './pings/ping-digest';
+import { decodePingDigest, pingDigestName } from '../../common/src/rooms/ping-digest';
 import { validCreateBody } from './testing/fixtures';
 
 jest.setTimeout(30_000);

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
+import { PING_DIGEST_LABEL } from '../../common/src/rooms/ping-digest';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
@@ -27,7 +28,6 @@ import { SchedulerController } from './schedulers/scheduler-controller';
 import { LeaderElector } from './runtime/leader-election';
 import { WorkQueue } from './runtime/work-queue';
 
-export const PING_DIGEST_LABEL = 'roomkeeper.io/ping-digest';
 
 export interface OperatorOptions {
   kubeConfig: k8s.KubeConfig;

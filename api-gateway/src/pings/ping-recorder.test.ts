@@ -1,7 +1,7 @@
 import { silentLogger } from '../../../common/src/logger';
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { InMemoryStore } from '../testing/in-memory-store';
-import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from './ping-digest';
+import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { PingRecorder } from './ping-recorder';
 
 function setup() {

@@ -11,7 +11,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
 import { composeRoomStatus } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
-import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from './ping-digest';
+import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 
 export interface PingRecorderOptions {

@@ -8,6 +8,7 @@ import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/gen
 import { apiStatus, describeApiError, isRetryable } from '../../../common/src/kube/clients';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
+import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken } from '../../../common/src/rooms/room-token';
 import type { OperatorDeps } from '../deps';
 import { pickHostPorts } from './domain/host-ports';
@@ -129,19 +130,12 @@ export class RoomManager {
     return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest));
   }
 
-  /** Last ping per room from the gateways' digests (max over replicas) — see api-gateway pings. */
+  /** Last ping per room from the gateways' digests (max over replicas; see common/src/rooms/ping-digest.ts). */
   lastPings(schedulerName: string): Map<string, number> {
     const out = new Map<string, number>();
     for (const cm of this.deps.caches.digests.list(schedulerName)) {
-      const raw = cm.data?.lastPings;
-      if (!raw) continue;
-      try {
-        const parsed = JSON.parse(raw) as Record<string, unknown>;
-        for (const [room, at] of Object.entries(parsed)) {
-          if (typeof at === 'number' && at > (out.get(room) ?? 0)) out.set(room, at);
-        }
-      } catch {
-        // a malformed digest is ignored; the GameRoom's own lastPingAt still counts
+      for (const [room, at] of decodePingDigest(cm.data)) {
+        if (at > (out.get(room) ?? 0)) out.set(room, at);
       }
     }
     return out;
