@@ -209,8 +209,9 @@ describe('rolling replacement', () => {
         return old.length === 1 && old[0]!.metadata.name === occupiedRoom && rooms.filter((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready').length >= 9;
       }, { timeoutMs: 60_000, message: 'every free old room replaced; the occupied one kept' });
       expect(lowest).toBeGreaterThanOrEqual(10);
-      const switchOp = (await stack.api.listOperations('rolling')).items.find((o) => o.spec.definitionName === 'switch_active_version');
-      expect(switchOp?.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Replaced 9\/10 rooms[\s\S]*1 occupied rooms of older versions remain/);
+      const switchOp = await waitFor(async () => (await stack.api.listOperations('rolling')).items
+        .find((o) => o.spec.definitionName === 'switch_active_version' && o.status?.status === 'finished'), { timeoutMs: 30_000, message: 'switch finished' });
+      expect(switchOp.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Replaced 9\/10 rooms[\s\S]*1 occupied rooms of older versions remain/);
 
       // The players leave: the old room is replaced by the health check.
       await ping(stack, 'rolling', occupiedRoom, 'ready');
