@@ -117,7 +117,7 @@ export async function run(): Promise<BenchOutcome> {
     figures.push(figure(NAME5, 'pings sent in window', pings / seconds, 'pings/s', { note: `${pings} in ${seconds.toFixed(0)} s; ${after.pingFailures - before.pingFailures} failed; gateway received ${after.pingsReceived - before.pingsReceived}` }));
     notes.push(
       `${SCHEDULERS} schedulers x ${perScheduler} rooms created with POST /schedulers (roomsReplicas ${perScheduler}); steady window ${WINDOW_S} s starting ${SETTLE_S} s after all rooms were ready; RSS from /proc/<pid>/status every 1 s; 1 run.`,
-      `Operator child runs under Node 22 with tsx's loader (adds a little memory over compiled JS) and node flags "${process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=192'}" (the chart's operator.maxHeapMB); production defaults except kubeQps/kubeBurst ${fast.kubeQps}/${fast.kubeBurst} (operator and gateway) and port 0. Gateway ping flush interval ${stack.gatewayConfig.pingFlushInterval} ms (default).`,
+      `Operator child runs under Node 22 with tsx's loader (adds a little memory over compiled JS) and node flags "${process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160'}" (the chart's operator.maxHeapMB); production defaults except kubeQps/kubeBurst ${fast.kubeQps}/${fast.kubeBurst} (operator and gateway) and port 0. Gateway ping flush interval ${stack.gatewayConfig.pingFlushInterval} ms (default).`,
     );
   } finally {
     await readiness.stop();

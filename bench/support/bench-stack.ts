@@ -88,7 +88,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     if ((opts.operator ?? 'child') === 'child') {
       const arg: OperatorChildArg = { kubeconfigYaml: sandbox.ready.kubeconfigYaml, config: { ...operatorConfig } };
       // The heap limit the Helm chart gives the operator (operator.maxHeapMB), unless told otherwise.
-      const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=192').split(' ').filter(Boolean);
+      const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
       const child = await forkChild<{ opsUrl: string | undefined }>(path.join(PROCESSES_DIR, 'operator-child.ts'), { arg, nodeFlags });
       operatorChild = child;
       stops.push(() => child.stop());
