@@ -226,3 +226,23 @@ describe('rolling replacement', () => {
     }
   });
 });
+
+describe('rooms stuck terminating', () => {
+  test('a room still terminating after the deletion timeout has its pod force-deleted, and the history says so', async () => {
+    // The simulated kubelet holds deleted pods for up to 10 minutes here (a stuck node), while
+    // the operator's deletion timeout is 1 s.
+    const stack = await startStack({ external: true, config: { healthInterval: 300, roomDeletionTimeout: 1000 }, simulation: { pingIntervalMs: 300, deletionCapMs: 600_000 } });
+    try {
+      await http(stack, 'POST', '/schedulers', createBody('stuck-rooms', { roomsReplicas: 2, spec: { ...(schedulerObject('x') as { spec: { spec: object } }).spec.spec, terminationGracePeriod: '600s' } }));
+      await waitFor(async () => (await counts(stack, 'stuck-rooms')).ready === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+      const res = await http(stack, 'POST', '/schedulers/stuck-rooms/remove-rooms', { amount: 1 });
+      expect(res.status).toBe(200);
+      const victim = await waitFor(async () => (await stack.api.listGameRooms('stuck-rooms')).items.find((r) => r.metadata.deletionTimestamp)?.metadata.name, { message: 'a room terminating' });
+      await waitFor(async () => !(await stack.api.listGameRooms('stuck-rooms')).items.some((r) => r.metadata.name === victim), { timeoutMs: 30_000, message: 'the stuck room is gone' });
+      const forced = (await stack.api.listOperations('stuck-rooms')).items.find((o) => (o.status?.executionHistory ?? []).some((h) => h.event.includes('Force-deleted') && h.event.includes(victim)));
+      expect(forced?.spec.input?.reason).toBe('expired_room');
+    } finally {
+      await stack.stop();
+    }
+  });
+});

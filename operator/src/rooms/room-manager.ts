@@ -115,6 +115,15 @@ export class RoomManager {
     }
   }
 
+  /** Deletes a room's pod at once (grace period 0): for rooms stuck terminating. */
+  async forceDeletePod(namespace: string, name: string): Promise<void> {
+    try {
+      await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+    }
+  }
+
   /** Host ports held by the scheduler's rooms, so new rooms avoid them while the range allows. */
   usedHostPorts(schedulerName: string): Set<number> {
     const used = new Set<number>();

@@ -98,17 +98,26 @@ export const removeRoomsDefinition: OperationDefinition = {
     const ids = ctx.input.roomsIds ?? ctx.input.rooms_ids ?? ctx.input.roomIds;
     if (Array.isArray(ids) && ids.length > 0) {
       const removed: string[] = [];
+      const forced: string[] = [];
       for (const id of ids) {
         if (typeof id !== 'string') continue;
         ctx.checkpoint();
         try {
-          await rooms.deleteRoom(name, id);
+          // A room already being deleted that is removed again has outlived its grace period
+          // (its node is gone, or its kubelet is stuck): its pod is deleted without grace.
+          if (ctx.deps.caches.rooms.get(id, name)?.metadata.deletionTimestamp) {
+            await rooms.forceDeletePod(name, id);
+            forced.push(id);
+          } else {
+            await rooms.deleteRoom(name, id);
+          }
           removed.push(id);
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
       }
       ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason}): ${removed.join(', ')}`);
+      if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       return;
     }
     const amount = positiveInt(ctx.input.amount);
