@@ -18,7 +18,7 @@ import { computePodStatus } from './pod-status';
 import { ResilientInformer } from './resilient-informer';
 import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
-import { WorkQueue, type WorkResult } from './work-queue';
+import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 
 export interface Clock {
   now(): number;
