@@ -65,8 +65,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.');
   }
 
-  private get caches(): ResourceCache<k8s.KubernetesObject>[] {
-    return [this.schedulers, this.versions, this.operations, this.rooms] as ResourceCache<k8s.KubernetesObject>[];
+  private get caches(): Pick<ResourceCache<k8s.KubernetesObject>, 'start' | 'stop' | 'isSynced' | 'error'>[] {
+    return [this.schedulers, this.versions, this.operations, this.rooms];
   }
 
   /** Starts every cache; resolves after each made its first attempt. */

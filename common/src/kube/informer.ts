@@ -45,6 +45,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private syncedOnce = false;
   private readonly syncWaiters: (() => void)[] = [];
   private generation = 0;
+  private lastErrorText: string | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.backoffMs = opts.minBackoffMs ?? 500;
@@ -53,14 +54,27 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   /** Starts list+watch; resolves once the first list has been loaded (or the informer is stopped). */
   async start(): Promise<void> {
+    await this.begin();
+    if (!this.syncedOnce) await new Promise<void>((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /**
+   * Starts list+watch and resolves after the first attempt, whether it synced or failed (then
+   * `synced` is false, `lastError` says why, and it keeps retrying in the background).
+   */
+  async begin(): Promise<void> {
     this.stopped = false;
     this.generation++;
-    void this.run(this.generation);
-    if (!this.syncedOnce) await new Promise<void>((resolve) => this.syncWaiters.push(resolve));
+    await this.run(this.generation);
   }
 
   get synced(): boolean {
     return this.syncedOnce;
+  }
+
+  /** Why the last list or watch failed; cleared by the next successful list. */
+  get lastError(): string | undefined {
+    return this.lastErrorText;
   }
 
   list(namespace?: string): readonly T[] {
@@ -113,6 +127,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     }
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
     this.backoffMs = this.opts.minBackoffMs ?? 500;
+    this.lastErrorText = undefined;
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -168,7 +183,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private retryLater(err: unknown, generation: number): void {
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
-    this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, error: describe(err), retryInMs: delay });
+    this.lastErrorText = describe(err);
+    this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, error: this.lastErrorText, retryInMs: delay });
     this.schedule(delay, generation);
   }
 
