@@ -175,7 +175,7 @@ async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<stri
   const mine = (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => !before.has(n));
   for (const name of mine) await api.deleteScheduler(name).catch(() => undefined);
   await waitFor(async () => (await api.listSchedulers()).items.every((x) => !mine.includes(x.metadata.name as string)),
-    { timeoutMs: 120_000, message: 'schedulers created by the suite deleted' }).catch(() => undefined);
+    { timeoutMs: 60_000, message: 'schedulers created by the suite deleted' }).catch(() => undefined);
 }
 
 /**

@@ -7,6 +7,7 @@
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { RoomManager } from '../../rooms/room-manager';
 import { listVersions, waitUntil } from './shared';
 
 const ignoreNotFound = (err: unknown): void => {
@@ -28,7 +29,18 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
       ctx.event(`Deleting namespace ${name} and its ${ctx.deps.caches.rooms.list(name).length} rooms`);
       let lastReported = -1;
+      const rooms = new RoomManager(ctx.deps);
+      const forced = new Set<string>();
       const gone = await waitUntil(ctx, () => {
+        // Pods still terminating after the deletion timeout (a stuck node) are deleted without grace.
+        for (const pod of ctx.deps.caches.pods.list(name)) {
+          const since = Date.parse(String(pod.metadata?.deletionTimestamp ?? ''));
+          const podName = pod.metadata?.name as string;
+          if (Number.isFinite(since) && ctx.deps.now() - since > ctx.deps.config.roomDeletionTimeout && !forced.has(podName)) {
+            forced.add(podName);
+            void rooms.forceDeletePod(name, podName).catch(() => forced.delete(podName));
+          }
+        }
         const left = ctx.deps.caches.pods.list(name).length;
         if (left !== lastReported && left > 0) {
           lastReported = left;
@@ -37,6 +49,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         return left === 0 && ctx.deps.caches.rooms.list(name).length === 0 ? true : undefined;
       }, 10 * 60_000, 200);
       if (!gone) throw new Error(`rooms of ${name} were not deleted within 10 minutes`);
+      if (forced.size > 0) ctx.event(`Force-deleted ${forced.size} pods stuck terminating past the deletion timeout`);
     } else if (ns) {
       ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
     }
