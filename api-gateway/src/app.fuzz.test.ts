@@ -8,23 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { MANAGEMENT_LISTENER_ROUTES, ROOMS_LISTENER_ROUTES } from './openapi';
 import { AUTH, buildTestApps, MAX_BODY, ROOM_SECRET, validCreateBody, validSpec } from './testing/fixtures';
+import { seededRandom } from '../../test/support/seeded-random';
 
 jest.setTimeout(120_000);
 
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = 20260101;
-const rnd = prng(SEED);
+const rnd = seededRandom(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
 const int = (n: number) => Math.floor(rnd() * n);
 

@@ -4,14 +4,9 @@
  */
 import type { Autoscaling, Container, Forwarder, Operation, Scheduler, SchedulerSpec } from '../../common/src/generated/resources';
 
-/** A timestamp from a resource (a string, or a Date from a typed client) as RFC 3339. */
-export function toIsoString(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null && 'toISOString' in value && typeof value.toISOString === 'function') {
-    return String((value as { toISOString(): string }).toISOString());
-  }
-  return '';
-}
+import { toIsoString } from '../../common/src/kube/timestamps';
+
+export { toIsoString };
 
 export function schedulerCreatedAt(s: Scheduler): string {
   return s.status?.createdAt ?? toIsoString(s.metadata.creationTimestamp);

@@ -38,7 +38,6 @@ export interface KubeClients {
   readonly core: k8s.CoreV1Api;
   readonly custom: k8s.CustomObjectsApi;
   readonly coordination: k8s.CoordinationV1Api;
-  readonly events: k8s.EventsV1Api;
   readonly limiter: TokenBucket;
   /** Releases waiting requests and closes the pooled connections. */
   close(): Promise<void>;
@@ -85,7 +84,6 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit): Kub
     core: makeApi(kc, limiter, k8s.CoreV1Api),
     custom: makeApi(kc, limiter, k8s.CustomObjectsApi),
     coordination: makeApi(kc, limiter, k8s.CoordinationV1Api),
-    events: makeApi(kc, limiter, k8s.EventsV1Api),
   };
 }
 

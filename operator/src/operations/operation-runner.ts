@@ -9,6 +9,7 @@
  */
 import type { Operation } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
+import { toMillis } from '../../../common/src/kube/timestamps';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -218,8 +219,8 @@ export class OperationRunner {
     });
     // A scheduler deleted and created again under the same name: the old one's finished
     // operations (its delete_scheduler last) are not part of the new one's history.
-    const born = Date.parse(String(this.deps.caches.schedulers.get(schedulerName)?.metadata.creationTimestamp ?? ''));
-    if (Number.isFinite(born)) {
+    const born = toMillis(this.deps.caches.schedulers.get(schedulerName)?.metadata.creationTimestamp);
+    if (born !== undefined) {
       for (const op of finalOperations(ops)) {
         if (Date.parse(op.spec.enqueuedAt) < born - 5000 && !victims.includes(op)) victims.push(op);
       }

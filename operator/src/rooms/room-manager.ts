@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { apiStatus, describeApiError, isRetryable } from '../../../common/src/kube/clients';
+import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
@@ -153,21 +154,16 @@ export class RoomManager {
 
 export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>): RoomView {
   const status = room.status;
-  const ts = (v: unknown): number | undefined => {
-    if (v === undefined || v === null) return undefined;
-    const n = typeof v === 'string' ? Date.parse(v) : v instanceof Object && 'getTime' in v ? (v as Date).getTime() : Number(v);
-    return Number.isFinite(n) ? n : undefined;
-  };
-  const fromRoom = ts(status?.lastPingAt);
+  const fromRoom = toMillis(status?.lastPingAt);
   const fromDigest = digest.get(room.metadata.name as string);
   const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
-  const deletion = ts(room.metadata.deletionTimestamp) ?? ts(pod?.metadata?.deletionTimestamp);
+  const deletion = toMillis(room.metadata.deletionTimestamp) ?? toMillis(pod?.metadata?.deletionTimestamp);
   const instance = instanceFromPod(pod);
   return {
     name: room.metadata.name as string,
     status: status?.status ?? (instance.status === 'error' ? 'error' : 'pending'),
     version: room.spec.version,
-    createdAt: ts(room.metadata.creationTimestamp) ?? 0,
+    createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
     lastPingAt,
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,

@@ -7,6 +7,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
+import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { composeRoomStatus, instanceFromPod } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -39,7 +40,7 @@ export class RoomStatusController {
       host: hostOf(pod, this.deps.caches.nodes.get(pod.spec?.nodeName ?? '')),
       ports: portsOf(pod),
       reason: instance.reason ?? (status === 'error' ? 'the room is in error' : undefined),
-      createdAt: room.status?.createdAt ?? toIso(room.metadata.creationTimestamp),
+      createdAt: room.status?.createdAt ?? (toIsoString(room.metadata.creationTimestamp) || undefined),
     };
     const current = room.status ?? {};
     // A room that is still just pending (not scheduled or still starting, nothing wrong) reads as
@@ -74,7 +75,7 @@ export class RoomStatusController {
   private async podMissing(room: GameRoom): Promise<ReconcileResult> {
     const namespace = room.metadata.namespace as string;
     const name = room.metadata.name as string;
-    const age = this.deps.now() - (Date.parse(toIso(room.metadata.creationTimestamp) ?? '') || this.deps.now());
+    const age = this.deps.now() - (toMillis(room.metadata.creationTimestamp) ?? this.deps.now());
     const sawPod = room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
     if (!sawPod && age < POD_APPEAR_GRACE_MS) return { requeueAfterMs: POD_APPEAR_GRACE_MS - age + 100 };
     if (!room.metadata.deletionTimestamp) {
@@ -130,11 +131,4 @@ export function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
     }
   }
   return out;
-}
-
-function toIso(t: unknown): string | undefined {
-  if (t === undefined || t === null) return undefined;
-  if (typeof t === 'string') return t;
-  if (typeof t === 'object' && 'toISOString' in t) return (t as Date).toISOString();
-  return String(t);
 }

@@ -8,6 +8,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import { apiStatus, describeApiError } from '../../../common/src/kube/clients';
+import { toIsoString } from '../../../common/src/kube/timestamps';
 
 export interface LeaderElectionOptions {
   coordination: k8s.CoordinationV1Api;
@@ -104,7 +105,7 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const renewTime = spec.renewTime ? String(toIso(spec.renewTime)) : '';
+    const renewTime = toIsoString(spec.renewTime);
     if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) {
       this.observed = { holder, renewTime, at: this.now() };
     }
@@ -158,8 +159,4 @@ export class LeaderElector {
       this.opts.logger.warn('could not release the leader lease', { error: describeApiError(err) });
     }
   }
-}
-
-function toIso(t: unknown): string {
-  return typeof t === 'object' && t !== null && 'toISOString' in t ? (t as Date).toISOString() : String(t);
 }

@@ -7,6 +7,7 @@
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { toMillis } from '../../../../common/src/kube/timestamps';
 import { RoomManager } from '../../rooms/room-manager';
 import { listVersions, waitUntil } from './shared';
 
@@ -34,9 +35,9 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       const gone = await waitUntil(ctx, () => {
         // Pods still terminating after the deletion timeout (a stuck node) are deleted without grace.
         for (const pod of ctx.deps.caches.pods.list(name)) {
-          const since = Date.parse(String(pod.metadata?.deletionTimestamp ?? ''));
+          const since = toMillis(pod.metadata?.deletionTimestamp);
           const podName = pod.metadata?.name as string;
-          if (Number.isFinite(since) && ctx.deps.now() - since > ctx.deps.config.roomDeletionTimeout && !forced.has(podName)) {
+          if (since !== undefined && ctx.deps.now() - since > ctx.deps.config.roomDeletionTimeout && !forced.has(podName)) {
             forced.add(podName);
             void rooms.forceDeletePod(name, podName).catch(() => forced.delete(podName));
           }

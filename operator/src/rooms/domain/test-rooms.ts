@@ -13,14 +13,4 @@ export function roomView(name: string, overrides: Partial<RoomView> = {}): RoomV
   };
 }
 
-/** A seeded pseudo-random generator in [0, 1) (mulberry32), so the tables are deterministic. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../../../test/support/seeded-random';
