@@ -11,8 +11,11 @@ module.exports = {
     // 1. pure domain tables, 2. reconcilers/executors against the sandbox, 3. routers with supertest
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{common,operator,api-gateway,sandbox}/**/*.test.ts'] },
     // Suites that cross component boundaries: operator on the sandbox, real kubectl and helm, RBAC
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/!(e2e)/**/*.test.ts'] },
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/!(e2e|real-apiserver)/**/*.test.ts'] },
     // 4. end to end: HTTP -> gateway -> API server -> operator -> simulated rooms (E2E_KUBECONFIG: any cluster)
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // 5. the real Kubernetes API server (v1.28 kube-apiserver, etcd, kube-controller-manager) started
+    //    by test/support/run-tests.ts; run one suite at a time, after the others
+    { ...shared, displayName: 'real-apiserver', testMatch: ['<rootDir>/test/real-apiserver/**/*.test.ts'] },
   ],
 };

@@ -93,16 +93,20 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   if (external) await installCrds(kc);
   const schedulersBefore = new Set(external ? (await api.listSchedulers()).items.map((x) => x.metadata.name as string) : []);
 
+  // On a cluster prepared by the real-API-server tier, each component runs as the Helm chart's
+  // ServiceAccount with the environment the chart gives it; the harness itself is administrator.
+  const identity = external ? externalIdentities() : undefined;
+  const chartEnv = identity?.chartEnv;
   const useGateway = opts.gateway ?? true;
-  const base = loadConfig({}, {
-    ...TEST_CONFIG, authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret', ...opts.config,
-  });
+  const credentials = chartEnv ? {} : { authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret' };
+  const base = loadConfig(chartEnv?.gateway ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config });
   const gateway = useGateway
-    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: kc, host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
+    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: identity?.gateway ?? kc, host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
     : undefined;
+  const auth = base.authSecretName !== '' && chartEnv ? await readBasicAuth(clients.core, base.authSecretNamespace, base.authSecretName) : { username: base.authUsername, password: base.authPassword };
   const standIn = gateway ? undefined : await startPingStandIn(api);
   const roomsUrl = gateway?.roomsUrl ?? (standIn as { url: string }).url;
-  const config = loadConfig({}, { ...base, roomsApiUrl: roomsUrl });
+  const config = loadConfig(chartEnv?.operator ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, roomsApiUrl: roomsUrl });
   // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
   // ROOMKEEPER_E2E_CORDON_REAL_NODES=true (throwaway clusters such as the K3s container) cordons
   // the real nodes first, so room pods go to simulated nodes and need no game-server image.
@@ -114,7 +118,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     realNodes = [];
   }
   const simulation = opts.simulation === false || realNodes.length > 0 ? undefined : await startSimulation({
-    kubeConfig: kc,
+    kubeConfig: identity?.simulation ?? kc,
     nodes: opts.simulation?.nodes ?? 2,
     startDelayMs: opts.simulation?.startDelayMs ?? 20,
     deletionCapMs: opts.simulation?.deletionCapMs ?? 50,
@@ -126,7 +130,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const forwarder = new EventForwarder({ logger, metrics: new MetricsRegistry() });
   const addOperator = async (): Promise<RunningOperator> => {
     const op = await startOperator({
-      kubeConfig: kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
+      kubeConfig: identity?.operator ?? kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
     });
     operators.push(op);
     return op;
@@ -137,7 +141,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, config, logger, addOperator, gateway,
     managementUrl: gateway?.managementUrl,
     writeKubeconfig: (file: string) => fs.writeFileSync(file, kc.exportConfig(), { mode: 0o600 }),
-    authHeader: `Basic ${Buffer.from(`${config.authUsername}:${config.authPassword}`).toString('base64')}`,
+    authHeader: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,
     async stop() {
       if (external) await deleteSchedulersCreatedSince(api, schedulersBefore);
       for (const op of operators) await op.stop().catch(() => undefined);
@@ -149,6 +153,38 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await sandbox?.stop();
     },
   };
+}
+
+interface ExternalIdentities {
+  operator?: k8s.KubeConfig;
+  gateway?: k8s.KubeConfig;
+  simulation?: k8s.KubeConfig;
+  chartEnv?: { operator: Record<string, string>; gateway: Record<string, string> };
+}
+
+/**
+ * E2E_OPERATOR_KUBECONFIG, E2E_GATEWAY_KUBECONFIG and E2E_SIMULATION_KUBECONFIG give each
+ * component its own identity; E2E_CHART_ENV (JSON) the environment the chart gives it.
+ */
+function externalIdentities(env: NodeJS.ProcessEnv = process.env): ExternalIdentities {
+  const load = (file: string | undefined): k8s.KubeConfig | undefined => {
+    if (!file) return undefined;
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(file);
+    return kc;
+  };
+  return {
+    operator: load(env.E2E_OPERATOR_KUBECONFIG),
+    gateway: load(env.E2E_GATEWAY_KUBECONFIG),
+    simulation: load(env.E2E_SIMULATION_KUBECONFIG),
+    chartEnv: env.E2E_CHART_ENV ? JSON.parse(env.E2E_CHART_ENV) as ExternalIdentities['chartEnv'] : undefined,
+  };
+}
+
+async function readBasicAuth(core: k8s.CoreV1Api, namespace: string, name: string): Promise<{ username: string; password: string }> {
+  const secret = await core.readNamespacedSecret({ name, namespace });
+  const decode = (key: string): string => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+  return { username: decode('username'), password: decode('password') };
 }
 
 /** Applies crds/*.yaml to a cluster (create, or replace when present) and waits until served. */

@@ -460,14 +460,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     timeout: {
                       description: 'Milliseconds allowed to forward one event; an integer or a numeric string, > 0.',
                       'x-kubernetes-int-or-string': true,
-                      maxLength: 20,
-                      'x-kubernetes-validations': [
-                        {
-                          rule: 'type(self) == int ? self > 0 : self.matches(\'^[0-9]*[1-9][0-9]*$\')',
-                          message: 'timeout must be a positive number of milliseconds',
-                          reason: 'FieldValueInvalid',
-                        },
-                      ],
+                      maxLength: 7,
+                      pattern: '^0*[1-9][0-9]*$',
+                      minimum: 1,
+                      maximum: 3600000,
                     },
                     metadata: {
                       type: 'object',
@@ -1117,14 +1113,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         timeout: {
                           description: 'Milliseconds allowed to forward one event; an integer or a numeric string, > 0.',
                           'x-kubernetes-int-or-string': true,
-                          maxLength: 20,
-                          'x-kubernetes-validations': [
-                            {
-                              rule: 'type(self) == int ? self > 0 : self.matches(\'^[0-9]*[1-9][0-9]*$\')',
-                              message: 'timeout must be a positive number of milliseconds',
-                              reason: 'FieldValueInvalid',
-                            },
-                          ],
+                          maxLength: 7,
+                          pattern: '^0*[1-9][0-9]*$',
+                          minimum: 1,
+                          maximum: 3600000,
                         },
                         metadata: {
                           type: 'object',

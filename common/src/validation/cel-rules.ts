@@ -136,13 +136,6 @@ export const celTwins: readonly CelTwin[] = [
   },
   {
     scope: 'SchedulerSpec',
-    at: ['forwarders[].options.timeout'],
-    rule: "type(self) == int ? self > 0 : self.matches('^[0-9]*[1-9][0-9]*$')",
-    message: 'timeout must be a positive number of milliseconds',
-    holds: (self) => (isInt(self) ? self > 0 : /^[0-9]*[1-9][0-9]*$/.test(str(self))),
-  },
-  {
-    scope: 'SchedulerSpec',
     at: ['autoscaling'],
     rule: 'self.max < 0 || self.min <= self.max',
     message: 'min must be less than or equal to max',

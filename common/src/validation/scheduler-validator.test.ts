@@ -124,8 +124,9 @@ describe('validateSchedulerCreateBody', () => {
     ['forwarder type http', (b) => { b.forwarders[0].type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
     ['forwarder without address', (b) => { delete b.forwarders[0].address; }, { field: 'forwarders[0].address', message: 'Required value' }],
     ['forwarder without name', (b) => { delete b.forwarders[0].name; }, { field: 'forwarders[0].name', message: 'Required value' }],
-    ['forwarder timeout 0', (b) => { b.forwarders[0].options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'timeout must be a positive number of milliseconds' }],
-    ['forwarder timeout "1s"', (b) => { b.forwarders[0].options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: 'timeout must be a positive number of milliseconds' }],
+    // The API server's own words for minimum and pattern (no CEL rule: see the CRD).
+    ['forwarder timeout 0', (b) => { b.forwarders[0].options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'should be greater than or equal to 1' }],
+    ['forwarder timeout "1s"', (b) => { b.forwarders[0].options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: "should match '^0*[1-9][0-9]*$'" }],
     ['autoscaling min 0', (b) => { b.autoscaling.min = 0; }, { field: 'autoscaling.min', message: 'should be greater than or equal to 1' }],
     ['autoscaling min > max', (b) => { b.autoscaling.min = 11; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
     ['autoscaling max -2', (b) => { b.autoscaling.max = -2; }, { field: 'autoscaling.max', message: 'should be greater than or equal to -1' }],

@@ -5,7 +5,7 @@
  * cannot renew within `renewDeadlineMs` steps down. On stop the leader releases the lease so a
  * standby takes over at once.
  */
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import { apiStatus, describeApiError } from '../../../common/src/kube/clients';
 import { toIsoString } from '../../../common/src/kube/timestamps';
@@ -79,7 +79,8 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(): Promise<void> {
     const { coordination, namespace, name, identity } = this.opts;
-    const now = new Date(this.now());
+    // Lease times are MicroTime: the API server refuses a JavaScript Date's three fractional digits.
+    const now = new k8s.V1MicroTime(this.now());
     let lease: k8s.V1Lease;
     try {
       lease = await coordination.readNamespacedLease({ name, namespace });
@@ -94,8 +95,8 @@ export class LeaderElector {
           spec: {
             holderIdentity: identity,
             leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),
-            acquireTime: now as unknown as k8s.V1MicroTime,
-            renewTime: now as unknown as k8s.V1MicroTime,
+            acquireTime: now,
+            renewTime: now,
             leaseTransitions: 0,
           },
         },
@@ -121,8 +122,8 @@ export class LeaderElector {
         ...spec,
         holderIdentity: identity,
         leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),
-        renewTime: now as unknown as k8s.V1MicroTime,
-        acquireTime: (holder === identity ? spec.acquireTime : now) as k8s.V1MicroTime,
+        renewTime: now,
+        acquireTime: holder === identity ? spec.acquireTime : now,
         leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
       },
     };
@@ -153,7 +154,7 @@ export class LeaderElector {
       await coordination.replaceNamespacedLease({
         name,
         namespace,
-        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new Date(this.now()) as unknown as k8s.V1MicroTime } },
+        body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
       });
     } catch (err) {
       this.opts.logger.warn('could not release the leader lease', { error: describeApiError(err) });

@@ -175,6 +175,9 @@ export class SimKubelet {
     if (this.heartbeat) clearInterval(this.heartbeat);
     await this.informer.stop();
     await this.queue.shutDown();
+    // Leave the cluster as it was found: a later simulation (or `npm start`) must see no stale
+    // nodes, or it takes them for real ones and attaches no simulated kubelet.
+    await Promise.all(this.nodeNames.map((name) => this.core.deleteNode({ name }).catch(() => undefined)));
     await this.connections.close();
   }
 

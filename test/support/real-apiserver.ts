@@ -1,0 +1,139 @@
+/**
+ * The real-API-server tier of `npm test`: one control plane per run (test/support/control-plane.ts),
+ * prepared as a platform team would prepare a cluster for Roomkeeper: the CRDs from crds/, and the
+ * Helm chart's namespace, ServiceAccounts, RBAC and Secrets, rendered by the real `helm` and
+ * applied by the real `kubectl`. Operator and gateway then run as the chart's ServiceAccounts
+ * (tokens from the TokenRequest API, as `kubectl create token` gets them) with the environment the
+ * chart gives their Deployments, so any call the chart does not grant fails.
+ *
+ * Suites find it through `ROOMKEEPER_REAL_APISERVER_INFO` (a JSON file, `RealApiServer` below).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as YAML from 'yaml';
+import {
+  REAL_APISERVER_INFO_ENV, startControlPlane, writeTokenKubeconfig, type ControlPlane, type ControlPlaneInfo,
+} from './control-plane';
+import { toolPath } from './tools';
+
+export const RELEASE_NAME = 'roomkeeper';
+export const RELEASE_NAMESPACE = 'roomkeeper-system';
+const REPO_ROOT = path.resolve(__dirname, '../..');
+const CHART_DIR = path.join(REPO_ROOT, 'helm', 'roomkeeper');
+
+export interface RealApiServer extends ControlPlaneInfo {
+  readonly releaseNamespace: string;
+  /** The chart's operator ServiceAccount. */
+  readonly operatorKubeconfig: string;
+  /** The chart's gateway ServiceAccount. */
+  readonly gatewayKubeconfig: string;
+  /** The environment the chart gives each Deployment's container (secret references resolved). */
+  readonly chartEnv: { operator: Record<string, string>; gateway: Record<string, string> };
+}
+
+type Manifest = { kind?: string; apiVersion?: string; metadata?: { name?: string; namespace?: string }; spec?: unknown; data?: Record<string, string>; stringData?: Record<string, string> };
+
+export function kubectl(kubeconfig: string, args: string[], input?: string): string {
+  return execFileSync(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
+    input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 120_000,
+  });
+}
+
+/** `helm template` of the chart (release `roomkeeper` in `roomkeeper-system`), as parsed objects. */
+export function renderChart(extraArgs: string[] = [], namespace = RELEASE_NAMESPACE): Manifest[] {
+  const out = execFileSync(toolPath('helm'), ['template', RELEASE_NAME, CHART_DIR, '--namespace', namespace, ...extraArgs], {
+    encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
+  });
+  return YAML.parseAllDocuments(out).map((d) => d.toJSON() as Manifest).filter((m) => m && m.kind);
+}
+
+const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret']);
+
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } } };
+
+function containerEnv(manifests: Manifest[], deploymentSuffix: string, secrets: Manifest[]): Record<string, string> {
+  const deployment = manifests.find((m) => m.kind === 'Deployment' && m.metadata?.name?.endsWith(deploymentSuffix));
+  const spec = deployment?.spec as { template: { spec: { containers: { env?: EnvVar[] }[] } } } | undefined;
+  const env: Record<string, string> = {};
+  for (const v of spec?.template.spec.containers[0]?.env ?? []) {
+    if (v.value !== undefined) env[v.name] = v.value;
+    const ref = v.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = secrets.find((s) => s.metadata?.name === ref.name);
+      const data = secret?.data?.[ref.key];
+      if (data !== undefined) env[v.name] = Buffer.from(data, 'base64').toString('utf8');
+    }
+    if (v.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[v.name] = `${deployment?.metadata?.name ?? 'pod'}-test`;
+  }
+  return env;
+}
+
+/**
+ * Applies the CRDs and the chart's identity objects to a fresh plane and makes a kubeconfig for
+ * each component's ServiceAccount.
+ */
+export async function prepareForRoomkeeper(plane: ControlPlaneInfo): Promise<RealApiServer> {
+  const admin = plane.adminKubeconfig;
+  kubectl(admin, ['apply', '--server-side', '-f', path.join(REPO_ROOT, 'crds')]);
+  kubectl(admin, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  kubectl(admin, ['create', 'namespace', RELEASE_NAMESPACE]);
+  const manifests = renderChart();
+  const identity = manifests.filter((m) => m.kind && IDENTITY_KINDS.has(m.kind));
+  kubectl(admin, ['apply', '-f', '-'], identity.map((m) => YAML.stringify(m)).join('---\n'));
+  const secrets = identity.filter((m) => m.kind === 'Secret');
+  const token = (sa: string): string => kubectl(admin, ['create', 'token', sa, '-n', RELEASE_NAMESPACE, '--duration=24h']).trim();
+  const operatorSa = `${RELEASE_NAME}-operator`;
+  const gatewaySa = `${RELEASE_NAME}-gateway`;
+  const info: RealApiServer = {
+    ...plane,
+    releaseNamespace: RELEASE_NAMESPACE,
+    operatorKubeconfig: writeTokenKubeconfig(plane, `system:serviceaccount:${RELEASE_NAMESPACE}:${operatorSa}`, token(operatorSa)),
+    gatewayKubeconfig: writeTokenKubeconfig(plane, `system:serviceaccount:${RELEASE_NAMESPACE}:${gatewaySa}`, token(gatewaySa)),
+    chartEnv: { operator: containerEnv(manifests, '-operator', secrets), gateway: containerEnv(manifests, '-gateway', secrets) },
+  };
+  return info;
+}
+
+/** Starts and prepares the plane of one test run; the JSON description goes next to it. */
+export async function startRealApiServer(assetsDir: string): Promise<{ plane: ControlPlane; info: RealApiServer; infoFile: string }> {
+  const plane = await startControlPlane({ assetsDir });
+  try {
+    const info = await prepareForRoomkeeper(plane);
+    const infoFile = path.join(plane.dir, 'real-apiserver.json');
+    fs.writeFileSync(infoFile, JSON.stringify(info, null, 2), { mode: 0o600 });
+    return { plane, info, infoFile };
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
+}
+
+/** The plane this test run shares, or undefined when the tier does not run. */
+export function realApiServer(env: NodeJS.ProcessEnv = process.env): RealApiServer | undefined {
+  const file = env[REAL_APISERVER_INFO_ENV];
+  if (!file || !fs.existsSync(file)) return undefined;
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as RealApiServer;
+}
+
+/** The one line a suite prints when the tier cannot run here. */
+export function reportNotRun(suite: string): string {
+  const reason = process.env.ROOMKEEPER_REAL_APISERVER_NOT_RUN ?? `${REAL_APISERVER_INFO_ENV} is not set (run through npm test, with ROOMKEEPER_K8S_ASSETS)`;
+  const line = `[real-apiserver] NOT RUN: ${suite}: ${reason}`;
+  process.stdout.write(`\n${line}\n`);
+  return line;
+}
+
+/**
+ * The environment for a child process (a jest run, `npm start`) that should use this plane as
+ * its cluster: the administrator for the harness, the chart's identities for the components.
+ */
+export function realClusterEnv(info: RealApiServer): Record<string, string> {
+  return {
+    E2E_KUBECONFIG: info.adminKubeconfig,
+    E2E_OPERATOR_KUBECONFIG: info.operatorKubeconfig,
+    E2E_GATEWAY_KUBECONFIG: info.gatewayKubeconfig,
+    E2E_SIMULATION_KUBECONFIG: info.simKubeconfig,
+    E2E_CHART_ENV: JSON.stringify(info.chartEnv),
+  };
+}

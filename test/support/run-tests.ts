@@ -1,0 +1,55 @@
+/**
+ * `npm test`'s runner. Jest runs twice:
+ *   1. the unit, integration and end-to-end projects (on the embedded sandbox), in parallel;
+ *   2. the real-API-server tier (test/real-apiserver/), one suite at a time, against one real
+ *      Kubernetes control plane started for the run from ROOMKEEPER_K8S_ASSETS. Without the
+ *      binaries the tier says NOT RUN, here and in each of its suites, and passes.
+ * Arguments are passed to both runs unchanged (`npm test -- test/e2e`).
+ */
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { controlPlaneAssets, REAL_APISERVER_INFO_ENV } from './control-plane';
+import { startRealApiServer } from './real-apiserver';
+
+const JEST = path.resolve(__dirname, '../../node_modules/.bin/jest');
+let current: ReturnType<typeof spawn> | undefined;
+
+function runJest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const child = spawn(JEST, args, { stdio: 'inherit', env });
+  current = child;
+  return new Promise<number>((resolve) => child.once('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+}
+
+async function main(): Promise<number> {
+  const userArgs = process.argv.slice(2);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => current?.kill(signal));
+
+  const sandboxTiers = await runJest(['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', ...userArgs], process.env);
+
+  const assets = controlPlaneAssets();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const started = Date.now();
+  let stop: (() => Promise<void>) | undefined;
+  if ('missing' in assets) {
+    env.ROOMKEEPER_REAL_APISERVER_NOT_RUN = assets.missing;
+    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
+  } else {
+    const { plane, info, infoFile } = await startRealApiServer(assets.dir);
+    stop = () => plane.stop();
+    env[REAL_APISERVER_INFO_ENV] = infoFile;
+    process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
+  }
+  let realTier: number;
+  try {
+    realTier = await runJest(['--selectProjects', 'real-apiserver', '--runInBand', '--passWithNoTests', ...userArgs], env);
+  } finally {
+    await stop?.();
+  }
+  process.stdout.write(`[real-apiserver] tier ${realTier === 0 ? 'passed' : 'FAILED'}; it added ${Math.round((Date.now() - started) / 1000)} s to this run\n`);
+  return sandboxTiers !== 0 ? sandboxTiers : realTier;
+}
+
+main().then((code) => process.exit(code), (err: unknown) => {
+  process.stderr.write(`npm test: the real API server tier could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});
