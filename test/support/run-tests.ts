@@ -4,7 +4,8 @@
  *   2. the real-API-server tier (test/real-apiserver/), one suite at a time, against one real
  *      Kubernetes control plane started for the run from ROOMKEEPER_K8S_ASSETS. Without the
  *      binaries the tier says NOT RUN, here and in each of its suites, and passes.
- * Arguments are passed to both runs unchanged (`npm test -- test/e2e`).
+ * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
+ * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -24,7 +25,11 @@ async function main(): Promise<number> {
   const userArgs = process.argv.slice(2);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => current?.kill(signal));
 
-  const sandboxTiers = await runJest(['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', ...userArgs], process.env);
+  // `--selectProjects` given: one run of what was asked (with the real plane if it is asked for).
+  const selected = userArgs.includes('--selectProjects');
+  const wantsReal = !selected || userArgs.includes('real-apiserver');
+  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? userArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', ...userArgs], process.env);
+  if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -41,7 +46,7 @@ async function main(): Promise<number> {
   }
   let realTier: number;
   try {
-    realTier = await runJest(['--selectProjects', 'real-apiserver', '--runInBand', '--passWithNoTests', ...userArgs], env);
+    realTier = await runJest(selected ? ['--runInBand', ...userArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--passWithNoTests', ...userArgs], env);
   } finally {
     await stop?.();
   }
