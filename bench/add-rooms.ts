@@ -10,12 +10,12 @@
  */
 import { waitFor } from '../test/support/wait';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
-import { startBenchStack } from './support/bench-stack';
+import { startBenchStack, type BenchTarget } from './support/bench-stack';
 import { RoomReadiness } from './support/room-readiness';
 import { benchSchedulerBody } from './support/scheduler-body';
 import { runStandalone } from './support/standalone';
 
-const NAME = '1. add_rooms 1,000';
+const NAMES = { sandbox: '1. add_rooms 1,000', real: '1r. add_rooms 1,000, real API server' } as const;
 const SCHEDULER = 'bench-add';
 const WARMUP = 20;
 const ROOMS = Number(process.env.BENCH_ADD_ROOMS ?? 1000);
@@ -26,11 +26,12 @@ function historyTime(history: { createdAt: string; event: string }[] | undefined
   return e ? Date.parse(e.createdAt) : undefined;
 }
 
-export async function run(): Promise<BenchOutcome> {
+export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome> {
+  const NAME = NAMES[target];
   const began = Date.now();
   const figures: Figure[] = [];
   const notes: string[] = [];
-  const stack = await startBenchStack({ operator: 'child', simulation: { nodes: 3, pingIntervalMs: 5000 } });
+  const stack = await startBenchStack({ operator: 'child', simulation: { nodes: 3, pingIntervalMs: 5000 }, target });
   const readiness = new RoomReadiness(stack.kc, stack.clients.custom, Date.now);
   try {
     await readiness.start();
@@ -56,7 +57,7 @@ export async function run(): Promise<BenchOutcome> {
     if (created !== undefined) figures.push(figure(NAME, 'last room created -> all ready', (tReady - created) / 1000, 's'));
     notes.push(
       `Timed from POST /schedulers/${SCHEDULER}/add-rooms {amount: ${ROOMS}} to the watch event of the ${ROOMS}th new GameRoom with status ready; 1 run after a warm-up of ${WARMUP} rooms.`,
-      `Processes: sandbox API server, operator, simulated kubelet (3 nodes, 200 ms start delay) + rooms (5 s pings) each alone; gateway in the bench process. Operator: production defaults (kubeQps ${stack.operatorConfig.kubeQps}, kubeBurst ${stack.operatorConfig.kubeBurst}, addRoomsConcurrency ${stack.operatorConfig.addRoomsConcurrency}). Operation ${op.status?.status}.`,
+      `Processes: ${target === 'real' ? 'real kube-apiserver v1.28 + etcd + kube-controller-manager (operator as the chart\'s ServiceAccount)' : 'sandbox API server'}, operator, simulated kubelet (3 nodes, 200 ms start delay) + rooms (5 s pings) each alone; gateway in the bench process. Operator: production defaults (kubeQps ${stack.operatorConfig.kubeQps}, kubeBurst ${stack.operatorConfig.kubeBurst}, addRoomsConcurrency ${stack.operatorConfig.addRoomsConcurrency}). Operation ${op.status?.status}.`,
     );
   } finally {
     await readiness.stop();
@@ -65,4 +66,4 @@ export async function run(): Promise<BenchOutcome> {
   return { name: NAME, figures, notes, durationMs: Date.now() - began };
 }
 
-if (require.main === module) runStandalone(run);
+if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'real' ? 'real' : 'sandbox'));

@@ -14,25 +14,26 @@ import type { SchedulerSpec } from '../common/src/generated/resources';
 import { makeKubeClients } from '../common/src/kube/clients';
 import { waitFor } from '../test/support/wait';
 import { createRoomsBare } from './support/bare-room-loop';
-import { startBenchStack } from './support/bench-stack';
+import { startBenchStack, type BenchTarget } from './support/bench-stack';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { benchSchedulerBody, benchSchedulerSpec } from './support/scheduler-body';
 import { runStandalone } from './support/standalone';
 
-const NAME = '2. creation throughput';
+const NAMES = { sandbox: '2. creation throughput', real: '2r. creation throughput, real API server' } as const;
 const ROOMS = Number(process.env.BENCH_CREATE_ROOMS ?? 1000);
 const WARMUP = 20;
 
-export async function run(): Promise<BenchOutcome> {
+export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome> {
+  const NAME = NAMES[target];
   const began = Date.now();
   const figures: Figure[] = [];
   const notes: string[] = [];
   const overrides: Record<string, unknown> = {};
   if (process.env.BENCH_KUBE_QPS) overrides.kubeQps = Number(process.env.BENCH_KUBE_QPS);
   if (process.env.BENCH_KUBE_BURST) overrides.kubeBurst = Number(process.env.BENCH_KUBE_BURST);
-  const stack = await startBenchStack({ operator: 'none', operatorConfig: overrides });
+  const stack = await startBenchStack({ operator: 'none', operatorConfig: overrides, target });
   const cfg = stack.operatorConfig;
-  const podCount = (namespace: string) => stack.sandbox.call<number>('count', { resource: 'pods', namespace });
+  const podCount = (namespace: string) => stack.cluster.countPods(namespace);
   try {
     // The operator's add_rooms.
     const operator = await stack.startInlineOperator();
@@ -73,7 +74,9 @@ export async function run(): Promise<BenchOutcome> {
     figures.push(figure(NAME, 'operator / bare loop', opRate / bareRate, 'ratio', { target: { op: '>=', value: 0.7 } }));
     notes.push(
       `1 run each, after a warm-up of ${WARMUP} rooms each; client limits kubeQps ${cfg.kubeQps}, kubeBurst ${cfg.kubeBurst}, concurrency ${cfg.addRoomsConcurrency}${Object.keys(overrides).length ? ' (overridden by BENCH_KUBE_QPS/BENCH_KUBE_BURST)' : ' (production defaults)'}; no kubelet.`,
-      'Sandbox API server in its own process; operator (in process, stopped after its run) and bare loop in the bench process.',
+      target === 'real'
+        ? 'Real kube-apiserver v1.28 + etcd 3.4 + kube-controller-manager as local processes on the same 2 cores; operator (in process, administrator credentials, stopped after its run) and bare loop in the bench process; pods counted by the API server (one-item list, remainingItemCount) every 10 ms.'
+        : 'Sandbox API server in its own process; operator (in process, stopped after its run) and bare loop in the bench process.',
     );
   } finally {
     await stack.stop();
@@ -81,4 +84,4 @@ export async function run(): Promise<BenchOutcome> {
   return { name: NAME, figures, notes, durationMs: Date.now() - began };
 }
 
-if (require.main === module) runStandalone(run);
+if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'real' ? 'real' : 'sandbox'));

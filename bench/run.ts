@@ -12,11 +12,20 @@ import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingThroughput } from './ping-throughput';
 import { run as steadyFleet } from './steady-fleet';
+import { realTargetAvailable } from './support/bench-stack';
 import { figure, markdownTable, textTable, type BenchOutcome } from './support/figures';
 
+const real = realTargetAvailable();
+/** On the real control plane, or a note that it could not run here. */
+function onRealApiServer(name: string, run: () => Promise<BenchOutcome>): () => Promise<BenchOutcome> {
+  return real.ok ? run : () => Promise.resolve({ name, figures: [], notes: [`NOT RUN: ${real.reason}`], durationMs: 0 });
+}
+
 const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
-  { name: '1. add_rooms 1,000', run: addRooms },
-  { name: '2. creation throughput', run: creationThroughput },
+  { name: '1. add_rooms 1,000', run: () => addRooms('sandbox') },
+  { name: '1r. add_rooms 1,000, real API server', run: onRealApiServer('1r. add_rooms 1,000, real API server', () => addRooms('real')) },
+  { name: '2. creation throughput', run: () => creationThroughput('sandbox') },
+  { name: '2r. creation throughput, real API server', run: onRealApiServer('2r. creation throughput, real API server', () => creationThroughput('real')) },
   { name: '3+5. steady fleet of 10,000 rooms', run: steadyFleet },
   { name: '4. ping throughput', run: pingThroughput },
   { name: '6. forwarding overhead', run: forwardingOverhead },

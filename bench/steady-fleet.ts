@@ -18,7 +18,7 @@
  * only, so building the fleet takes less time (this measures memory and writes, not rate).
  */
 import { figure, type BenchOutcome, type Figure } from './support/figures';
-import { startBenchStack } from './support/bench-stack';
+import { startBenchStack, type BenchStack } from './support/bench-stack';
 import { sumMetric } from './support/metric-sum';
 import { MB, readProcessMemory } from './support/process-memory';
 import { RoomReadiness } from './support/room-readiness';
@@ -74,8 +74,8 @@ export async function run(): Promise<BenchOutcome> {
         gatewayWrites: sumMetric(m, 'roomkeeper_kube_writes_total') + sumMetric(m, 'roomkeeper_kube_write_errors_total'),
         statusWrites: sumMetric(m, 'roomkeeper_kube_writes_total', { kind: 'gameroom_status' }),
         digestWrites: sumMetric(m, 'roomkeeper_kube_writes_total', { kind: 'ping_digest' }),
-        apiRoomWrites: await stack.sandbox.call<number>('writeCount', 'gamerooms'),
-        apiConfigMapWrites: await stack.sandbox.call<number>('writeCount', 'configmaps'),
+        apiRoomWrites: await sandboxOf(stack).call<number>('writeCount', 'gamerooms'),
+        apiConfigMapWrites: await sandboxOf(stack).call<number>('writeCount', 'configmaps'),
       };
     };
     const before = await snapshot();
@@ -127,3 +127,9 @@ export async function run(): Promise<BenchOutcome> {
 }
 
 if (require.main === module) runStandalone(run);
+
+/** Write counts come from the sandbox's own store. */
+function sandboxOf(stack: BenchStack): NonNullable<BenchStack['sandbox']> {
+  if (!stack.sandbox) throw new Error('the steady-fleet benchmark counts writes in the sandbox; it runs on the sandbox target only');
+  return stack.sandbox;
+}

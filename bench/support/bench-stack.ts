@@ -5,8 +5,11 @@
  * and the simulated kubelet and rooms in their own process. Production defaults everywhere
  * unless a benchmark overrides a setting (and says so).
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { controlPlaneAssets } from '../../test/support/control-plane';
+import { startRealApiServer } from '../../test/support/real-apiserver';
 import { loadConfig, type Config } from '../../common/src/config';
 import { makeKubeClients, type KubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
@@ -32,10 +35,14 @@ export interface BenchStackOptions {
   gatewayConfig?: Overrides;
   /** Simulated kubelet and rooms (default none). */
   simulation?: Omit<SimulationChildArg, 'kubeconfigYaml' | 'roomsApiUrl'> & { rooms?: boolean };
+  /** The API server (default the sandbox). */
+  target?: BenchTarget;
 }
 
 export interface BenchStack {
-  readonly sandbox: ChildHandle<SandboxReady>;
+  readonly cluster: BenchCluster;
+  /** Only on the sandbox target. */
+  readonly sandbox: ChildHandle<SandboxReady> | undefined;
   readonly kc: k8s.KubeConfig;
   /** Clients for the benchmark's own reads and setup (not rate limited in practice). */
   readonly clients: KubeClients;
@@ -61,9 +68,68 @@ export async function startSandboxChild(): Promise<{ sandbox: ChildHandle<Sandbo
   return { sandbox, kc };
 }
 
+/**
+ * Where a benchmark runs: the sandbox API server in its own process, or a real Kubernetes v1.28
+ * control plane (etcd, kube-apiserver, kube-controller-manager from ROOMKEEPER_K8S_ASSETS or
+ * ../shared/k8s/v1.28.0/bin) prepared as the real-API-server test tier prepares it: the operator
+ * runs as the chart's ServiceAccount, the simulation as its own identity.
+ */
+export interface BenchCluster {
+  readonly target: BenchTarget;
+  readonly kc: k8s.KubeConfig;
+  /** Administrator. */
+  readonly kubeconfigYaml: string;
+  readonly operatorKubeconfigYaml: string;
+  readonly simulationKubeconfigYaml: string;
+  /** Only on the sandbox. */
+  readonly sandbox: ChildHandle<SandboxReady> | undefined;
+  /** Pods in a namespace, counted by the API server. */
+  countPods(namespace: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export type BenchTarget = 'sandbox' | 'real';
+
+/** Whether the real control plane can run here, or why not. */
+export function realTargetAvailable(): { ok: true } | { ok: false; reason: string } {
+  const assets = controlPlaneAssets();
+  return 'missing' in assets ? { ok: false, reason: assets.missing } : { ok: true };
+}
+
+export async function startBenchCluster(target: BenchTarget): Promise<BenchCluster> {
+  if (target === 'sandbox') {
+    const { sandbox, kc } = await startSandboxChild();
+    const yaml = sandbox.ready.kubeconfigYaml;
+    return {
+      target, kc, sandbox, kubeconfigYaml: yaml, operatorKubeconfigYaml: yaml, simulationKubeconfigYaml: yaml,
+      countPods: (namespace) => sandbox.call<number>('count', { resource: 'pods', namespace }),
+      stop: () => sandbox.stop(),
+    };
+  }
+  const assets = controlPlaneAssets();
+  if ('missing' in assets) throw new Error(`real control plane not available: ${assets.missing}`);
+  const { plane, info } = await startRealApiServer(assets.dir);
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(info.adminKubeconfig);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const read = (file: string) => fs.readFileSync(file, 'utf8');
+  return {
+    target, kc, sandbox: undefined,
+    kubeconfigYaml: read(info.adminKubeconfig), operatorKubeconfigYaml: read(info.operatorKubeconfig), simulationKubeconfigYaml: read(info.simKubeconfig),
+    // A one-item list reports how many items remain: a count without transferring the pods.
+    countPods: async (namespace) => {
+      const list = await core.listNamespacedPod({ namespace, limit: 1 });
+      return list.items.length + (list.metadata?.remainingItemCount ?? 0);
+    },
+    stop: () => plane.stop(),
+  };
+}
+
 export async function startBenchStack(opts: BenchStackOptions = {}): Promise<BenchStack> {
-  const { sandbox, kc } = await startSandboxChild();
-  const stops: (() => Promise<void>)[] = [() => sandbox.stop()];
+  const cluster = await startBenchCluster(opts.target ?? 'sandbox');
+  const { kc } = cluster;
+  const sandbox = cluster.sandbox;
+  const stops: (() => Promise<void>)[] = [() => cluster.stop()];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
@@ -86,7 +152,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       return op;
     };
     if ((opts.operator ?? 'child') === 'child') {
-      const arg: OperatorChildArg = { kubeconfigYaml: sandbox.ready.kubeconfigYaml, config: { ...operatorConfig } };
+      const arg: OperatorChildArg = { kubeconfigYaml: cluster.operatorKubeconfigYaml, config: { ...operatorConfig } };
       // The heap limit the Helm chart gives the operator (operator.maxHeapMB), unless told otherwise.
       const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
       const child = await forkChild<{ opsUrl: string | undefined }>(path.join(PROCESSES_DIR, 'operator-child.ts'), { arg, nodeFlags });
@@ -99,14 +165,14 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     let simulation: ChildHandle<null> | undefined;
     if (opts.simulation) {
       const { rooms, ...rest } = opts.simulation;
-      const arg: SimulationChildArg = { ...rest, kubeconfigYaml: sandbox.ready.kubeconfigYaml, ...(rooms === false ? {} : { roomsApiUrl: gateway.roomsUrl }) };
+      const arg: SimulationChildArg = { ...rest, kubeconfigYaml: cluster.simulationKubeconfigYaml, ...(rooms === false ? {} : { roomsApiUrl: gateway.roomsUrl }) };
       const sim = await forkChild<null>(path.join(PROCESSES_DIR, 'simulation-child.ts'), { arg });
       simulation = sim;
       stops.push(() => sim.stop());
     }
 
     return {
-      sandbox, kc, clients, api: new RoomkeeperApi(clients.custom), gateway, gatewayMetrics,
+      cluster, sandbox, kc, clients, api: new RoomkeeperApi(clients.custom), gateway, gatewayMetrics,
       management: new ManagementClient(gateway.managementUrl, BENCH_SECRETS.authUsername, BENCH_SECRETS.authPassword),
       gatewayConfig, operatorConfig, simulation, startInlineOperator,
       get operatorChild() { return operatorChild; },
