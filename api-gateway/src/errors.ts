@@ -142,7 +142,8 @@ export class StoreConflictError extends Error {
 
 /** The store rejected an object as invalid (the CRD schema is stricter than our checks). */
 export class StoreInvalidError extends Error {
-  constructor(message: string) {
+  /** The API server's causes (field paths of the request body), when it gave any. */
+  constructor(message: string, readonly violations: FieldViolation[] = []) {
     super(message);
     this.name = 'StoreInvalidError';
   }

@@ -1,8 +1,8 @@
 /**
  * The validation port of the gateway. Its implementation is the shared validators compiled from
- * the CRD schemas (`common/src/validation/`), so the gateway and the API server agree; the gateway
- * adds one rule of its own: the name `info` is reserved, because `GET /schedulers/info` shadows
- * `GET /schedulers/{name}` (Maestro's proto carries the same rule).
+ * the CRD schemas (`common/src/validation/`): the schema's checks before any write. The CRD's
+ * cross-field rules, among them the reserved name `info` (`GET /schedulers/info` shadows
+ * `GET /schedulers/{name}`, as in Maestro), are the API server's to judge on write.
  */
 import type { SchedulerSpec } from '../../common/src/generated/resources';
 import type { SchedulerPatch } from '../../common/src/resources/scheduler-patch';
@@ -20,19 +20,9 @@ export interface SchedulerValidator {
   validatePatchBody(data: unknown): ValidationResult<SchedulerPatch>;
 }
 
-const RESERVED_NAMES = new Set(['info']);
-
 export function createSchedulerValidator(): SchedulerValidator {
   return {
-    validateCreateBody(data) {
-      const result = validateSchedulerCreateBody(data);
-      const name = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>).name : undefined;
-      if (typeof name === 'string' && RESERVED_NAMES.has(name)) {
-        const reserved = { field: 'name', message: `"${name}" is reserved (GET /schedulers/info)` };
-        return { ok: false, errors: result.ok ? [reserved] : [reserved, ...result.errors] };
-      }
-      return result;
-    },
+    validateCreateBody: (data) => validateSchedulerCreateBody(data),
     validateSpec: (data) => validateSchedulerSpec(data),
     validatePatchBody: (data) => validateSchedulerPatchBody(data),
   };

@@ -10,7 +10,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import { apiStatus, describeApiError, isNotFound, MERGE_PATCH } from '../../../common/src/kube/clients';
 import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
-import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError } from '../errors';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { ResourceCache } from './resource-cache';
 
@@ -33,9 +33,31 @@ function validName(name: string): boolean {
 }
 
 /** Maps API errors that are the client's fault; anything else is rethrown as is. */
+/**
+ * The API server is the one judge of what a resource may hold (the CRD's schema and CEL rules):
+ * a 422 becomes the management API's validation error, each cause with its field path relative
+ * to the request body (the Scheduler's `spec.` is the body itself; `metadata.name` is `name`).
+ */
+export function invalidCauses(err: unknown): FieldViolation[] {
+  const body = typeof err === 'object' && err !== null && 'body' in err ? (err as { body: unknown }).body : undefined;
+  let parsed: { details?: { causes?: { field?: string; message?: string }[] } } | undefined;
+  try {
+    parsed = (typeof body === 'string' ? JSON.parse(body) : body) as typeof parsed;
+  } catch {
+    return [];
+  }
+  return (parsed?.details?.causes ?? []).slice(0, 100).map((c) => ({
+    // The Scheduler's root rules are about metadata.name (a CRD rule's fieldPath cannot point into
+    // metadata), and the API server names the root `<nil>`.
+    field: (c.field ?? '').replace(/^spec\./, '').replace(/^(metadata\.name|<nil>|)$/, 'name'),
+    // "Invalid value: \"string\": <rule message>" reads as the rule's message alone.
+    message: (c.message ?? 'invalid').replace(/^(?:Invalid value: "(?:string|integer|object|array|number|boolean)"|Required value|Forbidden): (?=.)/, ''),
+  }));
+}
+
 function mapWriteError(err: unknown): never {
   const status = apiStatus(err);
-  if (status === 422 || status === 400) throw new StoreInvalidError(describeApiError(err).replace(/^\d+\s*/, ''));
+  if (status === 422 || status === 400) throw new StoreInvalidError(describeApiError(err).replace(/^\d+\s*/, ''), invalidCauses(err));
   if (status === 429 || status === 503) throw new StoreUnavailableError(`the Kubernetes API is busy: ${describeApiError(err)}`);
   throw err;
 }

@@ -18,6 +18,7 @@ import {
   AbortedError,
   ConflictError,
   UnavailableError,
+  ValidationError,
 } from '../errors';
 import { requestLogger } from './request-context';
 
@@ -32,7 +33,7 @@ export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof StoreAlreadyExistsError) return new ConflictError(err.message);
   if (err instanceof StoreConflictError) return new AbortedError(`${err.message}; retry the request`);
-  if (err instanceof StoreInvalidError) return new InputError(`Validation Error:\n${err.message}`);
+  if (err instanceof StoreInvalidError) return err.violations.length > 0 ? new ValidationError(err.violations) : new InputError(`Validation Error:\n${err.message}`);
   if (err instanceof StoreUnavailableError) return new UnavailableError(err.message);
   const e = asHttpish(err);
   switch (e.type) {

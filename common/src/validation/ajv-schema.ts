@@ -7,7 +7,7 @@
  *   `additionalProperties: false`, which ajv's `removeAdditional` turns into pruning;
  * - OpenAPI v3.0 boolean `exclusiveMinimum/Maximum` become draft-07 numbers;
  * - formats other than `date-time` (int32, int64, double...) are dropped;
- * - `x-kubernetes-validations` (CEL) are dropped: cel-rules.ts holds their twins; other
+ * - `x-kubernetes-validations` (CEL) are dropped: the API server evaluates them on write; other
  *   `x-kubernetes-*` keys only matter to the API server and are dropped.
  */
 import type { JsonSchemaProps } from '../resources/json-schema-props';

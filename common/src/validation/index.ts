@@ -10,6 +10,4 @@ export {
   type SchedulerCreateBody,
   type ValidateOptions,
 } from './scheduler-validator';
-export { validateResource } from './resource-validator';
 export { normaliseMaestroBody } from './maestro-body';
-export { celTwins, type CelTwin } from './cel-rules';

@@ -1,7 +1,10 @@
 /**
  * Validators of scheduler definitions, compiled once (lazily, on first use) from the Scheduler CRD
- * schema in common/src/generated/schemas.ts, plus the CEL twins of cel-rules.ts. What the gateway
- * accepts is what the API server accepts.
+ * schema in common/src/generated/schemas.ts: types, required fields, enums, ranges, lengths and
+ * patterns, with every violation's field path, before anything is written. The CRD's CEL rules
+ * (cross-field checks) are evaluated by the one judge, the API server, when the gateway writes:
+ * a refusal comes back as the same validation error (api-gateway's KubernetesStore). No copy of
+ * a rule lives here, so none can drift from crds/.
  *
  * Field paths are relative to the validated document (the HTTP body); pass `prefix: 'spec'` to get
  * the paths of the Scheduler resource. Unknown fields are dropped, defaults applied; nothing throws.
@@ -10,7 +13,6 @@ import type { SchedulerSpec } from '../generated/resources';
 import { crdSchemas } from '../generated/schemas';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
-import { runCelTwins } from './cel-runner';
 import { withPrefix } from './field-path';
 import { normaliseMaestroBody } from './maestro-body';
 import { failed, ok, type FieldError, type Result } from './result';
@@ -94,7 +96,7 @@ function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOpt
 /** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
 export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
   const checked = validators().spec(normalised(data, schedulerSpecSchema(), options));
-  const errors = [...checked.errors, ...runCelTwins('SchedulerSpec', checked.value)];
+  const errors = checked.errors;
   return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(prefixed(errors, options.prefix ?? ''));
 }
 
@@ -105,9 +107,6 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
   const body = checked.value;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const { name, ...spec } = body as Record<string, unknown>;
-    // The Scheduler root rules read metadata.name; the body carries it as `name`.
-    for (const e of runCelTwins('Scheduler', { metadata: { name }, spec })) errors.push({ field: e.field === '' ? 'name' : e.field, message: e.message });
-    errors.push(...runCelTwins('SchedulerSpec', spec));
     if (errors.length === 0) return ok({ name: name as string, spec: spec as unknown as SchedulerSpec });
   }
   return failed(prefixed(errors, options.prefix ?? ''));

@@ -1,0 +1,71 @@
+/**
+ * Cross-field rules live only in crds/ (CEL `x-kubernetes-validations`) and only the API server
+ * evaluates them. Through the gateway, each refused body answers Maestro's validation error
+ * (400, code 3, one detail per cause with the body's field path and the rule's message) and
+ * writes nothing. On the sandbox by default; on a real API server through E2E_KUBECONFIG (the
+ * real tier runs this file against kube-apiserver v1.28).
+ */
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+
+type Body = Record<string, any>;
+
+function body(name: string): Body {
+  return { name, ...(schedulerObject(name) as { spec: Record<string, unknown> }).spec };
+}
+
+async function post(stack: Stack, payload: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${stack.managementUrl}/schedulers`, {
+    method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify(payload),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const RFC1123 = "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit";
+const cases: Array<[string, (b: Body) => void, { field: string; message: string }]> = [
+  ['name not RFC 1123', (b) => { b.name = 'bad-name-'; }, { field: 'name', message: RFC1123 }],
+  ['name of 64 chars', (b) => { b.name = `v${'a'.repeat(63)}`; }, { field: 'name', message: RFC1123 }],
+  ['name info', (b) => { b.name = 'info'; }, { field: 'name', message: "name must not be 'info' (reserved by GET /schedulers/info)" }],
+  ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
+  ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
+  ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],
+  ['portRange and hostPortRange', (b) => { b.spec.containers[0].ports[0].hostPortRange = { start: 1000, end: 2000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
+  ['neither portRange nor hostPortRange', (b) => { delete b.portRange; }, { field: 'spec.containers', message: 'every container port must set hostPortRange when portRange is not set' }],
+  ['hostPortRange start >= end', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 3000, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'start must be less than end' }],
+  ['autoscaling min > max', (b) => { b.autoscaling = { enabled: true, min: 11, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
+  ['roomOccupancy without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: {} } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.roomOccupancy is required when the policy type is roomOccupancy' }],
+  ['fixedBuffer without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'fixedBuffer', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.fixedBuffer is required when the policy type is fixedBuffer' }],
+  ['terminationGracePeriod 0s', (b) => { b.spec.terminationGracePeriod = '0s'; }, { field: 'spec.terminationGracePeriod', message: 'terminationGracePeriod must be greater than 0' }],
+  ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0], ports: [] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
+  ['env with value and valueFrom', (b) => { b.spec.containers[0].environment = [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+  ['env with neither value nor valueFrom', (b) => { b.spec.containers[0].environment = [{ name: 'A' }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+  ['valueFrom with both refs', (b) => { b.spec.containers[0].environment = [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.podIP' }, secretKeyRef: { name: 'a', key: 'b' } } }]; }, { field: 'spec.containers[0].environment[0].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
+];
+
+describe('cross-field validation by the API server, through the gateway', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, simulation: false, operators: 0 });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it.each(cases)('refuses %s with the field and the rule\'s message, and writes nothing', async (_what, change, expected) => {
+    const payload = body('validation-case');
+    change(payload);
+    const res = await post(stack, payload);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(res.body.message).toMatch(/^Validation Error:\n/);
+    expect(res.body.details).toContainEqual(expect.objectContaining({ field: expected.field, message: expect.stringContaining(expected.message) }));
+    expect(res.body.message).toContain(expected.message);
+    const names = (await stack.api.listSchedulers()).items.map((s) => s.metadata.name);
+    expect(names).not.toContain(payload.name);
+  });
+
+  it('accepts the same body when it breaks no rule', async () => {
+    const res = await post(stack, body('validation-ok'));
+    expect(res.status).toBe(200);
+    expect((await stack.api.getScheduler('validation-ok')).metadata.name).toBe('validation-ok');
+  });
+});
