@@ -105,7 +105,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const store = new KubernetesStore({ kc: clients.kc, custom: clients.custom, core: clients.core, logger, metrics });
   await store.start();
   const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
-  const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger });
+  const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger, metrics });
   recorder.start(config.pingFlushInterval);
   const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics });
   const forwarder = options.forwarder ?? ownForwarder;

@@ -20,6 +20,7 @@ import {
   UnavailableError,
   ValidationError,
 } from '../errors';
+import { describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { requestLogger } from './request-context';
 
 interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown }
@@ -44,6 +45,9 @@ export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
     default:
       break;
   }
+  if (isApiUnavailable(err)) {
+    return new UnavailableError(`the Kubernetes API server cannot be reached or is overloaded (${describeApiError(err).slice(0, 200)}); rooms keep running and pings are still accepted; retry this request in a few seconds`);
+  }
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status !== undefined && status >= 400 && status < 500) {
     const error = new InputError(typeof e.message === 'string' ? e.message.slice(0, 200) : 'bad request');
@@ -62,8 +66,13 @@ export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Re
     const apiError = toApiError(err, maxBodyBytes);
     // A body left unread (too large, bad encoding) makes the connection unusable for another request.
     if (!req.complete) res.setHeader('Connection', 'close');
-    if (apiError instanceof InternalError || apiError instanceof UnavailableError) {
+    if (apiError instanceof InternalError) {
       requestLogger(res, logger).error('request failed', { error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined });
+    }
+    if (apiError instanceof UnavailableError) {
+      // The client is told when to come back (RFC 9110 Retry-After, in seconds).
+      res.setHeader('Retry-After', '5');
+      requestLogger(res, logger).warn('request refused: Kubernetes API unavailable', { error: err instanceof Error ? err.message : String(err) });
     }
     res.status(apiError.httpStatus).json({ ...extraBody, ...apiError.toBody() });
   };

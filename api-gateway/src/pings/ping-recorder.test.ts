@@ -2,6 +2,7 @@ import { silentLogger } from '../../../common/src/logger';
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { InMemoryStore } from '../testing/in-memory-store';
 import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
+import { MetricsRegistry } from '../../../common/src/metrics';
 import { PingRecorder } from './ping-recorder';
 
 function setup() {
@@ -132,5 +133,89 @@ describe('PingRecorder', () => {
     expect(sanitizeReplicaId('My.Host.local')).toBe('my-host-local');
     expect(sanitizeReplicaId('___')).toBe('gateway');
     expect(sanitizeReplicaId('x'.repeat(100))).toHaveLength(63);
+  });
+});
+
+describe('PingRecorder: an answered status change is never lost', () => {
+  function failing() {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const metrics = new MetricsRegistry();
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), metrics, random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
+    const working = store.patchRoomStatus.bind(store);
+    const outage = { on: true, attempts: 0 };
+    store.patchRoomStatus = (s, r, p) => {
+      if (!outage.on) return working(s, r, p);
+      outage.attempts++;
+      return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }));
+    };
+    return { clock, store, recorder, outage, metrics };
+  }
+
+  it('keeps a failed status write pending, coalesces later reports, and writes the latest once the API server is back', async () => {
+    const { clock, store, recorder, outage, metrics } = failing();
+    const r = room(store, 'room-1');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    expect(recorder.pendingWrites).toBe(1);
+    // Later pings during the outage cost no request each; the latest report wins.
+    clock.now += 5000;
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 2 })).toBe('pending');
+    expect(outage.attempts).toBe(1);
+    // A retry during the outage fails and backs off (still pending).
+    await recorder.retryDue();
+    expect(outage.attempts).toBe(2);
+    expect(recorder.pendingWrites).toBe(1);
+    expect(metrics.render()).toContain('roomkeeper_ping_status_writes_pending 1');
+    // Back: the next due retry writes the latest report, with the latest ping time.
+    outage.on = false;
+    clock.now += 60_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', runningMatches: 2, status: 'occupied', lastPingAt: '2026-01-01T00:00:05.000Z' });
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 2 })).toBe('recorded');
+    await recorder.stop();
+  });
+
+  it('backs off exponentially with jitter, capped', async () => {
+    const { clock, store, recorder, outage } = failing();
+    await recorder.record(room(store, 'room-1'), { status: 'occupied', runningMatches: 1 });
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const before = outage.attempts;
+      // Advance in small steps until the next attempt happens; record how long it took.
+      let waited = 0;
+      while (outage.attempts === before) {
+        clock.now += 100;
+        waited += 100;
+        await recorder.retryDue();
+      }
+      seen.push(waited);
+    }
+    // random 0.5: half of min(4000, 1000 * 2^(n-1)) -> 500, 1000, 2000, 2000, ...
+    expect(seen).toEqual([500, 1000, 2000, 2000, 2000, 2000]);
+    await recorder.stop();
+  });
+
+  it('drops a pending write when the room is deleted (404)', async () => {
+    const { clock, store, recorder } = failing();
+    const r = room(store, 'room-1');
+    await recorder.record(r, { status: 'occupied', runningMatches: 1 });
+    store.patchRoomStatus = () => Promise.reject(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
+    clock.now += 60_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    await recorder.stop();
+  });
+
+  it('bounds pending writes, dropping the oldest and counting it', async () => {
+    const clock = { now: 0 };
+    const store = new InMemoryStore(() => clock.now);
+    store.patchRoomStatus = () => Promise.reject(new Error('503 the server is currently unable to handle the request'));
+    const metrics = new MetricsRegistry();
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), metrics, maxPending: 2 });
+    for (const id of ['a', 'b', 'c']) await recorder.record(room(store, id), { status: 'occupied', runningMatches: 1 });
+    expect(recorder.pendingWrites).toBe(2);
+    expect(metrics.render()).toContain('roomkeeper_ping_status_writes_dropped_total 1');
+    await recorder.stop();
   });
 });

@@ -6,9 +6,18 @@
  * - any other ping only updates an in-memory map room -> last ping time; every flush interval the
  *   map of each scheduler heard from is written as ONE ConfigMap (see `ping-digest.ts`).
  * So 10,000 rooms pinging every 5 s with a 30 s flush cost about one write per scheduler per 30 s.
+ *
+ * An answered ping is a promise: a status change whose write fails (API server down, 429, 5xx,
+ * a timeout) stays pending here and is retried with capped exponential backoff and full jitter
+ * until a write succeeds, coalesced per room (the latest report wins). Only the room's deletion
+ * (404) ends it unwritten. Pending writes are bounded (oldest dropped first, counted). A replica
+ * that dies loses its pending writes; the room's next ping, to any replica, carries its status
+ * again and is written then (every ping that differs from the stored status is written).
  */
+import { isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
-import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
+import type { MetricsRegistry } from '../../../common/src/metrics';
+import type { GameRoom, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
 import { composeRoomStatus } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
@@ -23,6 +32,25 @@ export interface PingRecorderOptions {
   replicaId: string;
   logger: Logger;
   retentionMs?: number;
+  metrics?: MetricsRegistry;
+  /** Most status writes kept pending (default 50,000); past it the oldest is dropped and counted. */
+  maxPending?: number;
+  /** First retry delay and its cap (defaults 250 ms and 10 s); each delay is drawn in [0, backoff). */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  /** For tests: the random source of the jitter. */
+  random?: () => number;
+}
+
+type RoomStatusPatch = Parameters<RoomStore['patchRoomStatus']>[2];
+
+interface PendingWrite {
+  scheduler: string;
+  roomId: string;
+  report: PingReport;
+  instanceStatus: InstanceStatus | undefined;
+  attempts: number;
+  dueAt: number;
 }
 
 export interface PingReport {
@@ -32,7 +60,8 @@ export interface PingReport {
 
 interface Written { pingStatus: string; runningMatches: number }
 
-export type PingOutcome = 'status-written' | 'recorded';
+/** `pending`: the status change could not be written yet; it is retried until it is. */
+export type PingOutcome = 'status-written' | 'recorded' | 'pending';
 
 export class PingRecorder {
   private readonly lastPings = new Map<string, Map<string, number>>();
@@ -43,10 +72,28 @@ export class PingRecorder {
   private readonly retentionMs: number;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<number> | undefined;
+  /** Status changes answered but not yet written, by "scheduler/room" (insertion order = age). */
+  private readonly pending = new Map<string, PendingWrite>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retrying = false;
+  private stopped = false;
+  private readonly pendingDropped: { inc(by?: number): void };
+  private readonly pendingRetries: { inc(by?: number): void };
 
   constructor(private readonly options: PingRecorderOptions) {
     this.replicaId = sanitizeReplicaId(options.replicaId);
     this.retentionMs = options.retentionMs ?? PING_DIGEST_RETENTION_MS;
+    const metrics = options.metrics;
+    metrics?.gauge('roomkeeper_ping_status_writes_pending', 'Room status changes answered but not yet written to the API server (retried until written).', () => {
+      metrics.gauge('roomkeeper_ping_status_writes_pending', '').set(this.pending.size);
+    });
+    this.pendingDropped = metrics?.counter('roomkeeper_ping_status_writes_dropped_total', 'Pending room status writes dropped because more than the pending limit were waiting.').bind({}) ?? { inc: () => undefined };
+    this.pendingRetries = metrics?.counter('roomkeeper_ping_status_write_retries_total', 'Retries of pending room status writes.').bind({}) ?? { inc: () => undefined };
+  }
+
+  /** Status changes answered and not yet written. */
+  get pendingWrites(): number {
+    return this.pending.size;
   }
 
   /**
@@ -60,18 +107,102 @@ export class PingRecorder {
     this.remember(scheduler, roomId, now);
     const key = `${scheduler}/${roomId}`;
     const cached = room.status;
+    const waiting = this.pending.get(key);
+    if (waiting) {
+      // Coalesced: the retry writes the latest report; no extra request per ping.
+      waiting.report = ping;
+      waiting.instanceStatus = cached?.instanceStatus ?? waiting.instanceStatus;
+      return 'pending';
+    }
     const mine = this.written.get(key);
     const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
     if (!differsFromCache && !differsFromMine) return 'recorded';
-    await this.options.rooms.patchRoomStatus(scheduler, roomId, {
-      pingStatus: ping.status,
-      runningMatches: ping.runningMatches,
-      lastPingAt: new Date(now).toISOString(),
-      status: composeRoomStatus(ping.status, cached?.instanceStatus ?? 'unknown'),
-    });
+    try {
+      await this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now));
+    } catch (err) {
+      if (isNotFound(err)) throw err;
+      this.addPending(key, { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, attempts: 1, dueAt: now });
+      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, error: err instanceof Error ? err.message : String(err) });
+      return 'pending';
+    }
     this.written.set(key, { pingStatus: ping.status, runningMatches: ping.runningMatches });
     return 'status-written';
+  }
+
+  private patchOf(ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number): RoomStatusPatch {
+    return {
+      pingStatus: ping.status,
+      runningMatches: ping.runningMatches,
+      lastPingAt: new Date(at).toISOString(),
+      status: composeRoomStatus(ping.status, instanceStatus ?? 'unknown'),
+    };
+  }
+
+  private backoffMs(attempts: number): number {
+    const base = this.options.retryBaseMs ?? 250;
+    const cap = this.options.retryCapMs ?? 10_000;
+    const ceiling = Math.min(cap, base * 2 ** Math.min(attempts - 1, 20));
+    return Math.floor((this.options.random ?? Math.random)() * ceiling);
+  }
+
+  private addPending(key: string, write: PendingWrite): void {
+    write.dueAt = this.options.now() + this.backoffMs(write.attempts);
+    this.pending.set(key, write);
+    const max = this.options.maxPending ?? 50_000;
+    while (this.pending.size > max) {
+      const oldest = this.pending.keys().next().value as string;
+      this.pending.delete(oldest);
+      this.pendingDropped.inc();
+      this.options.logger.error('pending room status write dropped: too many pending', { room: oldest, maxPending: max });
+    }
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retrying || this.pending.size === 0) return;
+    const now = this.options.now();
+    let due = Infinity;
+    for (const w of this.pending.values()) due = Math.min(due, w.dueAt);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.retryDue();
+    }, Math.max(0, due - now));
+    this.retryTimer.unref();
+  }
+
+  /** Writes every pending status whose time has come; resolves when that round is done. */
+  async retryDue(): Promise<void> {
+    if (this.retrying) return;
+    this.retrying = true;
+    try {
+      const now = this.options.now();
+      const due = [...this.pending.entries()].filter(([, w]) => w.dueAt <= now);
+      for (const [key, w] of due) {
+        // The room's latest ping time: expiry is judged from it.
+        const lastPing = this.lastPings.get(w.scheduler)?.get(w.roomId) ?? now;
+        const report = w.report;
+        try {
+          this.pendingRetries.inc();
+          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, this.patchOf(report, w.instanceStatus, lastPing));
+          if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
+          else continue; // a newer report arrived meanwhile: the next round writes it
+          this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
+          this.options.logger.info('pending room status written', { scheduler: w.scheduler, roomId: w.roomId, status: report.status, attempts: w.attempts });
+        } catch (err) {
+          if (isNotFound(err)) {
+            this.pending.delete(key);
+            continue;
+          }
+          w.attempts++;
+          w.dueAt = this.options.now() + this.backoffMs(w.attempts);
+        }
+      }
+    } finally {
+      this.retrying = false;
+      this.scheduleRetry();
+    }
   }
 
   /** Rooms heard from and not yet written, by scheduler (for tests and metrics). */
@@ -101,6 +232,13 @@ export class PingRecorder {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.pending.size > 0) {
+      for (const w of this.pending.values()) w.dueAt = 0;
+      await this.retryDue();
+      if (this.pending.size > 0) this.options.logger.warn('stopping with room status writes still pending; the rooms\' next pings carry them to another replica', { pending: this.pending.size });
+    }
     await this.flush();
   }
 

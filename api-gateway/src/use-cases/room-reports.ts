@@ -113,7 +113,7 @@ export class RoomReports {
 
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
-    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, unknown_room, rejected, write_failed).');
+    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected, write_failed: the room is gone).');
     this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped).');
   }
 
@@ -138,7 +138,7 @@ export class RoomReports {
     }
     try {
       const outcome = await this.deps.recorder.record(room, { status, runningMatches });
-      this.countPing(status, outcome === 'status-written' ? 'status_written' : 'recorded');
+      this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
     } catch (err) {
       this.countPing(status, 'write_failed');
       this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, error: err instanceof Error ? err.message : String(err) });

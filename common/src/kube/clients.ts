@@ -104,6 +104,18 @@ export function isRetryable(err: unknown): boolean {
   return s === undefined || s === 409 || s === 429 || s >= 500;
 }
 
+/**
+ * The API server could not answer: the connection failed (client-node's fetch throws
+ * `TypeError: fetch failed` with the socket error as its cause), or it answered 429 or a 5xx.
+ */
+export function isApiUnavailable(err: unknown): boolean {
+  const s = apiStatus(err);
+  if (s !== undefined) return s === 429 || s >= 500;
+  if (!(err instanceof Error)) return false;
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  return (err.name === 'TypeError' && err.message === 'fetch failed') || (typeof cause?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(cause.code));
+}
+
 /** A readable one-line description of a client error (status and the server's message). */
 export function describeApiError(err: unknown): string {
   const status = apiStatus(err);
