@@ -58,4 +58,9 @@ export interface OperatorDeps {
   identity: string;
   now(): number;
   forwarder?: StatusForwarder;
+  /**
+   * Whether the caches that room expiry reads are current, and since when (leadership gained,
+   * caches listed or reconnected after an error). Absent: always current (unit tests).
+   */
+  sight?: () => { impaired: boolean; since: number };
 }

@@ -98,7 +98,12 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),
   };
   const caches: Caches = informers;
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder };
+  let leaderSince = 0;
+  const sight = () => {
+    const parts = [informers.rooms.sight, informers.pods.sight, informers.digests.sight];
+    return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
+  };
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder, sight };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
@@ -164,6 +169,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
   const setLeading = (value: boolean) => {
+    if (value && !leading) leaderSince = Date.now();
     leading = value;
     leaderGauge.set(value ? 1 : 0);
     runner.setLeading(value);

@@ -46,7 +46,8 @@ async function main(): Promise<number> {
   }
   let realTier: number;
   try {
-    realTier = await runJest(selected ? ['--runInBand', ...userArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--passWithNoTests', ...userArgs], env);
+    // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
+    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...userArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...userArgs], env);
   } finally {
     await stop?.();
   }

@@ -76,6 +76,8 @@ export const TEST_CONFIG: Partial<Record<keyof Config, unknown>> = {
   autoscaleDebounce: 100,
   roomInitTimeout: 20_000,
   roomPingTimeout: 20_000,
+  // The expiry brake's grace after gaining leadership or sight (production: one ping timeout).
+  expiryGrace: 500,
   validationTimeout: 10_000,
   validationAttempts: 1,
   kubeQps: 2000,

@@ -111,9 +111,11 @@ export function isRetryable(err: unknown): boolean {
 export function isApiUnavailable(err: unknown): boolean {
   const s = apiStatus(err);
   if (s !== undefined) return s === 429 || s >= 500;
-  if (!(err instanceof Error)) return false;
-  const cause = (err as { cause?: { code?: unknown } }).cause;
-  return (err.name === 'TypeError' && err.message === 'fetch failed') || (typeof cause?.code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(cause.code));
+  // Duck-typed: the error may come from another realm (client-node loaded outside a jest VM).
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown } };
+  const code = e.cause?.code;
+  return (e.name === 'TypeError' && e.message === 'fetch failed') || (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
 }
 
 /** A readable one-line description of a client error (status and the server's message). */

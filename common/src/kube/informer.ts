@@ -46,6 +46,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly syncWaiters: (() => void)[] = [];
   private generation = 0;
   private lastErrorText: string | undefined;
+  /** Since a list or watch failed, until one succeeds again: the cache may be missing changes. */
+  private impaired = true;
+  private sightRegainedAt = 0;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.backoffMs = opts.minBackoffMs ?? 500;
@@ -70,6 +73,22 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   get synced(): boolean {
     return this.syncedOnce;
+  }
+
+  /**
+   * Whether the cache can be trusted to be current, and since when: `impaired` from a failed list
+   * or watch until the next one succeeds; `since` is when it last succeeded after being impaired
+   * (a first list, a relist, or a watch reconnected after an error). Decisions that would be
+   * fatal on stale data (expiring rooms) wait for fresh sight.
+   */
+  get sight(): { impaired: boolean; since: number } {
+    return { impaired: this.impaired, since: this.sightRegainedAt };
+  }
+
+  private regainSight(): void {
+    if (!this.impaired) return;
+    this.impaired = false;
+    this.sightRegainedAt = Date.now();
   }
 
   /** Why the last list or watch failed; cleared by the next successful list. */
@@ -109,6 +128,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
         if (err && !isTimeout(err)) this.retryLater(err, generation);
         else this.schedule(0, generation); // a clean end (server timeout): resume at once
       });
+      this.regainSight();
     } catch (err) {
       this.retryLater(err, generation);
     }
@@ -126,6 +146,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (!seen.has(key)) this.remove(obj);
     }
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    // A relist may have jumped over changes: sight counts from here.
+    this.impaired = true;
+    this.regainSight();
     this.backoffMs = this.opts.minBackoffMs ?? 500;
     this.lastErrorText = undefined;
     if (!this.syncedOnce) {
@@ -184,6 +207,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
     this.lastErrorText = describe(err);
+    this.impaired = true;
     this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, error: this.lastErrorText, retryInMs: delay });
     this.schedule(delay, generation);
   }

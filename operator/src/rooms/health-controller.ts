@@ -12,6 +12,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
+import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
 import { summarizeFleet } from './domain/fleet-summary';
 import { RoomManager } from './room-manager';
@@ -27,9 +28,13 @@ const PORT_CONFLICT_GRACE_MS = 5_000;
 
 export class HealthController {
   private readonly rooms: RoomManager;
+  private readonly expiryHeld: { inc(labels: { reason: string }): void };
+  /** Per scheduler, why expiry is being held (logged once when it starts). */
+  private readonly heldReason = new Map<string, string>();
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
+    this.expiryHeld = deps.metrics.counter('roomkeeper_room_expiry_held_total', 'Health checks that held room expiry (expiry brake), by reason: sight-impaired, fresh-sight, mass-expiry.');
   }
 
   async reconcile(name: string): Promise<ReconcileResult> {
@@ -52,16 +57,42 @@ export class HealthController {
     const decision = desiredRooms({
       roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt,
     });
-    const plan = planHealth({
+    const activeVersion = s.status.version;
+    const planWith = (t: typeof timeouts) => planHealth({
       rooms: views,
       desired: decision.desired,
       target: decision.target,
       now,
-      timeouts,
-      activeVersion: s.status.version,
+      timeouts: t,
+      activeVersion,
       maxSurge: s.spec.maxSurge,
       autoscalingMax: s.spec.autoscaling?.enabled && (s.spec.autoscaling.max ?? -1) >= 0 ? s.spec.autoscaling.max : undefined,
     });
+    let plan = planWith(timeouts);
+    // The expiry brake: rooms that look dead only because their pings were not seen are held
+    // while the operator's own sight is in doubt (rooms stuck terminating are not held).
+    const withoutPingExpiry = planWith({ ...timeouts, initTimeoutMs: Number.POSITIVE_INFINITY, pingTimeoutMs: Number.POSITIVE_INFINITY });
+    const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
+    const brake = expiryBrake({
+      expiring: plan.expired.length - withoutPingExpiry.expired.length,
+      fleet: fleet.length,
+      now,
+      sightSince: sight.since,
+      sightImpaired: sight.impaired,
+      graceMs: this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout,
+      share: this.deps.config.expiryBrakeShare,
+      min: this.deps.config.expiryBrakeMin,
+    });
+    if (brake.hold) {
+      plan = withoutPingExpiry;
+      this.expiryHeld.inc({ reason: brake.reason });
+      if (this.heldReason.get(name) !== brake.reason) {
+        this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message });
+      }
+      this.heldReason.set(name, brake.reason);
+    } else if (this.heldReason.delete(name)) {
+      this.deps.logger.info('room expiry resumed', { scheduler: name });
+    }
     const expired = [...plan.expired];
     for (const room of fleet) {
       const pod = this.deps.caches.pods.get(room.name, name);

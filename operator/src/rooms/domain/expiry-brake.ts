@@ -1,0 +1,44 @@
+/**
+ * The brake on mass expiry (like the node lifecycle controller of kube-controller-manager, which
+ * stops evicting when a whole zone looks unhealthy at once): when most rooms look dead together,
+ * or the operator has only just come to see the cluster (leadership gained, a cache re-listed or
+ * reconnected after an error), the likelier fault is its own sight. Then it expires nothing on
+ * the init or ping timeouts and decides again on fresh data. Rooms stuck terminating are not held:
+ * their expiry does not depend on pings.
+ */
+export interface ExpiryBrakeInput {
+  /** Rooms that would expire now on the init or ping timeout. */
+  expiring: number;
+  /** The scheduler's rooms (validation rooms excluded). */
+  fleet: number;
+  now: number;
+  /** Since when the operator's sight is fresh: leadership gained, caches listed or reconnected. */
+  sightSince: number;
+  /** Whether a cache that expiry reads is failing right now. */
+  sightImpaired: boolean;
+  /** How long fresh sight must last before rooms may expire. */
+  graceMs: number;
+  /** A share of the fleet (0..1) and a count that must both be exceeded to call it mass expiry. */
+  share: number;
+  min: number;
+}
+
+export type ExpiryBrake =
+  | { hold: false }
+  | { hold: true; reason: 'sight-impaired' | 'fresh-sight' | 'mass-expiry'; message: string; retryAfterMs: number };
+
+export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
+  if (input.expiring === 0) return { hold: false };
+  if (input.sightImpaired) {
+    return { hold: true, reason: 'sight-impaired', retryAfterMs: 1000, message: `${input.expiring} rooms look expired, but the operator's room caches cannot reach the API server; no room is expired until they can` };
+  }
+  const freshFor = input.now - input.sightSince;
+  if (freshFor < input.graceMs) {
+    const left = input.graceMs - freshFor;
+    return { hold: true, reason: 'fresh-sight', retryAfterMs: left, message: `${input.expiring} rooms look expired, but the operator has seen the cluster for only ${Math.round(freshFor / 1000)} s (leadership gained or caches reconnected); expiry waits ${Math.ceil(left / 1000)} s more for fresh pings` };
+  }
+  if (input.expiring > input.min && input.expiring > input.share * input.fleet) {
+    return { hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs, message: `${input.expiring} of ${input.fleet} rooms would expire at once (more than ${Math.round(input.share * 100)} % and more than ${input.min}); suspecting the operator's own sight, none is expired now` };
+  }
+  return { hold: false };
+}

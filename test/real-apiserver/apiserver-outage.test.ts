@@ -1,0 +1,94 @@
+/**
+ * A control-plane outage kills no room. On a real control plane of its own (so the shared one is
+ * never disturbed): 20 rooms that report `occupied`; kube-apiserver is SIGKILLed as soon as the
+ * rooms run (so their first `occupied` pings arrive while nothing can be written), stays down
+ * 60 s, and comes back. Checked throughout and afterwards:
+ * - every ping during the outage is answered `success` (the gateway keeps the status pending);
+ * - the management API answers 503, code 14, with Retry-After, naming the Kubernetes API;
+ * - after the return, all 20 original rooms show `occupied` (no accepted status lost) and none is
+ *   removed or replaced (no expiry) for two health-check periods beyond the initialization timeout.
+ * Production timeouts (the chart's): a 120 s initialization timeout, a 240 s ping timeout.
+ */
+import * as fs from 'node:fs';
+import { controlPlaneAssets, startControlPlane, type ControlPlane } from '../support/control-plane';
+import { prepareForRoomkeeper, realApiServer, realClusterEnv, reportNotRun } from '../support/real-apiserver';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'outage-arena';
+const ROOMS = 20;
+
+async function management(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(`${stack.managementUrl}${p}`, {
+    method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('kube-apiserver outage', () => {
+  test('20 occupied rooms survive a 60 s SIGKILL of kube-apiserver that starts before their status is written', async () => {
+    const assets = controlPlaneAssets();
+    if (!realApiServer() || 'missing' in assets) {
+      expect(reportNotRun('kube-apiserver outage')).toMatch(/NOT RUN/);
+      return;
+    }
+    const plane: ControlPlane = await startControlPlane({ assetsDir: assets.dir });
+    const saved = { ...process.env };
+    let stack: Stack | undefined;
+    try {
+      Object.assign(process.env, realClusterEnv(await prepareForRoomkeeper(plane)));
+      stack = await startStack({
+        external: true,
+        config: { roomInitTimeout: 120_000, roomPingTimeout: 240_000, expiryGrace: 0, healthInterval: 2000, leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2000, operationLeaseTtl: 5000 },
+        simulation: { pingIntervalMs: 1000 },
+      });
+      const s = stack;
+      const spec = (schedulerObject(NAME, { roomsReplicas: ROOMS }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }]) as { spec: Record<string, unknown> }).spec;
+      expect((await management(s, 'POST', '/schedulers', { name: NAME, ...spec })).status).toBe(200);
+
+      // The moment the pods run, before any room's status has reached the API server.
+      const original = await waitFor(async () => {
+        const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+        return pods.length === ROOMS && rooms.length === ROOMS ? rooms.map((r) => r.metadata.name as string).sort() : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 50, message: `${ROOMS} room pods running` });
+      await plane.stopApiServer('SIGKILL');
+      const downAt = Date.now();
+
+      // During the outage: pings keep being accepted; the management API says what is going on.
+      const during = await management(s, 'GET', `/schedulers/${NAME}`);
+      expect(during.status).toBe(503);
+      expect(during.body.code).toBe(14);
+      expect(during.body.message).toMatch(/Kubernetes API/);
+      expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 1 })).status).toBe(503);
+      const before = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+      await waitFor(() => (s.simulation?.rooms?.stats().pingsSent ?? 0) > before.pingsSent + ROOMS * 10, { timeoutMs: 60_000, message: 'rooms pinged through the outage' });
+      expect(s.simulation?.rooms?.stats().pingFailures).toBe(before.pingFailures);
+      await new Promise((r) => setTimeout(r, Math.max(0, 60_000 - (Date.now() - downAt))));
+      await plane.startApiServer();
+
+      // Afterwards: every accepted status written, no room removed or replaced.
+      await waitFor(async () => {
+        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+        return rooms.length === ROOMS && rooms.every((r) => r.status?.status === 'occupied');
+      }, { timeoutMs: 60_000, message: `all ${ROOMS} rooms occupied after the outage` });
+      const holdUntil = downAt + 120_000 + 2 * 2000 + 5000;
+      while (Date.now() < holdUntil) {
+        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+        expect(rooms.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort()).toEqual(original);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      const ops = (await s.api.listOperations(NAME)).items;
+      const removals = ops.filter((o) => o.spec.definitionName === 'remove_rooms');
+      expect(removals.map((o) => JSON.stringify(o.spec.input))).toEqual([]);
+    } finally {
+      await stack?.stop().catch(() => undefined);
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+      await plane.stop();
+      if (fs.existsSync(plane.dir)) fs.rmSync(plane.dir, { recursive: true, force: true });
+    }
+  }, 600_000);
+});
