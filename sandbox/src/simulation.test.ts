@@ -104,6 +104,17 @@ describe('simulation against the sandbox API server', () => {
     expect(sim.rooms?.room('room-a')).toMatchObject({ status: 'ready', state: 'running', namespace: ns, podName: 'room-a' });
   });
 
+  it('sets Ready back, as a kubelet does, after the node lifecycle controller marked the pod not ready', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('ready-again', { env: room('s-ready', 'ready-again') }) });
+    const ready = (p: V1Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    await waitFor(async () => ready(await podOrUndefined(core, ns, 'ready-again')) === 'True', { timeoutMs: 10_000, message: 'pod Ready' });
+    // What kube-controller-manager does to the pods of a node that missed its heartbeats.
+    const pod = await core.readNamespacedPod({ name: 'ready-again', namespace: ns });
+    const conditions = (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False', reason: 'NodeNotReady' } : c));
+    await core.patchNamespacedPodStatus({ name: 'ready-again', namespace: ns, body: { status: { conditions } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await waitFor(async () => ready(await podOrUndefined(core, ns, 'ready-again')) === 'True', { timeoutMs: 10_000, message: 'the simulated kubelet set Ready=True again' });
+  });
+
   it('deletes a running pod gracefully: terminating ping, then the pod is gone within the cap', async () => {
     await core.createNamespacedPod({ namespace: ns, body: roomPod('room-del', { env: room('fleet', 'room-del') }) });
     await waitFor(() => recorder.pingsFor('fleet', 'room-del').length >= 1, { message: 'room-del pings' });

@@ -14,7 +14,7 @@ import { errorMessage, httpStatusOf, isConflict, isNotFound } from './api-errors
 import { fitPod, type NodeCandidate, type NodeLoad } from './node-fit';
 import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
-import { computePodStatus } from './pod-status';
+import { computePodStatus, type PodStatusBody } from './pod-status';
 import { ResilientInformer } from './resilient-informer';
 import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
@@ -64,6 +64,9 @@ interface PodRecord {
   podIP: string;
   behaviours: ContainerBehaviour[];
   lastWritten?: string;
+  /** The resourceVersion our last status write produced, and whether the cache has shown it. */
+  writtenRv?: string;
+  writeSeen?: boolean;
   deletionSeenAtMs?: number;
   deleteIssued?: boolean;
 }
@@ -228,6 +231,8 @@ export class SimKubelet {
 
   private onPodEvent(pod: V1Pod): void {
     if (this.stopped) return;
+    const rec = this.records.get(pod.metadata?.uid ?? '');
+    if (rec?.writtenRv !== undefined && pod.metadata?.resourceVersion === rec.writtenRv) rec.writeSeen = true;
     this.updateUsage(pod);
     const nodeName = pod.spec?.nodeName;
     if (nodeName ? this.nodes.has(nodeName) : this.scheduleEnabled) this.queue.add(podKey(pod));
@@ -402,6 +407,11 @@ export class SimKubelet {
       return;
     }
     const computed = computePodStatus(statusInput);
+    // Like a real kubelet, assert the status it owns whenever the stored one differs: the node
+    // lifecycle controller sets Ready=False on the pods of a node that missed heartbeats (an API
+    // server outage), and only the kubelet sets it back.
+    // Only once the cache has shown our own last write (onPodEvent): before that it may simply be behind.
+    if (rec.writeSeen && pod.metadata?.resourceVersion !== rec.writtenRv && statusDrifted(pod, computed.status)) rec.lastWritten = undefined;
     await this.writeStatus(namespace, name, rec, computed.status);
     if (computed.nextChangeAtMs !== undefined) return { requeueAfterMs: Math.max(1, computed.nextChangeAtMs - now) };
   }
@@ -410,13 +420,22 @@ export class SimKubelet {
     const text = JSON.stringify(status);
     if (rec.lastWritten === text) return;
     try {
-      await this.core.patchNamespacedPodStatus({ name, namespace, body: { status } }, MERGE_PATCH);
+      const written = await this.core.patchNamespacedPodStatus({ name, namespace, body: { status } }, MERGE_PATCH);
       this.counters.statusWrites++;
       rec.lastWritten = text;
+      rec.writtenRv = written.metadata?.resourceVersion;
+      rec.writeSeen = false;
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** Whether the stored phase or a condition the kubelet owns differs from what it computed. */
+function statusDrifted(pod: V1Pod, computed: PodStatusBody): boolean {
+  if (pod.status?.phase !== computed.phase) return true;
+  const stored = new Map((pod.status?.conditions ?? []).map((c) => [c.type, c.status]));
+  return computed.conditions.some((c) => stored.get(c.type) !== c.status);
 }
 
 function conditionBody(c: V1PodCondition): Record<string, unknown> {
