@@ -70,10 +70,16 @@ describe('kube-apiserver outage', () => {
       await plane.startApiServer();
 
       // Afterwards: every accepted status written, no room removed or replaced.
+      let seen = '';
       await waitFor(async () => {
         const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+        seen = JSON.stringify(rooms.map((r) => [r.metadata.name, r.status?.status, r.status?.pingStatus, r.status?.instanceStatus, r.metadata.deletionTimestamp ? 'deleting' : '']));
         return rooms.length === ROOMS && rooms.every((r) => r.status?.status === 'occupied');
-      }, { timeoutMs: 60_000, message: `all ${ROOMS} rooms occupied after the outage` });
+      }, { timeoutMs: 60_000, message: `all ${ROOMS} rooms occupied after the outage` }).catch(async (err: unknown) => {
+        const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.map((p) => [p.metadata?.name, p.status?.phase, (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(',')]);
+        const leader = s.operators.map((o) => o.isLeader);
+        throw new Error(`${err instanceof Error ? err.message : String(err)}; rooms seen: ${seen}; pods: ${JSON.stringify(pods)}; operator leading: ${JSON.stringify(leader)}`);
+      });
       const holdUntil = downAt + 120_000 + 2 * 2000 + 5000;
       while (Date.now() < holdUntil) {
         const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);

@@ -67,6 +67,7 @@ interface PodRecord {
   /** The resourceVersion our last status write produced, and whether the cache has shown it. */
   writtenRv?: string;
   writeSeen?: boolean;
+  writtenAtMs?: number;
   deletionSeenAtMs?: number;
   deleteIssued?: boolean;
 }
@@ -410,8 +411,10 @@ export class SimKubelet {
     // Like a real kubelet, assert the status it owns whenever the stored one differs: the node
     // lifecycle controller sets Ready=False on the pods of a node that missed heartbeats (an API
     // server outage), and only the kubelet sets it back.
-    // Only once the cache has shown our own last write (onPodEvent): before that it may simply be behind.
-    if (rec.writeSeen && pod.metadata?.resourceVersion !== rec.writtenRv && statusDrifted(pod, computed.status)) rec.lastWritten = undefined;
+    // Only once the cache has shown our own last write (onPodEvent), or had ample time to: before
+    // that it may simply be behind.
+    const settled = rec.writeSeen === true || now - (rec.writtenAtMs ?? 0) > CACHE_SETTLE_MS;
+    if (settled && pod.metadata?.resourceVersion !== rec.writtenRv && statusDrifted(pod, computed.status)) rec.lastWritten = undefined;
     await this.writeStatus(namespace, name, rec, computed.status);
     if (computed.nextChangeAtMs !== undefined) return { requeueAfterMs: Math.max(1, computed.nextChangeAtMs - now) };
   }
@@ -425,11 +428,15 @@ export class SimKubelet {
       rec.lastWritten = text;
       rec.writtenRv = written.metadata?.resourceVersion;
       rec.writeSeen = false;
+      rec.writtenAtMs = this.clock.now();
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
   }
 }
+
+/** After this long, a cache that still shows another status than our last write is not just behind. */
+const CACHE_SETTLE_MS = 5000;
 
 /** Whether the stored phase or a condition the kubelet owns differs from what it computed. */
 function statusDrifted(pod: V1Pod, computed: PodStatusBody): boolean {
