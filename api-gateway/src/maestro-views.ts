@@ -17,8 +17,16 @@ export function activeVersionOf(s: Scheduler): string {
   return s.status?.version ?? 'v1.0.0';
 }
 
+/**
+ * The scheduler's state as its status reports it, unless the status predates the spec: a spec
+ * generation the operator has not observed yet is a change still to be versioned, so a status
+ * written for an older generation cannot be `in-sync` (or `on-error`) any more.
+ */
 export function schedulerStateOf(s: Scheduler): string {
-  return s.status?.state ?? 'creating';
+  const state = s.status?.state ?? 'creating';
+  const observed = s.status?.observedGeneration;
+  const stale = observed !== undefined && (s.metadata.generation ?? 1) > observed;
+  return stale && (state === 'in-sync' || state === 'on-error') ? 'pending-changes' : state;
 }
 
 function containerView(c: Container): Record<string, unknown> {

@@ -66,6 +66,9 @@ export interface RoomStore {
 
 /** Where coalesced liveness goes (see `pings/ping-digest.ts` for the format). */
 export interface PingDigestWriter {
-  /** Creates or replaces `data` of ConfigMap `name` in `namespace` with these labels. */
-  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void>;
+  /**
+   * Creates or replaces `data` of ConfigMap `name` in `namespace` with these labels;
+   * `namespace-gone` when the namespace no longer exists or is being deleted (nothing to write).
+   */
+  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'>;
 }

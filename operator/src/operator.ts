@@ -54,6 +54,17 @@ export interface RunningOperator {
   readonly runningOperations: number;
 }
 
+/**
+ * The slim pod, plus the deletion grace period: the API server dates a graceful deletion at the
+ * END of the grace period, so when the deletion started is deletionTimestamp minus
+ * deletionGracePeriodSeconds (rooms/room-manager.ts `deletionStartedAt`).
+ */
+function roomPod(pod: k8s.V1Pod): k8s.V1Pod {
+  const slim = slimPod(pod);
+  const grace = pod.metadata?.deletionGracePeriodSeconds;
+  return grace === undefined ? slim : { ...slim, metadata: { ...slim.metadata, deletionGracePeriodSeconds: grace } };
+}
+
 export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
   const { config } = opts;
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
@@ -92,7 +103,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
       () => custom.listClusterCustomObject({ group, version, plural: 'gamerooms' }), (t, o) => hooks.room(t, o)),
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
-      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed, slimPod),
+      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed, roomPod),
     nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
     digests: informer<k8s.V1ConfigMap>('ping-digests', '/api/v1/configmaps',
       () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),
@@ -107,7 +118,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
-  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s) });
+  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
   const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: (key) => schedulerController.reconcile(key) });
   const roomController = new RoomStatusController(deps, (scheduler, room, why) => {
     lostRooms.set(scheduler, [...(lostRooms.get(scheduler) ?? []), `${room} (${why})`]);

@@ -75,8 +75,12 @@ describe('forwarding', () => {
         await new Promise((res) => setTimeout(res, 20));
       }
     })();
-    // A version operation still queued would refuse the new version (400, as Maestro).
-    await waitFor(async () => (await stack.api.getScheduler('fwd-game')).status?.state === 'in-sync', { timeoutMs: 20_000 });
+    // A version operation still queued would refuse the new version (400, as Maestro). The status
+    // speaks for the spec only once the operator has observed its generation.
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler('fwd-game');
+      return s.status?.state === 'in-sync' && s.status.observedGeneration === s.metadata.generation;
+    }, { timeoutMs: 20_000, message: 'fwd-game in sync with its latest spec' });
     const current = await call(stack, 'GET', '/schedulers/fwd-game');
     const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
     next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:9.9.9' }));

@@ -145,7 +145,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     writeKubeconfig: (file: string) => fs.writeFileSync(file, kc.exportConfig(), { mode: 0o600 }),
     authHeader: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,
     async stop() {
-      if (external) await deleteSchedulersCreatedSince(api, schedulersBefore);
+      const left = external ? await deleteSchedulersCreatedSince(api, schedulersBefore) : [];
       for (const op of operators) await op.stop().catch(() => undefined);
       await simulation?.stop();
       await gateway?.stop();
@@ -153,6 +153,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await standIn?.close();
       await clients.close();
       await sandbox?.stop();
+      // On a shared cluster a deletion that never ends is a defect, not something to leave behind.
+      if (left.length > 0) throw new Error(`schedulers created by the suite were not deleted within 60 s: ${left.join(', ')}`);
     },
   };
 }
@@ -208,12 +210,22 @@ async function installCrds(kc: k8s.KubeConfig): Promise<void> {
   }
 }
 
-/** On a shared cluster, a suite removes the schedulers it created (through the operator). */
-async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<string>): Promise<void> {
+/**
+ * On a shared cluster, a suite removes the schedulers it created (through the operator, which
+ * removes their rooms and namespaces), then the history the operator keeps of them (each one's
+ * finished delete_scheduler operation, otherwise pruned only after the retention age).
+ */
+async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<string>): Promise<string[]> {
   const mine = (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => !before.has(n));
   for (const name of mine) await api.deleteScheduler(name).catch(() => undefined);
-  await waitFor(async () => (await api.listSchedulers()).items.every((x) => !mine.includes(x.metadata.name as string)),
-    { timeoutMs: 60_000, message: 'schedulers created by the suite deleted' }).catch(() => undefined);
+  const remaining = async () => (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => mine.includes(n));
+  const gone = await waitFor(async () => (await remaining()).length === 0,
+    { timeoutMs: 60_000, message: 'schedulers created by the suite deleted' }).then(() => true, () => false);
+  if (!gone) return remaining();
+  for (const name of mine) {
+    for (const op of (await api.listOperations(name)).items) await api.deleteOperation(op.metadata.name as string).catch(() => undefined);
+  }
+  return [];
 }
 
 /**

@@ -3,7 +3,7 @@
  */
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
-import { makeKubeClients, type KubeClients } from '../../../common/src/kube/clients';
+import { makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { waitFor } from '../../../test/support/wait';
@@ -101,6 +101,17 @@ describe('KubernetesStore on the sandbox', () => {
     expect(cm.data).toEqual({ lastPings: '{"a":2}', flushedAt: '2' });
     expect(cm.metadata?.labels).toMatchObject(labels);
     expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 2/);
+  });
+
+  it('answers namespace-gone for a digest whose namespace is missing or being deleted', async () => {
+    const labels = { 'roomkeeper.io/ping-digest': 'true' };
+    expect(await store.writeDigest('adapter-no-such-namespace', 'roomkeeper-pings-gw', labels, { lastPings: '{}', flushedAt: '1' })).toBe('namespace-gone');
+    await createNamespace('adapter-doomed');
+    // A held object keeps the deleted namespace terminating.
+    await clients.core.createNamespacedConfigMap({ namespace: 'adapter-doomed', body: { metadata: { name: 'held', finalizers: ['test/hold'] } } });
+    await clients.core.deleteNamespace({ name: 'adapter-doomed' });
+    expect(await store.writeDigest('adapter-doomed', 'roomkeeper-pings-gw', labels, { lastPings: '{}', flushedAt: '1' })).toBe('namespace-gone');
+    await clients.core.patchNamespacedConfigMap({ name: 'held', namespace: 'adapter-doomed', body: { metadata: { finalizers: null } } }, MERGE_PATCH);
   });
 
   it('deletes schedulers, ignoring missing ones', async () => {

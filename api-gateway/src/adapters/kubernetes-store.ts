@@ -257,17 +257,24 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- PingDigestWriter ----
 
-  async writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+  async writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'> {
     try {
       await this.options.core.patchNamespacedConfigMap({ name, namespace, body: { metadata: { labels }, data } }, MERGE_PATCH);
       this.writes.inc({ kind: 'ping_digest' });
-      return;
+      return 'written';
     } catch (err) {
       this.countFailedWrite(err, 'ping_digest');
       if (!isNotFound(err)) throw err;
     }
-    await this.options.core.createNamespacedConfigMap({ namespace, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { ...labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, data } });
+    try {
+      await this.options.core.createNamespacedConfigMap({ namespace, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { ...labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, data } });
+    } catch (err) {
+      this.countFailedWrite(err, 'ping_digest');
+      if (isNamespaceGone(err)) return 'namespace-gone';
+      throw err;
+    }
     this.writes.inc({ kind: 'ping_digest' });
+    return 'written';
   }
 
   private requireSynced<T extends k8s.KubernetesObject>(cache: ResourceCache<T>, name: string): ResourceCache<T> {
@@ -279,4 +286,17 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private countFailedWrite(err: unknown, kind: string): void {
     if (apiStatus(err) !== undefined) this.writeErrors.inc({ kind });
   }
+}
+
+/**
+ * A create refused because its namespace does not exist (404) or is being deleted (403,
+ * cause NamespaceTerminating): the scheduler is gone, and no retry can succeed.
+ */
+export function isNamespaceGone(err: unknown): boolean {
+  const status = apiStatus(err);
+  if (status === 404) return true;
+  if (status !== 403) return false;
+  const body = typeof err === 'object' && err !== null && 'body' in err ? (err as { body: unknown }).body : undefined;
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  return text.includes('NamespaceTerminating') || describeApiError(err).includes('because it is being terminated');
 }

@@ -120,6 +120,18 @@ describe('PingRecorder', () => {
     expect(await recorder.flush()).toBe(1);
   });
 
+  it('drops the digest of a scheduler whose namespace is gone instead of retrying it forever', async () => {
+    const { store, recorder } = setup();
+    await recorder.record(room(store, 'a'), { status: 'ready', runningMatches: 0 });
+    await recorder.record(room(store, 'b', undefined, 's2'), { status: 'ready', runningMatches: 0 });
+    store.goneNamespaces.add('s1');
+    expect(await recorder.flush()).toBe(1);
+    expect(recorder.pendingSchedulers).toBe(0);
+    // Nothing is left to write for s1: later flushes do not try again.
+    expect(await recorder.flush()).toBe(0);
+    expect([...store.digests.keys()]).toEqual([`s2/${pingDigestName('Gateway_7f9')}`]);
+  });
+
   it('flushes what is pending on stop', async () => {
     const { store, recorder } = setup();
     recorder.start(60_000);

@@ -242,6 +242,11 @@ export class PingRecorder {
     await this.flush();
   }
 
+  private forgetScheduler(scheduler: string): void {
+    for (const roomId of this.lastPings.get(scheduler)?.keys() ?? []) this.written.delete(`${scheduler}/${roomId}`);
+    this.lastPings.delete(scheduler);
+  }
+
   private remember(scheduler: string, roomId: string, now: number): void {
     let rooms = this.lastPings.get(scheduler);
     if (!rooms) {
@@ -271,12 +276,18 @@ export class PingRecorder {
         continue;
       }
       try {
-        await this.options.digests.writeDigest(
+        const outcome = await this.options.digests.writeDigest(
           scheduler,
           pingDigestName(this.replicaId),
           { [PING_DIGEST_LABEL]: 'true', [SCHEDULER_LABEL]: scheduler, [GATEWAY_REPLICA_LABEL]: this.replicaId },
           encodePingDigest(rooms, now),
         );
+        if (outcome === 'namespace-gone') {
+          // The scheduler was deleted: its rooms' pings have nowhere to go, and never will.
+          this.forgetScheduler(scheduler);
+          this.options.logger.info('scheduler namespace gone or being deleted; its ping digest is dropped', { scheduler });
+          continue;
+        }
         writes++;
       } catch (err) {
         this.dirty.add(scheduler);

@@ -378,6 +378,24 @@ describe('reads', () => {
     expect((await api().get('/schedulers/info?game=none').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
   });
 
+  it('never reports in-sync for a spec generation the operator has not observed yet', async () => {
+    const s = t.store.seedScheduler('a', validSpec());
+    s.metadata.generation = 3;
+    s.status = { ...s.status, state: 'in-sync', observedGeneration: 2 };
+    const states = async () => [
+      (await api().get('/schedulers/a').set('Authorization', AUTH)).body.scheduler.state,
+      (await api().get('/schedulers').set('Authorization', AUTH)).body.schedulers[0].state,
+      (await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH)).body.schedulers[0].state,
+    ];
+    expect(await states()).toEqual(['pending-changes', 'pending-changes', 'pending-changes']);
+    s.status = { ...s.status, state: 'on-error' };
+    expect(await states()).toEqual(['pending-changes', 'pending-changes', 'pending-changes']);
+    s.status = { ...s.status, state: 'terminating' };
+    expect(await states()).toEqual(['terminating', 'terminating', 'terminating']);
+    s.status = { ...s.status, state: 'in-sync', observedGeneration: 3 };
+    expect(await states()).toEqual(['in-sync', 'in-sync', 'in-sync']);
+  });
+
   it('returns the active version, or the one asked for', async () => {
     t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
     t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));

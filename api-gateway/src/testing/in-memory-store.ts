@@ -193,9 +193,13 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   // ---- PingDigestWriter ----
 
-  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<void> {
+  /** Namespaces that are gone or being deleted: digest writes there answer `namespace-gone`. */
+  readonly goneNamespaces = new Set<string>();
+
+  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'> {
+    if (this.goneNamespaces.has(namespace)) return Promise.resolve('namespace-gone');
     this.digests.set(`${namespace}/${name}`, { labels: { ...labels }, data: { ...data } });
     this.writes.push({ kind: 'ping-digest', verb: 'update', name: `${namespace}/${name}` });
-    return Promise.resolve();
+    return Promise.resolve('written');
   }
 }

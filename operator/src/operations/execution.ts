@@ -85,6 +85,16 @@ export class ExecutionContext {
     return this.abandoned !== undefined;
   }
 
+  /**
+   * Enqueues another operation of this scheduler (e.g. the switch a new version makes). The
+   * runner sees it at once, so nothing reads the scheduler's queue without it in between.
+   */
+  async createOperation(op: Operation): Promise<Operation> {
+    const created = await this.deps.api.createOperation(op);
+    this.onWritten(created);
+    return created;
+  }
+
   /** Records an event in the execution history (written within ~250 ms, coalesced). */
   event(text: string): void {
     this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: text });

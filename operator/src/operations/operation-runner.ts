@@ -63,6 +63,16 @@ export class OperationRunner {
     }
   }
 
+  /**
+   * An operation this replica just created or read (the scheduler controller's, one an executor
+   * enqueued): seen at once by `operationsOf`, before the cache has it.
+   */
+  track(op: Operation): void {
+    const cached = this.deps.caches.operations.list().find((o) => o.metadata.name === op.metadata.name);
+    if (cached && cacheCaughtUp(op.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
+    this.remember(op);
+  }
+
   forget(op: Operation): void {
     this.overlay.delete(op.metadata.name as string);
   }

@@ -152,12 +152,23 @@ export class RoomManager {
   }
 }
 
+/**
+ * When an object's deletion was asked for, epoch ms. The API server sets `deletionTimestamp` to
+ * the END of the grace period (the time of the request plus `deletionGracePeriodSeconds`): a pod
+ * deleted with a 600 s grace carries a deletionTimestamp 600 s in the future.
+ */
+export function deletionStartedAt(meta: { deletionTimestamp?: unknown; deletionGracePeriodSeconds?: number } | undefined): number | undefined {
+  const at = toMillis(meta?.deletionTimestamp);
+  if (at === undefined) return undefined;
+  return at - Math.max(0, meta?.deletionGracePeriodSeconds ?? 0) * 1000;
+}
+
 export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>): RoomView {
   const status = room.status;
   const fromRoom = toMillis(status?.lastPingAt);
   const fromDigest = digest.get(room.metadata.name as string);
   const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
-  const deletion = toMillis(room.metadata.deletionTimestamp) ?? toMillis(pod?.metadata?.deletionTimestamp);
+  const deletion = deletionStartedAt(room.metadata) ?? deletionStartedAt(pod?.metadata);
   const instance = instanceFromPod(pod);
   return {
     name: room.metadata.name as string,

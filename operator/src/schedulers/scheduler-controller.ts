@@ -19,6 +19,8 @@ import { computeSchedulerStatus, isVersionOperationActive, statusChanged } from 
 export interface SchedulerControllerOptions {
   /** The scheduler's operations, including writes the cache has not caught up with. */
   operationsOf: (schedulerName: string) => Operation[];
+  /** Makes an operation just created (or found) visible to `operationsOf` before the cache has it. */
+  track?: (op: Operation) => void;
 }
 
 export class SchedulerController {
@@ -58,21 +60,29 @@ export class SchedulerController {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
         requeueAfterMs = 1000; // an earlier version change is still running; this edit queues after it
-      } else {
-        await this.enqueue(name, id, 'create_new_scheduler_version', { scheduler: { name, ...s.spec } });
+      } else if (await this.enqueue(name, id, 'create_new_scheduler_version', { scheduler: { name, ...s.spec } }) === 'created') {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
+      } else {
+        // The gateway's operation for this generation exists but is not in the cache yet: the
+        // generation is marked versioned once it is (above), so the status never shows the change
+        // as done (in-sync) while its operation is still invisible here.
+        requeueAfterMs = 100;
       }
     }
     const written = await this.writeStatus(s, this.opts.operationsOf(name));
     return requeueAfterMs === undefined ? written : { requeueAfterMs };
   }
 
-  private async enqueue(schedulerName: string, id: string, definitionName: string, input: Record<string, unknown>): Promise<void> {
+  /** `exists`: the gateway enqueued the same operation first (this cache has not seen it yet). */
+  private async enqueue(schedulerName: string, id: string, definitionName: string, input: Record<string, unknown>): Promise<'created' | 'exists'> {
     try {
-      await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source: 'kubectl', enqueuedAt: this.deps.now() }));
+      const created = await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source: 'kubectl', enqueuedAt: this.deps.now() }));
+      this.opts.track?.(created);
       this.deps.logger.info('enqueued operation for a change made to the Scheduler object', { scheduler: schedulerName, operation: id, definition: definitionName });
+      return 'created';
     } catch (err) {
-      if (apiStatus(err) !== 409) throw err; // the gateway enqueued the same operation first
+      if (apiStatus(err) !== 409) throw err;
+      return 'exists';
     }
   }
 

@@ -7,8 +7,7 @@
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
-import { toMillis } from '../../../../common/src/kube/timestamps';
-import { RoomManager } from '../../rooms/room-manager';
+import { deletionStartedAt, RoomManager } from '../../rooms/room-manager';
 import { listVersions, waitUntil } from './shared';
 
 const ignoreNotFound = (err: unknown): void => {
@@ -35,7 +34,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       const gone = await waitUntil(ctx, () => {
         // Pods still terminating after the deletion timeout (a stuck node) are deleted without grace.
         for (const pod of ctx.deps.caches.pods.list(name)) {
-          const since = toMillis(pod.metadata?.deletionTimestamp);
+          const since = deletionStartedAt(pod.metadata);
           const podName = pod.metadata?.name as string;
           if (since !== undefined && ctx.deps.now() - since > ctx.deps.config.roomDeletionTimeout && !forced.has(podName)) {
             forced.add(podName);
@@ -51,6 +50,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       }, 10 * 60_000, 200);
       if (!gone) throw new Error(`rooms of ${name} were not deleted within 10 minutes`);
       if (forced.size > 0) ctx.event(`Force-deleted ${forced.size} pods stuck terminating past the deletion timeout`);
+      await awaitNamespaceRemoved(ctx, name);
     } else if (ns) {
       ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
     }
@@ -87,3 +87,35 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     ctx.event(`Scheduler ${name} deleted`);
   },
 };
+
+/**
+ * A namespace is removed asynchronously (on a cluster, by the namespace controller, after it has
+ * emptied it). The scheduler is only reported deleted once its namespace is gone: a scheduler
+ * created again under the same name needs that namespace anew. A namespace held longer than the
+ * deletion timeout (at least a minute; an object with a finalizer nobody releases) is reported
+ * and left to the cluster.
+ */
+const NAMESPACE_REMOVAL_MIN_MS = 60_000;
+
+async function awaitNamespaceRemoved(ctx: ExecutionContext, name: string): Promise<void> {
+  const budgetMs = Math.max(ctx.deps.config.roomDeletionTimeout, NAMESPACE_REMOVAL_MIN_MS);
+  const deadline = ctx.deps.now() + budgetMs;
+  let reported = false;
+  for (;;) {
+    ctx.checkpoint();
+    try {
+      await ctx.deps.core.readNamespace({ name });
+    } catch (err) {
+      ignoreNotFound(err);
+      if (reported) ctx.event(`Namespace ${name} removed`);
+      return;
+    }
+    if (ctx.deps.now() >= deadline) {
+      ctx.event(`Namespace ${name} is still terminating after ${Math.round(budgetMs / 1000)}s (an object in it is held by a finalizer?); it is left to the cluster`);
+      return;
+    }
+    if (!reported) ctx.event(`Waiting for namespace ${name} to be removed`);
+    reported = true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

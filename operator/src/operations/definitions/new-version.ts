@@ -50,7 +50,7 @@ export const newVersionDefinition: OperationDefinition = {
       input: { newActiveVersion: version },
       source: 'operator',
     });
-    await ctx.deps.api.createOperation(switchOp);
+    await ctx.createOperation(switchOp);
     ctx.event(`Enqueued switch active version operation with id: ${switchOp.metadata.name}`);
   },
 

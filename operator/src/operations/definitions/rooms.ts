@@ -12,7 +12,7 @@ import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { Scheduler } from '../../../../common/src/generated/resources';
 import { apiStatus } from '../../../../common/src/kube/clients';
-import { loadScheduler, loadVersion } from './shared';
+import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -20,23 +20,28 @@ import { loadScheduler, loadVersion } from './shared';
  * every change of the scheduler, that makes a (minor) version. With autoscaling on, the
  * autoscaler keeps deciding the count, and the change lasts until its next decision.
  */
-async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<number | undefined> {
-  if (ctx.op.spec.priority || delta === 0) return undefined;
+async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<void> {
+  if (ctx.op.spec.priority || delta === 0) return;
   for (let attempt = 0; attempt < 5; attempt++) {
     const s: Scheduler = await loadScheduler(ctx);
     if (s.spec.autoscaling?.enabled) {
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
-      return undefined;
+      return;
     }
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
+    let patched: Scheduler;
     try {
-      await ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } });
-      ctx.event(`roomsReplicas changed from ${before} to ${after}`);
-      return before;
+      patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } });
     } catch (err) {
       if (apiStatus(err) !== 409) throw err;
+      continue;
     }
+    // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
+    ctx.state.replicasBefore = before;
+    ctx.event(`roomsReplicas changed from ${before} to ${after}`);
+    await awaitSpecObserved(ctx, patched.metadata.generation);
+    return;
   }
   throw new Error('could not update roomsReplicas: too many conflicts');
 }
@@ -62,7 +67,7 @@ export const addRoomsDefinition: OperationDefinition = {
     const version = await loadVersion(ctx, active);
     if (!version) throw new Error(`active version ${active} not found`);
     const rooms = new RoomManager(ctx.deps);
-    ctx.state.replicasBefore = await adjustReplicas(ctx, count);
+    await adjustReplicas(ctx, count);
     const step = Math.max(1, Math.ceil(count / 10));
     const result = await rooms.createRooms({
       scheduler, version: active, definition: version.spec.definition, count, signal: ctx.signal,
@@ -82,8 +87,9 @@ export const addRoomsDefinition: OperationDefinition = {
     if (created.length > 0) ctx.event(`Deleted the ${created.length} rooms created by this operation`);
     const before = ctx.state.replicasBefore as number | undefined;
     if (before !== undefined) {
-      await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
+      const patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
       ctx.event(`roomsReplicas restored to ${before}`);
+      await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
     }
   },
 };

@@ -68,6 +68,34 @@ export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undef
   }
 }
 
+/**
+ * After an operation changed Scheduler.spec (a new generation), waits until the scheduler
+ * controller has observed that generation: it has then enqueued the version operation the change
+ * makes and written a status for it (`pending-changes`), so the status no longer reports the
+ * previous generation's state (`in-sync`) once this operation ends. Honours cancellation unless
+ * `duringRollback` (a rollback runs after the cancel). Returns whether the generation was observed.
+ */
+export async function awaitSpecObserved(ctx: ExecutionContext, generation: number | undefined, opts: { duringRollback?: boolean; timeoutMs?: number } = {}): Promise<boolean> {
+  if (generation === undefined) return true;
+  const observed = (): true | undefined => {
+    const s = ctx.deps.caches.schedulers.get(ctx.schedulerName);
+    if (!s || s.metadata.deletionTimestamp) return true; // gone or going: no version will be made
+    return (s.status?.observedGeneration ?? 0) >= generation ? true : undefined;
+  };
+  const timeoutMs = opts.timeoutMs ?? SPEC_OBSERVED_TIMEOUT_MS;
+  let ok: true | undefined;
+  if (opts.duringRollback) {
+    const deadline = ctx.deps.now() + timeoutMs;
+    while (!(ok = observed()) && !ctx.isAbandoned && ctx.deps.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  } else {
+    ok = await waitUntil(ctx, observed, timeoutMs, 50);
+  }
+  if (!ok && !ctx.isAbandoned) ctx.event(`The scheduler status has not yet observed generation ${generation} of its spec`);
+  return ok === true;
+}
+
+const SPEC_OBSERVED_TIMEOUT_MS = 30_000;
+
 /** The number of rooms a scheduler should have before autoscaling has decided anything. */
 export function initialRoomCount(def: SchedulerSpec): number {
   const base = def.roomsReplicas ?? 0;

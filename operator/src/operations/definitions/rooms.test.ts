@@ -1,0 +1,61 @@
+import type { Operation, Scheduler } from '../../../../common/src/generated/resources';
+import { silentLogger } from '../../../../common/src/logger';
+import type { OperatorDeps } from '../../deps';
+import { ExecutionContext, OperationCanceled } from '../execution';
+import { waitFor } from '../../../../test/support/wait';
+import { addRoomsDefinition } from './rooms';
+
+/**
+ * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
+ * status has observed that change (so the status never reports the old generation as in sync).
+ */
+function setup() {
+  let scheduler: Scheduler = {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
+    metadata: { name: 's', uid: 'u', generation: 4, resourceVersion: '1' },
+    spec: { game: 'g', roomsReplicas: 3 } as Scheduler['spec'],
+    status: { version: 'v1.0.0', observedGeneration: 4, state: 'in-sync' },
+  };
+  const cached = { current: scheduler };
+  const specPatches: unknown[] = [];
+  const api = {
+    getScheduler: () => Promise.resolve(scheduler),
+    getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec } }),
+    patchScheduler: (_n: string, patch: { spec: { roomsReplicas: number } }) => {
+      specPatches.push(patch.spec);
+      scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, ...patch.spec } };
+      return Promise.resolve(scheduler);
+    },
+    patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
+  };
+  const deps = {
+    api,
+    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined } },
+    config: { addRoomsLimit: 1000 },
+    logger: silentLogger(),
+    now: Date.now,
+  } as unknown as OperatorDeps;
+  const op = {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'op-1' },
+    spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 2 }, priority: false, enqueuedAt: new Date().toISOString(), source: 'api', cancelRequested: false },
+  } as Operation;
+  const ctx = new ExecutionContext(op, deps, silentLogger(), 60_000, () => undefined);
+  return { ctx, cached, specPatches, latest: () => scheduler };
+}
+
+describe('add_rooms and the replicas it changes', () => {
+  it('canceled while the change is not yet observed: the rollback still restores roomsReplicas', async () => {
+    const t = setup();
+    const running = addRoomsDefinition.execute(t.ctx);
+    // The status never observes generation 5 here; the user cancels meanwhile.
+    await waitFor(() => t.specPatches.length === 1, { message: 'roomsReplicas changed' });
+    t.ctx.cancel();
+    await expect(running).rejects.toBeInstanceOf(OperationCanceled);
+    expect(t.ctx.state.replicasBefore).toBe(3);
+    // The restore is observed at once.
+    t.cached.current = { ...t.latest(), metadata: { ...t.latest().metadata, generation: 6 }, status: { ...t.latest().status, observedGeneration: 6 } };
+    await addRoomsDefinition.rollback?.(t.ctx);
+    expect(t.specPatches).toEqual([{ roomsReplicas: 5 }, { roomsReplicas: 3 }]);
+    await t.ctx.finish('canceled');
+  });
+});
