@@ -37,12 +37,38 @@ function localSecrets(): LocalSecrets {
   }
 }
 
+/** What `npm start` is doing, so a busy port can be named by its role. */
+type Phase = 'sandbox' | 'gateway' | 'operator' | 'other';
+let phase: Phase = 'other';
+let ports: { gateway?: number; rooms?: number; operator?: number; sandbox?: number } = {};
+
+/**
+ * "management API port 8080 is in use; set ROOMKEEPER_GATEWAY_PORT to another port" for a listen
+ * that failed with EADDRINUSE, or undefined for any other error.
+ */
+function busyPortMessage(err: unknown, where: Phase, configured: typeof ports): string | undefined {
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  if (!e || e.code !== 'EADDRINUSE') return undefined;
+  const port = e.port ?? configured.gateway;
+  const say = (role: string, variable: string): string => `${role} port ${port} is in use; set ${variable} to another port`;
+  if (where === 'sandbox') return say('sandbox Kubernetes API', 'ROOMKEEPER_SANDBOX_PORT');
+  if (where === 'operator') return say('operator (health and metrics)', 'ROOMKEEPER_OPERATOR_PORT');
+  if (where === 'gateway') {
+    if (port === configured.gateway && port !== configured.rooms) return say('management API', 'ROOMKEEPER_GATEWAY_PORT');
+    if (port === configured.rooms && port !== configured.gateway) return say('rooms API', 'ROOMKEEPER_ROOMS_PORT');
+    return say('management API or rooms API', 'ROOMKEEPER_GATEWAY_PORT or ROOMKEEPER_ROOMS_PORT');
+  }
+  return `port ${port} is in use; set ROOMKEEPER_GATEWAY_PORT, ROOMKEEPER_ROOMS_PORT or ROOMKEEPER_OPERATOR_PORT to free ports`;
+}
+
 async function main(): Promise<void> {
   const logger = createLogger('roomkeeper', { level: process.env.ROOMKEEPER_LOG_LEVEL ?? 'warn' });
   const cluster = discoverKubeConfig();
   let sandbox: Sandbox | undefined;
   let kubeconfigFile: string | undefined;
   if (!cluster) {
+    phase = 'sandbox';
+    ports.sandbox = Number(process.env.ROOMKEEPER_SANDBOX_PORT ?? 0);
     const snapshot = process.env.ROOMKEEPER_SANDBOX_SNAPSHOT ?? path.join(STATE_DIR, 'sandbox-state.json');
     sandbox = await startSandbox({
       port: Number(process.env.ROOMKEEPER_SANDBOX_PORT ?? 0),
@@ -65,10 +91,14 @@ async function main(): Promise<void> {
     roomTokenSecret: env.ROOMKEEPER_ROOM_TOKEN_SECRET || secrets.roomTokenSecret,
     ...(sandbox ? { healthInterval: 2000 } : {}),
   });
+  ports = { ...ports, gateway: config.gatewayPort, rooms: config.roomsPort, operator: config.operatorPort };
+  phase = 'gateway';
   const gateway = await startGateway({ config, kubeConfig: kc, logger: logger.child({ component: 'gateway' }) });
   const roomsApiUrl = gateway.roomsUrl;
+  phase = 'operator';
   const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: logger.child({ component: 'operator' }) });
 
+  phase = 'other';
   let simulation: Simulation | undefined;
   const nodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items;
   if (nodes.length === 0) {
@@ -130,6 +160,7 @@ async function assertReachable(kc: KubeConfig, source: string): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`roomkeeper failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  const busy = busyPortMessage(err, phase, ports);
+  console.error(`roomkeeper failed to start: ${busy ?? (err instanceof Error ? err.message : String(err))}`);
   process.exit(1);
 });
