@@ -26,75 +26,179 @@ async function management(stack: Stack, method: string, p: string, body?: unknow
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-describe('kube-apiserver outage', () => {
-  test('20 occupied rooms survive a 60 s SIGKILL of kube-apiserver that starts before their status is written', async () => {
-    const assets = controlPlaneAssets();
-    if (!realApiServer() || 'missing' in assets) {
-      expect(reportNotRun('kube-apiserver outage')).toMatch(/NOT RUN/);
-      return;
+/** The shared scenario state: a dedicated plane and one stack on it. */
+interface Lab { plane: ControlPlane; stack: Stack }
+let lab: Lab | undefined;
+const saved = { ...process.env };
+
+async function liveRoomNames(s: Stack, name: string): Promise<string[]> {
+  return (await s.api.listGameRooms(name)).items.filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort();
+}
+
+/** Watches the rooms of a scheduler until stopped; fails if one of `keep` is ever deleted. */
+function guard(s: Stack, name: string, keep: readonly string[]): { stop(): Promise<void> } {
+  let running = true;
+  const violations: string[] = [];
+  const loop = (async () => {
+    while (running) {
+      try {
+        const live = new Set(await liveRoomNames(s, name));
+        for (const k of keep) if (!live.has(k)) violations.push(k);
+      } catch {
+        // the API server is down: nothing to observe
+      }
+      await new Promise((r) => setTimeout(r, 500));
     }
-    const plane: ControlPlane = await startControlPlane({ assetsDir: assets.dir });
-    const saved = { ...process.env };
-    let stack: Stack | undefined;
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      expect([...new Set(violations)]).toEqual([]);
+    },
+  };
+}
+
+describe('control-plane outages (a real control plane of their own)', () => {
+  beforeAll(async () => {
+    const assets = controlPlaneAssets();
+    if (!realApiServer() || 'missing' in assets) return;
+    const plane = await startControlPlane({ assetsDir: assets.dir });
     try {
       Object.assign(process.env, realClusterEnv(await prepareForRoomkeeper(plane)));
-      stack = await startStack({
+      const stack = await startStack({
         external: true,
         config: { roomInitTimeout: 120_000, roomPingTimeout: 240_000, expiryGrace: 0, healthInterval: 2000, leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2000, operationLeaseTtl: 5000 },
         simulation: { pingIntervalMs: 1000 },
       });
-      const s = stack;
-      const spec = (schedulerObject(NAME, { roomsReplicas: ROOMS }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }]) as { spec: Record<string, unknown> }).spec;
-      expect((await management(s, 'POST', '/schedulers', { name: NAME, ...spec })).status).toBe(200);
-
-      // The moment the pods run, before any room's status has reached the API server.
-      const original = await waitFor(async () => {
-        const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
-        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
-        return pods.length === ROOMS && rooms.length === ROOMS ? rooms.map((r) => r.metadata.name as string).sort() : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 50, message: `${ROOMS} room pods running` });
-      await plane.stopApiServer('SIGKILL');
-      const downAt = Date.now();
-
-      // During the outage: pings keep being accepted; the management API says what is going on.
-      const during = await management(s, 'GET', `/schedulers/${NAME}`);
-      expect(during.status).toBe(503);
-      expect(during.body.code).toBe(14);
-      expect(during.body.message).toMatch(/Kubernetes API/);
-      expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect((await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 1 })).status).toBe(503);
-      const before = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
-      await waitFor(() => (s.simulation?.rooms?.stats().pingsSent ?? 0) > before.pingsSent + ROOMS * 10, { timeoutMs: 60_000, message: 'rooms pinged through the outage' });
-      expect(s.simulation?.rooms?.stats().pingFailures).toBe(before.pingFailures);
-      await new Promise((r) => setTimeout(r, Math.max(0, 60_000 - (Date.now() - downAt))));
-      await plane.startApiServer();
-
-      // Afterwards: every accepted status written, no room removed or replaced.
-      let seen = '';
-      await waitFor(async () => {
-        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
-        seen = JSON.stringify(rooms.map((r) => [r.metadata.name, r.status?.status, r.status?.pingStatus, r.status?.instanceStatus, r.metadata.deletionTimestamp ? 'deleting' : '']));
-        return rooms.length === ROOMS && rooms.every((r) => r.status?.status === 'occupied');
-      }, { timeoutMs: 60_000, message: `all ${ROOMS} rooms occupied after the outage` }).catch(async (err: unknown) => {
-        const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.map((p) => [p.metadata?.name, p.status?.phase, (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(',')]);
-        const leader = s.operators.map((o) => o.isLeader);
-        throw new Error(`${err instanceof Error ? err.message : String(err)}; rooms seen: ${seen}; pods: ${JSON.stringify(pods)}; operator leading: ${JSON.stringify(leader)}`);
-      });
-      const holdUntil = downAt + 120_000 + 2 * 2000 + 5000;
-      while (Date.now() < holdUntil) {
-        const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
-        expect(rooms.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort()).toEqual(original);
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-      const ops = (await s.api.listOperations(NAME)).items;
-      const removals = ops.filter((o) => o.spec.definitionName === 'remove_rooms');
-      expect(removals.map((o) => JSON.stringify(o.spec.input))).toEqual([]);
-    } finally {
-      await stack?.stop().catch(() => undefined);
-      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-      Object.assign(process.env, saved);
+      lab = { plane, stack };
+    } catch (err) {
       await plane.stop();
-      if (fs.existsSync(plane.dir)) fs.rmSync(plane.dir, { recursive: true, force: true });
+      throw err;
     }
+  }, 120_000);
+
+  afterAll(async () => {
+    await lab?.stack.stop().catch(() => undefined);
+    await lab?.plane.stop();
+    if (lab && fs.existsSync(lab.plane.dir)) fs.rmSync(lab.plane.dir, { recursive: true, force: true });
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }, 300_000);
+
+  test('20 occupied rooms survive a 60 s SIGKILL of kube-apiserver that starts before their status is written', async () => {
+    if (!lab) {
+      expect(reportNotRun('kube-apiserver outage')).toMatch(/NOT RUN/);
+      return;
+    }
+    const { plane, stack: s } = lab;
+    const spec = (schedulerObject(NAME, { roomsReplicas: ROOMS }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }]) as { spec: Record<string, unknown> }).spec;
+    expect((await management(s, 'POST', '/schedulers', { name: NAME, ...spec })).status).toBe(200);
+
+    // The moment the pods run, before any room's status has reached the API server.
+    const original = await waitFor(async () => {
+      const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+      const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+      return pods.length === ROOMS && rooms.length === ROOMS ? rooms.map((r) => r.metadata.name as string).sort() : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 50, message: `${ROOMS} room pods running` });
+    await plane.stopApiServer('SIGKILL');
+    const downAt = Date.now();
+
+    // During the outage: pings keep being accepted; the management API says what is going on.
+    const during = await management(s, 'GET', `/schedulers/${NAME}`);
+    expect(during.status).toBe(503);
+    expect(during.body.code).toBe(14);
+    expect(during.body.message).toMatch(/Kubernetes API/);
+    expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 1 })).status).toBe(503);
+    const before = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+    await waitFor(() => (s.simulation?.rooms?.stats().pingsSent ?? 0) > before.pingsSent + ROOMS * 10, { timeoutMs: 60_000, message: 'rooms pinged through the outage' });
+    expect(s.simulation?.rooms?.stats().pingFailures).toBe(before.pingFailures);
+    await new Promise((r) => setTimeout(r, Math.max(0, 60_000 - (Date.now() - downAt))));
+    await plane.startApiServer();
+
+    // Afterwards: every accepted status written, no room removed or replaced.
+    let seen = '';
+    await waitFor(async () => {
+      const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+      seen = JSON.stringify(rooms.map((r) => [r.metadata.name, r.status?.status, r.status?.pingStatus, r.status?.instanceStatus, r.metadata.deletionTimestamp ? 'deleting' : '']));
+      return rooms.length === ROOMS && rooms.every((r) => r.status?.status === 'occupied');
+    }, { timeoutMs: 60_000, message: `all ${ROOMS} rooms occupied after the outage` }).catch(async (err: unknown) => {
+      const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.map((p) => [p.metadata?.name, p.status?.phase, (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(',')]);
+      const leader = s.operators.map((o) => o.isLeader);
+      throw new Error(`${err instanceof Error ? err.message : String(err)}; rooms seen: ${seen}; pods: ${JSON.stringify(pods)}; operator leading: ${JSON.stringify(leader)}`);
+    });
+    const holdUntil = downAt + 120_000 + 2 * 2000 + 5000;
+    while (Date.now() < holdUntil) {
+      const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+      expect(rooms.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort()).toEqual(original);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const ops = (await s.api.listOperations(NAME)).items;
+    const removals = ops.filter((o) => o.spec.definitionName === 'remove_rooms');
+    expect(removals.map((o) => JSON.stringify(o.spec.input))).toEqual([]);
+  }, 600_000);
+
+  test('etcd stopped for 30 s: no room is removed, and the operator takes operations again afterwards', async () => {
+    if (!lab) {
+      expect(reportNotRun('etcd outage')).toMatch(/NOT RUN/);
+      return;
+    }
+    const { plane, stack: s } = lab;
+    const before = await liveRoomNames(s, NAME);
+    expect(before).toHaveLength(ROOMS);
+    const watch = guard(s, NAME, before);
+    await plane.stopEtcd();
+    await new Promise((r) => setTimeout(r, 30_000));
+    await plane.startEtcd();
+    await waitFor(async () => (await management(s, 'GET', `/schedulers/${NAME}`)).status === 200, { timeoutMs: 90_000, message: 'the management API answers again' });
+    const added = await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 2 });
+    expect(added.status).toBe(200);
+    await waitFor(async () => (await s.api.getOperation(added.body.operationId)).status?.status === 'finished', { timeoutMs: 90_000, message: 'add-rooms after the etcd outage finished' });
+    await watch.stop();
+    expect((await s.api.listOperations(NAME)).items.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
+  }, 300_000);
+
+  test('kube-apiserver SIGKILLed for 30 s in the middle of add_rooms of 200: the operation ends finished or failed with a reason, and the fleet converges with nothing leaked', async () => {
+    if (!lab) {
+      expect(reportNotRun('outage during add_rooms')).toMatch(/NOT RUN/);
+      return;
+    }
+    const { plane, stack: s } = lab;
+    const NAME = 'outage-adds';
+    const spec = (schedulerObject(NAME, { roomsReplicas: 5 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }]) as { spec: Record<string, unknown> }).spec;
+    expect((await management(s, 'POST', '/schedulers', { name: NAME, ...spec })).status).toBe(200);
+    const before = await waitFor(async () => {
+      const rooms = (await s.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation && r.status?.status === 'occupied');
+      return rooms.length === 5 ? rooms.map((r) => r.metadata.name as string).sort() : undefined;
+    }, { timeoutMs: 120_000, message: '5 occupied rooms' });
+    const watch = guard(s, NAME, before);
+    const added = await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 200 });
+    expect(added.status).toBe(200);
+    const id = added.body.operationId as string;
+    await waitFor(async () => (await s.api.listGameRooms(NAME)).items.length >= before.length + 20, { timeoutMs: 120_000, intervalMs: 50, message: 'add_rooms under way' });
+    await plane.stopApiServer('SIGKILL');
+    await new Promise((r) => setTimeout(r, 30_000));
+    await plane.startApiServer();
+    const op = await waitFor(async () => {
+      const o = await s.api.getOperation(id);
+      return ['finished', 'error', 'canceled'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 240_000, message: 'the add_rooms operation ended' }).catch(async (err: unknown) => {
+      const o = await s.api.getOperation(id).catch(() => undefined);
+      const ops = (await s.api.listOperations(NAME)).items.map((x) => [x.metadata.name, x.spec.definitionName, x.status?.status, x.status?.lease]);
+      const leaders = s.operators.map((x) => x.isLeader);
+      throw new Error(`${err instanceof Error ? err.message : String(err)}; operation: ${JSON.stringify(o?.status)}; operations: ${JSON.stringify(ops)}; leading: ${JSON.stringify(leaders)}`);
+    });
+    const history = (op.status?.executionHistory ?? []).map((h) => h.event);
+    if (op.status?.status !== 'finished') expect(history.join('\n')).toMatch(/fail|error|could not|stuck/i);
+    // Converged: as many live rooms as desired, each with its pod, and no pod without a room.
+    const desired = async () => (await s.api.getScheduler(NAME)).spec.roomsReplicas ?? 0;
+    await waitFor(async () => {
+      const rooms = await liveRoomNames(s, NAME);
+      const pods = (await s.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name as string).sort();
+      const validation = new Set((await s.api.listGameRooms(NAME)).items.filter((r) => r.spec.validation).map((r) => r.metadata.name as string));
+      return rooms.length === await desired() && JSON.stringify(pods.filter((p) => !validation.has(p))) === JSON.stringify(rooms);
+    }, { timeoutMs: 240_000, message: 'rooms, pods and the desired count agree' });
+    await watch.stop();
   }, 600_000);
 });

@@ -43,23 +43,52 @@ export interface KubeClients {
   close(): Promise<void>;
 }
 
+/**
+ * No request waits for ever: a request to an API server that went away mid-answer (or hangs
+ * while it restarts) fails after this long, so loops that await it (leader election, operation
+ * executors) move on. Watches do not go through these clients and are not limited.
+ */
+export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
+
 function rateLimitMiddleware(limiter: TokenBucket): k8s.Middleware {
   return {
     pre: async (ctx: k8s.RequestContext) => {
       await limiter.acquire();
+      if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(KUBE_REQUEST_TIMEOUT_MS));
       return ctx;
     },
     post: async (ctx: k8s.ResponseContext) => ctx,
   };
 }
 
-function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, Api: new (config: k8s.Configuration) => T): T {
+/**
+ * client-node's fetch library, telling `onTransportError` when a request failed without an
+ * answer (connection refused or reset, a broken pool, our request timeout).
+ */
+function watchfulHttpLibrary(onTransportError: () => void): k8s.HttpLibrary {
+  const inner = new k8s.IsomorphicFetchHttpLibrary();
+  return k8s.wrapHttpLibrary({
+    send: (ctx) => inner.send(ctx).toPromise().catch((err: unknown) => {
+      if (isTransportError(err)) onTransportError();
+      throw err;
+    }),
+  });
+}
+
+function isTransportError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown };
+  return e.name === 'TimeoutError' || e.name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
+}
+
+function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, Api: new (config: k8s.Configuration) => T): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const config = k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
     promiseMiddleware: [rateLimitMiddleware(limiter)],
+    httpApi: watchfulHttpLibrary(onTransportError),
   });
   return new Api(config);
 }
@@ -74,6 +103,8 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit): Kub
   const limiter = new TokenBucket(limit.qps, limit.burst);
   const shared = withSharedDispatcher(original);
   const kc = shared.kubeConfig;
+  // A pool that lost its server under load can hang every later request: start a fresh one.
+  const reset = (): void => shared.transportFailed();
   return {
     kc,
     limiter,
@@ -81,9 +112,9 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit): Kub
       limiter.drain();
       await shared.close();
     },
-    core: makeApi(kc, limiter, k8s.CoreV1Api),
-    custom: makeApi(kc, limiter, k8s.CustomObjectsApi),
-    coordination: makeApi(kc, limiter, k8s.CoordinationV1Api),
+    core: makeApi(kc, limiter, reset, k8s.CoreV1Api),
+    custom: makeApi(kc, limiter, reset, k8s.CustomObjectsApi),
+    coordination: makeApi(kc, limiter, reset, k8s.CoordinationV1Api),
   };
 }
 

@@ -67,7 +67,14 @@ export class LeaderElector {
 
   private tick(): void {
     if (this.stopped) return;
-    this.inFlight = this.tryAcquireOrRenew()
+    // An attempt that hangs (an API server going away mid-answer) must not stall the loop: after
+    // the renew deadline it counts as failed, and the leader steps down as it should.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from the API server within ${this.opts.renewDeadlineMs} ms`)), this.opts.renewDeadlineMs);
+    });
+    this.inFlight = Promise.race([this.tryAcquireOrRenew(), deadline])
+      .finally(() => clearTimeout(timer))
       .catch((err: unknown) => {
         this.opts.logger.warn('leader election attempt failed', { error: describeApiError(err) });
       })

@@ -16,7 +16,7 @@ import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
 import { computePodStatus, type PodStatusBody } from './pod-status';
 import { ResilientInformer } from './resilient-informer';
-import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
+import { makeKubeClients, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 
@@ -84,7 +84,7 @@ const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export class SimKubelet {
   private readonly core: CoreV1Api;
-  private readonly connections: SharedDispatcherKubeConfig;
+  private readonly connections: KubeClients;
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly nodes = new Map<string, SimNodeState>();
@@ -109,9 +109,11 @@ export class SimKubelet {
   private readonly schedulerNames: ReadonlySet<string>;
 
   private constructor(private readonly options: SimKubeletOptions) {
-    this.connections = withSharedDispatcher(options.kubeConfig);
-    const kubeConfig = this.connections.kubeConfig;
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    // The same clients as the product's: pooled connections that heal after an API server outage
+    // and a timeout on every request. A kubelet is not rate limited here.
+    this.connections = makeKubeClients(options.kubeConfig, { qps: 1_000_000, burst: 1_000_000 });
+    const kubeConfig = this.connections.kc;
+    this.core = this.connections.core;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-kubelet' });
     this.clock = options.clock ?? { now: () => Date.now() };
     this.startDelayMs = Math.max(0, options.startDelayMs ?? 200);
