@@ -152,8 +152,13 @@ describe('control-plane outages (a real control plane of their own)', () => {
     await new Promise((r) => setTimeout(r, 30_000));
     await plane.startEtcd();
     await waitFor(async () => (await management(s, 'GET', `/schedulers/${NAME}`)).status === 200, { timeoutMs: 90_000, message: 'the management API answers again' });
-    const added = await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 2 });
-    expect(added.status).toBe(200);
+    // As a client does: a 503 says when to try again.
+    const added = await waitFor(async () => {
+      const res = await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 2 });
+      if (res.status === 503) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      else expect(res.status).toBe(200);
+      return res.status === 200 ? res : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 1000, message: 'add-rooms accepted after the etcd outage' });
     await waitFor(async () => (await s.api.getOperation(added.body.operationId)).status?.status === 'finished', { timeoutMs: 90_000, message: 'add-rooms after the etcd outage finished' });
     await watch.stop();
     expect((await s.api.listOperations(NAME)).items.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
