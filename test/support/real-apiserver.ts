@@ -32,7 +32,15 @@ export interface RealApiServer extends ControlPlaneInfo {
   readonly chartEnv: { operator: Record<string, string>; gateway: Record<string, string> };
 }
 
-type Manifest = { kind?: string; apiVersion?: string; metadata?: { name?: string; namespace?: string }; spec?: unknown; data?: Record<string, string>; stringData?: Record<string, string> };
+export type Manifest = { kind?: string; apiVersion?: string; metadata?: { name?: string; namespace?: string }; spec?: unknown; data?: Record<string, string>; stringData?: Record<string, string> };
+
+/**
+ * Objects as one JSON `List` for `kubectl apply -f -`. Not YAML: kubectl reads YAML 1.1, where an
+ * unquoted `off` or `yes` (a plain string in the YAML 1.2 our yaml library writes) is a boolean.
+ */
+export function asList(objects: readonly unknown[]): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
+}
 
 export function kubectl(kubeconfig: string, args: string[], input?: string): string {
   return execFileSync(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], {
@@ -41,8 +49,8 @@ export function kubectl(kubeconfig: string, args: string[], input?: string): str
 }
 
 /** `helm template` of the chart (release `roomkeeper` in `roomkeeper-system`), as parsed objects. */
-export function renderChart(extraArgs: string[] = [], namespace = RELEASE_NAMESPACE): Manifest[] {
-  const out = execFileSync(toolPath('helm'), ['template', RELEASE_NAME, CHART_DIR, '--namespace', namespace, ...extraArgs], {
+export function renderChart(extraArgs: string[] = [], namespace = RELEASE_NAMESPACE, release = RELEASE_NAME): Manifest[] {
+  const out = execFileSync(toolPath('helm'), ['template', release, CHART_DIR, '--namespace', namespace, ...extraArgs], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
   });
   return YAML.parseAllDocuments(out).map((d) => d.toJSON() as Manifest).filter((m) => m && m.kind);
@@ -80,7 +88,7 @@ export async function prepareForRoomkeeper(plane: ControlPlaneInfo): Promise<Rea
   kubectl(admin, ['create', 'namespace', RELEASE_NAMESPACE]);
   const manifests = renderChart();
   const identity = manifests.filter((m) => m.kind && IDENTITY_KINDS.has(m.kind));
-  kubectl(admin, ['apply', '-f', '-'], identity.map((m) => YAML.stringify(m)).join('---\n'));
+  kubectl(admin, ['apply', '-f', '-'], asList(identity));
   const secrets = identity.filter((m) => m.kind === 'Secret');
   const token = (sa: string): string => kubectl(admin, ['create', 'token', sa, '-n', RELEASE_NAMESPACE, '--duration=24h']).trim();
   const operatorSa = `${RELEASE_NAME}-operator`;
