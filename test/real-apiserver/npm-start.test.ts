@@ -1,0 +1,69 @@
+/**
+ * `npm start` against a real cluster (KUBECONFIG = the real API server's administrator): operator,
+ * gateway and, as the cluster has no nodes, the simulated kubelet and rooms come up; a scheduler
+ * created over HTTP gets its rooms ready; Ctrl-C stops everything cleanly and leaves no
+ * simulated node behind (the next `npm start` on that cluster must start its simulation again).
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { realApiServer, reportNotRun } from '../support/real-apiserver';
+import { REPO_ROOT, schedulerObject } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simulated node behind', async () => {
+  const plane = realApiServer();
+  if (!plane) {
+    expect(reportNotRun('npm start on a real cluster')).toMatch(/NOT RUN/);
+    return;
+  }
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(plane.adminKubeconfig);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-start-real-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, KUBECONFIG: plane.adminKubeconfig, ROOMKEEPER_STATE_DIR: state,
+    ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_OPERATOR_PORT: '0',
+    // A lease of its own: the chart's release Lease belongs to the suites' operators.
+    ROOMKEEPER_LEASE_NAME: 'roomkeeper-npm-start',
+  };
+  delete env.E2E_KUBECONFIG;
+  const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const name = 'npm-start-real';
+  try {
+    const url = await waitFor(() => /Management API: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1], { timeoutMs: 90_000, message: `npm start is running; output so far:\n${out}` });
+    const auth = await waitFor(() => /\(HTTP Basic: (\S+) \/ (\S+)\)/.exec(out), { timeoutMs: 5_000, message: 'credentials printed' });
+    expect(out).toMatch(/Kubernetes cluster from KUBECONFIG/);
+    expect(out).toMatch(/Simulated nodes and game rooms: on/);
+    const spec = (schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec;
+    const res = await fetch(`${url}/schedulers`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${auth[1]}:${auth[2]}`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name, ...spec }),
+    });
+    expect(res.status).toBe(200);
+    await waitFor(async () => {
+      const s = await custom.getClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name }) as { status?: { rooms?: { ready?: number } } };
+      return s.status?.rooms?.ready === 2;
+    }, { timeoutMs: 90_000, message: '2 rooms ready' });
+    // Delete it while npm start still runs (its operator removes the finalizer).
+    await custom.deleteClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name });
+    await waitFor(async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === name), { timeoutMs: 120_000, message: 'scheduler and its namespace deleted' });
+  } finally {
+    process.kill(-(child.pid as number), 'SIGINT');
+    await exited;
+  }
+  await waitFor(() => out.includes('Stopped.'), { timeoutMs: 30_000, message: `clean stop; output:\n${out}` });
+  expect(out).not.toMatch(/failed to start/);
+  const simulated = (await core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] === 'true');
+  expect(simulated.map((n) => n.metadata?.name)).toEqual([]);
+  await kc.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease({ name: 'roomkeeper-npm-start', namespace: plane.releaseNamespace }).catch(() => undefined);
+  fs.rmSync(state, { recursive: true, force: true });
+}, 300_000);
