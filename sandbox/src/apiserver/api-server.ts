@@ -324,6 +324,15 @@ export class ApiServer {
           if (subresource) throw methodNotAllowed();
           const options = this.deleteOptions(q, await this.readObjectBody(req));
           const obj = ops.delete(scope, name, options);
+          // kube-apiserver answers the deletion of a custom resource that is gone at once with a
+          // Status, not the object (built-in kinds answer the object).
+          if (scope.rt.custom && (obj.metadata.finalizers ?? []).length === 0 && !(obj.metadata.deletionGracePeriodSeconds ?? 0)) {
+            this.send(res, 200, JSON.stringify({
+              kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+              details: { name, group: scope.rt.group, kind: scope.rt.plural, uid: obj.metadata.uid },
+            }));
+            return;
+          }
           this.sendObject(res, 200, scope, obj, format === 'table' ? 'json' : format, q);
           return;
         }

@@ -3,7 +3,7 @@
  * pods get a Pending status and spec defaults, namespaces start Active with the `kubernetes`
  * finalizer, services get a cluster IP, CRDs are accepted and established at once.
  */
-import type { StatusCause } from './api-error';
+import { badRequest, type StatusCause } from './api-error';
 import { isPlainObject, type KubeObject } from './kube-object';
 import { validateCrdSchema } from './crd-schema';
 import { nameProblems } from './object-meta-validation';
@@ -73,8 +73,25 @@ function secret(obj: KubeObject): void {
   delete obj.stringData;
 }
 
+/**
+ * Lease `acquireTime`/`renewTime` are MicroTime: RFC 3339 with exactly six fractional digits. The
+ * real API server cannot decode anything else and answers 400 (a JavaScript Date has three).
+ */
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
+
+function lease(obj: KubeObject): void {
+  const spec = isPlainObject(obj.spec) ? obj.spec : {};
+  for (const field of ['acquireTime', 'renewTime']) {
+    const v = spec[field];
+    if (v !== undefined && v !== null && (typeof v !== 'string' || !MICRO_TIME.test(v))) {
+      throw badRequest(`Lease in version "v1" cannot be handled as a Lease: parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05.000000Z07:00": cannot parse it as a MicroTime (six fractional digits)`);
+    }
+  }
+}
+
 /** Changes a kind makes to a new object before it is stored. */
 export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: StrategyContext): void {
+  if (rt.group === 'coordination.k8s.io' && rt.plural === 'leases') lease(obj);
   if (rt.group === '' && rt.plural === 'secrets') secret(obj);
   else if (rt.group === '' && rt.plural === 'pods') pod(obj);
   else if (rt.group === '' && rt.plural === 'namespaces') {
@@ -94,6 +111,7 @@ export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: Strateg
 
 /** Changes a kind makes to an updated object (keeps what clients may not change). */
 export function prepareForUpdate(rt: ResourceType, obj: KubeObject, old: KubeObject, ctx: StrategyContext): void {
+  if (rt.group === 'coordination.k8s.io' && rt.plural === 'leases') lease(obj);
   if (rt.group === '' && rt.plural === 'secrets') secret(obj);
   if (rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions') crd(obj, ctx.now, old);
   if (rt.group === '' && rt.plural === 'namespaces') {

@@ -101,8 +101,10 @@ describe('object semantics against client-node', () => {
     expect(one.status).toBe(422);
     expect(one.json).toMatchObject({
       kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422,
-      message: `Widget.${WIDGET_GROUP} "bad-one" is invalid: spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0`,
-      details: { name: 'bad-one', group: WIDGET_GROUP, kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas' }] },
+      // The schema's minimum, and (the Widget has a scale subresource) the replicas path check,
+      // which kube-apiserver reports with the path as the CRD writes it.
+      message: `Widget.${WIDGET_GROUP} "bad-one" is invalid: [spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]`,
+      details: { name: 'bad-one', group: WIDGET_GROUP, kind: 'Widget', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas' }, { reason: 'FieldValueInvalid', field: '.spec.replicas' }] },
     });
     const enumValue = await request(sandbox.url, 'POST', WIDGETS, widget('bad-enum', { color: 'purple' }));
     expect(enumValue.status).toBe(422);

@@ -239,6 +239,13 @@ export class ResourceOperations {
     obj.metadata = metadata;
     schema.applyDefaults(obj);
     let causes = schema.validate(obj, old);
+    // With a scale subresource, the replicas at specReplicasPath must not be negative; the cause
+    // names the path as the CRD writes it (".spec.roomsReplicas"), as kube-apiserver does.
+    const scale = this.versionInfo(scope).scale;
+    const replicas = scale && !onlyStatus ? evaluateJsonPath(obj, scale.specReplicasPath) : undefined;
+    if (scale && typeof replicas === 'number' && replicas < 0) {
+      causes = [...causes, { reason: 'FieldValueInvalid', field: scale.specReplicasPath, message: `Invalid value: ${replicas}: should be a non-negative integer` }];
+    }
     if (onlyStatus) causes = causes.filter((c) => c.field === 'status' || c.field.startsWith('status.') || c.field.startsWith('status['));
     if (causes.length > 0) throw invalid(scope.rt.kind, scope.rt.group, obj.metadata.name ?? '', causes);
     return warnings;
@@ -360,6 +367,13 @@ export class ResourceOperations {
     meta.creationTimestamp = oldObj.metadata.creationTimestamp;
     meta.resourceVersion = oldObj.metadata.resourceVersion;
     if (oldObj.metadata.deletionTimestamp) {
+      // No new finalizer on an object being deleted (kube-apiserver checks it in the generic and,
+      // for custom resources, again in the custom-resource strategy: two causes).
+      const added = (meta.finalizers ?? []).filter((f) => !(oldObj.metadata.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        const cause = { reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` };
+        throw invalid(rt.kind, rt.group, oldObj.metadata.name ?? '', rt.custom ? [cause, cause] : [cause]);
+      }
       meta.deletionTimestamp = oldObj.metadata.deletionTimestamp;
       meta.deletionGracePeriodSeconds = oldObj.metadata.deletionGracePeriodSeconds;
     } else {
