@@ -5,6 +5,10 @@
  * `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or wrong token, a
  * body too large or chunked — falls through to Express untouched, so every error keeps the one
  * error mapping. The answers, metrics labels and limits are the same as the Express route's.
+ *
+ * The expected tokens of rooms that pinged lately are cached, but only after the presented token
+ * matched and only for names Kubernetes can hold, in an LRU of fixed size: pings without
+ * credentials cannot grow the gateway's memory.
  */
 import type * as http from 'node:http';
 import type { MetricsRegistry } from '../../../common/src/metrics';
@@ -14,12 +18,14 @@ import { bearerToken } from '../auth';
 import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
+import { isDnsLabel, isDnsSubdomain } from '../routes/route-spec';
 import { toApiError } from './error-handler';
+import { TokenCache } from './token-cache';
 
 const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
 export const PING_ROUTE = '/scheduler/:schedulerName/rooms/:roomId/ping';
-/** Expected tokens are cached per room; the cache is dropped whole when it grows past this. */
-const TOKEN_CACHE_LIMIT = 100_000;
+/** Expected tokens of this many rooms (the most recently verified) are cached by default. */
+export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
 export interface PingFastPathOptions {
   reports: RoomReports;
@@ -27,12 +33,19 @@ export interface PingFastPathOptions {
   roomTokenSecret?: string;
   maxBodyBytes: number;
   metrics: MetricsRegistry;
+  /** Rooms whose verified token is cached (default DEFAULT_TOKEN_CACHE_SIZE). */
+  tokenCacheSize?: number;
 }
 
 /** Returns true when it took the request; false leaves the request untouched for Express. */
 export type FastPath = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
-export function pingFastPath(opts: PingFastPathOptions): FastPath {
+export interface PingFastPath extends FastPath {
+  /** How many room tokens are cached now (for tests and diagnosis). */
+  cachedTokens(): number;
+}
+
+export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
   const requests = opts.metrics.counter('roomkeeper_http_requests_total', 'HTTP requests answered, by api, route, method and status.');
   const duration = opts.metrics.histogram('roomkeeper_http_request_duration_seconds', 'HTTP request duration by api and route.');
   const observe = duration.bind({ api: 'rooms', route: PING_ROUTE }).observe;
@@ -42,19 +55,20 @@ export function pingFastPath(opts: PingFastPathOptions): FastPath {
     if (!c) answered.set(status, (c = requests.bind({ api: 'rooms', route: PING_ROUTE, method: 'PUT', status })));
     c.inc();
   };
-  const tokens = new Map<string, string>();
-  const expectedToken = (secret: string, scheduler: string, room: string): string => {
+  const tokens = new TokenCache(opts.tokenCacheSize ?? DEFAULT_TOKEN_CACHE_SIZE);
+  /** Whether `presented` is the room's token; only a match is cached. */
+  const tokenMatches = (secret: string, scheduler: string, room: string, presented: string): boolean => {
     const key = `${scheduler}/${room}`;
-    let token = tokens.get(key);
-    if (token === undefined) {
-      if (tokens.size >= TOKEN_CACHE_LIMIT) tokens.clear();
-      token = roomToken(secret, scheduler, room);
-      tokens.set(key, token);
-    }
-    return token;
+    const cached = tokens.get(key);
+    const expected = Buffer.from(cached ?? roomToken(secret, scheduler, room));
+    const given = Buffer.from(presented);
+    // Tokens have one fixed length, so comparing lengths leaks nothing; then constant time.
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+    if (cached === undefined) tokens.set(key, expected.toString());
+    return true;
   };
 
-  return (req, res) => {
+  const fast = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
     if (req.method !== 'PUT') return false;
     const m = PING_PATH.exec(req.url ?? '');
     if (!m) return false;
@@ -68,13 +82,11 @@ export function pingFastPath(opts: PingFastPathOptions): FastPath {
     } catch {
       return false;
     }
+    // A name Kubernetes cannot hold is no room: Express answers it, and nothing is cached for it.
+    if (!isDnsLabel(scheduler) || !isDnsSubdomain(room)) return false;
     if (opts.roomTokenSecret !== undefined) {
       const token = bearerToken(req.headers.authorization);
-      if (!token) return false;
-      // Tokens have one fixed length, so comparing lengths leaks nothing; then constant time.
-      const given = Buffer.from(token);
-      const expected = Buffer.from(expectedToken(opts.roomTokenSecret, scheduler, room));
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+      if (!token || !tokenMatches(opts.roomTokenSecret, scheduler, room, token)) return false;
     }
 
     const start = process.hrtime.bigint();
@@ -114,4 +126,5 @@ export function pingFastPath(opts: PingFastPathOptions): FastPath {
     });
     return true;
   };
+  return Object.assign(fast, { cachedTokens: () => tokens.size });
 }

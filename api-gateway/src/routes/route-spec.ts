@@ -78,17 +78,27 @@ export function queryString(req: Request, name: string): string | undefined {
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
+/** A DNS-1123 label (namespaces, and so scheduler names): at most 63 characters. */
+export function isDnsLabel(name: string): boolean {
+  return name.length <= 63 && LABEL.test(name);
+}
+
+/** A DNS-1123 subdomain (object names: rooms, operations): at most 253 characters. */
+export function isDnsSubdomain(name: string): boolean {
+  return name.length <= 253 && SUBDOMAIN.test(name);
+}
+
 /** A scheduler name from the path; a name Kubernetes cannot hold cannot exist (404). */
 export function schedulerNameParam(req: Request, notFoundMessage?: (name: string) => string): string {
   const name = String((req.params as Record<string, unknown>).schedulerName ?? '');
-  if (name.length > 63 || !LABEL.test(name)) throw new NotFoundError(notFoundMessage ? notFoundMessage(name.slice(0, 64)) : `scheduler ${name.slice(0, 64)} not found`);
+  if (!isDnsLabel(name)) throw new NotFoundError(notFoundMessage ? notFoundMessage(name.slice(0, 64)) : `scheduler ${name.slice(0, 64)} not found`);
   return name;
 }
 
 /** An object name (operation id) from the path; an impossible name cannot exist (404). */
 export function objectNameParam(req: Request, param: string, notFoundMessage: (name: string) => string): string {
   const name = String((req.params as Record<string, unknown>)[param] ?? '');
-  if (name.length > 253 || !SUBDOMAIN.test(name)) throw new NotFoundError(notFoundMessage(name.slice(0, 64)));
+  if (!isDnsSubdomain(name)) throw new NotFoundError(notFoundMessage(name.slice(0, 64)));
   return name;
 }
 

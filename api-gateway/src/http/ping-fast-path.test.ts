@@ -1,0 +1,103 @@
+/**
+ * The ping fast path over a real socket: what it takes, what it leaves to Express, and that
+ * pings without credentials (or with names no room can have) never grow its token cache.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import { roomToken } from '../../../common/src/rooms/room-token';
+import { PingRecorder } from '../pings/ping-recorder';
+import { InMemoryStore } from '../testing/in-memory-store';
+import { ROOM_SECRET, validSpec } from '../testing/fixtures';
+import { RoomReports } from '../use-cases/room-reports';
+import { pingFastPath, type PingFastPath } from './ping-fast-path';
+
+jest.setTimeout(60_000);
+
+interface Harness { fast: PingFastPath; url: string; fellThrough: () => number; close: () => Promise<void> }
+
+async function start(tokenCacheSize: number): Promise<Harness> {
+  const now = () => Date.parse('2026-01-01T00:00:00.000Z');
+  const store = new InMemoryStore(now);
+  store.seedScheduler('s1', validSpec());
+  for (let i = 0; i < 40; i++) store.seedRoom('s1', `room-${i}`, { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' });
+  const metrics = new MetricsRegistry();
+  const logger = silentLogger();
+  const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gw', logger });
+  const reports = new RoomReports({ rooms: store, recorder, logger, metrics, now });
+  const fast = pingFastPath({ reports, roomTokenSecret: ROOM_SECRET, maxBodyBytes: 16 * 1024, metrics, tokenCacheSize });
+  let fellThrough = 0;
+  const server = http.createServer((req, res) => {
+    if (fast(req, res)) return;
+    fellThrough++;
+    req.resume();
+    res.writeHead(418).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { fast, url, fellThrough: () => fellThrough, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+afterAll(() => agent.destroy());
+
+function put(url: string, path: string, authorization?: string): Promise<number> {
+  const body = '{"status":"ready","timestamp":1}';
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
+    if (authorization) headers.authorization = authorization;
+    const req = http.request(`${url}${path}`, { method: 'PUT', headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function inParallel(n: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+describe('ping fast path token cache', () => {
+  let h: Harness;
+  afterEach(() => h.close());
+
+  it('caches nothing for pings without a valid token, however many names they use', async () => {
+    h = await start(100);
+    const long = () => randomBytes(1500).toString('hex');
+    await inParallel(3000, async (i) => {
+      const auth = i % 3 === 0 ? undefined : i % 3 === 1 ? 'Bearer wrong-token' : `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`;
+      const status = await put(h.url, `/scheduler/${i % 2 ? long().slice(0, 60) : long()}/rooms/${long()}/ping`, auth);
+      expect(status).toBe(418);
+    });
+    expect(h.fellThrough()).toBe(3000);
+    expect(h.fast.cachedTokens()).toBe(0);
+  });
+
+  it('does not cache names no Kubernetes object can have, even with their valid token', async () => {
+    h = await start(100);
+    const names: [string, string][] = [['s1', 'r'.repeat(254)], ['s'.repeat(64), 'room-1'], ['S1', 'room-1'], ['s1', 'Room_1']];
+    for (const [s, r] of names) {
+      expect(await put(h.url, `/scheduler/${s}/rooms/${r}/ping`, `Bearer ${roomToken(ROOM_SECRET, s, r)}`)).toBe(418);
+    }
+    expect(h.fast.cachedTokens()).toBe(0);
+  });
+
+  it('keeps at most its capacity of verified rooms, answering every valid ping', async () => {
+    h = await start(10);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 40; i++) {
+        expect(await put(h.url, `/scheduler/s1/rooms/room-${i}/ping`, `Bearer ${roomToken(ROOM_SECRET, 's1', `room-${i}`)}`)).toBe(200);
+        expect(h.fast.cachedTokens()).toBeLessThanOrEqual(10);
+      }
+    }
+    expect(h.fast.cachedTokens()).toBe(10);
+    expect(h.fellThrough()).toBe(0);
+  });
+});
