@@ -17,3 +17,15 @@ export const MANAGED_BY_VALUE = 'roomkeeper';
 export const SCHEDULER_FINALIZER = 'roomkeeper.io/scheduler-cleanup';
 /** Lets the cluster autoscaler evict room pods (as Maestro does). */
 export const SAFE_TO_EVICT_ANNOTATION = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+/**
+ * Finalizer the operator puts on a SchedulerVersion that cannot be rebuilt while it is needed: the
+ * active version, or one a pending or running operation names. Removed as soon as it is not needed
+ * (never while the Scheduler itself is being deleted).
+ */
+export const VERSION_PROTECTION_FINALIZER = 'roomkeeper.io/version-protection';
+/** On a namespace or SchedulerVersion the operator rebuilt after it was deleted: when (ISO time). */
+export const REBUILT_AT_ANNOTATION = 'roomkeeper.io/rebuilt-at';
+/** On a healing Operation: the health check's view of what it depends on when it was enqueued. */
+export const HEALTH_FINGERPRINT_ANNOTATION = 'roomkeeper.io/health-fingerprint';
+/** On a healing Operation: which try it is of an incident (consecutive failures of one definition). */
+export const ATTEMPT_ANNOTATION = 'roomkeeper.io/attempt';

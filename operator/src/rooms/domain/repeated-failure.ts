@@ -1,0 +1,113 @@
+/**
+ * A failure that repeats is told once (pure). The health check's own operations (source
+ * `operator`) carry two annotations: which try of an incident they are, and a fingerprint of what
+ * the health check saw when it enqueued them (namespace, active version, spec generation, nodes).
+ * From those objects alone — not from memory, so a new leader reads the same story — this decides
+ * whether another operation of the same definition may be enqueued now:
+ *  - no incident (the last one of that definition did not fail): yes, try 1;
+ *  - something changed since the last failed try (another fingerprint): yes, try 1 of a new incident;
+ *  - otherwise once the backoff after the last try has passed (base * 2^(tries-1), capped): the
+ *    next try of the same incident.
+ * Of the failed operations of one incident at most `keep` stay in the history (the first and the
+ * latest ones); the condition on the Scheduler carries the count and the time of the last try.
+ */
+import type { Operation } from '../../../../common/src/generated/resources';
+import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
+
+export interface Incident {
+  definitionName: string;
+  /** Tries that failed in a row (the latest try's attempt number). */
+  tries: number;
+  /** When the incident's first recorded try failed, and the last (epoch ms). */
+  firstAt: number;
+  lastAt: number;
+  /** The latest failure's reason, from its history. */
+  message: string;
+  fingerprint: string | undefined;
+  /** The incident's failed operations still in the history, oldest first. */
+  failed: Operation[];
+}
+
+export interface RetryPolicy { baseMs: number; capMs: number; keep: number }
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3 };
+
+export type RetryDecision =
+  | { action: 'enqueue'; attempt: number; reason: 'first' | 'changed' | 'backoff-passed' }
+  | { action: 'wait'; retryAt: number; incident: Incident };
+
+const FAILURE_PREFIX = 'Operation execution failed: ';
+
+const at = (op: Operation): number => Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
+
+/** The reason an operation failed, as its history tells it. */
+export function failureMessage(op: Operation): string {
+  const events = op.status?.executionHistory ?? [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]?.event ?? '';
+    if (e.startsWith(FAILURE_PREFIX)) return e.slice(FAILURE_PREFIX.length);
+  }
+  return 'unknown error';
+}
+
+export function attemptOf(op: Operation): number | undefined {
+  const n = Number(op.metadata.annotations?.[ATTEMPT_ANNOTATION]);
+  return Number.isInteger(n) && n >= 1 ? n : undefined;
+}
+
+/**
+ * The ongoing incident of one definition: the health check's operations of that definition that
+ * ended in error since the last one that did not. Undefined when the latest one did not fail.
+ */
+export function incidentOf(ops: readonly Operation[], definitionName: string): Incident | undefined {
+  const mine = ops
+    .filter((op) => op.spec.source === 'operator' && op.spec.definitionName === definitionName && !['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))
+    .sort((a, b) => at(a) - at(b));
+  const failed: Operation[] = [];
+  for (let i = mine.length - 1; i >= 0; i--) {
+    const op = mine[i] as Operation;
+    if (op.status?.status !== 'error') break;
+    failed.unshift(op);
+  }
+  const last = failed[failed.length - 1];
+  const first = failed[0];
+  if (!last || !first) return undefined;
+  return {
+    definitionName,
+    tries: Math.max(attemptOf(last) ?? failed.length, failed.length),
+    firstAt: at(first),
+    lastAt: at(last),
+    message: failureMessage(last),
+    fingerprint: last.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION],
+    failed,
+  };
+}
+
+export function backoffMs(tries: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+  return Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, tries - 1));
+}
+
+export function decideRetry(input: { ops: readonly Operation[]; definitionName: string; fingerprint: string; now: number; policy?: RetryPolicy }): RetryDecision {
+  const policy = input.policy ?? DEFAULT_RETRY_POLICY;
+  const incident = incidentOf(input.ops, input.definitionName);
+  if (!incident) return { action: 'enqueue', attempt: 1, reason: 'first' };
+  if (incident.fingerprint !== input.fingerprint) return { action: 'enqueue', attempt: 1, reason: 'changed' };
+  const retryAt = incident.lastAt + backoffMs(incident.tries, policy);
+  if (input.now >= retryAt) return { action: 'enqueue', attempt: incident.tries + 1, reason: 'backoff-passed' };
+  return { action: 'wait', retryAt, incident };
+}
+
+/** Failed operations of the incident beyond `keep`: all but the first and the latest `keep - 1`. */
+export function prunableFailures(incident: Incident, keep: number = DEFAULT_RETRY_POLICY.keep): string[] {
+  if (incident.failed.length <= keep || keep < 1) return [];
+  const middle = incident.failed.slice(1, incident.failed.length - (keep - 1));
+  return middle.map((op) => op.metadata.name as string);
+}
+
+/** One line for a Scheduler condition: what failed, how often, when last, and what happens next. */
+export function describeIncident(incident: Incident, policy: RetryPolicy = DEFAULT_RETRY_POLICY): string {
+  const next = new Date(incident.lastAt + backoffMs(incident.tries, policy)).toISOString();
+  const times = incident.tries === 1 ? 'once' : `${incident.tries} times`;
+  return `${incident.definitionName} failed ${times} in a row (first at ${new Date(incident.firstAt).toISOString()}, last try at ${new Date(incident.lastAt).toISOString()}): ${incident.message}; `
+    + `not enqueued again until something it depends on changes or the backoff passes (next try at ${next})`;
+}
