@@ -23,6 +23,8 @@ export interface Caches {
   nodes: Cache<k8s.V1Node>;
   /** Ping digests written by gateway replicas (ConfigMaps labelled roomkeeper.io/ping-digest). */
   digests: Cache<k8s.V1ConfigMap>;
+  /** The schedulers' namespaces (labelled app.kubernetes.io/managed-by=roomkeeper). */
+  namespaces: Cache<k8s.V1Namespace>;
 }
 
 /** A room as the forwarder needs it. */

@@ -16,7 +16,7 @@ import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../common/src/resources/labels';
 import { PING_DIGEST_LABEL } from '../../common/src/rooms/ping-digest';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { DEFINITIONS } from './operations/definitions';
@@ -89,6 +89,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     room: (_t: string, _r: GameRoom) => undefined as void,
     pod: (_t: string, _p: k8s.V1Pod) => undefined as void,
     digest: (_t: string, _c: k8s.V1ConfigMap) => undefined as void,
+    namespace: (_t: string, _n: k8s.V1Namespace) => undefined as void,
+    version: (_t: string, _v: SchedulerVersion) => undefined as void,
   };
   const group = 'roomkeeper.io';
   const version = 'v1';
@@ -97,7 +99,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     schedulers: informer<Scheduler>('schedulers', '/apis/roomkeeper.io/v1/schedulers',
       () => custom.listClusterCustomObject({ group, version, plural: 'schedulers' }), (t, o) => hooks.scheduler(t, o)),
     versions: informer<SchedulerVersion>('schedulerversions', '/apis/roomkeeper.io/v1/schedulerversions',
-      () => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions' }), () => undefined),
+      () => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions' }), (t, o) => hooks.version(t, o)),
     operations: informer<Operation>('operations', '/apis/roomkeeper.io/v1/operations',
       () => custom.listClusterCustomObject({ group, version, plural: 'operations' }), (t, o) => hooks.operation(t, o)),
     rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
@@ -107,6 +109,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
     digests: informer<k8s.V1ConfigMap>('ping-digests', '/api/v1/configmaps',
       () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),
+    namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
+      () => clients.core.listNamespace({ labelSelector: managed }), (t, o) => hooks.namespace(t, o), managed),
   };
   const caches: Caches = informers;
   let leaderSince = 0;
@@ -165,6 +169,17 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   });
   hooks.digest = (_t, cm) => whenLeading(() => {
     healthQueue.addAfter(cm.metadata?.namespace as string, config.autoscaleDebounce);
+  });
+  // A scheduler's namespace or versions changed (kubectl delete included): the scheduler
+  // controller rebuilds or protects them, the health check re-decides.
+  hooks.namespace = (_t, ns) => whenLeading(() => {
+    const scheduler = ns.metadata?.labels?.[SCHEDULER_LABEL];
+    if (!scheduler) return;
+    schedulerQueue.add(scheduler);
+    healthQueue.addAfter(scheduler, config.autoscaleDebounce);
+  });
+  hooks.version = (_t, v) => whenLeading(() => {
+    schedulerQueue.add(v.spec.scheduler);
   });
 
   const enqueueAll = () => {

@@ -26,7 +26,7 @@ describe('RBAC', () => {
     // change shows up as a readable diff.
     expect(grants(findObject(objects, 'ClusterRole', '-operator'))).toEqual(expand({
       'roomkeeper.io/schedulers': [...READ, 'update', 'patch', 'delete'],
-      'roomkeeper.io/schedulerversions': [...READ, 'create', 'delete'],
+      'roomkeeper.io/schedulerversions': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/operations': ['list', 'watch', 'create', 'delete'],
       'roomkeeper.io/gamerooms': ['list', 'watch', 'create', 'delete'],
       'roomkeeper.io/schedulers/status': ['patch'],
@@ -35,7 +35,7 @@ describe('RBAC', () => {
       'roomkeeper.io/gamerooms/status': ['patch'],
       'roomkeeper.io/gamerooms/finalizers': ['update'],
       'core/pods': ['list', 'watch', 'create', 'delete'],
-      'core/namespaces': ['get', 'create', 'delete'],
+      'core/namespaces': [...READ, 'create', 'delete'],
       'core/nodes': ['list', 'watch'],
       'core/configmaps': ['list', 'watch'],
     }));

@@ -58,6 +58,9 @@ export class RoomkeeperApi {
   createSchedulerVersion(body: SchedulerVersion): Promise<SchedulerVersion> {
     return this.custom.createClusterCustomObject({ group, version, plural: PLURALS.SchedulerVersion, body }) as Promise<SchedulerVersion>;
   }
+  patchSchedulerVersion(name: string, patch: object): Promise<SchedulerVersion> {
+    return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.SchedulerVersion, name, body: patch }, MERGE_PATCH) as Promise<SchedulerVersion>;
+  }
   patchSchedulerVersionStatus(name: string, patch: object): Promise<SchedulerVersion> {
     return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.SchedulerVersion, name, body: patch }, MERGE_PATCH) as Promise<SchedulerVersion>;
   }

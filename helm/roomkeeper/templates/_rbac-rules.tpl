@@ -18,10 +18,12 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers"]
   verbs: ["get", "list", "watch", "update", "patch", "delete"]
-# Versions: read, created by version operations, deleted by rollbacks and delete_scheduler.
+# Versions: read, created by version operations (and rebuilt when the active one was deleted),
+# deleted by rollbacks and delete_scheduler; patched to add and remove the version-protection
+# finalizer on the versions that cannot be rebuilt.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulerversions"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # Operations (healing ones are enqueued here; old ones pruned) and rooms, read through informers.
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations", "gamerooms"]
@@ -38,10 +40,11 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch", "create", "delete"]
-# One namespace per scheduler, created with it and deleted with it.
+# One namespace per scheduler, created with it and deleted with it; watched (those labelled
+# managed-by roomkeeper) so that one a kubectl user deleted is rebuilt.
 - apiGroups: [""]
   resources: ["namespaces"]
-  verbs: ["get", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "delete"]
 # Read-only: a room's address is its node's ExternalDNS/ExternalIP/InternalDNS/InternalIP.
 - apiGroups: [""]
   resources: ["nodes"]

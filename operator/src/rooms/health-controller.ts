@@ -3,17 +3,23 @@
  * room status changes. It computes (pure rules in `domain/`) which rooms expired and how many
  * rooms are missing or too many — autoscaling included — and enqueues PRIORITY operations for
  * them, each with a reason, so the history explains every room that came or went. It never acts
- * while the scheduler's queue is busy: one decision at a time, on fresh counts.
+ * while the scheduler's queue is busy: one decision at a time, on fresh counts. It never enqueues
+ * what would fail for sure (no namespace) or fail as the last try did (domain/repeated-failure.ts):
+ * a failure that repeats is tried again with backoff, or at once when something changed.
  */
+import { createHash } from 'node:crypto';
 import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import { isNotFound } from '../../../common/src/kube/clients';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../common/src/operations/operation-id';
+import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../common/src/resources/labels';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
+import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { RoomManager } from './room-manager';
 
@@ -31,6 +37,8 @@ export class HealthController {
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
+  /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
+  private readonly heldRetry = new Map<string, string>();
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
@@ -43,6 +51,11 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
+    await this.pruneRepeatedFailures(ops);
+    // Without its namespace (deleted, or still terminating) every room operation would fail:
+    // the scheduler controller rebuilds it first; its informer event brings us back.
+    const ns = this.deps.caches.namespaces.get(name);
+    if (!ns || ns.metadata?.deletionTimestamp) return interval;
 
     const now = this.deps.now();
     const views = this.rooms.views(name);
@@ -105,35 +118,78 @@ export class HealthController {
     await this.writeDecision(s, decision.desired, decision.reason, downscaled ? now : undefined);
 
     if (expired.length > 0) {
-      await this.enqueue(name, 'remove_rooms', {
+      return this.enqueue(s, ops, 'remove_rooms', {
         roomsIds: expired.map((e) => e.name),
         reason: 'expired_room',
         details: expired.map((e) => `${e.name}: ${e.reason}`),
       });
-      return { requeueAfterMs: 200 };
     }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
       const why = plan.rollingUpdate
         ? `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`
         : `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lost.length > 0 ? `; lost: ${lost.join(', ')}` : ''}`;
-      await this.enqueue(name, 'add_rooms', { amount: plan.add, reason: why });
-      return { requeueAfterMs: 200 };
+      return this.enqueue(s, ops, 'add_rooms', { amount: plan.add, reason: why });
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = plan.removeReason === 'rolling_update_replace'
         ? { roomsIds: plan.removeRooms, reason: 'rolling_update_replace' }
         : { amount: plan.remove, reason: plan.removeReason ?? 'scale_down' };
-      await this.enqueue(name, 'remove_rooms', input);
-      return { requeueAfterMs: 200 };
+      return this.enqueue(s, ops, 'remove_rooms', input);
     }
     return interval;
   }
 
-  private async enqueue(schedulerName: string, definitionName: string, input: Record<string, unknown>): Promise<void> {
-    await this.deps.api.createOperation(buildOperation({
-      id: newOperationId(), schedulerName, definitionName, input, priority: true, source: 'operator', enqueuedAt: this.deps.now(),
-    }));
+  /**
+   * Enqueues a healing operation unless it would fail the same way as the last one of its kind
+   * (domain/repeated-failure.ts): then it waits for the backoff or for something to change.
+   */
+  private async enqueue(s: Scheduler, ops: readonly Operation[], definitionName: string, input: Record<string, unknown>): Promise<ReconcileResult> {
+    const schedulerName = s.metadata.name as string;
+    const now = this.deps.now();
+    const fingerprint = this.fingerprint(s);
+    const decision = decideRetry({ ops, definitionName, fingerprint, now });
+    if (decision.action === 'wait') {
+      const key = `${definitionName}/${decision.incident.lastAt}`;
+      if (this.heldRetry.get(schedulerName) !== key) {
+        this.heldRetry.set(schedulerName, key);
+        this.deps.logger.warn('healing operation held: it would fail as the last one did', { scheduler: schedulerName, definition: definitionName, tries: decision.incident.tries, error: decision.incident.message, retryAt: new Date(decision.retryAt).toISOString() });
+      }
+      return { requeueAfterMs: Math.max(100, Math.min(decision.retryAt - now, this.deps.config.healthInterval)) };
+    }
+    this.heldRetry.delete(schedulerName);
+    const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, priority: true, source: 'operator', enqueuedAt: now });
+    op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
+    await this.deps.api.createOperation(op);
+    return { requeueAfterMs: 200 };
+  }
+
+  /**
+   * What a healing operation depends on, as the caches show it: the namespace (its uid), the
+   * active version object, the spec generation and the nodes that can take rooms. A failed
+   * operation is tried again at once when this changed since it was enqueued.
+   */
+  private fingerprint(s: Scheduler): string {
+    const name = s.metadata.name as string;
+    const ns = this.deps.caches.namespaces.get(name);
+    const version = s.status?.version ? this.deps.caches.versions.get(`${name}-${s.status.version}`) : undefined;
+    const nodes = this.deps.caches.nodes.list()
+      .filter((n) => !n.spec?.unschedulable && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .map((n) => n.metadata?.name ?? '').sort();
+    const seen = JSON.stringify([s.metadata.generation ?? 1, s.status?.version ?? '', ns?.metadata?.uid ?? '', version?.metadata.uid ?? '', nodes]);
+    return createHash('sha256').update(seen).digest('hex').slice(0, 16);
+  }
+
+  /** Keeps at most 3 failed operations of an incident in the history (the count is in the condition). */
+  private async pruneRepeatedFailures(ops: readonly Operation[]): Promise<void> {
+    for (const definitionName of HEALING_DEFINITIONS) {
+      const incident = incidentOf(ops, definitionName);
+      for (const opName of incident ? prunableFailures(incident) : []) {
+        await this.deps.api.deleteOperation(opName).catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      }
+    }
   }
 
   private async writeDecision(s: Scheduler, desired: number, reason: string, downscaleAt: number | undefined): Promise<void> {

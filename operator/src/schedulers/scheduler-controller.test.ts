@@ -35,7 +35,12 @@ function setup(createOutcome: 'ok' | 'conflict') {
   const tracked: Operation[] = [];
   const deps = {
     api,
-    caches: { schedulers: { get: () => s, list: () => [s] }, rooms: { list: () => [], get: () => undefined } },
+    caches: {
+      schedulers: { get: () => s, list: () => [s] },
+      rooms: { list: () => [], get: () => undefined },
+      versions: { list: () => [], get: () => undefined },
+      namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
+    },
     logger: silentLogger(),
     now: () => Date.parse('2026-01-01T00:00:00Z'),
   } as unknown as OperatorDeps;

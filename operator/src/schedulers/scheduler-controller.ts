@@ -4,17 +4,25 @@
  *  - a new Scheduler gets `create_scheduler` (id derived from uid and generation);
  *  - a spec edit (a new generation) gets `create_new_scheduler_version` (id derived from uid and
  *    generation, so the gateway's and ours are one and the same operation);
- *  - `kubectl delete` runs `delete_scheduler` through the Scheduler's finalizer.
+ *  - `kubectl delete` runs `delete_scheduler` through the Scheduler's finalizer;
+ *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts).
  * Level-based: running it twice in a row changes nothing the second time.
  */
-import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import type { Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { SCHEDULER_FINALIZER } from '../../../common/src/resources/labels';
+import {
+  MANAGED_BY_LABEL, MANAGED_BY_VALUE, REBUILT_AT_ANNOTATION, SCHEDULER_FINALIZER, SCHEDULER_LABEL, VERSION_PROTECTION_FINALIZER,
+} from '../../../common/src/resources/labels';
+import { INITIAL_VERSION } from '../domain/versioning';
+import { newVersionObject } from '../operations/definitions/shared';
+import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { computeSchedulerStatus, isVersionOperationActive, statusChanged } from './scheduler-status';
+import { decideAttempt, type AttemptRule } from './attempts';
+import { planOwnedObjects, type ConditionDraft } from './owned-objects';
+import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, statusChanged } from './scheduler-status';
 
 export interface SchedulerControllerOptions {
   /** The scheduler's operations, including writes the cache has not caught up with. */
@@ -28,18 +36,22 @@ export class SchedulerController {
 
   async reconcile(name: string): Promise<ReconcileResult> {
     const s = this.deps.caches.schedulers.get(name);
-    if (!s) return {};
+    if (!s) {
+      await this.releaseVersions(name); // gone: nothing of it is protected any more
+      return {};
+    }
     const uid = s.metadata.uid as string;
     const generation = s.metadata.generation ?? 1;
     const ops = this.opts.operationsOf(name);
     const has = (id: string) => ops.some((op) => op.metadata.name === id);
 
     if (s.metadata.deletionTimestamp) {
+      let retry: ReconcileResult = {};
       if (s.metadata.finalizers?.includes(SCHEDULER_FINALIZER)) {
-        const id = deleteSchedulerOperationId(uid);
-        if (!has(id)) await this.enqueue(name, id, 'delete_scheduler', {});
+        retry = await this.attempt(name, ops, { definitionName: 'delete_scheduler', firstId: deleteSchedulerOperationId(uid), input: {} });
       }
-      return this.writeStatus(s, ops);
+      const written = await this.writeStatus(s, this.opts.operationsOf(name));
+      return retry.requeueAfterMs === undefined ? written : retry;
     }
 
     if (!s.metadata.finalizers?.includes(SCHEDULER_FINALIZER)) {
@@ -52,8 +64,10 @@ export class SchedulerController {
     let requeueAfterMs: number | undefined;
     if (!s.status?.version) {
       const creating = ops.some((op) => op.spec.definitionName === 'create_scheduler' && ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
-      const id = createSchedulerOperationId(uid, generation);
-      if (!creating && !has(id)) await this.enqueue(name, id, 'create_scheduler', { scheduler: { name, ...s.spec } });
+      const firstId = createSchedulerOperationId(uid, generation);
+      if (!creating) {
+        ({ requeueAfterMs } = await this.attempt(name, ops, { definitionName: 'create_scheduler', firstId, input: { scheduler: { name, ...s.spec } } }));
+      }
     } else if (generation > (s.status.versionedGeneration ?? 0)) {
       const id = newVersionOperationId(uid, generation);
       if (has(id)) {
@@ -69,8 +83,89 @@ export class SchedulerController {
         requeueAfterMs = 100;
       }
     }
-    const written = await this.writeStatus(s, this.opts.operationsOf(name));
+    const owned = await this.applyOwned(s, this.opts.operationsOf(name));
+    if (owned.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? owned.requeueAfterMs, owned.requeueAfterMs);
+    const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions);
     return requeueAfterMs === undefined ? written : { requeueAfterMs };
+  }
+
+  /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */
+  private async applyOwned(s: Scheduler, ops: readonly Operation[]): Promise<{ conditions: ConditionDraft[]; requeueAfterMs?: number }> {
+    const name = s.metadata.name as string;
+    const ns = this.deps.caches.namespaces.get(name);
+    const plan = planOwnedObjects({
+      scheduler: s,
+      namespace: ns ? { deletionTimestamp: ns.metadata?.deletionTimestamp, annotations: ns.metadata?.annotations } : undefined,
+      versions: this.versionsOf(name),
+      ops,
+      healingDefinitions: HEALING_DEFINITIONS,
+    });
+    let requeueAfterMs: number | undefined;
+    for (const v of plan.protect) await this.setProtection(v, true);
+    for (const v of plan.release) await this.setProtection(v, false);
+    if (plan.createNamespace) {
+      try {
+        await this.deps.core.createNamespace({
+          body: { metadata: { name, labels: { [SCHEDULER_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE }, annotations: { [REBUILT_AT_ANNOTATION]: new Date(this.deps.now()).toISOString() } } },
+        });
+        this.deps.logger.warn('rebuilt the namespace of a scheduler after it was deleted', { scheduler: name });
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err;
+        requeueAfterMs = 1000; // still there (the cache is behind), or someone else's: look again
+      }
+    }
+    if (plan.rebuildVersion) {
+      const version = plan.rebuildVersion;
+      const body = newVersionObject(s, version, version === INITIAL_VERSION ? 'initial' : 'major', s.spec);
+      body.metadata.annotations = { [REBUILT_AT_ANNOTATION]: new Date(this.deps.now()).toISOString() };
+      body.metadata.finalizers = [VERSION_PROTECTION_FINALIZER];
+      try {
+        const created = await this.deps.api.createSchedulerVersion(body);
+        await this.deps.api.patchSchedulerVersionStatus(created.metadata.name as string, { status: { active: true } });
+        this.deps.logger.warn('rebuilt the active version of a scheduler from its spec after it was deleted', { scheduler: name, version });
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err;
+        requeueAfterMs = 1000;
+      }
+    }
+    return { conditions: plan.conditions, requeueAfterMs };
+  }
+
+  private versionsOf(schedulerName: string): SchedulerVersion[] {
+    return this.deps.caches.versions.list().filter((v) => v.spec.scheduler === schedulerName);
+  }
+
+  private async setProtection(objectName: string, on: boolean): Promise<void> {
+    const v = this.deps.caches.versions.get(objectName);
+    if (!v) return;
+    const others = (v.metadata.finalizers ?? []).filter((f) => f !== VERSION_PROTECTION_FINALIZER);
+    try {
+      await this.deps.api.patchSchedulerVersion(objectName, {
+        metadata: { finalizers: on ? [...others, VERSION_PROTECTION_FINALIZER] : others, resourceVersion: v.metadata.resourceVersion },
+      });
+    } catch (err) {
+      // 409: the version changed meanwhile (its update event brings us back); 404: it is gone.
+      if (apiStatus(err) !== 409 && apiStatus(err) !== 404) throw err;
+    }
+  }
+
+  private async releaseVersions(schedulerName: string): Promise<void> {
+    for (const v of this.versionsOf(schedulerName)) {
+      if (v.metadata.finalizers?.includes(VERSION_PROTECTION_FINALIZER)) await this.setProtection(v.metadata.name as string, false);
+    }
+  }
+
+  /** Enqueues the first or the next attempt of what the Scheduler wants done (attempts.ts). */
+  private async attempt(name: string, ops: readonly Operation[], rule: AttemptRule): Promise<ReconcileResult> {
+    const decision = decideAttempt(ops, rule, this.deps.now());
+    if (decision.action === 'wait') return { requeueAfterMs: decision.ms };
+    if (decision.action === 'enqueue') {
+      const created = await this.enqueue(name, decision.id, rule.definitionName, decision.input);
+      if (created === 'created' && decision.id !== rule.firstId) {
+        this.deps.logger.warn('enqueued another attempt of an operation that ended without doing its work', { scheduler: name, operation: decision.id, definition: rule.definitionName, attempt: decision.input.attempt });
+      }
+    }
+    return {};
   }
 
   /** `exists`: the gateway enqueued the same operation first (this cache has not seen it yet). */
@@ -86,9 +181,12 @@ export class SchedulerController {
     }
   }
 
-  private async writeStatus(s: Scheduler, ops: readonly Operation[]): Promise<ReconcileResult> {
+  private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = []): Promise<ReconcileResult> {
     const name = s.metadata.name as string;
-    const next = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now());
+    const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now());
+    const stamp = { observedGeneration: s.metadata.generation ?? 1, lastTransitionTime: new Date(this.deps.now()).toISOString() };
+    const next = extra.length === 0 ? computed
+      : { ...computed, conditions: mergeConditions(s.status?.conditions ?? [], [...(computed.conditions ?? []), ...extra.map((c) => ({ ...c, ...stamp }))]) };
     if (!statusChanged(s.status, next)) return {};
     try {
       // A merge patch merges maps: versions no longer present must be removed explicitly.

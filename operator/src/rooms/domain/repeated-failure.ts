@@ -14,6 +14,9 @@
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
 
+/** The operations the health check enqueues (and whose repeated failures it holds back). */
+export const HEALING_DEFINITIONS = ['add_rooms', 'remove_rooms'] as const;
+
 export interface Incident {
   definitionName: string;
   /** Tries that failed in a row (the latest try's attempt number). */

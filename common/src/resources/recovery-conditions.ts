@@ -1,0 +1,28 @@
+/**
+ * Scheduler conditions about objects a kubectl user deleted, and about healing that is held back
+ * (issue 21). Written by the scheduler controller (operator/src/schedulers/owned-objects.ts), next
+ * to the ones in condition-types.ts; `kubectl describe scheduler` shows them.
+ */
+export const RecoveryConditionType = {
+  /** The scheduler's namespace exists (True), or is being rebuilt (False). */
+  NamespaceReady: 'NamespaceReady',
+  /** The active SchedulerVersion exists (True), or is missing (False). */
+  ActiveVersionAvailable: 'ActiveVersionAvailable',
+  /** A `kubectl delete` of a SchedulerVersion is waiting on the version-protection finalizer. */
+  VersionDeletionBlocked: 'VersionDeletionBlocked',
+  /** The health check holds back an operation that failed the same way as its last try. */
+  HealingHeld: 'HealingHeld',
+} as const;
+
+export const RecoveryReason = {
+  Present: 'Present',
+  Rebuilt: 'Rebuilt',
+  NamespaceTerminating: 'NamespaceTerminating',
+  NamespaceMissing: 'NamespaceMissing',
+  ActiveVersionMissing: 'ActiveVersionMissing',
+  CannotRebuild: 'CannotRebuild',
+  VersionInUse: 'VersionInUse',
+  NoneBlocked: 'NoneBlocked',
+  RepeatedFailure: 'RepeatedFailure',
+  NotHeld: 'NotHeld',
+} as const;

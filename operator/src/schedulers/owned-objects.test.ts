@@ -1,0 +1,68 @@
+import type { Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import { REBUILT_AT_ANNOTATION, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
+import { planOwnedObjects, type OwnedObjectsInput } from './owned-objects';
+
+function scheduler(over: { deleting?: boolean; generation?: number; version?: string } = {}): Scheduler {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
+    metadata: { name: 's', uid: 'u', generation: over.generation ?? 2, ...(over.deleting ? { deletionTimestamp: new Date(0) } : {}) },
+    spec: { game: 'g' } as Scheduler['spec'],
+    status: { version: over.version ?? 'v1.1.0', versionedGeneration: 2 },
+  };
+}
+
+function version(v: string, over: { protectedBy?: boolean; deleting?: boolean; rebuilt?: boolean } = {}): SchedulerVersion {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion',
+    metadata: {
+      name: `s-${v}`,
+      ...(over.protectedBy ? { finalizers: [VERSION_PROTECTION_FINALIZER] } : {}),
+      ...(over.deleting ? { deletionTimestamp: new Date(0) } : {}),
+      ...(over.rebuilt ? { annotations: { [REBUILT_AT_ANNOTATION]: '2026-01-01T00:00:00.000Z' } } : {}),
+    },
+    spec: { scheduler: 's', version: v, kind: 'minor', definition: {} as SchedulerVersion['spec']['definition'] },
+  };
+}
+
+function op(definitionName: string, input: Record<string, unknown>, status = 'pending'): Operation {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `op-${definitionName}` },
+    spec: { schedulerName: 's', definitionName, input, priority: false, enqueuedAt: '2026-01-01T00:00:00Z', source: 'api' },
+    status: { status: status as 'pending' },
+  };
+}
+
+const plan = (over: Partial<OwnedObjectsInput>) => planOwnedObjects({
+  scheduler: scheduler(), namespace: {}, versions: [version('v1.1.0', { protectedBy: true })], ops: [], healingDefinitions: ['add_rooms'], ...over,
+});
+const conditionOf = (p: ReturnType<typeof plan>, type: string) => p.conditions.find((c) => c.type === type);
+
+describe('planOwnedObjects', () => {
+  test('all in place: nothing to do, twice in a row', () => {
+    const p = plan({});
+    expect(p).toMatchObject({ createNamespace: false, protect: [], release: [], rebuildVersion: undefined });
+    expect(conditionOf(p, 'NamespaceReady')).toMatchObject({ status: 'True', reason: 'Present' });
+    expect(conditionOf(p, 'ActiveVersionAvailable')).toMatchObject({ status: 'True', reason: 'Present' });
+    expect(plan({})).toEqual(p);
+  });
+
+  const cases: { name: string; in: Partial<OwnedObjectsInput>; want: Partial<ReturnType<typeof plan>>; condition?: [string, string, string] }[] = [
+    { name: 'namespace gone: rebuilt', in: { namespace: undefined }, want: { createNamespace: true }, condition: ['NamespaceReady', 'False', 'NamespaceMissing'] },
+    { name: 'namespace terminating: wait until it is gone', in: { namespace: { deletionTimestamp: new Date(0) } }, want: { createNamespace: false }, condition: ['NamespaceReady', 'False', 'NamespaceTerminating'] },
+    { name: 'namespace rebuilt: said so', in: { namespace: { annotations: { [REBUILT_AT_ANNOTATION]: 'T' } } }, want: { createNamespace: false }, condition: ['NamespaceReady', 'True', 'Rebuilt'] },
+    { name: 'namespace gone while create_scheduler runs: left to it', in: { namespace: undefined, ops: [op('create_scheduler', {}, 'in_progress')] }, want: { createNamespace: false } },
+    { name: 'active version unprotected: protected', in: { versions: [version('v1.1.0')] }, want: { protect: ['s-v1.1.0'] } },
+    { name: 'old version protected: released', in: { versions: [version('v1.1.0', { protectedBy: true }), version('v1.0.0', { protectedBy: true })] }, want: { release: ['s-v1.0.0'] } },
+    { name: 'old version a pending switch names: protected', in: { versions: [version('v1.1.0', { protectedBy: true }), version('v1.0.0')], ops: [op('switch_active_version', { version: 'v1.0.0' })] }, want: { protect: ['s-v1.0.0'] } },
+    { name: 'scheduler deleting: every version released', in: { scheduler: scheduler({ deleting: true }) }, want: { release: ['s-v1.1.0'], conditions: [] } },
+    { name: 'active version deleted and waiting', in: { versions: [version('v1.1.0', { protectedBy: true, deleting: true })] }, want: { rebuildVersion: undefined }, condition: ['VersionDeletionBlocked', 'True', 'VersionInUse'] },
+    { name: 'active version gone: rebuilt from the spec', in: { versions: [] }, want: { rebuildVersion: 'v1.1.0' }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionMissing'] },
+    { name: 'active version gone, spec moved on: not rebuilt', in: { versions: [], scheduler: scheduler({ generation: 3 }) }, want: { rebuildVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'CannotRebuild'] },
+    { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
+  ];
+  test.each(cases)('$name', ({ in: input, want, condition }) => {
+    const p = plan(input);
+    expect(p).toMatchObject(want);
+    if (condition) expect(conditionOf(p, condition[0])).toMatchObject({ status: condition[1], reason: condition[2] });
+  });
+});

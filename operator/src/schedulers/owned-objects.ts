@@ -1,0 +1,121 @@
+/**
+ * What a scheduler's owned objects need after a kubectl user deleted some of them (pure; the
+ * scheduler controller applies it). Level-based: derived from the objects as the caches show them.
+ *  - Rebuild what is derived: the namespace, with its labels, once a deleted one is fully gone.
+ *  - Protect what cannot be rebuilt: a SchedulerVersion that is active or that a pending or running
+ *    operation names carries the version-protection finalizer; any other version (and every
+ *    version of a Scheduler being deleted) does not. A deletion that waits is said in a condition.
+ *  - The active version gone anyway: rebuilt from the Scheduler's spec when the spec still holds
+ *    its definition (no version change pending), said in a condition either way.
+ *  - A healing operation held back because it would fail as its last try did: said in a condition.
+ */
+import type { Condition, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import { REBUILT_AT_ANNOTATION, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
+import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
+import { describeIncident, incidentOf, type Incident } from '../rooms/domain/repeated-failure';
+import { isVersionOperationActive } from './scheduler-status';
+
+export type ConditionDraft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+export interface OwnedObjectsInput {
+  scheduler: Scheduler;
+  /** The scheduler's namespace from the cache (labelled as ours), if any. */
+  namespace: { deletionTimestamp?: unknown; annotations?: Record<string, string> } | undefined;
+  /** The scheduler's SchedulerVersions from the cache. */
+  versions: readonly SchedulerVersion[];
+  ops: readonly Operation[];
+  /** The operations the health check enqueues, whose repeated failures are reported. */
+  healingDefinitions: readonly string[];
+}
+
+export interface OwnedObjectsPlan {
+  createNamespace: boolean;
+  /** Versions (object names) to add or remove the protection finalizer on. */
+  protect: string[];
+  release: string[];
+  /** The active version to rebuild from the spec. */
+  rebuildVersion?: string;
+  conditions: ConditionDraft[];
+}
+
+const LIFECYCLE_OPS = new Set(['create_scheduler', 'delete_scheduler']);
+const isActive = (op: Operation): boolean => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending');
+
+/** Versions a pending or running operation names (switch_active_version and the like). */
+export function versionsInUse(ops: readonly Operation[]): Map<string, string> {
+  const used = new Map<string, string>();
+  for (const op of ops) {
+    if (!isActive(op)) continue;
+    const input = op.spec.input ?? {};
+    for (const key of ['newActiveVersion', 'version']) {
+      const v = (input as Record<string, unknown>)[key];
+      if (typeof v === 'string' && v !== '') used.set(v, `${op.spec.definitionName} ${op.metadata.name}`);
+    }
+  }
+  return used;
+}
+
+export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
+  const s = input.scheduler;
+  const name = s.metadata.name as string;
+  const deleting = s.metadata.deletionTimestamp !== undefined;
+  const active = s.status?.version;
+  const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
+  const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, conditions: [] };
+
+  // Versions: protect what is needed, release the rest (everything while the Scheduler goes).
+  const inUse = versionsInUse(input.ops);
+  const blocked: string[] = [];
+  for (const v of input.versions) {
+    const objectName = v.metadata.name as string;
+    const why = v.spec.version === active ? 'it is the active version' : inUse.has(v.spec.version) ? `operation ${inUse.get(v.spec.version) as string} uses it` : undefined;
+    const needed = !deleting && why !== undefined;
+    const has = v.metadata.finalizers?.includes(VERSION_PROTECTION_FINALIZER) ?? false;
+    if (needed && !has && !v.metadata.deletionTimestamp) plan.protect.push(objectName);
+    if (!needed && has) plan.release.push(objectName);
+    if (needed && has && v.metadata.deletionTimestamp) blocked.push(`${objectName} (${why as string})`);
+  }
+  if (deleting || !active) return plan;
+
+  // The namespace: rebuilt once a deleted one is fully gone.
+  const ns = input.namespace;
+  if (!lifecycle) {
+    if (!ns) {
+      plan.createNamespace = true;
+      plan.conditions.push({ type: RecoveryConditionType.NamespaceReady, status: 'False', reason: RecoveryReason.NamespaceMissing, message: `namespace ${name} was deleted; rebuilding it with its labels (the health check then replaces the rooms)` });
+    } else if (ns.deletionTimestamp) {
+      plan.conditions.push({ type: RecoveryConditionType.NamespaceReady, status: 'False', reason: RecoveryReason.NamespaceTerminating, message: `namespace ${name} is being deleted; it is rebuilt with its labels once it is gone, then the health check replaces the rooms` });
+    } else {
+      const rebuiltAt = ns.annotations?.[REBUILT_AT_ANNOTATION];
+      plan.conditions.push(rebuiltAt
+        ? { type: RecoveryConditionType.NamespaceReady, status: 'True', reason: RecoveryReason.Rebuilt, message: `namespace ${name} was deleted and rebuilt at ${rebuiltAt}; the health check replaced the rooms it held` }
+        : { type: RecoveryConditionType.NamespaceReady, status: 'True', reason: RecoveryReason.Present, message: `namespace ${name} exists` });
+    }
+  }
+
+  // The active version.
+  const current = input.versions.find((v) => v.spec.version === active);
+  if (current && !current.metadata.deletionTimestamp) {
+    const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
+    plan.conditions.push(rebuiltAt
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Rebuilt, message: `active version ${active} was deleted and rebuilt from the Scheduler's spec at ${rebuiltAt}` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Present, message: `active version ${active} exists` });
+  } else if (!current && !lifecycle) {
+    const specHoldsIt = !isVersionOperationActive(input.ops) && (s.metadata.generation ?? 1) <= (s.status?.versionedGeneration ?? 0);
+    if (specHoldsIt) plan.rebuildVersion = active;
+    plan.conditions.push(specHoldsIt
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionMissing, message: `active version ${active} was deleted; rebuilding it from the Scheduler's spec` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.CannotRebuild, message: `active version ${active} is missing and the Scheduler's spec has moved on (a version change is pending), so it cannot be rebuilt from it` });
+  }
+
+  plan.conditions.push(blocked.length > 0
+    ? { type: RecoveryConditionType.VersionDeletionBlocked, status: 'True', reason: RecoveryReason.VersionInUse, message: `deletion of ${blocked.join(', ')} waits on finalizer ${VERSION_PROTECTION_FINALIZER}: switch the active version first, wait for the operation, or delete the Scheduler` }
+    : { type: RecoveryConditionType.VersionDeletionBlocked, status: 'False', reason: RecoveryReason.NoneBlocked, message: 'no deletion of a version is waiting' });
+
+  // Healing held back by a repeated failure.
+  const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
+  plan.conditions.push(incidents.length > 0
+    ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason: RecoveryReason.RepeatedFailure, message: incidents.map((i) => describeIncident(i)).join('; ') }
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail' });
+  return plan;
+}
