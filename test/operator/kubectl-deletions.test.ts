@@ -1,0 +1,194 @@
+/**
+ * kubectl users cannot break a scheduler (issue 21): what they delete of what the operator owns is
+ * rebuilt or protected, and a failure that repeats is told once. Each case deletes one thing with
+ * the real kubectl and ends with the scheduler back in sync within 2 minutes with exactly the
+ * desired rooms, nothing leaked (pods, GameRooms, host ports), at most 3 failed operations, and
+ * `kubectl describe scheduler` telling what happened.
+ *
+ * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
+ * it so: test/real-apiserver/kubectl-deletions.test.ts) with the chart's identities.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { toolPath } from '../support/tools';
+import { waitFor } from '../support/wait';
+
+const run = promisify(execFile);
+const RECOVERY_MS = 120_000;
+const DESIRED = 2;
+
+describe('kubectl deletions: the scheduler comes back', () => {
+  let stack: Stack;
+  let dir: string;
+  let kubeconfig: string;
+  const figures: string[] = [];
+
+  const kubectl = async (args: string[]): Promise<string> =>
+    (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 })).stdout;
+
+  /** Rooms, pods and ports as they are: what "in sync, nothing leaked" means, or why not. */
+  const notInSync = async (name: string): Promise<string | undefined> => {
+    const s = await stack.api.getScheduler(name);
+    const rooms = (await stack.api.listGameRooms(name)).items;
+    const pods = (await stack.core.listNamespacedPod({ namespace: name })).items;
+    const liveRooms = rooms.filter((r) => !r.metadata.deletionTimestamp);
+    const livePods = pods.filter((p) => !p.metadata?.deletionTimestamp);
+    if (s.status?.state !== 'in-sync') return `state ${s.status?.state}`;
+    if (liveRooms.length !== DESIRED || rooms.length !== DESIRED) return `${liveRooms.length} live of ${rooms.length} GameRooms`;
+    if (livePods.length !== DESIRED || pods.length !== DESIRED) return `${livePods.length} live of ${pods.length} pods`;
+    if (!liveRooms.every((r) => r.status?.status === 'ready')) return 'rooms not all ready';
+    const roomNames = new Set(liveRooms.map((r) => r.metadata.name));
+    if (!livePods.every((p) => roomNames.has(p.metadata?.name))) return 'a pod without its GameRoom';
+    const ports = livePods.flatMap((p) => p.spec?.containers.flatMap((c) => (c.ports ?? []).map((x) => x.hostPort)) ?? []);
+    if (new Set(ports).size !== ports.length) return 'a host port held twice';
+    if ((s.status?.rooms?.ready ?? 0) !== DESIRED) return `status says ${s.status?.rooms?.ready} ready`;
+    return undefined;
+  };
+
+  const failedOperations = async (name: string): Promise<number> =>
+    (await stack.api.listOperations(name)).items.filter((o) => o.status?.status === 'error').length;
+
+  /** Waits for the scheduler to be back in sync; returns how long it took (ms). */
+  const backInSync = async (name: string, since: number): Promise<number> => {
+    let why: string | undefined = 'not checked';
+    await waitFor(async () => {
+      why = await notInSync(name);
+      return why === undefined;
+    }, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: `${name} back in sync (last seen: ${why})` }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; last: ${why}\n${await kubectl(['describe', 'scheduler', name]).catch(() => '')}`);
+    });
+    return Date.now() - since;
+  };
+
+  const describeScheduler = (name: string): Promise<string> => kubectl(['describe', 'scheduler', name]);
+
+  const record = async (name: string, what: string, ms: number): Promise<void> => {
+    const failed = await failedOperations(name);
+    figures.push(`${what}: back in sync in ${(ms / 1000).toFixed(1)} s, ${failed} failed operations`);
+    expect(failed).toBeLessThanOrEqual(3);
+  };
+
+  const roomsOf = async (name: string) => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp);
+
+  beforeAll(async () => {
+    stack = await startStack({ external: true });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-deletions-'));
+    kubeconfig = path.join(dir, 'kubeconfig');
+    stack.writeKubeconfig(kubeconfig);
+    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret'];
+    await Promise.all(names.map((n) => stack.api.createScheduler(schedulerObject(n, { roomsReplicas: DESIRED }) as never)));
+    await Promise.all(names.map((n) => backInSync(n, Date.now())));
+  }, 180_000);
+
+  afterAll(async () => {
+    process.stdout.write(`\n[kubectl-deletions] ${process.env.E2E_KUBECONFIG ? 'real cluster' : 'sandbox'}:\n  ${figures.join('\n  ')}\n`);
+    await stack?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('kubectl delete namespace: rebuilt with its labels once gone, and the rooms replaced', async () => {
+    const name = 'del-ns';
+    const before = (await stack.core.readNamespace({ name })).metadata;
+    const t0 = Date.now();
+    await kubectl(['delete', 'namespace', name, '--wait=false']);
+    await waitFor(async () => (await stack.core.readNamespace({ name })).metadata?.uid !== before?.uid, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: 'namespace rebuilt' });
+    const ms = await backInSync(name, t0);
+    const ns = (await stack.core.readNamespace({ name })).metadata;
+    expect(ns?.labels).toEqual(before?.labels);
+    const described = await describeScheduler(name);
+    expect(described).toMatch(/Reason:\s+Rebuilt[\s\S]*?Type:\s+NamespaceReady|Type:\s+NamespaceReady[\s\S]*?Reason:\s+Rebuilt/);
+    expect(described).toMatch(/namespace del-ns was deleted and rebuilt/);
+    await record(name, 'namespace deleted', ms);
+  }, RECOVERY_MS + 30_000);
+
+  test('kubectl delete of the active version waits on its finalizer and says why; gone anyway, it is rebuilt from the spec', async () => {
+    const name = 'del-version';
+    const versionName = `${name}-v1.0.0`;
+    await waitFor(async () => (await stack.api.getSchedulerVersion(versionName)).metadata.finalizers?.includes('roomkeeper.io/version-protection'), { timeoutMs: 30_000, message: 'active version protected' });
+    const t0 = Date.now();
+    await kubectl(['delete', 'rksv', versionName, '--wait=false']);
+    await waitFor(async () => /deletion of del-version-v1\.0\.0 \(it is the active version\) waits/.test(await describeScheduler(name)), { timeoutMs: 30_000, message: 'the waiting deletion described' });
+    expect((await stack.api.getSchedulerVersion(versionName)).metadata.deletionTimestamp).toBeDefined();
+
+    // Gone anyway: the finalizer removed by hand.
+    const uid = (await stack.api.getSchedulerVersion(versionName)).metadata.uid;
+    await kubectl(['patch', 'rksv', versionName, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    const rebuilt = await waitFor(async () => {
+      const v = await stack.api.getSchedulerVersion(versionName);
+      return v.metadata.uid !== uid && !v.metadata.deletionTimestamp && v.status?.active ? v : undefined;
+    }, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: 'active version rebuilt' });
+    expect(rebuilt.spec.definition.spec).toEqual((await stack.api.getScheduler(name)).spec.spec);
+
+    // Rooms are made from it again: one deleted room is replaced.
+    const [room] = await roomsOf(name);
+    await kubectl(['delete', 'rkgr', room?.metadata.name as string, '-n', name, '--wait=false']);
+    await waitFor(async () => !(await roomsOf(name)).some((r) => r.metadata.name === room?.metadata.name), { timeoutMs: 30_000, message: 'room gone' });
+    const ms = await backInSync(name, t0);
+    const described = await describeScheduler(name);
+    expect(described).toMatch(/active version v1\.0\.0 was deleted and rebuilt from the Scheduler's spec/);
+    expect(described).toMatch(/no deletion of a version is waiting/);
+    await record(name, 'active version deleted (finalizer removed by hand)', ms);
+  }, RECOVERY_MS + 60_000);
+
+  test('kubectl delete of an Operation while it runs', async () => {
+    const name = 'del-op';
+    await kubectl(['scale', 'rks', name, '--replicas=6']);
+    const t0 = Date.now();
+    const running = await waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.status?.status === 'in_progress'),
+      { timeoutMs: 30_000, intervalMs: 10, message: 'an operation in progress' });
+    await kubectl(['delete', 'rkop', running.metadata.name as string, '--wait=false']);
+    await kubectl(['scale', 'rks', name, `--replicas=${DESIRED}`]);
+    const ms = await backInSync(name, t0);
+    expect(await describeScheduler(name)).toMatch(/State:\s+in-sync/);
+    await record(name, `operation ${running.spec.definitionName} deleted while it ran`, ms);
+  }, RECOVERY_MS + 30_000);
+
+  test('kubectl delete of the leader Lease: leadership is taken again and the fleet healed', async () => {
+    const name = 'del-lease';
+    const t0 = Date.now();
+    await kubectl(['delete', 'lease', stack.config.leaseName, '-n', stack.config.leaseNamespace, '--wait=false']);
+    await waitFor(async () => (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'lease', stack.config.leaseName, '-n', stack.config.leaseNamespace], { timeout: 30_000 })).stdout,
+      { timeoutMs: 30_000, intervalMs: 250, message: 'Lease taken again' });
+    const [room] = await roomsOf(name);
+    await kubectl(['delete', 'pod', room?.metadata.name as string, '-n', name, '--wait=false']);
+    await waitFor(async () => !(await roomsOf(name)).some((r) => r.metadata.name === room?.metadata.name), { timeoutMs: 30_000, message: 'room gone' });
+    const ms = await backInSync(name, t0);
+    expect(stack.operators.some((o) => o.isLeader)).toBe(true);
+    await record(name, 'leader Lease deleted', ms);
+  }, RECOVERY_MS + 30_000);
+
+  test('kubectl delete pod --force --grace-period=0: the room is replaced, nothing leaked', async () => {
+    const name = 'del-pod';
+    const [room] = await roomsOf(name);
+    const t0 = Date.now();
+    await kubectl(['delete', 'pod', room?.metadata.name as string, '-n', name, '--force', '--grace-period=0']);
+    await waitFor(async () => !(await roomsOf(name)).some((r) => r.metadata.name === room?.metadata.name), { timeoutMs: 30_000, message: 'room gone' });
+    const ms = await backInSync(name, t0);
+    expect((await stack.api.listOperations(name)).items.some((o) => o.spec.definitionName === 'add_rooms' && o.status?.status === 'finished')).toBe(true);
+    await record(name, 'pod force-deleted', ms);
+  }, RECOVERY_MS + 30_000);
+
+  test('kubectl delete of the rooms-token Secret: running rooms keep their tokens, new rooms get theirs', async () => {
+    const name = 'del-secret';
+    const secrets = (await stack.core.listNamespacedSecret({ namespace: stack.config.leaseNamespace }).catch(() => ({ items: [] }))).items
+      .filter((s) => /room-token/.test(s.metadata?.name ?? ''));
+    const t0 = Date.now();
+    for (const s of secrets) await kubectl(['delete', 'secret', s.metadata?.name as string, '-n', stack.config.leaseNamespace]);
+    try {
+      const [room] = await roomsOf(name);
+      await kubectl(['delete', 'pod', room?.metadata.name as string, '-n', name, '--wait=false']);
+      await waitFor(async () => !(await roomsOf(name)).some((r) => r.metadata.name === room?.metadata.name), { timeoutMs: 30_000, message: 'room gone' });
+      const ms = await backInSync(name, t0);
+      await record(name, `rooms-token Secret deleted (${secrets.length} found)`, ms);
+    } finally {
+      // Put it back as the chart made it, for the suites that follow on the same cluster.
+      for (const s of secrets) {
+        await stack.core.createNamespacedSecret({ namespace: stack.config.leaseNamespace, body: { metadata: { name: s.metadata?.name, labels: s.metadata?.labels, annotations: s.metadata?.annotations }, data: s.data, type: s.type } });
+      }
+    }
+  }, RECOVERY_MS + 30_000);
+});
