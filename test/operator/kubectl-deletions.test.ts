@@ -31,21 +31,21 @@ describe('kubectl deletions: the scheduler comes back', () => {
     (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 })).stdout;
 
   /** Rooms, pods and ports as they are: what "in sync, nothing leaked" means, or why not. */
-  const notInSync = async (name: string): Promise<string | undefined> => {
+  const notInSync = async (name: string, desired = DESIRED): Promise<string | undefined> => {
     const s = await stack.api.getScheduler(name);
     const rooms = (await stack.api.listGameRooms(name)).items;
     const pods = (await stack.core.listNamespacedPod({ namespace: name })).items;
     const liveRooms = rooms.filter((r) => !r.metadata.deletionTimestamp);
     const livePods = pods.filter((p) => !p.metadata?.deletionTimestamp);
     if (s.status?.state !== 'in-sync') return `state ${s.status?.state}`;
-    if (liveRooms.length !== DESIRED || rooms.length !== DESIRED) return `${liveRooms.length} live of ${rooms.length} GameRooms`;
-    if (livePods.length !== DESIRED || pods.length !== DESIRED) return `${livePods.length} live of ${pods.length} pods`;
+    if (liveRooms.length !== desired || rooms.length !== desired) return `${liveRooms.length} live of ${rooms.length} GameRooms`;
+    if (livePods.length !== desired || pods.length !== desired) return `${livePods.length} live of ${pods.length} pods`;
     if (!liveRooms.every((r) => r.status?.status === 'ready')) return 'rooms not all ready';
     const roomNames = new Set(liveRooms.map((r) => r.metadata.name));
     if (!livePods.every((p) => roomNames.has(p.metadata?.name))) return 'a pod without its GameRoom';
     const ports = livePods.flatMap((p) => p.spec?.containers.flatMap((c) => (c.ports ?? []).map((x) => x.hostPort)) ?? []);
     if (new Set(ports).size !== ports.length) return 'a host port held twice';
-    if ((s.status?.rooms?.ready ?? 0) !== DESIRED) return `status says ${s.status?.rooms?.ready} ready`;
+    if ((s.status?.rooms?.ready ?? 0) !== desired) return `status says ${s.status?.rooms?.ready} ready`;
     return undefined;
   };
 
@@ -53,10 +53,10 @@ describe('kubectl deletions: the scheduler comes back', () => {
     (await stack.api.listOperations(name)).items.filter((o) => o.status?.status === 'error').length;
 
   /** Waits for the scheduler to be back in sync; returns how long it took (ms). */
-  const backInSync = async (name: string, since: number): Promise<number> => {
+  const backInSync = async (name: string, since: number, desired = DESIRED): Promise<number> => {
     let why: string | undefined = 'not checked';
     await waitFor(async () => {
-      why = await notInSync(name);
+      why = await notInSync(name, desired);
       return why === undefined;
     }, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: `${name} back in sync (last seen: ${why})` }).catch(async (err: unknown) => {
       throw new Error(`${String(err)}; last: ${why}\n${await kubectl(['describe', 'scheduler', name]).catch(() => '')}`);
@@ -79,7 +79,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-deletions-'));
     kubeconfig = path.join(dir, 'kubeconfig');
     stack.writeKubeconfig(kubeconfig);
-    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret'];
+    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret', 'quota'];
     await Promise.all(names.map((n) => stack.api.createScheduler(schedulerObject(n, { roomsReplicas: DESIRED }) as never)));
     await Promise.all(names.map((n) => backInSync(n, Date.now())));
   }, 180_000);
@@ -191,4 +191,33 @@ describe('kubectl deletions: the scheduler comes back', () => {
       }
     }
   }, RECOVERY_MS + 30_000);
+
+  // Not a deletion, but the failure it used to cause: every add_rooms failing the same way. A
+  // ResourceQuota is enforced by kube-apiserver only (the sandbox stores it and admits anything).
+  test('a failure that repeats is told once: tried with backoff, at most 3 failed operations kept, the count in a condition', async () => {
+    const name = 'quota';
+    if (!process.env.E2E_KUBECONFIG) {
+      figures.push('repeated failure: not run on the sandbox (it does not enforce ResourceQuota)');
+      return;
+    }
+    await kubectl(['create', 'quota', 'rooms', '--hard=pods=2', '-n', name]);
+    const t0 = Date.now();
+    await kubectl(['scale', 'rks', name, '--replicas=3']);
+    // Tries 1..4 fail (1 + 2 + 4 s of backoff between them); only 3 stay in the history.
+    const tries = async () => Math.max(0, ...(await stack.api.listOperations(name)).items
+      .filter((o) => o.spec.definitionName === 'add_rooms' && o.status?.status === 'error')
+      .map((o) => Number(o.metadata.annotations?.['roomkeeper.io/attempt'] ?? 0)));
+    await waitFor(async () => (await tries()) >= 4, { timeoutMs: 60_000, intervalMs: 250, message: 'four tries of add_rooms' });
+    expect(await failedOperations(name)).toBeLessThanOrEqual(3);
+    const described = await describeScheduler(name);
+    expect(described).toMatch(/add_rooms failed \d+ times in a row \(first at .*, last try at .*exceeded quota/);
+    expect(described).toMatch(/Type:\s+HealingHeld/);
+
+    await kubectl(['delete', 'quota', 'rooms', '-n', name]);
+    const ms = await backInSync(name, t0, 3);
+    const failed = await failedOperations(name);
+    figures.push(`repeated failure (pod quota): ${await tries()} tries, ${failed} failed operations kept; back in sync ${(ms / 1000).toFixed(1)} s after the scale, once the quota was lifted`);
+    expect(failed).toBeLessThanOrEqual(3);
+    expect(await describeScheduler(name)).toMatch(/the last healing operations did not fail/);
+  }, RECOVERY_MS + 90_000);
 });
