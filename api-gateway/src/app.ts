@@ -6,8 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
-import { InputError } from './errors';
+import { InputError, UnsupportedMediaTypeError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
+import { hasRequestBody, isJsonContentType, JSON_CONTENT_TYPE_REQUIRED } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { requestContext } from './http/request-context';
@@ -71,6 +72,10 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
 function jsonBody(maxBodyBytes: number): RequestHandler {
   const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
   return (req, res, next) => {
+    if (hasRequestBody(req.headers) && !isJsonContentType(req.headers['content-type'])) {
+      next(new UnsupportedMediaTypeError(JSON_CONTENT_TYPE_REQUIRED));
+      return;
+    }
     parse(req, res, (err?: unknown) => {
       if (err) {
         next(err);

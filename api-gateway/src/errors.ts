@@ -81,6 +81,11 @@ export class PayloadTooLargeError extends InputError {
   override readonly httpStatusOverride = 413;
 }
 
+/** The body is not of a media type the route reads (415, code 3): only JSON is. */
+export class UnsupportedMediaTypeError extends InputError {
+  override readonly httpStatusOverride = 415;
+}
+
 /** The thing named in the path does not exist (404, code 5). */
 export class NotFoundError extends ApiError {
   readonly grpcCode = GrpcCode.NotFound;

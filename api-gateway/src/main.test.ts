@@ -75,7 +75,7 @@ describe('startGateway', () => {
         const list = await fetch(`${gw.managementUrl}/schedulers/main-sched/operations?stage=pending`, { headers: { Authorization: auth } });
         return ((await list.json()) as { total: number }).total === 1;
       });
-      const dup = await fetch(`${gw.managementUrl}/schedulers`, { method: 'POST', headers: { Authorization: auth }, body: JSON.stringify(validCreateBody('main-sched')) });
+      const dup = await fetch(`${gw.managementUrl}/schedulers`, { method: 'POST', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify(validCreateBody('main-sched')) });
       expect(dup.status).toBe(409);
     });
 

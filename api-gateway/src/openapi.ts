@@ -14,6 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found (code 5)',
   409: 'Already exists, no change, or a final operation (code 6 or 10)',
   413: 'Body larger than the limit (code 3)',
+  415: 'Body sent with a Content-Type other than application/json (code 3)',
   501: 'Method not allowed on this path (code 12)',
   503: 'Not ready',
 };
@@ -123,7 +124,8 @@ function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
       content: { [route.responseContentType ?? 'application/json']: { schema: route.response } },
     },
   };
-  for (const status of route.errors) {
+  // Every route that reads a body refuses one that is not JSON.
+  for (const status of route.requestBody ? [...route.errors, 415] : route.errors) {
     responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {

@@ -1,10 +1,11 @@
 /**
  * The ping route without the Express chain. Pings are nearly all the gateway's traffic (10,000
  * rooms every 5 s is 2,000 a second), so `PUT /scheduler/{name}/rooms/{id}/ping` with a valid
- * room token is answered here: one regex, a cached token comparison, the body read and parsed,
- * `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or wrong token, a
- * body too large or chunked — falls through to Express untouched, so every error keeps the one
- * error mapping. The answers, metrics labels and limits are the same as the Express route's.
+ * room token and a JSON body is answered here: one regex, a cached token comparison, the body
+ * read and parsed, `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or
+ * wrong token, a body too large, chunked or not JSON — falls through to Express untouched, so
+ * every error keeps the one error mapping. The answers, metrics labels and limits are the same
+ * as the Express route's.
  *
  * The expected tokens of rooms that pinged lately are cached, but only after the presented token
  * matched and only for names Kubernetes can hold, in an LRU of fixed size: pings without
@@ -19,6 +20,7 @@ import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
 import { isDnsLabel, isDnsSubdomain } from '../routes/route-spec';
+import { isJsonContentType } from './content-type';
 import { toApiError } from './error-handler';
 import { TokenCache } from './token-cache';
 
@@ -74,6 +76,7 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     if (!m) return false;
     const length = Number(req.headers['content-length']);
     if (!Number.isInteger(length) || length < 0 || length > opts.maxBodyBytes) return false;
+    if (length > 0 && !isJsonContentType(req.headers['content-type'])) return false;
     let scheduler: string;
     let room: string;
     try {

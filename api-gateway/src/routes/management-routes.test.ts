@@ -554,6 +554,24 @@ describe('every management route', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  // CSRF: a browser sends these three cross-site without a preflight; a body without a type too.
+  it.each(withBody.flatMap((r) => ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined].map((ct) => [r.method.toUpperCase(), r.path, String(ct), r, ct] as const)))('%s %s answers 415 for a JSON body sent as %s and writes nothing', async (_m, _p, _c, route, contentType) => {
+    const body = JSON.stringify({ ...validCreateBody('csrf'), amount: 1, version: 'v1.0.0' });
+    const req = api()[route.method](concrete(route.path)).set('Authorization', AUTH);
+    // Without a type superagent would say form-urlencoded; a Buffer body goes as it is.
+    const res = await (contentType ? req.set('Content-Type', contentType).send(body) : req.send(Buffer.from(body)));
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ code: 3, message: 'the request body must be JSON: send it with Content-Type: application/json', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('reads bodies sent as application/json with parameters, or as application/<x>+json', async () => {
+    const a = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'Application/JSON; charset=utf-8').send(JSON.stringify(validCreateBody('a-json')));
+    expect(a.status).toBe(200);
+    const b = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/merge-patch+json').send(JSON.stringify(validCreateBody('b-json')));
+    expect(b.status).toBe(200);
+  });
+
   it.each([...new Set(MANAGEMENT_ROUTES.map((r) => r.path))])('%s answers 501 for a method it does not serve', async (path) => {
     // OPTIONS is served nowhere (the other methods of /schedulers/info reach /schedulers/{name}, as in grpc-gateway).
     const res = await api().options(concrete(path)).set('Authorization', AUTH);

@@ -212,6 +212,17 @@ describe('every rooms route', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each(withBody.flatMap((r) => ['text/plain', 'application/x-www-form-urlencoded', undefined].map((ct) => [r.method.toUpperCase(), r.path, String(ct), r, ct] as const)))('%s %s answers 415 for a JSON body sent as %s and writes nothing', async (_m, _p, _c, route, contentType) => {
+    const body = JSON.stringify({ status: 'terminated', event: 'playerJoin', playerId: 'p', timestamp: 1 });
+    const req = request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1'));
+    // Without a type superagent would say form-urlencoded; a Buffer body goes as it is.
+    const res = await (contentType ? req.set('Content-Type', contentType).send(body) : req.send(Buffer.from(body)));
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ success: false, code: 3, message: 'the request body must be JSON: send it with Content-Type: application/json', details: [] });
+    expect(t.store.writes).toEqual([]);
+    expect(t.recorder.pendingSchedulers).toBe(0);
+  });
+
   it.each([...new Set(ROOMS_ROUTES.map((r) => r.path))])('%s answers 501 for OPTIONS', async (path) => {
     const res = await request(t.rooms).options(concrete(path)).set('Authorization', token('s1', 'room-1'));
     expect(res.status).toBe(501);

@@ -1,0 +1,26 @@
+/**
+ * Which request bodies are read as JSON. Only a declared JSON media type is: a browser can send
+ * `text/plain`, `application/x-www-form-urlencoded` or `multipart/form-data` cross-site without
+ * a CORS preflight, so parsing those as JSON would let any web page drive the API with the
+ * credentials a browser has cached (CSRF).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json$/;
+
+/** `application/json` or `application/<anything>+json`, parameters (charset) aside. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (typeof header !== 'string') return false;
+  const semicolon = header.indexOf(';');
+  const mediaType = (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  return JSON_MEDIA_TYPE.test(mediaType);
+}
+
+/** Whether the request carries a body at all (an empty one needs no content type). */
+export function hasRequestBody(headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(headers['content-length']);
+  return Number.isFinite(length) && length > 0;
+}
+
+export const JSON_CONTENT_TYPE_REQUIRED = 'the request body must be JSON: send it with Content-Type: application/json';
