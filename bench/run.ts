@@ -10,6 +10,7 @@ import { CONFIG_SCHEMA } from '../common/src/config';
 import { run as addRooms } from './add-rooms';
 import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
+import { run as pingFlood } from './ping-flood';
 import { run as pingThroughput } from './ping-throughput';
 import { run as steadyFleet } from './steady-fleet';
 import { realTargetAvailable } from './support/bench-stack';
@@ -29,6 +30,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '3+5. steady fleet of 10,000 rooms', run: steadyFleet },
   { name: '4. ping throughput', run: pingThroughput },
   { name: '6. forwarding overhead', run: forwardingOverhead },
+  { name: '7. unauthenticated ping flood', run: pingFlood },
 ];
 
 async function main(): Promise<void> {
