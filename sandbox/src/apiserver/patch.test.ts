@@ -77,3 +77,47 @@ describe('applyStrategicMergePatch', () => {
     expect(listStrategy(['spec', 'tolerations'])).toEqual({ kind: 'replace' });
   });
 });
+
+describe('patches never reach a prototype', () => {
+  const polluted = () => (({}) as Record<string, unknown>).polluted;
+  afterEach(() => {
+    delete (Object.prototype as Record<string, unknown>).polluted;
+  });
+
+  it.each([
+    [[{ op: 'add', path: '/__proto__/polluted', value: 'yes' }]],
+    [[{ op: 'add', path: '/a/__proto__/polluted', value: 'yes' }]],
+    [[{ op: 'add', path: '/constructor/prototype/polluted', value: 'yes' }]],
+    [[{ op: 'replace', path: '/__proto__', value: { polluted: 'yes' } }]],
+    [[{ op: 'copy', from: '/__proto__', path: '/b' }]],
+    [[{ op: 'move', from: '/a', path: '/prototype' }]],
+  ])('refuses the JSON patch %j with 422', (ops) => {
+    expect(() => applyJsonPatch({ a: {} }, ops)).toThrow(expect.objectContaining({ code: 422 }));
+    expect(polluted()).toBeUndefined();
+  });
+
+  it('does not read inherited properties through a pointer', () => {
+    expect(() => applyJsonPatch({ a: {} }, [{ op: 'remove', path: '/a/toString' }])).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => applyJsonPatch({ a: {} }, [{ op: 'copy', from: '/a/hasOwnProperty', path: '/b' }])).toThrow(expect.objectContaining({ code: 422 }));
+  });
+
+  it.each([
+    ['merge', (patch: unknown) => applyMergePatch({ a: {} }, patch)],
+    ['strategic merge', (patch: unknown) => applyStrategicMergePatch({ a: {} }, patch)],
+  ])('refuses a %s patch with a __proto__ key at any depth', (_kind, apply) => {
+    for (const text of ['{"__proto__":{"polluted":"yes"}}', '{"a":{"__proto__":{"polluted":"yes"}}}', '{"l":[{"__proto__":{"polluted":"yes"}}]}']) {
+      const patch: unknown = JSON.parse(text);
+      let result: unknown;
+      try {
+        result = apply(patch);
+      } catch (err) {
+        expect(err).toEqual(expect.objectContaining({ code: 422 }));
+      }
+      expect(polluted()).toBeUndefined();
+      // A list is data copied as it is: a "__proto__" key in it stays a plain own property.
+      const out = (result ?? { a: {} }) as { a: object };
+      expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+      expect(Object.getPrototypeOf(out.a)).toBe(Object.prototype);
+    }
+  });
+});

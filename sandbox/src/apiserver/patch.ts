@@ -2,16 +2,30 @@
  * The patch formats the API server accepts: JSON merge patch (RFC 7386), JSON patch (RFC 6902)
  * and strategic merge patch (for built-in kinds; list merge keys follow the Go types' tags).
  * All functions return new values and never mutate their inputs.
+ *
+ * A patch never reaches a JavaScript prototype: a JSON patch whose path or from names
+ * `__proto__`, `constructor` or `prototype` is refused with 422, pointers only walk own
+ * properties, and a merge patch key `__proto__` is refused too (assigning it would replace an
+ * object's prototype). kube-apiserver would keep such a key as a plain field; this sandbox runs
+ * in the same process as the gateway and operator under `npm start`, so it refuses instead.
  */
 import { ApiError } from './api-error';
 import { deepCopy, deepEqual, isPlainObject } from './kube-object';
 
 type Json = Record<string, unknown>;
 
+/** Names that would reach a prototype when used as a property key. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function refuseProtoKey(key: string): void {
+  if (key === '__proto__') throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request: the patch names the field "__proto__", which is not allowed');
+}
+
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch)) return deepCopy(patch);
   const result: Json = isPlainObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
+    refuseProtoKey(key);
     if (value === null) delete result[key];
     else result[key] = applyMergePatch(result[key], value);
   }
@@ -27,14 +41,17 @@ function patchError(message: string): ApiError {
 function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) throw patchError(`invalid JSON pointer: ${pointer}`);
-  return pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path = pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const forbidden = path.find((p) => PROTOTYPE_KEYS.has(p));
+  if (forbidden !== undefined) throw patchError(`the server rejected our request due to an error in our request: the path "${pointer}" names "${forbidden}", which is not allowed`);
+  return path;
 }
 
 function getAt(doc: unknown, path: string[]): unknown {
   let cur = doc;
   for (const p of path) {
-    if (Array.isArray(cur)) cur = cur[Number(p)];
-    else if (isPlainObject(cur)) cur = cur[p];
+    if (Array.isArray(cur)) cur = Object.hasOwn(cur, p) ? cur[Number(p)] : undefined;
+    else if (isPlainObject(cur)) cur = Object.hasOwn(cur, p) ? cur[p] : undefined;
     else return undefined;
   }
   return cur;
@@ -71,7 +88,7 @@ function removeAt(doc: unknown, path: string[], pointer: string): unknown {
   const key = path[path.length - 1]!;
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, false, pointer), 1);
   else {
-    if (!(key in (parent as Json))) {
+    if (!Object.hasOwn(parent as Json, key)) {
       throw patchError(`the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${pointer}"`);
     }
     delete (parent as Json)[key];
@@ -155,6 +172,7 @@ function stripDirectives(v: unknown): unknown {
   if (!isPlainObject(v)) return v;
   const out: Json = {};
   for (const [k, val] of Object.entries(v)) {
+    refuseProtoKey(k);
     if (k.startsWith('$')) continue;
     if (val === null) continue;
     out[k] = stripDirectives(val);
@@ -213,6 +231,7 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
   const result: Json = { ...original };
   const orders: [string, unknown[]][] = [];
   for (const [key, value] of Object.entries(patch)) {
+    refuseProtoKey(key);
     if (key === '$patch' || key === '$retainKeys') continue;
     if (key.startsWith('$setElementOrder/')) {
       if (Array.isArray(value)) orders.push([key.slice('$setElementOrder/'.length), value]);
