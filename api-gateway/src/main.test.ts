@@ -3,7 +3,9 @@
  * real caches.
  */
 import { loadConfig, type Config } from '../../common/src/config';
-import { silentLogger } from '../../common/src/logger';
+import * as net from 'node:net';
+import { PassThrough } from 'node:stream';
+import { createLogger, silentLogger } from '../../common/src/logger';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
@@ -53,6 +55,41 @@ describe('startGateway', () => {
     }
   });
 
+  it('warns loudly at start-up when ping authentication is off, and limits connections per listener', async () => {
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (c: Buffer) => {
+      for (const line of c.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const gw = await startGateway({ config: config({ pingAuth: false, roomTokenSecret: '', maxConnections: 2 }), kubeConfig: sandbox.kubeConfig(), logger: createLogger('gateway', { level: 'warn', stream }), host: '127.0.0.1' });
+    const held: net.Socket[] = [];
+    try {
+      expect(lines).toContainEqual(expect.objectContaining({
+        level: 'warn', component: 'gateway', setting: 'ROOMKEEPER_PING_AUTH=false', roomsUrl: gw.roomsUrl,
+        message: expect.stringMatching(/^PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room/),
+        remedy: expect.stringContaining('ROOMKEEPER_PING_AUTH=true'),
+      }));
+      const port = Number(new URL(gw.roomsUrl).port);
+      for (let i = 0; i < 2; i++) {
+        const socket = net.connect(port, '127.0.0.1');
+        held.push(socket);
+        await new Promise((resolve) => socket.once('connect', resolve));
+      }
+      const third = net.connect(port, '127.0.0.1');
+      third.on('error', () => undefined);
+      const answered = new Promise<string>((resolve) => {
+        const chunks: Buffer[] = [];
+        third.on('data', (d: Buffer) => chunks.push(d));
+        third.on('close', () => resolve(Buffer.concat(chunks).toString()));
+      });
+      third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await answered).toBe('');
+    } finally {
+      for (const socket of held) socket.destroy();
+      await gw.stop();
+    }
+  });
+
   describe('running', () => {
     let gw: RunningGateway;
     beforeAll(async () => {
@@ -89,6 +126,11 @@ describe('startGateway', () => {
       expect(room.status?.pingStatus).toBe('ready');
       const unauth = await fetch(`${gw.roomsUrl}/scheduler/ping-ns/rooms/r1/ping`, { method: 'PUT', body: JSON.stringify({ status: 'ready' }) });
       expect(unauth.status).toBe(401);
+      // Pings and events are small: the rooms API takes 16 KiB, the management API 1 MiB.
+      const big = await fetch(`${gw.roomsUrl}/scheduler/ping-ns/rooms/r1/ping`, { method: 'PUT', headers: { Authorization: `Bearer ${roomToken(SECRET, 'ping-ns', 'r1')}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ status: 'ready', metadata: { pad: 'x'.repeat(16 * 1024) } }) });
+      expect(big.status).toBe(413);
+      const bigManagement = await fetch(`${gw.managementUrl}/schedulers`, { method: 'POST', headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ ...validCreateBody('big-body'), annotations: { pad: 'x'.repeat(16 * 1024) }, game: 7 }) });
+      expect(bigManagement.status).toBe(400);
 
       await gw.stop();
       const cm = await core.readNamespacedConfigMap({ namespace: 'ping-ns', name: pingDigestName('gw-test') });

@@ -4,7 +4,7 @@
  * process (for `npm start` and the e2e tests); running this file starts it from the environment.
  */
 import type { AddressInfo } from 'node:net';
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../common/src/config';
@@ -16,6 +16,7 @@ import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, roomsRequestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
+import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from './http/http-server';
 import { PingRecorder } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
@@ -90,6 +91,15 @@ function closeServer(server: http.Server, timeoutMs: number): Promise<void> {
   });
 }
 
+/** Ping authentication off is a choice for Maestro game servers; it must never pass unnoticed. */
+function warnPingAuthOff(logger: Logger, roomsUrl: string): void {
+  logger.warn('PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room (mark it occupied, or terminated so it is replaced) and send events in its name', {
+    setting: 'ROOMKEEPER_PING_AUTH=false',
+    roomsUrl,
+    remedy: 'set ROOMKEEPER_PING_AUTH=true (Helm: gateway.pingAuth=true) once game servers send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN; until then let only game-server pods reach the rooms port (a NetworkPolicy) and never expose it outside the cluster',
+  });
+}
+
 /** Starts the gateway in this process. */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, kubeConfig } = options;
@@ -112,17 +122,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   let shuttingDown = false;
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
-  const common = { logger, metrics, readiness, maxBodyBytes: config.maxBodyBytes };
-  const management = createManagementApp({ ...common, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
+  const common = { logger, metrics, readiness };
+  const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
   const rooms = createRoomsApp({
-    ...common, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined,
+    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined,
     forwardResyncIntervalMs: config.forwardResyncInterval,
   });
 
-  const managementServer = http.createServer(management);
-  const roomsServer = http.createServer(roomsRequestListener(rooms));
+  const managementServer = createHttpServer(management, { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
   // Rooms keep connections open between pings.
-  roomsServer.keepAliveTimeout = 65_000;
+  const roomsServer = createHttpServer(roomsRequestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections });
   const cleanup = async () => {
     secret?.stop();
     await recorder.stop();
@@ -141,6 +150,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw err;
   }
   logger.info('gateway listening', { managementUrl, roomsUrl, replicaId, pingAuth: config.pingAuth });
+  if (!config.pingAuth) warnPingAuthOff(logger, roomsUrl);
 
   let stopping: Promise<void> | undefined;
   return {

@@ -1,0 +1,73 @@
+/** The gateway's server limits, over real sockets (limits shrunk so the test runs quickly). */
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type * as http from 'node:http';
+import { createHttpServer, type HttpServerLimits } from './http-server';
+
+const LIMITS: HttpServerLimits = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 0 };
+
+async function serve(limits: Partial<HttpServerLimits>): Promise<{ server: http.Server; port: number }> {
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  }, { ...LIMITS, ...limits });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** Connects, writes `data`, and resolves with everything the server sent once it closed. */
+function exchange(port: number, data: string): { socket: net.Socket; closed: Promise<string> } {
+  const socket = net.connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.write(data);
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
+  socket.on('error', () => undefined);
+  return { socket, closed };
+}
+
+describe('createHttpServer', () => {
+  let server: http.Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('answers 408 and closes a connection whose headers never end', async () => {
+    const s = await serve({});
+    server = s.server;
+    const { closed } = exchange(s.port, 'PUT /scheduler/s/rooms/r/ping HTTP/1.1\r\nHost: x\r\nX-Slow: a');
+    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('answers 408 and closes a connection whose body never ends', async () => {
+    const s = await serve({});
+    server = s.server;
+    const { closed } = exchange(s.port, 'PUT /scheduler/s/rooms/r/ping HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"sta');
+    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes an idle keep-alive connection', async () => {
+    const s = await serve({});
+    server = s.server;
+    const { closed } = exchange(s.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await closed).toMatch(/^HTTP\/1\.1 200 [\s\S]*ok$/);
+  });
+
+  it('closes connections beyond maxConnections as they arrive, and serves the others', async () => {
+    const s = await serve({ maxConnections: 2, keepAliveTimeoutMs: 60_000, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
+    server = s.server;
+    const held = [net.connect(s.port, '127.0.0.1'), net.connect(s.port, '127.0.0.1')];
+    await Promise.all(held.map((c) => new Promise((resolve) => c.once('connect', resolve))));
+    await new Promise<void>((resolve) => {
+      const check = () => s.server.getConnections((_e, n) => (n === 2 ? resolve() : setTimeout(check, 10)));
+      check();
+    });
+    const { closed } = exchange(s.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await closed).toBe('');
+    const answer = new Promise<string>((resolve) => held[0]!.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
+    held[0]!.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
+    for (const c of held) c.destroy();
+  });
+});
