@@ -117,7 +117,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
   const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger, metrics });
   recorder.start(config.pingFlushInterval);
-  const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics });
+  // Metric series of forwarder names go once no existing scheduler uses them.
+  const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics, schedulerExists: (name) => store.hasScheduler(name) });
   const forwarder = options.forwarder ?? ownForwarder;
 
   let shuttingDown = false;

@@ -17,18 +17,44 @@ function escapeLabel(v: string): string {
 
 interface Metric { render(): string }
 
+/** The label sets of a metric's series, kept so series can be removed by label value. */
+class SeriesLabels {
+  private readonly byKey = new Map<string, Labels>();
+  note(key: string, labels: Labels | undefined): void {
+    if (!this.byKey.has(key)) this.byKey.set(key, { ...labels });
+  }
+  /** Keys of the series whose labels include every pair of `match`; forgets them. */
+  take(match: Labels): string[] {
+    const keys: string[] = [];
+    for (const [key, labels] of this.byKey) {
+      if (Object.entries(match).every(([k, v]) => String(labels[k]) === String(v))) keys.push(key);
+    }
+    for (const key of keys) this.byKey.delete(key);
+    return keys;
+  }
+}
+
 export class Counter implements Metric {
   private readonly values = new Map<string, number>();
+  private readonly series = new SeriesLabels();
   constructor(readonly name: string, readonly help: string) {}
   inc(labels?: Labels, by = 1): void {
     const k = labelKey(labels);
+    this.series.note(k, labels);
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
   get(labels?: Labels): number { return this.values.get(labelKey(labels)) ?? 0; }
   /** A child with its labels fixed once, for hot paths (no label formatting per increment). */
   bind(labels: Labels): { inc(by?: number): void } {
     const k = labelKey(labels);
+    this.series.note(k, labels);
     return { inc: (by = 1) => { this.values.set(k, (this.values.get(k) ?? 0) + by); } };
+  }
+  /** Drops every series whose labels include all of `match` (its subject is gone); returns how many. */
+  remove(match: Labels): number {
+    const keys = this.series.take(match);
+    for (const k of keys) this.values.delete(k);
+    return keys.length;
   }
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
@@ -55,14 +81,24 @@ export const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 export class Histogram implements Metric {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  private readonly seriesLabels = new SeriesLabels();
   constructor(readonly name: string, readonly help: string, readonly buckets: number[] = DEFAULT_BUCKETS) {}
   observe(value: number, labels?: Labels): void {
-    this.observeKey(labelKey(labels), value);
+    const k = labelKey(labels);
+    this.seriesLabels.note(k, labels);
+    this.observeKey(k, value);
   }
   /** A child with its labels fixed once, for hot paths. */
   bind(labels: Labels): { observe(value: number): void } {
     const k = labelKey(labels);
+    this.seriesLabels.note(k, labels);
     return { observe: (value: number) => this.observeKey(k, value) };
+  }
+  /** Drops every series whose labels include all of `match`; returns how many. */
+  remove(match: Labels): number {
+    const keys = this.seriesLabels.take(match);
+    for (const k of keys) this.series.delete(k);
+    return keys.length;
   }
   private observeKey(k: string, value: number): void {
     let s = this.series.get(k);

@@ -119,6 +119,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
+  /** Whether the scheduler exists, as far as the cache knows; true while the cache has not synced. */
+  hasScheduler(name: string): boolean {
+    return !this.schedulers.isSynced || this.schedulers.get(name) !== undefined;
+  }
+
   listSchedulers(): Promise<Scheduler[]> {
     return Promise.resolve(this.requireSynced(this.schedulers, 'schedulers').list());
   }

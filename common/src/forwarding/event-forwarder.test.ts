@@ -310,3 +310,45 @@ describe('EventForwarder against real gRPC receivers', () => {
     expect(custom).toEqual([]);
   });
 });
+
+describe('EventForwarder metric series of gone schedulers', () => {
+  let receiver: ForwardReceiver;
+  let forwarder: EventForwarder;
+  let metrics: MetricsRegistry;
+  const live = new Set<string>();
+  const roomOf = (schedulerName: string): ForwardedRoom => ({ ...room, schedulerName, roomId: `${schedulerName}-r1` });
+  const seriesOf = (name: string) => metrics.render().split('\n').filter((l) => !l.startsWith('#') && l.includes(`forwarder="${name}"`));
+
+  beforeEach(async () => {
+    receiver = await startForwardReceiver();
+    metrics = new MetricsRegistry();
+    live.clear();
+    forwarder = new EventForwarder({ logger: silentLogger(), metrics, schedulerExists: (name) => live.has(name), metricsSweepIntervalMs: 0 });
+  });
+  afterEach(async () => {
+    forwarder.close();
+    await receiver.stop();
+  });
+
+  it('removes the series of a forwarder name once no scheduler that used it exists', async () => {
+    live.add('a').add('b');
+    const to = (name: string): ForwarderConfig => ({ name, enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 5000 } });
+    await forwarder.forwardPing([to('only-a'), to('shared')], roomOf('a'), 'ready');
+    await forwarder.forwardRoomEvent([to('shared')], roomOf('b'), 'resync');
+    expect(seriesOf('only-a').length).toBeGreaterThan(0);
+    expect(forwarder.forgetGoneSchedulers()).toBe(0);
+
+    live.delete('a');
+    expect(forwarder.forgetGoneSchedulers()).toBe(1);
+    expect(seriesOf('only-a')).toEqual([]);
+    expect(seriesOf('shared').length).toBeGreaterThan(0);
+
+    live.delete('b');
+    expect(forwarder.forgetGoneSchedulers()).toBe(1);
+    expect(seriesOf('shared')).toEqual([]);
+    // A scheduler of the same name made again counts from zero.
+    live.add('a');
+    await forwarder.forwardPing([to('only-a')], roomOf('a'), 'ready');
+    expect(seriesOf('only-a')).toContain('roomkeeper_forwarded_events_total{forwarder="only-a",result="ok",type="resync"} 1');
+  });
+});

@@ -44,6 +44,14 @@ export interface EventForwarderOptions {
   now?: () => number;
   /** The wire contract; default `loadForwarderProtocol()` (throws at construction if missing). */
   protocol?: ForwarderProtocol;
+  /**
+   * Whether a scheduler still exists. Given, the metric series of forwarder names that only
+   * gone schedulers used are removed (forwarder names are user input: they must not pile up in
+   * `/metrics` for ever). Absent, series are kept.
+   */
+  schedulerExists?: (name: string) => boolean;
+  /** How often gone schedulers are looked for; 0 turns the timer off. Default 1 min. */
+  metricsSweepIntervalMs?: number;
 }
 
 /** The `result` label for a receiver's `Response.code` (HTTP-like, as Maestro maps it). */
@@ -76,6 +84,10 @@ export class EventForwarder {
   private readonly duration: Histogram;
   /** Addresses whose last call failed; failures are logged at warn only on the change. */
   private readonly failing = new Set<string>();
+  /** Per forwarder name in metric labels: the schedulers whose events went out under it. */
+  private readonly labelUsers = new Map<string, Set<string>>();
+  private readonly schedulerExists?: (name: string) => boolean;
+  private readonly metricsSweep?: NodeJS.Timeout;
 
   constructor(options: EventForwarderOptions) {
     this.logger = options.logger;
@@ -92,6 +104,31 @@ export class EventForwarder {
     });
     this.events = options.metrics.counter('roomkeeper_forwarded_events_total', 'Events forwarded to forwarders, by forwarder, event type and result.');
     this.duration = options.metrics.histogram('roomkeeper_forward_duration_seconds', 'Time to forward one event to one forwarder.');
+    this.schedulerExists = options.schedulerExists;
+    const sweepMs = options.metricsSweepIntervalMs ?? 60_000;
+    if (this.schedulerExists && sweepMs > 0) {
+      this.metricsSweep = setInterval(() => this.forgetGoneSchedulers(), sweepMs);
+      this.metricsSweep.unref();
+    }
+  }
+
+  /**
+   * Removes the metric series of forwarder names used by no scheduler that still exists; returns
+   * how many names were removed. Runs on a timer when `schedulerExists` is given.
+   */
+  forgetGoneSchedulers(): number {
+    const exists = this.schedulerExists;
+    if (!exists) return 0;
+    let removed = 0;
+    for (const [name, users] of this.labelUsers) {
+      for (const scheduler of users) if (!exists(scheduler)) users.delete(scheduler);
+      if (users.size > 0) continue;
+      this.labelUsers.delete(name);
+      this.events.remove({ forwarder: name });
+      this.duration.remove({ forwarder: name });
+      removed++;
+    }
+    return removed;
   }
 
   /**
@@ -135,6 +172,7 @@ export class EventForwarder {
 
   /** Closes every connection; later calls fail. */
   close(): void {
+    if (this.metricsSweep) clearInterval(this.metricsSweep);
     this.pool.close();
     this.failing.clear();
   }
@@ -170,6 +208,7 @@ export class EventForwarder {
   ): Promise<ForwardResult> {
     const name = typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : String(forwarder.address);
     const context = { forwarder: name, address: forwarder.address, type, scheduler: room.schedulerName, roomId: room.roomId };
+    this.noteLabelUser(name, room.schedulerName);
     const stopTimer = this.duration.startTimer({ forwarder: name, type });
     let result: ForwardResult;
     try {
@@ -187,6 +226,12 @@ export class EventForwarder {
     stopTimer();
     this.record(result, context);
     return result;
+  }
+
+  private noteLabelUser(name: string, scheduler: string): void {
+    let users = this.labelUsers.get(name);
+    if (!users) this.labelUsers.set(name, (users = new Set()));
+    users.add(scheduler);
   }
 
   private call<R extends ForwarderRpc>(address: string, rpc: R, message: PartialMessage<ForwarderRequests[R]>, timeoutMs: number): Promise<ResponseMessage> {
