@@ -221,11 +221,14 @@ export class RoomReports {
       const outcome = await send(target);
       this.forwards.inc({ type, result: outcome.ok ? 'ok' : 'failed' });
       if (outcome.ok) return { success: true, message: '' };
-      const message = outcome.results.filter((r) => !r.ok).map((r) => `${r.forwarder}: ${r.error ?? 'failed'}`).join('; ');
-      return { success: false, message: message || 'forwarding failed' };
+      // The receiver's error text stays in the log: told to rooms, it would tell which hosts and
+      // ports answer (the forwarder's own log line carries it).
+      const failed = outcome.results.filter((r) => !r.ok).map((r) => r.forwarder);
+      return { success: false, message: failed.length > 0 ? `forwarding to ${failed.join(', ')} failed` : 'forwarding failed' };
     } catch (err) {
       this.forwards.inc({ type, result: 'failed' });
-      return { success: false, message: err instanceof Error ? err.message : String(err) };
+      this.deps.logger.warn('forwarding failed', { scheduler: schedulerName, roomId, type, error: err instanceof Error ? err.message : String(err) });
+      return { success: false, message: 'forwarding failed' };
     }
   }
 

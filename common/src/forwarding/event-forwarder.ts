@@ -11,7 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics';
 import { ForwarderClientPool } from './forwarder-client-pool';
-import { DEFAULT_FORWARD_TIMEOUT_MS, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder } from './forwarder-options';
+import { DEFAULT_FORWARD_TIMEOUT_MS, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder, isHostPortAddress } from './forwarder-options';
 import { loadForwarderProtocol, type ForwarderProtocol, type ForwarderRequests, type ForwarderRpc, type PartialMessage, type ResponseMessage } from './forwarder-protocol';
 import type {
   ForwardedEventType,
@@ -216,6 +216,8 @@ export class EventForwarder {
         result = { forwarder: name, ok: false, error: `unsupported forwarder type "${forwarder.type}"` };
       } else if (typeof forwarder.address !== 'string' || forwarder.address.trim() === '') {
         result = { forwarder: name, ok: false, error: 'forwarder has no address' };
+      } else if (!isHostPortAddress(forwarder.address)) {
+        result = { forwarder: name, ok: false, error: 'forwarder address is not host:port' };
       } else {
         const response = await this.call(forwarder.address, rpc, build(forwarder), forwarderTimeoutMs(forwarder, this.defaultTimeoutMs));
         result = { forwarder: name, ok: true, code: response.code };

@@ -1,4 +1,4 @@
-import { forwarderMetadata, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder } from './forwarder-options';
+import { forwarderMetadata, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder, isHostPortAddress } from './forwarder-options';
 import type { Forwarder, GameRoomPort } from '../generated/resources';
 import type { ForwardedRoom, ForwarderConfig } from './forwarder-types';
 
@@ -20,6 +20,10 @@ describe('forwarderTimeoutMs', () => {
     [Number.POSITIVE_INFINITY, 1000],
     [null, 1000],
     [{}, 1000],
+    [3_600_000, 3_600_000],
+    ['9999999', 3_600_000],
+    [2 ** 31 + 5, 3_600_000],
+    [1e300, 3_600_000],
   ])('timeout %p gives %p ms', (timeout, expected) => {
     expect(forwarderTimeoutMs({ ...base, options: { timeout: timeout as number } })).toBe(expected);
   });
@@ -27,6 +31,16 @@ describe('forwarderTimeoutMs', () => {
   it('uses the given default when the forwarder has none', () => {
     expect(forwarderTimeoutMs(base, 3000)).toBe(3000);
     expect(forwarderTimeoutMs({ ...base, options: {} }, 3000)).toBe(3000);
+  });
+});
+
+describe('isHostPortAddress', () => {
+  it.each(['mm:9000', '127.0.0.1:50051', '[::1]:50051', 'matchmaker.games.svc.cluster.local:65535', 'localhost:1'])('accepts %s', (address) => {
+    expect(isHostPortAddress(address)).toBe(true);
+  });
+  it.each(['unix:/run/docker.sock', 'unix:///var/run/x.sock', 'unix:9000', 'unix-abstract:x', 'dns:///mm:9000', 'dns:9000', 'ipv4:10.0.0.1:80', 'xds:80',
+    'mm', 'mm:', 'mm:0', 'mm:65536', 'mm:80/x', 'http://mm:80', ':80', 'mm:80 ', ' mm:80', 'a b:80', `${'a'.repeat(300)}:80`, ''])('refuses %p', (address) => {
+    expect(isHostPortAddress(address)).toBe(false);
   });
 });
 
