@@ -450,9 +450,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 },
                 address: {
                   type: 'string',
-                  description: 'host:port of the receiver.',
+                  description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port); no gRPC scheme such as unix:.',
                   minLength: 1,
                   maxLength: 1024,
+                  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$',
                 },
                 options: {
                   type: 'object',
@@ -1103,9 +1104,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     },
                     address: {
                       type: 'string',
-                      description: 'host:port of the receiver.',
+                      description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port); no gRPC scheme such as unix:.',
                       minLength: 1,
                       maxLength: 1024,
+                      pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$',
                     },
                     options: {
                       type: 'object',
