@@ -107,6 +107,20 @@ describe('POST /schedulers', () => {
     expect(res.body.scheduler.forwarders[0].options.timeout).toBe('1000');
   });
 
+  it.each(['unix:/var/run/docker.sock', 'unix:///run/containerd.sock', 'dns:///mm:9090', 'http://mm:9090', 'mm', 'mm:port', '[::1]', 'a b:80'])('refuses the forwarder address %p (400, code 3) and writes nothing', async (address) => {
+    const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address, options: { timeout: 1000 } }] });
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(res.body.details).toContainEqual(expect.objectContaining({ field: 'forwarders[0].address' }));
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(['mm:9090', '10.0.0.7:50051', '[fd00::7]:50051', 'matchmaker.games.svc.cluster.local:9000'])('accepts the forwarder address %p', async (address) => {
+    const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address, options: { timeout: 1000 } }] });
+    expect((await api().post('/schedulers').set('Authorization', AUTH).send(body)).status).toBe(200);
+  });
+
   it('lists every violation with its field (400, code 3) and writes nothing', async () => {
     // Schema violations are found before any write; cross-field (CEL) rules are the API
     // server's (test/e2e/validation.test.ts).
