@@ -88,7 +88,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
     } else {
       const rebuiltAt = ns.annotations?.[REBUILT_AT_ANNOTATION];
       plan.conditions.push(rebuiltAt
-        ? { type: RecoveryConditionType.NamespaceReady, status: 'True', reason: RecoveryReason.Rebuilt, message: `namespace ${name} was deleted and rebuilt at ${rebuiltAt}; the health check replaced the rooms it held` }
+        ? { type: RecoveryConditionType.NamespaceReady, status: 'True', reason: RecoveryReason.Rebuilt, message: `namespace ${name} was deleted and rebuilt at ${rebuiltAt}; the health check replaces the rooms it held` }
         : { type: RecoveryConditionType.NamespaceReady, status: 'True', reason: RecoveryReason.Present, message: `namespace ${name} exists` });
     }
   }

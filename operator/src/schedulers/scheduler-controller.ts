@@ -111,7 +111,9 @@ export class SchedulerController {
         this.deps.logger.warn('rebuilt the namespace of a scheduler after it was deleted', { scheduler: name });
       } catch (err) {
         if (apiStatus(err) !== 409) throw err;
-        requeueAfterMs = 1000; // still there (the cache is behind), or someone else's: look again
+        // Still there (the cache is behind), or one that is not ours (never adopted): look again.
+        requeueAfterMs = 5000;
+        this.deps.logger.warn('the namespace of a scheduler exists but is not labelled as ours; not adopted', { scheduler: name });
       }
     }
     if (plan.rebuildVersion) {
