@@ -9,19 +9,14 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { Operation } from '../../common/src/generated/resources';
+import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
 
 const run = promisify(execFile);
 
-async function call(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.managementUrl}${p}`, {
-    method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = managementCall;
 
 function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };

@@ -6,18 +6,11 @@
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
 import { roomToken } from '../../common/src/rooms/room-token';
+import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
-async function http(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.managementUrl}${path}`, {
-    method,
-    headers: { authorization: stack.authHeader, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const http = managementCall;
 
 function createBody(name: string, overrides: Record<string, unknown> = {}, env: { name: string; value: string }[] = []): Record<string, unknown> {
   const obj = schedulerObject(name, overrides, env) as { spec: Record<string, unknown> };
@@ -211,7 +204,15 @@ describe('rolling replacement', () => {
       expect(lowest).toBeGreaterThanOrEqual(10);
       const switchOp = await waitFor(async () => (await stack.api.listOperations('rolling')).items
         .find((o) => o.spec.definitionName === 'switch_active_version' && o.status?.status === 'finished'), { timeoutMs: 30_000, message: 'switch finished' });
-      expect(switchOp.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Replaced 9\/10 rooms[\s\S]*1 occupied rooms of older versions remain/);
+      expect(switchOp.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Switched the active version from v1\.0\.0 to v2\.0\.0\n10 rooms run an older major version; the health check replaces them/);
+      // The rollout is the health check's job, shown on the Scheduler while the occupied room stays.
+      const progressing = await waitFor(async () => {
+        const s = await stack.api.getScheduler('rolling');
+        const c = s.status?.conditions?.find((x) => x.type === 'Progressing');
+        // Every room but the occupied one is on v2.0.0: 10 new rooms (the desired count) beside it.
+        return c?.status === 'True' && s.status?.rooms?.current === 11 && s.status.rooms.updated === 10 ? c : undefined;
+      }, { timeoutMs: 30_000, message: 'Progressing True with 10 of 11 rooms updated' });
+      expect(progressing.message).toBe('10 of 11 rooms run the major of the active version v2.0.0; the health check is replacing the others; 1 of the older rooms are occupied and are replaced once their players leave');
 
       // The players leave: the old room is replaced by the health check.
       await ping(stack, 'rolling', occupiedRoom, 'ready');
@@ -219,6 +220,10 @@ describe('rolling replacement', () => {
         const rooms = await liveRooms(stack, 'rolling');
         return rooms.length === 10 && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
       }, { timeoutMs: 60_000, message: 'the last old room replaced once free' });
+      await waitFor(async () => {
+        const st = (await stack.api.getScheduler('rolling')).status;
+        return st?.rooms?.updated === 10 && st.conditions?.find((x) => x.type === 'Progressing')?.reason === 'RolloutComplete';
+      }, { timeoutMs: 30_000, message: 'rollout reported complete' });
       expect(lowest).toBeGreaterThanOrEqual(10);
       await informer.stop();
     } finally {

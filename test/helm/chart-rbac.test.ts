@@ -54,7 +54,7 @@ describe('RBAC', () => {
   it('grants the gateway exactly what it uses, and never pods', () => {
     const clusterGrants = grants(findObject(objects, 'ClusterRole', '-gateway'));
     expect(clusterGrants).toEqual(expand({
-      'roomkeeper.io/schedulers': [...READ, 'create', 'update', 'delete'],
+      'roomkeeper.io/schedulers': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/schedulerversions': READ,
       'roomkeeper.io/operations': [...READ, 'create', 'patch'],
       'roomkeeper.io/gamerooms': ['list', 'watch'],

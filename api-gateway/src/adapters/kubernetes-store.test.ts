@@ -9,6 +9,7 @@ import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { waitFor } from '../../../test/support/wait';
 import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
 import { validSpec } from '../testing/fixtures';
+import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { KubernetesStore } from './kubernetes-store';
 
 jest.setTimeout(30_000);
@@ -43,7 +44,7 @@ async function createRoom(namespace: string, name: string): Promise<GameRoom> {
 }
 
 describe('KubernetesStore on the sandbox', () => {
-  it('creates, reads, lists and updates schedulers with resourceVersion preconditions', async () => {
+  it('creates, reads, lists and updates schedulers with a spec generation precondition', async () => {
     const created = await store.createScheduler('adapter-a', validSpec());
     expect(created.metadata.uid).toBeTruthy();
     expect(created.metadata.generation).toBe(1);
@@ -55,7 +56,10 @@ describe('KubernetesStore on the sandbox', () => {
     const updated = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }));
     expect(updated.metadata.generation).toBe(2);
     await expect(store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 5 }))).rejects.toBeInstanceOf(StoreConflictError);
-    await waitFor(async () => (await store.listSchedulers()).some((s) => s.metadata.name === 'adapter-a' && s.spec.roomsReplicas === 4));
+    // A status write (the operator's) changes the resourceVersion, not the generation: no conflict.
+    await new RoomkeeperApi(clients.custom).patchSchedulerStatus('adapter-a', { status: { state: 'in-sync' } });
+    expect((await store.updateSchedulerSpec(updated, validSpec({ roomsReplicas: 6 }))).metadata.generation).toBe(3);
+    await waitFor(async () => (await store.listSchedulers()).some((s) => s.metadata.name === 'adapter-a' && s.spec.roomsReplicas === 6));
   });
 
   it('creates operations once (AlreadyExists is "exists"), lists them from the cache and requests cancellation', async () => {

@@ -8,7 +8,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isNotFound, MERGE_PATCH } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
 import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
@@ -141,16 +141,26 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
+  /**
+   * Replaces the spec if nobody changed it since `current` was read: a JSON Patch whose `test` of
+   * metadata.generation is the precondition. Status writes (the operator's, many a second during
+   * a rollout) change the resourceVersion but not the generation, so they do not conflict.
+   */
   async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler> {
     const name = current.metadata.name ?? '';
-    const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { ...current.metadata }, spec };
+    const body = [
+      { op: 'test', path: '/metadata/uid', value: current.metadata.uid },
+      { op: 'test', path: '/metadata/generation', value: current.metadata.generation },
+      { op: 'replace', path: '/spec', value: spec },
+    ];
     try {
-      const updated = (await this.options.custom.replaceClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, body })) as Scheduler;
+      const updated = (await this.options.custom.patchClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, body }, JSON_PATCH)) as Scheduler;
       this.writes.inc({ kind: 'scheduler' });
       return updated;
     } catch (err) {
       this.countFailedWrite(err, 'scheduler');
-      if (apiStatus(err) === 409) throw new StoreConflictError('scheduler', name);
+      // kube-apiserver answers a failed `test` with 422 "testing value ... failed".
+      if (apiStatus(err) === 409 || (apiStatus(err) === 422 && /testing value .* failed/.test(describeApiError(err)))) throw new StoreConflictError('scheduler', name);
       return mapWriteError(err);
     }
   }

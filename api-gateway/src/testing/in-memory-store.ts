@@ -112,7 +112,7 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
       stored.metadata.resourceVersion = String(this.rv++);
       return Promise.reject(new StoreConflictError('scheduler', name));
     }
-    if (stored.metadata.resourceVersion !== current.metadata.resourceVersion) return Promise.reject(new StoreConflictError('scheduler', name));
+    if (stored.metadata.generation !== current.metadata.generation) return Promise.reject(new StoreConflictError('scheduler', name));
     if (!jsonEqual(stored.spec, spec)) stored.metadata.generation = (stored.metadata.generation ?? 1) + 1;
     stored.spec = structuredClone(spec);
     stored.metadata.resourceVersion = String(this.rv++);

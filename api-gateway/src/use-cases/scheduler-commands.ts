@@ -47,8 +47,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /** How many schedulers' last version operation are remembered (see assertNoOngoingVersionOperation). */
 const REMEMBERED_VERSION_OPS = 10_000;
 
-function isOngoing(op: Operation): boolean {
-  return VERSION_DEFINITIONS.includes(op.spec.definitionName) && ['pending', 'in_progress', undefined].includes(op.status?.status);
+/**
+ * Whether a version operation still holds up the next version change. A switch whose version is
+ * already active (GET shows it) has done its work: only its final status is left to write, and a
+ * client that waited for GET to show the version may go on, as with Maestro.
+ */
+function isOngoing(op: Operation, activeVersion: string | undefined): boolean {
+  if (!VERSION_DEFINITIONS.includes(op.spec.definitionName) || !['pending', 'in_progress', undefined].includes(op.status?.status)) return false;
+  const target = (op.spec.input as { newActiveVersion?: unknown } | undefined)?.newActiveVersion;
+  const switched = op.spec.definitionName === OperationDefinition.SwitchActiveVersion && op.status?.status === 'in_progress'
+    && activeVersion !== undefined && target === activeVersion;
+  return !switched;
 }
 
 export class SchedulerCommands {
@@ -81,7 +90,7 @@ export class SchedulerCommands {
   /** POST /schedulers/{name}: a whole new definition. */
   async newVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     const current = await this.mustExist(name);
-    await this.assertNoOngoingVersionOperation(name);
+    await this.assertNoOngoingVersionOperation(current);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
     if (!result.ok) throw new ValidationError(result.errors);
     return this.changeSpec(current, () => result.value.spec);
@@ -93,7 +102,7 @@ export class SchedulerCommands {
     if (!parsed.ok) throw new ValidationError(parsed.errors);
     const current = await this.mustExist(name);
     if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}`);
-    await this.assertNoOngoingVersionOperation(name);
+    await this.assertNoOngoingVersionOperation(current);
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
       if (!merged.ok) throw new ValidationError(merged.errors);
@@ -106,8 +115,7 @@ export class SchedulerCommands {
     const version = isRecord(body) ? body.version : undefined;
     if (typeof version !== 'string' || version.trim() === '') throw new ValidationError([{ field: 'version', message: 'is a required field' }]);
     if (version.length > 64) throw new ValidationError([{ field: 'version', message: 'must be at most 64 characters' }]);
-    await this.mustExist(name);
-    await this.assertNoOngoingVersionOperation(name);
+    await this.assertNoOngoingVersionOperation(await this.mustExist(name));
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.SwitchActiveVersion, { newActiveVersion: version });
     this.deps.logger.info('switch of active version enqueued', { scheduler: name, version, operationId });
@@ -167,20 +175,31 @@ export class SchedulerCommands {
 
   /**
    * Maestro's guard (PR #692): one version change at a time. The operations list comes from a
-   * cache, so the version operation this gateway enqueued last is also read directly.
+   * cache: an operation it shows ongoing is read again directly before the request is refused
+   * (the cache may lag the scheduler's, which already shows the switch), and the version operation
+   * this gateway enqueued last is read directly when the cache does not show it yet.
    */
-  private async assertNoOngoingVersionOperation(name: string): Promise<void> {
+  private async assertNoOngoingVersionOperation(scheduler: Scheduler): Promise<void> {
+    const name = scheduler.metadata.name ?? '';
+    const active = scheduler.status?.version;
     const ops = await this.deps.operations.listOperations(name);
-    let ongoing = ops.find(isOngoing);
+    let ongoing: Operation | undefined;
+    for (const cached of ops.filter((op) => isOngoing(op, active))) {
+      const fresh = await this.deps.operations.getOperation(cached.metadata.name ?? '');
+      if (fresh && isOngoing(fresh, active)) {
+        ongoing = fresh;
+        break;
+      }
+    }
     const remembered = this.lastVersionOp.get(name);
     if (!ongoing && remembered && !ops.some((op) => op.metadata.name === remembered)) {
       const op = await this.deps.operations.getOperation(remembered);
-      if (op && isOngoing(op)) ongoing = op;
+      if (op && isOngoing(op, active)) ongoing = op;
       else this.lastVersionOp.delete(name);
     }
     if (ongoing) {
       throw new FailedPreconditionError(
-        `scheduler ${name} has an ongoing version operation (${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}); wait for it to finish`,
+        `scheduler ${name} has an ongoing version operation (${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}); retry once it has finished (GET /schedulers/${name}/operations)`,
       );
     }
   }

@@ -294,6 +294,8 @@ export interface RoomCounts {
   occupied?: number;
   terminating?: number;
   error?: number;
+  /** Rooms (not terminating) that run the active version's major; a rollout is complete when it equals current. */
+  updated?: number;
 }
 
 export interface SchedulerAutoscalingStatus {

@@ -909,6 +909,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'integer',
                 format: 'int32',
               },
+              updated: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Rooms (not terminating) that run the active version\'s major; a rollout is complete when it equals current.',
+              },
             },
           },
           roomsByVersion: {

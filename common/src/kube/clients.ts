@@ -167,3 +167,6 @@ export function describeApiError(err: unknown): string {
 
 /** Merge-patch options for client-node calls (the generated clients default to JSON patch). */
 export const MERGE_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** JSON Patch (RFC 6902) options, for patches that carry `test` preconditions. */
+export const JSON_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);

@@ -6,8 +6,12 @@ export const SchedulerConditionType = {
   Ready: 'Ready',
   /** spec changed since the last version operation (kubectl edit awaiting its operations). */
   PendingChanges: 'PendingChanges',
-  /** Rooms of an older major version are being replaced. */
-  RollingUpdate: 'RollingUpdate',
+  /**
+   * The rollout of the active version (as a Deployment's Progressing): True while rooms of an
+   * older major remain and the health check replaces them; False once every room runs the
+   * active major.
+   */
+  Progressing: 'Progressing',
   /** The last operation of the scheduler ended in error. */
   Degraded: 'Degraded',
 } as const;
@@ -31,6 +35,7 @@ export const ConditionReason = {
   RoomsNotReady: 'RoomsNotReady',
   SpecChanged: 'SpecChanged',
   ReplacingRooms: 'ReplacingRooms',
+  RolloutComplete: 'RolloutComplete',
   OperationFailed: 'OperationFailed',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];

@@ -69,10 +69,10 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 
 {{/* Gateway, cluster-wide: the management API enqueues operations; the rooms API updates rooms' status. */}}
 {{- define "roomkeeper.rbac.gatewayClusterRules" -}}
-# Create, read, update (a new version's spec) and delete schedulers.
+# Create, read, patch (a new version's spec, with a generation precondition) and delete schedulers.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers"]
-  verbs: ["get", "list", "watch", "create", "update", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # Versions are read-only for the gateway; the operator writes them.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulerversions"]

@@ -124,6 +124,11 @@ export class HealthController {
         details: expired.map((e) => `${e.name}: ${e.reason}`),
       });
     }
+    // A rollout's plan counts its removals before its additions: the removals go first (one
+    // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
+    if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
+      return this.enqueue(s, ops, 'remove_rooms', { roomsIds: plan.removeRooms, reason: 'rolling_update_replace' });
+    }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
       const why = plan.rollingUpdate

@@ -40,9 +40,18 @@ describe('scheduler status', () => {
     const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),
       { ...room('v', 'ready', 'v3.0.0'), spec: { scheduler: 's', version: 'v3.0.0', validation: true } }];
     const status = computeSchedulerStatus(s, [], rooms, 0);
-    expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1 });
+    expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1, updated: 2 });
     expect(status.roomsByVersion).toEqual({ 'v2.0.0': 2, 'v1.0.0': 1 });
-    expect(status.conditions?.find((c) => c.type === 'RollingUpdate')?.status).toBe('True');
+    expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'True', reason: 'ReplacingRooms', message: '2 of 3 rooms run the major of the active version v2.0.0; the health check is replacing the others',
+    });
+  });
+
+  test('reports the rollout complete once every room runs the active major, minor versions included', () => {
+    const s = scheduler({ version: 'v2.1.0', versioned: 1, desired: 2 });
+    const status = computeSchedulerStatus(s, [], [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.1.0')], 0);
+    expect(status.rooms).toMatchObject({ current: 2, updated: 2 });
+    expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutComplete' });
   });
 
   test('is level-based: computing it again from its own result changes nothing', () => {

@@ -47,6 +47,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, terminating: 0, error: 0 };
   const byVersion: Record<string, number> = {};
   let oldMajor = 0;
+  let oldOccupied = 0;
   for (const room of rooms) {
     if (room.spec?.validation) continue;
     const st = room.metadata.deletionTimestamp ? 'terminating' : room.status?.status ?? 'pending';
@@ -55,7 +56,10 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     if (st !== 'terminating') {
       counts.current++;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
-      if (s.status?.version && isOtherMajor(room.spec.version, { activeVersion: s.status.version })) oldMajor++;
+      if (s.status?.version && isOtherMajor(room.spec.version, { activeVersion: s.status.version })) {
+        oldMajor++;
+        if (st === 'occupied') oldOccupied++;
+      }
     }
   }
   const desired = s.status?.rooms?.desired;
@@ -77,8 +81,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       `${ready} of ${desired ?? '?'} rooms ready or occupied; state ${state}`),
     cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', ConditionReason.SpecChanged,
       state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),
-    cond(SchedulerConditionType.RollingUpdate, oldMajor > 0, ConditionReason.ReplacingRooms,
-      oldMajor > 0 ? `${oldMajor} rooms of an older major version remain` : 'every room runs the active major version'),
+    cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
+      progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
       stuck ? 'OperationStuck' : ConditionReason.OperationFailed,
       stuck ? `operation ${stuck.metadata.name} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
@@ -88,10 +92,17 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     state,
     observedGeneration: generation,
     conditions: mergeConditions(s.status?.conditions ?? [], conditions),
-    rooms: { ...(desired !== undefined ? { desired } : {}), ...counts },
+    rooms: { ...(desired !== undefined ? { desired } : {}), ...counts, updated: counts.current - oldMajor },
     roomsByVersion: byVersion,
     ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: statusOf(last) } } : {}),
   };
+}
+
+function progressMessage(updated: number, current: number, oldOccupied: number, version: string | undefined): string {
+  const active = version ?? '(none)';
+  if (updated === current) return `every room (${current}) runs the major of the active version ${active}`;
+  const occupied = oldOccupied > 0 ? `; ${oldOccupied} of the older rooms are occupied and are replaced once their players leave` : '';
+  return `${updated} of ${current} rooms run the major of the active version ${active}; the health check is replacing the others${occupied}`;
 }
 
 function stateReason(state: SchedulerState): string {

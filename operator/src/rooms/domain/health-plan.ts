@@ -16,9 +16,10 @@
  *  - Old-major ready rooms are removed only while the ready-or-occupied rooms stay >= desired, i.e.
  *    once a batch of new rooms is ready (maxUnavailable 0, as Maestro). Occupied old rooms stay
  *    until their players leave.
- *  - New rooms are added up to `upper` rooms in all (counted after this run's removals, so a batch
- *    is removed and the next one started in the same run; Maestro needs two runs), and never more
- *    than the new-version rooms still missing, so the update ends at `desired` rooms.
+ *  - New rooms are added up to `upper` rooms in all, counted after this run's removals (the health
+ *    controller applies the removals first and the additions in its next run, so the fleet never
+ *    exceeds `upper`), and never more than the new-version rooms still missing, so the update
+ *    ends at `desired` rooms.
  *  - Only old-major rooms are removed during an update; surplus new rooms, if the desired count
  *    fell meanwhile, are trimmed by scale-down once the update is over.
  */

@@ -1,0 +1,25 @@
+/** HTTP calls the end-to-end suites make to a stack's gateway, as a Maestro client would. */
+import { roomToken } from '../../common/src/rooms/room-token';
+import type { Stack } from './stack';
+
+/** A management API call with the stack's credentials; the body parsed as JSON when there is one. */
+export async function managementCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${stack.managementUrl}${path}`, {
+    method,
+    headers: { authorization: stack.authHeader, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A room's ping with its token, as the game server sends it; resolves to the HTTP status. */
+export async function roomPing(stack: Stack, scheduler: string, room: string, status: string): Promise<number> {
+  const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
+    body: JSON.stringify({ status, timestamp: Math.floor(Date.now() / 1000) }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
