@@ -3,7 +3,8 @@
  *
  * The reconcile key is a scheduler name. A reconcile looks at that scheduler's Operation objects
  * and: cancels pending operations that asked for it; marks in-progress operations whose lease
- * expired as stuck (never re-running them); evicts unknown definitions; and starts the next
+ * expired as stuck (never re-running them: the scheduler controller enqueues another attempt of
+ * a stuck create or delete, schedulers/attempts.ts, and the health check re-derives rooms); evicts unknown definitions; and starts the next
  * pending operation when nothing else of the scheduler runs. Execution itself runs outside the
  * reconcile, so a long operation does not hold a worker.
  */
@@ -16,6 +17,14 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { errorMessage } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
 import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+
+/** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
+const AFTER_STUCK: Record<string, string> = {
+  delete_scheduler: '; the scheduler controller enqueues another attempt of the deletion.',
+  create_scheduler: '; the scheduler controller enqueues another attempt of the creation.',
+  add_rooms: '; the health check brings the rooms to the desired count.',
+  remove_rooms: '; the health check brings the rooms to the desired count.',
+};
 
 export interface OperationRunnerOptions {
   definitions: readonly OperationDefinition[];
@@ -120,8 +129,8 @@ export class OperationRunner {
       }
       const holder = op.status?.lease?.holder ?? 'unknown';
       const text = lease === 'missing'
-        ? 'Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not run again.'
-        : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${holder}): the operation is stuck, its execution and rollback are not guaranteed. It is not run again.`;
+        ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`
+        : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${holder}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`;
       await this.finishWithoutRunning(op, 'error', [text], {
         type: lease === 'missing' ? OperationConditionType.Invalid : OperationConditionType.Stuck,
         reason: lease === 'missing' ? 'NoLease' : ConditionReason.LeaseExpired,
@@ -168,6 +177,8 @@ export class OperationRunner {
     }
     let result: 'finished' | 'error' | 'canceled' = 'finished';
     try {
+      // Another attempt of an operation that ended without doing its work says why it runs.
+      if (typeof ctx.input.attemptNote === 'string') ctx.event(ctx.input.attemptNote);
       ctx.checkpoint();
       await definition.execute(ctx);
       ctx.checkpoint();

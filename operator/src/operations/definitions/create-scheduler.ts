@@ -10,7 +10,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../..
 import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
-import { initialRoomCount, loadScheduler, newVersionObject, versionObjectName } from './shared';
+import { initialRoomCount, loadScheduler, loadVersion, newVersionObject, versionObjectName } from './shared';
 
 export const createSchedulerDefinition: OperationDefinition = {
   name: 'create_scheduler',
@@ -43,9 +43,18 @@ export const createSchedulerDefinition: OperationDefinition = {
     }
     ctx.checkpoint();
 
-    const version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, INITIAL_VERSION, 'initial', scheduler.spec));
-    ctx.state.createdVersion = version.metadata.name;
-    ctx.event(`Created version ${INITIAL_VERSION}`);
+    // Another attempt after one that got stuck may find the version it created: reused when it
+    // belongs to this Scheduler object.
+    const existing = await loadVersion(ctx, INITIAL_VERSION);
+    let version;
+    if (existing && existing.metadata.ownerReferences?.some((o) => o.uid === scheduler.metadata.uid)) {
+      version = existing;
+      ctx.event(`Version ${INITIAL_VERSION} exists already (made by an earlier attempt); reused`);
+    } else {
+      version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, INITIAL_VERSION, 'initial', scheduler.spec));
+      ctx.state.createdVersion = version.metadata.name;
+      ctx.event(`Created version ${INITIAL_VERSION}`);
+    }
     await ctx.deps.api.patchSchedulerVersionStatus(version.metadata.name as string, { status: { active: true } });
     await ctx.deps.api.patchSchedulerStatus(name, {
       status: { version: INITIAL_VERSION, versionedGeneration: scheduler.metadata.generation ?? 1, createdAt: scheduler.metadata.creationTimestamp },
@@ -53,7 +62,10 @@ export const createSchedulerDefinition: OperationDefinition = {
     ctx.state.setVersion = true;
     ctx.checkpoint();
 
-    const count = initialRoomCount(scheduler.spec);
+    // Rooms an earlier attempt created count towards the first rooms.
+    const already = new RoomManager(ctx.deps).views(name).filter((r) => !r.validation && !r.terminating).length;
+    if (already > 0) ctx.event(`${already} rooms exist already (made by an earlier attempt)`);
+    const count = Math.max(0, initialRoomCount(scheduler.spec) - already);
     if (count > 0) {
       const rooms = new RoomManager(ctx.deps);
       const step = Math.max(1, Math.ceil(count / 10));

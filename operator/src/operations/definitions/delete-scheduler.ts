@@ -59,11 +59,17 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       await ctx.deps.api.deleteSchedulerVersion(v.metadata.name as string).catch(ignoreNotFound);
     }
     ctx.event('Deleted the scheduler versions');
+    let kept = 0;
     for (const op of (await ctx.deps.api.listOperations(name)).items) {
       if (op.metadata.name === ctx.op.metadata.name) continue;
+      // Earlier attempts of this deletion stay: their history tells why it took another one.
+      if (op.spec.definitionName === 'delete_scheduler') {
+        kept++;
+        continue;
+      }
       await ctx.deps.api.deleteOperation(op.metadata.name as string).catch(ignoreNotFound);
     }
-    ctx.event('Deleted the scheduler\'s other operations');
+    ctx.event(kept > 0 ? `Deleted the scheduler's other operations, except ${kept} earlier attempts of this deletion` : 'Deleted the scheduler\'s other operations');
 
     for (let attempt = 0; attempt < 5; attempt++) {
       let scheduler;

@@ -1,0 +1,58 @@
+import type { Operation } from '../../../common/src/generated/resources';
+import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS, decideAttempt, nextAttemptId, type AttemptRule } from './attempts';
+
+const T0 = Date.parse('2026-11-25T10:00:00Z');
+
+function op(id: string, definitionName: string, status: string | undefined, opts: { stuck?: boolean; finishedAt?: number; last?: string } = {}): Operation {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: id },
+    spec: { schedulerName: 's', definitionName, input: {}, enqueuedAt: new Date(T0).toISOString() },
+    ...(status ? {
+      status: {
+        status: status as never,
+        ...(opts.finishedAt !== undefined ? { finishedAt: new Date(opts.finishedAt).toISOString() } : {}),
+        ...(opts.stuck ? { conditions: [{ type: 'Stuck', status: 'True', reason: 'LeaseExpired', message: 'm', lastTransitionTime: new Date(T0).toISOString() }] } : {}),
+        ...(opts.last ? { executionHistory: [{ createdAt: new Date(T0).toISOString(), event: opts.last }] } : {}),
+      },
+    } : {}),
+  } as Operation;
+}
+
+const del: AttemptRule = { definitionName: 'delete_scheduler', firstId: 'first', input: {} };
+const create: AttemptRule = { definitionName: 'create_scheduler', firstId: 'first', input: { scheduler: { name: 's' } } };
+
+describe('another attempt of what the Scheduler wants done', () => {
+  test.each([
+    ['no attempt yet: the first', del, [], T0, { action: 'enqueue', id: 'first' }],
+    ['the first is pending: nothing', del, [op('first', 'delete_scheduler', undefined)], T0, { action: 'none' }],
+    ['the first runs: nothing', del, [op('first', 'delete_scheduler', 'in_progress')], T0, { action: 'none' }],
+    ['the first finished: nothing', del, [op('first', 'delete_scheduler', 'finished', { finishedAt: T0 })], T0 + 3_600_000, { action: 'none' }],
+    ['a delete that ended in error: wait out the backoff', del, [op('first', 'delete_scheduler', 'error', { finishedAt: T0 })], T0 + 1000, { action: 'wait', ms: ATTEMPT_BACKOFF_MS - 1000 }],
+    ['a delete that ended in error, backoff over: attempt 2', del, [op('first', 'delete_scheduler', 'error', { finishedAt: T0 })], T0 + ATTEMPT_BACKOFF_MS, { action: 'enqueue', id: nextAttemptId('first') }],
+    ['a canceled delete gets another attempt too', del, [op('first', 'delete_scheduler', 'canceled', { finishedAt: T0 })], T0 + ATTEMPT_BACKOFF_MS, { action: 'enqueue', id: nextAttemptId('first') }],
+    ['the backoff doubles with each failed attempt', del,
+      [op('first', 'delete_scheduler', 'error', { finishedAt: T0 - 60_000 }), op(nextAttemptId('first'), 'delete_scheduler', 'error', { finishedAt: T0 })],
+      T0, { action: 'wait', ms: 2 * ATTEMPT_BACKOFF_MS }],
+    ['a create that ended in error: nothing (a new spec generation repairs it)', create, [op('first', 'create_scheduler', 'error', { finishedAt: T0 })], T0 + 3_600_000, { action: 'none' }],
+    ['a create that got stuck: attempt 2', create, [op('first', 'create_scheduler', 'error', { finishedAt: T0, stuck: true })], T0 + ATTEMPT_BACKOFF_MS, { action: 'enqueue', id: nextAttemptId('first') }],
+    ['operations of other definitions do not count', del, [op('first', 'create_scheduler', 'error', { finishedAt: T0 })], T0, { action: 'enqueue', id: 'first' }],
+  ])('%s', (_name, rule, ops, now, expected) => {
+    expect(decideAttempt(ops, rule, now)).toMatchObject(expected);
+  });
+
+  test('the next attempt says which attempt it follows and how that one ended', () => {
+    const d = decideAttempt([op('first', 'delete_scheduler', 'error', { finishedAt: T0, stuck: true, last: 'Waiting for rooms to be deleted: 3' })], del, T0 + ATTEMPT_BACKOFF_MS);
+    expect(d).toMatchObject({ action: 'enqueue', input: { attempt: 2, previousAttempt: 'first' } });
+    expect(d.action === 'enqueue' && d.input.attemptNote).toBe('Attempt 2: attempt 1 (first) got stuck (its operator stopped mid-way); its last entry: Waiting for rooms to be deleted: 3');
+  });
+
+  test('the backoff is capped', () => {
+    const chain: Operation[] = [];
+    let id = 'first';
+    for (let i = 0; i < 12; i++) {
+      chain.push(op(id, 'delete_scheduler', 'error', { finishedAt: T0 }));
+      id = nextAttemptId(id);
+    }
+    expect(decideAttempt(chain, del, T0)).toEqual({ action: 'wait', ms: ATTEMPT_BACKOFF_MAX_MS });
+  });
+});

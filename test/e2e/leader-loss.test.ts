@@ -1,0 +1,178 @@
+/**
+ * The leader dies (a crash: no status written, no Lease released) in the middle of the work, and
+ * the standby finishes it, as the operations issue's fault scenarios 1, 2 and 4 describe:
+ *  1. during a major switch's rollout of 20 rooms with maxSurge 5: the rollout completes; an
+ *     informer checks on every room event that the fleet never exceeds desired + maxSurge live
+ *     rooms, never has fewer than the desired ready-or-occupied rooms, and never loses an
+ *     occupied room;
+ *  2. after some of the creates of an add_rooms: the fleet ends at exactly the desired count
+ *     (add-rooms raises roomsReplicas by its amount);
+ *  4. during delete_scheduler: the stuck deletion gets another attempt and the scheduler goes.
+ * Runs on the sandbox, and on the real API server through the real-apiserver tier.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { GameRoom } from '../../common/src/generated/resources';
+import { managementCall, roomPing } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };
+}
+
+const live = (rooms: readonly GameRoom[]) => rooms.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+const serving = (rooms: readonly GameRoom[]) => live(rooms).filter((r) => r.status?.status === 'ready' || r.status?.status === 'occupied');
+
+async function ping(stack: Stack, scheduler: string, room: string, status: string): Promise<void> {
+  expect(await roomPing(stack, scheduler, room, status)).toBe(200);
+}
+
+/** Rooms and operations of a scheduler, for a failure message. */
+async function describeScheduler(stack: Stack, name: string): Promise<string> {
+  const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name} ${r.spec.version} ${r.metadata.deletionTimestamp ? 'terminating' : r.status?.status}`);
+  const ops = (await stack.api.listOperations(name)).items.sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
+    .map((o) => `${o.spec.definitionName} ${o.status?.status ?? 'pending'} ${JSON.stringify(o.spec.input)} ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
+  const leaders = stack.operators.map((o) => `${o.identity}${o.isLeader ? ' (leader)' : ''}`);
+  return `rooms:\n  ${rooms.join('\n  ')}\noperations:\n  ${ops.join('\n  ')}\noperators: ${leaders.join(', ')}`;
+}
+
+/** Crashes the leader; resolves once the standby leads, and starts a new standby for what comes next. */
+async function killLeader(stack: Stack): Promise<void> {
+  const leader = stack.operators.find((o) => o.isLeader);
+  if (!leader) throw new Error('no leader to kill');
+  await leader.crash();
+  await waitFor(() => stack.operators.some((o) => o !== leader && o.isLeader), { timeoutMs: 15_000, message: 'the standby leads within 15 s' });
+  await stack.addOperator();
+}
+
+describe('the leader dies mid-work; the standby finishes it', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      external: true, operators: 2,
+      // Rooms ping rarely and expire late (the test pings one room by hand); pods of a deleted
+      // scheduler stay terminating until force-deleted after the deletion timeout.
+      config: { healthInterval: 300, roomPingTimeout: 120_000, roomDeletionTimeout: 10_000, addRoomsConcurrency: 1 },
+      simulation: { pingIntervalMs: 500, startDelayMs: 100 },
+    });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('1. during a major rollout of 20 rooms (maxSurge 5): the rollout completes within its bounds, and no occupied room goes', async () => {
+    const name = 'loss-rollout';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 20, maxSurge: 5 }))).status).toBe(200);
+    await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 20, { timeoutMs: 90_000, message: '20 serving rooms' });
+    const occupied = live((await stack.api.listGameRooms(name)).items)[0]!.metadata.name as string;
+    stack.simulation!.rooms!.silence(occupied);
+    await ping(stack, name, occupied, 'occupied');
+    await waitFor(async () => (await stack.api.getGameRoom(name, occupied)).status?.status === 'occupied');
+
+    const violations: string[] = [];
+    let armed = false;
+    let released = false; // once its players have left, the occupied room is replaced as any other
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${name}/gamerooms`,
+      () => stack.api.listGameRooms(name) as never);
+    const check = (event: string, room?: GameRoom) => {
+      if (!armed) return;
+      const rooms = informer.list(name) as GameRoom[];
+      if (live(rooms).length > 25) violations.push(`${live(rooms).length} live rooms (more than desired 20 + maxSurge 5)`);
+      if (serving(rooms).length < 20) violations.push(`${serving(rooms).length} ready-or-occupied rooms (fewer than 20)`);
+      if (!released && room?.metadata.name === occupied && (event === 'delete' || room.metadata.deletionTimestamp)) violations.push('the occupied room was deleted');
+    };
+    informer.on('add', (r) => check('add', r));
+    informer.on('update', (r) => check('update', r));
+    informer.on('delete', (r) => check('delete', r));
+    await informer.start();
+    armed = true;
+    try {
+      const current = (await managementCall(stack, 'GET', `/schedulers/${name}`)).body.scheduler;
+      const { name: _n, state: _s, createdAt: _c, ...rest } = current;
+      const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
+      expect((await managementCall(stack, 'POST', `/schedulers/${name}`, next)).status).toBe(200);
+      // The leader dies once the rollout has begun: some rooms are on v2.0.0, most are not.
+      await waitFor(async () => {
+        const rooms = live((await stack.api.listGameRooms(name)).items);
+        return rooms.some((r) => r.spec.version === 'v2.0.0') && rooms.filter((r) => r.spec.version === 'v1.0.0').length >= 10;
+      }, { timeoutMs: 60_000, intervalMs: 50, message: 'the rollout under way' });
+      await killLeader(stack);
+      await waitFor(async () => {
+        const rooms = live((await stack.api.listGameRooms(name)).items);
+        const old = rooms.filter((r) => r.spec.version === 'v1.0.0');
+        return old.length === 1 && old[0]!.metadata.name === occupied && serving(rooms).filter((r) => r.spec.version === 'v2.0.0').length === 20;
+      }, { timeoutMs: 120_000, message: 'every free room on v2.0.0; the occupied one kept' });
+      released = true;
+      await ping(stack, name, occupied, 'ready');
+      await waitFor(async () => {
+        const st = (await stack.api.getScheduler(name)).status;
+        return st?.rooms?.current === 20 && st.rooms.updated === 20 && st.conditions?.find((c) => c.type === 'Progressing')?.reason === 'RolloutComplete';
+      }, { timeoutMs: 90_000, message: 'the rollout complete with 20 rooms' });
+      expect(violations).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  }, 420_000);
+
+  test('2. after some creates of add_rooms: the fleet ends at exactly the desired count', async () => {
+    const name = 'loss-add';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 3 }))).status).toBe(200);
+    await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 3, { timeoutMs: 60_000, message: '3 serving rooms' });
+    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 10 });
+    expect(added.status).toBe(200);
+    await waitFor(async () => live((await stack.api.listGameRooms(name)).items).length >= 5, { timeoutMs: 60_000, intervalMs: 20, message: 'some rooms of add_rooms created' });
+    await killLeader(stack);
+    const op = await waitFor(async () => {
+      const o = await stack.api.getOperation(added.body.operationId);
+      return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 60_000, message: 'add_rooms ended (finished, or marked stuck)' });
+    expect(op.status?.executionHistory?.map((h) => h.event).join('\n') ?? '').toMatch(/Starting operation/);
+    // A user's add-rooms raises roomsReplicas by its amount (so the health check keeps the rooms):
+    // 13 desired, whether the stuck operation got that far or the health check finished its work.
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      const rooms = (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation);
+      return s.spec.roomsReplicas === 13 && s.status?.rooms?.desired === 13 && rooms.length === 13 && serving(rooms).length === 13;
+    }, { timeoutMs: 120_000, message: 'exactly 13 rooms (3 + 10 added), all serving' }).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    });
+  }, 300_000);
+
+  test('4. during delete_scheduler: another attempt completes the deletion, and the history says why', async () => {
+    // Its own stack: pods that take their whole grace period (the simulated kubelet holds deleted
+    // pods up to 10 minutes), so the deletion waits for them until it force-deletes them.
+    const stack = await startStack({
+      external: true, operators: 2,
+      config: { healthInterval: 300, roomDeletionTimeout: 10_000 },
+      simulation: { pingIntervalMs: 500, deletionCapMs: 600_000 },
+    });
+    try {
+      await deleteWithLeaderLoss(stack);
+    } finally {
+      await stack.stop();
+    }
+  }, 300_000);
+});
+
+async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
+  {
+    const name = 'loss-delete';
+    const body = createBody(name, { roomsReplicas: 3 }) as { spec: Record<string, unknown> };
+    expect((await managementCall(stack, 'POST', '/schedulers', { ...body, spec: { ...body.spec, terminationGracePeriod: '600s' } })).status).toBe(200);
+    await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 3, { timeoutMs: 60_000, message: '3 serving rooms' });
+    const deleted = await managementCall(stack, 'DELETE', `/schedulers/${name}`);
+    expect(deleted.status).toBe(200);
+    await waitFor(async () => (await stack.api.getOperation(deleted.body.operationId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for rooms to be deleted')),
+      { timeoutMs: 30_000, message: 'the deletion waiting for its rooms' });
+    await killLeader(stack);
+    await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
+    const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
+      .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
+    expect(attempts.map((o) => o.status?.status)).toEqual(['error', 'finished']);
+    expect(attempts[0]!.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
+    const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deleted.body.operationId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
+    expect(second.at(-2)).toBe(`Scheduler ${name} deleted`);
+    await waitFor(async () => (await stack.core.listNamespace()).items.every((n) => n.metadata?.name !== name), { timeoutMs: 60_000, message: 'the namespace gone' });
+  }
+}
