@@ -3,7 +3,8 @@
  * rebuilt or protected, and a failure that repeats is told once. Each case deletes one thing with
  * the real kubectl and ends with the scheduler back in sync within 2 minutes with exactly the
  * desired rooms, nothing leaked (pods, GameRooms, host ports), at most 3 failed operations, and
- * `kubectl describe scheduler` telling what happened.
+ * `kubectl describe scheduler` telling what happened. Last, the GameRoom CRD itself is deleted and
+ * applied again.
  *
  * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
  * it so: test/real-apiserver/kubectl-deletions.test.ts) with the chart's identities.
@@ -13,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { CRD_DIR, schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
 
@@ -38,6 +39,8 @@ describe('kubectl deletions: the scheduler comes back', () => {
     const liveRooms = rooms.filter((r) => !r.metadata.deletionTimestamp);
     const livePods = pods.filter((p) => !p.metadata?.deletionTimestamp);
     if (s.status?.state !== 'in-sync') return `state ${s.status?.state}`;
+    const generation = s.metadata.generation ?? 1;
+    if ((s.status.observedGeneration ?? 0) < generation || (s.status.versionedGeneration ?? 0) < generation) return `generation ${generation} not yet observed and versioned`;
     if (liveRooms.length !== desired || rooms.length !== desired) return `${liveRooms.length} live of ${rooms.length} GameRooms`;
     if (livePods.length !== desired || pods.length !== desired) return `${livePods.length} live of ${pods.length} pods`;
     if (!liveRooms.every((r) => r.status?.status === 'ready')) return 'rooms not all ready';
@@ -220,4 +223,16 @@ describe('kubectl deletions: the scheduler comes back', () => {
     expect(failed).toBeLessThanOrEqual(3);
     expect(await describeScheduler(name)).toMatch(/the last healing operations did not fail/);
   }, RECOVERY_MS + 90_000);
+
+  // Last: it takes every scheduler's rooms at once.
+  test('kubectl delete of the GameRoom CRD, then applied again: every scheduler gets its rooms back, nothing leaked', async () => {
+    const t0 = Date.now();
+    await kubectl(['delete', 'crd', 'gamerooms.roomkeeper.io', '--timeout=90s']);
+    await kubectl(['apply', '--server-side', '-f', path.join(CRD_DIR, 'roomkeeper.io_gamerooms.yaml')]);
+    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/gamerooms.roomkeeper.io']);
+    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret'];
+    const ms = Math.max(...await Promise.all(names.map((n) => backInSync(n, t0))));
+    for (const n of names) expect(await failedOperations(n)).toBeLessThanOrEqual(3);
+    figures.push(`GameRoom CRD deleted and applied again: ${names.length} schedulers back in sync in ${(ms / 1000).toFixed(1)} s`);
+  }, RECOVERY_MS + 120_000);
 });
