@@ -235,4 +235,17 @@ describe('kubectl deletions: the scheduler comes back', () => {
     for (const n of names) expect(await failedOperations(n)).toBeLessThanOrEqual(3);
     figures.push(`GameRoom CRD deleted and applied again: ${names.length} schedulers back in sync in ${(ms / 1000).toFixed(1)} s`);
   }, RECOVERY_MS + 120_000);
+
+  test('the protected versions never block a Scheduler deletion: schedulers, versions and namespaces all go', async () => {
+    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret', 'quota'];
+    const t0 = Date.now();
+    await kubectl(['delete', 'rks', ...names, '--wait=false']);
+    await waitFor(async () => {
+      const schedulers = (await stack.api.listSchedulers()).items.filter((x) => names.includes(x.metadata.name as string));
+      const versions = (await stack.api.listSchedulerVersions()).items.filter((v) => names.includes(v.spec.scheduler));
+      const namespaces = (await stack.core.listNamespace()).items.filter((n) => names.includes(n.metadata?.name as string));
+      return schedulers.length + versions.length + namespaces.length === 0;
+    }, { timeoutMs: 90_000, intervalMs: 250, message: 'schedulers, versions and namespaces deleted' });
+    figures.push(`${names.length} schedulers deleted with their protected versions and namespaces in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }, 120_000);
 });
