@@ -133,6 +133,8 @@ describe('operations engine', () => {
     }, { timeoutMs: 15_000 });
     expect(journal.events.filter((e) => e.id === pending).length).toBe(startsBefore);
     expect(r.status?.executionHistory?.map((h) => h.event)).toContain('Operation canceled by the user');
+    // The last line says how it ended: a canceled operation never says it finished.
+    expect(r.status?.executionHistory?.at(-1)?.event).toBe('Operation canceled');
     expect(r.status?.lease).toBeUndefined();
     expect(p.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/canceled by the user before it started/);
   });
@@ -229,6 +231,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     }, { timeoutMs: 30_000 });
     stack.sandbox!.faults.clear();
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Deleted the \d+ rooms created by this operation/);
+    expect(op.status?.executionHistory?.at(-1)?.event).toBe('Operation ended in error');
     await waitFor(async () => {
       const names = (await stack.api.listGameRooms('rb-add')).items.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name).sort();
       return JSON.stringify(names) === JSON.stringify(before);

@@ -200,7 +200,8 @@ export class OperationRunner {
         }
       }
       try {
-        await ctx.finish(result, 'Operation finished');
+        // The last line says how the operation ended: only a finished one says "finished".
+        await ctx.finish(result, result === 'canceled' ? 'Operation canceled' : 'Operation ended in error');
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', { error: errorMessage(writeErr) });
       }

@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { apiStatus, describeApiError, isRetryable } from '../../../common/src/kube/clients';
+import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
@@ -28,32 +29,60 @@ export interface CreateRoomsRequest {
   onCreated?: (name: string, created: number) => void;
 }
 
-export interface CreateRoomsResult { created: string[]; failure?: string }
+export interface CreateRoomsResult {
+  created: string[];
+  failure?: string;
+  /** Set when `signal` aborted the creation: how many rooms were being created at that moment (they completed). */
+  inFlightAtAbort?: number;
+}
+
+/** What a deletion did: deleted it, found it already gone, or kept it (changed since the caller decided). */
+export type RoomDeletion = 'deleted' | 'absent' | 'changed';
+
+/** What removing a room by id did; `not-found` when no room of that id belongs to the scheduler. */
+export type RoomRemovalById = 'deleted' | 'forced' | 'not-found';
 
 export class RoomManager {
   constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = Math.random) {}
 
-  /** Creates `count` rooms with bounded concurrency; stops at the first failure and reports it. */
+  /**
+   * Creates `count` rooms with bounded concurrency; stops at the first failure and reports it.
+   * An abort of `signal` starts no further room: only the requests in flight complete.
+   */
   async createRooms(req: CreateRoomsRequest): Promise<CreateRoomsResult> {
     const created: string[] = [];
     let failure: string | undefined;
     let next = 0;
+    let inFlight = 0;
+    let inFlightAtAbort: number | undefined;
+    const onAbort = (): void => {
+      inFlightAtAbort = inFlight;
+    };
+    if (req.signal?.aborted) onAbort();
+    else req.signal?.addEventListener('abort', onAbort, { once: true });
     const used = this.usedHostPorts(req.scheduler.metadata.name as string);
     const worker = async (): Promise<void> => {
       while (next < req.count && failure === undefined && !req.signal?.aborted) {
         next++;
+        inFlight++;
         try {
           const name = await this.createRoom(req, used);
           created.push(name);
           req.onCreated?.(name, created.length);
         } catch (err) {
           failure ??= describeApiError(err);
+        } finally {
+          inFlight--;
         }
       }
     };
     const concurrency = Math.max(1, Math.min(req.concurrency ?? this.deps.config.addRoomsConcurrency, req.count));
-    await Promise.all(Array.from({ length: concurrency }, () => worker()));
-    return { created, failure };
+    try {
+      await Promise.all(Array.from({ length: concurrency }, () => worker()));
+    } finally {
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+    return { created, failure, ...(inFlightAtAbort === undefined ? {} : { inFlightAtAbort }) };
   }
 
   /** Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling. */
@@ -105,15 +134,44 @@ export class RoomManager {
    * since the caller decided (so a room that turned occupied meanwhile is kept): returns false then.
    */
   async deleteRoom(namespace: string, name: string, resourceVersion?: string, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<boolean> {
+    return (await this.deleteRoomReporting(namespace, name, resourceVersion ? { resourceVersion } : undefined, propagation)) !== 'changed';
+  }
+
+  /** Deletes a room and says what happened (for a history that counts only what it deleted). */
+  async deleteRoomReporting(namespace: string, name: string, preconditions?: DeletePreconditions, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<RoomDeletion> {
     try {
-      await this.deps.api.deleteGameRoom(namespace, name, resourceVersion ? { resourceVersion } : undefined, propagation);
-      return true;
+      await this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation);
+      return 'deleted';
     } catch (err) {
       const status = apiStatus(err);
-      if (status === 404) return true;
-      if (status === 409) return false;
+      if (status === 404) return 'absent';
+      if (status === 409) return 'changed';
       throw err;
     }
+  }
+
+  /**
+   * Removes the room `id` of `schedulerName` whatever its status (remove-rooms by id). A room that
+   * does not exist, or belongs to another scheduler, is not touched. A room already being deleted
+   * that is removed again has outlived its grace period (its node is gone, or its kubelet is
+   * stuck): its pod is deleted without grace.
+   */
+  async removeRoomById(schedulerName: string, id: string): Promise<RoomRemovalById> {
+    let room: GameRoom;
+    try {
+      room = await this.deps.api.getGameRoom(schedulerName, id);
+    } catch (err) {
+      if (apiStatus(err) === 404) return 'not-found';
+      throw err;
+    }
+    if (room.spec.scheduler !== schedulerName) return 'not-found';
+    if (room.metadata.deletionTimestamp) {
+      await this.forceDeletePod(schedulerName, id);
+      return 'forced';
+    }
+    // The uid precondition: a room of the same name made since the read is not deleted.
+    const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string });
+    return outcome === 'deleted' ? 'deleted' : 'not-found';
   }
 
   /** Deletes a room's pod at once (grace period 0): for rooms stuck terminating. */

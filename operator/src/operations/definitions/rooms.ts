@@ -3,10 +3,11 @@
  *
  * add_rooms creates `amount` rooms of the active version in parallel (bounded), with progress in
  * the history; if a room cannot be created the operation fails and its rollback deletes the rooms
- * it created (spec). remove_rooms removes `amount` rooms in the order error, expired,
- * pending/unready, ready — never an occupied one (DESIGN.md) — or exactly the rooms named by id.
+ * it created (spec). A cancel starts no further room (the requests in flight complete) and the
+ * rollback deletes what was created. remove_rooms removes `amount` rooms in the order error,
+ * expired, pending/unready, ready — never an occupied one (DESIGN.md) — or the rooms named by id
+ * that are the scheduler's (the others are named in the history as skipped, and never touched).
  */
-import { isNotFound } from '../../../../common/src/kube/clients';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
@@ -72,19 +73,29 @@ export const addRoomsDefinition: OperationDefinition = {
     const result = await rooms.createRooms({
       scheduler, version: active, definition: version.spec.definition, count, signal: ctx.signal,
       onCreated: (_n, created) => {
+        // After a cancel only the requests in flight complete; the line below counts them.
+        if (ctx.signal.aborted) return;
         if (created % step === 0 || created === count) ctx.event(`Created ${created}/${count} rooms`);
       },
     });
     ctx.state.createdRooms = result.created;
+    if (ctx.canceled) {
+      ctx.event(`Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
+      ctx.checkpoint();
+    }
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
-    ctx.event(`Added ${count} rooms${typeof ctx.input.reason === 'string' ? ` (reason: ${ctx.input.reason})` : ''}`);
+    ctx.event(`Added ${result.created.length} rooms${typeof ctx.input.reason === 'string' ? ` (reason: ${ctx.input.reason})` : ''}`);
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
     const created = (ctx.state.createdRooms as string[] | undefined) ?? [];
     const rooms = new RoomManager(ctx.deps);
-    for (const id of created) await rooms.deleteRoom(ctx.schedulerName, id, undefined, 'Background');
-    if (created.length > 0) ctx.event(`Deleted the ${created.length} rooms created by this operation`);
+    let deleted = 0;
+    for (const id of created) {
+      if ((await rooms.deleteRoomReporting(ctx.schedulerName, id, undefined, 'Background')) === 'deleted') deleted++;
+    }
+    const gone = created.length - deleted;
+    if (created.length > 0) ctx.event(`Deleted the ${deleted} rooms created by this operation${gone > 0 ? ` (${gone} were already gone)` : ''}`);
     const before = ctx.state.replicasBefore as number | undefined;
     if (before !== undefined) {
       const patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
@@ -105,24 +116,17 @@ export const removeRoomsDefinition: OperationDefinition = {
     if (Array.isArray(ids) && ids.length > 0) {
       const removed: string[] = [];
       const forced: string[] = [];
+      const notFound: string[] = [];
       for (const id of ids) {
         if (typeof id !== 'string') continue;
         ctx.checkpoint();
-        try {
-          // A room already being deleted that is removed again has outlived its grace period
-          // (its node is gone, or its kubelet is stuck): its pod is deleted without grace.
-          if (ctx.deps.caches.rooms.get(id, name)?.metadata.deletionTimestamp) {
-            await rooms.forceDeletePod(name, id);
-            forced.push(id);
-          } else {
-            await rooms.deleteRoom(name, id);
-          }
-          removed.push(id);
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
+        const outcome = await rooms.removeRoomById(name, id);
+        if (outcome === 'not-found') notFound.push(id);
+        else removed.push(id);
+        if (outcome === 'forced') forced.push(id);
       }
-      ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason}): ${removed.join(', ')}`);
+      if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
+      ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       return;
     }

@@ -1,0 +1,164 @@
+/**
+ * Every history line is true (issue 18): each operation's history is checked against what the
+ * objects show afterwards — the rooms that exist, the rooms this operation created (seen on a
+ * watch of the scheduler's GameRooms), roomsReplicas and the final status.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { Operation } from '../../common/src/generated/resources';
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const CONCURRENCY = 4;
+const FINAL = ['finished', 'error', 'canceled', 'evicted'];
+
+describe('every history line is true', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { addRoomsConcurrency: CONCURRENCY } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  async function readyScheduler(name: string, replicas: number): Promise<string[]> {
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: replicas }) as never);
+    return waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms(name)).items;
+      return rooms.length === replicas && rooms.every((r) => r.status?.status === 'ready') ? rooms.map((r) => r.metadata.name as string).sort() : undefined;
+    }, { timeoutMs: 30_000, message: `${name} has ${replicas} ready rooms` });
+  }
+
+  async function enqueue(schedulerName: string, definitionName: string, input: Record<string, unknown>): Promise<string> {
+    const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, source: 'api', enqueuedAt: Date.now() });
+    await stack.api.createOperation(op);
+    return op.metadata.name as string;
+  }
+
+  async function ended(id: string): Promise<Operation> {
+    return waitFor(async () => {
+      const op = await stack.api.getOperation(id);
+      return FINAL.includes(op.status?.status ?? '') ? op : undefined;
+    }, { timeoutMs: 60_000, message: `operation ${id} ended` });
+  }
+
+  const eventsOf = (op: Operation): string[] => op.status?.executionHistory?.map((h) => h.event) ?? [];
+
+  /** The names of every GameRoom created in a namespace while the watch runs, except `existing`. */
+  async function watchCreatedRooms(namespace: string, existing: string[]): Promise<{ added: Set<string>; stop: () => void }> {
+    const added = new Set<string>();
+    const watch = new k8s.Watch(stack.kc);
+    const controller = await watch.watch(`/apis/roomkeeper.io/v1/namespaces/${namespace}/gamerooms`, {}, (phase: string, obj: { metadata?: { name?: string } }) => {
+      if (phase === 'ADDED' && obj.metadata?.name && !existing.includes(obj.metadata.name)) added.add(obj.metadata.name);
+    }, () => undefined);
+    return { added, stop: () => controller.abort() };
+  }
+
+  /**
+   * A canceled add_rooms tells one story: nothing is created or added after the cancel, the
+   * creation stopped with at most the requests in flight, the rollback deleted exactly what was
+   * created, and the operation says it was canceled. Returns how many rooms it created.
+   */
+  function expectConsistentCanceledAddRooms(op: Operation, amount: number): number {
+    const events = eventsOf(op);
+    expect(op.status?.status).toBe('canceled');
+    expect(events[events.length - 1]).toBe('Operation canceled');
+    expect(events).not.toContain('Operation finished');
+    expect(events.some((e) => e.startsWith('Added '))).toBe(false);
+    const cancelAt = events.indexOf('Cancel requested by the user');
+    expect(cancelAt).toBeGreaterThan(0);
+    expect(events.slice(cancelAt).filter((e) => /^Created \d+\/\d+ rooms$/.test(e))).toEqual([]);
+    const stopped = events.map((e) => /^Room creation stopped by the cancel: (\d+)\/(\d+) rooms created \(the (\d+) requests in flight completed\)$/.exec(e)).find(Boolean);
+    const created = stopped ? Number(stopped[1]) : 0;
+    if (stopped) {
+      expect(Number(stopped[2])).toBe(amount);
+      expect(Number(stopped[3])).toBeLessThanOrEqual(CONCURRENCY);
+      for (const e of events.slice(0, cancelAt)) {
+        const progress = /^Created (\d+)\/\d+ rooms$/.exec(e);
+        if (progress) expect(Number(progress[1])).toBeLessThanOrEqual(created);
+      }
+    }
+    const deletedLines = events.filter((e) => e.startsWith('Deleted the '));
+    expect(deletedLines).toEqual(created > 0 ? [`Deleted the ${created} rooms created by this operation`] : []);
+    expect(events.indexOf('Operation canceled by the user')).toBeGreaterThan(cancelAt);
+    expect(events).toContain('Operation rollback flow execution finished with success');
+    return created;
+  }
+
+  async function expectRoomsBackTo(name: string, before: string[], replicas: number): Promise<void> {
+    await waitFor(async () => {
+      const names = (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort();
+      return JSON.stringify(names) === JSON.stringify(before);
+    }, { timeoutMs: 30_000, message: `only the rooms from before remain in ${name}` });
+    expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(replicas);
+  }
+
+  test('remove_rooms by id: an unknown id and a room of another scheduler are skipped and said so; only the room deleted is counted', async () => {
+    const mine = await readyScheduler('ht-remove-a', 2);
+    const theirs = await readyScheduler('ht-remove-b', 1);
+    const theirsBefore = await stack.api.getGameRoom('ht-remove-b', theirs[0]!);
+
+    const id = await enqueue('ht-remove-a', 'remove_rooms', { roomsIds: [mine[0], 'ht-remove-a-nosuchroom', theirs[0]] });
+    const op = await ended(id);
+    const events = eventsOf(op);
+    expect(op.status?.status).toBe('finished');
+    expect(events).toContain(`Rooms ht-remove-a-nosuchroom, ${theirs[0]} not found in scheduler ht-remove-a: skipped`);
+    expect(events).toContain(`Removed 1 rooms by id (reason: api): ${mine[0]}`);
+    expect(events[events.length - 1]).toBe('Operation finished');
+
+    // The room removed is gone (or going); the other room of the scheduler stays.
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('ht-remove-a')).items;
+      const removed = rooms.find((r) => r.metadata.name === mine[0]);
+      return removed === undefined || removed.metadata.deletionTimestamp !== undefined;
+    }, { message: `${mine[0]} deleted` });
+    expect((await stack.api.getGameRoom('ht-remove-a', mine[1]!)).metadata.deletionTimestamp).toBeUndefined();
+    // The other scheduler's room is untouched: same object, not being deleted.
+    const theirsAfter = await stack.api.getGameRoom('ht-remove-b', theirs[0]!);
+    expect(theirsAfter.metadata.uid).toBe(theirsBefore.metadata.uid);
+    expect(theirsAfter.metadata.deletionTimestamp).toBeUndefined();
+    expect((await stack.api.listGameRooms('ht-remove-b')).items.map((r) => r.metadata.name)).toEqual(theirs);
+
+    // Only an unknown id: nothing removed, and the history says exactly that.
+    const onlyUnknown = await ended(await enqueue('ht-remove-a', 'remove_rooms', { roomsIds: ['ht-remove-a-nosuchroom'] }));
+    expect(onlyUnknown.status?.status).toBe('finished');
+    expect(eventsOf(onlyUnknown)).toEqual(expect.arrayContaining([
+      'Room ht-remove-a-nosuchroom not found in scheduler ht-remove-a: skipped',
+      'Removed 0 rooms by id (reason: api)',
+    ]));
+  });
+
+  // The stages of add_rooms a cancel can hit: while roomsReplicas is being changed (before any
+  // room), during the first batches (creation slowed down), and after half its rooms.
+  test.each([
+    { stage: 'early, before its first room', amount: 600, latencyMs: 1000, cancelAfterRooms: 0 },
+    { stage: 'early, during its first batches', amount: 600, latencyMs: 1000, cancelAfterRooms: 1 },
+    { stage: 'late, after half its rooms', amount: 200, latencyMs: 20, cancelAfterRooms: 100 },
+  ])('add_rooms canceled $stage: creation stops within one batch, no line after the cancel says created or added, counts agree with the objects', async ({ amount, latencyMs, cancelAfterRooms }) => {
+    const name = `ht-cancel-${cancelAfterRooms}`;
+    const before = await readyScheduler(name, 2);
+    const watch = await watchCreatedRooms(name, before);
+    try {
+      stack.sandbox!.faults.set({ latencyMs, match: { verb: 'create', resource: 'gamerooms' } });
+      const id = await enqueue(name, 'add_rooms', { amount });
+      await waitFor(async () => (await stack.api.getOperation(id)).status?.status === 'in_progress', { timeoutMs: 15_000 });
+      await waitFor(() => watch.added.size >= cancelAfterRooms, { timeoutMs: 30_000, message: `${cancelAfterRooms} rooms created` });
+      const atCancel = watch.added.size;
+      await stack.api.patchOperation(id, { spec: { cancelRequested: true } });
+      const op = await ended(id);
+      stack.sandbox!.faults.clear();
+      const created = expectConsistentCanceledAddRooms(op, amount);
+      // Rooms made after the cancel are at most the requests in flight (one per worker).
+      expect(created).toBeLessThanOrEqual(atCancel + CONCURRENCY);
+      expect(created).toBeGreaterThanOrEqual(cancelAfterRooms);
+      expect(created).toBeLessThan(amount);
+      expect(eventsOf(op)).toContain('roomsReplicas restored to 2');
+      await expectRoomsBackTo(name, before, 2);
+      expect(watch.added.size).toBe(created);
+    } finally {
+      stack.sandbox!.faults.clear();
+      watch.stop();
+    }
+  });
+});
