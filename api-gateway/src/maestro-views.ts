@@ -88,6 +88,9 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
       containers: spec.spec.containers.map(containerView),
       toleration: spec.spec.toleration ?? '',
       affinity: spec.spec.affinity ?? '',
+      // Maestro's default, and the only policy Roomkeeper runs: a room that crashed is an error
+      // room, replaced by the health check (operator/src/rooms/domain/pod-template.ts).
+      restartPolicy: 'Never',
     },
     ...(spec.autoscaling ? { autoscaling: autoscalingView(spec.autoscaling) } : {}),
     forwarders: (spec.forwarders ?? []).map(forwarderView),

@@ -424,6 +424,15 @@ describe('reads', () => {
     expect(missing.body).toEqual({ code: 5, message: 'scheduler zzz not found', details: [] });
   });
 
+  it('shows spec.restartPolicy Never (Maestro\'s default; rooms are never restarted in place), for every version', async () => {
+    t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
+    t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));
+    const active = await api().get('/schedulers/a').set('Authorization', AUTH);
+    expect(active.body.scheduler.spec.restartPolicy).toBe('Never');
+    const old = await api().get('/schedulers/a?version=v1.0.0').set('Authorization', AUTH);
+    expect(old.body.scheduler.spec.restartPolicy).toBe('Never');
+  });
+
   it('shows a scheduler being created as v1.0.0 from its spec', async () => {
     await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('fresh'));
     const res = await api().get('/schedulers/fresh').set('Authorization', AUTH);
