@@ -26,16 +26,28 @@ export const OperationConditionType = {
 } as const;
 export type OperationConditionType = (typeof OperationConditionType)[keyof typeof OperationConditionType];
 
-/** Reasons used in conditions. */
+/**
+ * Reasons used in conditions. A reason explains the condition's CURRENT status (Kubernetes API
+ * conventions): a condition that can be True or False has a reason for each.
+ */
 export const ConditionReason = {
   LeaseExpired: 'LeaseExpired',
   UnknownDefinition: 'UnknownDefinition',
   InvalidInput: 'InvalidInput',
+  /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError...) */
   InSync: 'InSync',
   RoomsNotReady: 'RoomsNotReady',
+  /** PendingChanges True: a version operation is queued or running. */
   SpecChanged: 'SpecChanged',
+  /** PendingChanges False: the active version is the spec's. */
+  VersionMatchesSpec: 'VersionMatchesSpec',
+  /** Progressing True / False. */
   ReplacingRooms: 'ReplacingRooms',
   RolloutComplete: 'RolloutComplete',
+  /** Degraded True: the last operation ended in error, or an operation is stuck. */
   OperationFailed: 'OperationFailed',
+  OperationStuck: 'OperationStuck',
+  /** Degraded False: neither. */
+  NoFailedOperation: 'NoFailedOperation',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];

@@ -54,6 +54,32 @@ describe('scheduler status', () => {
     expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutComplete' });
   });
 
+  // A reason explains the condition's CURRENT status (Kubernetes API conventions): True and False
+  // never share a reason.
+  const stuckOp = (): Operation => {
+    const o = op('add_rooms', 'error', 3);
+    o.status = { ...o.status, conditions: [{ type: 'Stuck', status: 'True', reason: 'LeaseExpired', message: 'lease expired', lastTransitionTime: new Date(0).toISOString() }] };
+    return o;
+  };
+  const synced = () => scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 });
+  test.each([
+    ['in sync, rooms ready', synced(), [op('create_scheduler', 'finished')], [room('a', 'ready')],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
+    ['in sync, rooms not ready yet', synced(), [op('create_scheduler', 'finished')], [room('a', 'pending')],
+      { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
+    ['a spec change awaiting its version', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2, desired: 1 }), [], [room('a', 'ready')],
+      { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'NoFailedOperation'] }],
+    ['the last operation failed', synced(), [op('add_rooms', 'error', 2)], [room('a', 'ready')],
+      { Ready: ['False', 'OnError'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
+    ['an operation is stuck', synced(), [stuckOp()], [room('a', 'ready')],
+      { Degraded: ['True', 'OperationStuck'] }],
+  ])('condition reasons explain the current status: %s', (_n, s, ops, rooms, expected) => {
+    const conditions = computeSchedulerStatus(s, ops, rooms, 0).conditions ?? [];
+    for (const [type, [status, reason]] of Object.entries(expected)) {
+      expect(conditions.find((c) => c.type === type)).toMatchObject({ status, reason });
+    }
+  });
+
   test('is level-based: computing it again from its own result changes nothing', () => {
     const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 });
     const first = computeSchedulerStatus(s, [op('create_scheduler', 'finished')], [room('a', 'ready')], 1000);

@@ -79,12 +79,13 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
       `${ready} of ${desired ?? '?'} rooms ready or occupied; state ${state}`),
-    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', ConditionReason.SpecChanged,
+    // Each reason explains the condition's current status (True and False have their own).
+    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', state === 'pending-changes' ? ConditionReason.SpecChanged : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
       progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
-      stuck ? 'OperationStuck' : ConditionReason.OperationFailed,
+      stuck ? ConditionReason.OperationStuck : lastDone?.status?.status === 'error' ? ConditionReason.OperationFailed : ConditionReason.NoFailedOperation,
       stuck ? `operation ${stuck.metadata.name} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
         ? `operation ${lastDone.metadata.name} (${lastDone.spec.definitionName}) failed` : 'no failed operation'),
   ];
