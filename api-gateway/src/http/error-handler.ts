@@ -20,7 +20,7 @@ import {
   UnavailableError,
   ValidationError,
 } from '../errors';
-import { describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
+import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { requestLogger } from './request-context';
 
 interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown }
@@ -67,12 +67,12 @@ export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Re
     // A body left unread (too large, bad encoding) makes the connection unusable for another request.
     if (!req.complete) res.setHeader('Connection', 'close');
     if (apiError instanceof InternalError) {
-      requestLogger(res, logger).error('request failed', { error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined });
+      requestLogger(res, logger).error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
     }
     if (apiError instanceof UnavailableError) {
       // The client is told when to come back (RFC 9110 Retry-After, in seconds).
       res.setHeader('Retry-After', '5');
-      requestLogger(res, logger).warn('request refused: Kubernetes API unavailable', { error: err instanceof Error ? err.message : String(err) });
+      requestLogger(res, logger).warn('request refused: Kubernetes API unavailable', apiErrorFields(err));
     }
     res.status(apiError.httpStatus).json({ ...extraBody, ...apiError.toBody() });
   };

@@ -14,7 +14,7 @@
  * that dies loses its pending writes; the room's next ping, to any replica, carries its status
  * again and is written then (every ping that differs from the stored status is written).
  */
-import { isNotFound } from '../../../common/src/kube/clients';
+import { apiErrorFields, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
@@ -123,7 +123,7 @@ export class PingRecorder {
     } catch (err) {
       if (isNotFound(err)) throw err;
       this.addPending(key, { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, attempts: 1, dueAt: now });
-      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, error: err instanceof Error ? err.message : String(err) });
+      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, ...apiErrorFields(err) });
       return 'pending';
     }
     this.written.set(key, { pingStatus: ping.status, runningMatches: ping.runningMatches });
@@ -291,7 +291,7 @@ export class PingRecorder {
         writes++;
       } catch (err) {
         this.dirty.add(scheduler);
-        this.options.logger.warn('ping digest write failed; retrying at the next flush', { scheduler, error: err instanceof Error ? err.message : String(err) });
+        this.options.logger.warn('ping digest write failed; retrying at the next flush', { scheduler, ...apiErrorFields(err) });
       }
     }
     return writes;

@@ -3,6 +3,7 @@
  * address. Lookups come from caches; forwarding goes to the scheduler's forwarders (of its
  * active version). A ping never waits for forwarding.
  */
+import { apiErrorFields } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
@@ -141,7 +142,7 @@ export class RoomReports {
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
     } catch (err) {
       this.countPing(status, 'write_failed');
-      this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, error: err instanceof Error ? err.message : String(err) });
+      this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
       return { success: false };
     }
     // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.

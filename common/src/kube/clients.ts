@@ -149,20 +149,59 @@ export function isApiUnavailable(err: unknown): boolean {
   return (e.name === 'TypeError' && e.message === 'fetch failed') || (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
 }
 
+/**
+ * A client error as log fields: the HTTP status code, the Kubernetes `Status` reason and the
+ * server's message, each its own field. client-node's own message carries the response body as
+ * escaped JSON plus the headers (`HTTP-Code: 409\nMessage: ...\nBody: "{\"kind\":...`), which
+ * nobody can read in a log line. Errors that did not come from the API server give `error` only.
+ */
+export interface ApiErrorFields {
+  statusCode?: number;
+  /** The `reason` of the API server's `Status` body (Conflict, NotFound, Forbidden, AlreadyExists...). */
+  reason?: string;
+  /** The server's message, or the error's own message. */
+  error: string;
+}
+
+export function apiErrorFields(err: unknown): ApiErrorFields {
+  // client-node's watch fails with an Error carrying `statusCode` rather than `code`.
+  const watchStatus = typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
+  const statusCode = apiStatus(err) ?? (typeof watchStatus === 'number' ? watchStatus : undefined);
+  const body = statusBody(err);
+  const error = body?.message ?? plainMessage(err);
+  return { ...(statusCode !== undefined ? { statusCode } : {}), ...(body?.reason ? { reason: body.reason } : {}), error };
+}
+
 /** A readable one-line description of a client error (status and the server's message). */
 export function describeApiError(err: unknown): string {
-  const status = apiStatus(err);
-  if (typeof err === 'object' && err !== null && 'body' in err) {
-    const body = (err as { body: unknown }).body;
-    try {
-      const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string };
-      if (parsed?.message) return `${status ?? ''} ${parsed.message}`.trim();
-    } catch {
-      // fall through to the generic message
-    }
+  const { statusCode, error } = apiErrorFields(err);
+  return statusCode ? `${statusCode} ${error}` : error;
+}
+
+/** The API server's `Status` body of a client error, when it has one. */
+function statusBody(err: unknown): { message?: string; reason?: string } | undefined {
+  if (typeof err !== 'object' || err === null || !('body' in err)) return undefined;
+  const body = (err as { body: unknown }).body;
+  try {
+    const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const { message, reason } = parsed as { message?: unknown; reason?: unknown };
+    return {
+      ...(typeof message === 'string' && message !== '' ? { message } : {}),
+      ...(typeof reason === 'string' && reason !== '' ? { reason } : {}),
+    };
+  } catch {
+    return undefined;
   }
+}
+
+/** An error's message, without client-node's dump of the body and headers when it has one. */
+function plainMessage(err: unknown): string {
   const message = typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
-  return status ? `${status} ${message}` : message;
+  const dumped = /^HTTP-Code: \d+\nMessage: (.*)\nBody: /.exec(message);
+  if (!dumped) return message;
+  const body = (err as { body?: unknown }).body;
+  return typeof body === 'string' && body.trim() !== '' ? body.trim().slice(0, 500) : dumped[1] as string;
 }
 
 /** Merge-patch options for client-node calls (the generated clients default to JSON patch). */

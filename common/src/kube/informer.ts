@@ -10,6 +10,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
+import { apiErrorFields, describeApiError } from './clients';
 
 export type EventType = 'add' | 'update' | 'delete';
 
@@ -206,9 +207,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private retryLater(err: unknown, generation: number): void {
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
-    this.lastErrorText = describe(err);
+    this.lastErrorText = describeApiError(err);
     this.impaired = true;
-    this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, error: this.lastErrorText, retryInMs: delay });
+    this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, ...apiErrorFields(err), retryInMs: delay });
     this.schedule(delay, generation);
   }
 
@@ -225,10 +226,3 @@ function isTimeout(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
 }
 
-function describe(err: unknown): string {
-  if (typeof err === 'object' && err !== null) {
-    const e = err as { message?: unknown; code?: unknown; statusCode?: unknown };
-    return [e.code ?? e.statusCode, e.message].filter((x) => x !== undefined).map(String).join(' ') || String(err);
-  }
-  return String(err);
-}

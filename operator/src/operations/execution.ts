@@ -3,6 +3,7 @@
  * go with them. The executor of a definition sees only `ExecutionContext`.
  */
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
+import { apiErrorFields } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { OperatorDeps } from '../deps';
 
@@ -114,7 +115,7 @@ export class ExecutionContext {
     await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, this.op.metadata.resourceVersion);
     this.leaseTimer = setInterval(() => {
       void this.write({ lease: this.lease(this.deps.now()) }).catch((err: unknown) => {
-        this.logger.warn('could not renew operation lease', { operation: this.op.metadata.name, error: String(err) });
+        this.logger.warn('could not renew operation lease', { operation: this.op.metadata.name, ...apiErrorFields(err) });
       });
     }, Math.max(50, Math.floor(this.leaseTtlMs / 3)));
   }

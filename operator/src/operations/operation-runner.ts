@@ -9,12 +9,11 @@
  * reconcile, so a long operation does not hold a worker.
  */
 import type { Operation } from '../../../common/src/generated/resources';
-import { apiStatus } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src/kube/clients';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { errorMessage } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
 import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
 
@@ -171,7 +170,7 @@ export class OperationRunner {
     try {
       await ctx.claim();
     } catch (err) {
-      if (apiStatus(err) !== 409) ctx.logger.warn('could not start operation', { error: errorMessage(err) });
+      if (apiStatus(err) !== 409) ctx.logger.warn('could not start operation', apiErrorFields(err));
       stop({ result: 'not_started' });
       return;
     }
@@ -189,21 +188,21 @@ export class OperationRunner {
         return;
       }
       result = err instanceof OperationCanceled || ctx.canceled ? 'canceled' : 'error';
-      ctx.event(result === 'canceled' ? 'Operation canceled by the user' : `Operation execution failed: ${errorMessage(err)}`);
+      ctx.event(result === 'canceled' ? 'Operation canceled by the user' : `Operation execution failed: ${describeApiError(err)}`);
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
         try {
           await definition.rollback(ctx);
           ctx.event('Operation rollback flow execution finished with success');
         } catch (rollbackErr) {
-          ctx.event(`Operation rollback flow execution failed, reason: ${errorMessage(rollbackErr)}`);
+          ctx.event(`Operation rollback flow execution failed, reason: ${describeApiError(rollbackErr)}`);
         }
       }
       try {
         // The last line says how the operation ended: only a finished one says "finished".
         await ctx.finish(result, result === 'canceled' ? 'Operation canceled' : 'Operation ended in error');
       } catch (writeErr) {
-        ctx.logger.error('could not write the final status of an operation', { error: errorMessage(writeErr) });
+        ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }
     }
     this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });

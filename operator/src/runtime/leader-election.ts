@@ -7,7 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
-import { apiStatus, describeApiError } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 
 export interface LeaderElectionOptions {
@@ -76,7 +76,7 @@ export class LeaderElector {
     this.inFlight = Promise.race([this.tryAcquireOrRenew(), deadline])
       .finally(() => clearTimeout(timer))
       .catch((err: unknown) => {
-        this.opts.logger.warn('leader election attempt failed', { error: describeApiError(err) });
+        this.opts.logger.warn('leader election attempt failed', apiErrorFields(err));
       })
       .finally(() => {
         if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) this.stepDown('renew deadline passed');
@@ -164,7 +164,7 @@ export class LeaderElector {
         body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
       });
     } catch (err) {
-      this.opts.logger.warn('could not release the leader lease', { error: describeApiError(err) });
+      this.opts.logger.warn('could not release the leader lease', apiErrorFields(err));
     }
   }
 }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../../common/src/logger';
-import { apiStatus } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import { WorkQueue as KeyedQueue } from '../../../common/src/runtime/work-queue';
 
@@ -72,7 +72,7 @@ export class WorkQueue {
       onError: (key, err, retryInMs) => {
         const logger = opts.logger.child({ controller: opts.name, key });
         if (apiStatus(err) === 409) logger.debug('conflict, requeueing', { requeueAfterMs: retryInMs });
-        else logger.warn('reconcile failed, retrying', { error: errorMessage(err), requeueAfterMs: retryInMs });
+        else logger.warn('reconcile failed, retrying', { ...apiErrorFields(err), requeueAfterMs: retryInMs });
       },
     });
   }
@@ -102,9 +102,4 @@ export class WorkQueue {
   async stop(): Promise<void> {
     await this.queue.shutDown();
   }
-}
-
-export function errorMessage(err: unknown): string {
-  if (typeof err === 'object' && err !== null && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
 }

@@ -1,0 +1,36 @@
+import * as k8s from '@kubernetes/client-node';
+import { apiErrorFields, describeApiError } from './clients';
+
+/** What client-node throws for a Kubernetes `Status` answer: the body as a string. */
+function statusError(code: number, reason: string, message: string): k8s.ApiException<string> {
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code });
+  return new k8s.ApiException(code, 'Unknown API Status Code!', body, { 'content-type': 'application/json' });
+}
+
+describe('API errors in logs', () => {
+  test.each([
+    ['a Status answer gives status code, reason and message as fields',
+      statusError(409, 'Conflict', 'Operation.roomkeeper.io "op-1" is invalid: the object has been modified'),
+      { statusCode: 409, reason: 'Conflict', error: 'Operation.roomkeeper.io "op-1" is invalid: the object has been modified' }],
+    ['a body that is not JSON: the body, not the client\'s dump',
+      new k8s.ApiException(502, 'Unknown API Status Code!', 'Bad Gateway', {}),
+      { statusCode: 502, error: 'Bad Gateway' }],
+    ['no body: the client\'s message line',
+      new k8s.ApiException(401, 'Unauthorized', undefined, {}),
+      { statusCode: 401, error: 'Unauthorized' }],
+    ['a transport failure: its message only', new TypeError('fetch failed'), { error: 'fetch failed' }],
+    ['not an error at all', 'boom', { error: 'boom' }],
+  ])('%s', (_name, err, expected) => {
+    expect(apiErrorFields(err)).toEqual(expected);
+  });
+
+  test('no field carries escaped JSON or headers', () => {
+    const fields = apiErrorFields(statusError(403, 'Forbidden', 'gamerooms is forbidden'));
+    expect(JSON.stringify(fields)).not.toMatch(/\\"|HTTP-Code|Headers|content-type/);
+  });
+
+  test('describeApiError is the same facts on one line', () => {
+    expect(describeApiError(statusError(404, 'NotFound', 'gamerooms "x" not found'))).toBe('404 gamerooms "x" not found');
+    expect(describeApiError(new Error('socket hang up'))).toBe('socket hang up');
+  });
+});
