@@ -8,6 +8,7 @@ import type { Config } from '../../common/src/config';
 import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
+import type { RoomExpectations } from './rooms/expectations';
 
 export interface Cache<T> {
   list(namespace?: string): readonly T[];
@@ -58,6 +59,8 @@ export interface OperatorDeps {
   logger: Logger;
   metrics: MetricsRegistry;
   identity: string;
+  /** Room writes the caches have not shown yet (the health check waits for them). */
+  expectations?: RoomExpectations;
   now(): number;
   forwarder?: StatusForwarder;
   /**

@@ -19,6 +19,7 @@ import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../common/src/resources/labels';
 import { PING_DIGEST_LABEL } from '../../common/src/rooms/ping-digest';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
+import { RoomExpectations } from './rooms/expectations';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
 import { OperationRunner } from './operations/operation-runner';
@@ -118,7 +119,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     const parts = [informers.rooms.sight, informers.pods.sight, informers.digests.sight];
     return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
   };
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder, sight };
+  const expectations = new RoomExpectations(Date.now);
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder, sight, expectations };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
@@ -158,6 +160,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     });
   };
   hooks.room = (t, room) => whenLeading(() => {
+    expectations.observe(t, room);
     const ns = room.metadata.namespace as string;
     if (t === 'delete') void roomController.roomDeleted(room);
     else roomQueue.add(`${ns}/${room.metadata.name}`);

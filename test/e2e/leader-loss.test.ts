@@ -101,7 +101,9 @@ describe('the leader dies mid-work; the standby finishes it', () => {
         const rooms = live((await stack.api.listGameRooms(name)).items);
         const old = rooms.filter((r) => r.spec.version === 'v1.0.0');
         return old.length === 1 && old[0]!.metadata.name === occupied && serving(rooms).filter((r) => r.spec.version === 'v2.0.0').length === 20;
-      }, { timeoutMs: 120_000, message: 'every free room on v2.0.0; the occupied one kept' });
+      }, { timeoutMs: 120_000, message: 'every free room on v2.0.0; the occupied one kept' }).catch(async (err: Error) => {
+        throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+      });
       released = true;
       await ping(stack, name, occupied, 'ready');
       await waitFor(async () => {
@@ -168,7 +170,9 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
     const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
-    expect(attempts.map((o) => o.status?.status)).toEqual(['error', 'finished']);
+    if (attempts.map((o) => o.status?.status).join() !== 'error,finished') {
+      throw new Error(`expected a stuck attempt and a finished one, got:\n${attempts.map((o) => `${o.metadata.name} ${o.status?.status}: ${(o.status?.executionHistory ?? []).map((h) => `${h.createdAt} ${h.event}`).join(' | ')}`).join('\n')}`);
+    }
     expect(attempts[0]!.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
     const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
     expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deleted.body.operationId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));

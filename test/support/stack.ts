@@ -68,10 +68,12 @@ export interface Stack {
 /** Fast timings for tests; each is a documented setting with a production default. */
 export const TEST_CONFIG: Partial<Record<keyof Config, unknown>> = {
   operatorPort: 0,
-  leaseDuration: 1500,
-  renewDeadline: 1000,
-  retryPeriod: 200,
-  operationLeaseTtl: 1000,
+  // Leadership survives a 4 s stall of the event loop (a loaded 2-core CI machine); a dead leader
+  // is replaced within 5.5 s. An operation lease is renewed every second.
+  leaseDuration: 5000,
+  renewDeadline: 4000,
+  retryPeriod: 500,
+  operationLeaseTtl: 3000,
   healthInterval: 500,
   autoscaleDebounce: 100,
   roomInitTimeout: 20_000,
@@ -131,8 +133,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const operators: RunningOperator[] = [];
   const forwarder = new EventForwarder({ logger, metrics: new MetricsRegistry() });
   const addOperator = async (): Promise<RunningOperator> => {
+    // Each replica its own leader-election identity, as each pod has its own name (the chart's
+    // environment gives every replica the same ROOMKEEPER_POD_NAME here).
+    const replica = config.identity ? { ...config, identity: `${config.identity}-${operators.length}` } : config;
     const op = await startOperator({
-      kubeConfig: identity?.operator ?? kc, config, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
+      kubeConfig: identity?.operator ?? kc, config: replica, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
     });
     operators.push(op);
     return op;

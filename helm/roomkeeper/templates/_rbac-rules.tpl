@@ -24,10 +24,15 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulerversions"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
-# Operations (healing ones are enqueued here; old ones pruned) and rooms, read through informers.
+# Operations (healing ones are enqueued here; old ones pruned), read through informers.
 - apiGroups: ["roomkeeper.io"]
-  resources: ["operations", "gamerooms"]
+  resources: ["operations"]
   verbs: ["list", "watch", "create", "delete"]
+# Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
+# it with its uid as precondition.
+- apiGroups: ["roomkeeper.io"]
+  resources: ["gamerooms"]
+  verbs: ["get", "list", "watch", "create", "delete"]
 # Status subresources: merge-patched, written only when they change.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers/status", "schedulerversions/status", "operations/status", "gamerooms/status"]

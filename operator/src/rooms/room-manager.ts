@@ -105,6 +105,7 @@ export class RoomManager {
       spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
     };
     const createdRoom = await retry(() => this.deps.api.createGameRoom(room));
+    this.deps.expectations?.expectAdd(schedulerName, name);
     const secret = this.deps.config.roomTokenSecret;
     const pod = buildRoomPod({
       schedulerName,
@@ -141,6 +142,7 @@ export class RoomManager {
   async deleteRoomReporting(namespace: string, name: string, preconditions?: DeletePreconditions, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<RoomDeletion> {
     try {
       await this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation);
+      this.deps.expectations?.expectDelete(namespace, name);
       return 'deleted';
     } catch (err) {
       const status = apiStatus(err);

@@ -1,0 +1,53 @@
+import type { GameRoom } from '../../../common/src/generated/resources';
+import { RoomExpectations } from './expectations';
+
+const room = (name: string, deleting = false): GameRoom => ({
+  apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+  metadata: { name, namespace: 's', ...(deleting ? { deletionTimestamp: new Date('2026-11-25T10:00:00Z') } : {}) },
+  spec: { scheduler: 's', version: 'v1.0.0' },
+});
+
+describe('room expectations', () => {
+  let now = 0;
+  const make = () => new RoomExpectations(() => now, 30_000);
+  beforeEach(() => {
+    now = 0;
+  });
+
+  test('a created room is expected until the cache shows it', () => {
+    const e = make();
+    e.expectAdd('s', 'a');
+    expect(e.satisfied('s')).toBe(false);
+    e.observe('add', room('b'));
+    expect(e.satisfied('s')).toBe(false);
+    e.observe('add', room('a'));
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('a deleted room is expected until the cache shows it deleted or terminating, not merely updated', () => {
+    const e = make();
+    e.expectDelete('s', 'a');
+    e.observe('update', room('a'));
+    expect(e.satisfied('s')).toBe(false);
+    e.observe('update', room('a', true));
+    expect(e.satisfied('s')).toBe(true);
+    e.expectDelete('s', 'b');
+    e.observe('delete', room('b'));
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('a room created and deleted before the cache saw it leaves nothing to wait for', () => {
+    const e = make();
+    e.expectAdd('s', 'a');
+    e.expectDelete('s', 'a');
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('an expectation not met within the TTL is dropped; other schedulers are unaffected', () => {
+    const e = make();
+    e.expectAdd('s', 'a');
+    expect(e.satisfied('other')).toBe(true);
+    now = 30_001;
+    expect(e.satisfied('s')).toBe(true);
+  });
+});

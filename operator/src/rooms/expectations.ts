@@ -1,0 +1,61 @@
+/**
+ * Room expectations, as the ReplicaSet controller keeps them: the rooms this operator created or
+ * deleted that its cache has not shown yet. The health check decides on counts, so it waits
+ * until they are seen: otherwise, on an API server whose watch is a moment behind, a decision
+ * made on a cache without the last batch adds that batch again (a rollout above desired +
+ * maxSurge), or removes rooms it believes are still serving. An expectation not met within the
+ * TTL is dropped (a room created and deleted before the cache saw it, a lost watch event).
+ */
+import type { GameRoom } from '../../../common/src/generated/resources';
+
+type Expected = 'add' | 'delete';
+
+export class RoomExpectations {
+  /** scheduler -> room -> what is expected and since when. */
+  private readonly pending = new Map<string, Map<string, { what: Expected; at: number }>>();
+
+  constructor(private readonly now: () => number, private readonly ttlMs = 30_000) {}
+
+  expectAdd(scheduler: string, room: string): void {
+    this.roomsOf(scheduler).set(room, { what: 'add', at: this.now() });
+  }
+
+  expectDelete(scheduler: string, room: string): void {
+    const rooms = this.roomsOf(scheduler);
+    // Created and deleted before the cache saw either: nothing is left to see.
+    if (rooms.get(room)?.what === 'add') rooms.delete(room);
+    else rooms.set(room, { what: 'delete', at: this.now() });
+  }
+
+  /** Informer hook: an add or update shows a created room; a delete or a deletionTimestamp a deleted one. */
+  observe(type: string, room: GameRoom): void {
+    const scheduler = room.metadata.namespace ?? '';
+    const rooms = this.pending.get(scheduler);
+    const entry = rooms?.get(room.metadata.name ?? '');
+    if (!rooms || !entry) return;
+    const gone = type === 'delete' || room.metadata.deletionTimestamp !== undefined;
+    if (entry.what === 'add' || gone) rooms.delete(room.metadata.name ?? '');
+    if (rooms.size === 0) this.pending.delete(scheduler);
+  }
+
+  /** Whether the cache shows every room write of the scheduler (expired expectations dropped). */
+  satisfied(scheduler: string): boolean {
+    const rooms = this.pending.get(scheduler);
+    if (!rooms) return true;
+    const now = this.now();
+    for (const [name, e] of rooms) if (now - e.at > this.ttlMs) rooms.delete(name);
+    if (rooms.size === 0) this.pending.delete(scheduler);
+    return rooms.size === 0;
+  }
+
+  /** Forgets a scheduler (deleted). */
+  forget(scheduler: string): void {
+    this.pending.delete(scheduler);
+  }
+
+  private roomsOf(scheduler: string): Map<string, { what: Expected; at: number }> {
+    let rooms = this.pending.get(scheduler);
+    if (!rooms) this.pending.set(scheduler, (rooms = new Map()));
+    return rooms;
+  }
+}
