@@ -129,6 +129,37 @@ describe('every history line is true', () => {
     ]));
   });
 
+  test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {
+    const name = 'ht-remove-cancel';
+    const before = await readyScheduler(name, 6);
+    try {
+      stack.sandbox!.faults.set({ latencyMs: 400, match: { verb: 'delete', resource: 'gamerooms' } });
+      const id = await enqueue(name, 'remove_rooms', { amount: 5 });
+      const deletedOriginals = async (): Promise<string[]> => {
+        const rooms = new Map((await stack.api.listGameRooms(name)).items.map((r) => [r.metadata.name as string, r]));
+        return before.filter((n) => !rooms.has(n) || rooms.get(n)?.metadata.deletionTimestamp !== undefined);
+      };
+      await waitFor(async () => (await deletedOriginals()).length >= 1, { timeoutMs: 15_000, message: 'the first room deleted' });
+      await stack.api.patchOperation(id, { spec: { cancelRequested: true } });
+      const op = await ended(id);
+      stack.sandbox!.faults.clear();
+      const events = eventsOf(op);
+      expect(op.status?.status).toBe('canceled');
+      expect(events[events.length - 1]).toBe('Operation canceled');
+      const removed = events.map((e) => /^Removed (\d+) rooms \(reason: api\)$/.exec(e)).find(Boolean);
+      expect(removed).toBeTruthy();
+      const n = Number(removed![1]);
+      expect(n).toBeGreaterThanOrEqual(1);
+      expect(n).toBeLessThan(5);
+      expect(events).toContain(`Removal stopped by the cancel after ${n}/5 rooms; roomsReplicas is left as it was`);
+      expect(events.some((e) => e.startsWith('roomsReplicas changed'))).toBe(false);
+      expect((await deletedOriginals()).length).toBe(n);
+      expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(6);
+    } finally {
+      stack.sandbox!.faults.clear();
+    }
+  });
+
   // The stages of add_rooms a cancel can hit: while roomsReplicas is being changed (before any
   // room), during the first batches (creation slowed down), and after half its rooms.
   test.each([

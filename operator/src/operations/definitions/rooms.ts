@@ -47,6 +47,13 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
   throw new Error('could not update roomsReplicas: too many conflicts');
 }
 
+/** After a cancel: records how far the work got, then ends the execution as canceled. */
+function stopIfCanceled(ctx: ExecutionContext, howFar: string): void {
+  if (!ctx.canceled) return;
+  ctx.event(howFar);
+  ctx.checkpoint();
+}
+
 function positiveInt(v: unknown): number | undefined {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : undefined;
@@ -79,10 +86,7 @@ export const addRoomsDefinition: OperationDefinition = {
       },
     });
     ctx.state.createdRooms = result.created;
-    if (ctx.canceled) {
-      ctx.event(`Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
-      ctx.checkpoint();
-    }
+    stopIfCanceled(ctx, `Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
     ctx.event(`Added ${result.created.length} rooms${typeof ctx.input.reason === 'string' ? ` (reason: ${ctx.input.reason})` : ''}`);
   },
@@ -117,9 +121,12 @@ export const removeRoomsDefinition: OperationDefinition = {
       const removed: string[] = [];
       const forced: string[] = [];
       const notFound: string[] = [];
+      let handled = 0;
       for (const id of ids) {
-        if (typeof id !== 'string') continue;
+        if (ctx.canceled) break;
         ctx.checkpoint();
+        handled++;
+        if (typeof id !== 'string') continue;
         const outcome = await rooms.removeRoomById(name, id);
         if (outcome === 'not-found') notFound.push(id);
         else removed.push(id);
@@ -128,6 +135,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
       ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
+      stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       return;
     }
     const amount = positiveInt(ctx.input.amount);
@@ -139,17 +147,23 @@ export const removeRoomsDefinition: OperationDefinition = {
       activeVersion: scheduler?.status?.version,
     });
     let removed = 0;
+    let gone = 0;
     let changed = 0;
     for (const room of choice.remove) {
+      if (ctx.canceled) break;
       ctx.checkpoint();
       const rv = ctx.deps.caches.rooms.get(room.name, name)?.metadata.resourceVersion;
-      if (await rooms.deleteRoom(name, room.name, rv)) removed++;
+      const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
+      if (outcome === 'deleted') removed++;
+      else if (outcome === 'absent') gone++;
       else changed++;
     }
-    ctx.event(`Removed ${removed} rooms (reason: ${reason})`);
-    await adjustReplicas(ctx, -removed);
+    ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}`);
+    stopIfCanceled(ctx, `Removal stopped by the cancel after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
+    // A room already gone is gone as asked: roomsReplicas goes down for it too.
+    await adjustReplicas(ctx, -(removed + gone));
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
-      ctx.event(`Asked to remove ${amount} rooms; ${removed} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
+      ctx.event(`Asked to remove ${amount} rooms; ${removed + gone} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
     }
   },
 };
