@@ -1,5 +1,6 @@
 import type { GameRoom } from '../../../common/src/generated/resources';
-import { deletionStartedAt, toView } from './room-manager';
+import type { OperatorDeps } from '../deps';
+import { deletionStartedAt, RoomManager, toView } from './room-manager';
 
 describe('deletionStartedAt', () => {
   it('is the deletionTimestamp minus the grace period (the API server sets the end of the grace period)', () => {
@@ -17,5 +18,42 @@ describe('deletionStartedAt', () => {
     const room = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's', creationTimestamp: new Date('2026-01-01T00:00:00Z') }, spec: { scheduler: 's', version: 'v1.0.0' } } as GameRoom;
     const pod = { metadata: { name: 'r1', deletionTimestamp: new Date('2026-01-01T00:11:00Z'), deletionGracePeriodSeconds: 600 } };
     expect(toView(room, pod, new Map())).toMatchObject({ terminating: true, terminatingSince: Date.parse('2026-01-01T00:01:00Z') });
+  });
+});
+
+describe('removeRoomById (remove-rooms by id)', () => {
+  const notFound = Object.assign(new Error('not found'), { code: 404 });
+  function setup(room: GameRoom | undefined) {
+    const calls: string[] = [];
+    const deps = {
+      api: {
+        getGameRoom: (ns: string, name: string) => (room ? Promise.resolve(room) : Promise.reject(notFound)).finally(() => calls.push(`get ${ns}/${name}`)),
+        deleteGameRoom: (ns: string, name: string, pre?: { uid?: string }) => {
+          calls.push(`delete ${ns}/${name} uid=${pre?.uid}`);
+          return Promise.resolve({});
+        },
+      },
+      core: {
+        deleteNamespacedPod: (req: { namespace: string; name: string; gracePeriodSeconds?: number }) => {
+          calls.push(`delete pod ${req.namespace}/${req.name} grace=${req.gracePeriodSeconds}`);
+          return Promise.resolve({});
+        },
+      },
+    } as unknown as OperatorDeps;
+    return { manager: new RoomManager(deps), calls };
+  }
+  const room = (scheduler: string, extra: Partial<GameRoom['metadata']> = {}): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's', uid: 'uid-1', ...extra }, spec: { scheduler, version: 'v1.0.0' },
+  });
+
+  it.each([
+    ['a room of the scheduler is deleted, on the condition that it is the room read', room('s'), 'deleted', ['get s/r1', 'delete s/r1 uid=uid-1']],
+    ['an unknown id is not found, and nothing is deleted', undefined, 'not-found', ['get s/r1']],
+    ['a room that names another scheduler is not found, and not touched', room('other'), 'not-found', ['get s/r1']],
+    ['a room already terminating has its pod deleted without grace', room('s', { deletionTimestamp: new Date(0) }), 'forced', ['get s/r1', 'delete pod s/r1 grace=0']],
+  ])('%s', async (_name, existing, outcome, calls) => {
+    const t = setup(existing);
+    expect(await t.manager.removeRoomById('s', 'r1')).toBe(outcome);
+    expect(t.calls).toEqual(calls);
   });
 });
