@@ -38,8 +38,7 @@ async function describeScheduler(stack: Stack, name: string): Promise<string> {
 
 /** Crashes the leader; resolves once the standby leads, and starts a new standby for what comes next. */
 async function killLeader(stack: Stack): Promise<void> {
-  const leader = stack.operators.find((o) => o.isLeader);
-  if (!leader) throw new Error('no leader to kill');
+  const leader = await waitFor(() => stack.operators.find((o) => o.isLeader), { timeoutMs: 15_000, message: 'a leader to kill' });
   await leader.crash();
   await waitFor(() => stack.operators.some((o) => o !== leader && o.isLeader), { timeoutMs: 15_000, message: 'the standby leads within 15 s' });
   await stack.addOperator();
@@ -140,9 +139,13 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     });
   }, 300_000);
 
+});
+
+// Its own stack, started once the other is stopped (on a real cluster both would share the
+// leader Lease): pods that take their whole grace period (the simulated kubelet holds deleted
+// pods up to 10 minutes), so the deletion waits for them until it force-deletes them.
+describe('the leader dies mid-deletion', () => {
   test('4. during delete_scheduler: another attempt completes the deletion, and the history says why', async () => {
-    // Its own stack: pods that take their whole grace period (the simulated kubelet holds deleted
-    // pods up to 10 minutes), so the deletion waits for them until it force-deletes them.
     const stack = await startStack({
       external: true, operators: 2,
       config: { healthInterval: 300, roomDeletionTimeout: 10_000 },
@@ -160,11 +163,13 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
   {
     const name = 'loss-delete';
     const body = createBody(name, { roomsReplicas: 3 }) as { spec: Record<string, unknown> };
-    expect((await managementCall(stack, 'POST', '/schedulers', { ...body, spec: { ...body.spec, terminationGracePeriod: '600s' } })).status).toBe(200);
+    // A grace period longer than the deletion timeout (10 s): the deletion force-deletes the pods
+    // after 10 s; kube-controller-manager's namespace controller looks again after the grace.
+    expect((await managementCall(stack, 'POST', '/schedulers', { ...body, spec: { ...body.spec, terminationGracePeriod: '30s' } })).status).toBe(200);
     await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 3, { timeoutMs: 60_000, message: '3 serving rooms' });
     const deleted = await managementCall(stack, 'DELETE', `/schedulers/${name}`);
     expect(deleted.status).toBe(200);
-    await waitFor(async () => (await stack.api.getOperation(deleted.body.operationId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for rooms to be deleted')),
+    await waitFor(async () => (await stack.api.getOperation(deleted.body.operationId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for room pods to be deleted')),
       { timeoutMs: 30_000, message: 'the deletion waiting for its rooms' });
     await killLeader(stack);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
@@ -177,6 +182,12 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
     expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deleted.body.operationId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
     expect(second.at(-2)).toBe(`Scheduler ${name} deleted`);
-    await waitFor(async () => (await stack.core.listNamespace()).items.every((n) => n.metadata?.name !== name), { timeoutMs: 60_000, message: 'the namespace gone' });
+    await waitFor(async () => (await stack.core.listNamespace()).items.every((n) => n.metadata?.name !== name), { timeoutMs: 60_000, message: 'the namespace gone' })
+      .catch(async (err: Error) => {
+        const ns = (await stack.core.listNamespace()).items.find((n) => n.metadata?.name === name);
+        const pods = (await stack.core.listNamespacedPod({ namespace: name })).items.map((p) => `${p.metadata?.name} deleting since ${String(p.metadata?.deletionTimestamp)} finalizers ${JSON.stringify(p.metadata?.finalizers ?? [])}`);
+        const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name} finalizers ${JSON.stringify(r.metadata.finalizers ?? [])}`);
+        throw new Error(`${err.message}\nnamespace: ${JSON.stringify(ns?.status)}\npods: ${pods.join('; ')}\nrooms: ${rooms.join('; ')}\nlast attempt: ${attempts.at(-1)?.status?.executionHistory?.map((h) => h.event).join(' | ')}`);
+      });
   }
 }

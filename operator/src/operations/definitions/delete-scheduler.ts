@@ -27,7 +27,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     });
     if (ns && ns.metadata?.labels?.[SCHEDULER_LABEL] === name) {
       await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
-      ctx.event(`Deleting namespace ${name} and its ${ctx.deps.caches.rooms.list(name).length} rooms`);
+      ctx.event(`Deleting namespace ${name}: ${ctx.deps.caches.rooms.list(name).length} rooms, ${ctx.deps.caches.pods.list(name).length} room pods`);
       let lastReported = -1;
       const rooms = new RoomManager(ctx.deps);
       const forced = new Set<string>();
@@ -44,7 +44,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         const left = ctx.deps.caches.pods.list(name).length;
         if (left !== lastReported && left > 0) {
           lastReported = left;
-          ctx.event(`Waiting for rooms to be deleted: ${left}`);
+          ctx.event(`Waiting for room pods to be deleted: ${left}`);
         }
         return left === 0 && ctx.deps.caches.rooms.list(name).length === 0 ? true : undefined;
       }, 10 * 60_000, 200);
