@@ -32,5 +32,5 @@ describe('kubectl deletions on the real API server', () => {
     const summary = output.split('\n').filter((l) => /^Tests:/.test(l)).join('; ');
     process.stdout.write(`\n[real-apiserver] kubectl deletions: ${summary}\n${figures.join('\n')}\n`);
     expect(summary).toMatch(/Tests:\s+9 passed, 9 total/);
-  }, 300_000);
+  }, 420_000);
 });

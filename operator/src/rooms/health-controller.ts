@@ -51,9 +51,9 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
+    await this.pruneRepeatedFailures(ops); // needs no room counts: as soon as the last try ended
     // Decide on counts the cache shows whole: the rooms the last operation wrote first (expectations.ts).
     if (this.deps.expectations && !this.deps.expectations.satisfied(name)) return { requeueAfterMs: 100 };
-    await this.pruneRepeatedFailures(ops);
     // Without its namespace (deleted, or still terminating) every room operation would fail:
     // the scheduler controller rebuilds it first; its informer event brings us back.
     const ns = this.deps.caches.namespaces.get(name);
