@@ -1,6 +1,6 @@
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
-import { backoffMs, decideRetry, describeIncident, incidentOf, prunableFailures } from './repeated-failure';
+import { backoffMs, decideRetry, describeIncident, incidentOf, isTransientFailure, prunableFailures } from './repeated-failure';
 
 const S = 1000;
 const NOW = 1_000_000 * S;
@@ -43,6 +43,15 @@ describe('decideRetry', () => {
   test.each(cases)('$name', ({ ops, fingerprint, want }) => {
     const d = decideRetry({ ops, definitionName: 'add_rooms', fingerprint: fingerprint ?? 'fp', now: NOW });
     expect(d.action === 'enqueue' ? `enqueue ${d.attempt} ${d.reason}` : `wait ${d.retryAt}`).toBe(want);
+  });
+
+  test('a failure the API server caused is tried again within 5 s, however often it repeated', () => {
+    const failed = op('add_rooms', 'error', 6 * S, { attempt: 9 });
+    failed.status!.executionHistory = [{ createdAt: '', event: 'Operation execution failed: room creation failed after 0/1 rooms: 500 Internal error occurred: injected fault' }];
+    expect(decideRetry({ ops: [failed], definitionName: 'add_rooms', fingerprint: 'fp', now: NOW })).toMatchObject({ action: 'enqueue', attempt: 10 });
+    expect(isTransientFailure('429 Too Many Requests')).toBe(true);
+    expect(isTransientFailure('403 pods "x" is forbidden: exceeded quota: rooms')).toBe(false);
+    expect(isTransientFailure('namespaces "s" not found')).toBe(false);
   });
 
   test('the backoff doubles from one second up to a minute', () => {

@@ -6,8 +6,8 @@
  * whether another operation of the same definition may be enqueued now:
  *  - no incident (the last one of that definition did not fail): yes, try 1;
  *  - something changed since the last failed try (another fingerprint): yes, try 1 of a new incident;
- *  - otherwise once the backoff after the last try has passed (base * 2^(tries-1), capped): the
- *    next try of the same incident.
+ *  - otherwise once the backoff after the last try has passed (base * 2^(tries-1), capped at a
+ *    minute, at a few seconds when the API server caused the failure): the next try.
  * Of the failed operations of one incident at most `keep` stay in the history (the first and the
  * latest ones); the condition on the Scheduler carries the count and the time of the last try.
  */
@@ -31,9 +31,19 @@ export interface Incident {
   failed: Operation[];
 }
 
-export interface RetryPolicy { baseMs: number; capMs: number; keep: number }
+export interface RetryPolicy { baseMs: number; capMs: number; keep: number; transientCapMs: number }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3 };
+/**
+ * A failure the API server caused (throttling, a 5xx, a timeout, a lost connection) passes with the
+ * server's trouble, not with a change the fingerprint sees: it is tried again sooner (transientCapMs).
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3, transientCapMs: 5_000 };
+
+const TRANSIENT = /(^|[^0-9])(429|5\d\d) |too many requests|internal error|timed? ?out|timeout|fetch failed|ECONN[A-Z]+|socket hang up|service unavailable/i;
+
+export function isTransientFailure(message: string): boolean {
+  return TRANSIENT.test(message);
+}
 
 export type RetryDecision =
   | { action: 'enqueue'; attempt: number; reason: 'first' | 'changed' | 'backoff-passed' }
@@ -86,16 +96,18 @@ export function incidentOf(ops: readonly Operation[], definitionName: string): I
   };
 }
 
-export function backoffMs(tries: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
-  return Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, tries - 1));
+export function backoffMs(tries: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY, transient = false): number {
+  return Math.min(transient ? policy.transientCapMs : policy.capMs, policy.baseMs * 2 ** Math.max(0, tries - 1));
 }
+
+const incidentBackoff = (i: Incident, policy: RetryPolicy): number => backoffMs(i.tries, policy, isTransientFailure(i.message));
 
 export function decideRetry(input: { ops: readonly Operation[]; definitionName: string; fingerprint: string; now: number; policy?: RetryPolicy }): RetryDecision {
   const policy = input.policy ?? DEFAULT_RETRY_POLICY;
   const incident = incidentOf(input.ops, input.definitionName);
   if (!incident) return { action: 'enqueue', attempt: 1, reason: 'first' };
   if (incident.fingerprint !== input.fingerprint) return { action: 'enqueue', attempt: 1, reason: 'changed' };
-  const retryAt = incident.lastAt + backoffMs(incident.tries, policy);
+  const retryAt = incident.lastAt + incidentBackoff(incident, policy);
   if (input.now >= retryAt) return { action: 'enqueue', attempt: incident.tries + 1, reason: 'backoff-passed' };
   return { action: 'wait', retryAt, incident };
 }
@@ -109,7 +121,7 @@ export function prunableFailures(incident: Incident, keep: number = DEFAULT_RETR
 
 /** One line for a Scheduler condition: what failed, how often, when last, and what happens next. */
 export function describeIncident(incident: Incident, policy: RetryPolicy = DEFAULT_RETRY_POLICY): string {
-  const next = new Date(incident.lastAt + backoffMs(incident.tries, policy)).toISOString();
+  const next = new Date(incident.lastAt + incidentBackoff(incident, policy)).toISOString();
   const times = incident.tries === 1 ? 'once' : `${incident.tries} times`;
   return `${incident.definitionName} failed ${times} in a row (first at ${new Date(incident.firstAt).toISOString()}, last try at ${new Date(incident.lastAt).toISOString()}): ${incident.message}; `
     + `not enqueued again until something it depends on changes or the backoff passes (next try at ${next})`;
