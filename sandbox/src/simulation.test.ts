@@ -344,7 +344,8 @@ describe('recovery from API errors', () => {
     sim = await starting;
     expect(sim.kubelet.stats().informerRestarts).toBeGreaterThanOrEqual(1);
 
-    sandbox.faults.set({ errorRate: 1, errorStatus: 429, match: { verb: 'patch', resource: 'pods' } });
+    // 500, not 429: the clients themselves wait out a 429's Retry-After (as client-go does).
+    sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'patch', resource: 'pods' } });
     await core.createNamespacedPod({ namespace: ns, body: roomPod('after-faults') });
     await waitFor(() => (sim?.kubelet.stats().errors ?? 0) >= 2, { message: 'status writes failing' });
     sandbox.faults.clear();

@@ -12,7 +12,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
-import { managementCall, roomPing } from '../support/http';
+import { describeScheduler, managementCall, roomPing } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -25,15 +25,6 @@ const serving = (rooms: readonly GameRoom[]) => live(rooms).filter((r) => r.stat
 
 async function ping(stack: Stack, scheduler: string, room: string, status: string): Promise<void> {
   expect(await roomPing(stack, scheduler, room, status)).toBe(200);
-}
-
-/** Rooms and operations of a scheduler, for a failure message. */
-async function describeScheduler(stack: Stack, name: string): Promise<string> {
-  const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name} ${r.spec.version} ${r.metadata.deletionTimestamp ? 'terminating' : r.status?.status}`);
-  const ops = (await stack.api.listOperations(name)).items.sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
-    .map((o) => `${o.spec.definitionName} ${o.status?.status ?? 'pending'} ${JSON.stringify(o.spec.input)} ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
-  const leaders = stack.operators.map((o) => `${o.identity}${o.isLeader ? ' (leader)' : ''}`);
-  return `rooms:\n  ${rooms.join('\n  ')}\noperations:\n  ${ops.join('\n  ')}\noperators: ${leaders.join(', ')}`;
 }
 
 /** Crashes the leader; resolves once the standby leads, and starts a new standby for what comes next. */

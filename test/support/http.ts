@@ -1,4 +1,4 @@
-/** HTTP calls the end-to-end suites make to a stack's gateway, as a Maestro client would. */
+/** HTTP calls the end-to-end suites make to a stack's gateway, as a Maestro client would, and a scheduler's state for failure messages. */
 import { roomToken } from '../../common/src/rooms/room-token';
 import type { Stack } from './stack';
 
@@ -22,4 +22,13 @@ export async function roomPing(stack: Stack, scheduler: string, room: string, st
   });
   await res.arrayBuffer();
   return res.status;
+}
+
+/** Rooms and operations of a scheduler, for a failure message. */
+export async function describeScheduler(stack: Stack, name: string): Promise<string> {
+  const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name} ${r.spec.version} ${r.metadata.deletionTimestamp ? 'terminating' : r.status?.status}`);
+  const ops = (await stack.api.listOperations(name)).items.sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
+    .map((o) => `${o.spec.definitionName} ${o.status?.status ?? 'pending'} ${JSON.stringify(o.spec.input)} ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
+  const leaders = stack.operators.map((o) => `${o.identity}${o.isLeader ? ' (leader)' : ''}`);
+  return `rooms:\n  ${rooms.join('\n  ')}\noperations:\n  ${ops.join('\n  ')}\noperators: ${leaders.join(', ')}`;
 }

@@ -68,11 +68,31 @@ function rateLimitMiddleware(limiter: TokenBucket): k8s.Middleware {
 function watchfulHttpLibrary(onTransportError: () => void): k8s.HttpLibrary {
   const inner = new k8s.IsomorphicFetchHttpLibrary();
   return k8s.wrapHttpLibrary({
-    send: (ctx) => inner.send(ctx).toPromise().catch((err: unknown) => {
-      if (isTransportError(err)) onTransportError();
-      throw err;
-    }),
+    send: async (ctx) => {
+      // As client-go: an answer with Retry-After (429 throttling, 503 while starting) is asked
+      // again after the time it names, up to RETRY_AFTER_ATTEMPTS times, within the request timeout.
+      for (let attempt = 1; ; attempt++) {
+        const res = await inner.send(ctx).toPromise().catch((err: unknown) => {
+          if (isTransportError(err)) onTransportError();
+          throw err;
+        });
+        const waitMs = retryAfterMs(res.httpStatusCode, res.headers['retry-after']);
+        if (waitMs === undefined || attempt >= RETRY_AFTER_ATTEMPTS) return res;
+        await res.body.text().catch(() => undefined); // free the connection
+        await new Promise((r) => setTimeout(r, waitMs));
+      }
+    },
   });
+}
+
+const RETRY_AFTER_ATTEMPTS = 10;
+const RETRY_AFTER_MAX_MS = 10_000;
+
+/** How long a 429 or 503 answer asks to wait (seconds in Retry-After), capped; undefined: do not retry. */
+export function retryAfterMs(status: number, header: string | undefined): number | undefined {
+  if (status !== 429 && status !== 503) return undefined;
+  if (header === undefined || !/^\d{1,6}$/.test(header.trim())) return undefined;
+  return Math.min(Number(header.trim()) * 1000, RETRY_AFTER_MAX_MS);
 }
 
 function isTransportError(err: unknown): boolean {
@@ -133,6 +153,23 @@ export const isConflict = (err: unknown): boolean => apiStatus(err) === 409;
 export function isRetryable(err: unknown): boolean {
   const s = apiStatus(err);
   return s === undefined || s === 409 || s === 429 || s >= 500;
+}
+
+/**
+ * Runs `fn` again after a transient failure (no answer, 429, 5xx), up to `attempts` times with
+ * doubling delays (100 ms to 2 s); a conflict (409) or any other answer is the caller's to handle.
+ */
+export async function retryTransient<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  let delay = 100;
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts || !isRetryable(err) || apiStatus(err) === 409) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
 }
 
 /**

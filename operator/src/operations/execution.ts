@@ -3,7 +3,7 @@
  * go with them. The executor of a definition sees only `ExecutionContext`.
  */
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
-import { apiErrorFields } from '../../../common/src/kube/clients';
+import { apiErrorFields, retryTransient } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { OperatorDeps } from '../deps';
 
@@ -124,7 +124,10 @@ export class ExecutionContext {
   async finish(status: 'finished' | 'error' | 'canceled', lastEvent?: string): Promise<void> {
     this.stopTimers();
     if (lastEvent) this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: lastEvent });
-    await this.write({ status, finishedAt: new Date(this.deps.now()).toISOString(), lease: null });
+    // The final status is retried through transient answers: an operation that did its work must
+    // not be reported failed because one write of its end was refused.
+    const finishedAt = new Date(this.deps.now()).toISOString();
+    await retryTransient(() => this.write({ status, finishedAt, lease: null }), 10);
   }
 
   private lease(now: number): NonNullable<OperationStatus['lease']> {

@@ -5,7 +5,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isRetryable } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
@@ -104,7 +104,7 @@ export class RoomManager {
       metadata: { name, namespace: schedulerName, labels },
       spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
     };
-    const createdRoom = await retry(() => this.deps.api.createGameRoom(room));
+    const createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room));
     this.deps.expectations?.expectAdd(schedulerName, name);
     const secret = this.deps.config.roomTokenSecret;
     const pod = buildRoomPod({
@@ -122,7 +122,7 @@ export class RoomManager {
       },
     });
     try {
-      await retry(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
+      await retryTransient(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
     } catch (err) {
       await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
       throw err;
@@ -141,7 +141,7 @@ export class RoomManager {
   /** Deletes a room and says what happened (for a history that counts only what it deleted). */
   async deleteRoomReporting(namespace: string, name: string, preconditions?: DeletePreconditions, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<RoomDeletion> {
     try {
-      await this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation);
+      await retryTransient(() => this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation));
       this.deps.expectations?.expectDelete(namespace, name);
       return 'deleted';
     } catch (err) {
@@ -240,17 +240,4 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     terminatingSince: deletion,
     validation: room.spec.validation === true,
   };
-}
-
-async function retry<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
-  let delay = 100;
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts || !isRetryable(err) || apiStatus(err) === 409) throw err;
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 2000);
-    }
-  }
 }

@@ -12,7 +12,7 @@ import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { Scheduler } from '../../../../common/src/generated/resources';
-import { apiStatus } from '../../../../common/src/kube/clients';
+import { apiStatus, retryTransient } from '../../../../common/src/kube/clients';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 
 /**
@@ -24,6 +24,8 @@ import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<void> {
   if (ctx.op.spec.priority || delta === 0) return;
   for (let attempt = 0; attempt < 5; attempt++) {
+    // Transient answers (429, 5xx) are retried (loadScheduler too): the rooms may already be
+    // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
     if (s.spec.autoscaling?.enabled) {
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
@@ -33,7 +35,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     const after = Math.max(0, before + delta);
     let patched: Scheduler;
     try {
-      patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } });
+      patched = await retryTransient(() => ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } }), 10);
     } catch (err) {
       if (apiStatus(err) !== 409) throw err;
       continue;

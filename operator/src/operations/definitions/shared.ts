@@ -3,7 +3,7 @@
  * the API, writing scheduler status, waiting on a condition while honouring cancellation.
  */
 import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../common/src/generated/resources';
-import { isNotFound } from '../../../../common/src/kube/clients';
+import { isNotFound, retryTransient } from '../../../../common/src/kube/clients';
 import { API_VERSION, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext } from '../execution';
 
@@ -11,10 +11,13 @@ export function versionObjectName(schedulerName: string, version: string): strin
   return `${schedulerName}-${version}`;
 }
 
-/** The scheduler, read from the API (not the cache): operations act on the latest state. */
+/**
+ * The scheduler, read from the API (not the cache): operations act on the latest state. Reads
+ * are retried through transient answers (429, 5xx, no answer), here and below.
+ */
 export async function loadScheduler(ctx: ExecutionContext): Promise<Scheduler> {
   try {
-    return await ctx.deps.api.getScheduler(ctx.schedulerName);
+    return await retryTransient(() => ctx.deps.api.getScheduler(ctx.schedulerName), READ_ATTEMPTS);
   } catch (err) {
     if (isNotFound(err)) throw new Error(`scheduler ${ctx.schedulerName} not found`, { cause: err });
     throw err;
@@ -23,7 +26,7 @@ export async function loadScheduler(ctx: ExecutionContext): Promise<Scheduler> {
 
 export async function loadVersion(ctx: ExecutionContext, version: string): Promise<SchedulerVersion | undefined> {
   try {
-    return await ctx.deps.api.getSchedulerVersion(versionObjectName(ctx.schedulerName, version));
+    return await retryTransient(() => ctx.deps.api.getSchedulerVersion(versionObjectName(ctx.schedulerName, version)), READ_ATTEMPTS);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -31,8 +34,10 @@ export async function loadVersion(ctx: ExecutionContext, version: string): Promi
 }
 
 export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVersion[]> {
-  return (await ctx.deps.api.listSchedulerVersions(ctx.schedulerName)).items;
+  return (await retryTransient(() => ctx.deps.api.listSchedulerVersions(ctx.schedulerName), READ_ATTEMPTS)).items;
 }
+
+const READ_ATTEMPTS = 10;
 
 /** The definition an operation carries: `input.scheduler` (with `name`), as the spec says. */
 export function definitionFromInput(input: Record<string, unknown>): SchedulerSpec | undefined {

@@ -1,0 +1,95 @@
+/**
+ * A throttled, failing API server for a minute (the operations issue's fault scenario 7, the
+ * outage issue's scenario 5), on the sandbox's fault injection: for 60 s, 30 % of all requests
+ * (reads, writes and watches of every component) are answered 429 with Retry-After, alternating
+ * every 10 s with 20 % answered 500. Meanwhile rooms ping and a client adds and removes rooms,
+ * retrying as a client does. Afterwards: no operation is left pending or running, the client's
+ * operations ended as their histories say and roomsReplicas moved only by those that finished,
+ * the fleet is exactly roomsReplicas rooms, every room has its pod and every pod its room
+ * (nothing leaked or lost), and no room was expired for want of pings that were in fact sent.
+ */
+import type { Stack } from '../support/stack';
+import { describeScheduler, managementCall } from '../support/http';
+import { schedulerObject, startStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'throttled';
+const FAULT_WINDOW_MS = 60_000;
+
+/** A client's call: retried on 429/5xx after the Retry-After it was given (or a second). */
+async function clientCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await managementCall(stack, method, path, body);
+    if ((res.status !== 429 && res.status < 500) || attempt >= 30) return res;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+describe('the API server throttles and fails for a minute', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ config: { healthInterval: 300, roomPingTimeout: 20_000 }, simulation: { pingIntervalMs: 1000 } });
+  });
+  afterAll(async () => {
+    stack.sandbox?.faults.clear();
+    await stack.stop();
+  });
+
+  test('no operation lost or stuck, no room leaked or lost, none expired falsely, and the fleet converges', async () => {
+    const created = await managementCall(stack, 'POST', '/schedulers', { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 6 }) as { spec: object }).spec });
+    expect(created.status).toBe(200);
+    await waitFor(async () => (await stack.api.listGameRooms(NAME)).items.filter((r) => r.status?.status === 'ready').length === 6,
+      { timeoutMs: 60_000, message: '6 ready rooms' });
+    const opsBefore = new Set((await stack.api.listOperations(NAME)).items.map((o) => o.metadata.name));
+
+    const faults = stack.sandbox!.faults;
+    const began = Date.now();
+    let phase = 0;
+    faults.set({ errorRate: 0.3, errorStatus: 429 });
+    const flip = setInterval(() => {
+      phase++;
+      faults.set(phase % 2 === 0 ? { errorRate: 0.3, errorStatus: 429 } : { errorRate: 0.2, errorStatus: 500 });
+    }, 10_000);
+    try {
+      expect((await clientCall(stack, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 4 })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 15_000));
+      expect((await clientCall(stack, 'POST', `/schedulers/${NAME}/remove-rooms`, { amount: 2 })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, Math.max(0, FAULT_WINDOW_MS - (Date.now() - began))));
+    } finally {
+      clearInterval(flip);
+      faults.clear();
+    }
+
+    // Every operation ends; the fleet is exactly roomsReplicas rooms, each with its pod.
+    const settled = await waitFor(async () => {
+      const s = await stack.api.getScheduler(NAME);
+      const ops = (await stack.api.listOperations(NAME)).items;
+      const rooms = (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+      const live = rooms.filter((r) => !r.metadata.deletionTimestamp);
+      const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => !p.metadata?.deletionTimestamp);
+      const busy = ops.filter((o) => ['pending', 'in_progress'].includes(o.status?.status ?? 'pending'));
+      const want = s.spec.roomsReplicas ?? 0;
+      const done = busy.length === 0 && live.length === want && live.every((r) => r.status?.status === 'ready')
+        && pods.length === want && pods.every((p) => live.some((r) => r.metadata.name === p.metadata?.name));
+      return done ? { ops, replicas: want } : undefined;
+    }, { timeoutMs: 120_000, message: 'roomsReplicas ready rooms, each with its pod, and no operation pending or running' }).catch(async (err: Error) => {
+      const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? ' (deleting)' : ''}`);
+      throw new Error(`${err.message}\nspec.roomsReplicas ${(await stack.api.getScheduler(NAME)).spec.roomsReplicas}; pods: ${pods.join(', ')}\n${await describeScheduler(stack, NAME)}`);
+    });
+
+    const during = settled.ops.filter((o) => !opsBefore.has(o.metadata.name));
+    const expiries = during.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string }).reason === 'expired_room');
+    expect(expiries.map((o) => (o.spec.input as { details?: string[] }).details)).toEqual([]);
+    // The client's two operations ended, each as its history says; roomsReplicas moved by the
+    // amount of each one that finished (one that failed is rolled back), so nothing is half-done.
+    const userOps = during.filter((o) => !o.spec.priority && ['add_rooms', 'remove_rooms'].includes(o.spec.definitionName));
+    expect(userOps).toHaveLength(2);
+    for (const op of userOps) {
+      const last = op.status?.executionHistory?.at(-1)?.event;
+      expect({ status: op.status?.status, last }).toEqual(op.status?.status === 'finished'
+        ? { status: 'finished', last: 'Operation finished' } : { status: 'error', last: 'Operation ended in error' });
+    }
+    const finished = (d: string) => userOps.some((o) => o.spec.definitionName === d && o.status?.status === 'finished');
+    expect(settled.replicas).toBe(6 + (finished('add_rooms') ? 4 : 0) - (finished('remove_rooms') ? 2 : 0));
+  }, 300_000);
+});
