@@ -50,4 +50,18 @@ describe('room expectations', () => {
     now = 30_001;
     expect(e.satisfied('s')).toBe(true);
   });
+
+  test('an expectation recorded before a request that failed is cancelled', () => {
+    const e = make();
+    e.expectAdd('s', 'a');
+    e.cancel('s', 'a');
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('a watch event that comes before the answer is not missed: the expectation is recorded first', () => {
+    const e = make();
+    e.expectAdd('s', 'a');
+    e.observe('add', room('a'));
+    expect(e.satisfied('s')).toBe(true);
+  });
 });

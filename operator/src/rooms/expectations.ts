@@ -5,6 +5,8 @@
  * made on a cache without the last batch adds that batch again (a rollout above desired +
  * maxSurge), or removes rooms it believes are still serving. An expectation not met within the
  * TTL is dropped (a room created and deleted before the cache saw it, a lost watch event).
+ * Callers record an expectation before their request (the watch event may come before the
+ * answer) and cancel it when the request fails.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
 
@@ -25,6 +27,13 @@ export class RoomExpectations {
     // Created and deleted before the cache saw either: nothing is left to see.
     if (rooms.get(room)?.what === 'add') rooms.delete(room);
     else rooms.set(room, { what: 'delete', at: this.now() });
+  }
+
+  /** The write expected did not happen (the request failed): nothing to wait for. */
+  cancel(scheduler: string, room: string): void {
+    const rooms = this.pending.get(scheduler);
+    rooms?.delete(room);
+    if (rooms?.size === 0) this.pending.delete(scheduler);
   }
 
   /** Informer hook: an add or update shows a created room; a delete or a deletionTimestamp a deleted one. */

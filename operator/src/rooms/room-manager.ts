@@ -104,8 +104,11 @@ export class RoomManager {
       metadata: { name, namespace: schedulerName, labels },
       spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
     };
-    const createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room));
     this.deps.expectations?.expectAdd(schedulerName, name);
+    const createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room)).catch((err: unknown) => {
+      this.deps.expectations?.cancel(schedulerName, name);
+      throw err;
+    });
     const secret = this.deps.config.roomTokenSecret;
     const pod = buildRoomPod({
       schedulerName,
@@ -141,10 +144,11 @@ export class RoomManager {
   /** Deletes a room and says what happened (for a history that counts only what it deleted). */
   async deleteRoomReporting(namespace: string, name: string, preconditions?: DeletePreconditions, propagation: 'Foreground' | 'Background' = 'Foreground'): Promise<RoomDeletion> {
     try {
-      await retryTransient(() => this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation));
       this.deps.expectations?.expectDelete(namespace, name);
+      await retryTransient(() => this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation));
       return 'deleted';
     } catch (err) {
+      this.deps.expectations?.cancel(namespace, name);
       const status = apiStatus(err);
       if (status === 404) return 'absent';
       if (status === 409) return 'changed';
