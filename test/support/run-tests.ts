@@ -28,7 +28,9 @@ async function main(): Promise<number> {
   // `--selectProjects` given: one run of what was asked (with the real plane if it is asked for).
   const selected = userArgs.includes('--selectProjects');
   const wantsReal = !selected || userArgs.includes('real-apiserver');
-  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? userArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', ...userArgs], process.env);
+  // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
+  // not hold the run open once every suite has finished (seen: the run never ended).
+  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? userArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...userArgs], process.env);
   if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();

@@ -79,7 +79,7 @@ function watchfulHttpLibrary(onTransportError: () => void): k8s.HttpLibrary {
         const waitMs = retryAfterMs(res.httpStatusCode, res.headers['retry-after']);
         if (waitMs === undefined || attempt >= RETRY_AFTER_ATTEMPTS) return res;
         await res.body.text().catch(() => undefined); // free the connection
-        await new Promise((r) => setTimeout(r, waitMs));
+        await new Promise((r) => setTimeout(r, waitMs).unref());
       }
     },
   });
@@ -166,7 +166,7 @@ export async function retryTransient<T>(fn: () => Promise<T>, attempts = 5): Pro
       return await fn();
     } catch (err) {
       if (i >= attempts || !isRetryable(err) || apiStatus(err) === 409) throw err;
-      await new Promise((r) => setTimeout(r, delay));
+      await new Promise((r) => setTimeout(r, delay).unref());
       delay = Math.min(delay * 2, 2000);
     }
   }
