@@ -16,12 +16,17 @@ import { waitFor } from '../support/wait';
 const NAME = 'throttled';
 const FAULT_WINDOW_MS = 60_000;
 
-/** A client's call: retried on 429/5xx after the Retry-After it was given (or a second). */
+/**
+ * A client's call: on 429/5xx it backs off for the Retry-After the gateway gave (its 503 says 5 s;
+ * 1 s without one) and asks again. The pause is the client's behaviour under test, not a wait
+ * for the system to reach a state.
+ */
 async function clientCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   for (let attempt = 0; ; attempt++) {
     const res = await managementCall(stack, method, path, body);
     if ((res.status !== 429 && res.status < 500) || attempt >= 30) return res;
-    await new Promise((r) => setTimeout(r, 1000));
+    const backoffMs = /^\d+$/.test(res.retryAfter ?? '') ? Number(res.retryAfter) * 1000 : 1000;
+    await new Promise((r) => setTimeout(r, backoffMs));
   }
 }
 

@@ -3,14 +3,15 @@ import { roomToken } from '../../common/src/rooms/room-token';
 import type { Stack } from './stack';
 
 /** A management API call with the stack's credentials; the body parsed as JSON when there is one. */
-export async function managementCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function managementCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; retryAfter?: string }> {
   const res = await fetch(`${stack.managementUrl}${path}`, {
     method,
     headers: { authorization: stack.authHeader, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  const retryAfter = res.headers.get('retry-after') ?? undefined;
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, ...(retryAfter ? { retryAfter } : {}) };
 }
 
 /** A room's ping with its token, as the game server sends it; resolves to the HTTP status. */

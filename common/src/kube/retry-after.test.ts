@@ -1,4 +1,5 @@
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
+import { waitFor } from '../../../test/support/wait';
 import { makeKubeClients, retryAfterMs } from './clients';
 
 describe('Retry-After', () => {
@@ -27,10 +28,13 @@ describe('Retry-After', () => {
       const clients = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
       try {
         await clients.core.createNamespace({ body: { metadata: { name: 'throttled-once' } } });
-        // Every request refused until the fault is lifted while the client waits.
+        // Every request refused until the client has been refused twice; it keeps asking.
         sandbox.faults.set({ errorRate: 1, errorStatus: 429 });
-        setTimeout(() => sandbox.faults.clear(), 1500);
-        const ns = await clients.core.readNamespace({ name: 'throttled-once' });
+        const before = sandbox.faults.injected;
+        const read = clients.core.readNamespace({ name: 'throttled-once' });
+        await waitFor(() => sandbox.faults.injected - before >= 2, { timeoutMs: 10_000, message: 'two 429 answers' });
+        sandbox.faults.clear();
+        const ns = await read;
         expect(ns.metadata?.name).toBe('throttled-once');
       } finally {
         sandbox.faults.clear();

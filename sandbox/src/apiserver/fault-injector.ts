@@ -18,6 +18,8 @@ export interface FaultInjector {
   /** Every watch/list resume from an RV older than now gets 410 (forces informers to relist). */
   forceGone(): void;
   clear(): void;
+  /** How many requests were answered with an injected error since the sandbox started. */
+  readonly injected: number;
 }
 
 export interface FaultDecision {
@@ -28,6 +30,7 @@ export interface FaultDecision {
 
 export class Faults implements FaultInjector {
   private settings: FaultSettings = {};
+  injected = 0;
 
   constructor(
     private readonly onForceGone: () => void,
@@ -52,7 +55,10 @@ export class Faults implements FaultInjector {
     const match = s.match;
     if (match && ((match.verb && match.verb !== verb) || (match.resource && match.resource !== resource))) return { latencyMs: 0 };
     const decision: FaultDecision = { latencyMs: s.latencyMs ?? 0 };
-    if (s.errorRate && s.errorRate > 0 && this.random() < s.errorRate) decision.errorStatus = s.errorStatus ?? 500;
+    if (s.errorRate && s.errorRate > 0 && this.random() < s.errorRate) {
+      decision.errorStatus = s.errorStatus ?? 500;
+      this.injected++;
+    }
     if (verb === 'watch' && s.cutWatchAfterEvents !== undefined) decision.cutWatchAfterEvents = s.cutWatchAfterEvents;
     return decision;
   }
