@@ -3,10 +3,7 @@
  * chart's ServiceAccounts with the chart's environment, the simulated kubelet and rooms as their
  * own identity, the harness as administrator (test/support/real-apiserver.ts).
  */
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
-import { REPO_ROOT } from '../support/stack';
-import { realApiServer, realClusterEnv, reportNotRun } from '../support/real-apiserver';
+import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
 
 describe('end-to-end suite on the real API server', () => {
   test('every test/e2e suite passes under the chart RBAC', async () => {
@@ -17,14 +14,7 @@ describe('end-to-end suite on the real API server', () => {
     }
     // ROOMKEEPER_E2E_FILES (comma-separated paths) runs only those suites, while working on them.
     const files = process.env.ROOMKEEPER_E2E_FILES?.split(',').filter(Boolean) ?? ['test/e2e/'];
-    const suites = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', 'e2e', '--runInBand', '--ci', ...files], {
-      cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    suites.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    suites.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise<number | null>((resolve) => suites.once('exit', (c) => resolve(c)));
-    if (code !== 0) throw new Error(`end-to-end suites failed on the real API server:\n${output.slice(-30_000)}`);
+    const output = await runSuitesOnPlane(plane, 'end-to-end suites', 'e2e', files);
     const summary = output.split('\n').filter((l) => /^(Tests|Test Suites):/.test(l)).join('\n');
     process.stdout.write(`\n[real-apiserver] test/e2e: ${summary.replace(/\n/g, '; ')}\n`);
     expect(summary).toMatch(/Tests:\s+\d+ passed, \d+ total/);

@@ -7,10 +7,7 @@
  * garbage collector are the real ones), the operator and gateway running as the chart's
  * ServiceAccounts.
  */
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
-import { REPO_ROOT } from '../support/stack';
-import { realApiServer, realClusterEnv, reportNotRun } from '../support/real-apiserver';
+import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
 
 describe('kubectl deletions on the real API server', () => {
   test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', async () => {
@@ -19,14 +16,7 @@ describe('kubectl deletions on the real API server', () => {
       expect(reportNotRun('kubectl deletions')).toMatch(/NOT RUN/);
       return;
     }
-    const suite = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', 'integration', '--runInBand', '--ci', 'test/operator/kubectl-deletions.test.ts'], {
-      cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    suite.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    suite.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise<number | null>((resolve) => suite.once('exit', (c) => resolve(c)));
-    if (code !== 0) throw new Error(`kubectl deletions failed on the real API server:\n${output.slice(-12000)}`);
+    const output = await runSuitesOnPlane(plane, 'kubectl deletions', 'integration', ['test/operator/kubectl-deletions.test.ts']);
     const lines = output.slice(output.indexOf('[kubectl-deletions]')).split('\n');
     const figures = lines.slice(0, lines.findIndex((l, i) => i > 0 && !/^ {2}\S/.test(l)));
     const summary = output.split('\n').filter((l) => /^Tests:/.test(l)).join('; ');

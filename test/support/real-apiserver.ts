@@ -8,7 +8,7 @@
  *
  * Suites find it through `ROOMKEEPER_REAL_APISERVER_INFO` (a JSON file, `RealApiServer` below).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as YAML from 'yaml';
@@ -144,4 +144,21 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
     E2E_SIMULATION_KUBECONFIG: info.simKubeconfig,
     E2E_CHART_ENV: JSON.stringify(info.chartEnv),
   };
+}
+
+/**
+ * Runs jest suites of another project (`project`, `files`) against the real plane, as the suites
+ * that wrap them do: the cluster environment of `realClusterEnv`, in band. Resolves to jest's
+ * output; throws with its last part when jest failed.
+ */
+export async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: string[]): Promise<string> {
+  const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
+    cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  jest.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  jest.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((resolve) => jest.once('exit', (c) => resolve(c)));
+  if (code !== 0) throw new Error(`${what} failed on the real API server:\n${output.slice(-30_000)}`);
+  return output;
 }

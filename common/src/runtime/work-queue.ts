@@ -7,6 +7,8 @@
  * - The handler returns `{ requeueAfterMs }` to be woken later, or throws to be retried with a
  *   per-key exponential back-off; success resets the key's back-off.
  */
+import { exponentialBackoff } from './backoff';
+
 export interface WorkResult {
   requeueAfterMs?: number;
 }
@@ -124,7 +126,7 @@ export class WorkQueue {
       this.failures.set(key, n);
       const base = this.options.baseBackoffMs ?? 50;
       const max = this.options.maxBackoffMs ?? 10_000;
-      requeueAfterMs = Math.min(max, base * 2 ** Math.min(n - 1, 20));
+      requeueAfterMs = exponentialBackoff(base, n, max);
       this.options.onError?.(key, err, requeueAfterMs);
     } finally {
       this.processing.delete(key);

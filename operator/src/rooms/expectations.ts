@@ -57,11 +57,6 @@ export class RoomExpectations {
     return rooms.size === 0;
   }
 
-  /** Forgets a scheduler (deleted). */
-  forget(scheduler: string): void {
-    this.pending.delete(scheduler);
-  }
-
   private roomsOf(scheduler: string): Map<string, { what: Expected; at: number }> {
     let rooms = this.pending.get(scheduler);
     if (!rooms) this.pending.set(scheduler, (rooms = new Map()));

@@ -11,6 +11,7 @@
 import type { Operation } from '../../../common/src/generated/resources';
 import { deterministicOperationId } from '../../../common/src/operations/operation-id';
 import { OperationConditionType } from '../../../common/src/resources/condition-types';
+import { exponentialBackoff } from '../../../common/src/runtime/backoff';
 import { statusOf } from '../operations/queue-order';
 
 export const ATTEMPT_BACKOFF_MS = 5_000;
@@ -58,7 +59,7 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
   const stuck = isStuck(last);
   if (rule.definitionName === 'create_scheduler' && !stuck) return { action: 'none' };
   const failures = attempts.length;
-  const delay = Math.min(ATTEMPT_BACKOFF_MS * 2 ** Math.min(failures - 1, 16), ATTEMPT_BACKOFF_MAX_MS);
+  const delay = exponentialBackoff(ATTEMPT_BACKOFF_MS, failures, ATTEMPT_BACKOFF_MAX_MS);
   const endedAt = Date.parse(last.status?.finishedAt ?? '') || now;
   if (now < endedAt + delay) return { action: 'wait', ms: endedAt + delay - now };
   const how = stuck ? 'got stuck (its operator stopped mid-way)' : `ended ${status}`;

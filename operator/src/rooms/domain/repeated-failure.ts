@@ -13,6 +13,7 @@
  */
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
+import { exponentialBackoff } from '../../../../common/src/runtime/backoff';
 
 /** The operations the health check enqueues (and whose repeated failures it holds back). */
 export const HEALING_DEFINITIONS = ['add_rooms', 'remove_rooms'] as const;
@@ -97,7 +98,7 @@ export function incidentOf(ops: readonly Operation[], definitionName: string): I
 }
 
 export function backoffMs(tries: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY, transient = false): number {
-  return Math.min(transient ? policy.transientCapMs : policy.capMs, policy.baseMs * 2 ** Math.max(0, tries - 1));
+  return exponentialBackoff(policy.baseMs, tries, transient ? policy.transientCapMs : policy.capMs);
 }
 
 const incidentBackoff = (i: Incident, policy: RetryPolicy): number => backoffMs(i.tries, policy, isTransientFailure(i.message));
