@@ -41,6 +41,11 @@ export interface StackOptions {
    * otherwise, and by default, against a fresh embedded sandbox.
    */
   external?: boolean;
+  /**
+   * The kubeconfig each component uses, from the one it would use (e.g. through a fault proxy:
+   * `(_component, kc) => proxy.kubeConfig(kc)`). The harness's own clients are not changed.
+   */
+  kubeConfigFor?: (component: 'operator' | 'gateway' | 'simulation', kc: k8s.KubeConfig) => k8s.KubeConfig;
 }
 
 export interface Stack {
@@ -101,11 +106,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // ServiceAccount with the environment the chart gives it; the harness itself is administrator.
   const identity = external ? externalIdentities() : undefined;
   const chartEnv = identity?.chartEnv;
+  const kubeConfigOf = (component: 'operator' | 'gateway' | 'simulation', own: k8s.KubeConfig | undefined): k8s.KubeConfig =>
+    opts.kubeConfigFor ? opts.kubeConfigFor(component, own ?? kc) : own ?? kc;
   const useGateway = opts.gateway ?? true;
   const credentials = chartEnv ? {} : { authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret' };
   const base = loadConfig(chartEnv?.gateway ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config });
   const gateway = useGateway
-    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: identity?.gateway ?? kc, host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
+    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: kubeConfigOf('gateway', identity?.gateway), host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
     : undefined;
   const auth = base.authSecretName !== '' && chartEnv ? await readBasicAuth(clients.core, base.authSecretNamespace, base.authSecretName) : { username: base.authUsername, password: base.authPassword };
   const standIn = gateway ? undefined : await startPingStandIn(api);
@@ -122,7 +129,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     realNodes = [];
   }
   const simulation = opts.simulation === false || realNodes.length > 0 ? undefined : await startSimulation({
-    kubeConfig: identity?.simulation ?? kc,
+    kubeConfig: kubeConfigOf('simulation', identity?.simulation),
     nodes: opts.simulation?.nodes ?? 2,
     startDelayMs: opts.simulation?.startDelayMs ?? 20,
     deletionCapMs: opts.simulation?.deletionCapMs ?? 50,
@@ -137,7 +144,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // environment gives every replica the same ROOMKEEPER_POD_NAME here).
     const replica = config.identity ? { ...config, identity: `${config.identity}-${operators.length}` } : config;
     const op = await startOperator({
-      kubeConfig: identity?.operator ?? kc, config: replica, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
+      kubeConfig: kubeConfigOf('operator', identity?.operator), config: replica, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
     });
     operators.push(op);
     return op;
