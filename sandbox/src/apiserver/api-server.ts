@@ -44,6 +44,16 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const JSON_TYPE = 'application/json';
 const TABLE_TYPE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 const AGGREGATED_V2 = 'g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+/** Injected faults a watch carries from its start. */
+interface WatchFaults {
+  cutAfterEvents?: number;
+  delayMs?: number;
+}
+
+function bearerToken(header: string | undefined): string | undefined {
+  return header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+}
+
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 export class ApiServer {
@@ -78,6 +88,13 @@ export class ApiServer {
     const bound = (this.server.address() as AddressInfo).port;
     this.address = `${host}:${bound}`;
     return bound;
+  }
+
+  /** Ends every open watch (fault injection); returns how many there were. */
+  cutWatches(): number {
+    const open = [...this.watches];
+    for (const w of open) w.close();
+    return open.length;
   }
 
   async close(): Promise<void> {
@@ -240,8 +257,20 @@ export class ApiServer {
     const scope: Scope = { rt, version: p.version, namespace: p.namespace };
     const watch = p.watchPath || boolParam(q.get('watch'));
     const verb = verbOf(method, p, watch);
-    const fault = this.deps.faults.decide(verb, rt.plural);
+    const fault = this.deps.faults.decide(verb, rt.plural, bearerToken(req.headers.authorization));
     if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+    if (fault.errorStatus === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (fault.errorStatus === 'expired' && watch) {
+      this.send(res, 200, `${JSON.stringify({ type: 'ERROR', object: statusBody(410, 'Expired', 'too old resource version: injected fault') })}\n`);
+      return;
+    }
+    if (fault.errorStatus === 410 || fault.errorStatus === 'expired') {
+      this.send(res, 410, JSON.stringify(statusBody(410, 'Expired', 'too old resource version: injected fault')));
+      return;
+    }
     if (fault.errorStatus === 429) {
       const body = statusBody(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 });
       this.send(res, 429, JSON.stringify(body), JSON_TYPE, { 'Retry-After': '1' });
@@ -260,7 +289,7 @@ export class ApiServer {
     }
     const format = outputFormat(req.headers.accept);
     if (rt.view) {
-      await this.handleView(req, res, p, q, method, rt, watch, format, fault.cutWatchAfterEvents);
+      await this.handleView(req, res, p, q, method, rt, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs });
       return;
     }
     if (rt.namespaced && !p.namespace && p.name) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -269,7 +298,7 @@ export class ApiServer {
     if (watch && method === 'GET' && !p.subresource) {
       let fieldSelector = q.get('fieldSelector') ?? '';
       if (p.name) fieldSelector = fieldSelector ? `${fieldSelector},metadata.name=${p.name}` : `metadata.name=${p.name}`;
-      this.startWatch(res, scope, q, fieldSelector, format, fault.cutWatchAfterEvents);
+      this.startWatch(res, scope, q, fieldSelector, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs });
       return;
     }
 
@@ -380,7 +409,7 @@ export class ApiServer {
   /** A resource that is another shape of a stored resource (events.k8s.io/v1 Events). */
   private async handleView(
     req: http.IncomingMessage, res: http.ServerResponse, p: ResourcePath, q: URLSearchParams, method: string,
-    rt: ResourceType, watch: boolean, format: OutputFormat, cutAfter: number | undefined,
+    rt: ResourceType, watch: boolean, format: OutputFormat, watchFaults: WatchFaults,
   ): Promise<void> {
     const view = rt.view!;
     const storageRt = this.deps.registry.get(view.storage.group, view.storage.plural);
@@ -400,7 +429,7 @@ export class ApiServer {
     if (method === 'GET' && watch) {
       let fieldSelector = translate(q.get('fieldSelector')) ?? '';
       if (p.name) fieldSelector = fieldSelector ? `${fieldSelector},metadata.name=${p.name}` : `metadata.name=${p.name}`;
-      this.startWatch(res, storageScope, q, fieldSelector, format, cutAfter, { apiVersion: apiVersionOf(rt.group, p.version), transform: show });
+      this.startWatch(res, storageScope, q, fieldSelector, format, watchFaults, { apiVersion: apiVersionOf(rt.group, p.version), transform: show });
       return;
     }
     if (!p.name && method === 'GET') {
@@ -529,7 +558,7 @@ export class ApiServer {
   }
 
   private startWatch(
-    res: http.ServerResponse, scope: Scope, q: URLSearchParams, fieldSelector: string, format: OutputFormat, cutAfter: number | undefined,
+    res: http.ServerResponse, scope: Scope, q: URLSearchParams, fieldSelector: string, format: OutputFormat, watchFaults: WatchFaults,
     view?: { apiVersion: string; transform: (obj: KubeObject) => KubeObject },
   ): void {
     const labelSelector = q.get('labelSelector') ?? '';
@@ -549,7 +578,8 @@ export class ApiServer {
       bookmarks: boolParam(q.get('allowWatchBookmarks')),
       bookmarkIntervalMs: this.deps.bookmarkIntervalMs,
       timeoutMs: timeoutSeconds !== undefined && timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined,
-      cutAfterEvents: cutAfter,
+      cutAfterEvents: watchFaults.cutAfterEvents,
+      delayMs: watchFaults.delayMs,
       table: format === 'table' ? { include: this.includeObject(q) } : undefined,
       now: this.deps.now,
     }, (w) => this.watches.delete(w));

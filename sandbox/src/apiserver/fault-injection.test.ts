@@ -1,9 +1,18 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../index';
 import { request } from './http-request.fixture';
+import { openWatch } from './watch-reader.fixture';
 
 function failure(e: unknown): { code?: number; headers?: Record<string, string> } {
   return typeof e === 'object' && e !== null ? (e as { code?: number; headers?: Record<string, string> }) : {};
+}
+
+async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 describe('fault injection', () => {
@@ -57,6 +66,43 @@ describe('fault injection', () => {
   it('adds latency without failing', async () => {
     sandbox.faults.set({ latencyMs: 20 });
     await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
+  });
+
+  it('answers watches 410 as a status or as an ERROR event, and resets connections', async () => {
+    sandbox.faults.set({ errorRate: 1, errorStatus: 410, match: { verb: 'watch' } });
+    expect((await request(sandbox.url, 'GET', '/api/v1/pods?watch=true')).json).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+    expect((await request(sandbox.url, 'GET', '/api/v1/pods')).status).toBe(200);
+    sandbox.faults.set({ errorRate: 1, errorStatus: 'expired', match: { verb: 'watch' } });
+    const expired = openWatch(sandbox.url, '/api/v1/pods?watch=true');
+    await expired.ended;
+    expect(await expired.status).toBe(200);
+    expect(expired.events).toEqual([{ type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) }]);
+    sandbox.faults.set({ errorRate: 1, errorStatus: 'reset', match: { resource: 'pods' } });
+    await expect(fetch(`${sandbox.url}/api/v1/pods`)).rejects.toThrow();
+  });
+
+  it('cuts every open watch on demand and counts requests by verb and resource', async () => {
+    const before = sandbox.faults.requests({ verb: 'watch', resource: 'secrets' });
+    const watches = [openWatch(sandbox.url, '/api/v1/secrets?watch=true'), openWatch(sandbox.url, '/api/v1/namespaces/default/secrets?watch=true')];
+    await Promise.all(watches.map((w) => w.status));
+    expect(sandbox.faults.cutWatches()).toBeGreaterThanOrEqual(2);
+    await Promise.all(watches.map((w) => w.ended));
+    expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets' }) - before).toBe(2);
+    expect(sandbox.faults.requests({ verb: 'watch' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('delivers watch events late to the watches of one client (by its bearer token)', async () => {
+    sandbox.faults.set({ watchDelayMs: 1500, match: { verb: 'watch', resource: 'configmaps', token: 'slow-client' } });
+    const slow = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion, { Authorization: 'Bearer slow-client' });
+    const prompt = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion);
+    await Promise.all([slow.status, prompt.status]);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'late' } } });
+    // The other client sees the event first; the slow one only afterwards.
+    await waitUntil(() => prompt.events.some((e) => e.object?.metadata?.name === 'late'));
+    expect(slow.events.some((e) => e.object?.metadata?.name === 'late')).toBe(false);
+    await waitUntil(() => slow.events.some((e) => e.object?.metadata?.name === 'late'));
+    slow.close();
+    prompt.close();
   });
 
   it('answers health and discovery regardless of faults', async () => {

@@ -33,6 +33,8 @@ export interface WatchOptions {
   bookmarkIntervalMs: number;
   timeoutMs?: number;
   cutAfterEvents?: number;
+  /** Each line (event, bookmark) is written this many ms after it was produced (fault injection). */
+  delayMs?: number;
   table?: { include: IncludeObject };
   now: () => Date;
 }
@@ -173,6 +175,12 @@ export class WatchStream implements StoreWatcher {
   }
 
   private writeRaw(line: string): void {
+    const delay = this.options.delayMs;
+    if (delay !== undefined && delay > 0) setTimeout(() => this.writeNow(line), delay);
+    else this.writeNow(line);
+  }
+
+  private writeNow(line: string): void {
     if (this.closed) return;
     this.res.write(line);
     // A watcher that does not keep up is dropped, as the real server does; it comes back and resumes or relists.
