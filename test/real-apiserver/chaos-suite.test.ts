@@ -1,0 +1,26 @@
+/**
+ * The fault-injection scenarios of test/chaos that run on any cluster, on the real API server:
+ * operator and gateway as the Helm chart's ServiceAccounts (test/support/real-apiserver.ts).
+ * - operator-down.test.ts: the operator scaled to 0 while room pods and rooms go (scenario 5).
+ */
+import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
+
+const SUITES = ['test/chaos/operator-down.test.ts'];
+
+describe('chaos scenarios on the real API server', () => {
+  test('the operator down', async () => {
+    const plane = realApiServer();
+    if (!plane) {
+      expect(reportNotRun('test/chaos (operator down)')).toMatch(/NOT RUN/);
+      return;
+    }
+    // ROOMKEEPER_CHAOS_FILES (comma-separated paths) runs only those suites, while working on them.
+    const files = process.env.ROOMKEEPER_CHAOS_FILES?.split(',').filter(Boolean) ?? SUITES;
+    const output = await runSuitesOnPlane(plane, 'chaos suites', 'integration', files);
+    const summary = output.split('\n').filter((l) => /^(Tests|Test Suites):/.test(l)).join('\n');
+    const figures = output.split('\n').filter((l) => l.includes('[chaos]')).join('\n');
+    process.stdout.write(`\n[real-apiserver] test/chaos: ${summary.replace(/\n/g, '; ')}\n${figures}\n`);
+    expect(summary).toMatch(/Tests:\s+\d+ passed, \d+ total/);
+    expect(summary).not.toMatch(/failed|skipped/);
+  }, 900_000);
+});
