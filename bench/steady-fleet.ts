@@ -8,9 +8,9 @@
  *    Target: <= 300 MB.
  * 5. API writes caused by pings per ping in the steady window: the gateway's own count of the API
  *    writes it made (`roomkeeper_kube_writes_total` + refused writes, i.e. GameRoom status patches
- *    and ping-digest ConfigMaps; the gateway writes nothing else on the ping path) divided by the
+ *    and PingDigest statuses; the gateway writes nothing else on the ping path) divided by the
  *    pings the simulated rooms sent (`rooms.stats().pingsSent`). Cross-checked with the API
- *    server's own count of writes to gamerooms + configmaps, which also includes the operator's.
+ *    server's own count of writes to gamerooms + pingdigests, which also includes the operator's.
  *    Target: <= 0.01.
  *
  * Layout: sandbox API server, operator, simulated kubelet+rooms each in their own process; the
@@ -75,7 +75,7 @@ export async function run(): Promise<BenchOutcome> {
         statusWrites: sumMetric(m, 'roomkeeper_kube_writes_total', { kind: 'gameroom_status' }),
         digestWrites: sumMetric(m, 'roomkeeper_kube_writes_total', { kind: 'ping_digest' }),
         apiRoomWrites: await sandboxOf(stack).call<number>('writeCount', 'gamerooms'),
-        apiConfigMapWrites: await sandboxOf(stack).call<number>('writeCount', 'configmaps'),
+        apiDigestWrites: await sandboxOf(stack).call<number>('writeCount', 'pingdigests'),
       };
     };
     const before = await snapshot();
@@ -107,13 +107,13 @@ export async function run(): Promise<BenchOutcome> {
 
     const pings = after.pingsSent - before.pingsSent;
     const gatewayWrites = after.gatewayWrites - before.gatewayWrites;
-    const apiWrites = (after.apiRoomWrites - before.apiRoomWrites) + (after.apiConfigMapWrites - before.apiConfigMapWrites);
+    const apiWrites = (after.apiRoomWrites - before.apiRoomWrites) + (after.apiDigestWrites - before.apiDigestWrites);
     const seconds = (after.at - before.at) / 1000;
     figures.push(figure(NAME5, 'gateway API writes per ping', gatewayWrites / pings, 'writes/ping', {
       target: { op: '<=', value: 0.01 },
       note: `${gatewayWrites} writes (${after.statusWrites - before.statusWrites} status, ${after.digestWrites - before.digestWrites} digests) / ${pings} pings`,
     }));
-    figures.push(figure(NAME5, 'all gamerooms+configmaps writes per ping (incl. operator)', apiWrites / pings, 'writes/ping', { note: `${apiWrites} writes counted by the API server` }));
+    figures.push(figure(NAME5, 'all gamerooms+pingdigests writes per ping (incl. operator)', apiWrites / pings, 'writes/ping', { note: `${apiWrites} writes counted by the API server` }));
     figures.push(figure(NAME5, 'pings sent in window', pings / seconds, 'pings/s', { note: `${pings} in ${seconds.toFixed(0)} s; ${after.pingFailures - before.pingFailures} failed; gateway received ${after.pingsReceived - before.pingsReceived}` }));
     notes.push(
       `${SCHEDULERS} schedulers x ${perScheduler} rooms created with POST /schedulers (roomsReplicas ${perScheduler}); steady window ${WINDOW_S} s starting ${SETTLE_S} s after all rooms were ready; RSS from /proc/<pid>/status every 1 s; 1 run.`,

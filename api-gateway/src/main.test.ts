@@ -12,6 +12,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/src/index';
 import { waitFor } from '../../test/support/wait';
 import { GatewayStartupError, startGateway, type RunningGateway } from './main';
 import { decodePingDigest, pingDigestName } from '../../common/src/rooms/ping-digest';
+import type { PingDigest } from '../../common/src/generated/resources';
 import { validCreateBody } from './testing/fixtures';
 
 jest.setTimeout(30_000);
@@ -133,8 +134,8 @@ describe('startGateway', () => {
       expect(bigManagement.status).toBe(400);
 
       await gw.stop();
-      const cm = await core.readNamespacedConfigMap({ namespace: 'ping-ns', name: pingDigestName('gw-test') });
-      expect([...decodePingDigest(cm.data).keys()]).toEqual(['r1']);
+      const digest = (await custom.getNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'pingdigests', namespace: 'ping-ns', name: pingDigestName('gw-test') })) as PingDigest;
+      expect([...decodePingDigest(digest.status).keys()]).toEqual(['r1']);
     });
   });
 });

@@ -3,7 +3,7 @@
  * implements them with custom resources (reads from informer caches where a list is needed);
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
-import type { GameRoom, GameRoomStatus, Operation, OperationSpec, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, Operation, OperationSpec, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -64,11 +64,21 @@ export interface RoomStore {
   patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void>;
 }
 
-/** Where coalesced liveness goes (see `pings/ping-digest.ts` for the format). */
+/** One replica's digest of one scheduler (see `common/src/rooms/ping-digest.ts` for the format). */
+export interface PingDigestWrite {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  spec: PingDigestSpec;
+  status: PingDigestStatus;
+}
+
+/** Where coalesced liveness goes (see `common/src/rooms/ping-digest.ts` for the format). */
 export interface PingDigestWriter {
   /**
-   * Creates or replaces `data` of ConfigMap `name` in `namespace` with these labels;
-   * `namespace-gone` when the namespace no longer exists or is being deleted (nothing to write).
+   * Replaces the status of PingDigest `name` in `namespace`, creating the PingDigest first when
+   * there is none; `namespace-gone` when the namespace no longer exists or is being deleted
+   * (nothing to write).
    */
-  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'>;
+  writeDigest(digest: PingDigestWrite): Promise<'written' | 'namespace-gone'>;
 }

@@ -22,8 +22,8 @@ function stripDescriptions(schema: unknown): unknown {
 }
 
 describe('CRDs in crds/', () => {
-  it('has the four kinds in roomkeeper.io/v1', () => {
-    expect(crds.map((c) => c.kind).sort()).toEqual(['GameRoom', 'Operation', 'Scheduler', 'SchedulerVersion']);
+  it('has the five kinds in roomkeeper.io/v1', () => {
+    expect(crds.map((c) => c.kind).sort()).toEqual(['GameRoom', 'Operation', 'PingDigest', 'Scheduler', 'SchedulerVersion']);
     for (const c of crds) {
       expect(c.group).toBe('roomkeeper.io');
       expect(c.version).toBe('v1');
@@ -93,5 +93,6 @@ describe('CRDs in crds/', () => {
     expect(byKind('SchedulerVersion')).toMatchObject({ scope: 'Cluster', shortNames: ['rksv'] });
     expect(byKind('Operation')).toMatchObject({ scope: 'Cluster', shortNames: ['rkop'] });
     expect(byKind('GameRoom')).toMatchObject({ scope: 'Namespaced', shortNames: ['rkgr'] });
+    expect(byKind('PingDigest')).toMatchObject({ scope: 'Namespaced', shortNames: ['rkpd'] });
   });
 });

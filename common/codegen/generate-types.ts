@@ -67,6 +67,8 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   'GameRoom:status.pingStatus': 'PingStatus',
   'GameRoom:status.ports[]': 'GameRoomPort',
   'GameRoom:status.instanceStatus': 'InstanceStatus',
+  'PingDigest:spec': 'PingDigestSpec',
+  'PingDigest:status': 'PingDigestStatus',
 };
 
 function pascal(segment: string): string {

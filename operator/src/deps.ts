@@ -3,7 +3,7 @@
  * and `operator.ts` build the real ones; tests may pass their own.
  */
 import type * as k8s from '@kubernetes/client-node';
-import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import type { Config } from '../../common/src/config';
 import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import type { Logger } from '../../common/src/logger';
@@ -22,8 +22,8 @@ export interface Caches {
   rooms: Cache<GameRoom>;
   pods: Cache<k8s.V1Pod>;
   nodes: Cache<k8s.V1Node>;
-  /** Ping digests written by gateway replicas (ConfigMaps labelled roomkeeper.io/ping-digest). */
-  digests: Cache<k8s.V1ConfigMap>;
+  /** Ping digests written by gateway replicas (PingDigest custom resources). */
+  digests: Cache<PingDigest>;
   /** The schedulers' namespaces (labelled app.kubernetes.io/managed-by=roomkeeper). */
   namespaces: Cache<k8s.V1Namespace>;
 }

@@ -8,7 +8,7 @@
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
-import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { ResilientInformer } from '../../common/src/kube/informer';
 import { slimPod } from '../../common/src/kube/slim-pod';
@@ -17,7 +17,6 @@ import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../common/src/resources/labels';
-import { PING_DIGEST_LABEL } from '../../common/src/rooms/ping-digest';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { RoomExpectations } from './rooms/expectations';
 import { DEFINITIONS } from './operations/definitions';
@@ -89,7 +88,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     operation: (_t: string, _o: Operation) => undefined as void,
     room: (_t: string, _r: GameRoom) => undefined as void,
     pod: (_t: string, _p: k8s.V1Pod) => undefined as void,
-    digest: (_t: string, _c: k8s.V1ConfigMap) => undefined as void,
+    digest: (_t: string, _d: PingDigest) => undefined as void,
     namespace: (_t: string, _n: k8s.V1Namespace) => undefined as void,
     version: (_t: string, _v: SchedulerVersion) => undefined as void,
   };
@@ -108,8 +107,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
       () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed, roomPod),
     nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
-    digests: informer<k8s.V1ConfigMap>('ping-digests', '/api/v1/configmaps',
-      () => clients.core.listConfigMapForAllNamespaces({ labelSelector: `${PING_DIGEST_LABEL}=true` }), (t, o) => hooks.digest(t, o), `${PING_DIGEST_LABEL}=true`),
+    digests: informer<PingDigest>('pingdigests', '/apis/roomkeeper.io/v1/pingdigests',
+      () => custom.listClusterCustomObject({ group, version, plural: 'pingdigests' }), (t, o) => hooks.digest(t, o)),
     namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
       () => clients.core.listNamespace({ labelSelector: managed }), (t, o) => hooks.namespace(t, o), managed),
   };
@@ -170,8 +169,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   hooks.pod = (_t, pod) => whenLeading(() => {
     roomQueue.add(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
   });
-  hooks.digest = (_t, cm) => whenLeading(() => {
-    healthQueue.addAfter(cm.metadata?.namespace as string, config.autoscaleDebounce);
+  hooks.digest = (_t, digest) => whenLeading(() => {
+    healthQueue.addAfter(digest.metadata.namespace as string, config.autoscaleDebounce);
   });
   // A scheduler's namespace or versions changed (kubectl delete included): the scheduler
   // controller rebuilds or protects them, the health check re-decides.

@@ -37,8 +37,10 @@ describe('RBAC', () => {
       'core/pods': ['list', 'watch', 'create', 'delete'],
       'core/namespaces': [...READ, 'create', 'delete'],
       'core/nodes': ['list', 'watch'],
-      'core/configmaps': ['list', 'watch'],
+      'roomkeeper.io/pingdigests': ['list', 'watch'],
     }));
+    // Issue 12 M2: no read of ConfigMaps or Secrets anywhere in the cluster.
+    expect(grants(findObject(objects, 'ClusterRole', '-operator')).filter((g) => /^core\/(configmaps|secrets)\b/.test(g))).toEqual([]);
   });
 
   it('limits the operator\'s Lease access to its release namespace and, where Kubernetes allows, its Lease', () => {
@@ -59,11 +61,15 @@ describe('RBAC', () => {
       'roomkeeper.io/operations': [...READ, 'create', 'patch'],
       'roomkeeper.io/gamerooms': ['list', 'watch'],
       'roomkeeper.io/gamerooms/status': ['patch'],
-      'core/configmaps': ['create', 'patch'],
+      'roomkeeper.io/pingdigests': ['create'],
+      'roomkeeper.io/pingdigests/status': ['patch'],
     }));
     const allGatewayGrants = [...clusterGrants, ...grants(findObject(objects, 'Role', '-gateway'))];
     expect(allGatewayGrants.filter((g) => g.startsWith('core/pods'))).toEqual([]);
-    expect(allGatewayGrants.filter((g) => g.endsWith(': create') && !/^(roomkeeper\.io\/(schedulers|operations)|core\/configmaps):/.test(g))).toEqual([]);
+    expect(allGatewayGrants.filter((g) => g.endsWith(': create') && !/^roomkeeper\.io\/(schedulers|operations|pingdigests):/.test(g))).toEqual([]);
+    // Issue 12 M1: the gateway faces the internet; it holds nothing on ConfigMaps, and of the core
+    // group only `get` on its one credentials Secret.
+    expect(allGatewayGrants.filter((g) => g.startsWith('core/') && g !== 'core/secrets#rk-roomkeeper-auth: get')).toEqual([]);
     expect(allGatewayGrants.filter((g) => /^core\/(secrets|configmaps)\b.*: (list|watch)$/.test(g))).toEqual([]);
   });
 

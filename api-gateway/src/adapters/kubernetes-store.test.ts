@@ -4,7 +4,7 @@
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
-import type { GameRoom } from '../../../common/src/generated/resources';
+import type { GameRoom, PingDigest } from '../../../common/src/generated/resources';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { waitFor } from '../../../test/support/wait';
 import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
@@ -96,25 +96,28 @@ describe('KubernetesStore on the sandbox', () => {
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toBeTruthy();
   });
 
-  it('creates the ping digest ConfigMap, then patches it', async () => {
+  it('creates the PingDigest and patches its status, then only patches its status', async () => {
     await createNamespace('adapter-digest');
     const labels = { 'roomkeeper.io/ping-digest': 'true' };
-    await store.writeDigest('adapter-digest', 'roomkeeper-pings-gw', labels, { lastPings: '{"a":1}', flushedAt: '1' });
-    await store.writeDigest('adapter-digest', 'roomkeeper-pings-gw', labels, { lastPings: '{"a":2}', flushedAt: '2' });
-    const cm = await clients.core.readNamespacedConfigMap({ name: 'roomkeeper-pings-gw', namespace: 'adapter-digest' });
-    expect(cm.data).toEqual({ lastPings: '{"a":2}', flushedAt: '2' });
-    expect(cm.metadata?.labels).toMatchObject(labels);
+    const digest = (lastPings: string, flushedAt: string) => ({ namespace: 'adapter-digest', name: 'roomkeeper-pings-gw', labels, spec: { scheduler: 'adapter-digest', replica: 'gw' }, status: { lastPings, flushedAt } });
+    await store.writeDigest(digest('{"a":1}', '1'));
     expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 2/);
+    await store.writeDigest(digest('{"a":2}', '2'));
+    const written = (await clients.custom.getNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'pingdigests', namespace: 'adapter-digest', name: 'roomkeeper-pings-gw' })) as PingDigest;
+    expect(written.status).toEqual({ lastPings: '{"a":2}', flushedAt: '2' });
+    expect(written.spec).toEqual({ scheduler: 'adapter-digest', replica: 'gw' });
+    expect(written.metadata.labels).toMatchObject(labels);
+    expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 3/);
   });
 
   it('answers namespace-gone for a digest whose namespace is missing or being deleted', async () => {
-    const labels = { 'roomkeeper.io/ping-digest': 'true' };
-    expect(await store.writeDigest('adapter-no-such-namespace', 'roomkeeper-pings-gw', labels, { lastPings: '{}', flushedAt: '1' })).toBe('namespace-gone');
+    const digest = (namespace: string) => ({ namespace, name: 'roomkeeper-pings-gw', labels: {}, spec: { scheduler: namespace, replica: 'gw' }, status: { lastPings: '{}', flushedAt: '1' } });
+    expect(await store.writeDigest(digest('adapter-no-such-namespace'))).toBe('namespace-gone');
     await createNamespace('adapter-doomed');
     // A held object keeps the deleted namespace terminating.
     await clients.core.createNamespacedConfigMap({ namespace: 'adapter-doomed', body: { metadata: { name: 'held', finalizers: ['test/hold'] } } });
     await clients.core.deleteNamespace({ name: 'adapter-doomed' });
-    expect(await store.writeDigest('adapter-doomed', 'roomkeeper-pings-gw', labels, { lastPings: '{}', flushedAt: '1' })).toBe('namespace-gone');
+    expect(await store.writeDigest(digest('adapter-doomed'))).toBe('namespace-gone');
     await clients.core.patchNamespacedConfigMap({ name: 'held', namespace: 'adapter-doomed', body: { metadata: { finalizers: null } } }, MERGE_PATCH);
   });
 

@@ -11,12 +11,12 @@ import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } 
 import { apiStatus, describeApiError, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
 import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { ResourceCache } from './resource-cache';
 
 const VERSION = 'v1';
 const API_VERSION = `${API_GROUP}/${VERSION}`;
-const PLURAL = { schedulers: 'schedulers', versions: 'schedulerversions', operations: 'operations', rooms: 'gamerooms' } as const;
+const PLURAL = { schedulers: 'schedulers', versions: 'schedulerversions', operations: 'operations', rooms: 'gamerooms', digests: 'pingdigests' } as const;
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const VERSION_NAME = /^v[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/;
 
@@ -272,9 +272,19 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- PingDigestWriter ----
 
-  async writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'> {
+  /**
+   * A PingDigest's status is merge-patched (one write); the first write of a replica for a
+   * scheduler creates the PingDigest (its spec and labels) and then patches the status, since the
+   * status subresource ignores a status sent with the create.
+   */
+  async writeDigest(digest: PingDigestWrite): Promise<'written' | 'namespace-gone'> {
+    const { namespace, name } = digest;
+    const patchStatus = () => this.options.custom.patchNamespacedCustomObjectStatus(
+      { group: API_GROUP, version: VERSION, namespace, plural: PLURAL.digests, name, body: { status: digest.status } },
+      MERGE_PATCH,
+    );
     try {
-      await this.options.core.patchNamespacedConfigMap({ name, namespace, body: { metadata: { labels }, data } }, MERGE_PATCH);
+      await patchStatus();
       this.writes.inc({ kind: 'ping_digest' });
       return 'written';
     } catch (err) {
@@ -282,10 +292,20 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       if (!isNotFound(err)) throw err;
     }
     try {
-      await this.options.core.createNamespacedConfigMap({ namespace, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { ...labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, data } });
+      await this.options.custom.createNamespacedCustomObject({
+        group: API_GROUP, version: VERSION, namespace, plural: PLURAL.digests,
+        body: { apiVersion: API_VERSION, kind: 'PingDigest', metadata: { name, namespace, labels: { ...digest.labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, spec: digest.spec },
+      });
+      this.writes.inc({ kind: 'ping_digest' });
     } catch (err) {
       this.countFailedWrite(err, 'ping_digest');
       if (isNamespaceGone(err)) return 'namespace-gone';
+      if (apiStatus(err) !== 409) throw err; // another request of this replica created it: patch it
+    }
+    try {
+      await patchStatus();
+    } catch (err) {
+      this.countFailedWrite(err, 'ping_digest');
       throw err;
     }
     this.writes.inc({ kind: 'ping_digest' });

@@ -89,9 +89,10 @@ describe('PingRecorder', () => {
     expect(name).toBe('roomkeeper-pings-gateway-7f9');
     const digest = store.digests.get(`s1/${name}`);
     expect(digest?.labels).toEqual({ 'roomkeeper.io/ping-digest': 'true', 'roomkeeper.io/scheduler': 's1', 'roomkeeper.io/gateway-replica': 'gateway-7f9' });
-    expect(JSON.parse(digest?.data.lastPings ?? '')).toEqual({ a: Date.parse('2026-01-01T00:00:00.000Z'), b: Date.parse('2026-01-01T00:00:02.500Z') });
-    expect(digest?.data.flushedAt).toBe(String(clock.now));
-    expect(decodePingDigest(digest?.data)).toEqual(new Map([['a', 1767225600000], ['b', 1767225602500]]));
+    expect(digest?.spec).toEqual({ scheduler: 's1', replica: 'gateway-7f9' });
+    expect(JSON.parse(digest?.status.lastPings ?? '')).toEqual({ a: Date.parse('2026-01-01T00:00:00.000Z'), b: Date.parse('2026-01-01T00:00:02.500Z') });
+    expect(digest?.status.flushedAt).toBe(String(clock.now));
+    expect(decodePingDigest(digest?.status)).toEqual(new Map([['a', 1767225600000], ['b', 1767225602500]]));
     expect(store.digests.has(`other/${name}`)).toBe(true);
   });
 
@@ -102,11 +103,11 @@ describe('PingRecorder', () => {
     clock.now += PING_DIGEST_RETENTION_MS - 1000;
     await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
     await recorder.flush();
-    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.data.lastPings ?? '{}'))).toEqual(['old', 'new']);
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}'))).toEqual(['old', 'new']);
     clock.now += 2000;
     await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
     await recorder.flush();
-    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.data.lastPings ?? '{}'))).toEqual(['new']);
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}'))).toEqual(['new']);
   });
 
   it('retries a failed digest write at the next flush', async () => {

@@ -4,7 +4,7 @@
  * - a ping that changes the room's ping status or running matches is written to the GameRoom's
  *   status at once (one merge patch of the status subresource);
  * - any other ping only updates an in-memory map room -> last ping time; every flush interval the
- *   map of each scheduler heard from is written as ONE ConfigMap (see `ping-digest.ts`).
+ *   map of each scheduler heard from is written as ONE PingDigest (see `common/src/rooms/ping-digest.ts`).
  * So 10,000 rooms pinging every 5 s with a 30 s flush cost about one write per scheduler per 30 s.
  *
  * An answered ping is a promise: a status change whose write fails (API server down, 429, 5xx,
@@ -276,12 +276,13 @@ export class PingRecorder {
         continue;
       }
       try {
-        const outcome = await this.options.digests.writeDigest(
-          scheduler,
-          pingDigestName(this.replicaId),
-          { [PING_DIGEST_LABEL]: 'true', [SCHEDULER_LABEL]: scheduler, [GATEWAY_REPLICA_LABEL]: this.replicaId },
-          encodePingDigest(rooms, now),
-        );
+        const outcome = await this.options.digests.writeDigest({
+          namespace: scheduler,
+          name: pingDigestName(this.replicaId),
+          labels: { [PING_DIGEST_LABEL]: 'true', [SCHEDULER_LABEL]: scheduler, [GATEWAY_REPLICA_LABEL]: this.replicaId },
+          spec: { scheduler, replica: this.replicaId },
+          status: encodePingDigest(rooms, now),
+        });
         if (outcome === 'namespace-gone') {
           // The scheduler was deleted: its rooms' pings have nowhere to go, and never will.
           this.forgetScheduler(scheduler);

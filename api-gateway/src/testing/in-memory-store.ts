@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../json-equal';
-import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
@@ -20,7 +20,7 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   readonly versions = new Map<string, SchedulerVersion>();
   readonly operations = new Map<string, Operation>();
   readonly rooms = new Map<string, GameRoom>();
-  readonly digests = new Map<string, { labels: Record<string, string>; data: Record<string, string> }>();
+  readonly digests = new Map<string, { labels: Record<string, string>; spec: PingDigestSpec; status: PingDigestStatus }>();
   readonly writes: RecordedWrite[] = [];
   /** Makes the next N scheduler updates fail with a conflict (to test the retry). */
   conflictsToInject = 0;
@@ -196,9 +196,9 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   /** Namespaces that are gone or being deleted: digest writes there answer `namespace-gone`. */
   readonly goneNamespaces = new Set<string>();
 
-  writeDigest(namespace: string, name: string, labels: Record<string, string>, data: Record<string, string>): Promise<'written' | 'namespace-gone'> {
+  writeDigest({ namespace, name, labels, spec, status }: PingDigestWrite): Promise<'written' | 'namespace-gone'> {
     if (this.goneNamespaces.has(namespace)) return Promise.resolve('namespace-gone');
-    this.digests.set(`${namespace}/${name}`, { labels: { ...labels }, data: { ...data } });
+    this.digests.set(`${namespace}/${name}`, { labels: { ...labels }, spec: { ...spec }, status: { ...status } });
     this.writes.push({ kind: 'ping-digest', verb: 'update', name: `${namespace}/${name}` });
     return Promise.resolve('written');
   }

@@ -138,6 +138,37 @@ export interface OperationList {
   items: Operation[];
 }
 
+// ---- PingDigest (crds/roomkeeper.io_pingdigests.yaml) ----
+
+export interface PingDigestSpec {
+  scheduler: string;
+  /** The gateway replica that writes this digest. */
+  replica: string;
+}
+
+export interface PingDigestStatus {
+  /** Compact JSON object {"<room id>": <unix ms of the last ping>} of the rooms heard from in the last 10 minutes. */
+  lastPings?: string;
+  /** Unix ms when the replica wrote this digest. */
+  flushedAt?: string;
+}
+
+/** The rooms of one scheduler that one gateway replica heard from, with the time of each one's last ping. */
+export interface PingDigest {
+  apiVersion: 'roomkeeper.io/v1';
+  kind: 'PingDigest';
+  metadata: V1ObjectMeta;
+  spec: PingDigestSpec;
+  status?: PingDigestStatus;
+}
+
+export interface PingDigestList {
+  apiVersion: 'roomkeeper.io/v1';
+  kind: 'PingDigestList';
+  metadata: V1ListMeta;
+  items: PingDigest[];
+}
+
 // ---- Scheduler (crds/roomkeeper.io_schedulers.yaml) ----
 
 export interface PortRange {

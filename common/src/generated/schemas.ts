@@ -2,7 +2,7 @@
 // Regenerate with: npx tsx common/codegen/generate-types.ts
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 
-export type CrdKind = 'GameRoom' | 'Operation' | 'Scheduler' | 'SchedulerVersion';
+export type CrdKind = 'GameRoom' | 'Operation' | 'PingDigest' | 'Scheduler' | 'SchedulerVersion';
 
 export interface CrdInfo {
   kind: CrdKind;
@@ -45,6 +45,19 @@ export const crdInfo: Readonly<Record<CrdKind, CrdInfo>> = {
     shortNames: ['rkop'],
     categories: ['roomkeeper'],
     file: 'crds/roomkeeper.io_operations.yaml',
+  },
+  PingDigest: {
+    kind: 'PingDigest',
+    listKind: 'PingDigestList',
+    group: 'roomkeeper.io',
+    version: 'v1',
+    apiVersion: 'roomkeeper.io/v1',
+    plural: 'pingdigests',
+    singular: 'pingdigest',
+    scope: 'Namespaced',
+    shortNames: ['rkpd'],
+    categories: ['roomkeeper'],
+    file: 'crds/roomkeeper.io_pingdigests.yaml',
   },
   Scheduler: {
     kind: 'Scheduler',
@@ -324,6 +337,52 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 },
               },
             },
+          },
+        },
+      },
+    },
+  },
+  PingDigest: {
+    type: 'object',
+    description: 'The rooms of one scheduler that one gateway replica heard from, with the time of each one\'s last ping.',
+    required: ['spec'],
+    properties: {
+      apiVersion: {
+        type: 'string',
+      },
+      kind: {
+        type: 'string',
+      },
+      metadata: {
+        type: 'object',
+      },
+      spec: {
+        type: 'object',
+        required: ['scheduler', 'replica'],
+        properties: {
+          scheduler: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 63,
+          },
+          replica: {
+            type: 'string',
+            description: 'The gateway replica that writes this digest.',
+            minLength: 1,
+            maxLength: 63,
+          },
+        },
+      },
+      status: {
+        type: 'object',
+        properties: {
+          lastPings: {
+            type: 'string',
+            description: 'Compact JSON object {"<room id>": <unix ms of the last ping>} of the rooms heard from in the last 10 minutes.',
+          },
+          flushedAt: {
+            type: 'string',
+            description: 'Unix ms when the replica wrote this digest.',
           },
         },
       },

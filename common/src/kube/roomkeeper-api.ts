@@ -4,7 +4,7 @@
  * component uses are visible in one place (the Helm chart's RBAC is checked against them).
  */
 import type * as k8s from '@kubernetes/client-node';
-import type { GameRoom, GameRoomList, Operation, OperationList, Scheduler, SchedulerList, SchedulerVersion, SchedulerVersionList } from '../generated/resources';
+import type { GameRoom, GameRoomList, Operation, OperationList, PingDigestList, Scheduler, SchedulerList, SchedulerVersion, SchedulerVersionList } from '../generated/resources';
 import { MERGE_PATCH } from './clients';
 
 const group = 'roomkeeper.io';
@@ -15,6 +15,7 @@ export const PLURALS = {
   SchedulerVersion: 'schedulerversions',
   Operation: 'operations',
   GameRoom: 'gamerooms',
+  PingDigest: 'pingdigests',
 } as const;
 
 export interface DeletePreconditions { resourceVersion?: string; uid?: string }
@@ -88,6 +89,11 @@ export class RoomkeeperApi {
   }
   deleteOperation(name: string): Promise<unknown> {
     return this.custom.deleteClusterCustomObject({ group, version, plural: PLURALS.Operation, name });
+  }
+
+  // PingDigests (namespaced: the scheduler's namespace; written by the gateway's KubernetesStore)
+  listPingDigests(namespace: string): Promise<PingDigestList> {
+    return this.custom.listNamespacedCustomObject({ group, version, plural: PLURALS.PingDigest, namespace }) as Promise<PingDigestList>;
   }
 
   // GameRooms (namespaced: the scheduler's namespace)

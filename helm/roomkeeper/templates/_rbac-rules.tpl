@@ -4,11 +4,21 @@ exactly the verbs on exactly the resources its code calls, and nothing here depe
 test/rbac/ derives the calls the code makes (TypeScript type checker) and fails when these lists
 grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 
-  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read), ping-digest
-                          ConfigMaps (read)
+  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read)
   operator (Role)         its leader-election Lease, in the release namespace
-  gateway  (ClusterRole)  roomkeeper.io resources and its ping-digest ConfigMaps; never pods
+  gateway  (ClusterRole)  roomkeeper.io resources only; never pods, ConfigMaps or any core resource
   gateway  (Role)         get on the management-API credentials Secret only, by name
+
+What RBAC cannot narrow further, and why (the chart README says the same):
+- Room pods and namespaces are cluster-wide: a scheduler's namespace is created at run time with
+  the scheduler's name, so no Role can be bound there in advance. A Role per room namespace, made
+  by the operator, would need the operator to hold create on roles and rolebindings plus every
+  right it grants (RBAC's escalation check), which is wider than what it replaces.
+- `create` and `list`/`watch` cannot be limited by resourceNames, and RBAC has no label selectors:
+  the pods and namespaces informers ask only for objects labelled managed-by roomkeeper, but the
+  grant covers all of them.
+- No ConfigMaps at all: the gateway's ping digests are PingDigest custom resources
+  (crds/roomkeeper.io_pingdigests.yaml) in the scheduler's namespace.
 */}}
 
 {{/* Operator, cluster-wide: reconciles schedulers and executes operations in the schedulers' namespaces. */}}
@@ -28,6 +38,10 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations"]
   verbs: ["list", "watch", "create", "delete"]
+# Ping digests the gateway replicas write into each scheduler's namespace: read-only.
+- apiGroups: ["roomkeeper.io"]
+  resources: ["pingdigests"]
+  verbs: ["list", "watch"]
 # Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
 # it with its uid as precondition.
 - apiGroups: ["roomkeeper.io"]
@@ -53,11 +67,6 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 # Read-only: a room's address is its node's ExternalDNS/ExternalIP/InternalDNS/InternalIP.
 - apiGroups: [""]
   resources: ["nodes"]
-  verbs: ["list", "watch"]
-# Read-only: the ping digests the gateway replicas write into each scheduler's namespace
-# (ConfigMaps labelled roomkeeper.io/ping-digest=true; RBAC cannot narrow by label).
-- apiGroups: [""]
-  resources: ["configmaps"]
   verbs: ["list", "watch"]
 {{- end -}}
 
@@ -93,11 +102,15 @@ grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms/status"]
   verbs: ["patch"]
-# Ping digests: one ConfigMap per gateway replica in each scheduler's namespace, created once and
-# then merge-patched (pings never cost one API write each). No read, no delete.
-- apiGroups: [""]
-  resources: ["configmaps"]
-  verbs: ["create", "patch"]
+# Ping digests: one PingDigest per gateway replica in each scheduler's namespace, created once and
+# then only its status merge-patched (pings never cost one API write each). No read, no delete,
+# and no right on any core resource but the one Secret of the Role below.
+- apiGroups: ["roomkeeper.io"]
+  resources: ["pingdigests"]
+  verbs: ["create"]
+- apiGroups: ["roomkeeper.io"]
+  resources: ["pingdigests/status"]
+  verbs: ["patch"]
 {{- end -}}
 
 {{/* Gateway, release namespace: read the management-API credentials and nothing else. */}}

@@ -207,8 +207,8 @@ export class RoomManager {
   /** Last ping per room from the gateways' digests (max over replicas; see common/src/rooms/ping-digest.ts). */
   lastPings(schedulerName: string): Map<string, number> {
     const out = new Map<string, number>();
-    for (const cm of this.deps.caches.digests.list(schedulerName)) {
-      for (const [room, at] of decodePingDigest(cm.data)) {
+    for (const digest of this.deps.caches.digests.list(schedulerName)) {
+      for (const [room, at] of decodePingDigest(digest.status)) {
         if (at > (out.get(room) ?? 0)) out.set(room, at);
       }
     }

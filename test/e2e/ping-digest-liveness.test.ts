@@ -1,0 +1,77 @@
+/**
+ * Rooms kept alive by the gateway's PingDigests alone (issue 12, M1/M2: the digests moved from
+ * ConfigMaps to a custom resource). Simulated rooms ping `ready` over and over; only the first
+ * ping changes a room, so `GameRoom.status.lastPingAt` stops moving and liveness reaches the
+ * operator only through the PingDigest status. For three ping timeouts no room may be deleted
+ * (checked on every room event); a room that falls silent is then expired and replaced.
+ * Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (there under the chart's
+ * RBAC, which grants the gateway pingdigests but no ConfigMaps).
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { GameRoom, PingDigest } from '../../common/src/generated/resources';
+import { decodePingDigest } from '../../common/src/rooms/ping-digest';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'digest-alive';
+const PING_TIMEOUT_MS = 6000;
+
+describe('liveness through PingDigests', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, config: { roomPingTimeout: PING_TIMEOUT_MS, healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('rooms whose pings change nothing outlive three ping timeouts; a silent one is replaced', async () => {
+    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 3 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const live = async () => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+    const rooms = new Set((await live()).map((r) => r.metadata.name as string));
+
+    // Every room event: none of the three is deleted while its room keeps pinging.
+    const violations: string[] = [];
+    let silenced: string | undefined;
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`,
+      () => stack.api.listGameRooms(NAME) as never);
+    const check = (room: GameRoom & k8s.KubernetesObject) => {
+      const name = room.metadata?.name as string;
+      if (rooms.has(name) && name !== silenced && room.metadata?.deletionTimestamp) violations.push(`${name} deleted at ${room.metadata.deletionTimestamp.toString()} while pinging`);
+    };
+    informer.on('update', check);
+    informer.on('delete', (room) => { if (rooms.has(room.metadata?.name as string) && room.metadata?.name !== silenced) violations.push(`${room.metadata?.name} gone while pinging`); });
+    await informer.start();
+    try {
+      const digest = async (): Promise<PingDigest | undefined> =>
+        ((await stack.api.listPingDigests(NAME)).items)[0];
+      const start = Date.now();
+      // Hold until the digest has been written after three ping timeouts (a condition, not a sleep).
+      const held = await waitFor(async () => {
+        const d = await digest();
+        return d && Number(d.status?.flushedAt) > start + 3 * PING_TIMEOUT_MS ? d : undefined;
+      }, { timeoutMs: 3 * PING_TIMEOUT_MS + 60_000, message: 'a digest written after three ping timeouts' });
+      expect(violations).toEqual([]);
+      expect(held.spec.scheduler).toBe(NAME);
+      const lastPings = decodePingDigest(held.status);
+      for (const room of rooms) expect(lastPings.get(room)).toBeGreaterThan(start + 2 * PING_TIMEOUT_MS);
+      // The rooms' own lastPingAt stopped at their last status change: the digest is what kept them.
+      const stale = (await live()).filter((r) => rooms.has(r.metadata.name as string) && Date.parse(r.status?.lastPingAt ?? '0') < Date.now() - PING_TIMEOUT_MS);
+      expect(stale.map((r) => r.metadata.name).sort()).toEqual([...rooms].sort());
+
+      // One room falls silent: the operator expires it on the digest's word and replaces it.
+      silenced = [...rooms][0] as string;
+      stack.simulation!.rooms!.silence(silenced);
+      await waitFor(async () => {
+        const now = await live();
+        return !now.some((r) => r.metadata.name === silenced) && now.filter((r) => r.status?.status === 'ready').length === 3;
+      }, { timeoutMs: PING_TIMEOUT_MS + 60_000, message: 'the silent room replaced' });
+      expect(violations).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  });
+});
