@@ -50,6 +50,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** Since a list or watch failed, until one succeeds again: the cache may be missing changes. */
   private impaired = true;
   private sightRegainedAt = 0;
+  /** The ERROR event (410 Expired) that ended the current watch, if one did. */
+  private expired: Error | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.backoffMs = opts.minBackoffMs ?? 500;
@@ -123,10 +125,14 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (this.stopped || generation !== this.generation) return;
       const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
       if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
+      this.expired = undefined;
       this.request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
         this.request = undefined;
         if (this.stopped || generation !== this.generation) return;
-        if (err && !isTimeout(err)) this.retryLater(err, generation);
+        // The server ended the watch with an ERROR event (410 Expired): relist, after the
+        // backoff, so a server that keeps answering so is not asked again and again at once.
+        if (!err && this.expired) this.retryLater(this.expired, generation);
+        else if (err && !isTimeout(err)) this.retryLater(err, generation);
         else this.schedule(0, generation); // a clean end (server timeout): resume at once
       });
       this.regainSight();
@@ -147,10 +153,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (!seen.has(key)) this.remove(obj);
     }
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
-    // A relist may have jumped over changes: sight counts from here.
+    // A relist may have jumped over changes: sight counts from here. The backoff is reset by
+    // the watch's first event, not here: a list that works while every watch fails at once
+    // must not make the informer list and watch in a tight loop.
     this.impaired = true;
     this.regainSight();
-    this.backoffMs = this.opts.minBackoffMs ?? 500;
     this.lastErrorText = undefined;
     if (!this.syncedOnce) {
       this.syncedOnce = true;
@@ -162,6 +169,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (phase === 'ERROR') {
       // 410 Gone (or any error event): the server ends the watch; relist from scratch then.
       this.resourceVersion = '';
+      this.expired = Object.assign(new Error(`watch ended by the server: ${raw.code ?? ''} ${(raw as { reason?: string }).reason ?? ''} ${(raw as { message?: string }).message ?? ''}`.replace(/\s+/g, ' ').trim()), { statusCode: raw.code });
       return;
     }
     const rv = raw.metadata?.resourceVersion;
@@ -205,6 +213,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   }
 
   private retryLater(err: unknown, generation: number): void {
+    // 410 as an HTTP status: the resourceVersion is too old to resume from; relist next time.
+    if (apiStatusOf(err) === 410) this.resourceVersion = '';
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
     this.lastErrorText = describeApiError(err);
@@ -220,6 +230,13 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       void this.run(generation);
     }, delayMs);
   }
+}
+
+function apiStatusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { statusCode?: unknown; code?: unknown };
+  const status = typeof e.statusCode === 'number' ? e.statusCode : e.code;
+  return typeof status === 'number' ? status : undefined;
 }
 
 function isTimeout(err: unknown): boolean {

@@ -1,0 +1,87 @@
+/**
+ * ResilientInformer against the sandbox's fault injection: a watch cut resumes without a relist;
+ * a watch answered 410 (HTTP status or ERROR event) relists; a server that ends every watch with
+ * an ERROR event at once is not asked again in a tight loop (the backoff holds across the
+ * relists); afterwards the cache equals the server.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
+import { silentLogger } from '../logger';
+import { ResilientInformer } from './informer';
+
+async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The informer's own token, so its requests are counted apart from the test's. */
+const TOKEN = 'informer-under-test';
+
+describe('ResilientInformer under watch faults', () => {
+  let sandbox: Sandbox;
+  let core: k8s.CoreV1Api;
+  let informer: ResilientInformer<k8s.V1ConfigMap>;
+  const names = () => informer.list('default').map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
+  const server = async () => (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
+  const lists = () => sandbox.faults.requests({ verb: 'list', resource: 'configmaps', token: TOKEN });
+  let n = 0;
+  const create = () => core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `cm-${n++}` } } });
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    const kc = sandbox.kubeConfig();
+    kc.loadFromOptions({ ...kc, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
+    const own = kc.makeApiClient(k8s.CoreV1Api);
+    informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc, path: '/api/v1/configmaps', name: 'configmaps', logger: silentLogger(), list: () => own.listConfigMapForAllNamespaces(),
+      minBackoffMs: 100, maxBackoffMs: 2000,
+    });
+    await informer.start();
+  });
+  afterAll(async () => {
+    await informer.stop();
+    await sandbox.stop();
+  });
+  afterEach(() => sandbox.faults.clear());
+
+  test('a cut watch resumes from its resourceVersion, without a relist', async () => {
+    const before = lists();
+    await create();
+    await until(async () => JSON.stringify(names()) === JSON.stringify(await server()));
+    expect(sandbox.faults.cutWatches()).toBeGreaterThanOrEqual(1);
+    await create();
+    await until(async () => JSON.stringify(names()) === JSON.stringify(await server()));
+    expect(lists() - before).toBe(0);
+  });
+
+  test('a watch answered 410 as an HTTP status relists', async () => {
+    const before = lists();
+    sandbox.faults.set({ errorRate: 1, errorStatus: 410, match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+    sandbox.faults.cutWatches();
+    await until(() => sandbox.faults.injected > 0);
+    sandbox.faults.clear();
+    await create();
+    await until(async () => JSON.stringify(names()) === JSON.stringify(await server()));
+    expect(lists() - before).toBeGreaterThanOrEqual(1);
+  });
+
+  test('every watch ended by an ERROR event (410 Expired): relists with backoff, no tight loop', async () => {
+    const before = lists();
+    const injected = sandbox.faults.injected;
+    sandbox.faults.set({ errorRate: 1, errorStatus: 'expired', match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+    sandbox.faults.cutWatches();
+    // For 2 s every watch is refused: with a backoff doubling from 0.1 s the informer tries about
+    // 4 times (0.1 + 0.2 + 0.4 + 0.8 s); a tight loop makes hundreds of tries (and lists).
+    await until(() => sandbox.faults.injected - injected >= 1);
+    await new Promise((r) => setTimeout(r, 2000));
+    await create();
+    expect(lists() - before).toBeLessThanOrEqual(8);
+    sandbox.faults.clear();
+    await until(async () => JSON.stringify(names()) === JSON.stringify(await server()), 30_000);
+    expect(informer.synced).toBe(true);
+  });
+});
