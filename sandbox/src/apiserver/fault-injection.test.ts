@@ -89,6 +89,7 @@ describe('fault injection', () => {
     await Promise.all(watches.map((w) => w.ended));
     expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets' }) - before).toBe(2);
     expect(sandbox.faults.requests({ verb: 'watch' })).toBeGreaterThanOrEqual(2);
+    expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets', token: 'nobody' })).toBe(0);
   });
 
   it('delivers watch events late to the watches of one client (by its bearer token)', async () => {

@@ -36,8 +36,8 @@ export interface FaultInjector {
   clear(): void;
   /** How many requests were answered with an injected error since the sandbox started. */
   readonly injected: number;
-  /** Resource requests received since the sandbox started, optionally of one verb and/or resource. */
-  requests(filter?: { verb?: string; resource?: string }): number;
+  /** Resource requests received since the sandbox started, optionally of one verb, resource and/or bearer token. */
+  requests(filter?: { verb?: string; resource?: string; token?: string }): number;
 }
 
 export interface FaultDecision {
@@ -87,18 +87,20 @@ export class Faults implements FaultInjector {
     this.settings = {};
   }
 
-  requests(filter: { verb?: string; resource?: string } = {}): number {
+  requests(filter: { verb?: string; resource?: string; token?: string } = {}): number {
     let n = 0;
     for (const [key, count] of this.counts) {
-      const [verb, resource] = key.split(' ') as [string, string];
-      if ((filter.verb === undefined || filter.verb === verb) && (filter.resource === undefined || filter.resource === resource)) n += count;
+      const [verb, resource, token] = key.split(' ') as [string, string, string];
+      const matches = (filter.verb === undefined || filter.verb === verb) && (filter.resource === undefined || filter.resource === resource)
+        && (filter.token === undefined || filter.token === token);
+      if (matches) n += count;
     }
     return n;
   }
 
   /** What to do to one request (`token`: its bearer token, if any). */
   decide(verb: string, resource: string, token?: string): FaultDecision {
-    const key = `${verb} ${resource}`;
+    const key = `${verb} ${resource} ${token ?? ''}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     const s = this.settings;
     const match = s.match;
