@@ -49,6 +49,8 @@ export interface RunningGateway {
   roomsUrl: string;
   /** Stops accepting, finishes in-flight requests, flushes pending pings, closes watches. */
   stop(): Promise<void>;
+  /** For tests: what the gateway's caches hold now, by resource plural. */
+  cached(): Record<string, readonly k8s.KubernetesObject[]>;
 }
 
 async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logger): Promise<{ provider: CredentialsProvider; secret?: SecretCredentials }> {
@@ -157,6 +159,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   return {
     managementUrl,
     roomsUrl,
+    cached: () => store.cached(),
     stop: () => {
       stopping ??= (async () => {
         shuttingDown = true;

@@ -52,6 +52,8 @@ export interface RunningOperator {
   crash(): Promise<void>;
   /** For tests: how many operations this replica is executing now. */
   readonly runningOperations: number;
+  /** For tests: this replica's caches (list+watch), to compare with a fresh LIST. */
+  readonly caches: Caches;
 }
 
 /**
@@ -268,6 +270,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     get runningOperations() {
       return runner.runningCount;
     },
+    caches,
   };
 }
 

@@ -91,6 +91,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     return [this.schedulers, this.versions, this.operations, this.rooms];
   }
 
+  /** For tests: what each cache holds now, by resource plural. */
+  cached(): Record<string, readonly k8s.KubernetesObject[]> {
+    return { [PLURAL.schedulers]: this.schedulers.list(), [PLURAL.versions]: this.versions.list(), [PLURAL.operations]: this.operations.list(), [PLURAL.rooms]: this.rooms.list() };
+  }
+
   /** Starts every cache; resolves after each made its first attempt. */
   async start(): Promise<void> {
     await Promise.all(this.caches.map((c) => c.start()));
