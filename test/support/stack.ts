@@ -46,6 +46,8 @@ export interface StackOptions {
    * `(_component, kc) => proxy.kubeConfig(kc)`). The harness's own clients are not changed.
    */
   kubeConfigFor?: (component: 'operator' | 'gateway' | 'simulation', kc: k8s.KubeConfig) => k8s.KubeConfig;
+  /** The URL rooms ping (default: the stack's gateway), e.g. a balancer in front of several gateways. */
+  roomsApiUrl?: string;
 }
 
 export interface Stack {
@@ -116,7 +118,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     : undefined;
   const auth = base.authSecretName !== '' && chartEnv ? await readBasicAuth(clients.core, base.authSecretNamespace, base.authSecretName) : { username: base.authUsername, password: base.authPassword };
   const standIn = gateway ? undefined : await startPingStandIn(api);
-  const roomsUrl = gateway?.roomsUrl ?? (standIn as { url: string }).url;
+  const roomsUrl = opts.roomsApiUrl ?? gateway?.roomsUrl ?? (standIn as { url: string }).url;
   const config = loadConfig(chartEnv?.operator ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, roomsApiUrl: roomsUrl });
   // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
   // ROOMKEEPER_E2E_CORDON_REAL_NODES=true (throwaway clusters such as the K3s container) cordons
