@@ -52,6 +52,10 @@ export const CONFIG_SCHEMA = {
   validationAttempts: key('ROOMKEEPER_VALIDATION_ATTEMPTS', 'int', 3, 'Validation-room attempts for a major version.', { min: 1 }),
   validationTimeout: key('ROOMKEEPER_VALIDATION_TIMEOUT', 'duration', 120_000, 'How long a validation room has to report ready.', { min: 100 }),
   maestroEnv: key('ROOMKEEPER_MAESTRO_ENV', 'bool', true, 'Also give rooms MAESTRO_SCHEDULER_NAME and MAESTRO_ROOM_ID.'),
+  roomRunAsNonRoot: key('ROOMKEEPER_ROOM_RUN_AS_NON_ROOT', 'bool', false, 'Room pods require a non-root user (runAsNonRoot); a game-server image that runs as root then fails to start. Rooms always get seccomp RuntimeDefault, no privilege escalation, no capabilities (but NET_BIND_SERVICE for ports below 1024) and no service-account token.'),
+  roomNamespacePsaEnforce: key('ROOMKEEPER_ROOM_NAMESPACE_PSA_ENFORCE', 'string', 'none', 'Pod Security Admission level enforced in room namespaces (pod-security.kubernetes.io/enforce): privileged, baseline, restricted, or none for no label (the cluster default). baseline and restricted refuse hostPort, which every room with ports uses.'),
+  roomNamespacePsaWarn: key('ROOMKEEPER_ROOM_NAMESPACE_PSA_WARN', 'string', 'restricted', 'Pod Security Admission level warned about in room namespaces (pod-security.kubernetes.io/warn); none for no label.'),
+  roomNamespacePsaAudit: key('ROOMKEEPER_ROOM_NAMESPACE_PSA_AUDIT', 'string', 'baseline', 'Pod Security Admission level audited in room namespaces (pod-security.kubernetes.io/audit); none for no label.'),
   roomsApiUrl: key('ROOMKEEPER_ROOMS_API_URL', 'string', '', 'Rooms API URL given to rooms as ROOMKEEPER_ROOMS_API_URL (empty: not set).'),
   roomTokenSecret: key('ROOMKEEPER_ROOM_TOKEN_SECRET', 'string', '', 'Secret from which per-room ping tokens are derived (HMAC). Empty: no per-room tokens.', { secret: true }),
 
@@ -79,6 +83,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** Pod Security Standards levels, and `none` for no label. */
+const PSA_LEVELS: readonly unknown[] = ['none', 'privileged', 'baseline', 'restricted'];
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -134,6 +141,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   if (typeof out.renewDeadline === 'number' && typeof out.leaseDuration === 'number' && out.renewDeadline >= out.leaseDuration) {
     problems.push('ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION');
+  }
+  for (const name of ['roomNamespacePsaEnforce', 'roomNamespacePsaWarn', 'roomNamespacePsaAudit'] as const) {
+    if (typeof out[name] === 'string' && !PSA_LEVELS.includes(out[name])) {
+      problems.push(`${CONFIG_SCHEMA[name].env}: expected privileged, baseline, restricted or none, got ${JSON.stringify(out[name])}`);
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(out) as Config;

@@ -28,7 +28,7 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],
-  ['portRange and hostPortRange', (b) => { b.spec.containers[0].ports[0].hostPortRange = { start: 1000, end: 2000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
+  ['portRange and hostPortRange', (b) => { b.spec.containers[0].ports[0].hostPortRange = { start: 10000, end: 20000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
   ['neither portRange nor hostPortRange', (b) => { delete b.portRange; }, { field: 'spec.containers', message: 'every container port must set hostPortRange when portRange is not set' }],
   ['hostPortRange start >= end', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 3000, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'start must be less than end' }],
   ['autoscaling min > max', (b) => { b.autoscaling = { enabled: true, min: 11, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],

@@ -266,7 +266,7 @@ export interface Port {
   /** TCP, UDP or SCTP, in either case. */
   protocol: string;
   port: number;
-  /** Host ports for this port are drawn from this range. Mutually exclusive with the scheduler portRange. */
+  /** Host ports for this port are drawn from this range, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with the scheduler portRange. */
   hostPortRange?: PortRange;
 }
 
@@ -299,7 +299,7 @@ export interface SchedulerSpec {
   maxSurge: number | string;
   /** Number of rooms to keep when autoscaling is off. */
   roomsReplicas?: number;
-  /** Host ports are drawn from this range for every container port. Mutually exclusive with hostPortRange. */
+  /** Host ports are drawn from this range for every container port, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with hostPortRange. */
   portRange?: PortRange;
   /** Receivers of room events and pings. */
   forwarders?: Forwarder[];

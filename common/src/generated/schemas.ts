@@ -460,7 +460,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           portRange: {
             type: 'object',
-            description: 'Host ports are drawn from this range for every container port. Mutually exclusive with hostPortRange.',
+            description: 'Host ports are drawn from this range for every container port, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with hostPortRange.',
             required: ['start', 'end'],
             'x-kubernetes-validations': [
               {
@@ -474,13 +474,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               start: {
                 type: 'integer',
                 format: 'int32',
-                minimum: 1,
+                minimum: 1024,
                 maximum: 65535,
               },
               end: {
                 type: 'integer',
                 format: 'int32',
-                minimum: 1,
+                minimum: 1024,
                 maximum: 65535,
               },
             },
@@ -832,7 +832,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           },
                           hostPortRange: {
                             type: 'object',
-                            description: 'Host ports for this port are drawn from this range. Mutually exclusive with the scheduler portRange.',
+                            description: 'Host ports for this port are drawn from this range, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with the scheduler portRange.',
                             required: ['start', 'end'],
                             'x-kubernetes-validations': [
                               {
@@ -846,13 +846,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               start: {
                                 type: 'integer',
                                 format: 'int32',
-                                minimum: 1,
+                                minimum: 1024,
                                 maximum: 65535,
                               },
                               end: {
                                 type: 'integer',
                                 format: 'int32',
-                                minimum: 1,
+                                minimum: 1024,
                                 maximum: 65535,
                               },
                             },
@@ -1119,7 +1119,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
               portRange: {
                 type: 'object',
-                description: 'Host ports are drawn from this range for every container port. Mutually exclusive with hostPortRange.',
+                description: 'Host ports are drawn from this range for every container port, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with hostPortRange.',
                 required: ['start', 'end'],
                 'x-kubernetes-validations': [
                   {
@@ -1133,13 +1133,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   start: {
                     type: 'integer',
                     format: 'int32',
-                    minimum: 1,
+                    minimum: 1024,
                     maximum: 65535,
                   },
                   end: {
                     type: 'integer',
                     format: 'int32',
-                    minimum: 1,
+                    minimum: 1024,
                     maximum: 65535,
                   },
                 },
@@ -1491,7 +1491,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               },
                               hostPortRange: {
                                 type: 'object',
-                                description: 'Host ports for this port are drawn from this range. Mutually exclusive with the scheduler portRange.',
+                                description: 'Host ports for this port are drawn from this range, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with the scheduler portRange.',
                                 required: ['start', 'end'],
                                 'x-kubernetes-validations': [
                                   {
@@ -1505,13 +1505,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                   start: {
                                     type: 'integer',
                                     format: 'int32',
-                                    minimum: 1,
+                                    minimum: 1024,
                                     maximum: 65535,
                                   },
                                   end: {
                                     type: 'integer',
                                     format: 'int32',
-                                    minimum: 1,
+                                    minimum: 1024,
                                     maximum: 65535,
                                   },
                                 },

@@ -78,7 +78,8 @@ describe('validateSchedulerCreateBody', () => {
   });
 
   const good: Array<[string, (b: Body) => void]> = [
-    ['hostPortRange on every port and no portRange', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 1000, end: 2000 }; }],
+    ['hostPortRange on every port and no portRange', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 10000, end: 20000 }; }],
+    ['portRange from 1024, the lowest unprivileged port (issue 12 L5)', (b) => { b.portRange = { start: 1024, end: 1100 }; }],
     ['no ports at all and no portRange', (b) => { delete b.portRange; delete b.spec.containers[0].ports; }],
     ['maxSurge as an integer', (b) => { b.maxSurge = 3; }],
     ['maxSurge as a numeric string (Maestro sends strings)', (b) => { b.maxSurge = '3'; }],
@@ -113,6 +114,10 @@ describe('validateSchedulerCreateBody', () => {
     ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer' }],
     ['portRange end > 65535', (b) => { b.portRange.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
     ['portRange without end', (b) => { delete b.portRange.end; }, { field: 'portRange.end', message: 'Required value' }],
+    // Issue 12 L5: host ports below 1024 are privileged on the node.
+    ['portRange start 80', (b) => { b.portRange = { start: 80, end: 2000 }; }, { field: 'portRange.start', message: 'should be greater than or equal to 1024' }],
+    ['portRange end 1023', (b) => { b.portRange = { start: 1000, end: 1023 }; }, { field: 'portRange.end', message: 'should be greater than or equal to 1024' }],
+    ['hostPortRange start 1', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 1, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'should be greater than or equal to 1024' }],
     ['forwarder type http', (b) => { b.forwarders[0].type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
     ['forwarder without address', (b) => { delete b.forwarders[0].address; }, { field: 'forwarders[0].address', message: 'Required value' }],
     ['forwarder without name', (b) => { delete b.forwarders[0].name; }, { field: 'forwarders[0].name', message: 'Required value' }],
@@ -169,7 +174,7 @@ describe('validateSchedulerCreateBody', () => {
     delete body.maxSurge;
     delete body.roomsReplicas;
     delete body.portRange;
-    Object.assign(body, { max_surge: '2', rooms_replicas: 4, port_range: { start: 1, end: 2 } });
+    Object.assign(body, { max_surge: '2', rooms_replicas: 4, port_range: { start: 40000, end: 40002 } });
     body.spec.termination_grace_period = body.spec.terminationGracePeriod;
     delete body.spec.terminationGracePeriod;
     body.spec.containers[0].image_pull_policy = 'Always';
@@ -178,7 +183,7 @@ describe('validateSchedulerCreateBody', () => {
     const r = validateSchedulerCreateBody(body);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value.spec).toMatchObject({ maxSurge: '2', roomsReplicas: 4, portRange: { start: 1, end: 2 }, annotations: { some_key: 'v' } });
+    expect(r.value.spec).toMatchObject({ maxSurge: '2', roomsReplicas: 4, portRange: { start: 40000, end: 40002 }, annotations: { some_key: 'v' } });
     expect(r.value.spec.spec.terminationGracePeriod).toBe('100s');
     expect(r.value.spec.spec.containers[0]?.imagePullPolicy).toBe('Always');
   });

@@ -119,6 +119,7 @@ export class RoomManager {
       roomsApiUrl: this.deps.config.roomsApiUrl || undefined,
       roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
       maestroEnv: this.deps.config.maestroEnv,
+      runAsNonRoot: this.deps.config.roomRunAsNonRoot,
       validation: req.validation,
       ownerRef: {
         apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true,

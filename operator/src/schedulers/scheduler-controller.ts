@@ -13,7 +13,7 @@ import { apiStatus } from '../../../common/src/kube/clients';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import {
-  MANAGED_BY_LABEL, MANAGED_BY_VALUE, REBUILT_AT_ANNOTATION, SCHEDULER_FINALIZER, SCHEDULER_LABEL, VERSION_PROTECTION_FINALIZER,
+  REBUILT_AT_ANNOTATION, SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER,
 } from '../../../common/src/resources/labels';
 import { INITIAL_VERSION } from '../domain/versioning';
 import { newVersionObject } from '../operations/definitions/shared';
@@ -23,6 +23,7 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, type AttemptRule } from './attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, statusChanged } from './scheduler-status';
+import { roomNamespaceLabels } from './room-namespace';
 
 export interface SchedulerControllerOptions {
   /** The scheduler's operations, including writes the cache has not caught up with. */
@@ -106,7 +107,7 @@ export class SchedulerController {
     if (plan.createNamespace) {
       try {
         await this.deps.core.createNamespace({
-          body: { metadata: { name, labels: { [SCHEDULER_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE }, annotations: { [REBUILT_AT_ANNOTATION]: new Date(this.deps.now()).toISOString() } } },
+          body: { metadata: { name, labels: roomNamespaceLabels(name, this.deps.config), annotations: { [REBUILT_AT_ANNOTATION]: new Date(this.deps.now()).toISOString() } } },
         });
         this.deps.logger.warn('rebuilt the namespace of a scheduler after it was deleted', { scheduler: name });
       } catch (err) {

@@ -6,11 +6,12 @@
  * deletes its row).
  */
 import { isNotFound } from '../../../../common/src/kube/clients';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { initialRoomCount, loadScheduler, loadVersion, newVersionObject, versionObjectName } from './shared';
+import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 
 export const createSchedulerDefinition: OperationDefinition = {
   name: 'create_scheduler',
@@ -36,7 +37,7 @@ export const createSchedulerDefinition: OperationDefinition = {
     }
     if (!namespaceExists) {
       await ctx.deps.core.createNamespace({
-        body: { metadata: { name, labels: { [SCHEDULER_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } } },
+        body: { metadata: { name, labels: roomNamespaceLabels(name, ctx.deps.config) } },
       });
       ctx.state.createdNamespace = true;
       ctx.event(`Created namespace ${name}`);

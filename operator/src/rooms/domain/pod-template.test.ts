@@ -77,6 +77,8 @@ describe('buildRoomPod', () => {
       },
       spec: {
         restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
         terminationGracePeriodSeconds: 100,
         tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'game-nodes', effect: 'NoSchedule' }],
         affinity: {
@@ -104,8 +106,9 @@ describe('buildRoomPod', () => {
               { name: 'game', containerPort: 7777, hostPort: 40001, protocol: 'UDP' },
               { name: 'admin', containerPort: 8080, hostPort: 40002, protocol: 'TCP' },
             ],
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
           },
-          { name: 'sidecar', image: 'example.com/sidecar:2', env: ours },
+          { name: 'sidecar', image: 'example.com/sidecar:2', env: ours, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } },
         ],
       },
     });
@@ -159,6 +162,22 @@ describe('buildRoomPod', () => {
       name: 'unreadable grace period is left to Kubernetes',
       input: { definition: { ...definition, spec: { ...definition.spec, terminationGracePeriod: 'soon' } } },
       check: (pod) => expect(pod.spec).not.toHaveProperty('terminationGracePeriodSeconds'),
+    },
+    {
+      name: 'runAsNonRoot when the operator requires it (issue 12 L5)',
+      input: { runAsNonRoot: true },
+      check: (pod) => expect(pod.spec?.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }),
+    },
+    {
+      name: 'NET_BIND_SERVICE, and only it, for a container listening below 1024 (issue 12 L5)',
+      input: { definition: { ...definition, spec: { ...definition.spec, containers: [
+        { name: 'web', image: 'i', ports: [{ name: 'http', protocol: 'tcp', port: 80 }, { name: 'game', protocol: 'udp', port: 7777 }] },
+        { name: 'edge', image: 'i', ports: [{ name: 'x', protocol: 'tcp', port: 1024 }] },
+      ] } } },
+      check: (pod) => {
+        expect(pod.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } });
+        expect(pod.spec?.containers[1]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      },
     },
     {
       name: 'only the resources given',

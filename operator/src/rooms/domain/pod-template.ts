@@ -18,6 +18,14 @@
  *   ["true"] (both as Maestro, both only when set).
  * - Containers exactly as given; ports get `hostPort` from `hostPorts[container][port]` and the
  *   protocol upper-cased (the spec's examples write `udp`; Kubernetes wants `UDP`), TCP if absent.
+ * - Security defaults (issue 12, L5), what the Pod Security Standard `restricted` asks for as far
+ *   as a game server built for Maestro can run with it: no service-account token
+ *   (`automountServiceAccountToken: false`; a room never calls the Kubernetes API), seccomp
+ *   `RuntimeDefault`, and per container `allowPrivilegeEscalation: false` and every capability
+ *   dropped, except `NET_BIND_SERVICE` for a container that listens on a port below 1024 (the one
+ *   capability `restricted` allows adding). `runAsNonRoot` only with `runAsNonRoot` set
+ *   (ROOMKEEPER_ROOM_RUN_AS_NON_ROOT): an image that runs as root would never start with it. The
+ *   scheduler spec has no securityContext field, so a scheduler cannot override these.
  */
 import type {
   V1Affinity, V1Container, V1ContainerPort, V1EnvVar, V1OwnerReference, V1Pod, V1ResourceRequirements, V1Toleration,
@@ -54,7 +62,12 @@ export interface RoomPodInput {
   ownerRef?: V1OwnerReference;
   /** A validation room of a new version. */
   validation?: boolean;
+  /** Require a non-root user (`runAsNonRoot: true`); images that run as root then fail to start. */
+  runAsNonRoot?: boolean;
 }
+
+/** Container ports below this need NET_BIND_SERVICE (the Linux default of ip_unprivileged_port_start). */
+export const PRIVILEGED_PORT_LIMIT = 1024;
 
 /** The Pod of one room. */
 export function buildRoomPod(input: RoomPodInput): V1Pod {
@@ -83,6 +96,8 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
     },
     spec: {
       restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      securityContext: { ...(input.runAsNonRoot ? { runAsNonRoot: true } : {}), seccompProfile: { type: 'RuntimeDefault' } },
       ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }),
       containers: roomSpec.containers.map((c, i) => toContainer(c, input.hostPorts[i] ?? [], ourEnv)),
       ...(roomSpec.toleration ? { tolerations: [toleration(roomSpec.toleration)] } : {}),
@@ -126,6 +141,10 @@ function toContainer(c: Container, hostPorts: readonly number[], ourEnv: readonl
     env: [...userEnv, ...ourEnv.map((e) => ({ ...e }))],
     ...(resources ? { resources } : {}),
     ...(ports.length > 0 ? { ports } : {}),
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'], ...(ports.some((p) => p.containerPort < PRIVILEGED_PORT_LIMIT) ? { add: ['NET_BIND_SERVICE'] } : {}) },
+    },
   };
 }
 
