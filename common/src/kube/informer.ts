@@ -173,6 +173,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       return;
     }
     const rv = raw.metadata?.resourceVersion;
+    // Any event but an error shows the watch works: the next failure backs off from the start.
+    this.backoffMs = this.opts.minBackoffMs ?? 500;
     if (phase === 'BOOKMARK') {
       if (rv) this.resourceVersion = rv;
       return;
@@ -181,7 +183,6 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (phase === 'ADDED' || phase === 'MODIFIED') this.upsert(obj);
     else if (phase === 'DELETED') this.remove(obj);
     if (rv) this.resourceVersion = rv;
-    this.backoffMs = this.opts.minBackoffMs ?? 500;
   }
 
   private upsert(obj: T): void {
