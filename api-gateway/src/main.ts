@@ -98,7 +98,7 @@ function warnPingAuthOff(logger: Logger, roomsUrl: string): void {
   logger.warn('PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room (mark it occupied, or terminated so it is replaced) and send events in its name', {
     setting: 'ROOMKEEPER_PING_AUTH=false',
     roomsUrl,
-    remedy: 'set ROOMKEEPER_PING_AUTH=true (Helm: gateway.pingAuth=true) once game servers send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN; until then let only game-server pods reach the rooms port (a NetworkPolicy) and never expose it outside the cluster',
+    remedy: 'set ROOMKEEPER_PING_AUTH=true (Helm: gateway.pingAuth=true) once game servers send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN; until then let only game-server pods reach the rooms port (Helm: networkPolicy.enabled=true with networkPolicy.roomsFrom) and never expose it outside the cluster',
   });
 }
 
