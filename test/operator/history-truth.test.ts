@@ -131,10 +131,10 @@ describe('every history line is true', () => {
 
   test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {
     const name = 'ht-remove-cancel';
-    const before = await readyScheduler(name, 6);
+    const before = await readyScheduler(name, 12);
     try {
       stack.sandbox!.faults.set({ latencyMs: 400, match: { verb: 'delete', resource: 'gamerooms' } });
-      const id = await enqueue(name, 'remove_rooms', { amount: 5 });
+      const id = await enqueue(name, 'remove_rooms', { amount: 10 });
       const deletedOriginals = async (): Promise<string[]> => {
         const rooms = new Map((await stack.api.listGameRooms(name)).items.map((r) => [r.metadata.name as string, r]));
         return before.filter((n) => !rooms.has(n) || rooms.get(n)?.metadata.deletionTimestamp !== undefined);
@@ -150,11 +150,11 @@ describe('every history line is true', () => {
       expect(removed).toBeTruthy();
       const n = Number(removed![1]);
       expect(n).toBeGreaterThanOrEqual(1);
-      expect(n).toBeLessThan(5);
-      expect(events).toContain(`Removal stopped by the cancel after ${n}/5 rooms; roomsReplicas is left as it was`);
+      expect(n).toBeLessThan(10);
+      expect(events).toContain(`Removal stopped by the cancel after ${n}/10 rooms; roomsReplicas is left as it was`);
       expect(events.some((e) => e.startsWith('roomsReplicas changed'))).toBe(false);
       expect((await deletedOriginals()).length).toBe(n);
-      expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(6);
+      expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(12);
     } finally {
       stack.sandbox!.faults.clear();
     }

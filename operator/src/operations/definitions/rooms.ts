@@ -9,7 +9,8 @@
  * that are the scheduler's (the others are named in the history as skipped, and never touched).
  */
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
-import { RoomManager } from '../../rooms/room-manager';
+import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
+import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { Scheduler } from '../../../../common/src/generated/resources';
 import { apiStatus, retryTransient } from '../../../../common/src/kube/clients';
@@ -120,20 +121,19 @@ export const removeRoomsDefinition: OperationDefinition = {
     const rooms = new RoomManager(ctx.deps);
     const ids = ctx.input.roomsIds ?? ctx.input.rooms_ids ?? ctx.input.roomIds;
     if (Array.isArray(ids) && ids.length > 0) {
-      const removed: string[] = [];
-      const forced: string[] = [];
-      const notFound: string[] = [];
+      // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
+      // order asked.
+      const outcomes: (RoomRemovalById | undefined)[] = ids.map(() => undefined);
       let handled = 0;
-      for (const id of ids) {
-        if (ctx.canceled) break;
+      await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
         handled++;
-        if (typeof id !== 'string') continue;
-        const outcome = await rooms.removeRoomById(name, id);
-        if (outcome === 'not-found') notFound.push(id);
-        else removed.push(id);
-        if (outcome === 'forced') forced.push(id);
-      }
+        if (typeof id === 'string') outcomes[index] = await rooms.removeRoomById(name, id);
+      }, () => ctx.canceled);
+      const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((id, i): id is string => typeof id === 'string' && outcomes[i] !== undefined && pred(outcomes[i]));
+      const removed = idsWith((o) => o !== 'not-found');
+      const forced = idsWith((o) => o === 'forced');
+      const notFound = idsWith((o) => o === 'not-found');
       if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
       ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
@@ -151,15 +151,14 @@ export const removeRoomsDefinition: OperationDefinition = {
     let removed = 0;
     let gone = 0;
     let changed = 0;
-    for (const room of choice.remove) {
-      if (ctx.canceled) break;
+    await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
       ctx.checkpoint();
       const rv = ctx.deps.caches.rooms.get(room.name, name)?.metadata.resourceVersion;
       const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
       else changed++;
-    }
+    }, () => ctx.canceled);
     ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}`);
     stopIfCanceled(ctx, `Removal stopped by the cancel after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
     // A room already gone is gone as asked: roomsReplicas goes down for it too.
