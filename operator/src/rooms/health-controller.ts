@@ -129,7 +129,7 @@ export class HealthController {
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, 'remove_rooms', { roomsIds: plan.removeRooms, reason: 'rolling_update_replace' });
+      return this.enqueue(s, ops, 'remove_rooms', this.replacement(name, plan.removeRooms));
     }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
@@ -140,7 +140,7 @@ export class HealthController {
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = plan.removeReason === 'rolling_update_replace'
-        ? { roomsIds: plan.removeRooms, reason: 'rolling_update_replace' }
+        ? this.replacement(name, plan.removeRooms)
         : { amount: plan.remove, reason: plan.removeReason ?? 'scale_down' };
       return this.enqueue(s, ops, 'remove_rooms', input);
     }
@@ -169,6 +169,20 @@ export class HealthController {
     op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     await this.deps.api.createOperation(op);
     return { requeueAfterMs: 200 };
+  }
+
+  /**
+   * A rollout's removal of rooms by id, with the resourceVersion of each room as decided on: the
+   * cache may be behind, and a room that turned occupied since must not be deleted (it is kept,
+   * and the next health check decides again).
+   */
+  private replacement(name: string, ids: string[]): { roomsIds: string[]; reason: 'rolling_update_replace'; resourceVersions: Record<string, string> } {
+    const resourceVersions: Record<string, string> = {};
+    for (const id of ids) {
+      const rv = this.deps.caches.rooms.get(id, name)?.metadata.resourceVersion;
+      if (rv) resourceVersions[id] = rv;
+    }
+    return { roomsIds: ids, reason: 'rolling_update_replace', resourceVersions };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { GameRoom } from '../../../common/src/generated/resources';
 import type { OperatorDeps } from '../deps';
+import { RoomExpectations } from './expectations';
 import { deletionStartedAt, RoomManager, toView } from './room-manager';
 
 describe('deletionStartedAt', () => {
@@ -23,13 +24,14 @@ describe('deletionStartedAt', () => {
 
 describe('removeRoomById (remove-rooms by id)', () => {
   const notFound = Object.assign(new Error('not found'), { code: 404 });
-  function setup(room: GameRoom | undefined) {
+  function setup(room: GameRoom | undefined, cached?: GameRoom) {
     const calls: string[] = [];
+    const expectations = new RoomExpectations(() => 0);
     const deps = {
       api: {
         getGameRoom: (ns: string, name: string) => (room ? Promise.resolve(room) : Promise.reject(notFound)).finally(() => calls.push(`get ${ns}/${name}`)),
-        deleteGameRoom: (ns: string, name: string, pre?: { uid?: string }) => {
-          calls.push(`delete ${ns}/${name} uid=${pre?.uid}`);
+        deleteGameRoom: (ns: string, name: string, pre?: { uid?: string; resourceVersion?: string }) => {
+          calls.push(`delete ${ns}/${name} uid=${pre?.uid}${pre?.resourceVersion ? ` resourceVersion=${pre.resourceVersion}` : ''}`);
           return Promise.resolve({});
         },
       },
@@ -39,8 +41,10 @@ describe('removeRoomById (remove-rooms by id)', () => {
           return Promise.resolve({});
         },
       },
+      caches: { rooms: { get: () => cached } },
+      expectations,
     } as unknown as OperatorDeps;
-    return { manager: new RoomManager(deps), calls };
+    return { manager: new RoomManager(deps), calls, expectations };
   }
   const room = (scheduler: string, extra: Partial<GameRoom['metadata']> = {}): GameRoom => ({
     apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's', uid: 'uid-1', ...extra }, spec: { scheduler, version: 'v1.0.0' },
@@ -55,5 +59,23 @@ describe('removeRoomById (remove-rooms by id)', () => {
     const t = setup(existing);
     expect(await t.manager.removeRoomById('s', 'r1')).toBe(outcome);
     expect(t.calls).toEqual(calls);
+  });
+
+  it('keeps a room that changed since the version the caller decided on (a rollout on a stale cache)', async () => {
+    const t = setup(room('s', { resourceVersion: '7' }));
+    expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
+    expect(t.calls).toEqual(['get s/r1']);
+  });
+
+  it('deletes a room still at the version decided on, on the condition that it still is', async () => {
+    const t = setup(room('s', { resourceVersion: '5' }));
+    expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('deleted');
+    expect(t.calls).toEqual(['get s/r1', 'delete s/r1 uid=uid-1 resourceVersion=5']);
+  });
+
+  it('a room already gone that the cache still shows holds the health check until the cache shows it gone', async () => {
+    const t = setup(undefined, room('s'));
+    expect(await t.manager.removeRoomById('s', 'r1')).toBe('not-found');
+    expect(t.expectations.satisfied('s')).toBe(false);
   });
 });

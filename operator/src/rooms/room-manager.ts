@@ -39,8 +39,11 @@ export interface CreateRoomsResult {
 /** What a deletion did: deleted it, found it already gone, or kept it (changed since the caller decided). */
 export type RoomDeletion = 'deleted' | 'absent' | 'changed';
 
-/** What removing a room by id did; `not-found` when no room of that id belongs to the scheduler. */
-export type RoomRemovalById = 'deleted' | 'forced' | 'not-found';
+/**
+ * What removing a room by id did; `not-found` when no room of that id belongs to the scheduler;
+ * `changed` when the room changed since the version the caller decided on (it is kept).
+ */
+export type RoomRemovalById = 'deleted' | 'forced' | 'not-found' | 'changed';
 
 export class RoomManager {
   constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = Math.random) {}
@@ -149,8 +152,11 @@ export class RoomManager {
       await retryTransient(() => this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation));
       return 'deleted';
     } catch (err) {
-      this.deps.expectations?.cancel(namespace, name);
       const status = apiStatus(err);
+      // Already gone, but the cache still shows it: the expectation holds the health check until
+      // the cache shows the deletion (deciding on that cache would remove the room again).
+      if (status === 404 && this.deps.caches.rooms.get(name, namespace)) return 'absent';
+      this.deps.expectations?.cancel(namespace, name);
       if (status === 404) return 'absent';
       if (status === 409) return 'changed';
       throw err;
@@ -162,23 +168,31 @@ export class RoomManager {
    * does not exist, or belongs to another scheduler, is not touched. A room already being deleted
    * that is removed again has outlived its grace period (its node is gone, or its kubelet is
    * stuck): its pod is deleted without grace.
+   *
+   * With `resourceVersion` (the version of the room the caller decided on, e.g. a rollout's
+   * replacement chosen from the cache), a room that changed since — a player joined it — is not
+   * deleted (`changed`): neither when the read shows a newer version, nor when it changes between
+   * the read and the deletion (the deletion carries the precondition, and fails 409).
    */
-  async removeRoomById(schedulerName: string, id: string): Promise<RoomRemovalById> {
+  async removeRoomById(schedulerName: string, id: string, resourceVersion?: string): Promise<RoomRemovalById> {
     let room: GameRoom;
     try {
       room = await this.deps.api.getGameRoom(schedulerName, id);
     } catch (err) {
-      if (apiStatus(err) === 404) return 'not-found';
-      throw err;
+      if (apiStatus(err) !== 404) throw err;
+      // Gone, though the cache may still show it: wait for the cache before deciding again.
+      if (this.deps.caches.rooms.get(id, schedulerName)) this.deps.expectations?.expectDelete(schedulerName, id);
+      return 'not-found';
     }
     if (room.spec.scheduler !== schedulerName) return 'not-found';
     if (room.metadata.deletionTimestamp) {
       await this.forceDeletePod(schedulerName, id);
       return 'forced';
     }
+    if (resourceVersion !== undefined && room.metadata.resourceVersion !== resourceVersion) return 'changed';
     // The uid precondition: a room of the same name made since the read is not deleted.
-    const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string });
-    return outcome === 'deleted' ? 'deleted' : 'not-found';
+    const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string, ...(resourceVersion !== undefined ? { resourceVersion } : {}) });
+    return outcome === 'deleted' ? 'deleted' : outcome === 'changed' ? 'changed' : 'not-found';
   }
 
   /** Deletes a room's pod at once (grace period 0): for rooms stuck terminating. */

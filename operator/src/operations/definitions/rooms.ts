@@ -121,6 +121,10 @@ export const removeRoomsDefinition: OperationDefinition = {
     const rooms = new RoomManager(ctx.deps);
     const ids = ctx.input.roomsIds ?? ctx.input.rooms_ids ?? ctx.input.roomIds;
     if (Array.isArray(ids) && ids.length > 0) {
+      // A rollout's replacement names the version of each room it decided on: a room changed
+      // since (a player joined) is kept.
+      const versions = (ctx.input.resourceVersions ?? {}) as Record<string, unknown>;
+      const decidedOn = (id: string): string | undefined => (typeof versions[id] === 'string' ? versions[id] : undefined);
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
       const outcomes: (RoomRemovalById | undefined)[] = ids.map(() => undefined);
@@ -128,14 +132,16 @@ export const removeRoomsDefinition: OperationDefinition = {
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
         handled++;
-        if (typeof id === 'string') outcomes[index] = await rooms.removeRoomById(name, id);
+        if (typeof id === 'string') outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
       }, () => ctx.canceled);
       const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((id, i): id is string => typeof id === 'string' && outcomes[i] !== undefined && pred(outcomes[i]));
-      const removed = idsWith((o) => o !== 'not-found');
+      const removed = idsWith((o) => o === 'deleted' || o === 'forced');
+      const changed = idsWith((o) => o === 'changed');
       const forced = idsWith((o) => o === 'forced');
       const notFound = idsWith((o) => o === 'not-found');
       if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
       ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
+      if (changed.length > 0) ctx.event(`Kept ${changed.length} rooms that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       return;
