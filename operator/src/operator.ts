@@ -133,6 +133,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: (key) => roomController.reconcile(key) });
   const health = new HealthController(deps, {
     operationsOf: (s) => runner.operationsOf(s),
+    track: (op) => runner.track(op),
     takeLostRooms: (s) => {
       const lost = lostRooms.get(s) ?? [];
       lostRooms.delete(s);

@@ -27,6 +27,12 @@ export interface HealthControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
   /** Rooms recently lost (pod deleted) per scheduler, for the reason of the replacement. */
   takeLostRooms: (schedulerName: string) => string[];
+  /**
+   * Makes an operation just created visible to `operationsOf` before the cache has it (the
+   * operation runner's overlay). Without it, a cache behind the API server (its watch broken
+   * after an outage) keeps showing an idle queue, and each run enqueues the same healing again.
+   */
+  track?: (op: Operation) => void;
 }
 
 /** Pending pods with a host-port conflict are given this long before being replaced. */
@@ -167,7 +173,7 @@ export class HealthController {
     this.heldRetry.delete(schedulerName);
     const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, priority: true, source: 'operator', enqueuedAt: now });
     op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
-    await this.deps.api.createOperation(op);
+    this.opts.track?.(await this.deps.api.createOperation(op));
     return { requeueAfterMs: 200 };
   }
 

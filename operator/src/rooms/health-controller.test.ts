@@ -1,0 +1,50 @@
+import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import { loadConfig } from '../../../common/src/config';
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import type { OperatorDeps } from '../deps';
+import { HealthController } from './health-controller';
+
+/** A scheduler of 3 rooms with none yet, on caches that never catch up with the API server. */
+function setup() {
+  const s: Scheduler = {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
+    metadata: { name: 's', uid: 'uid-1', generation: 1, resourceVersion: '10' },
+    spec: { game: 'g', roomsReplicas: 3, maxSurge: 1 } as Scheduler['spec'],
+    status: { version: 'v1.0.0', state: 'in-sync', rooms: { desired: 3 }, autoscaling: { desired: 3, lastDecision: 'roomsReplicas is 3' } } as Scheduler['status'],
+  };
+  const created: Operation[] = [];
+  const empty = { list: () => [], get: () => undefined };
+  const deps = {
+    api: {
+      createOperation: (op: Operation) => {
+        const stored = { ...op, metadata: { ...op.metadata, resourceVersion: String(20 + created.length) } };
+        created.push(stored);
+        return Promise.resolve(stored);
+      },
+      patchSchedulerStatus: () => Promise.resolve(s),
+    },
+    caches: {
+      schedulers: { list: () => [s], get: () => s },
+      namespaces: { list: () => [], get: () => ({ metadata: { name: 's', uid: 'ns-1' } }) },
+      rooms: empty, pods: empty, versions: empty, nodes: empty, digests: empty, operations: empty,
+    },
+    config: loadConfig({}, {}),
+    logger: silentLogger(),
+    metrics: new MetricsRegistry(),
+    now: () => Date.parse('2026-01-01T00:00:00Z'),
+  } as unknown as OperatorDeps;
+  return { deps, created };
+}
+
+describe('HealthController on an operations cache that lags (its watch broken after an outage)', () => {
+  it('enqueues one healing operation and counts it at once, however often it runs before the cache shows it', async () => {
+    const { deps, created } = setup();
+    const tracked: Operation[] = [];
+    const health = new HealthController(deps, { operationsOf: () => tracked, takeLostRooms: () => [], track: (op) => tracked.push(op) });
+    for (let run = 0; run < 5; run++) await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input])).toEqual([['add_rooms', { amount: 3, reason: 'roomsReplicas is 3; 0 available of 3 desired' }]]);
+    expect(tracked.map((o) => o.metadata.name)).toEqual(created.map((o) => o.metadata.name));
+  });
+
+});
