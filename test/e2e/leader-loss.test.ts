@@ -7,7 +7,9 @@
  *     occupied room;
  *  2. after some of the creates of an add_rooms: the fleet ends at exactly the desired count
  *     (add-rooms raises roomsReplicas by its amount);
- *  4. during delete_scheduler: the stuck deletion gets another attempt and the scheduler goes.
+ *  4. during delete_scheduler: the stuck deletion gets another attempt and the scheduler goes;
+ *  5. during create_new_scheduler_version: the stuck version change gets another attempt, which
+ *     makes the version Maestro would number, and the validation room left behind is removed.
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -128,6 +130,42 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     }, { timeoutMs: 120_000, message: 'exactly 13 rooms (3 + 10 added), all serving' }).catch(async (err: Error) => {
       throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
     });
+  }, 300_000);
+
+  test('5. during create_new_scheduler_version: another attempt makes the version with Maestro\'s number, and the validation room left behind goes', async () => {
+    const name = 'loss-version';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
+    await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 2, { timeoutMs: 60_000, message: '2 serving rooms' });
+    // A major change whose rooms stay silent for 4 s: the leader dies while the validation room waits.
+    const current = (await managementCall(stack, 'GET', `/schedulers/${name}`)).body.scheduler;
+    const { name: _n, state: _s, createdAt: _c, ...rest } = current;
+    const env = [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'start-after:4' }];
+    const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, environment: env })) } };
+    const posted = await managementCall(stack, 'POST', `/schedulers/${name}`, next);
+    expect(posted.status).toBe(200);
+    const validationRoom = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => r.spec.validation)?.metadata.name,
+      { timeoutMs: 30_000, intervalMs: 50, message: 'the validation room of the first attempt' });
+    await killLeader(stack);
+    await waitFor(async () => (await managementCall(stack, 'GET', `/schedulers/${name}`)).body?.scheduler?.spec?.version === 'v2.0.0',
+      { timeoutMs: 120_000, message: 'GET shows v2.0.0 active' }).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    });
+    const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version')
+      .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
+    expect(attempts.map((o) => [o.status?.status, o.status?.conditions?.find((c) => c.type === 'Stuck')?.status ?? 'none'])).toEqual([['error', 'True'], ['finished', 'none']]);
+    expect(attempts[0]!.metadata.name).toBe(posted.body.operationId);
+    expect(attempts[1]!.status?.executionHistory?.map((h) => h.event)[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${posted.body.operationId}\\) got stuck`));
+    const versions = (await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version).sort();
+    expect(versions).toEqual(['v1.0.0', 'v2.0.0']);
+    // The first attempt's validation room is removed by the health check; no room is left over.
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms(name)).items;
+      return !rooms.some((r) => r.metadata.name === validationRoom) && !rooms.some((r) => r.spec.validation) && serving(rooms).filter((r) => r.spec.version === 'v2.0.0').length === 2;
+    }, { timeoutMs: 120_000, message: 'no validation room left, 2 rooms on v2.0.0' }).catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    });
+    const removal = (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'remove_rooms' && JSON.stringify(o.spec.input).includes(validationRoom));
+    expect(removal?.spec.input?.details).toEqual([`${validationRoom}: a validation room no operation uses: the operation that made it stopped mid-way`]);
   }, 300_000);
 
 });

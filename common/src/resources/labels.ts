@@ -29,3 +29,8 @@ export const REBUILT_AT_ANNOTATION = 'roomkeeper.io/rebuilt-at';
 export const HEALTH_FINGERPRINT_ANNOTATION = 'roomkeeper.io/health-fingerprint';
 /** On a healing Operation: which try it is of an incident (consecutive failures of one definition). */
 export const ATTEMPT_ANNOTATION = 'roomkeeper.io/attempt';
+/**
+ * On a SchedulerVersion made by create_new_scheduler_version: the id of that operation's first
+ * attempt, so another attempt (after the first got stuck) finds and keeps the version it made.
+ */
+export const CREATED_BY_OPERATION_ANNOTATION = 'roomkeeper.io/created-by-operation';

@@ -23,6 +23,8 @@ const AFTER_STUCK: Record<string, string> = {
   create_scheduler: '; the scheduler controller enqueues another attempt of the creation.',
   add_rooms: '; the health check brings the rooms to the desired count.',
   remove_rooms: '; the health check brings the rooms to the desired count.',
+  create_new_scheduler_version: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
+  switch_active_version: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
 };
 
 export interface OperationRunnerOptions {

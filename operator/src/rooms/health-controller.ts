@@ -115,6 +115,13 @@ export class HealthController {
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
     const expired = [...plan.expired];
+    // No operation runs now (see above), so a validation room is one whose operation stopped
+    // mid-way (its operator died): it serves nobody.
+    for (const room of views) {
+      if (room.validation && !room.terminating && !expired.some((e) => e.name === room.name)) {
+        expired.push({ name: room.name, reason: 'a validation room no operation uses: the operation that made it stopped mid-way' });
+      }
+    }
     for (const room of fleet) {
       const pod = this.deps.caches.pods.get(room.name, name);
       if (pod && isPortConflict(pod) && now - room.createdAt > PORT_CONFLICT_GRACE_MS && !expired.some((e) => e.name === room.name)) {

@@ -1,5 +1,5 @@
 import type { Operation } from '../../../common/src/generated/resources';
-import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS, decideAttempt, nextAttemptId, type AttemptRule } from './attempts';
+import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS, decideAttempt, nextAttemptId, stuckVersionOperation, type AttemptRule } from './attempts';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
 
@@ -54,5 +54,41 @@ describe('another attempt of what the Scheduler wants done', () => {
       id = nextAttemptId(id);
     }
     expect(decideAttempt(chain, del, T0)).toEqual({ action: 'wait', ms: ATTEMPT_BACKOFF_MAX_MS });
+  });
+});
+
+describe('the latest version operation, when stuck, gets another attempt', () => {
+  const at = (o: Operation, enqueuedAt: number, input: Record<string, unknown> = {}): Operation => ({ ...o, spec: { ...o.spec, enqueuedAt: new Date(enqueuedAt).toISOString(), input } });
+
+  test('a stuck switch, the latest: the rule for its next attempt, with its input and without the attempt fields', () => {
+    const ops = [
+      at(op('cnv', 'create_new_scheduler_version', 'finished', { finishedAt: T0 }), T0 - 2000),
+      at(op('sw', 'switch_active_version', 'error', { finishedAt: T0, stuck: true }), T0 - 1000, { newActiveVersion: 'v2.0.0' }),
+    ];
+    const rule = stuckVersionOperation(ops);
+    expect(rule).toEqual({ definitionName: 'switch_active_version', firstId: 'sw', input: { newActiveVersion: 'v2.0.0' } });
+    expect(decideAttempt(ops, rule!, T0 + ATTEMPT_BACKOFF_MS)).toMatchObject({ action: 'enqueue', id: nextAttemptId('sw'), input: { newActiveVersion: 'v2.0.0', attempt: 2, previousAttempt: 'sw' } });
+  });
+
+  test('a stuck second attempt: the chain starts at the first, so the third attempt is next', () => {
+    const second = nextAttemptId('cnv');
+    const ops = [
+      at(op('cnv', 'create_new_scheduler_version', 'error', { finishedAt: T0 - 60_000, stuck: true }), T0 - 90_000, { scheduler: { name: 's' } }),
+      at(op(second, 'create_new_scheduler_version', 'error', { finishedAt: T0, stuck: true }), T0 - 50_000, { scheduler: { name: 's' }, attempt: 2, previousAttempt: 'cnv', attemptNote: 'n' }),
+    ];
+    const rule = stuckVersionOperation(ops);
+    expect(rule).toEqual({ definitionName: 'create_new_scheduler_version', firstId: 'cnv', input: { scheduler: { name: 's' }, firstAttempt: 'cnv' } });
+    expect(decideAttempt(ops, rule!, T0 + 3_600_000)).toMatchObject({ action: 'enqueue', id: nextAttemptId(second), input: { attempt: 3, previousAttempt: second } });
+  });
+
+  test.each([
+    ['a later version operation supersedes the stuck one', [
+      at(op('old', 'create_new_scheduler_version', 'error', { finishedAt: T0, stuck: true }), T0 - 2000),
+      at(op('new', 'switch_active_version', 'finished', { finishedAt: T0 }), T0 - 1000),
+    ]],
+    ['an error that is not stuck is the operation\'s verdict', [at(op('sw', 'switch_active_version', 'error', { finishedAt: T0 }), T0)]],
+    ['no version operation', [at(op('add', 'add_rooms', 'error', { finishedAt: T0, stuck: true }), T0)]],
+  ])('%s: none', (_name, ops) => {
+    expect(stuckVersionOperation(ops)).toBeUndefined();
   });
 });

@@ -5,14 +5,16 @@
  *  - `delete_scheduler`: any end but `finished` (error, canceled, evicted, or stuck: its operator
  *    died), so a Scheduler never stays terminating for good;
  *  - `create_scheduler`: only when stuck (the operator died mid-way); an error is the operation's
- *    verdict on the definition, repaired by a new spec generation (a new operation id).
+ *    verdict on the definition, repaired by a new spec generation (a new operation id);
+ *  - `create_new_scheduler_version` and `switch_active_version`: only when stuck, and only the
+ *    scheduler's latest version operation (`stuckVersionOperation`): a later one supersedes it.
  * Each attempt's id is derived from the one before it, so two replicas enqueue the same one.
  */
 import type { Operation } from '../../../common/src/generated/resources';
 import { deterministicOperationId } from '../../../common/src/operations/operation-id';
 import { OperationConditionType } from '../../../common/src/resources/condition-types';
 import { exponentialBackoff } from '../../../common/src/runtime/backoff';
-import { statusOf } from '../operations/queue-order';
+import { compareQueueOrder, statusOf } from '../operations/queue-order';
 
 export const ATTEMPT_BACKOFF_MS = 5_000;
 export const ATTEMPT_BACKOFF_MAX_MS = 5 * 60_000;
@@ -23,7 +25,7 @@ export type AttemptDecision =
   | { action: 'enqueue'; id: string; input: Record<string, unknown> };
 
 export interface AttemptRule {
-  definitionName: 'delete_scheduler' | 'create_scheduler';
+  definitionName: 'delete_scheduler' | 'create_scheduler' | 'create_new_scheduler_version' | 'switch_active_version';
   /** The first attempt's id (the one the gateway and the scheduler controller both derive). */
   firstId: string;
   /** The input of a new attempt. */
@@ -57,7 +59,7 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
   const status = statusOf(last);
   if (status === 'pending' || status === 'in_progress' || status === 'finished') return { action: 'none' };
   const stuck = isStuck(last);
-  if (rule.definitionName === 'create_scheduler' && !stuck) return { action: 'none' };
+  if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none' };
   const failures = attempts.length;
   const delay = exponentialBackoff(ATTEMPT_BACKOFF_MS, failures, ATTEMPT_BACKOFF_MAX_MS);
   const endedAt = Date.parse(last.status?.finishedAt ?? '') || now;
@@ -71,4 +73,25 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
     id: nextAttemptId(last.metadata.name as string),
     input: { ...rule.input, attempt: failures + 1, previousAttempt: last.metadata.name, attemptNote },
   };
+}
+
+const VERSION_DEFINITIONS = ['create_new_scheduler_version', 'switch_active_version'] as const;
+const ATTEMPT_INPUT_KEYS = new Set(['attempt', 'previousAttempt', 'attemptNote']);
+
+/**
+ * The rule for another attempt of the scheduler's latest version operation when that one got
+ * stuck: the same input, the chain starting at its first attempt. Undefined when there is none,
+ * or the latest did not get stuck.
+ */
+export function stuckVersionOperation(ops: readonly Operation[]): AttemptRule | undefined {
+  const versionOps = ops.filter((op) => (VERSION_DEFINITIONS as readonly string[]).includes(op.spec.definitionName));
+  const latest = versionOps.reduce<Operation | undefined>((acc, op) => (!acc || compareQueueOrder(acc, op) < 0 ? op : acc), undefined);
+  if (!latest || !isStuck(latest)) return undefined;
+  const byName = new Map(versionOps.map((op) => [op.metadata.name as string, op]));
+  let first = latest;
+  for (let prev = byName.get(String(first.spec.input?.previousAttempt ?? '')); prev; prev = byName.get(String(prev.spec.input?.previousAttempt ?? ''))) first = prev;
+  const input = Object.fromEntries(Object.entries(latest.spec.input ?? {}).filter(([k]) => !ATTEMPT_INPUT_KEYS.has(k)));
+  // create_new_scheduler_version finds the version an earlier attempt made by its first id.
+  if (latest.spec.definitionName === 'create_new_scheduler_version') input.firstAttempt = first.metadata.name;
+  return { definitionName: latest.spec.definitionName as AttemptRule['definitionName'], firstId: first.metadata.name as string, input };
 }

@@ -5,6 +5,8 @@
  *  - a spec edit (a new generation) gets `create_new_scheduler_version` (id derived from uid and
  *    generation, so the gateway's and ours are one and the same operation);
  *  - `kubectl delete` runs `delete_scheduler` through the Scheduler's finalizer;
+ *  - an operation that got stuck (its operator died) where only an operation can finish the work
+ *    (creation, deletion, the latest version change) gets another attempt (attempts.ts);
  *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts).
  * Level-based: running it twice in a row changes nothing the second time.
  */
@@ -20,7 +22,7 @@ import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { decideAttempt, type AttemptRule } from './attempts';
+import { decideAttempt, stuckVersionOperation, type AttemptRule } from './attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels } from './room-namespace';
@@ -83,6 +85,10 @@ export class SchedulerController {
         // as done (in-sync) while its operation is still invisible here.
         requeueAfterMs = 100;
       }
+    } else {
+      // The latest version change got stuck (its operator stopped mid-way): another attempt.
+      const rule = stuckVersionOperation(ops);
+      if (rule) ({ requeueAfterMs } = await this.attempt(name, ops, rule));
     }
     const owned = await this.applyOwned(s, this.opts.operationsOf(name));
     if (owned.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? owned.requeueAfterMs, owned.requeueAfterMs);

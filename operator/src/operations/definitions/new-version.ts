@@ -8,6 +8,7 @@ import type { GameRoom } from '../../../../common/src/generated/resources';
 import { isNotFound } from '../../../../common/src/kube/clients';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
+import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, changedFields, nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
@@ -31,27 +32,28 @@ export const newVersionDefinition: OperationDefinition = {
       ctx.event(`No change from the active version ${activeVersion}; no version created`);
       return;
     }
-    const existing = (await listVersions(ctx)).map((v) => v.spec.version);
-    const version = nextVersion(existing, activeVersion, change);
+    const versions = await listVersions(ctx);
+    // Another attempt after one that got stuck keeps the version that one made (same numbering).
+    const firstAttempt = typeof ctx.input.firstAttempt === 'string' ? ctx.input.firstAttempt : ctx.op.metadata.name as string;
+    const made = versions.find((v) => v.metadata.annotations?.[CREATED_BY_OPERATION_ANNOTATION] === firstAttempt && v.spec.version !== activeVersion);
+    if (made && classifyChange(made.spec.definition, definition) === 'none') {
+      ctx.event(`Version ${made.spec.version} was made by an earlier attempt of this change (${firstAttempt}); kept`);
+      await enqueueSwitch(ctx, made.spec.version);
+      return;
+    }
+    const version = nextVersion(versions.map((v) => v.spec.version), activeVersion, change);
     ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${changedFields(active.spec.definition, definition).join(', ')}): new version ${version}`);
 
     if (change === 'major') {
       await validateWithRoom(ctx, scheduler, version, definition);
     }
     ctx.checkpoint();
-    await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, version, change, definition));
+    const object = newVersionObject(scheduler, version, change, definition);
+    object.metadata.annotations = { ...object.metadata.annotations, [CREATED_BY_OPERATION_ANNOTATION]: firstAttempt };
+    await ctx.deps.api.createSchedulerVersion(object);
     ctx.state.createdVersion = version;
     ctx.event(`Created version ${version}`);
-
-    const switchOp = buildOperation({
-      id: newOperationId(),
-      schedulerName: name,
-      definitionName: 'switch_active_version',
-      input: { newActiveVersion: version },
-      source: 'operator',
-    });
-    await ctx.createOperation(switchOp);
-    ctx.event(`Enqueued switch active version operation with id: ${switchOp.metadata.name}`);
+    await enqueueSwitch(ctx, version);
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
@@ -70,6 +72,18 @@ export const newVersionDefinition: OperationDefinition = {
     }
   },
 };
+
+async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<void> {
+  const switchOp = buildOperation({
+    id: newOperationId(),
+    schedulerName: ctx.schedulerName,
+    definitionName: 'switch_active_version',
+    input: { newActiveVersion: version },
+    source: 'operator',
+  });
+  await ctx.createOperation(switchOp);
+  ctx.event(`Enqueued switch active version operation with id: ${switchOp.metadata.name}`);
+}
 
 /** Runs validation-room attempts; throws when every attempt fails. */
 async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<RoomManager['createRoom']>[0]['scheduler'], version: string, definition: Parameters<RoomManager['createRoom']>[0]['definition']): Promise<void> {
