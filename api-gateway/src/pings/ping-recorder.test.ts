@@ -220,6 +220,32 @@ describe('PingRecorder: an answered status change is never lost', () => {
     await recorder.stop();
   });
 
+  it('answers a ping whose write is throttled (the client waiting out Retry-After) as pending, without a second write while the first is under way', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), inlineWriteMs: 20, random: () => 0 });
+    const working = store.patchRoomStatus.bind(store);
+    const held: (() => void)[] = [];
+    let writes = 0;
+    store.patchRoomStatus = (sc, r, p) => {
+      writes++;
+      return new Promise<void>((resolve, reject) => held.push(() => working(sc, r, p).then(resolve, reject)));
+    };
+    const r = room(store, 'room-1');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    expect(recorder.pendingWrites).toBe(1);
+    // A newer report while the first write is under way: coalesced, and not written yet.
+    expect(await recorder.record(r, { status: 'ready', runningMatches: 0 })).toBe('pending');
+    await recorder.retryDue();
+    expect(writes).toBe(1);
+    // The slow write lands (occupied); the newer report (ready) is written after it, never before.
+    store.patchRoomStatus = working;
+    held.shift()?.();
+    for (let i = 0; i < 500 && recorder.pendingWrites > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect({ pending: recorder.pendingWrites, status: store.findRoom('s1', 'room-1')?.status?.pingStatus, writes }).toEqual({ pending: 0, status: 'ready', writes: 1 });
+    await recorder.stop();
+  });
+
   it('bounds pending writes, dropping the oldest and counting it', async () => {
     const clock = { now: 0 };
     const store = new InMemoryStore(() => clock.now);

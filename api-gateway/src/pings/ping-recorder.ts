@@ -40,6 +40,12 @@ export interface PingRecorderOptions {
   retryCapMs?: number;
   /** For tests: the random source of the jitter. */
   random?: () => number;
+  /**
+   * How long a ping's answer waits for its status write (default 1 s). A throttled write takes
+   * longer (the client waits out each 429's Retry-After): the ping is answered `pending` then,
+   * and the write still under way decides whether it is retried.
+   */
+  inlineWriteMs?: number;
 }
 
 type RoomStatusPatch = Parameters<RoomStore['patchRoomStatus']>[2];
@@ -118,16 +124,47 @@ export class PingRecorder {
     const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
     if (!differsFromCache && !differsFromMine) return 'recorded';
-    try {
-      await this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now));
-    } catch (err) {
-      if (isNotFound(err)) throw err;
+    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now))
+      .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<'slow'>((resolve) => {
+      timer = setTimeout(() => resolve('slow'), this.options.inlineWriteMs ?? 1000);
+      timer.unref();
+    });
+    const result = await Promise.race([write, slow]);
+    clearTimeout(timer);
+    if (result === 'slow') {
+      // Pending, and not retried while this write is under way (an older write landing after a
+      // newer one would undo it): its outcome settles the entry.
+      const entry: PendingWrite = { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, attempts: 1, dueAt: Number.POSITIVE_INFINITY };
+      this.addPending(key, entry, Number.POSITIVE_INFINITY);
+      void write.then((r) => this.settleSlowWrite(key, entry, ping, r.ok ? undefined : r.err));
+      return 'pending';
+    }
+    if (!result.ok) {
+      if (isNotFound(result.err)) throw result.err;
       this.addPending(key, { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, attempts: 1, dueAt: now });
-      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, ...apiErrorFields(err) });
+      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, ...apiErrorFields(result.err) });
       return 'pending';
     }
     this.written.set(key, { pingStatus: ping.status, runningMatches: ping.runningMatches });
     return 'status-written';
+  }
+
+  /** A write that outlasted its ping's answer has ended: written, gone, or retried as any pending one. */
+  private settleSlowWrite(key: string, entry: PendingWrite, report: PingReport, err: unknown): void {
+    if (this.pending.get(key) !== entry) return; // dropped (too many pending) or flushed meanwhile
+    if (err === undefined && entry.report === report) {
+      this.pending.delete(key);
+      this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
+    } else if (err !== undefined && isNotFound(err)) {
+      this.pending.delete(key);
+    } else {
+      // Failed, or a newer report came meanwhile: the retries write the latest one.
+      if (err !== undefined) this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler: entry.scheduler, roomId: entry.roomId, status: report.status, ...apiErrorFields(err) });
+      entry.dueAt = this.options.now() + (err === undefined ? 0 : this.backoffMs(entry.attempts));
+    }
+    this.scheduleRetry();
   }
 
   private patchOf(ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number): RoomStatusPatch {
@@ -146,8 +183,8 @@ export class PingRecorder {
     return Math.floor((this.options.random ?? Math.random)() * ceiling);
   }
 
-  private addPending(key: string, write: PendingWrite): void {
-    write.dueAt = this.options.now() + this.backoffMs(write.attempts);
+  private addPending(key: string, write: PendingWrite, dueAt = this.options.now() + this.backoffMs(write.attempts)): void {
+    write.dueAt = dueAt;
     this.pending.set(key, write);
     const max = this.options.maxPending ?? 50_000;
     while (this.pending.size > max) {
@@ -165,6 +202,8 @@ export class PingRecorder {
     let due = Infinity;
     for (const w of this.pending.values()) due = Math.min(due, w.dueAt);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (due === Number.POSITIVE_INFINITY) return; // only writes under way: their ends schedule again
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       void this.retryDue();
