@@ -36,6 +36,15 @@ describe('room expectations', () => {
     expect(e.satisfied('s')).toBe(true);
   });
 
+  test('a room that changed on the server is expected until the cache shows any event of it', () => {
+    const e = make();
+    e.expectChange('s', 'a');
+    e.observe('update', room('b'));
+    expect(e.satisfied('s')).toBe(false);
+    e.observe('update', room('a'));
+    expect(e.satisfied('s')).toBe(true);
+  });
+
   test('a room created and deleted before the cache saw it leaves nothing to wait for', () => {
     const e = make();
     e.expectAdd('s', 'a');

@@ -10,7 +10,8 @@
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
 
-type Expected = 'add' | 'delete';
+/** `change`: the room changed on the server (a deletion was refused 409) since the version the cache shows. */
+type Expected = 'add' | 'delete' | 'change';
 
 export class RoomExpectations {
   /** scheduler -> room -> what is expected and since when. */
@@ -29,6 +30,16 @@ export class RoomExpectations {
     else rooms.set(room, { what: 'delete', at: this.now() });
   }
 
+  /**
+   * The server has a newer version of the room than the cache (a deletion with its
+   * resourceVersion was refused): the cache's next event of the room shows it. Deciding before
+   * would choose the same room on the same stale view again.
+   */
+  expectChange(scheduler: string, room: string): void {
+    const rooms = this.roomsOf(scheduler);
+    if (!rooms.has(room)) rooms.set(room, { what: 'change', at: this.now() });
+  }
+
   /** The write expected did not happen (the request failed): nothing to wait for. */
   cancel(scheduler: string, room: string): void {
     const rooms = this.pending.get(scheduler);
@@ -43,7 +54,7 @@ export class RoomExpectations {
     const entry = rooms?.get(room.metadata.name ?? '');
     if (!rooms || !entry) return;
     const gone = type === 'delete' || room.metadata.deletionTimestamp !== undefined;
-    if (entry.what === 'add' || gone) rooms.delete(room.metadata.name ?? '');
+    if (entry.what !== 'delete' || gone) rooms.delete(room.metadata.name ?? '');
     if (rooms.size === 0) this.pending.delete(scheduler);
   }
 

@@ -61,10 +61,11 @@ describe('removeRoomById (remove-rooms by id)', () => {
     expect(t.calls).toEqual(calls);
   });
 
-  it('keeps a room that changed since the version the caller decided on (a rollout on a stale cache)', async () => {
-    const t = setup(room('s', { resourceVersion: '7' }));
+  it('keeps a room that changed since the version the caller decided on (a rollout on a stale cache), and waits for the cache', async () => {
+    const t = setup(room('s', { resourceVersion: '7' }), room('s', { resourceVersion: '5' }));
     expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
     expect(t.calls).toEqual(['get s/r1']);
+    expect(t.expectations.satisfied('s')).toBe(false);
   });
 
   it('deletes a room still at the version decided on, on the condition that it still is', async () => {

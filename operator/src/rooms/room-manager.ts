@@ -158,7 +158,10 @@ export class RoomManager {
       if (status === 404 && this.deps.caches.rooms.get(name, namespace)) return 'absent';
       this.deps.expectations?.cancel(namespace, name);
       if (status === 404) return 'absent';
-      if (status === 409) return 'changed';
+      if (status === 409) {
+        if (preconditions?.resourceVersion) this.expectNewerThanCache(namespace, name, preconditions.resourceVersion);
+        return 'changed';
+      }
       throw err;
     }
   }
@@ -189,10 +192,18 @@ export class RoomManager {
       await this.forceDeletePod(schedulerName, id);
       return 'forced';
     }
-    if (resourceVersion !== undefined && room.metadata.resourceVersion !== resourceVersion) return 'changed';
+    if (resourceVersion !== undefined && room.metadata.resourceVersion !== resourceVersion) {
+      this.expectNewerThanCache(schedulerName, id, resourceVersion);
+      return 'changed';
+    }
     // The uid precondition: a room of the same name made since the read is not deleted.
     const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string, ...(resourceVersion !== undefined ? { resourceVersion } : {}) });
     return outcome === 'deleted' ? 'deleted' : outcome === 'changed' ? 'changed' : 'not-found';
+  }
+
+  /** The room changed since `decidedOn`: while the cache still shows that version, the health check waits. */
+  private expectNewerThanCache(namespace: string, name: string, decidedOn: string): void {
+    if (this.deps.caches.rooms.get(name, namespace)?.metadata.resourceVersion === decidedOn) this.deps.expectations?.expectChange(namespace, name);
   }
 
   /** Deletes a room's pod at once (grace period 0): for rooms stuck terminating. */
