@@ -48,8 +48,8 @@ export interface RoomsAppDeps extends CommonAppDeps {
   rooms: RoomStore;
   recorder: PingRecorder;
   forwarder?: RoomEventSink;
-  /** The secret room tokens are derived from; undefined turns ping authentication off. */
-  roomTokenSecret: string | undefined;
+  /** Secrets whose room tokens are accepted (current, then previous during a rotation); undefined: ping auth is off. */
+  roomTokenSecrets: readonly string[] | undefined;
   /** A ping that changes nothing is forwarded at most this often per room (0: every ping). */
   forwardResyncIntervalMs?: number;
   now?: () => number;
@@ -133,10 +133,10 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
     rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics,
     now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs,
   });
-  const fast = pingFastPath({ reports, roomTokenSecret: deps.roomTokenSecret, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });
+  const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });
   const app = baseApp(deps, 'rooms', 'debug', fast);
   app.set(FAST_PATH_SETTING, fast);
-  const roomAuth = deps.roomTokenSecret === undefined ? [] : [roomTokenAuth(deps.roomTokenSecret)];
+  const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);

@@ -74,11 +74,11 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** Express middleware for `/scheduler/:schedulerName/rooms/:roomId/...`: the room's token must match. */
-export function roomTokenAuth(secret: string): RequestHandler {
+export function roomTokenAuth(secrets: readonly string[]): RequestHandler {
   return (req, res, next) => {
     const params = req.params as Record<string, string | undefined>;
     const token = bearerToken(req.headers.authorization);
-    if (!verifyRoomToken(secret, params.schedulerName ?? '', params.roomId ?? '', token)) {
+    if (!verifyRoomToken(secrets, params.schedulerName ?? '', params.roomId ?? '', token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="roomkeeper-rooms"');
       next(new UnauthenticatedError(token ? 'invalid room token' : 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'));
       return;

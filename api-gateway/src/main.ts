@@ -12,6 +12,7 @@ import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
+import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
 import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, roomsRequestListener } from './app';
@@ -128,7 +129,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const common = { logger, metrics, readiness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
   const rooms = createRoomsApp({
-    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, roomTokenSecret: config.pingAuth ? config.roomTokenSecret : undefined,
+    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
     forwardResyncIntervalMs: config.forwardResyncInterval,
   });
 
@@ -154,6 +155,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   logger.info('gateway listening', { managementUrl, roomsUrl, replicaId, pingAuth: config.pingAuth });
   if (!config.pingAuth) warnPingAuthOff(logger, roomsUrl);
+  else if (config.roomTokenPreviousSecret !== '') {
+    logger.info('room-token rotation in progress: tokens under the current and the previous secret are accepted', {
+      currentKeyId: roomTokenKeyId(config.roomTokenSecret), previousKeyId: roomTokenKeyId(config.roomTokenPreviousSecret),
+    });
+  }
 
   let stopping: Promise<void> | undefined;
   return {

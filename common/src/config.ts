@@ -58,6 +58,7 @@ export const CONFIG_SCHEMA = {
   roomNamespacePsaAudit: key('ROOMKEEPER_ROOM_NAMESPACE_PSA_AUDIT', 'string', 'baseline', 'Pod Security Admission level audited in room namespaces (pod-security.kubernetes.io/audit); none for no label.'),
   roomsApiUrl: key('ROOMKEEPER_ROOMS_API_URL', 'string', '', 'Rooms API URL given to rooms as ROOMKEEPER_ROOMS_API_URL (empty: not set).'),
   roomTokenSecret: key('ROOMKEEPER_ROOM_TOKEN_SECRET', 'string', '', 'Secret from which per-room ping tokens are derived (HMAC). Empty: no per-room tokens.', { secret: true }),
+  roomTokenPreviousSecret: key('ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET', 'string', '', 'During a rotation of ROOMKEEPER_ROOM_TOKEN_SECRET: the secret the rooms made before it hold; the gateway accepts tokens under both. Empty once no room pod carries the old key id (SECURITY.md).', { secret: true }),
 
   gatewayPort: key('ROOMKEEPER_GATEWAY_PORT', 'int', 8080, 'Management API port (also /healthz, /readyz, /metrics, /openapi.json).', { min: 0 }),
   roomsPort: key('ROOMKEEPER_ROOMS_PORT', 'int', 8090, 'Rooms API port (pings and events from game rooms).', { min: 0 }),

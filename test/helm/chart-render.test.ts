@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { CONFIG_SCHEMA, loadConfig } from '../../common/src/config';
 import { CHART_DIR, FULL_VALUES_FILE, KubeObject, field, findObject, helmLint, helmTemplateRaw, parseManifests, renderChart } from './helm-cli';
 
-interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string } } }
+interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string; optional?: boolean } } }
 interface Container {
   name: string;
   image: string;
@@ -43,7 +43,8 @@ function resolvedEnv(container: Container, objects: KubeObject[], podName: strin
       const ref = e.valueFrom.secretKeyRef;
       const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
       const data = secret ? field<Record<string, string>>(secret, 'data') : undefined;
-      env[e.name] = data?.[ref.key] !== undefined ? Buffer.from(data[ref.key]!, 'base64').toString() : `placeholder-for-${ref.name}`;
+      if (data?.[ref.key] !== undefined) env[e.name] = Buffer.from(data[ref.key]!, 'base64').toString();
+      else if (!ref.optional) env[e.name] = `placeholder-for-${ref.name}`;
     }
   }
   return env;

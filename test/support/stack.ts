@@ -69,6 +69,13 @@ export interface Stack {
   writeKubeconfig(file: string): void;
   /** Starts one more operator replica (same configuration). */
   addOperator(): Promise<RunningOperator>;
+  /**
+   * Replaces the gateway by one with these configuration overrides, on the same ports (a rolling
+   * restart of one replica: requests in the gap are refused and retried by their clients).
+   */
+  restartGateway(overrides: Partial<Record<keyof Config, unknown>>): Promise<RunningGateway>;
+  /** Replaces every operator replica by one with these overrides (`config` becomes theirs). */
+  restartOperators(overrides: Partial<Record<keyof Config, unknown>>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -113,13 +120,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const useGateway = opts.gateway ?? true;
   const credentials = chartEnv ? {} : { authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret' };
   const base = loadConfig(chartEnv?.gateway ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config });
-  const gateway = useGateway
-    ? await startGateway({ config: { ...base, gatewayPort: 0, roomsPort: 0, pingFlushInterval: 500 }, kubeConfig: kubeConfigOf('gateway', identity?.gateway), host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' })
-    : undefined;
+  const launchGateway = (cfg: Config, ports: { gatewayPort: number; roomsPort: number }) =>
+    startGateway({ config: { ...cfg, ...ports, pingFlushInterval: 500 }, kubeConfig: kubeConfigOf('gateway', identity?.gateway), host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' });
+  let gateway = useGateway ? await launchGateway(base, { gatewayPort: 0, roomsPort: 0 }) : undefined;
   const auth = base.authSecretName !== '' && chartEnv ? await readBasicAuth(clients.core, base.authSecretNamespace, base.authSecretName) : { username: base.authUsername, password: base.authPassword };
   const standIn = gateway ? undefined : await startPingStandIn(api);
   const roomsUrl = opts.roomsApiUrl ?? gateway?.roomsUrl ?? (standIn as { url: string }).url;
-  const config = loadConfig(chartEnv?.operator ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, roomsApiUrl: roomsUrl });
+  let config = loadConfig(chartEnv?.operator ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, roomsApiUrl: roomsUrl });
   // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
   // ROOMKEEPER_E2E_CORDON_REAL_NODES=true (throwaway clusters such as the K3s container) cordons
   // the real nodes first, so room pods go to simulated nodes and need no game-server image.
@@ -153,8 +160,24 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
   for (let i = 0; i < (opts.operators ?? 1); i++) await addOperator();
 
+  const restartGateway = async (overrides: Partial<Record<keyof Config, unknown>>): Promise<RunningGateway> => {
+    if (!gateway) throw new Error('restartGateway: this stack runs no gateway');
+    const ports = { gatewayPort: Number(new URL(gateway.managementUrl).port), roomsPort: Number(new URL(gateway.roomsUrl).port) };
+    await gateway.stop();
+    gateway = await launchGateway(loadConfig(chartEnv?.gateway ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, ...overrides }), ports);
+    return gateway;
+  };
+  const restartOperators = async (overrides: Partial<Record<keyof Config, unknown>>): Promise<void> => {
+    const replicas = operators.length;
+    for (const op of operators.splice(0)) await op.stop();
+    config = loadConfig(chartEnv?.operator ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config, ...overrides, roomsApiUrl: roomsUrl });
+    for (let i = 0; i < replicas; i++) await addOperator();
+  };
+
   return {
-    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, config, logger, addOperator, gateway,
+    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, logger, addOperator, restartGateway, restartOperators,
+    get config() { return config; },
+    get gateway() { return gateway; },
     managementUrl: gateway?.managementUrl,
     writeKubeconfig: (file: string) => fs.writeFileSync(file, kc.exportConfig(), { mode: 0o600 }),
     authHeader: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`,

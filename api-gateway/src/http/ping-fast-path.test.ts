@@ -18,7 +18,7 @@ jest.setTimeout(60_000);
 
 interface Harness { fast: PingFastPath; url: string; fellThrough: () => number; close: () => Promise<void> }
 
-async function start(tokenCacheSize: number): Promise<Harness> {
+async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_SECRET]): Promise<Harness> {
   const now = () => Date.parse('2026-01-01T00:00:00.000Z');
   const store = new InMemoryStore(now);
   store.seedScheduler('s1', validSpec());
@@ -27,7 +27,7 @@ async function start(tokenCacheSize: number): Promise<Harness> {
   const logger = silentLogger();
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gw', logger });
   const reports = new RoomReports({ rooms: store, recorder, logger, metrics, now });
-  const fast = pingFastPath({ reports, roomTokenSecret: ROOM_SECRET, maxBodyBytes: 16 * 1024, metrics, tokenCacheSize });
+  const fast = pingFastPath({ reports, roomTokenSecrets: secrets, maxBodyBytes: 16 * 1024, metrics, tokenCacheSize });
   let fellThrough = 0;
   const server = http.createServer((req, res) => {
     if (fast(req, res)) return;
@@ -99,5 +99,27 @@ describe('ping fast path token cache', () => {
     }
     expect(h.fast.cachedTokens()).toBe(10);
     expect(h.fellThrough()).toBe(0);
+  });
+});
+
+describe('ping fast path during a room-token rotation (issue 12 M3)', () => {
+  it('takes tokens under the current and the previous secret, refuses any other, and a cached token does not shadow the other secret', async () => {
+    const previous = 'the-previous-room-token-secret';
+    const h = await start(100, [ROOM_SECRET, previous]);
+    try {
+      const bearer = (secret: string, room: string) => `Bearer ${roomToken(secret, 's1', room)}`;
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', bearer(ROOM_SECRET, 'room-1'))).toBe(200);
+      expect(await put(h.url, '/scheduler/s1/rooms/room-2/ping', bearer(previous, 'room-2'))).toBe(200);
+      // room-1 is cached under the current secret; its token under the previous one still passes.
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', bearer(previous, 'room-1'))).toBe(200);
+      expect(h.fellThrough()).toBe(0);
+      // A third secret is left to Express (which answers 401 in the gateway), and nothing is cached for it.
+      const before = h.fast.cachedTokens();
+      expect(await put(h.url, '/scheduler/s1/rooms/room-3/ping', bearer('some-other-secret', 'room-3'))).toBe(418);
+      expect(h.fellThrough()).toBe(1);
+      expect(h.fast.cachedTokens()).toBe(before);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -13,7 +13,7 @@
  */
 import type * as http from 'node:http';
 import type { MetricsRegistry } from '../../../common/src/metrics';
-import { roomToken } from '../../../common/src/rooms/room-token';
+import { matchingRoomToken } from '../../../common/src/rooms/room-token';
 import { timingSafeEqual } from 'node:crypto';
 import { bearerToken } from '../auth';
 import { InputError } from '../errors';
@@ -31,8 +31,8 @@ export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
 export interface PingFastPathOptions {
   reports: RoomReports;
-  /** Undefined: ping authentication is off. */
-  roomTokenSecret?: string;
+  /** Secrets whose room tokens are accepted (current, then previous); undefined: ping authentication is off. */
+  roomTokenSecrets?: readonly string[];
   maxBodyBytes: number;
   metrics: MetricsRegistry;
   /** Rooms whose verified token is cached (default DEFAULT_TOKEN_CACHE_SIZE). */
@@ -59,14 +59,19 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
   };
   const tokens = new TokenCache(opts.tokenCacheSize ?? DEFAULT_TOKEN_CACHE_SIZE);
   /** Whether `presented` is the room's token; only a match is cached. */
-  const tokenMatches = (secret: string, scheduler: string, room: string, presented: string): boolean => {
+  const tokenMatches = (secrets: readonly string[], scheduler: string, room: string, presented: string): boolean => {
     const key = `${scheduler}/${room}`;
     const cached = tokens.get(key);
-    const expected = Buffer.from(cached ?? roomToken(secret, scheduler, room));
-    const given = Buffer.from(presented);
-    // Tokens have one fixed length, so comparing lengths leaks nothing; then constant time.
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
-    if (cached === undefined) tokens.set(key, expected.toString());
+    if (cached !== undefined) {
+      const expected = Buffer.from(cached);
+      const given = Buffer.from(presented);
+      // Tokens have one fixed length, so comparing lengths leaks nothing; then constant time.
+      if (given.length === expected.length && timingSafeEqual(given, expected)) return true;
+    }
+    // Not cached, or cached under the other secret of a rotation: try every accepted secret.
+    const match = matchingRoomToken(secrets, scheduler, room, presented);
+    if (match === undefined) return false;
+    tokens.set(key, match);
     return true;
   };
 
@@ -87,9 +92,9 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     }
     // A name Kubernetes cannot hold is no room: Express answers it, and nothing is cached for it.
     if (!isDnsLabel(scheduler) || !isDnsSubdomain(room)) return false;
-    if (opts.roomTokenSecret !== undefined) {
+    if (opts.roomTokenSecrets !== undefined) {
       const token = bearerToken(req.headers.authorization);
-      if (!token || !tokenMatches(opts.roomTokenSecret, scheduler, room, token)) return false;
+      if (!token || !tokenMatches(opts.roomTokenSecrets, scheduler, room, token)) return false;
     }
 
     const start = process.hrtime.bigint();

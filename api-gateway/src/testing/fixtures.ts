@@ -70,7 +70,7 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: b
     now, logger, metrics, readiness, maxBodyBytes: MAX_BODY,
   });
   const rooms = createRoomsApp({
-    rooms: store, recorder, forwarder: options.forwarder, roomTokenSecret: options.pingAuth === false ? undefined : ROOM_SECRET,
+    rooms: store, recorder, forwarder: options.forwarder, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
     logger, metrics, readiness, maxBodyBytes: MAX_BODY,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };

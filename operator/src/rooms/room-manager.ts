@@ -11,7 +11,7 @@ import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
-import { roomToken } from '../../../common/src/rooms/room-token';
+import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
 import type { OperatorDeps } from '../deps';
 import { pickHostPorts } from './domain/host-ports';
 import { buildRoomPod, roomName } from './domain/pod-template';
@@ -121,6 +121,7 @@ export class RoomManager {
       hostPorts: ports,
       roomsApiUrl: this.deps.config.roomsApiUrl || undefined,
       roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
+      roomTokenKeyId: secret ? roomTokenKeyId(secret) : undefined,
       maestroEnv: this.deps.config.maestroEnv,
       runAsNonRoot: this.deps.config.roomRunAsNonRoot,
       validation: req.validation,

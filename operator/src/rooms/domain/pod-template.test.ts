@@ -164,6 +164,16 @@ describe('buildRoomPod', () => {
       check: (pod) => expect(pod.spec).not.toHaveProperty('terminationGracePeriodSeconds'),
     },
     {
+      name: 'the key id of the token\'s secret as a label (issue 12 M3: rooms still on an old secret can be listed)',
+      input: { roomTokenKeyId: 'a1b2c3d4e5f6' },
+      check: (pod) => expect(pod.metadata?.labels?.['roomkeeper.io/room-token-key']).toBe('a1b2c3d4e5f6'),
+    },
+    {
+      name: 'no key id label without a token',
+      input: { roomToken: undefined, roomTokenKeyId: 'a1b2c3d4e5f6' },
+      check: (pod) => expect(pod.metadata?.labels).not.toHaveProperty('roomkeeper.io/room-token-key'),
+    },
+    {
       name: 'runAsNonRoot when the operator requires it (issue 12 L5)',
       input: { runAsNonRoot: true },
       check: (pod) => expect(pod.spec?.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }),

@@ -3,8 +3,8 @@
  * DESIGN.md "Brand and names", Maestro §8 "Pod shape"). Pure: names, ports and token are inputs.
  *
  * Decisions:
- * - Labels: the scheduler's `labels`, then ours (managed-by, scheduler, version, validation room),
- *   which win, because the operator selects its pods by them.
+ * - Labels: the scheduler's `labels`, then ours (managed-by, scheduler, version, validation room,
+ *   and the key id of the room token's secret), which win, because the operator selects its pods by them.
  * - Annotations: `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`, then the scheduler's
  *   `annotations`, which win. Maestro sets "true"; we protect rooms with players (DESIGN.md), as
  *   Agones does by default, and a user who prefers Maestro's behaviour sets the annotation to "true".
@@ -33,6 +33,7 @@ import type {
 import {
   MANAGED_BY_LABEL, MANAGED_BY_VALUE, SAFE_TO_EVICT_ANNOTATION, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL,
 } from '../../../../common/src/resources/labels';
+import { ROOM_TOKEN_KEY_LABEL } from '../../../../common/src/rooms/room-token';
 import type { Container, SchedulerSpec } from './types';
 
 export const ENV_SCHEDULER_NAME = 'ROOMKEEPER_SCHEDULER_NAME';
@@ -62,6 +63,8 @@ export interface RoomPodInput {
   ownerRef?: V1OwnerReference;
   /** A validation room of a new version. */
   validation?: boolean;
+  /** Key id of the secret `roomToken` was made with (a label, to find rooms on an old secret). */
+  roomTokenKeyId?: string;
   /** Require a non-root user (`runAsNonRoot: true`); images that run as root then fail to start. */
   runAsNonRoot?: boolean;
 }
@@ -79,6 +82,7 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
     [SCHEDULER_LABEL]: input.schedulerName,
     [VERSION_LABEL]: input.version,
     ...(input.validation ? { [VALIDATION_ROOM_LABEL]: 'true' } : {}),
+    ...(input.roomToken && input.roomTokenKeyId ? { [ROOM_TOKEN_KEY_LABEL]: input.roomTokenKeyId } : {}),
   };
   const annotations: Record<string, string> = { [SAFE_TO_EVICT_ANNOTATION]: 'false', ...definition.annotations };
   const ourEnv = roomkeeperEnv(input);
