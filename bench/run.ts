@@ -13,6 +13,7 @@ import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
 import { run as pingThroughput } from './ping-throughput';
 import { run as rollingSwitch } from './rolling-switch';
+import { run as soak } from './soak';
 import { run as steadyFleet } from './steady-fleet';
 import { realTargetAvailable } from './support/bench-stack';
 import { figure, markdownTable, textTable, type BenchOutcome } from './support/figures';
@@ -33,6 +34,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '6. forwarding overhead', run: forwardingOverhead },
   { name: '7. unauthenticated ping flood', run: pingFlood },
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
+  { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
 ];
 
 async function main(): Promise<void> {
