@@ -42,6 +42,8 @@ export interface ManagementAppDeps extends CommonAppDeps {
   credentials: CredentialsProvider;
   /** Milliseconds since the epoch. */
   now: () => number;
+  /** Most rooms one scheduler may ask for (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); the default when absent. */
+  maxRoomsPerScheduler?: number;
 }
 
 export interface RoomsAppDeps extends CommonAppDeps {
@@ -106,7 +108,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const document = buildOpenApiDocument();
   mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
   const useCases = {
-    commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger }),
+    commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
     operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
   };

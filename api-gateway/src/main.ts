@@ -127,7 +127,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let shuttingDown = false;
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
   const common = { logger, metrics, readiness };
-  const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now });
+  const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler });
   const rooms = createRoomsApp({
     ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
     forwardResyncIntervalMs: config.forwardResyncInterval,

@@ -195,7 +195,7 @@ describe('chart with default values', () => {
       identity: 'rk-roomkeeper-operator-abc12', leaderElection: true, leaseNamespace: 'games-system', leaseName: 'rk-roomkeeper-operator',
       leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2_000, operationLeaseTtl: 5_000, operationRetentionAge: 168 * 3_600_000,
       roomInitTimeout: 120_000, roomPingTimeout: 240_000, healthInterval: 10_000, maestroEnv: true, operatorPort: 8081, kubeQps: 400, kubeBurst: 800,
-      roomRunAsNonRoot: false, roomNamespacePsaEnforce: 'none', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'baseline',
+      maxRoomsPerScheduler: 10_000, roomRunAsNonRoot: false, roomNamespacePsaEnforce: 'none', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'baseline',
     });
     expect(operator.roomTokenSecret).toMatch(/^[A-Za-z0-9]{48}$/);
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));
@@ -302,7 +302,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
       logLevel: 'debug', kubeQps: 150.5, kubeBurst: 300, leaseName: 'roomkeeper-leader', leaseDuration: 20_000, renewDeadline: 12_000,
       retryPeriod: 3_000, operationLeaseTtl: 8_000, operationRetentionCount: 500, operationRetentionAge: 72 * 3_600_000, healthInterval: 5_000,
       autoscaleDebounce: 500, roomInitTimeout: 180_000, roomPingTimeout: 300_000, roomDeletionTimeout: 90_000, maestroEnv: false,
-      roomRunAsNonRoot: true, roomNamespacePsaEnforce: 'baseline', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'none',
+      maxRoomsPerScheduler: 2500, roomRunAsNonRoot: true, roomNamespacePsaEnforce: 'baseline', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'none',
       roomsApiUrl: 'https://rooms.games.example.com', addRoomsConcurrency: 25, addRoomsLimit: 2000, removeRoomsLimit: 1500,
       validationAttempts: 5, validationTimeout: 180_000, shutdownTimeout: 20_000, operatorPort: 9081,
     });

@@ -603,3 +603,43 @@ describe('every management route', () => {
     expect(t.store.writes).toEqual([]);
   });
 });
+
+describe('the per-scheduler room limit (issue 12 M4)', () => {
+  const limited = () => request(buildTestApps({ maxRoomsPerScheduler: 50 }).management);
+  const fieldsOf = (res: request.Response) => (res.body.details as { field: string; message: string }[]);
+
+  it.each([
+    ['roomsReplicas', { roomsReplicas: 51 }],
+    ['autoscaling.max', { autoscaling: { enabled: true, min: 1, max: 51, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }],
+    ['autoscaling.min', { autoscaling: { enabled: true, min: 51, max: -1, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }],
+  ])('refuses a create asking for more rooms than the limit, naming %s (400, code 3)', async (field, overrides) => {
+    const res = await limited().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('big', overrides as never));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(fieldsOf(res)).toEqual([{ field, message: expect.stringMatching(/^must be at most 50, the most rooms one scheduler may have \(ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER\); got 51$/) }]);
+  });
+
+  it('accepts exactly the limit, and autoscaling.max -1 (read as the limit by the operator)', async () => {
+    const app = buildTestApps({ maxRoomsPerScheduler: 50 });
+    expect((await request(app.management).post('/schedulers').set('Authorization', AUTH).send(validCreateBody('at-limit', { roomsReplicas: 50 }))).status).toBe(200);
+    const unbounded = validCreateBody('unbounded', { autoscaling: { enabled: true, min: 1, max: -1, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } } as never);
+    expect((await request(app.management).post('/schedulers').set('Authorization', AUTH).send(unbounded)).status).toBe(200);
+  });
+
+  it('refuses a new version, a patch and an add-rooms that pass the limit, and writes nothing', async () => {
+    const app = buildTestApps({ maxRoomsPerScheduler: 50 });
+    app.store.seedScheduler('tennis-eu', validSpec({ roomsReplicas: 45 }));
+    const writes = app.store.writes.length;
+    const patch = await request(app.management).patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 60 });
+    expect(patch.status).toBe(400);
+    expect(fieldsOf(patch).map((d) => d.field)).toEqual(['roomsReplicas']);
+    const version = await request(app.management).post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { roomsReplicas: 1000 }));
+    expect(version.status).toBe(400);
+    expect(fieldsOf(version).map((d) => d.field)).toEqual(['roomsReplicas']);
+    const add = await request(app.management).post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 6 });
+    expect(add.status).toBe(400);
+    expect(fieldsOf(add)).toEqual([{ field: 'amount', message: 'would take roomsReplicas from 45 to 51, above 50, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)' }]);
+    expect(app.store.writes.length).toBe(writes);
+    expect((await request(app.management).post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 5 })).status).toBe(200);
+  });
+});

@@ -56,7 +56,7 @@ export interface TestApps {
   ready: { reason: string | undefined };
 }
 
-export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: boolean } = {}): TestApps {
+export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: boolean; maxRoomsPerScheduler?: number } = {}): TestApps {
   const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
   const store = new InMemoryStore(now);
@@ -67,7 +67,7 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: b
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
   const management = createManagementApp({
     schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
-    now, logger, metrics, readiness, maxBodyBytes: MAX_BODY,
+    now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler,
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],

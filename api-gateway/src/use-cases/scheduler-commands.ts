@@ -6,6 +6,7 @@
  * leave one operation per cause, whichever writes first.
  */
 import { jsonEqual } from '../json-equal';
+import { CONFIG_SCHEMA } from '../../../common/src/config';
 import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
@@ -19,6 +20,7 @@ import {
   StoreAlreadyExistsError,
   StoreConflictError,
   ValidationError,
+  type FieldViolation,
 } from '../errors';
 import { schedulerView } from '../maestro-views';
 import type { SchedulerValidator } from '../scheduler-validator';
@@ -38,6 +40,23 @@ export interface SchedulerCommandsDeps {
   /** Milliseconds since the epoch. */
   now: () => number;
   logger: Logger;
+  /** Most rooms one scheduler may ask for (default CONFIG_SCHEMA's ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER). */
+  maxRoomsPerScheduler?: number;
+}
+
+/**
+ * Fields of a definition that ask for more rooms than one scheduler may have (issue 12, M4).
+ * `autoscaling.max` -1 (unbounded, as Maestro) is allowed: the operator reads it as the limit.
+ */
+export function roomLimitViolations(spec: SchedulerSpec, maxRooms: number): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  const over = (field: string, value: number | undefined) => {
+    if (value !== undefined && value > maxRooms) out.push({ field, message: `must be at most ${maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${value}` });
+  };
+  over('roomsReplicas', spec.roomsReplicas);
+  over('autoscaling.min', spec.autoscaling?.min);
+  over('autoscaling.max', spec.autoscaling?.max);
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -66,11 +85,21 @@ export class SchedulerCommands {
 
   constructor(private readonly deps: SchedulerCommandsDeps) {}
 
+  private get maxRooms(): number {
+    return this.deps.maxRoomsPerScheduler ?? Number(CONFIG_SCHEMA.maxRoomsPerScheduler.default);
+  }
+
+  private assertWithinRoomLimit(spec: SchedulerSpec): void {
+    const violations = roomLimitViolations(spec, this.maxRooms);
+    if (violations.length > 0) throw new ValidationError(violations);
+  }
+
   /** POST /schedulers */
   async create(body: unknown): Promise<{ scheduler: Record<string, unknown>; operationId: string }> {
     const result = this.deps.validator.validateCreateBody(body);
     if (!result.ok) throw new ValidationError(result.errors);
     const { name, spec } = result.value;
+    this.assertWithinRoomLimit(spec);
     const alreadyExists = new ConflictError(`error creating scheduler ${name}: name already exists`);
     if (await this.deps.schedulers.getScheduler(name)) throw alreadyExists;
     let created: Scheduler;
@@ -93,6 +122,7 @@ export class SchedulerCommands {
     await this.assertNoOngoingVersionOperation(current);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
     if (!result.ok) throw new ValidationError(result.errors);
+    this.assertWithinRoomLimit(result.value.spec);
     return this.changeSpec(current, () => result.value.spec);
   }
 
@@ -106,6 +136,7 @@ export class SchedulerCommands {
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
       if (!merged.ok) throw new ValidationError(merged.errors);
+      this.assertWithinRoomLimit(merged.value);
       return merged.value;
     });
   }
@@ -138,7 +169,11 @@ export class SchedulerCommands {
     const amount = isRecord(body) ? body.amount : undefined;
     const problem = amountProblem(amount);
     if (amount === undefined || problem) throw new ValidationError([{ field: 'amount', message: problem ?? 'is a required field' }]);
-    await this.mustExist(name);
+    const current = await this.mustExist(name);
+    const replicas = current.spec.roomsReplicas ?? 0;
+    if (!current.spec.autoscaling?.enabled && replicas + Number(amount) > this.maxRooms) {
+      throw new ValidationError([{ field: 'amount', message: `would take roomsReplicas from ${replicas} to ${replicas + Number(amount)}, above ${this.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)` }]);
+    }
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.AddRooms, { amount: Number(amount) });
     return { operationId };

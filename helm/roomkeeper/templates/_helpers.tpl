@@ -129,7 +129,7 @@ milliseconds (values.schema.json guarantees the form).
 {{- end -}}
 
 {{/*
-Environment both processes read: logging, the Kubernetes client and the room-token secret.
+Environment both processes read: logging, the Kubernetes client, the per-scheduler room limit and the room-token secret.
 */}}
 {{- define "roomkeeper.commonEnv" -}}
 - name: ROOMKEEPER_LOG_LEVEL
@@ -138,6 +138,8 @@ Environment both processes read: logging, the Kubernetes client and the room-tok
   value: {{ .Values.kube.qps | quote }}
 - name: ROOMKEEPER_KUBE_BURST
   value: {{ .Values.kube.burst | int64 | quote }}
+- name: ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER
+  value: {{ .Values.limits.maxRoomsPerScheduler | int64 | quote }}
 - name: ROOMKEEPER_ROOM_TOKEN_SECRET
   valueFrom:
     secretKeyRef:

@@ -77,6 +77,7 @@ export class HealthController {
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
     const decision = desiredRooms({
       roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt,
+      maxRooms: this.deps.config.maxRoomsPerScheduler,
     });
     const activeVersion = s.status.version;
     const planWith = (t: typeof timeouts) => planHealth({

@@ -66,7 +66,11 @@ export const createSchedulerDefinition: OperationDefinition = {
     // Rooms an earlier attempt created count towards the first rooms.
     const already = new RoomManager(ctx.deps).views(name).filter((r) => !r.validation && !r.terminating).length;
     if (already > 0) ctx.event(`${already} rooms exist already (made by an earlier attempt)`);
-    const count = Math.max(0, initialRoomCount(scheduler.spec) - already);
+    const wanted = Math.max(0, Math.min(initialRoomCount(scheduler.spec), ctx.deps.config.maxRoomsPerScheduler) - already);
+    // One operation creates at most the add limit (issue 12, M4); the health check adds the rest
+    // in add_rooms operations of at most as many rooms each.
+    const count = Math.min(wanted, ctx.deps.config.addRoomsLimit);
+    if (count < wanted) ctx.event(`Creating ${count} of ${wanted} rooms (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT); the health check adds the other ${wanted - count}`);
     if (count > 0) {
       const rooms = new RoomManager(ctx.deps);
       const step = Math.max(1, Math.ceil(count / 10));

@@ -154,3 +154,22 @@ describe('desiredRooms', () => {
     expect(ready).toBe(1);
   });
 });
+
+describe('desiredRooms under the per-scheduler room limit (issue 12 M4)', () => {
+  it('holds roomsReplicas written past the gateway (kubectl) to the limit, and says so', () => {
+    const d = desiredRooms(input({ ready: 0, occupied: 0, roomsReplicas: 2 ** 31 - 1, maxRooms: 100 }));
+    expect(d.desired).toBe(100);
+    expect(d.target).toBe(100);
+    expect(d.reason).toBe('roomsReplicas is 2147483647; capped at 100, the most rooms one scheduler may have');
+  });
+
+  it('reads autoscaling.max -1 (unbounded) as the limit', () => {
+    const d = desiredRooms(input({ ready: 0, occupied: 500, autoscaling: buffer(10), maxRooms: 300 }));
+    expect(d.desired).toBe(300);
+    expect(d.reason).toMatch(/^fixedBuffer: 500 occupied \+ 10 = 510; capped at 300, the most rooms one scheduler may have$/);
+  });
+
+  it('changes nothing below the limit', () => {
+    expect(desiredRooms(input({ ready: 5, occupied: 5, maxRooms: 100 }))).toEqual(desiredRooms(input({ ready: 5, occupied: 5 })));
+  });
+});

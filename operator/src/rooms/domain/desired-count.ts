@@ -34,6 +34,11 @@ export interface DesiredRoomsInput {
   now: number;
   /** When the last downscale decided by autoscaling happened, epoch ms. */
   lastDownscaleAt?: number;
+  /**
+   * The most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, issue 12 M4): the
+   * gateway refuses more, and a Scheduler applied with kubectl is held to it here.
+   */
+  maxRooms?: number;
 }
 
 export interface DesiredRooms {
@@ -63,6 +68,13 @@ export interface DesiredRooms {
 
 /** The desired number of rooms. Pure; the caller persists `lastDownscaleAt` when `recordDownscale`. */
 export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
+  const decision = uncappedDesiredRooms(input);
+  const max = input.maxRooms;
+  if (max === undefined || decision.desired <= max) return decision;
+  return { ...decision, desired: max, target: Math.min(decision.target, max), reason: `${decision.reason}; capped at ${max}, the most rooms one scheduler may have` };
+}
+
+function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const available = nonNegativeInt(input.available);
   const autoscaling = input.autoscaling;
   if (!autoscaling || autoscaling.enabled === false) {

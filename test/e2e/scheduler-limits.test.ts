@@ -1,0 +1,71 @@
+/**
+ * Per-scheduler limits end to end (issue 12, M4), with small limits: at most 6 rooms per scheduler,
+ * at most 2 created per operation. create_scheduler creates 2 and the health check adds the rest in
+ * add_rooms of at most 2; a roomsReplicas above the limit is refused over HTTP naming the field, and
+ * one written with kubectl (past the gateway) is held to the limit. The room count is checked on
+ * every room event. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { GameRoom } from '../../common/src/generated/resources';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'limits';
+const MAX_ROOMS = 6;
+const ADD_LIMIT = 2;
+
+describe('per-scheduler limits', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, config: { healthInterval: 300, maxRoomsPerScheduler: MAX_ROOMS, addRoomsLimit: ADD_LIMIT } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('create_scheduler creates in batches of the add limit, and the fleet never passes the room limit', async () => {
+    const live = async () => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const body = (over: Record<string, unknown>) => ({ name: NAME, ...(schedulerObject(NAME, over) as { spec: Record<string, unknown> }).spec });
+
+    const refused = await managementCall(stack, 'POST', '/schedulers', body({ roomsReplicas: MAX_ROOMS + 1 }));
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toEqual([{ field: 'roomsReplicas', message: `must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${MAX_ROOMS + 1}` }]);
+
+    // Every room event: never more fleet rooms than the limit.
+    let most = 0;
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME) as never);
+    const count = () => {
+      most = Math.max(most, informer.list(NAME).filter((r) => !r.metadata?.deletionTimestamp && !r.spec.validation).length);
+    };
+    informer.on('add', count);
+    informer.on('update', count);
+    informer.on('delete', count);
+    await informer.start();
+    try {
+      expect((await managementCall(stack, 'POST', '/schedulers', body({ roomsReplicas: 5 }))).status).toBe(200);
+      await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 5, { timeoutMs: 60_000, message: '5 ready rooms' });
+      const ops = (await stack.api.listOperations(NAME)).items;
+      const create = ops.find((o) => o.spec.definitionName === 'create_scheduler');
+      expect(create?.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
+        `Creating ${ADD_LIMIT} of 5 rooms (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT); the health check adds the other 3`,
+      ]));
+      // The other 3 came from add_rooms operations of the health check (each creates at most the add limit).
+      const adds = ops.filter((o) => o.spec.definitionName === 'add_rooms');
+      expect(adds.length).toBeGreaterThanOrEqual(2);
+      for (const add of adds) expect(Number((add.spec.input as { amount?: unknown }).amount)).toBeLessThanOrEqual(5);
+
+      // kubectl (past the gateway): roomsReplicas far above the limit is held to it.
+      await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: 1000 } });
+      await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === MAX_ROOMS, { timeoutMs: 60_000, message: `${MAX_ROOMS} ready rooms` });
+      // Many health cycles later (the rooms' pings measure the wait), still at the limit.
+      const pings = stack.simulation!.rooms!.stats().pingsSent;
+      await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 20 * MAX_ROOMS, { timeoutMs: 60_000, message: '20 more pings per room' });
+      expect((await live()).length).toBe(MAX_ROOMS);
+      expect((await stack.api.getScheduler(NAME)).spec.roomsReplicas).toBe(1000);
+      expect(most).toBeLessThanOrEqual(MAX_ROOMS);
+    } finally {
+      await informer.stop();
+    }
+  });
+});
