@@ -3,12 +3,14 @@
  * pinging back. Also: the kubectl path and the HTTP path leave the same history.
  */
 import { execFile } from 'node:child_process';
+import * as k8s from '@kubernetes/client-node';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { Operation } from '../../common/src/generated/resources';
+import { finalOperationStatuses, knownDefinitionNames } from '../../common/src/resources/operation-names';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
@@ -109,6 +111,66 @@ describe('management API end to end', () => {
     const definitions = final.body.operations.map((o: { definitionName: string }) => o.definitionName);
     expect(definitions).toEqual(expect.arrayContaining(['create_scheduler', 'add_rooms', 'remove_rooms', 'create_new_scheduler_version', 'switch_active_version']));
     await waitFor(async () => (await liveRooms(stack, 'http-game')).length === 3, { timeoutMs: 30_000, message: 'rollback of the canceled add_rooms left 3 rooms' });
+  });
+
+  test('a Maestro client finds the switch by the id in the new version\'s history, and sees the health check\'s add_rooms with its reason in the final stage', async () => {
+    const name = 'compat-game';
+    // On every Operation event of this scheduler: only Maestro's definition names and statuses
+    // (never a health_controller operation), and a history whose last line agrees with the status.
+    const problems: string[] = [];
+    let seen = 0;
+    const informer = k8s.makeInformer<Operation & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/operations', () => stack.api.listOperations() as never);
+    const check = (op: Operation) => {
+      if (op.spec.schedulerName !== name) return;
+      seen++;
+      const id = op.metadata.name ?? '';
+      const status = op.status?.status ?? 'pending';
+      if (!(knownDefinitionNames as readonly string[]).includes(op.spec.definitionName)) problems.push(`${id}: definition ${op.spec.definitionName}`);
+      if (!['pending', 'in_progress', ...finalOperationStatuses].includes(status)) problems.push(`${id}: status ${status}`);
+      const last = op.status?.executionHistory?.at(-1)?.event;
+      if (status === 'finished' && last !== 'Operation finished') problems.push(`${id}: finished, last history line ${String(last)}`);
+      if (status !== 'finished' && last === 'Operation finished') problems.push(`${id}: ${status}, yet its history says it finished`);
+    };
+    informer.on('add', check);
+    informer.on('update', check);
+    await informer.start();
+    try {
+      expect((await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
+      await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).body.scheduler?.state === 'in-sync', { timeoutMs: 30_000, message: 'in-sync' });
+
+      // A major change: the new version's history names its switch as Maestro's does.
+      const patched = await call(stack, 'PATCH', `/schedulers/${name}`, { spec: { containers: [{ image: 'example.com/game:2.0.0' }] } });
+      expect(patched.status).toBe(200);
+      const history = (await finished(stack, patched.body.operationId)).status?.executionHistory?.map((h) => h.event) ?? [];
+      const ids = history.map((e) => /^enqueued switch active version operation with id: (\S+)$/.exec(e)?.[1]).filter((x): x is string => x !== undefined);
+      expect(ids).toHaveLength(1);
+      const switchOp = await call(stack, 'GET', `/schedulers/${name}/operations/${ids[0]!}`);
+      expect(switchOp.status).toBe(200);
+      expect(switchOp.body.operation).toMatchObject({ id: ids[0], definitionName: 'switch_active_version', schedulerName: name, input: { newActiveVersion: 'v2.0.0' } });
+      await finished(stack, ids[0]!);
+      await waitFor(async () => {
+        const rooms = await liveRooms(stack, name);
+        return rooms.length === 2 && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
+      }, { timeoutMs: 60_000, message: 'rooms replaced by v2.0.0' });
+
+      // A room's pod is deleted: the health check's add_rooms is listed in the final stage with its reason.
+      const victim = (await liveRooms(stack, name))[0]!.metadata.name as string;
+      await stack.core.deleteNamespacedPod({ name: victim, namespace: name, gracePeriodSeconds: 0 });
+      const healing = await waitFor(async () => {
+        const list = await call(stack, 'GET', `/schedulers/${name}/operations?stage=final&perPage=100`);
+        const adds = (list.body.operations as { id: string; definitionName: string; status: string }[] | undefined ?? []).filter((o) => o.definitionName === 'add_rooms' && o.status === 'finished');
+        for (const add of adds) {
+          const detail = (await call(stack, 'GET', `/schedulers/${name}/operations/${add.id}`)).body.operation as { input: { reason?: unknown }; executionHistory: { event: string }[] };
+          if (String(detail.input.reason).includes(victim)) return detail;
+        }
+        return undefined;
+      }, { timeoutMs: 30_000, message: 'the health check\'s add_rooms naming the lost room in the final stage' });
+      expect(healing.executionHistory.map((h) => h.event)).toContain(`Added 1 rooms (reason: ${String(healing.input.reason)})`);
+      expect(seen).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
   });
 
   test('the same change through kubectl and through HTTP leaves the same history', async () => {

@@ -82,7 +82,8 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
     source: 'operator',
   });
   await ctx.createOperation(switchOp);
-  ctx.event(`Enqueued switch active version operation with id: ${switchOp.metadata.name}`);
+  // Maestro's exact text (lower case): clients find the switch operation by parsing it.
+  ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name}`);
 }
 
 /** Runs validation-room attempts; throws when every attempt fails. */

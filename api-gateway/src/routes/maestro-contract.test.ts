@@ -1,0 +1,110 @@
+/**
+ * Points of Maestro's HTTP contract that docs/maestro-compatibility.md lists and no other router
+ * test proves: request encodings a Maestro client sends, the gRPC code to HTTP status mapping,
+ * the deprecated status route, 503 when the Kubernetes API is out of reach, and the rooms routes
+ * Roomkeeper does not serve.
+ */
+import request from 'supertest';
+import { silentLogger } from '../../../common/src/logger';
+import { MetricsRegistry } from '../../../common/src/metrics';
+import { createManagementApp } from '../app';
+import { staticCredentials } from '../auth';
+import { GrpcCode, httpStatusFromGrpcCode, StoreUnavailableError } from '../errors';
+import { createSchedulerValidator } from '../scheduler-validator';
+import { AUTH, buildTestApps, MAX_BODY, PASSWORD, ROOM_SECRET, USER, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { InMemoryStore } from '../testing/in-memory-store';
+import { roomToken } from '../../../common/src/rooms/room-token';
+
+let t: TestApps;
+beforeEach(() => {
+  t = buildTestApps();
+});
+
+const api = () => request(t.management);
+const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
+
+describe('request encodings of a Maestro client', () => {
+  it('accepts snake_case field names (protojson) and drops unknown fields', async () => {
+    const { roomsReplicas: _r, maxSurge: _m, ...rest } = validCreateBody('snake');
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send({ ...rest, rooms_replicas: 2, max_surge: '25%', colour: 'red' });
+    expect(res.status).toBe(200);
+    const stored = t.store.schedulers.get('snake');
+    expect(stored?.spec).toMatchObject({ roomsReplicas: 2, maxSurge: '25%' });
+    expect(stored?.spec).not.toHaveProperty('colour');
+    expect(stored?.spec).not.toHaveProperty('rooms_replicas');
+  });
+
+  it('accepts rooms_ids in a remove-rooms body and stores the input as roomsIds with reason api', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ rooms_ids: ['tennis-eu-abcde'] });
+    expect(res.status).toBe(200);
+    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { roomsIds: ['tennis-eu-abcde'], reason: 'api' } });
+  });
+
+  it('shows int64 and duration fields as strings in a scheduler', async () => {
+    t.store.seedScheduler('fw', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000, metadata: { region: 'eu' } } }] }));
+    const res = await api().get('/schedulers/fw').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body.scheduler.forwarders[0]).toEqual({ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: '1000', metadata: { region: 'eu' } } });
+    expect(res.body.scheduler.spec.terminationGracePeriod).toBe('100s');
+    expect(res.body.scheduler.maxSurge).toBe('10%');
+  });
+});
+
+describe('error codes', () => {
+  it('maps each gRPC code to the HTTP status grpc-gateway gives it', () => {
+    expect(Object.entries(GrpcCode).map(([name, code]) => [name, code, httpStatusFromGrpcCode(code)])).toEqual([
+      ['Unknown', 2, 500],
+      ['InvalidArgument', 3, 400],
+      ['NotFound', 5, 404],
+      ['AlreadyExists', 6, 409],
+      ['FailedPrecondition', 9, 400],
+      ['Aborted', 10, 409],
+      ['Unimplemented', 12, 501],
+      ['Internal', 13, 500],
+      ['Unavailable', 14, 503],
+      ['Unauthenticated', 16, 401],
+    ]);
+  });
+
+  it('answers 503 (code 14) with Retry-After when the Kubernetes API cannot be reached', async () => {
+    const store = new InMemoryStore(() => Date.parse('2026-01-01T00:00:00.000Z'));
+    const unreachable = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'listSchedulers') return () => Promise.reject(new StoreUnavailableError('the scheduler cache is not synced yet'));
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    const app = createManagementApp({
+      schedulers: unreachable, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+      now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: { notReadyReason: () => undefined }, maxBodyBytes: MAX_BODY,
+    });
+    const res = await request(app).get('/schedulers').set('Authorization', AUTH);
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.body).toEqual({ code: 14, message: 'the scheduler cache is not synced yet', details: [] });
+  });
+});
+
+describe('rooms API routes beside Maestro\'s', () => {
+  beforeEach(() => {
+    t.store.seedScheduler('s1', validSpec());
+    t.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0 });
+  });
+
+  it('the deprecated status route answers success and changes no room', async () => {
+    const res = await request(t.rooms).put('/scheduler/s1/rooms/room-1/status').set('Authorization', token('s1', 'room-1')).send({ status: 'occupied', timestamp: 1700000000 });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true });
+    expect(t.store.writes).toEqual([]);
+    expect(t.recorder.pendingSchedulers).toBe(0);
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'ready', pingStatus: 'ready' });
+  });
+
+  it('answers 404 (code 5) for Maestro\'s allocate route, which Roomkeeper does not serve', async () => {
+    const res = await request(t.rooms).post('/scheduler/s1/rooms/allocate').set('Authorization', token('s1', 'room-1')).send({});
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ success: false, code: 5, message: 'Not Found', details: [] });
+    expect(t.store.writes).toEqual([]);
+  });
+});
