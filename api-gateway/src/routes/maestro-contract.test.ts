@@ -13,6 +13,7 @@ import { GrpcCode, httpStatusFromGrpcCode, StoreUnavailableError } from '../erro
 import { createSchedulerValidator } from '../scheduler-validator';
 import { AUTH, buildTestApps, MAX_BODY, PASSWORD, ROOM_SECRET, USER, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { InMemoryStore } from '../testing/in-memory-store';
+import { RoomReports, type RoomEventSink } from '../use-cases/room-reports';
 import { roomToken } from '../../../common/src/rooms/room-token';
 
 let t: TestApps;
@@ -106,5 +107,46 @@ describe('rooms API routes beside Maestro\'s', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ success: false, code: 5, message: 'Not Found', details: [] });
     expect(t.store.writes).toEqual([]);
+  });
+});
+
+describe('ping forwarding', () => {
+  const ok = { ok: true, results: [] };
+  const sent: string[] = [];
+  const sink: RoomEventSink = {
+    forwardPing: (_f, room, status) => { sent.push(`${room.roomId}:${status}`); return Promise.resolve(ok); },
+    forwardStatus: (_f, room, status) => { sent.push(`${room.roomId}:status:${status}`); return Promise.resolve(ok); },
+    forwardRoomEvent: () => Promise.resolve(ok),
+    forwardPlayerEvent: () => Promise.resolve(ok),
+  };
+  const reports = (intervalMs: number | undefined) => new RoomReports({
+    rooms: t.store, recorder: t.recorder, forwarder: sink, logger: silentLogger(), metrics: new MetricsRegistry(), now: () => t.clock.now,
+    ...(intervalMs === undefined ? {} : { forwardResyncIntervalMs: intervalMs }),
+  });
+
+  beforeEach(() => {
+    sent.length = 0;
+    t.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000 } }] }));
+    t.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: 'h', ports: [] });
+  });
+
+  it('forwards a status change at once and an unchanged ping at most every 30 s by default (Maestro: every ping)', async () => {
+    const r = reports(undefined);
+    for (let i = 0; i < 3; i++) expect(await r.ping('s1', 'room-1', { status: 'ready' })).toEqual({ success: true });
+    expect(sent).toEqual(['room-1:ready']);
+    await r.ping('s1', 'room-1', { status: 'occupied' });
+    expect(sent).toEqual(['room-1:ready', 'room-1:occupied']);
+    t.clock.now += 29_999;
+    await r.ping('s1', 'room-1', { status: 'occupied' });
+    expect(sent).toHaveLength(2);
+    t.clock.now += 1;
+    await r.ping('s1', 'room-1', { status: 'occupied' });
+    expect(sent).toEqual(['room-1:ready', 'room-1:occupied', 'room-1:occupied']);
+  });
+
+  it('forwards every ping, as Maestro, with a resync interval of 0', async () => {
+    const r = reports(0);
+    for (let i = 0; i < 3; i++) await r.ping('s1', 'room-1', { status: 'ready' });
+    expect(sent).toEqual(['room-1:ready', 'room-1:ready', 'room-1:ready']);
   });
 });
