@@ -8,7 +8,12 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from './logger';
 import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from './metrics';
 
-export interface ReadinessCheck { name: string; ready(): boolean }
+export interface ReadinessCheck {
+  name: string;
+  ready(): boolean;
+  /** Why it is not ready and what to do, when known (shown in the `/readyz` answer). */
+  why?(): string | undefined;
+}
 
 export interface OpsServerOptions {
   port: number;
@@ -27,7 +32,10 @@ export function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResp
     return true;
   }
   if (path === '/readyz') {
-    const failing = opts.readiness.filter((c) => !c.ready()).map((c) => c.name);
+    const failing = opts.readiness.filter((c) => !c.ready()).map((c) => {
+      const why = c.why?.();
+      return why ? `${c.name} (${why})` : c.name;
+    });
     res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'text/plain' })
       .end(failing.length === 0 ? 'ok' : `not ready: ${failing.join(', ')}`);
     return true;

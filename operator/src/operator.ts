@@ -207,6 +207,17 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     if (value) enqueueAll();
   };
 
+  // Health and readiness answer while the caches sync: /readyz says what keeps them from it.
+  const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
+    port: config.operatorPort,
+    metrics,
+    readiness: [{
+      name: 'caches',
+      ready: () => Object.values(informers).every((i) => i.synced),
+      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError}`)[0],
+    }],
+  });
+
   await Promise.all(Object.values(informers).map((i) => i.start()));
   for (const q of queues) q.start();
 
@@ -230,12 +241,6 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   } else {
     setLeading(true);
   }
-
-  const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
-    port: config.operatorPort,
-    metrics,
-    readiness: [{ name: 'caches', ready: () => Object.values(informers).every((i) => i.synced) }],
-  });
 
   let stopped = false;
   const shutdown = async (graceful: boolean): Promise<void> => {

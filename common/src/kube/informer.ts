@@ -11,6 +11,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import { apiErrorFields, describeApiError } from './clients';
+import { whatToDo } from './diagnosis';
 
 export type EventType = 'add' | 'update' | 'delete';
 
@@ -72,6 +73,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.stopped = false;
     this.generation++;
     await this.run(this.generation);
+  }
+
+  get name(): string {
+    return this.opts.name;
   }
 
   get synced(): boolean {
@@ -218,9 +223,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (apiStatusOf(err) === 410) this.resourceVersion = '';
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
-    this.lastErrorText = describeApiError(err);
+    const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb: this.resourceVersion ? 'watch' : 'list' });
+    this.lastErrorText = hint ? `${describeApiError(err)}; ${hint}` : describeApiError(err);
     this.impaired = true;
-    this.opts.logger.warn('watch failed, restarting', { informer: this.opts.name, ...apiErrorFields(err), retryInMs: delay });
+    this.opts.logger.warn(this.resourceVersion ? 'watch failed, restarting' : 'list failed, retrying', { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}), retryInMs: delay });
     this.schedule(delay, generation);
   }
 

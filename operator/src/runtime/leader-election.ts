@@ -8,6 +8,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
+import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 
 export interface LeaderElectionOptions {
@@ -76,7 +77,8 @@ export class LeaderElector {
     this.inFlight = Promise.race([this.tryAcquireOrRenew(), deadline])
       .finally(() => clearTimeout(timer))
       .catch((err: unknown) => {
-        this.opts.logger.warn('leader election attempt failed', apiErrorFields(err));
+        const hint = whatToDo(err, { path: `/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases/${this.opts.name}`, verb: 'get, create and update' });
+        this.opts.logger.warn('leader election attempt failed', { ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}) });
       })
       .finally(() => {
         if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) this.stepDown('renew deadline passed');

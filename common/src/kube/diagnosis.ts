@@ -1,0 +1,53 @@
+/**
+ * What to do about a failed request to the Kubernetes API, in one sentence for a log line or a
+ * readiness answer: the API server does not answer, the credentials are rejected or lack a
+ * permission, or a Roomkeeper CustomResourceDefinition is not installed. Undefined when the
+ * failure says nothing the operator of the cluster can act on (a 5xx, a 410, a conflict).
+ */
+import { apiErrorFields, isApiUnavailable } from './clients';
+
+export interface RequestContext {
+  /** The API server's URL (the kubeconfig's current cluster), when known. */
+  server?: string;
+  /** The request's path, e.g. `/apis/roomkeeper.io/v1/gamerooms`. */
+  path: string;
+  /** The verb the request needed (RBAC terms: list, watch, create, ...). */
+  verb: string;
+}
+
+const CHART_RBAC = 'install with the Helm chart, whose RBAC grants it (rbac.create=true, the default; helm/roomkeeper/README.md lists every permission), or grant it to this identity';
+
+export function whatToDo(err: unknown, ctx: RequestContext): string | undefined {
+  const { statusCode } = apiErrorFields(err);
+  const resource = resourceOf(ctx.path);
+  const at = ctx.server ? ` at ${ctx.server}` : '';
+  const on = ctx.server ? ` on ${ctx.server}` : '';
+  if (statusCode === undefined && isApiUnavailable(err)) {
+    return `the Kubernetes API server${at} does not answer: check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it`;
+  }
+  if (statusCode === 401) return `the API server${at} rejected the credentials: the token or certificate of the kubeconfig is wrong or expired`;
+  if (statusCode === 403) return `this identity may not ${ctx.verb} ${resource.display}: ${CHART_RBAC}`;
+  if (statusCode === 404 && resource.group === 'roomkeeper.io' && !resource.name) {
+    return `the CustomResourceDefinition ${resource.plural}.roomkeeper.io is not installed${on}: install the chart (helm install roomkeeper helm/roomkeeper installs crds/) or kubectl apply -f crds/`;
+  }
+  return undefined;
+}
+
+interface ResourceRef { group: string; plural: string; name?: string; display: string }
+
+/** `/apis/g/v/namespaces/ns/plural/name` or `/api/v1/plural` -> group, plural and a readable form. */
+export function resourceOf(path: string): ResourceRef {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  const core = parts[0] === 'api';
+  const group = core ? '' : (parts[1] ?? '');
+  let rest = parts.slice(core ? 2 : 3);
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const plural = rest[0] ?? '';
+  const name = rest[1];
+  const qualified = group ? `${plural}.${group}` : plural;
+  return { group, plural, ...(name ? { name } : {}), display: `${qualified}${namespace ? ` in namespace ${namespace}` : ' (all namespaces)'}` };
+}
