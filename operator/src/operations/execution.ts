@@ -96,6 +96,11 @@ export class ExecutionContext {
     return created;
   }
 
+  /** Every history line recorded so far, written or not (the abandoned execution's account). */
+  get recorded(): readonly ExecutionHistoryEntry[] {
+    return this.history;
+  }
+
   /** Records an event in the execution history (written within ~250 ms, coalesced). */
   event(text: string): void {
     this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: text });

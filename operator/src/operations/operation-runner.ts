@@ -8,7 +8,7 @@
  * pending operation when nothing else of the scheduler runs. Execution itself runs outside the
  * reconcile, so a long operation does not hold a worker.
  */
-import type { Operation } from '../../../common/src/generated/resources';
+import type { ExecutionHistoryEntry, Operation } from '../../../common/src/generated/resources';
 import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src/kube/clients';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
@@ -16,6 +16,9 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
 import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+
+/** How long the unwritten history of an abandoned execution is kept for the one who marks it stuck. */
+const UNWRITTEN_KEPT_MS = 10 * 60_000;
 
 /** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
 const AFTER_STUCK: Record<string, string> = {
@@ -40,6 +43,13 @@ export class OperationRunner {
   private readonly running = new Map<string, ExecutionContext>();
   /** What we last wrote, until the informer cache catches up with it. */
   private readonly overlay = new Map<string, Operation>();
+  /**
+   * The history lines of executions abandoned here (leadership lost), by operation: the writes
+   * that carried the last of them may have been refused (an API server down or throttling every
+   * write). Whoever marks the operation stuck in this process writes them first, so its history
+   * still says what the execution did (e.g. that it raised roomsReplicas).
+   */
+  private readonly unwritten = new Map<string, readonly ExecutionHistoryEntry[]>();
   private leading = false;
   private readonly maxConcurrent: number;
 
@@ -136,7 +146,8 @@ export class OperationRunner {
         type: lease === 'missing' ? OperationConditionType.Invalid : OperationConditionType.Stuck,
         reason: lease === 'missing' ? 'NoLease' : ConditionReason.LeaseExpired,
         message: text,
-      });
+      }, this.unwritten.get(op.metadata.name as string));
+      this.unwritten.delete(op.metadata.name as string);
     }
     if (local || blockedByOther) return requeueAfterMs === undefined ? {} : { requeueAfterMs };
 
@@ -186,6 +197,9 @@ export class OperationRunner {
       await ctx.finish('finished', 'Operation finished');
     } catch (err) {
       if (err instanceof ExecutionAbandoned || ctx.isAbandoned) {
+        const name = ctx.op.metadata.name as string;
+        this.unwritten.set(name, [...ctx.recorded]);
+        setTimeout(() => this.unwritten.delete(name), UNWRITTEN_KEPT_MS).unref();
         stop({ result: 'abandoned' });
         return;
       }
@@ -216,9 +230,14 @@ export class OperationRunner {
     status: 'canceled' | 'evicted' | 'error',
     events: string[],
     condition?: { type: string; reason: string; message: string },
+    recorded?: readonly ExecutionHistoryEntry[],
   ): Promise<void> {
     const nowIso = new Date(this.deps.now()).toISOString();
-    const history = [...(op.status?.executionHistory ?? []), ...events.map((event) => ({ createdAt: nowIso, event }))];
+    const written = op.status?.executionHistory ?? [];
+    // Lines an execution here recorded after the last it could write (it started from the
+    // written ones, so they are its prefix), with the times they happened.
+    const late = recorded && recorded.length > written.length ? recorded.slice(written.length) : [];
+    const history = [...written, ...late, ...events.map((event) => ({ createdAt: nowIso, event }))];
     const conditions = condition
       ? [...(op.status?.conditions ?? []).filter((c) => c.type !== condition.type), { ...condition, status: 'True', lastTransitionTime: nowIso }]
       : op.status?.conditions;
