@@ -68,18 +68,29 @@ describe('error codes', () => {
     ]);
   });
 
-  it('answers 503 (code 14) with Retry-After when the Kubernetes API cannot be reached', async () => {
+  /** A management app whose scheduler store fails every listSchedulers with `error`. */
+  const failingApp = (error: Error) => {
     const store = new InMemoryStore(() => Date.parse('2026-01-01T00:00:00.000Z'));
-    const unreachable = new Proxy(store, {
+    const failing = new Proxy(store, {
       get(target, prop, receiver) {
-        if (prop === 'listSchedulers') return () => Promise.reject(new StoreUnavailableError('the scheduler cache is not synced yet'));
+        if (prop === 'listSchedulers') return () => Promise.reject(error);
         return Reflect.get(target, prop, receiver) as unknown;
       },
     });
-    const app = createManagementApp({
-      schedulers: unreachable, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+    return createManagementApp({
+      schedulers: failing, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
       now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: { notReadyReason: () => undefined }, maxBodyBytes: MAX_BODY,
     });
+  };
+
+  it('answers 500 (code 13) for an unexpected failure, telling nothing of its cause', async () => {
+    const res = await request(failingApp(new Error('secret detail of a bug'))).get('/schedulers').set('Authorization', AUTH);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ code: 13, message: 'internal error', details: [] });
+  });
+
+  it('answers 503 (code 14) with Retry-After when the Kubernetes API cannot be reached', async () => {
+    const app = failingApp(new StoreUnavailableError('the scheduler cache is not synced yet'));
     const res = await request(app).get('/schedulers').set('Authorization', AUTH);
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toBe('5');
