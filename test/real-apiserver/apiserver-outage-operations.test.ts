@@ -1,0 +1,251 @@
+/**
+ * Control-plane outages in the middle of the work (issue 20, scenarios 2 and 3), on a real control
+ * plane of their own (so the shared one is never disturbed), one stack for both scenarios:
+ *
+ * 2. kube-apiserver SIGKILLed for 60 s while three operations are under way at once: add_rooms of
+ *    500 (scheduler A, rooms that report `occupied`), a major rollout with maxSurge 5 (scheduler
+ *    B, 30 rooms, 3 of them occupied), and delete_scheduler (scheduler C, 100 rooms whose pods take
+ *    their 60 s grace period). Afterwards every operation ended finished or in error with a
+ *    reason, a later operation is accepted and finishes, the rollout completes, the deletion
+ *    completes, and no room or pod is left over.
+ * 3. kube-apiserver restarted gracefully (SIGTERM, then started again) while 1,000 rooms ping:
+ *    status changes answered during the gap are all written afterwards, the management API
+ *    answers 503 code 14 with Retry-After during the gap, no room is expired or removed, and the
+ *    operator leads again and takes an operation.
+ *
+ * Checked on every room event while kube-apiserver is up (a cluster-wide GameRoom informer, and on
+ * its re-list after the outage for what happened while it was down): no occupied room is deleted
+ * (scheduler C's deletion excepted: deleting a scheduler is explicit); during the rollout, never
+ * more than desired + maxSurge live rooms of B and never fewer than desired ready-or-occupied;
+ * during scenario 3 no room at all is deleted or added. Every ping during an outage is answered
+ * `success` (the simulated rooms' failure count, and the answers to the pings the test sends).
+ * Production timeouts (the chart's): a 120 s initialization timeout, a 240 s ping timeout, and the
+ * expiry brake's default grace (one ping timeout).
+ */
+import { describeScheduler, managementCall } from '../support/http';
+import { createBody, describeOp, ENDED, expectConverged, expectEndedWithReason, expectUnavailable, key, laterOperationFinishes, live, pendingWrites, pinger, RoomWatch, serving, startOutageLab, type OutageLab } from '../support/outage-checks';
+import { reportNotRun } from '../support/real-apiserver';
+import { waitFor } from '../support/wait';
+
+const OUTAGE_MS = 60_000;
+
+let lab: OutageLab | undefined;
+
+describe('control-plane outages in the middle of the work (a real control plane of their own)', () => {
+  beforeAll(async () => {
+    lab = await startOutageLab({ config: { addRoomsConcurrency: 10 }, simulation: { pingIntervalMs: 5000, deletionCapMs: 600_000 } });
+  }, 180_000);
+
+  afterAll(async () => {
+    await lab?.stop();
+  }, 300_000);
+
+  test('2. kube-apiserver SIGKILLed for 60 s in the middle of add_rooms of 500, a major rollout and delete_scheduler: each ends with a true history, nothing is wedged, leaked or wrongly removed', async () => {
+    if (!lab) {
+      expect(reportNotRun('outage in the middle of operations')).toMatch(/NOT RUN/);
+      return;
+    }
+    const { plane, stack: s } = lab;
+    const [A, B, C] = ['outage-adds', 'outage-rollout', 'outage-delete'];
+    const occupiedEnv = [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }];
+    for (const body of [createBody(A, '1s', { roomsReplicas: 5 }, occupiedEnv), createBody(B, '1s', { roomsReplicas: 30, maxSurge: 5 }), createBody(C, '60s', { roomsReplicas: 100 })]) {
+      expect((await managementCall(s, 'POST', '/schedulers', body)).status).toBe(200);
+    }
+    await waitFor(async () => {
+      const [a, b, c] = await Promise.all([A, B, C].map(async (n) => (await s.api.listGameRooms(n)).items));
+      return serving(a!).length === 5 && a!.every((r) => r.status?.status === 'occupied') && serving(b!).length === 30 && serving(c!).length === 100;
+    }, { timeoutMs: 180_000, intervalMs: 500, message: 'A: 5 occupied rooms, B: 30 serving, C: 100 serving' });
+    // Three rooms of B hold players: the test pings them `occupied` itself, through the outage too.
+    const held = new Map(live((await s.api.listGameRooms(B)).items).slice(0, 3).map((r) => [r.metadata.name as string, 'occupied']));
+    for (const room of held.keys()) s.simulation?.rooms?.silence(room);
+    const players = pinger(s, B, held);
+    await waitFor(async () => {
+      const b = live((await s.api.listGameRooms(B)).items);
+      return [...held.keys()].every((n) => b.some((r) => r.metadata.name === n && r.status?.status === 'occupied'));
+    },
+      { timeoutMs: 30_000, message: 'three rooms of B occupied' });
+
+    let rolloutArmed = true;
+    const watch = new RoomWatch(s, (event, room, prev, all) => {
+      const out: string[] = [];
+      const ns = room.metadata.namespace;
+      const removed = event === 'delete' || (room.metadata.deletionTimestamp && !prev?.metadata.deletionTimestamp);
+      if (removed && ns !== C && (room.status?.status === 'occupied' || prev?.status?.status === 'occupied')) {
+        out.push(`${event}: occupied room ${key(room)} deleted`);
+      }
+      if (rolloutArmed && ns === B) {
+        const b = all.filter((r) => r.metadata.namespace === B);
+        if (live(b).length > 35) out.push(`${live(b).length} live rooms of B (more than desired 30 + maxSurge 5)`);
+        if (serving(b).length < 30) out.push(`${serving(b).length} ready-or-occupied rooms of B (fewer than desired 30)`);
+      }
+      return out;
+    });
+    await watch.start();
+
+    // The three operations, and the outage once all three are under way: the rollout first (it
+    // begins after its version's validation room), then the deletion (whose pods take their 60 s
+    // grace) and the add_rooms (10 rooms at a time).
+    const current = (await managementCall(s, 'GET', `/schedulers/${B}`)).body.scheduler;
+    const { name: _n, state: _s, createdAt: _c, ...rest } = current;
+    const major = await managementCall(s, 'POST', `/schedulers/${B}`, { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, image: 'example.com/game:2.0.0' })) } });
+    expect(major.status).toBe(200);
+    const rollout = async () => {
+      const b = live((await s.api.listGameRooms(B)).items);
+      return { started: b.some((r) => r.spec.version === 'v2.0.0'), old: b.filter((r) => r.spec.version === 'v1.0.0').length };
+    };
+    await waitFor(async () => (await rollout()).started, { timeoutMs: 120_000, intervalMs: 50, message: 'the rollout begun' });
+    const deletion = await managementCall(s, 'DELETE', `/schedulers/${C}`);
+    expect(deletion.status).toBe(200);
+    const adds = await managementCall(s, 'POST', `/schedulers/${A}/add-rooms`, { amount: 500 });
+    expect(adds.status).toBe(200);
+    let progress = '';
+    const underWay = await waitFor(async () => {
+      const created = (await s.api.getOperation(adds.body.operationId)).status?.executionHistory?.map((h) => h.event).filter((e) => e.startsWith('Created ')).at(-1) ?? 'none created';
+      const b = await rollout();
+      const del = (await s.api.getOperation(deletion.body.operationId)).status?.executionHistory ?? [];
+      const podsLeft = (await s.core.listNamespacedPod({ namespace: C })).items.length;
+      progress = `A: ${created}; B: ${b.old} old rooms; C: ${podsLeft} pods, history: ${del.map((h) => h.event).join(' | ')}`;
+      const adding = /^Created (\d+)\/500 rooms$/.test(created) && created !== 'Created 500/500 rooms';
+      const deleting = del.some((h) => h.event.startsWith('Waiting for room pods to be deleted')) && podsLeft > 0;
+      return adding && b.old >= 10 && deleting ? progress : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 50, message: 'add_rooms, the rollout and delete_scheduler all under way' }).catch(async (err: Error) => {
+      throw new Error(`${err.message}; last seen: ${progress}\n${await describeScheduler(s, B)}`);
+    });
+    await watch.stop();
+    const pingsBefore = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+    await plane.stopApiServer('SIGKILL');
+    const downAt = Date.now();
+    process.stdout.write(`[outage 2] kube-apiserver SIGKILLed with ${underWay.split(', history')[0]}\n`);
+
+    await expectUnavailable(s, A);
+    await waitFor(() => Date.now() - downAt >= OUTAGE_MS, { timeoutMs: OUTAGE_MS + 10_000, intervalMs: 500, message: 'the outage window' });
+    const pingsDuring = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+    await plane.startApiServer();
+    process.stdout.write(`[outage 2] kube-apiserver down ${Math.round((Date.now() - downAt) / 1000)} s (SIGKILL to ready); ${pingsDuring.pingsSent - pingsBefore.pingsSent} pings sent meanwhile\n`);
+    expect(pingsDuring.pingsSent - pingsBefore.pingsSent).toBeGreaterThan(0);
+    expect(pingsDuring.pingFailures).toBe(pingsBefore.pingFailures);
+    expect(players.failures).toEqual([]);
+    await watch.start();
+
+    try {
+      // The deletion completes (another attempt of it, if the first got stuck).
+      await waitFor(async () => !(await s.api.listSchedulers()).items.some((x) => x.metadata.name === C), { timeoutMs: 240_000, intervalMs: 1000, message: `scheduler ${C} deleted` });
+      await waitFor(async () => (await s.core.listNamespace()).items.every((n) => n.metadata?.name !== C), { timeoutMs: 120_000, intervalMs: 1000, message: `namespace ${C} removed` });
+      expect((await s.api.listGameRooms(C)).items).toEqual([]);
+      const deletions = (await s.api.listOperations(C)).items;
+      expectEndedWithReason(deletions);
+      expect(deletions.some((o) => o.status?.status === 'finished' && o.status.executionHistory?.some((h) => h.event === `Scheduler ${C} deleted`))).toBe(true);
+
+      // add_rooms ended; A converges (500 more rooms, each occupied: every accepted status written).
+      await waitFor(async () => ENDED.includes((await s.api.getOperation(adds.body.operationId)).status?.status ?? ''), { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
+      await expectConverged(s, A);
+      await waitFor(async () => live((await s.api.listGameRooms(A)).items).every((r) => r.status?.status === 'occupied'), { timeoutMs: 120_000, intervalMs: 1000, message: `every room of ${A} occupied` });
+
+      // The rollout completes within its bounds; the occupied old rooms stay until their players leave.
+      await waitFor(async () => {
+        const b = live((await s.api.listGameRooms(B)).items);
+        const old = b.filter((r) => r.spec.version === 'v1.0.0').map((r) => r.metadata.name as string).sort();
+        return JSON.stringify(old) === JSON.stringify([...held.keys()].sort()) && serving(b).filter((r) => r.spec.version === 'v2.0.0').length === 30;
+      }, { timeoutMs: 240_000, intervalMs: 1000, message: 'every free room of B on v2.0.0, the occupied ones kept' }).catch(async (err: Error) => {
+        throw new Error(`${err.message}\n${await describeScheduler(s, B)}`);
+      });
+      for (const room of held.keys()) held.set(room, 'ready');
+      await waitFor(async () => {
+        const b = live((await s.api.listGameRooms(B)).items);
+        return b.length === 30 && b.every((r) => r.spec.version === 'v2.0.0');
+      }, { timeoutMs: 120_000, intervalMs: 1000, message: 'B: 30 rooms, all on v2.0.0, once the players left' });
+      await players.stop();
+      rolloutArmed = false;
+      await expectConverged(s, B);
+      expectEndedWithReason([...(await s.api.listOperations(A)).items, ...(await s.api.listOperations(B)).items]);
+
+      // Nothing wedged: a later operation is taken and finishes.
+      await laterOperationFinishes(s, A);
+      await expectConverged(s, A);
+    } finally {
+      await players.stop();
+      await watch.stop();
+    }
+    expect(watch.violations).toEqual([]);
+  }, 1_200_000);
+
+  test('3. kube-apiserver restarted gracefully while 1,000 rooms ping: every status answered in the gap is written, 503 code 14 meanwhile, no room expired or removed, and the operator takes an operation afterwards', async () => {
+    if (!lab) {
+      expect(reportNotRun('graceful restart of kube-apiserver')).toMatch(/NOT RUN/);
+      return;
+    }
+    const { plane, stack: s } = lab;
+    const D = 'outage-restart';
+    const scenarioStart = Date.now();
+    const fleet = async () => live((await s.api.listGameRooms()).items).length;
+    const others = await fleet();
+    expect((await managementCall(s, 'POST', '/schedulers', createBody(D, '1s', { roomsReplicas: 1000 - others }))).status).toBe(200);
+    await waitFor(async () => serving((await s.api.listGameRooms(D)).items).length === 1000 - others,
+      { timeoutMs: 240_000, intervalMs: 1000, message: `${1000 - others} serving rooms of ${D}` });
+    expect(await fleet()).toBe(1000);
+    // Every room's game server runs (the ones a test plays itself, silenced, included).
+    await waitFor(() => (s.simulation?.rooms?.rooms() ?? []).filter((r) => r.state !== 'terminated').length >= 1000, { timeoutMs: 60_000, message: '1,000 simulated rooms pinging' });
+
+    // 40 rooms whose game servers the test plays: their status changes in the gap.
+    const played = new Map(live((await s.api.listGameRooms(D)).items).slice(0, 40).map((r) => [r.metadata.name as string, 'ready']));
+    for (const room of played.keys()) s.simulation?.rooms?.silence(room);
+    const players = pinger(s, D, played);
+    let addsAllowed = false;
+    const watch = new RoomWatch(s, (event, room, prev) => {
+      if (event === 'add' && !prev && (addsAllowed || !watchStarted)) return [];
+      if (event === 'delete' || (room.metadata.deletionTimestamp && !prev?.metadata.deletionTimestamp)) return [`${event}: room ${key(room)} deleted (status ${prev?.status?.status ?? room.status?.status})`];
+      return event === 'add' && !prev ? [`room ${key(room)} added`] : [];
+    });
+    let watchStarted = false;
+    await watch.start();
+    watchStarted = true;
+
+    const sentBefore = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+    await watch.stop();
+    const stopping = Date.now();
+    await plane.stopApiServer('SIGTERM');
+    const downAt = Date.now();
+    // In the gap: 40 rooms become occupied, then 20 of them free again (the latest report wins).
+    const names = [...played.keys()];
+    for (const room of names) played.set(room, 'occupied');
+    const roundAfter = async (from: number) => waitFor(() => players.rounds > from, { timeoutMs: 30_000, message: 'a round of the played rooms\' pings' });
+    await roundAfter(players.rounds);
+    await roundAfter(players.rounds);
+    for (const room of names.slice(20)) played.set(room, 'ready');
+    await roundAfter(players.rounds);
+    await roundAfter(players.rounds);
+    await expectUnavailable(s, D);
+    const pending = await pendingWrites(s);
+    expect(pending).toBeGreaterThanOrEqual(20);
+    const sentDuring = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
+    await plane.startApiServer();
+    process.stdout.write(`[outage 3] kube-apiserver: SIGTERM to exit ${Math.round((downAt - stopping) / 1000)} s, then down ${Math.round((Date.now() - downAt) / 1000)} s until ready again; ${sentDuring.pingsSent - sentBefore.pingsSent} pings sent meanwhile, ${pending} status writes pending in the gateway\n`);
+    expect(sentDuring.pingFailures).toBe(sentBefore.pingFailures);
+    expect(players.failures).toEqual([]);
+    await watch.start();
+
+    try {
+      // Every status answered in the gap reached the API server; nothing is left pending.
+      let seen = '';
+      await waitFor(async () => {
+        const rooms = new Map(live((await s.api.listGameRooms(D)).items).map((r) => [r.metadata.name as string, r.status?.status]));
+        const wrong = names.filter((n) => rooms.get(n) !== played.get(n));
+        seen = wrong.map((n) => `${n}=${rooms.get(n)}`).join(', ');
+        return wrong.length === 0 && await pendingWrites(s) === 0;
+      }, { timeoutMs: 120_000, intervalMs: 500, message: 'the statuses answered in the gap written' }).catch((err: Error) => {
+        throw new Error(`${err.message}; rooms not (yet) as reported: ${seen}`);
+      });
+      await waitFor(() => s.operators.some((o) => o.isLeader), { timeoutMs: 120_000, message: 'the operator leads again' });
+      addsAllowed = true;
+      await laterOperationFinishes(s, D);
+      await expectConverged(s, D);
+      const removals = (await Promise.all(['outage-adds', 'outage-rollout', D].map(async (n) => (await s.api.listOperations(n)).items)))
+        .flat().filter((o) => o.spec.definitionName === 'remove_rooms' && Date.parse(o.spec.enqueuedAt) >= scenarioStart);
+      expect(removals.map(describeOp)).toEqual([]);
+    } finally {
+      await players.stop();
+      await watch.stop();
+    }
+    expect(watch.violations).toEqual([]);
+  }, 900_000);
+});
