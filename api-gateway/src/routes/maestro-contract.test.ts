@@ -52,6 +52,21 @@ describe('request encodings of a Maestro client', () => {
   });
 });
 
+describe('new version (POST /schedulers/{name})', () => {
+  it('needs no portRange when every port has a hostPortRange (Maestro effectively requires one)', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const { portRange: _p, ...body } = validCreateBody('tennis-eu');
+    const spec = validSpec().spec;
+    const ports = [{ name: 'game', protocol: 'udp', port: 7777, hostPortRange: { start: 41000, end: 42000 } }];
+    const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({ ...body, spec: { ...spec, containers: [{ ...spec.containers[0], ports }] } });
+    expect(res.status).toBe(200);
+    expect(t.store.operations.get(res.body.operationId)?.spec.definitionName).toBe('create_new_scheduler_version');
+    const stored = t.store.schedulers.get('tennis-eu')?.spec;
+    expect(stored).not.toHaveProperty('portRange');
+    expect(stored?.spec.containers[0]?.ports).toEqual(ports);
+  });
+});
+
 describe('error codes', () => {
   it('maps each gRPC code to the HTTP status grpc-gateway gives it', () => {
     expect(Object.entries(GrpcCode).map(([name, code]) => [name, code, httpStatusFromGrpcCode(code)])).toEqual([
