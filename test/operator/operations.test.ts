@@ -231,6 +231,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     }, { timeoutMs: 30_000 });
     stack.sandbox!.faults.clear();
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Deleted the \d+ rooms created by this operation/);
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContainEqual(expect.stringMatching(/^Operation execution failed: \S/));
     expect(op.status?.executionHistory?.at(-1)?.event).toBe('Operation ended in error');
     await waitFor(async () => {
       const names = (await stack.api.listGameRooms('rb-add')).items.filter((r) => !r.metadata.deletionTimestamp).map((r) => r.metadata.name).sort();

@@ -64,6 +64,20 @@ describe('new version (POST /schedulers/{name})', () => {
     const stored = t.store.schedulers.get('tennis-eu')?.spec;
     expect(stored).not.toHaveProperty('portRange');
     expect(stored?.spec.containers[0]?.ports).toEqual(ports);
+    // A scheduler created that way shows no portRange either (the new version above is not active yet).
+    const { portRange: _q, ...created } = validCreateBody('hp');
+    expect((await api().post('/schedulers').set('Authorization', AUTH).send({ ...created, spec: { ...spec, containers: [{ ...spec.containers[0], ports }] } })).status).toBe(200);
+    const shown = (await api().get('/schedulers/hp').set('Authorization', AUTH)).body.scheduler;
+    expect(shown).not.toHaveProperty('portRange');
+    expect(shown.spec.containers[0].ports).toEqual([{ ...ports[0], hostPort: 0 }]);
+  });
+});
+
+describe('SchedulerInfo', () => {
+  it('shows the configured autoscaling cooldown (Maestro always shows 0)', async () => {
+    t.store.seedScheduler('a', validSpec({ autoscaling: { enabled: true, min: 1, max: 10, cooldown: 30, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }));
+    const res = await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH);
+    expect(res.body.schedulers[0].autoscaling).toEqual({ enabled: true, min: 1, max: 10, cooldown: 30 });
   });
 });
 
