@@ -62,6 +62,8 @@ export interface OperatorDeps {
   /** Room writes the caches have not shown yet (the health check waits for them). */
   expectations?: RoomExpectations;
   now(): number;
+  /** The random source of room names and host ports (default Math.random; tests force collisions). */
+  random?: () => number;
   forwarder?: StatusForwarder;
   /**
    * Whether the caches that room expiry reads are current, and since when (leadership gained,

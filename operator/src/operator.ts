@@ -39,6 +39,8 @@ export interface OperatorOptions {
   extraDefinitions?: readonly OperationDefinition[];
   /** Serve /healthz, /readyz, /metrics on config.operatorPort (default true). */
   serveOps?: boolean;
+  /** The random source of room names and host ports (tests force name collisions with it). */
+  random?: () => number;
 }
 
 export interface RunningOperator {
@@ -121,7 +123,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
   };
   const expectations = new RoomExpectations(Date.now);
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, forwarder: opts.forwarder, sight, expectations };
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });

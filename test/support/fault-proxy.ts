@@ -14,7 +14,8 @@
  *   by the proxy instead of the server: an HTTP status with a Kubernetes `Status` body (429 with
  *   `Retry-After`, 410 Expired, 500...), a 200 watch that carries one `ERROR` event with 410
  *   Expired (`watch-expired`, as kube-apiserver ends a watch from a compacted resourceVersion),
- *   or a connection reset (`reset`: the socket is destroyed without an answer). The first rule
+ *   or a connection reset (`reset`: the socket is destroyed without an answer), or a lost answer
+ *   (`lost-answer`: forwarded, so a write lands, then the socket is destroyed). The first rule
  *   that matches decides.
  * - `cutWatches()`: ends every open watch now, cleanly (as the server's watch timeout does).
  * - `resetConnections()`: destroys every open client connection.
@@ -43,7 +44,9 @@ export type Fault =
   /** A watch answered 200 with one ERROR event (410 Expired), then ended. Other verbs: HTTP 410. */
   | { kind: 'watch-expired' }
   /** The connection is destroyed without an answer. */
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** The request reaches the server (a write lands), then the connection is destroyed before its answer. */
+  | { kind: 'lost-answer' };
 
 export interface FaultRule {
   /** Only these verbs (default: every verb). */
@@ -180,13 +183,18 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     res.end(statusBody(status, REASONS[status] ?? 'InternalError', `injected by the fault proxy (HTTP ${status})`, retryAfter));
   };
 
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, info: RequestInfo): void => {
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, info: RequestInfo, loseAnswer = false): void => {
     const headers = { ...req.headers, host: upstream.host };
     delete headers.connection;
     const send = secure ? https.request : http.request;
     const up = send({
       protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent,
     }, (upRes) => {
+      if (loseAnswer) {
+        upRes.resume();
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       if (info.verb === 'watch') {
         const handle = {
@@ -222,7 +230,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const info = requestInfo(req.method ?? 'GET', req.url ?? '/');
     count(info);
     const fault = info.verb === 'other' ? undefined : pick(info);
-    if (fault) answer(req, res, info, fault);
+    if (fault && 'kind' in fault && fault.kind === 'lost-answer') {
+      injected++;
+      forward(req, res, info, true);
+    } else if (fault) answer(req, res, info, fault);
     else forward(req, res, info);
   });
   server.keepAliveTimeout = 5_000;

@@ -8,7 +8,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
 import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
@@ -164,8 +164,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       return updated;
     } catch (err) {
       this.countFailedWrite(err, 'scheduler');
-      // kube-apiserver answers a failed `test` with 422 "testing value ... failed".
-      if (apiStatus(err) === 409 || (apiStatus(err) === 422 && /testing value .* failed/.test(describeApiError(err)))) throw new StoreConflictError('scheduler', name);
+      if (apiStatus(err) === 409 || isFailedPatchTest(err)) throw new StoreConflictError('scheduler', name);
       return mapWriteError(err);
     }
   }

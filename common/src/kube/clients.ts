@@ -209,6 +209,14 @@ export function apiErrorFields(err: unknown): ApiErrorFields {
   return { ...(statusCode !== undefined ? { statusCode } : {}), ...(body?.reason ? { reason: body.reason } : {}), error };
 }
 
+/**
+ * A JSON Patch whose `test` operation failed (the value changed since it was read): kube-apiserver
+ * answers 422 "testing value ... failed". A conflict, not an invalid request.
+ */
+export function isFailedPatchTest(err: unknown): boolean {
+  return apiStatus(err) === 422 && /testing value .* failed/.test(describeApiError(err));
+}
+
 /** A readable one-line description of a client error (status and the server's message). */
 export function describeApiError(err: unknown): string {
   const { statusCode, error } = apiErrorFields(err);

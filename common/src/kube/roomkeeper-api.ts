@@ -5,7 +5,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomList, Operation, OperationList, PingDigestList, Scheduler, SchedulerList, SchedulerVersion, SchedulerVersionList } from '../generated/resources';
-import { MERGE_PATCH } from './clients';
+import { JSON_PATCH, MERGE_PATCH } from './clients';
 
 const group = 'roomkeeper.io';
 const version = 'v1';
@@ -39,6 +39,10 @@ export class RoomkeeperApi {
   }
   patchScheduler(name: string, patch: object): Promise<Scheduler> {
     return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name, body: patch }, MERGE_PATCH) as Promise<Scheduler>;
+  }
+  /** A JSON Patch (RFC 6902): `test` operations make it conditional on what they test only. */
+  jsonPatchScheduler(name: string, ops: readonly object[]): Promise<Scheduler> {
+    return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name, body: ops }, JSON_PATCH) as Promise<Scheduler>;
   }
   patchSchedulerStatus(name: string, patch: object): Promise<Scheduler> {
     return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Scheduler, name, body: patch }, MERGE_PATCH) as Promise<Scheduler>;

@@ -34,3 +34,9 @@ export const ATTEMPT_ANNOTATION = 'roomkeeper.io/attempt';
  * attempt, so another attempt (after the first got stuck) finds and keeps the version it made.
  */
 export const CREATED_BY_OPERATION_ANNOTATION = 'roomkeeper.io/created-by-operation';
+/**
+ * On a GameRoom: a random id of the create request that made it, so a retried create that finds
+ * the name taken knows whether its own first attempt landed (counted as made) or another room
+ * holds the name (a new name is tried).
+ */
+export const CREATE_REQUEST_ANNOTATION = 'roomkeeper.io/create-request';

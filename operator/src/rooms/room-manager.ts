@@ -3,12 +3,13 @@
  * rooms (with a resourceVersion precondition when they might be occupied), and read the fleet as
  * `RoomView`s for the pure rules in `domain/`.
  */
+import { randomUUID } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { apiStatus, describeApiError, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
-import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
+import { API_VERSION, CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
@@ -45,12 +46,17 @@ export type RoomDeletion = 'deleted' | 'absent' | 'changed';
  */
 export type RoomRemovalById = 'deleted' | 'forced' | 'not-found' | 'changed';
 
+/** Names tried for one room before its creation fails (a collision twice in a row is rare already). */
+const NAME_TRIES = 5;
+
 export class RoomManager {
-  constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = Math.random) {}
+  constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = deps.random ?? Math.random) {}
 
   /**
-   * Creates `count` rooms with bounded concurrency; stops at the first failure and reports it.
-   * An abort of `signal` starts no further room: only the requests in flight complete.
+   * Creates `count` rooms with bounded concurrency; stops at the first failure and reports it (the
+   * spec: a room that fails to be created fails add_rooms). A name taken is not a failure
+   * (`createRoom`). An abort of `signal` starts no further room: only the requests in flight
+   * complete.
    */
   async createRooms(req: CreateRoomsRequest): Promise<CreateRoomsResult> {
     const created: string[] = [];
@@ -85,33 +91,51 @@ export class RoomManager {
     } finally {
       req.signal?.removeEventListener('abort', onAbort);
     }
-    return { created, failure, ...(inFlightAtAbort === undefined ? {} : { inFlightAtAbort }) };
+    return { created, ...(failure === undefined ? {} : { failure }), ...(inFlightAtAbort === undefined ? {} : { inFlightAtAbort }) };
   }
 
-  /** Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling. */
+  /**
+   * Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling.
+   * Never fails on a name: a name another room holds gets a new one (up to 5 names), and a create
+   * whose answer was lost but which landed (the retry answers 409) is recognised as this one by
+   * its request annotation and counted as made.
+   */
   async createRoom(req: Omit<CreateRoomsRequest, 'count'>, used: Set<number> = new Set()): Promise<string> {
     const schedulerName = req.scheduler.metadata.name as string;
     const ports = pickHostPorts(req.definition, used, this.rand);
     if ('error' in ports) throw new Error(`cannot pick host ports: ${ports.error}`);
     for (const p of ports.flat()) used.add(p);
-    const name = roomName(schedulerName, this.rand);
-    const labels: Record<string, string> = {
-      [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
-      [SCHEDULER_LABEL]: schedulerName,
-      [VERSION_LABEL]: req.version,
-      ...(req.validation ? { [VALIDATION_ROOM_LABEL]: 'true' } : {}),
-    };
-    const room: GameRoom = {
-      apiVersion: API_VERSION,
-      kind: 'GameRoom',
-      metadata: { name, namespace: schedulerName, labels },
-      spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
-    };
-    this.deps.expectations?.expectAdd(schedulerName, name);
-    const createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room)).catch((err: unknown) => {
-      this.deps.expectations?.cancel(schedulerName, name);
-      throw err;
-    });
+    let createdRoom: GameRoom | undefined;
+    for (let tries = 1; !createdRoom; tries++) {
+      const name = roomName(schedulerName, this.rand);
+      const request = randomUUID();
+      const labels: Record<string, string> = {
+        [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+        [SCHEDULER_LABEL]: schedulerName,
+        [VERSION_LABEL]: req.version,
+        ...(req.validation ? { [VALIDATION_ROOM_LABEL]: 'true' } : {}),
+      };
+      const room: GameRoom = {
+        apiVersion: API_VERSION,
+        kind: 'GameRoom',
+        metadata: { name, namespace: schedulerName, labels, annotations: { [CREATE_REQUEST_ANNOTATION]: request } },
+        spec: { scheduler: schedulerName, version: req.version, validation: req.validation ?? false },
+      };
+      this.deps.expectations?.expectAdd(schedulerName, name);
+      try {
+        createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room));
+      } catch (err) {
+        const existing = apiStatus(err) === 409 ? await this.deps.api.getGameRoom(schedulerName, name).catch(() => undefined) : undefined;
+        if (existing?.metadata.annotations?.[CREATE_REQUEST_ANNOTATION] === request) {
+          createdRoom = existing; // this request landed; its first answer was lost
+        } else {
+          this.deps.expectations?.cancel(schedulerName, name);
+          if (apiStatus(err) !== 409 || tries >= NAME_TRIES) throw err;
+          this.deps.logger.info('room name taken by another room; trying another name', { scheduler: schedulerName, room: name });
+        }
+      }
+    }
+    const name = createdRoom.metadata.name as string;
     const secret = this.deps.config.roomTokenSecret;
     const pod = buildRoomPod({
       schedulerName,
@@ -132,6 +156,12 @@ export class RoomManager {
     try {
       await retryTransient(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
     } catch (err) {
+      // A create that landed and whose answer was lost: the pod is there, owned by this room.
+      // (A LIST by name: the chart grants list on pods, not get.)
+      const existing = apiStatus(err) === 409
+        ? (await this.deps.core.listNamespacedPod({ namespace: schedulerName, fieldSelector: `metadata.name=${name}` }).catch(() => undefined))?.items[0]
+        : undefined;
+      if (existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) return name;
       await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
       throw err;
     }

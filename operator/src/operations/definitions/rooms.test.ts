@@ -26,6 +26,7 @@ function setup() {
       scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, ...patch.spec } };
       return Promise.resolve(scheduler);
     },
+    jsonPatchScheduler: (n: string, ops: { op: string; value?: number }[]): Promise<Scheduler> => api.patchScheduler(n, { spec: { roomsReplicas: ops.at(-1)?.value as number } }),
     patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
   };
   const deps = {

@@ -13,7 +13,7 @@ import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { Scheduler } from '../../../../common/src/generated/resources';
-import { apiStatus, retryTransient } from '../../../../common/src/kube/clients';
+import { apiStatus, isFailedPatchTest, retryTransient } from '../../../../common/src/kube/clients';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 
 /**
@@ -22,9 +22,15 @@ import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
  * every change of the scheduler, that makes a (minor) version. With autoscaling on, the
  * autoscaler keeps deciding the count, and the change lasts until its next decision.
  */
+const REPLICAS_WRITE_DEADLINE_MS = 60_000;
+
 async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<void> {
   if (ctx.op.spec.priority || delta === 0) return;
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // Conditional on roomsReplicas alone (a JSON Patch `test`), so the status writes that move the
+  // Scheduler's resourceVersion all the time at scale never make it lose; it loses only to
+  // another change of roomsReplicas, and then reads again, for up to a minute.
+  const deadline = ctx.deps.now() + REPLICAS_WRITE_DEADLINE_MS;
+  for (let attempt = 1; ; attempt++) {
     // Transient answers (429, 5xx) are retried (loadScheduler too): the rooms may already be
     // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
@@ -34,11 +40,15 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     }
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
+    const ops = s.spec.roomsReplicas === undefined
+      ? [{ op: 'add', path: '/spec/roomsReplicas', value: after }]
+      : [{ op: 'test', path: '/spec/roomsReplicas', value: before }, { op: 'replace', path: '/spec/roomsReplicas', value: after }];
     let patched: Scheduler;
     try {
-      patched = await retryTransient(() => ctx.deps.api.patchScheduler(ctx.schedulerName, { metadata: { resourceVersion: s.metadata.resourceVersion }, spec: { roomsReplicas: after } }), 10);
+      patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
     } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
+      if (!isFailedPatchTest(err) && apiStatus(err) !== 409) throw err;
+      if (ctx.deps.now() > deadline) throw new Error(`could not update roomsReplicas: it kept changing under this operation (${attempt} tries in ${REPLICAS_WRITE_DEADLINE_MS / 1000} s)`, { cause: err });
       continue;
     }
     // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
@@ -47,7 +57,6 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
   }
-  throw new Error('could not update roomsReplicas: too many conflicts');
 }
 
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
@@ -95,22 +104,44 @@ export const addRoomsDefinition: OperationDefinition = {
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
-    const created = (ctx.state.createdRooms as string[] | undefined) ?? [];
-    const rooms = new RoomManager(ctx.deps);
-    let deleted = 0;
-    for (const id of created) {
-      if ((await rooms.deleteRoomReporting(ctx.schedulerName, id, undefined, 'Background')) === 'deleted') deleted++;
-    }
-    const gone = created.length - deleted;
-    if (created.length > 0) ctx.event(`Deleted the ${deleted} rooms created by this operation${gone > 0 ? ` (${gone} were already gone)` : ''}`);
     const before = ctx.state.replicasBefore as number | undefined;
     if (before !== undefined) {
       const patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
       ctx.event(`roomsReplicas restored to ${before}`);
       await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
     }
+    // The rooms created so far are deleted (the spec), except those the scheduler wants anyway:
+    // the desired count decides, not the operation's list (a health-check add_rooms keeps its
+    // rooms; a user's, after roomsReplicas is restored, keeps none unless rooms went missing).
+    const created = (ctx.state.createdRooms as string[] | undefined) ?? [];
+    if (created.length === 0) return;
+    const rooms = new RoomManager(ctx.deps);
+    // Counted once the cache shows every room this operation created (expectations.ts).
+    for (const until = ctx.deps.now() + 10_000; ctx.deps.expectations && !ctx.deps.expectations.satisfied(ctx.schedulerName) && ctx.deps.now() < until;) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const live = rooms.views(ctx.schedulerName).filter((r) => !r.validation && !r.terminating).length;
+    const desired = desiredAfterRollback(ctx);
+    const surplus = desired === undefined ? created.length : Math.min(created.length, Math.max(0, live - desired));
+    let deleted = 0;
+    for (const id of [...created].reverse().slice(0, surplus)) {
+      if ((await rooms.deleteRoomReporting(ctx.schedulerName, id, undefined, 'Background')) === 'deleted') deleted++;
+    }
+    const gone = surplus - deleted;
+    const kept = created.length - surplus;
+    if (surplus > 0) ctx.event(`Deleted the ${deleted} rooms created by this operation${gone > 0 ? ` (${gone} were already gone)` : ''}`);
+    if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired ?? '?'} rooms`);
   },
 };
+
+/** The scheduler's desired count once the rollback restored roomsReplicas (the autoscaler's when it decides). */
+function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
+  const s = ctx.deps.caches.schedulers.get(ctx.schedulerName);
+  if (!s) return undefined;
+  if (s.spec.autoscaling?.enabled) return s.status?.rooms?.desired;
+  const restored = ctx.state.replicasBefore as number | undefined;
+  return restored ?? s.spec.roomsReplicas;
+}
 
 export const removeRoomsDefinition: OperationDefinition = {
   name: 'remove_rooms',

@@ -1,0 +1,107 @@
+/**
+ * Creating a room never fails on a name (the 10,000-room issue), on the real API server under the
+ * chart's RBAC: the operator's random source is forced to a tiny alphabet so room names collide
+ * all the time, and a fault proxy in front of kube-apiserver loses the answer of a share of the
+ * GameRoom and Pod creates after they landed (so the client's retry meets its own object: 409).
+ * add_rooms finishes with exactly the requested count: every room has its pod, no room is made
+ * twice, and the history says so.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../common/src/config';
+import { makeKubeClients } from '../../common/src/kube/clients';
+import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
+import { createLogger } from '../../common/src/logger';
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
+import { startOperator, type RunningOperator } from '../../operator/src/operator';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
+import { realApiServer, reportNotRun } from '../support/real-apiserver';
+import { schedulerObject } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'collide';
+const AMOUNT = 150;
+
+/** Deterministic, and only four values: names of five letters from a four-letter alphabet (1,024 names). */
+function collidingRandom(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return [0.01, 0.3, 0.55, 0.8][(x >>> 16) % 4] as number;
+  };
+}
+
+test('names forced to collide and creates whose answer is lost: add_rooms finishes with exactly the requested count', async () => {
+  const plane = realApiServer();
+  if (!plane) {
+    expect(reportNotRun('room creation on colliding names')).toMatch(/NOT RUN/);
+    return;
+  }
+  const admin = new k8s.KubeConfig();
+  admin.loadFromFile(plane.adminKubeconfig);
+  const clients = makeKubeClients(admin, { qps: 1000, burst: 1000 });
+  const api = new RoomkeeperApi(clients.custom);
+  let proxy: FaultProxy | undefined;
+  let operator: RunningOperator | undefined;
+  let logged = '';
+  try {
+    proxy = await startFaultProxy({ upstream: plane.url, caFile: plane.caFile });
+    const operatorKc = new k8s.KubeConfig();
+    operatorKc.loadFromFile(plane.operatorKubeconfig);
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    operator = await startOperator({
+      kubeConfig: proxy.kubeConfig(operatorKc),
+      // The chart's settings (its Lease, which its Role grants by name), test-sized timings.
+      config: loadConfig(plane.chartEnv.operator, { operatorPort: 0, leaseDuration: 5000, renewDeadline: 4000, retryPeriod: 500, healthInterval: 1000 }),
+      logger: createLogger('operator', { level: 'info', stream }),
+      serveOps: false,
+      random: collidingRandom(7),
+    });
+    const op = operator;
+    await waitFor(() => op.isLeader, { timeoutMs: 60_000, message: 'the test operator leads' }).catch((err: Error) => {
+      throw new Error(`${err.message}\n${logged.slice(-3000)}`);
+    });
+
+    await api.createScheduler(schedulerObject(NAME, { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await api.getScheduler(NAME)).status?.version === 'v1.0.0', { timeoutMs: 60_000, message: `${NAME} created` });
+
+    // A fifth of the room writes land but their answers are lost; the retry meets the object.
+    proxy.set([{ verbs: ['create'], resources: ['gamerooms', 'pods'], rate: 0.2, fault: { kind: 'lost-answer' } }]);
+    const id = newOperationId();
+    await api.createOperation(buildOperation({ id, schedulerName: NAME, definitionName: 'add_rooms', input: { amount: AMOUNT }, source: 'api', enqueuedAt: Date.now() }));
+    const ended = await waitFor(async () => {
+      const o = await api.getOperation(id);
+      return ['finished', 'error', 'canceled'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 180_000, message: 'add_rooms ended' });
+    const lostAnswers = proxy.injected;
+    proxy.clear();
+    const events = ended.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect({ status: ended.status?.status, events }).toMatchObject({ status: 'finished', events: expect.arrayContaining([`Added ${AMOUNT} rooms`]) });
+
+    const rooms = (await api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp);
+    const pods = (await clients.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => !p.metadata?.deletionTimestamp);
+    expect(rooms).toHaveLength(AMOUNT);
+    expect(new Set(rooms.map((r) => r.metadata.uid)).size).toBe(AMOUNT);
+    const owner = new Map(rooms.map((r) => [r.metadata.name, r.metadata.uid]));
+    expect(pods).toHaveLength(AMOUNT);
+    for (const pod of pods) expect(pod.metadata?.ownerReferences?.[0]?.uid).toBe(owner.get(pod.metadata?.name));
+    expect((await api.getScheduler(NAME)).spec.roomsReplicas).toBe(AMOUNT);
+    // The faults did happen: answers were lost, and names were taken.
+    expect(lostAnswers).toBeGreaterThan(0);
+    expect(logged).toMatch(/room name taken by another room; trying another name/);
+  } finally {
+    proxy?.clear();
+    // Deleted while this operator runs, so the shared plane is left without it.
+    await api.deleteScheduler(NAME).catch(() => undefined);
+    await waitFor(async () => !(await api.listSchedulers()).items.some((s) => s.metadata.name === NAME), { timeoutMs: 120_000, message: `${NAME} deleted` }).catch(() => undefined);
+    await operator?.stop();
+    await proxy?.close();
+    clients.limiter.drain();
+  }
+}, 300_000);
