@@ -22,7 +22,7 @@ const REPLICAS = 12;
 const REMOVED = 4;
 const MAX_SURGE = 3;
 const DELAY_MS = 5_000;
-const FLIP_WINDOW_MS = 40_000;
+const FLIP_WINDOW_MS = 25_000;
 const OPERATOR_TOKEN = 'stale-operator';
 
 function withToken(kc: k8s.KubeConfig, token: string): k8s.KubeConfig {
