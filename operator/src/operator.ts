@@ -10,7 +10,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
-import { ResilientInformer } from '../../common/src/kube/informer';
+import { ResilientInformer, type ListPage } from '../../common/src/kube/informer';
 import { slimPod } from '../../common/src/kube/slim-pod';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
@@ -82,7 +82,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   let leading = false;
   const queues: WorkQueue[] = [];
   const informerLogger = logger.child({ part: 'informer' });
-  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: () => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
+  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
     new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform });
 
   const lostRooms = new Map<string, string[]>();
@@ -101,20 +101,20 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
   const informers = {
     schedulers: informer<Scheduler>('schedulers', '/apis/roomkeeper.io/v1/schedulers',
-      () => custom.listClusterCustomObject({ group, version, plural: 'schedulers' }), (t, o) => hooks.scheduler(t, o)),
+      (page) => custom.listClusterCustomObject({ group, version, plural: 'schedulers', ...page }), (t, o) => hooks.scheduler(t, o)),
     versions: informer<SchedulerVersion>('schedulerversions', '/apis/roomkeeper.io/v1/schedulerversions',
-      () => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions' }), (t, o) => hooks.version(t, o)),
+      (page) => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions', ...page }), (t, o) => hooks.version(t, o)),
     operations: informer<Operation>('operations', '/apis/roomkeeper.io/v1/operations',
-      () => custom.listClusterCustomObject({ group, version, plural: 'operations' }), (t, o) => hooks.operation(t, o)),
+      (page) => custom.listClusterCustomObject({ group, version, plural: 'operations', ...page }), (t, o) => hooks.operation(t, o)),
     rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
-      () => custom.listClusterCustomObject({ group, version, plural: 'gamerooms' }), (t, o) => hooks.room(t, o)),
+      (page) => custom.listClusterCustomObject({ group, version, plural: 'gamerooms', ...page }), (t, o) => hooks.room(t, o)),
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
-      () => clients.core.listPodForAllNamespaces({ labelSelector: managed }), (t, o) => hooks.pod(t, o), managed, roomPod),
-    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', () => clients.core.listNode(), () => undefined),
+      (page) => clients.core.listPodForAllNamespaces({ labelSelector: managed, ...page }), (t, o) => hooks.pod(t, o), managed, roomPod),
+    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', (page) => clients.core.listNode({ ...page }), () => undefined),
     digests: informer<PingDigest>('pingdigests', '/apis/roomkeeper.io/v1/pingdigests',
-      () => custom.listClusterCustomObject({ group, version, plural: 'pingdigests' }), (t, o) => hooks.digest(t, o)),
+      (page) => custom.listClusterCustomObject({ group, version, plural: 'pingdigests', ...page }), (t, o) => hooks.digest(t, o)),
     namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
-      () => clients.core.listNamespace({ labelSelector: managed }), (t, o) => hooks.namespace(t, o), managed),
+      (page) => clients.core.listNamespace({ labelSelector: managed, ...page }), (t, o) => hooks.namespace(t, o), managed),
   };
   const caches: Caches = informers;
   let leaderSince = 0;

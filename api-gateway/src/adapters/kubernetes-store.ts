@@ -77,7 +77,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         path: `/apis/${API_GROUP}/${VERSION}/${plural}`,
         resource: plural,
         logger: options.logger,
-        list: () => options.custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural }) as Promise<k8s.KubernetesListObject<T>>,
+        list: (page) => options.custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural, ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
     this.schedulers = cache<Scheduler>(PLURAL.schedulers);
     this.versions = cache<SchedulerVersion>(PLURAL.versions);

@@ -4,14 +4,14 @@
  * started without blocking so readiness can report "not synced" and why.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ResilientInformer } from '../../../common/src/kube/informer';
+import { ResilientInformer, type ListPage } from '../../../common/src/kube/informer';
 import type { Logger } from '../../../common/src/logger';
 
 export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   kc: k8s.KubeConfig;
   /** Watch path, e.g. `/apis/roomkeeper.io/v1/gamerooms` (all namespaces). */
   path: string;
-  list: () => Promise<k8s.KubernetesListObject<T>>;
+  list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>;
   /** For logs. */
   resource: string;
   logger: Logger;

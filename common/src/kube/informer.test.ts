@@ -7,7 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { silentLogger } from '../logger';
-import { ResilientInformer } from './informer';
+import { LIST_PAGE_SIZE, ResilientInformer } from './informer';
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -83,5 +83,33 @@ describe('ResilientInformer under watch faults', () => {
     sandbox.faults.clear();
     await until(async () => JSON.stringify(names()) === JSON.stringify(await server()), 30_000);
     expect(informer.synced).toBe(true);
+  });
+});
+
+describe('ResilientInformer lists page by page', () => {
+  test('a relist of more objects than a page asks for pages of LIST_PAGE_SIZE and caches every object of every page', async () => {
+    const sandbox = await startSandbox();
+    const core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    const total = LIST_PAGE_SIZE * 2 + 7;
+    for (let i = 0; i < total; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `page-${i}` } } });
+    const asked: (number | undefined)[] = [];
+    const informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc: sandbox.kubeConfig(), path: '/api/v1/namespaces/default/configmaps', name: 'paged', logger: silentLogger(),
+      list: (page) => {
+        asked.push(page?.limit);
+        return core.listNamespacedConfigMap({ namespace: 'default', ...page });
+      },
+    });
+    try {
+      await informer.start();
+      expect(asked).toEqual([LIST_PAGE_SIZE, LIST_PAGE_SIZE, LIST_PAGE_SIZE]);
+      expect(informer.list('default').filter((c) => c.metadata?.name?.startsWith('page-'))).toHaveLength(total);
+      // The watch resumes from the snapshot the pages came from: a later change arrives.
+      await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after-the-list' } } });
+      await until(() => informer.get('after-the-list', 'default') !== undefined);
+    } finally {
+      await informer.stop();
+      await sandbox.stop();
+    }
   });
 });

@@ -15,11 +15,25 @@ import { whatToDo } from './diagnosis';
 
 export type EventType = 'add' | 'update' | 'delete';
 
+/** One page of a LIST (client-node's parameter names). */
+export interface ListPage { limit: number; _continue?: string }
+
+/**
+ * Objects per page of a relist: a fresh operator at 10,000 rooms never holds a whole LIST of
+ * pods or rooms (its raw JSON and the objects parsed from it) at once, only a page before its
+ * `transform` slims it.
+ */
+export const LIST_PAGE_SIZE = 500;
+
 export interface InformerOptions<T extends k8s.KubernetesObject> {
   kc: k8s.KubeConfig;
   /** Watch path, e.g. `/apis/roomkeeper.io/v1/schedulers` or `/api/v1/pods`. */
   path: string;
-  list: () => Promise<k8s.KubernetesListObject<T>>;
+  /**
+   * Lists the objects; given `page`, one page of them (`limit`, and the `continue` token of the
+   * page before). The informer lists page by page when the list honours it.
+   */
+  list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>;
   labelSelector?: string;
   name: string;
   logger: Logger;
@@ -147,17 +161,25 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.opts.list();
     const seen = new Set<string>();
-    for (const raw of list.items ?? []) {
-      const obj = this.opts.transform ? this.opts.transform(raw) : raw;
-      seen.add(keyOf(obj));
-      this.upsert(obj);
-    }
+    let resourceVersion = '';
+    let token: string | undefined;
+    do {
+      // Every page is of the snapshot of the first (kube-apiserver: the continue token pins it;
+      // an expired token is a 410, and the next relist starts over).
+      const list = await this.opts.list({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
+      for (const raw of list.items ?? []) {
+        const obj = this.opts.transform ? this.opts.transform(raw) : raw;
+        seen.add(keyOf(obj));
+        this.upsert(obj);
+      }
+      resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
+      token = list.metadata?._continue || undefined;
+    } while (token && !this.stopped);
     for (const [key, obj] of [...this.objects]) {
       if (!seen.has(key)) this.remove(obj);
     }
-    this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    this.resourceVersion = resourceVersion;
     // A relist may have jumped over changes: sight counts from here. The backoff is reset by
     // the watch's first event, not here: a list that works while every watch fails at once
     // must not make the informer list and watch in a tight loop.
