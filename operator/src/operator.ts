@@ -17,6 +17,7 @@ import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../common/src/resources/labels';
+import { isFinalOperationStatus } from '../../common/src/resources/operation-names';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { RoomExpectations } from './rooms/expectations';
 import { DEFINITIONS } from './operations/definitions';
@@ -160,7 +161,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     whenLeading(() => {
       runnerQueue.add(op.spec.schedulerName);
       schedulerQueue.add(op.spec.schedulerName);
-      healthQueue.addAfter(op.spec.schedulerName, config.autoscaleDebounce);
+      // An operation that ended frees the queue for the health check's next decision (a rollout's
+      // next batch): at once, not after the debounce meant for bursts of room changes.
+      if (t !== 'delete' && isFinalOperationStatus(op.status?.status)) healthQueue.add(op.spec.schedulerName);
+      else healthQueue.addAfter(op.spec.schedulerName, config.autoscaleDebounce);
     });
   };
   hooks.room = (t, room) => whenLeading(() => {
