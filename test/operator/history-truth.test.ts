@@ -192,4 +192,48 @@ describe('every history line is true', () => {
       watch.stop();
     }
   });
+  test('create_new_scheduler_version canceled during validation: the history says the validation room and nothing else was undone, and no version came of it', async () => {
+    const name = 'ht-cancel-version';
+    await readyScheduler(name, 1);
+    const current = await stack.api.getScheduler(name);
+    // A major change whose validation room stays silent: the cancel comes while it is awaited.
+    const silent = schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: never };
+    await stack.api.replaceScheduler({ ...current, spec: silent.spec });
+    const op = await waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_new_scheduler_version'
+      && eventsOf(o).includes('Major version detected, starting game room validation process...')), { timeoutMs: 30_000, message: 'validation under way' });
+    const validationRoom = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => r.spec.validation)?.metadata.name, { timeoutMs: 30_000, message: 'the validation room' });
+    await stack.api.patchOperation(op.metadata.name as string, { spec: { cancelRequested: true } });
+    const done = await ended(op.metadata.name as string);
+    const events = eventsOf(done);
+    expect(done.status?.status).toBe('canceled');
+    expect(events).toEqual(expect.arrayContaining(['Cancel requested by the user', 'Operation canceled by the user', `Deleted validation room ${validationRoom}`]));
+    expect(events.findIndex((e) => e === `Deleted validation room ${validationRoom}`)).toBeGreaterThan(events.indexOf('Cancel requested by the user'));
+    expect(events.some((e) => e.startsWith('Created version') || e.startsWith('Deleted version') || /switch active version/i.test(e))).toBe(false);
+    expect(events[events.length - 1]).toBe('Operation canceled');
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    expect((await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'switch_active_version')).toEqual([]);
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+    await waitFor(async () => !(await stack.api.listGameRooms(name)).items.some((r) => r.spec.validation && !r.metadata.deletionTimestamp), { timeoutMs: 30_000, message: 'the validation room gone' });
+  });
+
+  test('switch_active_version canceled before it started: it ends canceled without running, and the active version stays', async () => {
+    const name = 'ht-cancel-switch';
+    await readyScheduler(name, 1);
+    // A slow add_rooms holds the queue; the switch waits behind it and is canceled there.
+    stack.sandbox!.faults.set({ latencyMs: 1000, match: { verb: 'create', resource: 'gamerooms' } });
+    try {
+      const busy = await enqueue(name, 'add_rooms', { amount: 3 });
+      const id = await enqueue(name, 'switch_active_version', { newActiveVersion: 'v1.0.0' });
+      await waitFor(async () => (await stack.api.getOperation(busy)).status?.status === 'in_progress', { timeoutMs: 15_000 });
+      await stack.api.patchOperation(id, { spec: { cancelRequested: true } });
+      const done = await ended(id);
+      expect(done.status?.status).toBe('canceled');
+      expect(eventsOf(done)).toEqual(['Operation canceled by the user before it started']);
+      expect(done.status?.startedAt).toBeUndefined();
+      expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+      expect((await ended(busy)).status?.status).toBe('finished');
+    } finally {
+      stack.sandbox!.faults.clear();
+    }
+  });
 });
