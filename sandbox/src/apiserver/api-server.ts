@@ -48,6 +48,8 @@ const AGGREGATED_V2 = 'g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 interface WatchFaults {
   cutAfterEvents?: number;
   delayMs?: number;
+  /** The client's bearer token, so tests can count one client's open watches. */
+  token?: string;
 }
 
 function bearerToken(header: string | undefined): string | undefined {
@@ -59,7 +61,8 @@ const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecolle
 export class ApiServer {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
-  private readonly watches = new Set<WatchStream>();
+  /** Open watches, with the bearer token of the client that opened each. */
+  private readonly watches = new Map<WatchStream, string | undefined>();
   private address = '127.0.0.1:0';
 
   private readonly openapi: OpenApiDocuments;
@@ -92,13 +95,20 @@ export class ApiServer {
 
   /** Ends every open watch (fault injection); returns how many there were. */
   cutWatches(): number {
-    const open = [...this.watches];
+    const open = [...this.watches.keys()];
     for (const w of open) w.close();
     return open.length;
   }
 
+  /** Watches open now, optionally only those of one bearer token. */
+  openWatches(token?: string): number {
+    let n = 0;
+    for (const t of this.watches.values()) if (token === undefined || t === token) n++;
+    return n;
+  }
+
   async close(): Promise<void> {
-    for (const w of [...this.watches]) w.close();
+    for (const w of [...this.watches.keys()]) w.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     for (const s of this.sockets) s.destroy();
@@ -257,7 +267,8 @@ export class ApiServer {
     const scope: Scope = { rt, version: p.version, namespace: p.namespace };
     const watch = p.watchPath || boolParam(q.get('watch'));
     const verb = verbOf(method, p, watch);
-    const fault = this.deps.faults.decide(verb, rt.plural, bearerToken(req.headers.authorization));
+    const token = bearerToken(req.headers.authorization);
+    const fault = this.deps.faults.decide(verb, rt.plural, token);
     if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
     if (fault.errorStatus === 'reset') {
       req.socket.destroy();
@@ -289,7 +300,7 @@ export class ApiServer {
     }
     const format = outputFormat(req.headers.accept);
     if (rt.view) {
-      await this.handleView(req, res, p, q, method, rt, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs });
+      await this.handleView(req, res, p, q, method, rt, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
       return;
     }
     if (rt.namespaced && !p.namespace && p.name) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -298,7 +309,7 @@ export class ApiServer {
     if (watch && method === 'GET' && !p.subresource) {
       let fieldSelector = q.get('fieldSelector') ?? '';
       if (p.name) fieldSelector = fieldSelector ? `${fieldSelector},metadata.name=${p.name}` : `metadata.name=${p.name}`;
-      this.startWatch(res, scope, q, fieldSelector, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs });
+      this.startWatch(res, scope, q, fieldSelector, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
       return;
     }
 
@@ -583,7 +594,7 @@ export class ApiServer {
       table: format === 'table' ? { include: this.includeObject(q) } : undefined,
       now: this.deps.now,
     }, (w) => this.watches.delete(w));
-    this.watches.add(stream);
+    this.watches.set(stream, watchFaults.token);
     stream.start();
   }
 }

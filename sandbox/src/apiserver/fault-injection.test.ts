@@ -85,9 +85,15 @@ describe('fault injection', () => {
     const before = sandbox.faults.requests({ verb: 'watch', resource: 'secrets' });
     const watches = [openWatch(sandbox.url, '/api/v1/secrets?watch=true'), openWatch(sandbox.url, '/api/v1/namespaces/default/secrets?watch=true')];
     await Promise.all(watches.map((w) => w.status));
-    expect(sandbox.faults.cutWatches()).toBeGreaterThanOrEqual(2);
+    const mine = openWatch(sandbox.url, '/api/v1/secrets?watch=true', { Authorization: 'Bearer counted' });
+    await mine.status;
+    expect(sandbox.faults.openWatches('counted')).toBe(1);
+    expect(sandbox.faults.openWatches()).toBeGreaterThanOrEqual(3);
+    expect(sandbox.faults.cutWatches()).toBeGreaterThanOrEqual(3);
+    await mine.ended;
+    expect(sandbox.faults.openWatches('counted')).toBe(0);
     await Promise.all(watches.map((w) => w.ended));
-    expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets' }) - before).toBe(2);
+    expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets' }) - before).toBe(3);
     expect(sandbox.faults.requests({ verb: 'watch' })).toBeGreaterThanOrEqual(2);
     expect(sandbox.faults.requests({ verb: 'watch', resource: 'secrets', token: 'nobody' })).toBe(0);
   });

@@ -33,6 +33,8 @@ export interface FaultInjector {
   forceGone(): void;
   /** Ends every open watch now, cleanly (as a server's watch timeout does); returns how many. */
   cutWatches(): number;
+  /** Watches open now, optionally only those opened with one bearer token. */
+  openWatches(token?: string): number;
   clear(): void;
   /** How many requests were answered with an injected error since the sandbox started. */
   readonly injected: number;
@@ -50,6 +52,7 @@ export interface FaultDecision {
 export interface FaultHooks {
   forceGone(): void;
   cutWatches(): number;
+  openWatches(token?: string): number;
 }
 
 export class Faults implements FaultInjector {
@@ -63,12 +66,12 @@ export class Faults implements FaultInjector {
     onForceGone: () => void,
     private readonly random: () => number = Math.random,
   ) {
-    this.hooks = { forceGone: onForceGone, cutWatches: () => 0 };
+    this.hooks = { forceGone: onForceGone, cutWatches: () => 0, openWatches: () => 0 };
   }
 
-  /** The API server closes its watches for `cutWatches()`. */
-  bindWatchCutter(cut: () => number): void {
-    this.hooks = { ...this.hooks, cutWatches: cut };
+  /** The API server closes and counts its watches for `cutWatches()` and `openWatches()`. */
+  bindWatches(watches: Pick<FaultHooks, 'cutWatches' | 'openWatches'>): void {
+    this.hooks = { ...this.hooks, ...watches };
   }
 
   set(f: FaultSettings): void {
@@ -81,6 +84,10 @@ export class Faults implements FaultInjector {
 
   cutWatches(): number {
     return this.hooks.cutWatches();
+  }
+
+  openWatches(token?: string): number {
+    return this.hooks.openWatches(token);
   }
 
   clear(): void {

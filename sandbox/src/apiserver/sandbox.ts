@@ -134,7 +134,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5_000,
     now,
   });
-  faults.bindWatchCutter(() => server.cutWatches());
+  faults.bindWatches({ cutWatches: () => server.cutWatches(), openWatches: (token) => server.openWatches(token) });
   const port = await server.listen(options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
   logger.info('sandbox API server listening', { url, snapshot: loadedSnapshot });
