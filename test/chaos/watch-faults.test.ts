@@ -1,10 +1,10 @@
 /**
  * Watches that break (the operations issue's fault scenario 6). The operator's and the gateway's
  * watches are cut every 10 s for 2 minutes while a client adds and removes rooms and a room flips
- * between ready and occupied; then, one after the other, every watch of theirs is answered 410
- * (as an HTTP status, then as an ERROR event), 500, and with a reset connection, for a few
- * seconds each. After each phase the operator's and the gateway's caches equal a fresh LIST
- * (same objects, same resourceVersions), and the LIST and WATCH requests they made in the phase
+ * between ready and occupied; then, one after the other, every watch of theirs is reset, answered
+ * 500, answered 410 as an HTTP status and 410 as an ERROR event, for a few seconds each (each
+ * phase begins once all 12 of their informers watch, and reaches each of them: asserted). After each phase the operator's and the gateway's
+ * caches equal a fresh LIST (same objects, same resourceVersions), and the LIST and WATCH requests they made in the phase
  * stay within a bound that a hot loop would break (each informer re-watches once per cut, and
  * backs off while its watches fail). Checked on every room, pod and Scheduler event meanwhile:
  * the occupied room is never deleted and the live rooms never exceed roomsReplicas + maxSurge;
@@ -40,6 +40,10 @@ interface WatchChaos {
   cutWatches(): number;
   failWatches(fault: WatchFault | undefined): void;
   requests(verb: 'list' | 'watch'): number;
+  /** Requests a fault answered so far. */
+  injected(): number;
+  /** Watches of the operator and gateway open now. */
+  openWatches(): number;
 }
 
 function withToken(kc: k8s.KubeConfig, token: string): k8s.KubeConfig {
@@ -56,6 +60,8 @@ function sandboxChaos(stack: Stack): WatchChaos {
     cutWatches: () => faults.cutWatches(),
     failWatches: (fault) => (fault ? faults.set({ errorRate: 1, errorStatus: status[fault], match: { verb: 'watch', token: SUBJECT_TOKEN } }) : faults.clear()),
     requests: (verb) => faults.requests({ verb, token: SUBJECT_TOKEN }),
+    injected: () => faults.injected,
+    openWatches: () => faults.openWatches(SUBJECT_TOKEN),
   };
 }
 
@@ -65,6 +71,8 @@ function proxyChaos(proxy: FaultProxy): WatchChaos {
     cutWatches: () => proxy.cutWatches(),
     failWatches: (f) => (f ? proxy.set([{ verbs: ['watch'], fault: fault[f] }]) : proxy.clear()),
     requests: (verb) => proxy.requests({ verb }),
+    injected: () => proxy.injected,
+    openWatches: () => proxy.openWatches,
   };
 }
 
@@ -207,9 +215,13 @@ describe('watches cut, expired, failing and reset', () => {
       expect(cutLists).toBeLessThanOrEqual(INFORMERS * 2);
 
       // 2. Every watch of theirs answered 410 (status, then ERROR event), 500, reset.
-      for (const fault of ['status-410', 'event-410', 'status-500', 'reset'] as const) {
+      // Each phase starts once every informer of theirs watches again (one still backing off from
+      // the phase before has no watch to cut), cuts the watches, and the fault meets their next tries.
+      for (const fault of ['reset', 'status-500', 'status-410', 'event-410'] as const) {
+        await waitFor(() => chaos.openWatches() >= INFORMERS, { timeoutMs: 90_000, intervalMs: 100, message: `all ${INFORMERS} informers of the operator and gateway watching before the ${fault} phase` });
         lists = chaos.requests('list');
         watches = chaos.requests('watch');
+        const injected = chaos.injected();
         chaos.cutWatches();
         chaos.failWatches(fault);
         await new Promise((r) => setTimeout(r, FAULT_PHASE_MS));
@@ -217,7 +229,10 @@ describe('watches cut, expired, failing and reset', () => {
         await cachesMatchList(stack, `watches answered ${fault}`);
         const l = chaos.requests('list') - lists;
         const w = chaos.requests('watch') - watches;
-        figures.push(`${fault} for ${FAULT_PHASE_MS / 1000} s: ${w} WATCH and ${l} LIST requests`);
+        const answered = chaos.injected() - injected;
+        figures.push(`${fault} for ${FAULT_PHASE_MS / 1000} s: ${answered} watches answered with the fault; ${w} WATCH and ${l} LIST requests`);
+        // The fault reached every informer: each watch the cut ended came back into it.
+        expect({ fault, answered: Math.min(answered, INFORMERS) }).toEqual({ fault, answered: INFORMERS });
         // With backoff from 0.5 s, an informer tries at most ~5 times in 6 s and once more after;
         // a hot loop makes hundreds of requests a second.
         expect({ fault, w, l }).toEqual({ fault, w: Math.min(w, INFORMERS * 10), l: Math.min(l, INFORMERS * 10) });
