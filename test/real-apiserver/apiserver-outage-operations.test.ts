@@ -17,9 +17,9 @@
  * its re-list after the outage for what happened while it was down): no occupied room is deleted
  * (scheduler C's deletion excepted: deleting a scheduler is explicit); during the rollout, never
  * more than desired + maxSurge live rooms of B, and no deletion of a serving room of B that leaves
- * fewer than desired ready-or-occupied (rooms also stop being ready without any deletion, when
- * kube-controller-manager marks the pods of nodes whose heartbeats it missed not ready: counted and
- * printed, not the rollout's doing);
+ * fewer than desired ready-or-occupied (rooms can also stop being ready without any deletion after
+ * the outage, seen once, likely kube-controller-manager marking the pods of nodes whose heartbeats
+ * it missed not ready: counted and printed, not the rollout's doing);
  * during scenario 3 no room at all is deleted or added. Every ping during an outage is answered
  * `success` (the simulated rooms' failure count, and the answers to the pings the test sends).
  * Production timeouts (the chart's): a 120 s initialization timeout, a 240 s ping timeout, and the
@@ -80,8 +80,8 @@ describe('control-plane outages in the middle of the work (a real control plane 
         const b = all.filter((r) => r.metadata.namespace === B);
         if (live(b).length > 35) out.push(`${live(b).length} live rooms of B (more than desired 30 + maxSurge 5)`);
         // The rollout's own part: it never deletes a serving room while that leaves fewer than 30
-        // serving. (Serving rooms also drop without a deletion: kube-controller-manager marks every
-        // pod not ready when the nodes' heartbeats were missed during the outage; counted apart.)
+        // serving. (Serving rooms can also drop without a deletion after the outage, likely pods
+        // marked not ready for the nodes' missed heartbeats; counted apart.)
         const last = prev?.status?.status ?? room.status?.status;
         if (removed && (last === 'ready' || last === 'occupied') && serving(b).length < 30) {
           out.push(`${event}: serving room ${key(room)} deleted, leaving ${serving(b).length} ready-or-occupied rooms of B (fewer than desired 30)`);
