@@ -160,6 +160,15 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     }
   }
 
+  /**
+   * What the cache keeps of an object: the `transform`'s slim form, and never `managedFields`
+   * (server-side apply's bookkeeping, kilobytes per object that no component reads).
+   */
+  private keep(raw: T): T {
+    if (raw.metadata?.managedFields) delete raw.metadata.managedFields;
+    return this.opts.transform ? this.opts.transform(raw) : raw;
+  }
+
   private async relist(): Promise<void> {
     const seen = new Set<string>();
     let resourceVersion = '';
@@ -169,7 +178,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       // an expired token is a 410, and the next relist starts over).
       const list = await this.opts.list({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
       for (const raw of list.items ?? []) {
-        const obj = this.opts.transform ? this.opts.transform(raw) : raw;
+        const obj = this.keep(raw);
         seen.add(keyOf(obj));
         this.upsert(obj);
       }
@@ -206,7 +215,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (rv) this.resourceVersion = rv;
       return;
     }
-    const obj = this.opts.transform ? this.opts.transform(raw) : raw;
+    const obj = this.keep(raw);
     if (phase === 'ADDED' || phase === 'MODIFIED') this.upsert(obj);
     else if (phase === 'DELETED') this.remove(obj);
     if (rv) this.resourceVersion = rv;
