@@ -44,6 +44,15 @@ interface Operator { handle: ChildHandle<{ opsUrl: string | undefined }>; starte
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function run(): Promise<BenchOutcome> {
   const began = Date.now();
   const figures: Figure[] = [];
@@ -83,6 +92,7 @@ export async function run(): Promise<BenchOutcome> {
     let maxRss = 0;
     const termProbes: { leaderSince: number; rssMb: number }[] = [];
     let kills = 0;
+    let unexpectedExits = 0;
     let churnOps = 0;
     let churnRefused = 0;
     let nextKill = Date.now() + KILL_EVERY_MS;
@@ -114,6 +124,12 @@ export async function run(): Promise<BenchOutcome> {
           churnRefused++;
         });
       }
+      // An operator that exited on its own (out of memory) is counted, and replaced.
+      for (const op of operators.filter((o) => !o.killed && !alive(o.handle.pid))) {
+        op.killed = true;
+        unexpectedExits++;
+        await startOperator();
+      }
       if (Date.now() >= nextKill && leader && !leader.killed) {
         nextKill += KILL_EVERY_MS;
         process.kill(leader.handle.pid, 'SIGKILL');
@@ -141,6 +157,7 @@ export async function run(): Promise<BenchOutcome> {
     figures.push(figure(NAME, 'API writes per unchanged ping', (after.digestWrites - before.digestWrites) / (pings - statusWrites), 'writes/ping', { target: { op: '<=', value: 0.01 }, note: `${after.digestWrites - before.digestWrites} ping-digest writes / ${pings - statusWrites} pings that changed no status` }));
     figures.push(figure(NAME, 'gateway API writes per ping, all', (after.writes - before.writes) / pings, 'writes/ping', { note: `${after.writes - before.writes} writes (${statusWrites} status changes) / ${pings} pings` }));
     figures.push(figure(NAME, 'leader kills', kills, 'kills'));
+    figures.push(figure(NAME, 'operator processes that exited on their own', unexpectedExits, 'exits', { target: { op: '<=', value: 0 }, note: 'e.g. out of memory at the heap limit' }));
     figures.push(figure(NAME, 'churn operations asked / refused', churnOps, 'operations', { note: `${churnRefused} refused (4xx/5xx)` }));
     figures.push(figure(NAME, 'leaked or missing rooms after settling', settled.roomDiff, 'rooms', { target: { op: '<=', value: 0 }, note: settled.detail }));
     figures.push(figure(NAME, 'operations pending or running after settling', settled.unfinished, 'operations', { target: { op: '<=', value: 0 }, note: `${settled.errors} operations ended in error over the soak` }));
