@@ -20,6 +20,7 @@
  * node flags as the chart's (operator.maxHeapMB), production defaults otherwise.
  */
 import * as path from 'node:path';
+import { retryTransient } from '../common/src/kube/clients';
 import { forkChild, type ChildHandle } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { PROCESSES_DIR, startBenchStack } from './support/bench-stack';
@@ -183,16 +184,17 @@ async function waitSettled(stack: Awaited<ReturnType<typeof startBenchStack>>, n
     const reasons = new Map<string, number>();
     const detail: string[] = [];
     for (const name of names) {
-      const s = await stack.api.getScheduler(name);
-      const rooms = (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp);
-      const pods = new Set((await stack.clients.core.listNamespacedPod({ namespace: name })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name));
+      // A read the loaded API server drops is asked again on the next round.
+      const s = await retryTransient(() => stack.api.getScheduler(name), 10);
+      const rooms = (await retryTransient(() => stack.api.listGameRooms(name), 10)).items.filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp);
+      const pods = new Set((await retryTransient(() => stack.clients.core.listNamespacedPod({ namespace: name }), 10)).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name));
       const roomNames = new Set(rooms.map((r) => r.metadata.name));
       const withoutPod = rooms.filter((r) => !pods.has(r.metadata.name)).length;
       const podWithoutRoom = [...pods].filter((p) => !roomNames.has(p)).length;
       const diff = Math.abs(rooms.length - (s.spec.roomsReplicas ?? 0)) + withoutPod + podWithoutRoom;
       if (diff > 0) detail.push(`${name}: ${rooms.length} rooms for roomsReplicas ${s.spec.roomsReplicas ?? 0}, ${withoutPod} without pod, ${podWithoutRoom} pods without room`);
       roomDiff += diff;
-      const ops = (await stack.api.listOperations(name)).items;
+      const ops = (await retryTransient(() => stack.api.listOperations(name), 10)).items;
       unfinished += ops.filter((o) => ['pending', 'in_progress'].includes(o.status?.status ?? 'pending')).length;
       for (const o of ops.filter((op) => op.status?.status === 'error')) {
         errors++;
