@@ -98,6 +98,7 @@ export async function run(): Promise<BenchOutcome> {
     let churnRefused = 0;
     let nextKill = Date.now() + KILL_EVERY_MS;
     let nextChurn = Date.now() + CHURN_EVERY_MS;
+    let nextProgress = Date.now() + 60_000;
     let leader: Operator | undefined;
     let leaderSince = Date.now();
     let probed = false;
@@ -137,6 +138,10 @@ export async function run(): Promise<BenchOutcome> {
         leader.killed = true;
         kills++;
         await startOperator();
+      }
+      if (Date.now() >= nextProgress) {
+        nextProgress += 60_000;
+        process.stdout.write(`[soak] ${Math.round((Date.now() - began) / 1000)} s: max operator RSS ${(maxRss / MB).toFixed(0)} MB, ${kills} kills, ${unexpectedExits} exits on their own, ${churnOps} churn operations (${churnRefused} refused)\n`);
       }
       await sleep(5000);
     }
