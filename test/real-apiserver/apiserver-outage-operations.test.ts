@@ -154,7 +154,14 @@ describe('control-plane outages in the middle of the work (a real control plane 
       // add_rooms ended; A converges (500 more rooms, each occupied: every accepted status written).
       await waitFor(async () => ENDED.includes((await s.api.getOperation(adds.body.operationId)).status?.status ?? ''), { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
       await expectConverged(s, A);
-      await waitFor(async () => live((await s.api.listGameRooms(A)).items).every((r) => r.status?.status === 'occupied'), { timeoutMs: 120_000, intervalMs: 1000, message: `every room of ${A} occupied` });
+      // Rooms made after the outage start and ping on a loaded machine too: a generous deadline,
+      // and the statuses seen when it passes.
+      await waitFor(async () => live((await s.api.listGameRooms(A)).items).every((r) => r.status?.status === 'occupied'), { timeoutMs: 240_000, intervalMs: 1000, message: `every room of ${A} occupied` })
+        .catch(async (err: Error) => {
+          const byStatus = new Map<string, number>();
+          for (const r of live((await s.api.listGameRooms(A)).items)) byStatus.set(r.status?.status ?? 'none', (byStatus.get(r.status?.status ?? 'none') ?? 0) + 1);
+          throw new Error(`${err.message}; rooms of ${A} by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+        });
 
       // The rollout completes within its bounds; the occupied old rooms stay until their players leave.
       await waitFor(async () => {
