@@ -71,8 +71,9 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
     await api.createScheduler(schedulerObject(NAME, { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await api.getScheduler(NAME)).status?.version === 'v1.0.0', { timeoutMs: 60_000, message: `${NAME} created` });
 
-    // A fifth of the room writes land but their answers are lost; the retry meets the object.
-    proxy.set([{ verbs: ['create'], resources: ['gamerooms', 'pods'], rate: 0.2, fault: { kind: 'lost-answer' } }]);
+    // A tenth of the room writes land but their answers are lost; the retry meets the object. (A
+    // create fails only when all 5 tries of the client lose their answer: 1 in 100,000 at this rate.)
+    proxy.set([{ verbs: ['create'], resources: ['gamerooms', 'pods'], rate: 0.1, fault: { kind: 'lost-answer' } }]);
     const id = newOperationId();
     await api.createOperation(buildOperation({ id, schedulerName: NAME, definitionName: 'add_rooms', input: { amount: AMOUNT }, source: 'api', enqueuedAt: Date.now() }));
     const ended = await waitFor(async () => {
