@@ -70,8 +70,11 @@ describe('Scheduler through kubectl', () => {
       ['switch_active_version', 'finished'],
     ]);
     expect(ops[0]!.spec.source).toBe('kubectl');
-    const pods = await stack.core.listNamespacedPod({ namespace: 'kube-game' });
-    expect(pods.items.filter((p) => !p.metadata?.deletionTimestamp).every((p) => p.spec?.containers[0]?.image === 'example.com/game:2.0.0')).toBe(true);
+    // A replaced room's pod is deleted by the garbage collector after its GameRoom (foreground
+    // deletion): on kube-apiserver that takes a moment more than the room.
+    await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: 'kube-game' })).items
+      .filter((p) => !p.metadata?.deletionTimestamp).every((p) => p.spec?.containers[0]?.image === 'example.com/game:2.0.0'),
+    { timeoutMs: 30_000, message: 'every live pod runs example.com/game:2.0.0' });
 
     await kubectl(['delete', 'scheduler', 'kube-game', '--wait=false']);
     await waitFor(async () => {
