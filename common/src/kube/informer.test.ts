@@ -104,6 +104,17 @@ describe('ResilientInformer lists page by page', () => {
       await informer.start();
       expect(asked).toEqual([LIST_PAGE_SIZE, LIST_PAGE_SIZE, LIST_PAGE_SIZE]);
       expect(informer.list('default').filter((c) => c.metadata?.name?.startsWith('page-'))).toHaveLength(total);
+      // Custom objects come as plain JSON, whose list carries `continue` (not client-node's `_continue`).
+      const plain = new ResilientInformer<k8s.V1ConfigMap>({
+        kc: sandbox.kubeConfig(), path: '/api/v1/namespaces/default/configmaps', name: 'paged-plain', logger: silentLogger(),
+        list: async (page) => {
+          const r = await core.listNamespacedConfigMap({ namespace: 'default', ...page });
+          return { items: r.items, metadata: { resourceVersion: r.metadata?.resourceVersion, continue: r.metadata?._continue } } as k8s.V1ConfigMapList;
+        },
+      });
+      await plain.start();
+      expect(plain.list('default').filter((c) => c.metadata?.name?.startsWith('page-'))).toHaveLength(total);
+      await plain.stop();
       // The watch resumes from the snapshot the pages came from: a later change arrives.
       await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after-the-list' } } });
       await until(() => informer.get('after-the-list', 'default') !== undefined);

@@ -183,7 +183,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
         this.upsert(obj);
       }
       resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
-      token = list.metadata?._continue || undefined;
+      // Typed lists (core) carry `_continue`; custom objects come as plain JSON with `continue`.
+      const meta = list.metadata as { _continue?: string; continue?: string } | undefined;
+      token = meta?._continue || meta?.continue || undefined;
     } while (token && !this.stopped);
     for (const [key, obj] of [...this.objects]) {
       if (!seen.has(key)) this.remove(obj);
