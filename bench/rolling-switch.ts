@@ -14,12 +14,10 @@
  * Layout as figure 1: sandbox API server, operator, simulated kubelet + rooms each in their own
  * process, gateway in the bench process, production defaults.
  */
-import type { GameRoom } from '../common/src/generated/resources';
-import { ResilientInformer } from '../common/src/kube/informer';
-import { silentLogger } from '../common/src/logger';
 import { waitFor } from '../test/support/wait';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { startBenchStack } from './support/bench-stack';
+import { FleetByVersion } from './support/fleet-by-version';
 import { RoomReadiness } from './support/room-readiness';
 import { benchSchedulerBody, benchSchedulerSpec } from './support/scheduler-body';
 import { runStandalone } from './support/standalone';
@@ -32,62 +30,14 @@ const START_MS = Number(process.env.BENCH_ROOM_START_MS ?? 5000);
 const SURGE_PERCENT = 25;
 const TARGET = 1.5;
 
-/** Per version of one scheduler: live rooms, and those ready or occupied. */
-class FleetByVersion {
-  readonly live = new Map<string, string>();
-  readonly ready = new Set<string>();
-  private listeners: (() => void)[] = [];
-
-  onEvent(type: string, room: GameRoom): void {
-    if (room.metadata.namespace !== SCHEDULER || room.spec.validation) return;
-    const name = room.metadata.name ?? '';
-    if (type === 'delete' || room.metadata.deletionTimestamp) {
-      this.live.delete(name);
-      this.ready.delete(name);
-    } else {
-      this.live.set(name, room.spec.version);
-      if (room.status?.status === 'ready' || room.status?.status === 'occupied') this.ready.add(name);
-      else this.ready.delete(name);
-    }
-    for (const l of this.listeners) l();
-  }
-
-  count(version: string, readyOnly: boolean): number {
-    let n = 0;
-    for (const [name, v] of this.live) if (v === version && (!readyOnly || this.ready.has(name))) n++;
-    return n;
-  }
-
-  /** Resolves at the first event after which `done` holds. */
-  until(done: () => boolean, timeoutMs: number): Promise<number> {
-    if (done()) return Promise.resolve(Date.now());
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.listeners = this.listeners.filter((l) => l !== check);
-        reject(new Error(`rollout not complete after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const check = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        this.listeners = this.listeners.filter((l) => l !== check);
-        resolve(Date.now());
-      };
-      this.listeners.push(check);
-    });
-  }
-}
-
 export async function run(): Promise<BenchOutcome> {
   const began = Date.now();
   const figures: Figure[] = [];
   const notes: string[] = [];
   const stack = await startBenchStack({ operator: 'child', simulation: { nodes: 5, pingIntervalMs: 5000, startDelayMs: START_MS } });
   const readiness = new RoomReadiness(stack.kc, stack.clients.custom, Date.now);
-  const fleet = new FleetByVersion();
-  const informer = new ResilientInformer<GameRoom>({
-    kc: stack.kc, path: '/apis/roomkeeper.io/v1/gamerooms', list: () => stack.api.listGameRooms(),
-    name: 'bench-rolling', logger: silentLogger(), onEvent: (type, room) => fleet.onEvent(type, room),
-  });
+  const fleet = new FleetByVersion(SCHEDULER);
+  const informer = FleetByVersion.informer(fleet, stack.kc, stack.clients.custom);
   try {
     await readiness.start();
     await informer.start();
@@ -116,11 +66,9 @@ export async function run(): Promise<BenchOutcome> {
       return v && v !== v1 ? v : undefined;
     }, { timeoutMs: 120_000, intervalMs: 50 });
     const tActive = Date.now();
-    let peak = 0;
-    const tDone = await fleet.until(() => {
-      peak = Math.max(peak, fleet.live.size);
-      return fleet.count(v2, true) >= ROOMS && fleet.count(v1, false) === 0;
-    }, 600_000);
+    fleet.resetPeak();
+    const tDone = await fleet.until(() => fleet.count(v2, true) >= ROOMS && fleet.count(v1, false) === 0, 600_000);
+    const peak = fleet.peak;
 
     const batches = Math.ceil(100 / SURGE_PERCENT);
     const ideal = batches * startMs;

@@ -13,6 +13,7 @@ import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
 import { run as pingThroughput } from './ping-throughput';
 import { run as rollingSwitch } from './rolling-switch';
+import { run as scale } from './scale';
 import { run as soak } from './soak';
 import { run as steadyFleet } from './steady-fleet';
 import { realTargetAvailable } from './support/bench-stack';
@@ -35,6 +36,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '7. unauthenticated ping flood', run: pingFlood },
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
   { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
+  { name: '10. scale, 10,000 rooms, real API server', run: onRealApiServer('10. scale, 10,000 rooms, real API server', () => scale('real')) },
 ];
 
 async function main(): Promise<void> {

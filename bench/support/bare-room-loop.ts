@@ -6,7 +6,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, SchedulerSpec } from '../../common/src/generated/resources';
-import type { KubeClients } from '../../common/src/kube/clients';
+import { MERGE_PATCH, type KubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } from '../../common/src/resources/labels';
 import { roomToken } from '../../common/src/rooms/room-token';
@@ -22,6 +22,11 @@ export interface BareLoopOptions {
   roomsApiUrl: string;
   roomTokenSecret: string;
   maestroEnv: boolean;
+  /**
+   * Also mark each room ready as the kubelet and the room would (the pod's status Running and
+   * Ready, then the GameRoom's status `ready`): the least any system writes for a ready room.
+   */
+  markReady?: boolean;
 }
 
 export async function createRoomsBare(opts: BareLoopOptions): Promise<{ created: number; firstError?: string }> {
@@ -55,6 +60,13 @@ export async function createRoomsBare(opts: BareLoopOptions): Promise<{ created:
       ownerRef: { apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true },
     });
     await core.createNamespacedPod({ namespace: opts.namespace, body: pod });
+    if (!opts.markReady) return;
+    const now = new Date().toISOString();
+    await core.patchNamespacedPodStatus({
+      name, namespace: opts.namespace,
+      body: { status: { phase: 'Running', startTime: now, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } },
+    }, MERGE_PATCH);
+    await api.patchGameRoomStatus(opts.namespace, name, { status: { status: 'ready' } });
   };
   const worker = async (): Promise<void> => {
     while (next < opts.count && firstError === undefined) {

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { controlPlaneAssets } from '../../test/support/control-plane';
+import { controlPlaneAssets, httpsGet } from '../../test/support/control-plane';
 import { startRealApiServer } from '../../test/support/real-apiserver';
 import { loadConfig, type Config } from '../../common/src/config';
 import { makeKubeClients, type KubeClients } from '../../common/src/kube/clients';
@@ -80,11 +80,14 @@ export interface BenchCluster {
   /** Administrator. */
   readonly kubeconfigYaml: string;
   readonly operatorKubeconfigYaml: string;
+  readonly gatewayKubeconfigYaml: string;
   readonly simulationKubeconfigYaml: string;
   /** Only on the sandbox. */
   readonly sandbox: ChildHandle<SandboxReady> | undefined;
   /** Pods in a namespace, counted by the API server. */
   countPods(namespace: string): Promise<number>;
+  /** The real API server's own Prometheus text (`/metrics`); undefined on the sandbox. */
+  apiServerMetrics(): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -101,8 +104,9 @@ export async function startBenchCluster(target: BenchTarget): Promise<BenchClust
     const { sandbox, kc } = await startSandboxChild();
     const yaml = sandbox.ready.kubeconfigYaml;
     return {
-      target, kc, sandbox, kubeconfigYaml: yaml, operatorKubeconfigYaml: yaml, simulationKubeconfigYaml: yaml,
+      target, kc, sandbox, kubeconfigYaml: yaml, operatorKubeconfigYaml: yaml, gatewayKubeconfigYaml: yaml, simulationKubeconfigYaml: yaml,
       countPods: (namespace) => sandbox.call<number>('count', { resource: 'pods', namespace }),
+      apiServerMetrics: () => Promise.resolve(undefined),
       stop: () => sandbox.stop(),
     };
   }
@@ -115,11 +119,16 @@ export async function startBenchCluster(target: BenchTarget): Promise<BenchClust
   const read = (file: string) => fs.readFileSync(file, 'utf8');
   return {
     target, kc, sandbox: undefined,
-    kubeconfigYaml: read(info.adminKubeconfig), operatorKubeconfigYaml: read(info.operatorKubeconfig), simulationKubeconfigYaml: read(info.simKubeconfig),
+    kubeconfigYaml: read(info.adminKubeconfig), operatorKubeconfigYaml: read(info.operatorKubeconfig), gatewayKubeconfigYaml: read(info.gatewayKubeconfig), simulationKubeconfigYaml: read(info.simKubeconfig),
     // A one-item list reports how many items remain: a count without transferring the pods.
     countPods: async (namespace) => {
       const list = await core.listNamespacedPod({ namespace, limit: 1 });
       return list.items.length + (list.metadata?.remainingItemCount ?? 0);
+    },
+    apiServerMetrics: async () => {
+      const res = await httpsGet(`${info.url}/metrics`, info.caFile, info.adminToken, 30_000);
+      if (res.status !== 200) throw new Error(`GET /metrics of the API server: HTTP ${res.status}`);
+      return res.body;
     },
     stop: () => plane.stop(),
   };

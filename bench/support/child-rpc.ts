@@ -37,6 +37,8 @@ export interface ForkOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra Node flags (e.g. `--cpu-prof`). */
   nodeFlags?: string[];
+  /** The script is compiled JavaScript (`compiledScript()`): run by plain node, as in production. */
+  compiled?: boolean;
   /** How long the child may take to report ready (default 60 s). */
   startTimeoutMs?: number;
 }
@@ -44,7 +46,7 @@ export interface ForkOptions {
 /** Forks a bench child script and resolves once it reported ready. */
 export function forkChild<R>(script: string, options: ForkOptions = {}): Promise<ChildHandle<R>> {
   const child: ChildProcess = fork(script, [JSON.stringify(options.arg ?? null)], {
-    execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
+    execArgv: [...(options.compiled ? [] : ['--import', 'tsx']), ...(options.nodeFlags ?? [])],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -2,8 +2,13 @@
 import type { MetricsRegistry } from '../../common/src/metrics';
 
 export function sumMetric(registry: MetricsRegistry, name: string, labels: Record<string, string> = {}): number {
+  return sumMetricText(registry.render(), name, labels);
+}
+
+/** The same, over Prometheus text read from another process or an HTTP endpoint. */
+export function sumMetricText(text: string, name: string, labels: Record<string, string> = {}): number {
   let total = 0;
-  for (const line of registry.render().split('\n')) {
+  for (const line of text.split('\n')) {
     if (line.startsWith('#')) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;

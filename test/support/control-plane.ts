@@ -89,13 +89,14 @@ export function writeTokenKubeconfig(info: ControlPlaneInfo, user: string, token
   return file;
 }
 
-function get(url: string, caFile: string | undefined, token?: string): Promise<{ status: number; body: string }> {
+/** A GET over HTTPS with the plane's CA and a bearer token (e.g. the API server's /readyz or /metrics). */
+export function httpsGet(url: string, caFile: string | undefined, token?: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.get(url, {
       ca: caFile && fs.existsSync(caFile) ? fs.readFileSync(caFile) : undefined,
       rejectUnauthorized: Boolean(caFile),
       headers: token ? { Authorization: `Bearer ${token}` } : {},
-      timeout: 2000,
+      timeout: timeoutMs,
     }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
@@ -214,7 +215,7 @@ export async function startControlPlane(opts: { assetsDir: string; dir?: string 
     const child = apiserver;
     await until('kube-apiserver', 90_000, async () => {
       if (!fs.existsSync(caFile)) return false;
-      const res = await get(`${url}/readyz`, caFile, adminToken);
+      const res = await httpsGet(`${url}/readyz`, caFile, adminToken);
       return res.status === 200 && res.body.trim() === 'ok';
     }, child, path.join(dir, 'kube-apiserver.log'));
   };

@@ -1,0 +1,323 @@
+/**
+ * Benchmark 10: one scheduler of 10,000 rooms on the real control plane (issue 19).
+ *
+ * Layout: kube-apiserver v1.28, etcd and kube-controller-manager as local processes; the operator
+ * (the chart's ServiceAccount, the chart's heap limit), the gateway (its ServiceAccount) and the
+ * simulated kubelet + rooms (rooms ping every 10 s) each in a process of their own, so each one's
+ * memory is its own; the bench process holds only the management client, a GameRoom watch and
+ * the bare loop. The three children run compiled JavaScript under plain node, as the image runs
+ * them (no TypeScript loader in their memory).
+ *
+ * Phases, in order:
+ *  1. the yardstick: a bare client-node loop (same client, rate limit and concurrency as the
+ *     operator) creates N GameRooms with their Pods and marks each ready (pod status Running and
+ *     Ready, GameRoom status ready): 4 writes per room, the least any system writes for a ready
+ *     room; its namespace is deleted before Roomkeeper starts;
+ *  2. one room's start time on an idle scheduler (median of 3);
+ *  3. `PATCH /schedulers/A {"roomsReplicas": N}` from 100: time to N rooms ready, ÷ the bare
+ *     loop's time for as many rooms (target <= 1.2); API requests per room;
+ *  4. steady: 60 s with N rooms pinging: operator and gateway RSS (targets 300 / 200 MB), API
+ *     writes per unchanged ping (target <= 0.01);
+ *  5. a major rollout with maxSurge 10 %: time ÷ ideal (10 batches x one room's start time + N
+ *     rooms at the bare loop's rate; target <= 1.5), most rooms at once (bound N + 10 %);
+ *  6. five add-rooms of N/10 sent at once: every operation finished, 1.5 N rooms ready;
+ *  7. rooms removed as expired over the run (every simulated room pings: any is false; target 0),
+ *     operations in error (target 0);
+ *  8. deletion of the scheduler: time to the Scheduler gone and 0 pods left; requests per room;
+ *  9. `kubectl scale scheduler/B --replicas=N` from 100: time to N ready, ÷ the bare loop; then
+ *     deletion with `kubectl delete`.
+ *
+ * `BENCH_SCALE_ROOMS` (default 10,000) sets N; `BENCH_TARGET=sandbox` runs it on the sandbox.
+ * maxRoomsPerScheduler is raised to 2 N (a platform team's setting) so 1.5 N fit in one scheduler.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../common/src/config';
+import type { SchedulerSpec } from '../common/src/generated/resources';
+import { isNotFound, makeKubeClients, retryTransient } from '../common/src/kube/clients';
+import { RoomkeeperApi } from '../common/src/kube/roomkeeper-api';
+import { isFinalOperationStatus, RemoveRoomsReason } from '../common/src/resources/operation-names';
+import { toolPath } from '../test/support/tools';
+import { waitFor } from '../test/support/wait';
+import { describeDelta, parseRequestCounts, requestDelta, type RequestCounts } from './support/apiserver-requests';
+import { createRoomsBare } from './support/bare-room-loop';
+import { BENCH_SECRETS, startBenchCluster, type BenchTarget } from './support/bench-stack';
+import { compiledScript } from './support/compiled-processes';
+import { forkChild, type ChildHandle } from './support/child-rpc';
+import { figure, type BenchOutcome, type Figure } from './support/figures';
+import { FleetByVersion } from './support/fleet-by-version';
+import { ManagementClient } from './support/management-client';
+import { sumMetricText } from './support/metric-sum';
+import { MB, readProcessMemory } from './support/process-memory';
+import { benchSchedulerBody, benchSchedulerSpec } from './support/scheduler-body';
+import { runStandalone } from './support/standalone';
+import type { GatewayChildArg, GatewayReady } from './processes/gateway-child';
+import type { OperatorChildArg } from './processes/operator-child';
+import type { SimulationChildArg, SimulationStats } from './processes/simulation-child';
+
+const NAMES = { real: '10. scale, 10,000 rooms, real API server', sandbox: '10s. scale, 10,000 rooms, sandbox' } as const;
+const ROOMS = Number(process.env.BENCH_SCALE_ROOMS ?? 10_000);
+const BASE = Math.min(100, Math.floor(ROOMS / 10));
+const ADDS = 5;
+const ADD_EACH = Math.round(ROOMS / 10);
+const PING_MS = 10_000;
+const START_MS = Number(process.env.BENCH_ROOM_START_MS ?? 5000);
+const SURGE_PERCENT = 10;
+const NODES = 20;
+const STEADY_MS = 60_000;
+const PHASE_TIMEOUT_MS = Number(process.env.BENCH_SCALE_PHASE_MINUTES ?? 30) * 60_000;
+const PORTS = { start: 10000, end: 39999 };
+const BARE = 'bench-bare';
+const A = 'bench-scale-a';
+const B = 'bench-scale-b';
+const PROBE = 'bench-scale-probe';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seconds = (ms: number) => ms / 1000;
+
+/** RSS of the operator and gateway processes, sampled every 5 s; max overall and per phase. */
+class RssSampler {
+  readonly max = { operator: 0, gateway: 0 };
+  phase = { operator: 0, gateway: 0 };
+  private readonly timer: NodeJS.Timeout;
+  constructor(private readonly pids: { operator: number; gateway: number }) {
+    this.timer = setInterval(() => void this.sample(), 5000);
+  }
+  async sample(): Promise<void> {
+    for (const who of ['operator', 'gateway'] as const) {
+      const rss = (await readProcessMemory(this.pids[who]).catch(() => ({ rssBytes: 0 }))).rssBytes / MB;
+      this.max[who] = Math.max(this.max[who], rss);
+      this.phase[who] = Math.max(this.phase[who], rss);
+    }
+  }
+  resetPhase(): void {
+    this.phase = { operator: 0, gateway: 0 };
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
+  const NAME = NAMES[target];
+  const began = Date.now();
+  const figures: Figure[] = [];
+  const notes: string[] = [];
+  const progress = (what: string) => process.stdout.write(`[scale] ${Math.round(seconds(Date.now() - began))} s: ${what}\n`);
+  const cluster = await startBenchCluster(target);
+  const stops: (() => Promise<void>)[] = [() => cluster.stop()];
+  const admin = makeKubeClients(cluster.kc, { qps: 10_000, burst: 10_000 });
+  stops.push(async () => admin.limiter.drain());
+  const api = new RoomkeeperApi(admin.custom);
+  const config = loadConfig({}, { logLevel: 'error', operatorPort: 0, gatewayPort: 0, roomsPort: 0, ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS });
+  const overrides = { logLevel: 'error', ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS };
+  const apiRequests = async (): Promise<RequestCounts | undefined> => {
+    const text = await cluster.apiServerMetrics().catch(() => undefined);
+    return text === undefined ? undefined : parseRequestCounts(text);
+  };
+  const requestsNote = (before: RequestCounts | undefined, after: RequestCounts | undefined, per: number, unit: string) =>
+    before && after ? describeDelta(requestDelta(before, after), per, unit) : 'API server request counts not available (sandbox)';
+  const definition = benchSchedulerSpec({ portRange: PORTS }) as unknown as SchedulerSpec;
+  let error: string | undefined;
+  try {
+    // 1. The yardstick, before any Roomkeeper process runs.
+    await admin.core.createNamespace({ body: { metadata: { name: BARE } } });
+    if (target === 'real') await waitFor(() => admin.core.readNamespacedServiceAccount({ namespace: BARE, name: 'default' }), { timeoutMs: 60_000, intervalMs: 200 });
+    const bareClients = makeKubeClients(cluster.kc, { qps: config.kubeQps, burst: config.kubeBurst });
+    const tBare = Date.now();
+    const bare = await createRoomsBare({
+      clients: bareClients, namespace: BARE, definition, count: ROOMS, concurrency: config.addRoomsConcurrency,
+      roomsApiUrl: 'http://127.0.0.1:9', roomTokenSecret: config.roomTokenSecret, maestroEnv: config.maestroEnv, markReady: true,
+    });
+    const bareMs = Date.now() - tBare;
+    bareClients.limiter.drain();
+    if (bare.firstError) throw new Error(`bare loop failed after ${bare.created} rooms: ${bare.firstError}`);
+    const bareRate = ROOMS / seconds(bareMs);
+    figures.push(figure(NAME, `bare loop: ${ROOMS} rooms created and marked ready`, seconds(bareMs), 's', { note: `${bareRate.toFixed(0)} rooms/s; GameRoom + Pod created, Pod status and GameRoom status written, ${config.addRoomsConcurrency} at a time, kubeQps ${config.kubeQps}` }));
+    progress(`bare loop done in ${seconds(bareMs).toFixed(1)} s; deleting its namespace`);
+    await admin.core.deleteNamespace({ name: BARE });
+    await waitFor(async () => {
+      try {
+        await admin.core.readNamespace({ name: BARE });
+        return false;
+      } catch (err) {
+        return isNotFound(err);
+      }
+    }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 2000, message: `namespace ${BARE} not gone` });
+
+    // Roomkeeper, each part in its own process.
+    const gatewayArg: GatewayChildArg = { kubeconfigYaml: cluster.gatewayKubeconfigYaml, config: { ...overrides, gatewayPort: 0, roomsPort: 0 } };
+    const gateway = await forkChild<GatewayReady>(compiledScript('gateway-child'), { arg: gatewayArg, compiled: true });
+    stops.push(() => gateway.stop());
+    const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
+    const operatorArg: OperatorChildArg = { kubeconfigYaml: cluster.operatorKubeconfigYaml, config: { ...overrides, operatorPort: 0, roomsApiUrl: gateway.ready.roomsUrl } };
+    const operator = await forkChild<{ opsUrl: string | undefined }>(compiledScript('operator-child'), { arg: operatorArg, nodeFlags, compiled: true });
+    stops.push(() => operator.stop());
+    const simArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, roomsApiUrl: gateway.ready.roomsUrl, nodes: NODES, pingIntervalMs: PING_MS, startDelayMs: START_MS, concurrency: 64 };
+    const simulation: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: simArg, compiled: true });
+    stops.push(() => simulation.stop());
+    const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid });
+    stops.push(async () => rss.stop());
+    const management = new ManagementClient(gateway.ready.managementUrl, BENCH_SECRETS.authUsername, BENCH_SECRETS.authPassword);
+    await waitFor(() => operator.call<boolean>('isLeader'), { timeoutMs: 120_000, intervalMs: 200, message: 'the operator did not become leader' });
+    const fleetA = new FleetByVersion(A);
+    const fleetB = new FleetByVersion(B);
+    const probe = new FleetByVersion(PROBE);
+    const informers = [FleetByVersion.informer(fleetA, cluster.kc, admin.custom), FleetByVersion.informer(fleetB, cluster.kc, admin.custom), FleetByVersion.informer(probe, cluster.kc, admin.custom)];
+    for (const informer of informers) {
+      await informer.start();
+      stops.push(async () => informer.stop());
+    }
+
+    // 2. One room's start time.
+    await management.createScheduler(benchSchedulerBody(PROBE, { roomsReplicas: 0, portRange: { start: 40000, end: 40099 } }));
+    await waitFor(async () => (await api.getScheduler(PROBE)).status?.version, { timeoutMs: 120_000, intervalMs: 200 });
+    const samples: number[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const t0 = Date.now();
+      await management.addRooms(PROBE, 1);
+      samples.push((await probe.until(() => probe.ready.size >= i, 120_000, 'probe room not ready')) - t0);
+    }
+    const startMs = [...samples].sort((a, b) => a - b)[1] as number;
+    figures.push(figure(NAME, 'one room\'s start time (median of 3)', seconds(startMs), 's', { note: `samples ${samples.map((s) => seconds(s).toFixed(2)).join(', ')} s; simulated kubelet start delay ${START_MS} ms` }));
+    await management.request('DELETE', `/schedulers/${PROBE}`);
+
+    // 3. PATCH to N.
+    await management.createScheduler({ ...benchSchedulerBody(A, { roomsReplicas: BASE, portRange: PORTS }), maxSurge: `${SURGE_PERCENT}%` });
+    await fleetA.until(() => fleetA.ready.size >= BASE, PHASE_TIMEOUT_MS, `${BASE} rooms not ready`);
+    const reqBeforeUp = await apiRequests();
+    const tPatch = Date.now();
+    await management.request('PATCH', `/schedulers/${A}`, { roomsReplicas: ROOMS });
+    const tUp = await fleetA.until(() => fleetA.ready.size >= ROOMS, PHASE_TIMEOUT_MS, `${ROOMS} rooms not ready`);
+    const reqAfterUp = await apiRequests();
+    const upMs = tUp - tPatch;
+    const bareSameMs = bareMs * (ROOMS - BASE) / ROOMS;
+    figures.push(figure(NAME, `PATCH roomsReplicas ${BASE} -> ${ROOMS}: all ready after`, seconds(upMs), 's', { note: requestsNote(reqBeforeUp, reqAfterUp, ROOMS - BASE, 'room created') }));
+    figures.push(figure(NAME, 'PATCH to all ready / bare loop for as many rooms', upMs / bareSameMs, 'ratio', { target: { op: '<=', value: 1.2 } }));
+    progress(`PATCH phase done in ${seconds(upMs).toFixed(1)} s`);
+
+    // 4. Steady fleet.
+    await sleep(2 * PING_MS); // every room has pinged since it became ready
+    const gatewayCounters = async () => {
+      const text = await gateway.call<string>('metrics');
+      return {
+        pings: (await simulation.call<SimulationStats>('stats')).pingsSent,
+        statusWrites: sumMetricText(text, 'roomkeeper_kube_writes_total', { kind: 'gameroom_status' }),
+        digestWrites: sumMetricText(text, 'roomkeeper_kube_writes_total', { kind: 'ping_digest' }),
+      };
+    };
+    rss.resetPhase();
+    const steadyBefore = await gatewayCounters();
+    await sleep(STEADY_MS);
+    await rss.sample();
+    const steadyAfter = await gatewayCounters();
+    const steadyPings = steadyAfter.pings - steadyBefore.pings;
+    const steadyStatus = steadyAfter.statusWrites - steadyBefore.statusWrites;
+    figures.push(figure(NAME, `operator RSS, ${ROOMS} rooms pinging every ${PING_MS / 1000} s`, rss.phase.operator, 'MB', { target: { op: '<=', value: 300 } }));
+    figures.push(figure(NAME, `gateway RSS, ${ROOMS} rooms pinging every ${PING_MS / 1000} s`, rss.phase.gateway, 'MB', { target: { op: '<=', value: 200 } }));
+    figures.push(figure(NAME, 'API writes per unchanged ping', (steadyAfter.digestWrites - steadyBefore.digestWrites) / Math.max(1, steadyPings - steadyStatus), 'writes/ping', {
+      target: { op: '<=', value: 0.01 },
+      note: `${steadyAfter.digestWrites - steadyBefore.digestWrites} ping-digest writes and ${steadyStatus} status writes for ${steadyPings} pings over ${STEADY_MS / 1000} s`,
+    }));
+
+    // 5. Major rollout, maxSurge 10 %.
+    const v1 = (await api.getScheduler(A)).status?.version as string;
+    const spec = benchSchedulerSpec({ roomsReplicas: ROOMS, portRange: PORTS }) as { spec: { containers: { image: string }[] } };
+    spec.spec.containers = spec.spec.containers.map((c) => ({ ...c, image: 'example.com/bench-game:2.0.0' }));
+    await management.request('POST', `/schedulers/${A}`, { ...spec, maxSurge: `${SURGE_PERCENT}%` });
+    const v2 = await waitFor(async () => {
+      const v = (await api.getScheduler(A)).status?.version;
+      return v && v !== v1 ? v : undefined;
+    }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 200 });
+    const tActive = Date.now();
+    fleetA.resetPeak();
+    const tRolled = await fleetA.until(() => fleetA.count(v2, true) >= ROOMS && fleetA.count(v2, false) === fleetA.live.size, PHASE_TIMEOUT_MS, 'rollout not complete');
+    const batches = Math.ceil(100 / SURGE_PERCENT);
+    const ideal = batches * startMs + (ROOMS / bareRate) * 1000;
+    figures.push(figure(NAME, `major rollout of ${ROOMS} rooms, maxSurge ${SURGE_PERCENT}%: active -> all rooms on it`, seconds(tRolled - tActive), 's'));
+    figures.push(figure(NAME, `rollout / ideal (${batches} x start time + ${ROOMS} rooms at the bare loop's rate)`, (tRolled - tActive) / ideal, 'ratio', { target: { op: '<=', value: 1.5 }, note: `ideal ${seconds(ideal).toFixed(1)} s` }));
+    figures.push(figure(NAME, 'most rooms at once during the rollout', fleetA.peak, 'rooms', { target: { op: '<=', value: ROOMS + ROOMS * SURGE_PERCENT / 100 } }));
+    progress(`rollout done in ${seconds(tRolled - tActive).toFixed(1)} s`);
+
+    // 6. Five add-rooms at once.
+    const tAdd = Date.now();
+    const added = await Promise.all(Array.from({ length: ADDS }, () => management.addRooms(A, ADD_EACH)));
+    const addOps = await Promise.all(added.map(({ operationId }) => waitFor(async () => {
+      const o = await retryTransient(() => api.getOperation(operationId), 10);
+      return isFinalOperationStatus(o.status?.status) ? o : undefined;
+    }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 1000 })));
+    const total = ROOMS + ADDS * ADD_EACH;
+    const tAllAdded = await fleetA.until(() => fleetA.ready.size >= total, PHASE_TIMEOUT_MS, `${total} rooms not ready`);
+    const addFailures = addOps.filter((o) => o.status?.status !== 'finished');
+    figures.push(figure(NAME, `${ADDS} add-rooms of ${ADD_EACH} at once: ${total} rooms ready after`, seconds(tAllAdded - tAdd), 's'));
+    figures.push(figure(NAME, `add-rooms operations not finished`, addFailures.length, 'operations', {
+      target: { op: '<=', value: 0 },
+      note: addFailures.map((o) => `${o.metadata.name} ${o.status?.status}: ${o.status?.executionHistory?.at(-1)?.event ?? ''}`).join('; ') || `all ${ADDS} finished; roomsReplicas ${(await api.getScheduler(A)).spec.roomsReplicas ?? '?'}`,
+    }));
+
+    // 7. Expired rooms and operations in error, over the run.
+    const ops = (await retryTransient(() => api.listOperations(A), 10)).items;
+    const expired = ops.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom)
+      .reduce((n, o) => n + ((o.spec.input as { roomsIds?: unknown[] } | undefined)?.roomsIds?.length ?? 0), 0);
+    const errored = ops.filter((o) => o.status?.status === 'error');
+    figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 } }));
+    figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
+      target: { op: '<=', value: 0 },
+      note: errored.map((o) => `${o.spec.definitionName}: ${(o.status?.executionHistory?.at(-1)?.event ?? '').slice(0, 100)}`).join('; ') || `${ops.length} operations kept`,
+    }));
+    progress(`add-rooms done; ${expired} expired, ${errored.length} in error`);
+
+    // 8. Deletion.
+    const reqBeforeDelete = await apiRequests();
+    const tDelete = Date.now();
+    await management.request('DELETE', `/schedulers/${A}`);
+    await waitFor(async () => {
+      try {
+        await api.getScheduler(A);
+        return false;
+      } catch (err) {
+        return isNotFound(err) && (await cluster.countPods(A)) === 0;
+      }
+    }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 1000, message: `scheduler ${A} not deleted` });
+    const deleteMs = Date.now() - tDelete;
+    const reqAfterDelete = await apiRequests();
+    figures.push(figure(NAME, `deletion of the ${total}-room scheduler: gone, 0 pods left, after`, seconds(deleteMs), 's', { note: requestsNote(reqBeforeDelete, reqAfterDelete, total, 'room deleted') }));
+    figures.push(figure(NAME, 'pods left after the deletion', await cluster.countPods(A), 'pods', { target: { op: '<=', value: 0 } }));
+    progress(`deletion done in ${seconds(deleteMs).toFixed(1)} s`);
+
+    // 9. kubectl scale.
+    const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rk-scale-')), 'kubeconfig');
+    fs.writeFileSync(kubeconfig, cluster.kubeconfigYaml, { mode: 0o600 });
+    const kubectl = (...args: string[]) => promisify(execFile)(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args]);
+    await management.createScheduler({ ...benchSchedulerBody(B, { roomsReplicas: BASE, portRange: PORTS }), maxSurge: `${SURGE_PERCENT}%` });
+    await fleetB.until(() => fleetB.ready.size >= BASE, PHASE_TIMEOUT_MS, `${BASE} rooms of ${B} not ready`);
+    const tScale = Date.now();
+    await kubectl('scale', `scheduler/${B}`, `--replicas=${ROOMS}`);
+    const tScaled = await fleetB.until(() => fleetB.ready.size >= ROOMS, PHASE_TIMEOUT_MS, `${ROOMS} rooms of ${B} not ready`);
+    figures.push(figure(NAME, `kubectl scale ${BASE} -> ${ROOMS}: all ready after`, seconds(tScaled - tScale), 's'));
+    figures.push(figure(NAME, 'kubectl scale to all ready / bare loop for as many rooms', (tScaled - tScale) / bareSameMs, 'ratio', { target: { op: '<=', value: 1.2 } }));
+    const tKubectlDelete = Date.now();
+    await kubectl('delete', 'scheduler', B, '--wait=true', `--timeout=${PHASE_TIMEOUT_MS / 1000}s`);
+    await waitFor(async () => (await cluster.countPods(B)) === 0, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 1000, message: `pods of ${B} left` });
+    figures.push(figure(NAME, `kubectl delete of the ${ROOMS}-room scheduler: gone, 0 pods left, after`, seconds(Date.now() - tKubectlDelete), 's'));
+
+    await rss.sample();
+    figures.push(figure(NAME, 'operator RSS, max over the run', rss.max.operator, 'MB', { target: { op: '<=', value: 300 } }));
+    figures.push(figure(NAME, 'gateway RSS, max over the run', rss.max.gateway, 'MB', { target: { op: '<=', value: 200 } }));
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+    progress(`failed: ${error}`);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  }
+  notes.push(
+    `${target === 'real' ? 'Real kube-apiserver v1.28 + etcd + kube-controller-manager as local processes' : 'Sandbox API server in its own process'}; compiled JavaScript under plain node for operator (chart identity, node flags "--max-old-space-size=160" unless BENCH_OPERATOR_NODE_FLAGS), gateway and simulation (${NODES} nodes, pings every ${PING_MS / 1000} s, start delay ${START_MS} ms) each in its own process; all on the same 2 cores; production defaults (kubeQps ${config.kubeQps}, addRoomsConcurrency ${config.addRoomsConcurrency}, addRoomsLimit ${config.addRoomsLimit}) except maxRoomsPerScheduler ${2 * ROOMS}. 1 run.`,
+    'Requests per room are what the API server counted (apiserver_request_total) between the phase\'s start and end, from every client: operator, gateway, simulated kubelet and scheduler (binding, pod status), and the bench\'s own watches.',
+  );
+  return { name: NAME, figures, notes, durationMs: Date.now() - began, ...(error !== undefined ? { error } : {}) };
+}
+
+if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'sandbox' ? 'sandbox' : 'real'));
