@@ -28,7 +28,7 @@ describe('RBAC', () => {
       'roomkeeper.io/schedulers': [...READ, 'update', 'patch', 'delete'],
       'roomkeeper.io/schedulerversions': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/operations': ['list', 'watch', 'create', 'delete'],
-      'roomkeeper.io/gamerooms': ['get', 'list', 'watch', 'create', 'delete'],
+      'roomkeeper.io/gamerooms': ['get', 'list', 'watch', 'create', 'patch', 'delete'],
       'roomkeeper.io/schedulers/status': ['patch'],
       'roomkeeper.io/schedulerversions/status': ['patch'],
       'roomkeeper.io/operations/status': ['patch'],

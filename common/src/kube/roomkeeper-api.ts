@@ -113,6 +113,10 @@ export class RoomkeeperApi {
     const namespace = body.metadata.namespace as string;
     return this.custom.createNamespacedCustomObject({ group, version, plural: PLURALS.GameRoom, namespace, body }) as Promise<GameRoom>;
   }
+  /** A JSON Patch (RFC 6902) of a GameRoom's metadata or spec; `test` operations make it conditional. */
+  jsonPatchGameRoom(namespace: string, name: string, ops: readonly object[]): Promise<GameRoom> {
+    return this.custom.patchNamespacedCustomObject({ group, version, plural: PLURALS.GameRoom, namespace, name, body: ops }, JSON_PATCH) as Promise<GameRoom>;
+  }
   patchGameRoomStatus(namespace: string, name: string, patch: object): Promise<GameRoom> {
     return this.custom.patchNamespacedCustomObjectStatus({ group, version, plural: PLURALS.GameRoom, namespace, name, body: patch }, MERGE_PATCH) as Promise<GameRoom>;
   }

@@ -43,10 +43,11 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["pingdigests"]
   verbs: ["list", "watch"]
 # Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
-# it with its uid as precondition.
+# it with its uid as precondition; a room whose pod is gone but whose foreground deletion waits on
+# a lagging garbage collector gets its `foregroundDeletion` finalizer removed (patch).
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # Status subresources: merge-patched, written only when they change.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers/status", "schedulerversions/status", "operations/status", "gamerooms/status"]

@@ -24,7 +24,7 @@ describe('deletionStartedAt', () => {
 
 describe('removeRoomById (remove-rooms by id)', () => {
   const notFound = Object.assign(new Error('not found'), { code: 404 });
-  function setup(room: GameRoom | undefined, cached?: GameRoom) {
+  function setup(room: GameRoom | undefined, cached?: GameRoom, cachedPod?: object) {
     const calls: string[] = [];
     const expectations = new RoomExpectations(() => 0);
     const deps = {
@@ -34,6 +34,10 @@ describe('removeRoomById (remove-rooms by id)', () => {
           calls.push(`delete ${ns}/${name} uid=${pre?.uid}${pre?.resourceVersion ? ` resourceVersion=${pre.resourceVersion}` : ''}`);
           return Promise.resolve({});
         },
+        jsonPatchGameRoom: (ns: string, name: string, ops: { op: string; path: string; value: unknown }[]) => {
+          calls.push(`patch ${ns}/${name} ${ops.map((o) => `${o.op} ${o.path}=${JSON.stringify(o.value)}`).join(', ')}`);
+          return Promise.resolve({});
+        },
       },
       core: {
         deleteNamespacedPod: (req: { namespace: string; name: string; gracePeriodSeconds?: number }) => {
@@ -41,7 +45,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
           return Promise.resolve({});
         },
       },
-      caches: { rooms: { get: () => cached } },
+      caches: { rooms: { get: () => cached }, pods: { get: () => cachedPod } },
       expectations,
     } as unknown as OperatorDeps;
     return { manager: new RoomManager(deps), calls, expectations };
@@ -55,10 +59,21 @@ describe('removeRoomById (remove-rooms by id)', () => {
     ['an unknown id is not found, and nothing is deleted', undefined, 'not-found', ['get s/r1']],
     ['a room that names another scheduler is not found, and not touched', room('other'), 'not-found', ['get s/r1']],
     ['a room already terminating has its pod deleted without grace', room('s', { deletionTimestamp: new Date(0) }), 'forced', ['get s/r1', 'delete pod s/r1 grace=0']],
+    [
+      'a room terminating in the foreground whose pod is gone (a lagging garbage collector) loses the foregroundDeletion finalizer, on the condition that it is the room read',
+      room('s', { deletionTimestamp: new Date(0), finalizers: ['foregroundDeletion', 'example.com/keep'], resourceVersion: '9' }), 'forced',
+      ['get s/r1', 'delete pod s/r1 grace=0', 'patch s/r1 test /metadata/resourceVersion="9", replace /metadata/finalizers=["example.com/keep"]'],
+    ],
   ])('%s', async (_name, existing, outcome, calls) => {
     const t = setup(existing);
     expect(await t.manager.removeRoomById('s', 'r1')).toBe(outcome);
     expect(t.calls).toEqual(calls);
+  });
+
+  it('keeps the foregroundDeletion finalizer while the room\'s pod is still in the cache (the collector\'s wait is real)', async () => {
+    const t = setup(room('s', { deletionTimestamp: new Date(0), finalizers: ['foregroundDeletion'], resourceVersion: '9' }), undefined, { metadata: { name: 'r1' } });
+    expect(await t.manager.removeRoomById('s', 'r1')).toBe('forced');
+    expect(t.calls).toEqual(['get s/r1', 'delete pod s/r1 grace=0']);
   });
 
   it('keeps a room that changed since the version the caller decided on (a rollout on a stale cache), and waits for the cache', async () => {
