@@ -48,3 +48,30 @@ describe('HealthController on an operations cache that lags (its watch broken af
   });
 
 });
+
+describe('HealthController and rooms deleted in the foreground', () => {
+  it('removes the foregroundDeletion finalizer of deleted rooms whose pods are gone, also while an operation runs, and leaves the others', async () => {
+    const { deps } = setup();
+    const room = (name: string, extra: Record<string, unknown>) => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: '7', ...extra }, spec: { scheduler: 's', version: 'v1.0.0' } });
+    const rooms = [
+      room('gone-pod', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['foregroundDeletion'] }),
+      room('pod-left', { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['foregroundDeletion'] }),
+      room('live', {}),
+    ];
+    const patched: string[] = [];
+    Object.assign(deps.caches, {
+      rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) },
+      pods: { list: () => [], get: (n: string) => (n === 'pod-left' ? { metadata: { name: n } } : undefined) },
+    });
+    Object.assign(deps.api, {
+      jsonPatchGameRoom: (ns: string, name: string, ops: object[]) => {
+        patched.push(`${ns}/${name} ${JSON.stringify(ops)}`);
+        return Promise.resolve({});
+      },
+    });
+    const running = { metadata: { name: 'op-1' }, spec: { definitionName: 'add_rooms', schedulerName: 's' }, status: { status: 'in_progress' } } as unknown as Operation;
+    const health = new HealthController(deps, { operationsOf: () => [running], takeLostRooms: () => [], track: () => undefined });
+    await health.reconcile('s');
+    expect(patched).toEqual(['s/gone-pod [{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"replace","path":"/metadata/finalizers","value":[]}]']);
+  });
+});

@@ -9,7 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Operation, Scheduler } from '../../../common/src/generated/resources';
-import { isNotFound } from '../../../common/src/kube/clients';
+import { describeApiError, isNotFound } from '../../../common/src/kube/clients';
+import { forEachConcurrent } from '../../../common/src/runtime/concurrent';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../common/src/operations/operation-id';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../common/src/resources/labels';
@@ -21,7 +22,7 @@ import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
-import { RoomManager } from './room-manager';
+import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
@@ -45,14 +46,39 @@ export class HealthController {
   private readonly heldReason = new Map<string, string>();
   /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
   private readonly heldRetry = new Map<string, string>();
+  /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
+  private readonly releasing = new Set<string>();
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
     this.expiryHeld = deps.metrics.counter('roomkeeper_room_expiry_held_total', 'Health checks that held room expiry (expiry brake), by reason: sight-impaired, fresh-sight, mass-expiry.');
   }
 
+  /**
+   * Rooms deleted in the foreground whose pods are gone wait only for the garbage collector to
+   * remove their `foregroundDeletion` finalizer; the operator removes it (RoomManager), so room
+   * deletions never wait on kube-controller-manager's pace.
+   */
+  private async releaseDeletedRooms(name: string): Promise<void> {
+    const waiting = this.deps.caches.rooms.list(name).filter((r) => r.metadata.deletionTimestamp
+      && r.metadata.finalizers?.includes(FOREGROUND_DELETION)
+      && !this.deps.caches.pods.get(r.metadata.name as string, name)
+      && !this.releasing.has(`${name}/${r.metadata.name as string}`));
+    if (waiting.length === 0) return;
+    const keys = waiting.map((r) => `${name}/${r.metadata.name as string}`);
+    for (const k of keys) this.releasing.add(k);
+    try {
+      await forEachConcurrent(waiting, this.deps.config.addRoomsConcurrency, (room) => this.rooms.releaseForegroundDeletion(room).catch((err: unknown) => {
+        this.deps.logger.debug('could not release a deleted room; the next health check tries again', { scheduler: name, room: room.metadata.name, error: describeApiError(err) });
+      }));
+    } finally {
+      for (const k of keys) this.releasing.delete(k);
+    }
+  }
+
   async reconcile(name: string): Promise<ReconcileResult> {
     const interval = { requeueAfterMs: this.deps.config.healthInterval };
+    await this.releaseDeletedRooms(name); // housekeeping, also while operations run or the scheduler goes
     const s = this.deps.caches.schedulers.get(name);
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
     const ops = this.opts.operationsOf(name);

@@ -55,7 +55,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
   });
 
   it.each([
-    ['a room of the scheduler is deleted, on the condition that it is the room read', room('s'), 'deleted', ['get s/r1', 'delete s/r1 uid=uid-1']],
+    ['a room of the scheduler is deleted, on the condition that it is the room read, and its pod with its grace period (not at the garbage collector\'s pace)', room('s'), 'deleted', ['get s/r1', 'delete s/r1 uid=uid-1', 'delete pod s/r1 grace=undefined']],
     ['an unknown id is not found, and nothing is deleted', undefined, 'not-found', ['get s/r1']],
     ['a room that names another scheduler is not found, and not touched', room('other'), 'not-found', ['get s/r1']],
     ['a room already terminating has its pod deleted without grace', room('s', { deletionTimestamp: new Date(0) }), 'forced', ['get s/r1', 'delete pod s/r1 grace=0']],
@@ -86,7 +86,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
   it('deletes a room still at the version decided on, on the condition that it still is', async () => {
     const t = setup(room('s', { resourceVersion: '5' }));
     expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('deleted');
-    expect(t.calls).toEqual(['get s/r1', 'delete s/r1 uid=uid-1 resourceVersion=5']);
+    expect(t.calls).toEqual(['get s/r1', 'delete s/r1 uid=uid-1 resourceVersion=5', 'delete pod s/r1 grace=undefined']);
   });
 
   it('a room already gone that the cache still shows holds the health check until the cache shows it gone', async () => {

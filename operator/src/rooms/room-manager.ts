@@ -47,7 +47,7 @@ export type RoomDeletion = 'deleted' | 'absent' | 'changed';
 export type RoomRemovalById = 'deleted' | 'forced' | 'not-found' | 'changed';
 
 /** The finalizer the API server puts on an object deleted with propagationPolicy Foreground. */
-const FOREGROUND_DELETION = 'foregroundDeletion';
+export const FOREGROUND_DELETION = 'foregroundDeletion';
 
 /** Names tried for one room before its creation fails (a collision twice in a row is rare already). */
 const NAME_TRIES = 5;
@@ -184,6 +184,10 @@ export class RoomManager {
     try {
       this.deps.expectations?.expectDelete(namespace, name);
       await retryTransient(() => this.deps.api.deleteGameRoom(namespace, name, preconditions, propagation));
+      // In the foreground the GameRoom waits for its pod, which the garbage collector would delete
+      // at kube-controller-manager's pace (20 requests per second by default): at 10,000 rooms a
+      // rollout waited minutes on it. The operator deletes the pod itself (with its grace period).
+      if (propagation === 'Foreground') await this.deletePod(namespace, name);
       return 'deleted';
     } catch (err) {
       const status = apiStatus(err);
@@ -248,8 +252,9 @@ export class RoomManager {
    * pod is gone stays terminating, and each health check would remove it again. Once the pod is
    * gone from the cache, nothing is left for the finalizer to wait for: the operator removes it (a JSON
    * Patch conditional on the room's resourceVersion; a room that changed is left to the next check).
+   * The health check calls it for every such room it sees, so the collector is never on the path.
    */
-  private async releaseForegroundDeletion(room: GameRoom): Promise<void> {
+  async releaseForegroundDeletion(room: GameRoom): Promise<void> {
     const finalizers = room.metadata.finalizers ?? [];
     if (!finalizers.includes(FOREGROUND_DELETION)) return;
     const namespace = room.metadata.namespace as string;
@@ -264,6 +269,15 @@ export class RoomManager {
       ]);
     } catch (err) {
       if (apiStatus(err) !== 404 && apiStatus(err) !== 409 && !isFailedPatchTest(err)) throw err;
+    }
+  }
+
+  /** Deletes a room's pod with its grace period (gone already is fine). */
+  private async deletePod(namespace: string, name: string): Promise<void> {
+    try {
+      await retryTransient(() => this.deps.core.deleteNamespacedPod({ name, namespace }));
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
     }
   }
 
