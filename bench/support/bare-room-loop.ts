@@ -6,7 +6,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, SchedulerSpec } from '../../common/src/generated/resources';
-import { MERGE_PATCH, type KubeClients } from '../../common/src/kube/clients';
+import { isConflict, MERGE_PATCH, type KubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } from '../../common/src/resources/labels';
 import { roomToken } from '../../common/src/rooms/room-token';
@@ -40,7 +40,18 @@ export async function createRoomsBare(opts: BareLoopOptions): Promise<{ created:
     const ports = pickHostPorts(opts.definition, used, Math.random);
     if ('error' in ports) throw new Error(ports.error);
     for (const p of ports.flat()) used.add(p);
-    const name = roomName(opts.namespace, Math.random);
+    // A name taken (36^5 names: likely somewhere in 10,000 rooms) is tried again with another.
+    for (let tries = 1; ; tries++) {
+      const name = roomName(opts.namespace, Math.random);
+      try {
+        await createRoom(name, ports);
+        return;
+      } catch (err) {
+        if (!isConflict(err) || tries >= 5) throw err;
+      }
+    }
+  };
+  const createRoom = async (name: string, ports: number[][]): Promise<void> => {
     const room: GameRoom = {
       apiVersion: API_VERSION,
       kind: 'GameRoom',
