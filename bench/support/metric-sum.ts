@@ -1,8 +1,8 @@
-/** Reads a counter out of a MetricsRegistry's Prometheus text: the sum over series matching labels. */
+/** Reads a counter out of a MetricsRegistry: the sum over series matching labels. */
 import type { MetricsRegistry } from '../../common/src/metrics';
 
 export function sumMetric(registry: MetricsRegistry, name: string, labels: Record<string, string> = {}): number {
-  return sumMetricText(registry.render(), name, labels);
+  return registry.sum(name, labels);
 }
 
 /** The same, over Prometheus text read from another process or an HTTP endpoint. */

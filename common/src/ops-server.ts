@@ -41,7 +41,10 @@ export function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResp
     return true;
   }
   if (path === '/metrics') {
-    res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(opts.metrics.render());
+    opts.metrics.render().then(
+      (text) => res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE }).end(text),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics could not be collected: ${String(err)}`),
+    );
     return true;
   }
   return false;

@@ -101,13 +101,13 @@ describe('KubernetesStore on the sandbox', () => {
     const labels = { 'roomkeeper.io/ping-digest': 'true' };
     const digest = (lastPings: string, flushedAt: string) => ({ namespace: 'adapter-digest', name: 'roomkeeper-pings-gw', labels, spec: { scheduler: 'adapter-digest', replica: 'gw' }, status: { lastPings, flushedAt } });
     await store.writeDigest(digest('{"a":1}', '1'));
-    expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 2/);
+    expect(await metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 2/);
     await store.writeDigest(digest('{"a":2}', '2'));
     const written = (await clients.custom.getNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'pingdigests', namespace: 'adapter-digest', name: 'roomkeeper-pings-gw' })) as PingDigest;
     expect(written.status).toEqual({ lastPings: '{"a":2}', flushedAt: '2' });
     expect(written.spec).toEqual({ scheduler: 'adapter-digest', replica: 'gw' });
     expect(written.metadata.labels).toMatchObject(labels);
-    expect(metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 3/);
+    expect(await metrics.render()).toMatch(/roomkeeper_kube_writes_total\{kind="ping_digest"\} 3/);
   });
 
   it('answers namespace-gone for a digest whose namespace is missing or being deleted', async () => {

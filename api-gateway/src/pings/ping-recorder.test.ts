@@ -178,7 +178,7 @@ describe('PingRecorder: an answered status change is never lost', () => {
     await recorder.retryDue();
     expect(outage.attempts).toBe(2);
     expect(recorder.pendingWrites).toBe(1);
-    expect(metrics.render()).toContain('roomkeeper_ping_status_writes_pending 1');
+    expect(await metrics.render()).toContain('roomkeeper_ping_status_writes_pending 1');
     // Back: the next due retry writes the latest report, with the latest ping time.
     outage.on = false;
     clock.now += 60_000;
@@ -254,7 +254,7 @@ describe('PingRecorder: an answered status change is never lost', () => {
     const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), metrics, maxPending: 2 });
     for (const id of ['a', 'b', 'c']) await recorder.record(room(store, id), { status: 'occupied', runningMatches: 1 });
     expect(recorder.pendingWrites).toBe(2);
-    expect(metrics.render()).toContain('roomkeeper_ping_status_writes_dropped_total 1');
+    expect(await metrics.render()).toContain('roomkeeper_ping_status_writes_dropped_total 1');
     await recorder.stop();
   });
 });

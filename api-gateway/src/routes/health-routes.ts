@@ -28,9 +28,10 @@ export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness): 
       }
       return { status: 'ready' };
     },
-    metrics: (_req, res) => {
+    metrics: async (_req, res) => {
+      const text = await metrics.render();
       res.setHeader('Content-Type', PROMETHEUS_CONTENT_TYPE);
-      res.status(200).send(metrics.render());
+      res.status(200).send(text);
       return undefined;
     },
   };

@@ -63,7 +63,7 @@ describe('EventForwarder against real gRPC receivers', () => {
       },
     ]);
     expect(metrics.counter('roomkeeper_forwarded_events_total', '').get({ forwarder: 'matchmaker', type: 'resync', result: 'ok' })).toBe(1);
-    expect(metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 1/);
+    expect(await metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 1/);
   });
 
   it('forwards a terminated room as SendRoomStatus', async () => {
@@ -317,7 +317,7 @@ describe('EventForwarder metric series of gone schedulers', () => {
   let metrics: MetricsRegistry;
   const live = new Set<string>();
   const roomOf = (schedulerName: string): ForwardedRoom => ({ ...room, schedulerName, roomId: `${schedulerName}-r1` });
-  const seriesOf = (name: string) => metrics.render().split('\n').filter((l) => !l.startsWith('#') && l.includes(`forwarder="${name}"`));
+  const seriesOf = async (name: string) => (await metrics.render()).split('\n').filter((l) => !l.startsWith('#') && l.includes(`forwarder="${name}"`));
 
   beforeEach(async () => {
     receiver = await startForwardReceiver();
@@ -335,20 +335,20 @@ describe('EventForwarder metric series of gone schedulers', () => {
     const to = (name: string): ForwarderConfig => ({ name, enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 5000 } });
     await forwarder.forwardPing([to('only-a'), to('shared')], roomOf('a'), 'ready');
     await forwarder.forwardRoomEvent([to('shared')], roomOf('b'), 'resync');
-    expect(seriesOf('only-a').length).toBeGreaterThan(0);
+    expect((await seriesOf('only-a')).length).toBeGreaterThan(0);
     expect(forwarder.forgetGoneSchedulers()).toBe(0);
 
     live.delete('a');
     expect(forwarder.forgetGoneSchedulers()).toBe(1);
-    expect(seriesOf('only-a')).toEqual([]);
-    expect(seriesOf('shared').length).toBeGreaterThan(0);
+    expect(await seriesOf('only-a')).toEqual([]);
+    expect((await seriesOf('shared')).length).toBeGreaterThan(0);
 
     live.delete('b');
     expect(forwarder.forgetGoneSchedulers()).toBe(1);
-    expect(seriesOf('shared')).toEqual([]);
+    expect(await seriesOf('shared')).toEqual([]);
     // A scheduler of the same name made again counts from zero.
     live.add('a');
     await forwarder.forwardPing([to('only-a')], roomOf('a'), 'ready');
-    expect(seriesOf('only-a')).toContain('roomkeeper_forwarded_events_total{forwarder="only-a",result="ok",type="resync"} 1');
+    expect(await seriesOf('only-a')).toContain('roomkeeper_forwarded_events_total{forwarder="only-a",result="ok",type="resync"} 1');
   });
 });
