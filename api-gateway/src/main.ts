@@ -111,7 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (config.pingAuth && config.roomTokenSecret === '') {
     throw new GatewayStartupError('ROOMKEEPER_PING_AUTH is on but ROOMKEEPER_ROOM_TOKEN_SECRET is empty: set the secret (the operator gives rooms their tokens from it) or turn ping authentication off');
   }
-  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst });
+  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
   const { provider, secret } = await credentialsFor(config, clients.core, logger);
   secret?.start(SECRET_REFRESH_MS);
 

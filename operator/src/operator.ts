@@ -20,6 +20,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../commo
 import { isFinalOperationStatus } from '../../common/src/resources/operation-names';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { RoomExpectations } from './rooms/expectations';
+import { registerFleetMetrics } from './fleet-metrics';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
 import { OperationRunner } from './operations/operation-runner';
@@ -75,7 +76,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();
-  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst });
+  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
   const kc = clients.kc; // pooled connections for informers too
   const api = new RoomkeeperApi(clients.custom);
   const custom = clients.custom;
@@ -84,7 +85,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const queues: WorkQueue[] = [];
   const informerLogger = logger.child({ part: 'informer' });
   const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
-    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform });
+    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform, metrics });
 
   const lostRooms = new Map<string, string[]>();
   // Late-bound: controllers need caches, informer callbacks need controllers.
@@ -205,7 +206,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   };
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
+  const leaderTransitions = metrics.counter('roomkeeper_operator_leader_transitions_total', 'Times this replica started (to="leader") or stopped (to="standby") leading.', { labelNames: ['to'] });
+  registerFleetMetrics(metrics, caches);
   const setLeading = (value: boolean) => {
+    if (value !== leading) leaderTransitions.inc({ to: value ? 'leader' : 'standby' });
     if (value && !leading) leaderSince = Date.now();
     leading = value;
     leaderGauge.set(value ? 1 : 0);

@@ -4,6 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
+import type { MetricsRegistry } from '../metrics';
 import { TokenBucket } from './rate-limiter';
 import { withSharedDispatcher } from './shared-dispatcher';
 
@@ -32,6 +33,46 @@ export function discoverKubeConfig(env: NodeJS.ProcessEnv = process.env): { kc: 
 
 export interface RateLimit { qps: number; burst: number }
 
+/** What the clients measure of every request (when given a registry). */
+interface RequestMetrics {
+  /** Seconds from send to answer (or failure), by verb and resource. */
+  observe(verb: string, resource: string, seconds: number): void;
+  /** A request that failed: `code` is the HTTP status, or `transport` when there was no answer. */
+  failed(verb: string, resource: string, code: string): void;
+  /** Seconds a request waited for the client-side rate limiter. */
+  waited(seconds: number): void;
+}
+
+function requestMetrics(metrics: MetricsRegistry | undefined): RequestMetrics | undefined {
+  if (!metrics) return undefined;
+  const latency = metrics.histogram('roomkeeper_kube_api_request_duration_seconds', 'Kubernetes API requests by verb and resource: seconds from send to answer.', undefined, { labelNames: ['verb', 'resource'] });
+  const errors = metrics.counter('roomkeeper_kube_api_request_errors_total', 'Kubernetes API requests that failed, by verb, resource and HTTP status (transport: no answer).', { labelNames: ['code', 'resource', 'verb'] });
+  const wait = metrics.histogram('roomkeeper_kube_client_rate_limiter_wait_seconds', 'Seconds a Kubernetes API request waited for the client-side rate limiter (QPS/burst).', [0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+  return {
+    observe: (verb, resource, seconds) => latency.observe(seconds, { verb, resource }),
+    failed: (verb, resource, code) => errors.inc({ code, resource, verb }),
+    waited: (seconds) => wait.observe(seconds),
+  };
+}
+
+/**
+ * The verb and resource of a request, as kube-apiserver names them in its own metrics: `list`
+ * vs `get` by whether the path names an object; the resource is the plural plus a subresource
+ * (`gamerooms/status`). Names and namespaces (user input) never become labels.
+ */
+export function requestKind(method: string, url: string): { verb: string; resource: string } {
+  const path = url.replace(/^[a-z]+:\/\/[^/]+/i, '').split('?')[0] ?? '';
+  const parts = path.split('/').filter((p) => p !== '');
+  // /api/v1/... or /apis/<group>/<version>/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [plural = 'unknown', name, sub] = rest;
+  const resource = /^[a-z0-9.-]{1,63}$/.test(plural) ? (sub && /^[a-z]{1,20}$/.test(sub) ? `${plural}/${sub}` : plural) : 'unknown';
+  const m = method.toUpperCase();
+  const verb = m === 'GET' ? (name ? 'get' : 'list') : m === 'POST' ? 'create' : m === 'PUT' ? 'update' : m === 'PATCH' ? 'patch' : m === 'DELETE' ? (name ? 'delete' : 'deletecollection') : 'other';
+  return { verb, resource };
+}
+
 export interface KubeClients {
   /** The kubeconfig with one pooled connection dispatcher: use it for informers and watches too. */
   readonly kc: k8s.KubeConfig;
@@ -50,10 +91,12 @@ export interface KubeClients {
  */
 export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
-function rateLimitMiddleware(limiter: TokenBucket): k8s.Middleware {
+function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | undefined): k8s.Middleware {
   return {
     pre: async (ctx: k8s.RequestContext) => {
+      const start = measured ? process.hrtime.bigint() : 0n;
       await limiter.acquire();
+      measured?.waited(Number(process.hrtime.bigint() - start) / 1e9);
       if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(KUBE_REQUEST_TIMEOUT_MS));
       return ctx;
     },
@@ -65,24 +108,44 @@ function rateLimitMiddleware(limiter: TokenBucket): k8s.Middleware {
  * client-node's fetch library, telling `onTransportError` when a request failed without an
  * answer (connection refused or reset, a broken pool, our request timeout).
  */
-function watchfulHttpLibrary(onTransportError: () => void): k8s.HttpLibrary {
+function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetrics | undefined): k8s.HttpLibrary {
   const inner = new k8s.IsomorphicFetchHttpLibrary();
+  const send = retryingSend(inner, onTransportError);
+  if (!measured) return k8s.wrapHttpLibrary({ send });
   return k8s.wrapHttpLibrary({
     send: async (ctx) => {
-      // As client-go: an answer with Retry-After (429 throttling, 503 while starting) is asked
-      // again after the time it names, up to RETRY_AFTER_ATTEMPTS times, within the request timeout.
-      for (let attempt = 1; ; attempt++) {
-        const res = await inner.send(ctx).toPromise().catch((err: unknown) => {
-          if (isTransportError(err)) onTransportError();
-          throw err;
-        });
-        const waitMs = retryAfterMs(res.httpStatusCode, res.headers['retry-after']);
-        if (waitMs === undefined || attempt >= RETRY_AFTER_ATTEMPTS) return res;
-        await res.body.text().catch(() => undefined); // free the connection
-        await new Promise((r) => setTimeout(r, waitMs).unref());
+      const { verb, resource } = requestKind(ctx.getHttpMethod(), ctx.getUrl());
+      const start = process.hrtime.bigint();
+      const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+      try {
+        const res = await send(ctx);
+        measured.observe(verb, resource, seconds());
+        if (res.httpStatusCode >= 400) measured.failed(verb, resource, String(res.httpStatusCode));
+        return res;
+      } catch (err) {
+        measured.observe(verb, resource, seconds());
+        measured.failed(verb, resource, 'transport');
+        throw err;
       }
     },
   });
+}
+
+function retryingSend(inner: k8s.IsomorphicFetchHttpLibrary, onTransportError: () => void): (ctx: k8s.RequestContext) => Promise<k8s.ResponseContext> {
+  return async (ctx) => {
+    // As client-go: an answer with Retry-After (429 throttling, 503 while starting) is asked
+    // again after the time it names, up to RETRY_AFTER_ATTEMPTS times, within the request timeout.
+    for (let attempt = 1; ; attempt++) {
+      const res = await inner.send(ctx).toPromise().catch((err: unknown) => {
+        if (isTransportError(err)) onTransportError();
+        throw err;
+      });
+      const waitMs = retryAfterMs(res.httpStatusCode, res.headers['retry-after']);
+      if (waitMs === undefined || attempt >= RETRY_AFTER_ATTEMPTS) return res;
+      await res.body.text().catch(() => undefined); // free the connection
+      await new Promise((r) => setTimeout(r, waitMs).unref());
+    }
+  };
 }
 
 const RETRY_AFTER_ATTEMPTS = 10;
@@ -101,14 +164,14 @@ function isTransportError(err: unknown): boolean {
   return e.name === 'TimeoutError' || e.name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
 }
 
-function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, Api: new (config: k8s.Configuration) => T): T {
+function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, Api: new (config: k8s.Configuration) => T): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const config = k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
-    promiseMiddleware: [rateLimitMiddleware(limiter)],
-    httpApi: watchfulHttpLibrary(onTransportError),
+    promiseMiddleware: [rateLimitMiddleware(limiter, measured)],
+    httpApi: watchfulHttpLibrary(onTransportError, measured),
   });
   return new Api(config);
 }
@@ -119,7 +182,8 @@ function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: 
  * request to a cluster with TLS settings (a CA, client certificates, or skip-verify), leaving an
  * idle socket behind each — thousands of sockets and hundreds of MB at fleet scale.
  */
-export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit): KubeClients {
+export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, metrics?: MetricsRegistry): KubeClients {
+  const measured = requestMetrics(metrics);
   const limiter = new TokenBucket(limit.qps, limit.burst);
   const shared = withSharedDispatcher(original);
   const kc = shared.kubeConfig;
@@ -132,9 +196,9 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit): Kub
       limiter.drain();
       await shared.close();
     },
-    core: makeApi(kc, limiter, reset, k8s.CoreV1Api),
-    custom: makeApi(kc, limiter, reset, k8s.CustomObjectsApi),
-    coordination: makeApi(kc, limiter, reset, k8s.CoordinationV1Api),
+    core: makeApi(kc, limiter, reset, measured, k8s.CoreV1Api),
+    custom: makeApi(kc, limiter, reset, measured, k8s.CustomObjectsApi),
+    coordination: makeApi(kc, limiter, reset, measured, k8s.CoordinationV1Api),
   };
 }
 

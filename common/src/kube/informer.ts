@@ -10,6 +10,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
+import type { MetricsRegistry } from '../metrics';
 import { apiErrorFields, describeApiError } from './clients';
 import { whatToDo } from './diagnosis';
 
@@ -42,6 +43,8 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
   transform?: (obj: T) => T;
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Counts relists and watch restarts by informer name. */
+  metrics?: MetricsRegistry;
 }
 
 function keyOf(obj: k8s.KubernetesObject): string {
@@ -148,6 +151,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       this.request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
         this.request = undefined;
         if (this.stopped || generation !== this.generation) return;
+        this.countWatchRestart(!err && this.expired ? 'expired' : err && !isTimeout(err) ? 'error' : 'closed');
         // The server ended the watch with an ERROR event (410 Expired): relist, after the
         // backoff, so a server that keeps answering so is not asked again and again at once.
         if (!err && this.expired) this.retryLater(this.expired, generation);
@@ -169,7 +173,14 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     return this.opts.transform ? this.opts.transform(raw) : raw;
   }
 
+  private countWatchRestart(reason: 'expired' | 'error' | 'closed'): void {
+    this.opts.metrics?.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] })
+      .inc({ informer: this.opts.name, reason });
+  }
+
   private async relist(): Promise<void> {
+    this.opts.metrics?.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] })
+      .inc({ informer: this.opts.name });
     const seen = new Set<string>();
     let resourceVersion = '';
     let token: string | undefined;

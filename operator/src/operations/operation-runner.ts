@@ -247,7 +247,9 @@ export class OperationRunner {
         status: { status, executionHistory: history, finishedAt: nowIso, lease: null, ...(conditions ? { conditions } : {}) },
       });
       this.remember(written);
-      this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: op.spec.definitionName, result: status });
+      // An unknown definition name is user input: it never becomes a label value.
+      const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
+      this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition, result: status });
     } catch (err) {
       if (apiStatus(err) !== 409 && apiStatus(err) !== 404) throw err;
     }

@@ -1,0 +1,36 @@
+import type { Operation, Scheduler } from '../../common/src/generated/resources';
+import { MetricsRegistry } from '../../common/src/metrics';
+import { registerFleetMetrics } from './fleet-metrics';
+
+const scheduler = (name: string, rooms: Record<string, number>): Scheduler => ({
+  apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name }, spec: {} as Scheduler['spec'], status: { rooms },
+});
+const operation = (name: string, schedulerName: string, status?: 'pending' | 'finished'): Operation => ({
+  apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name },
+  spec: { schedulerName, definitionName: 'add_rooms' } as Operation['spec'], ...(status ? { status: { status } } : {}),
+});
+
+describe('fleet gauges', () => {
+  it('show rooms by status, desired vs current and queued operations per scheduler, and forget a deleted scheduler', async () => {
+    let schedulers = [scheduler('alpha', { desired: 5, current: 3, ready: 2, pending: 1 }), scheduler('beta', { desired: 1, current: 1, occupied: 1 })];
+    const operations = [operation('op1', 'alpha'), operation('op2', 'alpha', 'pending'), operation('op3', 'alpha', 'finished')];
+    const metrics = new MetricsRegistry();
+    registerFleetMetrics(metrics, { schedulers: { list: () => schedulers, get: () => undefined }, operations: { list: () => operations, get: () => undefined } });
+    const text = await metrics.render();
+    const lines = text.split('\n');
+    for (const expected of [
+      'roomkeeper_scheduler_rooms{scheduler="alpha",status="ready"} 2',
+      'roomkeeper_scheduler_rooms{scheduler="alpha",status="pending"} 1',
+      'roomkeeper_scheduler_rooms{scheduler="beta",status="occupied"} 1',
+      'roomkeeper_scheduler_rooms_desired{scheduler="alpha"} 5',
+      'roomkeeper_scheduler_rooms_current{scheduler="alpha"} 3',
+      'roomkeeper_scheduler_operations_queued{scheduler="alpha"} 2',
+      'roomkeeper_scheduler_operations_queued{scheduler="beta"} 0',
+    ]) expect(lines).toContain(expected);
+
+    schedulers = [schedulers[0] as Scheduler];
+    const after = await metrics.render();
+    expect(after).not.toContain('scheduler="beta"');
+    expect(after).toContain('roomkeeper_scheduler_rooms_desired{scheduler="alpha"} 5');
+  });
+});

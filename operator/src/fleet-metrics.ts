@@ -1,0 +1,45 @@
+/**
+ * Gauges of the fleet, read from the caches when `/metrics` is scraped: rooms by scheduler and
+ * status, desired vs current rooms, and operations queued per scheduler. Each scrape sets them
+ * afresh, so a deleted scheduler's series go with it (its name is the only label from user
+ * input, and schedulers are bounded by the cluster's objects).
+ */
+import type { Operation, RoomCounts, Scheduler } from '../../common/src/generated/resources';
+import type { Gauge, Labels, MetricsRegistry } from '../../common/src/metrics';
+import type { Caches } from './deps';
+
+const ROOM_STATUSES = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error'] as const satisfies readonly (keyof RoomCounts)[];
+
+export interface FleetSample { name: 'rooms' | 'desired' | 'current' | 'queued'; labels: Labels; value: number }
+
+/** What the gauges show for these schedulers and operations (the schedulers' status counts). */
+export function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Operation[]): FleetSample[] {
+  const samples: FleetSample[] = [];
+  const queued = new Map<string, number>();
+  for (const op of operations) {
+    const status = op.status?.status ?? 'pending';
+    if (status === 'pending') queued.set(op.spec.schedulerName, (queued.get(op.spec.schedulerName) ?? 0) + 1);
+  }
+  for (const s of schedulers) {
+    const scheduler = s.metadata.name as string;
+    const rooms = s.status?.rooms ?? {};
+    for (const status of ROOM_STATUSES) samples.push({ name: 'rooms', labels: { scheduler, status }, value: rooms[status] ?? 0 });
+    samples.push({ name: 'desired', labels: { scheduler }, value: rooms.desired ?? s.status?.autoscaling?.desired ?? 0 });
+    samples.push({ name: 'current', labels: { scheduler }, value: rooms.current ?? 0 });
+    samples.push({ name: 'queued', labels: { scheduler }, value: queued.get(scheduler) ?? 0 });
+  }
+  return samples;
+}
+
+export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Caches, 'schedulers' | 'operations'>): void {
+  const gauges: Record<FleetSample['name'], Gauge> = {} as Record<FleetSample['name'], Gauge>;
+  const collect = (): void => {
+    for (const g of Object.values(gauges)) g.reset();
+    for (const s of fleetSamples(caches.schedulers.list(), caches.operations.list())) gauges[s.name].set(s.value, s.labels);
+  };
+  // Collected once per scrape, by the first gauge; the others are set by it.
+  gauges.rooms = metrics.gauge('roomkeeper_scheduler_rooms', 'Rooms of a scheduler by status (pending, unready, ready, occupied, terminating, error), from its status.', collect, { labelNames: ['scheduler', 'status'] });
+  gauges.desired = metrics.gauge('roomkeeper_scheduler_rooms_desired', 'Rooms a scheduler should have (the autoscaling target, or its fixed count).', undefined, { labelNames: ['scheduler'] });
+  gauges.current = metrics.gauge('roomkeeper_scheduler_rooms_current', 'Rooms a scheduler has (not terminating).', undefined, { labelNames: ['scheduler'] });
+  gauges.queued = metrics.gauge('roomkeeper_scheduler_operations_queued', 'Operations of a scheduler waiting to run.', undefined, { labelNames: ['scheduler'] });
+}
