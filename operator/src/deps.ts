@@ -5,6 +5,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import type { Config } from '../../common/src/config';
+import type { KubeEvent } from '../../common/src/kube/event-recorder';
 import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
@@ -65,6 +66,8 @@ export interface OperatorDeps {
   /** The random source of room names and host ports (default Math.random; tests force collisions). */
   random?: () => number;
   forwarder?: StatusForwarder;
+  /** Kubernetes Events for `kubectl describe` (aggregated; never throws). Absent: none (unit tests). */
+  events?: { record(event: KubeEvent): void };
   /**
    * Whether the caches that room expiry reads are current, and since when (leadership gained,
    * caches listed or reconnected after an error). Absent: always current (unit tests).

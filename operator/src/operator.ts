@@ -10,6 +10,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
+import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
 import { ResilientInformer, type ListPage } from '../../common/src/kube/informer';
 import { slimPod } from '../../common/src/kube/slim-pod';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
@@ -125,7 +126,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
   };
   const expectations = new RoomExpectations(Date.now);
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations };
+  const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: 'roomkeeper.io/operator', instance: identity, logger: logger.child({ part: 'events' }) });
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations, events };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
@@ -266,6 +268,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     }
     await Promise.all(queues.map((q) => q.stop()));
     await Promise.all(Object.values(informers).map((i) => i.stop()));
+    if (graceful) await events.close();
+    else events.abandon();
     await clients.close();
     await ops?.close();
     logger.info(graceful ? 'operator stopped' : 'operator crashed (simulated)');

@@ -38,6 +38,7 @@ describe('RBAC', () => {
       'core/namespaces': [...READ, 'create', 'delete'],
       'core/nodes': ['list', 'watch'],
       'roomkeeper.io/pingdigests': ['list', 'watch'],
+      'events.k8s.io/events': ['create', 'patch'],
     }));
     // Issue 12 M2: no read of ConfigMaps or Secrets anywhere in the cluster.
     expect(grants(findObject(objects, 'ClusterRole', '-operator')).filter((g) => /^core\/(configmaps|secrets)\b/.test(g))).toEqual([]);

@@ -79,6 +79,7 @@ export interface KubeClients {
   readonly core: k8s.CoreV1Api;
   readonly custom: k8s.CustomObjectsApi;
   readonly coordination: k8s.CoordinationV1Api;
+  readonly events: k8s.EventsV1Api;
   readonly limiter: TokenBucket;
   /** Releases waiting requests and closes the pooled connections. */
   close(): Promise<void>;
@@ -199,6 +200,7 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, metr
     core: makeApi(kc, limiter, reset, measured, k8s.CoreV1Api),
     custom: makeApi(kc, limiter, reset, measured, k8s.CustomObjectsApi),
     coordination: makeApi(kc, limiter, reset, measured, k8s.CoordinationV1Api),
+    events: makeApi(kc, limiter, reset, measured, k8s.EventsV1Api),
   };
 }
 

@@ -4,7 +4,7 @@ exactly the verbs on exactly the resources its code calls, and nothing here depe
 test/rbac/ derives the calls the code makes (TypeScript type checker) and fails when these lists
 grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 
-  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read)
+  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read), events (create/patch)
   operator (Role)         its leader-election Lease, in the release namespace
   gateway  (ClusterRole)  roomkeeper.io resources only; never pods, ConfigMaps or any core resource
   gateway  (Role)         get on the management-API credentials Secret only, by name
@@ -69,6 +69,11 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["list", "watch"]
+# Events for `kubectl describe`: about Schedulers (cluster-scoped, so in `default`) and GameRooms
+# (in the schedulers' namespaces). Created once, then only their count patched; never read.
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
 {{- end -}}
 
 {{/* Operator, release namespace: leader election. `create` cannot be limited by name; get and update are. */}}

@@ -15,6 +15,7 @@ import { ConditionReason, OperationConditionType } from '../../../common/src/res
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
+import { schedulerEvent } from '../events';
 import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
 
 /** How long the unwritten history of an abandoned execution is kept for the one who marks it stuck. */
@@ -142,6 +143,7 @@ export class OperationRunner {
       const text = lease === 'missing'
         ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`
         : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${holder}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`;
+      schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', `Operation ${op.metadata.name} (${op.spec.definitionName}) ended in error: ${text}`);
       await this.finishWithoutRunning(op, 'error', [text], {
         type: lease === 'missing' ? OperationConditionType.Invalid : OperationConditionType.Stuck,
         reason: lease === 'missing' ? 'NoLease' : ConditionReason.LeaseExpired,
@@ -187,7 +189,10 @@ export class OperationRunner {
       stop({ result: 'not_started' });
       return;
     }
+    const opName = ctx.op.metadata.name as string;
+    schedulerEvent(this.deps, ctx.schedulerName, 'OperationStarted', 'ExecuteOperation', `Operation ${opName} (${definition.name}) started`);
     let result: 'finished' | 'error' | 'canceled' = 'finished';
+    let failure = '';
     try {
       // Another attempt of an operation that ended without doing its work says why it runs.
       if (typeof ctx.input.attemptNote === 'string') ctx.event(ctx.input.attemptNote);
@@ -204,6 +209,7 @@ export class OperationRunner {
         return;
       }
       result = err instanceof OperationCanceled || ctx.canceled ? 'canceled' : 'error';
+      failure = describeApiError(err);
       ctx.event(result === 'canceled' ? 'Operation canceled by the user' : `Operation execution failed: ${describeApiError(err)}`);
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
@@ -222,7 +228,11 @@ export class OperationRunner {
       }
     }
     this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });
-    stop({ result });
+    const seconds = stop({ result });
+    const took = `after ${seconds.toFixed(1)}s`;
+    if (result === 'finished') schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
+    else if (result === 'canceled') schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
+    else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
   }
 
   private async finishWithoutRunning(

@@ -1,0 +1,101 @@
+import type * as k8s from '@kubernetes/client-node';
+import { silentLogger } from '../logger';
+import { EventRecorder, type EventSink, type KubeEvent } from './event-recorder';
+
+class FakeSink implements EventSink {
+  readonly created: { namespace: string; body: k8s.EventsV1Event }[] = [];
+  readonly patched: { namespace: string; name: string; count: number; lastObservedTime: Date }[] = [];
+  failCreates = false;
+  async create(namespace: string, body: k8s.EventsV1Event): Promise<unknown> {
+    if (this.failCreates) throw Object.assign(new Error('forbidden'), { code: 403 });
+    this.created.push({ namespace, body });
+    return body;
+  }
+  async patchSeries(namespace: string, name: string, series: { count: number; lastObservedTime: Date }): Promise<unknown> {
+    this.patched.push({ namespace, name, ...series });
+    return undefined;
+  }
+}
+
+const roomDeleted = (room: string, note = 'room expired: no ping for 300s'): KubeEvent => ({
+  regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', name: room, namespace: 'sched-a', uid: `uid-${room}` },
+  type: 'Normal', reason: 'GameRoomDeleted', action: 'DeleteRoom', note,
+});
+
+describe('EventRecorder', () => {
+  let sink: FakeSink;
+  let clock: number;
+  let recorder: EventRecorder;
+  beforeEach(() => {
+    sink = new FakeSink();
+    clock = Date.parse('2026-01-01T00:00:00Z');
+    recorder = new EventRecorder({ sink, controller: 'roomkeeper.io/operator', instance: 'op-1', logger: silentLogger(), now: () => clock, flushIntervalMs: 60_000 });
+  });
+  afterEach(() => recorder.close());
+
+  it('aggregates 1,000 identical events into one Event with a count of 1,000', async () => {
+    for (let i = 0; i < 1000; i++) {
+      clock += 10;
+      recorder.record(roomDeleted('room-1'));
+    }
+    await recorder.flush();
+    expect(sink.created).toHaveLength(1);
+    expect(sink.patched).toEqual([{ namespace: 'sched-a', name: sink.created[0]?.body.metadata?.name, count: 1000, lastObservedTime: new Date(clock) }]);
+    const body = sink.created[0]?.body;
+    expect(body).toMatchObject({
+      apiVersion: 'events.k8s.io/v1', kind: 'Event', reason: 'GameRoomDeleted', action: 'DeleteRoom', type: 'Normal',
+      reportingController: 'roomkeeper.io/operator', reportingInstance: 'op-1',
+      regarding: { kind: 'GameRoom', name: 'room-1', namespace: 'sched-a', uid: 'uid-room-1' },
+    });
+    // Nothing new: nothing written.
+    await recorder.flush();
+    expect(sink.patched).toHaveLength(1);
+  });
+
+  it('keeps events about other objects, or saying other things, apart', async () => {
+    recorder.record(roomDeleted('room-1'));
+    recorder.record(roomDeleted('room-2'));
+    recorder.record(roomDeleted('room-1', 'room deleted by the user'));
+    await recorder.flush();
+    expect(sink.created.map((c) => [c.body.regarding?.name, c.body.note])).toEqual([
+      ['room-1', 'room expired: no ping for 300s'], ['room-2', 'room expired: no ping for 300s'], ['room-1', 'room deleted by the user'],
+    ]);
+    expect(sink.patched).toEqual([]);
+  });
+
+  it('starts a new Event once the window since the last occurrence has passed', async () => {
+    recorder.record(roomDeleted('room-1'));
+    clock += 11 * 60_000;
+    recorder.record(roomDeleted('room-1'));
+    await recorder.flush();
+    expect(sink.created).toHaveLength(2);
+    expect(sink.patched).toEqual([]);
+  });
+
+  it('puts the Events of cluster-scoped objects in default and cuts long notes to 1 kB', async () => {
+    recorder.record({ regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: 'sched-a' }, type: 'Warning', reason: 'OperationFailed', action: 'ExecuteOperation', note: 'x'.repeat(5000) });
+    await recorder.flush();
+    expect(sink.created[0]?.namespace).toBe('default');
+    expect(sink.created[0]?.body.note).toHaveLength(1024);
+  });
+
+  it('remembers a bounded number of events', async () => {
+    const small = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxKeys: 10 });
+    for (let i = 0; i < 100; i++) small.record(roomDeleted(`room-${i}`));
+    small.record(roomDeleted('room-0')); // forgotten: created again
+    small.record(roomDeleted('room-99')); // remembered: counted
+    await small.close();
+    expect(sink.created).toHaveLength(101);
+    expect(sink.patched.map((p) => p.count)).toEqual([2]);
+  });
+
+  it('never throws when the API refuses, and writes no count for an Event that was never created', async () => {
+    sink.failCreates = true;
+    expect(() => {
+      recorder.record(roomDeleted('room-1'));
+      recorder.record(roomDeleted('room-1'));
+    }).not.toThrow();
+    await recorder.flush();
+    expect(sink.patched).toEqual([]);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Kubernetes Events end to end (issue 14): a scheduler created through the management API runs
+ * create_scheduler, and `events.k8s.io/v1` Events about the Scheduler say that the operation
+ * started and finished; the same Events are visible through core/v1 (what `kubectl describe`
+ * reads). Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
+ * kube-apiserver tier runs it with the operator under the chart's RBAC).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'events-e2e';
+
+describe('Kubernetes Events', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('an operation run end to end leaves Started and Finished Events on its Scheduler', async () => {
+    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const create = await waitFor(async () => (await stack.api.listOperations(NAME)).items
+      .find((o) => o.spec.definitionName === 'create_scheduler' && o.status?.status === 'finished'), { timeoutMs: 60_000, message: 'create_scheduler finished' });
+    const opName = create.metadata.name as string;
+    const uid = (await stack.api.getScheduler(NAME)).metadata.uid;
+
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const about = async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .filter((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === NAME && (e.note ?? '').includes(opName));
+    const seen = await waitFor(async () => {
+      const list = await about();
+      return list.some((e) => e.reason === 'OperationFinished') ? list : undefined;
+    }, { timeoutMs: 30_000, message: `Events about operation ${opName}` });
+    expect(seen.map((e) => [e.type, e.reason, e.action]).sort()).toEqual([
+      ['Normal', 'OperationFinished', 'ExecuteOperation'],
+      ['Normal', 'OperationStarted', 'ExecuteOperation'],
+    ]);
+    for (const e of seen) {
+      expect(e.regarding).toMatchObject({ apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: NAME, uid });
+      expect(e.reportingController).toBe('roomkeeper.io/operator');
+      expect(e.note).toMatch(new RegExp(`^Operation ${opName} \\(create_scheduler\\) (started|finished after \\d+\\.\\ds)$`));
+    }
+
+    // What kubectl describe reads: the core/v1 view of the same Events.
+    const core = stack.kc.makeApiClient(k8s.CoreV1Api);
+    const coreView = (await core.listNamespacedEvent({ namespace: 'default' })).items
+      .filter((e) => e.involvedObject.kind === 'Scheduler' && e.involvedObject.name === NAME && (e.message ?? '').includes(opName));
+    expect(coreView.map((e) => e.reason).sort()).toEqual(['OperationFinished', 'OperationStarted']);
+  });
+});
