@@ -31,7 +31,10 @@ export function fleetSamples(schedulers: readonly Scheduler[], operations: reado
   return samples;
 }
 
-export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Caches, 'schedulers' | 'operations'>): void {
+export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Caches, 'schedulers' | 'operations'>, queues: readonly { name: string; length: number }[] = []): void {
+  const depth = metrics.gauge('roomkeeper_workqueue_depth', 'Keys waiting in a controller\'s work queue (the control loop falls behind when this grows).', () => {
+    for (const q of queues) depth.set(q.length, { controller: q.name });
+  }, { labelNames: ['controller'] });
   const gauges: Record<FleetSample['name'], Gauge> = {} as Record<FleetSample['name'], Gauge>;
   const collect = (): void => {
     for (const g of Object.values(gauges)) g.reset();

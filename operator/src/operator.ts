@@ -148,6 +148,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   });
   const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: (key) => health.reconcile(key) });
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
+  registerFleetMetrics(metrics, caches, queues);
 
   const whenLeading = (fn: () => void) => {
     if (leading) fn();
@@ -209,7 +210,6 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
   const leaderTransitions = metrics.counter('roomkeeper_operator_leader_transitions_total', 'Times this replica started (to="leader") or stopped (to="standby") leading.', { labelNames: ['to'] });
-  registerFleetMetrics(metrics, caches);
   const setLeading = (value: boolean) => {
     if (value !== leading) leaderTransitions.inc({ to: value ? 'leader' : 'standby' });
     if (value && !leading) leaderSince = Date.now();

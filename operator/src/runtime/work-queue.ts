@@ -77,6 +77,10 @@ export class WorkQueue {
     });
   }
 
+  get name(): string {
+    return this.opts.name;
+  }
+
   get length(): number {
     return this.queue.length + this.early.size;
   }
