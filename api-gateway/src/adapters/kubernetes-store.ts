@@ -83,8 +83,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.versions = cache<SchedulerVersion>(PLURAL.versions);
     this.operations = cache<Operation>(PLURAL.operations);
     this.rooms = cache<GameRoom>(PLURAL.rooms);
-    this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.');
-    this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.');
+    this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
+    this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }
 
   private get caches(): Pick<ResourceCache<k8s.KubernetesObject>, 'start' | 'stop' | 'isSynced' | 'error'>[] {

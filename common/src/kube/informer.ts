@@ -10,7 +10,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
-import type { MetricsRegistry } from '../metrics';
+import type { Counter, MetricsRegistry } from '../metrics';
 import { apiErrorFields, describeApiError } from './clients';
 import { whatToDo } from './diagnosis';
 
@@ -71,7 +71,13 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** The ERROR event (410 Expired) that ended the current watch, if one did. */
   private expired: Error | undefined;
 
+  private readonly counters: { relists: Counter; watchRestarts: Counter } | undefined;
+
   constructor(private readonly opts: InformerOptions<T>) {
+    this.counters = opts.metrics && {
+      relists: opts.metrics.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] }),
+      watchRestarts: opts.metrics.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] }),
+    };
     this.backoffMs = opts.minBackoffMs ?? 500;
     this.watch = new k8s.Watch(opts.kc);
   }
@@ -174,13 +180,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   }
 
   private countWatchRestart(reason: 'expired' | 'error' | 'closed'): void {
-    this.opts.metrics?.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] })
-      .inc({ informer: this.opts.name, reason });
+    this.counters?.watchRestarts.inc({ informer: this.opts.name, reason });
   }
 
   private async relist(): Promise<void> {
-    this.opts.metrics?.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] })
-      .inc({ informer: this.opts.name });
+    this.counters?.relists.inc({ informer: this.opts.name });
     const seen = new Set<string>();
     let resourceVersion = '';
     let token: string | undefined;
