@@ -10,9 +10,9 @@ export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
   | 'VersionCreated' | 'VersionSwitched' | 'AutoscalingDecision';
 
-export type RoomEventReason = 'GameRoomDeleted' | 'GameRoomExpired';
+export type RoomEventReason = 'GameRoomDeleted';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'GameRoomExpired']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

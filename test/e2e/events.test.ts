@@ -2,7 +2,8 @@
  * Kubernetes Events end to end (issue 14): a scheduler created through the management API runs
  * create_scheduler, and `events.k8s.io/v1` Events about the Scheduler say that the operation
  * started and finished; the same Events are visible through core/v1 (what `kubectl describe`
- * reads). Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
+ * reads). A room removed by id gets a GameRoomDeleted Event saying which operation removed it and
+ * why. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
  * kube-apiserver tier runs it with the operator under the chart's RBAC).
  */
 import * as k8s from '@kubernetes/client-node';
@@ -51,5 +52,18 @@ describe('Kubernetes Events', () => {
     const coreView = (await core.listNamespacedEvent({ namespace: 'default' })).items
       .filter((e) => e.involvedObject.kind === 'Scheduler' && e.involvedObject.name === NAME && (e.message ?? '').includes(opName));
     expect(coreView.map((e) => e.reason).sort()).toEqual(['OperationFinished', 'OperationStarted']);
+  });
+
+  test('a room removed by id gets a GameRoomDeleted Event with the operation and the reason', async () => {
+    const room = await waitFor(async () => (await stack.api.listGameRooms(NAME)).items.find((r) => !r.spec.validation && r.status?.status === 'ready'), { timeoutMs: 60_000, message: 'a ready room' });
+    const roomName = room.metadata.name as string;
+    const removal = await managementCall(stack, 'POST', `/schedulers/${NAME}/remove-rooms`, { roomsIds: [roomName] });
+    expect(removal.status).toBe(200);
+    const opName = String((removal.body as { operationId?: unknown }).operationId);
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const deleted = await waitFor(async () => (await events.listNamespacedEvent({ namespace: NAME })).items
+      .find((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName && e.reason === 'GameRoomDeleted'), { timeoutMs: 30_000, message: `a GameRoomDeleted Event for ${roomName}` });
+    expect(deleted).toMatchObject({ type: 'Normal', action: 'DeleteRoom', regarding: { namespace: NAME, uid: room.metadata.uid } });
+    expect(deleted.note).toBe(`Room deleted by operation ${opName} (reason: api)`);
   });
 });

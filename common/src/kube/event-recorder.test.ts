@@ -80,13 +80,23 @@ describe('EventRecorder', () => {
   });
 
   it('remembers a bounded number of events', async () => {
-    const small = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxKeys: 10 });
+    const small = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxKeys: 10, maxCreatesPerSecond: 1000 });
     for (let i = 0; i < 100; i++) small.record(roomDeleted(`room-${i}`));
     small.record(roomDeleted('room-0')); // forgotten: created again
     small.record(roomDeleted('room-99')); // remembered: counted
     await small.close();
     expect(sink.created).toHaveLength(101);
     expect(sink.patched.map((p) => p.count)).toEqual([2]);
+  });
+
+  it('creates at most maxCreatesPerSecond Events and counts the ones it drops', async () => {
+    const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 5 });
+    for (let i = 0; i < 12; i++) capped.record(roomDeleted(`room-${i}`));
+    clock += 1000;
+    capped.record(roomDeleted('room-next-second'));
+    await capped.close();
+    expect(sink.created.map((c) => c.body.regarding?.name)).toEqual(['room-0', 'room-1', 'room-2', 'room-3', 'room-4', 'room-next-second']);
+    expect(capped.droppedCount).toBe(7);
   });
 
   it('never throws when the API refuses, and writes no count for an Event that was never created', async () => {

@@ -4,7 +4,9 @@
  * reason, action and note) is created at once; repeats within `windowMs` of the last one only
  * count, and the count is written as the Event's `series` at most once per `flushIntervalMs`.
  * A flapping room therefore costs one create and a patch now and then, never one write per
- * occurrence. The recorder remembers at most `maxKeys` events (the least recently seen go).
+ * occurrence. The recorder remembers at most `maxKeys` events (the least recently seen go), and
+ * creates at most `maxCreatesPerSecond` Events (distinct rooms removed by the thousand must not
+ * take the API budget of the operations themselves): the others are dropped, counted and logged.
  *
  * Recording never throws and never waits: an Event is a courtesy to the person running
  * `kubectl describe`, and a failed write is logged and dropped.
@@ -57,6 +59,7 @@ export interface EventRecorderOptions {
   windowMs?: number;
   flushIntervalMs?: number;
   maxKeys?: number;
+  maxCreatesPerSecond?: number;
 }
 
 interface Aggregate {
@@ -81,12 +84,23 @@ export class EventRecorder {
   private timer: NodeJS.Timeout | undefined;
   private sequence = 0;
   private readonly pending = new Set<Promise<unknown>>();
+  private readonly maxCreatesPerSecond: number;
+  private second = 0;
+  private createdThisSecond = 0;
+  private dropped = 0;
+  private droppedLoggedAt = 0;
 
   constructor(private readonly opts: EventRecorderOptions) {
     this.windowMs = opts.windowMs ?? 10 * 60_000;
     this.flushIntervalMs = opts.flushIntervalMs ?? 5_000;
     this.maxKeys = opts.maxKeys ?? 4096;
     this.now = opts.now ?? Date.now;
+    this.maxCreatesPerSecond = opts.maxCreatesPerSecond ?? 20;
+  }
+
+  /** Events not created because more than `maxCreatesPerSecond` were asked for. */
+  get droppedCount(): number {
+    return this.dropped;
   }
 
   record(event: KubeEvent): void {
@@ -101,6 +115,7 @@ export class EventRecorder {
       this.scheduleFlush();
       return;
     }
+    if (!this.takeCreateBudget(now)) return;
     const namespace = event.regarding.namespace ?? 'default';
     const name = `${event.regarding.name}.${(now * 1000 + (this.sequence++ % 1000)).toString(16)}`;
     const aggregate: Aggregate = { namespace, name, count: 1, written: 1, lastObserved: now, creating: undefined };
@@ -147,6 +162,24 @@ export class EventRecorder {
     await this.flush();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private takeCreateBudget(now: number): boolean {
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.createdThisSecond = 0;
+    }
+    if (this.createdThisSecond < this.maxCreatesPerSecond) {
+      this.createdThisSecond++;
+      return true;
+    }
+    this.dropped++;
+    if (now - this.droppedLoggedAt >= 60_000) {
+      this.droppedLoggedAt = now;
+      this.opts.logger.warn('Kubernetes Events dropped: more asked for than the recorder creates per second', { dropped: this.dropped, maxCreatesPerSecond: this.maxCreatesPerSecond });
+    }
+    return false;
   }
 
   /** Stops without writing anything more (a crash, as tests simulate it). */

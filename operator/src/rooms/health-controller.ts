@@ -7,6 +7,7 @@
  * what would fail for sure (no namespace) or fail as the last try did (domain/repeated-failure.ts):
  * a failure that repeats is tried again with backoff, or at once when something changed.
  */
+import { schedulerEvent } from '../events';
 import { createHash } from 'node:crypto';
 import type { Operation, Scheduler } from '../../../common/src/generated/resources';
 import { describeApiError, isNotFound } from '../../../common/src/kube/clients';
@@ -257,6 +258,7 @@ export class HealthController {
     const current = s.status?.autoscaling;
     if (s.status?.rooms?.desired === desired && current?.desired === desired && current.lastDecision === reason && downscaleAt === undefined) return;
     const nowIso = new Date(this.deps.now()).toISOString();
+    const before = s.status?.rooms?.desired;
     await this.deps.api.patchSchedulerStatus(s.metadata.name as string, {
       status: {
         rooms: { desired },
@@ -268,5 +270,8 @@ export class HealthController {
         },
       },
     });
+    if (before !== desired) {
+      schedulerEvent(this.deps, s.metadata.name as string, 'AutoscalingDecision', 'DecideRoomCount', `Desired rooms ${before ?? '(none)'} -> ${desired}: ${reason}`);
+    }
   }
 }

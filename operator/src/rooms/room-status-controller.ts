@@ -4,6 +4,7 @@
  * (Maestro's table), leaving the ping fields to the gateway. A room whose pod is gone is over:
  * its GameRoom is deleted, `terminated` is forwarded, and the health check replaces it.
  */
+import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
@@ -82,6 +83,7 @@ export class RoomStatusController {
       const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
       this.onLost(namespace, name, why);
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
+      roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}`);
       await this.forwardTerminated(room);
       this.forwarded.add(`${namespace}/${name}`);
       try {

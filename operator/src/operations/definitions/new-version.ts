@@ -4,6 +4,7 @@
  * ready, store the SchedulerVersion and enqueue `switch_active_version`. The rollback deletes what
  * the operation created for the new version (validation room, version), except the operation.
  */
+import { schedulerEvent } from '../../events';
 import type { GameRoom } from '../../../../common/src/generated/resources';
 import { isNotFound } from '../../../../common/src/kube/clients';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
@@ -53,6 +54,7 @@ export const newVersionDefinition: OperationDefinition = {
     await ctx.deps.api.createSchedulerVersion(object);
     ctx.state.createdVersion = version;
     ctx.event(`Created version ${version}`);
+    schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionCreated', 'CreateVersion', `Created ${change} version ${version} (from ${activeVersion}) by operation ${ctx.op.metadata.name}`);
     await enqueueSwitch(ctx, version);
   },
 

@@ -8,6 +8,7 @@
  * expired, pending/unready, ready — never an occupied one (DESIGN.md) — or the rooms named by id
  * that are the scheduler's (the others are named in the history as skipped, and never touched).
  */
+import { roomEvent } from '../../events';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
@@ -163,7 +164,10 @@ export const removeRoomsDefinition: OperationDefinition = {
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
         handled++;
-        if (typeof id === 'string') outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
+        if (typeof id !== 'string') return;
+        const room = ctx.deps.caches.rooms.get(id, name);
+        outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
+        if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})${detailOf(ctx.input.details, id)}`);
       }, () => ctx.canceled);
       const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((id, i): id is string => typeof id === 'string' && outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
@@ -190,8 +194,10 @@ export const removeRoomsDefinition: OperationDefinition = {
     let changed = 0;
     await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
       ctx.checkpoint();
-      const rv = ctx.deps.caches.rooms.get(room.name, name)?.metadata.resourceVersion;
+      const cached = ctx.deps.caches.rooms.get(room.name, name);
+      const rv = cached?.metadata.resourceVersion;
       const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
+      if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})`);
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
       else changed++;
@@ -205,3 +211,10 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
   },
 };
+
+/** `: <why>` for a room the health check listed in `details` (`<room>: <why>`), else nothing. */
+function detailOf(details: unknown, id: string): string {
+  if (!Array.isArray(details)) return '';
+  const line = details.find((d): d is string => typeof d === 'string' && d.startsWith(`${id}: `));
+  return line ? `: ${line.slice(id.length + 2)}` : '';
+}

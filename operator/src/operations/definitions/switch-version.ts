@@ -11,6 +11,7 @@ import { classifyChange } from '../../domain/versioning';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { schedulerEvent } from '../../events';
 import { loadScheduler, loadVersion, versionObjectName } from './shared';
 
 export function targetVersionOf(input: Record<string, unknown>): string | undefined {
@@ -54,6 +55,7 @@ export const switchVersionDefinition: OperationDefinition = {
       status: { version: target, ...(specMatches ? { versionedGeneration: scheduler.metadata.generation } : {}) },
     });
     ctx.event(`Switched the active version from ${previous ?? '(none)'} to ${target}`);
+    schedulerEvent(ctx.deps, name, 'VersionSwitched', 'SwitchActiveVersion', `Active version switched from ${previous ?? '(none)'} to ${target} by operation ${ctx.op.metadata.name}`);
     const older = new RoomManager(ctx.deps).views(name)
       .filter((r) => !r.validation && !r.terminating && isOtherMajor(r.version, { activeVersion: target })).length;
     if (older > 0) {
