@@ -10,7 +10,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
-import { createLogger, type Logger } from '../../common/src/logger';
+import { createLogger, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
 import { KubernetesStore } from './adapters/kubernetes-store';
@@ -183,6 +183,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 export async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('gateway', { level: config.logLevel });
+  toggleDebugOnSignal(logger);
   const found = discoverKubeConfig();
   if (!found) throw new GatewayStartupError('no Kubernetes cluster configured (E2E_KUBECONFIG, KUBECONFIG or in-cluster); `npm start` runs the gateway against the sandbox');
   const gateway = await startGateway({ config, kubeConfig: found.kc, logger });

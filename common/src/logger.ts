@@ -54,3 +54,23 @@ export function createLogger(component: string, options: LoggerOptions = {}): Lo
 export function silentLogger(): Logger {
   return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });
 }
+
+/**
+ * The log level without a restart: each `signal` (SIGUSR2 by default: `kill -USR2 <pid>`) switches
+ * between `debug` and the level the process started with. The switch itself is logged at the
+ * more verbose of the two levels, so it shows. Returns a function that stops listening.
+ */
+export function toggleDebugOnSignal(logger: Logger, signal: NodeJS.Signals = 'SIGUSR2'): () => void {
+  const configured = logger.level;
+  const handler = (): void => {
+    if (logger.level === 'debug') {
+      logger.debug('log level changed', { logLevel: configured, signal, next: `send ${signal} again for debug` });
+      logger.level = configured;
+    } else {
+      logger.level = 'debug';
+      logger.debug('log level changed', { logLevel: 'debug', signal, next: `send ${signal} again for ${configured}` });
+    }
+  };
+  process.on(signal, handler);
+  return () => { process.off(signal, handler); };
+}

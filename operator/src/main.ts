@@ -5,7 +5,7 @@
 import { loadConfig } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding';
 import { discoverKubeConfig } from '../../common/src/kube/clients';
-import { createLogger } from '../../common/src/logger';
+import { createLogger, toggleDebugOnSignal } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { onShutdownSignal } from '../../common/src/ops-server';
 import { startOperator } from './operator';
@@ -13,6 +13,7 @@ import { startOperator } from './operator';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('operator', { level: config.logLevel });
+  toggleDebugOnSignal(logger);
   const cluster = discoverKubeConfig();
   if (!cluster) {
     logger.error('no cluster configured: set KUBECONFIG, or run in a pod (or use `npm start` for the embedded sandbox)');

@@ -15,7 +15,7 @@ import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { startGateway } from '../../api-gateway/src/main';
 import { loadConfig } from '../../common/src/config';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
-import { createLogger } from '../../common/src/logger';
+import { createLogger, toggleDebugOnSignal } from '../../common/src/logger';
 import { startOperator } from '../../operator/src/operator';
 import { startSandbox, type Sandbox } from './index';
 import { startSimulation, type Simulation } from './simulation';
@@ -63,6 +63,7 @@ function busyPortMessage(err: unknown, where: Phase, configured: typeof ports): 
 
 async function main(): Promise<void> {
   const logger = createLogger('roomkeeper', { level: process.env.ROOMKEEPER_LOG_LEVEL ?? 'warn' });
+  toggleDebugOnSignal(logger);
   const cluster = discoverKubeConfig();
   let sandbox: Sandbox | undefined;
   let kubeconfigFile: string | undefined;

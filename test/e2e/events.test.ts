@@ -6,10 +6,18 @@
  * why. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
  * kube-apiserver tier runs it with the operator under the chart's RBAC).
  */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
+
+const run = promisify(execFile);
 
 const NAME = 'events-e2e';
 
@@ -52,6 +60,19 @@ describe('Kubernetes Events', () => {
     const coreView = (await core.listNamespacedEvent({ namespace: 'default' })).items
       .filter((e) => e.involvedObject.kind === 'Scheduler' && e.involvedObject.name === NAME && (e.message ?? '').includes(opName));
     expect(coreView.map((e) => e.reason).sort()).toEqual(['OperationFinished', 'OperationStarted']);
+
+    // And kubectl describe shows them.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-events-'));
+    try {
+      const kubeconfig = path.join(dir, 'kubeconfig');
+      stack.writeKubeconfig(kubeconfig);
+      const { stdout } = await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'describe', 'scheduler', NAME], { timeout: 30_000 });
+      const eventsPart = stdout.slice(stdout.lastIndexOf('Events:'));
+      expect(eventsPart).toMatch(new RegExp(`Normal\\s+OperationStarted\\s+.*Operation ${opName} \\(create_scheduler\\) started`));
+      expect(eventsPart).toMatch(new RegExp(`Normal\\s+OperationFinished\\s+.*Operation ${opName} \\(create_scheduler\\) finished`));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a room removed by id gets a GameRoomDeleted Event with the operation and the reason', async () => {

@@ -171,7 +171,8 @@ export class OperationRunner {
   private start(op: Operation, definition: OperationDefinition): void {
     const schedulerName = op.spec.schedulerName;
     const logger = this.deps.logger.child({ operation: op.metadata.name, scheduler: schedulerName, definition: op.spec.definitionName });
-    const ctx = new ExecutionContext(op, this.deps, logger, this.deps.config.operationLeaseTtl, (written) => this.remember(written));
+    // Whatever the operation's code logs (room creation included) carries the operation's fields.
+    const ctx = new ExecutionContext(op, { ...this.deps, logger }, logger, this.deps.config.operationLeaseTtl, (written) => this.remember(written));
     this.running.set(schedulerName, ctx);
     void this.execute(ctx, definition).finally(() => {
       if (this.running.get(schedulerName) === ctx) this.running.delete(schedulerName);

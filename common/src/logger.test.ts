@@ -1,0 +1,37 @@
+import { PassThrough } from 'node:stream';
+import { createLogger, toggleDebugOnSignal } from './logger';
+
+function capture(level: string) {
+  const stream = new PassThrough();
+  const lines: Record<string, unknown>[] = [];
+  stream.on('data', (chunk: Buffer) => {
+    for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+  });
+  return { logger: createLogger('test', { level, stream }), lines };
+}
+
+const flushed = () => new Promise((r) => setImmediate(r));
+
+describe('log level at run time', () => {
+  it('SIGUSR2 switches a logger and its children to debug and back', async () => {
+    const { logger, lines } = capture('info');
+    const child = logger.child({ scheduler: 's1', operation: 'op-1', definition: 'add_rooms' });
+    const stop = toggleDebugOnSignal(logger);
+    try {
+      child.debug('hidden');
+      process.emit('SIGUSR2', 'SIGUSR2');
+      child.debug('shown');
+      process.emit('SIGUSR2', 'SIGUSR2');
+      child.debug('hidden again');
+      child.info('info still shown');
+      await flushed();
+      expect(lines.map((l) => l.message)).toEqual(['log level changed', 'shown', 'log level changed', 'info still shown']);
+      expect(lines[0]).toMatchObject({ level: 'debug', logLevel: 'debug', component: 'test' });
+      expect(lines[1]).toMatchObject({ scheduler: 's1', operation: 'op-1', definition: 'add_rooms' });
+      expect(lines[2]).toMatchObject({ level: 'debug', logLevel: 'info' });
+      expect(logger.level).toBe('info');
+    } finally {
+      stop();
+    }
+  });
+});
