@@ -8,7 +8,7 @@ import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
-  | 'VersionCreated' | 'VersionSwitched' | 'AutoscalingDecision';
+  | 'VersionCreated' | 'VersionSwitched' | 'RolloutProgress' | 'AutoscalingDecision';
 
 export type RoomEventReason = 'GameRoomDeleted';
 

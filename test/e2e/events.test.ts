@@ -3,7 +3,7 @@
  * create_scheduler, and `events.k8s.io/v1` Events about the Scheduler say that the operation
  * started and finished; the same Events are visible through core/v1 (what `kubectl describe`
  * reads). A room removed by id gets a GameRoomDeleted Event saying which operation removed it and
- * why. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
+ * why. A major change tells VersionCreated, VersionSwitched and the rollout's progress. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
  * kube-apiserver tier runs it with the operator under the chart's RBAC).
  */
 import { execFile } from 'node:child_process';
@@ -86,5 +86,18 @@ describe('Kubernetes Events', () => {
       .find((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName && e.reason === 'GameRoomDeleted'), { timeoutMs: 30_000, message: `a GameRoomDeleted Event for ${roomName}` });
     expect(deleted).toMatchObject({ type: 'Normal', action: 'DeleteRoom', regarding: { namespace: NAME, uid: room.metadata.uid } });
     expect(deleted.note).toBe(`Room deleted by operation ${opName} (reason: api)`);
+  });
+
+  test('a major change tells the version it created, the switch and the rollout\'s progress', async () => {
+    const shown = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as { scheduler: { spec: { containers: object[] } & Record<string, unknown> } & Record<string, unknown> };
+    const { name: _n, state: _s, createdAt: _c, spec, ...rest } = shown.scheduler;
+    const body = { ...rest, spec: { ...spec, version: undefined, containers: spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
+    expect((await managementCall(stack, 'POST', `/schedulers/${NAME}`, body)).status).toBe(200);
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const notes = async (reason: string) => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .filter((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === NAME && e.reason === reason).map((e) => e.note ?? '');
+    expect(await waitFor(async () => (await notes('VersionCreated')).find((n) => n.startsWith('Created major version v2.0.0 (from v1.0.0)')), { timeoutMs: 60_000, message: 'VersionCreated v2.0.0' })).toBeTruthy();
+    expect(await waitFor(async () => (await notes('VersionSwitched')).find((n) => n.startsWith('Active version switched from v1.0.0 to v2.0.0')), { timeoutMs: 60_000, message: 'VersionSwitched to v2.0.0' })).toBeTruthy();
+    expect(await waitFor(async () => (await notes('RolloutProgress')).find((n) => /^Rolling update to v2\.0\.0: (replacing|adding) \d+ rooms/.test(n)), { timeoutMs: 60_000, message: 'RolloutProgress to v2.0.0' })).toBeTruthy();
   });
 });

@@ -170,20 +170,20 @@ export class HealthController {
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, 'remove_rooms', this.replacement(name, plan.removeRooms));
+      return this.enqueue(s, ops, 'remove_rooms', this.replacement(name, plan.removeRooms), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
       const why = plan.rollingUpdate
         ? `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`
         : `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lost.length > 0 ? `; lost: ${lost.join(', ')}` : ''}`;
-      return this.enqueue(s, ops, 'add_rooms', { amount: plan.add, reason: why });
+      return this.enqueue(s, ops, 'add_rooms', { amount: plan.add, reason: why }, plan.rollingUpdate ? `Rolling update to ${s.status.version}: adding ${plan.add} rooms` : undefined);
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = plan.removeReason === 'rolling_update_replace'
         ? this.replacement(name, plan.removeRooms)
         : { amount: plan.remove, reason: plan.removeReason ?? 'scale_down' };
-      return this.enqueue(s, ops, 'remove_rooms', input);
+      return this.enqueue(s, ops, 'remove_rooms', input, plan.removeReason === 'rolling_update_replace' ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
     }
     return interval;
   }
@@ -192,7 +192,8 @@ export class HealthController {
    * Enqueues a healing operation unless it would fail the same way as the last one of its kind
    * (domain/repeated-failure.ts): then it waits for the backoff or for something to change.
    */
-  private async enqueue(s: Scheduler, ops: readonly Operation[], definitionName: string, input: Record<string, unknown>): Promise<ReconcileResult> {
+  /** Enqueues a healing operation; `rollout` is a rolling update's progress, told as an Event once enqueued. */
+  private async enqueue(s: Scheduler, ops: readonly Operation[], definitionName: string, input: Record<string, unknown>, rollout?: string): Promise<ReconcileResult> {
     const schedulerName = s.metadata.name as string;
     const now = this.deps.now();
     const fingerprint = this.fingerprint(s);
@@ -209,6 +210,7 @@ export class HealthController {
     const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, priority: true, source: 'operator', enqueuedAt: now });
     op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     this.opts.track?.(await this.deps.api.createOperation(op));
+    if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name})`);
     return { requeueAfterMs: 200 };
   }
 
