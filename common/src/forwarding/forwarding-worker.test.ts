@@ -3,6 +3,7 @@
  * main thread reach the receivers, their results and the forward metrics come back to the main
  * thread's registry under the usual names, and every stage stays bounded (drops counted).
  */
+import type { Worker } from 'node:worker_threads';
 import { waitFor } from '../../../test/support/wait';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
@@ -85,6 +86,19 @@ describe('ForwardingWorker', () => {
     expect(results.dropped).toBe(900);
     await waitFor(() => results.ok === 100, { timeoutMs: 20_000, message: 'the 100 newest pings forwarded' });
     expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${900 + i}`));
+  });
+
+  test('a worker that dies is replaced, and forwarding goes on', async () => {
+    const live = await receiver();
+    const w = worker();
+    w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(1), status: 'ready' });
+    await waitFor(() => results.ok === 1, { timeoutMs: 20_000 });
+    // A message the worker cannot handle makes it throw and exit (the public API cannot send one).
+    (w as unknown as { worker: Worker }).worker.postMessage({ type: 'pings', pings: 5 });
+    await waitFor(() => w.restarts === 1, { timeoutMs: 20_000, message: 'the worker was replaced' });
+    w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(2), status: 'ready' });
+    await waitFor(() => results.ok === 2, { timeoutMs: 20_000, message: 'forwarding goes on' });
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-1', 'tennis-eu-2']);
   });
 
   test('close() stops the worker; later offers are ignored', async () => {

@@ -11,6 +11,9 @@
  * `maxInTransit` are with the worker but not yet taken; the worker keeps at most
  * `maxQueuedPerReceiver` forwards per receiver with at most `maxInFlightPerReceiver` calls open.
  *
+ * A worker that exits (it should not) is replaced after a second; the forwards it held are counted
+ * as dropped.
+ *
  * The worker reports back every `reportIntervalMs`: per-ping results (for
  * `roomkeeper_gateway_forwards_total`), per-forward results and durations (recorded under the
  * EventForwarder's own metric names through `record`), and how much waits
@@ -61,8 +64,13 @@ function startWorker(settings: ForwardingWorkerSettings): Worker {
   return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true, workerData: settings });
 }
 
+/** Wait before a worker that exited is replaced. */
+const RESTART_DELAY_MS = 1000;
+
 export class ForwardingWorker implements PingForwardQueue {
-  private readonly worker: Worker;
+  private worker: Worker;
+  private readonly settings: ForwardingWorkerSettings;
+  private restartsValue = 0;
   private readonly pending: BoundedQueue<PingForward>;
   private readonly maxInTransit: number;
   private inTransit = 0;
@@ -82,18 +90,42 @@ export class ForwardingWorker implements PingForwardQueue {
     this.queueLength = options.metrics.gauge('roomkeeper_forward_queue_length', 'Ping forwards waiting: not yet handed to the forwarding worker, or queued there for a receiver.', () => {
       this.queueLength.set(this.pending.length + this.inTransit + this.workerQueued);
     });
-    this.worker = startWorker({
+    this.settings = {
       logLevel: options.logLevel ?? 'info',
       maxQueuedPerReceiver: options.maxQueuedPerReceiver ?? 10_000,
       maxInFlightPerReceiver: options.maxInFlightPerReceiver ?? 64,
       reportIntervalMs: options.reportIntervalMs ?? 100,
+    };
+    this.worker = this.spawn();
+  }
+
+  /** How many times a worker that exited was replaced. */
+  get restarts(): number {
+    return this.restartsValue;
+  }
+
+  private spawn(): Worker {
+    const worker = startWorker(this.settings);
+    worker.unref();
+    worker.on('message', (report: WorkerReport) => this.onReport(report));
+    worker.on('error', (err) => this.options.logger.error('forwarding worker failed', { error: err.message }));
+    worker.on('exit', (exitCode) => {
+      if (this.closed || worker !== this.worker) return;
+      // What the worker held is lost: count it as dropped, then start a new worker.
+      const lost = this.inTransit + this.workerQueued;
+      this.inTransit = 0;
+      this.workerQueued = 0;
+      if (lost > 0) this.droppedBeforeWorker(lost);
+      this.options.logger.error(`forwarding worker exited; ping forwards it held are dropped and a new worker starts in ${RESTART_DELAY_MS} ms`, { exitCode, forwardsDropped: lost });
+      const timer = setTimeout(() => {
+        if (this.closed) return;
+        this.restartsValue++;
+        this.worker = this.spawn();
+        this.scheduleFlush();
+      }, RESTART_DELAY_MS);
+      timer.unref();
     });
-    this.worker.unref();
-    this.worker.on('message', (report: WorkerReport) => this.onReport(report));
-    this.worker.on('error', (err) => options.logger.error('forwarding worker failed; pings are no longer forwarded', { error: err.message }));
-    this.worker.on('exit', (code) => {
-      if (!this.closed) options.logger.error('forwarding worker exited; pings are no longer forwarded', { exitCode: code });
-    });
+    return worker;
   }
 
   onPingResults(listener: (result: PingForwardResult, count: number) => void): void {
@@ -103,10 +135,13 @@ export class ForwardingWorker implements PingForwardQueue {
   offer(ping: PingForward): void {
     if (this.closed) return;
     if (this.pending.push(ping)) this.droppedBeforeWorker(1);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
   }
 
   /** Stops the worker; forwards not yet made are abandoned. */
@@ -137,10 +172,7 @@ export class ForwardingWorker implements PingForwardQueue {
     for (const f of report.forwards) this.options.record(f);
     for (const d of report.dropped) this.dropped.inc({ forwarder: d.forwarder }, d.count);
     // Pings held back while the worker was behind go now.
-    if (this.pending.length > 0 && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
+    if (this.pending.length > 0) this.scheduleFlush();
   }
 
   private droppedBeforeWorker(n: number): void {
