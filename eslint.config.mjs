@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.roomkeeper/**', 'coverage/**', '**/*.cjs', '**/*.js', '**/*.mjs', 'common/src/generated/**'] },
+  { ignores: ['dist/**', 'sdk/dist/**', 'node_modules/**', '.roomkeeper/**', 'coverage/**', '**/*.cjs', '**/*.js', '**/*.mjs', 'common/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,11 @@
 /** @type {import('jest').Config} */
 const shared = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
-  moduleNameMapper: { '^@kubernetes/client-node$': '<rootDir>/test/support/client-node-native.cjs' },
+  moduleNameMapper: {
+    '^@kubernetes/client-node$': '<rootDir>/test/support/client-node-native.cjs',
+    // sdk/ is also built as ES modules, so its relative imports name the emitted '.js' files
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   testEnvironment: 'node',
 };
 module.exports = {
@@ -9,7 +13,7 @@ module.exports = {
   testTimeout: 90_000,
   projects: [
     // 1. pure domain tables, 2. reconcilers/executors against the sandbox, 3. routers with supertest
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{common,operator,api-gateway,sandbox}/**/*.test.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{common,operator,api-gateway,sandbox,sdk}/**/*.test.ts'] },
     // Suites that cross component boundaries: operator on the sandbox, real kubectl and helm, RBAC
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/!(e2e|real-apiserver)/**/*.test.ts'] },
     // 4. end to end: HTTP -> gateway -> API server -> operator -> simulated rooms (E2E_KUBECONFIG: any cluster)

@@ -22,6 +22,7 @@ import { mountRoutes, type RouteAuth } from './routes/route-spec';
 import type { SchedulerValidator } from './scheduler-validator';
 import type { OperationStore, RoomStore, SchedulerStore } from './store-ports';
 import { OperationQueries } from './use-cases/operation-queries';
+import type { PingForwardQueue } from '../../common/src/forwarding/forwarding-worker';
 import { RoomReports, type RoomEventSink } from './use-cases/room-reports';
 import { SchedulerCommands } from './use-cases/scheduler-commands';
 import { SchedulerQueries } from './use-cases/scheduler-queries';
@@ -50,6 +51,8 @@ export interface RoomsAppDeps extends CommonAppDeps {
   rooms: RoomStore;
   recorder: PingRecorder;
   forwarder?: RoomEventSink;
+  /** Given: pings are forwarded through it (off the event loop) instead of by `forwarder`. */
+  pingQueue?: PingForwardQueue;
   /** Secrets whose room tokens are accepted (current, then previous during a rotation); undefined: ping auth is off. */
   roomTokenSecrets: readonly string[] | undefined;
   /** A ping that changes nothing is forwarded at most this often per room (0: every ping). */
@@ -132,7 +135,7 @@ export function roomsRequestListener(app: Express): (req: IncomingMessage, res: 
 
 export function createRoomsApp(deps: RoomsAppDeps): Express {
   const reports = new RoomReports({
-    rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, logger: deps.logger, metrics: deps.metrics,
+    rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, pingQueue: deps.pingQueue, logger: deps.logger, metrics: deps.metrics,
     now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs,
   });
   const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
+import { ForwardingWorker } from '../../common/src/forwarding/forwarding-worker';
 import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
 import { createLogger, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
@@ -123,13 +124,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // Metric series of forwarder names go once no existing scheduler uses them.
   const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics, schedulerExists: (name) => store.hasScheduler(name) });
   const forwarder = options.forwarder ?? ownForwarder;
+  // Pings are forwarded from a worker thread, so forwarding never slows the ping path (issue 15).
+  const pingQueue = ownForwarder ? new ForwardingWorker({ logger, metrics, logLevel: config.logLevel, record: (f) => ownForwarder.recordRelayed(f) }) : undefined;
 
   let shuttingDown = false;
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
   const common = { logger, metrics, readiness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler });
   const rooms = createRoomsApp({
-    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
+    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, pingQueue, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
     forwardResyncIntervalMs: config.forwardResyncInterval,
   });
 
@@ -141,6 +144,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await recorder.stop();
     await store.stop();
     ownForwarder?.close();
+    await pingQueue?.close();
     await clients.close();
   };
   let managementUrl: string;

@@ -1,15 +1,17 @@
 /**
  * Child process: real gRPC forward receivers (`startForwardReceiver`), the external services a
- * scheduler forwards to. Argument: how many. Ready payload: their addresses. Call `received`:
- * calls received per receiver since start (the receivers' logs are trimmed as they grow).
+ * scheduler forwards to. Argument: how many, or `{count, silent}` where the first `silent` of them
+ * never answer a call (a hung receiver). Ready payload: their addresses. Call `received`: calls
+ * received per receiver since start (the receivers' logs are trimmed as they grow).
  */
-import { startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding/forward-receiver';
+import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding/forward-receiver';
 import { serveParent, childArg } from '../support/child-rpc';
 
 serveParent<{ addresses: string[] }>(async () => {
-  const count = childArg<number>();
+  const arg = childArg<number | { count: number; silent: number }>();
+  const { count, silent } = typeof arg === 'number' ? { count: arg, silent: 0 } : arg;
   const receivers: ForwardReceiver[] = [];
-  for (let i = 0; i < count; i++) receivers.push(await startForwardReceiver());
+  for (let i = 0; i < count; i++) receivers.push(await startForwardReceiver(i < silent ? { reply: () => NO_REPLY } : {}));
   const totals = receivers.map(() => 0);
   const trim = () => {
     receivers.forEach((r, i) => {

@@ -7,6 +7,7 @@ import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
 import { buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { ROOMS_ROUTES } from './rooms-routes';
+import { ForwardingWorker } from '../../../common/src/forwarding/forwarding-worker';
 
 const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
 
@@ -171,6 +172,24 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
     expect(ev.body).toEqual({ success: false, message: 'forwarding to mm failed' });
     const st = await request(t.rooms).put('/scheduler/s1/rooms/room-1/status').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });
     expect(st.body).toEqual({ success: false });
+  });
+
+  it('with the forwarding worker, a ping is answered before it is forwarded, forwarded from the worker thread, and counted when done', async () => {
+    receiver.setReply(() => NO_REPLY);
+    const metrics = new MetricsRegistry();
+    const worker = new ForwardingWorker({ logger: silentLogger(), metrics, logLevel: 'error', record: (f) => forwarder.recordRelayed(f), reportIntervalMs: 20 });
+    try {
+      const w = buildTestApps({ forwarder, pingQueue: worker });
+      w.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 300 } }] }));
+      w.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: 'h', ports: [] });
+      const res = await request(w.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'occupied', timestamp: 1 });
+      expect(res.body).toEqual({ success: true });
+      await waitFor(() => receiver.requestsOf('SendRoomResync').length === 1, { timeoutMs: 10_000 });
+      // The receiver never answers: the call times out in the worker, and the ping counts as failed.
+      await waitFor(async () => (await request(w.rooms).get('/metrics')).text.includes('roomkeeper_gateway_forwards_total{result="failed",type="ping"} 1'), { timeoutMs: 10_000, message: 'the failed forward counted' });
+    } finally {
+      await worker.close();
+    }
   });
 
   it('answers a ping without waiting for forwarding, and forwards it', async () => {

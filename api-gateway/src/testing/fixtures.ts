@@ -9,6 +9,7 @@ import { PingRecorder } from '../pings/ping-recorder';
 import { createSchedulerValidator } from '../scheduler-validator';
 import type { RoomEventSink } from '../use-cases/room-reports';
 import { InMemoryStore } from './in-memory-store';
+import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 
 export const USER = 'admin';
 export const PASSWORD = 's3cret-pass';
@@ -56,7 +57,7 @@ export interface TestApps {
   ready: { reason: string | undefined };
 }
 
-export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: boolean; maxRoomsPerScheduler?: number } = {}): TestApps {
+export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number } = {}): TestApps {
   const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
   const store = new InMemoryStore(now);
@@ -70,7 +71,7 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: b
     now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler,
   });
   const rooms = createRoomsApp({
-    rooms: store, recorder, forwarder: options.forwarder, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
+    rooms: store, recorder, forwarder: options.forwarder, pingQueue: options.pingQueue, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
     logger, metrics, readiness, maxBodyBytes: MAX_BODY,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };

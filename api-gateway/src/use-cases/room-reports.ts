@@ -8,6 +8,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
 import type { ForwardedRoom, ForwardedRoomStatus, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
+import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
 import type { RoomStore } from '../store-ports';
@@ -25,6 +26,11 @@ export interface RoomReportsDeps {
   recorder: PingRecorder;
   /** Absent: nothing is forwarded and events succeed (as with a scheduler without forwarders). */
   forwarder?: RoomEventSink;
+  /**
+   * Given: pings go here (a bounded hand-off to the forwarding worker thread) instead of to
+   * `forwarder`, so forwarding them costs the ping path next to nothing. Events still use `forwarder`.
+   */
+  pingQueue?: PingForwardQueue;
   logger: Logger;
   metrics: MetricsRegistry;
   /**
@@ -115,7 +121,8 @@ export class RoomReports {
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
     this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected, write_failed: the room is gone).');
-    this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped).');
+    this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped; dropped: a ping forward dropped, oldest first, while a receiver was behind).');
+    deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
@@ -149,6 +156,8 @@ export class RoomReports {
     const target = this.forwardTarget(room);
     if (target && !this.throttle.take(`${schedulerName}/${roomId}`, status)) {
       this.forwards.inc({ type: 'ping', result: 'skipped' });
+    } else if (target && this.deps.pingQueue) {
+      this.deps.pingQueue.offer({ kind: status === 'terminated' ? 'status' : 'resync', forwarders: target.forwarders, room: target.room, status, ...(metadata ? { metadata } : {}) });
     } else if (target) {
       const sent = status === 'terminated'
         ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', metadata)

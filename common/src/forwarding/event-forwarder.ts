@@ -65,6 +65,23 @@ export function responseCodeResult(code: number): string {
   }
 }
 
+/** The `result` label of one forward: the receiver's code, or `error` when the call failed. */
+export function forwardResultLabel(result: ForwardResult): string {
+  return result.ok ? responseCodeResult(result.code ?? 0) : 'error';
+}
+
+/** A forward made elsewhere (the forwarding worker thread), to count on this process's metrics. */
+export interface RelayedForward {
+  forwarder: string;
+  scheduler: string;
+  type: ForwardedEventType;
+  /** `forwardResultLabel` of the result. */
+  result: string;
+  count: number;
+  /** Seconds each of the `count` forwards took. */
+  durations: readonly number[];
+}
+
 function grpcFailure(err: unknown): { code?: number; error: string } {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number') {
     const details = 'details' in err && typeof err.details === 'string' ? err.details : '';
@@ -158,6 +175,13 @@ export class EventForwarder {
     metadata?: Record<string, unknown>,
   ): Promise<ForwardOutcome> {
     return this.dispatch(forwarders, room, 'playerEvent', 'SendPlayerEvent', (f) => playerEventMessage(f, room, event, playerId, metadata));
+  }
+
+  /** Counts forwards the forwarding worker made, under this forwarder's metric names. */
+  recordRelayed(relayed: RelayedForward): void {
+    this.noteLabelUser(relayed.forwarder, relayed.scheduler);
+    this.events.inc({ forwarder: relayed.forwarder, type: relayed.type, result: relayed.result }, relayed.count);
+    for (const seconds of relayed.durations) this.duration.observe(seconds, { forwarder: relayed.forwarder, type: relayed.type });
   }
 
   /** The number of open receiver connections. */
@@ -262,7 +286,7 @@ export class EventForwarder {
   }
 
   private record(result: ForwardResult, context: Record<string, unknown> & { forwarder: string; type: ForwardedEventType }): void {
-    const label = result.ok ? responseCodeResult(result.code ?? 0) : 'error';
+    const label = forwardResultLabel(result);
     this.events.inc({ forwarder: context.forwarder, type: context.type, result: label });
     const address = String(context.address);
     if (result.ok) {

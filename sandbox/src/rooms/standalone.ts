@@ -1,51 +1,72 @@
 /**
- * A tiny game server for real clusters (the `Dockerfile.simroom` image): it pings the rooms API
- * from the environment Roomkeeper gives every room, following the same script grammar as the
- * simulated rooms (`ROOMKEEPER_SIM_ROOM`), sends one `terminating` ping on SIGTERM, and exits.
+ * A tiny game server for real clusters (the `Dockerfile.simroom` image), built on
+ * @roomkeeper/sdk: the SDK reads the environment Roomkeeper gives every room and runs the ping
+ * loop; this file plays the room script (`ROOMKEEPER_SIM_ROOM`, same grammar as the in-process
+ * simulated rooms) and, on SIGTERM, lets the SDK report `terminating` then `terminated` before it
+ * exits.
  *
  * Environment: ROOMKEEPER_SCHEDULER_NAME, ROOMKEEPER_ROOM_ID (or the MAESTRO_* names),
  * ROOMKEEPER_ROOMS_API_URL, ROOMKEEPER_ROOM_TOKEN (optional), ROOMKEEPER_SIM_ROOM (optional),
- * ROOMKEEPER_PING_INTERVAL (ms, default 5000).
+ * ROOMKEEPER_PING_INTERVAL (ms, default 5000), ROOMKEEPER_SIM_DRAIN_MS (ms the simulated drain
+ * takes on SIGTERM, default 0).
  */
-import { PingClient } from './ping-client';
-import { parseRoomScript } from './room-script';
-import { SimRoom } from './sim-room';
+import { ConfigError, readRoomConfig, RoomClient } from '../../../sdk/src/index';
+import { DEFAULT_SCRIPT, parseRoomScript, type RoomScript } from './room-script';
+import { ScriptPlayer } from './script-player';
 
-function required(...names: string[]): string {
-  for (const n of names) {
-    const v = process.env[n];
-    if (v) return v;
+function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, message, ...fields, timestamp: new Date().toISOString() });
+  if (level === 'info') console.log(line);
+  else console.error(line);
+}
+
+function scriptFromEnv(): RoomScript {
+  try {
+    return parseRoomScript(process.env.ROOMKEEPER_SIM_ROOM);
+  } catch (err) {
+    log('warn', `${(err as Error).message}; playing the default script (ready)`);
+    return DEFAULT_SCRIPT;
   }
-  console.error(JSON.stringify({ level: 'error', message: `missing environment variable ${names.join(' or ')}` }));
-  process.exit(2);
 }
 
 function main(): void {
-  const schedulerName = required('ROOMKEEPER_SCHEDULER_NAME', 'MAESTRO_SCHEDULER_NAME');
-  const roomId = required('ROOMKEEPER_ROOM_ID', 'MAESTRO_ROOM_ID');
-  const roomsApiUrl = required('ROOMKEEPER_ROOMS_API_URL');
-  const token = process.env.ROOMKEEPER_ROOM_TOKEN;
-  const client = new PingClient({ maxSockets: 1 });
-  const room = new SimRoom({
-    identity: { schedulerName, roomId, ...(token ? { token } : {}) },
-    script: parseRoomScript(process.env.ROOMKEEPER_SIM_ROOM),
-    roomsApiUrl,
-    pingIntervalMs: Number(process.env.ROOMKEEPER_PING_INTERVAL ?? 5000) || 5000,
-    firstPingDelayMs: 0,
-    send: (ping) => client.send(ping),
-    now: () => Date.now(),
-    onPing: (status, result) => {
-      if (!result.ok) console.error(JSON.stringify({ level: 'warn', message: 'ping failed', status, error: result.error, code: result.statusCode }));
-    },
+  let config;
+  try {
+    config = readRoomConfig(process.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    log('error', err.message);
+    process.exitCode = 2;
+    return;
+  }
+  const { schedulerName, roomId, roomsApiUrl } = config;
+  const room = new RoomClient({ config });
+  room.on('pingFailed', (f) => log('warn', 'ping failed', { schedulerName, roomId, reason: f.reason, consecutiveFailures: f.consecutiveFailures, retryInMs: f.retryInMs }));
+  room.on('unhealthy', (f) => log('error', `rooms API unreachable after ${f.consecutiveFailures} tries; still trying`, { schedulerName, roomId, reason: f.reason }));
+  room.on('healthy', () => log('info', 'rooms API reachable again', { schedulerName, roomId }));
+  room.on('allocated', (a) => log('info', 'room allocated', { schedulerName, roomId, allocationId: a.id, expiresAt: a.expiresAt }));
+  room.on('allocationExpired', (a) => log('info', 'allocation expired before the room reported occupied', { schedulerName, roomId, allocationId: a.id }));
+
+  const player = new ScriptPlayer({
+    room, script: scriptFromEnv(), roomId, pingIntervalMs: config.pingIntervalMs, now: Date.now,
+    onError: (err) => log('warn', `status change not reported: ${(err as Error).message}`, { schedulerName, roomId }),
   });
-  room.start();
-  console.log(JSON.stringify({ level: 'info', message: 'game room started', schedulerName, roomId, roomsApiUrl }));
-  const stop = (): void => {
-    room.terminate();
-    setTimeout(() => process.exit(0), 1000).unref();
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // The SDK's timers never keep a process alive; a game server's own work does. This one has none
+  // besides its script, so it holds the process open until it is told to stop.
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
+  const drainMs = Number(process.env.ROOMKEEPER_SIM_DRAIN_MS ?? 0) || 0;
+  room.installSignalHandlers({
+    signals: ['SIGTERM', 'SIGINT'],
+    drain: () => new Promise<void>((resolve) => setTimeout(resolve, drainMs)),
+  });
+  room.on('shutdown', (result) => {
+    log('info', 'game room stopped', { schedulerName, roomId, signal: result.signal, drain: result.drain, terminatedAcknowledged: result.terminatedAcknowledged });
+    player.stop();
+    room.close();
+    clearInterval(keepAlive);
+  });
+  player.start();
+  log('info', 'game room started', { schedulerName, roomId, roomsApiUrl });
 }
 
 main();

@@ -1,0 +1,112 @@
+/**
+ * ForwardingWorker: a real worker thread forwarding to real gRPC receivers. Pings offered on the
+ * main thread reach the receivers, their results and the forward metrics come back to the main
+ * thread's registry under the usual names, and every stage stays bounded (drops counted).
+ */
+import type { Worker } from 'node:worker_threads';
+import { waitFor } from '../../../test/support/wait';
+import { silentLogger } from '../logger';
+import { MetricsRegistry } from '../metrics';
+import { EventForwarder } from './event-forwarder';
+import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from './forward-receiver';
+import type { PingForwardResult } from './forward-pump';
+import type { ForwardedRoom, ForwarderConfig } from './forwarder-types';
+import { ForwardingWorker, HANDOFF_LABEL, type ForwardingWorkerOptions } from './forwarding-worker';
+
+const room = (i: number): ForwardedRoom => ({ game: 'tennis', schedulerName: 'tennis-eu', roomId: `tennis-eu-${i}`, host: '10.0.0.7', ports: [] });
+const to = (name: string, r: ForwardReceiver, timeout = 5000): ForwarderConfig => ({ name, enable: true, type: 'gRPC', address: r.address, options: { timeout } });
+
+describe('ForwardingWorker', () => {
+  const receivers: ForwardReceiver[] = [];
+  const workers: ForwardingWorker[] = [];
+  let metrics: MetricsRegistry;
+  let events: EventForwarder;
+  let results: Record<PingForwardResult, number>;
+  beforeEach(() => {
+    metrics = new MetricsRegistry();
+    events = new EventForwarder({ logger: silentLogger(), metrics });
+    results = { ok: 0, failed: 0, dropped: 0 };
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.close()));
+    events.close();
+    await Promise.all(receivers.splice(0).map((r) => r.stop()));
+  });
+  async function receiver(silent = false): Promise<ForwardReceiver> {
+    const r = await startForwardReceiver(silent ? { reply: () => NO_REPLY } : {});
+    receivers.push(r);
+    return r;
+  }
+  function worker(options: Partial<ForwardingWorkerOptions> = {}): ForwardingWorker {
+    const w = new ForwardingWorker({ logger: silentLogger(), metrics, logLevel: 'error', record: (f) => events.recordRelayed(f), reportIntervalMs: 20, ...options });
+    w.onPingResults((result, n) => { results[result] += n; });
+    workers.push(w);
+    return w;
+  }
+
+  test('forwards pings and terminated statuses from the worker thread; results and forward metrics reach this thread', async () => {
+    const live = await receiver();
+    const w = worker();
+    for (let i = 0; i < 50; i++) w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(i), status: 'occupied', metadata: { n: i } });
+    w.offer({ kind: 'status', forwarders: [to('matchmaker', live)], room: room(99), status: 'terminated' });
+    await waitFor(() => results.ok === 51, { timeoutMs: 20_000, message: '51 pings forwarded' });
+    expect(live.requestsOf('SendRoomResync')).toHaveLength(50);
+    expect(live.requestsOf('SendRoomResync')[0]).toMatchObject({ room: { roomId: 'tennis-eu-0' }, statusType: 'occupied' });
+    expect(live.requestsOf('SendRoomStatus')).toEqual([expect.objectContaining({ room: expect.objectContaining({ roomId: 'tennis-eu-99' }), statusType: 'terminated' })]);
+    const forwarded = metrics.counter('roomkeeper_forwarded_events_total', '');
+    expect(forwarded.get({ forwarder: 'matchmaker', type: 'resync', result: 'ok' })).toBe(50);
+    expect(forwarded.get({ forwarder: 'matchmaker', type: 'status', result: 'ok' })).toBe(1);
+    expect(metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 50/);
+    expect(results).toEqual({ ok: 51, failed: 0, dropped: 0 });
+  });
+
+  test('a receiver that never answers: its forwards are dropped oldest first and counted, the live receiver still gets every ping', async () => {
+    const live = await receiver();
+    const dead = await receiver(true);
+    const w = worker({ maxQueuedPerReceiver: 30, maxInFlightPerReceiver: 10 });
+    const forwarders = [to('live', live), to('dead', dead, 60_000)];
+    for (let i = 0; i < 200; i++) {
+      w.offer({ kind: 'resync', forwarders, room: room(i), status: 'ready' });
+      if (i % 20 === 19) await waitFor(() => live.requestsOf('SendRoomResync').length === i + 1, { timeoutMs: 10_000, message: `the live receiver got ping ${i}` });
+    }
+    // 10 calls open to the dead receiver and 30 waiting: the other 160 were dropped.
+    await waitFor(() => results.dropped === 160, { timeoutMs: 10_000, message: '160 pings reported dropped' });
+    expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: 'dead' })).toBe(160);
+    expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: 'live' })).toBe(0);
+    await waitFor(() => /roomkeeper_forward_queue_length 30\b/.test(metrics.render()), { timeoutMs: 10_000, message: 'the queue length gauge shows the 30 waiting' });
+    expect(dead.requestsOf('SendRoomResync')).toHaveLength(10);
+  });
+
+  test('the hand-off to the worker is bounded too: beyond maxPending the oldest pings are dropped before they reach it', async () => {
+    const live = await receiver();
+    const w = worker({ maxPending: 100, maxInTransit: 100 });
+    // 1,000 pings within one turn of the event loop: 100 wait for the hand-off, 900 are dropped.
+    for (let i = 0; i < 1000; i++) w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(i), status: 'ready' });
+    expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: HANDOFF_LABEL })).toBe(900);
+    expect(results.dropped).toBe(900);
+    await waitFor(() => results.ok === 100, { timeoutMs: 20_000, message: 'the 100 newest pings forwarded' });
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${900 + i}`));
+  });
+
+  test('a worker that dies is replaced, and forwarding goes on', async () => {
+    const live = await receiver();
+    const w = worker();
+    w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(1), status: 'ready' });
+    await waitFor(() => results.ok === 1, { timeoutMs: 20_000 });
+    // A message the worker cannot handle makes it throw and exit (the public API cannot send one).
+    (w as unknown as { worker: Worker }).worker.postMessage({ type: 'pings', pings: 5 });
+    await waitFor(() => w.restarts === 1, { timeoutMs: 20_000, message: 'the worker was replaced' });
+    w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(2), status: 'ready' });
+    await waitFor(() => results.ok === 2, { timeoutMs: 20_000, message: 'forwarding goes on' });
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-1', 'tennis-eu-2']);
+  });
+
+  test('close() stops the worker; later offers are ignored', async () => {
+    const live = await receiver();
+    const w = worker();
+    await w.close();
+    await w.close();
+    w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(1), status: 'ready' });
+    expect(results).toEqual({ ok: 0, failed: 0, dropped: 0 });
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Ping forwarding off the gateway's event loop. The rooms API hands each ping to forward to
+ * `ForwardingWorker.offer`, which only appends it to a bounded list; once per turn of the event
+ * loop the list goes, as one message, to a worker thread (forwarding-worker-thread.ts) that makes
+ * the gRPC calls. Pings are therefore answered at the same speed with or without forwarders, and
+ * a slow or dead receiver cannot slow them or make them fail.
+ *
+ * Memory is bounded at every stage, always by dropping the oldest forwards (each drop counted in
+ * `roomkeeper_forward_dropped_total{forwarder}`, with `forwarder="(handoff)"` before the worker):
+ * the main thread keeps at most `maxPending` pings not yet handed over and hands over no more while
+ * `maxInTransit` are with the worker but not yet taken; the worker keeps at most
+ * `maxQueuedPerReceiver` forwards per receiver with at most `maxInFlightPerReceiver` calls open.
+ *
+ * A worker that exits (it should not) is replaced after a second; the forwards it held are counted
+ * as dropped.
+ *
+ * The worker reports back every `reportIntervalMs`: per-ping results (for
+ * `roomkeeper_gateway_forwards_total`), per-forward results and durations (recorded under the
+ * EventForwarder's own metric names through `record`), and how much waits
+ * (`roomkeeper_forward_queue_length`).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger';
+import type { Counter, Gauge, MetricsRegistry } from '../metrics';
+import { BoundedQueue } from './bounded-queue';
+import type { RelayedForward } from './event-forwarder';
+import type { PingForward, PingForwardResult } from './forward-pump';
+import type { ForwardingWorkerSettings, ToWorker, WorkerReport } from './forwarding-worker-thread';
+
+/** What the rooms API needs to forward pings without waiting. */
+export interface PingForwardQueue {
+  offer(ping: PingForward): void;
+  /** `listener` learns, in bulk, what became of the pings offered. */
+  onPingResults(listener: (result: PingForwardResult, count: number) => void): void;
+}
+
+export interface ForwardingWorkerOptions {
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Records forwards the worker made (EventForwarder.recordRelayed). */
+  record: (forward: RelayedForward) => void;
+  logLevel?: string;
+  /** Pings not yet handed to the worker, at most. Default 20,000. */
+  maxPending?: number;
+  /** Pings handed to the worker and not yet taken by it, at most. Default 20,000. */
+  maxInTransit?: number;
+  /** Default 10,000. */
+  maxQueuedPerReceiver?: number;
+  /** Default 64. */
+  maxInFlightPerReceiver?: number;
+  /** Default 100 ms. */
+  reportIntervalMs?: number;
+}
+
+export const HANDOFF_LABEL = '(handoff)';
+
+/** The worker's entry: the compiled .js next to this file, or the .ts source through tsx (tests, benchmarks). */
+function startWorker(settings: ForwardingWorkerSettings): Worker {
+  const js = path.join(__dirname, 'forwarding-worker-thread.js');
+  if (fs.existsSync(js)) return new Worker(js, { workerData: settings });
+  const ts = path.join(__dirname, 'forwarding-worker-thread.ts');
+  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(ts)});`, { eval: true, workerData: settings });
+}
+
+/** Wait before a worker that exited is replaced. */
+const RESTART_DELAY_MS = 1000;
+
+export class ForwardingWorker implements PingForwardQueue {
+  private worker: Worker;
+  private readonly settings: ForwardingWorkerSettings;
+  private restartsValue = 0;
+  private readonly pending: BoundedQueue<PingForward>;
+  private readonly maxInTransit: number;
+  private inTransit = 0;
+  private workerQueued = 0;
+  private flushScheduled = false;
+  private closed = false;
+  private readonly listeners: ((result: PingForwardResult, count: number) => void)[] = [];
+  private readonly dropped: Counter;
+  private readonly handoffDropped: { inc(by?: number): void };
+  private readonly queueLength: Gauge;
+
+  constructor(private readonly options: ForwardingWorkerOptions) {
+    this.pending = new BoundedQueue(options.maxPending ?? 20_000);
+    this.maxInTransit = options.maxInTransit ?? 20_000;
+    this.dropped = options.metrics.counter('roomkeeper_forward_dropped_total', `Ping forwards dropped, oldest first, because a receiver's queue was full (by forwarder; "${HANDOFF_LABEL}": before they reached the forwarding worker).`);
+    this.handoffDropped = this.dropped.bind({ forwarder: HANDOFF_LABEL });
+    this.queueLength = options.metrics.gauge('roomkeeper_forward_queue_length', 'Ping forwards waiting: not yet handed to the forwarding worker, or queued there for a receiver.', () => {
+      this.queueLength.set(this.pending.length + this.inTransit + this.workerQueued);
+    });
+    this.settings = {
+      logLevel: options.logLevel ?? 'info',
+      maxQueuedPerReceiver: options.maxQueuedPerReceiver ?? 10_000,
+      maxInFlightPerReceiver: options.maxInFlightPerReceiver ?? 64,
+      reportIntervalMs: options.reportIntervalMs ?? 100,
+    };
+    this.worker = this.spawn();
+  }
+
+  /** How many times a worker that exited was replaced. */
+  get restarts(): number {
+    return this.restartsValue;
+  }
+
+  private spawn(): Worker {
+    const worker = startWorker(this.settings);
+    worker.unref();
+    worker.on('message', (report: WorkerReport) => this.onReport(report));
+    worker.on('error', (err) => this.options.logger.error('forwarding worker failed', { error: err.message }));
+    worker.on('exit', (exitCode) => {
+      if (this.closed || worker !== this.worker) return;
+      // What the worker held is lost: count it as dropped, then start a new worker.
+      const lost = this.inTransit + this.workerQueued;
+      this.inTransit = 0;
+      this.workerQueued = 0;
+      if (lost > 0) this.droppedBeforeWorker(lost);
+      this.options.logger.error(`forwarding worker exited; ping forwards it held are dropped and a new worker starts in ${RESTART_DELAY_MS} ms`, { exitCode, forwardsDropped: lost });
+      const timer = setTimeout(() => {
+        if (this.closed) return;
+        this.restartsValue++;
+        this.worker = this.spawn();
+        this.scheduleFlush();
+      }, RESTART_DELAY_MS);
+      timer.unref();
+    });
+    return worker;
+  }
+
+  onPingResults(listener: (result: PingForwardResult, count: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  offer(ping: PingForward): void {
+    if (this.closed) return;
+    if (this.pending.push(ping)) this.droppedBeforeWorker(1);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Stops the worker; forwards not yet made are abandoned. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.worker.terminate();
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.closed) return;
+    const room = this.maxInTransit - this.inTransit;
+    if (room <= 0 || this.pending.length === 0) return;
+    const pings = this.pending.take(room);
+    this.inTransit += pings.length;
+    const message: ToWorker = { type: 'pings', pings };
+    this.worker.postMessage(message);
+  }
+
+  private onReport(report: WorkerReport): void {
+    this.inTransit = Math.max(0, this.inTransit - report.accepted);
+    this.workerQueued = report.queued;
+    for (const result of ['ok', 'failed', 'dropped'] as const) {
+      const n = report.pings[result];
+      if (n > 0) for (const l of this.listeners) l(result, n);
+    }
+    for (const f of report.forwards) this.options.record(f);
+    for (const d of report.dropped) this.dropped.inc({ forwarder: d.forwarder }, d.count);
+    // Pings held back while the worker was behind go now.
+    if (this.pending.length > 0) this.scheduleFlush();
+  }
+
+  private droppedBeforeWorker(n: number): void {
+    this.handoffDropped.inc(n);
+    for (const l of this.listeners) l('dropped', n);
+  }
+}

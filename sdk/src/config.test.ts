@@ -1,0 +1,66 @@
+import { ConfigError } from './errors';
+import { readRoomConfig, roomUrl } from './config';
+import { backoffDelay, jitteredInterval } from './timing';
+import { parsePingAnswer } from './ping-answer';
+
+describe('readRoomConfig', () => {
+  test('reads what the operator injects', () => {
+    expect(readRoomConfig({ ROOMKEEPER_SCHEDULER_NAME: 'arena', ROOMKEEPER_ROOM_ID: 'arena-x1', ROOMKEEPER_ROOMS_API_URL: 'http://gw:8081', ROOMKEEPER_ROOM_TOKEN: 'tok', ROOMKEEPER_PING_INTERVAL: '2000' }))
+      .toEqual({ schedulerName: 'arena', roomId: 'arena-x1', roomsApiUrl: 'http://gw:8081', token: 'tok', pingIntervalMs: 2000 });
+  });
+
+  test('falls back to the MAESTRO_* names; no token and the default interval when unset', () => {
+    expect(readRoomConfig({ MAESTRO_SCHEDULER_NAME: 'm', MAESTRO_ROOM_ID: 'm-1', ROOMKEEPER_ROOMS_API_URL: 'https://gw' }))
+      .toEqual({ schedulerName: 'm', roomId: 'm-1', roomsApiUrl: 'https://gw', pingIntervalMs: 5000 });
+  });
+
+  test('one typed error names every missing or bad variable', () => {
+    let err: unknown;
+    try {
+      readRoomConfig({ ROOMKEEPER_ROOM_ID: 'x', ROOMKEEPER_PING_INTERVAL: 'soon' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const e = err as ConfigError;
+    expect(e.message).toContain('ROOMKEEPER_SCHEDULER_NAME (or MAESTRO_SCHEDULER_NAME)');
+    expect(e.message).toContain('ROOMKEEPER_ROOMS_API_URL');
+    expect(e.message).toContain('ROOMKEEPER_PING_INTERVAL must be an integer');
+    expect(e.variables).toEqual(['ROOMKEEPER_SCHEDULER_NAME (or MAESTRO_SCHEDULER_NAME)', 'ROOMKEEPER_ROOMS_API_URL', 'ROOMKEEPER_PING_INTERVAL']);
+    expect(() => readRoomConfig({ ROOMKEEPER_SCHEDULER_NAME: 'a', ROOMKEEPER_ROOM_ID: 'b', ROOMKEEPER_ROOMS_API_URL: 'gw:8081' })).toThrow('ROOMKEEPER_ROOMS_API_URL must be an http(s) URL');
+  });
+
+  test('room URLs keep the base path and escape ids', () => {
+    expect(roomUrl({ roomsApiUrl: 'http://gw/rooms/', schedulerName: 'a b', roomId: 'r/1' }, 'ping')).toBe('http://gw/rooms/scheduler/a%20b/rooms/r%2F1/ping');
+  });
+});
+
+describe('timing', () => {
+  test.each([[0, 900], [0.5, 1000], [0.999999, 1100]])('jitteredInterval(1000, %p) = %p', (r, ms) => {
+    expect(jitteredInterval(1000, r)).toBe(ms);
+  });
+
+  test('backoff ceilings double from base to the cap and stay there', () => {
+    const policy = { baseMs: 500, capMs: 30_000 };
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 50, 5000].map((n) => backoffDelay(n, policy, 1))).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
+    expect(backoffDelay(7, policy, 0)).toBe(0);
+    expect(backoffDelay(7, policy, 0.5)).toBe(15_000);
+  });
+});
+
+describe('parsePingAnswer', () => {
+  test.each([
+    ['{"success":true}', { success: true }],
+    ['{"success":false}', { success: false }],
+    ['{"success":true,"allocation":{"id":"a","metadata":{"k":1},"expiresAt":"2026-01-01T00:00:00Z"}}', { success: true, allocation: { id: 'a', metadata: { k: 1 }, expiresAt: '2026-01-01T00:00:00Z' } }],
+    ['{"success":true,"allocation":{"id":"a"}}', { success: true, allocation: { id: 'a', metadata: {} } }],
+    ['{"success":true,"allocation":{"id":""}}', { success: true }],
+    ['{"success":true,"allocation":"a"}', { success: true }],
+  ])('%s', (body, expected) => {
+    expect(parsePingAnswer(body)).toEqual(expected);
+  });
+
+  test.each(['', 'ok', '[]', '{"success":"true"}', 'null'])('not an answer: %p', (body) => {
+    expect(parsePingAnswer(body)).toBeUndefined();
+  });
+});

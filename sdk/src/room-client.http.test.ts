@@ -1,0 +1,50 @@
+/**
+ * The room client over real HTTP (global fetch) against a node:http server standing in for the
+ * rooms API: the wire format of pings and events, tokens, and typed errors for refused events.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RoomsApiError } from './errors';
+import { RoomClient } from './room-client';
+
+interface Seen { method: string; url: string; authorization?: string; body: unknown }
+
+async function fakeRoomsApi(answer: (seen: Seen) => { status: number; body: unknown }): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
+  const seen: Seen[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c: Buffer) => { data += c.toString(); });
+    req.on('end', () => {
+      const s: Seen = { method: req.method ?? '', url: req.url ?? '', body: JSON.parse(data) as unknown, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) };
+      seen.push(s);
+      const a = answer(s);
+      res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+test('pings, room events and player events on the wire', async () => {
+  const api = await fakeRoomsApi((s) => (s.url.endsWith('/playerevent') && (s.body as { metadata: { playerId: string } }).metadata.playerId === 'banned'
+    ? { status: 400, body: { code: 'VALIDATION', message: 'metadata.playerId: nope' } }
+    : { status: 200, body: s.url.endsWith('/ping') ? { success: true } : { success: true, message: '' } }));
+  const room = new RoomClient({ config: { schedulerName: 'arena', roomId: 'arena-1', roomsApiUrl: api.url, token: 'secret-token', pingIntervalMs: 60_000 } });
+  try {
+    await room.ready();
+    await expect(room.roomEvent('roomReady', { map: 'dust' })).resolves.toEqual({ success: true, message: '' });
+    await expect(room.playerEvent('playerJoin', 'p1', { team: 'red' })).resolves.toEqual({ success: true, message: '' });
+    const refused = room.playerEvent('playerLeft', 'banned');
+    await expect(refused).rejects.toBeInstanceOf(RoomsApiError);
+    await expect(refused).rejects.toThrow('the rooms API refused playerevent: HTTP 400: metadata.playerId: nope');
+    const [ping, roomEvent, playerEvent] = api.seen;
+    expect(ping).toMatchObject({ method: 'PUT', url: '/scheduler/arena/rooms/arena-1/ping', authorization: 'Bearer secret-token', body: { status: 'ready' } });
+    expect(typeof (ping!.body as { timestamp: unknown }).timestamp).toBe('number');
+    expect(roomEvent).toMatchObject({ method: 'POST', url: '/scheduler/arena/rooms/arena-1/roomevent', body: { event: 'roomReady', metadata: { map: 'dust' } } });
+    expect(playerEvent).toMatchObject({ method: 'POST', url: '/scheduler/arena/rooms/arena-1/playerevent', body: { event: 'playerJoin', metadata: { playerId: 'p1', team: 'red' } } });
+  } finally {
+    room.close();
+    await api.close();
+  }
+});

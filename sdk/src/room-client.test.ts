@@ -1,0 +1,320 @@
+/**
+ * The SDK's room client on fake timers against an in-memory rooms API: jitter bounds, backoff cap,
+ * unhealthy/healthy, acknowledgements, illegal transitions, allocation dedup and expiry, SIGTERM
+ * order, idempotent start and close().
+ */
+import { EventEmitter } from 'node:events';
+import { ClosedError, IllegalTransitionError, SupersededError } from './errors';
+import type { RoomConfig } from './config';
+import { RoomClient, type PingFailure, type RoomClientOptions, type ShutdownResult } from './room-client';
+import { FakeRoomsApi } from './testing/fake-rooms-api';
+
+const CONFIG: RoomConfig = { schedulerName: 'arena', roomId: 'arena-abc12', roomsApiUrl: 'http://rooms.test/base/', token: 't0k', pingIntervalMs: 1000 };
+
+function room(api: FakeRoomsApi, options: Partial<RoomClientOptions> = {}): RoomClient {
+  return new RoomClient({ config: CONFIG, fetch: api.fetch, ...options });
+}
+
+beforeEach(() => {
+  jest.useFakeTimers({ now: 1_700_000_000_000 });
+});
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('status changes', () => {
+  test('ready() sends one ping at once, with the room token, and resolves only when it is acknowledged', async () => {
+    const api = new FakeRoomsApi();
+    api.answer = () => 'hang';
+    const r = room(api);
+    let resolved = false;
+    const acked = r.ready().then(() => { resolved = true; });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(api.pings()).toHaveLength(1);
+    const first = api.pings()[0]!;
+    expect(first.method).toBe('PUT');
+    expect(first.url).toBe('http://rooms.test/base/scheduler/arena/rooms/arena-abc12/ping');
+    expect(first.headers.authorization).toBe('Bearer t0k');
+    expect(first.body).toEqual({ status: 'ready', timestamp: 1_700_000_000 });
+    expect(resolved).toBe(false);
+    // The hung request times out, the retry is acknowledged, and only then ready() resolves.
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(5000 + 30_000);
+    await acked;
+    expect(resolved).toBe(true);
+    expect(api.pings()[0]!.aborted).toBe(true);
+    r.close();
+  });
+
+  test('{"success":false} and HTTP errors are not acknowledgements', async () => {
+    const api = new FakeRoomsApi();
+    const answers = [{ status: 200, body: { success: false } }, { status: 401, body: { message: 'invalid room token' } }, { status: 200, body: 'not json' }, { status: 200, body: { success: true } }];
+    api.answer = () => answers.shift() ?? { status: 200, body: { success: true } };
+    const failures: PingFailure[] = [];
+    const r = room(api, { random: () => 0.5 });
+    r.on('pingFailed', (f) => failures.push(f));
+    const acked = r.ready();
+    await jest.advanceTimersByTimeAsync(10_000);
+    await acked;
+    expect(failures.map((f) => f.reason)).toEqual([
+      expect.stringContaining('{"success":false}'),
+      expect.stringContaining('HTTP 401'),
+      expect.stringContaining('not {"success": boolean}'),
+    ]);
+    expect(api.pings().slice(0, 4).map((p) => p.body.status)).toEqual(['ready', 'ready', 'ready', 'ready']);
+    r.close();
+  });
+
+  test('illegal transitions are rejected locally and send nothing', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api);
+    await r.terminating();
+    const before = api.requests.length;
+    await expect(r.ready()).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(r.occupied()).rejects.toThrow('a room cannot go from terminating to occupied');
+    await expect(r.setRunningMatches(2)).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect(api.requests).toHaveLength(before);
+    await r.terminated();
+    await expect(r.terminating()).rejects.toBeInstanceOf(IllegalTransitionError);
+    r.close();
+  });
+
+  test('a change made before the previous one was acknowledged supersedes it', async () => {
+    const api = new FakeRoomsApi();
+    api.answer = () => 'hang';
+    const r = room(api, { requestTimeoutMs: 100 });
+    const ready = r.ready().catch((err: unknown) => err);
+    const occupied = r.occupied();
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(100);
+    expect(await ready).toBeInstanceOf(SupersededError);
+    await expect(occupied).resolves.toBeUndefined();
+    expect(api.statuses().at(-1)).toBe('occupied');
+    r.close();
+  });
+
+  test('setRunningMatches(n) is sent with the current status and with every later ping; bad values are rejected', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    await r.occupied();
+    await r.setRunningMatches(3);
+    expect(api.pings().at(-1)!.body).toMatchObject({ status: 'occupied', runningMatches: 3 });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(api.pings().at(-1)!.body).toMatchObject({ status: 'occupied', runningMatches: 3 });
+    await expect(r.setRunningMatches(-1)).rejects.toBeInstanceOf(RangeError);
+    await expect(r.setRunningMatches(1.5)).rejects.toBeInstanceOf(RangeError);
+    r.close();
+  });
+});
+
+describe('ping loop', () => {
+  test.each([0, 0.25, 0.999999])('after an acknowledged ping the next comes within ±10 %% of the interval (random %p)', async (rnd) => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => rnd });
+    await r.ready();
+    const expectedGap = Math.round(1000 * (0.9 + 0.2 * rnd));
+    expect(expectedGap).toBeGreaterThanOrEqual(900);
+    expect(expectedGap).toBeLessThanOrEqual(1100);
+    await jest.advanceTimersByTimeAsync(expectedGap - 1);
+    expect(api.pings()).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(api.pings()).toHaveLength(2);
+    expect(api.pings()[1]!.at - api.pings()[0]!.at).toBe(expectedGap);
+    r.close();
+  });
+
+  test('nothing is sent before the first status; start() twice starts one loop', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    r.start();
+    r.start();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.requests).toHaveLength(0);
+    await r.ready();
+    r.start();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.pings()).toHaveLength(11);
+    r.close();
+  });
+
+  test('failures back off exponentially with full jitter up to the cap, never give up, and unhealthy fires once after k failures', async () => {
+    const api = new FakeRoomsApi();
+    api.answer = () => 'network-error';
+    const unhealthy: PingFailure[] = [];
+    let healthy = 0;
+    const r = room(api, { random: () => 0.999999, backoff: { baseMs: 100, capMs: 1600 }, unhealthyAfter: 3 });
+    r.on('unhealthy', (f) => unhealthy.push(f));
+    r.on('healthy', () => healthy++);
+    const ready = r.ready();
+    await jest.advanceTimersByTimeAsync(20_000);
+    const gaps = api.pings().slice(1).map((p, i) => p.at - api.pings()[i]!.at);
+    expect(gaps.slice(0, 6)).toEqual([100, 200, 400, 800, 1600, 1600]);
+    expect(Math.max(...gaps)).toBe(1600);
+    expect(api.pings().length).toBeGreaterThan(12);
+    expect(unhealthy).toHaveLength(1);
+    expect(unhealthy[0]!.consecutiveFailures).toBe(3);
+    expect(unhealthy[0]!.reason).toBe('fetch failed');
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(1600);
+    await ready;
+    expect(healthy).toBe(1);
+    expect(r.consecutiveFailures).toBe(0);
+    r.close();
+  });
+
+  test('full jitter: a retry delay is random in [0, ceiling]', async () => {
+    const api = new FakeRoomsApi();
+    api.answer = () => 'network-error';
+    const delays: number[] = [];
+    const r = room(api, { random: () => 0, backoff: { baseMs: 100, capMs: 1600 } });
+    r.on('pingFailed', (f) => delays.push(f.retryInMs));
+    void r.ready().catch(() => undefined);
+    await jest.advanceTimersByTimeAsync(5);
+    expect(delays.length).toBeGreaterThan(3);
+    expect(delays.every((d) => d === 0)).toBe(true);
+    r.close();
+  });
+});
+
+describe('allocation events', () => {
+  const allocation = (id: string) => ({ status: 200, body: { success: true, allocation: { id, metadata: { matchId: `m-${id}` }, expiresAt: '2026-11-26T05:00:00Z' } } });
+
+  test('allocated is emitted once per allocation id, however many answers carry it', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    const seen: unknown[] = [];
+    r.on('allocated', (a) => seen.push(a));
+    await r.ready();
+    api.answer = () => allocation('a1');
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(api.pings().length).toBeGreaterThanOrEqual(4);
+    expect(seen).toEqual([{ id: 'a1', metadata: { matchId: 'm-a1' }, expiresAt: '2026-11-26T05:00:00Z' }]);
+    api.answer = () => allocation('a2');
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(seen.map((a) => (a as { id: string }).id)).toEqual(['a1', 'a2']);
+    r.close();
+  });
+
+  /** A ready room whose first answer carried allocation a1 and later answers none. */
+  async function allocatedThenDropped(): Promise<{ r: RoomClient; expired: string[] }> {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    const expired: string[] = [];
+    r.on('allocationExpired', (a) => expired.push(a.id));
+    api.answer = () => allocation('a1');
+    await r.ready();
+    api.answer = () => ({ status: 200, body: { success: true } });
+    return { r, expired };
+  }
+
+  test('allocationExpired when the allocation leaves the answers and the room never reported occupied', async () => {
+    const { r, expired } = await allocatedThenDropped();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(expired).toEqual(['a1']);
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(expired).toEqual(['a1']);
+    r.close();
+  });
+
+  test('no allocationExpired when the room took the allocation up (reported occupied)', async () => {
+    const { r, expired } = await allocatedThenDropped();
+    await r.occupied();
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(expired).toEqual([]);
+    r.close();
+  });
+});
+
+describe('installSignalHandlers', () => {
+  test('SIGTERM: terminating ping, then the drain hook, then terminated; shutdown event; never process.exit', async () => {
+    const api = new FakeRoomsApi();
+    const order: string[] = [];
+    api.answer = (req) => {
+      order.push(`ping ${String(req.body.status)}`);
+      return { status: 200, body: { success: true } };
+    };
+    const source = new EventEmitter();
+    const exit = jest.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    const results: ShutdownResult[] = [];
+    r.on('shutdown', (res) => results.push(res));
+    r.installSignalHandlers({
+      source,
+      drainBudgetMs: 10_000,
+      drain: async () => {
+        order.push('drain start');
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        order.push('drain end');
+      },
+    });
+    source.emit('SIGTERM');
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(results).toEqual([{ signal: 'SIGTERM', drain: 'completed', terminatedAcknowledged: true }]);
+    const interesting = order.filter((o) => o !== 'ping ready');
+    expect(interesting.slice(0, 2)).toEqual(['ping terminating', 'drain start']);
+    expect(interesting.indexOf('drain end')).toBeLessThan(interesting.indexOf('ping terminated'));
+    expect(interesting.at(-1)).toBe('ping terminated');
+    // After the acknowledged terminated ping the loop stops.
+    const sent = api.pings().length;
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.pings()).toHaveLength(sent);
+    expect(exit).not.toHaveBeenCalled();
+    exit.mockRestore();
+    r.close();
+    expect(source.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  test('a drain hook that outlives its budget is told to stop and terminated is sent anyway', async () => {
+    const api = new FakeRoomsApi();
+    const source = new EventEmitter();
+    const r = room(api, { random: () => 0.5 });
+    await r.occupied();
+    let abortedAt: number | undefined;
+    const started = Date.now();
+    const results: ShutdownResult[] = [];
+    r.on('shutdown', (res) => results.push(res));
+    r.installSignalHandlers({
+      source, drainBudgetMs: 3000,
+      drain: (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => { abortedAt = Date.now(); resolve(); })),
+    });
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(results).toEqual([{ signal: 'SIGTERM', drain: 'timedOut', terminatedAcknowledged: true }]);
+    expect(abortedAt! - started).toBe(3000);
+    expect(api.statuses().slice(-1)).toEqual(['terminated']);
+    r.close();
+  });
+});
+
+describe('close()', () => {
+  test('clears every timer, aborts the request in flight and rejects pending changes', async () => {
+    const api = new FakeRoomsApi();
+    api.answer = () => 'hang';
+    const r = room(api);
+    const ready = r.ready().catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(jest.getTimerCount()).toBeGreaterThan(0);
+    r.close();
+    r.close();
+    expect(await ready).toBeInstanceOf(ClosedError);
+    expect(api.requests[0]!.aborted).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+    await expect(r.occupied()).rejects.toBeInstanceOf(ClosedError);
+    await expect(r.roomEvent('x')).rejects.toBeInstanceOf(ClosedError);
+  });
+
+  test('the loop\'s timers are unref\'d: they never keep the process alive', async () => {
+    jest.useRealTimers();
+    const api = new FakeRoomsApi();
+    const r = room(api);
+    const spy = jest.spyOn(global, 'setTimeout');
+    await r.ready();
+    const timers = spy.mock.results.map((res) => res.value as NodeJS.Timeout);
+    spy.mockRestore();
+    expect(timers.length).toBeGreaterThan(0);
+    expect(timers.every((t) => !t.hasRef())).toBe(true);
+    r.close();
+  });
+});

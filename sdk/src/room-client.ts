@@ -1,0 +1,381 @@
+/**
+ * A game room's connection to Roomkeeper's rooms API: the ping loop, status changes that resolve
+ * when acknowledged, allocation events from ping answers, room and player events, and an opt-in
+ * graceful shutdown on SIGTERM.
+ *
+ * Decisions (legal transitions, jitter, backoff, allocation events) are pure functions in
+ * lifecycle.ts, timing.ts and ping-answer.ts; this class only sends requests and arms timers.
+ * Every timer of the loop is unref'd: the SDK never keeps a process alive on its own.
+ */
+import { EventEmitter } from 'node:events';
+import { readRoomConfig, roomUrl, type RoomConfig } from './config.js';
+import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } from './errors.js';
+import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, type ReportedStatus, type RoomStatus } from './lifecycle.js';
+import { AllocationTracker, parsePingAnswer, type Allocation, type PingAnswer } from './ping-answer.js';
+import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, type BackoffPolicy } from './timing.js';
+import { Transport, type FetchLike } from './transport.js';
+
+export interface RoomClientOptions {
+  /** Default: `readRoomConfig(process.env)`. */
+  config?: RoomConfig;
+  /** Default: the config's `pingIntervalMs`. */
+  pingIntervalMs?: number;
+  /** Deadline of one request. Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** Retry delays after failed pings. Default base 500 ms, cap 30 s. */
+  backoff?: BackoffPolicy;
+  /** `unhealthy` is emitted after this many consecutive failed pings. Default 3. */
+  unhealthyAfter?: number;
+  /** Default: the global `fetch`. */
+  fetch?: FetchLike;
+  /** Default: `Math.random`. */
+  random?: () => number;
+  /** Default: `Date.now`. */
+  now?: () => number;
+}
+
+export interface PingFailure {
+  /** What went wrong, e.g. `HTTP 401: ...`, `connect ECONNREFUSED ...`. */
+  reason: string;
+  consecutiveFailures: number;
+  /** When the SDK tries again. */
+  retryInMs: number;
+}
+
+export interface ShutdownResult {
+  signal: string;
+  /** `completed`: the drain hook finished; `timedOut`: the budget ran out first; `failed`: it threw. */
+  drain: 'completed' | 'timedOut' | 'failed' | 'none';
+  /** Whether the rooms API acknowledged the `terminated` ping. */
+  terminatedAcknowledged: boolean;
+}
+
+export interface RoomClientEvents {
+  allocated: [allocation: Allocation];
+  allocationExpired: [allocation: Allocation];
+  pingFailed: [failure: PingFailure];
+  unhealthy: [failure: PingFailure];
+  healthy: [];
+  shutdown: [result: ShutdownResult];
+}
+
+/** Where signals come from (the process by default; tests pass an EventEmitter). */
+export interface SignalSource {
+  on(signal: string, listener: () => void): unknown;
+  off(signal: string, listener: () => void): unknown;
+}
+
+export interface SignalHandlerOptions {
+  /** Called after the `terminating` ping; the signal aborts when the budget runs out. */
+  drain?: (signal: AbortSignal) => Promise<void> | void;
+  /** Time for the drain hook. Default 25 s (under Kubernetes' default 30 s grace period). */
+  drainBudgetMs?: number;
+  signals?: readonly string[];
+  source?: SignalSource;
+}
+
+interface Waiter {
+  version: number;
+  status: ReportedStatus;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+interface Snapshot {
+  version: number;
+  status: ReportedStatus;
+  runningMatches: number | undefined;
+}
+
+export class RoomClient extends EventEmitter<RoomClientEvents> {
+  readonly config: RoomConfig;
+  private readonly transport: Transport;
+  private readonly intervalMs: number;
+  private readonly backoff: BackoffPolicy;
+  private readonly unhealthyAfter: number;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly allocations = new AllocationTracker();
+
+  private statusValue: RoomStatus = 'starting';
+  private runningMatches: number | undefined;
+  private version = 0;
+  private waiters: Waiter[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private inFlight = false;
+  private sendAgain = false;
+  private failures = 0;
+  private unhealthyReported = false;
+  private started = false;
+  private closed = false;
+  private finished = false;
+  private uninstallSignals: (() => void) | undefined;
+
+  constructor(options: RoomClientOptions = {}) {
+    super();
+    this.config = options.config ?? readRoomConfig();
+    this.intervalMs = options.pingIntervalMs ?? this.config.pingIntervalMs;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.unhealthyAfter = Math.max(1, options.unhealthyAfter ?? 3);
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+    const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+    this.transport = new Transport({ fetch: fetchImpl, timeoutMs: options.requestTimeoutMs ?? 5000, ...(this.config.token ? { token: this.config.token } : {}) });
+  }
+
+  /** The last status asked for (`starting` before the first). */
+  get status(): RoomStatus {
+    return this.statusValue;
+  }
+
+  /** Consecutive failed pings (0 after a success). */
+  get consecutiveFailures(): number {
+    return this.failures;
+  }
+
+  /**
+   * Starts the ping loop; calling it again does nothing. Nothing is sent before the first status
+   * (`ready()` etc., which also start the loop).
+   */
+  start(): this {
+    if (this.started || this.closed) return this;
+    this.started = true;
+    if (this.statusValue !== 'starting') this.pingNow();
+    return this;
+  }
+
+  /** The room can take players. Resolves when the rooms API acknowledged it. */
+  ready(): Promise<void> {
+    return this.transition('ready');
+  }
+
+  /** The room is running a match. */
+  occupied(): Promise<void> {
+    return this.transition('occupied');
+  }
+
+  /** The room is shutting down; after this only `terminated()` is allowed. */
+  terminating(): Promise<void> {
+    return this.transition('terminating');
+  }
+
+  /** The room is done; the last ping. After its acknowledgement the loop stops. */
+  terminated(): Promise<void> {
+    return this.transition('terminated');
+  }
+
+  /** Reports how many matches run (multi-match rooms); sent with every later ping. */
+  setRunningMatches(n: number): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (!Number.isInteger(n) || n < 0 || n > MAX_RUNNING_MATCHES) {
+      return Promise.reject(new RangeError(`runningMatches must be an integer between 0 and ${MAX_RUNNING_MATCHES}, got ${n}`));
+    }
+    if (!acceptsRunningMatches(this.statusValue)) return Promise.reject(new IllegalTransitionError(this.statusValue, 'a running-matches report'));
+    this.runningMatches = n;
+    if (this.statusValue === 'starting') return Promise.resolve();
+    return this.change(this.statusValue);
+  }
+
+  /** Sends a room event (forwarded to the scheduler's forwarders). One attempt. */
+  roomEvent(event: string, metadata: Record<string, unknown> = {}): Promise<{ success: boolean; message?: string }> {
+    if (event === '' || event.length > 256) return Promise.reject(new RangeError('event must be a non-empty string of at most 256 characters'));
+    return this.postEvent('roomevent', { event, timestamp: this.unixNow(), metadata });
+  }
+
+  /** Sends a player event (`playerJoin` / `playerLeft`). One attempt. */
+  playerEvent(event: 'playerJoin' | 'playerLeft', playerId: string, metadata: Record<string, unknown> = {}): Promise<{ success: boolean; message?: string }> {
+    if (playerId === '') return Promise.reject(new RangeError('playerId must not be empty'));
+    return this.postEvent('playerevent', { event, timestamp: this.unixNow(), metadata: { ...metadata, playerId } });
+  }
+
+  /**
+   * Opt-in graceful shutdown: on the first SIGTERM (or `signals`) an immediate `terminating` ping,
+   * then `drain` within `drainBudgetMs`, then a `terminated` ping; then the `shutdown` event. The
+   * process is never exited: listen to `shutdown` and exit when you are done. Installing a SIGTERM
+   * listener replaces Node's default exit on SIGTERM. Returns a function that uninstalls.
+   */
+  installSignalHandlers(options: SignalHandlerOptions = {}): () => void {
+    this.uninstallSignals?.();
+    const source = options.source ?? process;
+    const signals = options.signals ?? ['SIGTERM'];
+    let handling = false;
+    const listeners = signals.map((signal) => {
+      const listener = (): void => {
+        if (handling) return;
+        handling = true;
+        void this.shutdown(signal, options).then((result) => this.emit('shutdown', result));
+      };
+      source.on(signal, listener);
+      return [signal, listener] as const;
+    });
+    const uninstall = (): void => {
+      for (const [signal, listener] of listeners) source.off(signal, listener);
+      if (this.uninstallSignals === uninstall) this.uninstallSignals = undefined;
+    };
+    this.uninstallSignals = uninstall;
+    return uninstall;
+  }
+
+  /** Stops everything: clears timers, aborts requests, rejects pending changes. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearTimer();
+    this.uninstallSignals?.();
+    this.transport.abortAll(new ClosedError());
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new ClosedError());
+  }
+
+  private transition(to: ReportedStatus): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (!isLegalTransition(this.statusValue, to)) return Promise.reject(new IllegalTransitionError(this.statusValue, to));
+    if (to === 'occupied') this.allocations.noteOccupied();
+    return this.change(to);
+  }
+
+  private change(status: ReportedStatus): Promise<void> {
+    this.statusValue = status;
+    this.version++;
+    const version = this.version;
+    const acked = new Promise<void>((resolve, reject) => this.waiters.push({ version, status, resolve, reject }));
+    this.started = true;
+    this.pingNow();
+    return acked;
+  }
+
+  private pingNow(): void {
+    this.clearTimer();
+    if (this.inFlight) this.sendAgain = true;
+    else void this.ping();
+  }
+
+  private schedule(delayMs: number): void {
+    this.clearTimer();
+    if (this.closed || this.finished) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.inFlight) this.sendAgain = true;
+      else void this.ping();
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async ping(): Promise<void> {
+    if (this.closed || this.finished || this.statusValue === 'starting') return;
+    const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches };
+    this.inFlight = true;
+    let outcome: { answer: PingAnswer } | { reason: string };
+    try {
+      const res = await this.transport.send('PUT', roomUrl(this.config, 'ping'), {
+        status: snap.status, timestamp: this.unixNow(), ...(snap.runningMatches !== undefined ? { runningMatches: snap.runningMatches } : {}),
+      });
+      outcome = pingOutcome(res.status, res.body);
+    } catch (err) {
+      outcome = { reason: err instanceof Error ? err.message : String(err) };
+    } finally {
+      this.inFlight = false;
+    }
+    if (this.closed) return;
+    if ('answer' in outcome) this.acknowledged(snap, outcome.answer);
+    else this.failed(outcome.reason);
+    if (this.sendAgain && !this.finished) {
+      this.sendAgain = false;
+      this.pingNow();
+    }
+  }
+
+  private acknowledged(snap: Snapshot, answer: PingAnswer): void {
+    this.failures = 0;
+    if (this.unhealthyReported) {
+      this.unhealthyReported = false;
+      this.emit('healthy');
+    }
+    const done = this.waiters.filter((w) => w.version <= snap.version);
+    this.waiters = this.waiters.filter((w) => w.version > snap.version);
+    for (const w of done) {
+      if (w.status === snap.status) w.resolve();
+      else w.reject(new SupersededError(w.status, snap.status));
+    }
+    for (const event of this.allocations.observe(answer)) this.emit(event.type, event.allocation);
+    if (snap.status === 'terminated' && snap.version === this.version) {
+      this.finished = true;
+      this.clearTimer();
+      return;
+    }
+    this.schedule(jitteredInterval(this.intervalMs, this.random()));
+  }
+
+  private failed(reason: string): void {
+    this.failures++;
+    const failure: PingFailure = { reason, consecutiveFailures: this.failures, retryInMs: backoffDelay(this.failures, this.backoff, this.random()) };
+    this.emit('pingFailed', failure);
+    if (this.failures >= this.unhealthyAfter && !this.unhealthyReported) {
+      this.unhealthyReported = true;
+      this.emit('unhealthy', failure);
+    }
+    this.schedule(failure.retryInMs);
+  }
+
+  private async shutdown(signal: string, options: SignalHandlerOptions): Promise<ShutdownResult> {
+    const budgetMs = options.drainBudgetMs ?? 25_000;
+    const terminating = this.transition('terminating').then(() => true, () => false);
+    let drain: ShutdownResult['drain'] = 'none';
+    if (options.drain) {
+      const controller = new AbortController();
+      const hook = options.drain;
+      drain = await withDeadline(Promise.resolve().then(() => hook(controller.signal)).then(() => 'completed' as const, () => 'failed' as const), budgetMs, 'timedOut' as const);
+      if (drain === 'timedOut') controller.abort(new Error(`drain budget of ${budgetMs} ms ran out`));
+    }
+    await withDeadline(terminating, this.transportTimeoutBound(), false);
+    const terminatedAcknowledged = await withDeadline(this.transition('terminated').then(() => true, () => false), this.transportTimeoutBound(), false);
+    return { signal, drain, terminatedAcknowledged };
+  }
+
+  /** How long shutdown waits for one acknowledgement: one ping interval, at least 5 s. */
+  private transportTimeoutBound(): number {
+    return Math.max(5000, this.intervalMs);
+  }
+
+  private async postEvent(action: 'roomevent' | 'playerevent', body: Record<string, unknown>): Promise<{ success: boolean; message?: string }> {
+    if (this.closed) throw new ClosedError();
+    const res = await this.transport.send('POST', roomUrl(this.config, action), body);
+    let json: unknown;
+    try {
+      json = JSON.parse(res.body);
+    } catch {
+      throw new RoomsApiError(`the rooms API answered ${action} with HTTP ${res.status} and a body that is not JSON`, res.status);
+    }
+    const obj = (typeof json === 'object' && json !== null ? json : {}) as { success?: unknown; message?: unknown };
+    if (res.status < 200 || res.status >= 300) {
+      throw new RoomsApiError(`the rooms API refused ${action}: HTTP ${res.status}${typeof obj.message === 'string' ? `: ${obj.message}` : ''}`, res.status);
+    }
+    return { success: obj.success === true, ...(typeof obj.message === 'string' ? { message: obj.message } : {}) };
+  }
+
+  private unixNow(): number {
+    return Math.floor(this.now() / 1000);
+  }
+}
+
+function pingOutcome(status: number, body: string): { answer: PingAnswer } | { reason: string } {
+  if (status < 200 || status >= 300) return { reason: `HTTP ${status}: ${body.slice(0, 200)}` };
+  const answer = parsePingAnswer(body);
+  if (!answer) return { reason: `HTTP ${status} with an answer that is not {"success": boolean}: ${body.slice(0, 200)}` };
+  if (!answer.success) return { reason: 'the rooms API answered {"success":false}: it does not know this room (yet), or the room already reported terminated' };
+  return { answer };
+}
+
+/** `promise`'s value, or `fallback` after `ms` (a ref'd timer: shutdown keeps the process alive for its budget). */
+function withDeadline<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<F>((resolve) => { timer = setTimeout(() => resolve(fallback), ms); });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+

@@ -1,0 +1,73 @@
+/**
+ * A game room built on @roomkeeper/sdk, end to end: gateway -> API server -> operator, with the
+ * SDK room in this process reading its configuration from the env the operator put on its pod
+ * (names, rooms API URL, per-room token). The test plays the kubelet's part for the one thing the
+ * sandbox cannot do to an in-process room: it sends SIGTERM (through the SDK's injectable signal
+ * source) when the pod gets its deletionTimestamp. The simulated room of that pod stays silent
+ * (`ROOMKEEPER_SIM_ROOM=never-ping`), so every ping comes from the SDK.
+ */
+import { EventEmitter } from 'node:events';
+import type { V1Pod } from '@kubernetes/client-node';
+import { readRoomConfig, RoomClient, type ShutdownResult } from '../../sdk/src/index';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'sdk-room';
+
+function envOf(pod: V1Pod): Record<string, string> {
+  return Object.fromEntries((pod.spec?.containers[0]?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+}
+
+describe('a game room on the SDK', () => {
+  let stack: Stack;
+  let room: RoomClient | undefined;
+  beforeAll(async () => {
+    // Deleted pods live up to 10 s (their grace period) so the room has time to say goodbye.
+    stack = await startStack({ external: true, config: { healthInterval: 300, roomInitTimeout: 60_000 }, simulation: { pingIntervalMs: 300, deletionCapMs: 10_000 } });
+  });
+  afterAll(async () => {
+    room?.close();
+    await stack.stop();
+  });
+
+  test('becomes ready from the pod env, and on scale-down reports terminating (and terminated) before it exits', async () => {
+    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const pod = await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: NAME })).items.find((p) => !p.metadata?.deletionTimestamp && envOf(p).ROOMKEEPER_ROOM_ID),
+      { timeoutMs: 60_000, message: 'a room pod' });
+    const podName = pod.metadata?.name as string;
+
+    const config = readRoomConfig(envOf(pod));
+    expect(config).toMatchObject({ schedulerName: NAME, roomId: podName, roomsApiUrl: stack.roomsUrl });
+    expect(config.token).toBeTruthy();
+    const signals = new EventEmitter();
+    const client = new RoomClient({ config, pingIntervalMs: 300 });
+    room = client;
+    const shutdowns: ShutdownResult[] = [];
+    client.on('shutdown', (r) => shutdowns.push(r));
+    let drained = false;
+    client.installSignalHandlers({ source: signals, drainBudgetMs: 2000, drain: () => { drained = true; } });
+
+    await client.ready();
+    await waitFor(async () => (await stack.api.getGameRoom(NAME, podName)).status?.status === 'ready', { timeoutMs: 30_000, message: 'the SDK room is ready' });
+
+    const removed = await managementCall(stack, 'POST', `/schedulers/${NAME}/remove-rooms`, { amount: 1 });
+    expect(removed.status).toBe(200);
+    // The kubelet's part: SIGTERM once the pod is being deleted.
+    await waitFor(async () => (await stack.core.readNamespacedPod({ name: podName, namespace: NAME })).metadata?.deletionTimestamp, { timeoutMs: 30_000, message: 'the pod is being deleted' });
+    signals.emit('SIGTERM');
+
+    // terminating reaches the GameRoom while the room still runs.
+    await waitFor(async () => {
+      const gr = await stack.api.getGameRoom(NAME, podName).catch(() => undefined);
+      return gr?.status?.pingStatus === 'terminating' || gr?.status?.pingStatus === 'terminated';
+    }, { timeoutMs: 10_000, message: 'the GameRoom shows the terminating ping' });
+    await waitFor(() => shutdowns.length === 1, { timeoutMs: 10_000, message: 'the shutdown sequence finished' });
+    expect(shutdowns[0]).toEqual({ signal: 'SIGTERM', drain: 'completed', terminatedAcknowledged: true });
+    expect(drained).toBe(true);
+    // The game server exits now (here: closes its client); the pod goes away.
+    client.close();
+    await waitFor(async () => !(await stack.core.listNamespacedPod({ namespace: NAME })).items.some((p) => p.metadata?.name === podName), { timeoutMs: 30_000, message: 'the pod is gone' });
+  });
+});
