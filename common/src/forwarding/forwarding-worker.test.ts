@@ -56,7 +56,7 @@ describe('ForwardingWorker', () => {
     const forwarded = metrics.counter('roomkeeper_forwarded_events_total', '');
     expect(forwarded.get({ forwarder: 'matchmaker', type: 'resync', result: 'ok' })).toBe(50);
     expect(forwarded.get({ forwarder: 'matchmaker', type: 'status', result: 'ok' })).toBe(1);
-    expect(metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 50/);
+    expect(await metrics.render()).toMatch(/roomkeeper_forward_duration_seconds_count\{forwarder="matchmaker",type="resync"\} 50/);
     expect(results).toEqual({ ok: 51, failed: 0, dropped: 0 });
   });
 
@@ -73,7 +73,7 @@ describe('ForwardingWorker', () => {
     await waitFor(() => results.dropped === 160, { timeoutMs: 10_000, message: '160 pings reported dropped' });
     expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: 'dead' })).toBe(160);
     expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: 'live' })).toBe(0);
-    await waitFor(() => /roomkeeper_forward_queue_length 30\b/.test(metrics.render()), { timeoutMs: 10_000, message: 'the queue length gauge shows the 30 waiting' });
+    await waitFor(async () => /roomkeeper_forward_queue_length 30\b/.test(await metrics.render()), { timeoutMs: 10_000, message: 'the queue length gauge shows the 30 waiting' });
     expect(dead.requestsOf('SendRoomResync')).toHaveLength(10);
   });
 
