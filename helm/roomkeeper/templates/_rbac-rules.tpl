@@ -56,10 +56,11 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms/finalizers"]
   verbs: ["update"]
-# Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them.
+# Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them;
+# `get` reads a pod the cache does not show yet before its room is declared lost.
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["list", "watch", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "delete"]
 # One namespace per scheduler, created with it and deleted with it; watched (those labelled
 # managed-by roomkeeper) so that one a kubectl user deleted is rebuilt.
 - apiGroups: [""]
