@@ -88,6 +88,7 @@ describe('error codes', () => {
       ['InvalidArgument', 3, 400],
       ['NotFound', 5, 404],
       ['AlreadyExists', 6, 409],
+      ['ResourceExhausted', 8, 429],
       ['FailedPrecondition', 9, 400],
       ['Aborted', 10, 409],
       ['Unimplemented', 12, 501],
@@ -107,7 +108,7 @@ describe('error codes', () => {
       },
     });
     return createManagementApp({
-      schedulers: failing, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+      schedulers: failing, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
       now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: { notReadyReason: () => undefined }, maxBodyBytes: MAX_BODY,
     });
   };

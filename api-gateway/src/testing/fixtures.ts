@@ -66,12 +66,12 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingAuth?: b
   const readiness = { notReadyReason: () => ready.reason };
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
   const management = createManagementApp({
-    schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+    schedulers: store, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
     now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler,
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
-    logger, metrics, readiness, maxBodyBytes: MAX_BODY,
+    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };
 }

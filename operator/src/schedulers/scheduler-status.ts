@@ -8,6 +8,7 @@ import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, Schedul
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { compareQueueOrder, statusOf } from '../operations/queue-order';
+import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
@@ -131,11 +132,4 @@ export function statusChanged(current: SchedulerStatus | undefined, next: Schedu
   return stableStringify(pick(current)) !== stableStringify(pick(next));
 }
 
-export function stableStringify(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
+export { stableStringify };
