@@ -340,6 +340,8 @@ export interface RoomCounts {
   unready?: number;
   ready?: number;
   occupied?: number;
+  /** Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling). */
+  allocated?: number;
   terminating?: number;
   error?: number;
   /** Rooms (not terminating) that run the active version's major; a rollout is complete when it equals current. */

@@ -1001,6 +1001,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'integer',
                 format: 'int32',
               },
+              allocated: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling).',
+              },
               terminating: {
                 type: 'integer',
                 format: 'int32',
