@@ -348,5 +348,6 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,
+    resourceVersion: room.metadata.resourceVersion,
   };
 }

@@ -190,7 +190,8 @@ export const removeRoomsDefinition: OperationDefinition = {
     let changed = 0;
     await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
       ctx.checkpoint();
-      const rv = ctx.deps.caches.rooms.get(room.name, name)?.metadata.resourceVersion;
+      // The version decided on (not the cache's now: a room allocated since must be kept).
+      const rv = room.resourceVersion;
       const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
