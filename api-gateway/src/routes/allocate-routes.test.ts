@@ -51,6 +51,15 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('answers Maestro\'s 500 (code 2) when no room is ready and ROOMKEEPER_ALLOCATION_NO_ROOM_MAESTRO is set', async () => {
+    const maestro = buildTestApps({ allocationSettings: { maestroNoRoomStatus: true } });
+    maestro.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
+    const res = await request(maestro.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH);
+    expect(res.status).toBe(500);
+    expect(res.headers['retry-after']).toBeUndefined();
+    expect(res.body).toMatchObject({ code: 2, message: 'no ready rooms available for scheduler s1; retry later or add rooms' });
+  });
+
   it('answers 404 for an unknown scheduler', async () => {
     const res = await allocate({}, 'ghost');
     expect(res.status).toBe(404);
