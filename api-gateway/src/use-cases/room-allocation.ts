@@ -216,6 +216,13 @@ export class RoomAllocations {
   private readonly random: () => number;
   /** Requests under way on this replica, by allocationId (one entry per request in flight). */
   private readonly inFlight = new Map<string, { hash: string; answer: Promise<AllocationAnswer> }>();
+  /**
+   * Rooms this replica is claiming or has just claimed, by "scheduler/room" -> the resourceVersion
+   * the claim was made on: while the cache still shows that version, the room is not offered again
+   * (it would only lose its compare-and-swap). Entries go once the cache shows a newer version;
+   * bounded (oldest first) in case the cache never does (the room deleted meanwhile).
+   */
+  private readonly claimed = new Map<string, string>();
   private readonly results: Counter;
   private readonly latency: Histogram;
   private readonly conflicts: Counter;
@@ -266,6 +273,20 @@ export class RoomAllocations {
     }
   }
 
+  private claimedStale(scheduler: string, room: GameRoom): boolean {
+    const key = `${scheduler}/${room.metadata.name ?? ''}`;
+    const rv = this.claimed.get(key);
+    if (rv === undefined) return false;
+    if (rv === room.metadata.resourceVersion) return true;
+    this.claimed.delete(key);
+    return false;
+  }
+
+  private noteClaim(scheduler: string, room: GameRoom): void {
+    this.claimed.set(`${scheduler}/${room.metadata.name ?? ''}`, room.metadata.resourceVersion ?? '');
+    if (this.claimed.size > 10_000) this.claimed.delete(this.claimed.keys().next().value as string);
+  }
+
   private idConflict(id: string): ConflictError {
     return new ConflictError(`allocationId ${id} was already used with another request body; use a new allocationId for a new allocation`);
   }
@@ -278,7 +299,7 @@ export class RoomAllocations {
 
     const requested = request.ttlSeconds ?? this.settings.defaultTtlSeconds;
     const ttl = Math.min(requested, this.settings.maxTtlSeconds);
-    const candidates = chooseCandidates(cached, {
+    const candidates = chooseCandidates(cached.filter((r) => !this.claimedStale(name, r)), {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random,
     });
     let writes = 0;
@@ -295,6 +316,7 @@ export class RoomAllocations {
           id, requestHash: hash, allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
           ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
         };
+        this.noteClaim(name, room);
         try {
           const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', allocation);
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
