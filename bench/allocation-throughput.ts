@@ -1,7 +1,7 @@
 /**
  * Benchmark 11: the allocate API (issue 13). 1,000 ready rooms (GameRooms in the sandbox, in the
- * gateway's cache); matchmakers (CONCURRENCY requests in flight, HTTP keep-alive) allocate until
- * every room is taken. Measured: allocations per second, p50/p99 latency of each answer, and the
+ * gateway's cache); matchmakers (CONCURRENCY requests in flight, in their own process, so they
+ * never share the gateway's event loop) allocate until every room is taken. Measured: allocations per second, p50/p99 latency of each answer, and the
  * ratio to a bare loop doing the same compare-and-swap status writes (one merge patch of
  * `status.allocation` with the room's resourceVersion) with the same client library and the
  * gateway's client rate limit, on another scheduler of 1,000 ready rooms, with the same
@@ -10,6 +10,10 @@
 import type { GameRoom } from '../common/src/generated/resources';
 import { makeKubeClients } from '../common/src/kube/clients';
 import { RoomkeeperApi } from '../common/src/kube/roomkeeper-api';
+import * as path from 'node:path';
+import type { AllocateResult, AllocateRun } from './processes/allocate-child';
+import { PROCESSES_DIR } from './support/bench-stack';
+import { forkChild } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { sumMetric } from './support/metric-sum';
 import { startPingLab } from './support/ping-lab';
@@ -79,14 +83,14 @@ export async function run(): Promise<BenchOutcome> {
 
     const url = `${lab.stack.gateway.managementUrl}/scheduler/bench-alloc/rooms/allocate`;
     const auth = `Basic ${Buffer.from(`${cfg.authUsername}:${cfg.authPassword}`).toString('base64')}`;
-    const statuses = new Map<number, number>();
-    const gateway = await drive(ROOMS, async () => {
-      const res = await fetch(url, { method: 'POST', headers: { authorization: auth } });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status === 200) return 'ok';
-      return res.status === 429 ? 'stop' : 'failed';
-    });
+    const child = await forkChild<null>(path.join(PROCESSES_DIR, 'allocate-child.ts'));
+    let result: AllocateResult;
+    try {
+      result = await child.call<AllocateResult>('run', { url, authorization: auth, total: ROOMS, concurrency: CONCURRENCY } satisfies AllocateRun);
+    } finally {
+      await child.stop();
+    }
+    const gateway = { done: result.allocated, seconds: result.seconds, latenciesMs: result.latenciesMs };
     const inside = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_sum', {}) / Math.max(1, sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_count', {}));
     const conflicts = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_conflicts_total', {});
     const held = (await lab.stack.api.listGameRooms('bench-alloc')).items.filter((r) => r.status?.allocation && !r.status.allocation.endedAt);
@@ -94,7 +98,7 @@ export async function run(): Promise<BenchOutcome> {
 
     const bareRate = bare.done / bare.seconds;
     const gwRate = gateway.done / gateway.seconds;
-    const answers = [...statuses].map(([s, n]) => `${n}x ${s}`).join(', ');
+    const answers = Object.entries(result.statuses).map(([s, n]) => `${n}x ${s}`).join(', ');
     figures.push(figure(NAME, 'bare CAS status writes', bareRate, 'writes/s', { note: `${bare.done} writes, ${bare.failed} failed, p99 ${percentile(bare.latenciesMs, 99).toFixed(1)} ms` }));
     figures.push(figure(NAME, 'gateway allocations', gwRate, 'alloc/s', { note: `${gateway.done} allocated (${answers}); ${conflicts} lost compare-and-swaps; ${held.length} rooms held, ${distinct} distinct ids` }));
     figures.push(figure(NAME, 'gateway / bare', gwRate / bareRate, 'ratio', { target: { op: '>=', value: 0.7 } }));
@@ -104,7 +108,7 @@ export async function run(): Promise<BenchOutcome> {
     if (gateway.done !== ROOMS || held.length !== ROOMS || distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations; answers ${answers}, ${held.length} rooms held, ${distinct} distinct ids`);
     return {
       name: NAME, figures, durationMs: Date.now() - began,
-      notes: [`${ROOMS} ready GameRooms per scheduler in the sandbox (own process), gateway in the bench process with production defaults (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
+      notes: [`${ROOMS} ready GameRooms per scheduler in the sandbox (own process), gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
     };
   } finally {
     await bareClients.close();

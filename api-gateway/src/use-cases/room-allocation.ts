@@ -217,12 +217,12 @@ export class RoomAllocations {
   /** Requests under way on this replica, by allocationId (one entry per request in flight). */
   private readonly inFlight = new Map<string, { hash: string; answer: Promise<AllocationAnswer> }>();
   /**
-   * Rooms this replica is claiming or has just claimed, by "scheduler/room" -> the resourceVersion
+   * Rooms this replica is claiming or has just claimed, by scheduler, then room -> the resourceVersion
    * the claim was made on: while the cache still shows that version, the room is not offered again
    * (it would only lose its compare-and-swap). Entries go once the cache shows a newer version;
    * bounded (oldest first) in case the cache never does (the room deleted meanwhile).
    */
-  private readonly claimed = new Map<string, string>();
+  private readonly claimed = new Map<string, Map<string, string>>();
   private readonly results: Counter;
   private readonly latency: Histogram;
   private readonly conflicts: Counter;
@@ -273,18 +273,21 @@ export class RoomAllocations {
     }
   }
 
-  private claimedStale(scheduler: string, room: GameRoom): boolean {
-    const key = `${scheduler}/${room.metadata.name ?? ''}`;
-    const rv = this.claimed.get(key);
+  private claimedStale(claimed: Map<string, string>, room: GameRoom): boolean {
+    const name = room.metadata.name ?? '';
+    const rv = claimed.get(name);
     if (rv === undefined) return false;
     if (rv === room.metadata.resourceVersion) return true;
-    this.claimed.delete(key);
+    claimed.delete(name);
     return false;
   }
 
   private noteClaim(scheduler: string, room: GameRoom): void {
-    this.claimed.set(`${scheduler}/${room.metadata.name ?? ''}`, room.metadata.resourceVersion ?? '');
-    if (this.claimed.size > 10_000) this.claimed.delete(this.claimed.keys().next().value as string);
+    let claimed = this.claimed.get(scheduler);
+    if (!claimed) this.claimed.set(scheduler, (claimed = new Map()));
+    claimed.set(room.metadata.name ?? '', room.metadata.resourceVersion ?? '');
+    if (claimed.size > 10_000) claimed.delete(claimed.keys().next().value as string);
+    if (this.claimed.size > 1_000) this.claimed.delete(this.claimed.keys().next().value as string);
   }
 
   private idConflict(id: string): ConflictError {
@@ -294,12 +297,15 @@ export class RoomAllocations {
   private async allocateOnce(scheduler: Scheduler, id: string, explicitId: boolean, hash: string, request: AllocationRequest): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const cached = this.deps.rooms.listRooms(name);
-    const earlier = findAllocation(cached, id) ?? (explicitId ? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined);
+    // A fresh id (made up here) cannot be on any room: only a given one is looked up.
+    const earlier = explicitId ? findAllocation(cached, id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
     if (earlier) return this.replay(earlier.room, earlier.allocation, hash);
 
     const requested = request.ttlSeconds ?? this.settings.defaultTtlSeconds;
     const ttl = Math.min(requested, this.settings.maxTtlSeconds);
-    const candidates = chooseCandidates(cached.filter((r) => !this.claimedStale(name, r)), {
+    const claimed = this.claimed.get(name);
+    const offered = claimed && claimed.size > 0 ? cached.filter((r) => !this.claimedStale(claimed, r)) : cached;
+    const candidates = chooseCandidates(offered, {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random,
     });
     let writes = 0;
