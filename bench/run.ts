@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONFIG_SCHEMA } from '../common/src/config';
 import { run as addRooms } from './add-rooms';
+import { run as allocationThroughput } from './allocation-throughput';
 import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
@@ -37,6 +38,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
   { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
   { name: '10. scale, 10,000 rooms, real API server', run: onRealApiServer('10. scale, 10,000 rooms, real API server', () => scale('real')) },
+  { name: '11. allocations, 1,000 ready rooms', run: allocationThroughput },
 ];
 
 async function main(): Promise<void> {

@@ -20,9 +20,10 @@ import { MANAGEMENT_ROUTES, managementHandlers } from './routes/management-route
 import { ROOMS_ROUTES, roomsHandlers } from './routes/rooms-routes';
 import { mountRoutes, type RouteAuth } from './routes/route-spec';
 import type { SchedulerValidator } from './scheduler-validator';
-import type { OperationStore, RoomStore, SchedulerStore } from './store-ports';
+import type { OperationStore, RoomAllocationStore, RoomStore, SchedulerStore } from './store-ports';
 import { OperationQueries } from './use-cases/operation-queries';
 import type { PingForwardQueue } from '../../common/src/forwarding/forwarding-worker';
+import { RoomAllocations, type AllocationSettings } from './use-cases/room-allocation';
 import { RoomReports, type RoomEventSink } from './use-cases/room-reports';
 import { SchedulerCommands } from './use-cases/scheduler-commands';
 import { SchedulerQueries } from './use-cases/scheduler-queries';
@@ -38,7 +39,9 @@ export interface CommonAppDeps {
 export interface ManagementAppDeps extends CommonAppDeps {
   schedulers: SchedulerStore;
   operations: OperationStore;
-  rooms: Pick<RoomStore, 'listRooms'>;
+  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler'>;
+  allocationStore: RoomAllocationStore;
+  allocationSettings?: Partial<AllocationSettings>;
   validator: SchedulerValidator;
   credentials: CredentialsProvider;
   /** Milliseconds since the epoch. */
@@ -114,6 +117,9 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
     commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
     operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
+    allocations: new RoomAllocations({
+      rooms: deps.rooms, schedulers: deps.schedulers, store: deps.allocationStore, logger: deps.logger, metrics: deps.metrics, now: deps.now, settings: deps.allocationSettings,
+    }),
   };
   mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);
   app.use(router);

@@ -11,6 +11,7 @@ export const GrpcCode = {
   InvalidArgument: 3,
   NotFound: 5,
   AlreadyExists: 6,
+  ResourceExhausted: 8,
   FailedPrecondition: 9,
   Aborted: 10,
   Unimplemented: 12,
@@ -27,6 +28,7 @@ export function httpStatusFromGrpcCode(code: GrpcCode): number {
     case GrpcCode.FailedPrecondition: return 400;
     case GrpcCode.NotFound: return 404;
     case GrpcCode.AlreadyExists: return 409;
+    case GrpcCode.ResourceExhausted: return 429;
     case GrpcCode.Aborted: return 409;
     case GrpcCode.Unimplemented: return 501;
     case GrpcCode.Unavailable: return 503;
@@ -52,6 +54,8 @@ export abstract class ApiError extends Error {
   abstract readonly grpcCode: GrpcCode;
   /** Overrides the HTTP status derived from the gRPC code (413 for a too-large body). */
   readonly httpStatusOverride?: number;
+  /** Seconds the client should wait before it retries (sent as Retry-After), when it should. */
+  readonly retryAfterSeconds?: number;
   constructor(message: string, readonly details: unknown[] = []) {
     super(message);
     this.name = new.target.name;
@@ -121,6 +125,31 @@ export class UnavailableError extends ApiError {
   readonly grpcCode = GrpcCode.Unavailable;
 }
 
+/**
+ * No room can be allocated now (429, code 8, Retry-After). `maestroStatus` restores Maestro's
+ * answer (500, code 2) for clients that expect it.
+ */
+export class NoRoomAvailableError extends ApiError {
+  readonly grpcCode: GrpcCode;
+  override readonly httpStatusOverride?: number;
+  override readonly retryAfterSeconds?: number;
+  constructor(message: string, options: { retryAfterSeconds: number; maestroStatus: boolean }) {
+    super(message, [{ reason: 'NO_ROOM_AVAILABLE' }]);
+    this.grpcCode = options.maestroStatus ? GrpcCode.Unknown : GrpcCode.ResourceExhausted;
+    this.httpStatusOverride = options.maestroStatus ? 500 : undefined;
+    this.retryAfterSeconds = options.maestroStatus ? undefined : options.retryAfterSeconds;
+  }
+}
+
+/** Every candidate room was taken by concurrent allocations within the retry budget (503, code 14, Retry-After). */
+export class AllocationContentionError extends ApiError {
+  readonly grpcCode = GrpcCode.Unavailable;
+  override readonly retryAfterSeconds = 1;
+  constructor(message: string) {
+    super(message, [{ reason: 'ALLOCATION_CONTENTION' }]);
+  }
+}
+
 /** Anything unexpected (500, code 13); the real cause is logged, never sent. */
 export class InternalError extends ApiError {
   readonly grpcCode = GrpcCode.Internal;
@@ -142,6 +171,14 @@ export class StoreConflictError extends Error {
   constructor(readonly kind: string, readonly objectName: string) {
     super(`${kind} ${objectName} was modified concurrently`);
     this.name = 'StoreConflictError';
+  }
+}
+
+/** The object to write is gone. */
+export class StoreNotFoundError extends Error {
+  constructor(readonly kind: string, readonly objectName: string) {
+    super(`${kind} ${objectName} not found`);
+    this.name = 'StoreNotFoundError';
   }
 }
 

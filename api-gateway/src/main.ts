@@ -130,7 +130,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let shuttingDown = false;
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
   const common = { logger, metrics, readiness };
-  const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler });
+  const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler,
+    allocationStore: store,
+    allocationSettings: { defaultTtlSeconds: Math.ceil(config.allocationTtl / 1000), maxTtlSeconds: Math.floor(config.allocationMaxTtl / 1000), maestroNoRoomStatus: config.allocationNoRoomMaestro },
+  });
   const rooms = createRoomsApp({
     ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, pingQueue, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
     forwardResyncIntervalMs: config.forwardResyncInterval,

@@ -13,6 +13,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Missing or wrong credentials (code 16)',
   404: 'Not found (code 5)',
   409: 'Already exists, no change, or a final operation (code 6 or 10)',
+  429: 'No ready room to allocate (code 8); see Retry-After',
   413: 'Body larger than the limit (code 3)',
   415: 'Body sent with a Content-Type other than application/json (code 3)',
   501: 'Method not allowed on this path (code 12)',
@@ -108,6 +109,24 @@ function components(): Record<string, Schema> {
     PlayerEventRequest: {
       type: 'object', required: ['event', 'metadata'],
       properties: { event: { type: 'string', enum: ['playerJoin', 'playerLeft'] }, timestamp: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, metadata: { type: 'object', required: ['playerId'], properties: { playerId: { type: 'string' } } } },
+    },
+    AllocateRoomRequest: {
+      type: 'object',
+      properties: {
+        allocationId: { type: 'string', minLength: 1, maxLength: 128, description: 'Idempotency key (or the Idempotency-Key header): a replay answers the same room' },
+        selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', properties: { version: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } } },
+        strategy: { type: 'string', enum: ['packed', 'distributed'], default: 'packed' },
+        ttlSeconds: { type: 'integer', minimum: 1, description: 'How long the room is held if it does not report occupied (capped by ROOMKEEPER_ALLOCATION_MAX_TTL)' },
+        metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON)' },
+      },
+    },
+    AllocateRoomResponse: {
+      type: 'object',
+      properties: {
+        success: { type: 'boolean' }, roomId: { type: 'string' }, host: { type: 'string' },
+        ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string' }, port: { type: 'integer' } } } },
+        version: { type: 'string' }, allocationId: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' }, message: { type: 'string' },
+      },
     },
     SuccessResponse: { type: 'object', properties: { success: { type: 'boolean' } } },
     EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } },

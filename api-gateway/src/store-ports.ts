@@ -3,7 +3,7 @@
  * implements them with custom resources (reads from informer caches where a list is needed);
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
-import type { GameRoom, GameRoomStatus, Operation, OperationSpec, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, OperationSpec, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -62,6 +62,20 @@ export interface RoomStore {
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
   /** Merge-patches the room's status subresource. Throws when the room is gone. */
   patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void>;
+}
+
+/** Where allocations are committed and, on a replay the cache cannot answer, looked up. */
+export interface RoomAllocationStore {
+  /**
+   * Writes `allocation` and `status: allocated` to the room's status in ONE write carrying
+   * `resourceVersion` as precondition (a compare-and-swap). Throws StoreConflictError when the
+   * room changed since that version, StoreNotFoundError when it is gone.
+   */
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom>;
+  /** One GameRoom read from the API server, or undefined when it is gone. */
+  getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined>;
+  /** Every GameRoom of a scheduler read from the API server, not the cache (a replay after a restart). */
+  listRoomsFresh(schedulerName: string): Promise<GameRoom[]>;
 }
 
 /** One replica's digest of one scheduler (see `common/src/rooms/ping-digest.ts` for the format). */

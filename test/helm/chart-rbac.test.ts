@@ -60,7 +60,7 @@ describe('RBAC', () => {
       'roomkeeper.io/schedulers': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/schedulerversions': READ,
       'roomkeeper.io/operations': [...READ, 'create', 'patch'],
-      'roomkeeper.io/gamerooms': ['list', 'watch'],
+      'roomkeeper.io/gamerooms': ['get', 'list', 'watch'],
       'roomkeeper.io/gamerooms/status': ['patch'],
       'roomkeeper.io/pingdigests': ['create'],
       'roomkeeper.io/pingdigests/status': ['patch'],

@@ -74,6 +74,8 @@ export interface Stack {
    * restart of one replica: requests in the gap are refused and retried by their clients).
    */
   restartGateway(overrides: Partial<Record<keyof Config, unknown>>): Promise<RunningGateway>;
+  /** Starts one more gateway replica (same configuration and identity, its own ports and replica id); stopped with the stack. */
+  addGateway(): Promise<RunningGateway>;
   /** Replaces every operator replica by one with these overrides (`config` becomes theirs). */
   restartOperators(overrides: Partial<Record<keyof Config, unknown>>): Promise<void>;
   stop(): Promise<void>;
@@ -120,8 +122,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const useGateway = opts.gateway ?? true;
   const credentials = chartEnv ? {} : { authUsername: 'tester', authPassword: 'test-password', roomTokenSecret: 'test-room-token-secret' };
   const base = loadConfig(chartEnv?.gateway ?? {}, { ...TEST_CONFIG, ...credentials, ...opts.config });
-  const launchGateway = (cfg: Config, ports: { gatewayPort: number; roomsPort: number }) =>
-    startGateway({ config: { ...cfg, ...ports, pingFlushInterval: 500 }, kubeConfig: kubeConfigOf('gateway', identity?.gateway), host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId: 'test-gateway' });
+  const launchGateway = (cfg: Config, ports: { gatewayPort: number; roomsPort: number }, replicaId = 'test-gateway') =>
+    startGateway({ config: { ...cfg, ...ports, pingFlushInterval: 500 }, kubeConfig: kubeConfigOf('gateway', identity?.gateway), host: '127.0.0.1', logger: logger.child({ component: 'gateway' }), replicaId });
+  const extraGateways: RunningGateway[] = [];
   let gateway = useGateway ? await launchGateway(base, { gatewayPort: 0, roomsPort: 0 }) : undefined;
   const auth = base.authSecretName !== '' && chartEnv ? await readBasicAuth(clients.core, base.authSecretNamespace, base.authSecretName) : { username: base.authUsername, password: base.authPassword };
   const standIn = gateway ? undefined : await startPingStandIn(api);
@@ -174,8 +177,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     for (let i = 0; i < replicas; i++) await addOperator();
   };
 
+  const addGateway = async (): Promise<RunningGateway> => {
+    const replica = await launchGateway(base, { gatewayPort: 0, roomsPort: 0 }, `test-gateway-${extraGateways.length + 1}`);
+    extraGateways.push(replica);
+    return replica;
+  };
+
   return {
-    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, logger, addOperator, restartGateway, restartOperators,
+    kc, sandbox, api, core: clients.core, operators, simulation, roomsUrl, logger, addOperator, restartGateway, restartOperators, addGateway,
     get config() { return config; },
     get gateway() { return gateway; },
     managementUrl: gateway?.managementUrl,
@@ -186,6 +195,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       for (const op of operators) await op.stop().catch(() => undefined);
       await simulation?.stop();
       await gateway?.stop();
+      for (const g of extraGateways) await g.stop().catch(() => undefined);
       forwarder.close();
       await standIn?.close();
       await clients.close();

@@ -7,11 +7,11 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomList, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
 import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
-import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
+import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { ResourceCache } from './resource-cache';
 
 const VERSION = 'v1';
@@ -62,7 +62,7 @@ function mapWriteError(err: unknown): never {
   throw err;
 }
 
-export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, PingDigestWriter {
+export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
   private readonly schedulers: ResourceCache<Scheduler>;
   private readonly versions: ResourceCache<SchedulerVersion>;
   private readonly operations: ResourceCache<Operation>;
@@ -272,6 +272,50 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       this.countFailedWrite(err, 'gameroom_status');
       throw err;
     }
+  }
+
+  // ---- RoomAllocationStore ----
+
+  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom> {
+    // A merge patch: fields of an earlier, ended allocation that this one does not set are removed (null).
+    const body = {
+      metadata: { resourceVersion },
+      status: { status: 'allocated', allocation: { endedAt: null, endReason: null, metadata: null, ...allocation } },
+    };
+    try {
+      const room = await this.options.custom.patchNamespacedCustomObjectStatus(
+        { group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId, body }, MERGE_PATCH,
+      ) as GameRoom;
+      this.writes.inc({ kind: 'gameroom_status' });
+      return room;
+    } catch (err) {
+      this.countFailedWrite(err, 'gameroom_status');
+      if (apiStatus(err) === 409) throw new StoreConflictError('gameroom', roomId);
+      if (isNotFound(err)) throw new StoreNotFoundError('gameroom', roomId);
+      return mapWriteError(err);
+    }
+  }
+
+  async getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined> {
+    try {
+      return await this.options.custom.getNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId }) as GameRoom;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async listRoomsFresh(schedulerName: string): Promise<GameRoom[]> {
+    const out: GameRoom[] = [];
+    let next: string | undefined;
+    do {
+      const page = await this.options.custom.listNamespacedCustomObject({
+        group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, limit: 500, ...(next ? { _continue: next } : {}),
+      }) as GameRoomList & { metadata?: { continue?: string } };
+      out.push(...page.items);
+      next = page.metadata?.continue || undefined;
+    } while (next);
+    return out;
   }
 
   // ---- PingDigestWriter ----

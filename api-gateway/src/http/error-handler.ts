@@ -69,7 +69,9 @@ export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Re
     if (apiError instanceof InternalError) {
       requestLogger(res, logger).error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
     }
-    if (apiError instanceof UnavailableError) {
+    if (apiError.retryAfterSeconds !== undefined) {
+      res.setHeader('Retry-After', String(apiError.retryAfterSeconds));
+    } else if (apiError instanceof UnavailableError) {
       // The client is told when to come back (RFC 9110 Retry-After, in seconds).
       res.setHeader('Retry-After', '5');
       requestLogger(res, logger).warn('request refused: Kubernetes API unavailable', apiErrorFields(err));

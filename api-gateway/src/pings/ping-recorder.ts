@@ -17,7 +17,8 @@
 import { apiErrorFields, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
+import { withAllocation } from '../../../common/src/rooms/allocation';
 import { composeRoomStatus } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
@@ -124,7 +125,7 @@ export class PingRecorder {
     const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
     if (!differsFromCache && !differsFromMine) return 'recorded';
-    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now))
+    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now, cached))
       .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => {
@@ -167,12 +168,13 @@ export class PingRecorder {
     this.scheduleRetry();
   }
 
-  private patchOf(ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number): RoomStatusPatch {
+  /** `room`: the cached status, so a ready ping of an allocated room keeps it `allocated` (the operator ends allocations). */
+  private patchOf(ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number, room?: GameRoomStatus): RoomStatusPatch {
     return {
       pingStatus: ping.status,
       runningMatches: ping.runningMatches,
       lastPingAt: new Date(at).toISOString(),
-      status: composeRoomStatus(ping.status, instanceStatus ?? 'unknown'),
+      status: withAllocation(composeRoomStatus(ping.status, instanceStatus ?? 'unknown'), room, at),
     };
   }
 

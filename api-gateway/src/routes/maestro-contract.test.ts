@@ -88,6 +88,7 @@ describe('error codes', () => {
       ['InvalidArgument', 3, 400],
       ['NotFound', 5, 404],
       ['AlreadyExists', 6, 409],
+      ['ResourceExhausted', 8, 429],
       ['FailedPrecondition', 9, 400],
       ['Aborted', 10, 409],
       ['Unimplemented', 12, 501],
@@ -107,7 +108,7 @@ describe('error codes', () => {
       },
     });
     return createManagementApp({
-      schedulers: failing, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+      schedulers: failing, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
       now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: { notReadyReason: () => undefined }, maxBodyBytes: MAX_BODY,
     });
   };
@@ -142,7 +143,7 @@ describe('rooms API routes beside Maestro\'s', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'ready', pingStatus: 'ready' });
   });
 
-  it('answers 404 (code 5) for Maestro\'s allocate route, which Roomkeeper does not serve', async () => {
+  it('answers 404 (code 5) for allocate on the rooms port: allocating is a management call, behind Basic auth', async () => {
     const res = await request(t.rooms).post('/scheduler/s1/rooms/allocate').set('Authorization', token('s1', 'room-1')).send({});
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ success: false, code: 5, message: 'Not Found', details: [] });

@@ -1,5 +1,6 @@
 /** The management API's route table (Maestro's paths plus add-rooms and remove-rooms) and its handlers. */
 import type { OperationQueries } from '../use-cases/operation-queries';
+import type { RoomAllocations } from '../use-cases/room-allocation';
 import type { SchedulerCommands } from '../use-cases/scheduler-commands';
 import type { SchedulerQueries } from '../use-cases/scheduler-queries';
 import { objectNameParam, queryString, type RouteHandler, type RouteSpec, schedulerNameParam } from './route-spec';
@@ -50,6 +51,9 @@ export const MANAGEMENT_ROUTES = [
     response: ref('ListOperationsResponse'), errors: [400, 401] },
   { id: 'getOperation', method: 'get', path: OPERATION, tag: 'operations', auth: 'basic', summary: 'One operation with its input and execution history',
     response: ref('GetOperationResponse'), errors: [401, 404] },
+  { id: 'allocateRoom', method: 'post', path: '/scheduler/:schedulerName/rooms/allocate', tag: 'rooms', auth: 'basic',
+    summary: 'Allocate one ready room to a matchmaker (Maestro path; the body is optional); idempotent by allocationId or the Idempotency-Key header',
+    requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 413, 429, 503] },
   { id: 'cancelOperation', method: 'post', path: `${OPERATION}/cancel`, tag: 'operations', auth: 'basic', summary: 'Ask for an operation to be canceled',
     requestBody: { type: 'object' }, response: { type: 'object' }, errors: [401, 404, 409] },
 ] as const satisfies readonly RouteSpec[];
@@ -58,6 +62,7 @@ export type ManagementRouteId = (typeof MANAGEMENT_ROUTES)[number]['id'];
 
 export interface ManagementUseCases {
   commands: SchedulerCommands;
+  allocations: RoomAllocations;
   schedulerQueries: SchedulerQueries;
   operationQueries: OperationQueries;
 }
@@ -95,6 +100,7 @@ export function managementHandlers(u: ManagementUseCases): Record<ManagementRout
       const scheduler = schedulerNameParam(req);
       return u.operationQueries.get(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));
     },
+    allocateRoom: (req) => u.allocations.allocate(schedulerNameParam(req), req.body, req.get('idempotency-key')),
     cancelOperation: (req) => {
       const scheduler = schedulerNameParam(req);
       return u.operationQueries.cancel(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));

@@ -10,6 +10,7 @@ import { createSchedulerValidator } from '../scheduler-validator';
 import type { RoomEventSink } from '../use-cases/room-reports';
 import { InMemoryStore } from './in-memory-store';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
+import type { AllocationSettings } from '../use-cases/room-allocation';
 
 export const USER = 'admin';
 export const PASSWORD = 's3cret-pass';
@@ -57,7 +58,7 @@ export interface TestApps {
   ready: { reason: string | undefined };
 }
 
-export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number } = {}): TestApps {
+export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings> } = {}): TestApps {
   const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
   const store = new InMemoryStore(now);
@@ -67,12 +68,12 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: 
   const readiness = { notReadyReason: () => ready.reason };
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
   const management = createManagementApp({
-    schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
-    now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler,
+    schedulers: store, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
+    now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler, allocationSettings: options.allocationSettings,
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, pingQueue: options.pingQueue, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
-    logger, metrics, readiness, maxBodyBytes: MAX_BODY,
+    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };
 }

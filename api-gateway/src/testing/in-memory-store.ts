@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../json-equal';
-import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
-import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { GameRoom, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
+import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
@@ -15,7 +15,7 @@ export interface RecordedWrite {
   name: string;
 }
 
-export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore, PingDigestWriter {
+export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
   readonly schedulers = new Map<string, Scheduler>();
   readonly versions = new Map<string, SchedulerVersion>();
   readonly operations = new Map<string, Operation>();
@@ -187,8 +187,30 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     const room = this.rooms.get(`${schedulerName}/${roomId}`);
     if (!room) return Promise.reject(Object.assign(new Error(`gameroom ${roomId} not found`), { code: 404 }));
     room.status = { ...room.status, ...patch };
+    room.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
     return Promise.resolve();
+  }
+
+  // ---- RoomAllocationStore ----
+
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom> {
+    const room = this.rooms.get(`${schedulerName}/${roomId}`);
+    if (!room) return Promise.reject(new StoreNotFoundError('gameroom', roomId));
+    if (room.metadata.resourceVersion !== resourceVersion) return Promise.reject(new StoreConflictError('gameroom', roomId));
+    room.status = { ...room.status, status: 'allocated', allocation: structuredClone(allocation) };
+    room.metadata.resourceVersion = String(this.rv++);
+    this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
+    return Promise.resolve(structuredClone(room));
+  }
+
+  getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined> {
+    const room = this.rooms.get(`${schedulerName}/${roomId}`);
+    return Promise.resolve(room ? structuredClone(room) : undefined);
+  }
+
+  listRoomsFresh(schedulerName: string): Promise<GameRoom[]> {
+    return Promise.resolve(this.listRooms(schedulerName).map((r) => structuredClone(r)));
   }
 
   // ---- PingDigestWriter ----

@@ -9,6 +9,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
 import type { ForwardedRoom, ForwardedRoomStatus, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
+import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
 import type { RoomStore } from '../store-ports';
@@ -126,7 +127,7 @@ export class RoomReports {
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
-  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean }> {
+  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; allocation?: RoomAllocationNotice }> {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
@@ -167,7 +168,9 @@ export class RoomReports {
         () => this.forwards.inc({ type: 'ping', result: 'failed' }),
       );
     }
-    return { success: true };
+    // The room learns it was allocated (and for whom) from the answer to its next ping.
+    const allocation = status === 'ready' ? allocationNotice(room.status, (this.deps.now ?? Date.now)()) : undefined;
+    return allocation ? { success: true, allocation } : { success: true };
   }
 
   /** POST /scheduler/{name}/rooms/{id}/roomevent */

@@ -11,9 +11,9 @@ export interface GameRoomSpec {
   validation?: boolean;
 }
 
-export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated';
+export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated' | 'allocated';
 
-export const roomStatusValues = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated'] as const satisfies readonly RoomStatus[];
+export const roomStatusValues = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated'] as const satisfies readonly RoomStatus[];
 
 export type PingStatus = 'unknown' | 'ready' | 'occupied' | 'terminating' | 'terminated';
 
@@ -31,6 +31,21 @@ export type InstanceStatus = 'unknown' | 'pending' | 'ready' | 'terminating' | '
 
 export const instanceStatusValues = ['unknown', 'pending', 'ready', 'terminating', 'error'] as const satisfies readonly InstanceStatus[];
 
+export interface GameRoomStatusAllocation {
+  /** The allocationId (the matchmaker's idempotency key). */
+  id: string;
+  /** SHA-256 of the allocation request, so a reused allocationId with another body is refused. */
+  requestHash: string;
+  /** Free content from the matchmaker, passed to the room in its ping answer. */
+  metadata?: Record<string, unknown>;
+  allocatedAt: string;
+  /** When the room returns to ready if it has not reported occupied by then. */
+  expiresAt: string;
+  /** When the allocation ended; absent while it holds the room. */
+  endedAt?: string;
+  endReason?: 'expired' | 'occupied';
+}
+
 export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
@@ -44,6 +59,8 @@ export interface GameRoomStatus {
   createdAt?: string;
   /** Free content sent by the room. */
   metadata?: Record<string, unknown>;
+  /** The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room's resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied). */
+  allocation?: GameRoomStatusAllocation;
 }
 
 /** One game room. Same name as its Pod. */
@@ -323,6 +340,8 @@ export interface RoomCounts {
   unready?: number;
   ready?: number;
   occupied?: number;
+  /** Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling). */
+  allocated?: number;
   terminating?: number;
   error?: number;
   /** Rooms (not terminating) that run the active version's major; a rollout is complete when it equals current. */

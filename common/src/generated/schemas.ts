@@ -129,7 +129,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         properties: {
           status: {
             type: 'string',
-            enum: ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated'],
+            enum: ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated'],
           },
           pingStatus: {
             type: 'string',
@@ -186,6 +186,47 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'object',
             description: 'Free content sent by the room.',
             'x-kubernetes-preserve-unknown-fields': true,
+          },
+          allocation: {
+            type: 'object',
+            description: 'The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room\'s resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied).',
+            required: ['id', 'requestHash', 'allocatedAt', 'expiresAt'],
+            properties: {
+              id: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 128,
+                description: 'The allocationId (the matchmaker\'s idempotency key).',
+              },
+              requestHash: {
+                type: 'string',
+                maxLength: 64,
+                description: 'SHA-256 of the allocation request, so a reused allocationId with another body is refused.',
+              },
+              metadata: {
+                type: 'object',
+                description: 'Free content from the matchmaker, passed to the room in its ping answer.',
+                'x-kubernetes-preserve-unknown-fields': true,
+              },
+              allocatedAt: {
+                type: 'string',
+                format: 'date-time',
+              },
+              expiresAt: {
+                type: 'string',
+                format: 'date-time',
+                description: 'When the room returns to ready if it has not reported occupied by then.',
+              },
+              endedAt: {
+                type: 'string',
+                format: 'date-time',
+                description: 'When the allocation ended; absent while it holds the room.',
+              },
+              endReason: {
+                type: 'string',
+                enum: ['expired', 'occupied'],
+              },
+            },
           },
         },
       },
@@ -959,6 +1000,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               occupied: {
                 type: 'integer',
                 format: 'int32',
+              },
+              allocated: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling).',
               },
               terminating: {
                 type: 'integer',

@@ -102,10 +102,12 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations"]
   verbs: ["get", "list", "watch", "create", "patch"]
-# Rooms: read through an informer; pings that change a room patch its status.
+# Rooms: read through an informer; pings that change a room patch its status. The allocate API
+# reads a room fresh (get) after its compare-and-swap lost, and lists them fresh for a replay the
+# cache cannot answer; its write is the status patch below.
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms"]
-  verbs: ["list", "watch"]
+  verbs: ["get", "list", "watch"]
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms/status"]
   verbs: ["patch"]

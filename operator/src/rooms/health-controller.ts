@@ -100,6 +100,8 @@ export class HealthController {
       deletionTimeoutMs: this.deps.config.roomDeletionTimeout,
     };
     const fleet = views.filter((r) => !r.validation);
+    // The version of each room the decisions below are made on (the cache moves on meanwhile).
+    const decidedOn = new Map(views.map((r) => [r.name, r.resourceVersion]));
     const summary = summarizeFleet(views, now, timeouts);
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
     const decision = desiredRooms({
@@ -170,7 +172,7 @@ export class HealthController {
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, 'remove_rooms', this.replacement(name, plan.removeRooms), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
+      return this.enqueue(s, ops, 'remove_rooms', this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
@@ -181,7 +183,7 @@ export class HealthController {
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = plan.removeReason === 'rolling_update_replace'
-        ? this.replacement(name, plan.removeRooms)
+        ? this.replacement(plan.removeRooms, decidedOn)
         : { amount: plan.remove, reason: plan.removeReason ?? 'scale_down' };
       return this.enqueue(s, ops, 'remove_rooms', input, plan.removeReason === 'rolling_update_replace' ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
     }
@@ -219,10 +221,10 @@ export class HealthController {
    * cache may be behind, and a room that turned occupied since must not be deleted (it is kept,
    * and the next health check decides again).
    */
-  private replacement(name: string, ids: string[]): { roomsIds: string[]; reason: 'rolling_update_replace'; resourceVersions: Record<string, string> } {
+  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>): { roomsIds: string[]; reason: 'rolling_update_replace'; resourceVersions: Record<string, string> } {
     const resourceVersions: Record<string, string> = {};
     for (const id of ids) {
-      const rv = this.deps.caches.rooms.get(id, name)?.metadata.resourceVersion;
+      const rv = decidedOn.get(id);
       if (rv) resourceVersions[id] = rv;
     }
     return { roomsIds: ids, reason: 'rolling_update_replace', resourceVersions };

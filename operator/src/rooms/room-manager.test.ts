@@ -20,6 +20,14 @@ describe('deletionStartedAt', () => {
     const pod = { metadata: { name: 'r1', deletionTimestamp: new Date('2026-01-01T00:11:00Z'), deletionGracePeriodSeconds: 600 } };
     expect(toView(room, pod, new Map())).toMatchObject({ terminating: true, terminatingSince: Date.parse('2026-01-01T00:01:00Z') });
   });
+
+  it('shows a ready room held by an allocation the operator has not ended as allocated, so no removal by amount takes it', () => {
+    const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' };
+    const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' } } as const;
+    expect(toView({ ...base, status: { status: 'ready', allocation } } as GameRoom, undefined, new Map()).status).toBe('allocated');
+    const ended = { ...allocation, endedAt: '2026-01-01T00:05:00Z', endReason: 'expired' as const };
+    expect(toView({ ...base, status: { status: 'ready', allocation: ended } } as GameRoom, undefined, new Map()).status).toBe('ready');
+  });
 });
 
 describe('removeRoomById (remove-rooms by id)', () => {

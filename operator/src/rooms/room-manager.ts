@@ -10,6 +10,7 @@ import { apiStatus, describeApiError, isFailedPatchTest, retryTransient } from '
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
+import { openAllocation } from '../../../common/src/rooms/allocation';
 import { instanceFromPod } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
@@ -335,14 +336,18 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
   const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
   const deletion = deletionStartedAt(room.metadata) ?? deletionStartedAt(pod?.metadata);
   const instance = instanceFromPod(pod);
+  const stored = status?.status ?? (instance.status === 'error' ? 'error' : 'pending');
   return {
     name: room.metadata.name as string,
-    status: status?.status ?? (instance.status === 'error' ? 'error' : 'pending'),
+    // An allocation the operator has not ended protects the room from removal by amount, even
+    // while a ping written from a stale cache still shows `ready`.
+    status: stored === 'ready' && openAllocation(status) ? 'allocated' : stored,
     version: room.spec.version,
     createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
     lastPingAt,
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,
+    resourceVersion: room.metadata.resourceVersion,
   };
 }

@@ -9,6 +9,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
+import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeRoomStatus, instanceFromPod } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -33,7 +34,10 @@ export class RoomStatusController {
 
     const instance = instanceFromPod(pod);
     const ping = room.status?.pingStatus ?? 'unknown';
-    let status = composeRoomStatus(ping, instance.status);
+    const now = this.deps.now();
+    const step = allocationStep(room, now);
+    let status: NonNullable<GameRoomStatus['status']> = composeRoomStatus(ping, instance.status);
+    if (step.kind !== 'end') status = withAllocation(status, room.status, now);
     if (room.metadata.deletionTimestamp && status !== 'error' && status !== 'terminated') status = 'terminating';
     const next: GameRoomStatus = {
       status,
@@ -50,17 +54,25 @@ export class RoomStatusController {
     const mine = (s: GameRoomStatus) => stableStringify({
       status: s.status, instanceStatus: s.instanceStatus, host: s.host ?? '', ports: s.ports ?? [], reason: s.reason ?? null, createdAt: s.createdAt,
     });
-    if (mine(current) === mine(next)) return {};
+    const later: ReconcileResult = step.kind === 'wait' ? { requeueAfterMs: Math.max(0, step.untilMs - now) + 50 } : {};
+    if (mine(current) === mine(next) && step.kind !== 'end') return later;
+    // Ending an allocation is one write with the resourceVersion: it happens once, and loses to
+    // any write the operator has not seen (an occupied ping, a new allocation), then recomputes.
+    const ended = step.kind === 'end' ? { allocation: { endedAt: new Date(now).toISOString(), endReason: step.reason } } : {};
     try {
       await this.deps.api.patchGameRoomStatus(namespace, name, {
         metadata: { resourceVersion: room.metadata.resourceVersion },
-        status: { ...next, reason: next.reason ?? null },
+        status: { ...next, reason: next.reason ?? null, ...ended },
       });
     } catch (err) {
       if (apiStatus(err) === 404) return {};
       throw err; // 409: the gateway wrote a ping meanwhile; the requeue recomputes from it
     }
-    return {};
+    if (step.kind === 'end') {
+      this.deps.logger.info(step.reason === 'expired' ? 'allocation TTL over without an occupied report; the room is allocatable again' : 'allocated room reported occupied; allocation ended',
+        { scheduler: namespace, room: name, allocationId: room.status?.allocation?.id, status });
+    }
+    return later;
   }
 
   /** Informer hook: a GameRoom is gone for good; tell the forwarders once. */

@@ -8,6 +8,7 @@ import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, Schedul
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { compareQueueOrder, statusOf } from '../operations/queue-order';
+import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
@@ -44,7 +45,7 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
 
 export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number): SchedulerStatus {
   const state = computeState(s, ops);
-  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, terminating: 0, error: 0 };
+  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, terminating: 0, error: 0 };
   const byVersion: Record<string, number> = {};
   let oldMajor = 0;
   let oldOccupied = 0;
@@ -74,11 +75,11 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const cond = (type: string, ok: boolean, reason: string, message: string): Condition => ({
     type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation, lastTransitionTime: nowIso,
   });
-  const ready = counts.ready + counts.occupied;
+  const ready = counts.ready + counts.occupied + counts.allocated;
   const conditions = [
     cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${ready} of ${desired ?? '?'} rooms ready or occupied; state ${state}`),
+      `${ready} of ${desired ?? '?'} rooms ready, allocated or occupied; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', state === 'pending-changes' ? ConditionReason.SpecChanged : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),
@@ -131,11 +132,4 @@ export function statusChanged(current: SchedulerStatus | undefined, next: Schedu
   return stableStringify(pick(current)) !== stableStringify(pick(next));
 }
 
-export function stableStringify(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
+export { stableStringify };

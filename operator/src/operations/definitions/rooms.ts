@@ -195,7 +195,8 @@ export const removeRoomsDefinition: OperationDefinition = {
     await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
       ctx.checkpoint();
       const cached = ctx.deps.caches.rooms.get(room.name, name);
-      const rv = cached?.metadata.resourceVersion;
+      // The version decided on (not the cache's now: a room allocated since must be kept).
+      const rv = room.resourceVersion;
       const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
       if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})`);
       if (outcome === 'deleted') removed++;

@@ -39,6 +39,11 @@ describe('desiredRooms', () => {
     { name: 'roomsReplicas missing -> 0', in: input({ ready: 1, occupied: 0, roomsReplicas: undefined }), desired: 0, downscaleAllowed: true, recordDownscale: false },
     { name: 'roomOccupancy scale up', in: input({ ready: 1, occupied: 3, autoscaling: occupancy(0.5) }), desired: 6, downscaleAllowed: true, recordDownscale: false },
     {
+      name: 'allocated rooms count as occupied (Maestro)',
+      in: { ...input({ ready: 1, occupied: 1, autoscaling: occupancy(0.5) }), counts: { ready: 1, occupied: 1, allocated: 2 }, available: 4 },
+      desired: 6, downscaleAllowed: true, recordDownscale: false,
+    },
+    {
       name: 'roomOccupancy docs example: 80 occupied of 100, readyTarget 0.5 -> 160',
       in: input({ ready: 20, occupied: 80, autoscaling: occupancy(0.5, { max: -1 }) }),
       desired: 160, downscaleAllowed: true, recordDownscale: false,

@@ -18,6 +18,8 @@ export const DEFAULT_DOWN_THRESHOLD = 0.99;
 export interface RoomCountsInput {
   ready: number;
   occupied: number;
+  /** Allocated rooms count as occupied (Maestro's autoscaling does the same). */
+  allocated?: number;
   pending?: number;
   unready?: number;
   terminating?: number;
@@ -84,7 +86,7 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   }
 
   const ready = nonNegativeInt(input.counts.ready);
-  const occupied = nonNegativeInt(input.counts.occupied);
+  const occupied = nonNegativeInt(input.counts.occupied) + nonNegativeInt(input.counts.allocated ?? 0);
   const policy = policyTarget(autoscaling, occupied);
   if ('error' in policy) {
     return {

@@ -10,6 +10,7 @@ describe('summarizeFleet', () => {
     const rooms = [
       roomView('ready', { status: 'ready', lastPingAt: NOW }),
       roomView('occupied', { status: 'occupied', lastPingAt: NOW }),
+      roomView('allocated', { status: 'allocated', lastPingAt: NOW }),
       roomView('pending', { status: 'pending', createdAt: NOW - S }),
       roomView('unready', { status: 'unready', createdAt: NOW - S }),
       roomView('silent', { status: 'ready', lastPingAt: NOW - 300 * S }),
@@ -24,7 +25,7 @@ describe('summarizeFleet', () => {
     ];
     const summary = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS);
     expect(summary.expired.map((e) => e.room.name)).toEqual(['silent', 'stuck-pending', 'expired-error', 'terminated', 'old-validation']);
-    expect(summary.available.map((r) => r.name)).toEqual(['ready', 'occupied', 'pending', 'unready']);
-    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, terminating: 3, error: 2 });
+    expect(summary.available.map((r) => r.name)).toEqual(['ready', 'occupied', 'allocated', 'pending', 'unready']);
+    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, allocated: 1, terminating: 3, error: 2 });
   });
 });

@@ -14,6 +14,8 @@ export interface FleetCounts {
   unready: number;
   ready: number;
   occupied: number;
+  /** Ready rooms held by an allocation (not yet ended by the operator). */
+  allocated: number;
   /** Fleet rooms being deleted, or that pinged terminating/terminated. */
   terminating: number;
   /** Fleet rooms in error (expired or not). */
@@ -31,7 +33,7 @@ export interface FleetSummary {
 export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts: RoomTimeouts): FleetSummary {
   const expired = findExpiredRooms(rooms, now, timeouts);
   const expiredNames = new Set(expired.map((e) => e.room.name));
-  const counts: FleetCounts = { pending: 0, unready: 0, ready: 0, occupied: 0, terminating: 0, error: 0 };
+  const counts: FleetCounts = { pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, terminating: 0, error: 0 };
   const available: RoomView[] = [];
   for (const room of rooms) {
     if (room.validation) continue;

@@ -106,6 +106,7 @@ describe('isRemovable', () => {
     [{ status: 'terminated' }, false],
     [{ status: 'ready', terminating: true }, false],
     [{ status: 'ready', validation: true }, false],
+    [{ status: 'allocated' }, false],
   ] as [Partial<RoomView>, boolean][])('%j -> %s', (room, expected) => {
     expect(isRemovable(roomView('r', room))).toBe(expected);
   });

@@ -27,6 +27,11 @@ export interface RoomView {
   terminatingSince?: number;
   /** A validation room of a new version; never part of the fleet. */
   validation: boolean;
+  /**
+   * The GameRoom's resourceVersion this view was made from: a removal decided on the view carries
+   * it as precondition, so a room allocated (or occupied) since is kept.
+   */
+  resourceVersion?: string;
 }
 
 /** Expiry timeouts (Maestro §3.4 defaults: init 120 s, ping 240 s, deletion 120 s). */

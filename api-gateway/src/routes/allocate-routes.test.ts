@@ -1,0 +1,133 @@
+/**
+ * POST /scheduler/{name}/rooms/allocate on the management app over the in-memory store (its
+ * resourceVersion preconditions behave as the API server's); the behaviour across real replicas
+ * and the API server is in test/e2e/allocation.test.ts and test/real-apiserver/allocation.test.ts.
+ */
+import request from 'supertest';
+import type { GameRoomStatus } from '../../../common/src/generated/resources';
+import { roomToken } from '../../../common/src/rooms/room-token';
+import { AUTH, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
+
+const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] };
+
+describe('POST /scheduler/{name}/rooms/allocate', () => {
+  let t: TestApps;
+  beforeEach(() => {
+    t = buildTestApps();
+    t.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
+  });
+  const allocate = (body?: unknown, scheduler = 's1') => {
+    const req = request(t.management).post(`/scheduler/${scheduler}/rooms/allocate`).set('Authorization', AUTH);
+    return body === undefined ? req : req.send(body as object);
+  };
+
+  it('needs credentials', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await request(t.management).post('/scheduler/s1/rooms/allocate');
+    expect(res.status).toBe(401);
+    expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
+  });
+
+  it('allocates a ready room with an empty body (Maestro) and writes it with one status write', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate();
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      success: true, roomId: 'room-1', host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123 }], version: 'v1.0.0', message: '',
+      expiresAt: '2026-01-01T00:05:00.000Z',
+    });
+    expect(typeof res.body.allocationId).toBe('string');
+    expect(t.store.writes).toEqual([{ kind: 'gameroom-status', verb: 'patch', name: 's1/room-1' }]);
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', allocation: { id: res.body.allocationId, expiresAt: '2026-01-01T00:05:00.000Z' } });
+  });
+
+  it('answers 429 with Retry-After and code 8 when no room is ready, changing nothing', async () => {
+    t.store.seedRoom('s1', 'busy', { ...READY, status: 'occupied', pingStatus: 'occupied' });
+    t.store.seedRoom('s1', 'pending', { status: 'pending' });
+    const res = await allocate({});
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toMatchObject({ code: 8, message: 'no ready rooms available for scheduler s1; retry later or add rooms', details: [{ reason: 'NO_ROOM_AVAILABLE' }] });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers Maestro\'s 500 (code 2) when no room is ready and ROOMKEEPER_ALLOCATION_NO_ROOM_MAESTRO is set', async () => {
+    const maestro = buildTestApps({ allocationSettings: { maestroNoRoomStatus: true } });
+    maestro.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
+    const res = await request(maestro.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH);
+    expect(res.status).toBe(500);
+    expect(res.headers['retry-after']).toBeUndefined();
+    expect(res.body).toMatchObject({ code: 2, message: 'no ready rooms available for scheduler s1; retry later or add rooms' });
+  });
+
+  it('answers 404 for an unknown scheduler', async () => {
+    const res = await allocate({}, 'ghost');
+    expect(res.status).toBe(404);
+    expect(res.body.message).toBe('scheduler ghost not found');
+  });
+
+  it('refuses a malformed body with 400 naming each field, and changes nothing', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ allocationId: 'bad id!', strategy: 'random', ttlSeconds: 0, selectors: [{ version: '1.0' }], metadata: { blob: 'x'.repeat(5000) } });
+    expect(res.status).toBe(400);
+    const fields = (res.body.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual(['allocationId', 'metadata', 'selectors[0].version', 'strategy', 'ttlSeconds']);
+    expect(t.store.writes).toEqual([]);
+    expect((await allocate([1, 2])).status).toBe(400);
+    expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
+  });
+
+  it('replays an allocationId (body or Idempotency-Key) with the same room, and refuses it with another body (409)', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    t.store.seedRoom('s1', 'room-2', READY);
+    const first = await allocate({ allocationId: 'match-42', metadata: { mode: 'duel' } });
+    expect(first.status).toBe(200);
+    const again = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'match-42').send({ metadata: { mode: 'duel' } });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ roomId: first.body.roomId, allocationId: 'match-42', expiresAt: first.body.expiresAt });
+    expect(t.store.writes).toHaveLength(1);
+    const other = await allocate({ allocationId: 'match-42', metadata: { mode: 'ffa' } });
+    expect(other.status).toBe(409);
+    expect(other.body.message).toContain('allocationId match-42 was already used with another request body');
+    const mismatch = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'k-1').send({ allocationId: 'k-2' });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
+  });
+
+  it('takes the first selector that matches a ready room, and the active version first', async () => {
+    t.store.seedRoom('s1', 'old', READY, { version: 'v0.9.0' });
+    t.store.seedRoom('s1', 'new', READY);
+    expect((await allocate({})).body.roomId).toBe('new');
+    t.store.seedRoom('s1', 'old-2', READY, { version: 'v0.9.0' });
+    t.store.seedRoom('s1', 'new-2', READY);
+    const res = await allocate({ selectors: [{ version: 'v5.0.0' }, { version: 'v0.9.0' }] });
+    expect(['old', 'old-2']).toContain(res.body.roomId);
+  });
+
+  it('caps ttlSeconds and says so', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ ttlSeconds: 999_999 });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe('ttlSeconds capped at 3600');
+    expect(res.body.expiresAt).toBe('2026-01-01T01:00:00.000Z');
+  });
+
+  it('tries the next candidate when a room changed since the cache showed it, and never hands a room out twice', async () => {
+    for (let i = 0; i < 5; i++) t.store.seedRoom('s1', `room-${i}`, READY);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => allocate({})));
+    const ok = answers.filter((r) => r.status === 200).map((r) => r.body.roomId as string);
+    expect(new Set(ok).size).toBe(5);
+    expect(ok).toHaveLength(5);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(3);
+  });
+
+  it('tells the room of its allocation in the answer to its next ready ping', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ allocationId: 'm-7', metadata: { players: ['a', 'b'] } });
+    expect(res.status).toBe(200);
+    const ping = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`).send({ status: 'ready', timestamp: 1 });
+    expect(ping.body).toEqual({ success: true, allocation: { id: 'm-7', metadata: { players: ['a', 'b'] }, expiresAt: '2026-01-01T00:05:00.000Z' } });
+    // A ready ping inside the TTL writes nothing and keeps the allocation.
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', allocation: { id: 'm-7' } });
+  });
+});

@@ -1,0 +1,45 @@
+import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
+import { chooseCandidates, isAllocatable, requestHash } from './room-allocation';
+
+const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' };
+function room(name: string, host: string, status: GameRoomStatus = READY, version = 'v1.0.0', labels: Record<string, string> = {}): GameRoom {
+  return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', labels }, spec: { scheduler: 's', version }, status: { host, ...status } };
+}
+const fixed = () => 0.5;
+
+describe('chooseCandidates', () => {
+  const fleet = [
+    room('a1', 'node-a'), room('a-busy', 'node-a', { ...READY, status: 'occupied', pingStatus: 'occupied' }),
+    room('b1', 'node-b'), room('c1', 'node-c'),
+    room('c-alloc', 'node-c', { ...READY, status: 'allocated', allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }),
+    room('c-alloc-2', 'node-c', { ...READY, status: 'allocated', allocation: { id: 'y', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }),
+  ];
+
+  it('packed fills the hosts already in use first; distributed the emptiest first', () => {
+    expect(chooseCandidates(fleet, { strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['c1', 'a1', 'b1']);
+    expect(chooseCandidates(fleet, { strategy: 'distributed', random: fixed }).map((r) => r.metadata.name)).toEqual(['b1', 'a1', 'c1']);
+  });
+
+  it('puts the active version first and takes the first selector that matches', () => {
+    const rooms = [room('old', 'n', READY, 'v1.0.0', { tier: 'gold' }), room('new', 'n', READY, 'v2.0.0')];
+    expect(chooseCandidates(rooms, { activeVersion: 'v2.0.0', strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['new', 'old']);
+    expect(chooseCandidates(rooms, { selectors: [{ labels: { tier: 'silver' } }, { labels: { tier: 'gold' } }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['old']);
+    expect(chooseCandidates(rooms, { selectors: [{ version: 'v9.0.0' }], strategy: 'packed', random: fixed })).toEqual([]);
+  });
+
+  it('never offers a room that is being deleted, a validation room, one held or ended-but-not-ready, or not ready by pod and ping', () => {
+    expect(isAllocatable(room('r', 'n'))).toBe(true);
+    expect(isAllocatable({ ...room('r', 'n'), metadata: { name: 'r', deletionTimestamp: new Date() } })).toBe(false);
+    expect(isAllocatable({ ...room('r', 'n'), spec: { scheduler: 's', version: 'v1.0.0', validation: true } })).toBe(false);
+    expect(isAllocatable(room('r', 'n', { ...READY, instanceStatus: 'terminating' }))).toBe(false);
+    expect(isAllocatable(room('r', 'n', { ...READY, allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2000-01-01T00:00:00Z' } }))).toBe(false);
+    expect(isAllocatable(room('r', 'n', { ...READY, allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2000-01-01T00:00:00Z', endedAt: '2000-01-01T00:00:00Z', endReason: 'expired' } }))).toBe(true);
+  });
+});
+
+describe('requestHash', () => {
+  it('ignores the allocationId and key order, and changes with the body', () => {
+    expect(requestHash({ allocationId: 'a', metadata: { x: 1, y: 2 } })).toBe(requestHash({ metadata: { y: 2, x: 1 } }));
+    expect(requestHash({ metadata: { x: 1 } })).not.toBe(requestHash({ metadata: { x: 2 } }));
+  });
+});

@@ -1,0 +1,354 @@
+/**
+ * POST /scheduler/{name}/rooms/allocate: a matchmaker claims one ready room (issue 13).
+ *
+ * Compute, then apply: the candidates are chosen from the cache by pure rules (`chooseCandidates`),
+ * then claimed one at a time with ONE status write carrying the room's resourceVersion (a
+ * compare-and-swap), so two allocations, or an allocation and a retirement, can never both win
+ * the same room. A write that loses (409) reads the room again: still free (a ping moved its
+ * resourceVersion) it is tried again, taken it is skipped; the writes are bounded per request.
+ *
+ * Idempotency: the allocationId (body or Idempotency-Key) is stored in the room's status with a
+ * hash of the request, so a replay finds its room from the rooms themselves (the cache, then a
+ * fresh list from the API server), also after a gateway restart or a crash after the write.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { GameRoom, GameRoomStatusAllocation, Scheduler } from '../../../common/src/generated/resources';
+import { stableStringify } from '../../../common/src/json/stable-stringify';
+import type { Logger } from '../../../common/src/logger';
+import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
+import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
+import { DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation } from '../../../common/src/rooms/allocation';
+import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
+import { AllocationContentionError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
+import type { RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+
+export type AllocationStrategy = 'packed' | 'distributed';
+
+export interface RoomSelector {
+  version?: string;
+  labels?: Record<string, string>;
+}
+
+export interface AllocationRequest {
+  allocationId?: string;
+  selectors?: RoomSelector[];
+  strategy?: AllocationStrategy;
+  ttlSeconds?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface AllocationAnswer {
+  success: true;
+  roomId: string;
+  host: string;
+  ports: { name: string; protocol: string; port: number }[];
+  version: string;
+  allocationId: string;
+  expiresAt: string;
+  message: string;
+}
+
+export interface AllocationSettings {
+  /** TTL when the request names none (Maestro: 300 s). */
+  defaultTtlSeconds: number;
+  /** Largest TTL granted; a larger request is capped (and the answer says so). */
+  maxTtlSeconds: number;
+  /** Most status writes one request makes before it answers 503. */
+  maxWrites: number;
+  /** Retry-After of a 429 (no room). */
+  noRoomRetryAfterSeconds: number;
+  /** Answer "no room" as Maestro does (500, code 2) instead of 429. */
+  maestroNoRoomStatus: boolean;
+  /** Largest `metadata`, as JSON bytes. */
+  maxMetadataBytes: number;
+}
+
+export const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze({
+  defaultTtlSeconds: DEFAULT_ALLOCATION_TTL_SECONDS,
+  maxTtlSeconds: 3600,
+  maxWrites: 10,
+  noRoomRetryAfterSeconds: 1,
+  maestroNoRoomStatus: false,
+  maxMetadataBytes: 4096,
+});
+
+export interface RoomAllocationDeps {
+  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler'>;
+  schedulers: Pick<SchedulerStore, 'getScheduler'>;
+  store: RoomAllocationStore;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+  random?: () => number;
+  settings?: Partial<AllocationSettings>;
+}
+
+const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
+
+const REQUEST_SCHEMA: JsonSchemaProps = {
+  type: 'object',
+  properties: {
+    allocationId: { type: 'string', minLength: 1, maxLength: 128, pattern: ALLOCATION_ID_PATTERN },
+    selectors: {
+      type: 'array',
+      maxItems: 16,
+      items: {
+        type: 'object',
+        properties: {
+          version: { type: 'string', maxLength: 32, pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$' },
+          labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
+        },
+      },
+    },
+    strategy: { type: 'string', enum: ['packed', 'distributed'] },
+    ttlSeconds: { type: 'integer', minimum: 1, maximum: 31_536_000 },
+    metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  },
+};
+
+const validateRequest = compileSchemaValidator(REQUEST_SCHEMA);
+
+/** Validates an allocate body (empty is fine); every violation names its field. */
+export function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
+  const check = validateRequest(body);
+  const violations = check.errors.map((e) => ({ field: e.field || 'body', message: e.message }));
+  const request = check.value as AllocationRequest;
+  if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata)) > maxMetadataBytes) {
+    violations.push({ field: 'metadata', message: `must be at most ${maxMetadataBytes} bytes as JSON` });
+  }
+  if (idempotencyKey !== undefined) {
+    if (idempotencyKey === '' || idempotencyKey.length > 128 || !new RegExp(ALLOCATION_ID_PATTERN).test(idempotencyKey)) {
+      violations.push({ field: 'Idempotency-Key', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" });
+    } else if (request.allocationId !== undefined && request.allocationId !== idempotencyKey) {
+      violations.push({ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' });
+    }
+  }
+  if (violations.length > 0) throw new ValidationError(violations);
+  return { ...request, allocationId: request.allocationId ?? idempotencyKey };
+}
+
+/** The hash stored with an allocation: the same allocationId with another body is refused. */
+export function requestHash(request: AllocationRequest): string {
+  const { allocationId: _id, ...rest } = request;
+  return createHash('sha256').update(stableStringify(rest)).digest('hex');
+}
+
+/** A room a new allocation may take: ready by its pod and its ping, not being deleted, not held. */
+export function isAllocatable(room: GameRoom): boolean {
+  const s = room.status;
+  return !room.metadata.deletionTimestamp && room.spec.validation !== true &&
+    s?.status === 'ready' && s.pingStatus === 'ready' && s.instanceStatus === 'ready' && !openAllocation(s);
+}
+
+function matches(room: GameRoom, selector: RoomSelector): boolean {
+  if (selector.version !== undefined && room.spec.version !== selector.version) return false;
+  const labels = room.metadata.labels ?? {};
+  return Object.entries(selector.labels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/**
+ * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
+ * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
+ * rooms whose host already runs the most busy (allocated or occupied) rooms first, `distributed`
+ * the fewest. Ties are shuffled so concurrent requests (and replicas) rarely race for one room.
+ */
+export function chooseCandidates(
+  rooms: readonly GameRoom[],
+  options: { activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number },
+): GameRoom[] {
+  const free = rooms.filter(isAllocatable);
+  let pool = free;
+  if (options.selectors && options.selectors.length > 0) {
+    pool = [];
+    for (const selector of options.selectors) {
+      const hit = free.filter((r) => matches(r, selector));
+      if (hit.length > 0) {
+        pool = hit;
+        break;
+      }
+    }
+  }
+  const busyByHost = new Map<string, number>();
+  for (const r of rooms) {
+    const st = r.status?.status;
+    if (st === 'allocated' || st === 'occupied') busyByHost.set(r.status?.host ?? '', (busyByHost.get(r.status?.host ?? '') ?? 0) + 1);
+  }
+  const sign = options.strategy === 'packed' ? -1 : 1;
+  const keyed = pool.map((room) => ({
+    room,
+    active: room.spec.version === options.activeVersion ? 0 : 1,
+    busy: sign * (busyByHost.get(room.status?.host ?? '') ?? 0),
+    tie: options.random(),
+  }));
+  keyed.sort((a, b) => a.active - b.active || a.busy - b.busy || a.tie - b.tie);
+  return keyed.map((k) => k.room);
+}
+
+function portsOf(room: GameRoom): AllocationAnswer['ports'] {
+  return (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 }));
+}
+
+function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation, message: string): AllocationAnswer {
+  return {
+    success: true,
+    roomId: room.metadata.name ?? '',
+    host: room.status?.host ?? '',
+    ports: portsOf(room),
+    version: room.spec.version,
+    allocationId: allocation.id,
+    expiresAt: allocation.expiresAt,
+    message,
+  };
+}
+
+function findAllocation(rooms: readonly GameRoom[], id: string): { room: GameRoom; allocation: GameRoomStatusAllocation } | undefined {
+  for (const room of rooms) {
+    const a = room.status?.allocation;
+    if (a?.id === id) return { room, allocation: a };
+  }
+  return undefined;
+}
+
+export class RoomAllocations {
+  private readonly settings: AllocationSettings;
+  private readonly random: () => number;
+  /** Requests under way on this replica, by allocationId (one entry per request in flight). */
+  private readonly inFlight = new Map<string, { hash: string; answer: Promise<AllocationAnswer> }>();
+  /**
+   * Rooms this replica is claiming or has just claimed, by scheduler, then room -> the resourceVersion
+   * the claim was made on: while the cache still shows that version, the room is not offered again
+   * (it would only lose its compare-and-swap). Entries go once the cache shows a newer version;
+   * bounded (oldest first) in case the cache never does (the room deleted meanwhile).
+   */
+  private readonly claimed = new Map<string, Map<string, string>>();
+  private readonly results: Counter;
+  private readonly latency: Histogram;
+  private readonly conflicts: Counter;
+  private readonly retries: Counter;
+
+  constructor(private readonly deps: RoomAllocationDeps) {
+    this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
+    this.random = deps.random ?? Math.random;
+    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, no_room, contention, id_conflict, not_found, invalid).');
+    this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
+    this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
+    this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
+  }
+
+  async allocate(schedulerName: string, body: unknown, idempotencyKey: string | undefined): Promise<AllocationAnswer> {
+    const started = this.deps.now();
+    let result = 'invalid';
+    try {
+      const request = parseAllocationRequest(body, idempotencyKey, this.settings.maxMetadataBytes);
+      result = 'not_found';
+      const scheduler = this.deps.rooms.findScheduler(schedulerName) ?? await this.deps.schedulers.getScheduler(schedulerName);
+      if (!scheduler) throw new NotFoundError(`scheduler ${schedulerName} not found`);
+      const id = request.allocationId ?? randomUUID();
+      const hash = requestHash({ ...request, allocationId: undefined });
+      const running = this.inFlight.get(id);
+      let answer: AllocationAnswer;
+      if (running) {
+        if (running.hash !== hash) throw this.idConflict(id);
+        answer = await running.answer;
+      } else {
+        const work = this.allocateOnce(scheduler, id, request.allocationId !== undefined, hash, request);
+        this.inFlight.set(id, { hash, answer: work });
+        try {
+          answer = await work;
+        } finally {
+          this.inFlight.delete(id);
+        }
+      }
+      result = answer.message.startsWith('replayed') ? 'replayed' : 'allocated';
+      return answer;
+    } catch (err) {
+      result = err instanceof NoRoomAvailableError ? 'no_room' : err instanceof AllocationContentionError ? 'contention'
+        : err instanceof ConflictError ? 'id_conflict' : result;
+      throw err;
+    } finally {
+      this.results.inc({ result });
+      this.latency.observe((this.deps.now() - started) / 1000, { result });
+    }
+  }
+
+  private claimedStale(claimed: Map<string, string>, room: GameRoom): boolean {
+    const name = room.metadata.name ?? '';
+    const rv = claimed.get(name);
+    if (rv === undefined) return false;
+    if (rv === room.metadata.resourceVersion) return true;
+    claimed.delete(name);
+    return false;
+  }
+
+  private noteClaim(scheduler: string, room: GameRoom): void {
+    let claimed = this.claimed.get(scheduler);
+    if (!claimed) this.claimed.set(scheduler, (claimed = new Map()));
+    claimed.set(room.metadata.name ?? '', room.metadata.resourceVersion ?? '');
+    if (claimed.size > 10_000) claimed.delete(claimed.keys().next().value as string);
+    if (this.claimed.size > 1_000) this.claimed.delete(this.claimed.keys().next().value as string);
+  }
+
+  private idConflict(id: string): ConflictError {
+    return new ConflictError(`allocationId ${id} was already used with another request body; use a new allocationId for a new allocation`);
+  }
+
+  private async allocateOnce(scheduler: Scheduler, id: string, explicitId: boolean, hash: string, request: AllocationRequest): Promise<AllocationAnswer> {
+    const name = scheduler.metadata.name ?? '';
+    const cached = this.deps.rooms.listRooms(name);
+    // A fresh id (made up here) cannot be on any room: only a given one is looked up.
+    const earlier = explicitId ? findAllocation(cached, id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
+    if (earlier) return this.replay(earlier.room, earlier.allocation, hash);
+
+    const requested = request.ttlSeconds ?? this.settings.defaultTtlSeconds;
+    const ttl = Math.min(requested, this.settings.maxTtlSeconds);
+    const claimed = this.claimed.get(name);
+    const offered = claimed && claimed.size > 0 ? cached.filter((r) => !this.claimedStale(claimed, r)) : cached;
+    const candidates = chooseCandidates(offered, {
+      activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random,
+    });
+    let writes = 0;
+    for (const first of candidates) {
+      let room: GameRoom | undefined = first;
+      while (room) {
+        if (writes >= this.settings.maxWrites) {
+          throw new AllocationContentionError(`every room tried for scheduler ${name} was changed by concurrent requests ${writes} times in a row; retry shortly`);
+        }
+        if (writes > 0) this.retries.inc();
+        writes++;
+        const now = this.deps.now();
+        const allocation: GameRoomStatusAllocation = {
+          id, requestHash: hash, allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
+          ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
+        };
+        this.noteClaim(name, room);
+        try {
+          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', allocation);
+          this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
+          return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl}` : '');
+        } catch (err) {
+          if (err instanceof StoreNotFoundError) break;
+          if (!(err instanceof StoreConflictError)) throw err;
+          this.conflicts.inc();
+          // The room changed since the cache showed it: read it again; still free, try it again.
+          const fresh = await this.deps.store.getRoom(name, room.metadata.name ?? '');
+          if (fresh && fresh.status?.allocation?.id === id) return this.replay(fresh, fresh.status.allocation, hash);
+          room = fresh && isAllocatable(fresh) ? fresh : undefined;
+        }
+      }
+    }
+    const selectors = request.selectors && request.selectors.length > 0 ? ' matching the selectors' : '';
+    throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}; retry later or add rooms`, {
+      retryAfterSeconds: this.settings.noRoomRetryAfterSeconds, maestroStatus: this.settings.maestroNoRoomStatus,
+    });
+  }
+
+  private replay(room: GameRoom, allocation: GameRoomStatusAllocation, hash: string): AllocationAnswer {
+    if (allocation.requestHash !== hash) throw this.idConflict(allocation.id);
+    if (allocation.endedAt && allocation.endReason !== 'occupied') {
+      throw new ConflictError(`allocation ${allocation.id} of room ${room.metadata.name ?? ''} ended at ${allocation.endedAt} (${allocation.endReason ?? 'ended'}); use a new allocationId for a new allocation`);
+    }
+    return answerOf(room, allocation, 'replayed: this allocationId was already answered with this room');
+  }
+}

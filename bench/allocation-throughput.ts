@@ -1,0 +1,119 @@
+/**
+ * Benchmark 11: the allocate API (issue 13). 1,000 ready rooms (GameRooms in the sandbox, in the
+ * gateway's cache); matchmakers (CONCURRENCY requests in flight, in their own process, so they
+ * never share the gateway's event loop) allocate until every room is taken. Measured: allocations per second, p50/p99 latency of each answer, and the
+ * ratio to a bare loop doing the same compare-and-swap status writes (one merge patch of
+ * `status.allocation` with the room's resourceVersion) with the same client library and the
+ * gateway's client rate limit, on another scheduler of 1,000 ready rooms, with the same
+ * concurrency. Targets: ratio >= 0.7, p99 <= 100 ms.
+ */
+import type { GameRoom } from '../common/src/generated/resources';
+import { makeKubeClients } from '../common/src/kube/clients';
+import { RoomkeeperApi } from '../common/src/kube/roomkeeper-api';
+import * as path from 'node:path';
+import type { AllocateResult, AllocateRun } from './processes/allocate-child';
+import { PROCESSES_DIR } from './support/bench-stack';
+import { forkChild } from './support/child-rpc';
+import { figure, type BenchOutcome, type Figure } from './support/figures';
+import { sumMetric } from './support/metric-sum';
+import { startPingLab } from './support/ping-lab';
+import { runStandalone } from './support/standalone';
+
+const NAME = '11. allocations, 1,000 ready rooms';
+const ROOMS = 1000;
+const CONCURRENCY = 8;
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+interface LoopResult { done: number; failed: number; seconds: number; latenciesMs: number[] }
+
+/** Runs `one` from CONCURRENCY workers until `total` succeeded or a worker's call says stop. */
+async function drive(total: number, one: (i: number) => Promise<'ok' | 'failed' | 'stop'>): Promise<LoopResult> {
+  let next = 0;
+  let done = 0;
+  let failed = 0;
+  const latenciesMs: number[] = [];
+  const began = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (done < total) {
+      const i = next++;
+      if (i >= total * 2) return;
+      const t0 = performance.now();
+      const r = await one(i);
+      latenciesMs.push(performance.now() - t0);
+      if (r === 'ok') done++;
+      else if (r === 'failed') failed++;
+      else return;
+    }
+  }));
+  return { done, failed, seconds: (performance.now() - began) / 1000, latenciesMs: latenciesMs.sort((a, b) => a - b) };
+}
+
+export async function run(): Promise<BenchOutcome> {
+  const began = Date.now();
+  const figures: Figure[] = [];
+  const lab = await startPingLab();
+  const cfg = lab.stack.gatewayConfig;
+  // The bare loop's client: client-node as the gateway's, with the gateway's rate limit.
+  const bareClients = makeKubeClients(lab.stack.kc, { qps: cfg.kubeQps, burst: cfg.kubeBurst });
+  const bareApi = new RoomkeeperApi(bareClients.custom);
+  try {
+    await lab.addFleet('bench-alloc-bare', ROOMS);
+    await lab.addFleet('bench-alloc', ROOMS);
+
+    // Bare: the same CAS write per room, rooms read once (as the gateway's cache has them).
+    const bareRooms: GameRoom[] = (await lab.stack.api.listGameRooms('bench-alloc-bare')).items;
+    const bare = await drive(ROOMS, async (i) => {
+      const room = bareRooms[i];
+      if (!room) return 'stop';
+      const now = Date.now();
+      try {
+        await bareApi.patchGameRoomStatus('bench-alloc-bare', room.metadata.name as string, {
+          metadata: { resourceVersion: room.metadata.resourceVersion },
+          status: { status: 'allocated', allocation: { id: `bare-${i}`, requestHash: 'x', allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + 300_000).toISOString(), endedAt: null, endReason: null, metadata: null } },
+        });
+        return 'ok';
+      } catch {
+        return 'failed';
+      }
+    });
+
+    const url = `${lab.stack.gateway.managementUrl}/scheduler/bench-alloc/rooms/allocate`;
+    const auth = `Basic ${Buffer.from(`${cfg.authUsername}:${cfg.authPassword}`).toString('base64')}`;
+    const child = await forkChild<null>(path.join(PROCESSES_DIR, 'allocate-child.ts'));
+    let result: AllocateResult;
+    try {
+      result = await child.call<AllocateResult>('run', { url, authorization: auth, total: ROOMS, concurrency: CONCURRENCY } satisfies AllocateRun);
+    } finally {
+      await child.stop();
+    }
+    const gateway = { done: result.allocated, seconds: result.seconds, latenciesMs: result.latenciesMs };
+    const inside = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_sum', {}) / Math.max(1, sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_count', {}));
+    const conflicts = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_conflicts_total', {});
+    const held = (await lab.stack.api.listGameRooms('bench-alloc')).items.filter((r) => r.status?.allocation && !r.status.allocation.endedAt);
+    const distinct = new Set(held.map((r) => r.status?.allocation?.id)).size;
+
+    const bareRate = bare.done / bare.seconds;
+    const gwRate = gateway.done / gateway.seconds;
+    const answers = Object.entries(result.statuses).map(([s, n]) => `${n}x ${s}`).join(', ');
+    figures.push(figure(NAME, 'bare CAS status writes', bareRate, 'writes/s', { note: `${bare.done} writes, ${bare.failed} failed, p99 ${percentile(bare.latenciesMs, 99).toFixed(1)} ms` }));
+    figures.push(figure(NAME, 'gateway allocations', gwRate, 'alloc/s', { note: `${gateway.done} allocated (${answers}); ${conflicts} lost compare-and-swaps; ${held.length} rooms held, ${distinct} distinct ids` }));
+    figures.push(figure(NAME, 'gateway / bare', gwRate / bareRate, 'ratio', { target: { op: '>=', value: 0.7 } }));
+    figures.push(figure(NAME, 'mean time inside the allocate use case', inside * 1000, 'ms', { note: 'from roomkeeper_allocation_duration_seconds: the rest of an answer is HTTP, authentication and routing' }));
+    figures.push(figure(NAME, 'allocation p50 latency', percentile(gateway.latenciesMs, 50), 'ms'));
+    figures.push(figure(NAME, 'allocation p99 latency', percentile(gateway.latenciesMs, 99), 'ms', { target: { op: '<=', value: 100 } }));
+    if (gateway.done !== ROOMS || held.length !== ROOMS || distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations; answers ${answers}, ${held.length} rooms held, ${distinct} distinct ids`);
+    return {
+      name: NAME, figures, durationMs: Date.now() - began,
+      notes: [`${ROOMS} ready GameRooms per scheduler in the sandbox (own process), gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
+    };
+  } finally {
+    await bareClients.close();
+    await lab.stop();
+  }
+}
+
+if (require.main === module) runStandalone(run);

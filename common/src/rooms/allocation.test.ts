@@ -1,0 +1,36 @@
+import type { GameRoom, GameRoomStatus } from '../generated/resources';
+import { allocationNotice, allocationStep, heldAllocation, withAllocation } from './allocation';
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', metadata: { mode: 'duel' } };
+const room = (status: GameRoomStatus): GameRoom => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, status });
+
+describe('allocation rules', () => {
+  it('holds a room until its TTL ends or the operator ends it', () => {
+    expect(heldAllocation({ allocation }, T0)).toBe(allocation);
+    expect(heldAllocation({ allocation }, T0 + 300_000)).toBeUndefined();
+    expect(heldAllocation({ allocation: { ...allocation, endedAt: '2026-01-01T00:01:00.000Z', endReason: 'occupied' } }, T0)).toBeUndefined();
+    expect(heldAllocation({}, T0)).toBeUndefined();
+  });
+
+  it('keeps a ready room allocated inside the TTL; every other status applies (Maestro)', () => {
+    expect(withAllocation('ready', { allocation }, T0)).toBe('allocated');
+    expect(withAllocation('occupied', { allocation }, T0)).toBe('occupied');
+    expect(withAllocation('terminating', { allocation }, T0)).toBe('terminating');
+    expect(withAllocation('ready', { allocation }, T0 + 300_000)).toBe('ready');
+  });
+
+  it('tells the operator to wait for the TTL, end it as expired, or end it when the room reported occupied', () => {
+    expect(allocationStep(room({ pingStatus: 'ready', allocation }), T0)).toEqual({ kind: 'wait', untilMs: T0 + 300_000 });
+    expect(allocationStep(room({ pingStatus: 'ready', allocation }), T0 + 300_000)).toEqual({ kind: 'end', reason: 'expired' });
+    expect(allocationStep(room({ pingStatus: 'occupied', allocation }), T0)).toEqual({ kind: 'end', reason: 'occupied' });
+    // Ended once: an ended allocation asks for nothing more.
+    expect(allocationStep(room({ pingStatus: 'ready', allocation: { ...allocation, endedAt: '2026-01-01T00:05:00.000Z', endReason: 'expired' } }), T0 + 600_000)).toEqual({ kind: 'none' });
+    expect(allocationStep(room({ pingStatus: 'ready' }), T0)).toEqual({ kind: 'none' });
+  });
+
+  it('tells the room its allocation (id, metadata, expiry) only while it holds', () => {
+    expect(allocationNotice({ allocation }, T0)).toEqual({ id: 'm-1', metadata: { mode: 'duel' }, expiresAt: '2026-01-01T00:05:00.000Z' });
+    expect(allocationNotice({ allocation }, T0 + 300_000)).toBeUndefined();
+  });
+});

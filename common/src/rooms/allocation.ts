@@ -1,0 +1,62 @@
+/**
+ * A room's allocation (issue 13): the pure rules both the gateway and the operator apply to
+ * `status.allocation`. One writer per step: the gateway begins an allocation (a status write
+ * carrying the room's resourceVersion), the operator ends it (TTL over, or the room reported
+ * occupied), also with the resourceVersion, so each step happens at most once.
+ *
+ * `status.allocation` is the truth; `status.status: allocated` is its display, composed from it.
+ */
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, RoomStatus } from '../generated/resources';
+
+/** Maestro's allocation TTL (roomAllocationTTLMillis). */
+export const DEFAULT_ALLOCATION_TTL_SECONDS = 300;
+
+/** The allocation that holds the room now, or undefined (none, ended, or its TTL is over). */
+export function heldAllocation(status: GameRoomStatus | undefined, now: number): GameRoomStatusAllocation | undefined {
+  const a = status?.allocation;
+  if (!a || a.endedAt) return undefined;
+  const expires = Date.parse(a.expiresAt);
+  if (!Number.isFinite(expires) || now >= expires) return undefined;
+  return a;
+}
+
+/** An allocation not yet ended (its TTL may be over: the operator has not ended it yet). */
+export function openAllocation(status: GameRoomStatus | undefined): GameRoomStatusAllocation | undefined {
+  const a = status?.allocation;
+  return a && !a.endedAt ? a : undefined;
+}
+
+/**
+ * A composed room status with the allocation applied (Maestro: an allocated room within its TTL
+ * stays `allocated` while it reports ready; every other status applies).
+ */
+export function withAllocation(composed: RoomStatus, status: GameRoomStatus | undefined, now: number): RoomStatus {
+  return composed === 'ready' && heldAllocation(status, now) ? 'allocated' : composed;
+}
+
+/** What the operator does about a room's open allocation: nothing yet (check again at `at`), or end it. */
+export type AllocationStep =
+  | { kind: 'none' }
+  | { kind: 'wait'; untilMs: number }
+  | { kind: 'end'; reason: 'expired' | 'occupied' };
+
+export function allocationStep(room: GameRoom, now: number): AllocationStep {
+  const a = openAllocation(room.status);
+  if (!a) return { kind: 'none' };
+  if (room.status?.pingStatus === 'occupied') return { kind: 'end', reason: 'occupied' };
+  const expires = Date.parse(a.expiresAt);
+  if (!Number.isFinite(expires) || now >= expires) return { kind: 'end', reason: 'expired' };
+  return { kind: 'wait', untilMs: expires };
+}
+
+/** What the room is told in its ping answer while an allocation holds it. */
+export interface RoomAllocationNotice {
+  id: string;
+  metadata: Record<string, unknown>;
+  expiresAt: string;
+}
+
+export function allocationNotice(status: GameRoomStatus | undefined, now: number): RoomAllocationNotice | undefined {
+  const a = heldAllocation(status, now);
+  return a ? { id: a.id, metadata: a.metadata ?? {}, expiresAt: a.expiresAt } : undefined;
+}

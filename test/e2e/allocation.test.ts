@@ -1,0 +1,214 @@
+/**
+ * The allocate API end to end (issue 13): matchmakers -> several gateway replicas -> API server
+ * (compare-and-swap status writes) -> operator (TTL, retirement) -> simulated rooms. Runs on the
+ * sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it
+ * under the chart's RBAC: test/real-apiserver/e2e-suite.test.ts).
+ *
+ * The invariants are checked on a watch of the GameRooms, which sees every state the API server
+ * stored: never a room being deleted while an allocation holds it, and each abandoned allocation
+ * ended exactly once.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { GameRoom } from '../../common/src/generated/resources';
+import { openAllocation } from '../../common/src/rooms/allocation';
+import { roomToken } from '../../common/src/rooms/room-token';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+interface Answer { status: number; body: { roomId?: string; allocationId?: string; expiresAt?: string; code?: number; message?: string }; retryAfter?: string }
+
+function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const obj = schedulerObject(name, overrides) as { spec: Record<string, unknown> };
+  return { name, ...obj.spec };
+}
+
+async function allocateAt(stack: Stack, managementUrl: string, scheduler: string, body: unknown = {}): Promise<Answer> {
+  const res = await fetch(`${managementUrl}/scheduler/${scheduler}/rooms/allocate`, {
+    method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) as Answer['body'] : {}, retryAfter: res.headers.get('retry-after') ?? undefined };
+}
+
+async function fleet(stack: Stack, scheduler: string): Promise<GameRoom[]> {
+  return (await stack.api.listGameRooms(scheduler)).items.filter((r) => !r.spec.validation);
+}
+
+async function readyRooms(stack: Stack, scheduler: string): Promise<number> {
+  return (await fleet(stack, scheduler)).filter((r) => !r.metadata.deletionTimestamp && r.status?.status === 'ready').length;
+}
+
+/** Every state of the scheduler's GameRooms the API server reports, as seen by a watch. */
+interface RoomHistory {
+  events: { type: string; room: GameRoom }[];
+  stop(): void;
+}
+
+async function watchRooms(stack: Stack, scheduler: string): Promise<RoomHistory> {
+  const events: RoomHistory['events'] = [];
+  const watch = new k8s.Watch(stack.kc);
+  const req = await watch.watch(`/apis/roomkeeper.io/v1/namespaces/${scheduler}/gamerooms`, {},
+    (type: string, obj: GameRoom) => { events.push({ type, room: obj }); },
+    () => undefined);
+  return { events, stop: () => req.abort() };
+}
+
+/** Rooms the watch saw being deleted while an allocation held them. */
+function deletedWhileAllocated(history: RoomHistory): string[] {
+  return history.events
+    .filter((e) => (e.room.metadata.deletionTimestamp || e.type === 'DELETED') && openAllocation(e.room.status))
+    .map((e) => `${e.type} ${e.room.metadata.name} (allocation ${e.room.status?.allocation?.id})`);
+}
+
+describe('room allocation', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, config: { roomInitTimeout: 5000, healthInterval: 300 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('N concurrent allocations over 3 gateway replicas against M ready rooms: min(N, M) distinct rooms, the rest 429, never one room twice', async () => {
+    const name = 'alloc-race';
+    const M = 6;
+    const N = 15;
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: M }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === M, { timeoutMs: 60_000, message: `${M} ready rooms` });
+    const replicas = [stack.managementUrl as string, (await stack.addGateway()).managementUrl, (await stack.addGateway()).managementUrl];
+    // Every replica's cache shows the M ready rooms before the race (a cold cache would only answer 429).
+    for (const url of replicas) {
+      await waitFor(async () => {
+        const res = await fetch(`${url}/schedulers/info?game=test-game`, { headers: { authorization: stack.authHeader } });
+        const info = await res.json() as { schedulers?: { name: string; roomsReady: number }[] };
+        return info.schedulers?.find((s) => s.name === name)?.roomsReady === M;
+      }, { timeoutMs: 30_000, message: `replica ${url} sees ${M} ready rooms` });
+    }
+
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => allocateAt(stack, replicas[i % replicas.length] as string, name, { ttlSeconds: 600 })));
+    const won = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(won).toHaveLength(Math.min(N, M));
+    expect(new Set(won.map((a) => a.body.roomId)).size).toBe(Math.min(N, M));
+    expect(refused.map((a) => [a.status, a.body.code, a.retryAfter])).toEqual(Array.from({ length: N - M }, () => [429, 8, '1']));
+
+    // The API server holds exactly the answered allocations, one per room.
+    const held = (await fleet(stack, name)).filter((r) => openAllocation(r.status));
+    expect(held.map((r) => [r.metadata.name, r.status?.allocation?.id]).sort()).toEqual(won.map((a) => [a.body.roomId, a.body.allocationId]).sort());
+    await waitFor(async () => (await fleet(stack, name)).every((r) => r.status?.status === 'allocated'), { timeoutMs: 10_000, message: 'every room shows allocated' });
+  });
+
+  test('a replayed allocationId answers the same room, from another replica and after a gateway restart; another body is refused', async () => {
+    const name = 'alloc-replay';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 3 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+    const other = await stack.addGateway();
+    const body = { allocationId: 'match-0001', metadata: { mode: 'duel' }, ttlSeconds: 600 };
+    await waitFor(async () => (await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'probe', ttlSeconds: 1 })).status === 200,
+      { timeoutMs: 30_000, message: 'the first gateway allocates' });
+    const first = await allocateAt(stack, stack.managementUrl as string, name, body);
+    expect(first.status).toBe(200);
+    // At once on another replica (its cache may not show the write yet: it reads the rooms fresh).
+    const elsewhere = await allocateAt(stack, other.managementUrl, name, body);
+    expect(elsewhere).toMatchObject({ status: 200, body: { roomId: first.body.roomId, allocationId: 'match-0001', expiresAt: first.body.expiresAt } });
+    await stack.restartGateway({});
+    const afterRestart = await allocateAt(stack, stack.managementUrl as string, name, body);
+    expect(afterRestart).toMatchObject({ status: 200, body: { roomId: first.body.roomId, expiresAt: first.body.expiresAt } });
+    const reused = await allocateAt(stack, stack.managementUrl as string, name, { ...body, metadata: { mode: 'ffa' } });
+    expect(reused.status).toBe(409);
+    const holding = (await fleet(stack, name)).filter((r) => r.status?.allocation?.id === 'match-0001');
+    expect(holding.map((r) => r.metadata.name)).toEqual([first.body.roomId]);
+  });
+
+  test('abandoned allocations come back to ready exactly once after their TTL, ready pings inside it change nothing, and the room hears of it in its ping answer', async () => {
+    const name = 'alloc-ttl';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 3 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+    const history = await watchRooms(stack, name);
+    try {
+      let answers: Answer[] = [];
+      await waitFor(async () => {
+        answers.push(await allocateAt(stack, stack.managementUrl as string, name, { ttlSeconds: 3, metadata: { ticket: answers.length } }));
+        answers = answers.filter((a) => a.status === 200);
+        return answers.length === 2;
+      }, { timeoutMs: 30_000, message: 'two rooms allocated' });
+      const allocated = answers.map((a) => a.body.roomId as string);
+      // The simulated rooms keep pinging ready inside the TTL: the room hears of its allocation.
+      const pingAnswer = await fetch(`${stack.roomsUrl}/scheduler/${name}/rooms/${allocated[0]}/ping`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, name, allocated[0] as string)}` },
+        body: JSON.stringify({ status: 'ready', timestamp: 1 }),
+      }).then((r) => r.json() as Promise<{ success: boolean; allocation?: { id: string; expiresAt: string } }>);
+      expect(pingAnswer).toMatchObject({ success: true, allocation: { id: answers[0]?.body.allocationId, expiresAt: answers[0]?.body.expiresAt } });
+
+      await waitFor(async () => {
+        const rooms = await fleet(stack, name);
+        return allocated.every((id) => rooms.find((r) => r.metadata.name === id)?.status?.status === 'ready');
+      }, { timeoutMs: 30_000, message: 'the allocated rooms are ready again' });
+
+      for (const [i, id] of allocated.entries()) {
+        const states = history.events.filter((e) => e.room.metadata.name === id).map((e) => e.room);
+        const expiresAt = Date.parse(answers[i]?.body.expiresAt ?? '');
+        // Ended once: the first state that shows the end, and every later one, carry the same end.
+        const ends = new Set(states.map((r) => r.status?.allocation?.endedAt).filter((x): x is string => x !== undefined));
+        expect(ends.size).toBe(1);
+        const endedAt = Date.parse([...ends][0] as string);
+        expect(endedAt).toBeGreaterThanOrEqual(expiresAt);
+        expect(states.at(-1)?.status?.allocation).toMatchObject({ endReason: 'expired' });
+        // Inside the TTL the room stayed allocated, whatever it pinged: every state that carries this
+        // allocation, not yet ended, shows the room allocated.
+        const open = states.filter((r) => r.status?.allocation?.id === answers[i]?.body.allocationId && !r.status?.allocation?.endedAt);
+        expect(open.length).toBeGreaterThan(0);
+        expect(open.map((r) => r.status?.status).filter((s) => s !== 'allocated')).toEqual([]);
+      }
+    } finally {
+      history.stop();
+    }
+  });
+
+  test('allocating in a loop during a major rollout, remove-rooms and a scale-down to 0: no answer names a room being deleted, and no room is deleted while allocated', async () => {
+    const name = 'alloc-retire';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 6, maxSurge: 2 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 6, { timeoutMs: 60_000, message: '6 ready rooms' });
+    const history = await watchRooms(stack, name);
+    const answers: Answer[] = [];
+    let looping = true;
+    const loop = (async () => {
+      while (looping) {
+        const answer = await allocateAt(stack, stack.managementUrl as string, name, { ttlSeconds: 2 });
+        answers.push(answer);
+        // A matchmaker honours Retry-After when no room is free.
+        if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, Number(answer.retryAfter ?? '1') * 1000));
+      }
+    })();
+    try {
+      expect((await managementCall(stack, 'PATCH', `/schedulers/${name}`, { spec: { containers: [{ image: 'example.com/game:2.0.0' }] } })).status).toBe(200);
+      await waitFor(async () => {
+        const rooms = (await fleet(stack, name)).filter((r) => !r.metadata.deletionTimestamp);
+        return rooms.length >= 6 && rooms.every((r) => r.spec.version === 'v2.0.0');
+      }, { timeoutMs: 120_000, message: 'every room runs v2.0.0' });
+      expect((await managementCall(stack, 'POST', `/schedulers/${name}/remove-rooms`, { amount: 2 })).status).toBe(200);
+      expect((await managementCall(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 0 })).status).toBe(200);
+      await waitFor(() => answers.filter((a) => a.status === 200).length >= 10, { timeoutMs: 60_000, message: 'ten allocations during the retirements' });
+    } finally {
+      looping = false;
+      await loop;
+    }
+    try {
+      await waitFor(async () => (await fleet(stack, name)).length === 0, { timeoutMs: 120_000, message: 'every room gone once the allocations ended' });
+      const won = answers.filter((a) => a.status === 200);
+      expect(answers.filter((a) => a.status !== 200 && a.status !== 429)).toEqual([]);
+      expect(won.length).toBeGreaterThanOrEqual(10);
+      expect(deletedWhileAllocated(history)).toEqual([]);
+      // No answer named a room the API server already showed as being deleted.
+      for (const a of won) {
+        const states = history.events.filter((e) => e.room.metadata.name === a.body.roomId && e.room.status?.allocation?.id === a.body.allocationId);
+        expect(states.length).toBeGreaterThan(0);
+        expect(states.filter((e) => e.room.metadata.deletionTimestamp && openAllocation(e.room.status))).toEqual([]);
+      }
+    } finally {
+      history.stop();
+    }
+  });
+});
