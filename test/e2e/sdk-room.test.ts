@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { V1Pod } from '@kubernetes/client-node';
-import { readRoomConfig, RoomClient, type ShutdownResult } from '../../sdk/src/index';
+import { readRoomConfig, RoomClient, type Allocation, type ShutdownResult } from '../../sdk/src/index';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -31,7 +31,7 @@ describe('a game room on the SDK', () => {
     await stack.stop();
   });
 
-  test('becomes ready from the pod env, and on scale-down reports terminating (and terminated) before it exits', async () => {
+  test('becomes ready from the pod env, hears of its allocation from a ping answer, and on scale-down reports terminating (and terminated) before it exits', async () => {
     const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
     const pod = await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: NAME })).items.find((p) => !p.metadata?.deletionTimestamp && envOf(p).ROOMKEEPER_ROOM_ID),
@@ -51,6 +51,21 @@ describe('a game room on the SDK', () => {
 
     await client.ready();
     await waitFor(async () => (await stack.api.getGameRoom(NAME, podName)).status?.status === 'ready', { timeoutMs: 30_000, message: 'the SDK room is ready' });
+
+    // A matchmaker allocates the room; the room hears of it from the answer to a following ping.
+    const allocations: Allocation[] = [];
+    client.on('allocated', (a) => allocations.push(a));
+    const allocated = await managementCall(stack, 'POST', `/scheduler/${NAME}/rooms/allocate`, { allocationId: 'match-1', metadata: { mode: 'duel' } });
+    expect(allocated.status).toBe(200);
+    expect(allocated.body).toMatchObject({ success: true, roomId: podName, allocationId: 'match-1' });
+    await waitFor(() => allocations.length > 0, { timeoutMs: 10_000, message: 'the SDK room hears of its allocation' });
+    expect(allocations).toEqual([expect.objectContaining({ id: 'match-1', metadata: { mode: 'duel' } })]);
+
+    // The match is played (occupied ends the allocation) and over (ready again).
+    await client.occupied();
+    await waitFor(async () => (await stack.api.getGameRoom(NAME, podName)).status?.allocation?.endedAt, { timeoutMs: 30_000, message: 'the operator ended the allocation' });
+    await client.ready();
+    await waitFor(async () => (await stack.api.getGameRoom(NAME, podName)).status?.status === 'ready', { timeoutMs: 30_000, message: 'the SDK room is ready again' });
 
     const removed = await managementCall(stack, 'POST', `/schedulers/${NAME}/remove-rooms`, { amount: 1 });
     expect(removed.status).toBe(200);
