@@ -10,7 +10,7 @@ export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
   | 'VersionCreated' | 'VersionSwitched' | 'RolloutProgress' | 'AutoscalingDecision';
 
-export type RoomEventReason = 'GameRoomDeleted';
+export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 
 const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck']);
 

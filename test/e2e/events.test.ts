@@ -86,6 +86,10 @@ describe('Kubernetes Events', () => {
       .find((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName && e.reason === 'GameRoomDeleted'), { timeoutMs: 30_000, message: `a GameRoomDeleted Event for ${roomName}` });
     expect(deleted).toMatchObject({ type: 'Normal', action: 'DeleteRoom', regarding: { namespace: NAME, uid: room.metadata.uid } });
     expect(deleted.note).toBe(`Room deleted by operation ${opName} (reason: api)`);
+    // The room's life before that: created by the operator, then ready (its first ready ping).
+    const story = (await events.listNamespacedEvent({ namespace: NAME })).items
+      .filter((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName).map((e) => `${e.reason}: ${e.note}`);
+    expect(story).toEqual(expect.arrayContaining(['GameRoomCreated: Room created for version v1.0.0', expect.stringMatching(/^GameRoomReady: Room is ready \(was (pending|unready)\)$/)]));
   });
 
   test('a major change tells the version it created, the switch and the rollout\'s progress', async () => {

@@ -15,6 +15,7 @@ import { instanceFromPod } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
 import type { OperatorDeps } from '../deps';
+import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
 import { buildRoomPod, roomName } from './domain/pod-template';
 import type { RoomView } from './domain/types';
@@ -165,10 +166,12 @@ export class RoomManager {
       const existing = apiStatus(err) === 409
         ? (await this.deps.core.listNamespacedPod({ namespace: schedulerName, fieldSelector: `metadata.name=${name}` }).catch(() => undefined))?.items[0]
         : undefined;
-      if (existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) return name;
-      await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
-      throw err;
+      if (!existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) {
+        await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
+        throw err;
+      }
     }
+    roomEvent(this.deps, createdRoom, 'GameRoomCreated', 'CreateRoom', `Room created for version ${req.version}${req.validation ? ' (a validation room)' : ''}`);
     return name;
   }
 

@@ -49,3 +49,37 @@ describe('RoomStatusController: a room whose pod the cache never showed', () => 
     expect(t.lost).toEqual(['s/r1: its pod never appeared']);
   });
 });
+
+describe('RoomStatusController: Events for a room becoming ready or occupied', () => {
+  function setup() {
+    const now = Date.parse('2026-01-01T00:00:05Z');
+    const room: GameRoom = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: 'r1', namespace: 's', uid: 'uid-r1', resourceVersion: '5', creationTimestamp: new Date('2026-01-01T00:00:00Z') },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+    };
+    const events: string[] = [];
+    const deps = {
+      // The pod is not in the cache yet and the room is young: the reconcile only waits for it.
+      caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => undefined } },
+      events: { record: (e: { regarding: { name: string }; reason: string; note: string }) => events.push(`${e.regarding.name} ${e.reason}: ${e.note}`) },
+      logger: silentLogger(),
+      now: () => now,
+    } as unknown as OperatorDeps;
+    return { room, events, controller: () => new RoomStatusController(deps, () => undefined) };
+  }
+
+  it('tells each change to ready or occupied once, and nothing for a room first seen (a new leader\'s first look)', async () => {
+    const t = setup();
+    const leader = t.controller();
+    await leader.reconcile('s/r1'); // just created: no status yet
+    t.room.status = { status: 'ready' };
+    await leader.reconcile('s/r1');
+    await leader.reconcile('s/r1'); // unchanged: nothing more
+    t.room.status = { status: 'occupied' };
+    await leader.reconcile('s/r1');
+    const next = t.controller(); // after a failover
+    await next.reconcile('s/r1');
+    expect(t.events).toEqual(['r1 GameRoomReady: Room is ready (was pending)', 'r1 GameRoomOccupied: Room is occupied (was ready)']);
+  });
+});

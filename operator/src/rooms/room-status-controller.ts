@@ -23,12 +23,31 @@ export interface RoomLossListener { (schedulerName: string, roomName: string, wh
 export class RoomStatusController {
   private readonly forwarded = new Set<string>();
 
+  /**
+   * The last status seen per room (`namespace/name`), to tell a room's becoming ready or occupied
+   * as an Event. A room first seen with a status (a new leader's first look) is only remembered.
+   */
+  private readonly lastStatus = new Map<string, string>();
+
   constructor(private readonly deps: OperatorDeps, private readonly onLost: RoomLossListener) {}
+
+  private tellStatusChange(key: string, room: GameRoom): void {
+    const status = room.status?.status ?? 'pending';
+    const before = this.lastStatus.get(key);
+    this.lastStatus.set(key, status);
+    if (before === undefined || before === status || room.metadata.deletionTimestamp) return;
+    if (status === 'ready') roomEvent(this.deps, room, 'GameRoomReady', 'ReportStatus', `Room is ready (was ${before})`);
+    else if (status === 'occupied') roomEvent(this.deps, room, 'GameRoomOccupied', 'ReportStatus', `Room is occupied (was ${before})`);
+  }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const [namespace, name] = key.split('/') as [string, string];
     const room = this.deps.caches.rooms.get(name, namespace);
-    if (!room) return {};
+    if (!room) {
+      this.lastStatus.delete(key);
+      return {};
+    }
+    this.tellStatusChange(key, room);
     const pod = this.deps.caches.pods.get(name, namespace);
     if (!pod) return this.podMissing(room);
 
@@ -78,6 +97,7 @@ export class RoomStatusController {
   /** Informer hook: a GameRoom is gone for good; tell the forwarders once. */
   async roomDeleted(room: GameRoom): Promise<void> {
     const key = `${room.metadata.namespace}/${room.metadata.name}`;
+    this.lastStatus.delete(key);
     if (this.forwarded.has(key)) {
       this.forwarded.delete(key);
       return;
