@@ -120,7 +120,12 @@ describe('dashboards and alerts', () => {
       await waitFor(() => receiver.requestsOf('SendRoomResync').length > 0, { timeoutMs: 20_000, message: 'a forwarded ping' });
 
       const operatorText = await (await fetch(`${operatorOps.url}/metrics`)).text();
-      const gatewayText = await (await fetch(`${stack.managementUrl}/metrics`)).text();
+      // The forwarding worker reports its results to the gateway's registry periodically, not per call.
+      const forwardFamilies = ['roomkeeper_gateway_forwards_total', 'roomkeeper_forwarded_events_total', 'roomkeeper_forward_duration_seconds'];
+      const gatewayText = await waitFor(async () => {
+        const text = await (await fetch(`${stack.managementUrl}/metrics`)).text();
+        return forwardFamilies.every((f) => families(text).has(f)) ? text : undefined;
+      }, { timeoutMs: 20_000, message: `the gateway's /metrics shows ${forwardFamilies.join(', ')}` });
       const fams = new Map([...families(operatorText), ...families(gatewayText)]);
       for (const text of [operatorText, gatewayText]) {
         expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds /m);

@@ -59,10 +59,12 @@ describe('chart on the sandbox API server', () => {
     kubeconfig = path.join(workDir, 'kubeconfig');
     sandbox = await startSandbox();
     await sandbox.writeKubeconfig(kubeconfig);
-    // The chart's CRDs (identical to crds/), applied for real, plus a stand-in ServiceMonitor CRD.
+    // The chart's CRDs (identical to crds/), applied for real, plus stand-ins for the Prometheus
+    // Operator's ServiceMonitor and PrometheusRule CRDs.
     await mustSucceed(kubectl(['apply', '-f', path.join(CHART_DIR, 'crds')]), 'apply CRDs');
     await mustSucceed(kubectl(['apply', '-f', path.join(__dirname, 'fixtures/servicemonitor-crd.yaml')]), 'apply ServiceMonitor CRD');
-    await waitFor(async () => (await kubectl(['get', 'schedulers,servicemonitors', '-A'])).code === 0, { timeoutMs: 30_000, message: 'CRDs never served' });
+    await mustSucceed(kubectl(['apply', '-f', path.join(__dirname, 'fixtures/prometheusrule-crd.yaml')]), 'apply PrometheusRule CRD');
+    await waitFor(async () => (await kubectl(['get', 'schedulers,servicemonitors,prometheusrules', '-A'])).code === 0, { timeoutMs: 30_000, message: 'CRDs never served' });
     const namespaces = ['roomkeeper-system', 'games'].map((n) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${n}\n`).join('---\n');
     fs.writeFileSync(path.join(workDir, 'namespaces.yaml'), namespaces);
     await mustSucceed(kubectl(['apply', '-f', path.join(workDir, 'namespaces.yaml')]), 'create namespaces');
@@ -89,6 +91,7 @@ describe('chart on the sandbox API server', () => {
     expect(lines).toEqual(expect.arrayContaining([
       'ingress.networking.k8s.io/roomkeeper-full-gateway created (server dry run)',
       'servicemonitor.monitoring.coreos.com/roomkeeper-full-operator created (server dry run)',
+      'prometheusrule.monitoring.coreos.com/roomkeeper-full created (server dry run)',
     ]));
   });
 
