@@ -10,15 +10,13 @@ import { REPO_ROOT } from '../support/stack';
 
 const FULL_VALUES = path.join(REPO_ROOT, 'test', 'helm', 'values-full.yaml');
 
-/** The every-option render has a ServiceMonitor: its CRD (Prometheus Operator) as a stand-in. */
-const SERVICE_MONITOR_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
-  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-  spec: {
-    group: 'monitoring.coreos.com', scope: 'Namespaced',
-    names: { kind: 'ServiceMonitor', listKind: 'ServiceMonitorList', plural: 'servicemonitors', singular: 'servicemonitor' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
+/**
+ * The every-option render has a ServiceMonitor and a PrometheusRule: their CRDs (Prometheus
+ * Operator) as stand-ins, the same files the sandbox chart test applies.
+ */
+const MONITORING_CRDS: Record<string, string> = {
+  ServiceMonitor: path.join(REPO_ROOT, 'test', 'helm', 'fixtures', 'servicemonitor-crd.yaml'),
+  PrometheusRule: path.join(REPO_ROOT, 'test', 'helm', 'fixtures', 'prometheusrule-crd.yaml'),
 };
 
 const cases: Array<[string, string[], string, string]> = [
@@ -35,7 +33,9 @@ describe('the Helm chart applied to a real API server', () => {
     }
     const admin = plane.adminKubeconfig;
     const manifests: Manifest[] = renderChart(['--include-crds', ...args], namespace, release);
-    if (manifests.some((m) => m.kind === 'ServiceMonitor')) kubectl(admin, ['apply', '-f', '-'], asList([SERVICE_MONITOR_CRD]));
+    for (const [kind, file] of Object.entries(MONITORING_CRDS)) {
+      if (manifests.some((m) => m.kind === kind)) kubectl(admin, ['apply', '-f', file]);
+    }
     kubectl(admin, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     kubectl(admin, ['create', 'namespace', namespace]);
     try {
