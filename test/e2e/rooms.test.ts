@@ -113,6 +113,29 @@ describe('rooms', () => {
   });
 });
 
+describe('rooms whose pods wait for the cluster', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // The kubelet starts each pod 4 s after it is bound, longer than the 1.5 s initialization timeout.
+    stack = await startStack({ external: true, config: { roomInitTimeout: 1500, healthInterval: 300 }, simulation: { pingIntervalMs: 300, startDelayMs: 4000 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('are not replaced while their pods have not started: the initialization timeout counts from the pod\'s start', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-slow-start', { roomsReplicas: 2 }));
+    const first = await waitFor(async () => {
+      const names = (await liveRooms(stack, 'rooms-slow-start')).map((r) => r.metadata.name as string);
+      return names.length === 2 ? names.sort() : undefined;
+    }, { timeoutMs: 20_000, message: 'two rooms created' });
+    await waitFor(async () => (await counts(stack, 'rooms-slow-start')).ready === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+    expect((await liveRooms(stack, 'rooms-slow-start')).map((r) => r.metadata.name as string).sort()).toEqual(first);
+    const removals = (await stack.api.listOperations('rooms-slow-start')).items.filter((o) => o.spec.definitionName === 'remove_rooms');
+    expect(removals).toEqual([]);
+  });
+});
+
 describe('autoscaling', () => {
   let stack: Stack;
   beforeAll(async () => {

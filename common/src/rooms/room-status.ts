@@ -3,6 +3,7 @@
  * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import { toMillis } from '../kube/timestamps';
 
 export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated';
 export type PingStatus = 'unknown' | 'ready' | 'occupied' | 'terminating' | 'terminated';
@@ -49,6 +50,23 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
   if (phase === 'Pending' || phase === undefined) return { status: 'pending' };
   if (phase === 'Running') return ready?.status === 'False' ? { status: 'pending', reason: 'containers not ready' } : { status: 'ready' };
   return { status: 'error', reason: `pod phase ${phase}` };
+}
+
+/**
+ * When every container of the pod was running, epoch ms: the latest `state.running.startedAt`.
+ * Undefined while a container has not started (the pod waits for its node, image or kubelet), and
+ * for a pod that is missing or has no container statuses.
+ */
+export function podStartedAt(pod: V1Pod | undefined): number | undefined {
+  const statuses = pod?.status?.containerStatuses ?? [];
+  if (statuses.length === 0) return undefined;
+  let latest = 0;
+  for (const cs of statuses) {
+    const at = toMillis(cs.state?.running?.startedAt);
+    if (at === undefined) return undefined;
+    latest = Math.max(latest, at);
+  }
+  return latest;
 }
 
 /** Maestro's composition table: ping status x instance status -> room status. */

@@ -11,7 +11,7 @@ import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-ap
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION, CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { openAllocation } from '../../../common/src/rooms/allocation';
-import { instanceFromPod } from '../../../common/src/rooms/room-status';
+import { instanceFromPod, podStartedAt } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
 import type { OperatorDeps } from '../deps';
@@ -347,6 +347,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     status: stored === 'ready' && openAllocation(status) ? 'allocated' : stored,
     version: room.spec.version,
     createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
+    startedAt: podStartedAt(pod),
     lastPingAt,
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,

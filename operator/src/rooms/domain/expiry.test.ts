@@ -28,25 +28,45 @@ describe('expiryReason', () => {
     },
     { name: 'error room that pinged recently', room: { status: 'error', createdAt: 0, lastPingAt: NOW - 10 * S }, reason: undefined },
     {
-      name: 'pending room past the init timeout',
-      room: { status: 'pending', createdAt: NOW - 121 * S },
-      reason: 'pending 121s after creation (initialization timeout 120s)',
+      name: 'pending room whose pod started past the init timeout ago',
+      room: { status: 'pending', createdAt: NOW - 500 * S, startedAt: NOW - 121 * S },
+      reason: 'pending 121s after its pod started (initialization timeout 120s)',
     },
-    { name: 'pending room within the init timeout', room: { status: 'pending', createdAt: NOW - 119 * S }, reason: undefined },
+    { name: 'pending room whose pod started within the init timeout', room: { status: 'pending', createdAt: NOW - 500 * S, startedAt: NOW - 119 * S }, reason: undefined },
+    {
+      name: 'pending room whose pod waits for the cluster is not replaced, however old',
+      room: { status: 'pending', createdAt: NOW - 3600 * S },
+      reason: undefined,
+    },
     {
       name: 'pending room with an old ping is judged by its age only',
       room: { status: 'pending', createdAt: NOW - 60 * S, lastPingAt: NOW - 500 * S },
       reason: undefined,
     },
     {
-      name: 'unready room past the init timeout',
+      name: 'unready room with no known pod start, past the init timeout from creation',
       room: { status: 'unready', createdAt: NOW - 130 * S },
       reason: 'unready 130s after creation (initialization timeout 120s)',
+    },
+    {
+      name: 'unready room counts from its pod start, not its creation (the cluster was behind)',
+      room: { status: 'unready', createdAt: NOW - 400 * S, startedAt: NOW - 60 * S },
+      reason: undefined,
+    },
+    {
+      name: 'unready room past the init timeout from its pod start',
+      room: { status: 'unready', createdAt: NOW - 400 * S, startedAt: NOW - 125 * S },
+      reason: 'unready 125s after its pod started (initialization timeout 120s)',
     },
     {
       name: 'ready room that never pinged counts from creation',
       room: { status: 'ready', createdAt: NOW - 250 * S },
       reason: 'no ping since creation for 250s (timeout 240s)',
+    },
+    {
+      name: 'ready room that never pinged counts from its pod start when known',
+      room: { status: 'ready', createdAt: NOW - 900 * S, startedAt: NOW - 250 * S },
+      reason: 'no ping since its pod started for 250s (timeout 240s)',
     },
     {
       name: 'room being deleted past the deletion timeout',
@@ -70,8 +90,8 @@ describe('expiryReason', () => {
     },
     {
       name: 'validation rooms expire like others',
-      room: { status: 'pending', validation: true, createdAt: NOW - 180 * S },
-      reason: 'pending 180s after creation (initialization timeout 120s)',
+      room: { status: 'pending', validation: true, createdAt: NOW - 300 * S, startedAt: NOW - 180 * S },
+      reason: 'pending 180s after its pod started (initialization timeout 120s)',
     },
   ];
   it.each(cases)('$name', ({ room, reason }) => {
@@ -84,12 +104,12 @@ describe('findExpiredRooms', () => {
     const rooms = [
       roomView('a', { status: 'ready', lastPingAt: NOW - S }),
       roomView('b', { status: 'terminated' }),
-      roomView('c', { status: 'pending', createdAt: NOW - 500 * S }),
+      roomView('c', { status: 'pending', createdAt: NOW - 600 * S, startedAt: NOW - 500 * S }),
       roomView('d', { status: 'occupied', lastPingAt: NOW - 2 * S }),
     ];
     expect(findExpiredRooms(rooms, NOW, DEFAULT_ROOM_TIMEOUTS).map((e) => [e.room.name, e.reason])).toEqual([
       ['b', 'room reported terminated'],
-      ['c', 'pending 500s after creation (initialization timeout 120s)'],
+      ['c', 'pending 500s after its pod started (initialization timeout 120s)'],
     ]);
   });
 

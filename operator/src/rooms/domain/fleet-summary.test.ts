@@ -14,14 +14,14 @@ describe('summarizeFleet', () => {
       roomView('pending', { status: 'pending', createdAt: NOW - S }),
       roomView('unready', { status: 'unready', createdAt: NOW - S }),
       roomView('silent', { status: 'ready', lastPingAt: NOW - 300 * S }),
-      roomView('stuck-pending', { status: 'pending', createdAt: NOW - 300 * S }),
+      roomView('stuck-pending', { status: 'pending', createdAt: NOW - 400 * S, startedAt: NOW - 300 * S }),
       roomView('error', { status: 'error', lastPingAt: NOW }),
       roomView('expired-error', { status: 'error', lastPingAt: NOW - 300 * S }),
       roomView('deleting', { status: 'ready', terminating: true, terminatingSince: NOW, lastPingAt: NOW }),
       roomView('pinged-terminating', { status: 'terminating', lastPingAt: NOW }),
       roomView('terminated', { status: 'terminated', lastPingAt: NOW }),
       roomView('validation', { status: 'ready', validation: true, lastPingAt: NOW }),
-      roomView('old-validation', { status: 'pending', validation: true, createdAt: NOW - 500 * S }),
+      roomView('old-validation', { status: 'pending', validation: true, createdAt: NOW - 600 * S, startedAt: NOW - 500 * S }),
     ];
     const summary = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS);
     expect(summary.expired.map((e) => e.room.name)).toEqual(['silent', 'stuck-pending', 'expired-error', 'terminated', 'old-validation']);

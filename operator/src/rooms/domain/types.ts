@@ -19,6 +19,12 @@ export interface RoomView {
   version: string;
   /** When the room was created, epoch ms. */
   createdAt: number;
+  /**
+   * When the room's pod had every container running (the latest container start), epoch ms;
+   * absent while the pod waits for the cluster (not yet scheduled, pulling its image, or not yet
+   * started by its kubelet) and when the room has no pod.
+   */
+  startedAt?: number;
   /** Server time of the last ping received, epoch ms; absent when the room never pinged. */
   lastPingAt?: number;
   /** The room is being deleted (its Pod or GameRoom has a deletionTimestamp). */
@@ -36,7 +42,10 @@ export interface RoomView {
 
 /** Expiry timeouts (Maestro §3.4 defaults: init 120 s, ping 240 s, deletion 120 s). */
 export interface RoomTimeouts {
-  /** A pending or unready room older than this (from createdAt) is expired. */
+  /**
+   * A pending or unready room whose pod started longer ago than this is expired (counted from the
+   * pod's start; an unready room with no known start counts from creation).
+   */
   initTimeoutMs: number;
   /** A room that is not pending and has not pinged for this long is expired. */
   pingTimeoutMs: number;
