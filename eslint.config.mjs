@@ -17,7 +17,7 @@ function forbid(folders, message) {
 const SIDE_BY_SIDE = 'The operator and the gateway meet only through the Kubernetes API; move what both need to common/.';
 const NOT_THE_DOUBLE = 'Product code may not depend on the sandbox (a test double); only tests may start it.';
 const boundaries = [
-  { files: ['sandbox/**/*.ts'], rules: forbid(['operator', 'api-gateway', 'launcher'], 'The sandbox is a test double of Kubernetes: it may import common/ only, never the operator, the gateway or the launcher (launcher/ depends on the sandbox, not the other way round).') },
+  { files: ['sandbox/**/*.ts'], rules: forbid(['operator', 'api-gateway', 'launcher'], 'The sandbox is a test double of Kubernetes: it may not import the operator, the gateway or the launcher, only common/ (launcher/ depends on the sandbox, not the other way round).') },
   { files: ['common/**/*.ts'], rules: forbid(['operator', 'api-gateway', 'launcher'], 'common/ is the bottom layer: it may not import the operator, the gateway or the launcher.') },
   { files: ['common/**/*.ts'], ignores: TEST_FILES, rules: forbid(['operator', 'api-gateway', 'launcher', 'sandbox'], `common/ is the bottom layer: it may not import the operator, the gateway or the launcher. ${NOT_THE_DOUBLE}`) },
   { files: ['operator/**/*.ts'], rules: forbid(['api-gateway', 'launcher'], SIDE_BY_SIDE) },
