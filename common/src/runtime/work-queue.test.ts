@@ -43,24 +43,35 @@ describe('WorkQueue', () => {
     await queue.shutDown();
   });
 
-  it('retries a failing key with back-off and honours requeueAfterMs', async () => {
+  it('retries a failing key with doubling back-off up to the cap, resets it on success, and honours requeueAfterMs', async () => {
     const calls = new Map<string, number>();
-    const errors: string[] = [];
+    /** How many more runs of 'flaky' fail. */
+    let failing = 4;
+    const retries: [string, number][] = [];
     const queue = new WorkQueue({
       concurrency: 2,
       baseBackoffMs: 1,
+      maxBackoffMs: 4,
       handler: async (key) => {
         const n = (calls.get(key) ?? 0) + 1;
         calls.set(key, n);
-        if (key === 'flaky' && n < 3) throw new Error('boom');
+        if (key === 'flaky' && failing > 0) {
+          failing--;
+          throw new Error('boom');
+        }
         if (key === 'later' && n === 1) return { requeueAfterMs: 5 };
       },
-      onError: (key) => errors.push(key),
+      onError: (key, _err, retryInMs) => retries.push([key, retryInMs]),
     });
     queue.add('flaky');
     queue.add('later');
-    await waitFor(() => calls.get('flaky') === 3 && calls.get('later') === 2);
-    expect(errors).toEqual(['flaky', 'flaky']);
+    await waitFor(() => calls.get('flaky') === 5 && calls.get('later') === 2);
+    expect(retries).toEqual([['flaky', 1], ['flaky', 2], ['flaky', 4], ['flaky', 4]]);
+    // After a success the next failure starts from the base delay again.
+    failing = 1;
+    queue.add('flaky');
+    await waitFor(() => calls.get('flaky') === 7);
+    expect(retries.slice(4)).toEqual([['flaky', 1]]);
     await queue.shutDown();
   });
 

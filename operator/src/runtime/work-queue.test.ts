@@ -1,4 +1,5 @@
 import { silentLogger } from '../../../common/src/logger';
+import { captureLogs } from '../../../test/support/log-capture';
 import { waitFor } from '../../../test/support/wait';
 import { TerminalError, WorkQueue } from './work-queue';
 
@@ -44,23 +45,43 @@ describe('work queue', () => {
     expect(max).toBe(1);
   });
 
-  test('errors retry with per-key backoff; success resets it; terminal errors are not retried', async () => {
+  test('errors retry with per-key backoff doubling up to the cap; success resets it; terminal errors are not retried', async () => {
+    const { logger, lines } = captureLogs('debug');
     const calls = new Map<string, number>();
+    /** How many more runs of each key fail. */
+    const failing = new Map<string, number>([['conflicted', 4], ['erring', 1]]);
     const q = new WorkQueue({
-      name: 't', logger: silentLogger(), baseDelayMs: 1, maxDelayMs: 4,
+      name: 't', logger, baseDelayMs: 1, maxDelayMs: 4,
       reconcile: async (key) => {
-        const n = (calls.get(key) ?? 0) + 1;
-        calls.set(key, n);
-        if (key === 'flaky' && n < 3) throw Object.assign(new Error('conflict'), { code: 409 });
+        calls.set(key, (calls.get(key) ?? 0) + 1);
         if (key === 'broken') throw new TerminalError('cannot be fixed by retrying');
+        const left = failing.get(key) ?? 0;
+        if (left === 0) return;
+        failing.set(key, left - 1);
+        throw key === 'conflicted' ? Object.assign(new Error('conflict'), { code: 409 }) : Object.assign(new Error('unavailable'), { code: 503 });
       },
     });
+    /** The retry delays the queue announced for a key, in order (a conflict at debug, other errors at warn). */
+    const delays = (key: string, message: string): unknown[] => lines.filter((l) => l.key === key && l.message === message).map((l) => l.requeueAfterMs);
     q.start();
-    q.add('flaky');
+    q.add('conflicted');
+    q.add('erring');
     q.add('broken');
-    await waitFor(() => calls.get('flaky') === 3);
+    await waitFor(() => calls.get('conflicted') === 5 && delays('conflicted', 'conflict, requeueing').length === 4);
+    expect(delays('conflicted', 'conflict, requeueing')).toEqual([1, 2, 4, 4]);
+    await waitFor(() => calls.get('erring') === 2 && delays('erring', 'reconcile failed, retrying').length === 1);
+    expect(delays('erring', 'reconcile failed, retrying')).toEqual([1]);
+
+    // After a success the next failure starts from the base delay again, not from the cap.
+    failing.set('conflicted', 1);
+    q.add('conflicted');
+    await waitFor(() => calls.get('conflicted') === 7 && delays('conflicted', 'conflict, requeueing').length === 5);
+    expect(delays('conflicted', 'conflict, requeueing')).toEqual([1, 2, 4, 4, 1]);
+
+    await waitFor(() => lines.some((l) => l.key === 'broken' && l.message === 'reconcile failed, not retrying'));
     await q.stop();
     expect(calls.get('broken')).toBe(1);
+    expect(calls.get('conflicted')).toBe(7);
   });
 
   test('requeueAfterMs asks for another pass later', async () => {

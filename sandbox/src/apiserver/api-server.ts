@@ -38,6 +38,8 @@ export interface ApiServerDeps {
   logger: Logger;
   bookmarkIntervalMs: number;
   now: () => Date;
+  /** Waits out injected latency. */
+  sleep: (ms: number) => Promise<void>;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -269,7 +271,7 @@ export class ApiServer {
     const verb = verbOf(method, p, watch);
     const token = bearerToken(req.headers.authorization);
     const fault = this.deps.faults.decide(verb, rt.plural, token);
-    if (fault.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+    if (fault.latencyMs > 0) await this.deps.sleep(fault.latencyMs);
     if (fault.errorStatus === 'reset') {
       req.socket.destroy();
       return;

@@ -63,9 +63,27 @@ describe('fault injection', () => {
     await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
   });
 
-  it('adds latency without failing', async () => {
-    sandbox.faults.set({ latencyMs: 20 });
-    await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
+  it('holds a matching request for the set latency, then answers it; other requests pass at once', async () => {
+    const waits: number[] = [];
+    let release: (() => void) | undefined;
+    const held = await startSandbox({ sleep: (ms) => new Promise<void>((resolve) => { waits.push(ms); release = resolve; }) });
+    try {
+      const api = held.kubeConfig().makeApiClient(CoreV1Api);
+      held.faults.set({ latencyMs: 20, match: { resource: 'pods' } });
+      let answered = false;
+      const listing = api.listNamespacedPod({ namespace: 'default' }).then((list) => { answered = true; return list; });
+      await waitUntil(() => release !== undefined);
+      expect(waits).toEqual([20]);
+      // Another resource is not delayed: it is answered while the pods request still waits.
+      await expect(api.listNamespacedConfigMap({ namespace: 'default' })).resolves.toMatchObject({ kind: 'ConfigMapList' });
+      expect(waits).toEqual([20]);
+      expect(answered).toBe(false);
+      release?.();
+      await expect(listing).resolves.toMatchObject({ kind: 'PodList' });
+    } finally {
+      release?.();
+      await held.stop();
+    }
   });
 
   it('answers watches 410 as a status or as an ERROR event, and resets connections', async () => {

@@ -35,6 +35,8 @@ export interface SandboxOptions {
   now?: () => Date;
   /** Random source for fault injection (default Math.random). */
   random?: () => number;
+  /** Waits out injected latency (default: a timer); a test passes one it can observe and release. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Read-only counters for tests and benchmarks. */
@@ -133,6 +135,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     logger,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5_000,
     now,
+    sleep: options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
   });
   faults.bindWatches({ cutWatches: () => server.cutWatches(), openWatches: (token) => server.openWatches(token) });
   const port = await server.listen(options.port ?? 0);

@@ -7,16 +7,14 @@
  * One pod informer feeds one keyed work queue; each run re-reads the pod from the cache, decides
  * with the pure functions in `node-fit.ts` and `pod-status.ts`, and writes only what changed.
  */
-import { CoreV1Api, PatchStrategy, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig, V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../../../common/src/logger';
-import { errorMessage, httpStatusOf, isConflict, isNotFound } from './api-errors';
 import { fitPod, type NodeCandidate, type NodeLoad } from './node-fit';
 import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
 import { computePodStatus, type PodStatusBody } from './pod-status';
-import { ResilientInformer } from './resilient-informer';
-import { makeKubeClients, type KubeClients } from '../../../common/src/kube/clients';
+import { PodInformer } from './pod-informer';
+import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 
@@ -55,8 +53,8 @@ export interface SimKubeletStats {
   deletions: number;
   unschedulablePods: number;
   errors: number;
-  /** Restarts of the pod informer after watch or list errors. */
-  informerRestarts: number;
+  /** LISTs of the pod informer that failed (each retried after a backoff). */
+  informerListFailures: number;
 }
 
 interface PodRecord {
@@ -80,8 +78,6 @@ interface SimNodeState {
   usedPorts: Map<string, number>;
 }
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
 export class SimKubelet {
   private readonly core: CoreV1Api;
   private readonly connections: KubeClients;
@@ -94,7 +90,7 @@ export class SimKubelet {
   private readonly unschedulable = new Set<string>();
   private readonly unschedulableWritten = new Map<string, string>();
   private readonly records = new Map<string, PodRecord>();
-  private readonly informer: ResilientInformer<V1Pod>;
+  private readonly informer: PodInformer;
   private readonly queue: WorkQueue;
   private readonly counters = { bindings: 0, statusWrites: 0, deletions: 0, errors: 0 };
   private heartbeat: NodeJS.Timeout | undefined;
@@ -128,19 +124,15 @@ export class SimKubelet {
       this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map() });
       this.candidates.push(candidate);
     }
-    this.informer = new ResilientInformer<V1Pod>({
-      name: 'pods',
-      logger: this.logger,
-      informer: makeInformer<V1Pod>(kubeConfig, '/api/v1/pods', () => this.core.listPodForAllNamespaces()),
-    });
+    this.informer = new PodInformer({ name: 'pods', kubeConfig, core: this.core, logger: this.logger });
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 32,
       handler: (key) => this.reconcile(key),
       onError: (key, err, retryInMs) => {
         this.counters.errors++;
-        const status = httpStatusOf(err);
+        const status = apiStatus(err);
         const level = status === 409 || status === 429 ? 'debug' : 'warn';
-        this.logger.log(level, 'pod sync failed; retrying', { pod: key, status, error: errorMessage(err), retryInMs });
+        this.logger.log(level, 'pod sync failed; retrying', { pod: key, ...apiErrorFields(err), retryInMs });
       },
     });
   }
@@ -149,9 +141,7 @@ export class SimKubelet {
   static async start(options: SimKubeletOptions): Promise<SimKubelet> {
     const kubelet = new SimKubelet(options);
     await kubelet.registerNodes();
-    kubelet.informer.onAdd((pod) => kubelet.onPodEvent(pod));
-    kubelet.informer.onUpdate((pod) => kubelet.onPodEvent(pod));
-    kubelet.informer.onDelete((pod) => kubelet.onPodDeleted(pod));
+    kubelet.informer.subscribe((type, pod) => (type === 'delete' ? kubelet.onPodDeleted(pod) : kubelet.onPodEvent(pod)));
     await kubelet.informer.start();
     const heartbeatMs = options.heartbeatMs ?? 20_000;
     if (heartbeatMs > 0) {
@@ -163,7 +153,7 @@ export class SimKubelet {
   }
 
   /** The kubelet's pod informer, for other simulators to share (see SimRooms' `podInformer`). */
-  get podInformer(): ResilientInformer<V1Pod> {
+  get podInformer(): PodInformer {
     return this.informer;
   }
 
@@ -172,7 +162,7 @@ export class SimKubelet {
   }
 
   stats(): SimKubeletStats {
-    return { nodes: this.nodes.size, ...this.counters, unschedulablePods: this.unschedulable.size, informerRestarts: this.informer.restarts };
+    return { nodes: this.nodes.size, ...this.counters, unschedulablePods: this.unschedulable.size, informerListFailures: this.informer.listFailures };
   }
 
   async stop(): Promise<void> {
@@ -208,11 +198,9 @@ export class SimKubelet {
       try {
         return await fn();
       } catch (err) {
-        const status = httpStatusOf(err);
-        const retryable = status === undefined || status === 409 || status === 429 || status >= 500;
-        if (!retryable || attempt >= attempts || this.stopped) throw err;
+        if (!isRetryable(err) || attempt >= attempts || this.stopped) throw err;
         const delay = 100 * 2 ** (attempt - 1);
-        this.logger.warn(`${what} failed; retrying`, { status, error: errorMessage(err), retryInMs: delay });
+        this.logger.warn(`${what} failed; retrying`, { ...apiErrorFields(err), retryInMs: delay });
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -225,7 +213,7 @@ export class SimKubelet {
         const conditions = nodeStatusBody(node.spec, nowIso, this.readySinceIso).conditions;
         await this.core.patchNodeStatus({ name: node.spec.name, body: { status: { conditions } } }, MERGE_PATCH);
       } catch (err) {
-        this.logger.debug('node heartbeat failed', { node: node.spec.name, error: errorMessage(err) });
+        this.logger.debug('node heartbeat failed', { node: node.spec.name, ...apiErrorFields(err) });
       }
     }));
   }
@@ -303,9 +291,9 @@ export class SimKubelet {
   // ---- the work ----
 
   private async reconcile(key: string): Promise<WorkResult | void> {
-    if (!this.informer.hasSynced) return { requeueAfterMs: 100 };
+    if (!this.informer.synced) return { requeueAfterMs: 100 };
     const { namespace, name } = splitPodKey(key);
-    const pod = this.informer.cache.get(name, namespace);
+    const pod = this.informer.get(name, namespace);
     if (!pod) return;
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) return this.schedule(key, pod);
@@ -340,7 +328,7 @@ export class SimKubelet {
     } catch (err) {
       if (isConflict(err)) return;
       this.assumed.delete(uid);
-      if (!this.informer.cache.get(name, namespace)?.spec?.nodeName) this.removeUsage(uid);
+      if (!this.informer.get(name, namespace)?.spec?.nodeName) this.removeUsage(uid);
       if (isNotFound(err)) return;
       throw err;
     }

@@ -3,12 +3,12 @@
  * carry `ROOMKEEPER_SCHEDULER_NAME` and `ROOMKEEPER_ROOM_ID`), pinging the rooms API as a real
  * game server would. Driven by a pod informer; talks to the API server only to watch pods.
  */
-import { CoreV1Api, makeInformer } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import { isTerminalPhase, isTerminating, podKey } from '../kubelet/pod-fields';
-import { ResilientInformer } from '../kubelet/resilient-informer';
+import { PodInformer } from '../kubelet/pod-informer';
 import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
 import { PingClient, type PingRequest, type PingResult, type PingStatus } from './ping-client';
 import { roomIdentityOf } from './room-identity';
@@ -34,7 +34,7 @@ export interface SimRoomsOptions {
    * A pod informer to share (e.g. the simulated kubelet's), so pods are listed and watched once.
    * It is not stopped by `stop()`. Without it, SimRooms runs its own.
    */
-  podInformer?: ResilientInformer<V1Pod>;
+  podInformer?: PodInformer;
   /** Only pods on nodes this accepts become rooms (default: every node). */
   nodeFilter?: (nodeName: string) => boolean;
 }
@@ -59,7 +59,7 @@ interface Entry {
 
 export class SimRooms {
   private readonly logger: Logger;
-  private readonly informer: ResilientInformer<V1Pod>;
+  private readonly informer: PodInformer;
   private readonly ownsInformer: boolean;
   private connections: SharedDispatcherKubeConfig | undefined;
   private readonly client: PingClient;
@@ -86,24 +86,16 @@ export class SimRooms {
       this.connections = withSharedDispatcher(options.kubeConfig);
       const kubeConfig = this.connections.kubeConfig;
       const core = kubeConfig.makeApiClient(CoreV1Api);
-      this.informer = new ResilientInformer<V1Pod>({
-        name: 'room-pods',
-        logger: this.logger,
-        informer: makeInformer<V1Pod>(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces()),
-      });
+      this.informer = new PodInformer({ name: 'room-pods', kubeConfig, core, logger: this.logger });
     }
   }
 
   static async start(options: SimRoomsOptions): Promise<SimRooms> {
     const rooms = new SimRooms(options);
-    rooms.informer.onAdd((pod) => rooms.onPod(pod));
-    rooms.informer.onUpdate((pod) => rooms.onPod(pod));
-    rooms.informer.onDelete((pod) => rooms.onPodDeleted(pod));
-    if (rooms.ownsInformer) await rooms.informer.start();
-    else {
-      await rooms.informer.start();
-      for (const pod of rooms.informer.cache.list()) rooms.onPod(pod);
-    }
+    rooms.informer.subscribe((type, pod) => (type === 'delete' ? rooms.onPodDeleted(pod) : rooms.onPod(pod)));
+    await rooms.informer.start();
+    // A shared informer listed before this subscribed: the pods it already holds are news here.
+    if (!rooms.ownsInformer) for (const pod of rooms.informer.list()) rooms.onPod(pod);
     rooms.logger.info('simulated rooms started', { roomsApiUrl: options.roomsApiUrl, pingIntervalMs: rooms.pingIntervalMs });
     return rooms;
   }

@@ -7,18 +7,22 @@
  * gateway, prints where everything is, and runs until Ctrl-C. With a cluster configured it runs
  * the operator and the gateway against that cluster instead (and simulated nodes and rooms only
  * if the cluster has no node).
+ *
+ * It lives outside `sandbox/` because it starts the product: the launcher depends on the sandbox,
+ * never the other way round (the sandbox is a test double and may not import the operator or the
+ * gateway; `eslint.config.mjs` enforces it).
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { startGateway } from '../../api-gateway/src/main';
-import { loadConfig } from '../../common/src/config';
-import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
-import { createLogger, toggleDebugOnSignal } from '../../common/src/logger';
-import { startOperator } from '../../operator/src/operator';
-import { startSandbox, type Sandbox } from './index';
-import { startSimulation, type Simulation } from './simulation';
+import { startGateway } from '../api-gateway/src/main';
+import { loadConfig } from '../common/src/config';
+import { discoverKubeConfig, makeKubeClients } from '../common/src/kube/clients';
+import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
+import { startOperator } from '../operator/src/operator';
+import { startSandbox, type Sandbox } from '../sandbox/src/index';
+import { startSimulation, type Simulation } from '../sandbox/src/simulation';
 
 const STATE_DIR = path.resolve(process.env.ROOMKEEPER_STATE_DIR ?? '.roomkeeper');
 
@@ -73,7 +77,7 @@ async function main(): Promise<void> {
     const snapshot = process.env.ROOMKEEPER_SANDBOX_SNAPSHOT ?? path.join(STATE_DIR, 'sandbox-state.json');
     sandbox = await startSandbox({
       port: Number(process.env.ROOMKEEPER_SANDBOX_PORT ?? 0),
-      crdDirs: [path.resolve(__dirname, '../../crds')],
+      crdDirs: [path.resolve(__dirname, '../crds')],
       snapshotFile: snapshot === '' ? undefined : snapshot,
       logger: logger.child({ component: 'sandbox' }),
     });
