@@ -147,7 +147,8 @@ export class SchedulerCommands {
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     // The body names the version `version`; the operation's input, `newActiveVersion`.
-    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: isRecord(body) ? body.version : undefined });
+    const given = isRecord(body) ? body.version : undefined;
+    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: typeof given === 'string' ? given : undefined });
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: 'version' }));
     const version = parsed.value.newActiveVersion;
     await this.assertNoOngoingVersionOperation(await this.mustExist(name));

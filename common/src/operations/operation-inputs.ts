@@ -117,7 +117,7 @@ export function describeInputErrors(errors: readonly FieldError[]): string {
 }
 
 export function parseAddRoomsInput(input: unknown, bounds: InputBounds): Result<AddRoomsInput> {
-  const body = isRecord(input) ? input : {};
+  const body: Record<string, unknown> = isRecord(input) ? input : {};
   const amount = amountOf(body.amount, bounds);
   if (amount === undefined) return failed([{ field: 'amount', message: 'is a required field' }]);
   if (typeof amount === 'string') return failed([{ field: 'amount', message: amount }]);
@@ -152,11 +152,10 @@ export function parseRemoveRoomsInput(input: unknown, bounds: InputBounds): Resu
  * spellings Operation objects made with kubectl may carry.
  */
 export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActiveVersionInput> {
-  const body = isRecord(input) ? input : {};
-  const given = body.newActiveVersion ?? body.version;
-  const spec = isRecord(given) ? given.spec : undefined;
-  const nested = isRecord(spec) ? spec.version : undefined;
-  const version = typeof given === 'string' ? given : nested;
+  const body: Record<string, unknown> = isRecord(input) ? input : {};
+  const legacy = body.version;
+  const legacySpec = isRecord(legacy) ? legacy.spec : undefined;
+  const version = body.newActiveVersion ?? (isRecord(legacySpec) ? legacySpec.version : legacy);
   if (typeof version !== 'string' || version.trim() === '') return failed([{ field: 'newActiveVersion', message: 'is a required field' }]);
   if (version.length > MAX_VERSION_LENGTH) return failed([{ field: 'newActiveVersion', message: `must be at most ${MAX_VERSION_LENGTH} characters` }]);
   return ok({ ...attemptFields(body), newActiveVersion: version });
