@@ -27,6 +27,7 @@ import { RoomAllocations, type AllocationSettings } from './use-cases/room-alloc
 import { RoomReports, type RoomEventSink } from './use-cases/room-reports';
 import { SchedulerCommands } from './use-cases/scheduler-commands';
 import { SchedulerQueries } from './use-cases/scheduler-queries';
+import type { Clock } from '../../common/src/runtime/clock';
 
 export interface CommonAppDeps {
   logger: Logger;
@@ -45,7 +46,7 @@ export interface ManagementAppDeps extends CommonAppDeps {
   validator: SchedulerValidator;
   credentials: CredentialsProvider;
   /** Milliseconds since the epoch. */
-  now: () => number;
+  now: Clock;
   /** Most rooms one scheduler may ask for (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); the default when absent. */
   maxRoomsPerScheduler?: number;
 }
@@ -60,7 +61,7 @@ export interface RoomsAppDeps extends CommonAppDeps {
   roomTokenSecrets: readonly string[] | undefined;
   /** A ping that changes nothing is forwarded at most this often per room (0: every ping). */
   forwardResyncIntervalMs?: number;
-  now?: () => number;
+  now?: Clock;
 }
 
 function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'debug', fastPath?: FastPath): Express {

@@ -3,6 +3,7 @@
  * same route tables the routers are mounted from.
  */
 import { crdSchemas } from '../../common/src/generated/schemas';
+import { MAX_ROOM_ID_LENGTH, MAX_ROOM_IDS_PER_REQUEST, MAX_ROOMS_PER_REQUEST } from '../../common/src/operations/operation-inputs';
 import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
 import { MANAGEMENT_ROUTES } from './routes/management-routes';
 import { ROOMS_ROUTES } from './routes/rooms-routes';
@@ -73,8 +74,8 @@ function components(): Record<string, Schema> {
     CreateSchedulerRequest: { type: 'object', required: ['name', ...required], properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }, ...specProps } },
     PatchSchedulerRequest: { type: 'object', description: 'Every field optional; spec.containers are patched by index.', properties: Object.fromEntries(Object.entries(specProps).filter(([k]) => k !== 'game')) },
     SwitchActiveVersionRequest: { type: 'object', required: ['version'], properties: { version: { type: 'string', example: 'v1.1.0' } } },
-    AddRoomsRequest: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1, maximum: 10000 } } },
-    RemoveRoomsRequest: { type: 'object', description: 'amount or roomsIds', properties: { amount: { type: 'integer', minimum: 1, maximum: 10000 }, roomsIds: { type: 'array', items: { type: 'string' }, minItems: 1 } } },
+    AddRoomsRequest: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ROOMS_PER_REQUEST } } },
+    RemoveRoomsRequest: { type: 'object', description: 'amount or roomsIds', properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ROOMS_PER_REQUEST }, roomsIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_ROOM_ID_LENGTH }, minItems: 1, maxItems: MAX_ROOM_IDS_PER_REQUEST } } },
     OperationIdResponse: { type: 'object', properties: { operationId: { type: 'string' } } },
     Scheduler: schedulerView,
     CreateSchedulerResponse: { type: 'object', properties: { scheduler: { $ref: '#/components/schemas/Scheduler' }, operationId: { type: 'string' } } },

@@ -3,7 +3,7 @@
  * implements them with custom resources (reads from informer caches where a list is needed);
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
-import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, OperationSpec, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -25,15 +25,9 @@ export interface SchedulerStore {
   listVersions(schedulerName: string): Promise<SchedulerVersion[]>;
 }
 
-/** What the gateway puts in a new Operation. */
-export interface NewOperation {
-  id: string;
-  spec: OperationSpec;
-}
-
 export interface OperationStore {
-  /** Creates the Operation; 'exists' when one with that id is already there (not an error). */
-  createOperation(op: NewOperation): Promise<'created' | 'exists'>;
+  /** Creates the Operation (common/src/operations/operation-factory.ts builds it); 'exists' when one with that id is already there (not an error). */
+  createOperation(op: Operation): Promise<'created' | 'exists'>;
   /** A fresh read, or undefined. */
   getOperation(id: string): Promise<Operation | undefined>;
   /** Every operation of a scheduler (from a cache), in any order. */

@@ -7,7 +7,8 @@
  */
 import * as path from 'node:path';
 import type { Forwarder, GameRoom, Scheduler } from '../../common/src/generated/resources';
-import { API_VERSION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } from '../../common/src/resources/labels';
+import { API_VERSION } from '../../common/src/resources/api-group';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } from '../../common/src/resources/labels';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { waitFor } from '../../test/support/wait';
 import { forkChild, type ChildHandle } from './child-rpc';

@@ -10,6 +10,7 @@ import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import type { RoomExpectations } from './rooms/expectations';
+import type { Clock } from '../../common/src/runtime/clock';
 
 export interface Cache<T> {
   list(namespace?: string): readonly T[];
@@ -62,7 +63,7 @@ export interface OperatorDeps {
   identity: string;
   /** Room writes the caches have not shown yet (the health check waits for them). */
   expectations?: RoomExpectations;
-  now(): number;
+  now: Clock;
   /** The random source of room names and host ports (default Math.random; tests force collisions). */
   random?: () => number;
   forwarder?: StatusForwarder;

@@ -4,6 +4,7 @@
  * UpperCamelCase constants, never user input.
  */
 import type { GameRoom } from '../../common/src/generated/resources';
+import { API_VERSION } from '../../common/src/resources/api-group';
 import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
@@ -21,7 +22,7 @@ export function schedulerEvent(deps: EventDeps, schedulerName: string, reason: S
   if (!deps.events) return;
   const uid = deps.caches.schedulers.get(schedulerName)?.metadata.uid;
   deps.events.record({
-    regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: schedulerName, ...(uid ? { uid } : {}) },
+    regarding: { apiVersion: API_VERSION, kind: 'Scheduler', name: schedulerName, ...(uid ? { uid } : {}) },
     type: WARNINGS.has(reason) ? 'Warning' : 'Normal', reason, action, note,
   });
 }
@@ -32,7 +33,7 @@ export function roomEvent(deps: EventDeps, room: GameRoom, reason: RoomEventReas
   const { name, namespace, uid } = room.metadata;
   if (!name || !namespace) return;
   deps.events.record({
-    regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', name, namespace, ...(uid ? { uid } : {}) },
+    regarding: { apiVersion: API_VERSION, kind: 'GameRoom', name, namespace, ...(uid ? { uid } : {}) },
     type: WARNINGS.has(reason) ? 'Warning' : 'Normal', reason, action, note,
   });
 }

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import type { CrdKind } from '../../common/src/generated/schemas';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
 import { ResilientInformer, type ListPage } from '../../common/src/kube/informer';
@@ -17,9 +18,10 @@ import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../common/src/resources/labels';
-import { isFinalOperationStatus } from '../../common/src/resources/operation-names';
+import { API_GROUP, collectionPath, PLURALS, ROOMKEEPER_API } from '../../common/src/resources/api-group';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
+import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
 import { registerFleetMetrics } from './fleet-metrics';
 import { DEFINITIONS } from './operations/definitions';
@@ -30,6 +32,7 @@ import { RoomStatusController } from './rooms/room-status-controller';
 import { SchedulerController } from './schedulers/scheduler-controller';
 import { LeaderElector } from './runtime/leader-election';
 import { WorkQueue } from './runtime/work-queue';
+import { systemClock, type Clock } from '../../common/src/runtime/clock';
 
 
 export interface OperatorOptions {
@@ -44,6 +47,8 @@ export interface OperatorOptions {
   serveOps?: boolean;
   /** The random source of room names and host ports (tests force name collisions with it). */
   random?: () => number;
+  /** The clock of every part (default the system's). */
+  now?: Clock;
 }
 
 export interface RunningOperator {
@@ -77,6 +82,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();
+  const now = opts.now ?? systemClock;
   const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
   const kc = clients.kc; // pooled connections for informers too
   const api = new RoomkeeperApi(clients.custom);
@@ -89,35 +95,29 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform, metrics });
 
   const lostRooms = new Map<string, string[]>();
-  // Late-bound: controllers need caches, informer callbacks need controllers.
+  // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
+  // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
+  let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
   const hooks = {
-    scheduler: (_t: string, _s: Scheduler) => undefined as void,
-    operation: (_t: string, _o: Operation) => undefined as void,
-    room: (_t: string, _r: GameRoom) => undefined as void,
-    pod: (_t: string, _p: k8s.V1Pod) => undefined as void,
-    digest: (_t: string, _d: PingDigest) => undefined as void,
-    namespace: (_t: string, _n: k8s.V1Namespace) => undefined as void,
-    version: (_t: string, _v: SchedulerVersion) => undefined as void,
+    operation: (_t: EventType, _o: Operation) => undefined as void,
+    room: (_t: EventType, _r: GameRoom) => undefined as void,
   };
-  const group = 'roomkeeper.io';
-  const version = 'v1';
   const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+  const listAll = <T extends k8s.KubernetesObject>(kind: CrdKind) => (page?: ListPage) =>
+    custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>;
+  const crdInformer = <T extends k8s.KubernetesObject>(kind: CrdKind, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void) =>
+    informer<T>(PLURALS[kind], collectionPath(kind), listAll<T>(kind), onEvent);
   const informers = {
-    schedulers: informer<Scheduler>('schedulers', '/apis/roomkeeper.io/v1/schedulers',
-      (page) => custom.listClusterCustomObject({ group, version, plural: 'schedulers', ...page }), (t, o) => hooks.scheduler(t, o)),
-    versions: informer<SchedulerVersion>('schedulerversions', '/apis/roomkeeper.io/v1/schedulerversions',
-      (page) => custom.listClusterCustomObject({ group, version, plural: 'schedulerversions', ...page }), (t, o) => hooks.version(t, o)),
-    operations: informer<Operation>('operations', '/apis/roomkeeper.io/v1/operations',
-      (page) => custom.listClusterCustomObject({ group, version, plural: 'operations', ...page }), (t, o) => hooks.operation(t, o)),
-    rooms: informer<GameRoom>('gamerooms', '/apis/roomkeeper.io/v1/gamerooms',
-      (page) => custom.listClusterCustomObject({ group, version, plural: 'gamerooms', ...page }), (t, o) => hooks.room(t, o)),
+    schedulers: crdInformer<Scheduler>('Scheduler', (t, o) => enqueue('schedulers', t, o)),
+    versions: crdInformer<SchedulerVersion>('SchedulerVersion', (t, o) => enqueue('schedulerversions', t, o)),
+    operations: crdInformer<Operation>('Operation', (t, o) => hooks.operation(t, o)),
+    rooms: crdInformer<GameRoom>('GameRoom', (t, o) => hooks.room(t, o)),
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
-      (page) => clients.core.listPodForAllNamespaces({ labelSelector: managed, ...page }), (t, o) => hooks.pod(t, o), managed, roomPod),
+      (page) => clients.core.listPodForAllNamespaces({ labelSelector: managed, ...page }), (t, o) => enqueue('pods', t, o), managed, roomPod),
     nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', (page) => clients.core.listNode({ ...page }), () => undefined),
-    digests: informer<PingDigest>('pingdigests', '/apis/roomkeeper.io/v1/pingdigests',
-      (page) => custom.listClusterCustomObject({ group, version, plural: 'pingdigests', ...page }), (t, o) => hooks.digest(t, o)),
+    digests: crdInformer<PingDigest>('PingDigest', (t, o) => enqueue('pingdigests', t, o)),
     namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
-      (page) => clients.core.listNamespace({ labelSelector: managed, ...page }), (t, o) => hooks.namespace(t, o), managed),
+      (page) => clients.core.listNamespace({ labelSelector: managed, ...page }), (t, o) => enqueue('namespaces', t, o), managed),
   };
   const caches: Caches = informers;
   let leaderSince = 0;
@@ -125,9 +125,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     const parts = [informers.rooms.sight, informers.pods.sight, informers.digests.sight];
     return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
   };
-  const expectations = new RoomExpectations(Date.now);
-  const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: 'roomkeeper.io/operator', instance: identity, logger: logger.child({ part: 'events' }) });
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now: Date.now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations, events };
+  const expectations = new RoomExpectations(now);
+  const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations, events };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
@@ -153,48 +153,22 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const whenLeading = (fn: () => void) => {
     if (leading) fn();
   };
-  hooks.scheduler = (_t, s) => whenLeading(() => {
-    const name = s.metadata.name as string;
-    schedulerQueue.add(name);
-    runnerQueue.add(name);
-    healthQueue.addAfter(name, config.autoscaleDebounce);
+  const queueOf: Readonly<Record<QueueName, WorkQueue>> = { schedulers: schedulerQueue, operations: runnerQueue, gamerooms: roomQueue, health: healthQueue };
+  enqueue = (source, type, obj) => whenLeading(() => {
+    for (const e of keysFor(source, type, obj)) {
+      if (e.debounced) queueOf[e.queue].addAfter(e.key, config.autoscaleDebounce);
+      else queueOf[e.queue].add(e.key);
+    }
   });
   hooks.operation = (t, op) => {
     if (t === 'delete') runner.forget(op);
     else runner.observe(op);
-    whenLeading(() => {
-      runnerQueue.add(op.spec.schedulerName);
-      schedulerQueue.add(op.spec.schedulerName);
-      // An operation that ended frees the queue for the health check's next decision (a rollout's
-      // next batch): at once, not after the debounce meant for bursts of room changes.
-      if (t !== 'delete' && isFinalOperationStatus(op.status?.status)) healthQueue.add(op.spec.schedulerName);
-      else healthQueue.addAfter(op.spec.schedulerName, config.autoscaleDebounce);
-    });
+    enqueue('operations', t, op);
   };
   hooks.room = (t, room) => whenLeading(() => {
     expectations.observe(t, room);
-    const ns = room.metadata.namespace as string;
     if (t === 'delete') void roomController.roomDeleted(room);
-    else roomQueue.add(`${ns}/${room.metadata.name}`);
-    schedulerQueue.add(ns);
-    healthQueue.addAfter(ns, config.autoscaleDebounce);
-  });
-  hooks.pod = (_t, pod) => whenLeading(() => {
-    roomQueue.add(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
-  });
-  hooks.digest = (_t, digest) => whenLeading(() => {
-    healthQueue.addAfter(digest.metadata.namespace as string, config.autoscaleDebounce);
-  });
-  // A scheduler's namespace or versions changed (kubectl delete included): the scheduler
-  // controller rebuilds or protects them, the health check re-decides.
-  hooks.namespace = (_t, ns) => whenLeading(() => {
-    const scheduler = ns.metadata?.labels?.[SCHEDULER_LABEL];
-    if (!scheduler) return;
-    schedulerQueue.add(scheduler);
-    healthQueue.addAfter(scheduler, config.autoscaleDebounce);
-  });
-  hooks.version = (_t, v) => whenLeading(() => {
-    schedulerQueue.add(v.spec.scheduler);
+    enqueue('gamerooms', t, room);
   });
 
   const enqueueAll = () => {
@@ -212,7 +186,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const leaderTransitions = metrics.counter('roomkeeper_operator_leader_transitions_total', 'Times this replica started (to="leader") or stopped (to="standby") leading.', { labelNames: ['to'] });
   const setLeading = (value: boolean) => {
     if (value !== leading) leaderTransitions.inc({ to: value ? 'leader' : 'standby' });
-    if (value && !leading) leaderSince = Date.now();
+    if (value && !leading) leaderSince = now();
     leading = value;
     leaderGauge.set(value ? 1 : 0);
     runner.setLeading(value);
@@ -243,6 +217,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       renewDeadlineMs: config.renewDeadline,
       retryPeriodMs: config.retryPeriod,
       logger,
+      now,
       onStartedLeading: () => setLeading(true),
       onStoppedLeading: () => setLeading(false),
     })

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { waitFor } from './wait';
 import { loadConfig, type Config } from '../../common/src/config';
-import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
+import { discoverKubeConfig, makeKubeClients, MERGE_PATCH } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { composeRoomStatus, type PingStatus } from '../../common/src/rooms/room-status';
@@ -136,7 +136,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let realNodes = external ? (await clients.core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] !== 'true') : [];
   if (external && process.env.ROOMKEEPER_E2E_CORDON_REAL_NODES === 'true') {
     for (const node of realNodes) {
-      await clients.core.patchNode({ name: node.metadata?.name as string, body: { spec: { unschedulable: true } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await clients.core.patchNode({ name: node.metadata?.name as string, body: { spec: { unschedulable: true } } }, MERGE_PATCH);
     }
     realNodes = [];
   }

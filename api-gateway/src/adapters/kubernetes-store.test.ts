@@ -10,6 +10,7 @@ import { waitFor } from '../../../test/support/wait';
 import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
 import { validSpec } from '../testing/fixtures';
 import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
+import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { KubernetesStore } from './kubernetes-store';
 
 jest.setTimeout(30_000);
@@ -63,9 +64,9 @@ describe('KubernetesStore on the sandbox', () => {
   });
 
   it('creates operations once (AlreadyExists is "exists"), lists them from the cache and requests cancellation', async () => {
-    const spec = { schedulerName: 'adapter-a', definitionName: 'add_rooms', input: { amount: 1 }, priority: false, enqueuedAt: '2026-01-01T00:00:00.000Z', source: 'api' as const, cancelRequested: false };
-    expect(await store.createOperation({ id: 'op-adapter-1', spec })).toBe('created');
-    expect(await store.createOperation({ id: 'op-adapter-1', spec })).toBe('exists');
+    const made = buildOperation({ id: 'op-adapter-1', schedulerName: 'adapter-a', definitionName: 'add_rooms', input: { amount: 1 }, source: 'api', enqueuedAt: Date.parse('2026-01-01T00:00:00.000Z') });
+    expect(await store.createOperation(made)).toBe('created');
+    expect(await store.createOperation(made)).toBe('exists');
     const op = await store.getOperation('op-adapter-1');
     expect(op?.metadata.labels).toMatchObject({ 'roomkeeper.io/scheduler': 'adapter-a', 'roomkeeper.io/definition': 'add_rooms' });
     await waitFor(async () => (await store.listOperations('adapter-a')).length === 1);

@@ -8,15 +8,14 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, GameRoomList, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH } from '../../../common/src/kube/clients';
-import { API_GROUP, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
+import type { CrdKind } from '../../../common/src/generated/schemas';
+import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
+import { API_VERSION, collectionPath, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { ResourceCache } from './resource-cache';
 
-const VERSION = 'v1';
-const API_VERSION = `${API_GROUP}/${VERSION}`;
-const PLURAL = { schedulers: 'schedulers', versions: 'schedulerversions', operations: 'operations', rooms: 'gamerooms', digests: 'pingdigests' } as const;
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const VERSION_NAME = /^v[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/;
 
@@ -32,21 +31,13 @@ function validName(name: string): boolean {
   return name.length > 0 && name.length <= 253 && NAME.test(name);
 }
 
-/** Maps API errors that are the client's fault; anything else is rethrown as is. */
 /**
  * The API server is the one judge of what a resource may hold (the CRD's schema and CEL rules):
  * a 422 becomes the management API's validation error, each cause with its field path relative
  * to the request body (the Scheduler's `spec.` is the body itself; `metadata.name` is `name`).
  */
 export function invalidCauses(err: unknown): FieldViolation[] {
-  const body = typeof err === 'object' && err !== null && 'body' in err ? (err as { body: unknown }).body : undefined;
-  let parsed: { details?: { causes?: { field?: string; message?: string }[] } } | undefined;
-  try {
-    parsed = (typeof body === 'string' ? JSON.parse(body) : body) as typeof parsed;
-  } catch {
-    return [];
-  }
-  return (parsed?.details?.causes ?? []).slice(0, 100).map((c) => ({
+  return (statusBodyOf(err)?.details?.causes ?? []).slice(0, 100).map((c) => ({
     // The Scheduler's root rules are about metadata.name (a CRD rule's fieldPath cannot point into
     // metadata), and the API server names the root `<nil>`.
     field: (c.field ?? '').replace(/^spec\./, '').replace(/^(metadata\.name|<nil>|)$/, 'name'),
@@ -71,18 +62,18 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly writeErrors: Counter;
 
   constructor(private readonly options: KubernetesStoreOptions) {
-    const cache = <T extends k8s.KubernetesObject>(plural: string) =>
+    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind) =>
       new ResourceCache<T>({
         kc: options.kc,
-        path: `/apis/${API_GROUP}/${VERSION}/${plural}`,
-        resource: plural,
+        path: collectionPath(kind),
+        resource: PLURALS[kind],
         logger: options.logger,
-        list: (page) => options.custom.listClusterCustomObject({ group: API_GROUP, version: VERSION, plural, ...page }) as Promise<k8s.KubernetesListObject<T>>,
+        list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
-    this.schedulers = cache<Scheduler>(PLURAL.schedulers);
-    this.versions = cache<SchedulerVersion>(PLURAL.versions);
-    this.operations = cache<Operation>(PLURAL.operations);
-    this.rooms = cache<GameRoom>(PLURAL.rooms);
+    this.schedulers = cache<Scheduler>('Scheduler');
+    this.versions = cache<SchedulerVersion>('SchedulerVersion');
+    this.operations = cache<Operation>('Operation');
+    this.rooms = cache<GameRoom>('GameRoom');
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }
@@ -93,7 +84,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   /** For tests: what each cache holds now, by resource plural. */
   cached(): Record<string, readonly k8s.KubernetesObject[]> {
-    return { [PLURAL.schedulers]: this.schedulers.list(), [PLURAL.versions]: this.versions.list(), [PLURAL.operations]: this.operations.list(), [PLURAL.rooms]: this.rooms.list() };
+    return { [PLURALS.Scheduler]: this.schedulers.list(), [PLURALS.SchedulerVersion]: this.versions.list(), [PLURALS.Operation]: this.operations.list(), [PLURALS.GameRoom]: this.rooms.list() };
   }
 
   /** Starts every cache; resolves after each made its first attempt. */
@@ -107,7 +98,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   /** undefined when every cache has synced once; otherwise which have not, and why. */
   notReadyReason(): string | undefined {
-    const names = ['schedulers', 'schedulerversions', 'operations', 'gamerooms'];
+    const names = [PLURALS.Scheduler, PLURALS.SchedulerVersion, PLURALS.Operation, PLURALS.GameRoom];
     const waiting = this.caches.map((c, i) => (c.isSynced ? undefined : `${names[i]}${c.error ? ` (${c.error})` : ''}`)).filter(Boolean);
     return waiting.length > 0 ? `caches not synced: ${waiting.join(', ')}` : undefined;
   }
@@ -117,7 +108,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   async getScheduler(name: string): Promise<Scheduler | undefined> {
     if (!validName(name)) return undefined;
     try {
-      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name })) as Scheduler;
+      return (await this.options.custom.getClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name })) as Scheduler;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -130,13 +121,13 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   listSchedulers(): Promise<Scheduler[]> {
-    return Promise.resolve(this.requireSynced(this.schedulers, 'schedulers').list());
+    return Promise.resolve(this.requireSynced(this.schedulers, PLURALS.Scheduler).list());
   }
 
   async createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler> {
     const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { name }, spec };
     try {
-      const created = (await this.options.custom.createClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, body })) as Scheduler;
+      const created = (await this.options.custom.createClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, body })) as Scheduler;
       this.writes.inc({ kind: 'scheduler' });
       return created;
     } catch (err) {
@@ -159,7 +150,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       { op: 'replace', path: '/spec', value: spec },
     ];
     try {
-      const updated = (await this.options.custom.patchClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, body }, JSON_PATCH)) as Scheduler;
+      const updated = (await this.options.custom.patchClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name, body }, JSON_PATCH)) as Scheduler;
       this.writes.inc({ kind: 'scheduler' });
       return updated;
     } catch (err) {
@@ -171,7 +162,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   async deleteScheduler(name: string): Promise<void> {
     try {
-      await this.options.custom.deleteClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.schedulers, name, propagationPolicy: 'Background' });
+      await this.options.custom.deleteClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name, propagationPolicy: 'Background' });
       this.writes.inc({ kind: 'scheduler' });
     } catch (err) {
       this.countFailedWrite(err, 'scheduler');
@@ -185,7 +176,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     const cached = this.versions.get(name);
     if (cached) return cached;
     try {
-      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.versions, name })) as SchedulerVersion;
+      return (await this.options.custom.getClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.SchedulerVersion, name })) as SchedulerVersion;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -193,23 +184,14 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   listVersions(schedulerName: string): Promise<SchedulerVersion[]> {
-    return Promise.resolve(this.requireSynced(this.versions, 'schedulerversions').list().filter((v) => v.spec?.scheduler === schedulerName));
+    return Promise.resolve(this.requireSynced(this.versions, PLURALS.SchedulerVersion).list().filter((v) => v.spec?.scheduler === schedulerName));
   }
 
   // ---- OperationStore ----
 
-  async createOperation(op: NewOperation): Promise<'created' | 'exists'> {
-    const body: Operation = {
-      apiVersion: API_VERSION,
-      kind: 'Operation',
-      metadata: {
-        name: op.id,
-        labels: { [SCHEDULER_LABEL]: op.spec.schedulerName, [DEFINITION_LABEL]: op.spec.definitionName, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-      },
-      spec: op.spec,
-    };
+  async createOperation(body: Operation): Promise<'created' | 'exists'> {
     try {
-      await this.options.custom.createClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, body });
+      await this.options.custom.createClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Operation, body });
       this.writes.inc({ kind: 'operation' });
       return 'created';
     } catch (err) {
@@ -222,7 +204,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   async getOperation(id: string): Promise<Operation | undefined> {
     if (!validName(id)) return undefined;
     try {
-      return (await this.options.custom.getClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, name: id })) as Operation;
+      return (await this.options.custom.getClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Operation, name: id })) as Operation;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -230,12 +212,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   listOperations(schedulerName: string): Promise<Operation[]> {
-    return Promise.resolve(this.requireSynced(this.operations, 'operations').list().filter((o) => o.spec?.schedulerName === schedulerName));
+    return Promise.resolve(this.requireSynced(this.operations, PLURALS.Operation).list().filter((o) => o.spec?.schedulerName === schedulerName));
   }
 
   async requestCancel(id: string): Promise<void> {
     try {
-      await this.options.custom.patchClusterCustomObject({ group: API_GROUP, version: VERSION, plural: PLURAL.operations, name: id, body: { spec: { cancelRequested: true } } }, MERGE_PATCH);
+      await this.options.custom.patchClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Operation, name: id, body: { spec: { cancelRequested: true } } }, MERGE_PATCH);
       this.writes.inc({ kind: 'operation' });
     } catch (err) {
       this.countFailedWrite(err, 'operation');
@@ -264,7 +246,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   async patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void> {
     try {
       await this.options.custom.patchNamespacedCustomObjectStatus(
-        { group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId, body: { status: patch } },
+        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body: { status: patch } },
         MERGE_PATCH,
       );
       this.writes.inc({ kind: 'gameroom_status' });
@@ -284,7 +266,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     };
     try {
       const room = await this.options.custom.patchNamespacedCustomObjectStatus(
-        { group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId, body }, MERGE_PATCH,
+        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body }, MERGE_PATCH,
       ) as GameRoom;
       this.writes.inc({ kind: 'gameroom_status' });
       return room;
@@ -298,7 +280,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   async getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined> {
     try {
-      return await this.options.custom.getNamespacedCustomObject({ group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, name: roomId }) as GameRoom;
+      return await this.options.custom.getNamespacedCustomObject({ ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId }) as GameRoom;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -310,7 +292,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     let next: string | undefined;
     do {
       const page = await this.options.custom.listNamespacedCustomObject({
-        group: API_GROUP, version: VERSION, namespace: schedulerName, plural: PLURAL.rooms, limit: 500, ...(next ? { _continue: next } : {}),
+        ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit: 500, ...(next ? { _continue: next } : {}),
       }) as GameRoomList & { metadata?: { continue?: string } };
       out.push(...page.items);
       next = page.metadata?.continue || undefined;
@@ -328,7 +310,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   async writeDigest(digest: PingDigestWrite): Promise<'written' | 'namespace-gone'> {
     const { namespace, name } = digest;
     const patchStatus = () => this.options.custom.patchNamespacedCustomObjectStatus(
-      { group: API_GROUP, version: VERSION, namespace, plural: PLURAL.digests, name, body: { status: digest.status } },
+      { ...ROOMKEEPER_API, namespace, plural: PLURALS.PingDigest, name, body: { status: digest.status } },
       MERGE_PATCH,
     );
     try {
@@ -341,7 +323,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
     try {
       await this.options.custom.createNamespacedCustomObject({
-        group: API_GROUP, version: VERSION, namespace, plural: PLURAL.digests,
+        ...ROOMKEEPER_API, namespace, plural: PLURALS.PingDigest,
         body: { apiVersion: API_VERSION, kind: 'PingDigest', metadata: { name, namespace, labels: { ...digest.labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, spec: digest.spec },
       });
       this.writes.inc({ kind: 'ping_digest' });

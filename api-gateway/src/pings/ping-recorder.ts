@@ -23,10 +23,11 @@ import { composeRoomStatus } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 export interface PingRecorderOptions {
   /** Milliseconds since the epoch. */
-  now: () => number;
+  now: Clock;
   rooms: Pick<RoomStore, 'patchRoomStatus'>;
   digests: PingDigestWriter;
   /** This gateway replica (ROOMKEEPER_POD_NAME or hostname). */

@@ -4,10 +4,10 @@
  * AlreadyExists) and records every write so tests can assert that a failed request wrote nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { jsonEqual } from '../json-equal';
+import { jsonEqual } from '../../../common/src/json/json-equal';
 import type { GameRoom, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
-import type { NewOperation, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
@@ -136,15 +136,13 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   // ---- OperationStore ----
 
-  createOperation(op: NewOperation): Promise<'created' | 'exists'> {
-    if (this.operations.has(op.id)) return Promise.resolve('exists');
-    this.operations.set(op.id, {
-      apiVersion: 'roomkeeper.io/v1',
-      kind: 'Operation',
-      metadata: { name: op.id, resourceVersion: String(this.rv++), labels: { 'roomkeeper.io/scheduler': op.spec.schedulerName } },
-      spec: structuredClone(op.spec),
-    });
-    this.writes.push({ kind: 'operation', verb: 'create', name: op.id });
+  createOperation(op: Operation): Promise<'created' | 'exists'> {
+    const id = op.metadata.name ?? '';
+    if (this.operations.has(id)) return Promise.resolve('exists');
+    const stored = structuredClone(op);
+    stored.metadata.resourceVersion = String(this.rv++);
+    this.operations.set(id, stored);
+    this.writes.push({ kind: 'operation', verb: 'create', name: id });
     return Promise.resolve('created');
   }
 

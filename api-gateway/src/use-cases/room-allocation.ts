@@ -21,6 +21,7 @@ import { DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation } from '../../../common/
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
 import type { RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
 
@@ -79,7 +80,7 @@ export interface RoomAllocationDeps {
   logger: Logger;
   metrics: MetricsRegistry;
   /** Milliseconds since the epoch. */
-  now: () => number;
+  now: Clock;
   random?: () => number;
   settings?: Partial<AllocationSettings>;
 }

@@ -3,6 +3,7 @@
  * address. Lookups come from caches; forwarding goes to the scheduler's forwarders (of its
  * active version). A ping never waits for forwarding.
  */
+import { isRecord } from '../../../common/src/json/is-record';
 import { apiErrorFields } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
@@ -67,10 +68,6 @@ const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as cons
 type ReportedStatus = (typeof PING_STATUSES)[number];
 const PLAYER_EVENTS: readonly PlayerEventName[] = ['playerJoin', 'playerLeft'];
 const MAX_RUNNING_MATCHES = 1_000_000;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function bodyObject(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new InputError('the body must be a JSON object');

@@ -5,12 +5,23 @@
  * generation, so the kubectl path (the operator enqueues on a spec change) and the HTTP path
  * leave one operation per cause, whichever writes first.
  */
-import { jsonEqual } from '../json-equal';
 import { CONFIG_SCHEMA } from '../../../common/src/config';
 import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
+import { isRecord } from '../../../common/src/json/is-record';
+import { jsonEqual } from '../../../common/src/json/json-equal';
+import { buildOperation } from '../../../common/src/operations/operation-factory';
+import {
+  parseAddRoomsInput,
+  parseRemoveRoomsInput,
+  parseSwitchActiveVersionInput,
+  REQUEST_BOUNDS,
+  schedulerDefinitionInput,
+  type OperationInputs,
+} from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { OperationDefinition } from '../../../common/src/resources/operation-names';
+import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
+import type { FieldError } from '../../../common/src/validation/result';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
 import {
   AbortedError,
@@ -25,11 +36,7 @@ import {
 import { schedulerView } from '../maestro-views';
 import type { SchedulerValidator } from '../scheduler-validator';
 import type { OperationStore, SchedulerStore } from '../store-ports';
-
-/** Most rooms one add-rooms or remove-rooms request may ask for. */
-export const MAX_ROOMS_PER_REQUEST = 10_000;
-/** Most room ids one remove-rooms request may list. */
-export const MAX_ROOM_IDS_PER_REQUEST = 1_000;
+import type { Clock } from '../../../common/src/runtime/clock';
 
 const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSchedulerVersion, OperationDefinition.SwitchActiveVersion];
 
@@ -38,7 +45,7 @@ export interface SchedulerCommandsDeps {
   operations: OperationStore;
   validator: SchedulerValidator;
   /** Milliseconds since the epoch. */
-  now: () => number;
+  now: Clock;
   logger: Logger;
   /** Most rooms one scheduler may ask for (default CONFIG_SCHEMA's ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER). */
   maxRoomsPerScheduler?: number;
@@ -57,10 +64,6 @@ export function roomLimitViolations(spec: SchedulerSpec, maxRooms: number): Fiel
   over('autoscaling.min', spec.autoscaling?.min);
   over('autoscaling.max', spec.autoscaling?.max);
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** How many schedulers' last version operation are remembered (see assertNoOngoingVersionOperation). */
@@ -110,7 +113,7 @@ export class SchedulerCommands {
       throw err;
     }
     const operationId = createSchedulerOperationId(created.metadata.uid ?? name, created.metadata.generation ?? 1);
-    await this.enqueue(operationId, name, OperationDefinition.CreateScheduler, { scheduler: { ...spec, name } });
+    await this.enqueue(operationId, name, OperationDefinition.CreateScheduler, schedulerDefinitionInput(name, spec));
     this.deps.logger.info('scheduler created', { scheduler: name, operationId });
     const createdAt = created.status?.createdAt ?? (typeof created.metadata.creationTimestamp === 'string' ? created.metadata.creationTimestamp : new Date(this.deps.now()).toISOString());
     return { scheduler: schedulerView(created.spec, { name, state: 'creating', version: 'v1.0.0', createdAt }), operationId };
@@ -143,9 +146,11 @@ export class SchedulerCommands {
 
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
-    const version = isRecord(body) ? body.version : undefined;
-    if (typeof version !== 'string' || version.trim() === '') throw new ValidationError([{ field: 'version', message: 'is a required field' }]);
-    if (version.length > 64) throw new ValidationError([{ field: 'version', message: 'must be at most 64 characters' }]);
+    // The body names the version `version`; the operation's input, `newActiveVersion`.
+    const given = isRecord(body) ? body.version : undefined;
+    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: typeof given === 'string' ? given : undefined });
+    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: 'version' }));
+    const version = parsed.value.newActiveVersion;
     await this.assertNoOngoingVersionOperation(await this.mustExist(name));
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.SwitchActiveVersion, { newActiveVersion: version });
@@ -166,36 +171,28 @@ export class SchedulerCommands {
 
   /** POST /schedulers/{name}/add-rooms */
   async addRooms(name: string, body: unknown): Promise<{ operationId: string }> {
-    const amount = isRecord(body) ? body.amount : undefined;
-    const problem = amountProblem(amount);
-    if (amount === undefined || problem) throw new ValidationError([{ field: 'amount', message: problem ?? 'is a required field' }]);
+    const parsed = parseAddRoomsInput(isRecord(body) ? { amount: body.amount } : {}, REQUEST_BOUNDS);
+    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
+    const { amount } = parsed.value;
     const current = await this.mustExist(name);
     const replicas = current.spec.roomsReplicas ?? 0;
-    if (!current.spec.autoscaling?.enabled && replicas + Number(amount) > this.maxRooms) {
-      throw new ValidationError([{ field: 'amount', message: `would take roomsReplicas from ${replicas} to ${replicas + Number(amount)}, above ${this.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)` }]);
+    if (!current.spec.autoscaling?.enabled && replicas + amount > this.maxRooms) {
+      throw new ValidationError([{ field: 'amount', message: `would take roomsReplicas from ${replicas} to ${replicas + amount}, above ${this.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)` }]);
     }
     const operationId = newOperationId();
-    await this.enqueue(operationId, name, OperationDefinition.AddRooms, { amount: Number(amount) });
+    await this.enqueue(operationId, name, OperationDefinition.AddRooms, { amount });
     return { operationId };
   }
 
   /** POST /schedulers/{name}/remove-rooms: `{amount}` or `{roomsIds}`. */
   async removeRooms(name: string, body: unknown): Promise<{ operationId: string }> {
-    if (!isRecord(body)) throw new ValidationError([{ field: '(body)', message: 'must be a JSON object' }]);
-    const roomsIds = body.roomsIds ?? body.rooms_ids;
-    const { amount } = body;
-    let input: Record<string, unknown>;
-    if (amount !== undefined && roomsIds !== undefined) {
-      throw new ValidationError([{ field: 'amount', message: 'give either amount or roomsIds, not both' }]);
-    } else if (roomsIds !== undefined) {
-      const problem = roomIdsProblem(roomsIds);
-      if (problem) throw new ValidationError([{ field: 'roomsIds', message: problem }]);
-      input = { roomsIds: [...new Set(roomsIds as string[])], reason: 'api' };
-    } else {
-      const problem = amountProblem(amount) ?? (amount === undefined ? 'is a required field (or give roomsIds)' : undefined);
-      if (problem) throw new ValidationError([{ field: 'amount', message: problem }]);
-      input = { amount: Number(amount) };
-    }
+    // Only the fields a request may set: a rollout's resourceVersions or details are the operator's.
+    const requested = isRecord(body) ? { amount: body.amount, roomsIds: body.roomsIds ?? body.rooms_ids ?? body.roomIds } : body;
+    const parsed = parseRemoveRoomsInput(requested, REQUEST_BOUNDS);
+    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
+    const input: OperationInputs['remove_rooms'] = 'roomsIds' in parsed.value
+      ? { roomsIds: parsed.value.roomsIds, reason: RemoveRoomsReason.Api }
+      : { amount: parsed.value.amount };
     await this.mustExist(name);
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.RemoveRooms, input);
@@ -252,7 +249,7 @@ export class SchedulerCommands {
       try {
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec);
         const operationId = newVersionOperationId(updated.metadata.uid ?? name, updated.metadata.generation ?? 0);
-        await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, { scheduler: { ...spec, name } });
+        await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
         this.deps.logger.info('new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
         return { operationId };
       } catch (err) {
@@ -276,34 +273,15 @@ export class SchedulerCommands {
     }
   }
 
-  private async enqueue(id: string, schedulerName: string, definitionName: string, input: Record<string, unknown>): Promise<void> {
-    await this.deps.operations.createOperation({
-      id,
-      spec: {
-        schedulerName,
-        definitionName,
-        input,
-        priority: false,
-        enqueuedAt: new Date(this.deps.now()).toISOString(),
-        source: 'api',
-        cancelRequested: false,
-      },
-    });
+  private async enqueue<D extends OperationDefinitionName>(id: string, schedulerName: string, definitionName: D, input: OperationInputs[D]): Promise<void> {
+    await this.deps.operations.createOperation(buildOperation({
+      id, schedulerName, definitionName, input, priority: false, source: OperationSourceName.Api, enqueuedAt: this.deps.now(),
+    }));
     if (VERSION_DEFINITIONS.includes(definitionName)) this.rememberVersionOperation(schedulerName, id);
   }
 }
 
-function amountProblem(amount: unknown): string | undefined {
-  if (amount === undefined) return undefined;
-  const n = typeof amount === 'string' && /^\d{1,9}$/.test(amount) ? Number(amount) : amount;
-  if (typeof n !== 'number' || !Number.isInteger(n)) return 'must be an integer';
-  if (n < 1 || n > MAX_ROOMS_PER_REQUEST) return `must be between 1 and ${MAX_ROOMS_PER_REQUEST}`;
-  return undefined;
-}
-
-function roomIdsProblem(ids: unknown): string | undefined {
-  if (!Array.isArray(ids) || ids.length === 0) return 'must be a non-empty list of room ids';
-  if (ids.length > MAX_ROOM_IDS_PER_REQUEST) return `must list at most ${MAX_ROOM_IDS_PER_REQUEST} room ids`;
-  if (!ids.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 253)) return 'every room id must be a non-empty string of at most 253 characters';
-  return undefined;
+/** Input field errors as the request body's: `(body)` for the whole, and renamed fields. */
+function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<string, string>> = {}): FieldViolation[] {
+  return errors.map((e) => ({ field: e.field === '' ? '(body)' : renamed[e.field] ?? e.field, message: e.message }));
 }

@@ -213,6 +213,12 @@ export function apiStatus(err: unknown): number | undefined {
   return undefined;
 }
 
+/** The HTTP status of a client error, a watch's included (client-node's watch fails with an Error carrying `statusCode` rather than `code`). */
+export function responseStatus(err: unknown): number | undefined {
+  const watchStatus = typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
+  return apiStatus(err) ?? (typeof watchStatus === 'number' ? watchStatus : undefined);
+}
+
 export const isNotFound = (err: unknown): boolean => apiStatus(err) === 404;
 export const isConflict = (err: unknown): boolean => apiStatus(err) === 409;
 /** Errors worth retrying: conflicts, throttling, server errors and transport failures. */
@@ -267,9 +273,7 @@ export interface ApiErrorFields {
 }
 
 export function apiErrorFields(err: unknown): ApiErrorFields {
-  // client-node's watch fails with an Error carrying `statusCode` rather than `code`.
-  const watchStatus = typeof err === 'object' && err !== null ? (err as { statusCode?: unknown }).statusCode : undefined;
-  const statusCode = apiStatus(err) ?? (typeof watchStatus === 'number' ? watchStatus : undefined);
+  const statusCode = responseStatus(err);
   const body = statusBody(err);
   const error = body?.message ?? plainMessage(err);
   return { ...(statusCode !== undefined ? { statusCode } : {}), ...(body?.reason ? { reason: body.reason } : {}), error };
@@ -289,21 +293,34 @@ export function describeApiError(err: unknown): string {
   return statusCode ? `${statusCode} ${error}` : error;
 }
 
-/** The API server's `Status` body of a client error, when it has one. */
-function statusBody(err: unknown): { message?: string; reason?: string } | undefined {
+/** The API server's `Status` body (metav1.Status), as far as Roomkeeper reads it; its fields unchecked. */
+export interface KubeStatusBody {
+  message?: unknown;
+  reason?: unknown;
+  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
+}
+
+/** The API server's `Status` body of a client error, parsed, when it has one. */
+export function statusBodyOf(err: unknown): KubeStatusBody | undefined {
   if (typeof err !== 'object' || err === null || !('body' in err)) return undefined;
   const body = (err as { body: unknown }).body;
   try {
     const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { message, reason } = parsed as { message?: unknown; reason?: unknown };
-    return {
-      ...(typeof message === 'string' && message !== '' ? { message } : {}),
-      ...(typeof reason === 'string' && reason !== '' ? { reason } : {}),
-    };
+    return typeof parsed === 'object' && parsed !== null ? parsed as KubeStatusBody : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The message and reason of a client error's `Status` body, when non-empty strings. */
+function statusBody(err: unknown): { message?: string; reason?: string } | undefined {
+  const parsed = statusBodyOf(err);
+  if (!parsed) return undefined;
+  const { message, reason } = parsed;
+  return {
+    ...(typeof message === 'string' && message !== '' ? { message } : {}),
+    ...(typeof reason === 'string' && reason !== '' ? { reason } : {}),
+  };
 }
 
 /** An error's message, without client-node's dump of the body and headers when it has one. */

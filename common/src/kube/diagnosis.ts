@@ -4,6 +4,7 @@
  * permission, or a Roomkeeper CustomResourceDefinition is not installed. Undefined when the
  * failure says nothing the operator of the cluster can act on (a 5xx, a 410, a conflict).
  */
+import { API_GROUP } from '../resources/api-group';
 import { apiErrorFields, isApiUnavailable } from './clients';
 
 export interface RequestContext {
@@ -27,7 +28,7 @@ export function whatToDo(err: unknown, ctx: RequestContext): string | undefined 
   }
   if (statusCode === 401) return `the API server${at} rejected the credentials: the token or certificate of the kubeconfig is wrong or expired`;
   if (statusCode === 403) return `this identity may not ${ctx.verb} ${resource.display}: ${CHART_RBAC}`;
-  if (statusCode === 404 && resource.group === 'roomkeeper.io' && !resource.name) {
+  if (statusCode === 404 && resource.group === API_GROUP && !resource.name) {
     return `the CustomResourceDefinition ${resource.plural}.roomkeeper.io is not installed${on}: install the chart (helm install roomkeeper helm/roomkeeper installs crds/) or kubectl apply -f crds/`;
   }
   return undefined;

@@ -14,6 +14,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import { apiErrorFields, MERGE_PATCH } from './clients';
+import type { Clock } from '../runtime/clock';
 
 export interface EventSubject {
   apiVersion: string;
@@ -55,7 +56,7 @@ export interface EventRecorderOptions {
   /** `reportingInstance`: this replica's identity. */
   instance: string;
   logger: Logger;
-  now?: () => number;
+  now?: Clock;
   windowMs?: number;
   flushIntervalMs?: number;
   maxKeys?: number;
@@ -80,7 +81,7 @@ export class EventRecorder {
   private readonly windowMs: number;
   private readonly flushIntervalMs: number;
   private readonly maxKeys: number;
-  private readonly now: () => number;
+  private readonly now: Clock;
   private timer: NodeJS.Timeout | undefined;
   private sequence = 0;
   private readonly pending = new Set<Promise<unknown>>();

@@ -11,7 +11,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import type { Counter, MetricsRegistry } from '../metrics';
-import { apiErrorFields, describeApiError } from './clients';
+import { apiErrorFields, describeApiError, responseStatus } from './clients';
 import { whatToDo } from './diagnosis';
 
 export type EventType = 'add' | 'update' | 'delete';
@@ -268,7 +268,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   private retryLater(err: unknown, generation: number): void {
     // 410 as an HTTP status: the resourceVersion is too old to resume from; relist next time.
-    if (apiStatusOf(err) === 410) this.resourceVersion = '';
+    if (responseStatus(err) === 410) this.resourceVersion = '';
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
     const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb: this.resourceVersion ? 'watch' : 'list' });
@@ -285,13 +285,6 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       void this.run(generation);
     }, delayMs);
   }
-}
-
-function apiStatusOf(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const e = err as { statusCode?: unknown; code?: unknown };
-  const status = typeof e.statusCode === 'number' ? e.statusCode : e.code;
-  return typeof status === 'number' ? status : undefined;
 }
 
 function isTimeout(err: unknown): boolean {

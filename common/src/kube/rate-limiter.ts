@@ -2,8 +2,7 @@
  * A token bucket: `qps` tokens per second, at most `burst` banked. `acquire()` resolves when a
  * token is available, in FIFO order. The clock is injected so tests need no waiting.
  */
-export interface Clock { now(): number }
-export const systemClock: Clock = { now: () => Date.now() };
+import { systemClock, type Clock } from '../runtime/clock';
 
 export class TokenBucket {
   private tokens: number;
@@ -11,9 +10,9 @@ export class TokenBucket {
   private readonly waiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(readonly qps: number, readonly burst: number, private readonly clock: Clock = systemClock) {
+  constructor(readonly qps: number, readonly burst: number, private readonly now: Clock = systemClock) {
     this.tokens = burst;
-    this.last = clock.now();
+    this.last = now();
   }
 
   /** Takes a token at once if one is banked (returns true), else returns false. */
@@ -42,7 +41,7 @@ export class TokenBucket {
   }
 
   private refill(): void {
-    const now = this.clock.now();
+    const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
     this.last = now;
   }

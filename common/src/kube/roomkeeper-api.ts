@@ -5,18 +5,11 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomList, Operation, OperationList, PingDigestList, Scheduler, SchedulerList, SchedulerVersion, SchedulerVersionList } from '../generated/resources';
+import { PLURALS, ROOMKEEPER_API } from '../resources/api-group';
+import { SCHEDULER_LABEL } from '../resources/labels';
 import { JSON_PATCH, MERGE_PATCH } from './clients';
 
-const group = 'roomkeeper.io';
-const version = 'v1';
-
-export const PLURALS = {
-  Scheduler: 'schedulers',
-  SchedulerVersion: 'schedulerversions',
-  Operation: 'operations',
-  GameRoom: 'gamerooms',
-  PingDigest: 'pingdigests',
-} as const;
+const { group, version } = ROOMKEEPER_API;
 
 export interface DeletePreconditions { resourceVersion?: string; uid?: string }
 
@@ -54,7 +47,7 @@ export class RoomkeeperApi {
   // SchedulerVersions (cluster scope)
   listSchedulerVersions(scheduler?: string): Promise<SchedulerVersionList> {
     return this.custom.listClusterCustomObject({
-      group, version, plural: PLURALS.SchedulerVersion, labelSelector: scheduler ? `roomkeeper.io/scheduler=${scheduler}` : undefined,
+      group, version, plural: PLURALS.SchedulerVersion, labelSelector: scheduler ? `${SCHEDULER_LABEL}=${scheduler}` : undefined,
     }) as Promise<SchedulerVersionList>;
   }
   getSchedulerVersion(name: string): Promise<SchedulerVersion> {
@@ -76,7 +69,7 @@ export class RoomkeeperApi {
   // Operations (cluster scope)
   listOperations(scheduler?: string): Promise<OperationList> {
     return this.custom.listClusterCustomObject({
-      group, version, plural: PLURALS.Operation, labelSelector: scheduler ? `roomkeeper.io/scheduler=${scheduler}` : undefined,
+      group, version, plural: PLURALS.Operation, labelSelector: scheduler ? `${SCHEDULER_LABEL}=${scheduler}` : undefined,
     }) as Promise<OperationList>;
   }
   getOperation(name: string): Promise<Operation> {

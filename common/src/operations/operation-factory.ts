@@ -1,14 +1,17 @@
 /**
- * Builds Operation objects, so the gateway and the operator enqueue exactly the same shape.
+ * Builds Operation objects, so the gateway and the operator enqueue exactly the same shape
+ * (the input of each definition is typed in operation-inputs.ts).
  */
 import type { Operation, OperationSource } from '../generated/resources';
-import { API_VERSION, DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../resources/labels';
+import { API_VERSION } from '../resources/api-group';
+import { DEFINITION_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../resources/labels';
 
 export interface NewOperation {
   id: string;
   schedulerName: string;
   definitionName: string;
-  input?: Record<string, unknown>;
+  /** The definition's input (`OperationInputs[definition]` for the known ones). */
+  input?: object;
   priority?: boolean;
   source: OperationSource;
   /** Milliseconds; defaults to now. */
@@ -30,10 +33,11 @@ export function buildOperation(o: NewOperation): Operation {
     spec: {
       schedulerName: o.schedulerName,
       definitionName: o.definitionName,
-      input: o.input ?? {},
+      input: { ...o.input },
       priority: o.priority ?? false,
       enqueuedAt: new Date(o.enqueuedAt ?? Date.now()).toISOString(),
       source: o.source,
+      cancelRequested: false,
     },
   };
 }

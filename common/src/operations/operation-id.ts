@@ -8,9 +8,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-export const OPERATION_API_GROUP = 'roomkeeper.io';
-
-/** A UUID (version 5 layout) derived from a string key. */
+/**
+ * A UUID (version 5 layout) derived from a string key. The `roomkeeper.io/operation/` prefix is
+ * part of the derivation (a fixed namespace, not the API group): ids must stay what they were.
+ */
 export function deterministicOperationId(key: string): string {
   const h = createHash('sha1').update(`roomkeeper.io/operation/${key}`).digest();
   h[6] = ((h[6] ?? 0) & 0x0f) | 0x50;

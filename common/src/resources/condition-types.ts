@@ -32,6 +32,8 @@ export type OperationConditionType = (typeof OperationConditionType)[keyof typeo
  */
 export const ConditionReason = {
   LeaseExpired: 'LeaseExpired',
+  /** Invalid True: an operation in progress without a lease. */
+  NoLease: 'NoLease',
   UnknownDefinition: 'UnknownDefinition',
   InvalidInput: 'InvalidInput',
   /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError...) */

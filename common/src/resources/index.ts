@@ -2,6 +2,7 @@
 export * from '../generated/resources';
 export { crdInfo, crdSchemas, type CrdInfo, type CrdKind } from '../generated/schemas';
 export type { JsonSchemaProps, ValidationRule } from './json-schema-props';
+export * from './api-group';
 export * from './labels';
 export * from './condition-types';
 export * from './operation-names';

@@ -1,6 +1,4 @@
-/** Label and annotation keys Roomkeeper puts on the objects it owns. */
-export const API_GROUP = 'roomkeeper.io';
-export const API_VERSION = 'roomkeeper.io/v1';
+/** Label and annotation keys Roomkeeper puts on the objects it owns (the API group: api-group.ts). */
 
 /** On Operation, SchedulerVersion, GameRoom and room Pods: the scheduler's name. */
 export const SCHEDULER_LABEL = 'roomkeeper.io/scheduler';

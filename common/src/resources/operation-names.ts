@@ -38,6 +38,8 @@ export const OperationSourceName = { Api: 'api', Kubectl: 'kubectl', Operator: '
 
 /** Reasons carried by remove_rooms input (Maestro's). */
 export const RemoveRoomsReason = {
+  /** A user asked, through the management API. */
+  Api: 'api',
   ScaleDown: 'scale_down',
   ExpiredRoom: 'expired_room',
   NewVersionRollback: 'new_version_rollback',

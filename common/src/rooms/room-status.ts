@@ -3,10 +3,12 @@
  * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import type { PingStatus, RoomStatus as GameRoomStatusValue } from '../generated/resources';
 import { toMillis } from '../kube/timestamps';
 
-export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated';
-export type PingStatus = 'unknown' | 'ready' | 'occupied' | 'terminating' | 'terminated';
+export type { PingStatus };
+/** A status composed from pod and ping: the GameRoom's values but `allocated`, which only an allocation sets. */
+export type RoomStatus = Exclude<GameRoomStatusValue, 'allocated'>;
 export type InstanceStatus = 'unknown' | 'pending' | 'ready' | 'terminating' | 'error';
 
 export const PING_STATUSES: readonly PingStatus[] = ['ready', 'occupied', 'terminating', 'terminated'];

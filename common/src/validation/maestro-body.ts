@@ -4,20 +4,18 @@
  * their camelCase property, guided by the schema, so free-form maps (annotations, labels,
  * forwarder metadata) are left exactly as sent. When both spellings are present, camelCase wins.
  */
+import { isRecord } from '../json/is-record';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 
 function camel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property. */
 export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps): unknown {
   if (Array.isArray(data)) return schema.items ? data.map((item) => normaliseMaestroBody(item, schema.items as JsonSchemaProps)) : data;
-  if (!isObject(data)) return data;
+  if (!isRecord(data)) return data;
   const properties = schema.properties;
   if (!properties) return data;
   const out: Record<string, unknown> = {};

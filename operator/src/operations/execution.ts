@@ -5,6 +5,8 @@
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
 import { apiErrorFields, retryTransient } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
+import { describeInputErrors, parseOperationInput, type InputBounds, type OperationInputs } from '../../../common/src/operations/operation-inputs';
+import type { OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { OperatorDeps } from '../deps';
 
 /** Thrown inside an executor when the operation was canceled. */
@@ -20,6 +22,14 @@ export class ExecutionAbandoned extends Error {
   constructor(reason: string) {
     super(reason);
     this.name = 'ExecutionAbandoned';
+  }
+}
+
+/** Thrown when an operation's input breaks its definition's rules (the operation ends in error). */
+export class InvalidOperationInput extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidOperationInput';
   }
 }
 
@@ -54,8 +64,24 @@ export class ExecutionContext {
     return this.op.spec.schedulerName;
   }
 
+  /** The input as stored, untyped: for definitions outside the shared table (tests add one). */
   get input(): Record<string, unknown> {
     return this.op.spec.input ?? {};
+  }
+
+  /**
+   * The input, parsed by the definition's rules (common/src/operations/operation-inputs.ts, the
+   * ones the management API applies). An operation may ask for as many rooms as one scheduler may
+   * have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER) and name twice as many (a rollout's surge on top):
+   * the health check's own operations go beyond one request's bounds. Throws
+   * InvalidOperationInput naming the field.
+   */
+  inputOf<D extends OperationDefinitionName>(definition: D): OperationInputs[D] {
+    const max = this.deps.config.maxRoomsPerScheduler;
+    const bounds: InputBounds = { maxAmount: max, maxRoomIds: 2 * max };
+    const parsed = parseOperationInput(definition, this.op.spec.input ?? {}, bounds);
+    if (!parsed.ok) throw new InvalidOperationInput(describeInputErrors(parsed.errors));
+    return parsed.value;
   }
 
   get signal(): AbortSignal {

@@ -11,25 +11,18 @@
 import type { ExecutionHistoryEntry, Operation } from '../../../common/src/generated/resources';
 import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src/kube/clients';
 import { toMillis } from '../../../common/src/kube/timestamps';
-import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
-import { finalOperations, inProgress, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+import { finalOperations, operationsToPrune } from './queue-order';
+import { planQueue, type QueueEnding } from './queue-plan';
+import { OperationStatusName } from '../../../common/src/resources/operation-names';
+
+type ExecutionResult = typeof OperationStatusName.Finished | typeof OperationStatusName.Error | typeof OperationStatusName.Canceled;
 
 /** How long the unwritten history of an abandoned execution is kept for the one who marks it stuck. */
 const UNWRITTEN_KEPT_MS = 10 * 60_000;
-
-/** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
-const AFTER_STUCK: Record<string, string> = {
-  delete_scheduler: '; the scheduler controller enqueues another attempt of the deletion.',
-  create_scheduler: '; the scheduler controller enqueues another attempt of the creation.',
-  add_rooms: '; the health check brings the rooms to the desired count.',
-  remove_rooms: '; the health check brings the rooms to the desired count.',
-  create_new_scheduler_version: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
-  switch_active_version: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
-};
 
 export interface OperationRunnerOptions {
   definitions: readonly OperationDefinition[];
@@ -114,53 +107,22 @@ export class OperationRunner {
     if (!this.leading) return {};
     const now = this.deps.now();
     const ops = this.operationsOf(schedulerName);
-    let requeueAfterMs: number | undefined;
-    const soonest = (ms: number): void => {
-      requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
-    };
-
-    for (const op of pendingQueue(ops)) {
-      if (op.spec.cancelRequested) {
-        await this.finishWithoutRunning(op, 'canceled', ['Operation canceled by the user before it started']);
-      } else if (!this.definitions.has(op.spec.definitionName)) {
-        await this.finishWithoutRunning(op, 'evicted', [`Unknown operation definition "${op.spec.definitionName}": evicted`], {
-          type: OperationConditionType.Invalid, reason: ConditionReason.UnknownDefinition, message: `unknown definition name "${op.spec.definitionName}"`,
-        });
-      }
+    const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name });
+    const after = plan.requeueAfterMs === undefined ? {} : { requeueAfterMs: plan.requeueAfterMs };
+    for (const ending of plan.end) {
+      const name = ending.op.metadata.name as string;
+      if (ending.stuck) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
+      await this.finishWithoutRunning(ending, ending.stuck ? this.unwritten.get(name) : undefined);
+      if (ending.stuck) this.unwritten.delete(name);
     }
-
-    const local = this.running.get(schedulerName);
-    let blockedByOther = false;
-    for (const op of inProgress(ops)) {
-      if (local && local.op.metadata.name === op.metadata.name) continue;
-      const lease = leaseState(op, now);
-      if (lease === 'valid') {
-        blockedByOther = true;
-        soonest(Math.max(50, Date.parse(op.status?.lease?.ttl ?? '') - now + 50));
-        continue;
-      }
-      const holder = op.status?.lease?.holder ?? 'unknown';
-      const text = lease === 'missing'
-        ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`
-        : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${holder}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${AFTER_STUCK[op.spec.definitionName] ?? '.'}`;
-      schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', `Operation ${op.metadata.name} (${op.spec.definitionName}) ended in error: ${text}`);
-      await this.finishWithoutRunning(op, 'error', [text], {
-        type: lease === 'missing' ? OperationConditionType.Invalid : OperationConditionType.Stuck,
-        reason: lease === 'missing' ? 'NoLease' : ConditionReason.LeaseExpired,
-        message: text,
-      }, this.unwritten.get(op.metadata.name as string));
-      this.unwritten.delete(op.metadata.name as string);
-    }
-    if (local || blockedByOther) return requeueAfterMs === undefined ? {} : { requeueAfterMs };
-
-    const next = pendingQueue(this.operationsOf(schedulerName)).find((op) => !op.spec.cancelRequested && this.definitions.has(op.spec.definitionName));
-    if (!next) {
+    if (plan.idle) {
       await this.prune(schedulerName, now);
-      return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+      return after;
     }
+    if (!plan.start) return after;
     if (this.running.size >= this.maxConcurrent) return { requeueAfterMs: 200 };
-    this.start(next, this.definitions.get(next.spec.definitionName) as OperationDefinition);
-    return requeueAfterMs === undefined ? {} : { requeueAfterMs };
+    this.start(plan.start, this.definitions.get(plan.start.spec.definitionName) as OperationDefinition);
+    return after;
   }
 
   /** Abandons every execution (stop without cleanup: leases expire, nothing is rolled back). */
@@ -192,7 +154,7 @@ export class OperationRunner {
     }
     const opName = ctx.op.metadata.name as string;
     schedulerEvent(this.deps, ctx.schedulerName, 'OperationStarted', 'ExecuteOperation', `Operation ${opName} (${definition.name}) started`);
-    let result: 'finished' | 'error' | 'canceled' = 'finished';
+    let result: ExecutionResult = OperationStatusName.Finished;
     let failure = '';
     try {
       // Another attempt of an operation that ended without doing its work says why it runs.
@@ -200,7 +162,7 @@ export class OperationRunner {
       ctx.checkpoint();
       await definition.execute(ctx);
       ctx.checkpoint();
-      await ctx.finish('finished', 'Operation finished');
+      await ctx.finish(OperationStatusName.Finished, 'Operation finished');
     } catch (err) {
       if (err instanceof ExecutionAbandoned || ctx.isAbandoned) {
         const name = ctx.op.metadata.name as string;
@@ -209,9 +171,9 @@ export class OperationRunner {
         stop({ result: 'abandoned' });
         return;
       }
-      result = err instanceof OperationCanceled || ctx.canceled ? 'canceled' : 'error';
+      result = err instanceof OperationCanceled || ctx.canceled ? OperationStatusName.Canceled : OperationStatusName.Error;
       failure = describeApiError(err);
-      ctx.event(result === 'canceled' ? 'Operation canceled by the user' : `Operation execution failed: ${describeApiError(err)}`);
+      ctx.event(result === OperationStatusName.Canceled ? 'Operation canceled by the user' : `Operation execution failed: ${describeApiError(err)}`);
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
         try {
@@ -223,7 +185,7 @@ export class OperationRunner {
       }
       try {
         // The last line says how the operation ended: only a finished one says "finished".
-        await ctx.finish(result, result === 'canceled' ? 'Operation canceled' : 'Operation ended in error');
+        await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : 'Operation ended in error');
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }
@@ -231,18 +193,13 @@ export class OperationRunner {
     this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });
     const seconds = stop({ result });
     const took = `after ${seconds.toFixed(1)}s`;
-    if (result === 'finished') schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
-    else if (result === 'canceled') schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
+    if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
+    else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
   }
 
-  private async finishWithoutRunning(
-    op: Operation,
-    status: 'canceled' | 'evicted' | 'error',
-    events: string[],
-    condition?: { type: string; reason: string; message: string },
-    recorded?: readonly ExecutionHistoryEntry[],
-  ): Promise<void> {
+  /** Writes the end of an operation that does not (or no longer) run; `recorded`, an abandoned execution's account. */
+  private async finishWithoutRunning({ op, status, events, condition }: QueueEnding, recorded?: readonly ExecutionHistoryEntry[]): Promise<void> {
     const nowIso = new Date(this.deps.now()).toISOString();
     const written = op.status?.executionHistory ?? [];
     // Lines an execution here recorded after the last it could write (it started from the

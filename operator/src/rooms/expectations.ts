@@ -9,6 +9,7 @@
  * answer) and cancel it when the request fails.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 /** `change`: the room changed on the server (a deletion was refused 409) since the version the cache shows. */
 type Expected = 'add' | 'delete' | 'change';
@@ -17,7 +18,7 @@ export class RoomExpectations {
   /** scheduler -> room -> what is expected and since when. */
   private readonly pending = new Map<string, Map<string, { what: Expected; at: number }>>();
 
-  constructor(private readonly now: () => number, private readonly ttlMs = 30_000) {}
+  constructor(private readonly now: Clock, private readonly ttlMs = 30_000) {}
 
   expectAdd(scheduler: string, room: string): void {
     this.roomsOf(scheduler).set(room, { what: 'add', at: this.now() });

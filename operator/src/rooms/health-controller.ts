@@ -14,6 +14,8 @@ import { describeApiError, isNotFound } from '../../../common/src/kube/clients';
 import { forEachConcurrent } from '../../../common/src/runtime/concurrent';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../common/src/operations/operation-id';
+import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src/operations/operation-inputs';
+import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../common/src/resources/labels';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -159,33 +161,33 @@ export class HealthController {
       }
     }
 
-    const downscaled = decision.recordDownscale && plan.removeReason === 'scale_down';
+    const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;
     await this.writeDecision(s, decision.desired, decision.reason, downscaled ? now : undefined);
 
     if (expired.length > 0) {
-      return this.enqueue(s, ops, 'remove_rooms', {
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, {
         roomsIds: expired.map((e) => e.name),
-        reason: 'expired_room',
+        reason: RemoveRoomsReason.ExpiredRoom,
         details: expired.map((e) => `${e.name}: ${e.reason}`),
       });
     }
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, 'remove_rooms', this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
       const lost = this.opts.takeLostRooms(name);
       const why = plan.rollingUpdate
         ? `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`
         : `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lost.length > 0 ? `; lost: ${lost.join(', ')}` : ''}`;
-      return this.enqueue(s, ops, 'add_rooms', { amount: plan.add, reason: why }, plan.rollingUpdate ? `Rolling update to ${s.status.version}: adding ${plan.add} rooms` : undefined);
+      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, plan.rollingUpdate ? `Rolling update to ${s.status.version}: adding ${plan.add} rooms` : undefined);
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
-      const input = plan.removeReason === 'rolling_update_replace'
+      const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn)
-        : { amount: plan.remove, reason: plan.removeReason ?? 'scale_down' };
-      return this.enqueue(s, ops, 'remove_rooms', input, plan.removeReason === 'rolling_update_replace' ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
+        : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown };
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, plan.removeReason === RemoveRoomsReason.RollingUpdateReplace ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
     }
     return interval;
   }
@@ -195,7 +197,7 @@ export class HealthController {
    * (domain/repeated-failure.ts): then it waits for the backoff or for something to change.
    */
   /** Enqueues a healing operation; `rollout` is a rolling update's progress, told as an Event once enqueued. */
-  private async enqueue(s: Scheduler, ops: readonly Operation[], definitionName: string, input: Record<string, unknown>, rollout?: string): Promise<ReconcileResult> {
+  private async enqueue<D extends OperationDefinitionName>(s: Scheduler, ops: readonly Operation[], definitionName: D, input: OperationInputs[D], rollout?: string): Promise<ReconcileResult> {
     const schedulerName = s.metadata.name as string;
     const now = this.deps.now();
     const fingerprint = this.fingerprint(s);
@@ -209,7 +211,7 @@ export class HealthController {
       return { requeueAfterMs: Math.max(100, Math.min(decision.retryAt - now, this.deps.config.healthInterval)) };
     }
     this.heldRetry.delete(schedulerName);
-    const op = buildOperation({ id: newOperationId(), schedulerName, definitionName, input, priority: true, source: 'operator', enqueuedAt: now });
+    const op = buildOperation({ id: newOperationId(now), schedulerName, definitionName, input, priority: true, source: OperationSourceName.Operator, enqueuedAt: now });
     op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     this.opts.track?.(await this.deps.api.createOperation(op));
     if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name})`);
@@ -221,13 +223,13 @@ export class HealthController {
    * cache may be behind, and a room that turned occupied since must not be deleted (it is kept,
    * and the next health check decides again).
    */
-  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>): { roomsIds: string[]; reason: 'rolling_update_replace'; resourceVersions: Record<string, string> } {
+  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>): RemoveRoomsByIdsInput {
     const resourceVersions: Record<string, string> = {};
     for (const id of ids) {
       const rv = decidedOn.get(id);
       if (rv) resourceVersions[id] = rv;
     }
-    return { roomsIds: ids, reason: 'rolling_update_replace', resourceVersions };
+    return { roomsIds: ids, reason: RemoveRoomsReason.RollingUpdateReplace, resourceVersions };
   }
 
   /**

@@ -9,7 +9,8 @@ import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/gen
 import { apiStatus, describeApiError, isFailedPatchTest, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
-import { API_VERSION, CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
+import { API_VERSION } from '../../../common/src/resources/api-group';
+import { CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { openAllocation } from '../../../common/src/rooms/allocation';
 import { instanceFromPod, podStartedAt } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';

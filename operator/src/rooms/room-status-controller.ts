@@ -13,7 +13,7 @@ import { allocationStep, withAllocation } from '../../../common/src/rooms/alloca
 import { composeRoomStatus, instanceFromPod } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { stableStringify } from '../schedulers/scheduler-status';
+import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
 const POD_APPEAR_GRACE_MS = 30_000;

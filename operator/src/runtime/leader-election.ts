@@ -10,6 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 export interface LeaderElectionOptions {
   coordination: k8s.CoordinationV1Api;
@@ -22,7 +23,7 @@ export interface LeaderElectionOptions {
   logger: Logger;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
-  now?: () => number;
+  now?: Clock;
 }
 
 export class LeaderElector {
@@ -31,7 +32,7 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private lastRenew = 0;
   private observed: { holder: string; renewTime: string; at: number } | undefined;
-  private readonly now: () => number;
+  private readonly now: Clock;
   private inFlight: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: LeaderElectionOptions) {

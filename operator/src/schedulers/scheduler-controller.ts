@@ -13,6 +13,8 @@
 import type { Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
+import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
+import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import {
   REBUILT_AT_ANNOTATION, SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER,
@@ -51,7 +53,7 @@ export class SchedulerController {
     if (s.metadata.deletionTimestamp) {
       let retry: ReconcileResult = {};
       if (s.metadata.finalizers?.includes(SCHEDULER_FINALIZER)) {
-        retry = await this.attempt(name, ops, { definitionName: 'delete_scheduler', firstId: deleteSchedulerOperationId(uid), input: {} });
+        retry = await this.attempt(name, ops, { definitionName: OperationDefinition.DeleteScheduler, firstId: deleteSchedulerOperationId(uid), input: {} });
       }
       const written = await this.writeStatus(s, this.opts.operationsOf(name));
       return retry.requeueAfterMs === undefined ? written : retry;
@@ -66,10 +68,10 @@ export class SchedulerController {
 
     let requeueAfterMs: number | undefined;
     if (!s.status?.version) {
-      const creating = ops.some((op) => op.spec.definitionName === 'create_scheduler' && ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
+      const creating = ops.some((op) => op.spec.definitionName === OperationDefinition.CreateScheduler && ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
       const firstId = createSchedulerOperationId(uid, generation);
       if (!creating) {
-        ({ requeueAfterMs } = await this.attempt(name, ops, { definitionName: 'create_scheduler', firstId, input: { scheduler: { name, ...s.spec } } }));
+        ({ requeueAfterMs } = await this.attempt(name, ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } }));
       }
     } else if (generation > (s.status.versionedGeneration ?? 0)) {
       const id = newVersionOperationId(uid, generation);
@@ -77,7 +79,7 @@ export class SchedulerController {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
         requeueAfterMs = 1000; // an earlier version change is still running; this edit queues after it
-      } else if (await this.enqueue(name, id, 'create_new_scheduler_version', { scheduler: { name, ...s.spec } }) === 'created') {
+      } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }) === 'created') {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else {
         // The gateway's operation for this generation exists but is not in the cache yet: the
@@ -180,7 +182,7 @@ export class SchedulerController {
   /** `exists`: the gateway enqueued the same operation first (this cache has not seen it yet). */
   private async enqueue(schedulerName: string, id: string, definitionName: string, input: Record<string, unknown>): Promise<'created' | 'exists'> {
     try {
-      const created = await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source: 'kubectl', enqueuedAt: this.deps.now() }));
+      const created = await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source: OperationSourceName.Kubectl, enqueuedAt: this.deps.now() }));
       this.opts.track?.(created);
       this.deps.logger.info('enqueued operation for a change made to the Scheduler object', { scheduler: schedulerName, operation: id, definition: definitionName });
       return 'created';

@@ -132,4 +132,3 @@ export function statusChanged(current: SchedulerStatus | undefined, next: Schedu
   return stableStringify(pick(current)) !== stableStringify(pick(next));
 }
 
-export { stableStringify };

@@ -10,11 +10,12 @@ import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { initialRoomCount, loadScheduler, loadVersion, newVersionObject, versionObjectName } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 
 export const createSchedulerDefinition: OperationDefinition = {
-  name: 'create_scheduler',
+  name: OperationName.CreateScheduler,
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const scheduler = await loadScheduler(ctx);

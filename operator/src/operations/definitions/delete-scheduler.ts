@@ -7,6 +7,7 @@
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { deletionStartedAt, RoomManager } from '../../rooms/room-manager';
 import { listVersions, waitUntil } from './shared';
 
@@ -15,7 +16,7 @@ const ignoreNotFound = (err: unknown): void => {
 };
 
 export const deleteSchedulerDefinition: OperationDefinition = {
-  name: 'delete_scheduler',
+  name: OperationName.DeleteScheduler,
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;

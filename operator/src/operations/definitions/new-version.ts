@@ -13,16 +13,19 @@ import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resource
 import { classifyChange, changedFields, nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
-import { definitionFromInput, listVersions, loadScheduler, loadVersion, newVersionObject, versionObjectName, waitUntil } from './shared';
+import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
+import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
+import { listVersions, loadScheduler, loadVersion, newVersionObject, versionObjectName, waitUntil } from './shared';
 
 export const newVersionDefinition: OperationDefinition = {
-  name: 'create_new_scheduler_version',
+  name: OperationName.CreateNewSchedulerVersion,
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const scheduler = await loadScheduler(ctx);
     const name = ctx.schedulerName;
     if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
-    const definition = definitionFromInput(ctx.input) ?? scheduler.spec;
+    const input = ctx.inputOf(OperationName.CreateNewSchedulerVersion);
+    const definition = specOfDefinitionInput(input) ?? scheduler.spec;
     const activeVersion = scheduler.status?.version;
     if (!activeVersion) throw new Error(`scheduler ${name} has no active version yet`);
     const active = await loadVersion(ctx, activeVersion);
@@ -35,7 +38,7 @@ export const newVersionDefinition: OperationDefinition = {
     }
     const versions = await listVersions(ctx);
     // Another attempt after one that got stuck keeps the version that one made (same numbering).
-    const firstAttempt = typeof ctx.input.firstAttempt === 'string' ? ctx.input.firstAttempt : ctx.op.metadata.name as string;
+    const firstAttempt = input.firstAttempt ?? ctx.op.metadata.name as string;
     const made = versions.find((v) => v.metadata.annotations?.[CREATED_BY_OPERATION_ANNOTATION] === firstAttempt && v.spec.version !== activeVersion);
     if (made && classifyChange(made.spec.definition, definition) === 'none') {
       ctx.event(`Version ${made.spec.version} was made by an earlier attempt of this change (${firstAttempt}); kept`);
@@ -77,11 +80,12 @@ export const newVersionDefinition: OperationDefinition = {
 
 async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<void> {
   const switchOp = buildOperation({
-    id: newOperationId(),
+    id: newOperationId(ctx.deps.now()),
     schedulerName: ctx.schedulerName,
-    definitionName: 'switch_active_version',
-    input: { newActiveVersion: version },
-    source: 'operator',
+    definitionName: OperationName.SwitchActiveVersion,
+    input: { newActiveVersion: version } satisfies OperationInputs['switch_active_version'],
+    source: OperationSourceName.Operator,
+    enqueuedAt: ctx.deps.now(),
   });
   await ctx.createOperation(switchOp);
   // Maestro's exact text (lower case): clients find the switch operation by parsing it.

@@ -15,6 +15,7 @@ import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { Scheduler } from '../../../../common/src/generated/resources';
 import { apiStatus, isFailedPatchTest, retryTransient } from '../../../../common/src/kube/clients';
+import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 
 /**
@@ -67,17 +68,12 @@ function stopIfCanceled(ctx: ExecutionContext, howFar: string): void {
   ctx.checkpoint();
 }
 
-function positiveInt(v: unknown): number | undefined {
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : undefined;
-}
-
 export const addRoomsDefinition: OperationDefinition = {
-  name: 'add_rooms',
+  name: OperationName.AddRooms,
 
   async execute(ctx: ExecutionContext): Promise<void> {
-    const amount = positiveInt(ctx.input.amount);
-    if (amount === undefined) throw new Error('input.amount must be an integer >= 1');
+    const input = ctx.inputOf(OperationName.AddRooms);
+    const { amount } = input;
     const limit = ctx.deps.config.addRoomsLimit;
     const count = Math.min(amount, limit);
     if (count < amount) ctx.event(`Asked for ${amount} rooms; adding ${count} (the add limit)`);
@@ -101,7 +97,7 @@ export const addRoomsDefinition: OperationDefinition = {
     ctx.state.createdRooms = result.created;
     stopIfCanceled(ctx, `Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
-    ctx.event(`Added ${result.created.length} rooms${typeof ctx.input.reason === 'string' ? ` (reason: ${ctx.input.reason})` : ''}`);
+    ctx.event(`Added ${result.created.length} rooms${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
@@ -145,18 +141,18 @@ function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
 }
 
 export const removeRoomsDefinition: OperationDefinition = {
-  name: 'remove_rooms',
+  name: OperationName.RemoveRooms,
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;
-    const reason = typeof ctx.input.reason === 'string' ? ctx.input.reason : 'api';
+    const input = ctx.inputOf(OperationName.RemoveRooms);
+    const reason = input.reason ?? RemoveRoomsReason.Api;
     const rooms = new RoomManager(ctx.deps);
-    const ids = ctx.input.roomsIds ?? ctx.input.rooms_ids ?? ctx.input.roomIds;
-    if (Array.isArray(ids) && ids.length > 0) {
+    if ('roomsIds' in input) {
+      const ids = input.roomsIds;
       // A rollout's replacement names the version of each room it decided on: a room changed
       // since (a player joined) is kept.
-      const versions = (ctx.input.resourceVersions ?? {}) as Record<string, unknown>;
-      const decidedOn = (id: string): string | undefined => (typeof versions[id] === 'string' ? versions[id] : undefined);
+      const decidedOn = (id: string): string | undefined => input.resourceVersions?.[id];
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
       const outcomes: (RoomRemovalById | undefined)[] = ids.map(() => undefined);
@@ -164,12 +160,11 @@ export const removeRoomsDefinition: OperationDefinition = {
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
         handled++;
-        if (typeof id !== 'string') return;
         const room = ctx.deps.caches.rooms.get(id, name);
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
-        if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})${detailOf(ctx.input.details, id)}`);
+        if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})${detailOf(input.details, id)}`);
       }, () => ctx.canceled);
-      const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((id, i): id is string => typeof id === 'string' && outcomes[i] !== undefined && pred(outcomes[i]));
+      const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
       const changed = idsWith((o) => o === 'changed');
       const forced = idsWith((o) => o === 'forced');
@@ -181,8 +176,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       return;
     }
-    const amount = positiveInt(ctx.input.amount);
-    if (amount === undefined) throw new Error('input.amount must be an integer >= 1, or input.roomsIds a list of room ids');
+    const { amount } = input;
     const count = Math.min(amount, ctx.deps.config.removeRoomsLimit);
     const scheduler = ctx.deps.caches.schedulers.get(name);
     const choice = chooseRoomsToRemove(rooms.views(name).filter((r) => !r.validation), count, ctx.deps.now(), {
@@ -214,8 +208,7 @@ export const removeRoomsDefinition: OperationDefinition = {
 };
 
 /** `: <why>` for a room the health check listed in `details` (`<room>: <why>`), else nothing. */
-function detailOf(details: unknown, id: string): string {
-  if (!Array.isArray(details)) return '';
-  const line = details.find((d): d is string => typeof d === 'string' && d.startsWith(`${id}: `));
+function detailOf(details: readonly string[] | undefined, id: string): string {
+  const line = details?.find((d) => d.startsWith(`${id}: `));
   return line ? `: ${line.slice(id.length + 2)}` : '';
 }

@@ -4,7 +4,8 @@
  */
 import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../common/src/generated/resources';
 import { isNotFound, retryTransient } from '../../../../common/src/kube/clients';
-import { API_VERSION, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import { API_VERSION } from '../../../../common/src/resources/api-group';
+import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext } from '../execution';
 
 export function versionObjectName(schedulerName: string, version: string): string {
@@ -38,14 +39,6 @@ export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVers
 }
 
 const READ_ATTEMPTS = 10;
-
-/** The definition an operation carries: `input.scheduler` (with `name`), as the spec says. */
-export function definitionFromInput(input: Record<string, unknown>): SchedulerSpec | undefined {
-  const s = input.scheduler;
-  if (typeof s !== 'object' || s === null) return undefined;
-  const { name: _name, ...spec } = s as Record<string, unknown>;
-  return spec as unknown as SchedulerSpec;
-}
 
 export function newVersionObject(scheduler: Scheduler, version: string, kind: 'initial' | 'major' | 'minor', definition: SchedulerSpec): SchedulerVersion {
   const name = scheduler.metadata.name as string;

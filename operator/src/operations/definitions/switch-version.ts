@@ -11,26 +11,16 @@ import { classifyChange } from '../../domain/versioning';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
+import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { schedulerEvent } from '../../events';
 import { loadScheduler, loadVersion, versionObjectName } from './shared';
 
-export function targetVersionOf(input: Record<string, unknown>): string | undefined {
-  const v = input.newActiveVersion ?? input.version;
-  if (typeof v === 'string') return v;
-  if (typeof v === 'object' && v !== null) {
-    const spec = (v as { spec?: { version?: unknown } }).spec;
-    if (typeof spec?.version === 'string') return spec.version;
-  }
-  return undefined;
-}
-
 export const switchVersionDefinition: OperationDefinition = {
-  name: 'switch_active_version',
+  name: OperationName.SwitchActiveVersion,
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;
-    const target = targetVersionOf(ctx.input);
-    if (!target) throw new Error('input.newActiveVersion is missing');
+    const target = ctx.inputOf(OperationName.SwitchActiveVersion).newActiveVersion;
     let scheduler = await loadScheduler(ctx);
     if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
     const version = await loadVersion(ctx, target);

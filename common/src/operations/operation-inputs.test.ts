@@ -1,0 +1,130 @@
+import {
+  describeInputErrors,
+  OPERATION_INPUTS,
+  parseOperationInput,
+  REQUEST_BOUNDS,
+  schedulerDefinitionInput,
+  specOfDefinitionInput,
+  type InputBounds,
+} from './operation-inputs';
+import { knownDefinitionNames } from '../resources/operation-names';
+import type { SchedulerSpec } from '../generated/resources';
+
+const OPERATOR_BOUNDS: InputBounds = { maxAmount: 20_000, maxRoomIds: 40_000 };
+
+describe('operation inputs', () => {
+  test('every known definition has its parser', () => {
+    expect(Object.keys(OPERATION_INPUTS).sort()).toEqual([...knownDefinitionNames].sort());
+  });
+
+  describe('add_rooms', () => {
+    test.each([
+      ['an integer', { amount: 3 }, { amount: 3 }],
+      ['a string of digits', { amount: '7' }, { amount: 7 }],
+      ['the bound itself', { amount: 10_000 }, { amount: 10_000 }],
+      ['a reason', { amount: 1, reason: 'autoscale' }, { amount: 1, reason: 'autoscale' }],
+      ['attempt fields', { amount: 1, attempt: 2, previousAttempt: 'op-1', attemptNote: 'Attempt 2' }, { amount: 1, attempt: 2, previousAttempt: 'op-1', attemptNote: 'Attempt 2' }],
+    ])('accepts %s', (_name, input, value) => {
+      expect(parseOperationInput('add_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: true, value });
+    });
+
+    test.each([
+      ['no amount', {}, 'is a required field'],
+      ['zero', { amount: 0 }, 'must be between 1 and 10000'],
+      ['a negative amount', { amount: -1 }, 'must be between 1 and 10000'],
+      ['a fraction', { amount: 1.5 }, 'must be an integer'],
+      ['a word', { amount: 'many' }, 'must be an integer'],
+      ['one more than a request may ask', { amount: 10_001 }, 'must be between 1 and 10000'],
+    ])('refuses %s, naming the field', (_name, input, message) => {
+      expect(parseOperationInput('add_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: 'amount', message }] });
+    });
+
+    test('the operator\'s bounds are the caller\'s: a health check may add more than one request may', () => {
+      expect(parseOperationInput('add_rooms', { amount: 15_000 }, OPERATOR_BOUNDS)).toEqual({ ok: true, value: { amount: 15_000 } });
+    });
+  });
+
+  describe('remove_rooms', () => {
+    test.each([
+      ['roomsIds (the one spelling written)', { roomsIds: ['a', 'b'] }],
+      ['rooms_ids (Maestro\'s proto name)', { rooms_ids: ['a', 'b'] }],
+      ['roomIds (an older spelling)', { roomIds: ['a', 'b'] }],
+    ])('reads %s as roomsIds', (_name, input) => {
+      expect(parseOperationInput('remove_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: true, value: { roomsIds: ['a', 'b'] } });
+    });
+
+    test('drops repeated ids and keeps a rollout\'s resourceVersions and details', () => {
+      const input = { roomsIds: ['a', 'b', 'a'], reason: 'rolling_update_replace', resourceVersions: { a: '7', b: 8 }, details: ['a: why', 3] };
+      expect(parseOperationInput('remove_rooms', input, REQUEST_BOUNDS)).toEqual({
+        ok: true, value: { roomsIds: ['a', 'b'], reason: 'rolling_update_replace', resourceVersions: { a: '7' }, details: ['a: why'] },
+      });
+    });
+
+    test('an amount, with its reason', () => {
+      expect(parseOperationInput('remove_rooms', { amount: 2, reason: 'scale_down' }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { amount: 2, reason: 'scale_down' } });
+    });
+
+    test.each([
+      ['nothing', {}, 'amount', 'is a required field (or give roomsIds)'],
+      ['an empty list', { roomsIds: [] }, 'roomsIds', 'must be a non-empty list of room ids'],
+      ['an empty id', { roomsIds: [''] }, 'roomsIds', 'every room id must be a non-empty string of at most 253 characters'],
+      ['an id too long', { roomsIds: ['x'.repeat(254)] }, 'roomsIds', 'every room id must be a non-empty string of at most 253 characters'],
+      ['a string for a list', { roomsIds: 'a' }, 'roomsIds', 'must be a non-empty list of room ids'],
+      ['both amount and ids', { amount: 1, roomsIds: ['a'] }, 'amount', 'give either amount or roomsIds, not both'],
+      ['too many ids for a request', { roomsIds: Array.from({ length: 1001 }, (_, i) => `r${i}`) }, 'roomsIds', 'must list at most 1000 room ids'],
+      ['a zero amount', { amount: 0 }, 'amount', 'must be between 1 and 10000'],
+    ])('refuses %s, naming the field', (_name, input, field, message) => {
+      expect(parseOperationInput('remove_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field, message }] });
+    });
+
+    test('a body that is not an object is refused as a whole', () => {
+      expect(parseOperationInput('remove_rooms', [1], REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: '', message: 'must be a JSON object' }] });
+    });
+  });
+
+  describe('switch_active_version', () => {
+    test.each([
+      ['newActiveVersion', { newActiveVersion: 'v2.0.0' }],
+      ['version (read too)', { version: 'v2.0.0' }],
+      ['a version object (read too)', { version: { spec: { version: 'v2.0.0' } } }],
+    ])('reads %s', (_name, input) => {
+      expect(parseOperationInput('switch_active_version', input, REQUEST_BOUNDS)).toEqual({ ok: true, value: { newActiveVersion: 'v2.0.0' } });
+    });
+
+    test.each([
+      ['nothing', {}, 'is a required field'],
+      ['blank', { newActiveVersion: '  ' }, 'is a required field'],
+      ['too long', { newActiveVersion: 'v'.repeat(65) }, 'must be at most 64 characters'],
+    ])('refuses %s', (_name, input, message) => {
+      expect(parseOperationInput('switch_active_version', input, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: 'newActiveVersion', message }] });
+    });
+  });
+
+  describe('create_scheduler and create_new_scheduler_version', () => {
+    const spec = { game: 'tennis', roomsReplicas: 2 } as unknown as SchedulerSpec;
+
+    test('carry the definition with the scheduler\'s name; the executor reads the spec back without it', () => {
+      const input = schedulerDefinitionInput('tennis-eu', spec);
+      expect(input).toEqual({ scheduler: { game: 'tennis', roomsReplicas: 2, name: 'tennis-eu' } });
+      const parsed = parseOperationInput('create_new_scheduler_version', { ...input, firstAttempt: 'op-1' }, REQUEST_BOUNDS);
+      expect(parsed).toEqual({ ok: true, value: { ...input, firstAttempt: 'op-1' } });
+      expect(parsed.ok && specOfDefinitionInput(parsed.value)).toEqual(spec);
+    });
+
+    test('without a definition the executor takes the Scheduler\'s spec; a definition that is not an object is refused', () => {
+      const parsed = parseOperationInput('create_scheduler', {}, REQUEST_BOUNDS);
+      expect(parsed).toEqual({ ok: true, value: {} });
+      expect(parsed.ok && specOfDefinitionInput(parsed.value)).toBeUndefined();
+      expect(parseOperationInput('create_scheduler', { scheduler: 'x' }, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }] });
+    });
+  });
+
+  test('delete_scheduler takes no input but the attempt fields', () => {
+    expect(parseOperationInput('delete_scheduler', { attempt: 2, other: true }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { attempt: 2 } });
+  });
+
+  test('an executor\'s error names each field under input', () => {
+    expect(describeInputErrors([{ field: 'amount', message: 'must be an integer' }, { field: '', message: 'must be a JSON object' }]))
+      .toBe('input.amount must be an integer; input must be a JSON object');
+  });
+});

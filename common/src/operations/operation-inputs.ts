@@ -1,0 +1,217 @@
+/**
+ * The input of each operation definition, declared once: its type, its parser and its bounds.
+ * The management API parses request bodies with it before it enqueues (api-gateway
+ * use-cases/scheduler-commands.ts), and the operator's executors parse the stored input with it
+ * before they act (operator/src/operations/definitions/), so an input the edge accepts is one the
+ * executor runs, and an Operation made with kubectl is held to the same rules.
+ *
+ * Room ids have one spelling in what Roomkeeper writes: `roomsIds` (Maestro's JSON name). On read,
+ * `rooms_ids` (Maestro's proto field name, which its HTTP gateway accepts too) and `roomIds` (an
+ * older spelling the executor read, which Operation objects made with kubectl may carry) are
+ * read as `roomsIds`.
+ */
+import type { SchedulerSpec } from '../generated/resources';
+import { isRecord } from '../json/is-record';
+import { OperationDefinition, type OperationDefinitionName } from '../resources/operation-names';
+import { failed, ok, type FieldError, type Result } from '../validation/result';
+
+/** Most rooms one add-rooms or remove-rooms request may ask for. */
+export const MAX_ROOMS_PER_REQUEST = 10_000;
+/** Most room ids one remove-rooms request may list. */
+export const MAX_ROOM_IDS_PER_REQUEST = 1_000;
+/** Most characters of a version name in a switch. */
+export const MAX_VERSION_LENGTH = 64;
+/** Most characters of a room id (a Kubernetes object name). */
+export const MAX_ROOM_ID_LENGTH = 253;
+
+/** How much one operation may ask for. */
+export interface InputBounds {
+  /** Most rooms an `amount` may name. */
+  maxAmount: number;
+  /** Most room ids a `roomsIds` may list. */
+  maxRoomIds: number;
+}
+
+/** What one management API request may ask for. */
+export const REQUEST_BOUNDS: InputBounds = { maxAmount: MAX_ROOMS_PER_REQUEST, maxRoomIds: MAX_ROOM_IDS_PER_REQUEST };
+
+/** Fields any operation may carry: another attempt of an operation that got stuck says why it runs. */
+export interface AttemptInput {
+  attempt?: number;
+  previousAttempt?: string;
+  /** Written as the first line of the attempt's history. */
+  attemptNote?: string;
+}
+
+/**
+ * create_scheduler and create_new_scheduler_version: the whole definition, with the scheduler's
+ * name (as the spec says). Absent, the executor takes the Scheduler's spec.
+ */
+export interface SchedulerDefinitionInput extends AttemptInput {
+  scheduler?: SchedulerSpec & { name: string };
+  /** create_new_scheduler_version: the id of the change's first attempt (the version it made is kept). */
+  firstAttempt?: string;
+}
+
+export interface AddRoomsInput extends AttemptInput {
+  amount: number;
+  /** Why the rooms are added (the health check's account, for the history). */
+  reason?: string;
+}
+
+export interface RemoveRoomsByAmountInput extends AttemptInput {
+  amount: number;
+  /** A RemoveRoomsReason (`api` when a user asked). */
+  reason?: string;
+}
+
+export interface RemoveRoomsByIdsInput extends AttemptInput {
+  roomsIds: string[];
+  /** A RemoveRoomsReason (`api` when a user asked). */
+  reason?: string;
+  /** A rollout's removal: each room's resourceVersion when it was chosen (a room changed since is kept). */
+  resourceVersions?: Record<string, string>;
+  /** `<room>: <why>` lines, told in each room's deletion Event. */
+  details?: string[];
+}
+
+export type RemoveRoomsInput = RemoveRoomsByAmountInput | RemoveRoomsByIdsInput;
+
+export interface SwitchActiveVersionInput extends AttemptInput {
+  newActiveVersion: string;
+}
+
+export type DeleteSchedulerInput = AttemptInput;
+
+/** The input type of each definition. */
+export interface OperationInputs {
+  [OperationDefinition.CreateScheduler]: SchedulerDefinitionInput;
+  [OperationDefinition.CreateNewSchedulerVersion]: SchedulerDefinitionInput;
+  [OperationDefinition.SwitchActiveVersion]: SwitchActiveVersionInput;
+  [OperationDefinition.AddRooms]: AddRoomsInput;
+  [OperationDefinition.RemoveRooms]: RemoveRoomsInput;
+  [OperationDefinition.DeleteScheduler]: DeleteSchedulerInput;
+}
+
+type Parser<T> = (input: unknown, bounds: InputBounds) => Result<T>;
+
+/** The parser of each definition's input: operation name -> input type, validator and bounds. */
+export const OPERATION_INPUTS: { readonly [D in OperationDefinitionName]: Parser<OperationInputs[D]> } = {
+  [OperationDefinition.CreateScheduler]: (input) => parseSchedulerDefinitionInput(input),
+  [OperationDefinition.CreateNewSchedulerVersion]: (input) => parseSchedulerDefinitionInput(input),
+  [OperationDefinition.SwitchActiveVersion]: (input) => parseSwitchActiveVersionInput(input),
+  [OperationDefinition.AddRooms]: (input, bounds) => parseAddRoomsInput(input, bounds),
+  [OperationDefinition.RemoveRooms]: (input, bounds) => parseRemoveRoomsInput(input, bounds),
+  [OperationDefinition.DeleteScheduler]: (input) => (isRecord(input) ? ok(attemptFields(input)) : failed([notAnObject])),
+};
+
+/** Parses the input of a known definition. */
+export function parseOperationInput<D extends OperationDefinitionName>(definition: D, input: unknown, bounds: InputBounds): Result<OperationInputs[D]> {
+  const parse: Parser<OperationInputs[D]> = OPERATION_INPUTS[definition];
+  return parse(input, bounds);
+}
+
+/** `input.amount must be ...; input.roomsIds ...`: a failed parse as one line (an executor's error). */
+export function describeInputErrors(errors: readonly FieldError[]): string {
+  return errors.map((e) => `input${e.field === '' ? '' : `.${e.field}`} ${e.message}`).join('; ');
+}
+
+export function parseAddRoomsInput(input: unknown, bounds: InputBounds): Result<AddRoomsInput> {
+  const body: Record<string, unknown> = isRecord(input) ? input : {};
+  const amount = amountOf(body.amount, bounds);
+  if (amount === undefined) return failed([{ field: 'amount', message: 'is a required field' }]);
+  if (typeof amount === 'string') return failed([{ field: 'amount', message: amount }]);
+  return ok({ ...attemptFields(body), amount, ...(typeof body.reason === 'string' ? { reason: body.reason } : {}) });
+}
+
+export function parseRemoveRoomsInput(input: unknown, bounds: InputBounds): Result<RemoveRoomsInput> {
+  if (!isRecord(input)) return failed([notAnObject]);
+  const ids = input.roomsIds ?? input.rooms_ids ?? input.roomIds;
+  const reason = typeof input.reason === 'string' ? { reason: input.reason } : {};
+  if (input.amount !== undefined && ids !== undefined) return failed([{ field: 'amount', message: 'give either amount or roomsIds, not both' }]);
+  if (ids !== undefined) {
+    const problem = roomIdsProblem(ids, bounds);
+    if (problem) return failed([{ field: 'roomsIds', message: problem }]);
+    const roomsIds = [...new Set(ids as string[])];
+    const versions = input.resourceVersions;
+    const given = input.details;
+    const resourceVersions = isRecord(versions)
+      ? { resourceVersions: Object.fromEntries(Object.entries(versions).filter((e): e is [string, string] => typeof e[1] === 'string')) }
+      : {};
+    const details = Array.isArray(given) ? { details: given.filter((d): d is string => typeof d === 'string') } : {};
+    return ok({ ...attemptFields(input), roomsIds, ...reason, ...resourceVersions, ...details });
+  }
+  const amount = amountOf(input.amount, bounds);
+  if (amount === undefined) return failed([{ field: 'amount', message: 'is a required field (or give roomsIds)' }]);
+  if (typeof amount === 'string') return failed([{ field: 'amount', message: amount }]);
+  return ok({ ...attemptFields(input), amount, ...reason });
+}
+
+/**
+ * `newActiveVersion`; read also as `version` (a name, or a SchedulerVersion-like `{spec: {version}}`),
+ * spellings Operation objects made with kubectl may carry.
+ */
+export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActiveVersionInput> {
+  const body: Record<string, unknown> = isRecord(input) ? input : {};
+  const legacy = body.version;
+  const legacySpec = isRecord(legacy) ? legacy.spec : undefined;
+  const version = body.newActiveVersion ?? (isRecord(legacySpec) ? legacySpec.version : legacy);
+  if (typeof version !== 'string' || version.trim() === '') return failed([{ field: 'newActiveVersion', message: 'is a required field' }]);
+  if (version.length > MAX_VERSION_LENGTH) return failed([{ field: 'newActiveVersion', message: `must be at most ${MAX_VERSION_LENGTH} characters` }]);
+  return ok({ ...attemptFields(body), newActiveVersion: version });
+}
+
+/**
+ * The definition a create or new-version operation carries. The spec itself was judged by the API
+ * server when the Scheduler was written; here only its shape is checked.
+ */
+export function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefinitionInput> {
+  if (!isRecord(input)) return failed([notAnObject]);
+  const s = input.scheduler;
+  if (s !== undefined && !isRecord(s)) return failed([{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }]);
+  return ok({
+    ...attemptFields(input),
+    ...(s !== undefined ? { scheduler: s as unknown as NonNullable<SchedulerDefinitionInput['scheduler']> } : {}),
+    ...(typeof input.firstAttempt === 'string' ? { firstAttempt: input.firstAttempt } : {}),
+  });
+}
+
+/** The input of a create or new-version operation for a definition. */
+export function schedulerDefinitionInput(name: string, spec: SchedulerSpec): SchedulerDefinitionInput {
+  return { scheduler: { ...spec, name } };
+}
+
+/** The Scheduler spec of a definition input (without the name), if it carries one. */
+export function specOfDefinitionInput(input: SchedulerDefinitionInput): SchedulerSpec | undefined {
+  if (!input.scheduler) return undefined;
+  const { name: _name, ...spec } = input.scheduler;
+  return spec;
+}
+
+const notAnObject: FieldError = { field: '', message: 'must be a JSON object' };
+
+function attemptFields(input: Record<string, unknown>): AttemptInput {
+  return {
+    ...(typeof input.attempt === 'number' ? { attempt: input.attempt } : {}),
+    ...(typeof input.previousAttempt === 'string' ? { previousAttempt: input.previousAttempt } : {}),
+    ...(typeof input.attemptNote === 'string' ? { attemptNote: input.attemptNote } : {}),
+  };
+}
+
+/** The amount, a problem with it (a string), or undefined when absent. A string of digits is read as a number. */
+function amountOf(amount: unknown, bounds: InputBounds): number | string | undefined {
+  if (amount === undefined) return undefined;
+  const n = typeof amount === 'string' && /^\d{1,9}$/.test(amount) ? Number(amount) : amount;
+  if (typeof n !== 'number' || !Number.isInteger(n)) return 'must be an integer';
+  if (n < 1 || n > bounds.maxAmount) return `must be between 1 and ${bounds.maxAmount}`;
+  return n;
+}
+
+function roomIdsProblem(ids: unknown, bounds: InputBounds): string | undefined {
+  if (!Array.isArray(ids) || ids.length === 0) return 'must be a non-empty list of room ids';
+  if (ids.length > bounds.maxRoomIds) return `must list at most ${bounds.maxRoomIds} room ids`;
+  if (!ids.every((id) => typeof id === 'string' && id.length > 0 && id.length <= MAX_ROOM_ID_LENGTH)) {
+    return `every room id must be a non-empty string of at most ${MAX_ROOM_ID_LENGTH} characters`;
+  }
+  return undefined;
+}

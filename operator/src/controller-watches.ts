@@ -1,0 +1,112 @@
+/**
+ * What each controller watches and which keys an event enqueues, declared in one table (as
+ * controller-runtime's builder: For, Owns, Watches with a map function). Pure: operator.ts feeds
+ * every informer event through `keysFor` and adds the keys to the named work queues while this
+ * replica leads. What an event does besides enqueueing (the runner's view of its own writes, the
+ * room expectations, the forwarding of a deleted room) stays in operator.ts.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
+import { SCHEDULER_LABEL } from '../../common/src/resources/labels';
+import { isFinalOperationStatus } from '../../common/src/resources/operation-names';
+
+export type EventType = 'add' | 'update' | 'delete';
+
+/** The informers whose events reach the controllers, by the object they hold. */
+export interface WatchedObjects {
+  schedulers: Scheduler;
+  schedulerversions: SchedulerVersion;
+  operations: Operation;
+  gamerooms: GameRoom;
+  pods: k8s.V1Pod;
+  pingdigests: PingDigest;
+  namespaces: k8s.V1Namespace;
+}
+export type WatchSource = keyof WatchedObjects;
+
+/** The work queues, one a controller (the operation runner's is `operations`). */
+export type QueueName = 'schedulers' | 'operations' | 'gamerooms' | 'health';
+
+interface Watch<T> {
+  /** The key an event maps to; undefined: none. */
+  key(type: EventType, obj: T): string | undefined;
+  /** Whether the key waits for the debounce (bursts of room changes become one health check). */
+  debounced?(type: EventType, obj: T): boolean;
+}
+
+type Watches = { readonly [S in WatchSource]?: Watch<WatchedObjects[S]> };
+
+export interface ControllerDeclaration {
+  queue: QueueName;
+  watches: Watches;
+}
+
+const nameOf = (_t: EventType, o: { metadata: { name?: string } }): string | undefined => o.metadata.name;
+const schedulerOfOperation = (_t: EventType, op: Operation): string => op.spec.schedulerName;
+/** A room lives in its scheduler's namespace, named as the scheduler. */
+const namespaceOf = (_t: EventType, o: { metadata?: { namespace?: string } }): string | undefined => o.metadata?.namespace;
+const schedulerLabelOf = (_t: EventType, ns: k8s.V1Namespace): string | undefined => ns.metadata?.labels?.[SCHEDULER_LABEL];
+const always = (): boolean => true;
+
+/** Every controller of the operator and what it watches. */
+export const CONTROLLERS: readonly ControllerDeclaration[] = [
+  {
+    // The scheduler controller: status, finalizer, owned namespace and versions, lifecycle operations.
+    queue: 'schedulers',
+    watches: {
+      schedulers: { key: nameOf },
+      operations: { key: schedulerOfOperation },
+      gamerooms: { key: namespaceOf },
+      // A scheduler's namespace or versions changed (kubectl delete included): rebuilt or protected.
+      namespaces: { key: schedulerLabelOf },
+      schedulerversions: { key: (_t, v) => v.spec.scheduler },
+    },
+  },
+  {
+    // The operation runner: one operation of a scheduler at a time.
+    queue: 'operations',
+    watches: {
+      schedulers: { key: nameOf },
+      operations: { key: schedulerOfOperation },
+    },
+  },
+  {
+    // The room status controller: a room's status from its pod.
+    queue: 'gamerooms',
+    watches: {
+      // A deleted room is not reconciled: operator.ts tells its end (roomDeleted).
+      gamerooms: { key: (t, r) => (t === 'delete' ? undefined : `${r.metadata.namespace}/${r.metadata.name}`) },
+      pods: { key: (_t, p) => `${p.metadata?.namespace}/${p.metadata?.name}` },
+    },
+  },
+  {
+    // The health check: desired count, expiry, autoscaling, rollouts.
+    queue: 'health',
+    watches: {
+      schedulers: { key: nameOf, debounced: always },
+      // An operation that ended frees the queue for the health check's next decision (a rollout's
+      // next batch): at once, not after the debounce meant for bursts of room changes.
+      operations: { key: schedulerOfOperation, debounced: (t, op) => t === 'delete' || !isFinalOperationStatus(op.status?.status) },
+      gamerooms: { key: namespaceOf, debounced: always },
+      pingdigests: { key: namespaceOf, debounced: always },
+      namespaces: { key: schedulerLabelOf, debounced: always },
+    },
+  },
+];
+
+export interface Enqueue {
+  queue: QueueName;
+  key: string;
+  debounced: boolean;
+}
+
+/** The keys one informer event enqueues, controller by controller. */
+export function keysFor<S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S], controllers: readonly ControllerDeclaration[] = CONTROLLERS): Enqueue[] {
+  const out: Enqueue[] = [];
+  for (const c of controllers) {
+    const watch = c.watches[source] as Watch<WatchedObjects[S]> | undefined;
+    const key = watch?.key(type, obj);
+    if (watch && key) out.push({ queue: c.queue, key, debounced: watch.debounced?.(type, obj) ?? false });
+  }
+  return out;
+}

@@ -1,0 +1,74 @@
+import type { Operation } from '../../../common/src/generated/resources';
+import { planQueue, type QueueView } from './queue-plan';
+
+const NOW = Date.parse('2026-11-26T12:00:00Z');
+
+interface OpShape { at?: number; status?: string; definition?: string; cancel?: boolean; ttl?: number; holder?: string; priority?: boolean }
+
+function op(name: string, o: OpShape = {}): Operation {
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name },
+    spec: {
+      schedulerName: 's', definitionName: o.definition ?? 'add_rooms', enqueuedAt: new Date(NOW + (o.at ?? 0)).toISOString(),
+      priority: o.priority ?? false, ...(o.cancel ? { cancelRequested: true } : {}),
+    },
+    status: {
+      status: (o.status ?? 'pending') as never,
+      ...(o.ttl !== undefined ? { lease: { ttl: new Date(NOW + o.ttl).toISOString(), holder: o.holder ?? 'other' } } : {}),
+    },
+  };
+}
+
+const known = (name: string) => ['add_rooms', 'remove_rooms', 'delete_scheduler'].includes(name);
+const view = (runningHere?: string): QueueView => ({ isKnown: known, ...(runningHere ? { runningHere } : {}) });
+
+/** The plan in a form a table can state: what ends (name:status), what starts, idle, requeue. */
+function summary(ops: Operation[], runningHere?: string) {
+  const plan = planQueue(ops, NOW, view(runningHere));
+  return {
+    end: plan.end.map((e) => `${e.op.metadata.name}:${e.status}`),
+    start: plan.start?.metadata.name,
+    idle: plan.idle,
+    requeueAfterMs: plan.requeueAfterMs,
+  };
+}
+
+describe('planQueue', () => {
+  test.each<[string, Operation[], string | undefined, ReturnType<typeof summary>]>([
+    ['an empty queue is idle', [], undefined, { end: [], start: undefined, idle: true, requeueAfterMs: undefined }],
+    ['only finished operations: idle (they may be pruned)', [op('f', { status: 'finished' })], undefined, { end: [], start: undefined, idle: true, requeueAfterMs: undefined }],
+    ['the first pending in queue order starts', [op('b', { at: 2 }), op('a', { at: 1 })], undefined, { end: [], start: 'a', idle: false, requeueAfterMs: undefined }],
+    ['a priority operation goes first', [op('n', { at: 1 }), op('p', { at: 5, priority: true })], undefined, { end: [], start: 'p', idle: false, requeueAfterMs: undefined }],
+    ['a cancel asked before the start ends it; the next one starts', [op('a', { at: 1, cancel: true }), op('b', { at: 2 })], undefined, { end: ['a:canceled'], start: 'b', idle: false, requeueAfterMs: undefined }],
+    ['an unknown definition is evicted; the next one starts', [op('a', { at: 1, definition: 'nope' }), op('b', { at: 2 })], undefined, { end: ['a:evicted'], start: 'b', idle: false, requeueAfterMs: undefined }],
+    ['nothing starts while this replica runs one', [op('r', { status: 'in_progress', ttl: 5_000, holder: 'me' }), op('b', { at: 2 })], 'r', { end: [], start: undefined, idle: false, requeueAfterMs: undefined }],
+    ['another replica\'s valid lease holds the queue until it expires (+50 ms)', [op('r', { status: 'in_progress', ttl: 5_000 }), op('b')], undefined, { end: [], start: undefined, idle: false, requeueAfterMs: 5_050 }],
+    ['an expired lease: the operation is stuck (error), the next one starts', [op('r', { status: 'in_progress', ttl: -1 }), op('b')], undefined, { end: ['r:error'], start: 'b', idle: false, requeueAfterMs: undefined }],
+    ['in progress without a lease: invalid (error)', [op('r', { status: 'in_progress' })], undefined, { end: ['r:error'], start: undefined, idle: true, requeueAfterMs: undefined }],
+    ['cancels are written even while another replica holds the queue', [op('r', { status: 'in_progress', ttl: 100 }), op('c', { cancel: true })], undefined, { end: ['c:canceled'], start: undefined, idle: false, requeueAfterMs: 150 }],
+  ])('%s', (_name, ops, runningHere, expected) => {
+    expect(summary(ops, runningHere)).toEqual(expected);
+  });
+
+  test('a stuck operation says what follows for its definition, with a condition and a scheduler Event', () => {
+    const [ending] = planQueue([op('d', { status: 'in_progress', ttl: -1_000, holder: 'op-2', definition: 'delete_scheduler' })], NOW, view()).end;
+    const text = `Operation lease expired at ${new Date(NOW - 1_000).toISOString()} (holder op-2): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed; the scheduler controller enqueues another attempt of the deletion.`;
+    expect(ending).toMatchObject({ status: 'error', events: [text], condition: { type: 'Stuck', reason: 'LeaseExpired', message: text } });
+    expect(ending?.stuck).toBe(`Operation d (delete_scheduler) ended in error: ${text}`);
+  });
+
+  test('an operation in progress without a lease is Invalid (NoLease)', () => {
+    const [ending] = planQueue([op('x', { status: 'in_progress' })], NOW, view()).end;
+    expect(ending?.condition).toMatchObject({ type: 'Invalid', reason: 'NoLease' });
+  });
+
+  test('an evicted operation is Invalid (UnknownDefinition)', () => {
+    const [ending] = planQueue([op('x', { definition: 'nope' })], NOW, view()).end;
+    expect(ending).toMatchObject({ status: 'evicted', events: ['Unknown operation definition "nope": evicted'], condition: { type: 'Invalid', reason: 'UnknownDefinition' } });
+  });
+
+  test('the plan is the same when made twice (pure)', () => {
+    const ops = [op('r', { status: 'in_progress', ttl: -1 }), op('a', { cancel: true }), op('b')];
+    expect(planQueue(ops, NOW, view())).toEqual(planQueue(ops, NOW, view()));
+  });
+});

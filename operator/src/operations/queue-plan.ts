@@ -1,0 +1,93 @@
+/**
+ * What one reconcile of a scheduler's operation queue does, decided from the Operation objects
+ * alone (pure; operation-runner.ts applies it): which operations end without running (a cancel
+ * asked before they started, an unknown definition, an expired or missing lease), which one
+ * starts next, whether another replica's lease holds the queue, and when to look again.
+ */
+import type { Operation } from '../../../common/src/generated/resources';
+import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
+import { OperationDefinition, OperationStatusName } from '../../../common/src/resources/operation-names';
+import { inProgress, leaseState, pendingQueue } from './queue-order';
+
+/** An operation that ends without (more) running, and what its history and conditions say. */
+export interface QueueEnding {
+  op: Operation;
+  status: typeof OperationStatusName.Canceled | typeof OperationStatusName.Evicted | typeof OperationStatusName.Error;
+  /** Lines appended to its history. */
+  events: string[];
+  condition?: { type: string; reason: string; message: string };
+  /** Set for an operation found stuck: the scheduler Event to tell. */
+  stuck?: string;
+}
+
+export interface QueuePlan {
+  /** Operations to end, in queue order (pending ones first, then stuck ones). */
+  end: QueueEnding[];
+  /** The operation to start, when nothing else of the scheduler runs. */
+  start?: Operation;
+  /** Nothing runs, nothing is pending: finished operations may be pruned. */
+  idle: boolean;
+  /** When to reconcile again (another replica's lease expires then). */
+  requeueAfterMs?: number;
+}
+
+export interface QueueView {
+  /** Whether this replica has an executor for the definition. */
+  isKnown(definitionName: string): boolean;
+  /** The operation this replica is executing for the scheduler, if any. */
+  runningHere?: string;
+}
+
+/** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
+const AFTER_STUCK: Readonly<Record<string, string>> = {
+  [OperationDefinition.DeleteScheduler]: '; the scheduler controller enqueues another attempt of the deletion.',
+  [OperationDefinition.CreateScheduler]: '; the scheduler controller enqueues another attempt of the creation.',
+  [OperationDefinition.AddRooms]: '; the health check brings the rooms to the desired count.',
+  [OperationDefinition.RemoveRooms]: '; the health check brings the rooms to the desired count.',
+  [OperationDefinition.CreateNewSchedulerVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
+  [OperationDefinition.SwitchActiveVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
+};
+
+/** The decision of one reconcile of a scheduler's queue at `now`. */
+export function planQueue(ops: readonly Operation[], now: number, view: QueueView): QueuePlan {
+  const end: QueueEnding[] = [];
+  const pending = pendingQueue(ops);
+  for (const op of pending) {
+    if (op.spec.cancelRequested) {
+      end.push({ op, status: OperationStatusName.Canceled, events: ['Operation canceled by the user before it started'] });
+    } else if (!view.isKnown(op.spec.definitionName)) {
+      end.push({
+        op, status: OperationStatusName.Evicted, events: [`Unknown operation definition "${op.spec.definitionName}": evicted`],
+        condition: { type: OperationConditionType.Invalid, reason: ConditionReason.UnknownDefinition, message: `unknown definition name "${op.spec.definitionName}"` },
+      });
+    }
+  }
+
+  let requeueAfterMs: number | undefined;
+  let blocked = view.runningHere !== undefined;
+  for (const op of inProgress(ops)) {
+    if (op.metadata.name === view.runningHere) continue;
+    const lease = leaseState(op, now);
+    if (lease === 'valid') {
+      blocked = true;
+      const ms = Math.max(50, Date.parse(op.status?.lease?.ttl ?? '') - now + 50);
+      requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
+      continue;
+    }
+    const after = AFTER_STUCK[op.spec.definitionName] ?? '.';
+    const text = lease === 'missing'
+      ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
+      : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${op.status?.lease?.holder ?? 'unknown'}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${after}`;
+    end.push({
+      op, status: OperationStatusName.Error, events: [text],
+      condition: lease === 'missing'
+        ? { type: OperationConditionType.Invalid, reason: ConditionReason.NoLease, message: text }
+        : { type: OperationConditionType.Stuck, reason: ConditionReason.LeaseExpired, message: text },
+      stuck: `Operation ${op.metadata.name} (${op.spec.definitionName}) ended in error: ${text}`,
+    });
+  }
+  const withRequeue = (plan: Omit<QueuePlan, 'requeueAfterMs'>): QueuePlan => (requeueAfterMs === undefined ? plan : { ...plan, requeueAfterMs });
+  if (blocked) return withRequeue({ end, idle: false });
+  const start = pending.find((op) => !op.spec.cancelRequested && view.isKnown(op.spec.definitionName));
+  return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
+}
