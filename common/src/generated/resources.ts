@@ -41,7 +41,7 @@ export interface GameRoomStatusAllocation {
   allocatedAt: string;
   /** The room's running matches when the allocation was made; the allocation ends (occupied) once the room reports more. */
   runningMatches?: number;
-  /** When the room returns to ready if it has not reported occupied by then. */
+  /** When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then. */
   expiresAt: string;
   /** When the allocation ended; absent while it holds the room. */
   endedAt?: string;
@@ -52,6 +52,7 @@ export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
   lastPingAt?: string;
+  /** Matches the room reported running in its last ping (multi-match rooms; an occupied ping without it counts as one). */
   runningMatches?: number;
   host?: string;
   ports?: GameRoomPort[];
@@ -251,6 +252,16 @@ export interface Autoscaling {
   policy: AutoscalingPolicy;
 }
 
+export interface MatchAllocation {
+  /** Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied. */
+  maxMatches?: number;
+}
+
+export interface AllocationLimits {
+  /** The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro's allocation TTL); a request asking for more gets this many seconds, and the answer's message says so. */
+  maxTtlSeconds?: number;
+}
+
 export type ImagePullPolicy = 'Always' | 'Never' | 'IfNotPresent';
 
 export const imagePullPolicyValues = ['Always', 'Never', 'IfNotPresent'] as const satisfies readonly ImagePullPolicy[];
@@ -309,16 +320,6 @@ export interface RoomSpec {
   toleration?: string;
   /** Rooms require the node label <affinity>=true. */
   affinity?: string;
-}
-
-export interface MatchAllocation {
-  /** Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied. */
-  maxMatches?: number;
-}
-
-export interface AllocationLimits {
-  /** The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro's allocation TTL); a request asking for more gets this many seconds, and the answer's message says so. */
-  maxTtlSeconds?: number;
 }
 
 export interface SchedulerSpec {
