@@ -96,6 +96,8 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
     forwarders: (spec.forwarders ?? []).map(forwarderView),
     annotations: spec.annotations ?? {},
     labels: spec.labels ?? {},
+    ...(spec.matchAllocation ? { matchAllocation: spec.matchAllocation } : {}),
+    ...(spec.allocation ? { allocation: spec.allocation } : {}),
   };
 }
 
@@ -110,6 +112,7 @@ export function schedulerSummaryView(s: Scheduler): Record<string, unknown> {
     createdAt: schedulerCreatedAt(s),
     maxSurge: String(s.spec.maxSurge),
     roomsReplicas: s.spec.roomsReplicas ?? 0,
+    ...(s.spec.matchAllocation ? { matchAllocation: s.spec.matchAllocation } : {}),
   };
 }
 

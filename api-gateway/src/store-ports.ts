@@ -61,11 +61,11 @@ export interface RoomStore {
 /** Where allocations are committed and, on a replay the cache cannot answer, looked up. */
 export interface RoomAllocationStore {
   /**
-   * Writes `allocation` and `status: allocated` to the room's status in ONE write carrying
+   * Writes `allocation` and `status` (`allocated`, or `active` for a multi-match room's slot) to the room's status in ONE write carrying
    * `resourceVersion` as precondition (a compare-and-swap). Throws StoreConflictError when the
    * room changed since that version, StoreNotFoundError when it is gone.
    */
-  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom>;
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom>;
   /** One GameRoom read from the API server, or undefined when it is gone. */
   getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined>;
   /** Every GameRoom of a scheduler read from the API server, not the cache (a replay after a restart). */

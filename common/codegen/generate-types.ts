@@ -34,6 +34,8 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   'Scheduler:spec.autoscaling.policy.parameters': 'AutoscalingPolicyParameters',
   'Scheduler:spec.autoscaling.policy.parameters.roomOccupancy': 'RoomOccupancyParameters',
   'Scheduler:spec.autoscaling.policy.parameters.fixedBuffer': 'FixedBufferParameters',
+  'Scheduler:spec.matchAllocation': 'MatchAllocation',
+  'Scheduler:spec.allocation': 'AllocationLimits',
   'Scheduler:spec.spec': 'RoomSpec',
   'Scheduler:spec.spec.containers[]': 'Container',
   'Scheduler:spec.spec.containers[].imagePullPolicy': 'ImagePullPolicy',

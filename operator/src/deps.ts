@@ -48,9 +48,13 @@ export interface ForwarderConfigLike {
   options?: { timeout?: number | string; metadata?: Record<string, unknown> };
 }
 
-/** The part of the gRPC forwarder the operator uses: the `terminated` status of a deleted room. */
+/**
+ * The part of the gRPC forwarder the operator uses: the `terminated` status of a deleted room, and
+ * the status changes an allocation makes without a ping (`occupied` when a ready room is
+ * allocated, `ready` when its allocation's TTL ends).
+ */
 export interface StatusForwarder {
-  forwardStatus(forwarders: ForwarderConfigLike[], room: ForwardedRoom, status: 'terminated'): Promise<unknown>;
+  forwardStatus(forwarders: ForwarderConfigLike[], room: ForwardedRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<unknown>;
 }
 
 export interface OperatorDeps {

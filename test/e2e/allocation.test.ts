@@ -31,6 +31,23 @@ async function allocateAt(stack: Stack, managementUrl: string, scheduler: string
   return { status: res.status, body: text ? JSON.parse(text) as Answer['body'] : {}, retryAfter: res.headers.get('retry-after') ?? undefined };
 }
 
+/** A ping as a game server sends it (the multi-match tests' rooms never ping by themselves). */
+async function ping(stack: Stack, scheduler: string, room: string, body: { status: string; runningMatches?: number }): Promise<{ success: boolean }> {
+  const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
+    body: JSON.stringify({ ...body, timestamp: 1 }),
+  });
+  return await res.json() as { success: boolean };
+}
+
+interface SchedulerInfo { name: string; roomsReady: number; roomsActive: number; roomsOccupied: number; runningMatches: number; matchSlots: number; matchAllocation: { maxMatches: number } }
+
+async function infoOf(stack: Stack, scheduler: string): Promise<SchedulerInfo | undefined> {
+  const res = await fetch(`${stack.managementUrl as string}/schedulers/info?game=test-game`, { headers: { authorization: stack.authHeader } });
+  return (await res.json() as { schedulers?: SchedulerInfo[] }).schedulers?.find((s) => s.name === scheduler);
+}
+
 async function fleet(stack: Stack, scheduler: string): Promise<GameRoom[]> {
   return (await stack.api.listGameRooms(scheduler)).items.filter((r) => !r.spec.validation);
 }
@@ -210,5 +227,81 @@ describe('room allocation', () => {
     } finally {
       history.stop();
     }
+  });
+
+  test('multi-match: a room with maxMatches 3 is handed out (packed) until full, then occupied; the next allocation takes a fresh room', async () => {
+    const name = 'alloc-multi';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    // The rooms never ping by themselves: this test is their game server. Ready, no match yet.
+    await waitFor(async () => {
+      const rooms = (await fleet(stack, name)).filter((r) => !r.metadata.deletionTimestamp);
+      for (const r of rooms) if (r.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
+      return rooms.length === 2 && rooms.every((r) => r.status?.status === 'ready');
+    }, { timeoutMs: 60_000, message: '2 ready rooms' });
+    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 2, { timeoutMs: 30_000, message: 'the gateway sees 2 ready rooms' });
+
+    let full: string | undefined;
+    for (let match = 1; match <= 3; match++) {
+      const answer = await allocateAt(stack, stack.managementUrl as string, name, { strategy: 'packed' });
+      expect(answer.status).toBe(200);
+      full ??= answer.body.roomId;
+      // Packed: the room already running matches is handed out again before the fresh one.
+      expect(answer.body.roomId).toBe(full);
+      // The game server starts the match it was allocated for.
+      await ping(stack, name, full as string, { status: 'occupied', runningMatches: match });
+      const shown = match < 3 ? 'active' : 'occupied';
+      const room = await waitFor(async () => {
+        const r = (await fleet(stack, name)).find((x) => x.metadata.name === full);
+        return r?.status?.status === shown && r.status.allocation?.endedAt && r.status.allocation.id === answer.body.allocationId ? r : undefined;
+      }, { timeoutMs: 30_000, message: `room ${full ?? ''} ${shown} with its allocation ended` });
+      expect(room.status?.allocation).toMatchObject({ endReason: 'occupied', runningMatches: match - 1 });
+      // The gateway's cache shows the ended allocation: the match count is the running matches alone.
+      await waitFor(async () => (await infoOf(stack, name))?.runningMatches === match, { timeoutMs: 30_000, message: `${match} running matches in /schedulers/info` });
+    }
+    expect(await infoOf(stack, name)).toMatchObject({ roomsReady: 1, roomsActive: 0, roomsOccupied: 1, runningMatches: 3, matchSlots: 6, matchAllocation: { maxMatches: 3 } });
+    const next = await allocateAt(stack, stack.managementUrl as string, name, { strategy: 'packed' });
+    expect(next.status).toBe(200);
+    expect(next.body.roomId).not.toBe(full);
+    // The scheduler's status (kubectl get schedulers: Matches, Slots) counts the open allocation as a running match.
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      return s.status?.rooms?.matches === 4 && s.status.rooms.matchSlots === 6 && s.status.rooms.occupied === 1;
+    }, { timeoutMs: 30_000, message: 'scheduler status: 4 matches of 6 slots' });
+  });
+
+  test('multi-match autoscaling follows Maestro\'s match formulas on a scripted sequence (maxMatches 3, readyTarget 0.5): 1, 2, 3, 4 rooms', async () => {
+    const name = 'alloc-multi-scale';
+    const autoscaling = { enabled: true, min: 1, max: 10, cooldown: 0, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, autoscaling, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const matches = new Map<string, number>();
+    /** Every live room has pinged (new ones ready, no match) and the fleet has `rooms` rooms. */
+    const settled = async (rooms: number): Promise<boolean> => {
+      const live = (await fleet(stack, name)).filter((r) => !r.metadata.deletionTimestamp);
+      for (const r of live) {
+        const id = r.metadata.name as string;
+        if (r.status?.instanceStatus === 'ready' && !matches.has(id)) {
+          if ((await ping(stack, name, id, { status: 'ready', runningMatches: 0 })).success) matches.set(id, 0);
+        }
+      }
+      return live.length === rooms && live.every((r) => r.status?.status === 'ready' || r.status?.status === 'active' || r.status?.status === 'occupied');
+    };
+    const desired = async (): Promise<number | undefined> => (await stack.api.getScheduler(name)).status?.rooms?.desired;
+    await waitFor(() => settled(1), { timeoutMs: 60_000, message: 'the first room' });
+    // Before each health run, every room that is not full starts one more match:
+    // [1] -> ceil(ceil(1/0.5)/3) = 1; [2] -> 2; [3,1] -> 3; [3,2,1] -> ceil(12/3) = 4.
+    for (const expected of [1, 2, 3, 4]) {
+      for (const [id, m] of matches) {
+        if (m >= 3) continue;
+        const ok = await ping(stack, name, id, { status: 'occupied', runningMatches: m + 1 });
+        expect(ok.success).toBe(true);
+        matches.set(id, m + 1);
+      }
+      await waitFor(async () => (await desired()) === expected, { timeoutMs: 30_000, message: `desired ${expected} rooms for matches ${[...matches.values()].join(',')}` });
+      await waitFor(() => settled(expected), { timeoutMs: 60_000, message: `${expected} rooms up` });
+    }
+    const s = await stack.api.getScheduler(name);
+    expect(s.status?.autoscaling?.lastDecision).toMatch(/^roomOccupancy: ceil\(ceil\(6 running matches \/ \(1 - 0\.5\)\) \/ 3 matches per room\) = 4/);
   });
 });

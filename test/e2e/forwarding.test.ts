@@ -98,4 +98,23 @@ describe('forwarding', () => {
     const forwardedIds = receiver.received.map((r) => (r.request as { room?: { roomId?: string } }).room?.roomId);
     for (const id of validationRooms) expect(forwardedIds).not.toContain(id);
   });
+
+  test('an allocation and the end of its TTL reach the receiver as status changes (occupied, then ready)', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+    const spec = (schedulerObject('fwd-alloc', { roomsReplicas: 1, forwarders }) as { spec: Record<string, unknown> }).spec;
+    expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-alloc', ...spec })).status).toBe(200);
+    const answer = await waitFor(async () => {
+      const res = await call(stack, 'POST', '/scheduler/fwd-alloc/rooms/allocate', { ttlSeconds: 1 });
+      return res.status === 200 ? res.body as { roomId: string; allocationId: string } : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200, message: 'a room allocated' });
+    const statusesOf = (status: string) => receiver.requestsOf('SendRoomStatus')
+      .filter((r) => r.room?.roomId === answer.roomId && statusName(r.statusType) === status && r.room.metadata?.allocationId === answer.allocationId);
+    const taken = await waitFor(() => statusesOf('occupied')[0], { timeoutMs: 20_000, message: 'the allocation forwarded as occupied' });
+    expect(taken.room?.metadata).toMatchObject({ roomStatus: 'allocated', eventType: 'status' });
+    const freed = await waitFor(() => statusesOf('ready')[0], { timeoutMs: 20_000, message: 'the end of the TTL forwarded as ready' });
+    expect(freed.room?.metadata).toMatchObject({ roomStatus: 'ready', allocationEnded: 'expired' });
+    // Each change is told once.
+    expect(statusesOf('occupied')).toHaveLength(1);
+    expect(statusesOf('ready')).toHaveLength(1);
+  });
 });

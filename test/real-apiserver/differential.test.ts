@@ -68,6 +68,19 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.custom.createClusterCustomObject({ ...G, body: scheduler(`schema-${api.id}`, { roomsReplicas: -1, game: '' }) });
     return { created: true };
   }),
+  'matchAllocation.maxMatches is held to 1-35, and it and allocation.maxTtlSeconds get their defaults': (api) => outcome(async () => {
+    const create = (name: string, overrides: Record<string, unknown>) => outcome(async () => {
+      const created = await api.custom.createClusterCustomObject({ ...G, body: scheduler(name, overrides) }) as { spec: { matchAllocation?: { maxMatches?: number }; allocation?: { maxTtlSeconds?: number } } };
+      await api.custom.deleteClusterCustomObject({ ...G, name });
+      return { maxMatches: created.spec.matchAllocation?.maxMatches, maxTtlSeconds: created.spec.allocation?.maxTtlSeconds };
+    });
+    return {
+      over: await create(`mm36-${api.id}`, { matchAllocation: { maxMatches: 36 } }),
+      under: await create(`mm0-${api.id}`, { matchAllocation: { maxMatches: 0 }, allocation: { maxTtlSeconds: 0 } }),
+      highest: await create(`mm35-${api.id}`, { matchAllocation: { maxMatches: 35 }, allocation: { maxTtlSeconds: 86_400 } }),
+      defaults: await create(`mmd-${api.id}`, { matchAllocation: {}, allocation: {} }),
+    };
+  }),
   'unknown fields are pruned, defaults applied, generation counts spec changes only': (api) => outcome(async () => {
     const name = `prune-${api.id}`;
     const body = scheduler(name, { unknownField: 'x', forwarders: [{ name: 'f', address: 'a:1' }] });
@@ -194,5 +207,20 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       return;
     }
     expect(onSandbox).toEqual(onReal);
+  }, 60_000);
+
+  test('kube-apiserver admits matchAllocation.maxMatches 1 to 35 only, and defaults it to 1 and maxTtlSeconds to 300', async () => {
+    const r = targets.real;
+    if (!r) {
+      expect(reportNotRun('differential: matchAllocation bounds on kube-apiserver')).toMatch(/NOT RUN/);
+      return;
+    }
+    const fn = CASES['matchAllocation.maxMatches is held to 1-35, and it and allocation.maxTtlSeconds get their defaults'] as (api: Api) => Promise<Outcome>;
+    expect(await fn({ ...r, id: `${r.id}b` })).toEqual({
+      over: { failed: { code: 422, reason: 'Invalid', causes: ['spec.matchAllocation.maxMatches FieldValueInvalid'] } },
+      under: { failed: { code: 422, reason: 'Invalid', causes: ['spec.allocation.maxTtlSeconds FieldValueInvalid', 'spec.matchAllocation.maxMatches FieldValueInvalid'] } },
+      highest: { maxMatches: 35, maxTtlSeconds: 86_400 },
+      defaults: { maxMatches: 1, maxTtlSeconds: 300 },
+    });
   }, 60_000);
 });

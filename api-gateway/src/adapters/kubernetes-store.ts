@@ -7,7 +7,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, GameRoomList, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomList, GameRoomStatus, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, collectionPath, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
@@ -258,11 +258,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- RoomAllocationStore ----
 
-  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom> {
+  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom> {
     // A merge patch: fields of an earlier, ended allocation that this one does not set are removed (null).
     const body = {
       metadata: { resourceVersion },
-      status: { status: 'allocated', allocation: { endedAt: null, endReason: null, metadata: null, ...allocation } },
+      status: { status, allocation: { endedAt: null, endReason: null, metadata: null, ...allocation } },
     };
     try {
       const room = await this.options.custom.patchNamespacedCustomObjectStatus(

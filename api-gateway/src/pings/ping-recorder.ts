@@ -19,7 +19,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, GameRoomStatus, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
 import { withAllocation } from '../../../common/src/rooms/allocation';
-import { composeRoomStatus } from '../../../common/src/rooms/room-status';
+import { composeMatchStatus, composeRoomStatus, maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
@@ -28,7 +28,8 @@ import type { Clock } from '../../../common/src/runtime/clock';
 export interface PingRecorderOptions {
   /** Milliseconds since the epoch. */
   now: Clock;
-  rooms: Pick<RoomStore, 'patchRoomStatus'>;
+  /** `findScheduler`: the scheduler's maxMatches composes a multi-match room's status (ready, active, occupied). */
+  rooms: Pick<RoomStore, 'patchRoomStatus' | 'findScheduler'>;
   digests: PingDigestWriter;
   /** This gateway replica (ROOMKEEPER_POD_NAME or hostname). */
   replicaId: string;
@@ -126,7 +127,7 @@ export class PingRecorder {
     const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
     if (!differsFromCache && !differsFromMine) return 'recorded';
-    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(ping, cached?.instanceStatus, now, cached))
+    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(scheduler, ping, cached?.instanceStatus, now, cached))
       .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => {
@@ -170,12 +171,14 @@ export class PingRecorder {
   }
 
   /** `room`: the cached status, so a ready ping of an allocated room keeps it `allocated` (the operator ends allocations). */
-  private patchOf(ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number, room?: GameRoomStatus): RoomStatusPatch {
+  private patchOf(scheduler: string, ping: PingReport, instanceStatus: PendingWrite['instanceStatus'], at: number, room?: GameRoomStatus): RoomStatusPatch {
+    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec);
+    const composed = composeMatchStatus(composeRoomStatus(ping.status, instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
     return {
       pingStatus: ping.status,
       runningMatches: ping.runningMatches,
       lastPingAt: new Date(at).toISOString(),
-      status: withAllocation(composeRoomStatus(ping.status, instanceStatus ?? 'unknown'), room, at),
+      status: withAllocation(composed, room, at),
     };
   }
 
@@ -227,7 +230,7 @@ export class PingRecorder {
         const report = w.report;
         try {
           this.pendingRetries.inc();
-          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, this.patchOf(report, w.instanceStatus, lastPing));
+          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, this.patchOf(w.scheduler, report, w.instanceStatus, lastPing));
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });

@@ -104,12 +104,45 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(['old', 'old-2']).toContain(res.body.roomId);
   });
 
-  it('caps ttlSeconds and says so', async () => {
+  it('caps ttlSeconds at the scheduler\'s allocation.maxTtlSeconds (default 300, as Maestro) and says so', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ ttlSeconds: 999_999 });
     expect(res.status).toBe(200);
-    expect(res.body.message).toBe('ttlSeconds capped at 3600');
-    expect(res.body.expiresAt).toBe('2026-01-01T01:00:00.000Z');
+    expect(res.body.message).toBe("ttlSeconds capped at 300 (the scheduler's allocation.maxTtlSeconds, default)");
+    expect(res.body.expiresAt).toBe('2026-01-01T00:05:00.000Z');
+  });
+
+  it('caps ttlSeconds at a scheduler\'s own maxTtlSeconds, and at ROOMKEEPER_ALLOCATION_MAX_TTL above it', async () => {
+    t.store.seedScheduler('short', validSpec({ allocation: { maxTtlSeconds: 30 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('short', 'room-1', READY);
+    t.store.seedRoom('short', 'room-2', READY);
+    const capped = await allocate({ ttlSeconds: 60 }, 'short');
+    expect(capped.body).toMatchObject({ message: "ttlSeconds capped at 30 (the scheduler's allocation.maxTtlSeconds)", expiresAt: '2026-01-01T00:00:30.000Z' });
+    // No ttlSeconds: the default TTL (300 s), held to the scheduler's cap without a message.
+    expect((await allocate({}, 'short')).body).toMatchObject({ message: '', expiresAt: '2026-01-01T00:00:30.000Z' });
+    const long = buildTestApps({ allocationSettings: { maxTtlSeconds: 100 } });
+    long.store.seedScheduler('long', validSpec({ allocation: { maxTtlSeconds: 86_400 } }), { version: 'v1.0.0' });
+    long.store.seedRoom('long', 'room-1', READY);
+    const res = await request(long.management).post('/scheduler/long/rooms/allocate').set('Authorization', AUTH).send({ ttlSeconds: 1000 });
+    expect(res.body).toMatchObject({ message: 'ttlSeconds capped at 100 (ROOMKEEPER_ALLOCATION_MAX_TTL)', expiresAt: '2026-01-01T00:01:40.000Z' });
+  });
+
+  it('multi-match (maxMatches 3): a slot of an active room before a fresh room, the room stays active, and a full room is never offered', async () => {
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'fresh', READY);
+    t.store.seedRoom('mm', 'one-match', { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 1 });
+    t.store.seedRoom('mm', 'full', { ...READY, status: 'occupied', pingStatus: 'occupied', runningMatches: 3 });
+    const first = await allocate({}, 'mm');
+    expect(first.body.roomId).toBe('one-match');
+    expect(t.store.findRoom('mm', 'one-match')?.status).toMatchObject({ status: 'active', allocation: { id: first.body.allocationId, runningMatches: 1 } });
+    // One open allocation per room: the next goes to the fresh room, which shows allocated.
+    const second = await allocate({}, 'mm');
+    expect(second.body.roomId).toBe('fresh');
+    expect(t.store.findRoom('mm', 'fresh')?.status).toMatchObject({ status: 'allocated', allocation: { runningMatches: 0 } });
+    expect((await allocate({}, 'mm')).status).toBe(429);
+    const info = await request(t.management).get('/schedulers/info?game=tennis').set('Authorization', AUTH);
+    // 1 + 1 (slot) + 1 (allocated) + 3; three serving rooms of 3 slots.
+    expect(info.body.schedulers.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsActive: 1, roomsOccupied: 1, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
   });
 
   it('tries the next candidate when a room changed since the cache showed it, and never hands a room out twice', async () => {

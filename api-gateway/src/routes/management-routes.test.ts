@@ -388,7 +388,7 @@ describe('reads', () => {
     t.store.seedRoom('a', 'r4', { status: 'terminating' });
     t.store.seedRoom('a', 'v', { status: 'ready' }, { validation: true });
     const res = await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH);
-    expect(res.body).toEqual({ schedulers: [{ name: 'a', game: 'tennis', state: 'in-sync', roomsReplicas: 1, roomsReady: 1, roomsOccupied: 1, roomsPending: 1, roomsTerminating: 1, autoscaling: { enabled: true, min: 1, max: 10, cooldown: 0 } }] });
+    expect(res.body).toEqual({ schedulers: [{ name: 'a', game: 'tennis', state: 'in-sync', roomsReplicas: 1, roomsReady: 1, roomsOccupied: 1, roomsPending: 1, roomsTerminating: 1, roomsActive: 0, matchAllocation: { maxMatches: 1 }, runningMatches: 1, matchSlots: 2, autoscaling: { enabled: true, min: 1, max: 10, cooldown: 0 } }] });
     expect((await api().get('/schedulers/info?game=none').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
   });
 

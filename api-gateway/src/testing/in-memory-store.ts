@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../../../common/src/json/json-equal';
-import type { GameRoom, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
@@ -192,11 +192,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   // ---- RoomAllocationStore ----
 
-  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation): Promise<GameRoom> {
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom> {
     const room = this.rooms.get(`${schedulerName}/${roomId}`);
     if (!room) return Promise.reject(new StoreNotFoundError('gameroom', roomId));
     if (room.metadata.resourceVersion !== resourceVersion) return Promise.reject(new StoreConflictError('gameroom', roomId));
-    room.status = { ...room.status, status: 'allocated', allocation: structuredClone(allocation) };
+    room.status = { ...room.status, status, allocation: structuredClone(allocation) };
     room.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
     return Promise.resolve(structuredClone(room));

@@ -17,7 +17,8 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
-import { DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation } from '../../../common/src/rooms/allocation';
+import { DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation, withAllocation } from '../../../common/src/rooms/allocation';
+import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
 import type { RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
@@ -52,7 +53,11 @@ export interface AllocationAnswer {
 export interface AllocationSettings {
   /** TTL when the request names none (Maestro: 300 s). */
   defaultTtlSeconds: number;
-  /** Largest TTL granted; a larger request is capped (and the answer says so). */
+  /**
+   * Largest TTL granted on any scheduler (ROOMKEEPER_ALLOCATION_MAX_TTL); each scheduler's own cap
+   * (`spec.allocation.maxTtlSeconds`, default 300) applies below it. A larger request is capped
+   * (and the answer says so).
+   */
   maxTtlSeconds: number;
   /** Most status writes one request makes before it answers 503. */
   maxWrites: number;
@@ -136,11 +141,18 @@ export function requestHash(request: AllocationRequest): string {
   return createHash('sha256').update(stableStringify(rest)).digest('hex');
 }
 
-/** A room a new allocation may take: ready by its pod and its ping, not being deleted, not held. */
-export function isAllocatable(room: GameRoom): boolean {
+/**
+ * A room a new allocation may take: ready by its pod and its ping, not being deleted, not held by
+ * an open allocation. With maxMatches > 1 (multi-match), an `active` room with a free match slot
+ * qualifies too: the allocation claims one slot. A multi-match room takes one open allocation at
+ * a time; its next slot is offered once the room reports the match (or the TTL ends).
+ */
+export function isAllocatable(room: GameRoom, maxMatches = 1): boolean {
   const s = room.status;
-  return !room.metadata.deletionTimestamp && room.spec.validation !== true &&
-    s?.status === 'ready' && s.pingStatus === 'ready' && s.instanceStatus === 'ready' && !openAllocation(s);
+  if (room.metadata.deletionTimestamp || room.spec.validation === true || !s || s.instanceStatus !== 'ready' || openAllocation(s)) return false;
+  if (maxMatches <= 1) return s.status === 'ready' && s.pingStatus === 'ready';
+  return (s.status === 'ready' || s.status === 'active') && (s.pingStatus === 'ready' || s.pingStatus === 'occupied') &&
+    (s.runningMatches ?? 0) < maxMatches;
 }
 
 function matches(room: GameRoom, selector: RoomSelector): boolean {
@@ -152,14 +164,17 @@ function matches(room: GameRoom, selector: RoomSelector): boolean {
 /**
  * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
  * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
- * rooms whose host already runs the most busy (allocated or occupied) rooms first, `distributed`
- * the fewest. Ties are shuffled so concurrent requests (and replicas) rarely race for one room.
+ * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
+ * then rooms whose host already runs the most busy (allocated, active or occupied) rooms;
+ * `distributed` the fewest of both. Ties are shuffled so concurrent requests (and replicas)
+ * rarely race for one room.
  */
 export function chooseCandidates(
   rooms: readonly GameRoom[],
-  options: { activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number },
+  options: { activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number },
 ): GameRoom[] {
-  const free = rooms.filter(isAllocatable);
+  const maxMatches = options.maxMatches ?? 1;
+  const free = rooms.filter((r) => isAllocatable(r, maxMatches));
   let pool = free;
   if (options.selectors && options.selectors.length > 0) {
     pool = [];
@@ -174,17 +189,26 @@ export function chooseCandidates(
   const busyByHost = new Map<string, number>();
   for (const r of rooms) {
     const st = r.status?.status;
-    if (st === 'allocated' || st === 'occupied') busyByHost.set(r.status?.host ?? '', (busyByHost.get(r.status?.host ?? '') ?? 0) + 1);
+    if (st === 'allocated' || st === 'occupied' || st === 'active') busyByHost.set(r.status?.host ?? '', (busyByHost.get(r.status?.host ?? '') ?? 0) + 1);
   }
   const sign = options.strategy === 'packed' ? -1 : 1;
   const keyed = pool.map((room) => ({
     room,
     active: room.spec.version === options.activeVersion ? 0 : 1,
+    matches: sign * (room.status?.runningMatches ?? 0),
     busy: sign * (busyByHost.get(room.status?.host ?? '') ?? 0),
     tie: options.random(),
   }));
-  keyed.sort((a, b) => a.active - b.active || a.busy - b.busy || a.tie - b.tie);
+  keyed.sort((a, b) => a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie);
   return keyed.map((k) => k.room);
+}
+
+/** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
+export function ttlCap(scheduler: Scheduler, globalMaxSeconds: number): { seconds: number; by: string } {
+  const own = scheduler.spec.allocation?.maxTtlSeconds ?? DEFAULT_ALLOCATION_TTL_SECONDS;
+  return own <= globalMaxSeconds
+    ? { seconds: own, by: `the scheduler's allocation.maxTtlSeconds${scheduler.spec.allocation?.maxTtlSeconds === undefined ? ', default' : ''}` }
+    : { seconds: globalMaxSeconds, by: 'ROOMKEEPER_ALLOCATION_MAX_TTL' };
 }
 
 function portsOf(room: GameRoom): AllocationAnswer['ports'] {
@@ -302,12 +326,14 @@ export class RoomAllocations {
     const earlier = explicitId ? findAllocation(cached, id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
     if (earlier) return this.replay(earlier.room, earlier.allocation, hash);
 
-    const requested = request.ttlSeconds ?? this.settings.defaultTtlSeconds;
-    const ttl = Math.min(requested, this.settings.maxTtlSeconds);
+    const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
+    const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
+    const ttl = Math.min(requested, cap.seconds);
+    const maxMatches = maxMatchesOf(scheduler.spec);
     const claimed = this.claimed.get(name);
     const offered = claimed && claimed.size > 0 ? cached.filter((r) => !this.claimedStale(claimed, r)) : cached;
     const candidates = chooseCandidates(offered, {
-      activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random,
+      activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
     });
     let writes = 0;
     for (const first of candidates) {
@@ -321,13 +347,16 @@ export class RoomAllocations {
         const now = this.deps.now();
         const allocation: GameRoomStatusAllocation = {
           id, requestHash: hash, allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
+          runningMatches: room.status?.runningMatches ?? 0,
           ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
         };
         this.noteClaim(name, room);
         try {
-          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', allocation);
+          // A ready room shows `allocated`; a multi-match room's slot leaves it `active`.
+          const shown = withAllocation(room.status?.status ?? 'ready', { allocation }, now);
+          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', allocation, shown);
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
-          return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl}` : '');
+          return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl} (${cap.by})` : '');
         } catch (err) {
           if (err instanceof StoreNotFoundError) break;
           if (!(err instanceof StoreConflictError)) throw err;
@@ -335,7 +364,7 @@ export class RoomAllocations {
           // The room changed since the cache showed it: read it again; still free, try it again.
           const fresh = await this.deps.store.getRoom(name, room.metadata.name ?? '');
           if (fresh && fresh.status?.allocation?.id === id) return this.replay(fresh, fresh.status.allocation, hash);
-          room = fresh && isAllocatable(fresh) ? fresh : undefined;
+          room = fresh && isAllocatable(fresh, maxMatches) ? fresh : undefined;
         }
       }
     }

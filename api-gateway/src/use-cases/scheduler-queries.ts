@@ -1,5 +1,7 @@
 /** The management API's reads of schedulers: list, info, one definition, versions. */
 import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import { openAllocation } from '../../../common/src/rooms/allocation';
+import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
 import { NotFoundError } from '../errors';
 import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
 import type { RoomStore, SchedulerStore } from '../store-ports';
@@ -82,7 +84,8 @@ export class SchedulerQueries {
 
   private infoOf(s: Scheduler): Record<string, unknown> {
     const name = s.metadata.name ?? '';
-    const counts = countRooms(this.deps.rooms.listRooms(name));
+    const maxMatches = maxMatchesOf(s.spec);
+    const counts = countRooms(this.deps.rooms.listRooms(name), maxMatches);
     const a = s.spec.autoscaling;
     return {
       name,
@@ -93,19 +96,34 @@ export class SchedulerQueries {
       roomsOccupied: counts.occupied,
       roomsPending: counts.pending,
       roomsTerminating: counts.terminating,
+      // Match capacity (multi-match rooms; a single-match room is one slot): not in Maestro's SchedulerInfo.
+      roomsActive: counts.active,
+      matchAllocation: { maxMatches },
+      runningMatches: counts.matches,
+      matchSlots: counts.matchSlots,
       ...(a ? { autoscaling: { enabled: a.enabled ?? false, min: a.min, max: a.max, cooldown: a.cooldown ?? 0 } } : {}),
     };
   }
 }
 
-/** Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as pending). */
-export function countRooms(rooms: readonly GameRoom[]): { ready: number; occupied: number; pending: number; terminating: number } {
-  const out = { ready: 0, occupied: 0, pending: 0, terminating: 0 };
+export interface InfoCounts { ready: number; occupied: number; active: number; pending: number; terminating: number; matches: number; matchSlots: number }
+
+/**
+ * Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as
+ * pending), and the match capacity: running matches (open allocations counted as running) and the
+ * slots of the serving rooms.
+ */
+export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCounts {
+  const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0 };
   for (const r of rooms) {
     if (r.spec?.validation === true) continue;
+    const status = r.metadata.deletionTimestamp ? 'terminating' : r.status?.status;
+    out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
+    if (isServing(status)) out.matchSlots += maxMatches;
     switch (r.status?.status ?? 'pending') {
       case 'ready': out.ready++; break;
       case 'occupied': out.occupied++; break;
+      case 'active': out.active++; break;
       case 'pending':
       case 'unready': out.pending++; break;
       case 'terminating': out.terminating++; break;

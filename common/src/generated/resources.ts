@@ -11,9 +11,9 @@ export interface GameRoomSpec {
   validation?: boolean;
 }
 
-export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated' | 'allocated';
+export type RoomStatus = 'pending' | 'unready' | 'ready' | 'occupied' | 'terminating' | 'error' | 'terminated' | 'allocated' | 'active';
 
-export const roomStatusValues = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated'] as const satisfies readonly RoomStatus[];
+export const roomStatusValues = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated', 'active'] as const satisfies readonly RoomStatus[];
 
 export type PingStatus = 'unknown' | 'ready' | 'occupied' | 'terminating' | 'terminated';
 
@@ -39,7 +39,9 @@ export interface GameRoomStatusAllocation {
   /** Free content from the matchmaker, passed to the room in its ping answer. */
   metadata?: Record<string, unknown>;
   allocatedAt: string;
-  /** When the room returns to ready if it has not reported occupied by then. */
+  /** The room's running matches when the allocation was made; the allocation ends (occupied) once the room reports more. */
+  runningMatches?: number;
+  /** When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then. */
   expiresAt: string;
   /** When the allocation ended; absent while it holds the room. */
   endedAt?: string;
@@ -50,6 +52,7 @@ export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
   lastPingAt?: string;
+  /** Matches the room reported running in its last ping (multi-match rooms; an occupied ping without it counts as one). */
   runningMatches?: number;
   host?: string;
   ports?: GameRoomPort[];
@@ -249,6 +252,16 @@ export interface Autoscaling {
   policy: AutoscalingPolicy;
 }
 
+export interface MatchAllocation {
+  /** Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied. */
+  maxMatches?: number;
+}
+
+export interface AllocationLimits {
+  /** The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro's allocation TTL); a request asking for more gets this many seconds, and the answer's message says so. */
+  maxTtlSeconds?: number;
+}
+
 export type ImagePullPolicy = 'Always' | 'Never' | 'IfNotPresent';
 
 export const imagePullPolicyValues = ['Always', 'Never', 'IfNotPresent'] as const satisfies readonly ImagePullPolicy[];
@@ -321,6 +334,10 @@ export interface SchedulerSpec {
   /** Receivers of room events and pings. */
   forwarders?: Forwarder[];
   autoscaling?: Autoscaling;
+  /** How many matches one room hosts at a time (Maestro's matchAllocation). Changing it is a minor change. */
+  matchAllocation?: MatchAllocation;
+  /** Limits of the allocate API (POST /scheduler/{name}/rooms/allocate) for this scheduler. Changing it is a minor change. */
+  allocation?: AllocationLimits;
   /** Annotations applied to every room pod. */
   annotations?: Record<string, string>;
   /** Labels applied to every room pod. */
@@ -342,6 +359,12 @@ export interface RoomCounts {
   occupied?: number;
   /** Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling). */
   allocated?: number;
+  /** Multi-match rooms running at least one match and fewer than maxMatches. */
+  active?: number;
+  /** Matches running in the available rooms plus open allocations (each counts as one running match, as in Maestro's autoscaling). */
+  matches?: number;
+  /** Match capacity of the rooms that serve (ready, allocated, active, occupied) times maxMatches. */
+  matchSlots?: number;
   terminating?: number;
   error?: number;
   /** Rooms (not terminating) that run the active version's major; a rollout is complete when it equals current. */

@@ -129,7 +129,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         properties: {
           status: {
             type: 'string',
-            enum: ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated'],
+            enum: ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error', 'terminated', 'allocated', 'active'],
           },
           pingStatus: {
             type: 'string',
@@ -143,6 +143,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'integer',
             format: 'int32',
             minimum: 0,
+            description: 'Matches the room reported running in its last ping (multi-match rooms; an occupied ping without it counts as one).',
           },
           host: {
             type: 'string',
@@ -212,10 +213,16 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'string',
                 format: 'date-time',
               },
+              runningMatches: {
+                type: 'integer',
+                format: 'int32',
+                minimum: 0,
+                description: 'The room\'s running matches when the allocation was made; the allocation ends (occupied) once the room reports more.',
+              },
               expiresAt: {
                 type: 'string',
                 format: 'date-time',
-                description: 'When the room returns to ready if it has not reported occupied by then.',
+                description: 'When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then.',
               },
               endedAt: {
                 type: 'string',
@@ -676,6 +683,34 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
             },
           },
+          matchAllocation: {
+            type: 'object',
+            description: 'How many matches one room hosts at a time (Maestro\'s matchAllocation). Changing it is a minor change.',
+            properties: {
+              maxMatches: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied.',
+                minimum: 1,
+                maximum: 35,
+                default: 1,
+              },
+            },
+          },
+          allocation: {
+            type: 'object',
+            description: 'Limits of the allocate API (POST /scheduler/{name}/rooms/allocate) for this scheduler. Changing it is a minor change.',
+            properties: {
+              maxTtlSeconds: {
+                type: 'integer',
+                format: 'int32',
+                description: 'The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro\'s allocation TTL); a request asking for more gets this many seconds, and the answer\'s message says so.',
+                minimum: 1,
+                maximum: 86400,
+                default: 300,
+              },
+            },
+          },
           annotations: {
             type: 'object',
             description: 'Annotations applied to every room pod.',
@@ -1005,6 +1040,21 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'integer',
                 format: 'int32',
                 description: 'Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling).',
+              },
+              active: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Multi-match rooms running at least one match and fewer than maxMatches.',
+              },
+              matches: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Matches running in the available rooms plus open allocations (each counts as one running match, as in Maestro\'s autoscaling).',
+              },
+              matchSlots: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Match capacity of the rooms that serve (ready, allocated, active, occupied) times maxMatches.',
               },
               terminating: {
                 type: 'integer',
@@ -1337,6 +1387,34 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         },
                       },
                     },
+                  },
+                },
+              },
+              matchAllocation: {
+                type: 'object',
+                description: 'How many matches one room hosts at a time (Maestro\'s matchAllocation). Changing it is a minor change.',
+                properties: {
+                  maxMatches: {
+                    type: 'integer',
+                    format: 'int32',
+                    description: 'Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied.',
+                    minimum: 1,
+                    maximum: 35,
+                    default: 1,
+                  },
+                },
+              },
+              allocation: {
+                type: 'object',
+                description: 'Limits of the allocate API (POST /scheduler/{name}/rooms/allocate) for this scheduler. Changing it is a minor change.',
+                properties: {
+                  maxTtlSeconds: {
+                    type: 'integer',
+                    format: 'int32',
+                    description: 'The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro\'s allocation TTL); a request asking for more gets this many seconds, and the answer\'s message says so.',
+                    minimum: 1,
+                    maximum: 86400,
+                    default: 300,
                   },
                 },
               },

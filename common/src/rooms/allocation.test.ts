@@ -29,6 +29,16 @@ describe('allocation rules', () => {
     expect(allocationStep(room({ pingStatus: 'ready' }), T0)).toEqual({ kind: 'none' });
   });
 
+  it('ends a match-slot allocation when the room reports one more running match than when it was made', () => {
+    const slot = { ...allocation, runningMatches: 1 };
+    // A multi-match room with one match running, allocated its second slot: an occupied ping with 1 match is not the new match.
+    expect(allocationStep(room({ pingStatus: 'occupied', runningMatches: 1, allocation: slot }), T0)).toEqual({ kind: 'wait', untilMs: T0 + 300_000 });
+    expect(allocationStep(room({ pingStatus: 'occupied', runningMatches: 2, allocation: slot }), T0)).toEqual({ kind: 'end', reason: 'occupied' });
+    // A single-match room allocated with 0 matches: its occupied ping (stored as 1 match) ends it.
+    expect(allocationStep(room({ pingStatus: 'occupied', runningMatches: 1, allocation: { ...allocation, runningMatches: 0 } }), T0)).toEqual({ kind: 'end', reason: 'occupied' });
+    expect(allocationStep(room({ pingStatus: 'ready', runningMatches: 0, allocation: { ...allocation, runningMatches: 0 } }), T0)).toEqual({ kind: 'wait', untilMs: T0 + 300_000 });
+  });
+
   it('tells the room its allocation (id, metadata, expiry) only while it holds', () => {
     expect(allocationNotice({ allocation }, T0)).toEqual({ id: 'm-1', metadata: { mode: 'duel' }, expiresAt: '2026-01-01T00:05:00.000Z' });
     expect(allocationNotice({ allocation }, T0 + 300_000)).toBeUndefined();

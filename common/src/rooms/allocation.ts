@@ -34,16 +34,30 @@ export function withAllocation(composed: RoomStatus, status: GameRoomStatus | un
   return composed === 'ready' && heldAllocation(status, now) ? 'allocated' : composed;
 }
 
-/** What the operator does about a room's open allocation: nothing yet (check again at `at`), or end it. */
+/**
+ * What the operator does about a room's open allocation: nothing yet (check again at `untilMs`),
+ * or end it: `occupied` when the room reported the match (see `allocationTaken`), `expired` when
+ * the TTL ended first.
+ */
 export type AllocationStep =
   | { kind: 'none' }
   | { kind: 'wait'; untilMs: number }
   | { kind: 'end'; reason: 'expired' | 'occupied' };
 
+/**
+ * Whether the room reported the match it was allocated for: more running matches than when the
+ * allocation was made (a single-match room's occupied ping counts as one match). An allocation
+ * written before `runningMatches` was recorded ends on an occupied ping, as it always did.
+ */
+export function allocationTaken(status: GameRoomStatus | undefined, allocation: GameRoomStatusAllocation): boolean {
+  if (allocation.runningMatches === undefined) return status?.pingStatus === 'occupied';
+  return (status?.runningMatches ?? 0) > allocation.runningMatches;
+}
+
 export function allocationStep(room: GameRoom, now: number): AllocationStep {
   const a = openAllocation(room.status);
   if (!a) return { kind: 'none' };
-  if (room.status?.pingStatus === 'occupied') return { kind: 'end', reason: 'occupied' };
+  if (allocationTaken(room.status, a)) return { kind: 'end', reason: 'occupied' };
   const expires = Date.parse(a.expiresAt);
   if (!Number.isFinite(expires) || now >= expires) return { kind: 'end', reason: 'expired' };
   return { kind: 'wait', untilMs: expires };

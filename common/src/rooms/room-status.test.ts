@@ -1,4 +1,4 @@
-import { composeRoomStatus, PING_STATUSES, podStartedAt, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
+import { composeMatchStatus, composeRoomStatus, maxMatchesOf, PING_STATUSES, podStartedAt, roomMatchCount, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
 
 describe('composeRoomStatus', () => {
   // Maestro's table (maestro-behaviour.md section 3.3): rows are the ping status, columns the instance status.
@@ -33,5 +33,51 @@ describe('podStartedAt', () => {
     expect(podStartedAt({ status: { containerStatuses: [running('a', '2026-01-01T12:00:00Z'), waiting] } })).toBeUndefined();
     expect(podStartedAt({ status: { phase: 'Pending' } })).toBeUndefined();
     expect(podStartedAt(undefined)).toBeUndefined();
+  });
+});
+
+describe('composeMatchStatus', () => {
+  // Maestro's multi-match composition (maestro-behaviour.md section 3.3): [composed, runningMatches, maxMatches, expected].
+  const table: [RoomStatus, number, number, RoomStatus][] = [
+    ['ready', 0, 3, 'ready'],
+    ['ready', 1, 3, 'active'],
+    ['ready', 2, 3, 'active'],
+    ['ready', 3, 3, 'occupied'],
+    ['occupied', 1, 3, 'active'],
+    ['occupied', 3, 3, 'occupied'],
+    ['occupied', 7, 3, 'occupied'],
+    ['occupied', 0, 3, 'ready'],
+    ['pending', 2, 3, 'pending'],
+    ['terminating', 2, 3, 'terminating'],
+    ['error', 1, 3, 'error'],
+    ['ready', 0, 1, 'ready'],
+    ['occupied', 1, 1, 'occupied'],
+    ['ready', 1, 1, 'ready'],
+  ];
+
+  it.each(table)('%s with %i running matches of %i is %s', (composed, running, max, expected) => {
+    expect(composeMatchStatus(composed, running, max)).toBe(expected);
+  });
+
+  it('reads maxMatches from the scheduler spec, 1 when absent or out of bounds', () => {
+    expect(maxMatchesOf({ matchAllocation: { maxMatches: 3 } })).toBe(3);
+    expect(maxMatchesOf({})).toBe(1);
+    expect(maxMatchesOf(undefined)).toBe(1);
+    expect(maxMatchesOf({ matchAllocation: { maxMatches: 36 } })).toBe(1);
+    expect(maxMatchesOf({ matchAllocation: { maxMatches: 0 } })).toBe(1);
+  });
+});
+
+describe('roomMatchCount', () => {
+  it('counts running matches plus one per open allocation, capped at maxMatches; rooms that do not serve count none', () => {
+    expect(roomMatchCount({ status: 'ready', runningMatches: 0 }, 3)).toBe(0);
+    expect(roomMatchCount({ status: 'allocated', runningMatches: 0, allocationOpen: true }, 3)).toBe(1);
+    expect(roomMatchCount({ status: 'allocated' }, 1)).toBe(1);
+    expect(roomMatchCount({ status: 'active', runningMatches: 2, allocationOpen: true }, 3)).toBe(3);
+    expect(roomMatchCount({ status: 'occupied', runningMatches: 9 }, 3)).toBe(3);
+    // A single-match occupied room is one match, with or without runningMatches.
+    expect(roomMatchCount({ status: 'occupied' }, 1)).toBe(1);
+    expect(roomMatchCount({ status: 'pending', runningMatches: 2 }, 3)).toBe(0);
+    expect(roomMatchCount({ status: 'terminating', runningMatches: 2, allocationOpen: true }, 3)).toBe(0);
   });
 });

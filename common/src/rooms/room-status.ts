@@ -81,3 +81,40 @@ export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): R
   if (ping === 'unknown') return 'unready';
   return ping; // ready | occupied
 }
+
+/** Maestro's bounds of `matchAllocation.maxMatches`; 1 (the default) is a single-match room. */
+export const MIN_MAX_MATCHES = 1;
+export const MAX_MAX_MATCHES = 35;
+
+/** A scheduler's `matchAllocation.maxMatches`, 1 when absent (or out of bounds: the CRD refuses those). */
+export function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {
+  const n = spec?.matchAllocation?.maxMatches;
+  return typeof n === 'number' && Number.isInteger(n) && n >= MIN_MAX_MATCHES && n <= MAX_MAX_MATCHES ? n : 1;
+}
+
+/**
+ * Maestro's multi-match composition (maestro-behaviour.md §3.3, `rooms/status.go`): for a scheduler
+ * with maxMatches > 1, a composed `ready` or `occupied` becomes `ready` with no running match,
+ * `occupied` with maxMatches or more, and `active` in between. Single-match rooms are unchanged.
+ */
+export function composeMatchStatus(composed: RoomStatus, runningMatches: number, maxMatches: number): RoomStatus {
+  if (maxMatches <= 1 || (composed !== 'ready' && composed !== 'occupied')) return composed;
+  if (runningMatches < 1) return 'ready';
+  return runningMatches >= maxMatches ? 'occupied' : 'active';
+}
+
+/** Rooms that serve players or matchmakers: each offers maxMatches match slots. */
+export function isServing(status: string | undefined): boolean {
+  return status === 'ready' || status === 'allocated' || status === 'active' || status === 'occupied';
+}
+
+/**
+ * The matches one serving room counts for, as Maestro's autoscaling counts them with `allocated`
+ * counted as running: its reported running matches (an occupied room at least one), plus one for
+ * an open allocation, capped at maxMatches. A room that does not serve counts for none.
+ */
+export function roomMatchCount(room: { status?: string; runningMatches?: number; allocationOpen?: boolean }, maxMatches: number): number {
+  if (!isServing(room.status)) return 0;
+  const reported = Math.max(room.status === 'occupied' ? 1 : 0, room.runningMatches ?? 0);
+  return Math.min(maxMatches, reported + (room.allocationOpen || room.status === 'allocated' ? 1 : 0));
+}

@@ -37,6 +37,8 @@ describe('classifyChange', () => {
     ['forwarders (the spec wins over Maestro)', (d) => { d.forwarders![0]!.address = 'b:2'; }, 'minor'],
     ['forwarders removed', (d) => { delete d.forwarders; }, 'minor'],
     ['game', (d) => { d.game = 'other'; }, 'minor'],
+    ['matchAllocation (as Maestro)', (d) => { d.matchAllocation = { maxMatches: 3 }; }, 'minor'],
+    ['allocation TTL cap', (d) => { d.allocation = { maxTtlSeconds: 60 }; }, 'minor'],
     ['maxSurge and roomsReplicas together', (d) => { d.maxSurge = 3; d.roomsReplicas = 1; }, 'minor'],
     ['image', (d) => { d.spec.containers[0]!.image = 'i:2'; }, 'major'],
     ['terminationGracePeriod', (d) => { d.spec.terminationGracePeriod = '50s'; }, 'major'],

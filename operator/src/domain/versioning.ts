@@ -15,7 +15,7 @@ export type VersionChange = 'major' | 'minor' | 'none';
 export const INITIAL_VERSION = 'v1.0.0';
 
 /** Fields whose change does not affect rooms. */
-const MINOR_FIELDS: ReadonlySet<string> = new Set(['maxSurge', 'forwarders', 'autoscaling', 'roomsReplicas', 'game']);
+const MINOR_FIELDS: ReadonlySet<string> = new Set(['maxSurge', 'forwarders', 'autoscaling', 'roomsReplicas', 'game', 'matchAllocation', 'allocation']);
 
 export interface ParsedVersion {
   major: number;

@@ -17,6 +17,7 @@ import { newOperationId } from '../../../common/src/operations/operation-id';
 import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src/operations/operation-inputs';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../common/src/resources/labels';
+import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
@@ -104,10 +105,11 @@ export class HealthController {
     const fleet = views.filter((r) => !r.validation);
     // The version of each room the decisions below are made on (the cache moves on meanwhile).
     const decidedOn = new Map(views.map((r) => [r.name, r.resourceVersion]));
-    const summary = summarizeFleet(views, now, timeouts);
+    const maxMatches = maxMatchesOf(s.spec);
+    const summary = summarizeFleet(views, now, timeouts, maxMatches);
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
     const decision = desiredRooms({
-      roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt,
+      roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
       maxRooms: this.deps.config.maxRoomsPerScheduler,
     });
     const activeVersion = s.status.version;

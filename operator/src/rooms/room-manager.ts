@@ -346,6 +346,8 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     // An allocation the operator has not ended protects the room from removal by amount, even
     // while a ping written from a stale cache still shows `ready`.
     status: stored === 'ready' && openAllocation(status) ? 'allocated' : stored,
+    runningMatches: status?.runningMatches ?? 0,
+    allocationOpen: openAllocation(status) !== undefined,
     version: room.spec.version,
     createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
     startedAt: podStartedAt(pod),

@@ -1,7 +1,7 @@
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { silentLogger } from '../../../common/src/logger';
 import type { OperatorDeps } from '../deps';
-import { RoomStatusController } from './room-status-controller';
+import { allocationStatusChange, RoomStatusController } from './room-status-controller';
 
 /** A room created 60 s ago whose pod the operator's cache has never shown. */
 function setup(podOnServer: boolean) {
@@ -81,5 +81,25 @@ describe('RoomStatusController: Events for a room becoming ready or occupied', (
     const next = t.controller(); // after a failover
     await next.reconcile('s/r1');
     expect(t.events).toEqual(['r1 GameRoomReady: Room is ready (was pending)', 'r1 GameRoomOccupied: Room is occupied (was ready)']);
+  });
+});
+
+describe('allocationStatusChange', () => {
+  const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z' };
+  const room = (status: NonNullable<GameRoom['status']>): GameRoom => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, status });
+
+  it('tells a ready room allocated as occupied, and its TTL end as ready, with what happened', () => {
+    expect(allocationStatusChange('ready', room({ status: 'allocated', allocation }))).toEqual({
+      status: 'occupied', metadata: { roomStatus: 'allocated', allocationId: 'm-1', expiresAt: '2026-01-01T00:05:00.000Z' },
+    });
+    expect(allocationStatusChange('allocated', room({ status: 'ready', allocation: { ...allocation, endedAt: '2026-01-01T00:05:00.000Z', endReason: 'expired' } }))).toEqual({
+      status: 'ready', metadata: { roomStatus: 'ready', allocationId: 'm-1', allocationEnded: 'expired' },
+    });
+  });
+
+  it('leaves changes a ping made, and a multi-match slot (no status change), to the ping path', () => {
+    expect(allocationStatusChange('allocated', room({ status: 'occupied', allocation: { ...allocation, endedAt: '2026-01-01T00:01:00.000Z', endReason: 'occupied' } }))).toBeUndefined();
+    expect(allocationStatusChange('active', room({ status: 'active', allocation }))).toBeUndefined();
+    expect(allocationStatusChange('ready', room({ status: 'occupied' }))).toBeUndefined();
   });
 });

@@ -10,7 +10,7 @@ import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/ge
 import { apiStatus } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
-import { composeRoomStatus, instanceFromPod } from '../../../common/src/rooms/room-status';
+import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
@@ -38,6 +38,8 @@ export class RoomStatusController {
     if (before === undefined || before === status || room.metadata.deletionTimestamp) return;
     if (status === 'ready') roomEvent(this.deps, room, 'GameRoomReady', 'ReportStatus', `Room is ready (was ${before})`);
     else if (status === 'occupied') roomEvent(this.deps, room, 'GameRoomOccupied', 'ReportStatus', `Room is occupied (was ${before})`);
+    const change = allocationStatusChange(before, room);
+    if (change) void this.forward(room, change.status, change.metadata);
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -55,7 +57,8 @@ export class RoomStatusController {
     const ping = room.status?.pingStatus ?? 'unknown';
     const now = this.deps.now();
     const step = allocationStep(room, now);
-    let status: NonNullable<GameRoomStatus['status']> = composeRoomStatus(ping, instance.status);
+    const maxMatches = maxMatchesOf(this.deps.caches.schedulers.get(namespace)?.spec);
+    let status: NonNullable<GameRoomStatus['status']> = composeMatchStatus(composeRoomStatus(ping, instance.status), room.status?.runningMatches ?? 0, maxMatches);
     if (step.kind !== 'end') status = withAllocation(status, room.status, now);
     if (room.metadata.deletionTimestamp && status !== 'error' && status !== 'terminated') status = 'terminating';
     const next: GameRoomStatus = {
@@ -144,6 +147,11 @@ export class RoomStatusController {
   }
 
   private async forwardTerminated(room: GameRoom): Promise<void> {
+    await this.forward(room, 'terminated');
+  }
+
+  /** Sends a status to the scheduler's forwarders; a failure is logged, never thrown. */
+  private async forward(room: GameRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<void> {
     const forwarder = this.deps.forwarder;
     if (!forwarder || room.spec?.validation) return;
     const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(room.metadata.namespace as string);
@@ -157,10 +165,30 @@ export class RoomStatusController {
       ports: (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 })),
       validation: room.spec?.validation === true,
     };
-    await forwarder.forwardStatus(forwarders, target, 'terminated').catch((err: unknown) => {
-      this.deps.logger.warn('could not forward terminated status', { room: target.roomId, error: String(err) });
+    await forwarder.forwardStatus(forwarders, target, status, metadata).catch((err: unknown) => {
+      this.deps.logger.warn(`could not forward ${status} status`, { scheduler: target.schedulerName, room: target.roomId, error: String(err) });
     });
   }
+}
+
+/**
+ * The status change an allocation made without a ping, as the forwarders are told it (their
+ * protocol has no `allocated`): a ready room allocated is `occupied` (taken), an allocated room
+ * whose TTL ended is `ready` again. The metadata says what happened. Changes a ping made (an
+ * allocated room reporting occupied) are forwarded by the gateway with the ping; a multi-match
+ * room's slot allocation changes no status (it stays active) and is not forwarded.
+ */
+export function allocationStatusChange(before: string, room: GameRoom): { status: 'ready' | 'occupied'; metadata: Record<string, unknown> } | undefined {
+  const status = room.status?.status;
+  const a = room.status?.allocation;
+  if (!a) return undefined;
+  if (before === 'ready' && status === 'allocated') {
+    return { status: 'occupied', metadata: { roomStatus: 'allocated', allocationId: a.id, expiresAt: a.expiresAt } };
+  }
+  if (before === 'allocated' && status === 'ready' && a.endReason === 'expired') {
+    return { status: 'ready', metadata: { roomStatus: 'ready', allocationId: a.id, allocationEnded: 'expired' } };
+  }
+  return undefined;
 }
 
 /** The room's address as a matchmaker needs it: ExternalDNS, ExternalIP, InternalDNS, InternalIP (Maestro's order). */

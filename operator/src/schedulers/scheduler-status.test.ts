@@ -20,6 +20,21 @@ function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 's', version }, status: { status: status as never } };
 }
 
+describe('match capacity in the scheduler status (kubectl get: Matches, Slots)', () => {
+  test('counts running matches, open allocations as running, and maxMatches slots per serving room', () => {
+    const s = { ...scheduler({ version: 'v1.0.0', versioned: 1 }) };
+    s.spec = { ...s.spec, matchAllocation: { maxMatches: 3 } };
+    const slot = { id: 'm', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z', runningMatches: 1 };
+    const rooms: GameRoom[] = [
+      room('fresh', 'ready'),
+      { ...room('one', 'active'), status: { status: 'active', runningMatches: 1, allocation: slot } },
+      { ...room('full', 'occupied'), status: { status: 'occupied', runningMatches: 3 } },
+      room('starting', 'pending'),
+    ];
+    expect(computeSchedulerStatus(s, [], rooms, 0).rooms).toMatchObject({ current: 4, ready: 1, active: 1, occupied: 1, pending: 1, matches: 5, matchSlots: 9 });
+  });
+});
+
 describe('scheduler state', () => {
   test.each([
     ['terminating while deleted', scheduler({ deleting: true, version: 'v1.0.0' }), [], 'terminating'],
@@ -40,7 +55,7 @@ describe('scheduler status', () => {
     const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),
       { ...room('v', 'ready', 'v3.0.0'), spec: { scheduler: 's', version: 'v3.0.0', validation: true } }];
     const status = computeSchedulerStatus(s, [], rooms, 0);
-    expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1, updated: 2 });
+    expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1, updated: 2, matches: 1, matchSlots: 3 });
     expect(status.roomsByVersion).toEqual({ 'v2.0.0': 2, 'v1.0.0': 1 });
     expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
       status: 'True', reason: 'ReplacingRooms', message: '2 of 3 rooms run the major of the active version v2.0.0; the health check is replacing the others',

@@ -7,6 +7,8 @@
 import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
+import { openAllocation } from '../../../common/src/rooms/allocation';
+import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
 import { compareQueueOrder, statusOf } from '../operations/queue-order';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
@@ -45,7 +47,8 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
 
 export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number): SchedulerStatus {
   const state = computeState(s, ops);
-  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, terminating: 0, error: 0 };
+  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
+  const maxMatches = maxMatchesOf(s.spec);
   const byVersion: Record<string, number> = {};
   let oldMajor = 0;
   let oldOccupied = 0;
@@ -56,6 +59,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     if (st in counts) counts[st as keyof typeof counts]++;
     if (st !== 'terminating') {
       counts.current++;
+      counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
+      if (isServing(st)) counts.matchSlots += maxMatches;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
       if (s.status?.version && isOtherMajor(room.spec.version, { activeVersion: s.status.version })) {
         oldMajor++;
@@ -75,11 +80,11 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const cond = (type: string, ok: boolean, reason: string, message: string): Condition => ({
     type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation, lastTransitionTime: nowIso,
   });
-  const ready = counts.ready + counts.occupied + counts.allocated;
+  const ready = counts.ready + counts.occupied + counts.allocated + counts.active;
   const conditions = [
     cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${ready} of ${desired ?? '?'} rooms ready, allocated or occupied; state ${state}`),
+      `${ready} of ${desired ?? '?'} rooms ready, allocated, active or occupied; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', state === 'pending-changes' ? ConditionReason.SpecChanged : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),

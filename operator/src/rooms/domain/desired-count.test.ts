@@ -1,5 +1,7 @@
 import { desiredRooms, type DesiredRoomsInput } from './desired-count';
-import type { Autoscaling } from './types';
+import { summarizeFleet } from './fleet-summary';
+import { roomView } from './test-rooms';
+import { DEFAULT_ROOM_TIMEOUTS, type Autoscaling, type RoomView } from './types';
 
 const S = 1000;
 const NOW = 1_000_000 * S;
@@ -176,5 +178,74 @@ describe('desiredRooms under the per-scheduler room limit (issue 12 M4)', () => 
 
   it('changes nothing below the limit', () => {
     expect(desiredRooms(input({ ready: 5, occupied: 5, maxRooms: 100 }))).toEqual(desiredRooms(input({ ready: 5, occupied: 5 })));
+  });
+});
+
+describe('desiredRooms for multi-match rooms (Maestro §6, allocated counted as running)', () => {
+  const multi = (counts: DesiredRoomsInput['counts'], available: number, autoscaling: Autoscaling, maxMatches = 3): DesiredRoomsInput => ({
+    autoscaling, counts, available, now: NOW, maxMatches,
+  });
+  const cases: { name: string; in: DesiredRoomsInput; desired: number; target?: number; downscaleAllowed: boolean }[] = [
+    {
+      name: '2 running matches of 6 slots: ceil(ceil(2 / 0.5) / 3) = 2',
+      in: multi({ ready: 1, active: 1, occupied: 0, matches: 2, matchSlots: 6 }, 2, occupancy(0.5)),
+      desired: 2, downscaleAllowed: true,
+    },
+    {
+      name: '3 full rooms (9 matches): ceil(ceil(9 / 0.5) / 3) = 6',
+      in: multi({ ready: 0, occupied: 3, matches: 9, matchSlots: 9 }, 3, occupancy(0.5)),
+      desired: 6, downscaleAllowed: true,
+    },
+    {
+      name: 'open allocations count as running matches: 1 + 2 allocations = 3 -> 2 rooms',
+      in: multi({ ready: 0, allocated: 1, active: 1, occupied: 0, matches: 3, matchSlots: 6 }, 2, occupancy(0.5)),
+      desired: 2, downscaleAllowed: true,
+    },
+    {
+      name: '10 idle rooms scale down to min 1 (desired free slots ceil(1*3*0.5) = 2 / 30 free)',
+      in: multi({ ready: 10, occupied: 0, matches: 0, matchSlots: 30 }, 10, occupancy(0.5)),
+      desired: 1, downscaleAllowed: true,
+    },
+    {
+      name: 'downscale held by the threshold: desired ceil(ceil(6 / 0.7) / 3) = 3, free slots ceil(3*3*0.3) = 3 / 6 > 0.4',
+      in: multi({ ready: 2, occupied: 2, matches: 6, matchSlots: 12 }, 4, occupancy(0.3, {}, 0.4)),
+      desired: 4, target: 3, downscaleAllowed: false,
+    },
+    {
+      name: 'fixedBuffer counts rooms in use (occupied, active, allocated) + amount',
+      in: multi({ ready: 1, active: 2, allocated: 1, occupied: 1, matches: 7, matchSlots: 15 }, 5, buffer(2)),
+      desired: 6, downscaleAllowed: true,
+    },
+  ];
+  it.each(cases)('$name', ({ in: given, desired, target, downscaleAllowed }) => {
+    expect(desiredRooms(given)).toMatchObject({ desired, target: target ?? desired, downscaleAllowed });
+  });
+
+  it('says the match formula in words', () => {
+    expect(desiredRooms(multi({ ready: 0, occupied: 3, matches: 9, matchSlots: 9 }, 3, occupancy(0.5))).reason)
+      .toBe('roomOccupancy: ceil(ceil(9 running matches / (1 - 0.5)) / 3 matches per room) = 6');
+  });
+
+  // A scripted sequence on the fleet summary: before each health run, every room that is not full
+  // starts one more match; the rooms added come up ready (readyTarget 0.5, min 1, max 10, maxMatches 3).
+  it('grows a multi-match fleet as the formulas say: 1, 1, 2, 3, 4, 6, 9, 10 rooms', () => {
+    const autoscaling = occupancy(0.5);
+    let matches: number[] = [];
+    const status = (m: number): RoomView['status'] => (m === 0 ? 'ready' : m >= 3 ? 'occupied' : 'active');
+    const run = (): void => {
+      const views = matches.map((m, i) => roomView(`r${i}`, { status: status(m), runningMatches: m, lastPingAt: NOW }));
+      const { counts, available } = summarizeFleet(views, NOW, DEFAULT_ROOM_TIMEOUTS, 3);
+      const { desired } = desiredRooms({ autoscaling, counts, available: available.length, now: NOW, maxMatches: 3 });
+      while (matches.length < desired) matches.push(0);
+    };
+    const sizes: number[] = [];
+    run();
+    sizes.push(matches.length);
+    for (let i = 0; i < 7; i++) {
+      matches = matches.map((m) => Math.min(3, m + 1));
+      run();
+      sizes.push(matches.length);
+    }
+    expect(sizes).toEqual([1, 1, 2, 3, 4, 6, 9, 10]);
   });
 });

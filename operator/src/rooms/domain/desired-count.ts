@@ -8,7 +8,15 @@
  *  - roomOccupancy only: desiredFreeSlots / freeSlots <= downThreshold (default 0.99), where
  *    desiredFreeSlots = ceil(desired × readyTarget) and freeSlots = the ready rooms;
  *  - every policy: the cooldown has passed (now > lastDownscaleAt + cooldown seconds).
- * Rooms are single-match (Maestro's maxMatches = 1): a room is either free (ready) or occupied.
+ * Multi-match schedulers (maxMatches > 1) use Maestro's match formulas (§6), with `allocated`
+ * counted as running:
+ *  - runningMatches = the rooms' running matches + open allocations (`counts.matches`);
+ *  - freeSlots = the match slots of the serving rooms (`counts.matchSlots`) - runningMatches;
+ *  - desiredMatches = ceil(runningMatches / (1 - readyTarget)), desired = ceil(desiredMatches / maxMatches);
+ *  - the gate compares desiredFreeSlots = ceil(desired × maxMatches × readyTarget) with freeSlots.
+ * With maxMatches 1 these are the single-match formulas above (an occupied or allocated room is
+ * one running match, a ready room one free slot). fixedBuffer counts rooms in use (occupied,
+ * active, allocated) + amount.
  */
 import type { Autoscaling } from './types';
 
@@ -20,6 +28,12 @@ export interface RoomCountsInput {
   occupied: number;
   /** Allocated rooms count as occupied (Maestro's autoscaling does the same). */
   allocated?: number;
+  /** Multi-match rooms with free slots and at least one match. */
+  active?: number;
+  /** Running matches + open allocations (FleetCounts.matches); absent: occupied + allocated (single-match). */
+  matches?: number;
+  /** Match slots of the serving rooms (FleetCounts.matchSlots); absent: the serving rooms × maxMatches. */
+  matchSlots?: number;
   pending?: number;
   unready?: number;
   terminating?: number;
@@ -29,6 +43,8 @@ export interface RoomCountsInput {
 export interface DesiredRoomsInput {
   roomsReplicas?: number;
   autoscaling?: Autoscaling;
+  /** The scheduler's matchAllocation.maxMatches (default 1). */
+  maxMatches?: number;
   /** Counts of the fleet's rooms by status (validation rooms excluded). */
   counts: RoomCountsInput;
   /** The available rooms (not error, not terminating, not expired): what a downscale compares to. */
@@ -85,9 +101,13 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
     return { desired: replicas, target: replicas, reason, downscaleAllowed: true, recordDownscale: false };
   }
 
-  const ready = nonNegativeInt(input.counts.ready);
-  const occupied = nonNegativeInt(input.counts.occupied) + nonNegativeInt(input.counts.allocated ?? 0);
-  const policy = policyTarget(autoscaling, occupied);
+  const c = input.counts;
+  const maxMatches = Math.max(1, nonNegativeInt(input.maxMatches ?? 1));
+  const inUse = nonNegativeInt(c.occupied) + nonNegativeInt(c.allocated ?? 0) + nonNegativeInt(c.active ?? 0);
+  const running = c.matches === undefined ? nonNegativeInt(c.occupied) + nonNegativeInt(c.allocated ?? 0) : nonNegativeInt(c.matches);
+  const slots = c.matchSlots === undefined ? (inUse + nonNegativeInt(c.ready)) * maxMatches : nonNegativeInt(c.matchSlots);
+  const freeSlots = Math.max(0, slots - running);
+  const policy = policyTarget(autoscaling, { inUse, running, maxMatches });
   if ('error' in policy) {
     return {
       desired: available,
@@ -107,13 +127,13 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const occupancy = autoscaling.policy.parameters?.roomOccupancy;
   if (autoscaling.policy.type === 'roomOccupancy' && occupancy) {
     const threshold = occupancy.downThreshold || DEFAULT_DOWN_THRESHOLD;
-    const desiredFreeSlots = Math.ceil(desired * occupancy.readyTarget);
-    const ratio = ready === 0 ? Number.POSITIVE_INFINITY : desiredFreeSlots / ready;
+    const desiredFreeSlots = Math.ceil(desired * maxMatches * occupancy.readyTarget);
+    const ratio = freeSlots === 0 ? Number.POSITIVE_INFINITY : desiredFreeSlots / freeSlots;
     if (!(ratio <= threshold)) {
       return {
         desired: available,
         target: desired,
-        reason: `${base}; downscale held: desired free slots ${desiredFreeSlots} / free slots ${ready} is above the threshold ${threshold}`,
+        reason: `${base}; downscale held: desired free slots ${desiredFreeSlots} / free slots ${freeSlots} is above the threshold ${threshold}`,
         downscaleAllowed: false,
         recordDownscale: false,
       };
@@ -133,23 +153,38 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   return { desired, target: desired, reason: `${base}; downscale from ${available}`, downscaleAllowed: true, recordDownscale: true };
 }
 
-function policyTarget(autoscaling: Autoscaling, occupied: number): { target: number; formula: string } | { error: string } {
+interface PolicyInput {
+  /** Rooms in use: occupied, allocated, active. */
+  inUse: number;
+  /** Running matches, allocations included. */
+  running: number;
+  maxMatches: number;
+}
+
+function policyTarget(autoscaling: Autoscaling, fleet: PolicyInput): { target: number; formula: string } | { error: string } {
   const { type, parameters } = autoscaling.policy ?? {};
   if (type === 'roomOccupancy') {
     const readyTarget = parameters?.roomOccupancy?.readyTarget;
     if (typeof readyTarget !== 'number' || !(readyTarget > 0 && readyTarget < 1)) {
       return { error: 'roomOccupancy.readyTarget must be a number in (0, 1)' };
     }
-    const target = Math.ceil(occupied / (1 - readyTarget));
-    return { target, formula: `roomOccupancy: ceil(${occupied} occupied / (1 - ${readyTarget})) = ${target}` };
+    const desiredMatches = Math.ceil(fleet.running / (1 - readyTarget));
+    if (fleet.maxMatches === 1) {
+      return { target: desiredMatches, formula: `roomOccupancy: ceil(${fleet.running} occupied / (1 - ${readyTarget})) = ${desiredMatches}` };
+    }
+    const target = Math.ceil(desiredMatches / fleet.maxMatches);
+    return {
+      target,
+      formula: `roomOccupancy: ceil(ceil(${fleet.running} running matches / (1 - ${readyTarget})) / ${fleet.maxMatches} matches per room) = ${target}`,
+    };
   }
   if (type === 'fixedBuffer') {
     const amount = parameters?.fixedBuffer?.amount;
     if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
       return { error: 'fixedBuffer.amount must be a number >= 0' };
     }
-    const target = occupied + Math.floor(amount);
-    return { target, formula: `fixedBuffer: ${occupied} occupied + ${Math.floor(amount)} = ${target}` };
+    const target = fleet.inUse + Math.floor(amount);
+    return { target, formula: `fixedBuffer: ${fleet.inUse} occupied + ${Math.floor(amount)} = ${target}` };
   }
   return { error: `unknown policy type ${JSON.stringify(type)}` };
 }

@@ -26,6 +26,20 @@ describe('summarizeFleet', () => {
     const summary = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS);
     expect(summary.expired.map((e) => e.room.name)).toEqual(['silent', 'stuck-pending', 'expired-error', 'terminated', 'old-validation']);
     expect(summary.available.map((r) => r.name)).toEqual(['ready', 'occupied', 'allocated', 'pending', 'unready']);
-    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, allocated: 1, terminating: 3, error: 2 });
+    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, allocated: 1, active: 0, terminating: 3, error: 2, matches: 2, matchSlots: 3 });
+  });
+
+  it('counts matches and match slots of a multi-match fleet (maxMatches 3)', () => {
+    const rooms = [
+      roomView('fresh', { status: 'ready', runningMatches: 0, lastPingAt: NOW }),
+      roomView('one', { status: 'active', runningMatches: 1, lastPingAt: NOW }),
+      roomView('two-and-a-slot', { status: 'active', runningMatches: 2, allocationOpen: true, lastPingAt: NOW }),
+      roomView('allocated', { status: 'allocated', runningMatches: 0, allocationOpen: true, lastPingAt: NOW }),
+      roomView('full', { status: 'occupied', runningMatches: 5, lastPingAt: NOW }),
+      roomView('starting', { status: 'pending', createdAt: NOW - S }),
+    ];
+    const { counts } = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS, 3);
+    // 0 + 1 + (2 + 1 allocated) + (0 + 1 allocated) + 3 (capped at maxMatches)
+    expect(counts).toMatchObject({ ready: 1, active: 2, allocated: 1, occupied: 1, pending: 1, matches: 8, matchSlots: 15 });
   });
 });

@@ -5,6 +5,7 @@
  * `terminating` or `terminated`, and not expired. Error rooms do not count toward the desired
  * count, so replacements get made while they wait for their expiry.
  */
+import { isServing, roomMatchCount } from '../../../../common/src/rooms/room-status';
 import { findExpiredRooms, type ExpiredRoom } from './expiry';
 import type { RoomTimeouts, RoomView } from './types';
 
@@ -16,6 +17,16 @@ export interface FleetCounts {
   occupied: number;
   /** Ready rooms held by an allocation (not yet ended by the operator). */
   allocated: number;
+  /** Multi-match rooms running at least one match and fewer than maxMatches. */
+  active: number;
+  /**
+   * Running matches of the available rooms, each room's capped at maxMatches (an occupied
+   * single-match room is one), plus one per open allocation: Maestro's autoscaling input, with
+   * `allocated` counted as running.
+   */
+  matches: number;
+  /** Match capacity: the serving rooms (ready, allocated, active, occupied) times maxMatches. */
+  matchSlots: number;
   /** Fleet rooms being deleted, or that pinged terminating/terminated. */
   terminating: number;
   /** Fleet rooms in error (expired or not). */
@@ -30,10 +41,12 @@ export interface FleetSummary {
   counts: FleetCounts;
 }
 
-export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts: RoomTimeouts): FleetSummary {
+export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts: RoomTimeouts, maxMatches = 1): FleetSummary {
   const expired = findExpiredRooms(rooms, now, timeouts);
   const expiredNames = new Set(expired.map((e) => e.room.name));
-  const counts: FleetCounts = { pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, terminating: 0, error: 0 };
+  const counts: FleetCounts = {
+    pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0,
+  };
   const available: RoomView[] = [];
   for (const room of rooms) {
     if (room.validation) continue;
@@ -47,6 +60,8 @@ export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts
     }
     if (expiredNames.has(room.name)) continue;
     counts[room.status]++;
+    counts.matches += roomMatchCount(room, maxMatches);
+    if (isServing(room.status)) counts.matchSlots += maxMatches;
     available.push(room);
   }
   return { expired, available, counts };

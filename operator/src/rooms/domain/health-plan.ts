@@ -87,7 +87,8 @@ export function planHealth(input: HealthPlanInput): HealthPlan {
     if (available < desired) {
       return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
     }
-    const freeRooms = rooms.filter((r) => r.status !== 'occupied' && r.status !== 'allocated').length;
+    // Rooms with players or a matchmaker's claim (occupied, active, allocated) are never removed by amount.
+    const freeRooms = rooms.filter((r) => r.status !== 'occupied' && r.status !== 'allocated' && r.status !== 'active').length;
     const remove = Math.min(available - desired, freeRooms);
     const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
     return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false };
@@ -113,7 +114,7 @@ function rollingUpdatePlan(
   const cap = max !== undefined && max >= 0 ? Math.max(max, Math.min(desired, max) + 1) : Number.POSITIVE_INFINITY;
   const upper = Math.min(desired + surge, cap);
 
-  const serving = rooms.filter((r) => r.status === 'ready' || r.status === 'occupied' || r.status === 'allocated').length;
+  const serving = rooms.filter((r) => r.status === 'ready' || r.status === 'occupied' || r.status === 'allocated' || r.status === 'active').length;
   const oldIdle = rooms.filter((r) => isOld(r) && (r.status === 'pending' || r.status === 'unready')).length;
   const oldReady = rooms.filter((r) => isOld(r) && r.status === 'ready').length;
   const remove = oldIdle + Math.min(oldReady, Math.max(0, serving - desired));

@@ -15,6 +15,10 @@ export interface RoomView {
   name: string;
   /** The composed room status (common/src/rooms/room-status.ts). */
   status: RoomStatus;
+  /** Matches the room reported running (multi-match rooms); absent counts as none. */
+  runningMatches?: number;
+  /** An allocation the operator has not ended holds a match slot of the room (counted as one running match). */
+  allocationOpen?: boolean;
   /** The scheduler version the room was made from, e.g. `v1.2.0`. */
   version: string;
   /** When the room was created, epoch ms. */
