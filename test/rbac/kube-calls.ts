@@ -628,6 +628,17 @@ class Analysis {
       if (!objs) return undefined;
       return concatDefined(objs.map((o) => this.propertySources(o, name)));
     }
+    // `PLURALS[kind]`: every property the key can name (the key resolved like any other string).
+    if (ts.isElementAccessExpression(expr)) {
+      const objs = this.objectLiterals(expr.expression, active);
+      // A parameter key: the values its call sites pass, narrower than its declared union type.
+      const arg = skipOuter(expr.argumentExpression);
+      const passed = ts.isIdentifier(arg) ? this.sources(arg, active) : undefined;
+      const keys = (passed && passed.length > 0 ? this.stringsOfAll(passed, active) : undefined) ?? this.strings(arg, active);
+      if (!objs || !keys) return undefined;
+      const found = keys.map((key) => concatDefined(objs.map((o) => this.propertySources(o, key))));
+      return found.some((f) => f === undefined) ? undefined : found.flatMap((f) => f ?? []);
+    }
     if (ts.isCallExpression(expr)) {
       const sym = this.resolveSymbol(ts.isPropertyAccessExpression(expr.expression) ? expr.expression.name : expr.expression);
       const out: ts.Expression[] = [];

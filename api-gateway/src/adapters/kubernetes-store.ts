@@ -10,7 +10,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, GameRoomList, GameRoomStatus, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
-import { API_VERSION, collectionPath, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
+import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
@@ -62,10 +62,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly writeErrors: Counter;
 
   constructor(private readonly options: KubernetesStoreOptions) {
+    // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
+    // four call sites only, and a shared helper's parameter would add the operator's kinds.
     const cache = <T extends k8s.KubernetesObject>(kind: CrdKind) =>
       new ResourceCache<T>({
         kc: options.kc,
-        path: collectionPath(kind),
+        path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
         resource: PLURALS[kind],
         logger: options.logger,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,

@@ -48,9 +48,12 @@ describe('operation inputs', () => {
     test.each([
       ['roomsIds (the one spelling written)', { roomsIds: ['a', 'b'] }],
       ['rooms_ids (Maestro\'s proto name)', { rooms_ids: ['a', 'b'] }],
-      ['roomIds (an older spelling)', { roomIds: ['a', 'b'] }],
     ])('reads %s as roomsIds', (_name, input) => {
       expect(parseOperationInput('remove_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: true, value: { roomsIds: ['a', 'b'] } });
+    });
+
+    test('reads roomIds (an older spelling) as roomsIds', () => {
+      expect(parseOperationInput('remove_rooms', { roomIds: ['a', 'b'] }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { roomsIds: ['a', 'b'] } });
     });
 
     test('drops repeated ids and keeps a rollout\'s resourceVersions and details', () => {
