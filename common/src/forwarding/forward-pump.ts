@@ -82,6 +82,11 @@ export function forwarderLabel(forwarder: ForwarderConfig): string {
   return typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : String(forwarder.address);
 }
 
+/** The receiver a forwarder names (forwarders of different schedulers may share one). */
+export function receiverKey(forwarder: ForwarderConfig): string {
+  return `${forwarderLabel(forwarder)}\u0000${String(forwarder.address)}`;
+}
+
 /** The key under which one room's forwards coalesce while they wait. */
 export function pingForwardKey(ping: PingForward): string {
   return `${ping.kind}\u0000${ping.room.schedulerName}\u0000${ping.room.roomId}`;
@@ -141,6 +146,14 @@ export class ForwardPump {
     }
   }
 
+  /** The receivers whose circuit is open now (`receiverKey`), and until when (`now()` time). */
+  openCircuits(): { receiver: string; until: number }[] {
+    const now = this.now();
+    const open: { receiver: string; until: number }[] = [];
+    for (const [receiver, lane] of this.lanes) if (lane.openUntil !== undefined && now < lane.openUntil) open.push({ receiver, until: lane.openUntil });
+    return open;
+  }
+
   /** Drops every lane that has nothing queued or in flight and a closed circuit (receivers no scheduler uses any more). */
   forgetIdleLanes(): number {
     let removed = 0;
@@ -154,12 +167,10 @@ export class ForwardPump {
   }
 
   private laneOf(forwarder: ForwarderConfig): ReceiverLane {
-    const name = forwarderLabel(forwarder);
-    const address = String(forwarder.address);
-    const key = `${name}\u0000${address}`;
+    const key = receiverKey(forwarder);
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { name, address, queue: new CoalescingQueue<Send>(this.maxQueued), inFlight: 0, failures: 0, openMs: this.circuitOpenMs };
+      lane = { name: forwarderLabel(forwarder), address: String(forwarder.address), queue: new CoalescingQueue<Send>(this.maxQueued), inFlight: 0, failures: 0, openMs: this.circuitOpenMs };
       this.lanes.set(key, lane);
     }
     return lane;

@@ -41,12 +41,14 @@ export interface WorkerReport {
   lost: { reason: LostReason; forwarder: string; scheduler: string; count: number }[];
   /** Forwards waiting in the worker's queues now. */
   queued: number;
+  /** Receivers (`receiverKey`) whose circuit is open, and until when (Date.now time). */
+  openCircuits: { receiver: string; until: number }[];
 }
 
 export type FromWorker = WorkerStarted | WorkerReport;
 
 function emptyReport(): WorkerReport {
-  return { type: 'report', accepted: 0, pings: { ok: 0, coalesced: 0, failed: 0, dropped: 0 }, forwards: [], lost: [], queued: 0 };
+  return { type: 'report', accepted: 0, pings: { ok: 0, coalesced: 0, failed: 0, dropped: 0 }, forwards: [], lost: [], queued: 0, openCircuits: [] };
 }
 
 /**
@@ -127,12 +129,13 @@ function main(): void {
     report.forwards = [...forwards.values()];
     report.lost = [...lost.values()];
     report.queued = pump.queued;
+    report.openCircuits = pump.openCircuits();
     forwards.clear();
     lost.clear();
     const out = report;
     report = emptyReport();
     const pings = out.pings.ok + out.pings.coalesced + out.pings.failed + out.pings.dropped;
-    if (out.accepted > 0 || out.forwards.length > 0 || out.lost.length > 0 || out.queued > 0 || pings > 0) port.postMessage(out);
+    if (out.accepted > 0 || out.forwards.length > 0 || out.lost.length > 0 || out.queued > 0 || out.openCircuits.length > 0 || pings > 0) port.postMessage(out);
   }, settings.reportIntervalMs);
 }
 

@@ -106,16 +106,23 @@ describe('ForwardingWorker', () => {
     expect(live.requestsOf('SendRoomResync').map((r) => `${r.room?.roomId} ${r.statusType}`)).toEqual(Array.from({ length: 10 }, (_, i) => `tennis-eu-${i} occupied`));
   });
 
-  test('a receiver that keeps failing has its circuit opened: its later forwards are skipped and counted, without calls', async () => {
+  test('a receiver that keeps failing has its circuit opened: its later forwards are skipped and counted without calls, and pings to it alone are not even handed to the worker', async () => {
     const refusing = await startForwardReceiver({ reply: () => ({ grpcError: { code: 14, details: 'down' } }) });
     receivers.push(refusing);
+    const live = await receiver();
     const w = worker();
     const forwarders = [to('refusing', refusing)];
     for (let i = 0; i < 20; i++) w.offer({ kind: 'resync', forwarders, room: room(i), status: 'ready' });
-    await waitFor(() => results.failed === 20, { timeoutMs: 20_000, message: '20 pings failed' });
+    await waitFor(() => results.failed === 20 && w.openCircuits === 1, { timeoutMs: 20_000, message: '20 pings failed and the circuit reported open' });
+    // Only receivers with open circuits: skipped on this thread, at once.
     for (let i = 20; i < 30; i++) w.offer({ kind: 'resync', forwarders, room: room(i), status: 'ready' });
-    await waitFor(() => results.failed === 30, { timeoutMs: 20_000, message: '30 pings failed' });
+    expect(results.failed).toBe(30);
     expect(metrics.counter('roomkeeper_forward_skipped_total', '').get({ forwarder: 'refusing' })).toBe(10);
+    // With a live receiver too, the ping goes to the worker, which skips only the open one.
+    w.offer({ kind: 'resync', forwarders: [...forwarders, to('live', live)], room: room(30), status: 'ready' });
+    await waitFor(() => results.failed === 31, { timeoutMs: 20_000, message: 'the mixed ping done' });
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-30']);
+    await waitFor(() => metrics.counter('roomkeeper_forward_skipped_total', '').get({ forwarder: 'refusing' }) === 11, { timeoutMs: 20_000, message: 'the worker\'s skip counted' });
     expect(refusing.received).toHaveLength(20);
   });
 

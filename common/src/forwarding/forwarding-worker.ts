@@ -14,7 +14,9 @@
  * `maxInTransit` are with the worker but not yet taken; the worker keeps at most
  * `maxQueuedPerReceiver` forwards per receiver with at most `maxInFlightPerReceiver` calls open,
  * and skips a receiver that keeps failing for a while (`roomkeeper_forward_skipped_total`, see
- * forward-pump.ts).
+ * forward-pump.ts). The worker tells which receivers' circuits are open; a ping whose every
+ * receiver is among them is not handed over at all (its forwards are counted as skipped), so dead
+ * receivers cost the ping path nothing.
  *
  * A worker that exits (it should not) is replaced after a second; the forwards it held are counted
  * as dropped.
@@ -31,7 +33,8 @@ import type { Logger } from '../logger';
 import type { Counter, Gauge, MetricsRegistry } from '../metrics';
 import { CoalescingQueue } from './coalescing-queue';
 import type { RelayedForward } from './event-forwarder';
-import { PING_FORWARD_RESULTS, pingForwardKey, type LostReason, type PingForward, type PingForwardResult } from './forward-pump';
+import { isForwarderEnabled } from './forwarder-options';
+import { forwarderLabel, PING_FORWARD_RESULTS, pingForwardKey, receiverKey, type LostReason, type PingForward, type PingForwardResult } from './forward-pump';
 import type { ForwardingWorkerSettings, FromWorker, ToWorker, WorkerReport, WorkerStarted } from './forwarding-worker-thread';
 
 /** What the rooms API needs to forward pings without waiting. */
@@ -62,6 +65,8 @@ export interface ForwardingWorkerOptions {
    * gets the CPU only after the pings. Default 10.
    */
   workerNice?: number;
+  /** The clock, for open circuits; the worker thread uses `Date.now`. Default `Date.now`. */
+  now?: () => number;
 }
 
 export const HANDOFF_LABEL = '(handoff)';
@@ -92,8 +97,12 @@ export class ForwardingWorker implements PingForwardQueue {
   private readonly handoffLost: Record<'coalesced' | 'dropped', { inc(by?: number): void }>;
   private readonly queueLength: Gauge;
   private startedValue?: WorkerStarted;
+  /** Receivers whose circuit the worker reported open, and until when. */
+  private openUntil = new Map<string, number>();
+  private readonly now: () => number;
 
   constructor(private readonly options: ForwardingWorkerOptions) {
+    this.now = options.now ?? Date.now;
     this.pending = new CoalescingQueue(options.maxPending ?? 20_000);
     this.maxInTransit = options.maxInTransit ?? 20_000;
     this.lost = {
@@ -118,6 +127,11 @@ export class ForwardingWorker implements PingForwardQueue {
   /** The worker thread's id and nice value, or why its priority could not be lowered; undefined until it started. */
   get started(): WorkerStarted | undefined {
     return this.startedValue;
+  }
+
+  /** How many receivers' circuits the worker last reported open. */
+  get openCircuits(): number {
+    return this.openUntil.size;
   }
 
   /** How many times a worker that exited was replaced. */
@@ -158,9 +172,20 @@ export class ForwardingWorker implements PingForwardQueue {
 
   offer(ping: PingForward): void {
     if (this.closed) return;
+    if (this.openUntil.size > 0 && this.skipIfAllOpen(ping)) return;
     const evicted = this.pending.push(pingForwardKey(ping), ping);
     if (evicted) this.lostBeforeWorker(evicted.reason, 1);
     this.scheduleFlush();
+  }
+
+  /** When every enabled receiver of `ping` has an open circuit: counts its forwards as skipped and the ping as failed. */
+  private skipIfAllOpen(ping: PingForward): boolean {
+    const now = this.now();
+    const enabled = (Array.isArray(ping.forwarders) ? ping.forwarders : []).filter((f) => typeof f === 'object' && f !== null && isForwarderEnabled(f));
+    if (enabled.length === 0 || !enabled.every((f) => now < (this.openUntil.get(receiverKey(f)) ?? 0))) return false;
+    for (const f of enabled) this.lost.skipped.inc({ forwarder: forwarderLabel(f) });
+    for (const l of this.listeners) l('failed', 1);
+    return true;
   }
 
   private scheduleFlush(): void {
@@ -190,6 +215,7 @@ export class ForwardingWorker implements PingForwardQueue {
   private onReport(report: WorkerReport): void {
     this.inTransit = Math.max(0, this.inTransit - report.accepted);
     this.workerQueued = report.queued;
+    this.openUntil = new Map(report.openCircuits.map((c) => [c.receiver, c.until]));
     for (const result of PING_FORWARD_RESULTS) {
       const n = report.pings[result];
       if (n > 0) for (const l of this.listeners) l(result, n);
