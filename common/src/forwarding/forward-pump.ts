@@ -154,11 +154,15 @@ export class ForwardPump {
     return open;
   }
 
-  /** Drops every lane that has nothing queued or in flight and a closed circuit (receivers no scheduler uses any more). */
+  /**
+   * Drops every lane that has nothing queued or in flight and no circuit open now (receivers no
+   * scheduler uses any more; one still in use starts afresh).
+   */
   forgetIdleLanes(): number {
     let removed = 0;
+    const now = this.now();
     for (const [key, lane] of this.lanes) {
-      if (lane.queue.length === 0 && lane.inFlight === 0 && lane.openUntil === undefined) {
+      if (lane.queue.length === 0 && lane.inFlight === 0 && (lane.openUntil === undefined || now >= lane.openUntil)) {
         this.lanes.delete(key);
         removed++;
       }
