@@ -9,8 +9,10 @@
  *  - maestro (>= 0.7): every ping forwarded (ROOMKEEPER_FORWARD_RESYNC_INTERVAL=0);
  *  - dead receiver (>= 0.9, RSS bounded): every ping forwarded, one receiver never answers, 60 s; the bench
  *    process's RSS (the gateway runs in it) is sampled every 5 s.
- * Pings are forwarded from a worker thread through bounded per-receiver queues (issue 15): what
- * could not be forwarded in time is dropped, oldest first, and counted; the notes say how many.
+ * Pings are forwarded from a worker thread at a lower CPU priority through bounded per-receiver
+ * queues (issue 15): while a receiver is behind, a room's newer ping replaces its waiting one
+ * (coalesced), what still does not fit is dropped, oldest first, and a receiver that keeps failing
+ * is skipped for a while (circuit); all counted, the notes say how many.
  * BENCH_FORWARD_RESYNC_MS runs one mode with that interval instead (BENCH_FORWARD_DEAD=1: with one
  * silent receiver).
  */
@@ -80,6 +82,8 @@ async function runMode(mode: Mode): Promise<{ figures: Figure[]; notes: string[]
     const okBefore = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'ok' });
     const failedBefore = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'failed' });
     const droppedBefore = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'dropped' });
+    const coalescedBefore = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'coalesced' });
+    const skippedBefore = sumMetric(m, 'roomkeeper_forward_skipped_total', {});
     const receivedBefore = await receivers.call<number[]>('received');
     const without = await lab.runLoad(url, plain, DURATION_S);
     const { result: withFwd, samplesMb } = await sampleRss(lab.runLoad(url, forwarded, DURATION_S));
@@ -88,9 +92,11 @@ async function runMode(mode: Mode): Promise<{ figures: Figure[]; notes: string[]
     const ok = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'ok' }) - okBefore;
     const failed = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'failed' }) - failedBefore;
     const dropped = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'dropped' }) - droppedBefore;
+    const coalesced = sumMetric(m, 'roomkeeper_gateway_forwards_total', { type: 'ping', result: 'coalesced' }) - coalescedBefore;
+    const skipped = sumMetric(m, 'roomkeeper_forward_skipped_total', {}) - skippedBefore;
     const received = (await receivers.call<number[]>('received')).map((n, i) => n - (receivedBefore[i] ?? 0));
     figures.push(figure(NAME, 'gateway pings without forwarders', without.requestsPerSec, 'req/s', { note: `p99 ${without.latencyP99Ms} ms` }));
-    figures.push(figure(NAME, 'gateway pings with 2 forwarders', withFwd.requestsPerSec, 'req/s', { note: `p99 ${withFwd.latencyP99Ms} ms; pings forwarded ok ${ok}, failed ${failed}, dropped ${dropped}; received ${received.join(' + ')}` }));
+    figures.push(figure(NAME, 'gateway pings with 2 forwarders', withFwd.requestsPerSec, 'req/s', { note: `p99 ${withFwd.latencyP99Ms} ms; pings forwarded ok ${ok}, coalesced ${coalesced}, failed ${failed} (forwards skipped by an open circuit ${skipped}), dropped ${dropped}; received ${received.join(' + ')}` }));
     figures.push(figure(NAME, 'with / without', withFwd.requestsPerSec / without.requestsPerSec, 'ratio', { target: { op: '>=', value: mode.target } }));
     if (mode.deadReceiver) {
       const late = samplesMb.slice(Math.floor(samplesMb.length / 3));

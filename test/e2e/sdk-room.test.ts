@@ -7,24 +7,19 @@
  * (`ROOMKEEPER_SIM_ROOM=never-ping`), so every ping comes from the SDK.
  */
 import { EventEmitter } from 'node:events';
-import type { V1Pod } from '@kubernetes/client-node';
 import { readRoomConfig, RoomClient, type Allocation, type ShutdownResult } from '../../sdk/src/index';
 import { managementCall } from '../support/http';
-import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { podEnv, silentRoomPod, startStackForRoomClients } from '../support/room-pod';
+import type { Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const NAME = 'sdk-room';
-
-function envOf(pod: V1Pod): Record<string, string> {
-  return Object.fromEntries((pod.spec?.containers[0]?.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
-}
 
 describe('a game room on the SDK', () => {
   let stack: Stack;
   let room: RoomClient | undefined;
   beforeAll(async () => {
-    // Deleted pods live up to 10 s (their grace period) so the room has time to say goodbye.
-    stack = await startStack({ external: true, config: { healthInterval: 300, roomInitTimeout: 60_000 }, simulation: { pingIntervalMs: 300, deletionCapMs: 10_000 } });
+    stack = await startStackForRoomClients();
   });
   afterAll(async () => {
     room?.close();
@@ -32,13 +27,10 @@ describe('a game room on the SDK', () => {
   });
 
   test('becomes ready from the pod env, hears of its allocation from a ping answer, and on scale-down reports terminating (and terminated) before it exits', async () => {
-    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const pod = await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: NAME })).items.find((p) => !p.metadata?.deletionTimestamp && envOf(p).ROOMKEEPER_ROOM_ID),
-      { timeoutMs: 60_000, message: 'a room pod' });
+    const pod = await silentRoomPod(stack, NAME);
     const podName = pod.metadata?.name as string;
 
-    const config = readRoomConfig(envOf(pod));
+    const config = readRoomConfig(podEnv(pod));
     expect(config).toMatchObject({ schedulerName: NAME, roomId: podName, roomsApiUrl: stack.roomsUrl });
     expect(config.token).toBeTruthy();
     const signals = new EventEmitter();

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ImageRules, isIgnored, lintDockerfile, parseDockerfile, parseDockerignore, stagesOf } from './dockerfile-lint';
 import { REPO_ROOT } from './helm-cli';
+import { STANDALONE_ROOM_SOURCE } from '../support/standalone-room';
 
 const read = (file: string): string => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
 
@@ -61,6 +62,23 @@ describe('Dockerfile (operator and gateway image)', () => {
 describe('Dockerfile.simroom (simulated game room)', () => {
   it('follows every image rule and runs the standalone simulator', () => {
     expect(lintDockerfile(read('Dockerfile.simroom'), SIMROOM_RULES)).toEqual([]);
+  });
+
+  it('runs the compiled form of the entry point the e2e test runs, which is built on @roomkeeper/sdk, and compiles it with the SDK\'s sources', () => {
+    const stages = stagesOf(parseDockerfile(read('Dockerfile.simroom')));
+    const runtime = stages[stages.length - 1]!;
+    const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').map((i) => i.words);
+    expect(cmd).toHaveLength(1);
+    const entry = cmd[0]?.[1] ?? '';
+    const base = JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string; rootDir: string } };
+    const source = path.join(base.compilerOptions.rootDir, path.relative(base.compilerOptions.outDir, entry)).replace(/\.js$/, '.ts');
+    expect(source).toBe(STANDALONE_ROOM_SOURCE);
+    expect(read(source)).toMatch(/^import \{[^}]*\bRoomClient\b[^}]*\} from '(\.\.\/)+sdk\/src\/index';$/m);
+    const build = stages[0]!;
+    const built = build.instructions.filter((i) => i.keyword === 'COPY' && i.flags.from === undefined).flatMap((i) => i.words.slice(0, -1));
+    expect(built).toEqual(expect.arrayContaining(['sdk/src', 'sandbox', 'common']));
+    expect(build.instructions.some((i) => i.keyword === 'RUN' && /tsc -p tsconfig\.build\.json/.test(i.args))).toBe(true);
+    expect((JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include).toContain(source.split('/')[0]);
   });
 });
 

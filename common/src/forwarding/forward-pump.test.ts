@@ -1,14 +1,15 @@
 /**
  * ForwardPump against real gRPC receivers: a dead receiver fills only its own bounded queue (the
- * oldest forwards are dropped and counted), the live receiver gets every ping, and each ping's
- * result says what became of it.
+ * oldest forwards are dropped and counted), the live receiver gets every ping, a room's newer
+ * ping takes the place of its older one while a receiver is behind (coalesced), a receiver that
+ * keeps failing gets no calls for a while (circuit), and each ping's result says what became of it.
  */
 import { waitFor } from '../../../test/support/wait';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { EventForwarder } from './event-forwarder';
-import { ForwardPump, type PingForward, type PingForwardResult } from './forward-pump';
-import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from './forward-receiver';
+import { ForwardPump, type ForwardPumpOptions, type PingForward, type PingForwardResult } from './forward-pump';
+import { NO_REPLY, startForwardReceiver, type ForwardReceiver, type ReceiverReply } from './forward-receiver';
 import type { ForwardedRoom, ForwarderConfig, PingStatus } from './forwarder-types';
 
 const room = (i: number): ForwardedRoom => ({ game: 'tennis', schedulerName: 'tennis-eu', roomId: `tennis-eu-${i}`, host: '10.0.0.7', ports: [] });
@@ -27,16 +28,23 @@ describe('ForwardPump', () => {
     receivers.push(r);
     return r;
   }
-  function pump(options: { maxQueued: number; maxInFlight: number }) {
+  function pump(options: { maxQueued: number; maxInFlight: number } & Partial<ForwardPumpOptions>) {
     const results: PingForwardResult[] = [];
     const drops: string[] = [];
+    const lost: string[] = [];
+    const circuit: string[] = [];
     const p = new ForwardPump({
       maxQueuedPerReceiver: options.maxQueued, maxInFlightPerReceiver: options.maxInFlight,
       send: (f, ping) => forwarder.forwardPing([f], ping.room, ping.status as PingStatus, ping.metadata),
       onPingDone: (r) => results.push(r),
-      onDropped: (name, scheduler) => drops.push(`${name}/${scheduler}`),
+      onLost: (reason, name, scheduler) => {
+        lost.push(`${reason} ${name}/${scheduler}`);
+        if (reason === 'dropped') drops.push(`${name}/${scheduler}`);
+      },
+      onCircuit: (c) => circuit.push(`${c.forwarder} ${c.state} ${c.openMs}`),
+      ...options,
     });
-    return { p, results, drops };
+    return { p, results, drops, lost, circuit };
   }
 
   test('a dead receiver only fills its own bounded queue: the live one gets every ping, the oldest forwards to the dead one are dropped and counted', async () => {
@@ -76,5 +84,70 @@ describe('ForwardPump', () => {
     p.offer(ping([{ ...to('off', live), enable: false }]));
     expect(results).toEqual(['ok', 'failed', 'ok']);
     expect(p.forgetIdleLanes()).toBe(2);
+  });
+
+  test('while a receiver is behind, a room\'s newer ping takes its waiting forward\'s place and turn: the receiver gets each room\'s newest state, the older pings are coalesced', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const slow = await startForwardReceiver({ reply: async (): Promise<ReceiverReply> => { await gate; return { code: 200, message: 'ok' }; } });
+    receivers.push(slow);
+    const { p, results, lost } = pump({ maxQueued: 100, maxInFlight: 1 });
+    const forwarders = [to('slow', slow)];
+    const ping = (i: number, status: PingStatus): PingForward => ({ kind: 'resync', forwarders, room: room(i), status });
+    p.offer(ping(1, 'ready'));
+    await waitFor(() => slow.received.length === 1, { timeoutMs: 10_000, message: 'the first call is open' });
+    p.offer(ping(2, 'ready'));
+    p.offer(ping(1, 'occupied'));
+    p.offer(ping(2, 'occupied'));
+    p.offer(ping(1, 'terminating'));
+    // Room 2 waits first (its ready ping came first), with its newest state.
+    expect(p.queued).toBe(2);
+    expect(lost).toEqual(['coalesced slow/tennis-eu', 'coalesced slow/tennis-eu']);
+    expect(results).toEqual(['coalesced', 'coalesced']);
+    release();
+    await waitFor(() => results.length === 5, { timeoutMs: 10_000, message: 'every ping done' });
+    expect(slow.requestsOf('SendRoomResync').map((r) => `${r.room?.roomId} ${r.statusType}`)).toEqual(['tennis-eu-1 ready', 'tennis-eu-2 occupied', 'tennis-eu-1 terminating']);
+    expect(results).toEqual(['coalesced', 'coalesced', 'ok', 'ok', 'ok']);
+  });
+
+  test('a receiver that fails again and again gets no calls while its circuit is open (skipped at once, pings failed); one call is tried after the pause, which doubles until it answers', async () => {
+    let failing = true;
+    const flaky = await startForwardReceiver({ reply: (): ReceiverReply => (failing ? { grpcError: { code: 14, details: 'down' } } : { code: 200, message: 'ok' }) });
+    receivers.push(flaky);
+    let now = 0;
+    const { p, results, lost, circuit } = pump({ maxQueued: 100, maxInFlight: 1, circuitFailures: 3, circuitOpenMs: 1000, circuitMaxOpenMs: 1500, now: () => now });
+    const ping = (i: number): PingForward => ({ kind: 'resync', forwarders: [to('flaky', flaky)], room: room(i), status: 'ready' });
+    for (let i = 0; i < 3; i++) {
+      p.offer(ping(i));
+      await waitFor(() => results.length === i + 1, { timeoutMs: 10_000, message: `ping ${i} done` });
+    }
+    expect(circuit).toEqual(['flaky open 1000']);
+    // Open: no call, the ping fails at once.
+    for (let i = 3; i < 13; i++) p.offer(ping(i));
+    expect(results).toHaveLength(13);
+    expect(results.every((r) => r === 'failed')).toBe(true);
+    expect(lost).toEqual(Array.from({ length: 10 }, () => 'skipped flaky/tennis-eu'));
+    expect(flaky.received).toHaveLength(3);
+    // After the pause one call is tried; it fails, so the next pause is longer (capped at 1500).
+    now = 1000;
+    p.offer(ping(13));
+    p.offer(ping(14));
+    await waitFor(() => results.length === 15, { timeoutMs: 10_000, message: 'the probe failed' });
+    expect(flaky.received).toHaveLength(4);
+    expect(circuit).toEqual(['flaky open 1000', 'flaky open 1500']);
+    now = 2499;
+    p.offer(ping(15));
+    expect(flaky.received).toHaveLength(4);
+    // The receiver is back: the probe closes the circuit and calls flow again.
+    failing = false;
+    now = 2500;
+    p.offer(ping(16));
+    await waitFor(() => results.length === 17, { timeoutMs: 10_000, message: 'the probe answered' });
+    expect(circuit).toEqual(['flaky open 1000', 'flaky open 1500', 'flaky closed 0']);
+    p.offer(ping(17));
+    p.offer(ping(18));
+    await waitFor(() => results.length === 19, { timeoutMs: 10_000, message: 'calls flow again' });
+    expect(results.slice(-3)).toEqual(['ok', 'ok', 'ok']);
+    expect(flaky.received).toHaveLength(7);
   });
 });

@@ -3,21 +3,8 @@
  * a recording rooms API through @roomkeeper/sdk, follows its script, and on SIGTERM reports
  * terminating, then terminated, then exits by itself with code 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { runStandaloneRoom as run } from '../../../test/support/standalone-room';
 import { startPingRecorder, type PingRecorder } from './testing/ping-recorder';
-
-const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-
-function run(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(TSX, [path.join(__dirname, 'standalone.ts')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
 
 async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
