@@ -267,8 +267,10 @@ describe('rooms stuck terminating', () => {
       expect(res.status).toBe(200);
       const victim = await waitFor(async () => (await stack.api.listGameRooms('stuck-rooms')).items.find((r) => r.metadata.deletionTimestamp)?.metadata.name, { message: 'a room terminating' });
       await waitFor(async () => !(await stack.api.listGameRooms('stuck-rooms')).items.some((r) => r.metadata.name === victim), { timeoutMs: 30_000, message: 'the stuck room is gone' });
-      const forced = (await stack.api.listOperations('stuck-rooms')).items.find((o) => (o.status?.executionHistory ?? []).some((h) => h.event.includes('Force-deleted') && h.event.includes(victim)));
-      expect(forced?.spec.input?.reason).toBe('expired_room');
+      // The operation writes its history after the deletion it tells of: wait for the line.
+      const forced = await waitFor(async () => (await stack.api.listOperations('stuck-rooms')).items
+        .find((o) => (o.status?.executionHistory ?? []).some((h) => h.event.includes('Force-deleted') && h.event.includes(victim))), { timeoutMs: 30_000, message: 'a history line saying the stuck room was force-deleted' });
+      expect(forced.spec.input?.reason).toBe('expired_room');
     } finally {
       await stack.stop();
     }
