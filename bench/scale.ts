@@ -214,6 +214,9 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     await sleep(STEADY_MS);
     await rss.sample();
     const steadyAfter = await gatewayCounters();
+    // What the gateway's live data needs, beside its RSS (V8 grows the heap lazily when nothing limits it).
+    const gatewayHeap = sumMetricText(await gateway.call<string>('metrics'), 'nodejs_heap_size_used_bytes');
+    figures.push(figure(NAME, `gateway V8 heap used, ${ROOMS} rooms pinging`, gatewayHeap / MB, 'MB', { note: 'nodejs_heap_size_used_bytes at the end of the steady phase (no heap limit set)' }));
     const steadyPings = steadyAfter.pings - steadyBefore.pings;
     const steadyStatus = steadyAfter.statusWrites - steadyBefore.statusWrites;
     figures.push(figure(NAME, `operator RSS, ${ROOMS} rooms pinging every ${PING_MS / 1000} s`, rss.phase.operator, 'MB', { target: { op: '<=', value: 300 } }));

@@ -8,6 +8,7 @@ import { createLogger } from '../../common/src/logger';
 import { waitFor } from '../../test/support/wait';
 import { startSandbox, type Sandbox } from './index';
 import { startPingRecorder, type PingRecorder } from './rooms/testing/ping-recorder';
+import { SimKubelet } from './kubelet/sim-kubelet';
 import { startSimulation, type Simulation } from './simulation';
 
 type Env = Record<string, string>;
@@ -350,5 +351,44 @@ describe('recovery from API errors', () => {
     await waitFor(() => (sim?.kubelet.stats().errors ?? 0) >= 2, { message: 'status writes failing' });
     sandbox.faults.clear();
     await waitFor(async () => (await podOrUndefined(core, ns, 'after-faults'))?.status?.phase === 'Running', { message: 'Running once writes succeed' });
+  });
+});
+
+describe('simulated kubelet behind its work queue', () => {
+  const ns = 'sim-late';
+  let sandbox: Sandbox;
+  let kubelet: SimKubelet | undefined;
+  let core: CoreV1Api;
+  let skewMs = 0;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    core = sandbox.kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    kubelet = await SimKubelet.start({ kubeConfig: sandbox.kubeConfig(), nodes: 1, startDelayMs: 3000, heartbeatMs: 0, clock: { now: () => Date.now() + skewMs } });
+  });
+
+  afterAll(async () => {
+    await kubelet?.stop();
+    await sandbox?.stop();
+  });
+
+  it('dates a container\'s start when it got round to starting it, never in the past', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('late') });
+    const bound = await waitFor(async () => {
+      const p = await podOrUndefined(core, ns, 'late');
+      return waiting(p) === 'ContainerCreating' ? p : undefined;
+    }, { message: 'late bound and ContainerCreating' });
+    const boundAt = new Date(bound.status?.startTime ?? 0).getTime();
+    // The kubelet's queue reaches the pod ten minutes after its start was due.
+    skewMs = 10 * 60_000;
+    const lateBy = Date.now() + skewMs;
+    const running = await waitFor(async () => {
+      const p = await podOrUndefined(core, ns, 'late');
+      return p?.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+    }, { message: 'late Running' });
+    const startedAt = new Date(running.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? 0).getTime();
+    expect(startedAt).toBeGreaterThanOrEqual(lateBy - 1000); // RFC 3339 in whole seconds
+    expect(startedAt).toBeGreaterThan(boundAt + 3000);
   });
 });

@@ -59,6 +59,14 @@ export interface SimKubeletStats {
 
 interface PodRecord {
   boundAtMs: number;
+  /**
+   * When this kubelet got round to starting the containers: boundAt + startDelay, or later when its
+   * work queue is behind. A real kubelet's `startedAt` is when the container really started, and the
+   * simulated game server starts only when it sees the pod running, so the simulation may not date a
+   * start in the past (benchmark 10: a queue 2 minutes behind wrote `startedAt` 2 minutes old, and the
+   * operator's initialization timeout, which counts from it, expired rooms whose servers had just begun).
+   */
+  startedAtMs?: number;
   podIP: string;
   behaviours: ContainerBehaviour[];
   lastWritten?: string;
@@ -361,6 +369,7 @@ export class SimKubelet {
       const existingIP = pod.status?.podIP;
       rec = {
         boundAtMs: timeMs(pod.status?.startTime) ?? this.clock.now(),
+        startedAtMs: timeMs(pod.status?.containerStatuses?.[0]?.state?.running?.startedAt),
         podIP: existingIP || podIpOf(node.spec.index, node.ipCounter++),
         behaviours: (pod.spec?.containers ?? []).map((c) => containerBehaviour(c, (err) => {
           this.logger.warn('bad simulated behaviour; running the container normally', { pod: podKey(pod), container: c.name, error: err.message });
@@ -375,8 +384,9 @@ export class SimKubelet {
     const rec = this.recordOf(pod, node);
     const now = this.clock.now();
     const { namespace, name } = splitPodKey(key);
+    if (rec.startedAtMs === undefined && now >= rec.boundAtMs + this.startDelayMs) rec.startedAtMs = now;
     const statusInput = {
-      pod, behaviours: rec.behaviours, boundAtMs: rec.boundAtMs, nowMs: now, startDelayMs: this.startDelayMs,
+      pod, behaviours: rec.behaviours, boundAtMs: rec.boundAtMs, nowMs: now, startDelayMs: rec.startedAtMs !== undefined ? rec.startedAtMs - rec.boundAtMs : this.startDelayMs,
       backoffMs: this.backoffMs, hostIP: node.spec.internalIP, podIP: rec.podIP,
     };
     if (isTerminating(pod)) {
