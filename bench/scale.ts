@@ -2,7 +2,7 @@
  * Benchmark 10: one scheduler of 10,000 rooms on the real control plane (issue 19).
  *
  * Layout: kube-apiserver v1.28, etcd and kube-controller-manager as local processes; the operator
- * (the chart's ServiceAccount, the chart's heap limit), the gateway (its ServiceAccount) and the
+ * (the chart's ServiceAccount, the chart's heap limit), the gateway (its ServiceAccount and heap limit) and the
  * simulated kubelet + rooms (rooms ping every 10 s) each in a process of their own, so each one's
  * memory is its own; the bench process holds only the management client, a GameRoom watch and
  * the bare loop. The three children run compiled JavaScript under plain node, as the image runs
@@ -44,7 +44,7 @@ import { toolPath } from '../test/support/tools';
 import { waitFor } from '../test/support/wait';
 import { describeDelta, parseRequestCounts, requestDelta, type RequestCounts } from './support/apiserver-requests';
 import { createRoomsBare } from './support/bare-room-loop';
-import { BENCH_SECRETS, startBenchCluster, type BenchTarget } from './support/bench-stack';
+import { BENCH_SECRETS, chartNodeFlags, startBenchCluster, type BenchTarget } from './support/bench-stack';
 import { compiledScript } from './support/compiled-processes';
 import { forkChild, type ChildHandle } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
@@ -106,6 +106,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
   const began = Date.now();
   const figures: Figure[] = [];
   const notes: string[] = [];
+  // The heap limits the Helm chart gives each (operator.maxHeapMB, gateway.maxHeapMB), unless
+  // BENCH_OPERATOR_NODE_FLAGS / BENCH_GATEWAY_NODE_FLAGS say otherwise.
+  const nodeFlags = chartNodeFlags('operator');
+  const gatewayNodeFlags = chartNodeFlags('gateway');
   const progress = (what: string) => process.stdout.write(`[scale] ${Math.round(seconds(Date.now() - began))} s: ${what}\n`);
   const cluster = await startBenchCluster(target);
   const stops: (() => Promise<void>)[] = [() => cluster.stop()];
@@ -150,9 +154,8 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
 
     // Roomkeeper, each part in its own process.
     const gatewayArg: GatewayChildArg = { kubeconfigYaml: cluster.gatewayKubeconfigYaml, config: { ...overrides, gatewayPort: 0, roomsPort: 0 } };
-    const gateway = await forkChild<GatewayReady>(compiledScript('gateway-child'), { arg: gatewayArg, compiled: true });
+    const gateway = await forkChild<GatewayReady>(compiledScript('gateway-child'), { arg: gatewayArg, nodeFlags: gatewayNodeFlags, compiled: true });
     stops.push(() => gateway.stop());
-    const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
     const operatorArg: OperatorChildArg = { kubeconfigYaml: cluster.operatorKubeconfigYaml, config: { ...overrides, operatorPort: 0, roomsApiUrl: gateway.ready.roomsUrl } };
     const operator = await forkChild<{ opsUrl: string | undefined }>(compiledScript('operator-child'), { arg: operatorArg, nodeFlags, compiled: true });
     stops.push(() => operator.stop());
@@ -317,7 +320,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
   notes.push(
-    `${target === 'real' ? 'Real kube-apiserver v1.28 + etcd + kube-controller-manager as local processes' : 'Sandbox API server in its own process'}; compiled JavaScript under plain node for operator (chart identity, node flags "--max-old-space-size=160" unless BENCH_OPERATOR_NODE_FLAGS), gateway and simulation (${NODES} nodes, pings every ${PING_MS / 1000} s, start delay ${START_MS} ms) each in its own process; all on the same 2 cores; production defaults (kubeQps ${config.kubeQps}, addRoomsConcurrency ${config.addRoomsConcurrency}, addRoomsLimit ${config.addRoomsLimit}) except maxRoomsPerScheduler ${2 * ROOMS}. 1 run.`,
+    `${target === 'real' ? 'Real kube-apiserver v1.28 + etcd + kube-controller-manager as local processes' : 'Sandbox API server in its own process'}; compiled JavaScript under plain node for operator (chart identity, node flags "${nodeFlags.join(' ')}"), gateway (node flags "${gatewayNodeFlags.join(' ')}") and simulation (${NODES} nodes, pings every ${PING_MS / 1000} s, start delay ${START_MS} ms) each in its own process; all on the same 2 cores; production defaults (kubeQps ${config.kubeQps}, addRoomsConcurrency ${config.addRoomsConcurrency}, addRoomsLimit ${config.addRoomsLimit}) except maxRoomsPerScheduler ${2 * ROOMS}. 1 run.`,
     'Requests per room are what the API server counted (apiserver_request_total) between the phase\'s start and end, from every client: operator, gateway, simulated kubelet and scheduler (binding, pod status), and the bench\'s own watches.',
   );
   return { name: NAME, figures, notes, durationMs: Date.now() - began, ...(error !== undefined ? { error } : {}) };

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { retryTransient } from '../common/src/kube/clients';
 import { forkChild, type ChildHandle } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
-import { PROCESSES_DIR, startBenchStack } from './support/bench-stack';
+import { chartNodeFlags, PROCESSES_DIR, startBenchStack } from './support/bench-stack';
 import { sumMetric } from './support/metric-sum';
 import { MB, readProcessMemory } from './support/process-memory';
 import { RoomReadiness } from './support/room-readiness';
@@ -61,7 +61,7 @@ export async function run(): Promise<BenchOutcome> {
   const perScheduler = Math.ceil(TOTAL / SCHEDULERS);
   const fast = { kubeQps: 2000, kubeBurst: 2000 };
   const stack = await startBenchStack({ operator: 'none', operatorConfig: fast, gatewayConfig: fast, simulation: { nodes: 4, pingIntervalMs: 5000, concurrency: 64 } });
-  const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
+  const nodeFlags = chartNodeFlags('operator');
   const arg: OperatorChildArg = { kubeconfigYaml: stack.cluster.operatorKubeconfigYaml, config: { ...stack.operatorConfig } };
   const operators: Operator[] = [];
   const startOperator = async () => {

@@ -1,8 +1,11 @@
 /**
  * Child process: the gateway alone (as `api-gateway/src/main.ts` runs it), so its resident memory
  * is its own. Argument: GatewayChildArg. Ready payload: its URLs. Calls: `metrics` (its
- * Prometheus text).
+ * Prometheus text), `memory` (after a full GC: process.memoryUsage() and how many GameRooms the
+ * cache holds).
  */
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startGateway } from '../../api-gateway/src/main';
 import { loadConfig, type Config } from '../../common/src/config';
@@ -18,6 +21,16 @@ export interface GatewayChildArg {
 
 export interface GatewayReady { managementUrl: string; roomsUrl: string }
 
+export interface GatewayMemory extends NodeJS.MemoryUsage { cachedRooms: number }
+
+/** A full, synchronous GC (without starting node with --expose-gc), so heapUsed is live memory. */
+function fullGc(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  gc();
+  gc();
+}
+
 serveParent<GatewayReady>(async () => {
   const arg = childArg<GatewayChildArg>();
   const kc = new KubeConfig();
@@ -28,7 +41,13 @@ serveParent<GatewayReady>(async () => {
   const gateway = await startGateway({ config, kubeConfig: kc, host: '127.0.0.1', logger, metrics, replicaId: 'bench-gateway-child' });
   return {
     payload: { managementUrl: gateway.managementUrl, roomsUrl: gateway.roomsUrl },
-    handlers: { metrics: () => metrics.render() },
+    handlers: {
+      metrics: () => metrics.render(),
+      memory: (): GatewayMemory => {
+        fullGc();
+        return { ...process.memoryUsage(), cachedRooms: gateway.cached().gamerooms?.length ?? 0 };
+      },
+    },
     stop: () => gateway.stop(),
   };
 });

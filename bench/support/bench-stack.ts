@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import { controlPlaneAssets, httpsGet } from '../../test/support/control-plane';
 import { startRealApiServer } from '../../test/support/real-apiserver';
 import { loadConfig, type Config } from '../../common/src/config';
@@ -27,6 +28,22 @@ export const PROCESSES_DIR = path.resolve(__dirname, '../processes');
 export const BENCH_SECRETS = { authUsername: 'bench', authPassword: 'bench-password', roomTokenSecret: 'bench-room-token-secret' } as const;
 
 type Overrides = Partial<Record<keyof Config, unknown>>;
+
+const CHART_VALUES = path.resolve(__dirname, '../../helm/roomkeeper/values.yaml');
+
+/**
+ * The node flags a bench child of the operator or the gateway runs with: the V8 heap limit the Helm
+ * chart gives that component (`<component>.maxHeapMB` in the chart's values.yaml), unless
+ * BENCH_OPERATOR_NODE_FLAGS or BENCH_GATEWAY_NODE_FLAGS says otherwise (space-separated flags).
+ */
+export function chartNodeFlags(component: 'operator' | 'gateway'): string[] {
+  const override = process.env[`BENCH_${component.toUpperCase()}_NODE_FLAGS`];
+  if (override !== undefined) return override.split(' ').filter(Boolean);
+  const values = parseYaml(fs.readFileSync(CHART_VALUES, 'utf8')) as Record<string, { maxHeapMB?: unknown } | undefined>;
+  const mb = values[component]?.maxHeapMB;
+  if (typeof mb !== 'number') throw new Error(`${CHART_VALUES} has no ${component}.maxHeapMB`);
+  return [`--max-old-space-size=${mb}`];
+}
 
 export interface BenchStackOptions {
   /** Where the operator runs (default `child`). */
@@ -162,8 +179,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     };
     if ((opts.operator ?? 'child') === 'child') {
       const arg: OperatorChildArg = { kubeconfigYaml: cluster.operatorKubeconfigYaml, config: { ...operatorConfig } };
-      // The heap limit the Helm chart gives the operator (operator.maxHeapMB), unless told otherwise.
-      const nodeFlags = (process.env.BENCH_OPERATOR_NODE_FLAGS ?? '--max-old-space-size=160').split(' ').filter(Boolean);
+      const nodeFlags = chartNodeFlags('operator');
       const child = await forkChild<{ opsUrl: string | undefined }>(path.join(PROCESSES_DIR, 'operator-child.ts'), { arg, nodeFlags });
       operatorChild = child;
       stops.push(() => child.stop());

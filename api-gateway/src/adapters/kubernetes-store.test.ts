@@ -97,6 +97,39 @@ describe('KubernetesStore on the sandbox', () => {
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toBeTruthy();
   });
 
+  it('caches rooms and operations slim; direct reads return them whole', async () => {
+    await createNamespace('adapter-slim');
+    const api = new RoomkeeperApi(clients.custom);
+    await api.createGameRoom({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: 'room-s', namespace: 'adapter-slim', labels: { tier: 'gold' }, annotations: { 'roomkeeper.io/create-request': 'req-1' } },
+      spec: { scheduler: 'adapter-slim', version: 'v1.0.0', validation: false },
+    });
+    await api.patchGameRoomStatus('adapter-slim', 'room-s', { status: {
+      status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', lastPingAt: '2026-01-01T00:00:00.000Z',
+      createdAt: '2026-01-01T00:00:00.000Z', ports: [{ name: 'game', protocol: 'UDP', port: 20001, containerPort: 7777 }],
+    } });
+    const cached = await waitFor(() => {
+      const room = store.findRoom('adapter-slim', 'room-s');
+      return room?.status?.host === '10.0.0.7' ? room : undefined;
+    });
+    expect(cached.metadata).toEqual({ name: 'room-s', namespace: 'adapter-slim', resourceVersion: expect.any(String) as string, labels: { tier: 'gold' } });
+    expect(cached.status).toEqual({ status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 20001 }] });
+    const whole = await store.getRoom('adapter-slim', 'room-s');
+    expect(whole?.metadata.annotations).toEqual({ 'roomkeeper.io/create-request': 'req-1' });
+    expect(whole?.status?.lastPingAt).toBe('2026-01-01T00:00:00.000Z');
+
+    const made = buildOperation({ id: 'op-adapter-slim', schedulerName: 'adapter-slim', definitionName: 'remove_rooms', input: { roomsIds: ['room-s'] }, source: 'api', enqueuedAt: Date.parse('2026-01-01T00:00:00.000Z') });
+    await store.createOperation(made);
+    await api.patchOperationStatus('op-adapter-slim', { status: { status: 'finished', executionHistory: [{ createdAt: '2026-01-01T00:00:01.000Z', event: 'removed 1 room' }] } });
+    const listed = await waitFor(async () => (await store.listOperations('adapter-slim')).find((o) => o.status?.status === 'finished'));
+    expect(listed.status).toEqual({ status: 'finished' });
+    expect(listed.spec.input).toBeUndefined();
+    const op = await store.getOperation('op-adapter-slim');
+    expect(op?.status?.executionHistory).toEqual([{ createdAt: '2026-01-01T00:00:01.000Z', event: 'removed 1 room' }]);
+    expect(op?.spec.input).toEqual({ roomsIds: ['room-s'] });
+  });
+
   it('creates the PingDigest and patches its status, then only patches its status', async () => {
     await createNamespace('adapter-digest');
     const labels = { 'roomkeeper.io/ping-digest': 'true' };

@@ -14,6 +14,7 @@ import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resour
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -64,18 +65,21 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   constructor(private readonly options: KubernetesStoreOptions) {
     // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
     // four call sites only, and a shared helper's parameter would add the operator's kinds.
-    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind) =>
+    // Rooms and operations are cached slim (`cache-shapes.ts`): at 10,000 rooms the cache is most
+    // of the gateway's heap.
+    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T) =>
       new ResourceCache<T>({
         kc: options.kc,
         path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
         resource: PLURALS[kind],
         logger: options.logger,
+        transform,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
     this.schedulers = cache<Scheduler>('Scheduler');
     this.versions = cache<SchedulerVersion>('SchedulerVersion');
-    this.operations = cache<Operation>('Operation');
-    this.rooms = cache<GameRoom>('GameRoom');
+    this.operations = cache<Operation>('Operation', slimOperation);
+    this.rooms = cache<GameRoom>('GameRoom', slimGameRoom);
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }

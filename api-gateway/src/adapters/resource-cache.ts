@@ -14,6 +14,8 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>;
   /** For logs. */
   resource: string;
+  /** Keeps what the gateway reads of each object (`cache-shapes.ts`); default the whole object. */
+  transform?: (obj: T) => T;
   logger: Logger;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
@@ -29,6 +31,7 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
       list: options.list,
       name: options.resource,
       logger: options.logger,
+      transform: options.transform,
       minBackoffMs: options.initialBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
     });
