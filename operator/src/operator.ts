@@ -8,19 +8,16 @@
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
-import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
-import type { CrdKind } from '../../common/src/generated/schemas';
+import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
-import { ResilientInformer, type ListPage } from '../../common/src/kube/informer';
-import { slimPod } from '../../common/src/kube/slim-pod';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
-import { API_GROUP, collectionPath, PLURALS, ROOMKEEPER_API } from '../../common/src/resources/api-group';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
+import { API_GROUP } from '../../common/src/resources/api-group';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
+import { createOperatorInformers } from './operator-informers';
 import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
 import { registerFleetMetrics } from './fleet-metrics';
@@ -66,17 +63,6 @@ export interface RunningOperator {
   readonly caches: Caches;
 }
 
-/**
- * The slim pod, plus the deletion grace period: the API server dates a graceful deletion at the
- * END of the grace period, so when the deletion started is deletionTimestamp minus
- * deletionGracePeriodSeconds (rooms/room-manager.ts `deletionStartedAt`).
- */
-function roomPod(pod: k8s.V1Pod): k8s.V1Pod {
-  const slim = slimPod(pod);
-  const grace = pod.metadata?.deletionGracePeriodSeconds;
-  return grace === undefined ? slim : { ...slim, metadata: { ...slim.metadata, deletionGracePeriodSeconds: grace } };
-}
-
 export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
   const { config } = opts;
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
@@ -84,16 +70,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const metrics = opts.metrics ?? new MetricsRegistry();
   const now = opts.now ?? systemClock;
   const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
-  const kc = clients.kc; // pooled connections for informers too
   const api = new RoomkeeperApi(clients.custom);
-  const custom = clients.custom;
 
   let leading = false;
   const queues: WorkQueue[] = [];
-  const informerLogger = logger.child({ part: 'informer' });
-  const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
-    new ResilientInformer<T>({ kc, path, list, name, logger: informerLogger, onEvent, labelSelector, transform, metrics });
-
   const lostRooms = new Map<string, string[]>();
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
@@ -102,23 +82,19 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     operation: (_t: EventType, _o: Operation) => undefined as void,
     room: (_t: EventType, _r: GameRoom) => undefined as void,
   };
-  const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
-  const listAll = <T extends k8s.KubernetesObject>(kind: CrdKind) => (page?: ListPage) =>
-    custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>;
-  const crdInformer = <T extends k8s.KubernetesObject>(kind: CrdKind, onEvent: (type: 'add' | 'update' | 'delete', obj: T) => void) =>
-    informer<T>(PLURALS[kind], collectionPath(kind), listAll<T>(kind), onEvent);
-  const informers = {
-    schedulers: crdInformer<Scheduler>('Scheduler', (t, o) => enqueue('schedulers', t, o)),
-    versions: crdInformer<SchedulerVersion>('SchedulerVersion', (t, o) => enqueue('schedulerversions', t, o)),
-    operations: crdInformer<Operation>('Operation', (t, o) => hooks.operation(t, o)),
-    rooms: crdInformer<GameRoom>('GameRoom', (t, o) => hooks.room(t, o)),
-    pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
-      (page) => clients.core.listPodForAllNamespaces({ labelSelector: managed, ...page }), (t, o) => enqueue('pods', t, o), managed, roomPod),
-    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', (page) => clients.core.listNode({ ...page }), () => undefined),
-    digests: crdInformer<PingDigest>('PingDigest', (t, o) => enqueue('pingdigests', t, o)),
-    namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
-      (page) => clients.core.listNamespace({ labelSelector: managed, ...page }), (t, o) => enqueue('namespaces', t, o), managed),
-  };
+  const informers = createOperatorInformers(clients, {
+    logger: logger.child({ part: 'informer' }),
+    metrics,
+    on: {
+      schedulers: (t, o) => enqueue('schedulers', t, o),
+      schedulerversions: (t, o) => enqueue('schedulerversions', t, o),
+      operations: (t, o) => hooks.operation(t, o),
+      gamerooms: (t, o) => hooks.room(t, o),
+      pods: (t, o) => enqueue('pods', t, o),
+      pingdigests: (t, o) => enqueue('pingdigests', t, o),
+      namespaces: (t, o) => enqueue('namespaces', t, o),
+    },
+  });
   const caches: Caches = informers;
   let leaderSince = 0;
   const sight = () => {

@@ -1,0 +1,65 @@
+/**
+ * The operation runner alone on the sandbox API server, with the operator's real caches and
+ * clients (test/support/controller-harness.ts): it runs a real operation to its end, ends the
+ * operations it must not run, and a reconcile of a queue with nothing to do makes no write at all.
+ */
+import { buildOperation } from '../../../common/src/operations/operation-factory';
+import { createSchedulerOperationId, newOperationId } from '../../../common/src/operations/operation-id';
+import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
+import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
+import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
+import { schedulerObject } from '../../../test/support/scheduler-object';
+import { waitFor } from '../../../test/support/wait';
+import type { OperationRunner } from './operation-runner';
+
+describe('OperationRunner on the sandbox', () => {
+  let h: ControllerHarness;
+  let runner: OperationRunner;
+
+  beforeAll(async () => {
+    h = await startControllerHarness();
+    runner = h.runner;
+    runner.setLeading(true);
+  });
+
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  test('runs create_scheduler to its end (namespace, version, status); once more: no write', async () => {
+    const s = await h.api.createScheduler({ ...schedulerObject('run', { roomsReplicas: 0 }), metadata: { name: 'run', finalizers: [SCHEDULER_FINALIZER] } } as never);
+    const id = createSchedulerOperationId(s.metadata.uid as string, 1);
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'run', definitionName: OperationDefinition.CreateScheduler, input: {}, source: OperationSourceName.Kubectl }));
+    await h.caughtUp();
+
+    await runner.reconcile('run'); // starts the execution, which runs on after the reconcile
+    await waitFor(() => h.runnerAsked.includes('run') && !runner.isRunning('run'), { timeoutMs: 30_000, message: 'create_scheduler executed' });
+    const op = await h.api.getOperation(id);
+    expect(op.status?.status).toBe('finished');
+    expect(op.status?.executionHistory?.map((e) => e.event)).toEqual(expect.arrayContaining(['Created namespace run', 'Created version v1.0.0', 'Operation finished']));
+    expect((await h.core.readNamespace({ name: 'run' })).metadata?.labels?.[SCHEDULER_LABEL]).toBe('run');
+    expect((await h.api.getSchedulerVersion('run-v1.0.0')).status?.active).toBe(true);
+    expect((await h.api.getScheduler('run')).status?.version).toBe('v1.0.0');
+
+    await h.converge(() => runner.reconcile('run'));
+    expect(await h.writesOf(() => runner.reconcile('run'))).toBe(0);
+    expect(runner.isRunning('run')).toBe(false);
+  });
+
+  test('ends an unknown definition (evicted) and a cancel asked before the start (canceled); once more: no write', async () => {
+    await h.createdScheduler('ends', { roomsReplicas: 0 });
+    const unknown = newOperationId(h.deps.now());
+    await h.api.createOperation(buildOperation({ id: unknown, schedulerName: 'ends', definitionName: 'no_such_definition', input: {}, source: OperationSourceName.Api }));
+    const canceled = buildOperation({ id: newOperationId(h.deps.now() + 1), schedulerName: 'ends', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api });
+    canceled.spec.cancelRequested = true;
+    await h.api.createOperation(canceled);
+
+    const passes = await h.converge(() => runner.reconcile('ends'));
+    expect(passes[0]).toBeGreaterThan(0);
+    expect(runner.isRunning('ends')).toBe(false);
+    expect((await h.api.getOperation(unknown)).status).toMatchObject({ status: 'evicted' });
+    expect((await h.api.getOperation(canceled.metadata.name as string)).status).toMatchObject({ status: 'canceled' });
+
+    expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * The scheduler controller alone on the sandbox API server, with the operator's real caches and
+ * clients (test/support/controller-harness.ts): it converges, and a reconcile of objects it
+ * already converged makes no write at all (every write counts at 10,000 rooms).
+ */
+import { createSchedulerOperationId } from '../../../common/src/operations/operation-id';
+import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
+import { SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
+import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
+import { schedulerObject } from '../../../test/support/scheduler-object';
+import { SchedulerController } from './scheduler-controller';
+
+describe('SchedulerController on the sandbox', () => {
+  let h: ControllerHarness;
+  let controller: SchedulerController;
+
+  beforeAll(async () => {
+    h = await startControllerHarness();
+    controller = new SchedulerController(h.deps, { operationsOf: (s) => h.runner.operationsOf(s), track: (op) => h.runner.track(op) });
+  });
+
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  test('a new Scheduler gets its finalizer, one create_scheduler operation and a creating status; once more: no write', async () => {
+    await h.api.createScheduler(schedulerObject('fresh', { roomsReplicas: 0 }) as never);
+    const passes = await h.converge(() => controller.reconcile('fresh'));
+    expect(passes.slice(0, -1).every((n) => n > 0)).toBe(true);
+
+    const s = await h.api.getScheduler('fresh');
+    expect(s.metadata.finalizers).toEqual([SCHEDULER_FINALIZER]);
+    expect(s.status?.state).toBe('creating');
+    const ops = (await h.api.listOperations('fresh')).items;
+    expect(ops.map((op) => [op.metadata.name, op.spec.definitionName, op.spec.source])).toEqual([
+      [createSchedulerOperationId(s.metadata.uid as string, 1), OperationDefinition.CreateScheduler, OperationSourceName.Kubectl],
+    ]);
+    expect(s.status?.lastOperation).toMatchObject({ definitionName: OperationDefinition.CreateScheduler, status: 'pending' });
+
+    expect(await h.writesOf(() => controller.reconcile('fresh'))).toBe(0);
+  });
+
+  test('a created Scheduler with a room: its version protected, its status in-sync with the room counted; once more: no write', async () => {
+    const created = await h.createdScheduler('made', { roomsReplicas: 1 });
+    await h.readyRoom(created);
+    await h.converge(() => controller.reconcile('made'));
+
+    const s = await h.api.getScheduler('made');
+    expect(s.status).toMatchObject({ state: 'in-sync', version: 'v1.0.0', observedGeneration: 1 });
+    expect(s.status?.rooms).toMatchObject({ current: 1, pending: 1 }); // the room controller has not written its status
+    expect(s.status?.roomsByVersion).toEqual({ 'v1.0.0': 1 });
+    const v = await h.api.getSchedulerVersion('made-v1.0.0');
+    expect(v.metadata.finalizers).toContain(VERSION_PROTECTION_FINALIZER);
+
+    expect(await h.writesOf(() => controller.reconcile('made'))).toBe(0);
+  });
+
+  test('a spec edit enqueues one version operation and marks the generation versioned; once more: no write', async () => {
+    await h.createdScheduler('edited', { roomsReplicas: 0 });
+    await h.converge(() => controller.reconcile('edited'));
+    await h.api.patchScheduler('edited', { spec: { roomsReplicas: 1 } });
+    await h.converge(() => controller.reconcile('edited'));
+
+    const s = await h.api.getScheduler('edited');
+    expect(s.metadata.generation).toBe(2);
+    expect(s.status).toMatchObject({ state: 'pending-changes', versionedGeneration: 2, observedGeneration: 2 });
+    const ops = (await h.api.listOperations('edited')).items;
+    expect(ops.map((op) => op.spec.definitionName)).toEqual([OperationDefinition.CreateNewSchedulerVersion]);
+
+    expect(await h.writesOf(() => controller.reconcile('edited'))).toBe(0);
+  });
+});
