@@ -164,46 +164,84 @@ function matches(room: GameRoom, selector: RoomSelector): boolean {
   return Object.entries(selector.labels ?? {}).every(([k, v]) => labels[k] === v);
 }
 
+/** The selector a room matches first, among the first `upTo` (-1: none of them). */
+function firstSelector(room: GameRoom, selectors: readonly RoomSelector[], upTo: number): number {
+  for (let i = 0; i < upTo; i++) if (matches(room, selectors[i] as RoomSelector)) return i;
+  return -1;
+}
+
+interface Keyed { room: GameRoom; active: number; matches: number; busy: number; tie: number }
+
+function compareKeyed(a: Keyed, b: Keyed): number {
+  return a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie;
+}
+
 /**
  * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
  * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
  * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
  * then rooms whose host already runs the most busy (allocated, active or occupied) rooms;
  * `distributed` the fewest of both. Ties are shuffled so concurrent requests (and replicas)
- * rarely race for one room.
+ * rarely race for one room. `skip` leaves rooms out (this replica's claims in flight); `limit`
+ * keeps only the first rooms of that order (a request tries at most its write budget), chosen in
+ * one pass over the fleet instead of sorting all of it: this runs on every request.
  */
 export function chooseCandidates(
   rooms: readonly GameRoom[],
-  options: { activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number },
+  options: {
+    activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number;
+    limit?: number; skip?: (room: GameRoom) => boolean;
+  },
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
-  const free = rooms.filter((r) => isAllocatable(r, maxMatches));
-  let pool = free;
-  if (options.selectors && options.selectors.length > 0) {
-    pool = [];
-    for (const selector of options.selectors) {
-      const hit = free.filter((r) => matches(r, selector));
-      if (hit.length > 0) {
-        pool = hit;
-        break;
-      }
-    }
-  }
+  const selectors = options.selectors ?? [];
   const busyByHost = new Map<string, number>();
+  // One pass: busy rooms per host, and the free rooms of the first selector any free room matches.
+  let pool: GameRoom[] = [];
+  let poolSelector = selectors.length;
   for (const r of rooms) {
     const st = r.status?.status;
-    if (st === 'allocated' || st === 'occupied' || st === 'active') busyByHost.set(r.status?.host ?? '', (busyByHost.get(r.status?.host ?? '') ?? 0) + 1);
+    if (st === 'allocated' || st === 'occupied' || st === 'active') {
+      const host = r.status?.host ?? '';
+      busyByHost.set(host, (busyByHost.get(host) ?? 0) + 1);
+    }
+    if (options.skip?.(r) || !isAllocatable(r, maxMatches)) continue;
+    if (selectors.length === 0) {
+      pool.push(r);
+      continue;
+    }
+    // Only selectors up to the best matched so far can change the pool.
+    const hit = firstSelector(r, selectors, Math.min(poolSelector + 1, selectors.length));
+    if (hit < 0) continue;
+    if (hit < poolSelector) {
+      pool = [r];
+      poolSelector = hit;
+    } else if (hit === poolSelector) {
+      pool.push(r);
+    }
   }
   const sign = options.strategy === 'packed' ? -1 : 1;
-  const keyed = pool.map((room) => ({
+  const keyOf = (room: GameRoom): Keyed => ({
     room,
     active: room.spec.version === options.activeVersion ? 0 : 1,
     matches: sign * (room.status?.runningMatches ?? 0),
     busy: sign * (busyByHost.get(room.status?.host ?? '') ?? 0),
     tie: options.random(),
-  }));
-  keyed.sort((a, b) => a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie);
-  return keyed.map((k) => k.room);
+  });
+  const limit = options.limit ?? pool.length;
+  if (limit >= pool.length) return pool.map(keyOf).sort(compareKeyed).map((k) => k.room);
+  // The first `limit` in order, kept sorted: a room enters only when it beats the last kept.
+  const best: Keyed[] = [];
+  for (const room of pool) {
+    const k = keyOf(room);
+    const last = best[best.length - 1];
+    if (best.length >= limit && last && compareKeyed(k, last) >= 0) continue;
+    let at = best.length;
+    while (at > 0 && compareKeyed(k, best[at - 1] as Keyed) < 0) at--;
+    best.splice(at, 0, k);
+    if (best.length > limit) best.pop();
+  }
+  return best.map((k) => k.room);
 }
 
 /** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
@@ -374,9 +412,9 @@ export class RoomAllocations {
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
     const claimed = this.claimed.get(name);
-    const offered = claimed && claimed.size > 0 ? cached.filter((r) => !this.claimedStale(claimed, r)) : cached;
-    const candidates = chooseCandidates(offered, {
+    const candidates = chooseCandidates(cached, {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
+      limit: this.settings.maxWrites, ...(claimed && claimed.size > 0 ? { skip: (r: GameRoom) => this.claimedStale(claimed, r) } : {}),
     });
     let writes = 0;
     for (const first of candidates) {
