@@ -15,7 +15,7 @@ import type { AllocateResult, AllocateRun } from './processes/allocate-child';
 import { PROCESSES_DIR } from './support/bench-stack';
 import { forkChild } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
-import { sumMetric } from './support/metric-sum';
+import { sumMetric, sumMetricText } from './support/metric-sum';
 import { startPingLab } from './support/ping-lab';
 import { runStandalone } from './support/standalone';
 
@@ -91,7 +91,9 @@ export async function run(): Promise<BenchOutcome> {
       await child.stop();
     }
     const gateway = { done: result.allocated, seconds: result.seconds, latenciesMs: result.latenciesMs };
-    const inside = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_sum', {}) / Math.max(1, sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_duration_seconds_count', {}));
+    // A histogram's _sum and _count are read from the Prometheus text (the registry sums counters and gauges only).
+    const text = await lab.stack.gatewayMetrics.render();
+    const inside = sumMetricText(text, 'roomkeeper_allocation_duration_seconds_sum') / Math.max(1, sumMetricText(text, 'roomkeeper_allocation_duration_seconds_count'));
     const conflicts = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_conflicts_total', {});
     const held = (await lab.stack.api.listGameRooms('bench-alloc')).items.filter((r) => r.status?.allocation && !r.status.allocation.endedAt);
     const distinct = new Set(held.map((r) => r.status?.allocation?.id)).size;

@@ -150,6 +150,18 @@ export class AllocationContentionError extends ApiError {
   }
 }
 
+/**
+ * A replayed allocationId whose allocation is over (410, code 9): it expired, or the room has
+ * since been given to another match. Never answered with a second room; details say when and why.
+ */
+export class AllocationEndedError extends ApiError {
+  readonly grpcCode = GrpcCode.FailedPrecondition;
+  override readonly httpStatusOverride = 410;
+  constructor(message: string, ended: { roomId: string; endedAt: string; endReason: string; supersededAt?: string }) {
+    super(message, [{ reason: 'ALLOCATION_ENDED', ...ended }]);
+  }
+}
+
 /** Anything unexpected (500, code 13); the real cause is logged, never sent. */
 export class InternalError extends ApiError {
   readonly grpcCode = GrpcCode.Internal;

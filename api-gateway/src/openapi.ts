@@ -14,6 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Missing or wrong credentials (code 16)',
   404: 'Not found (code 5)',
   409: 'Already exists, no change, or a final operation (code 6 or 10)',
+  410: 'A replayed allocationId whose allocation has ended (code 9): expired, or the room was given to another match; use a new allocationId',
   429: 'No ready room to allocate (code 8); see Retry-After',
   413: 'Body larger than the limit (code 3)',
   415: 'Body sent with a Content-Type other than application/json (code 3)',

@@ -3,7 +3,7 @@
  * implements them with custom resources (reads from informer caches where a list is needed);
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
-import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PreviousAllocation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -59,13 +59,21 @@ export interface RoomStore {
 }
 
 /** Where allocations are committed and, on a replay the cache cannot answer, looked up. */
+/** What one allocation writes to a room's status. */
+export interface AllocationCommit {
+  allocation: GameRoomStatusAllocation;
+  status: NonNullable<GameRoomStatus['status']>;
+  previousAllocations: PreviousAllocation[];
+}
+
 export interface RoomAllocationStore {
   /**
-   * Writes `allocation` and `status` (`allocated`, or `active` for a multi-match room's slot) to the room's status in ONE write carrying
-   * `resourceVersion` as precondition (a compare-and-swap). Throws StoreConflictError when the
-   * room changed since that version, StoreNotFoundError when it is gone.
+   * Writes the commit (`allocation`; `status`: `allocated`, or `active` for a multi-match room's
+   * slot; `previousAllocations`: the replaced allocation kept for replays) to the room's status in
+   * ONE write carrying `resourceVersion` as precondition (a compare-and-swap). Throws
+   * StoreConflictError when the room changed since that version, StoreNotFoundError when it is gone.
    */
-  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom>;
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom>;
   /** One GameRoom read from the API server, or undefined when it is gone. */
   getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined>;
   /** Every GameRoom of a scheduler read from the API server, not the cache (a replay after a restart). */

@@ -69,6 +69,7 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
   'GameRoom:status.pingStatus': 'PingStatus',
   'GameRoom:status.ports[]': 'GameRoomPort',
   'GameRoom:status.instanceStatus': 'InstanceStatus',
+  'GameRoom:status.previousAllocations[]': 'PreviousAllocation',
   'PingDigest:spec': 'PingDigestSpec',
   'PingDigest:status': 'PingDigestStatus',
 };

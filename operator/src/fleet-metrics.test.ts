@@ -12,7 +12,7 @@ const operation = (name: string, schedulerName: string, status?: 'pending' | 'fi
 
 describe('fleet gauges', () => {
   it('show rooms by status, desired vs current and queued operations per scheduler, and forget a deleted scheduler', async () => {
-    let schedulers = [scheduler('alpha', { desired: 5, current: 3, ready: 2, pending: 1 }), scheduler('beta', { desired: 1, current: 1, occupied: 1 })];
+    let schedulers = [scheduler('alpha', { desired: 5, current: 3, ready: 2, pending: 1 }), scheduler('beta', { desired: 3, current: 3, occupied: 1, allocated: 1, active: 1 })];
     const operations = [operation('op1', 'alpha'), operation('op2', 'alpha', 'pending'), operation('op3', 'alpha', 'finished')];
     const metrics = new MetricsRegistry();
     registerFleetMetrics(metrics, { schedulers: { list: () => schedulers, get: () => undefined }, operations: { list: () => operations, get: () => undefined } });
@@ -22,6 +22,10 @@ describe('fleet gauges', () => {
       'roomkeeper_scheduler_rooms{scheduler="alpha",status="ready"} 2',
       'roomkeeper_scheduler_rooms{scheduler="alpha",status="pending"} 1',
       'roomkeeper_scheduler_rooms{scheduler="beta",status="occupied"} 1',
+      'roomkeeper_scheduler_rooms{scheduler="beta",status="allocated"} 1',
+      'roomkeeper_scheduler_rooms{scheduler="beta",status="active"} 1',
+      'roomkeeper_scheduler_rooms{scheduler="alpha",status="allocated"} 0',
+      'roomkeeper_scheduler_rooms{scheduler="alpha",status="active"} 0',
       'roomkeeper_scheduler_rooms_desired{scheduler="alpha"} 5',
       'roomkeeper_scheduler_rooms_current{scheduler="alpha"} 3',
       'roomkeeper_scheduler_operations_queued{scheduler="alpha"} 2',

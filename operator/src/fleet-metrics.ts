@@ -8,7 +8,7 @@ import type { Operation, RoomCounts, Scheduler } from '../../common/src/generate
 import type { Gauge, Labels, MetricsRegistry } from '../../common/src/metrics';
 import type { Caches } from './deps';
 
-const ROOM_STATUSES = ['pending', 'unready', 'ready', 'occupied', 'terminating', 'error'] as const satisfies readonly (keyof RoomCounts)[];
+const ROOM_STATUSES = ['pending', 'unready', 'ready', 'allocated', 'active', 'occupied', 'terminating', 'error'] as const satisfies readonly (keyof RoomCounts)[];
 
 export interface FleetSample { name: 'rooms' | 'desired' | 'current' | 'queued'; labels: Labels; value: number }
 
@@ -41,7 +41,7 @@ export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Cach
     for (const s of fleetSamples(caches.schedulers.list(), caches.operations.list())) gauges[s.name].set(s.value, s.labels);
   };
   // Collected once per scrape, by the first gauge; the others are set by it.
-  gauges.rooms = metrics.gauge('roomkeeper_scheduler_rooms', 'Rooms of a scheduler by status (pending, unready, ready, occupied, terminating, error), from its status.', collect, { labelNames: ['scheduler', 'status'] });
+  gauges.rooms = metrics.gauge('roomkeeper_scheduler_rooms', 'Rooms of a scheduler by status (pending, unready, ready, allocated, active, occupied, terminating, error), from its status.', collect, { labelNames: ['scheduler', 'status'] });
   gauges.desired = metrics.gauge('roomkeeper_scheduler_rooms_desired', 'Rooms a scheduler should have (the autoscaling target, or its fixed count).', undefined, { labelNames: ['scheduler'] });
   gauges.current = metrics.gauge('roomkeeper_scheduler_rooms_current', 'Rooms a scheduler has (not terminating).', undefined, { labelNames: ['scheduler'] });
   gauges.queued = metrics.gauge('roomkeeper_scheduler_operations_queued', 'Operations of a scheduler waiting to run.', undefined, { labelNames: ['scheduler'] });

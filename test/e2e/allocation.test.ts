@@ -138,6 +138,40 @@ describe('room allocation', () => {
     expect(holding.map((r) => r.metadata.name)).toEqual([first.body.roomId]);
   });
 
+  test('a replayed allocationId whose room was allocated again after its TTL answers 410 with when and why, from any replica, and never takes a second room', async () => {
+    const name = 'alloc-superseded';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 2, { timeoutMs: 60_000, message: '2 ready rooms' });
+    const url = stack.managementUrl as string;
+    const first = await waitFor(async () => {
+      const a = await allocateAt(stack, url, name, { allocationId: 'match-a', ttlSeconds: 1 });
+      return a.status === 200 ? a : undefined;
+    }, { timeoutMs: 30_000, message: 'the gateway allocates match-a' });
+    const hold = await allocateAt(stack, url, name, { allocationId: 'hold', ttlSeconds: 600 });
+    expect(hold.status).toBe(200);
+    expect(hold.body.roomId).not.toBe(first.body.roomId);
+    // match-a is abandoned: the operator ends it after its TTL and the room is ready again, then taken by match-b.
+    const second = await waitFor(async () => {
+      const a = await allocateAt(stack, url, name, { allocationId: 'match-b', ttlSeconds: 600 });
+      return a.status === 200 ? a : undefined;
+    }, { timeoutMs: 30_000, message: 'match-b allocated once match-a expired' });
+    expect(second.body.roomId).toBe(first.body.roomId);
+    const room = (await fleet(stack, name)).find((r) => r.metadata.name === first.body.roomId);
+    expect(room?.status?.previousAllocations).toEqual([expect.objectContaining({ id: 'match-a', endReason: 'expired' })]);
+    // A free room is there for the taking: the replay must still not take it.
+    expect((await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 1 })).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 1, { timeoutMs: 60_000, message: 'a third room ready' });
+    const other = await stack.addGateway();
+    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
+    for (const replica of [url, other.managementUrl]) {
+      const replay = await allocateAt(stack, replica, name, { allocationId: 'match-a', ttlSeconds: 1 });
+      expect(replay.status).toBe(410);
+      expect(replay.body.message).toMatch(new RegExp(`^allocation match-a of room ${first.body.roomId ?? ''} ended at .+ \\(expired: the room never reported the match within its TTL\\); the room was allocated to another match at .+; use a new allocationId for a new allocation$`));
+    }
+    const held = (await fleet(stack, name)).filter((r) => openAllocation(r.status)).map((r) => r.status?.allocation?.id).sort();
+    expect(held).toEqual(['hold', 'match-b']);
+  });
+
   test('abandoned allocations come back to ready exactly once after their TTL, ready pings inside it change nothing, and the room hears of it in its ping answer', async () => {
     const name = 'alloc-ttl';
     expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 3 }))).status).toBe(200);

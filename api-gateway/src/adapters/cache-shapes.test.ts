@@ -1,5 +1,5 @@
 import type { GameRoom, Operation } from '../../../common/src/generated/resources';
-import { allocationNotice } from '../../../common/src/rooms/allocation';
+import { allocationNotice, allocationRecord, supersededAllocations } from '../../../common/src/rooms/allocation';
 import { operationItemView } from '../maestro-views';
 import { queueOrder } from '../use-cases/operation-queries';
 import { chooseCandidates, isAllocatable } from '../use-cases/room-allocation';
@@ -29,11 +29,12 @@ function fullRoom(name: string, host: string, over: Partial<NonNullable<GameRoom
 }
 
 const ALLOCATION = { id: 'alloc-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:50Z', expiresAt: '2026-01-01T00:05:50Z', runningMatches: 0, metadata: { party: 'p1' } };
+const PREVIOUS = [{ id: 'alloc-0', requestHash: 'h0', allocatedAt: '2026-01-01T00:00:10Z', expiresAt: '2026-01-01T00:00:20Z', endedAt: '2026-01-01T00:00:20Z', endReason: 'expired' as const, supersededAt: '2026-01-01T00:00:50Z' }];
 
 const FLEET: GameRoom[] = [
   fullRoom('a1', 'node-a'), fullRoom('a2g', 'node-a', { status: 'occupied', pingStatus: 'occupied', runningMatches: 1 }),
   fullRoom('b1g', 'node-b'), fullRoom('new-c1', 'node-c'),
-  fullRoom('c-alloc', 'node-c', { status: 'allocated', allocation: ALLOCATION }),
+  fullRoom('c-alloc', 'node-c', { status: 'allocated', allocation: ALLOCATION, previousAllocations: PREVIOUS }),
   fullRoom('c-multi', 'node-c', { status: 'active', pingStatus: 'occupied', runningMatches: 2 }),
   fullRoom('gone', 'node-b', {}, { deletionTimestamp: new Date('2026-01-01T00:00:59Z'), finalizers: ['foregroundDeletion'] }),
   fullRoom('validation', 'node-b'),
@@ -57,6 +58,8 @@ describe('slimGameRoom', () => {
       }
     }
     expect(slim.map((r) => allocationNotice(r.status, NOW))).toEqual(FLEET.map((r) => allocationNotice(r.status, NOW)));
+    for (const id of ['alloc-0', 'alloc-1']) expect(slim.map((r) => allocationRecord(r.status, id))).toEqual(FLEET.map((r) => allocationRecord(r.status, id)));
+    expect(slim.map((r) => supersededAllocations(r.status, NOW, 8))).toEqual(FLEET.map((r) => supersededAllocations(r.status, NOW, 8)));
   });
 
   it('keeps what pings, forwarding, the address and a replayed allocation answer with', () => {
@@ -65,7 +68,7 @@ describe('slimGameRoom', () => {
       apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
       metadata: { name: 'c-alloc', namespace: 's', resourceVersion: 'rv-c-alloc', labels: FLEET[4]!.metadata.labels },
       spec: { scheduler: 's', version: 'v1.0.0', validation: false },
-      status: { status: 'allocated', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: 'node-c', ports: [{ name: 'game', protocol: 'UDP', port: 20001 }], allocation: ALLOCATION },
+      status: { status: 'allocated', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: 'node-c', ports: [{ name: 'game', protocol: 'UDP', port: 20001 }], allocation: ALLOCATION, previousAllocations: PREVIOUS },
     });
     expect(slimGameRoom(FLEET[6]!).metadata.deletionTimestamp).toEqual(new Date('2026-01-01T00:00:59Z'));
   });

@@ -6,7 +6,8 @@
  * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches,
  * instance status, allocation, host and ports for forwarding, spec.validation), allocation
  * (`chooseCandidates`, `isAllocatable`, `answerOf`: labels and spec.version for selectors,
- * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation for replays),
+ * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation and the earlier
+ * allocations for replays and for the next allocation's write of them),
  * `countRooms` (SchedulerInfo) and the chaos tests' cache comparison (name, namespace,
  * resourceVersion). Dropped: uid, generation, creationTimestamp, annotations, finalizers,
  * ownerReferences, status.lastPingAt, createdAt, reason, metadata, a port's containerPort.
@@ -43,6 +44,8 @@ function slimRoomStatus(s: GameRoomStatus): GameRoomStatus {
     host: s.host,
     ...(s.ports ? { ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })) } : {}),
     ...(s.allocation ? { allocation: s.allocation } : {}),
+    // Whole: a replay looks ids up in it, and the next allocation writes it back with one more entry.
+    ...(s.previousAllocations ? { previousAllocations: s.previousAllocations } : {}),
   };
 }
 

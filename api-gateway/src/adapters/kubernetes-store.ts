@@ -7,13 +7,13 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, GameRoomList, GameRoomStatus, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 
@@ -264,11 +264,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- RoomAllocationStore ----
 
-  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom> {
-    // A merge patch: fields of an earlier, ended allocation that this one does not set are removed (null).
+  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
+    // A merge patch: fields of an earlier, ended allocation that this one does not set are removed
+    // (null); the list of earlier allocations is replaced whole (the resourceVersion makes it exact).
     const body = {
       metadata: { resourceVersion },
-      status: { status, allocation: { endedAt: null, endReason: null, metadata: null, ...allocation } },
+      status: { status: commit.status, allocation: { endedAt: null, endReason: null, metadata: null, ...commit.allocation }, previousAllocations: commit.previousAllocations },
     };
     try {
       const room = await this.options.custom.patchNamespacedCustomObjectStatus(

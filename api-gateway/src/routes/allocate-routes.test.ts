@@ -94,6 +94,61 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(mismatch.body.details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
   });
 
+  /** What the operator does when an allocation ends (TTL over, or the room reported its match). */
+  function endAllocation(scheduler: string, roomId: string, endReason: 'expired' | 'occupied', status: GameRoomStatus = {}): void {
+    const current = t.store.findRoom(scheduler, roomId)?.status ?? {};
+    const allocation = current.allocation;
+    if (!allocation) throw new Error(`room ${roomId} has no allocation`);
+    t.store.seedRoom(scheduler, roomId, { ...current, ...status, allocation: { ...allocation, endedAt: '2026-01-01T00:01:00.000Z', endReason } });
+  }
+
+  it('a replayed allocationId whose single-match room was allocated again answers 410 (ended: when, why), never a second room', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    expect((await allocate({ allocationId: 'm-1' })).body.roomId).toBe('room-1');
+    endAllocation('s1', 'room-1', 'expired', { status: 'ready' });
+    expect((await allocate({ allocationId: 'm-2' })).body.roomId).toBe('room-1');
+    expect(t.store.findRoom('s1', 'room-1')?.status?.previousAllocations).toEqual([
+      expect.objectContaining({ id: 'm-1', endedAt: '2026-01-01T00:01:00.000Z', endReason: 'expired', supersededAt: '2026-01-01T00:00:00.000Z' }),
+    ]);
+    t.store.seedRoom('s1', 'room-2', READY);
+    const writes = t.store.writes.length;
+    const replay = await allocate({ allocationId: 'm-1' });
+    expect(replay.status).toBe(410);
+    expect(replay.body).toMatchObject({
+      code: 9,
+      message: 'allocation m-1 of room room-1 ended at 2026-01-01T00:01:00.000Z (expired: the room never reported the match within its TTL); the room was allocated to another match at 2026-01-01T00:00:00.000Z; use a new allocationId for a new allocation',
+      details: [{ reason: 'ALLOCATION_ENDED', roomId: 'room-1', endedAt: '2026-01-01T00:01:00.000Z', endReason: 'expired', supersededAt: '2026-01-01T00:00:00.000Z' }],
+    });
+    expect(t.store.writes).toHaveLength(writes);
+    expect(t.store.findRoom('s1', 'room-2')?.status?.allocation).toBeUndefined();
+    // The current allocation, once expired, is ended too (410), and another body is still 409.
+    endAllocation('s1', 'room-1', 'expired', { status: 'ready' });
+    expect((await allocate({ allocationId: 'm-2' })).status).toBe(410);
+    expect((await allocate({ allocationId: 'm-1', metadata: { x: 1 } })).status).toBe(409);
+  });
+
+  it('a replayed allocationId of a multi-match slot answers its room while the room runs matches, after newer slots were allocated', async () => {
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'arena', READY);
+    const first = await allocate({ allocationId: 'duel-1' }, 'mm');
+    expect(first.body.roomId).toBe('arena');
+    endAllocation('mm', 'arena', 'occupied', { status: 'active', pingStatus: 'occupied', runningMatches: 1 });
+    expect((await allocate({ allocationId: 'duel-2' }, 'mm')).body.roomId).toBe('arena');
+    t.store.seedRoom('mm', 'fresh', READY);
+    const writes = t.store.writes.length;
+    const replay = await allocate({ allocationId: 'duel-1' }, 'mm');
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ roomId: 'arena', allocationId: 'duel-1', expiresAt: first.body.expiresAt });
+    expect(replay.body.message).toContain('replayed');
+    expect(t.store.writes).toHaveLength(writes);
+    // Once the room runs no match, the match of duel-1 is over.
+    endAllocation('mm', 'arena', 'occupied', { status: 'ready', pingStatus: 'ready', runningMatches: 0 });
+    const over = await allocate({ allocationId: 'duel-1' }, 'mm');
+    expect(over.status).toBe(410);
+    expect(over.body.message).toContain('occupied: the room reported the match, and runs no match now');
+    expect(t.store.findRoom('mm', 'fresh')?.status?.allocation).toBeUndefined();
+  });
+
   it('takes the first selector that matches a ready room, and the active version first', async () => {
     t.store.seedRoom('s1', 'old', READY, { version: 'v0.9.0' });
     t.store.seedRoom('s1', 'new', READY);

@@ -53,7 +53,7 @@ export const MANAGEMENT_ROUTES = [
     response: ref('GetOperationResponse'), errors: [401, 404] },
   { id: 'allocateRoom', method: 'post', path: '/scheduler/:schedulerName/rooms/allocate', tag: 'rooms', auth: 'basic',
     summary: 'Allocate one ready room to a matchmaker (Maestro path; the body is optional); idempotent by allocationId or the Idempotency-Key header',
-    requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 413, 429, 503] },
+    requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 410, 413, 429, 503] },
   { id: 'cancelOperation', method: 'post', path: `${OPERATION}/cancel`, tag: 'operations', auth: 'basic', summary: 'Ask for an operation to be canceled',
     requestBody: { type: 'object' }, response: { type: 'object' }, errors: [401, 404, 409] },
 ] as const satisfies readonly RouteSpec[];

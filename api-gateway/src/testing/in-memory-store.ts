@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../../../common/src/json/json-equal';
-import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
-import type { OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
@@ -192,11 +192,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   // ---- RoomAllocationStore ----
 
-  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, allocation: GameRoomStatusAllocation, status: NonNullable<GameRoomStatus['status']>): Promise<GameRoom> {
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
     const room = this.rooms.get(`${schedulerName}/${roomId}`);
     if (!room) return Promise.reject(new StoreNotFoundError('gameroom', roomId));
     if (room.metadata.resourceVersion !== resourceVersion) return Promise.reject(new StoreConflictError('gameroom', roomId));
-    room.status = { ...room.status, status, allocation: structuredClone(allocation) };
+    room.status = { ...room.status, status: commit.status, allocation: structuredClone(commit.allocation), previousAllocations: structuredClone(commit.previousAllocations) };
     room.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
     return Promise.resolve(structuredClone(room));

@@ -37,6 +37,39 @@ describe('chooseCandidates', () => {
   });
 });
 
+describe('chooseCandidates with a limit', () => {
+  /** A fixed sequence of numbers in [0, 1): both orders see the same ties. */
+  function seeded(seed: number): () => number {
+    let x = seed;
+    return () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+  }
+  const statuses: GameRoomStatus[] = [READY, READY, { ...READY, status: 'occupied', pingStatus: 'occupied' }, { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 1 }, { ...READY, runningMatches: 0 }];
+  const fleet = Array.from({ length: 300 }, (_, i) => room(`r${i}`, `node-${i % 7}`, statuses[i % statuses.length], i % 3 === 0 ? 'v1.0.0' : 'v2.0.0', { tier: i % 4 === 0 ? 'gold' : 'silver' }));
+
+  it('keeps exactly the first rooms of the full order, for each strategy, selector and multi-match setting', () => {
+    for (const strategy of ['packed', 'distributed'] as const) {
+      for (const selectors of [undefined, [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, { labels: { tier: 'silver' } }]]) {
+        for (const maxMatches of [1, 3]) {
+          const options = { activeVersion: 'v2.0.0', strategy, selectors, maxMatches };
+          const all = chooseCandidates(fleet, { ...options, random: seeded(7) }).map((r) => r.metadata.name);
+          expect(all.length).toBeGreaterThan(20);
+          for (const limit of [1, 3, 10, 1000]) {
+            expect(chooseCandidates(fleet, { ...options, random: seeded(7), limit }).map((r) => r.metadata.name)).toEqual(all.slice(0, limit));
+          }
+        }
+      }
+    }
+  });
+
+  it('leaves out the rooms skip names, and takes the rooms of the first selector any free room matches', () => {
+    const picked = chooseCandidates(fleet, { strategy: 'packed', random: seeded(1), limit: 10, skip: (r) => r.metadata.name === 'r0' || r.metadata.name === 'r4' });
+    expect(picked.map((r) => r.metadata.name)).not.toContain('r0');
+    const gold = chooseCandidates(fleet, { strategy: 'packed', random: seeded(1), selectors: [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, {}], limit: 5 });
+    expect(gold).toHaveLength(5);
+    expect(gold.every((r) => r.metadata.labels?.tier === 'gold')).toBe(true);
+  });
+});
+
 describe('requestHash', () => {
   it('ignores the allocationId and key order, and changes with the body', () => {
     expect(requestHash({ allocationId: 'a', metadata: { x: 1, y: 2 } })).toBe(requestHash({ metadata: { y: 2, x: 1 } }));

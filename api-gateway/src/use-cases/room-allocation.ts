@@ -9,18 +9,21 @@
  *
  * Idempotency: the allocationId (body or Idempotency-Key) is stored in the room's status with a
  * hash of the request, so a replay finds its room from the rooms themselves (the cache, then a
- * fresh list from the API server), also after a gateway restart or a crash after the write.
+ * fresh list from the API server), also after a gateway restart or a crash after the write. A
+ * newer allocation of the same room moves the old one to `status.previousAllocations` (bounded),
+ * so a replay of a superseded id still finds its room: it is answered that room while its match
+ * runs there (a multi-match slot), else told the allocation ended (410), never given a second room.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { GameRoom, GameRoomStatusAllocation, Scheduler } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatusAllocation, PreviousAllocation, Scheduler } from '../../../common/src/generated/resources';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
-import { DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation, withAllocation } from '../../../common/src/rooms/allocation';
+import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
-import { AllocationContentionError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
+import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
 import type { RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
@@ -161,46 +164,84 @@ function matches(room: GameRoom, selector: RoomSelector): boolean {
   return Object.entries(selector.labels ?? {}).every(([k, v]) => labels[k] === v);
 }
 
+/** The selector a room matches first, among the first `upTo` (-1: none of them). */
+function firstSelector(room: GameRoom, selectors: readonly RoomSelector[], upTo: number): number {
+  for (let i = 0; i < upTo; i++) if (matches(room, selectors[i] as RoomSelector)) return i;
+  return -1;
+}
+
+interface Keyed { room: GameRoom; active: number; matches: number; busy: number; tie: number }
+
+function compareKeyed(a: Keyed, b: Keyed): number {
+  return a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie;
+}
+
 /**
  * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
  * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
  * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
  * then rooms whose host already runs the most busy (allocated, active or occupied) rooms;
  * `distributed` the fewest of both. Ties are shuffled so concurrent requests (and replicas)
- * rarely race for one room.
+ * rarely race for one room. `skip` leaves rooms out (this replica's claims in flight); `limit`
+ * keeps only the first rooms of that order (a request tries at most its write budget), chosen in
+ * one pass over the fleet instead of sorting all of it: this runs on every request.
  */
 export function chooseCandidates(
   rooms: readonly GameRoom[],
-  options: { activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number },
+  options: {
+    activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number;
+    limit?: number; skip?: (room: GameRoom) => boolean;
+  },
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
-  const free = rooms.filter((r) => isAllocatable(r, maxMatches));
-  let pool = free;
-  if (options.selectors && options.selectors.length > 0) {
-    pool = [];
-    for (const selector of options.selectors) {
-      const hit = free.filter((r) => matches(r, selector));
-      if (hit.length > 0) {
-        pool = hit;
-        break;
-      }
-    }
-  }
+  const selectors = options.selectors ?? [];
   const busyByHost = new Map<string, number>();
+  // One pass: busy rooms per host, and the free rooms of the first selector any free room matches.
+  let pool: GameRoom[] = [];
+  let poolSelector = selectors.length;
   for (const r of rooms) {
     const st = r.status?.status;
-    if (st === 'allocated' || st === 'occupied' || st === 'active') busyByHost.set(r.status?.host ?? '', (busyByHost.get(r.status?.host ?? '') ?? 0) + 1);
+    if (st === 'allocated' || st === 'occupied' || st === 'active') {
+      const host = r.status?.host ?? '';
+      busyByHost.set(host, (busyByHost.get(host) ?? 0) + 1);
+    }
+    if (options.skip?.(r) || !isAllocatable(r, maxMatches)) continue;
+    if (selectors.length === 0) {
+      pool.push(r);
+      continue;
+    }
+    // Only selectors up to the best matched so far can change the pool.
+    const hit = firstSelector(r, selectors, Math.min(poolSelector + 1, selectors.length));
+    if (hit < 0) continue;
+    if (hit < poolSelector) {
+      pool = [r];
+      poolSelector = hit;
+    } else if (hit === poolSelector) {
+      pool.push(r);
+    }
   }
   const sign = options.strategy === 'packed' ? -1 : 1;
-  const keyed = pool.map((room) => ({
+  const keyOf = (room: GameRoom): Keyed => ({
     room,
     active: room.spec.version === options.activeVersion ? 0 : 1,
     matches: sign * (room.status?.runningMatches ?? 0),
     busy: sign * (busyByHost.get(room.status?.host ?? '') ?? 0),
     tie: options.random(),
-  }));
-  keyed.sort((a, b) => a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie);
-  return keyed.map((k) => k.room);
+  });
+  const limit = options.limit ?? pool.length;
+  if (limit >= pool.length) return pool.map(keyOf).sort(compareKeyed).map((k) => k.room);
+  // The first `limit` in order, kept sorted: a room enters only when it beats the last kept.
+  const best: Keyed[] = [];
+  for (const room of pool) {
+    const k = keyOf(room);
+    const last = best[best.length - 1];
+    if (best.length >= limit && last && compareKeyed(k, last) >= 0) continue;
+    let at = best.length;
+    while (at > 0 && compareKeyed(k, best[at - 1] as Keyed) < 0) at--;
+    best.splice(at, 0, k);
+    if (best.length > limit) best.pop();
+  }
+  return best.map((k) => k.room);
 }
 
 /** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
@@ -215,7 +256,7 @@ function portsOf(room: GameRoom): AllocationAnswer['ports'] {
   return (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 }));
 }
 
-function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation, message: string): AllocationAnswer {
+function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation | PreviousAllocation, message: string): AllocationAnswer {
   return {
     success: true,
     roomId: room.metadata.name ?? '',
@@ -228,12 +269,52 @@ function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation, message:
   };
 }
 
-function findAllocation(rooms: readonly GameRoom[], id: string): { room: GameRoom; allocation: GameRoomStatusAllocation } | undefined {
+function findAllocation(rooms: readonly GameRoom[], id: string): { room: GameRoom; record: AllocationRecord } | undefined {
   for (const room of rooms) {
-    const a = room.status?.allocation;
-    if (a?.id === id) return { room, allocation: a };
+    const record = allocationRecord(room.status, id);
+    if (record) return { room, record };
   }
   return undefined;
+}
+
+/**
+ * What a replay of an allocationId gets (pure): the room it was answered, or why not.
+ * - The room's current allocation: the room, unless the allocation expired.
+ * - An allocation a newer one replaced: the room while the match it was made for runs there (a
+ *   multi-match room that reported it, `occupied`, and still runs matches); otherwise the match is
+ *   over (it expired, or the single-match room was freed and given to another match).
+ * Another request body under the same id is refused first.
+ */
+export type ReplayDecision =
+  | { kind: 'answer'; allocation: GameRoomStatusAllocation | PreviousAllocation; message: string }
+  | { kind: 'id_conflict' }
+  | { kind: 'ended'; message: string; endedAt: string; endReason: string; supersededAt?: string };
+
+export function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): ReplayDecision {
+  const a = record.allocation;
+  if (a.requestHash !== hash) return { kind: 'id_conflict' };
+  const roomId = room.metadata.name ?? '';
+  const newAllocation = 'use a new allocationId for a new allocation';
+  if (record.kind === 'current') {
+    if (!a.endedAt || a.endReason === 'occupied') return { kind: 'answer', allocation: a, message: 'replayed: this allocationId was already answered with this room' };
+    return {
+      kind: 'ended', endedAt: a.endedAt, endReason: a.endReason ?? 'expired',
+      message: `allocation ${a.id} of room ${roomId} ended at ${a.endedAt} (expired: the room never reported the match within its TTL, and went back to ready); ${newAllocation}`,
+    };
+  }
+  const previous = record.allocation;
+  const stillRunning = previous.endReason === 'occupied' && maxMatches > 1 && !room.metadata.deletionTimestamp && (room.status?.runningMatches ?? 0) > 0;
+  if (stillRunning) {
+    return { kind: 'answer', allocation: previous, message: `replayed: this allocationId was answered with this room, which reported its match at ${previous.endedAt} and has taken newer allocations since` };
+  }
+  const why = previous.endReason === 'expired'
+    ? 'expired: the room never reported the match within its TTL'
+    : maxMatches > 1 ? 'occupied: the room reported the match, and runs no match now' : 'occupied: the room reported the match, which has since ended';
+  const since = previous.supersededAt ? ` at ${previous.supersededAt}` : '';
+  return {
+    kind: 'ended', endedAt: previous.endedAt, endReason: previous.endReason, ...(previous.supersededAt ? { supersededAt: previous.supersededAt } : {}),
+    message: `allocation ${previous.id} of room ${roomId} ended at ${previous.endedAt} (${why}); the room was allocated to another match${since}; ${newAllocation}`,
+  };
 }
 
 export class RoomAllocations {
@@ -256,7 +337,7 @@ export class RoomAllocations {
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, no_room, contention, id_conflict, not_found, invalid).');
+    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid).');
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
@@ -290,7 +371,7 @@ export class RoomAllocations {
       return answer;
     } catch (err) {
       result = err instanceof NoRoomAvailableError ? 'no_room' : err instanceof AllocationContentionError ? 'contention'
-        : err instanceof ConflictError ? 'id_conflict' : result;
+        : err instanceof ConflictError ? 'id_conflict' : err instanceof AllocationEndedError ? 'ended' : result;
       throw err;
     } finally {
       this.results.inc({ result });
@@ -323,17 +404,17 @@ export class RoomAllocations {
     const name = scheduler.metadata.name ?? '';
     const cached = this.deps.rooms.listRooms(name);
     // A fresh id (made up here) cannot be on any room: only a given one is looked up.
+    const maxMatches = maxMatchesOf(scheduler.spec);
     const earlier = explicitId ? findAllocation(cached, id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
-    if (earlier) return this.replay(earlier.room, earlier.allocation, hash);
+    if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
 
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
-    const maxMatches = maxMatchesOf(scheduler.spec);
     const claimed = this.claimed.get(name);
-    const offered = claimed && claimed.size > 0 ? cached.filter((r) => !this.claimedStale(claimed, r)) : cached;
-    const candidates = chooseCandidates(offered, {
+    const candidates = chooseCandidates(cached, {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
+      limit: this.settings.maxWrites, ...(claimed && claimed.size > 0 ? { skip: (r: GameRoom) => this.claimedStale(claimed, r) } : {}),
     });
     let writes = 0;
     for (const first of candidates) {
@@ -354,7 +435,8 @@ export class RoomAllocations {
         try {
           // A ready room shows `allocated`; a multi-match room's slot leaves it `active`.
           const shown = withAllocation(room.status?.status ?? 'ready', { allocation }, now);
-          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', allocation, shown);
+          const previousAllocations = supersededAllocations(room.status, now, previousAllocationCap(maxMatches));
+          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations });
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
           return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl} (${cap.by})` : '');
         } catch (err) {
@@ -363,7 +445,8 @@ export class RoomAllocations {
           this.conflicts.inc();
           // The room changed since the cache showed it: read it again; still free, try it again.
           const fresh = await this.deps.store.getRoom(name, room.metadata.name ?? '');
-          if (fresh && fresh.status?.allocation?.id === id) return this.replay(fresh, fresh.status.allocation, hash);
+          const mine = fresh ? allocationRecord(fresh.status, id) : undefined;
+          if (fresh && mine) return this.replay(fresh, mine, hash, maxMatches);
           room = fresh && isAllocatable(fresh, maxMatches) ? fresh : undefined;
         }
       }
@@ -374,11 +457,14 @@ export class RoomAllocations {
     });
   }
 
-  private replay(room: GameRoom, allocation: GameRoomStatusAllocation, hash: string): AllocationAnswer {
-    if (allocation.requestHash !== hash) throw this.idConflict(allocation.id);
-    if (allocation.endedAt && allocation.endReason !== 'occupied') {
-      throw new ConflictError(`allocation ${allocation.id} of room ${room.metadata.name ?? ''} ended at ${allocation.endedAt} (${allocation.endReason ?? 'ended'}); use a new allocationId for a new allocation`);
+  private replay(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): AllocationAnswer {
+    const decision = replayDecision(room, record, hash, maxMatches);
+    if (decision.kind === 'id_conflict') throw this.idConflict(record.allocation.id);
+    if (decision.kind === 'ended') {
+      throw new AllocationEndedError(decision.message, {
+        roomId: room.metadata.name ?? '', endedAt: decision.endedAt, endReason: decision.endReason, ...(decision.supersededAt ? { supersededAt: decision.supersededAt } : {}),
+      });
     }
-    return answerOf(room, allocation, 'replayed: this allocationId was already answered with this room');
+    return answerOf(room, decision.allocation, decision.message);
   }
 }

@@ -48,6 +48,19 @@ export interface GameRoomStatusAllocation {
   endReason?: 'expired' | 'occupied';
 }
 
+export interface PreviousAllocation {
+  /** The allocationId. */
+  id: string;
+  /** SHA-256 of the allocation request. */
+  requestHash: string;
+  allocatedAt: string;
+  expiresAt: string;
+  endedAt: string;
+  endReason: 'expired' | 'occupied';
+  /** When the newer allocation that moved this one here was written. */
+  supersededAt?: string;
+}
+
 export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
@@ -64,6 +77,8 @@ export interface GameRoomStatus {
   metadata?: Record<string, unknown>;
   /** The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room's resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied). */
   allocation?: GameRoomStatusAllocation;
+  /** The room's earlier allocations, newest first (at most max(8, maxMatches)), moved here by the gateway when it writes a newer one, so that a replayed allocationId finds its room and learns how its allocation ended instead of taking a second room. */
+  previousAllocations?: PreviousAllocation[];
 }
 
 /** One game room. Same name as its Pod. */

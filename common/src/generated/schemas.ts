@@ -235,6 +235,49 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
             },
           },
+          previousAllocations: {
+            type: 'array',
+            maxItems: 35,
+            description: 'The room\'s earlier allocations, newest first (at most max(8, maxMatches)), moved here by the gateway when it writes a newer one, so that a replayed allocationId finds its room and learns how its allocation ended instead of taking a second room.',
+            items: {
+              type: 'object',
+              required: ['id', 'requestHash', 'allocatedAt', 'expiresAt', 'endedAt', 'endReason'],
+              properties: {
+                id: {
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 128,
+                  description: 'The allocationId.',
+                },
+                requestHash: {
+                  type: 'string',
+                  maxLength: 64,
+                  description: 'SHA-256 of the allocation request.',
+                },
+                allocatedAt: {
+                  type: 'string',
+                  format: 'date-time',
+                },
+                expiresAt: {
+                  type: 'string',
+                  format: 'date-time',
+                },
+                endedAt: {
+                  type: 'string',
+                  format: 'date-time',
+                },
+                endReason: {
+                  type: 'string',
+                  enum: ['expired', 'occupied'],
+                },
+                supersededAt: {
+                  type: 'string',
+                  format: 'date-time',
+                  description: 'When the newer allocation that moved this one here was written.',
+                },
+              },
+            },
+          },
         },
       },
     },

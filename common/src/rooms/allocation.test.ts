@@ -1,5 +1,5 @@
 import type { GameRoom, GameRoomStatus } from '../generated/resources';
-import { allocationNotice, allocationStep, heldAllocation, withAllocation } from './allocation';
+import { allocationNotice, allocationRecord, allocationStep, heldAllocation, previousAllocationCap, supersededAllocations, withAllocation } from './allocation';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', metadata: { mode: 'duel' } };
@@ -42,5 +42,23 @@ describe('allocation rules', () => {
   it('tells the room its allocation (id, metadata, expiry) only while it holds', () => {
     expect(allocationNotice({ allocation }, T0)).toEqual({ id: 'm-1', metadata: { mode: 'duel' }, expiresAt: '2026-01-01T00:05:00.000Z' });
     expect(allocationNotice({ allocation }, T0 + 300_000)).toBeUndefined();
+  });
+
+  it('keeps the replaced allocation first in previousAllocations, bounded by max(8, maxMatches) up to 35', () => {
+    expect([1, 3, 8, 20, 35].map(previousAllocationCap)).toEqual([8, 8, 8, 20, 35]);
+    let status: GameRoomStatus = {};
+    for (let i = 0; i < 12; i++) {
+      const previousAllocations = supersededAllocations(status, T0 + i * 1000, previousAllocationCap(1));
+      status = { previousAllocations, allocation: { ...allocation, id: `m-${i}`, endedAt: '2026-01-01T00:00:30.000Z', endReason: 'expired' } };
+    }
+    expect(status.previousAllocations?.map((p) => p.id)).toEqual(['m-10', 'm-9', 'm-8', 'm-7', 'm-6', 'm-5', 'm-4', 'm-3']);
+    expect(status.previousAllocations?.[0]).toEqual({
+      id: 'm-10', requestHash: 'h', allocatedAt: allocation.allocatedAt, expiresAt: allocation.expiresAt,
+      endedAt: '2026-01-01T00:00:30.000Z', endReason: 'expired', supersededAt: '2026-01-01T00:00:11.000Z',
+    });
+    expect(allocationRecord(status, 'm-11')).toMatchObject({ kind: 'current' });
+    expect(allocationRecord(status, 'm-5')).toMatchObject({ kind: 'previous', allocation: { id: 'm-5' }, current: { id: 'm-11' } });
+    expect(allocationRecord(status, 'm-2')).toBeUndefined();
+    expect(supersededAllocations({}, T0, 8)).toEqual([]);
   });
 });

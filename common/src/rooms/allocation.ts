@@ -6,10 +6,46 @@
  *
  * `status.allocation` is the truth; `status.status: allocated` is its display, composed from it.
  */
-import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, RoomStatus } from '../generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, PreviousAllocation, RoomStatus } from '../generated/resources';
 
 /** Maestro's allocation TTL (roomAllocationTTLMillis). */
 export const DEFAULT_ALLOCATION_TTL_SECONDS = 300;
+
+/**
+ * How many ended allocations a room keeps in `status.previousAllocations`: every match slot of a
+ * multi-match room (up to 35), and at least 8, so a single-match room allocated again and again
+ * still knows the ids a slow matchmaker may replay.
+ */
+export function previousAllocationCap(maxMatches: number): number {
+  return Math.min(35, Math.max(8, maxMatches));
+}
+
+/**
+ * The room's earlier allocations once a new one replaces `status.allocation`: the replaced one
+ * (ended: only a room without an open allocation is allocated) first, newest first, at most `cap`.
+ */
+export function supersededAllocations(status: GameRoomStatus | undefined, now: number, cap: number): PreviousAllocation[] {
+  const earlier = status?.previousAllocations ?? [];
+  const a = status?.allocation;
+  if (!a) return earlier.slice(0, cap);
+  const at = new Date(now).toISOString();
+  const ended: PreviousAllocation = {
+    id: a.id, requestHash: a.requestHash, allocatedAt: a.allocatedAt, expiresAt: a.expiresAt,
+    endedAt: a.endedAt ?? at, endReason: a.endReason ?? 'expired', supersededAt: at,
+  };
+  return [ended, ...earlier.filter((e) => e.id !== a.id)].slice(0, cap);
+}
+
+/** Where a room keeps an allocationId: its current allocation, or one a newer allocation replaced. */
+export type AllocationRecord =
+  | { kind: 'current'; allocation: GameRoomStatusAllocation }
+  | { kind: 'previous'; allocation: PreviousAllocation; current: GameRoomStatusAllocation | undefined };
+
+export function allocationRecord(status: GameRoomStatus | undefined, id: string): AllocationRecord | undefined {
+  if (status?.allocation?.id === id) return { kind: 'current', allocation: status.allocation };
+  const earlier = status?.previousAllocations?.find((e) => e.id === id);
+  return earlier ? { kind: 'previous', allocation: earlier, current: status?.allocation } : undefined;
+}
 
 /** The allocation that holds the room now, or undefined (none, ended, or its TTL is over). */
 export function heldAllocation(status: GameRoomStatus | undefined, now: number): GameRoomStatusAllocation | undefined {
