@@ -74,7 +74,8 @@ export interface RunningOperator {
 function roomPod(pod: k8s.V1Pod): k8s.V1Pod {
   const slim = slimPod(pod);
   const grace = pod.metadata?.deletionGracePeriodSeconds;
-  return grace === undefined ? slim : { ...slim, metadata: { ...slim.metadata, deletionGracePeriodSeconds: grace } };
+  const metadata: k8s.V1ObjectMeta = slim.metadata ?? {};
+  return grace === undefined ? slim : { ...slim, metadata: { ...metadata, deletionGracePeriodSeconds: grace } };
 }
 
 export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
@@ -98,9 +99,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
   let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
-  const hooks = {
-    operation: (_t: EventType, _o: Operation) => undefined as void,
-    room: (_t: EventType, _r: GameRoom) => undefined as void,
+  const hooks: { operation: (t: EventType, o: Operation) => void; room: (t: EventType, r: GameRoom) => void } = {
+    operation: () => undefined,
+    room: () => undefined,
   };
   const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
   const listAll = <T extends k8s.KubernetesObject>(kind: CrdKind) => (page?: ListPage) =>
@@ -179,7 +180,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       healthQueue.add(name);
     }
     for (const op of informers.operations.list()) runnerQueue.add(op.spec.schedulerName);
-    for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace}/${r.metadata.name}`);
+    for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace as string}/${r.metadata.name as string}`);
   };
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
@@ -200,7 +201,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     readiness: [{
       name: 'caches',
       ready: () => Object.values(informers).every((i) => i.synced),
-      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError}`)[0],
+      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError ?? ''}`)[0],
     }],
   });
 
