@@ -51,9 +51,9 @@ let ports: { gateway?: number; rooms?: number; operator?: number; sandbox?: numb
  * that failed with EADDRINUSE, or undefined for any other error.
  */
 function busyPortMessage(err: unknown, where: Phase, configured: typeof ports): string | undefined {
-  const e = err as NodeJS.ErrnoException & { port?: number };
+  const e = err as (NodeJS.ErrnoException & { port?: number }) | null | undefined;
   if (!e || e.code !== 'EADDRINUSE') return undefined;
-  const port = e.port ?? configured.gateway;
+  const port = e.port ?? configured.gateway ?? '(unknown)';
   const say = (role: string, variable: string): string => `${role} port ${port} is in use; set ${variable} to another port`;
   if (where === 'sandbox') return say('sandbox Kubernetes API', 'ROOMKEEPER_SANDBOX_PORT');
   if (where === 'operator') return say('operator (health and metrics)', 'ROOMKEEPER_OPERATOR_PORT');
@@ -114,11 +114,11 @@ async function main(): Promise<void> {
     '',
     'Roomkeeper is running.',
     sandbox
-      ? `  Kubernetes API (embedded sandbox): ${sandbox.url}\n  kubeconfig: ${kubeconfigFile}\n    export KUBECONFIG=${kubeconfigFile}\n    kubectl get schedulers`
-      : `  Kubernetes cluster from ${cluster?.source}`,
+      ? `  Kubernetes API (embedded sandbox): ${sandbox.url}\n  kubeconfig: ${kubeconfigFile ?? ''}\n    export KUBECONFIG=${kubeconfigFile ?? ''}\n    kubectl get schedulers`
+      : `  Kubernetes cluster from ${cluster?.source ?? 'the environment'}`,
     `  Management API: ${gateway.managementUrl}   (HTTP Basic: ${config.authUsername} / ${config.authPassword})`,
     `  Rooms API:      ${gateway.roomsUrl}`,
-    `  Operator:       ${operator.opsUrl}/metrics`,
+    `  Operator:       ${operator.opsUrl ? `${operator.opsUrl}/metrics` : 'no health and metrics port'}`,
     simulation ? '  Simulated nodes and game rooms: on (rooms ping the rooms API)' : '',
     '',
     'Create a scheduler:',

@@ -27,7 +27,8 @@ function fromCrdSchema(schema: unknown): Schema {
   if (Array.isArray(schema)) return schema.map(fromCrdSchema) as unknown as Schema;
   if (typeof schema !== 'object' || schema === null) return schema as Schema;
   const out: Schema = {};
-  for (const [k, v] of Object.entries(schema)) {
+  const entries: [string, unknown][] = Object.entries(schema);
+  for (const [k, v] of entries) {
     if (k === 'x-kubernetes-int-or-string' && v === true) {
       out.oneOf = [{ type: 'integer' }, { type: 'string' }];
     } else if (k.startsWith('x-kubernetes-')) {
@@ -177,9 +178,8 @@ export function buildOpenApiDocument(version = '0.1.0'): Schema {
   const paths: Record<string, Record<string, Schema>> = {};
   const add = (route: RouteSpec, server: 'management' | 'rooms') => {
     const p = openApiPath(route.path);
-    paths[p] ??= {};
-    const entry = paths[p];
-    if (entry && !entry[route.method]) entry[route.method] = operation(route, server);
+    const entry = (paths[p] ??= {});
+    if (!entry[route.method]) entry[route.method] = operation(route, server);
   };
   for (const r of MANAGEMENT_LISTENER_ROUTES) add(r, 'management');
   for (const r of ROOMS_LISTENER_ROUTES) add(r, 'rooms');

@@ -67,7 +67,7 @@ export function parseCrd(file: string, text: string): CrdFile {
     scope,
     shortNames: asStrings(names.shortNames),
     categories: asStrings(names.categories),
-    schema: schema as JsonSchemaProps,
+    schema,
     document,
   };
 }

@@ -6,10 +6,11 @@
 
 type Kind = 'string' | 'int' | 'number' | 'bool' | 'url' | 'duration';
 
-interface KeySpec<K extends Kind = Kind> {
+interface KeySpec<K extends Kind = Kind, D extends KindType<K> | undefined = KindType<K> | undefined> {
   env: string;
   kind: K;
-  default: KindType<K> | undefined;
+  /** Its type is the default given, so `Config` knows which keys have none (and may be undefined). */
+  default: D;
   help: string;
   min?: number;
   secret?: boolean;
@@ -17,7 +18,7 @@ interface KeySpec<K extends Kind = Kind> {
 
 type KindType<K extends Kind> = K extends 'string' | 'url' ? string : K extends 'bool' ? boolean : number;
 
-function key<K extends Kind>(env: string, kind: K, def: KindType<K> | undefined, help: string, extra: { min?: number; secret?: boolean } = {}): KeySpec<K> {
+function key<K extends Kind, D extends KindType<K> | undefined>(env: string, kind: K, def: D, help: string, extra: { min?: number; secret?: boolean } = {}): KeySpec<K, D> {
   return { env, kind, default: def, help, ...extra };
 }
 

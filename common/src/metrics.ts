@@ -155,7 +155,7 @@ export class Histogram {
     this.series.entry(labels);
   }
   /** A child with its labels fixed once, for hot paths. */
-  bind(labels: Labels): { observe(value: number): void } {
+  bind(labels: Labels): { observe: (value: number) => void } {
     const child = this.prom.for(labels).labels(asPromLabels(labels));
     this.series.entry(labels);
     return { observe: (value: number) => child.observe(value) };

@@ -75,8 +75,8 @@ export const CONTROLLERS: readonly ControllerDeclaration[] = [
     queue: 'gamerooms',
     watches: {
       // A deleted room is not reconciled: operator.ts tells its end (roomDeleted).
-      gamerooms: { key: (t, r) => (t === 'delete' ? undefined : `${r.metadata.namespace}/${r.metadata.name}`) },
-      pods: { key: (_t, p) => `${p.metadata?.namespace}/${p.metadata?.name}` },
+      gamerooms: { key: (t, r) => (t === 'delete' ? undefined : `${r.metadata.namespace as string}/${r.metadata.name as string}`) },
+      pods: { key: (_t, p) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}` },
     },
   },
   {
@@ -104,7 +104,7 @@ export interface Enqueue {
 export function keysFor<S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S], controllers: readonly ControllerDeclaration[] = CONTROLLERS): Enqueue[] {
   const out: Enqueue[] = [];
   for (const c of controllers) {
-    const watch = c.watches[source] as Watch<WatchedObjects[S]> | undefined;
+    const watch = c.watches[source];
     const key = watch?.key(type, obj);
     if (watch && key) out.push({ queue: c.queue, key, debounced: watch.debounced?.(type, obj) ?? false });
   }

@@ -32,7 +32,8 @@ export type OperatorInformers = {
 function roomPod(pod: k8s.V1Pod): k8s.V1Pod {
   const slim = slimPod(pod);
   const grace = pod.metadata?.deletionGracePeriodSeconds;
-  return grace === undefined ? slim : { ...slim, metadata: { ...slim.metadata, deletionGracePeriodSeconds: grace } };
+  const metadata: k8s.V1ObjectMeta = slim.metadata ?? {};
+  return grace === undefined ? slim : { ...slim, metadata: { ...metadata, deletionGracePeriodSeconds: grace } };
 }
 
 /** The informers, not started (`start()` each). */

@@ -78,9 +78,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
   let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
-  const hooks = {
-    operation: (_t: EventType, _o: Operation) => undefined as void,
-    room: (_t: EventType, _r: GameRoom) => undefined as void,
+  const hooks: { operation: (t: EventType, o: Operation) => void; room: (t: EventType, r: GameRoom) => void } = {
+    operation: () => undefined,
+    room: () => undefined,
   };
   const informers = createOperatorInformers(clients, {
     logger: logger.child({ part: 'informer' }),
@@ -155,7 +155,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       healthQueue.add(name);
     }
     for (const op of informers.operations.list()) runnerQueue.add(op.spec.schedulerName);
-    for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace}/${r.metadata.name}`);
+    for (const r of informers.rooms.list()) roomQueue.add(`${r.metadata.namespace as string}/${r.metadata.name as string}`);
   };
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
@@ -176,7 +176,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     readiness: [{
       name: 'caches',
       ready: () => Object.values(informers).every((i) => i.synced),
-      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError}`)[0],
+      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError ?? ''}`)[0],
     }],
   });
 

@@ -253,13 +253,13 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
 
   private schedule(delayMs: number): void {
     this.clearTimer();
-    if (this.closed || this.finished) return;
+    if (this.isOver()) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.inFlight) this.sendAgain = true;
       else void this.ping();
     }, delayMs);
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   private clearTimer(): void {
@@ -267,8 +267,13 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.timer = undefined;
   }
 
+  /** Closed or finished: no more pings. Read through a call, as a pending ping may see it change. */
+  private isOver(): boolean {
+    return this.closed || this.finished;
+  }
+
   private async ping(): Promise<void> {
-    if (this.closed || this.finished || this.statusValue === 'starting') return;
+    if (this.isOver() || this.statusValue === 'starting') return;
     const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches };
     this.inFlight = true;
     let outcome: { answer: PingAnswer } | { reason: string };

@@ -26,7 +26,7 @@ export class Transport {
     const controller = new AbortController();
     this.inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-    timer.unref?.();
+    timer.unref();
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     try {

@@ -105,7 +105,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   /** undefined when every cache has synced once; otherwise which have not, and why. */
   notReadyReason(): string | undefined {
     const names = [PLURALS.Scheduler, PLURALS.SchedulerVersion, PLURALS.Operation, PLURALS.GameRoom];
-    const waiting = this.caches.map((c, i) => (c.isSynced ? undefined : `${names[i]}${c.error ? ` (${c.error})` : ''}`)).filter(Boolean);
+    const waiting = this.caches.map((c, i) => (c.isSynced ? undefined : `${names[i] ?? ''}${c.error ? ` (${c.error})` : ''}`)).filter(Boolean);
     return waiting.length > 0 ? `caches not synced: ${waiting.join(', ')}` : undefined;
   }
 
@@ -190,7 +190,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   listVersions(schedulerName: string): Promise<SchedulerVersion[]> {
-    return Promise.resolve(this.requireSynced(this.versions, PLURALS.SchedulerVersion).list().filter((v) => v.spec?.scheduler === schedulerName));
+    return Promise.resolve(this.requireSynced(this.versions, PLURALS.SchedulerVersion).list().filter((v) => v.spec.scheduler === schedulerName));
   }
 
   // ---- OperationStore ----
@@ -218,7 +218,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   listOperations(schedulerName: string): Promise<Operation[]> {
-    return Promise.resolve(this.requireSynced(this.operations, PLURALS.Operation).list().filter((o) => o.spec?.schedulerName === schedulerName));
+    return Promise.resolve(this.requireSynced(this.operations, PLURALS.Operation).list().filter((o) => o.spec.schedulerName === schedulerName));
   }
 
   async requestCancel(id: string): Promise<void> {
@@ -302,7 +302,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit: 500, ...(next ? { _continue: next } : {}),
       }) as GameRoomList & { metadata?: { continue?: string } };
       out.push(...page.items);
-      next = page.metadata?.continue || undefined;
+      next = page.metadata.continue || undefined;
     } while (next);
     return out;
   }
@@ -368,7 +368,7 @@ export function isNamespaceGone(err: unknown): boolean {
   const status = apiStatus(err);
   if (status === 404) return true;
   if (status !== 403) return false;
-  const body = typeof err === 'object' && err !== null && 'body' in err ? (err as { body: unknown }).body : undefined;
+  const body = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
   const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
   return text.includes('NamespaceTerminating') || describeApiError(err).includes('because it is being terminated');
 }

@@ -26,7 +26,7 @@ import { requestLogger } from './request-context';
 interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown }
 
 function asHttpish(err: unknown): HttpishError {
-  return typeof err === 'object' && err !== null ? (err as HttpishError) : {};
+  return typeof err === 'object' && err !== null ? err : {};
 }
 
 /** Turns any thrown value into an ApiError. */

@@ -3,7 +3,7 @@ import type { OperationQueries } from '../use-cases/operation-queries';
 import type { RoomAllocations } from '../use-cases/room-allocation';
 import type { SchedulerCommands } from '../use-cases/scheduler-commands';
 import type { SchedulerQueries } from '../use-cases/scheduler-queries';
-import { objectNameParam, queryString, type RouteHandler, type RouteSpec, schedulerNameParam } from './route-spec';
+import { objectNameParam, queryString, type RouteHandler, type RouteSpec, schedulerNameParam, stringParam } from './route-spec';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const operationIdResponse = ref('OperationIdResponse');
@@ -93,7 +93,7 @@ export function managementHandlers(u: ManagementUseCases): Record<ManagementRout
         orderBy: queryString(req, 'orderBy') ?? queryString(req, 'order_by'),
       };
       // Listing an unknown (or impossible) scheduler gives an empty list, as Maestro.
-      const name = String((req.params as Record<string, unknown>).schedulerName ?? '');
+      const name = stringParam(req, 'schedulerName');
       return u.operationQueries.list(name, query);
     },
     getOperation: (req) => {

@@ -90,19 +90,21 @@ export function isDnsSubdomain(name: string): boolean {
 
 /** A scheduler name from the path; a name Kubernetes cannot hold cannot exist (404). */
 export function schedulerNameParam(req: Request, notFoundMessage?: (name: string) => string): string {
-  const name = String((req.params as Record<string, unknown>).schedulerName ?? '');
+  const name = stringParam(req, 'schedulerName');
   if (!isDnsLabel(name)) throw new NotFoundError(notFoundMessage ? notFoundMessage(name.slice(0, 64)) : `scheduler ${name.slice(0, 64)} not found`);
   return name;
 }
 
 /** An object name (operation id) from the path; an impossible name cannot exist (404). */
 export function objectNameParam(req: Request, param: string, notFoundMessage: (name: string) => string): string {
-  const name = String((req.params as Record<string, unknown>)[param] ?? '');
+  const name = stringParam(req, param);
   if (!isDnsSubdomain(name)) throw new NotFoundError(notFoundMessage(name.slice(0, 64)));
   return name;
 }
 
+/** A named path parameter ('' when absent; our routes have no wildcard, so a present one is a string). */
 export function stringParam(req: Request, param: string): string {
-  return String((req.params as Record<string, unknown>)[param] ?? '');
+  const value: unknown = (req.params as Record<string, unknown>)[param];
+  return typeof value === 'string' ? value : '';
 }
 

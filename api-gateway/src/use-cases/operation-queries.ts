@@ -53,7 +53,7 @@ export class OperationQueries {
   async list(schedulerName: string, query: ListOperationsQuery): Promise<OperationPage> {
     const stage = query.stage;
     if (stage !== 'pending' && stage !== 'active' && stage !== 'final') {
-      throw new InputError(`invalid stage filter: ${String(stage ?? '').slice(0, 64)}`);
+      throw new InputError(`invalid stage filter: ${(stage ?? '').slice(0, 64)}`);
     }
     const descending = parseOrderBy(query.orderBy);
     const page = parsePositiveInt(query.page, 'page');

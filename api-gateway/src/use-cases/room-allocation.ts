@@ -390,7 +390,7 @@ export class RoomAllocations {
 
   private noteClaim(scheduler: string, room: GameRoom): void {
     let claimed = this.claimed.get(scheduler);
-    if (!claimed) this.claimed.set(scheduler, (claimed = new Map()));
+    if (!claimed) this.claimed.set(scheduler, (claimed = new Map<string, string>()));
     claimed.set(room.metadata.name ?? '', room.metadata.resourceVersion ?? '');
     if (claimed.size > 10_000) claimed.delete(claimed.keys().next().value as string);
     if (this.claimed.size > 1_000) this.claimed.delete(this.claimed.keys().next().value as string);

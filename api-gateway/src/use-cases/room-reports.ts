@@ -245,7 +245,7 @@ export class RoomReports {
   /** Where a room's events go, or undefined when nothing is to be forwarded. */
   private forwardTarget(room: GameRoom): { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom } | undefined {
     const sink = this.deps.forwarder;
-    if (!sink || room.spec?.validation === true) return undefined;
+    if (!sink || room.spec.validation === true) return undefined;
     const schedulerName = room.metadata.namespace ?? room.spec.scheduler;
     const scheduler = this.deps.rooms.findScheduler(schedulerName);
     if (!scheduler) return undefined;

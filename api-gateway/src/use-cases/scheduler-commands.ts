@@ -89,7 +89,7 @@ export class SchedulerCommands {
   constructor(private readonly deps: SchedulerCommandsDeps) {}
 
   private get maxRooms(): number {
-    return this.deps.maxRoomsPerScheduler ?? Number(CONFIG_SCHEMA.maxRoomsPerScheduler.default);
+    return this.deps.maxRoomsPerScheduler ?? CONFIG_SCHEMA.maxRoomsPerScheduler.default;
   }
 
   private assertWithinRoomLimit(spec: SchedulerSpec): void {

@@ -116,7 +116,7 @@ export interface InfoCounts { ready: number; occupied: number; active: number; p
 export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCounts {
   const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0 };
   for (const r of rooms) {
-    if (r.spec?.validation === true) continue;
+    if (r.spec.validation === true) continue;
     const status = r.metadata.deletionTimestamp ? 'terminating' : r.status?.status;
     out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
     if (isServing(status)) out.matchSlots += maxMatches;

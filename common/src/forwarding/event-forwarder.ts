@@ -11,7 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics';
 import { ForwarderClientPool } from './forwarder-client-pool';
-import { DEFAULT_FORWARD_TIMEOUT_MS, forwarderTimeoutMs, isForwarderEnabled, isGrpcForwarder, isHostPortAddress } from './forwarder-options';
+import { DEFAULT_FORWARD_TIMEOUT_MS, enabledForwarders, forwarderTimeoutMs, isGrpcForwarder, isHostPortAddress } from './forwarder-options';
 import { loadForwarderProtocol, type ForwarderProtocol, type ForwarderRequests, type ForwarderRpc, type PartialMessage, type ResponseMessage } from './forwarder-protocol';
 import type {
   ForwardedEventType,
@@ -24,6 +24,7 @@ import type {
   PlayerEventName,
 } from './forwarder-types';
 import { playerEventMessage, resyncMessage, roomEventMessage, roomStatusMessage } from './forward-messages';
+import { forwarderLabel } from './forward-pump';
 
 export interface EventForwarderOptions {
   logger: Logger;
@@ -214,9 +215,7 @@ export class EventForwarder {
   ): Promise<ForwardOutcome> {
     try {
       if (room.validation === true || (skipTerminating && room.terminating === true)) return { ok: true, results: [] };
-      const enabled = (Array.isArray(forwarders) ? forwarders : []).filter(
-        (f): f is ForwarderConfig => typeof f === 'object' && f !== null && isForwarderEnabled(f),
-      );
+      const enabled = enabledForwarders(forwarders);
       const results = await Promise.all(enabled.map((f) => this.sendOne(f, room, type, rpc, build)));
       return { ok: results.every((r) => r.ok), results };
     } catch (err) {
@@ -233,14 +232,14 @@ export class EventForwarder {
     rpc: R,
     build: (forwarder: ForwarderConfig) => PartialMessage<ForwarderRequests[R]>,
   ): Promise<ForwardResult> {
-    const name = typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : String(forwarder.address);
+    const name = forwarderLabel(forwarder);
     const context = { forwarder: name, address: forwarder.address, type, scheduler: room.schedulerName, roomId: room.roomId };
     this.noteLabelUser(name, room.schedulerName);
     const stopTimer = this.duration.startTimer({ forwarder: name, type });
     let result: ForwardResult;
     try {
       if (!isGrpcForwarder(forwarder)) {
-        result = { forwarder: name, ok: false, error: `unsupported forwarder type "${forwarder.type}"` };
+        result = { forwarder: name, ok: false, error: `unsupported forwarder type "${forwarder.type ?? ''}"` };
       } else if (typeof forwarder.address !== 'string' || forwarder.address.trim() === '') {
         result = { forwarder: name, ok: false, error: 'forwarder has no address' };
       } else if (!isHostPortAddress(forwarder.address)) {
@@ -283,7 +282,7 @@ export class EventForwarder {
         );
       } catch (err) {
         lease.release();
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
   }

@@ -7,6 +7,7 @@
  * forwarder's metadata wins for room events. Player events carry the request metadata plus the
  * forwarder's `roomType` only, and a room with just game and id.
  */
+import { isRecord } from '../json/is-record';
 import { forwarderMetadata } from './forwarder-options';
 import type { PartialMessage, PlayerEventMessage, RoomEventMessage, RoomMessage, RoomStatusMessage } from './forwarder-protocol';
 import type { ForwardedRoom, ForwardedRoomStatus, ForwarderConfig, PingStatus, PlayerEventName, RoomPort } from './forwarder-types';
@@ -18,16 +19,17 @@ export function metadataValue(value: unknown): string | undefined {
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (typeof value === 'function' || typeof value === 'symbol') return undefined;
   try {
-    return JSON.stringify(value) ?? undefined;
+    return JSON.stringify(value);
   } catch {
-    return String(value);
+    // Not JSON (a cycle, a BigInt inside; metadata parsed from JSON never is): the object's tag, as String() gives.
+    return Object.prototype.toString.call(value);
   }
 }
 
 /** A metadata object with every value stringified; undefined values are dropped. */
 export function stringifyMetadata(metadata: Record<string, unknown> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  if (typeof metadata !== 'object' || metadata === null) return out;
+  if (!isRecord(metadata)) return out;
   for (const [key, value] of Object.entries(metadata)) {
     const text = metadataValue(value);
     if (text !== undefined) out[key] = text;

@@ -14,7 +14,7 @@
  * Runs in the forwarding worker thread (forwarding-worker-thread.ts) and, for tests, anywhere.
  */
 import { CoalescingQueue } from './coalescing-queue';
-import { isForwarderEnabled } from './forwarder-options';
+import { enabledForwarders } from './forwarder-options';
 import type { ForwardedRoom, ForwardedRoomStatus, ForwarderConfig, ForwardOutcome } from './forwarder-types';
 
 /** One ping (or terminated status) to forward to every enabled forwarder of its scheduler. */
@@ -79,12 +79,12 @@ interface ReceiverLane {
 const WORSE: Record<PingForwardResult, number> = { ok: 0, coalesced: 1, failed: 2, dropped: 3 };
 
 export function forwarderLabel(forwarder: ForwarderConfig): string {
-  return typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : String(forwarder.address);
+  return typeof forwarder.name === 'string' && forwarder.name !== '' ? forwarder.name : forwarder.address;
 }
 
 /** The receiver a forwarder names (forwarders of different schedulers may share one). */
 export function receiverKey(forwarder: ForwarderConfig): string {
-  return `${forwarderLabel(forwarder)}\u0000${String(forwarder.address)}`;
+  return `${forwarderLabel(forwarder)}\u0000${forwarder.address}`;
 }
 
 /** The key under which one room's forwards coalesce while they wait. */
@@ -125,9 +125,7 @@ export class ForwardPump {
   }
 
   offer(ping: PingForward): void {
-    const enabled = (Array.isArray(ping.forwarders) ? ping.forwarders : []).filter(
-      (f): f is ForwarderConfig => typeof f === 'object' && f !== null && isForwarderEnabled(f),
-    );
+    const enabled = enabledForwarders(ping.forwarders);
     if (enabled.length === 0) {
       this.options.onPingDone('ok');
       return;
@@ -174,7 +172,7 @@ export class ForwardPump {
     const key = receiverKey(forwarder);
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { name: forwarderLabel(forwarder), address: String(forwarder.address), queue: new CoalescingQueue<Send>(this.maxQueued), inFlight: 0, failures: 0, openMs: this.circuitOpenMs };
+      lane = { name: forwarderLabel(forwarder), address: forwarder.address, queue: new CoalescingQueue<Send>(this.maxQueued), inFlight: 0, failures: 0, openMs: this.circuitOpenMs };
       this.lanes.set(key, lane);
     }
     return lane;

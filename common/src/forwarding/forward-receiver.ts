@@ -95,8 +95,9 @@ export async function startForwardReceiver(options: ForwardReceiverOptions = {})
     setReply: (next) => {
       reply = next;
     },
-    stop: async () => {
+    stop: () => {
       server.forceShutdown();
+      return Promise.resolve();
     },
   };
 }

@@ -2,6 +2,7 @@
  * Reading a forwarder's settings. Configuration comes from users, so every reader tolerates bad
  * values and falls back to a default rather than throwing.
  */
+import { isRecord } from '../json/is-record';
 import type { ForwarderConfig } from './forwarder-types';
 
 export const DEFAULT_FORWARD_TIMEOUT_MS = 1000;
@@ -35,6 +36,12 @@ export function isForwarderEnabled(forwarder: ForwarderConfig): boolean {
   return forwarder.enable === true;
 }
 
+/** The enabled forwarders of a `forwarders` value as it came in (anything not an array of objects yields none). */
+export function enabledForwarders(forwarders: unknown): ForwarderConfig[] {
+  if (!Array.isArray(forwarders)) return [];
+  return forwarders.filter((f: unknown): f is ForwarderConfig => isRecord(f)).filter(isForwarderEnabled);
+}
+
 /** Only the gRPC type exists; an absent type means gRPC. */
 export function isGrpcForwarder(forwarder: ForwarderConfig): boolean {
   return forwarder.type === undefined || forwarder.type.toLowerCase() === 'grpc';
@@ -56,7 +63,6 @@ export function forwarderTimeoutMs(forwarder: ForwarderConfig, defaultMs = DEFAU
 
 /** The forwarder's `options.metadata`, or an empty object when absent or not an object. */
 export function forwarderMetadata(forwarder: ForwarderConfig): Record<string, unknown> {
-  const metadata = forwarder.options?.metadata;
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return {};
-  return metadata;
+  const metadata: unknown = forwarder.options?.metadata;
+  return isRecord(metadata) ? metadata : {};
 }

@@ -122,13 +122,13 @@ export function findForwarderProto(startDir: string = __dirname): string {
 
 const CONVERSION: protobuf.IConversionOptions = { enums: String, longs: Number, defaults: true, arrays: true, objects: true };
 
-function codecFor<T>(type: protobuf.Type): { encode: (value: unknown) => Buffer; decode: (bytes: Buffer) => T } {
+function codecFor(type: protobuf.Type): { encode: (value: unknown) => Buffer; decode: (bytes: Buffer) => unknown } {
   return {
     encode: (value) => {
       const message = type.fromObject(value as Record<string, unknown>);
       return Buffer.from(type.encode(message).finish());
     },
-    decode: (bytes) => type.toObject(type.decode(bytes), CONVERSION) as T,
+    decode: (bytes) => type.toObject(type.decode(bytes), CONVERSION),
   };
 }
 
@@ -150,14 +150,14 @@ export function loadForwarderProtocol(protoPath: string = findForwarderProto()):
   } catch (err) {
     throw new ForwarderProtocolError(`cannot load ${protoPath}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  const response = codecFor<ResponseMessage>(root.lookupType('eventforwarder.Response'));
+  const response = codecFor(root.lookupType('eventforwarder.Response'));
   const methods: Record<string, grpc.MethodDefinition<unknown, ResponseMessage>> = {};
   for (const [rpc, requestName] of Object.entries(FORWARDER_RPCS)) {
     const method = service.methods[rpc];
     if (!method || method.resolvedRequestType?.name !== requestName || method.resolvedResponseType?.name !== 'Response') {
       throw new ForwarderProtocolError(`${protoPath}: ${FORWARDER_SERVICE_NAME}.${rpc} must take ${requestName} and return Response`);
     }
-    const request = codecFor<unknown>(method.resolvedRequestType);
+    const request = codecFor(method.resolvedRequestType);
     methods[rpc] = {
       path: `/${FORWARDER_SERVICE_NAME}/${rpc}`,
       originalName: rpc,
@@ -166,7 +166,8 @@ export function loadForwarderProtocol(protoPath: string = findForwarderProto()):
       requestSerialize: request.encode,
       requestDeserialize: request.decode,
       responseSerialize: response.encode,
-      responseDeserialize: response.decode,
+      // The Response type was checked above: decoding with `defaults: true` gives its fields.
+      responseDeserialize: (bytes) => response.decode(bytes) as ResponseMessage,
     };
   }
   const protocol: ForwarderProtocol = {

@@ -117,7 +117,6 @@ function main(): void {
   });
 
   port.on('message', (message: ToWorker) => {
-    if (message.type !== 'pings') return;
     report.accepted += message.pings.length;
     for (const ping of message.pings) pump.offer(ping);
   });

@@ -33,7 +33,7 @@ import type { Logger } from '../logger';
 import type { Counter, Gauge, MetricsRegistry } from '../metrics';
 import { CoalescingQueue } from './coalescing-queue';
 import type { RelayedForward } from './event-forwarder';
-import { isForwarderEnabled } from './forwarder-options';
+import { enabledForwarders } from './forwarder-options';
 import { forwarderLabel, PING_FORWARD_RESULTS, pingForwardKey, receiverKey, type LostReason, type PingForward, type PingForwardResult } from './forward-pump';
 import type { ForwardingWorkerSettings, FromWorker, ToWorker, WorkerReport, WorkerStarted } from './forwarding-worker-thread';
 
@@ -181,7 +181,7 @@ export class ForwardingWorker implements PingForwardQueue {
   /** When every enabled receiver of `ping` has an open circuit: counts its forwards as skipped and the ping as failed. */
   private skipIfAllOpen(ping: PingForward): boolean {
     const now = this.now();
-    const enabled = (Array.isArray(ping.forwarders) ? ping.forwarders : []).filter((f) => typeof f === 'object' && f !== null && isForwarderEnabled(f));
+    const enabled = enabledForwarders(ping.forwarders);
     if (enabled.length === 0 || !enabled.every((f) => now < (this.openUntil.get(receiverKey(f)) ?? 0))) return false;
     for (const f of enabled) this.lost.skipped.inc({ forwarder: forwarderLabel(f) });
     for (const l of this.listeners) l('failed', 1);

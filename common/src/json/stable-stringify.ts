@@ -1,3 +1,5 @@
+import { jsonText } from './json-text';
+
 /** JSON with object keys sorted and undefined members left out: equal values give equal text (for hashes and comparisons). */
 export function stableStringify(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
@@ -5,5 +7,5 @@ export function stableStringify(v: unknown): string {
     return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort()
       .map((k) => `${JSON.stringify(k)}:${stableStringify((v as Record<string, unknown>)[k])}`).join(',')}}`;
   }
-  return JSON.stringify(v) ?? 'null';
+  return jsonText(v) ?? 'null';
 }

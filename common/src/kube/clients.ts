@@ -101,7 +101,7 @@ function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | un
       if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(KUBE_REQUEST_TIMEOUT_MS));
       return ctx;
     },
-    post: async (ctx: k8s.ResponseContext) => ctx,
+    post: (ctx: k8s.ResponseContext) => Promise.resolve(ctx),
   };
 }
 
@@ -207,8 +207,7 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, metr
 /** The HTTP status of an error thrown by the client, if it came from the API server. */
 export function apiStatus(err: unknown): number | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
-    if (typeof code === 'number') return code;
+    if (typeof err.code === 'number') return err.code;
   }
   return undefined;
 }
@@ -303,10 +302,10 @@ export interface KubeStatusBody {
 /** The API server's `Status` body of a client error, parsed, when it has one. */
 export function statusBodyOf(err: unknown): KubeStatusBody | undefined {
   if (typeof err !== 'object' || err === null || !('body' in err)) return undefined;
-  const body = (err as { body: unknown }).body;
+  const body = err.body;
   try {
     const parsed: unknown = typeof body === 'string' ? JSON.parse(body) : body;
-    return typeof parsed === 'object' && parsed !== null ? parsed as KubeStatusBody : undefined;
+    return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -325,7 +324,7 @@ function statusBody(err: unknown): { message?: string; reason?: string } | undef
 
 /** An error's message, without client-node's dump of the body and headers when it has one. */
 function plainMessage(err: unknown): string {
-  const message = typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : String(err);
+  const message = typeof err === 'object' && err !== null && 'message' in err ? String(err.message) : String(err);
   const dumped = /^HTTP-Code: \d+\nMessage: (.*)\nBody: /.exec(message);
   if (!dumped) return message;
   const body = (err as { body?: unknown }).body;

@@ -38,7 +38,8 @@ interface ResourceRef { group: string; plural: string; name?: string; display: s
 
 /** `/apis/g/v/namespaces/ns/plural/name` or `/api/v1/plural` -> group, plural and a readable form. */
 export function resourceOf(path: string): ResourceRef {
-  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  const [pathOnly = ''] = path.split('?');
+  const parts = pathOnly.split('/').filter(Boolean);
   const core = parts[0] === 'api';
   const group = core ? '' : (parts[1] ?? '');
   let rest = parts.slice(core ? 2 : 3);

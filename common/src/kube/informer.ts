@@ -49,7 +49,7 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
 
 function keyOf(obj: k8s.KubernetesObject): string {
   const m = obj.metadata ?? {};
-  return m.namespace ? `${m.namespace}/${m.name}` : (m.name ?? '');
+  return m.namespace ? `${m.namespace}/${m.name ?? ''}` : (m.name ?? '');
 }
 
 export class ResilientInformer<T extends k8s.KubernetesObject> {
@@ -136,7 +136,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     return this.objects.get(namespace ? `${namespace}/${name}` : name);
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.stopped = true;
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
@@ -144,19 +144,25 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.request?.abort();
     this.request = undefined;
     for (const w of this.syncWaiters.splice(0)) w();
+    return Promise.resolve();
+  }
+
+  /** Whether a run of `generation` is still the one to go on (not stopped, not superseded); may change across an await. */
+  private isCurrent(generation: number): boolean {
+    return !this.stopped && generation === this.generation;
   }
 
   private async run(generation: number): Promise<void> {
-    if (this.stopped || generation !== this.generation) return;
+    if (!this.isCurrent(generation)) return;
     try {
       if (!this.resourceVersion) await this.relist();
-      if (this.stopped || generation !== this.generation) return;
+      if (!this.isCurrent(generation)) return;
       const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
       if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
       this.expired = undefined;
       this.request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
         this.request = undefined;
-        if (this.stopped || generation !== this.generation) return;
+        if (!this.isCurrent(generation)) return;
         this.countWatchRestart(!err && this.expired ? 'expired' : err && !isTimeout(err) ? 'error' : 'closed');
         // The server ended the watch with an ERROR event (410 Expired): relist, after the
         // backoff, so a server that keeps answering so is not asked again and again at once.
@@ -192,14 +198,15 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       // Every page is of the snapshot of the first (kube-apiserver: the continue token pins it;
       // an expired token is a 410, and the next relist starts over).
       const list = await this.opts.list({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
-      for (const raw of list.items ?? []) {
+      // `items` is declared required, but an empty custom-object list is plain JSON and may leave it out.
+      for (const raw of (list.items as T[] | undefined) ?? []) {
         const obj = this.keep(raw);
         seen.add(keyOf(obj));
         this.upsert(obj);
       }
       resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
       // Typed lists (core) carry `_continue`; custom objects come as plain JSON with `continue`.
-      const meta = list.metadata as { _continue?: string; continue?: string } | undefined;
+      const meta: { _continue?: string; continue?: string } | undefined = list.metadata;
       token = meta?._continue || meta?.continue || undefined;
     } while (token && !this.stopped);
     for (const [key, obj] of [...this.objects]) {
@@ -246,7 +253,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     const ns = obj.metadata?.namespace;
     if (ns) {
       let m = this.byNamespace.get(ns);
-      if (!m) this.byNamespace.set(ns, (m = new Map()));
+      if (!m) this.byNamespace.set(ns, (m = new Map<string, T>()));
       m.set(key, obj);
     }
     this.opts.onEvent?.(existing ? 'update' : 'add', obj);

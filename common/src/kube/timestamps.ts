@@ -8,7 +8,7 @@
 export function toIsoString(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'object' && value !== null && 'toISOString' in value && typeof value.toISOString === 'function') {
-    return String((value as { toISOString(): string }).toISOString());
+    return (value as { toISOString(): string }).toISOString();
   }
   return '';
 }

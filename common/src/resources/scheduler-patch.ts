@@ -14,13 +14,14 @@ export type SchedulerPatch = Partial<Omit<SchedulerSpec, 'spec' | 'autoscaling'>
 
 /** True when the patch names no field at all (Maestro answers 409 "no change found"). */
 export function isEmptyPatch(patch: SchedulerPatch): boolean {
-  return Object.values(patch).every((v) => v === undefined);
+  return Object.values(patch).every((v: unknown) => v === undefined);
 }
 
 export function applySchedulerPatch(current: SchedulerSpec, patch: SchedulerPatch): SchedulerSpec {
   const { spec: specPatch, autoscaling: autoscalingPatch, ...topLevel } = patch;
   const merged: SchedulerSpec = structuredClone(current);
-  for (const [key, value] of Object.entries(topLevel)) {
+  const topLevelEntries: [string, unknown][] = Object.entries(topLevel);
+  for (const [key, value] of topLevelEntries) {
     if (value !== undefined) (merged as unknown as Record<string, unknown>)[key] = structuredClone(value);
   }
   if (autoscalingPatch) {
@@ -29,7 +30,8 @@ export function applySchedulerPatch(current: SchedulerSpec, patch: SchedulerPatc
   if (specPatch) {
     const { containers, ...roomFields } = specPatch;
     const room: RoomSpec = { ...merged.spec };
-    for (const [key, value] of Object.entries(roomFields)) {
+    const roomEntries: [string, unknown][] = Object.entries(roomFields);
+    for (const [key, value] of roomEntries) {
       if (value !== undefined) (room as unknown as Record<string, unknown>)[key] = structuredClone(value);
     }
     if (containers) {

@@ -13,7 +13,7 @@ export interface WorkResult {
   requeueAfterMs?: number;
 }
 
-export type WorkHandler = (key: string) => Promise<WorkResult | void>;
+export type WorkHandler = (key: string) => Promise<WorkResult | undefined>;
 
 export interface WorkQueueOptions {
   handler: WorkHandler;

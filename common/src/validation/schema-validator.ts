@@ -4,6 +4,7 @@
  */
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
+import { jsonText } from '../json/json-text';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import { toAjvSchema, type AjvSchema, type TranslateOptions } from './ajv-schema';
 import { joinField, joinIndex, joinMapKey } from './field-path';
@@ -27,7 +28,7 @@ function newAjv(): Ajv {
 export function jsonCopy(data: unknown): { value: unknown } | undefined {
   if (data === undefined) return { value: undefined };
   try {
-    const text = JSON.stringify(data);
+    const text = jsonText(data);
     return { value: text === undefined ? undefined : (JSON.parse(text) as unknown) };
   } catch {
     return undefined;
@@ -80,7 +81,7 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
 };
 
 function describe(value: unknown): string {
-  const text = JSON.stringify(value);
+  const text = jsonText(value);
   return text === undefined ? String(value) : text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }
 
@@ -145,7 +146,7 @@ export function compileSchemaValidator(schema: JsonSchemaProps, options: Transla
     const seen = new Set<string>();
     for (const error of validate.errors ?? []) {
       const base = fieldOf(error.instancePath, value, ajvSchema);
-      const field = error.keyword === 'required' ? joinField(base, String((error.params as { missingProperty: string }).missingProperty)) : base;
+      const field = error.keyword === 'required' ? joinField(base, (error.params as { missingProperty: string }).missingProperty) : base;
       const message = messageOf(error, valueAt(value, error.instancePath));
       const key = `${field}\u0000${message}`;
       if (!seen.has(key)) {

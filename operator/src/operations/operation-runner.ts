@@ -95,10 +95,10 @@ export class OperationRunner {
   operationsOf(schedulerName: string): Operation[] {
     const byName = new Map<string, Operation>();
     for (const op of this.deps.caches.operations.list()) {
-      if (op.spec?.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
+      if (op.spec.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
     }
     for (const op of this.overlay.values()) {
-      if (op.spec?.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
+      if (op.spec.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
     }
     return [...byName.values()];
   }

@@ -77,13 +77,13 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
     const after = AFTER_STUCK[op.spec.definitionName] ?? '.';
     const text = lease === 'missing'
       ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
-      : `Operation lease expired at ${op.status?.lease?.ttl} (holder ${op.status?.lease?.holder ?? 'unknown'}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${after}`;
+      : `Operation lease expired at ${op.status?.lease?.ttl ?? 'an unrecorded time'} (holder ${op.status?.lease?.holder ?? 'unknown'}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${after}`;
     end.push({
       op, status: OperationStatusName.Error, events: [text],
       condition: lease === 'missing'
         ? { type: OperationConditionType.Invalid, reason: ConditionReason.NoLease, message: text }
         : { type: OperationConditionType.Stuck, reason: ConditionReason.LeaseExpired, message: text },
-      stuck: `Operation ${op.metadata.name} (${op.spec.definitionName}) ended in error: ${text}`,
+      stuck: `Operation ${op.metadata.name as string} (${op.spec.definitionName}) ended in error: ${text}`,
     });
   }
   const withRequeue = (plan: Omit<QueuePlan, 'requeueAfterMs'>): QueuePlan => (requeueAfterMs === undefined ? plan : { ...plan, requeueAfterMs });

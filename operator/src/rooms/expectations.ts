@@ -71,7 +71,7 @@ export class RoomExpectations {
 
   private roomsOf(scheduler: string): Map<string, { what: Expected; at: number }> {
     let rooms = this.pending.get(scheduler);
-    if (!rooms) this.pending.set(scheduler, (rooms = new Map()));
+    if (!rooms) this.pending.set(scheduler, (rooms = new Map<string, { what: Expected; at: number }>()));
     return rooms;
   }
 }

@@ -121,7 +121,7 @@ export class HealthController {
       timeouts: t,
       activeVersion,
       maxSurge: s.spec.maxSurge,
-      autoscalingMax: s.spec.autoscaling?.enabled && (s.spec.autoscaling.max ?? -1) >= 0 ? s.spec.autoscaling.max : undefined,
+      autoscalingMax: s.spec.autoscaling?.enabled && s.spec.autoscaling.max >= 0 ? s.spec.autoscaling.max : undefined,
     });
     let plan = planWith(timeouts);
     // The expiry brake: rooms that look dead only because their pings were not seen are held
@@ -216,7 +216,7 @@ export class HealthController {
     const op = buildOperation({ id: newOperationId(now), schedulerName, definitionName, input, priority: true, source: OperationSourceName.Operator, enqueuedAt: now });
     op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     this.opts.track?.(await this.deps.api.createOperation(op));
-    if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name})`);
+    if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name as string})`);
     return { requeueAfterMs: 200 };
   }
 

@@ -99,7 +99,7 @@ export class RoomStatusController {
 
   /** Informer hook: a GameRoom is gone for good; tell the forwarders once. */
   async roomDeleted(room: GameRoom): Promise<void> {
-    const key = `${room.metadata.namespace}/${room.metadata.name}`;
+    const key = `${room.metadata.namespace as string}/${room.metadata.name as string}`;
     this.lastStatus.delete(key);
     if (this.forwarded.has(key)) {
       this.forwarded.delete(key);
@@ -153,7 +153,7 @@ export class RoomStatusController {
   /** Sends a status to the scheduler's forwarders; a failure is logged, never thrown. */
   private async forward(room: GameRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<void> {
     const forwarder = this.deps.forwarder;
-    if (!forwarder || room.spec?.validation) return;
+    if (!forwarder || room.spec.validation) return;
     const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(room.metadata.namespace as string);
     const forwarders = scheduler?.spec.forwarders ?? [];
     if (forwarders.length === 0) return;
@@ -163,7 +163,7 @@ export class RoomStatusController {
       roomId: room.metadata.name as string,
       host: room.status?.host ?? '',
       ports: (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 })),
-      validation: room.spec?.validation === true,
+      validation: false, // validation rooms returned above
     };
     await forwarder.forwardStatus(forwarders, target, status, metadata).catch((err: unknown) => {
       this.deps.logger.warn(`could not forward ${status} status`, { scheduler: target.schedulerName, room: target.roomId, error: String(err) });

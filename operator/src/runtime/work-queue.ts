@@ -16,7 +16,7 @@ export interface ReconcileResult { requeueAfterMs?: number }
 
 export interface ReconcileContext { logger: Logger; reconcileId: string }
 
-export type Reconciler = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult | void>;
+export type Reconciler = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult | undefined>;
 
 /** An error that retrying cannot fix (bad input, a broken invariant). */
 export class TerminalError extends Error {

@@ -67,7 +67,7 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
   const how = stuck ? 'got stuck (its operator stopped mid-way)' : `ended ${status}`;
   const lastEvent = last.status?.executionHistory?.at(-1)?.event;
   // The runner writes `attemptNote` as the new operation's first history entry.
-  const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${last.metadata.name}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;
+  const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${last.metadata.name as string}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;
   return {
     action: 'enqueue',
     id: nextAttemptId(last.metadata.name as string),
@@ -83,13 +83,19 @@ const ATTEMPT_INPUT_KEYS = new Set(['attempt', 'previousAttempt', 'attemptNote']
  * stuck: the same input, the chain starting at its first attempt. Undefined when there is none,
  * or the latest did not get stuck.
  */
+/** The name of the attempt an operation retries, or '' when it is a first attempt. */
+function previousAttemptOf(op: Operation): string {
+  const previous = op.spec.input?.previousAttempt;
+  return typeof previous === 'string' ? previous : '';
+}
+
 export function stuckVersionOperation(ops: readonly Operation[]): AttemptRule | undefined {
   const versionOps = ops.filter((op) => (VERSION_DEFINITIONS as readonly string[]).includes(op.spec.definitionName));
   const latest = versionOps.reduce<Operation | undefined>((acc, op) => (!acc || compareQueueOrder(acc, op) < 0 ? op : acc), undefined);
   if (!latest || !isStuck(latest)) return undefined;
   const byName = new Map(versionOps.map((op) => [op.metadata.name as string, op]));
   let first = latest;
-  for (let prev = byName.get(String(first.spec.input?.previousAttempt ?? '')); prev; prev = byName.get(String(prev.spec.input?.previousAttempt ?? ''))) first = prev;
+  for (let prev = byName.get(previousAttemptOf(first)); prev; prev = byName.get(previousAttemptOf(prev))) first = prev;
   const input = Object.fromEntries(Object.entries(latest.spec.input ?? {}).filter(([k]) => !ATTEMPT_INPUT_KEYS.has(k)));
   // create_new_scheduler_version finds the version an earlier attempt made by its first id.
   if (latest.spec.definitionName === 'create_new_scheduler_version') input.firstAttempt = first.metadata.name;

@@ -48,8 +48,8 @@ export function versionsInUse(ops: readonly Operation[]): Map<string, string> {
     if (!isActive(op)) continue;
     const input = op.spec.input ?? {};
     for (const key of ['newActiveVersion', 'version']) {
-      const v = (input as Record<string, unknown>)[key];
-      if (typeof v === 'string' && v !== '') used.set(v, `${op.spec.definitionName} ${op.metadata.name}`);
+      const v = input[key];
+      if (typeof v === 'string' && v !== '') used.set(v, `${op.spec.definitionName} ${op.metadata.name as string}`);
     }
   }
   return used;
@@ -73,7 +73,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
     const has = v.metadata.finalizers?.includes(VERSION_PROTECTION_FINALIZER) ?? false;
     if (needed && !has && !v.metadata.deletionTimestamp) plan.protect.push(objectName);
     if (!needed && has) plan.release.push(objectName);
-    if (needed && has && v.metadata.deletionTimestamp) blocked.push(`${objectName} (${why as string})`);
+    if (needed && has && v.metadata.deletionTimestamp) blocked.push(`${objectName} (${why})`);
   }
   if (deleting || !active) return plan;
 

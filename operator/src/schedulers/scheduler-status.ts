@@ -53,7 +53,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   let oldMajor = 0;
   let oldOccupied = 0;
   for (const room of rooms) {
-    if (room.spec?.validation) continue;
+    if (room.spec.validation) continue;
     const st = room.metadata.deletionTimestamp ? 'terminating' : room.status?.status ?? 'pending';
     if (st === 'terminated') continue;
     if (st in counts) counts[st as keyof typeof counts]++;
@@ -92,8 +92,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
       stuck ? ConditionReason.OperationStuck : lastDone?.status?.status === 'error' ? ConditionReason.OperationFailed : ConditionReason.NoFailedOperation,
-      stuck ? `operation ${stuck.metadata.name} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
-        ? `operation ${lastDone.metadata.name} (${lastDone.spec.definitionName}) failed` : 'no failed operation'),
+      stuck ? `operation ${stuck.metadata.name as string} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
+        ? `operation ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}) failed` : 'no failed operation'),
   ];
   return {
     state,

@@ -100,7 +100,7 @@ export function gone(message: string): ApiError {
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const parts = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
-  const list = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
+  const list = parts.length === 1 ? (parts[0] ?? '') : `[${parts.join(', ')}]`;
   const details: StatusDetails = group ? { name, group, kind, causes } : { name, kind, causes };
   return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${list}`, details);
 }

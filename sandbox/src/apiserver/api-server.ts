@@ -233,15 +233,17 @@ export class ApiServer {
     }
     const openapiGv = /^\/openapi\/v3\/apis\/([^/]+)\/([^/]+)$/.exec(path);
     if (openapiGv) {
-      const doc = this.openapi.groupVersion(openapiGv[1]!, openapiGv[2]!);
+      const [, group = '', version = ''] = openapiGv;
+      const doc = this.openapi.groupVersion(group, version);
       if (doc) {
         this.send(res, 200, JSON.stringify(doc));
         return;
       }
     }
     const segments = splitPath(path);
-    if (segments[0] === 'apis' && segments.length === 2) {
-      const group = this.deps.discovery.apiGroup(segments[1]!);
+    const [first, second] = segments;
+    if (first === 'apis' && second !== undefined && segments.length === 2) {
+      const group = this.deps.discovery.apiGroup(second);
       if (group) {
         this.send(res, 200, JSON.stringify(group));
         return;
@@ -302,7 +304,7 @@ export class ApiServer {
     }
     const format = outputFormat(req.headers.accept);
     if (rt.view) {
-      await this.handleView(req, res, p, q, method, rt, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
+      await this.handleView(req, res, p, q, method, rt, rt.view, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
       return;
     }
     if (rt.namespaced && !p.namespace && p.name) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -422,9 +424,8 @@ export class ApiServer {
   /** A resource that is another shape of a stored resource (events.k8s.io/v1 Events). */
   private async handleView(
     req: http.IncomingMessage, res: http.ServerResponse, p: ResourcePath, q: URLSearchParams, method: string,
-    rt: ResourceType, watch: boolean, format: OutputFormat, watchFaults: WatchFaults,
+    rt: ResourceType, view: NonNullable<ResourceType['view']>, watch: boolean, format: OutputFormat, watchFaults: WatchFaults,
   ): Promise<void> {
-    const view = rt.view!;
     const storageRt = this.deps.registry.get(view.storage.group, view.storage.plural);
     if (!storageRt) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (rt.namespaced && !p.namespace && p.name) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -435,7 +436,8 @@ export class ApiServer {
     const translate = (selector: string | null): string | undefined => selector
       ? selector.split(',').map((part) => {
         const m = /^([^=!]+)(.*)$/.exec(part.trim());
-        return m ? `${view.fieldPath(m[1]!.trim())}${m[2]!}` : part;
+        const [, field = '', rest = ''] = m ?? [];
+        return m ? `${view.fieldPath(field.trim())}${rest}` : part;
       }).join(',')
       : undefined;
     if (p.subresource) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');

@@ -40,14 +40,14 @@ function join(path: string, key: string): string {
 
 /** Removes fields the type does not declare, in place, and returns their paths. */
 function prune(value: unknown, type: string, path: string, out: string[]): void {
-  const array = /^Array<(.+)>$/.exec(type);
-  if (array) {
-    if (Array.isArray(value)) value.forEach((v, i) => prune(v, array[1]!, `${path}[${i}]`, out));
+  const [, itemType] = /^Array<(.+)>$/.exec(type) ?? [];
+  if (itemType !== undefined) {
+    if (Array.isArray(value)) value.forEach((v, i) => prune(v, itemType, `${path}[${i}]`, out));
     return;
   }
-  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) {
-    if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) prune(v, map[1]!, `${path}[${k}]`, out);
+  const [, valueType] = /^\{ \[key: string\]: (.+); \}$/.exec(type) ?? [];
+  if (valueType !== undefined) {
+    if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) prune(v, valueType, `${path}[${k}]`, out);
     return;
   }
   const fields = fieldsOf(type);

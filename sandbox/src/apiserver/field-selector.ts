@@ -4,6 +4,7 @@
  * field compares as the empty string, as the real server's field sets do.
  */
 import { badRequest } from './api-error';
+import { fieldText } from './kube-object';
 
 export type FieldMatcher = (obj: Record<string, unknown>) => boolean;
 
@@ -21,8 +22,7 @@ export function fieldValue(obj: Record<string, unknown>, path: readonly string[]
     if (cur === null || typeof cur !== 'object') return '';
     cur = (cur as Record<string, unknown>)[p];
   }
-  if (cur === undefined || cur === null) return '';
-  return typeof cur === 'object' ? JSON.stringify(cur) : String(cur);
+  return fieldText(cur);
 }
 
 const COMMON_LABELS = ['metadata.name', 'metadata.namespace'];
@@ -51,7 +51,7 @@ export function supportedFieldLabels(resourceKey: string, selectable: readonly s
 export function parseSupportedFieldSelector(selector: string | undefined | null, supported: Set<string>): FieldMatcher {
   if (selector) {
     for (const raw of selector.split(',')) {
-      const label = raw.split(/!=|==|=/)[0]!.trim();
+      const [label = ''] = raw.split(/!=|==|=/).map((s) => s.trim());
       if (label !== '' && !supported.has(label)) throw badRequest(`field label not supported: ${label}`);
     }
   }
@@ -66,7 +66,8 @@ export function parseFieldSelector(selector: string | undefined | null): FieldMa
     if (part === '') continue;
     const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(part);
     if (!m) throw badRequest(`invalid selector: '${selector}'; can't understand '${part}'`);
-    requirements.push({ path: m[1]!.split('.'), value: m[3]!, negate: m[2] === '!=' });
+    const [, field = '', op, value = ''] = m;
+    requirements.push({ path: field.split('.'), value, negate: op === '!=' });
   }
   return (obj) => requirements.every((r) => (fieldValue(obj, r.path) === r.value) !== r.negate);
 }

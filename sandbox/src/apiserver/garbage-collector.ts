@@ -10,7 +10,7 @@
 import type { Logger } from '../../../common/src/logger';
 import { ApiError } from './api-error';
 import { deepCopy, type KubeObject } from './kube-object';
-import type { ObjectStore, StoreEvent } from './object-store';
+import type { ObjectStore, StoredObject, StoreEvent } from './object-store';
 import type { ResourceOperations } from './resource-operations';
 import { resourceTypeFromCrd, type ResourceRegistry } from './resource-registry';
 import { resourceKey, type ResourceType } from './resource-type';
@@ -150,8 +150,9 @@ export class GarbageCollector {
   private drain(): void {
     this.scheduled = undefined;
     const started = Date.now();
-    while (this.queue.length > 0 && !this.stopped) {
-      const task = this.queue.shift()!;
+    while (!this.stopped) {
+      const task = this.queue.shift();
+      if (task === undefined) break;
       this.queued.delete(JSON.stringify(task));
       try {
         this.run(task);
@@ -166,13 +167,13 @@ export class GarbageCollector {
     this.resolveIdle();
   }
 
-  private lookup(ref: string): { rt: ResourceType; obj: KubeObject; namespace: string; name: string } | undefined {
+  private lookup(ref: string): { rt: ResourceType; stored: StoredObject; obj: KubeObject; namespace: string; name: string } | undefined {
     const { resource, namespace, name } = splitRef(ref);
     const { group, plural } = splitResourceKey(resource);
     const rt = this.deps.registry.get(group, plural);
     const stored = this.deps.store.get(resource, namespace, name);
     if (!rt || !stored) return undefined;
-    return { rt, obj: stored.obj, namespace, name };
+    return { rt, stored, obj: stored.obj, namespace, name };
   }
 
   private deleteRef(ref: string, policy: 'Background' | 'Foreground'): void {
@@ -193,7 +194,7 @@ export class GarbageCollector {
           if (!found) continue;
           const others = (found.obj.metadata.ownerReferences ?? []).filter((o) => o.uid !== task.uid && this.uids.has(o.uid));
           if (others.length > 0) {
-            this.deps.operations.updateMetadata(found.rt, this.deps.store.get(splitRef(ref).resource, found.namespace, found.name)!, (m) => {
+            this.deps.operations.updateMetadata(found.rt, found.stored, (m) => {
               m.ownerReferences = (m.ownerReferences ?? []).filter((o) => o.uid !== task.uid);
             });
           } else this.deleteRef(ref, 'Background');
@@ -215,7 +216,7 @@ export class GarbageCollector {
         for (const ref of [...(this.dependents.get(uid) ?? [])]) {
           const dep = this.lookup(ref);
           if (!dep) continue;
-          this.deps.operations.updateMetadata(dep.rt, this.deps.store.get(splitRef(ref).resource, dep.namespace, dep.name)!, (m) => {
+          this.deps.operations.updateMetadata(dep.rt, dep.stored, (m) => {
             m.ownerReferences = (m.ownerReferences ?? []).filter((o) => o.uid !== uid);
             if (m.ownerReferences.length === 0) delete m.ownerReferences;
           });
@@ -241,8 +242,7 @@ export class GarbageCollector {
   private removeFinalizer(ref: string, finalizer: string): void {
     const found = this.lookup(ref);
     if (!found) return;
-    const { resource } = splitRef(ref);
-    this.deps.operations.updateMetadata(found.rt, this.deps.store.get(resource, found.namespace, found.name)!, (m) => {
+    this.deps.operations.updateMetadata(found.rt, found.stored, (m) => {
       m.finalizers = (m.finalizers ?? []).filter((f) => f !== finalizer);
       if (m.finalizers.length === 0) delete m.finalizers;
     });

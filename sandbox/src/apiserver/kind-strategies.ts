@@ -4,7 +4,7 @@
  * finalizer, services get a cluster IP, CRDs are accepted and established at once.
  */
 import { badRequest, type StatusCause } from './api-error';
-import { isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, isPlainObject, type KubeObject } from './kube-object';
 import { validateCrdSchema } from './crd-schema';
 import { nameProblems } from './object-meta-validation';
 import type { ResourceType } from './resource-type';
@@ -43,7 +43,7 @@ function pod(obj: KubeObject): void {
 function crd(obj: KubeObject, now: string, old?: KubeObject): void {
   const spec = isPlainObject(obj.spec) ? obj.spec : {};
   const names = isPlainObject(spec.names) ? spec.names : {};
-  const kind = String(names.kind ?? '');
+  const kind = fieldText(names.kind);
   const acceptedNames: Json = { ...names, singular: names.singular ?? kind.toLowerCase(), listKind: names.listKind ?? `${kind}List` };
   const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
   const storage = versions.find((v) => v.storage === true);

@@ -35,14 +35,16 @@ function splitTopLevel(selector: string): string[] {
 function parseRequirement(text: string): Requirement {
   const setMatch = /^(\S+)\s+(in|notin)\s*\((.*)\)$/.exec(text);
   if (setMatch) {
-    const values = setMatch[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
-    return { key: setMatch[1]!, op: setMatch[2] as 'in' | 'notin', values };
+    const [, key = '', op, list = ''] = setMatch;
+    const values = list.split(',').map((v) => v.trim()).filter((v) => v !== '');
+    return { key, op: op as 'in' | 'notin', values };
   }
   if (text.startsWith('!')) return { key: text.slice(1).trim(), op: 'notexists', values: [] };
   const opMatch = /^([^=!<>\s]+)\s*(==|=|!=|>|<)\s*(.*)$/.exec(text);
   if (opMatch) {
-    const op = opMatch[2] === '!=' ? 'neq' : opMatch[2] === '>' ? 'gt' : opMatch[2] === '<' ? 'lt' : 'eq';
-    return { key: opMatch[1]!, op, values: [opMatch[3]!.trim()] };
+    const [, key = '', symbol, value = ''] = opMatch;
+    const op = symbol === '!=' ? 'neq' : symbol === '>' ? 'gt' : symbol === '<' ? 'lt' : 'eq';
+    return { key, op, values: [value.trim()] };
   }
   if (/^[A-Za-z0-9._/-]+$/.test(text)) return { key: text, op: 'exists', values: [] };
   throw badRequest(`unable to parse requirement: found '${text}', expected: in, notin, =, ==, !=, gt, lt`);
@@ -70,6 +72,9 @@ export function parseLabelSelector(selector: string | undefined | null): LabelMa
   return (labels) => requirements.every((r) => matches(r, labels));
 }
 
+/** matchExpressions operators; any other is ignored. */
+const MATCH_EXPRESSION_OPS: Readonly<Partial<Record<string, Operator>>> = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: 'notexists' };
+
 /** Turns a structured `LabelSelector` (matchLabels/matchExpressions) into a matcher. */
 export function labelSelectorFromObject(sel: unknown): LabelMatcher {
   if (sel === null || typeof sel !== 'object') return MATCH_ALL;
@@ -77,7 +82,7 @@ export function labelSelectorFromObject(sel: unknown): LabelMatcher {
   const requirements: Requirement[] = [];
   for (const [key, value] of Object.entries(matchLabels ?? {})) requirements.push({ key, op: 'eq', values: [value] });
   for (const e of matchExpressions ?? []) {
-    const op = ({ In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: 'notexists' } as const)[e.operator as 'In'];
+    const op = MATCH_EXPRESSION_OPS[e.operator];
     if (op) requirements.push({ key: e.key, op, values: e.values ?? [] });
   }
   return (labels) => requirements.every((r) => matches(r, labels));

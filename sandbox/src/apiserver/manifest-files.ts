@@ -27,7 +27,8 @@ export async function readManifests(entries: readonly string[]): Promise<Record<
     for (const file of await filesUnder(entry)) {
       const text = await fs.readFile(file, 'utf8');
       for (const doc of parseAllDocuments(text)) {
-        if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+        const [firstError] = doc.errors;
+        if (firstError) throw new Error(`${file}: ${firstError.message}`);
         const value: unknown = doc.toJS();
         if (isPlainObject(value)) {
           if (value.kind === 'List' && Array.isArray(value.items)) out.push(...value.items.filter(isPlainObject));

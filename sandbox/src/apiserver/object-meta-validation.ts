@@ -2,7 +2,7 @@
  * Validation of `metadata` the way the real server words it (names, namespaces, labels).
  */
 import type { StatusCause } from './api-error';
-import { isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, isPlainObject, type KubeObject } from './kube-object';
 import type { NameRule } from './resource-type';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -63,10 +63,11 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
     for (const p of nameProblems(name, rule)) causes.push(invalidValue('metadata.name', name, p));
   }
   if (namespaced && !meta.namespace) causes.push({ reason: 'FieldValueRequired', field: 'metadata.namespace', message: 'Required value' });
-  for (const [key, value] of Object.entries(isPlainObject(meta.labels) ? meta.labels : {})) {
+  const labels: unknown = meta.labels; // JSON from a client: its values may be anything
+  for (const [key, value] of Object.entries(isPlainObject(labels) ? labels : {})) {
     for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.labels', key, p));
     if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
-      causes.push(invalidValue(`metadata.labels`, String(value), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+      causes.push(invalidValue(`metadata.labels`, fieldText(value), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
     }
   }
   if (meta.labels !== undefined && !isPlainObject(meta.labels)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.labels', message: 'Invalid value: must be an object of strings' });
@@ -93,7 +94,7 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
         causes.push({
           reason: 'FieldValueInvalid',
           field: 'metadata.ownerReferences',
-          message: `Invalid value: ${JSON.stringify(controllers)}: Only one reference can have Controller set to true. Found "true" in references for ${controllers.map((c) => `${String(c.kind)}/${String(c.name)}`).join(' and ')}`,
+          message: `Invalid value: ${JSON.stringify(controllers)}: Only one reference can have Controller set to true. Found "true" in references for ${controllers.map((c) => `${c.kind}/${c.name}`).join(' and ')}`,
         });
       }
     }

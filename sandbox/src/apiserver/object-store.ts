@@ -68,8 +68,9 @@ class ResourceBucket {
 
   append(event: StoreEvent): void {
     this.log.push(event);
-    if (this.log.length - this.head > this.window) {
-      this.compactedRv = this.log[this.head]!.rv;
+    const oldest = this.log[this.head];
+    if (oldest && this.log.length - this.head > this.window) {
+      this.compactedRv = oldest.rv;
       this.head++;
       if (this.head > 1024 && this.head * 2 > this.log.length) {
         this.log = this.log.slice(this.head);
@@ -85,7 +86,7 @@ class ResourceBucket {
     let hi = this.log.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.log[mid]!.rv <= rv) lo = mid + 1;
+      if ((this.log[mid]?.rv ?? Number.POSITIVE_INFINITY) <= rv) lo = mid + 1;
       else hi = mid;
     }
     return this.log.slice(lo);
@@ -273,7 +274,7 @@ export class ObjectStore {
         const ns = obj.metadata.namespace ?? '';
         const rv = Number(obj.metadata.resourceVersion ?? 0);
         let m = b.byNamespace.get(ns);
-        if (!m) b.byNamespace.set(ns, (m = new Map()));
+        if (!m) b.byNamespace.set(ns, (m = new Map<string, StoredObject>()));
         if (!m.has(obj.metadata.name ?? '')) b.count++;
         m.set(obj.metadata.name ?? '', new StoredObject(obj, rv));
       }

@@ -5,7 +5,7 @@
  * so kubectl keeps asking the server to validate fields (fieldValidation) on apply.
  */
 import { createHash } from 'node:crypto';
-import { isPlainObject } from './kube-object';
+import { fieldText, isPlainObject } from './kube-object';
 import type { ObjectStore } from './object-store';
 import { resourceKey } from './resource-type';
 
@@ -26,17 +26,17 @@ export class OpenApiDocuments {
     for (const crd of this.store.list(CRDS)) {
       const spec = isPlainObject(crd.obj.spec) ? crd.obj.spec : {};
       const names = isPlainObject(spec.names) ? spec.names : {};
-      const group = String(spec.group ?? '');
-      const kind = String(names.kind ?? '');
+      const group = fieldText(spec.group);
+      const kind = fieldText(names.kind);
       for (const v of Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : []) {
         if (v.served === false) continue;
-        const version = String(v.name ?? '');
+        const version = fieldText(v.name);
         const schema = isPlainObject(v.schema) && isPlainObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object' };
         const properties = isPlainObject(schema.properties) ? schema.properties : {};
         const gv = `${group}/${version}`;
         const entry = out.get(gv) ?? { components: {}, paths: {} };
         const name = schemaName(group, version, kind);
-        const plural = String(names.plural ?? '');
+        const plural = fieldText(names.plural);
         const path = spec.scope === 'Cluster' ? `/apis/${gv}/${plural}/{name}` : `/apis/${gv}/namespaces/{namespace}/${plural}/{name}`;
         entry.paths[path] = {
           get: {

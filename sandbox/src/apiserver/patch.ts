@@ -10,7 +10,7 @@
  * in the same process as the gateway and operator under `npm start`, so it refuses instead.
  */
 import { ApiError } from './api-error';
-import { deepCopy, deepEqual, isPlainObject } from './kube-object';
+import { deepCopy, deepEqual, fieldText, isPlainObject } from './kube-object';
 
 type Json = Record<string, unknown>;
 
@@ -75,9 +75,9 @@ function arrayIndex(parent: unknown[], key: string, allowEnd: boolean, pointer: 
 }
 
 function addAt(doc: unknown, path: string[], value: unknown, pointer: string): unknown {
-  if (path.length === 0) return value;
+  const key = path.at(-1);
+  if (key === undefined) return value;
   const parent = parentOf(doc, path, 'add', pointer);
-  const key = path[path.length - 1]!;
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, true, pointer), 0, value);
   else (parent as Json)[key] = value;
   return doc;
@@ -85,10 +85,10 @@ function addAt(doc: unknown, path: string[], value: unknown, pointer: string): u
 
 function removeAt(doc: unknown, path: string[], pointer: string): unknown {
   const parent = parentOf(doc, path, 'remove', pointer);
-  const key = path[path.length - 1]!;
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, false, pointer), 1);
+  const key = path.at(-1);
+  if (Array.isArray(parent) && key !== undefined) parent.splice(arrayIndex(parent, key, false, pointer), 1);
   else {
-    if (!Object.hasOwn(parent as Json, key)) {
+    if (key === undefined || !Object.hasOwn(parent as Json, key)) {
       throw patchError(`the server rejected our request due to an error in our request: remove operation does not apply: doc is missing path: "${pointer}"`);
     }
     delete (parent as Json)[key];
@@ -101,8 +101,8 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
   let doc = deepCopy(target);
   for (const raw of operations) {
     if (!isPlainObject(raw)) throw new ApiError(400, 'BadRequest', 'json patch operation must be an object');
-    const op = String(raw.op ?? '');
-    const pointer = String(raw.path ?? '');
+    const op = fieldText(raw.op);
+    const pointer = fieldText(raw.path);
     const path = parsePointer(pointer);
     switch (op) {
       case 'add':
@@ -120,7 +120,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         break;
       case 'move':
       case 'copy': {
-        const fromPointer = String(raw.from ?? '');
+        const fromPointer = fieldText(raw.from);
         const from = parsePointer(fromPointer);
         const value = deepCopy(getAt(doc, from));
         if (value === undefined) throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing from path: ${fromPointer}`);

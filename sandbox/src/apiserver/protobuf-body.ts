@@ -21,8 +21,8 @@ function readVarint(buf: Buffer, pos: { i: number }): bigint {
   let result = 0n;
   let shift = 0n;
   for (;;) {
-    if (pos.i >= buf.length) throw new Error('truncated varint');
-    const b = buf[pos.i++]!;
+    const b = buf[pos.i++];
+    if (b === undefined) throw new Error('truncated varint');
     result |= BigInt(b & 0x7f) << shift;
     if ((b & 0x80) === 0) return result;
     shift += 7n;

@@ -26,7 +26,8 @@ export function outputFormat(accept: string | undefined): OutputFormat {
 }
 
 export function patchTypeOf(contentType: string | undefined): PatchType {
-  const ct = (contentType ?? '').split(';')[0]!.trim();
+  const [mediaType = ''] = (contentType ?? '').split(';');
+  const ct = mediaType.trim();
   switch (ct) {
     case 'application/merge-patch+json': return 'merge';
     case 'application/json-patch+json': return 'json';
@@ -64,8 +65,9 @@ export function parseResourcePath(segments: string[]): ResourcePath | 'discovery
     rest = rest.slice(1);
   }
   let namespace = '';
-  if (rest[0] === 'namespaces' && rest.length >= 3 && rest[2] !== 'status' && rest[2] !== 'finalize') {
-    namespace = rest[1]!;
+  const [head, ns, after] = rest;
+  if (head === 'namespaces' && ns !== undefined && after !== undefined && after !== 'status' && after !== 'finalize') {
+    namespace = ns;
     rest = rest.slice(2);
   }
   const [plural, name, subresource] = rest;

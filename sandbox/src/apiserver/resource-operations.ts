@@ -16,7 +16,7 @@ import { pruneUnknownBuiltinFields } from './builtin-fields';
 import { evaluateJsonPath } from './crd-schema';
 import { parseSupportedFieldSelector, supportedFieldLabels } from './field-selector';
 import { prepareForCreate, prepareForUpdate, validateKind, validateKindUpdate, type StrategyContext } from './kind-strategies';
-import { compactMetadata, deepCopy, deepEqual, isPlainObject, type KubeObject } from './kube-object';
+import { compactMetadata, deepCopy, deepEqual, fieldText, isPlainObject, type KubeObject } from './kube-object';
 import { labelSelectorToString, parseLabelSelector } from './label-selector';
 import type { ObjectStore, StoredObject } from './object-store';
 import { validateObjectMeta } from './object-meta-validation';
@@ -110,12 +110,13 @@ function compareKeys(a: StoredObject, b: StoredObject): number {
 
 function setPath(obj: Json, jsonPath: string, value: unknown): void {
   const parts = jsonPath.replace(/^\./, '').split('.');
+  const last = parts.pop() ?? '';
   let cur: Json = obj;
-  for (const p of parts.slice(0, -1)) {
+  for (const p of parts) {
     if (!isPlainObject(cur[p])) cur[p] = {};
     cur = cur[p] as Json;
   }
-  cur[parts[parts.length - 1]!] = value;
+  cur[last] = value;
 }
 
 function isPod(rt: ResourceType): boolean {
@@ -192,14 +193,14 @@ export class ResourceOperations {
       all = all.filter((o) => o.namespace > s.ns || (o.namespace === s.ns && o.name > s.name));
     }
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
-    if (limit === undefined || all.length <= limit) return { items: all, resourceVersion: String(listRv) };
-    const items = all.slice(0, limit);
-    const last = items[items.length - 1]!;
+    const items = limit === undefined ? all : all.slice(0, limit);
+    const last = items.at(-1);
+    if (items.length === all.length || last === undefined) return { items: all, resourceVersion: String(listRv) };
     return {
       items,
       resourceVersion: String(listRv),
       continueToken: continueTokenOf(listRv, last.namespace, last.name),
-      remainingItemCount: all.length - limit,
+      remainingItemCount: all.length - items.length,
     };
   }
 
@@ -272,7 +273,7 @@ export class ResourceOperations {
   private generateName(scope: Scope, prefix: string): string {
     for (let attempt = 0; attempt < 20; attempt++) {
       let suffix = '';
-      for (let i = 0; i < 5; i++) suffix += GENERATE_NAME_CHARS[Math.floor(Math.random() * GENERATE_NAME_CHARS.length)];
+      for (let i = 0; i < 5; i++) suffix += GENERATE_NAME_CHARS.charAt(Math.floor(Math.random() * GENERATE_NAME_CHARS.length));
       const name = `${prefix}${suffix}`;
       if (!this.store.get(this.key(scope.rt), scope.namespace, name)) return name;
     }
@@ -466,7 +467,7 @@ export class ResourceOperations {
     const rv = candidate.metadata.resourceVersion;
     if (rv !== undefined && rv !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
     if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
-      throw badRequest(`the name of the object (${String(candidate.metadata.name)}) does not match the name on the URL (${name})`);
+      throw badRequest(`the name of the object (${candidate.metadata.name}) does not match the name on the URL (${name})`);
     }
     return this.updateFrom(scope, existing, candidate, opts, subresource);
   }
@@ -640,12 +641,12 @@ export class ResourceOperations {
     const meta = isPlainObject(body) && isPlainObject(body.metadata) ? body.metadata : {};
     if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, podName);
     if (meta.uid && meta.uid !== existing.obj.metadata.uid) {
-      throw conflict(scope.rt, podName, `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${existing.obj.metadata.uid ?? ''}`);
+      throw conflict(scope.rt, podName, `Precondition failed: UID in precondition: ${fieldText(meta.uid)}, UID in object meta: ${existing.obj.metadata.uid ?? ''}`);
     }
     const obj = deepCopy(existing.obj);
     if (obj.metadata.deletionTimestamp) throw conflict(scope.rt, podName, 'pod is being deleted, cannot be assigned to a host');
     const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
-    if (spec.nodeName) throw conflict(scope.rt, podName, `pod ${podName} is already assigned to node "${String(spec.nodeName)}"`);
+    if (spec.nodeName) throw conflict(scope.rt, podName, `pod ${podName} is already assigned to node "${fieldText(spec.nodeName)}"`);
     spec.nodeName = nodeName;
     const status: Json = isPlainObject(obj.status) ? obj.status : (obj.status = {});
     const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isPlainObject(c) && c.type === 'PodScheduled')) : [];

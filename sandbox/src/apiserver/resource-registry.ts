@@ -6,6 +6,7 @@ import { builtinResourceTypes } from './builtin-resources';
 import { compileSchema } from './crd-schema';
 import type { PrinterColumn, ResourceType, ResourceVersion, ScaleSpec } from './resource-type';
 import { resourceKey } from './resource-type';
+import { fieldText } from './kube-object';
 
 type Json = Record<string, unknown>;
 
@@ -21,7 +22,7 @@ function asStrings(v: unknown): string[] {
 export function resourceTypeFromCrd(crd: Json): ResourceType {
   const spec = asObject(crd.spec);
   const names = asObject(spec.names);
-  const kind = String(names.kind ?? '');
+  const kind = fieldText(names.kind);
   const versions: ResourceVersion[] = [];
   const rawVersions = Array.isArray(spec.versions) ? spec.versions.map(asObject) : [];
   for (const v of rawVersions) {
@@ -30,41 +31,41 @@ export function resourceTypeFromCrd(crd: Json): ResourceType {
     const scaleRaw = sub.scale === undefined ? undefined : asObject(sub.scale);
     const scale: ScaleSpec | undefined = scaleRaw
       ? {
-          specReplicasPath: String(scaleRaw.specReplicasPath ?? '.spec.replicas'),
-          statusReplicasPath: String(scaleRaw.statusReplicasPath ?? '.status.replicas'),
+          specReplicasPath: fieldText(scaleRaw.specReplicasPath, '.spec.replicas'),
+          statusReplicasPath: fieldText(scaleRaw.statusReplicasPath, '.status.replicas'),
           labelSelectorPath: typeof scaleRaw.labelSelectorPath === 'string' ? scaleRaw.labelSelectorPath : undefined,
         }
       : undefined;
     const columns: PrinterColumn[] = (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : []).map((c) => {
       const col = asObject(c);
       return {
-        name: String(col.name ?? ''),
-        type: String(col.type ?? 'string'),
+        name: fieldText(col.name),
+        type: fieldText(col.type, 'string'),
         format: typeof col.format === 'string' ? col.format : undefined,
         description: typeof col.description === 'string' ? col.description : undefined,
         priority: typeof col.priority === 'number' ? col.priority : 0,
-        jsonPath: String(col.jsonPath ?? ''),
+        jsonPath: fieldText(col.jsonPath),
       };
     });
     const openAPIV3Schema = asObject(v.schema).openAPIV3Schema;
     versions.push({
-      name: String(v.name ?? ''),
+      name: fieldText(v.name),
       status: sub.status !== undefined,
       scale,
       printerColumns: columns,
       schema: openAPIV3Schema === undefined ? undefined : compileSchema(openAPIV3Schema),
       storage: v.storage === true,
-      selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields : []).map((f) => String(asObject(f).jsonPath ?? '')).filter((p) => p !== ''),
+      selectableFields: (Array.isArray(v.selectableFields) ? v.selectableFields : []).map((f) => fieldText(asObject(f).jsonPath)).filter((p) => p !== ''),
     });
   }
   // Preferred version: the real server sorts by Kubernetes version priority; the storage version first is close enough.
   versions.sort((a, b) => Number(b.storage ?? false) - Number(a.storage ?? false));
   return {
-    group: String(spec.group ?? ''),
-    plural: String(names.plural ?? ''),
-    singular: String(names.singular ?? kind.toLowerCase()),
+    group: fieldText(spec.group),
+    plural: fieldText(names.plural),
+    singular: fieldText(names.singular, kind.toLowerCase()),
     kind,
-    listKind: String(names.listKind ?? `${kind}List`),
+    listKind: fieldText(names.listKind, `${kind}List`),
     namespaced: spec.scope !== 'Cluster',
     shortNames: asStrings(names.shortNames),
     categories: asStrings(names.categories),
@@ -104,6 +105,13 @@ export class ResourceRegistry {
 
   get(group: string, plural: string): ResourceType | undefined {
     return this.byKey.get(resourceKey(group, plural));
+  }
+
+  /** A built-in type (the registry always has them); throws when asked for one it does not build. */
+  builtin(group: string, plural: string): ResourceType {
+    const rt = this.get(group, plural);
+    if (!rt) throw new Error(`the sandbox registry has no built-in resource ${resourceKey(group, plural)}`);
+    return rt;
   }
 
   find(group: string, version: string, plural: string): ResourceType | undefined {

@@ -107,14 +107,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const gc = new GarbageCollector({ store, registry, operations, logger });
   gc.start();
 
-  const nsType = registry.get('', 'namespaces')!;
+  const nsType = registry.builtin('', 'namespaces');
   for (const name of NAMESPACES) {
     if (!store.get(resourceKey('', 'namespaces'), '', name)) {
       operations.create({ rt: nsType, version: 'v1', namespace: '' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     }
   }
   if (options.crdDirs && options.crdDirs.length > 0) {
-    const crdType = registry.get('apiextensions.k8s.io', 'customresourcedefinitions')!;
+    const crdType = registry.builtin('apiextensions.k8s.io', 'customresourcedefinitions');
     const scope = { rt: crdType, version: 'v1', namespace: '' };
     for (const doc of await readManifests(options.crdDirs)) {
       if (doc.kind !== 'CustomResourceDefinition') continue;

@@ -3,7 +3,7 @@
  * (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
  */
 import { evaluateJsonPath } from './crd-schema';
-import { isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, isPlainObject, type KubeObject } from './kube-object';
 import type { PrinterColumn, ResourceType } from './resource-type';
 
 type Json = Record<string, unknown>;
@@ -67,14 +67,14 @@ function orNone(v: unknown): string {
 
 function podStatus(pod: KubeObject): string {
   const status = obj(pod.status);
-  let reason = typeof status.reason === 'string' && status.reason ? status.reason : String(status.phase ?? 'Pending');
+  let reason = typeof status.reason === 'string' && status.reason ? status.reason : fieldText(status.phase, 'Pending');
   for (const cs of arr(status.containerStatuses).reverse()) {
     const state = obj(cs.state);
     const waiting = obj(state.waiting);
     const terminated = obj(state.terminated);
     if (typeof waiting.reason === 'string' && waiting.reason) reason = waiting.reason;
     else if (typeof terminated.reason === 'string' && terminated.reason) reason = terminated.reason;
-    else if (state.terminated !== undefined) reason = terminated.signal ? `Signal:${String(terminated.signal)}` : `ExitCode:${String(terminated.exitCode ?? 0)}`;
+    else if (state.terminated !== undefined) reason = terminated.signal ? `Signal:${fieldText(terminated.signal)}` : `ExitCode:${fieldText(terminated.exitCode, '0')}`;
   }
   if (pod.metadata.deletionTimestamp) reason = status.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
   return reason;
@@ -107,15 +107,15 @@ const PRINTERS: Record<string, Printer> = {
       const addresses = arr(status.addresses);
       const info = obj(status.nodeInfo);
       return [
-        node.metadata.name, state, roles.length ? roles.join(',') : '<none>', humanAge(node.metadata.creationTimestamp, now), String(info.kubeletVersion ?? ''),
+        node.metadata.name, state, roles.length ? roles.join(',') : '<none>', humanAge(node.metadata.creationTimestamp, now), fieldText(info.kubeletVersion),
         orNone(addresses.find((a) => a.type === 'InternalIP')?.address), orNone(addresses.find((a) => a.type === 'ExternalIP')?.address),
-        String(info.osImage ?? '<unknown>'), String(info.kernelVersion ?? '<unknown>'), String(info.containerRuntimeVersion ?? '<unknown>'),
+        fieldText(info.osImage, '<unknown>'), fieldText(info.kernelVersion, '<unknown>'), fieldText(info.containerRuntimeVersion, '<unknown>'),
       ];
     },
   },
   '/namespaces': {
     columns: [NAME, col('Status'), AGE],
-    cells: (ns, now) => [ns.metadata.name, String(obj(ns.status).phase ?? ''), humanAge(ns.metadata.creationTimestamp, now)],
+    cells: (ns, now) => [ns.metadata.name, fieldText(obj(ns.status).phase), humanAge(ns.metadata.creationTimestamp, now)],
   },
   '/events': {
     columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Subobject', 'string', 1), col('Source', 'string', 1), col('Message'), col('First Seen', 'string', 1), col('Count', 'string', 1), NAME],
@@ -124,14 +124,14 @@ const PRINTERS: Record<string, Printer> = {
       const source = obj(ev.source);
       const last = ev.lastTimestamp ?? ev.eventTime ?? ev.metadata.creationTimestamp;
       return [
-        humanAge(last, now), String(ev.type ?? ''), String(ev.reason ?? ''), `${String(involved.kind ?? '').toLowerCase()}/${String(involved.name ?? '')}`,
-        String(involved.fieldPath ?? ''), String(source.component ?? ''), String(ev.message ?? ''), humanAge(ev.firstTimestamp ?? last, now), String(ev.count ?? 1), ev.metadata.name,
+        humanAge(last, now), fieldText(ev.type), fieldText(ev.reason), `${fieldText(involved.kind).toLowerCase()}/${fieldText(involved.name)}`,
+        fieldText(involved.fieldPath), fieldText(source.component), fieldText(ev.message), humanAge(ev.firstTimestamp ?? last, now), fieldText(ev.count, '1'), ev.metadata.name,
       ];
     },
   },
   'coordination.k8s.io/leases': {
     columns: [NAME, col('Holder'), AGE],
-    cells: (l, now) => [l.metadata.name, String(obj(l.spec).holderIdentity ?? ''), humanAge(l.metadata.creationTimestamp, now)],
+    cells: (l, now) => [l.metadata.name, fieldText(obj(l.spec).holderIdentity), humanAge(l.metadata.creationTimestamp, now)],
   },
   'apps/deployments': {
     columns: [NAME, col('Ready'), col('Up-to-date', 'integer'), col('Available', 'integer'), AGE],
@@ -145,9 +145,9 @@ const PRINTERS: Record<string, Printer> = {
     columns: [NAME, col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), AGE, col('Selector', 'string', 1)],
     cells: (svc, now) => {
       const spec = obj(svc.spec);
-      const ports = arr(spec.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${String(p.nodePort)}` : ''}/${String(p.protocol ?? 'TCP')}`);
+      const ports = arr(spec.ports).map((p) => `${String(p.port)}${p.nodePort ? `:${fieldText(p.nodePort)}` : ''}/${fieldText(p.protocol, 'TCP')}`);
       const selector = Object.entries(obj(spec.selector)).map(([k, v]) => `${k}=${String(v)}`).join(',');
-      return [svc.metadata.name, String(spec.type ?? 'ClusterIP'), orNone(spec.clusterIP), '<none>', ports.length ? ports.join(',') : '<none>', humanAge(svc.metadata.creationTimestamp, now), selector || '<none>'];
+      return [svc.metadata.name, fieldText(spec.type, 'ClusterIP'), orNone(spec.clusterIP), '<none>', ports.length ? ports.join(',') : '<none>', humanAge(svc.metadata.creationTimestamp, now), selector || '<none>'];
     },
   },
   '/configmaps': {
@@ -156,7 +156,7 @@ const PRINTERS: Record<string, Printer> = {
   },
   '/secrets': {
     columns: [NAME, col('Type'), col('Data', 'integer'), AGE],
-    cells: (s, now) => [s.metadata.name, String(s.type ?? 'Opaque'), Object.keys(obj(s.data)).length, humanAge(s.metadata.creationTimestamp, now)],
+    cells: (s, now) => [s.metadata.name, fieldText(s.type, 'Opaque'), Object.keys(obj(s.data)).length, humanAge(s.metadata.creationTimestamp, now)],
   },
   'apiextensions.k8s.io/customresourcedefinitions': {
     columns: [NAME, col('Created At', 'date')],
@@ -179,7 +179,7 @@ function cellForColumn(column: PrinterColumn, value: unknown, now: Date): unknow
     case 'boolean':
       return value;
     default:
-      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+      return typeof value === 'object' ? JSON.stringify(value) : fieldText(value, 'undefined');
   }
 }
 

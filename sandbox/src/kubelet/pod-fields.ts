@@ -58,7 +58,8 @@ export function isTerminalPhase(phase: string | undefined): boolean {
 }
 
 export function isTerminating(pod: V1Pod): boolean {
-  return pod.metadata?.deletionTimestamp !== undefined && pod.metadata?.deletionTimestamp !== null;
+  const deletion: unknown = pod.metadata?.deletionTimestamp; // plain JSON from the watch: may be null
+  return deletion !== undefined && deletion !== null;
 }
 
 /** `PROTOCOL/port` for every host port the pod asks for. */

@@ -204,7 +204,8 @@ export class SimKubelet {
   private async withRetries(what: string, fn: () => Promise<void>, attempts = 6): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fn();
+        await fn();
+        return;
       } catch (err) {
         if (!isRetryable(err) || attempt >= attempts || this.stopped) throw err;
         const delay = 100 * 2 ** (attempt - 1);
@@ -298,7 +299,7 @@ export class SimKubelet {
 
   // ---- the work ----
 
-  private async reconcile(key: string): Promise<WorkResult | void> {
+  private async reconcile(key: string): Promise<WorkResult | undefined> {
     if (!this.informer.synced) return { requeueAfterMs: 100 };
     const { namespace, name } = splitPodKey(key);
     const pod = this.informer.get(name, namespace);
@@ -310,7 +311,7 @@ export class SimKubelet {
     return this.sync(key, pod, node);
   }
 
-  private async schedule(key: string, pod: V1Pod): Promise<WorkResult | void> {
+  private async schedule(key: string, pod: V1Pod): Promise<WorkResult | undefined> {
     const uid = pod.metadata?.uid ?? '';
     if (!this.scheduleEnabled || isTerminating(pod) || this.assumed.has(uid)) return;
     if (!this.schedulerNames.has(pod.spec?.schedulerName ?? 'default-scheduler')) return;
@@ -380,7 +381,7 @@ export class SimKubelet {
     return rec;
   }
 
-  private async sync(key: string, pod: V1Pod, node: SimNodeState): Promise<WorkResult | void> {
+  private async sync(key: string, pod: V1Pod, node: SimNodeState): Promise<WorkResult | undefined> {
     const rec = this.recordOf(pod, node);
     const now = this.clock.now();
     const { namespace, name } = splitPodKey(key);
@@ -441,7 +442,7 @@ const CACHE_SETTLE_MS = 5000;
 /** Whether the stored phase or a condition the kubelet owns differs from what it computed. */
 function statusDrifted(pod: V1Pod, computed: PodStatusBody): boolean {
   if (pod.status?.phase !== computed.phase) return true;
-  const stored = new Map((pod.status?.conditions ?? []).map((c) => [c.type, c.status]));
+  const stored = new Map((pod.status.conditions ?? []).map((c) => [c.type, c.status]));
   return computed.conditions.some((c) => stored.get(c.type) !== c.status);
 }
 

@@ -47,7 +47,7 @@ export function parseRoomScript(value: string | undefined): RoomScript {
     return Math.round(Number(text) * 1000);
   };
   for (const raw of value.split(',')) {
-    const [name, ...args] = raw.trim().split(':');
+    const [name = '', ...args] = raw.trim().split(':');
     const arity = (n: number, max = n) => {
       if (args.length < n || args.length > max) throw new InvalidRoomScriptError(value, `${name} takes ${n === max ? n : `${n} to ${max}`} argument(s)`);
     };

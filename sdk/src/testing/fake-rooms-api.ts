@@ -33,7 +33,10 @@ export class FakeRoomsApi {
         req.aborted = true;
         reject(init.signal.reason instanceof Error ? init.signal.reason : new Error('aborted'));
       };
-      if (init.signal.aborted) return abort();
+      if (init.signal.aborted) {
+        abort();
+        return;
+      }
       init.signal.addEventListener('abort', abort, { once: true });
       if (answer === 'hang') return;
       if (answer === 'network-error') {

@@ -38,7 +38,7 @@ export const newVersionDefinition: OperationDefinition = {
     }
     const versions = await listVersions(ctx);
     // Another attempt after one that got stuck keeps the version that one made (same numbering).
-    const firstAttempt = input.firstAttempt ?? ctx.op.metadata.name as string;
+    const firstAttempt: string = input.firstAttempt ?? (ctx.op.metadata.name as string); // a stored operation has a name
     const made = versions.find((v) => v.metadata.annotations?.[CREATED_BY_OPERATION_ANNOTATION] === firstAttempt && v.spec.version !== activeVersion);
     if (made && classifyChange(made.spec.definition, definition) === 'none') {
       ctx.event(`Version ${made.spec.version} was made by an earlier attempt of this change (${firstAttempt}); kept`);
@@ -57,7 +57,7 @@ export const newVersionDefinition: OperationDefinition = {
     await ctx.deps.api.createSchedulerVersion(object);
     ctx.state.createdVersion = version;
     ctx.event(`Created version ${version}`);
-    schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionCreated', 'CreateVersion', `Created ${change} version ${version} (from ${activeVersion}) by operation ${ctx.op.metadata.name}`);
+    schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionCreated', 'CreateVersion', `Created ${change} version ${version} (from ${activeVersion}) by operation ${ctx.op.metadata.name as string}`);
     await enqueueSwitch(ctx, version);
   },
 
@@ -89,7 +89,7 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
   });
   await ctx.createOperation(switchOp);
   // Maestro's exact text (lower case): clients find the switch operation by parsing it.
-  ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name}`);
+  ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name as string}`);
 }
 
 /** Runs validation-room attempts; throws when every attempt fails. */

@@ -162,7 +162,7 @@ export const removeRoomsDefinition: OperationDefinition = {
         handled++;
         const room = ctx.deps.caches.rooms.get(id, name);
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
-        if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})${detailOf(input.details, id)}`);
+        if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})${detailOf(input.details, id)}`);
       }, () => ctx.canceled);
       const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
@@ -192,7 +192,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       // The version decided on (not the cache's now: a room allocated since must be kept).
       const rv = room.resourceVersion;
       const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
-      if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name} (reason: ${reason})`);
+      if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})`);
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
       else changed++;

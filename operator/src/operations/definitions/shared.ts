@@ -99,9 +99,8 @@ export function initialRoomCount(def: SchedulerSpec): number {
   const base = def.roomsReplicas ?? 0;
   const a = def.autoscaling;
   if (a?.enabled) {
-    const min = a.min ?? 1;
-    const max = a.max === undefined || a.max < 0 ? Number.POSITIVE_INFINITY : a.max;
-    return Math.min(Math.max(min, 0), max);
+    const max = a.max < 0 ? Number.POSITIVE_INFINITY : a.max;
+    return Math.min(Math.max(a.min, 0), max);
   }
   return base;
 }

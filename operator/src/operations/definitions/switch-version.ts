@@ -45,7 +45,7 @@ export const switchVersionDefinition: OperationDefinition = {
       status: { version: target, ...(specMatches ? { versionedGeneration: scheduler.metadata.generation } : {}) },
     });
     ctx.event(`Switched the active version from ${previous ?? '(none)'} to ${target}`);
-    schedulerEvent(ctx.deps, name, 'VersionSwitched', 'SwitchActiveVersion', `Active version switched from ${previous ?? '(none)'} to ${target} by operation ${ctx.op.metadata.name}`);
+    schedulerEvent(ctx.deps, name, 'VersionSwitched', 'SwitchActiveVersion', `Active version switched from ${previous ?? '(none)'} to ${target} by operation ${ctx.op.metadata.name as string}`);
     const older = new RoomManager(ctx.deps).views(name)
       .filter((r) => !r.validation && !r.terminating && isOtherMajor(r.version, { activeVersion: target })).length;
     if (older > 0) {

@@ -162,31 +162,35 @@ interface PolicyInput {
 }
 
 function policyTarget(autoscaling: Autoscaling, fleet: PolicyInput): { target: number; formula: string } | { error: string } {
-  const { type, parameters } = autoscaling.policy ?? {};
-  if (type === 'roomOccupancy') {
-    const readyTarget = parameters?.roomOccupancy?.readyTarget;
-    if (typeof readyTarget !== 'number' || !(readyTarget > 0 && readyTarget < 1)) {
-      return { error: 'roomOccupancy.readyTarget must be a number in (0, 1)' };
+  const { type, parameters } = autoscaling.policy;
+  switch (type) {
+    case 'roomOccupancy': {
+      const readyTarget = parameters?.roomOccupancy?.readyTarget;
+      if (typeof readyTarget !== 'number' || !(readyTarget > 0 && readyTarget < 1)) {
+        return { error: 'roomOccupancy.readyTarget must be a number in (0, 1)' };
+      }
+      const desiredMatches = Math.ceil(fleet.running / (1 - readyTarget));
+      if (fleet.maxMatches === 1) {
+        return { target: desiredMatches, formula: `roomOccupancy: ceil(${fleet.running} occupied / (1 - ${readyTarget})) = ${desiredMatches}` };
+      }
+      const target = Math.ceil(desiredMatches / fleet.maxMatches);
+      return {
+        target,
+        formula: `roomOccupancy: ceil(ceil(${fleet.running} running matches / (1 - ${readyTarget})) / ${fleet.maxMatches} matches per room) = ${target}`,
+      };
     }
-    const desiredMatches = Math.ceil(fleet.running / (1 - readyTarget));
-    if (fleet.maxMatches === 1) {
-      return { target: desiredMatches, formula: `roomOccupancy: ceil(${fleet.running} occupied / (1 - ${readyTarget})) = ${desiredMatches}` };
+    case 'fixedBuffer': {
+      const amount = parameters?.fixedBuffer?.amount;
+      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+        return { error: 'fixedBuffer.amount must be a number >= 0' };
+      }
+      const target = fleet.inUse + Math.floor(amount);
+      return { target, formula: `fixedBuffer: ${fleet.inUse} occupied + ${Math.floor(amount)} = ${target}` };
     }
-    const target = Math.ceil(desiredMatches / fleet.maxMatches);
-    return {
-      target,
-      formula: `roomOccupancy: ceil(ceil(${fleet.running} running matches / (1 - ${readyTarget})) / ${fleet.maxMatches} matches per room) = ${target}`,
-    };
+    default:
+      // A type a newer CRD allows but this operator does not know.
+      return { error: `unknown policy type ${JSON.stringify(type)}` };
   }
-  if (type === 'fixedBuffer') {
-    const amount = parameters?.fixedBuffer?.amount;
-    if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
-      return { error: 'fixedBuffer.amount must be a number >= 0' };
-    }
-    const target = fleet.inUse + Math.floor(amount);
-    return { target, formula: `fixedBuffer: ${fleet.inUse} occupied + ${Math.floor(amount)} = ${target}` };
-  }
-  return { error: `unknown policy type ${JSON.stringify(type)}` };
 }
 
 /** Maestro's `ensureDesiredNumberIsBetweenMinAndMax`: below min -> min; max >= 0 and above -> max. */

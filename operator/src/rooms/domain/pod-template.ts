@@ -86,7 +86,7 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
   };
   const annotations: Record<string, string> = { [SAFE_TO_EVICT_ANNOTATION]: 'false', ...definition.annotations };
   const ourEnv = roomkeeperEnv(input);
-  const grace = parseDurationSeconds(roomSpec.terminationGracePeriod ?? '');
+  const grace = parseDurationSeconds(roomSpec.terminationGracePeriod);
 
   return {
     apiVersion: 'v1',
@@ -134,7 +134,7 @@ function toContainer(c: Container, hostPorts: readonly number[], ourEnv: readonl
       name: p.name,
       containerPort: p.port,
       ...(hostPort === undefined ? {} : { hostPort }),
-      protocol: String(p.protocol || 'TCP').toUpperCase(),
+      protocol: (p.protocol || 'TCP').toUpperCase(),
     };
   });
   return {

@@ -11,7 +11,8 @@ import { childPath, deepEqual, indexPath, isPlainObject, keyPath, listMapKey } f
 
 const ABSENT = Symbol('absent');
 const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
-type Maybe = unknown | typeof ABSENT;
+/** A value, or ABSENT for a field that is not there (the union reads as `unknown`, which ABSENT is part of). */
+type Maybe = unknown;
 
 /** Comprehension steps one validate() call may spend on CEL rules before giving up. */
 export const CEL_STEP_BUDGET = 1_000_000;
@@ -63,7 +64,7 @@ function appendFieldPath(node: SchemaNode, path: string, fieldPath: string): str
       n = n?.properties?.get(key);
     } else {
       p = keyPath(p, key);
-      n = typeof n?.additionalProperties === 'object' ? n.additionalProperties : undefined;
+      n = typeof n.additionalProperties === 'object' ? n.additionalProperties : undefined;
     }
   }
   return consumed === fieldPath.length ? p : childPath(path, fieldPath.replace(/^\./, ''));

@@ -58,7 +58,7 @@ function validateSchemaNode(s: unknown, path: string, errs: FieldCause[], isRoot
   } else if ((type === undefined || type === '') && !typeFree) {
     errs.push(required(`${path}.type`, 'must not be empty for specified object fields'));
   }
-  if (type !== undefined && !['object', 'array', 'string', 'integer', 'number', 'boolean'].includes(String(type))) {
+  if (type !== undefined && !['object', 'array', 'string', 'integer', 'number', 'boolean'].includes(typeof type === 'string' ? type : '')) {
     errs.push(notSupported(`${path}.type`, type, ['array', 'boolean', 'integer', 'number', 'object', 'string']));
   }
   if (s.type === 'array' && s.items === undefined) errs.push(required(`${path}.items`, 'must be specified'));

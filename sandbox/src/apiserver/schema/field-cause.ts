@@ -3,6 +3,9 @@
  * that render messages the way apimachinery's `field.Error.ErrorBody()` does (kubectl shows them).
  */
 
+import { jsonText } from '../../../../common/src/json/json-text';
+import { fieldText } from '../kube-object';
+
 export type FieldReason =
   | 'FieldValueInvalid'
   | 'FieldValueRequired'
@@ -37,7 +40,7 @@ export function formatBadValue(value: unknown): string {
 function goSyntax(value: unknown, depth: number): string {
   if (value === null || value === undefined) return 'interface {}(nil)';
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value !== 'object') return String(value);
+  if (typeof value !== 'object') return fieldText(value);
   if (depth > 20) return '...';
   if (Array.isArray(value)) return `[]interface {}{${value.map((v) => goSyntax(v, depth + 1)).join(', ')}}`;
   const entries = Object.keys(value)
@@ -94,7 +97,7 @@ export function tooMany(path: string, actual: number, max: number): FieldCause {
 function formatPlain(value: unknown): string {
   if (typeof value === 'string') return value;
   try {
-    return JSON.stringify(value) ?? String(value);
+    return jsonText(value) ?? String(value);
   } catch {
     return String(value);
   }

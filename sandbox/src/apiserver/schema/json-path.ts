@@ -47,7 +47,7 @@ function readName(src: string, i: number): { name: string; end: number } {
   while (i < src.length) {
     const c = src[i] ?? '';
     if (c === '\\' && i + 1 < src.length) {
-      name += src[i + 1];
+      name += src.charAt(i + 1);
       i += 2;
       continue;
     }

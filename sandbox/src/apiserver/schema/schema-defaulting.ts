@@ -8,7 +8,7 @@ import type { SchemaNode } from './schema-node';
 import { isPlainObject } from './schema-validation';
 
 function clone<T>(v: T): T {
-  return v === undefined ? v : (structuredClone(v) as T);
+  return v === undefined ? v : structuredClone(v);
 }
 
 /** Applies defaults under `node` to `value` in place. */

@@ -142,7 +142,7 @@ export function compileNode(raw: unknown, depth = 0): SchemaNode {
   let additionalProperties: SchemaNode | boolean | undefined;
   if (typeof s.additionalProperties === 'boolean') additionalProperties = s.additionalProperties;
   else additionalProperties = sub(s.additionalProperties);
-  const itemsRaw = Array.isArray(s.items) ? s.items[0] : s.items;
+  const itemsRaw: unknown = Array.isArray(s.items) ? s.items[0] : s.items;
   const items = sub(itemsRaw);
   const rules = Array.isArray(s['x-kubernetes-validations'])
     ? s['x-kubernetes-validations'].map(compileRule).filter((r): r is CompiledRule => r !== undefined)

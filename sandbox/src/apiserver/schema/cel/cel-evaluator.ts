@@ -13,6 +13,7 @@ import {
   type CelValue,
   celCompare,
   celEquals,
+  keyText,
   mapGet,
   noOverload,
   toMapKey,
@@ -70,7 +71,7 @@ export function evaluate(ast: CelAst, act: Activation): CelValue {
       const m: CelMap = new Map();
       for (const e of ast.entries) {
         const key = toMapKey(evaluate(e.key, act));
-        if (m.has(key)) throw new CelEvalError(`Failed with repeated key: ${String(key)}`);
+        if (m.has(key)) throw new CelEvalError(`Failed with repeated key: ${keyText(key)}`);
         m.set(key, evaluate(e.value, act));
       }
       return m;
@@ -98,15 +99,20 @@ export function evaluate(ast: CelAst, act: Activation): CelValue {
   }
 }
 
+/** What an evaluation threw, as an Error to throw again later (it throws only Errors; anything else is wrapped). */
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new CelEvalError(String(e));
+}
+
 function logical(kind: 'and' | 'or', left: CelAst, right: CelAst, act: Activation): CelValue {
   const shortCircuit = kind === 'or';
-  let leftError: unknown;
+  let leftError: Error | undefined;
   try {
     const l = evaluate(left, act);
     if (typeof l !== 'boolean') throw noOverload(kind === 'and' ? '_&&_' : '_||_', [l]);
     if (l === shortCircuit) return shortCircuit;
   } catch (e) {
-    leftError = e;
+    leftError = asError(e);
   }
   const r = evaluate(right, act);
   if (typeof r !== 'boolean') throw noOverload(kind === 'and' ? '_&&_' : '_||_', [r]);
@@ -148,7 +154,7 @@ function index(operand: CelValue, idx: CelValue, optional: boolean): CelValue {
   if (operand instanceof Map) {
     const v = mapGet(operand, idx);
     if (optional) return v === undefined ? CelOptional.none() : CelOptional.of(v);
-    if (v === undefined) throw new CelEvalError(`no such key: ${typeof idx === 'string' ? idx : String(idx)}`);
+    if (v === undefined) throw new CelEvalError(`no such key: ${keyText(idx)}`);
     return v;
   }
   throw noOverload('_[_]', [operand, idx]);
@@ -240,14 +246,14 @@ function comprehension(name: string, range: CelValue, varName: string, body: Cel
     case 'all':
     case 'exists': {
       const want = name === 'exists';
-      let firstError: unknown;
+      let firstError: Error | undefined;
       for (const item of items) {
         try {
           const r = evaluate(predicate, scoped(item));
           if (typeof r !== 'boolean') throw noOverload(name, [r]);
           if (r === want) return want;
         } catch (e) {
-          firstError ??= e;
+          firstError ??= asError(e);
         }
       }
       if (firstError !== undefined) throw firstError;

@@ -157,6 +157,13 @@ export function noOverload(fn: string, args: CelValue[]): CelEvalError {
   return new CelEvalError(`no such overload: ${fn}(${args.map(typeName).join(', ')})`);
 }
 
+/** A map key as an error message shows it: a scalar printed (a uint as its number), any other value by its type. */
+export function keyText(v: CelValue): string {
+  if (typeof v === 'string' || typeof v === 'bigint' || typeof v === 'boolean' || typeof v === 'number') return String(v);
+  if (v instanceof CelUint) return String(v.value);
+  return typeName(v);
+}
+
 export function toMapKey(v: CelValue): CelMapKey {
   if (typeof v === 'string' || typeof v === 'bigint' || typeof v === 'boolean' || v instanceof CelUint) return v;
   if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
@@ -255,7 +262,8 @@ export function formatDuration(d: CelDuration): string {
 export function parseTimestamp(text: string): CelTimestamp | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
   if (!m) return undefined;
-  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${(m[8] ?? 'Z').toUpperCase()}`);
+  const [, year = '', month = '', day = '', hour = '', minute = '', second = '', , zone = 'Z'] = m;
+  const ms = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}${zone.toUpperCase()}`);
   if (Number.isNaN(ms)) return undefined;
   const frac = (m[7] ?? '').padEnd(9, '0');
   return new CelTimestamp(BigInt(ms) * 1000000n + BigInt(frac || '0'));
