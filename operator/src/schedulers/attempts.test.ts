@@ -81,6 +81,17 @@ describe('the latest version operation, when stuck, gets another attempt', () =>
     expect(decideAttempt(ops, rule!, T0 + 3_600_000)).toMatchObject({ action: 'enqueue', id: nextAttemptId(second), input: { attempt: 3, previousAttempt: second } });
   });
 
+  test('previousAttempt links that loop (written by hand) end the walk where they come back', () => {
+    const ops = [
+      at(op('a', 'switch_active_version', 'error', { finishedAt: T0 - 60_000, stuck: true }), T0 - 90_000, { newActiveVersion: 'v2.0.0', previousAttempt: 'b' }),
+      at(op('b', 'switch_active_version', 'error', { finishedAt: T0, stuck: true }), T0 - 50_000, { newActiveVersion: 'v2.0.0', previousAttempt: 'a' }),
+      at(op('self', 'create_new_scheduler_version', 'finished', { finishedAt: T0 }), T0 - 95_000, { previousAttempt: 'self' }),
+    ];
+    expect(stuckVersionOperation(ops)).toEqual({ definitionName: 'switch_active_version', firstId: 'a', input: { newActiveVersion: 'v2.0.0' } });
+    const selfLoop = [at(op('self', 'switch_active_version', 'error', { finishedAt: T0, stuck: true }), T0, { newActiveVersion: 'v3.0.0', previousAttempt: 'self' })];
+    expect(stuckVersionOperation(selfLoop)).toEqual({ definitionName: 'switch_active_version', firstId: 'self', input: { newActiveVersion: 'v3.0.0' } });
+  });
+
   test.each([
     ['a later version operation supersedes the stuck one', [
       at(op('old', 'create_new_scheduler_version', 'error', { finishedAt: T0, stuck: true }), T0 - 2000),

@@ -94,8 +94,14 @@ export function stuckVersionOperation(ops: readonly Operation[]): AttemptRule | 
   const latest = versionOps.reduce<Operation | undefined>((acc, op) => (!acc || compareQueueOrder(acc, op) < 0 ? op : acc), undefined);
   if (!latest || !isStuck(latest)) return undefined;
   const byName = new Map(versionOps.map((op) => [op.metadata.name as string, op]));
+  // The chain back to the first attempt. `previousAttempt` is an Operation's input, which anyone who
+  // may create Operations can write, so a chain that loops ends where it comes back.
   let first = latest;
-  for (let prev = byName.get(previousAttemptOf(first)); prev; prev = byName.get(previousAttemptOf(prev))) first = prev;
+  const seen = new Set<Operation>([latest]);
+  for (let prev = byName.get(previousAttemptOf(first)); prev && !seen.has(prev); prev = byName.get(previousAttemptOf(prev))) {
+    seen.add(prev);
+    first = prev;
+  }
   const input = Object.fromEntries(Object.entries(latest.spec.input ?? {}).filter(([k]) => !ATTEMPT_INPUT_KEYS.has(k)));
   // create_new_scheduler_version finds the version an earlier attempt made by its first id.
   if (latest.spec.definitionName === 'create_new_scheduler_version') input.firstAttempt = first.metadata.name;
