@@ -204,7 +204,23 @@ describe('control-plane outages in the middle of the work (a real control plane 
     const others = await fleet();
     expect((await managementCall(s, 'POST', '/schedulers', createBody(D, '1s', { roomsReplicas: 1000 - others }))).status).toBe(200);
     await waitFor(async () => serving((await s.api.listGameRooms(D)).items).length === 1000 - others,
-      { timeoutMs: 240_000, intervalMs: 1000, message: `${1000 - others} serving rooms of ${D}` });
+      { timeoutMs: 240_000, intervalMs: 1000, message: `${1000 - others} serving rooms of ${D}` }).catch(async (err: Error) => {
+      // Failed once in a clean-clone CI run (2026-11-26) and passed alone: say where the rooms were.
+      const rooms = (await s.api.listGameRooms(D)).items;
+      const byStatus = new Map<string, number>();
+      for (const r of rooms) {
+        const k = `${r.status?.status ?? 'none'}${r.metadata.deletionTimestamp ? ' (deleting)' : ''}`;
+        byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
+      }
+      const pods = (await s.core.listNamespacedPod({ namespace: D })).items;
+      const phases = new Map<string, number>();
+      for (const p of pods) {
+        const k = `${p.status?.phase ?? 'none'}${p.spec?.nodeName ? '' : ' unbound'}${p.status?.conditions?.find((c) => c.status === 'False')?.reason ? ` ${p.status.conditions.find((c) => c.status === 'False')?.reason ?? ''}` : ''}`;
+        phases.set(k, (phases.get(k) ?? 0) + 1);
+      }
+      const ops = (await s.api.listOperations(D)).items.map(describeOp).join('; ');
+      throw new Error(`${err.message}; rooms by status: ${JSON.stringify(Object.fromEntries(byStatus))}; pods: ${JSON.stringify(Object.fromEntries(phases))}; operations: ${ops}`);
+    });
     expect(await fleet()).toBe(1000);
     // Every room's game server runs (the ones a test plays itself, silenced, included).
     await waitFor(() => (s.simulation?.rooms?.rooms() ?? []).filter((r) => r.state !== 'terminated').length >= 1000, { timeoutMs: 60_000, message: '1,000 simulated rooms pinging' });
