@@ -244,7 +244,7 @@ describe('installSignalHandlers', () => {
       drainBudgetMs: 10_000,
       drain: async () => {
         order.push('drain start');
-        await new Promise((resolve) => setTimeout(resolve, 2000));
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // the user's drain work, on jest's fake clock (advanced below)
         order.push('drain end');
       },
     });

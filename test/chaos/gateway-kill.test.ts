@@ -133,7 +133,7 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
       while (flipping) {
         const status = Math.floor(round++ / 3) % 2 === 0 ? 'occupied' : 'ready';
         await Promise.all(flippers.map((room, i) => ping(room, i % 2 === 0 ? status : status === 'ready' ? 'occupied' : 'ready')));
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, 1000)); // the game servers' ping interval: the load under test, not a wait for a state
       }
     })();
 

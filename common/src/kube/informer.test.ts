@@ -77,7 +77,7 @@ describe('ResilientInformer under watch faults', () => {
     // For 2 s every watch is refused: with a backoff doubling from 0.1 s the informer tries about
     // 4 times (0.1 + 0.2 + 0.4 + 0.8 s); a tight loop makes hundreds of tries (and lists).
     await until(() => sandbox.faults.injected - injected >= 1);
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 2000)); // the window over which the tries are counted (the property is a rate)
     await create();
     expect(lists() - before).toBeLessThanOrEqual(8);
     sandbox.faults.clear();
