@@ -96,6 +96,12 @@ describe('rooms', () => {
     const expired = removals.find((o) => (o.spec.input?.roomsIds as string[] | undefined)?.includes(first));
     expect(expired?.spec.input?.reason).toBe('expired_room');
     expect(expired?.spec.priority).toBe(true);
+    // Its history says why the room went, not only that it did.
+    const history = await waitFor(async () => {
+      const op = await stack.api.getOperation(expired?.metadata.name as string);
+      return op.status?.status === 'finished' ? (op.status.executionHistory ?? []).map((h) => h.event) : undefined;
+    }, { timeoutMs: 20_000, message: 'the expiry removal finished' });
+    expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: (pending|unready) \\S+ after (its pod started|creation) \\(initialization timeout \\S+\\)$`)));
   });
 
   test('remove-rooms with an amount never deletes an occupied room', async () => {

@@ -171,6 +171,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       const notFound = idsWith((o) => o === 'not-found');
       if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
       ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
+      const why = removed.slice(0, WHY_LISTED).flatMap((id) => { const d = detailOf(input.details, id); return d === '' ? [] : [`${id}${d}`]; });
+      if (why.length > 0) ctx.event(`Why: ${why.join('; ')}${removed.length > WHY_LISTED ? `; the other ${removed.length - WHY_LISTED} rooms' reasons are in their DeleteRoom events` : ''}`);
       if (changed.length > 0) ctx.event(`Kept ${changed.length} rooms that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
@@ -206,6 +208,9 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
   },
 };
+
+/** How many removed rooms' reasons an operation's history lists (each room's Event has its own). */
+const WHY_LISTED = 20;
 
 /** `: <why>` for a room the health check listed in `details` (`<room>: <why>`), else nothing. */
 function detailOf(details: readonly string[] | undefined, id: string): string {
