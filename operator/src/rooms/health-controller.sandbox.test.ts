@@ -4,7 +4,7 @@
  * once, and a check of a fleet it already decided on makes no write at all.
  */
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
-import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
+import { ROOM_HOST, startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { HealthController } from './health-controller';
 
 describe('HealthController on the sandbox', () => {
@@ -56,5 +56,30 @@ describe('HealthController on the sandbox', () => {
     expect((await h.api.listOperations('whole')).items).toEqual([]);
 
     expect(await h.writesOf(() => health.reconcile('whole'))).toBe(0);
+  });
+
+  test('a room that pinged and whose pod lost Ready long after it started is pending, not expired (the initialization timeout is for rooms that never pinged); silent past the ping timeout, it goes', async () => {
+    const s = await h.createdScheduler('blip', { roomsReplicas: 1 });
+    const room = await h.readyRoom(s);
+    // As kube-controller-manager leaves a pod whose node missed its heartbeats (an API server outage):
+    // running for ten minutes, Ready False; the game server still pings, so the room composes `pending`.
+    const startedAt = new Date(Date.now() - 600_000).toISOString();
+    await h.core.patchNamespacedPodStatus({
+      name: room, namespace: 'blip',
+      body: [{ op: 'replace', path: '/status', value: {
+        phase: 'Running', hostIP: ROOM_HOST, startTime: startedAt,
+        conditions: [{ type: 'Ready', status: 'False', reason: 'NodeNotReady' }, { type: 'ContainersReady', status: 'True' }],
+        containerStatuses: [{ name: 'server', ready: true, restartCount: 0, image: 'example.com/game:1.0.0', imageID: '', started: true, state: { running: { startedAt } } }],
+      } }],
+    });
+    await h.api.patchGameRoomStatus('blip', room, { status: { status: 'pending', pingStatus: 'ready', lastPingAt: new Date().toISOString() } });
+    await h.converge(() => health.reconcile('blip'));
+    expect((await h.api.listOperations('blip')).items.map((o) => o.spec.definitionName)).toEqual([]);
+
+    await h.api.patchGameRoomStatus('blip', room, { status: { lastPingAt: new Date(Date.now() - 241_000).toISOString() } });
+    await h.converge(() => health.reconcile('blip'));
+    const ops = (await h.api.listOperations('blip')).items;
+    expect(ops.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds])).toEqual([[OperationDefinition.RemoveRooms, [room]]]);
+    expect(ops[0]?.spec.input?.details).toEqual([expect.stringMatching(new RegExp(`^${room}: no ping for 24\\ds \\(timeout 240s\\)$`))]);
   });
 });

@@ -139,11 +139,14 @@ export class HealthController {
       min: this.deps.config.expiryBrakeMin,
     });
     if (brake.hold) {
-      plan = withoutPingExpiry;
       this.expiryHeld.inc({ reason: brake.reason });
       if (this.heldReason.get(name) !== brake.reason) {
-        this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message });
+        // A few of the held rooms with their reasons, so that whoever reads the log can check them.
+        const stillExpired = new Set(withoutPingExpiry.expired.map((e) => e.name));
+        const held = plan.expired.filter((e) => !stillExpired.has(e.name)).slice(0, 5).map((e) => `${e.name}: ${e.reason}`);
+        this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message, rooms: held });
       }
+      plan = withoutPingExpiry;
       this.heldReason.set(name, brake.reason);
     } else if (this.heldReason.delete(name)) {
       this.deps.logger.info('room expiry resumed', { scheduler: name });

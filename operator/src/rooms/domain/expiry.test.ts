@@ -39,9 +39,14 @@ describe('expiryReason', () => {
       reason: undefined,
     },
     {
-      name: 'pending room with an old ping is judged by its age only',
-      room: { status: 'pending', createdAt: NOW - 60 * S, lastPingAt: NOW - 500 * S },
+      name: 'pending room that pinged (its pod lost Ready, e.g. its node missed heartbeats) is not held to the init timeout',
+      room: { status: 'pending', createdAt: NOW - 3600 * S, startedAt: NOW - 3000 * S, lastPingAt: NOW - 10 * S },
       reason: undefined,
+    },
+    {
+      name: 'pending room that pinged, then fell silent past the ping timeout',
+      room: { status: 'pending', createdAt: NOW - 3600 * S, startedAt: NOW - 3000 * S, lastPingAt: NOW - 241 * S },
+      reason: 'no ping for 241s (timeout 240s)',
     },
     {
       name: 'unready room with no known pod start, past the init timeout from creation',

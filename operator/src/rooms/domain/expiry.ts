@@ -13,9 +13,15 @@
  *     from creation). An unready room (pod ready, no ping)
  *     with no known start counts from creation. A room whose pod never starts is not replaced: it
  *     stays `pending` in the scheduler's counts and its pod's conditions say why (Unschedulable,
- *     for example); image and crash failures make it `error`, which rule 4 and the counts handle;
- *  4. not `pending` and no ping for longer than the ping timeout; a room that never pinged counts
- *     from its pod's start, else its creation (Maestro stores `lastPingAt = createdAt` at creation).
+ *     for example); image and crash failures make it `error`, which rule 4 and the counts handle.
+ *     Only a room that never pinged is still initializing: a room that pinged and turns `pending`
+ *     later (its pod's Ready condition dropped: kube-controller-manager marks the pods of a node
+ *     NotReady when the node's heartbeats stop reaching the API server, during an API server
+ *     outage for one) has initialized, and rule 4 judges it by its pings. Maestro counts from
+ *     creation and would remove such a room at once, players and all;
+ *  4. not `pending`, or `pending` after it pinged, and no ping for longer than the ping timeout; a
+ *     room that never pinged counts from its pod's start, else its creation (Maestro stores
+ *     `lastPingAt = createdAt` at creation).
  * Occupied rooms do expire under rule 4: a room that stopped pinging is presumed dead, and the
  * removal of an expired room is a removal by id (DESIGN.md "Rooms with players are protected").
  * Validation rooms expire like any other, so one leaked by a crashed operation gets cleaned up.
@@ -50,7 +56,7 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
       : undefined;
   }
 
-  if (room.status === 'pending' || room.status === 'unready') {
+  if ((room.status === 'pending' || room.status === 'unready') && room.lastPingAt === undefined) {
     const since = room.startedAt ?? (room.status === 'unready' ? room.createdAt : undefined);
     const age = since === undefined ? 0 : now - since;
     if (age > timeouts.initTimeoutMs) {
@@ -59,7 +65,7 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
     }
   }
 
-  if (room.status !== 'pending') {
+  if (room.status !== 'pending' || room.lastPingAt !== undefined) {
     const silent = now - (room.lastPingAt ?? room.startedAt ?? room.createdAt);
     if (silent > timeouts.pingTimeoutMs) {
       const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';

@@ -79,13 +79,14 @@ describe('chooseRoomsToRemove', () => {
     expect(names(chooseRoomsToRemove(rooms, 3, NOW, PING).remove)).toEqual(['c', 'a', 'b']);
   });
 
-  it('does not treat a pending room as expired however old its ping', () => {
+  it('treats a pending room as expired only once it has pinged and fallen silent (expiry.ts rule 4)', () => {
     const rooms = [
       roomView('ready', { status: 'ready', createdAt: 1, lastPingAt: NOW }),
-      roomView('pending', { status: 'pending', createdAt: 2, lastPingAt: NOW - 900 * S }),
+      roomView('never-pinged', { status: 'pending', createdAt: 0 }),
+      roomView('silent-pending', { status: 'pending', createdAt: 2, lastPingAt: NOW - 900 * S }),
       roomView('silent-unready', { status: 'unready', createdAt: 3 }),
     ];
-    expect(names(chooseRoomsToRemove(rooms, 3, NOW, PING).remove)).toEqual(['silent-unready', 'pending', 'ready']);
+    expect(names(chooseRoomsToRemove(rooms, 4, NOW, PING).remove)).toEqual(['silent-pending', 'silent-unready', 'never-pinged', 'ready']);
   });
 
   it('is pure: the input is not reordered', () => {

@@ -75,8 +75,8 @@ export function isRemovable(room: RoomView): boolean {
 function removalClass(room: RoomView, now: number, pingTimeoutMs: number): RemovalClass | undefined {
   if (!isRemovable(room)) return undefined;
   if (room.status === 'error') return RemovalClass.Error;
-  // Maestro's ping rule never applies to pending rooms (expiry.ts rule 4).
-  if (room.status !== 'pending' && now - (room.lastPingAt ?? room.createdAt) > pingTimeoutMs) return RemovalClass.Expired;
+  // The ping rule applies to pending rooms only once they have pinged (expiry.ts rule 4).
+  if ((room.status !== 'pending' || room.lastPingAt !== undefined) && now - (room.lastPingAt ?? room.createdAt) > pingTimeoutMs) return RemovalClass.Expired;
   if (room.status === 'pending' || room.status === 'unready') return RemovalClass.NotReady;
   return RemovalClass.Ready;
 }
