@@ -39,7 +39,7 @@ export const CONFIG_SCHEMA = {
   operationLeaseTtl: key('ROOMKEEPER_OPERATION_LEASE_TTL', 'duration', 5_000, 'TTL of an executing operation\'s lease (renewed before it expires).', { min: 200 }),
   operationRetentionCount: key('ROOMKEEPER_OPERATION_RETENTION_COUNT', 'int', 200, 'Finished operations kept per scheduler.', { min: 1 }),
   operationRetentionAge: key('ROOMKEEPER_OPERATION_RETENTION_AGE', 'duration', 7 * 24 * 3_600_000, 'Finished operations older than this are pruned.', { min: 1000 }),
-  roomInitTimeout: key('ROOMKEEPER_ROOM_INIT_TIMEOUT', 'duration', 120_000, 'A pending or unready room whose pod started longer ago than this is expired and replaced (a room whose pod waits for the cluster to start it is not).', { min: 100 }),
+  roomInitTimeout: key('ROOMKEEPER_ROOM_INIT_TIMEOUT', 'duration', 120_000, 'A room that never pinged, pending or unready, whose pod started longer ago than this is expired and replaced (a room whose pod waits for the cluster to start it is not; a room that pinged is judged by the ping timeout).', { min: 100 }),
   roomPingTimeout: key('ROOMKEEPER_ROOM_PING_TIMEOUT', 'duration', 240_000, 'A room whose last ping is older than this is expired and replaced.', { min: 100 }),
   expiryGrace: key('ROOMKEEPER_EXPIRY_GRACE', 'duration', 0, 'Expiry brake: after the operator gains leadership or its room caches regain sight of the API server, no room is expired for this long (0: one room ping timeout).', { min: 0 }),
   expiryBrakeShare: key('ROOMKEEPER_EXPIRY_BRAKE_SHARE', 'number', 0.5, 'Expiry brake: when more than this share of a scheduler\'s rooms would expire at once (and more than ROOMKEEPER_EXPIRY_BRAKE_MIN), none is expired; the operator suspects its own sight and decides again after the grace.', { min: 0 }),

@@ -47,11 +47,11 @@ export interface RoomView {
 /** Expiry timeouts (Maestro §3.4 defaults: init 120 s, ping 240 s, deletion 120 s). */
 export interface RoomTimeouts {
   /**
-   * A pending or unready room whose pod started longer ago than this is expired (counted from the
-   * pod's start; an unready room with no known start counts from creation).
+   * A pending or unready room that never pinged, whose pod started longer ago than this, is expired
+   * (counted from the pod's start; an unready room with no known start counts from creation).
    */
   initTimeoutMs: number;
-  /** A room that is not pending and has not pinged for this long is expired. */
+  /** A room that is not pending, or pending after it pinged, and has not pinged for this long is expired. */
   pingTimeoutMs: number;
   /** A terminating room that is still there after this long is expired. */
   deletionTimeoutMs: number;
