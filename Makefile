@@ -15,7 +15,7 @@ test: ## Lint, type-check and run every test suite (npm test)
 	npm test
 
 .PHONY: lint
-lint: ## Type-check (tsc --noEmit, strict) and ESLint
+lint: ## Type-check (tsc --noEmit, strict), ESLint, and knip (unused files, exports and dependencies)
 	npm run lint
 
 .PHONY: build
