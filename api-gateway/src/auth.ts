@@ -23,7 +23,7 @@ export function staticCredentials(credentials: Credentials): CredentialsProvider
   return { current: () => frozen };
 }
 
-export const BASIC_REALM = 'Basic realm="roomkeeper", charset="UTF-8"';
+const BASIC_REALM = 'Basic realm="roomkeeper", charset="UTF-8"';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();

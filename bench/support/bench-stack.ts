@@ -78,7 +78,7 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
-export async function startSandboxChild(): Promise<{ sandbox: ChildHandle<SandboxReady>; kc: k8s.KubeConfig }> {
+async function startSandboxChild(): Promise<{ sandbox: ChildHandle<SandboxReady>; kc: k8s.KubeConfig }> {
   const sandbox = await forkChild<SandboxReady>(path.join(PROCESSES_DIR, 'sandbox-child.ts'));
   const kc = new k8s.KubeConfig();
   kc.loadFromString(sandbox.ready.kubeconfigYaml);

@@ -15,7 +15,7 @@ interface ReadyMessage { kind: 'ready'; payload: unknown }
 interface FailedMessage { kind: 'failed'; error: string }
 type ChildMessage = ReplyMessage | ReadyMessage | FailedMessage;
 
-export class ChildFailedError extends Error {
+class ChildFailedError extends Error {
   constructor(readonly script: string, message: string) {
     super(`${script}: ${message}`);
     this.name = 'ChildFailedError';

@@ -36,7 +36,7 @@ export function figure(benchmark: string, metric: string, value: number, unit: s
   return f;
 }
 
-export function round(v: number): number {
+function round(v: number): number {
   if (!Number.isFinite(v)) return v;
   const abs = Math.abs(v);
   const digits = abs >= 100 ? 1 : abs >= 1 ? 2 : 5;

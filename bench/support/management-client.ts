@@ -1,5 +1,5 @@
 /** The gateway's management API over real HTTP, as a user would call it. */
-export class ManagementApiError extends Error {
+class ManagementApiError extends Error {
   constructor(readonly status: number, readonly body: string, what: string) {
     super(`${what}: HTTP ${status} ${body.slice(0, 300)}`);
     this.name = 'ManagementApiError';

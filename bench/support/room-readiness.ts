@@ -11,7 +11,7 @@ import { silentLogger } from '../../common/src/logger';
 
 interface Waiter { count: number; namespace: string | undefined; resolve(atMs: number): void }
 
-export class ReadinessTimeoutError extends Error {
+class ReadinessTimeoutError extends Error {
   constructor(count: number, seen: number, timeoutMs: number) {
     super(`${seen}/${count} rooms ready after ${timeoutMs} ms`);
     this.name = 'ReadinessTimeoutError';

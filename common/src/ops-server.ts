@@ -25,7 +25,7 @@ export interface OpsServerOptions {
 export interface OpsServer { readonly url: string; close(): Promise<void> }
 
 /** Answers a health/readiness/metrics request; returns false when the path is not one of them. */
-export function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host'>): boolean {
+function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host'>): boolean {
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/healthz' || path === '/livez') {
     res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

@@ -49,7 +49,7 @@ const schedulerLabelOf = (_t: EventType, ns: k8s.V1Namespace): string | undefine
 const always = (): boolean => true;
 
 /** Every controller of the operator and what it watches. */
-export const CONTROLLERS: readonly ControllerDeclaration[] = [
+const CONTROLLERS: readonly ControllerDeclaration[] = [
   {
     // The scheduler controller: status, finalizer, owned namespace and versions, lifecycle operations.
     queue: 'schedulers',

@@ -13,7 +13,7 @@ const ROOM_STATUSES = ['pending', 'unready', 'ready', 'allocated', 'active', 'oc
 export interface FleetSample { name: 'rooms' | 'desired' | 'current' | 'queued'; labels: Labels; value: number }
 
 /** What the gauges show for these schedulers and operations (the schedulers' status counts). */
-export function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Operation[]): FleetSample[] {
+function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Operation[]): FleetSample[] {
   const samples: FleetSample[] = [];
   const queued = new Map<string, number>();
   for (const op of operations) {

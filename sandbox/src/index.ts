@@ -16,6 +16,4 @@
  * kubectl/helm send that way in practice (Namespace, Secret, ConfigMap, ServiceAccount, Eviction).
  */
 export { startSandbox } from './apiserver/sandbox';
-export type { Sandbox, SandboxOptions, SandboxStore } from './apiserver/sandbox';
-export type { FaultInjector, FaultSettings } from './apiserver/fault-injector';
-export { kubeconfigYaml, SANDBOX_CONTEXT } from './apiserver/kubeconfig';
+export type { Sandbox } from './apiserver/sandbox';

@@ -38,7 +38,7 @@ export interface RenderOptions {
   chartDir?: string;
 }
 
-export class HelmError extends Error {
+class HelmError extends Error {
   constructor(readonly args: string[], readonly result: HelmResult) {
     super(`helm ${args.join(' ')} exited with ${result.code}:\n${result.stderr}`);
     this.name = 'HelmError';
@@ -69,7 +69,7 @@ export function runHelm(args: string[], env: NodeJS.ProcessEnv = {}): Promise<He
 let tempCounter = 0;
 
 /** Writes `values` to a fresh temp file (JSON is YAML) and returns its path. */
-export function writeValuesFile(values: Record<string, unknown>): string {
+function writeValuesFile(values: Record<string, unknown>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'roomkeeper-values-'));
   tempCounter += 1;
   const file = path.join(dir, `values-${tempCounter}.yaml`);

@@ -16,9 +16,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-export const K8S_ASSETS_ENV = 'ROOMKEEPER_K8S_ASSETS';
-/** Set (by the jest global setup) to the admin kubeconfig of the plane shared by one test run. */
-export const REAL_APISERVER_KUBECONFIG_ENV = 'ROOMKEEPER_REAL_APISERVER_KUBECONFIG';
+const K8S_ASSETS_ENV = 'ROOMKEEPER_K8S_ASSETS';
 /** The shared plane's description (JSON file) for suites that need more than the kubeconfig. */
 export const REAL_APISERVER_INFO_ENV = 'ROOMKEEPER_REAL_APISERVER_INFO';
 
@@ -273,11 +271,4 @@ async function bindSimulationIdentity(url: string, caFile: string, adminToken: s
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** Reads the description of the plane a test run shares (set up by the jest global setup). */
-export function sharedControlPlane(env: NodeJS.ProcessEnv = process.env): ControlPlaneInfo | undefined {
-  const file = env[REAL_APISERVER_INFO_ENV];
-  if (!file || !fs.existsSync(file)) return undefined;
-  return JSON.parse(fs.readFileSync(file, 'utf8')) as ControlPlaneInfo;
 }

@@ -20,7 +20,7 @@ import { waitFor } from './wait';
  * 240 s ping) and the expiry brake's default grace (one ping timeout); controller-runtime's
  * leader-election timings; a 2 s health check.
  */
-export const OUTAGE_CONFIG: StackOptions['config'] = {
+const OUTAGE_CONFIG: StackOptions['config'] = {
   roomInitTimeout: 120_000, roomPingTimeout: 240_000, expiryGrace: 0, healthInterval: 2000,
   leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2000, operationLeaseTtl: 5000,
 };
@@ -143,7 +143,7 @@ export class RoomWatch {
 }
 
 /** A room's ping as its game server sends it; resolves to whether it was answered 200 `success`. */
-export async function ping(s: Stack, scheduler: string, room: string, status: string): Promise<boolean> {
+async function ping(s: Stack, scheduler: string, room: string, status: string): Promise<boolean> {
   const res = await fetch(`${s.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(s.config.roomTokenSecret, scheduler, room)}` },

@@ -17,7 +17,7 @@ import {
 } from './control-plane';
 import { toolPath } from './tools';
 
-export const RELEASE_NAME = 'roomkeeper';
+const RELEASE_NAME = 'roomkeeper';
 export const RELEASE_NAMESPACE = 'roomkeeper-system';
 const REPO_ROOT = path.resolve(__dirname, '../..');
 const CHART_DIR = path.join(REPO_ROOT, 'helm', 'roomkeeper');

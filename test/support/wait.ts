@@ -11,7 +11,7 @@ export interface WaitForOptions {
   message?: string;
 }
 
-export class WaitTimeoutError extends Error {
+class WaitTimeoutError extends Error {
   constructor(message: string, readonly lastError?: unknown) {
     super(message);
     this.name = 'WaitTimeoutError';

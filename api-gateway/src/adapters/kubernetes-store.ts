@@ -37,7 +37,7 @@ function validName(name: string): boolean {
  * a 422 becomes the management API's validation error, each cause with its field path relative
  * to the request body (the Scheduler's `spec.` is the body itself; `metadata.name` is `name`).
  */
-export function invalidCauses(err: unknown): FieldViolation[] {
+function invalidCauses(err: unknown): FieldViolation[] {
   return (statusBodyOf(err)?.details?.causes ?? []).slice(0, 100).map((c) => ({
     // The Scheduler's root rules are about metadata.name (a CRD rule's fieldPath cannot point into
     // metadata), and the API server names the root `<nil>`.
@@ -364,7 +364,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
  * A create refused because its namespace does not exist (404) or is being deleted (403,
  * cause NamespaceTerminating): the scheduler is gone, and no retry can succeed.
  */
-export function isNamespaceGone(err: unknown): boolean {
+function isNamespaceGone(err: unknown): boolean {
   const status = apiStatus(err);
   if (status === 404) return true;
   if (status !== 403) return false;

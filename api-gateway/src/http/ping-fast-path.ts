@@ -25,9 +25,9 @@ import { toApiError } from './error-handler';
 import { TokenCache } from './token-cache';
 
 const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
-export const PING_ROUTE = '/scheduler/:schedulerName/rooms/:roomId/ping';
+const PING_ROUTE = '/scheduler/:schedulerName/rooms/:roomId/ping';
 /** Expected tokens of this many rooms (the most recently verified) are cached by default. */
-export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
+const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
 export interface PingFastPathOptions {
   reports: RoomReports;

@@ -72,7 +72,7 @@ export interface AllocationSettings {
   maxMetadataBytes: number;
 }
 
-export const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze({
+const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze({
   defaultTtlSeconds: DEFAULT_ALLOCATION_TTL_SECONDS,
   maxTtlSeconds: 3600,
   maxWrites: 10,
@@ -119,7 +119,7 @@ const REQUEST_SCHEMA: JsonSchemaProps = {
 const validateRequest = compileSchemaValidator(REQUEST_SCHEMA);
 
 /** Validates an allocate body (empty is fine); every violation names its field. */
-export function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
+function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
   const check = validateRequest(body);
   const violations = check.errors.map((e) => ({ field: e.field || 'body', message: e.message }));
@@ -245,7 +245,7 @@ export function chooseCandidates(
 }
 
 /** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
-export function ttlCap(scheduler: Scheduler, globalMaxSeconds: number): { seconds: number; by: string } {
+function ttlCap(scheduler: Scheduler, globalMaxSeconds: number): { seconds: number; by: string } {
   const own = scheduler.spec.allocation?.maxTtlSeconds ?? DEFAULT_ALLOCATION_TTL_SECONDS;
   return own <= globalMaxSeconds
     ? { seconds: own, by: `the scheduler's allocation.maxTtlSeconds${scheduler.spec.allocation?.maxTtlSeconds === undefined ? ', default' : ''}` }
@@ -290,7 +290,7 @@ export type ReplayDecision =
   | { kind: 'id_conflict' }
   | { kind: 'ended'; message: string; endedAt: string; endReason: string; supersededAt?: string };
 
-export function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): ReplayDecision {
+function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): ReplayDecision {
   const a = record.allocation;
   if (a.requestHash !== hash) return { kind: 'id_conflict' };
   const roomId = room.metadata.name ?? '';

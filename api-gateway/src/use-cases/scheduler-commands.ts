@@ -55,7 +55,7 @@ export interface SchedulerCommandsDeps {
  * Fields of a definition that ask for more rooms than one scheduler may have (issue 12, M4).
  * `autoscaling.max` -1 (unbounded, as Maestro) is allowed: the operator reads it as the limit.
  */
-export function roomLimitViolations(spec: SchedulerSpec, maxRooms: number): FieldViolation[] {
+function roomLimitViolations(spec: SchedulerSpec, maxRooms: number): FieldViolation[] {
   const out: FieldViolation[] = [];
   const over = (field: string, value: number | undefined) => {
     if (value !== undefined && value > maxRooms) out.push({ field, message: `must be at most ${maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${value}` });

@@ -18,7 +18,7 @@ export interface SchedulerFilter {
 }
 
 /** Semver-ish order of "vX.Y.Z" strings (unparsable ones sort first). */
-export function compareVersions(a: string, b: string): number {
+function compareVersions(a: string, b: string): number {
   const parse = (v: string) => (/^v?(\d+)\.(\d+)\.(\d+)$/.exec(v) ?? []).slice(1).map(Number);
   const pa = parse(a);
   const pb = parse(b);

@@ -56,7 +56,7 @@ export interface EventForwarderOptions {
 }
 
 /** The `result` label for a receiver's `Response.code` (HTTP-like, as Maestro maps it). */
-export function responseCodeResult(code: number): string {
+function responseCodeResult(code: number): string {
   switch (code) {
     case 200: return 'ok';
     case 404: return 'not_found';

@@ -7,7 +7,7 @@ import type { ForwarderConfig } from './forwarder-types';
 
 export const DEFAULT_FORWARD_TIMEOUT_MS = 1000;
 /** The longest deadline of one forwarded event: the Scheduler CRD's `options.timeout` maximum (1 h). */
-export const MAX_FORWARD_TIMEOUT_MS = 3_600_000;
+const MAX_FORWARD_TIMEOUT_MS = 3_600_000;
 
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[-A-Za-z0-9.]{0,251}[A-Za-z0-9])?):([0-9]{1,5})$/;
 /** grpc-js reads `<scheme>:<rest>` as a resolver scheme, so `unix:9000` would be a Unix socket. */

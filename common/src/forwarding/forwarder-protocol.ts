@@ -8,8 +8,8 @@ import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 
-export const FORWARDER_PROTO_FILE = 'eventforwarder.proto';
-export const FORWARDER_SERVICE_NAME = 'eventforwarder.GRPCForwarder';
+const FORWARDER_PROTO_FILE = 'eventforwarder.proto';
+const FORWARDER_SERVICE_NAME = 'eventforwarder.GRPCForwarder';
 
 /** The RPCs of `eventforwarder.GRPCForwarder`, with their request message names. */
 export const FORWARDER_RPCS = {

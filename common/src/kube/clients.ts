@@ -90,7 +90,7 @@ export interface KubeClients {
  * while it restarts) fails after this long, so loops that await it (leader election, operation
  * executors) move on. Watches do not go through these clients and are not limited.
  */
-export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
+const KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
 function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | undefined): k8s.Middleware {
   return {

@@ -20,7 +20,7 @@ export const MAX_ROOMS_PER_REQUEST = 10_000;
 /** Most room ids one remove-rooms request may list. */
 export const MAX_ROOM_IDS_PER_REQUEST = 1_000;
 /** Most characters of a version name in a switch. */
-export const MAX_VERSION_LENGTH = 64;
+const MAX_VERSION_LENGTH = 64;
 /** Most characters of a room id (a Kubernetes object name). */
 export const MAX_ROOM_ID_LENGTH = 253;
 
@@ -165,7 +165,7 @@ export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActi
  * The definition a create or new-version operation carries. The spec itself was judged by the API
  * server when the Scheduler was written; here only its shape is checked.
  */
-export function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefinitionInput> {
+function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefinitionInput> {
   if (!isRecord(input)) return failed([notAnObject]);
   const s = input.scheduler;
   if (s !== undefined && !isRecord(s)) return failed([{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }]);

@@ -13,10 +13,6 @@ export type OperationDefinitionName = (typeof OperationDefinition)[keyof typeof 
 
 export const knownDefinitionNames: readonly OperationDefinitionName[] = Object.values(OperationDefinition);
 
-export function isKnownDefinitionName(name: string): name is OperationDefinitionName {
-  return (knownDefinitionNames as readonly string[]).includes(name);
-}
-
 export const OperationStatusName = {
   Pending: 'pending',
   InProgress: 'in_progress',

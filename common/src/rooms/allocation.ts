@@ -85,7 +85,7 @@ export type AllocationStep =
  * allocation was made (a single-match room's occupied ping counts as one match). An allocation
  * written before `runningMatches` was recorded ends on an occupied ping, as it always did.
  */
-export function allocationTaken(status: GameRoomStatus | undefined, allocation: GameRoomStatusAllocation): boolean {
+function allocationTaken(status: GameRoomStatus | undefined, allocation: GameRoomStatusAllocation): boolean {
   if (allocation.runningMatches === undefined) return status?.pingStatus === 'occupied';
   return (status?.runningMatches ?? 0) > allocation.runningMatches;
 }

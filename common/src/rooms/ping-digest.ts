@@ -37,7 +37,7 @@ import type { PingDigestStatus } from '../generated/resources';
 
 export const PING_DIGEST_LABEL = 'roomkeeper.io/ping-digest';
 export const GATEWAY_REPLICA_LABEL = 'roomkeeper.io/gateway-replica';
-export const PING_DIGEST_NAME_PREFIX = 'roomkeeper-pings-';
+const PING_DIGEST_NAME_PREFIX = 'roomkeeper-pings-';
 /** Rooms not heard from for this long leave the digest. */
 export const PING_DIGEST_RETENTION_MS = 10 * 60_000;
 

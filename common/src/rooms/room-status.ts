@@ -83,8 +83,8 @@ export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): R
 }
 
 /** Maestro's bounds of `matchAllocation.maxMatches`; 1 (the default) is a single-match room. */
-export const MIN_MAX_MATCHES = 1;
-export const MAX_MAX_MATCHES = 35;
+const MIN_MAX_MATCHES = 1;
+const MAX_MAX_MATCHES = 35;
 
 /** A scheduler's `matchAllocation.maxMatches`, 1 when absent (or out of bounds: the CRD refuses those). */
 export function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {

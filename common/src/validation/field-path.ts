@@ -17,14 +17,6 @@ export function joinIndex(parent: string, index: number): string {
   return `${parent}[${index}]`;
 }
 
-/** Joins a path and a CEL fieldPath (`.spec.containers`, relative to the node that carries the rule). */
-export function joinRelative(parent: string, relative: string | undefined): string {
-  if (!relative) return parent;
-  const trimmed = relative.startsWith('.') ? relative.slice(1) : relative;
-  if (parent === '') return trimmed;
-  return trimmed.startsWith('[') ? `${parent}${trimmed}` : `${parent}.${trimmed}`;
-}
-
 /** Prefixes a field path (`spec` + `game` = `spec.game`). */
 export function withPrefix(prefix: string, field: string): string {
   if (prefix === '') return field;

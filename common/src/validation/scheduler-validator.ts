@@ -31,7 +31,7 @@ export interface SchedulerCreateBody {
 }
 
 /** The Scheduler `spec` schema (also SchedulerVersion `spec.definition`). */
-export function schedulerSpecSchema(): JsonSchemaProps {
+function schedulerSpecSchema(): JsonSchemaProps {
   const spec = crdSchemas.Scheduler.properties?.spec;
   if (!spec) throw new Error('generated Scheduler schema has no spec');
   return spec;
@@ -51,7 +51,7 @@ export function schedulerCreateBodySchema(): JsonSchemaProps {
  * The PATCH body: the spec fields, each optional; containers and autoscaling fields optional too.
  * `game` is not patchable (as in Maestro's PatchSchedulerRequest), so it is dropped.
  */
-export function schedulerPatchBodySchema(): JsonSchemaProps {
+function schedulerPatchBodySchema(): JsonSchemaProps {
   const spec = schedulerSpecSchema();
   const { game: _game, ...properties } = { ...spec.properties };
   const room = properties.spec;

@@ -25,7 +25,7 @@ function newAjv(): Ajv {
 }
 
 /** A JSON deep copy; undefined when the input is not JSON (cycles, BigInt). */
-export function jsonCopy(data: unknown): { value: unknown } | undefined {
+function jsonCopy(data: unknown): { value: unknown } | undefined {
   if (data === undefined) return { value: undefined };
   try {
     const text = jsonText(data);
@@ -47,7 +47,7 @@ function child(schema: AjvSchema | undefined, key: string): AjvSchema | undefine
  * `/spec/containers/0/name` into `spec.containers[0].name`, walking the data to tell list indexes
  * and the schema to tell map keys (`labels[app]`, as Kubernetes writes them) from properties.
  */
-export function fieldOf(instancePath: string, data: unknown, schema?: AjvSchema): string {
+function fieldOf(instancePath: string, data: unknown, schema?: AjvSchema): string {
   if (instancePath === '') return '';
   let field = '';
   let node: unknown = data;

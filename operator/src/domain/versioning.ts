@@ -39,7 +39,7 @@ export function parseVersion(version: string): ParsedVersion | undefined {
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) };
 }
 
-export function formatVersion(v: ParsedVersion): string {
+function formatVersion(v: ParsedVersion): string {
   return `v${v.major}.${v.minor}.${v.patch}`;
 }
 

@@ -26,7 +26,7 @@ export class ExecutionAbandoned extends Error {
 }
 
 /** Thrown when an operation's input breaks its definition's rules (the operation ends in error). */
-export class InvalidOperationInput extends Error {
+class InvalidOperationInput extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'InvalidOperationInput';

@@ -192,7 +192,7 @@ export function allocationStatusChange(before: string, room: GameRoom): { status
 }
 
 /** The room's address as a matchmaker needs it: ExternalDNS, ExternalIP, InternalDNS, InternalIP (Maestro's order). */
-export function hostOf(pod: k8s.V1Pod, node: k8s.V1Node | undefined): string {
+function hostOf(pod: k8s.V1Pod, node: k8s.V1Node | undefined): string {
   const addresses = node?.status?.addresses ?? [];
   for (const type of ['ExternalDNS', 'ExternalIP', 'InternalDNS', 'InternalIP']) {
     const a = addresses.find((x) => x.type === type);
@@ -201,7 +201,7 @@ export function hostOf(pod: k8s.V1Pod, node: k8s.V1Node | undefined): string {
   return pod.status?.hostIP ?? '';
 }
 
-export function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
+function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
   const out: NonNullable<GameRoomStatus['ports']> = [];
   for (const c of pod.spec?.containers ?? []) {
     for (const p of c.ports ?? []) {

@@ -42,7 +42,7 @@ const LIFECYCLE_OPS = new Set(['create_scheduler', 'delete_scheduler']);
 const isActive = (op: Operation): boolean => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending');
 
 /** Versions a pending or running operation names (switch_active_version and the like). */
-export function versionsInUse(ops: readonly Operation[]): Map<string, string> {
+function versionsInUse(ops: readonly Operation[]): Map<string, string> {
   const used = new Map<string, string>();
   for (const op of ops) {
     if (!isActive(op)) continue;

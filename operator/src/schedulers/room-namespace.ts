@@ -11,9 +11,9 @@
 import type { Config } from '../../../common/src/config';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 
-export const PSA_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
-export const PSA_WARN_LABEL = 'pod-security.kubernetes.io/warn';
-export const PSA_AUDIT_LABEL = 'pod-security.kubernetes.io/audit';
+const PSA_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+const PSA_WARN_LABEL = 'pod-security.kubernetes.io/warn';
+const PSA_AUDIT_LABEL = 'pod-security.kubernetes.io/audit';
 
 export type RoomNamespaceSettings = Pick<Config, 'roomNamespacePsaEnforce' | 'roomNamespacePsaWarn' | 'roomNamespacePsaAudit'>;
 

@@ -50,7 +50,7 @@ export function statusBody(code: number, reason: string, message: string, detail
   return body;
 }
 
-export function qualifiedResource(r: ResourceName): string {
+function qualifiedResource(r: ResourceName): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
 }
 

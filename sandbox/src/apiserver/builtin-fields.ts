@@ -29,7 +29,7 @@ function fieldsOf(model: string): Map<string, string> | undefined {
 }
 
 /** The client-node model of a built-in kind (`V1Deployment`, `CoreV1Event`, `V2HorizontalPodAutoscaler`). */
-export function modelNameOf(rt: ResourceType, version: string): string {
+function modelNameOf(rt: ResourceType, version: string): string {
   if (rt.kind === 'Event') return rt.group === '' ? 'CoreV1Event' : 'EventsV1Event';
   return `V${version.slice(1, 2).toUpperCase()}${version.slice(2)}${rt.kind}`;
 }

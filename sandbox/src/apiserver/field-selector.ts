@@ -16,7 +16,7 @@ interface FieldRequirement {
 
 const MATCH_ALL: FieldMatcher = () => true;
 
-export function fieldValue(obj: Record<string, unknown>, path: readonly string[]): string {
+function fieldValue(obj: Record<string, unknown>, path: readonly string[]): string {
   let cur: unknown = obj;
   for (const p of path) {
     if (cur === null || typeof cur !== 'object') return '';
@@ -58,7 +58,7 @@ export function parseSupportedFieldSelector(selector: string | undefined | null,
   return parseFieldSelector(selector);
 }
 
-export function parseFieldSelector(selector: string | undefined | null): FieldMatcher {
+function parseFieldSelector(selector: string | undefined | null): FieldMatcher {
   if (!selector || selector.trim() === '') return MATCH_ALL;
   const requirements: FieldRequirement[] = [];
   for (const raw of selector.split(',')) {

@@ -1,6 +1,6 @@
 /** The kubeconfig that points kubectl, helm and client-node at a sandbox. */
-export const SANDBOX_CONTEXT = 'roomkeeper-sandbox';
-export const SANDBOX_TOKEN = 'roomkeeper-sandbox-token';
+const SANDBOX_CONTEXT = 'roomkeeper-sandbox';
+const SANDBOX_TOKEN = 'roomkeeper-sandbox-token';
 
 export function kubeconfigYaml(serverUrl: string, namespace = 'default'): string {
   return [

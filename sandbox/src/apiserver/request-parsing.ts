@@ -86,7 +86,7 @@ export function numberParam(v: string | null): number | undefined {
   return n;
 }
 
-export function fieldValidationOf(q: URLSearchParams): FieldValidation {
+function fieldValidationOf(q: URLSearchParams): FieldValidation {
   const v = q.get('fieldValidation');
   if (v === null || v === '') return 'Warn';
   if (v !== 'Strict' && v !== 'Warn' && v !== 'Ignore') {

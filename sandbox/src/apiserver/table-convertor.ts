@@ -199,12 +199,12 @@ function customPrinter(columns: PrinterColumn[]): Printer {
   };
 }
 
-export function printerFor(rt: ResourceType, version: string): Printer {
+function printerFor(rt: ResourceType, version: string): Printer {
   if (rt.custom) return customPrinter(rt.versions.find((v) => v.name === version)?.printerColumns ?? []);
   return PRINTERS[`${rt.group}/${rt.plural}`] ?? DEFAULT_PRINTER;
 }
 
-export function rowObject(o: KubeObject, include: IncludeObject): unknown {
+function rowObject(o: KubeObject, include: IncludeObject): unknown {
   if (include === 'None') return undefined;
   if (include === 'Object') return o;
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };

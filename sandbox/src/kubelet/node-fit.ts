@@ -24,10 +24,10 @@ export interface NodeLoad {
 
 export type FitResult = { node: string } | { node?: undefined; message: string };
 
-export const REASON_UNSCHEDULABLE_NODE = 'node(s) were unschedulable';
-export const REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector";
-export const REASON_TOO_MANY_PODS = 'Too many pods';
-export const REASON_PORTS = "node(s) didn't have free ports for the requested pod ports";
+const REASON_UNSCHEDULABLE_NODE = 'node(s) were unschedulable';
+const REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector";
+const REASON_TOO_MANY_PODS = 'Too many pods';
+const REASON_PORTS = "node(s) didn't have free ports for the requested pod ports";
 
 function matchesRequirement(req: V1NodeSelectorRequirement, value: string | undefined): boolean {
   const values = req.values ?? [];
@@ -50,7 +50,7 @@ function matchesTerm(term: V1NodeSelectorTerm, node: NodeCandidate): boolean {
     && fields.every((r) => r.key === 'metadata.name' && matchesRequirement(r, node.name));
 }
 
-export function matchesNodeSelection(pod: V1Pod, node: NodeCandidate): boolean {
+function matchesNodeSelection(pod: V1Pod, node: NodeCandidate): boolean {
   for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) if (node.labels[k] !== v) return false;
   const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (terms && !terms.some((t) => matchesTerm(t, node))) return false;
@@ -65,7 +65,7 @@ function tolerates(t: V1Toleration, taint: V1Taint): boolean {
 }
 
 /** The first taint with effect NoSchedule/NoExecute that no toleration of the pod covers. */
-export function untoleratedTaint(pod: V1Pod, node: NodeCandidate): V1Taint | undefined {
+function untoleratedTaint(pod: V1Pod, node: NodeCandidate): V1Taint | undefined {
   const tolerations = pod.spec?.tolerations ?? [];
   return node.taints.find((taint) => taint.effect !== 'PreferNoSchedule' && !tolerations.some((t) => tolerates(t, taint)));
 }

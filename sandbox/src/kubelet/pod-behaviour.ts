@@ -20,7 +20,7 @@
 import type { V1Container } from '@kubernetes/client-node';
 import { envValue } from './pod-fields';
 
-export const SIM_POD_ENV = 'ROOMKEEPER_SIM_POD';
+const SIM_POD_ENV = 'ROOMKEEPER_SIM_POD';
 
 export type ContainerBehaviour =
   | { kind: 'normal' }
@@ -28,7 +28,7 @@ export type ContainerBehaviour =
   | { kind: 'image-pull-failure' }
   | { kind: 'exit'; afterMs: number; exitCode: number };
 
-export const NORMAL: ContainerBehaviour = Object.freeze({ kind: 'normal' });
+const NORMAL: ContainerBehaviour = Object.freeze({ kind: 'normal' });
 
 export class InvalidBehaviourError extends Error {
   constructor(readonly value: string, reason: string) {

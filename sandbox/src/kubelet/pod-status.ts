@@ -202,7 +202,7 @@ function stoppedView(view: ContainerView, stoppedAtMs: number): ContainerView {
 }
 
 /** Conditions this kubelet writes; any other condition on the pod is kept as it is. */
-export const OWNED_CONDITIONS: ReadonlySet<string> = new Set(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+const OWNED_CONDITIONS: ReadonlySet<string> = new Set(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
 
 /** Why the pod's readiness gates hold it back, in the kubelet's words, or undefined. */
 function readinessGateProblem(pod: V1Pod, conditions: readonly V1PodCondition[]): string | undefined {

@@ -7,9 +7,9 @@
  *   ExternalIP  127.0.0.<2 + i>   (loopback, so a "room address" is at least local)
  *   pod IPs     10.<200 + i % 50>.x.y, from a per-node counter
  */
-export const SIMULATED_LABEL = 'roomkeeper.io/simulated';
-export const NODE_NAME_PREFIX = 'roomkeeper-sim-node-';
-export const KUBELET_VERSION = 'v1.32.0-roomkeeper-sim';
+const SIMULATED_LABEL = 'roomkeeper.io/simulated';
+const NODE_NAME_PREFIX = 'roomkeeper-sim-node-';
+const KUBELET_VERSION = 'v1.32.0-roomkeeper-sim';
 
 export interface SimNodeSpec {
   index: number;
@@ -35,7 +35,7 @@ export function podIpOf(nodeIndex: number, n: number): string {
   return `10.${200 + (nodeIndex % 50)}.${Math.floor(slot / 250)}.${(slot % 250) + 2}`;
 }
 
-export function nodeLabels(spec: SimNodeSpec): Record<string, string> {
+function nodeLabels(spec: SimNodeSpec): Record<string, string> {
   return {
     [SIMULATED_LABEL]: 'true',
     'kubernetes.io/hostname': spec.name,

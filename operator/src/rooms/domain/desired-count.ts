@@ -21,7 +21,7 @@
 import type { Autoscaling } from './types';
 
 /** Maestro's default `downThreshold` when it is omitted or 0 (PR #619). */
-export const DEFAULT_DOWN_THRESHOLD = 0.99;
+const DEFAULT_DOWN_THRESHOLD = 0.99;
 
 export interface RoomCountsInput {
   ready: number;

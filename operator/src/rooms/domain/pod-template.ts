@@ -36,14 +36,14 @@ import {
 import { ROOM_TOKEN_KEY_LABEL } from '../../../../common/src/rooms/room-token';
 import type { Container, SchedulerSpec } from './types';
 
-export const ENV_SCHEDULER_NAME = 'ROOMKEEPER_SCHEDULER_NAME';
-export const ENV_ROOM_ID = 'ROOMKEEPER_ROOM_ID';
-export const ENV_MAESTRO_SCHEDULER_NAME = 'MAESTRO_SCHEDULER_NAME';
-export const ENV_MAESTRO_ROOM_ID = 'MAESTRO_ROOM_ID';
-export const ENV_ROOMS_API_URL = 'ROOMKEEPER_ROOMS_API_URL';
-export const ENV_ROOM_TOKEN = 'ROOMKEEPER_ROOM_TOKEN';
+const ENV_SCHEDULER_NAME = 'ROOMKEEPER_SCHEDULER_NAME';
+const ENV_ROOM_ID = 'ROOMKEEPER_ROOM_ID';
+const ENV_MAESTRO_SCHEDULER_NAME = 'MAESTRO_SCHEDULER_NAME';
+const ENV_MAESTRO_ROOM_ID = 'MAESTRO_ROOM_ID';
+const ENV_ROOMS_API_URL = 'ROOMKEEPER_ROOMS_API_URL';
+const ENV_ROOM_TOKEN = 'ROOMKEEPER_ROOM_TOKEN';
 /** The taint key rooms tolerate (`dedicated=<toleration>:NoSchedule`), as Maestro. */
-export const TOLERATION_KEY = 'dedicated';
+const TOLERATION_KEY = 'dedicated';
 
 export interface RoomPodInput {
   schedulerName: string;
@@ -70,7 +70,7 @@ export interface RoomPodInput {
 }
 
 /** Container ports below this need NET_BIND_SERVICE (the Linux default of ip_unprivileged_port_start). */
-export const PRIVILEGED_PORT_LIMIT = 1024;
+const PRIVILEGED_PORT_LIMIT = 1024;
 
 /** The Pod of one room. */
 export function buildRoomPod(input: RoomPodInput): V1Pod {
@@ -111,7 +111,7 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
 }
 
 /** The environment Roomkeeper gives every container of a room. */
-export function roomkeeperEnv(input: Pick<RoomPodInput, 'schedulerName' | 'roomName' | 'maestroEnv' | 'roomsApiUrl' | 'roomToken'>): V1EnvVar[] {
+function roomkeeperEnv(input: Pick<RoomPodInput, 'schedulerName' | 'roomName' | 'maestroEnv' | 'roomsApiUrl' | 'roomToken'>): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: ENV_SCHEDULER_NAME, value: input.schedulerName },
     { name: ENV_ROOM_ID, value: input.roomName },
@@ -214,7 +214,7 @@ export function parseDurationSeconds(text: string): number | undefined {
 
 const NAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** Longest scheduler prefix kept in a room name: 52 + "-" + 5 = 58 <= 63 (a DNS-1123 label). */
-export const ROOM_NAME_PREFIX_MAX = 52;
+const ROOM_NAME_PREFIX_MAX = 52;
 
 /** A new room's name: `<scheduler[:52]>-<5 lowercase letters or digits>`; `random` returns [0, 1). */
 export function roomName(schedulerName: string, random: () => number): string {

@@ -38,7 +38,7 @@ export interface RetryPolicy { baseMs: number; capMs: number; keep: number; tran
  * A failure the API server caused (throttling, a 5xx, a timeout, a lost connection) passes with the
  * server's trouble, not with a change the fingerprint sees: it is tried again sooner (transientCapMs).
  */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3, transientCapMs: 5_000 };
+const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3, transientCapMs: 5_000 };
 
 const TRANSIENT = /(^|[^0-9])(429|5\d\d) |too many requests|internal error|timed? ?out|timeout|fetch failed|ECONN[A-Z]+|socket hang up|service unavailable/i;
 
@@ -55,7 +55,7 @@ const FAILURE_PREFIX = 'Operation execution failed: ';
 const at = (op: Operation): number => Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
 
 /** The reason an operation failed, as its history tells it. */
-export function failureMessage(op: Operation): string {
+function failureMessage(op: Operation): string {
   const events = op.status?.executionHistory ?? [];
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]?.event ?? '';
@@ -64,7 +64,7 @@ export function failureMessage(op: Operation): string {
   return 'unknown error';
 }
 
-export function attemptOf(op: Operation): number | undefined {
+function attemptOf(op: Operation): number | undefined {
   const n = Number(op.metadata.annotations?.[ATTEMPT_ANNOTATION]);
   return Number.isInteger(n) && n >= 1 ? n : undefined;
 }

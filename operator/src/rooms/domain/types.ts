@@ -6,7 +6,7 @@
 import type { RoomStatus } from '../../../../common/src/generated/resources';
 
 export type {
-  Autoscaling, Container, Port, PortRange, RoomSpec, RoomStatus, SchedulerSpec,
+  Autoscaling, Container, PortRange, RoomStatus, SchedulerSpec,
 } from '../../../../common/src/generated/resources';
 
 /** One room as the health controller and the remove rules see it. */

@@ -15,7 +15,7 @@ const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
 type Maybe = unknown;
 
 /** Comprehension steps one validate() call may spend on CEL rules before giving up. */
-export const CEL_STEP_BUDGET = 1_000_000;
+const CEL_STEP_BUDGET = 1_000_000;
 
 class RuleActivation implements Activation {
   constructor(

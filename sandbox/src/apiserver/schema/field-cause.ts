@@ -6,16 +6,6 @@
 import { jsonText } from '../../../../common/src/json/json-text';
 import { fieldText } from '../kube-object';
 
-export type FieldReason =
-  | 'FieldValueInvalid'
-  | 'FieldValueRequired'
-  | 'FieldValueNotSupported'
-  | 'FieldValueTypeInvalid'
-  | 'FieldValueForbidden'
-  | 'FieldValueDuplicate'
-  | 'FieldValueTooLong'
-  | 'FieldValueTooMany';
-
 export interface FieldCause {
   /** FieldValueInvalid|FieldValueRequired|FieldValueNotSupported|FieldValueTypeInvalid|FieldValueForbidden|FieldValueDuplicate|FieldValueTooLong|FieldValueTooMany */
   reason: string;
@@ -29,7 +19,7 @@ export interface FieldCause {
 export const ROOT_FIELD = '<nil>';
 
 /** Renders a bad value as Go's `%v`/`%q`/`%#v` would for JSON-decoded data (field.Error.ErrorBody). */
-export function formatBadValue(value: unknown): string {
+function formatBadValue(value: unknown): string {
   if (value === null || value === undefined) return '"null"';
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
@@ -53,7 +43,7 @@ function withDetail(body: string, detail: string): string {
   return detail.length > 0 ? `${body}: ${detail}` : body;
 }
 
-export function fieldName(path: string): string {
+function fieldName(path: string): string {
   return path === '' ? ROOT_FIELD : path;
 }
 

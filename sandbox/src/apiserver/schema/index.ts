@@ -3,7 +3,6 @@
  * (pruning, defaulting, validation including CEL rules) plus printer-column JSONPath and a light
  * check of CRD objects themselves.
  */
-export type { FieldCause } from './field-cause';
 export type { CompiledSchema } from './compiled-schema';
 export { compileSchema } from './compiled-schema';
 export { evaluateJsonPath } from './json-path';

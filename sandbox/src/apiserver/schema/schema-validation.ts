@@ -33,7 +33,7 @@ function inBody(path: string): string {
 }
 
 /** The OpenAPI type name of a decoded JSON value, as kube-openapi reports it. */
-export function jsonTypeName(v: unknown): string {
+function jsonTypeName(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return 'array';
   switch (typeof v) {

@@ -121,7 +121,7 @@ function logical(kind: 'and' | 'or', left: CelAst, right: CelAst, act: Activatio
   return !shortCircuit;
 }
 
-export function select(operand: CelValue, field: string, optional: boolean): CelValue {
+function select(operand: CelValue, field: string, optional: boolean): CelValue {
   if (operand instanceof CelOptional) {
     // selecting through an optional keeps the result optional
     return operand.present ? select(operand.inner, field, true) : operand;

@@ -82,7 +82,7 @@ function toDouble(v: CelValue): number {
   throw noOverload('double', [v]);
 }
 
-export function celToString(v: CelValue): string {
+function celToString(v: CelValue): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'boolean') return String(v);
   if (typeof v === 'number') return String(v);
