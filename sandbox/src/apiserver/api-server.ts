@@ -16,7 +16,7 @@ import type { Discovery } from './discovery';
 import { SERVER_VERSION } from './discovery';
 import type { Faults } from './fault-injector';
 import { parseSupportedFieldSelector } from './field-selector';
-import { isPlainObject, type KubeObject } from './kube-object';
+import type { KubeObject } from './kube-object';
 import { parseLabelSelector } from './label-selector';
 import { OpenApiDocuments } from './openapi-documents';
 import { decodeProtobufBody } from './protobuf-body';
@@ -26,6 +26,7 @@ import type { ResourceRegistry } from './resource-registry';
 import { apiVersionOf, resourceKey, type ResourceType } from './resource-type';
 import { toTable, type IncludeObject } from './table-convertor';
 import { objectJson, WatchStream } from './watch-stream';
+import { isRecord } from '../../../common/src/json/is-record';
 
 type Json = Record<string, unknown>;
 
@@ -408,7 +409,7 @@ export class ApiServer {
     }
     if (sub === 'eviction' && rt.extraSubresources.includes('eviction') && method === 'POST') {
       const body = await this.readObjectBody(req);
-      const deleteOptions = isPlainObject(body) ? body.deleteOptions : undefined;
+      const deleteOptions = isRecord(body) ? body.deleteOptions : undefined;
       ops.delete(scope, name, this.deleteOptions(new URLSearchParams(), deleteOptions));
       this.send(res, 201, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }));
       return;
@@ -467,7 +468,7 @@ export class ApiServer {
     }
     if (!p.name && method === 'POST') {
       const body = await this.readObjectBody(req);
-      const result = ops.create(storageScope, isPlainObject(body) ? view.toStorage(body) : body, writeOptions(q));
+      const result = ops.create(storageScope, isRecord(body) ? view.toStorage(body) : body, writeOptions(q));
       this.sendObject(res, 201, viewScope, show(result.object), format, q, result.warnings);
       return;
     }
@@ -484,7 +485,7 @@ export class ApiServer {
         return;
       case 'PUT': {
         const body = await this.readObjectBody(req);
-        const result = ops.update(storageScope, p.name, isPlainObject(body) ? view.toStorage(body) : body, writeOptions(q));
+        const result = ops.update(storageScope, p.name, isRecord(body) ? view.toStorage(body) : body, writeOptions(q));
         this.sendObject(res, 200, viewScope, show(result.object), format, q, result.warnings);
         return;
       }
@@ -506,10 +507,10 @@ export class ApiServer {
 
   /** Access reviews: the sandbox has no authorization, so everything is allowed. */
   private review(kind: string, body: unknown): Json {
-    const review: Json = isPlainObject(body) ? { ...body } : {};
+    const review: Json = isRecord(body) ? { ...body } : {};
     review.apiVersion = 'authorization.k8s.io/v1';
     review.kind = kind;
-    review.metadata = isPlainObject(review.metadata) ? review.metadata : {};
+    review.metadata = isRecord(review.metadata) ? review.metadata : {};
     review.status = kind === 'SelfSubjectRulesReview'
       ? { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false }
       : { allowed: true, reason: 'the sandbox API server allows every request' };
@@ -525,7 +526,7 @@ export class ApiServer {
   }
 
   private deleteOptions(q: URLSearchParams, body: unknown): DeleteOptions {
-    const b = isPlainObject(body) ? body : {};
+    const b = isRecord(body) ? body : {};
     const grace = numberParam(q.get('gracePeriodSeconds')) ?? (typeof b.gracePeriodSeconds === 'number' ? b.gracePeriodSeconds : undefined);
     const policy = q.get('propagationPolicy') ?? (typeof b.propagationPolicy === 'string' ? b.propagationPolicy : undefined);
     if (policy !== undefined && policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {
@@ -533,7 +534,7 @@ export class ApiServer {
     }
     const orphanParam = q.get('orphanDependents');
     const orphan = orphanParam !== null ? boolParam(orphanParam) : typeof b.orphanDependents === 'boolean' ? b.orphanDependents : undefined;
-    const pre = isPlainObject(b.preconditions) ? b.preconditions : {};
+    const pre = isRecord(b.preconditions) ? b.preconditions : {};
     const dryRun = q.getAll('dryRun').length > 0 || (Array.isArray(b.dryRun) && b.dryRun.length > 0);
     return {
       gracePeriodSeconds: grace,

@@ -5,8 +5,8 @@
  * type maps mirror the Kubernetes OpenAPI schema).
  */
 import * as k8s from '@kubernetes/client-node';
-import { isPlainObject } from './kube-object';
 import type { ResourceType } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 interface Attribute {
   baseName: string;
@@ -47,11 +47,11 @@ function prune(value: unknown, type: string, path: string, out: string[]): void 
   }
   const [, valueType] = /^\{ \[key: string\]: (.+); \}$/.exec(type) ?? [];
   if (valueType !== undefined) {
-    if (isPlainObject(value)) for (const [k, v] of Object.entries(value)) prune(v, valueType, `${path}[${k}]`, out);
+    if (isRecord(value)) for (const [k, v] of Object.entries(value)) prune(v, valueType, `${path}[${k}]`, out);
     return;
   }
   const fields = fieldsOf(type);
-  if (!fields || !isPlainObject(value)) return;
+  if (!fields || !isRecord(value)) return;
   for (const [key, v] of Object.entries(value)) {
     const fieldType = fields.get(key);
     if (fieldType === undefined) {

@@ -2,8 +2,9 @@
  * `events.k8s.io/v1` Events are a second view of the core `v1` Events, as on a real cluster: one
  * storage, two shapes. These convert between them field by field.
  */
-import { isPlainObject, type KubeObject } from './kube-object';
+import type { KubeObject } from './kube-object';
 import type { ResourceView } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 type Json = Record<string, unknown>;
 
@@ -45,10 +46,10 @@ export const eventsV1View: ResourceView = {
     const out: Json = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: isPlainObject(v1.metadata) ? v1.metadata : {},
+      metadata: isRecord(v1.metadata) ? v1.metadata : {},
       ...copyFields(v1, FIELDS.map(([a, b]) => [b, a])),
     };
-    if (!isPlainObject(out.involvedObject)) out.involvedObject = {};
+    if (!isRecord(out.involvedObject)) out.involvedObject = {};
     return out;
   },
   fieldPath(path: string): string {

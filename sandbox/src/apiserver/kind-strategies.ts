@@ -4,10 +4,11 @@
  * finalizer, services get a cluster IP, CRDs are accepted and established at once.
  */
 import { badRequest, type StatusCause } from './api-error';
-import { fieldText, isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, type KubeObject } from './kube-object';
 import { validateCrdSchema } from './crd-schema';
 import { nameProblems } from './object-meta-validation';
 import type { ResourceType } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ export interface StrategyContext {
 }
 
 function pod(obj: KubeObject): void {
-  const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+  const spec: Json = isRecord(obj.spec) ? obj.spec : (obj.spec = {});
   spec.restartPolicy ??= 'Always';
   spec.terminationGracePeriodSeconds ??= 30;
   spec.dnsPolicy ??= 'ClusterFirst';
@@ -29,7 +30,7 @@ function pod(obj: KubeObject): void {
     const containers = spec[list];
     if (!Array.isArray(containers)) continue;
     for (const c of containers) {
-      if (!isPlainObject(c)) continue;
+      if (!isRecord(c)) continue;
       const image = typeof c.image === 'string' ? c.image : '';
       c.imagePullPolicy ??= image.endsWith(':latest') || !image.includes(':') ? 'Always' : 'IfNotPresent';
       c.terminationMessagePath ??= '/dev/termination-log';
@@ -41,16 +42,16 @@ function pod(obj: KubeObject): void {
 }
 
 function crd(obj: KubeObject, now: string, old?: KubeObject): void {
-  const spec = isPlainObject(obj.spec) ? obj.spec : {};
-  const names = isPlainObject(spec.names) ? spec.names : {};
+  const spec = isRecord(obj.spec) ? obj.spec : {};
+  const names = isRecord(spec.names) ? spec.names : {};
   const kind = fieldText(names.kind);
   const acceptedNames: Json = { ...names, singular: names.singular ?? kind.toLowerCase(), listKind: names.listKind ?? `${kind}List` };
-  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : [];
+  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : [];
   const storage = versions.find((v) => v.storage === true);
-  const oldStatus = old && isPlainObject(old.status) ? old.status : {};
+  const oldStatus = old && isRecord(old.status) ? old.status : {};
   const previous = Array.isArray(oldStatus.storedVersions) ? oldStatus.storedVersions.map(String) : [];
   const storedVersions = [...new Set([...previous, ...(storage ? [String(storage.name)] : [])])];
-  const oldConditions = Array.isArray(oldStatus.conditions) ? oldStatus.conditions.filter(isPlainObject) : [];
+  const oldConditions = Array.isArray(oldStatus.conditions) ? oldStatus.conditions.filter(isRecord) : [];
   const since = (type: string): unknown => oldConditions.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? now;
   obj.status = {
     acceptedNames,
@@ -65,8 +66,8 @@ function crd(obj: KubeObject, now: string, old?: KubeObject): void {
 /** Secrets keep `stringData` only as base64 `data`, as the real server does. */
 function secret(obj: KubeObject): void {
   if (typeof obj.type !== 'string' || obj.type === '') obj.type = 'Opaque';
-  if (isPlainObject(obj.stringData)) {
-    const data: Json = isPlainObject(obj.data) ? obj.data : {};
+  if (isRecord(obj.stringData)) {
+    const data: Json = isRecord(obj.data) ? obj.data : {};
     for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
     obj.data = data;
   }
@@ -80,7 +81,7 @@ function secret(obj: KubeObject): void {
 const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$/;
 
 function lease(obj: KubeObject): void {
-  const spec = isPlainObject(obj.spec) ? obj.spec : {};
+  const spec = isRecord(obj.spec) ? obj.spec : {};
   for (const field of ['acquireTime', 'renewTime']) {
     const v = spec[field];
     if (v !== undefined && v !== null && (typeof v !== 'string' || !MICRO_TIME.test(v))) {
@@ -98,7 +99,7 @@ export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: Strateg
     obj.spec = { finalizers: ['kubernetes'] };
     obj.status = { phase: 'Active' };
   } else if (rt.group === '' && rt.plural === 'services') {
-    const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+    const spec: Json = isRecord(obj.spec) ? obj.spec : (obj.spec = {});
     spec.type ??= 'ClusterIP';
     if (spec.clusterIP === undefined && spec.type !== 'ExternalName') {
       spec.clusterIP = ctx.nextClusterIp();
@@ -117,7 +118,7 @@ export function prepareForUpdate(rt: ResourceType, obj: KubeObject, old: KubeObj
   if (rt.group === '' && rt.plural === 'namespaces') {
     obj.spec = old.spec === undefined ? undefined : JSON.parse(JSON.stringify(old.spec));
   }
-  if (rt.group === '' && rt.plural === 'services' && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
+  if (rt.group === '' && rt.plural === 'services' && isRecord(obj.spec) && isRecord(old.spec)) {
     obj.spec.clusterIP ??= old.spec.clusterIP;
     obj.spec.clusterIPs ??= old.spec.clusterIPs;
   }
@@ -125,13 +126,13 @@ export function prepareForUpdate(rt: ResourceType, obj: KubeObject, old: KubeObj
 
 function validatePod(obj: KubeObject): StatusCause[] {
   const causes: StatusCause[] = [];
-  const spec = isPlainObject(obj.spec) ? obj.spec : {};
+  const spec = isRecord(obj.spec) ? obj.spec : {};
   const containers = Array.isArray(spec.containers) ? spec.containers : [];
   if (containers.length === 0) causes.push({ reason: 'FieldValueRequired', field: 'spec.containers', message: 'Required value' });
   const seen = new Set<string>();
   containers.forEach((c, i) => {
     const base = `spec.containers[${i}]`;
-    if (!isPlainObject(c)) return;
+    if (!isRecord(c)) return;
     const name = typeof c.name === 'string' ? c.name : '';
     if (name === '') causes.push({ reason: 'FieldValueRequired', field: `${base}.name`, message: 'Required value' });
     else {
@@ -152,12 +153,12 @@ const POD_UPDATE_MESSAGE = 'Forbidden: pod updates may not change fields other t
 
 /** The parts of a pod spec an update may not change (images, deadline and tolerations may change). */
 function immutablePodSpec(spec: unknown): unknown {
-  const s: Json = isPlainObject(spec) ? { ...spec } : {};
+  const s: Json = isRecord(spec) ? { ...spec } : {};
   delete s.activeDeadlineSeconds;
   delete s.tolerations;
   delete s.schedulingGates;
   for (const list of ['containers', 'initContainers']) {
-    if (Array.isArray(s[list])) s[list] = (s[list] as unknown[]).map((c) => (isPlainObject(c) ? { ...c, image: undefined } : c));
+    if (Array.isArray(s[list])) s[list] = (s[list] as unknown[]).map((c) => (isRecord(c) ? { ...c, image: undefined } : c));
   }
   return JSON.parse(JSON.stringify(s)) as unknown;
 }

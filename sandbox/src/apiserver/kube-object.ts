@@ -1,5 +1,6 @@
 /** The loose shape of a stored Kubernetes object and small helpers to read it. */
 import { jsonText } from '../../../common/src/json/json-text';
+import { isRecord } from '../../../common/src/json/is-record';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -29,10 +30,6 @@ export interface ObjectMeta {
 
 export type KubeObject = Record<string, unknown> & { metadata: ObjectMeta };
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 /**
  * A JSON field as text: a string as it is, a number or boolean printed, `fallback` when absent
  * (undefined or null), anything else (an object, an array) as its JSON rather than `[object Object]`.
@@ -49,26 +46,11 @@ export function deepCopy<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
-}
-
 /** Drops empty labels/annotations/finalizers/ownerReferences, as Go's `omitempty` does on the real server. */
 export function compactMetadata(meta: ObjectMeta): void {
   for (const key of ['labels', 'annotations'] as const) {
     const v: unknown = meta[key]; // JSON from a client: may be null whatever ObjectMeta says
-    if (v !== undefined && (v === null || (isPlainObject(v) && Object.keys(v).length === 0))) delete meta[key];
+    if (v !== undefined && (v === null || (isRecord(v) && Object.keys(v).length === 0))) delete meta[key];
   }
   for (const key of ['finalizers', 'ownerReferences'] as const) {
     const v: unknown = meta[key];

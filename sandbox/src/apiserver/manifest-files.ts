@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { isPlainObject } from './kube-object';
+import { isRecord } from '../../../common/src/json/is-record';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
 
@@ -30,8 +30,8 @@ export async function readManifests(entries: readonly string[]): Promise<Record<
         const [firstError] = doc.errors;
         if (firstError) throw new Error(`${file}: ${firstError.message}`);
         const value: unknown = doc.toJS();
-        if (isPlainObject(value)) {
-          if (value.kind === 'List' && Array.isArray(value.items)) out.push(...value.items.filter(isPlainObject));
+        if (isRecord(value)) {
+          if (value.kind === 'List' && Array.isArray(value.items)) out.push(...value.items.filter(isRecord));
           else out.push(value);
         }
       }

@@ -2,8 +2,9 @@
  * Validation of `metadata` the way the real server words it (names, namespaces, labels).
  */
 import type { StatusCause } from './api-error';
-import { fieldText, isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, type KubeObject } from './kube-object';
 import type { NameRule } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -64,14 +65,14 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
   }
   if (namespaced && !meta.namespace) causes.push({ reason: 'FieldValueRequired', field: 'metadata.namespace', message: 'Required value' });
   const labels: unknown = meta.labels; // JSON from a client: its values may be anything
-  for (const [key, value] of Object.entries(isPlainObject(labels) ? labels : {})) {
+  for (const [key, value] of Object.entries(isRecord(labels) ? labels : {})) {
     for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.labels', key, p));
     if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
       causes.push(invalidValue(`metadata.labels`, fieldText(value), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
     }
   }
-  if (meta.labels !== undefined && !isPlainObject(meta.labels)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.labels', message: 'Invalid value: must be an object of strings' });
-  if (meta.annotations !== undefined && !isPlainObject(meta.annotations)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.annotations', message: 'Invalid value: must be an object of strings' });
+  if (meta.labels !== undefined && !isRecord(meta.labels)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.labels', message: 'Invalid value: must be an object of strings' });
+  if (meta.annotations !== undefined && !isRecord(meta.annotations)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.annotations', message: 'Invalid value: must be an object of strings' });
   else {
     for (const [key, value] of Object.entries(meta.annotations ?? {})) {
       if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', field: `metadata.annotations[${key}]`, message: 'Invalid value: must be a string' });
@@ -84,12 +85,12 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
     if (!Array.isArray(meta.ownerReferences)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.ownerReferences', message: 'Invalid value: must be a list' });
     else {
       meta.ownerReferences.forEach((o: unknown, i) => {
-        const ref = isPlainObject(o) ? o : {};
+        const ref = isRecord(o) ? o : {};
         for (const f of ['apiVersion', 'kind', 'name', 'uid']) {
           if (typeof ref[f] !== 'string' || ref[f] === '') causes.push({ reason: 'FieldValueRequired', field: `metadata.ownerReferences[${i}].${f}`, message: 'Required value' });
         }
       });
-      const controllers = meta.ownerReferences.filter((o: unknown) => isPlainObject(o) && o.controller === true);
+      const controllers = meta.ownerReferences.filter((o: unknown) => isRecord(o) && o.controller === true);
       if (controllers.length > 1) {
         causes.push({
           reason: 'FieldValueInvalid',
@@ -99,7 +100,7 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
       }
     }
   }
-  for (const key of Object.keys(isPlainObject(meta.annotations) ? meta.annotations : {})) {
+  for (const key of Object.keys(isRecord(meta.annotations) ? meta.annotations : {})) {
     for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.annotations', key, p));
   }
   return causes;

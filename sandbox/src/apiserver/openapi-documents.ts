@@ -5,9 +5,10 @@
  * so kubectl keeps asking the server to validate fields (fieldValidation) on apply.
  */
 import { createHash } from 'node:crypto';
-import { fieldText, isPlainObject } from './kube-object';
+import { fieldText } from './kube-object';
 import type { ObjectStore } from './object-store';
 import { resourceKey } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 type Json = Record<string, unknown>;
 
@@ -24,15 +25,15 @@ export class OpenApiDocuments {
   private schemas(): Map<string, { components: Json; paths: Json }> {
     const out = new Map<string, { components: Json; paths: Json }>();
     for (const crd of this.store.list(CRDS)) {
-      const spec = isPlainObject(crd.obj.spec) ? crd.obj.spec : {};
-      const names = isPlainObject(spec.names) ? spec.names : {};
+      const spec = isRecord(crd.obj.spec) ? crd.obj.spec : {};
+      const names = isRecord(spec.names) ? spec.names : {};
       const group = fieldText(spec.group);
       const kind = fieldText(names.kind);
-      for (const v of Array.isArray(spec.versions) ? spec.versions.filter(isPlainObject) : []) {
+      for (const v of Array.isArray(spec.versions) ? spec.versions.filter(isRecord) : []) {
         if (v.served === false) continue;
         const version = fieldText(v.name);
-        const schema = isPlainObject(v.schema) && isPlainObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object' };
-        const properties = isPlainObject(schema.properties) ? schema.properties : {};
+        const schema = isRecord(v.schema) && isRecord(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object' };
+        const properties = isRecord(schema.properties) ? schema.properties : {};
         const gv = `${group}/${version}`;
         const entry = out.get(gv) ?? { components: {}, paths: {} };
         const name = schemaName(group, version, kind);

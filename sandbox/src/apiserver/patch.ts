@@ -10,7 +10,9 @@
  * in the same process as the gateway and operator under `npm start`, so it refuses instead.
  */
 import { ApiError } from './api-error';
-import { deepCopy, deepEqual, fieldText, isPlainObject } from './kube-object';
+import { deepCopy, fieldText } from './kube-object';
+import { isRecord } from '../../../common/src/json/is-record';
+import { jsonEqual } from '../../../common/src/json/json-equal';
 
 type Json = Record<string, unknown>;
 
@@ -22,8 +24,8 @@ function refuseProtoKey(key: string): void {
 }
 
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return deepCopy(patch);
-  const result: Json = isPlainObject(target) ? { ...target } : {};
+  if (!isRecord(patch)) return deepCopy(patch);
+  const result: Json = isRecord(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     refuseProtoKey(key);
     if (value === null) delete result[key];
@@ -51,7 +53,7 @@ function getAt(doc: unknown, path: string[]): unknown {
   let cur = doc;
   for (const p of path) {
     if (Array.isArray(cur)) cur = Object.hasOwn(cur, p) ? cur[Number(p)] : undefined;
-    else if (isPlainObject(cur)) cur = Object.hasOwn(cur, p) ? cur[p] : undefined;
+    else if (isRecord(cur)) cur = Object.hasOwn(cur, p) ? cur[p] : undefined;
     else return undefined;
   }
   return cur;
@@ -59,7 +61,7 @@ function getAt(doc: unknown, path: string[]): unknown {
 
 function parentOf(doc: unknown, path: string[], op: string, pointer: string): unknown {
   const parent = getAt(doc, path.slice(0, -1));
-  if (!Array.isArray(parent) && !isPlainObject(parent)) {
+  if (!Array.isArray(parent) && !isRecord(parent)) {
     throw patchError(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${pointer}": missing value`);
   }
   return parent;
@@ -100,7 +102,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
   if (!Array.isArray(operations)) throw new ApiError(400, 'BadRequest', 'json patch must be an array of operations');
   let doc = deepCopy(target);
   for (const raw of operations) {
-    if (!isPlainObject(raw)) throw new ApiError(400, 'BadRequest', 'json patch operation must be an object');
+    if (!isRecord(raw)) throw new ApiError(400, 'BadRequest', 'json patch operation must be an object');
     const op = fieldText(raw.op);
     const pointer = fieldText(raw.path);
     const path = parsePointer(pointer);
@@ -129,7 +131,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         break;
       }
       case 'test':
-        if (!deepEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
+        if (!jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
         break;
       default:
         throw new ApiError(400, 'BadRequest', `unexpected json patch operation: ${op}`);
@@ -168,8 +170,8 @@ export function listStrategy(path: readonly string[]): ListStrategy {
 const DELETE = Symbol('delete');
 
 function stripDirectives(v: unknown): unknown {
-  if (Array.isArray(v)) return v.filter((x) => !(isPlainObject(x) && x.$patch !== undefined && Object.keys(x).length === 1)).map(stripDirectives);
-  if (!isPlainObject(v)) return v;
+  if (Array.isArray(v)) return v.filter((x) => !(isRecord(x) && x.$patch !== undefined && Object.keys(x).length === 1)).map(stripDirectives);
+  if (!isRecord(v)) return v;
   const out: Json = {};
   for (const [k, val] of Object.entries(v)) {
     refuseProtoKey(k);
@@ -181,7 +183,7 @@ function stripDirectives(v: unknown): unknown {
 }
 
 function reorder(list: unknown[], order: unknown[], key: string | undefined): unknown[] {
-  const id = (x: unknown): unknown => (key && isPlainObject(x) ? x[key] : x);
+  const id = (x: unknown): unknown => (key && isRecord(x) ? x[key] : x);
   const rank = new Map<unknown, number>();
   order.forEach((o, i) => rank.set(JSON.stringify(id(o)), i));
   const indexed = list.map((x, i) => ({ x, i, r: rank.get(JSON.stringify(id(x))) }));
@@ -194,24 +196,24 @@ function reorder(list: unknown[], order: unknown[], key: string | undefined): un
 }
 
 function smpList(original: unknown[], patch: unknown[], path: string[]): unknown[] {
-  if (patch.some((x) => isPlainObject(x) && x.$patch === 'replace')) {
-    return stripDirectives(patch.filter((x) => !(isPlainObject(x) && x.$patch === 'replace'))) as unknown[];
+  if (patch.some((x) => isRecord(x) && x.$patch === 'replace')) {
+    return stripDirectives(patch.filter((x) => !(isRecord(x) && x.$patch === 'replace'))) as unknown[];
   }
   const strategy = listStrategy(path);
   if (strategy.kind === 'replace') return stripDirectives(patch) as unknown[];
   if (strategy.kind === 'set') {
     const out = [...original];
-    for (const x of patch) if (!out.some((o) => deepEqual(o, x))) out.push(x);
+    for (const x of patch) if (!out.some((o) => jsonEqual(o, x))) out.push(x);
     return out;
   }
   const key = strategy.key;
   const out = [...original];
   for (const item of patch) {
-    if (!isPlainObject(item)) {
+    if (!isRecord(item)) {
       out.push(item);
       continue;
     }
-    const idx = out.findIndex((o) => isPlainObject(o) && deepEqual(o[key], item[key]));
+    const idx = out.findIndex((o) => isRecord(o) && jsonEqual(o[key], item[key]));
     if (item.$patch === 'delete') {
       if (idx >= 0) out.splice(idx, 1);
       continue;
@@ -240,7 +242,7 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
     if (key.startsWith('$deleteFromPrimitiveList/')) {
       const field = key.slice('$deleteFromPrimitiveList/'.length);
       const current = result[field];
-      if (Array.isArray(current) && Array.isArray(value)) result[field] = current.filter((x) => !value.some((v) => deepEqual(v, x)));
+      if (Array.isArray(current) && Array.isArray(value)) result[field] = current.filter((x) => !value.some((v) => jsonEqual(v, x)));
       continue;
     }
     if (value === null) {
@@ -248,8 +250,8 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
       continue;
     }
     const current = result[key];
-    if (isPlainObject(value)) {
-      const merged = smpMap(isPlainObject(current) ? current : {}, value, [...path, key]);
+    if (isRecord(value)) {
+      const merged = smpMap(isRecord(current) ? current : {}, value, [...path, key]);
       if (merged === DELETE) delete result[key];
       else result[key] = merged;
     } else if (Array.isArray(value)) {
@@ -272,7 +274,7 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
 }
 
 export function applyStrategicMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) throw new ApiError(400, 'BadRequest', 'strategic merge patch must be a JSON object');
-  const merged = smpMap(isPlainObject(target) ? target : {}, patch, []);
+  if (!isRecord(patch)) throw new ApiError(400, 'BadRequest', 'strategic merge patch must be a JSON object');
+  const merged = smpMap(isRecord(target) ? target : {}, patch, []);
   return merged === DELETE ? {} : deepCopy(merged);
 }

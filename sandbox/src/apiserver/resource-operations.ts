@@ -16,13 +16,15 @@ import { pruneUnknownBuiltinFields } from './builtin-fields';
 import { evaluateJsonPath } from './crd-schema';
 import { parseSupportedFieldSelector, supportedFieldLabels } from './field-selector';
 import { prepareForCreate, prepareForUpdate, validateKind, validateKindUpdate, type StrategyContext } from './kind-strategies';
-import { compactMetadata, deepCopy, deepEqual, fieldText, isPlainObject, type KubeObject } from './kube-object';
+import { compactMetadata, deepCopy, fieldText, type KubeObject } from './kube-object';
 import { labelSelectorToString, parseLabelSelector } from './label-selector';
 import type { ObjectStore, StoredObject } from './object-store';
 import { validateObjectMeta } from './object-meta-validation';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './patch';
 import type { ResourceRegistry } from './resource-registry';
 import { apiVersionOf, findVersion, resourceKey, type ResourceType, type ResourceVersion, type ResourceView } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
+import { jsonEqual } from '../../../common/src/json/json-equal';
 
 type Json = Record<string, unknown>;
 
@@ -113,7 +115,7 @@ function setPath(obj: Json, jsonPath: string, value: unknown): void {
   const last = parts.pop() ?? '';
   let cur: Json = obj;
   for (const p of parts) {
-    if (!isPlainObject(cur[p])) cur[p] = {};
+    if (!isRecord(cur[p])) cur[p] = {};
     cur = cur[p] as Json;
   }
   cur[last] = value;
@@ -283,9 +285,9 @@ export class ResourceOperations {
   // ------------------------------------------------------------------ create
 
   create(scope: Scope, body: unknown, opts: WriteOptions = {}): WriteResult {
-    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    if (!isRecord(body)) throw badRequest('the request body must be a JSON object');
     const obj = body as KubeObject;
-    const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+    const meta = isRecord(obj.metadata) ? obj.metadata : {};
     obj.metadata = meta;
     const rt = scope.rt;
     if (rt.namespaced) {
@@ -331,9 +333,9 @@ export class ResourceOperations {
 
   /** PUT of the main resource or of `status`. */
   update(scope: Scope, name: string, body: unknown, opts: WriteOptions = {}, subresource?: 'status'): WriteResult {
-    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    if (!isRecord(body)) throw badRequest('the request body must be a JSON object');
     const candidate = body as KubeObject;
-    if (!isPlainObject(candidate.metadata)) candidate.metadata = {};
+    if (!isRecord(candidate.metadata)) candidate.metadata = {};
     const bodyName = candidate.metadata.name;
     if (bodyName && bodyName !== name) {
       throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
@@ -394,7 +396,7 @@ export class ResourceOperations {
     if (rt.generation && subresource !== 'status' && this.specChanged(versionInfo, obj, oldObj)) {
       meta.generation = (oldObj.metadata.generation ?? 0) + 1;
     }
-    if (deepEqual(obj, oldObj)) {
+    if (jsonEqual(obj, oldObj)) {
       return { object: oldObj, warnings };
     }
     if (opts.dryRun) {
@@ -418,7 +420,7 @@ export class ResourceOperations {
       if (versionInfo.status) delete rest.status;
       return rest;
     };
-    return !deepEqual(strip(obj), strip(old));
+    return !jsonEqual(strip(obj), strip(old));
   }
 
   // ------------------------------------------------------------------ patch
@@ -437,8 +439,8 @@ export class ResourceOperations {
     const existing = this.store.get(this.key(scope.rt), scope.namespace, name);
     if (!existing) {
       if (type === 'apply' && subresource === undefined) {
-        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
-        const meta = isPlainObject(patchBody.metadata) ? patchBody.metadata : (patchBody.metadata = {});
+        if (!isRecord(patchBody)) throw badRequest('apply patch must be an object');
+        const meta = isRecord(patchBody.metadata) ? patchBody.metadata : (patchBody.metadata = {});
         meta.name ??= name;
         delete meta.resourceVersion;
         return { ...this.create(scope, view ? view.toStorage(patchBody) : patchBody, opts), created: true };
@@ -461,9 +463,9 @@ export class ResourceOperations {
         patched = scope.rt.custom ? applyMergePatch(current, patchBody) : applyStrategicMergePatch(current, patchBody);
         break;
     }
-    if (!isPlainObject(patched)) throw badRequest('the patch did not produce an object');
+    if (!isRecord(patched)) throw badRequest('the patch did not produce an object');
     const candidate = (view ? view.toStorage(patched) : patched) as KubeObject;
-    if (!isPlainObject(candidate.metadata)) candidate.metadata = {};
+    if (!isRecord(candidate.metadata)) candidate.metadata = {};
     const rv = candidate.metadata.resourceVersion;
     if (rv !== undefined && rv !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
     if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
@@ -496,7 +498,7 @@ export class ResourceOperations {
       }
       meta.deletionTimestamp = formatTime(now);
       meta.deletionGracePeriodSeconds = 0;
-      obj.status = { ...(isPlainObject(obj.status) ? obj.status : {}), phase: 'Terminating' };
+      obj.status = { ...(isRecord(obj.status) ? obj.status : {}), phase: 'Terminating' };
       return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
     }
     const policy = options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : 'Background');
@@ -505,14 +507,14 @@ export class ResourceOperations {
     if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
     let grace = 0;
     if (isPod(rt)) {
-      const spec = isPlainObject(obj.spec) ? obj.spec : {};
-      const phase = isPlainObject(obj.status) ? obj.status.phase : undefined;
+      const spec = isRecord(obj.spec) ? obj.spec : {};
+      const phase = isRecord(obj.status) ? obj.status.phase : undefined;
       grace = options.gracePeriodSeconds ?? (typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30);
       if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') grace = 0;
       if (grace < 0) grace = 0;
     }
     if (grace > 0) {
-      if (meta.deletionTimestamp && (meta.deletionGracePeriodSeconds ?? 0) <= grace && deepEqual(finalizers, meta.finalizers ?? [])) {
+      if (meta.deletionTimestamp && (meta.deletionGracePeriodSeconds ?? 0) <= grace && jsonEqual(finalizers, meta.finalizers ?? [])) {
         return old.obj;
       }
       meta.deletionTimestamp = formatTime(new Date(now.getTime() + grace * 1000));
@@ -522,7 +524,7 @@ export class ResourceOperations {
     }
     if (finalizers.length > 0) {
       const alreadyDeleting = meta.deletionTimestamp !== undefined && meta.deletionGracePeriodSeconds === 0;
-      if (alreadyDeleting && deepEqual(finalizers, meta.finalizers ?? [])) {
+      if (alreadyDeleting && jsonEqual(finalizers, meta.finalizers ?? [])) {
         return old.obj;
       }
       if (!meta.deletionTimestamp || (meta.deletionGracePeriodSeconds ?? 0) > 0) meta.deletionTimestamp = formatTime(now);
@@ -560,7 +562,7 @@ export class ResourceOperations {
     if (!current) return;
     const obj = deepCopy(current.obj);
     change(obj.metadata);
-    if (deepEqual(obj, current.obj)) return;
+    if (jsonEqual(obj, current.obj)) return;
     if (!isNamespace(rt) && obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && (obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
       this.store.commit(this.key(rt), 'DELETED', obj);
       return;
@@ -581,7 +583,7 @@ export class ResourceOperations {
     const specReplicas = evaluateJsonPath(obj, spec.specReplicasPath);
     const statusReplicas = evaluateJsonPath(obj, spec.statusReplicasPath);
     let selector = spec.labelSelectorPath ? evaluateJsonPath(obj, spec.labelSelectorPath) : undefined;
-    if (isPlainObject(selector)) selector = labelSelectorToString(selector);
+    if (isRecord(selector)) selector = labelSelectorToString(selector);
     const meta = obj.metadata;
     const status: Json = { replicas: typeof statusReplicas === 'number' ? statusReplicas : 0 };
     if (typeof selector === 'string' && selector !== '') status.selector = selector;
@@ -605,11 +607,11 @@ export class ResourceOperations {
   }
 
   updateScale(scope: Scope, name: string, body: unknown, opts: WriteOptions = {}): Json {
-    if (!isPlainObject(body)) throw badRequest('the request body must be a JSON object');
+    if (!isRecord(body)) throw badRequest('the request body must be a JSON object');
     const existing = this.getStored(scope, name);
-    const meta = isPlainObject(body.metadata) ? body.metadata : {};
+    const meta = isRecord(body.metadata) ? body.metadata : {};
     if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
-    const replicas = isPlainObject(body.spec) ? body.spec.replicas : undefined;
+    const replicas = isRecord(body.spec) ? body.spec.replicas : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
     }
@@ -634,22 +636,22 @@ export class ResourceOperations {
   // ------------------------------------------------------------------ pods/binding and pods/eviction
 
   bind(scope: Scope, podName: string, body: unknown, opts: WriteOptions = {}): void {
-    const target = isPlainObject(body) && isPlainObject(body.target) ? body.target : {};
+    const target = isRecord(body) && isRecord(body.target) ? body.target : {};
     const nodeName = typeof target.name === 'string' ? target.name : '';
     if (nodeName === '') throw invalid('Binding', '', podName, [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }]);
     const existing = this.getStored(scope, podName);
-    const meta = isPlainObject(body) && isPlainObject(body.metadata) ? body.metadata : {};
+    const meta = isRecord(body) && isRecord(body.metadata) ? body.metadata : {};
     if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, podName);
     if (meta.uid && meta.uid !== existing.obj.metadata.uid) {
       throw conflict(scope.rt, podName, `Precondition failed: UID in precondition: ${fieldText(meta.uid)}, UID in object meta: ${existing.obj.metadata.uid ?? ''}`);
     }
     const obj = deepCopy(existing.obj);
     if (obj.metadata.deletionTimestamp) throw conflict(scope.rt, podName, 'pod is being deleted, cannot be assigned to a host');
-    const spec: Json = isPlainObject(obj.spec) ? obj.spec : (obj.spec = {});
+    const spec: Json = isRecord(obj.spec) ? obj.spec : (obj.spec = {});
     if (spec.nodeName) throw conflict(scope.rt, podName, `pod ${podName} is already assigned to node "${fieldText(spec.nodeName)}"`);
     spec.nodeName = nodeName;
-    const status: Json = isPlainObject(obj.status) ? obj.status : (obj.status = {});
-    const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isPlainObject(c) && c.type === 'PodScheduled')) : [];
+    const status: Json = isRecord(obj.status) ? obj.status : (obj.status = {});
+    const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isRecord(c) && c.type === 'PodScheduled')) : [];
     conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: formatTime(this.now()) });
     status.conditions = conditions;
     if (opts.dryRun) return;

@@ -3,8 +3,9 @@
  * (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
  */
 import { evaluateJsonPath } from './crd-schema';
-import { fieldText, isPlainObject, type KubeObject } from './kube-object';
+import { fieldText, type KubeObject } from './kube-object';
 import type { PrinterColumn, ResourceType } from './resource-type';
+import { isRecord } from '../../../common/src/json/is-record';
 
 type Json = Record<string, unknown>;
 
@@ -54,11 +55,11 @@ const NAME = col('Name', 'string', 0, 'name', 'Name must be unique within a name
 const AGE = col('Age', 'string', 0, '', 'CreationTimestamp is a timestamp representing the server time when this object was created.');
 
 function obj(v: unknown): Json {
-  return isPlainObject(v) ? v : {};
+  return isRecord(v) ? v : {};
 }
 
 function arr(v: unknown): Json[] {
-  return Array.isArray(v) ? v.filter(isPlainObject) : [];
+  return Array.isArray(v) ? v.filter(isRecord) : [];
 }
 
 function orNone(v: unknown): string {

@@ -7,7 +7,9 @@ import { type Activation, CostBudget, evaluate } from './cel/cel-evaluator';
 import { CelOptional, type CelValue, jsonToCel } from './cel/cel-values';
 import { type FieldCause, duplicate, forbidden, invalid, required } from './field-cause';
 import type { CompiledRule, SchemaNode } from './schema-node';
-import { childPath, deepEqual, indexPath, isPlainObject, keyPath, listMapKey } from './schema-validation';
+import { childPath, indexPath, keyPath, listMapKey } from './schema-validation';
+import { isRecord } from '../../../../common/src/json/is-record';
+import { jsonEqual } from '../../../../common/src/json/json-equal';
 
 const ABSENT = Symbol('absent');
 const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
@@ -104,7 +106,7 @@ function runRules(node: SchemaNode, value: unknown, old: Maybe, path: string, er
   let self: CelValue | undefined;
   let oldSelf: CelValue | undefined;
   // Ratcheting: errors of non-transition rules on an unchanged value are not reported.
-  const unchanged = old !== ABSENT && deepEqual(value, old);
+  const unchanged = old !== ABSENT && jsonEqual(value, old);
   for (const rule of node.rules) {
     if (unchanged && !rule.isTransition) continue;
     if (rule.ast === undefined) {
@@ -175,8 +177,8 @@ function walk(node: SchemaNode, value: unknown, old: Maybe, path: string, errs: 
     }
     return true;
   }
-  if (!isPlainObject(value)) return true;
-  const oldObj = isPlainObject(old) ? old : undefined;
+  if (!isRecord(value)) return true;
+  const oldObj = isRecord(old) ? old : undefined;
   const additional = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
   for (const [k, v] of Object.entries(value)) {
     const prop = node.properties?.get(k);

@@ -8,10 +8,7 @@ import { type FieldCause, ROOT_FIELD, duplicate, invalid, notSupported, required
 import { compileNode } from './schema-node';
 import { pruneValue } from './schema-pruning';
 import { validateValue } from './schema-validation';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../../../../common/src/json/is-record';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -4,6 +4,7 @@
  * `['a.b']`, `.metadata.labels.example\.com/x`, and filters like `[?(@.type=="Ready")].status`.
  * Never throws: an unparsable path or a missing field yields undefined.
  */
+import { isRecord } from '../../../../common/src/json/is-record';
 
 type Segment =
   | { kind: 'field'; name: string }
@@ -122,13 +123,9 @@ function parse(jsonPath: string): Segment[] {
   return out;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function children(v: unknown): unknown[] {
   if (Array.isArray(v)) return v;
-  if (isObject(v)) return Object.keys(v).sort().map((k) => v[k]);
+  if (isRecord(v)) return Object.keys(v).sort().map((k) => v[k]);
   return [];
 }
 
@@ -141,7 +138,7 @@ function descendants(v: unknown, out: unknown[], depth = 0): void {
 function lookup(v: unknown, path: string[]): { found: boolean; value: unknown } {
   let cur = v;
   for (const p of path) {
-    if (!isObject(cur) || !Object.prototype.hasOwnProperty.call(cur, p)) return { found: false, value: undefined };
+    if (!isRecord(cur) || !Object.prototype.hasOwnProperty.call(cur, p)) return { found: false, value: undefined };
     cur = cur[p];
   }
   return { found: true, value: cur };
@@ -174,7 +171,7 @@ function step(values: unknown[], seg: Segment): unknown[] {
   for (const v of values) {
     switch (seg.kind) {
       case 'field':
-        if (isObject(v) && Object.prototype.hasOwnProperty.call(v, seg.name)) out.push(v[seg.name]);
+        if (isRecord(v) && Object.prototype.hasOwnProperty.call(v, seg.name)) out.push(v[seg.name]);
         break;
       case 'wildcard':
         out.push(...children(v));
@@ -183,7 +180,7 @@ function step(values: unknown[], seg: Segment): unknown[] {
         const all: unknown[] = [];
         descendants(v, all);
         if (seg.name === undefined) out.push(...all);
-        else for (const d of all) if (isObject(d) && Object.prototype.hasOwnProperty.call(d, seg.name)) out.push(d[seg.name]);
+        else for (const d of all) if (isRecord(d) && Object.prototype.hasOwnProperty.call(d, seg.name)) out.push(d[seg.name]);
         break;
       }
       case 'index':

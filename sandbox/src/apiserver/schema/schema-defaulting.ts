@@ -5,7 +5,7 @@
  * when present.
  */
 import type { SchemaNode } from './schema-node';
-import { isPlainObject } from './schema-validation';
+import { isRecord } from '../../../../common/src/json/is-record';
 
 function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
@@ -22,7 +22,7 @@ export function applyDefaultsTo(node: SchemaNode, value: unknown, isRoot = false
     }
     return;
   }
-  if (!isPlainObject(value)) return;
+  if (!isRecord(value)) return;
   if (node.properties !== undefined) {
     for (const [k, prop] of node.properties) {
       if (isRoot && k === 'metadata') continue;

@@ -5,6 +5,7 @@
  */
 import { type CelAst, parseCel, referencesIdent } from './cel/cel-parser';
 import type { CelSchemaShape } from './cel/cel-values';
+import { isRecord } from '../../../../common/src/json/is-record';
 
 export interface CompiledRule {
   rule: string;
@@ -62,10 +63,6 @@ export interface SchemaNode {
   /** True when this node or a descendant has a default (lets defaulting skip subtrees). */
   hasDefaultsBelow: boolean;
   celShape: CelSchemaShape;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function num(v: unknown): number | undefined {

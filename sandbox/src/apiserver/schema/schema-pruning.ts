@@ -5,7 +5,7 @@
  * root and in embedded resources, with metadata cut down to ObjectMeta.
  */
 import type { SchemaNode } from './schema-node';
-import { isPlainObject } from './schema-validation';
+import { isRecord } from '../../../../common/src/json/is-record';
 
 const OBJECT_META_FIELDS = new Set([
   'name',
@@ -30,7 +30,7 @@ function objectPath(path: string, key: string): string {
 }
 
 function pruneMetadata(value: unknown, path: string, pruned: string[]): void {
-  if (!isPlainObject(value)) return;
+  if (!isRecord(value)) return;
   for (const k of Object.keys(value)) {
     if (!OBJECT_META_FIELDS.has(k)) {
       delete value[k];
@@ -47,7 +47,7 @@ export function pruneValue(node: SchemaNode, value: unknown, path: string, prune
     for (let i = 0; i < value.length; i++) pruneValue(items, value[i], `${path}[${i}]`, pruned, items.embeddedResource);
     return;
   }
-  if (!isPlainObject(value)) return;
+  if (!isRecord(value)) return;
   const additional = node.additionalProperties;
   for (const k of Object.keys(value)) {
     const childPath = objectPath(path, k);

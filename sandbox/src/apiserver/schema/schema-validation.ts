@@ -15,6 +15,8 @@ import {
 } from './field-cause';
 import { isValidFormat } from './string-formats';
 import type { SchemaNode } from './schema-node';
+import { isRecord } from '../../../../common/src/json/is-record';
+import { jsonEqual } from '../../../../common/src/json/json-equal';
 
 export function childPath(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
@@ -50,28 +52,6 @@ function jsonTypeName(v: unknown): string {
   }
 }
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ak = Object.keys(a);
-  const bo = b as Record<string, unknown>;
-  if (ak.length !== Object.keys(bo).length) return false;
-  for (const k of ak) {
-    if (!Object.prototype.hasOwnProperty.call(bo, k) || !deepEqual((a as Record<string, unknown>)[k], bo[k])) return false;
-  }
-  return true;
-}
-
 function typeMatches(type: string, actual: string): boolean {
   if (type === actual) return true;
   return type === 'number' && actual === 'integer';
@@ -88,7 +68,7 @@ export const NO_OLD: unique symbol = Symbol('no old value');
 
 /** The identity of a list-type=map item: its key values, JSON-encoded. */
 export function listMapKey(node: SchemaNode, item: unknown): string | undefined {
-  if (!isPlainObject(item)) return undefined;
+  if (!isRecord(item)) return undefined;
   return JSON.stringify(node.listMapKeys.map((k) => item[k] ?? null));
 }
 
@@ -98,7 +78,7 @@ export function listMapKey(node: SchemaNode, item: unknown): string | undefined 
  * CRDValidationRatcheting behaviour (beta, on by default since v1.30).
  */
 export function validateValue(node: SchemaNode, value: unknown, path: string, errs: FieldCause[], isRoot = false, old: unknown = NO_OLD): void {
-  if (old !== NO_OLD && deepEqual(value, old)) return;
+  if (old !== NO_OLD && jsonEqual(value, old)) return;
   const actual = jsonTypeName(value);
   if (value === null || value === undefined) {
     if (node.nullable) return;
@@ -120,7 +100,7 @@ export function validateValue(node: SchemaNode, value: unknown, path: string, er
     return;
   }
 
-  if (node.enumValues !== undefined && !node.enumValues.some((e) => deepEqual(e, value))) {
+  if (node.enumValues !== undefined && !node.enumValues.some((e) => jsonEqual(e, value))) {
     errs.push(notSupported(path, value, node.enumValues));
   }
 
@@ -187,7 +167,7 @@ function validateArray(node: SchemaNode, arr: unknown[], path: string, errs: Fie
   if (node.maxItems !== undefined && arr.length > node.maxItems) errs.push(tooMany(path, arr.length, node.maxItems));
   if (node.uniqueItems) {
     for (let i = 1; i < arr.length; i++) {
-      if (arr.slice(0, i).some((x) => deepEqual(x, arr[i]))) {
+      if (arr.slice(0, i).some((x) => jsonEqual(x, arr[i]))) {
         errs.push(invalid(path, arr, `${inBody(path)} shouldn't contain duplicates`));
         break;
       }
@@ -216,7 +196,7 @@ function oldItemFinder(node: SchemaNode, old: unknown): (item: unknown) => unkno
       return k !== undefined && byKey.has(k) ? byKey.get(k) : NO_OLD;
     };
   }
-  if (node.listType === 'set') return (item) => (old.some((o) => deepEqual(o, item)) ? item : NO_OLD);
+  if (node.listType === 'set') return (item) => (old.some((o) => jsonEqual(o, item)) ? item : NO_OLD);
   return () => NO_OLD;
 }
 
@@ -234,7 +214,7 @@ function validateListMap(node: SchemaNode, arr: unknown[], path: string, errs: F
   const seen = new Set<string>();
   for (let i = 0; i < arr.length; i++) {
     const item = arr[i];
-    if (!isPlainObject(item)) continue;
+    if (!isRecord(item)) continue;
     const keyValues: Record<string, unknown> = {};
     for (const k of node.listMapKeys) {
       let v = item[k];
@@ -253,7 +233,7 @@ function validateListMap(node: SchemaNode, arr: unknown[], path: string, errs: F
 const OBJECT_META_KEYS = new Set(['name', 'generateName']);
 
 function validateObject(node: SchemaNode, obj: Record<string, unknown>, path: string, errs: FieldCause[], isRoot: boolean, old: unknown): void {
-  const oldObj = isPlainObject(old) ? old : undefined;
+  const oldObj = isRecord(old) ? old : undefined;
   const oldOf = (k: string): unknown => (oldObj !== undefined && Object.prototype.hasOwnProperty.call(oldObj, k) ? oldObj[k] : NO_OLD);
   const keys = Object.keys(obj);
   if (node.minProperties !== undefined && keys.length < node.minProperties) {
@@ -308,12 +288,12 @@ function validateEmbeddedResource(obj: Record<string, unknown>, path: string, er
     }
   }
   const meta = obj.metadata;
-  if (meta !== undefined && !isPlainObject(meta)) errs.push(invalid(childPath(path, 'metadata'), meta, 'must be an object'));
+  if (meta !== undefined && !isRecord(meta)) errs.push(invalid(childPath(path, 'metadata'), meta, 'must be an object'));
 }
 
 /** At the root, a CRD schema may only constrain metadata.name and metadata.generateName. */
 function validateRootMetadata(node: SchemaNode, value: unknown, errs: FieldCause[]): void {
-  if (!isPlainObject(value) || node.properties === undefined) return;
+  if (!isRecord(value) || node.properties === undefined) return;
   for (const [k, prop] of node.properties) {
     if (!OBJECT_META_KEYS.has(k)) continue;
     const v = value[k];
