@@ -3,35 +3,19 @@
  * when a rooms API URL is given, simulated game rooms that ping it. Uses only the public
  * Kubernetes API, so it runs against the sandbox API server or any cluster without kubelets.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import { SimKubelet, type SimKubeletOptions } from './kubelet/sim-kubelet';
 import { SimRooms } from './rooms/sim-rooms';
 
-export interface SimulationOptions {
-  kubeConfig: KubeConfig;
-  /** Simulated nodes (default 3). */
-  nodes?: number;
-  /** `pods` capacity per node (default 5000). */
-  podsPerNode?: number;
-  /** Delay from binding to Running (default 200 ms). */
-  startDelayMs?: number;
-  /** Cap on a deleted pod's grace period (default 1000 ms). */
-  deletionCapMs?: number;
-  /** Back-off before restarts and ImagePullBackOff (default 1000 ms). */
-  restartBackoffMs?: number;
+/** The kubelet's settings (documented on `SimKubeletOptions`) and the rooms'. */
+export interface SimulationOptions
+  extends Pick<SimKubeletOptions, 'kubeConfig' | 'nodes' | 'podsPerNode' | 'startDelayMs' | 'deletionCapMs' | 'restartBackoffMs' | 'concurrency' | 'heartbeatMs' | 'logger'> {
   /** Rooms API base URL; undefined means rooms are not simulated. */
   roomsApiUrl?: string;
   /** Interval between pings of one room (default 5000 ms). */
   pingIntervalMs?: number;
   /** Upper bound of the random delay before a room's first ping (default min(interval, 500 ms)). */
   firstPingMaxDelayMs?: number;
-  /** Pods the kubelet processes at once (default 32). */
-  concurrency?: number;
-  /** Interval of node heartbeats (default 20 s; 0 disables). */
-  heartbeatMs?: number;
-  logger?: Logger;
   metrics?: MetricsRegistry;
 }
 
