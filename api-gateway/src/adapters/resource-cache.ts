@@ -55,8 +55,9 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
     return this.informer.get(name, namespace);
   }
 
+  /** A new array on each call (the informer's own; not copied again). */
   list(namespace?: string): T[] {
-    return [...this.informer.list(namespace)];
+    return this.informer.list(namespace);
   }
 
   async stop(): Promise<void> {

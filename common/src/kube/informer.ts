@@ -127,7 +127,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     return this.lastErrorText;
   }
 
-  list(namespace?: string): readonly T[] {
+  /** The cached objects (of one namespace): a new array on each call, which the caller owns. */
+  list(namespace?: string): T[] {
     if (namespace === undefined) return [...this.objects.values()];
     return [...(this.byNamespace.get(namespace)?.values() ?? [])];
   }
