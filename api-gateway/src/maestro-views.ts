@@ -5,6 +5,7 @@
 import type { Autoscaling, Container, Forwarder, Operation, Scheduler, SchedulerSpec } from '../../common/src/generated/resources';
 
 import { toIsoString } from '../../common/src/kube/timestamps';
+import { operationStatusOf } from '../../common/src/resources/operation-names';
 
 export { toIsoString };
 
@@ -114,10 +115,6 @@ export function schedulerSummaryView(s: Scheduler): Record<string, unknown> {
     roomsReplicas: s.spec.roomsReplicas ?? 0,
     ...(s.spec.matchAllocation ? { matchAllocation: s.spec.matchAllocation } : {}),
   };
-}
-
-export function operationStatusOf(op: Operation): string {
-  return op.status?.status ?? 'pending';
 }
 
 export function operationCreatedAt(op: Operation): string {

@@ -1,8 +1,8 @@
 /** The management API's reads of operations (list by stage, get one) and cancellation. */
 import type { Operation } from '../../../common/src/generated/resources';
-import { isFinalOperationStatus } from '../../../common/src/resources/operation-names';
+import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { AbortedError, InputError, NotFoundError } from '../errors';
-import { operationCreatedAt, operationItemView, operationStatusOf, operationView } from '../maestro-views';
+import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
 import type { OperationStore, SchedulerStore } from '../store-ports';
 
 export type OperationStage = 'pending' | 'active' | 'final';

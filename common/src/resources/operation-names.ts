@@ -1,5 +1,5 @@
 /** Operation definition names and statuses (Maestro's strings, see maestro-behaviour.md section 2.1). */
-import type { OperationStatusValue } from '../generated/resources';
+import type { Operation, OperationStatusValue } from '../generated/resources';
 
 export const OperationDefinition = {
   CreateScheduler: 'create_scheduler',
@@ -24,6 +24,11 @@ export const OperationStatusName = {
 
 /** Statuses an operation never leaves. */
 export const finalOperationStatuses: readonly OperationStatusValue[] = ['finished', 'error', 'canceled', 'evicted'];
+
+/** An operation's status; one that has none yet (just enqueued) is pending. */
+export function operationStatusOf(op: Pick<Operation, 'status'>): OperationStatusValue {
+  return op.status?.status ?? OperationStatusName.Pending;
+}
 
 export function isFinalOperationStatus(status: OperationStatusValue | undefined): boolean {
   return status !== undefined && finalOperationStatuses.includes(status);

@@ -5,11 +5,7 @@
  * replica computes the same order.
  */
 import type { Operation } from '../../../common/src/generated/resources';
-import { isFinalOperationStatus } from '../../../common/src/resources/operation-names';
-
-export function statusOf(op: Operation): string {
-  return op.status?.status ?? 'pending';
-}
+import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
 
 export function compareQueueOrder(a: Operation, b: Operation): number {
   const pa = a.spec.priority ? 0 : 1;
@@ -25,11 +21,11 @@ export function compareQueueOrder(a: Operation, b: Operation): number {
 
 /** Pending operations in the order they will run. */
 export function pendingQueue(ops: readonly Operation[]): Operation[] {
-  return ops.filter((op) => statusOf(op) === 'pending' && !op.metadata.deletionTimestamp).sort(compareQueueOrder);
+  return ops.filter((op) => operationStatusOf(op) === 'pending' && !op.metadata.deletionTimestamp).sort(compareQueueOrder);
 }
 
 export function inProgress(ops: readonly Operation[]): Operation[] {
-  return ops.filter((op) => statusOf(op) === 'in_progress');
+  return ops.filter((op) => operationStatusOf(op) === 'in_progress');
 }
 
 export function finalOperations(ops: readonly Operation[]): Operation[] {

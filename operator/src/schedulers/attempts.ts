@@ -14,7 +14,8 @@ import type { Operation } from '../../../common/src/generated/resources';
 import { deterministicOperationId } from '../../../common/src/operations/operation-id';
 import { OperationConditionType } from '../../../common/src/resources/condition-types';
 import { exponentialBackoff } from '../../../common/src/runtime/backoff';
-import { compareQueueOrder, statusOf } from '../operations/queue-order';
+import { compareQueueOrder } from '../operations/queue-order';
+import { operationStatusOf } from '../../../common/src/resources/operation-names';
 
 export const ATTEMPT_BACKOFF_MS = 5_000;
 export const ATTEMPT_BACKOFF_MAX_MS = 5 * 60_000;
@@ -56,7 +57,7 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
   const attempts = chain(ops.filter((op) => op.spec.definitionName === rule.definitionName), rule.firstId);
   const last = attempts[attempts.length - 1];
   if (!last) return { action: 'enqueue', id: rule.firstId, input: rule.input };
-  const status = statusOf(last);
+  const status = operationStatusOf(last);
   if (status === 'pending' || status === 'in_progress' || status === 'finished') return { action: 'none' };
   const stuck = isStuck(last);
   if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none' };

@@ -9,13 +9,14 @@ import { ConditionReason, SchedulerConditionType } from '../../../common/src/res
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
-import { compareQueueOrder, statusOf } from '../operations/queue-order';
+import { compareQueueOrder } from '../operations/queue-order';
+import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
 export function isVersionOperationActive(ops: readonly Operation[]): boolean {
-  return ops.some((op) => VERSION_OPS.has(op.spec.definitionName) && ['pending', 'in_progress'].includes(statusOf(op)));
+  return ops.some((op) => VERSION_OPS.has(op.spec.definitionName) && ['pending', 'in_progress'].includes(operationStatusOf(op)));
 }
 
 /** The latest operation that ended, by finish time. */
@@ -23,7 +24,7 @@ function lastFinal(ops: readonly Operation[]): Operation | undefined {
   let best: Operation | undefined;
   let at = -1;
   for (const op of ops) {
-    const s = statusOf(op);
+    const s = operationStatusOf(op);
     if (s === 'pending' || s === 'in_progress') continue;
     const t = Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
     if (t > at) {
@@ -39,7 +40,7 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
   if (!s.status?.version) {
     const creates = ops.filter((op) => op.spec.definitionName === 'create_scheduler').sort(compareQueueOrder);
     const last = creates[creates.length - 1];
-    return last && ['error', 'canceled', 'evicted'].includes(statusOf(last)) ? 'on-error' : 'creating';
+    return last && ['error', 'canceled', 'evicted'].includes(operationStatusOf(last)) ? 'on-error' : 'creating';
   }
   if (isVersionOperationActive(ops) || (s.metadata.generation ?? 1) > (s.status.versionedGeneration ?? 0)) return 'pending-changes';
   return lastFinal(ops)?.status?.status === 'error' ? 'on-error' : 'in-sync';
@@ -101,7 +102,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     conditions: mergeConditions(s.status?.conditions ?? [], conditions),
     rooms: { ...(desired !== undefined ? { desired } : {}), ...counts, updated: counts.current - oldMajor },
     roomsByVersion: byVersion,
-    ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: statusOf(last) } } : {}),
+    ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: operationStatusOf(last) } } : {}),
   };
 }
 
