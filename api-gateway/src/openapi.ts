@@ -4,6 +4,7 @@
  */
 import { crdSchemas } from '../../common/src/generated/schemas';
 import { MAX_ROOM_ID_LENGTH, MAX_ROOM_IDS_PER_REQUEST, MAX_ROOMS_PER_REQUEST } from '../../common/src/operations/operation-inputs';
+import { PING_STATUSES } from '../../common/src/rooms/room-status';
 import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
 import { MANAGEMENT_ROUTES } from './routes/management-routes';
 import { ROOMS_ROUTES } from './routes/rooms-routes';
@@ -106,7 +107,7 @@ function components(): Record<string, Schema> {
     PingRequest: {
       type: 'object', required: ['status'],
       properties: {
-        status: { type: 'string', enum: ['ready', 'occupied', 'terminating', 'terminated'] },
+        status: { type: 'string', enum: [...PING_STATUSES] },
         timestamp: { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] },
         runningMatches: { type: 'integer', minimum: 0 },
         metadata: { type: 'object' },

@@ -11,6 +11,7 @@ import type { Forwarder, GameRoom } from '../../../common/src/generated/resource
 import type { ForwardedRoom, ForwardedRoomStatus, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
+import { PING_STATUSES, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
 import type { RoomStore } from '../store-ports';
@@ -64,8 +65,6 @@ class ForwardThrottle {
   }
 }
 
-const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as const;
-type ReportedStatus = (typeof PING_STATUSES)[number];
 const PLAYER_EVENTS: readonly PlayerEventName[] = ['playerJoin', 'playerLeft'];
 const MAX_RUNNING_MATCHES = 1_000_000;
 
@@ -87,8 +86,8 @@ function checkMetadata(value: unknown): Record<string, unknown> | undefined {
   return value;
 }
 
-function parseStatus(value: unknown): ReportedStatus {
-  if (typeof value === 'string' && (PING_STATUSES as readonly string[]).includes(value)) return value as ReportedStatus;
+function parseStatus(value: unknown): ReportedPingStatus {
+  if (typeof value === 'string' && (PING_STATUSES as readonly string[]).includes(value)) return value as ReportedPingStatus;
   throw new ValidationError([{ field: 'status', message: `must be one of ${PING_STATUSES.join(', ')}` }]);
 }
 

@@ -11,7 +11,9 @@ export type { PingStatus };
 export type RoomStatus = Exclude<GameRoomStatusValue, 'allocated'>;
 export type InstanceStatus = 'unknown' | 'pending' | 'ready' | 'terminating' | 'error';
 
-export const PING_STATUSES: readonly PingStatus[] = ['ready', 'occupied', 'terminating', 'terminated'];
+/** The statuses a room may report on a ping (the rooms API accepts these; `unknown` is only ever the operator's). */
+export const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as const satisfies readonly PingStatus[];
+export type ReportedPingStatus = (typeof PING_STATUSES)[number];
 
 const ERROR_WAITING_REASONS = new Set([
   'ErrImageNeverPull', 'ErrImagePullBackOff', 'ImagePullBackOff', 'ErrInvalidImageName', 'ErrImagePull',
