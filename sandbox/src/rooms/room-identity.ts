@@ -5,6 +5,7 @@
  * the simulator's rooms API URL; `ROOMKEEPER_SIM_ROOM` scripts its behaviour (room-script.ts).
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import { RoomEnv } from '../../../common/src/rooms/room-env';
 import { podEnvValue } from '../kubelet/pod-fields';
 import { SIM_ROOM_ENV } from './room-script';
 
@@ -17,13 +18,13 @@ export interface RoomIdentity {
 }
 
 export function roomIdentityOf(pod: V1Pod): RoomIdentity | undefined {
-  const schedulerName = podEnvValue(pod, 'ROOMKEEPER_SCHEDULER_NAME') ?? podEnvValue(pod, 'MAESTRO_SCHEDULER_NAME');
-  const roomId = podEnvValue(pod, 'ROOMKEEPER_ROOM_ID') ?? podEnvValue(pod, 'MAESTRO_ROOM_ID');
+  const schedulerName = podEnvValue(pod, RoomEnv.SchedulerName) ?? podEnvValue(pod, RoomEnv.MaestroSchedulerName);
+  const roomId = podEnvValue(pod, RoomEnv.RoomId) ?? podEnvValue(pod, RoomEnv.MaestroRoomId);
   if (!schedulerName || !roomId) return undefined;
   const identity: RoomIdentity = { schedulerName, roomId };
-  const token = podEnvValue(pod, 'ROOMKEEPER_ROOM_TOKEN');
+  const token = podEnvValue(pod, RoomEnv.RoomToken);
   if (token) identity.token = token;
-  const url = podEnvValue(pod, 'ROOMKEEPER_ROOMS_API_URL');
+  const url = podEnvValue(pod, RoomEnv.RoomsApiUrl);
   if (url) identity.roomsApiUrl = url;
   const script = podEnvValue(pod, SIM_ROOM_ENV);
   if (script !== undefined) identity.script = script;

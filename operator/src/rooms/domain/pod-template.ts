@@ -33,15 +33,10 @@ import type {
 import {
   MANAGED_BY_LABEL, MANAGED_BY_VALUE, SAFE_TO_EVICT_ANNOTATION, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL,
 } from '../../../../common/src/resources/labels';
+import { RoomEnv } from '../../../../common/src/rooms/room-env';
 import { ROOM_TOKEN_KEY_LABEL } from '../../../../common/src/rooms/room-token';
 import type { Container, SchedulerSpec } from './types';
 
-const ENV_SCHEDULER_NAME = 'ROOMKEEPER_SCHEDULER_NAME';
-const ENV_ROOM_ID = 'ROOMKEEPER_ROOM_ID';
-const ENV_MAESTRO_SCHEDULER_NAME = 'MAESTRO_SCHEDULER_NAME';
-const ENV_MAESTRO_ROOM_ID = 'MAESTRO_ROOM_ID';
-const ENV_ROOMS_API_URL = 'ROOMKEEPER_ROOMS_API_URL';
-const ENV_ROOM_TOKEN = 'ROOMKEEPER_ROOM_TOKEN';
 /** The taint key rooms tolerate (`dedicated=<toleration>:NoSchedule`), as Maestro. */
 const TOLERATION_KEY = 'dedicated';
 
@@ -113,14 +108,14 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
 /** The environment Roomkeeper gives every container of a room. */
 function roomkeeperEnv(input: Pick<RoomPodInput, 'schedulerName' | 'roomName' | 'maestroEnv' | 'roomsApiUrl' | 'roomToken'>): V1EnvVar[] {
   const env: V1EnvVar[] = [
-    { name: ENV_SCHEDULER_NAME, value: input.schedulerName },
-    { name: ENV_ROOM_ID, value: input.roomName },
+    { name: RoomEnv.SchedulerName, value: input.schedulerName },
+    { name: RoomEnv.RoomId, value: input.roomName },
   ];
   if (input.maestroEnv) {
-    env.push({ name: ENV_MAESTRO_SCHEDULER_NAME, value: input.schedulerName }, { name: ENV_MAESTRO_ROOM_ID, value: input.roomName });
+    env.push({ name: RoomEnv.MaestroSchedulerName, value: input.schedulerName }, { name: RoomEnv.MaestroRoomId, value: input.roomName });
   }
-  if (input.roomsApiUrl) env.push({ name: ENV_ROOMS_API_URL, value: input.roomsApiUrl });
-  if (input.roomToken) env.push({ name: ENV_ROOM_TOKEN, value: input.roomToken });
+  if (input.roomsApiUrl) env.push({ name: RoomEnv.RoomsApiUrl, value: input.roomsApiUrl });
+  if (input.roomToken) env.push({ name: RoomEnv.RoomToken, value: input.roomToken });
   return env;
 }
 
