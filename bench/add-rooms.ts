@@ -57,7 +57,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
     if (created !== undefined) figures.push(figure(NAME, 'last room created -> all ready', (tReady - created) / 1000, 's'));
     notes.push(
       `Timed from POST /schedulers/${SCHEDULER}/add-rooms {amount: ${ROOMS}} to the watch event of the ${ROOMS}th new GameRoom with status ready; 1 run after a warm-up of ${WARMUP} rooms.`,
-      `Processes: ${target === 'real' ? 'real kube-apiserver v1.28 + etcd + kube-controller-manager (operator as the chart\'s ServiceAccount)' : 'sandbox API server'}, operator, simulated kubelet (3 nodes, 200 ms start delay) + rooms (5 s pings) each alone; gateway in the bench process. Operator: production defaults (kubeQps ${stack.operatorConfig.kubeQps}, kubeBurst ${stack.operatorConfig.kubeBurst}, addRoomsConcurrency ${stack.operatorConfig.addRoomsConcurrency}). Operation ${op.status?.status}.`,
+      `Processes: ${target === 'real' ? 'real kube-apiserver v1.28 + etcd + kube-controller-manager (operator as the chart\'s ServiceAccount)' : 'sandbox API server'}, operator, simulated kubelet (3 nodes, 200 ms start delay) + rooms (5 s pings) each alone; gateway in the bench process. Operator: production defaults (kubeQps ${stack.operatorConfig.kubeQps}, kubeBurst ${stack.operatorConfig.kubeBurst}, addRoomsConcurrency ${stack.operatorConfig.addRoomsConcurrency}). Operation ${String(op.status?.status)}.`,
     );
   } finally {
     await readiness.stop();

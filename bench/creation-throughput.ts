@@ -69,7 +69,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
 
     const opRate = ROOMS / opSeconds;
     const bareRate = ROOMS / bareSeconds;
-    figures.push(figure(NAME, 'operator add_rooms', opRate, 'rooms/s', { note: `${ROOMS} rooms in ${opSeconds.toFixed(2)} s (operation ${op.status?.status})` }));
+    figures.push(figure(NAME, 'operator add_rooms', opRate, 'rooms/s', { note: `${ROOMS} rooms in ${opSeconds.toFixed(2)} s (operation ${String(op.status?.status)})` }));
     figures.push(figure(NAME, 'bare loop', bareRate, 'rooms/s', { note: `${ROOMS} rooms in ${bareSeconds.toFixed(2)} s` }));
     figures.push(figure(NAME, 'operator / bare loop', opRate / bareRate, 'ratio', { target: { op: '>=', value: 0.7 } }));
     notes.push(

@@ -80,7 +80,10 @@ export async function run(): Promise<BenchOutcome> {
     kc.loadFromString(sandbox.ready.kubeconfigYaml);
     stops.push(() => sandbox.stop());
     const clients = makeKubeClients(kc, { qps: 10_000, burst: 10_000 });
-    stops.push(async () => clients.limiter.drain());
+    stops.push(() => {
+      clients.limiter.drain();
+      return Promise.resolve();
+    });
     const api = new RoomkeeperApi(clients.custom);
     const arg: GatewayChildArg = { kubeconfigYaml: sandbox.ready.kubeconfigYaml, config: { logLevel: 'error', ...BENCH_SECRETS, gatewayPort: 0, roomsPort: 0 } };
     const gateway: ChildHandle<GatewayReady> = await forkChild<GatewayReady>(compiledScript('gateway-child'), { arg, nodeFlags, compiled: true, startTimeoutMs: 300_000 });

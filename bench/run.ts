@@ -58,8 +58,8 @@ async function main(): Promise<void> {
     }
   }
   const limits = [
-    figure('client rate limit (default)', 'kubeQps', Number(CONFIG_SCHEMA.kubeQps.default), 'req/s', { note: CONFIG_SCHEMA.kubeQps.env }),
-    figure('client rate limit (default)', 'kubeBurst', Number(CONFIG_SCHEMA.kubeBurst.default), 'requests', { note: CONFIG_SCHEMA.kubeBurst.env }),
+    figure('client rate limit (default)', 'kubeQps', CONFIG_SCHEMA.kubeQps.default, 'req/s', { note: CONFIG_SCHEMA.kubeQps.env }),
+    figure('client rate limit (default)', 'kubeBurst', CONFIG_SCHEMA.kubeBurst.default, 'requests', { note: CONFIG_SCHEMA.kubeBurst.env }),
   ];
   const figures = [...outcomes.flatMap((o) => o.figures), ...limits];
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '', memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };

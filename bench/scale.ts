@@ -114,7 +114,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
   const cluster = await startBenchCluster(target);
   const stops: (() => Promise<void>)[] = [() => cluster.stop()];
   const admin = makeKubeClients(cluster.kc, { qps: 10_000, burst: 10_000 });
-  stops.push(async () => admin.limiter.drain());
+  stops.push(() => {
+    admin.limiter.drain();
+    return Promise.resolve();
+  });
   const api = new RoomkeeperApi(admin.custom);
   const config = loadConfig({}, { logLevel: 'error', operatorPort: 0, gatewayPort: 0, roomsPort: 0, ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS });
   const overrides = { logLevel: 'error', ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS };
@@ -163,7 +166,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const simulation: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: simArg, compiled: true });
     stops.push(() => simulation.stop());
     const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid });
-    stops.push(async () => rss.stop());
+    stops.push(() => {
+      rss.stop();
+      return Promise.resolve();
+    });
     const management = new ManagementClient(gateway.ready.managementUrl, BENCH_SECRETS.authUsername, BENCH_SECRETS.authPassword);
     await waitFor(() => operator.call<boolean>('isLeader'), { timeoutMs: 120_000, intervalMs: 200, message: 'the operator did not become leader' });
     const fleetA = new FleetByVersion(A);
@@ -261,7 +267,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     figures.push(figure(NAME, `${ADDS} add-rooms of ${ADD_EACH} at once: ${total} rooms ready after`, seconds(tAllAdded - tAdd), 's'));
     figures.push(figure(NAME, `add-rooms operations not finished`, addFailures.length, 'operations', {
       target: { op: '<=', value: 0 },
-      note: addFailures.map((o) => `${o.metadata.name} ${o.status?.status}: ${o.status?.executionHistory?.at(-1)?.event ?? ''}`).join('; ') || `all ${ADDS} finished; roomsReplicas ${(await api.getScheduler(A)).spec.roomsReplicas ?? '?'}`,
+      note: addFailures.map((o) => `${String(o.metadata.name)} ${String(o.status?.status)}: ${o.status?.executionHistory?.at(-1)?.event ?? ''}`).join('; ') || `all ${ADDS} finished; roomsReplicas ${(await api.getScheduler(A)).spec.roomsReplicas ?? '?'}`,
     }));
 
     // 7. Expired rooms and operations in error, over the run.

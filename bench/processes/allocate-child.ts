@@ -38,4 +38,4 @@ async function run(arg: unknown): Promise<AllocateResult> {
   return { allocated, seconds: (performance.now() - began) / 1000, latenciesMs: latenciesMs.sort((a, b) => a - b), statuses };
 }
 
-serveParent<null>(async () => ({ payload: null, handlers: { run }, stop: async () => undefined }));
+serveParent<null>(() => Promise.resolve({ payload: null, handlers: { run }, stop: () => Promise.resolve() }));

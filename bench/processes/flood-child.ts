@@ -60,4 +60,4 @@ async function flood(arg: unknown): Promise<FloodResult> {
   return { statuses, errors, durationMs: Date.now() - began };
 }
 
-serveParent<null>(async () => ({ payload: null, handlers: { flood }, stop: async () => undefined }));
+serveParent<null>(() => Promise.resolve({ payload: null, handlers: { flood }, stop: () => Promise.resolve() }));

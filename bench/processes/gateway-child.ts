@@ -32,7 +32,7 @@ function fullGc(): void {
 }
 
 serveParent<GatewayReady>(async () => {
-  const arg = childArg<GatewayChildArg>();
+  const arg = childArg() as GatewayChildArg;
   const kc = new KubeConfig();
   kc.loadFromString(arg.kubeconfigYaml);
   const config = loadConfig(process.env, arg.config);

@@ -74,4 +74,4 @@ function run(arg: unknown): Promise<LoadResult> {
   });
 }
 
-serveParent<null>(async () => ({ payload: null, handlers: { run }, stop: async () => undefined }));
+serveParent<null>(() => Promise.resolve({ payload: null, handlers: { run }, stop: () => Promise.resolve() }));

@@ -17,7 +17,7 @@ export interface OperatorChildArg {
 }
 
 serveParent<{ opsUrl: string | undefined }>(async () => {
-  const arg = childArg<OperatorChildArg>();
+  const arg = childArg() as OperatorChildArg;
   const kc = new KubeConfig();
   kc.loadFromString(arg.kubeconfigYaml);
   const config = loadConfig(process.env, arg.config);

@@ -8,7 +8,7 @@ import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from '../../comm
 import { serveParent, childArg } from '../support/child-rpc';
 
 serveParent<{ addresses: string[] }>(async () => {
-  const arg = childArg<number | { count: number; silent: number }>();
+  const arg = childArg() as number | { count: number; silent: number };
   const { count, silent } = typeof arg === 'number' ? { count: arg, silent: 0 } : arg;
   const receivers: ForwardReceiver[] = [];
   for (let i = 0; i < count; i++) receivers.push(await startForwardReceiver(i < silent ? { reply: () => NO_REPLY } : {}));

@@ -22,7 +22,7 @@ export interface SimulationStats {
 }
 
 serveParent<null>(async () => {
-  const arg = childArg<SimulationChildArg>();
+  const arg = childArg() as SimulationChildArg;
   const kc = new KubeConfig();
   kc.loadFromString(arg.kubeconfigYaml);
   const simulation = await startSimulation({

@@ -161,7 +161,10 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
   };
   try {
     const clients = makeKubeClients(kc, { qps: 10_000, burst: 10_000 });
-    stops.push(async () => clients.limiter.drain());
+    stops.push(() => {
+      clients.limiter.drain();
+      return Promise.resolve();
+    });
     const logger = createLogger('bench', { level: process.env.BENCH_LOG_LEVEL ?? 'error' });
     const gatewayConfig = loadConfig({}, { logLevel: 'error', gatewayPort: 0, roomsPort: 0, ...BENCH_SECRETS, ...opts.gatewayConfig });
     const gatewayMetrics = new MetricsRegistry();

@@ -14,6 +14,8 @@ interface ReplyMessage { kind: 'reply'; id: number; result?: unknown; error?: st
 interface ReadyMessage { kind: 'ready'; payload: unknown }
 interface FailedMessage { kind: 'failed'; error: string }
 type ChildMessage = ReplyMessage | ReadyMessage | FailedMessage;
+/** A message from the other process: one of `M`, or anything else a stray `process.send` put on the channel (ignored). */
+type Received<M> = M | { kind?: undefined };
 
 class ChildFailedError extends Error {
   constructor(readonly script: string, message: string) {
@@ -70,7 +72,7 @@ export function forkChild<R>(script: string, options: ForkOptions = {}): Promise
       reject(new ChildFailedError(script, 'exited before it was ready'));
     });
     child.on('message', (raw: unknown) => {
-      const msg = raw as ChildMessage;
+      const msg = raw as Received<ChildMessage>;
       if (msg.kind === 'failed') {
         clearTimeout(timer);
         reject(new ChildFailedError(script, msg.error));
@@ -83,7 +85,7 @@ export function forkChild<R>(script: string, options: ForkOptions = {}): Promise
             if (exited) return Promise.reject(new ChildFailedError(script, 'has exited'));
             const id = nextId++;
             return new Promise<T>((res, rej) => {
-              pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
+              pending.set(id, { resolve: res, reject: rej });
               const call: CallMessage = { kind: 'call', id, method, arg };
               child.send(call);
             });
@@ -107,20 +109,20 @@ export function forkChild<R>(script: string, options: ForkOptions = {}): Promise
   });
 }
 
-/** The JSON argument the parent passed to this child. */
-export function childArg<T>(): T {
-  return JSON.parse(process.argv[2] ?? 'null') as T;
+/** The JSON argument the parent passed to this child (the child knows its shape). */
+export function childArg(): unknown {
+  return JSON.parse(process.argv[2] ?? 'null') as unknown;
 }
 
 /**
  * Child side: runs `start`, reports its payload as ready, then answers calls. A `stop` handler
  * is awaited and the process exits after it.
  */
-export function serveParent<R>(start: () => Promise<{ payload: R; handlers: Handlers; stop(): Promise<void> }>): void {
+export function serveParent<R>(start: () => Promise<{ payload: R; handlers: Handlers; stop: () => Promise<void> }>): void { // eslint-disable-line @typescript-eslint/no-unnecessary-type-parameters -- each child names its payload type (`serveParent<GatewayReady>`), which checks what it sends against what its parent reads
   const send = (m: ChildMessage) => process.send?.(m);
   start().then(({ payload, handlers, stop }) => {
     process.on('message', (raw: unknown) => {
-      const msg = raw as CallMessage;
+      const msg = raw as Received<CallMessage>;
       if (msg.kind !== 'call') return;
       if (msg.method === 'stop') {
         void stop().catch(() => undefined).finally(() => process.exit(0));

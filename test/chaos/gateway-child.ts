@@ -16,7 +16,7 @@ export interface GatewayChildArg {
 }
 
 serveParent<{ roomsUrl: string; managementUrl: string }>(async () => {
-  const arg = childArg<GatewayChildArg>();
+  const arg = childArg() as GatewayChildArg;
   const kc = new KubeConfig();
   kc.loadFromString(arg.kubeconfigYaml);
   const config = loadConfig(process.env, arg.config);

@@ -88,7 +88,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
         }
         if (!removed && serving(b).length < lowestServing) {
           lowestServing = serving(b).length;
-          lowestSample = `${room.metadata.name}: ${prev?.status?.status} -> ${room.status?.status} (instance ${room.status?.instanceStatus}, ping ${room.status?.pingStatus}, reason ${room.status?.reason ?? '-'})`;
+          lowestSample = `${String(room.metadata.name)}: ${String(prev?.status?.status)} -> ${String(room.status?.status)} (instance ${String(room.status?.instanceStatus)}, ping ${String(room.status?.pingStatus)}, reason ${room.status?.reason ?? '-'})`;
         }
       }
       return out;
@@ -100,9 +100,9 @@ describe('control-plane outages in the middle of the work (a real control plane 
     // The three operations, and the outage once all three are under way: the rollout first (it
     // begins after its version's validation room), then the deletion (whose pods take their 60 s
     // grace) and the add_rooms (10 rooms at a time).
-    const current = (await managementCall(s, 'GET', `/schedulers/${B}`)).body.scheduler;
+    const current = ((await managementCall(s, 'GET', `/schedulers/${B}`)).body as { scheduler: { spec: { containers: object[] } & Record<string, unknown> } & Record<string, unknown> }).scheduler;
     const { name: _n, state: _s, createdAt: _c, ...rest } = current;
-    const major = await managementCall(s, 'POST', `/schedulers/${B}`, { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, image: 'example.com/game:2.0.0' })) } });
+    const major = await managementCall(s, 'POST', `/schedulers/${B}`, { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' })) } });
     expect(major.status).toBe(200);
     const rollout = async () => {
       const b = live((await s.api.listGameRooms(B)).items);
@@ -115,22 +115,22 @@ describe('control-plane outages in the middle of the work (a real control plane 
     expect(adds.status).toBe(200);
     let progress = '';
     const underWay = await waitFor(async () => {
-      const created = (await s.api.getOperation(adds.body.operationId)).status?.executionHistory?.map((h) => h.event).filter((e) => e.startsWith('Created ')).at(-1) ?? 'none created';
+      const created = (await s.api.getOperation((adds.body as { operationId: string }).operationId)).status?.executionHistory?.map((h) => h.event).filter((e) => e.startsWith('Created ')).at(-1) ?? 'none created';
       const b = await rollout();
-      const del = (await s.api.getOperation(deletion.body.operationId)).status?.executionHistory ?? [];
+      const del = (await s.api.getOperation((deletion.body as { operationId: string }).operationId)).status?.executionHistory ?? [];
       const podsLeft = (await s.core.listNamespacedPod({ namespace: C })).items.length;
       progress = `A: ${created}; B: ${b.old} old rooms; C: ${podsLeft} pods, history: ${del.map((h) => h.event).join(' | ')}`;
       const adding = /^Created (\d+)\/500 rooms$/.test(created) && created !== 'Created 500/500 rooms';
       const deleting = del.some((h) => h.event.startsWith('Waiting for room pods to be deleted')) && podsLeft > 0;
       return adding && b.old >= 10 && deleting ? progress : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 50, message: 'add_rooms, the rollout and delete_scheduler all under way' }).catch(async (err: Error) => {
-      throw new Error(`${err.message}; last seen: ${progress}\n${await describeScheduler(s, B)}`);
+    }, { timeoutMs: 120_000, intervalMs: 50, message: 'add_rooms, the rollout and delete_scheduler all under way' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}; last seen: ${progress}\n${await describeScheduler(s, B)}`);
     });
     await watch.stop();
     const pingsBefore = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
     await plane.stopApiServer('SIGKILL');
     const downAt = Date.now();
-    process.stdout.write(`[outage 2] kube-apiserver SIGKILLed with ${underWay.split(', history')[0]}\n`);
+    process.stdout.write(`[outage 2] kube-apiserver SIGKILLed with ${String(underWay.split(', history')[0])}\n`);
 
     await expectUnavailable(s, A);
     await waitFor(() => Date.now() - downAt >= OUTAGE_MS, { timeoutMs: OUTAGE_MS + 10_000, intervalMs: 500, message: 'the outage window' });
@@ -152,15 +152,15 @@ describe('control-plane outages in the middle of the work (a real control plane 
       expect(deletions.some((o) => o.status?.status === 'finished' && o.status.executionHistory?.some((h) => h.event === `Scheduler ${C} deleted`))).toBe(true);
 
       // add_rooms ended; A converges (500 more rooms, each occupied: every accepted status written).
-      await waitFor(async () => ENDED.includes((await s.api.getOperation(adds.body.operationId)).status?.status ?? ''), { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
+      await waitFor(async () => ENDED.includes((await s.api.getOperation((adds.body as { operationId: string }).operationId)).status?.status ?? ''), { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
       await expectConverged(s, A);
       // Rooms made after the outage start and ping on a loaded machine too: a generous deadline,
       // and the statuses seen when it passes.
       await waitFor(async () => live((await s.api.listGameRooms(A)).items).every((r) => r.status?.status === 'occupied'), { timeoutMs: 240_000, intervalMs: 1000, message: `every room of ${A} occupied` })
-        .catch(async (err: Error) => {
+        .catch(async (err: unknown) => {
           const byStatus = new Map<string, number>();
           for (const r of live((await s.api.listGameRooms(A)).items)) byStatus.set(r.status?.status ?? 'none', (byStatus.get(r.status?.status ?? 'none') ?? 0) + 1);
-          throw new Error(`${err.message}; rooms of ${A} by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+          throw new Error(`${(err as Error).message}; rooms of ${A} by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
         });
 
       // The rollout completes within its bounds; the occupied old rooms stay until their players leave.
@@ -168,8 +168,8 @@ describe('control-plane outages in the middle of the work (a real control plane 
         const b = live((await s.api.listGameRooms(B)).items);
         const old = b.filter((r) => r.spec.version === 'v1.0.0').map((r) => r.metadata.name as string).sort();
         return JSON.stringify(old) === JSON.stringify([...held.keys()].sort()) && serving(b).filter((r) => r.spec.version === 'v2.0.0').length === 30;
-      }, { timeoutMs: 240_000, intervalMs: 1000, message: 'every free room of B on v2.0.0, the occupied ones kept' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}\n${await describeScheduler(s, B)}`);
+      }, { timeoutMs: 240_000, intervalMs: 1000, message: 'every free room of B on v2.0.0, the occupied ones kept' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${await describeScheduler(s, B)}`);
       });
       for (const room of held.keys()) held.set(room, 'ready');
       await waitFor(async () => {
@@ -204,7 +204,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
     const others = await fleet();
     expect((await managementCall(s, 'POST', '/schedulers', createBody(D, '1s', { roomsReplicas: 1000 - others }))).status).toBe(200);
     await waitFor(async () => serving((await s.api.listGameRooms(D)).items).length === 1000 - others,
-      { timeoutMs: 240_000, intervalMs: 1000, message: `${1000 - others} serving rooms of ${D}` }).catch(async (err: Error) => {
+      { timeoutMs: 240_000, intervalMs: 1000, message: `${1000 - others} serving rooms of ${D}` }).catch(async (err: unknown) => {
       // Failed once in a clean-clone CI run (2026-11-26) and passed alone: say where the rooms were.
       const rooms = (await s.api.listGameRooms(D)).items;
       const byStatus = new Map<string, number>();
@@ -219,7 +219,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
         phases.set(k, (phases.get(k) ?? 0) + 1);
       }
       const ops = (await s.api.listOperations(D)).items.map(describeOp).join('; ');
-      throw new Error(`${err.message}; rooms by status: ${JSON.stringify(Object.fromEntries(byStatus))}; pods: ${JSON.stringify(Object.fromEntries(phases))}; operations: ${ops}`);
+      throw new Error(`${(err as Error).message}; rooms by status: ${JSON.stringify(Object.fromEntries(byStatus))}; pods: ${JSON.stringify(Object.fromEntries(phases))}; operations: ${ops}`);
     });
     expect(await fleet()).toBe(1000);
     // Every room's game server runs (the ones a test plays itself, silenced, included).
@@ -232,7 +232,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
     let addsAllowed = false;
     const watch = new RoomWatch(s, (event, room, prev) => {
       if (event === 'add' && !prev && (addsAllowed || !watchStarted)) return [];
-      if (event === 'delete' || (room.metadata.deletionTimestamp && !prev?.metadata.deletionTimestamp)) return [`${event}: room ${key(room)} deleted (status ${prev?.status?.status ?? room.status?.status})`];
+      if (event === 'delete' || (room.metadata.deletionTimestamp && !prev?.metadata.deletionTimestamp)) return [`${event}: room ${key(room)} deleted (status ${String(prev?.status?.status ?? room.status?.status)})`];
       return event === 'add' && !prev ? [`room ${key(room)} added`] : [];
     });
     let watchStarted = false;
@@ -269,10 +269,10 @@ describe('control-plane outages in the middle of the work (a real control plane 
       await waitFor(async () => {
         const rooms = new Map(live((await s.api.listGameRooms(D)).items).map((r) => [r.metadata.name as string, r.status?.status]));
         const wrong = names.filter((n) => rooms.get(n) !== played.get(n));
-        seen = wrong.map((n) => `${n}=${rooms.get(n)}`).join(', ');
+        seen = wrong.map((n) => `${n}=${String(rooms.get(n))}`).join(', ');
         return wrong.length === 0 && await pendingWrites(s) === 0;
-      }, { timeoutMs: 120_000, intervalMs: 500, message: 'the statuses answered in the gap written' }).catch((err: Error) => {
-        throw new Error(`${err.message}; rooms not (yet) as reported: ${seen}`);
+      }, { timeoutMs: 120_000, intervalMs: 500, message: 'the statuses answered in the gap written' }).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; rooms not (yet) as reported: ${seen}`);
       });
       await waitFor(() => s.operators.some((o) => o.isLeader), { timeoutMs: 120_000, message: 'the operator leads again' });
       addsAllowed = true;

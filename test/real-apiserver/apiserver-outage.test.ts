@@ -19,12 +19,12 @@ import { waitFor } from '../support/wait';
 const NAME = 'outage-arena';
 const ROOMS = 20;
 
-async function management(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }> {
-  const res = await fetch(`${stack.managementUrl}${p}`, {
+async function management(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; headers: Headers; body: unknown }> {
+  const res = await fetch(`${String(stack.managementUrl)}${p}`, {
     method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) as unknown : undefined };
 }
 
 /** The shared scenario state: a dedicated plane and one stack on it. */
@@ -36,7 +36,8 @@ async function liveRoomNames(s: Stack, name: string): Promise<string[]> {
 
 /** Watches the rooms of a scheduler until stopped; fails if one of `keep` is ever deleted. */
 function guard(s: Stack, name: string, keep: readonly string[]): { stop(): Promise<void> } {
-  let running = true;
+  // boolean, not `true`: stop() clears it while the loop runs.
+  let running = true as boolean;
   const violations: string[] = [];
   const loop = (async () => {
     while (running) {
@@ -88,8 +89,9 @@ describe('control-plane outages (a real control plane of their own)', () => {
     // During the outage: pings keep being accepted; the management API says what is going on.
     const during = await management(s, 'GET', `/schedulers/${NAME}`);
     expect(during.status).toBe(503);
-    expect(during.body.code).toBe(14);
-    expect(during.body.message).toMatch(/Kubernetes API/);
+    const answer = during.body as { code?: unknown; message?: unknown };
+    expect(answer.code).toBe(14);
+    expect(answer.message).toMatch(/Kubernetes API/);
     expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 1 })).status).toBe(503);
     const before = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
@@ -114,7 +116,7 @@ describe('control-plane outages (a real control plane of their own)', () => {
     const holdUntil = downAt + 120_000 + 2 * 2000 + 5000;
     const violations: string[] = [];
     const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(s.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`,
-      () => s.api.listGameRooms(NAME) as never);
+      () => s.api.listGameRooms(NAME));
     const check = (event: string) => (room: GameRoom) => {
       if (room.spec.validation) return;
       const name = room.metadata.name as string;
@@ -126,7 +128,7 @@ describe('control-plane outages (a real control plane of their own)', () => {
     informer.on('delete', check('delete'));
     await informer.start();
     try {
-      expect(informer.list(NAME).filter((r) => !r.spec.validation && !r.metadata?.deletionTimestamp).map((r) => r.metadata?.name as string).sort()).toEqual(original);
+      expect(informer.list(NAME).filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp).map((r) => r.metadata.name as string).sort()).toEqual(original);
       await waitFor(() => violations.length > 0 || Date.now() >= holdUntil, { timeoutMs: Math.max(0, holdUntil - Date.now()) + 10_000, intervalMs: 200, message: 'the hold window' });
     } finally {
       await informer.stop();
@@ -157,7 +159,7 @@ describe('control-plane outages (a real control plane of their own)', () => {
       else expect(res.status).toBe(200);
       return res.status === 200 ? res : undefined;
     }, { timeoutMs: 90_000, intervalMs: 1000, message: 'add-rooms accepted after the etcd outage' });
-    await waitFor(async () => (await s.api.getOperation(added.body.operationId)).status?.status === 'finished', { timeoutMs: 90_000, message: 'add-rooms after the etcd outage finished' });
+    await waitFor(async () => (await s.api.getOperation((added.body as { operationId: string }).operationId)).status?.status === 'finished', { timeoutMs: 90_000, message: 'add-rooms after the etcd outage finished' });
     await watch.stop();
     expect((await s.api.listOperations(NAME)).items.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
   }, 300_000);

@@ -60,7 +60,7 @@ describe('kube-apiserver answers 429 to every write for 60 s (a real control pla
         // A room whose pod was never created (its create refused in the window) serves nobody:
         // the operator deletes it as lost and replaces it. A serving room must never go.
         const last = prev?.status?.status ?? room.status?.status;
-        if (last === 'ready' || last === 'occupied') out.push(`${event}: serving room ${room.metadata.name} deleted (status ${last})`);
+        if (last === 'ready' || last === 'occupied') out.push(`${event}: serving room ${String(room.metadata.name)} deleted (status ${last})`);
         else replacedUnserved.add(room.metadata.name as string);
       }
       const count = live(all).length;
@@ -72,7 +72,7 @@ describe('kube-apiserver answers 429 to every write for 60 s (a real control pla
       const first = await managementCall(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 100 });
       expect(first.status).toBe(200);
       desired += 100;
-      const accepted: { id: string; amount: number }[] = [{ id: first.body.operationId as string, amount: 100 }];
+      const accepted: { id: string; amount: number }[] = [{ id: (first.body as { operationId: string }).operationId, amount: 100 }];
       await waitFor(async () => live((await s.api.listGameRooms(NAME)).items).length >= 40, { timeoutMs: 60_000, intervalMs: 50, message: 'add_rooms of 100 under way' });
       const sentBefore = s.simulation?.rooms?.stats() ?? { pingsSent: 0, pingFailures: 0 };
       const writesBefore = proxy.injected;
@@ -86,7 +86,7 @@ describe('kube-apiserver answers 429 to every write for 60 s (a real control pla
       const before = new Set((await s.api.listOperations(NAME)).items.map((o) => o.metadata.name as string));
       const inWindow = await managementCall(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 5 });
       if (inWindow.status === 200) {
-        accepted.push({ id: inWindow.body.operationId as string, amount: 5 });
+        accepted.push({ id: (inWindow.body as { operationId: string }).operationId, amount: 5 });
         desired += 5;
       } else {
         expect({ status: inWindow.status, retryAfter: Number(inWindow.retryAfter) > 0 }).toEqual({ status: inWindow.status === 429 ? 429 : 503, retryAfter: true });

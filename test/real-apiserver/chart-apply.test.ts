@@ -42,9 +42,9 @@ describe('the Helm chart applied to a real API server', () => {
       const out = kubectl(admin, ['apply', '-f', '-'], asList(manifests));
       // kubectl names every object it created or configured; none may be missing.
       for (const m of manifests) {
-        expect(out).toContain(`/${m.metadata?.name}`);
+        expect(out).toContain(`/${String(m.metadata?.name)}`);
         const where = m.metadata?.namespace ? ['-n', m.metadata.namespace] : [];
-        const kind = `${m.kind}${m.apiVersion?.includes('/') ? `.${m.apiVersion.split('/')[0]}` : ''}`;
+        const kind = `${String(m.kind)}${m.apiVersion?.includes('/') ? `.${String(m.apiVersion.split('/')[0])}` : ''}`;
         expect(kubectl(admin, ['get', kind, m.metadata?.name ?? '', ...where, '-o', 'name']).trim()).not.toBe('');
       }
       expect(manifests.length).toBeGreaterThan(10);

@@ -29,9 +29,11 @@ const MERGE = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)
 /** What a failed call tells a client: HTTP status, reason, and the fields its causes name. */
 function failure(err: unknown): Outcome {
   const e = err as { code?: number; body?: unknown };
-  let body: { reason?: string; details?: { causes?: { field?: string; reason?: string }[] } } = {};
+  type Body = { reason?: string; details?: { causes?: { field?: string; reason?: string }[] } };
+  // The error's body: it may be absent, or JSON `null`, so every read below is optional.
+  let body: Body | null | undefined;
   try {
-    body = (typeof e.body === 'string' ? JSON.parse(e.body) : e.body) as typeof body;
+    body = (typeof e.body === 'string' ? JSON.parse(e.body) : e.body) as Body | null | undefined;
   } catch {
     body = {};
   }
@@ -58,7 +60,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
   'lease with MicroTime is accepted': (api) => outcome(async () => {
     const l = await api.coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: `us-${api.id}` }, spec: { holderIdentity: 'x', leaseDurationSeconds: 15, renewTime: new k8s.V1MicroTime(Date.parse('2026-11-24T07:11:59.723Z')) } } });
     await api.coordination.deleteNamespacedLease({ name: `us-${api.id}`, namespace: 'default' });
-    return { renewTime: String(l.spec?.renewTime instanceof Date ? (l.spec.renewTime as Date).toISOString() : l.spec?.renewTime).slice(0, 19) };
+    return { renewTime: String(l.spec?.renewTime instanceof Date ? l.spec.renewTime.toISOString() : l.spec?.renewTime).slice(0, 19) };
   }),
   'a CEL rule refuses a Scheduler and names the field': (api) => outcome(async () => {
     await api.custom.createClusterCustomObject({ ...G, body: scheduler(`cel-${api.id}`, { maxSurge: 0 }) });
@@ -97,7 +99,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       generations: [created.metadata.generation, afterStatus.metadata.generation, afterSpec.metadata.generation, ignored.metadata.generation],
       statusAfterMainPatch: ignored.status?.state,
       scaleReplicas: scale.spec?.replicas,
-      deleteAnswer: `${deleted.kind}/${deleted.status ?? ''}`,
+      deleteAnswer: `${String(deleted.kind)}/${deleted.status ?? ''}`,
     };
   }),
   'a finalizer holds a deleted object until it is removed': (api) => outcome(async () => {

@@ -21,12 +21,12 @@ const NAME = 'failover-arena';
 const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
 
-async function management(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.managementUrl}${p}`, {
+async function management(stack: Stack, method: string, p: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${String(stack.managementUrl)}${p}`, {
     method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  return { status: res.status, body: text ? JSON.parse(text) as unknown : undefined };
 }
 
 describe('leader failover on the real API server', () => {
@@ -78,7 +78,7 @@ describe('leader failover on the real API server', () => {
           const r = await management(s, 'POST', `/schedulers/${NAME}/add-rooms`, { amount: 2 });
           return r.status === 200 ? r : undefined;
         }, { timeoutMs: 30_000, message: 'add-rooms accepted' });
-        ids.push(res.body.operationId as string);
+        ids.push((res.body as { operationId: string }).operationId);
       }
 
       // SIGKILL: no goodbye, the Lease is left held.
@@ -115,7 +115,7 @@ describe('leader failover on the real API server', () => {
       await stack?.stop();
       for (const child of children.values()) await child.stop().catch(() => undefined);
       await coordination.deleteNamespacedLease(lease).catch(() => undefined);
-      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]; // eslint-disable-line @typescript-eslint/no-dynamic-delete -- the environment is a dictionary: restoring it removes the variables the test added
       Object.assign(process.env, saved);
     }
   }, 600_000);

@@ -33,8 +33,8 @@ test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simu
   delete env.E2E_KUBECONFIG;
   const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const name = 'npm-start-real';
   try {
@@ -45,7 +45,7 @@ test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simu
     const spec = (schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec;
     const res = await fetch(`${url}/schedulers`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${auth[1]}:${auth[2]}`).toString('base64')}`, 'content-type': 'application/json' },
+      headers: { authorization: `Basic ${Buffer.from(`${String(auth[1])}:${String(auth[2])}`).toString('base64')}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name, ...spec }),
     });
     expect(res.status).toBe(200);

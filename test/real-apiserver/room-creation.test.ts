@@ -64,8 +64,8 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
       random: collidingRandom(7),
     });
     const op = operator;
-    await waitFor(() => op.isLeader, { timeoutMs: 60_000, message: 'the test operator leads' }).catch((err: Error) => {
-      throw new Error(`${err.message}\n${logged.slice(-3000)}`);
+    await waitFor(() => op.isLeader, { timeoutMs: 60_000, message: 'the test operator leads' }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${logged.slice(-3000)}`);
     });
 
     await api.createScheduler(schedulerObject(NAME, { roomsReplicas: 0 }) as never);
@@ -83,7 +83,7 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
     const lostAnswers = proxy.injected;
     proxy.clear();
     const events = ended.status?.executionHistory?.map((h) => h.event) ?? [];
-    expect({ status: ended.status?.status, events }).toMatchObject({ status: 'finished', events: expect.arrayContaining([`Added ${AMOUNT} rooms`]) });
+    expect({ status: ended.status?.status, events }).toMatchObject({ status: 'finished', events: expect.arrayContaining([`Added ${AMOUNT} rooms`]) as unknown });
 
     const rooms = (await api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp);
     const pods = (await clients.core.listNamespacedPod({ namespace: NAME })).items.filter((p) => !p.metadata?.deletionTimestamp);

@@ -33,8 +33,8 @@ async function startOperatorProcess(kubeconfig: string): Promise<Started> {
   delete env.JEST_WORKER_ID;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'operator/src/main.ts')], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const lines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => {
     try {
       return JSON.parse(l) as Record<string, unknown>;

@@ -109,7 +109,7 @@ async function until(what: string, timeoutMs: number, check: () => Promise<boole
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${what}: the process exited (${child.exitCode ?? child.signalCode}); last output:\n${tail(log)}`);
+      throw new Error(`${what}: the process exited (${String(child.exitCode ?? child.signalCode)}); last output:\n${tail(log)}`);
     }
     if (await check().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`${what} not ready within ${timeoutMs} ms; last output:\n${tail(log)}`);
@@ -233,13 +233,13 @@ export async function startControlPlane(opts: { assetsDir: string; dir?: string 
   }
   const info: ControlPlaneInfo = {
     url, caFile, dir, adminKubeconfig, adminToken, simKubeconfig, simToken,
-    pids: { etcd: etcd?.pid ?? 0, apiserver: apiserver?.pid ?? 0, controllerManager: kcm?.pid ?? 0 },
+    pids: { etcd: etcd?.pid ?? 0, apiserver: apiserver?.pid ?? 0, controllerManager: kcm.pid ?? 0 },
   };
   fs.writeFileSync(path.join(dir, 'plane.json'), JSON.stringify(info, null, 2));
   return {
     ...info,
     get pids() {
-      return { etcd: etcd?.pid ?? 0, apiserver: apiserver?.pid ?? 0, controllerManager: kcm?.pid ?? 0 };
+      return { etcd: etcd?.pid ?? 0, apiserver: apiserver?.pid ?? 0, controllerManager: kcm.pid ?? 0 };
     },
     stopApiServer: (signal = 'SIGKILL') => stopChild(apiserver, signal, 70_000),
     startApiServer,
@@ -266,7 +266,7 @@ async function bindSimulationIdentity(url: string, caFile: string, adminToken: s
       headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
     }, (res) => {
       res.resume();
-      res.on('end', () => (res.statusCode === 201 || res.statusCode === 409 ? resolve() : reject(new Error(`binding the simulation identity: HTTP ${res.statusCode}`))));
+      res.on('end', () => (res.statusCode === 201 || res.statusCode === 409 ? resolve() : reject(new Error(`binding the simulation identity: HTTP ${String(res.statusCode)}`))));
     });
     req.on('error', reject);
     req.end(body);

@@ -172,7 +172,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     if ('kind' in fault && info.verb === 'watch') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(statusBody(410, 'Expired', 'too old resource version (injected by the fault proxy)')) })}\n`);
+      res.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(statusBody(410, 'Expired', 'too old resource version (injected by the fault proxy)')) as unknown })}\n`);
       return;
     }
     const status = 'status' in fault ? fault.status : 410;

@@ -49,11 +49,11 @@ export async function startOutageLab(opts: { config?: StackOptions['config']; si
     await proxy?.close();
     await plane.stop();
     if (fs.existsSync(plane.dir)) fs.rmSync(plane.dir, { recursive: true, force: true });
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k]; // eslint-disable-line @typescript-eslint/no-dynamic-delete -- the environment is a dictionary: restoring it removes the variables the lab added
     Object.assign(process.env, saved);
   };
   try {
-    Object.assign(process.env, realClusterEnv(await prepareForRoomkeeper(plane)));
+    Object.assign(process.env, realClusterEnv(prepareForRoomkeeper(plane)));
     if (opts.throughProxy) proxy = await startFaultProxy({ upstream: plane.url, caFile: plane.caFile });
     const through = proxy;
     const stack = await startStack({
@@ -86,7 +86,7 @@ export function createBody(name: string, grace: string, overrides: Record<string
 
 export const live = (rooms: readonly GameRoom[]): GameRoom[] => rooms.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
 export const serving = (rooms: readonly GameRoom[]): GameRoom[] => live(rooms).filter((r) => r.status?.status === 'ready' || r.status?.status === 'occupied');
-export const key = (r: GameRoom): string => `${r.metadata.namespace}/${r.metadata.name}`;
+export const key = (r: GameRoom): string => `${String(r.metadata.namespace)}/${String(r.metadata.name)}`;
 
 /**
  * Every GameRoom event of the cluster while kube-apiserver is up, checked by `rules`; on each
@@ -115,7 +115,7 @@ export class RoomWatch {
   }
 
   async start(): Promise<void> {
-    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(this.s.kc, '/apis/roomkeeper.io/v1/gamerooms', () => this.s.api.listGameRooms() as never);
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(this.s.kc, '/apis/roomkeeper.io/v1/gamerooms', () => this.s.api.listGameRooms());
     informer.on('add', (r) => this.seen('add', r));
     informer.on('update', (r) => this.seen('update', r));
     informer.on('delete', (r) => this.seen('delete', r));
@@ -155,7 +155,8 @@ async function ping(s: Stack, scheduler: string, room: string, status: string): 
 
 /** Pings the given rooms with their wanted status every 2 s until stopped; counts answers that were not `success`. */
 export function pinger(s: Stack, scheduler: string, wanted: Map<string, string>): { failures: string[]; readonly rounds: number; stop(): Promise<void> } {
-  let running = true;
+  // boolean, not `true`: stop() clears it while the loop runs.
+  let running = true as boolean;
   let rounds = 0;
   const failures: string[] = [];
   const loop = (async () => {
@@ -178,7 +179,7 @@ export function pinger(s: Stack, scheduler: string, wanted: Map<string, string>)
 
 /** The gateway's count of room status changes answered but not yet written. */
 export async function pendingWrites(s: Stack): Promise<number> {
-  const text = await (await fetch(`${s.managementUrl}/metrics`)).text();
+  const text = await (await fetch(`${String(s.managementUrl)}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('roomkeeper_ping_status_writes_pending'));
   return Number(line?.split(/\s+/).at(-1) ?? NaN);
 }
@@ -187,13 +188,14 @@ export async function pendingWrites(s: Stack): Promise<number> {
 export async function expectUnavailable(s: Stack, scheduler: string): Promise<void> {
   for (const [method, path, body] of [['GET', `/schedulers/${scheduler}`, undefined], ['POST', `/schedulers/${scheduler}/add-rooms`, { amount: 1 }]] as const) {
     const res = await managementCall(s, method, path, body);
-    expect({ call: `${method} ${path}`, status: res.status, code: res.body?.code, namesTheApi: /Kubernetes API/.test(String(res.body?.message)), retryAfter: Number(res.retryAfter) > 0 })
+    const answer = res.body as { code?: unknown; message?: unknown } | undefined;
+    expect({ call: `${method} ${path}`, status: res.status, code: answer?.code, namesTheApi: /Kubernetes API/.test(String(answer?.message)), retryAfter: Number(res.retryAfter) > 0 })
       .toEqual({ call: `${method} ${path}`, status: 503, code: 14, namesTheApi: true, retryAfter: true });
   }
 }
 
 /** An operation as a line for failure messages. */
-export const describeOp = (o: Operation): string => `${o.metadata.name} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}: ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`;
+export const describeOp = (o: Operation): string => `${String(o.metadata.name)} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}: ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`;
 
 /**
  * Every operation ended, and one that did not finish says why: a line beyond "Starting operation"
@@ -217,9 +219,10 @@ export async function laterOperationFinishes(s: Stack, scheduler: string): Promi
     else expect(res.status).toBe(200);
     return res.status === 200 ? res : undefined;
   }, { timeoutMs: 120_000, intervalMs: 1000, message: `add-rooms on ${scheduler} accepted after the outage` });
-  await waitFor(async () => (await s.api.getOperation(added.body.operationId)).status?.status === 'finished',
-    { timeoutMs: 120_000, message: `add-rooms on ${scheduler} after the outage finished` }).catch(async (err: Error) => {
-    throw new Error(`${err.message}\n${describeOp(await s.api.getOperation(added.body.operationId))}`);
+  const answer = added.body as { operationId: string };
+  await waitFor(async () => (await s.api.getOperation(answer.operationId)).status?.status === 'finished',
+    { timeoutMs: 120_000, message: `add-rooms on ${scheduler} after the outage finished` }).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}\n${describeOp(await s.api.getOperation(answer.operationId))}`);
   });
 }
 
@@ -234,7 +237,7 @@ export async function expectConverged(s: Stack, scheduler: string): Promise<void
     const pods = (await s.core.listNamespacedPod({ namespace: scheduler })).items.filter((p) => !p.metadata?.deletionTimestamp && !validation.has(p.metadata?.name as string)).map((p) => p.metadata?.name as string).sort();
     seen = `desired ${desired}, ${rooms.length} live rooms, ${pods.length} pods, ${all.length - rooms.length} rooms terminating or validating`;
     return rooms.length === desired && JSON.stringify(pods) === JSON.stringify(rooms);
-  }, { timeoutMs: 180_000, intervalMs: 500, message: `${scheduler}: rooms, pods and the desired count agree` }).catch((err: Error) => {
-    throw new Error(`${err.message}; last seen: ${seen}`);
+  }, { timeoutMs: 180_000, intervalMs: 500, message: `${scheduler}: rooms, pods and the desired count agree` }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; last seen: ${seen}`);
   });
 }

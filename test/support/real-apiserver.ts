@@ -53,7 +53,7 @@ export function renderChart(extraArgs: string[] = [], namespace = RELEASE_NAMESP
   const out = execFileSync(toolPath('helm'), ['template', release, CHART_DIR, '--namespace', namespace, ...extraArgs], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
   });
-  return YAML.parseAllDocuments(out).map((d) => d.toJSON() as Manifest).filter((m) => m && m.kind);
+  return YAML.parseAllDocuments(out).map((d) => d.toJSON() as Manifest | null).filter((m): m is Manifest => Boolean(m?.kind));
 }
 
 const IDENTITY_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret']);
@@ -81,7 +81,7 @@ function containerEnv(manifests: Manifest[], deploymentSuffix: string, secrets: 
  * Applies the CRDs and the chart's identity objects to a fresh plane and makes a kubeconfig for
  * each component's ServiceAccount.
  */
-export async function prepareForRoomkeeper(plane: ControlPlaneInfo): Promise<RealApiServer> {
+export function prepareForRoomkeeper(plane: ControlPlaneInfo): RealApiServer {
   const admin = plane.adminKubeconfig;
   kubectl(admin, ['apply', '--server-side', '-f', path.join(REPO_ROOT, 'crds')]);
   kubectl(admin, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -107,7 +107,7 @@ export async function prepareForRoomkeeper(plane: ControlPlaneInfo): Promise<Rea
 export async function startRealApiServer(assetsDir: string): Promise<{ plane: ControlPlane; info: RealApiServer; infoFile: string }> {
   const plane = await startControlPlane({ assetsDir });
   try {
-    const info = await prepareForRoomkeeper(plane);
+    const info = prepareForRoomkeeper(plane);
     const infoFile = path.join(plane.dir, 'real-apiserver.json');
     fs.writeFileSync(infoFile, JSON.stringify(info, null, 2), { mode: 0o600 });
     return { plane, info, infoFile };
@@ -156,8 +156,8 @@ export async function runSuitesOnPlane(plane: RealApiServer, what: string, proje
     cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  jest.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  jest.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  jest.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  jest.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const code = await new Promise<number | null>((resolve) => jest.once('exit', (c) => resolve(c)));
   if (code !== 0) throw new Error(`${what} failed on the real API server:\n${output.slice(-30_000)}`);
   return output;

@@ -250,7 +250,7 @@ async function installCrds(kc: k8s.KubeConfig): Promise<void> {
     const name = crd.metadata?.name as string;
     try {
       const existing = await ext.readCustomResourceDefinition({ name });
-      await ext.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+      await ext.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } }); // eslint-disable-line @typescript-eslint/no-misused-spread -- loadYaml's models are data-only classes, sent as JSON (the allow-list of the tuning misses `V1ObjectMeta | undefined`)
     } catch {
       await ext.createCustomResourceDefinition({ body: crd });
     }

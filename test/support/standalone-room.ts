@@ -23,8 +23,8 @@ export function runStandaloneRoom(env: Record<string, string>): StandaloneRoomPr
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
   const child = spawn(tsx, [path.join(ROOT, STANDALONE_ROOM_SOURCE)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => out, exited };
 }

@@ -33,7 +33,7 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const value = await cond();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
     } catch (err) {
       lastError = err;
     }
