@@ -26,7 +26,7 @@ const view = (runningHere?: string): QueueView => ({ isKnown: known, ...(running
 function summary(ops: Operation[], runningHere?: string) {
   const plan = planQueue(ops, NOW, view(runningHere));
   return {
-    end: plan.end.map((e) => `${e.op.metadata.name}:${e.status}`),
+    end: plan.end.map((e) => `${String(e.op.metadata.name)}:${e.status}`),
     start: plan.start?.metadata.name,
     idle: plan.idle,
     requeueAfterMs: plan.requeueAfterMs,

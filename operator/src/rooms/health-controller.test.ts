@@ -11,7 +11,7 @@ function setup() {
     apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
     metadata: { name: 's', uid: 'uid-1', generation: 1, resourceVersion: '10' },
     spec: { game: 'g', roomsReplicas: 3, maxSurge: 1 } as Scheduler['spec'],
-    status: { version: 'v1.0.0', state: 'in-sync', rooms: { desired: 3 }, autoscaling: { desired: 3, lastDecision: 'roomsReplicas is 3' } } as Scheduler['status'],
+    status: { version: 'v1.0.0', state: 'in-sync', rooms: { desired: 3 }, autoscaling: { desired: 3, lastDecision: 'roomsReplicas is 3' } },
   };
   const created: Operation[] = [];
   const empty = { list: () => [], get: () => undefined };

@@ -24,9 +24,9 @@ describe('deletionStartedAt', () => {
   it('shows a ready room held by an allocation the operator has not ended as allocated, so no removal by amount takes it', () => {
     const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' };
     const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' } } as const;
-    expect(toView({ ...base, status: { status: 'ready', allocation } } as GameRoom, undefined, new Map()).status).toBe('allocated');
+    expect(toView({ ...base, status: { status: 'ready', allocation } }, undefined, new Map()).status).toBe('allocated');
     const ended = { ...allocation, endedAt: '2026-01-01T00:05:00Z', endReason: 'expired' as const };
-    expect(toView({ ...base, status: { status: 'ready', allocation: ended } } as GameRoom, undefined, new Map()).status).toBe('ready');
+    expect(toView({ ...base, status: { status: 'ready', allocation: ended } }, undefined, new Map()).status).toBe('ready');
   });
 });
 
@@ -39,7 +39,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
       api: {
         getGameRoom: (ns: string, name: string) => (room ? Promise.resolve(room) : Promise.reject(notFound)).finally(() => calls.push(`get ${ns}/${name}`)),
         deleteGameRoom: (ns: string, name: string, pre?: { uid?: string; resourceVersion?: string }) => {
-          calls.push(`delete ${ns}/${name} uid=${pre?.uid}${pre?.resourceVersion ? ` resourceVersion=${pre.resourceVersion}` : ''}`);
+          calls.push(`delete ${ns}/${name} uid=${String(pre?.uid)}${pre?.resourceVersion ? ` resourceVersion=${pre.resourceVersion}` : ''}`);
           return Promise.resolve({});
         },
         jsonPatchGameRoom: (ns: string, name: string, ops: { op: string; path: string; value: unknown }[]) => {
@@ -49,7 +49,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
       },
       core: {
         deleteNamespacedPod: (req: { namespace: string; name: string; gracePeriodSeconds?: number }) => {
-          calls.push(`delete pod ${req.namespace}/${req.name} grace=${req.gracePeriodSeconds}`);
+          calls.push(`delete pod ${req.namespace}/${req.name} grace=${String(req.gracePeriodSeconds)}`);
           return Promise.resolve({});
         },
       },

@@ -99,7 +99,7 @@ describe('LeaderElector on the sandbox', () => {
     // a renews every 20 ms: a replace from a read it has renewed since is a conflict; read again then.
     await waitFor(async () => {
       const current = await coordination.readNamespacedLease(LEASE);
-      return coordination.replaceNamespacedLease({ ...LEASE, body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', renewTime: new k8s.V1MicroTime(Date.now()) } } });
+      return coordination.replaceNamespacedLease({ ...LEASE, body: { ...current, spec: { ...(current.spec ?? {}), holderIdentity: 'intruder', renewTime: new k8s.V1MicroTime(Date.now()) } } });
     }, { message: 'the lease taken by an intruder' });
     await waitFor(() => !a.elector.isLeader, { message: 'a steps down' });
     expect(a.counts).toEqual({ started: 1, stopped: 1 });

@@ -52,13 +52,13 @@ describe('work queue', () => {
     const failing = new Map<string, number>([['conflicted', 4], ['erring', 1]]);
     const q = new WorkQueue({
       name: 't', logger, baseDelayMs: 1, maxDelayMs: 4,
-      reconcile: async (key) => {
+      reconcile: (key) => {
         calls.set(key, (calls.get(key) ?? 0) + 1);
-        if (key === 'broken') throw new TerminalError('cannot be fixed by retrying');
+        if (key === 'broken') return Promise.reject(new TerminalError('cannot be fixed by retrying'));
         const left = failing.get(key) ?? 0;
-        if (left === 0) return;
+        if (left === 0) return Promise.resolve(undefined);
         failing.set(key, left - 1);
-        throw key === 'conflicted' ? Object.assign(new Error('conflict'), { code: 409 }) : Object.assign(new Error('unavailable'), { code: 503 });
+        return Promise.reject(key === 'conflicted' ? Object.assign(new Error('conflict'), { code: 409 }) : Object.assign(new Error('unavailable'), { code: 503 }));
       },
     });
     /** The retry delays the queue announced for a key, in order (a conflict at debug, other errors at warn). */
@@ -86,7 +86,7 @@ describe('work queue', () => {
 
   test('requeueAfterMs asks for another pass later', async () => {
     let n = 0;
-    const q = new WorkQueue({ name: 't', logger: silentLogger(), reconcile: async () => (++n < 3 ? { requeueAfterMs: 1 } : {}) });
+    const q = new WorkQueue({ name: 't', logger: silentLogger(), reconcile: () => Promise.resolve(++n < 3 ? { requeueAfterMs: 1 } : {}) });
     q.start();
     q.add('k');
     await waitFor(() => n === 3);

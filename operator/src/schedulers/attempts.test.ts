@@ -15,7 +15,7 @@ function op(id: string, definitionName: string, status: string | undefined, opts
         ...(opts.last ? { executionHistory: [{ createdAt: new Date(T0).toISOString(), event: opts.last }] } : {}),
       },
     } : {}),
-  } as Operation;
+  };
 }
 
 const del: AttemptRule = { definitionName: 'delete_scheduler', firstId: 'first', input: {} };

@@ -68,7 +68,7 @@ describe('SchedulerController: a spec change', () => {
     t.cachedOps.push({
       apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: newVersionOperationId('uid-1', 3), resourceVersion: '12' },
       spec: { schedulerName: 's', definitionName: 'create_new_scheduler_version', input: {}, priority: false, enqueuedAt: '2026-01-01T00:00:00Z', source: 'api', cancelRequested: false },
-    } as Operation);
+    });
     await t.controller.reconcile('s');
     expect(t.statusPatches.filter((p) => 'versionedGeneration' in p.status).map((p) => p.status)).toEqual([{ versionedGeneration: 3 }]);
   });

@@ -156,7 +156,7 @@ describe('planHealth', () => {
   it('replaces 10 rooms in batches of 3, never below 10 ready or occupied, sparing the occupied room', () => {
     let rooms: RoomView[] = many('old', 10, { version: 'v1.0.0' });
     rooms[4] = { ...rooms[4]!, status: 'occupied' };
-    const busy = rooms[4]!.name;
+    const busy = rooms[4].name;
     const serving = (): number => rooms.filter((r) => r.status === 'ready' || r.status === 'occupied').length;
     const log: string[] = [];
     let created = 0;
