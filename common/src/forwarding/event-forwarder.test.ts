@@ -196,7 +196,7 @@ describe('EventForwarder against real gRPC receivers', () => {
 
     expect(outcome.ok).toBe(false);
     expect(outcome.results).toEqual([
-      { forwarder: 'silent', ok: false, code: grpc.status.DEADLINE_EXCEEDED, error: expect.stringMatching(/^DEADLINE_EXCEEDED/) },
+      { forwarder: 'silent', ok: false, code: grpc.status.DEADLINE_EXCEEDED, error: expect.stringMatching(/^DEADLINE_EXCEEDED/) as unknown },
       { forwarder: 'healthy', ok: true, code: 200 },
     ]);
     expect(silent.received).toHaveLength(1);

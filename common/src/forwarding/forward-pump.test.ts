@@ -4,6 +4,7 @@
  * ping takes the place of its older one while a receiver is behind (coalesced), a receiver that
  * keeps failing gets no calls for a while (circuit), and each ping's result says what became of it.
  */
+import * as grpc from '@grpc/grpc-js';
 import { waitFor } from '../../../test/support/wait';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
@@ -61,19 +62,19 @@ describe('ForwardPump', () => {
     expect(drops).toHaveLength(75);
     expect(new Set(drops)).toEqual(new Set(['dead/tennis-eu']));
     expect(p.queued).toBe(20);
-    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${i}`));
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${i}`));
     // A dropped ping is done once its live forward's answer is back too.
     await waitFor(() => results.length === 75, { timeoutMs: 10_000, message: '75 pings done' });
     expect(results.every((r) => r === 'dropped')).toBe(true);
     // The newest forwards are the ones kept for the dead receiver.
-    expect(dead.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-0', 'tennis-eu-1', 'tennis-eu-2', 'tennis-eu-3', 'tennis-eu-4']);
+    expect(dead.requestsOf('SendRoomResync').map((r) => r.room.roomId)).toEqual(['tennis-eu-0', 'tennis-eu-1', 'tennis-eu-2', 'tennis-eu-3', 'tennis-eu-4']);
     // Only the dead receiver's 5 calls stay open once the live answers are all back.
     await waitFor(() => p.inFlight === 5, { timeoutMs: 10_000, message: '5 calls open' });
   });
 
   test('each ping\'s result: ok when every forwarder took it, failed when one failed; no enabled forwarder is ok at once', async () => {
     const live = await receiver();
-    const refusing = await startForwardReceiver({ reply: () => ({ grpcError: { code: 14, details: 'down' } }) });
+    const refusing = await startForwardReceiver({ reply: () => ({ grpcError: { code: grpc.status.UNAVAILABLE, details: 'down' } }) });
     receivers.push(refusing);
     const { p, results } = pump({ maxQueued: 100, maxInFlight: 10 });
     const ping = (forwarders: ForwarderConfig[]): PingForward => ({ kind: 'resync', forwarders, room: room(1), status: 'occupied' });
@@ -106,13 +107,13 @@ describe('ForwardPump', () => {
     expect(results).toEqual(['coalesced', 'coalesced']);
     release();
     await waitFor(() => results.length === 5, { timeoutMs: 10_000, message: 'every ping done' });
-    expect(slow.requestsOf('SendRoomResync').map((r) => `${r.room?.roomId} ${r.statusType}`)).toEqual(['tennis-eu-1 ready', 'tennis-eu-2 occupied', 'tennis-eu-1 terminating']);
+    expect(slow.requestsOf('SendRoomResync').map((r) => `${r.room.roomId} ${r.statusType}`)).toEqual(['tennis-eu-1 ready', 'tennis-eu-2 occupied', 'tennis-eu-1 terminating']);
     expect(results).toEqual(['coalesced', 'coalesced', 'ok', 'ok', 'ok']);
   });
 
   test('a receiver that fails again and again gets no calls while its circuit is open (skipped at once, pings failed); one call is tried after the pause, which doubles until it answers', async () => {
     let failing = true;
-    const flaky = await startForwardReceiver({ reply: (): ReceiverReply => (failing ? { grpcError: { code: 14, details: 'down' } } : { code: 200, message: 'ok' }) });
+    const flaky = await startForwardReceiver({ reply: (): ReceiverReply => (failing ? { grpcError: { code: grpc.status.UNAVAILABLE, details: 'down' } } : { code: 200, message: 'ok' }) });
     receivers.push(flaky);
     let now = 0;
     const { p, results, lost, circuit } = pump({ maxQueued: 100, maxInFlight: 1, circuitFailures: 3, circuitOpenMs: 1000, circuitMaxOpenMs: 1500, now: () => now });

@@ -5,6 +5,7 @@
  * forwards counted), a failing receiver is skipped, and the worker thread runs at a lower CPU
  * priority than the main thread.
  */
+import * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Worker } from 'node:worker_threads';
@@ -56,7 +57,7 @@ describe('ForwardingWorker', () => {
     await waitFor(() => results.ok === 51, { timeoutMs: 20_000, message: '51 pings forwarded' });
     expect(live.requestsOf('SendRoomResync')).toHaveLength(50);
     expect(live.requestsOf('SendRoomResync')[0]).toMatchObject({ room: { roomId: 'tennis-eu-0' }, statusType: 'occupied' });
-    expect(live.requestsOf('SendRoomStatus')).toEqual([expect.objectContaining({ room: expect.objectContaining({ roomId: 'tennis-eu-99' }), statusType: 'terminated' })]);
+    expect(live.requestsOf('SendRoomStatus')).toEqual([expect.objectContaining({ room: expect.objectContaining({ roomId: 'tennis-eu-99' }) as unknown, statusType: 'terminated' }) as unknown]);
     const forwarded = metrics.counter('roomkeeper_forwarded_events_total', '');
     expect(forwarded.get({ forwarder: 'matchmaker', type: 'resync', result: 'ok' })).toBe(50);
     expect(forwarded.get({ forwarder: 'matchmaker', type: 'status', result: 'ok' })).toBe(1);
@@ -89,7 +90,7 @@ describe('ForwardingWorker', () => {
     expect(metrics.counter('roomkeeper_forward_dropped_total', '').get({ forwarder: HANDOFF_LABEL })).toBe(900);
     expect(results.dropped).toBe(900);
     await waitFor(() => results.ok === 100, { timeoutMs: 20_000, message: 'the 100 newest pings forwarded' });
-    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${900 + i}`));
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room.roomId)).toEqual(Array.from({ length: 100 }, (_, i) => `tennis-eu-${900 + i}`));
   });
 
   test('pings of a room that wait for the hand-off coalesce: only its newest goes to the worker, the others are counted as coalesced, not dropped', async () => {
@@ -103,11 +104,11 @@ describe('ForwardingWorker', () => {
     expect(results.coalesced).toBe(990);
     await waitFor(() => results.ok === 10, { timeoutMs: 20_000, message: 'the 10 newest pings forwarded' });
     // Each room's newest ping (i = 990..999, occupied) went, in the order the rooms first came.
-    expect(live.requestsOf('SendRoomResync').map((r) => `${r.room?.roomId} ${r.statusType}`)).toEqual(Array.from({ length: 10 }, (_, i) => `tennis-eu-${i} occupied`));
+    expect(live.requestsOf('SendRoomResync').map((r) => `${r.room.roomId} ${r.statusType}`)).toEqual(Array.from({ length: 10 }, (_, i) => `tennis-eu-${i} occupied`));
   });
 
   test('a receiver that keeps failing has its circuit opened: its later forwards are skipped and counted without calls, and pings to it alone are not even handed to the worker', async () => {
-    const refusing = await startForwardReceiver({ reply: () => ({ grpcError: { code: 14, details: 'down' } }) });
+    const refusing = await startForwardReceiver({ reply: () => ({ grpcError: { code: grpc.status.UNAVAILABLE, details: 'down' } }) });
     receivers.push(refusing);
     const live = await receiver();
     const w = worker();
@@ -121,7 +122,7 @@ describe('ForwardingWorker', () => {
     // With a live receiver too, the ping goes to the worker, which skips only the open one.
     w.offer({ kind: 'resync', forwarders: [...forwarders, to('live', live)], room: room(30), status: 'ready' });
     await waitFor(() => results.failed === 31, { timeoutMs: 20_000, message: 'the mixed ping done' });
-    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-30']);
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room.roomId)).toEqual(['tennis-eu-30']);
     await waitFor(() => metrics.counter('roomkeeper_forward_skipped_total', '').get({ forwarder: 'refusing' }) === 11, { timeoutMs: 20_000, message: 'the worker\'s skip counted' });
     expect(refusing.received).toHaveLength(20);
   });
@@ -149,7 +150,7 @@ describe('ForwardingWorker', () => {
     await waitFor(() => w.restarts === 1, { timeoutMs: 20_000, message: 'the worker was replaced' });
     w.offer({ kind: 'resync', forwarders: [to('matchmaker', live)], room: room(2), status: 'ready' });
     await waitFor(() => results.ok === 2, { timeoutMs: 20_000, message: 'forwarding goes on' });
-    expect(live.requestsOf('SendRoomResync').map((r) => r.room?.roomId)).toEqual(['tennis-eu-1', 'tennis-eu-2']);
+    expect(live.requestsOf('SendRoomResync').map((r) => r.room.roomId)).toEqual(['tennis-eu-1', 'tennis-eu-2']);
   });
 
   test('close() stops the worker; later offers are ignored', async () => {

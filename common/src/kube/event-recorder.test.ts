@@ -6,14 +6,14 @@ class FakeSink implements EventSink {
   readonly created: { namespace: string; body: k8s.EventsV1Event }[] = [];
   readonly patched: { namespace: string; name: string; count: number; lastObservedTime: Date }[] = [];
   failCreates = false;
-  async create(namespace: string, body: k8s.EventsV1Event): Promise<unknown> {
-    if (this.failCreates) throw Object.assign(new Error('forbidden'), { code: 403 });
+  create(namespace: string, body: k8s.EventsV1Event): Promise<unknown> {
+    if (this.failCreates) return Promise.reject(Object.assign(new Error('forbidden'), { code: 403 }));
     this.created.push({ namespace, body });
-    return body;
+    return Promise.resolve(body);
   }
-  async patchSeries(namespace: string, name: string, series: { count: number; lastObservedTime: Date }): Promise<unknown> {
+  patchSeries(namespace: string, name: string, series: { count: number; lastObservedTime: Date }): Promise<unknown> {
     this.patched.push({ namespace, name, ...series });
-    return undefined;
+    return Promise.resolve(undefined);
   }
 }
 

@@ -24,8 +24,8 @@ describe('ResilientInformer under watch faults', () => {
   let sandbox: Sandbox;
   let core: k8s.CoreV1Api;
   let informer: ResilientInformer<k8s.V1ConfigMap>;
-  const names = () => informer.list('default').map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
-  const server = async () => (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((c) => `${c.metadata?.name}@${c.metadata?.resourceVersion}`).sort();
+  const names = () => informer.list('default').map((c) => `${String(c.metadata?.name)}@${String(c.metadata?.resourceVersion)}`).sort();
+  const server = async () => (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((c) => `${String(c.metadata?.name)}@${String(c.metadata?.resourceVersion)}`).sort();
   const lists = () => sandbox.faults.requests({ verb: 'list', resource: 'configmaps', token: TOKEN });
   let n = 0;
   const create = () => core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `cm-${n++}` } } });
@@ -34,7 +34,7 @@ describe('ResilientInformer under watch faults', () => {
     sandbox = await startSandbox();
     core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
     const kc = sandbox.kubeConfig();
-    kc.loadFromOptions({ ...kc, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
+    kc.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
     const own = kc.makeApiClient(k8s.CoreV1Api);
     informer = new ResilientInformer<k8s.V1ConfigMap>({
       kc, path: '/api/v1/configmaps', name: 'configmaps', logger: silentLogger(), list: () => own.listConfigMapForAllNamespaces(),

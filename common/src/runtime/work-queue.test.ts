@@ -52,14 +52,15 @@ describe('WorkQueue', () => {
       concurrency: 2,
       baseBackoffMs: 1,
       maxBackoffMs: 4,
-      handler: async (key) => {
+      handler: (key) => {
         const n = (calls.get(key) ?? 0) + 1;
         calls.set(key, n);
         if (key === 'flaky' && failing > 0) {
           failing--;
-          throw new Error('boom');
+          return Promise.reject(new Error('boom'));
         }
-        if (key === 'later' && n === 1) return { requeueAfterMs: 5 };
+        if (key === 'later' && n === 1) return Promise.resolve({ requeueAfterMs: 5 });
+        return Promise.resolve(undefined);
       },
       onError: (key, _err, retryInMs) => retries.push([key, retryInMs]),
     });

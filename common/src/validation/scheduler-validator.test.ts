@@ -1,7 +1,27 @@
 import { validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
 import type { FieldError } from './result';
 
-type Body = Record<string, any>;
+/**
+ * A request body as JSON the tests edit, often into wrong types on purpose: each member a test
+ * reaches into is typed as an object or list (optional where a test deletes it); every other member
+ * (and so every leaf a test sets) is `unknown`. A test that removes `spec` itself sees the body as `Json`.
+ */
+interface Json { [key: string]: unknown }
+interface Port extends Json { hostPortRange?: unknown }
+interface Container extends Json {
+  ports?: Port[];
+  environment?: (Json & { valueFrom?: Json & { secretKeyRef?: Json } })[];
+  requests?: Json;
+  limits?: Json;
+}
+interface Body extends Json {
+  portRange?: Json;
+  forwarders?: (Json & { options: Json })[];
+  autoscaling?: Json & { policy: Json & { parameters: Json & { roomOccupancy?: Json } } };
+  annotations?: Json;
+  labels?: Json;
+  spec: Json & { containers: Container[] };
+}
 
 /** A valid POST /schedulers body in Maestro's documented shape. */
 function validBody(): Body {
@@ -67,7 +87,7 @@ describe('validateSchedulerCreateBody', () => {
   it('drops unknown fields at any depth instead of failing', () => {
     const body = validBody();
     body.whatever = 1;
-    body.spec.containers[0].unknown = { a: 1 };
+    body.spec.containers[0]!.unknown = { a: 1 };
     const r = validateSchedulerCreateBody(body);
     expect(r.ok).toBe(true);
     if (r.ok) {
@@ -78,24 +98,24 @@ describe('validateSchedulerCreateBody', () => {
   });
 
   const good: Array<[string, (b: Body) => void]> = [
-    ['hostPortRange on every port and no portRange', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 10000, end: 20000 }; }],
+    ['hostPortRange on every port and no portRange', (b) => { delete b.portRange; b.spec.containers[0]!.ports![0]!.hostPortRange = { start: 10000, end: 20000 }; }],
     ['portRange from 1024, the lowest unprivileged port (issue 12 L5)', (b) => { b.portRange = { start: 1024, end: 1100 }; }],
-    ['no ports at all and no portRange', (b) => { delete b.portRange; delete b.spec.containers[0].ports; }],
+    ['no ports at all and no portRange', (b) => { delete b.portRange; delete b.spec.containers[0]!.ports; }],
     ['maxSurge as an integer', (b) => { b.maxSurge = 3; }],
     ['maxSurge as a numeric string (Maestro sends strings)', (b) => { b.maxSurge = '3'; }],
     ['maxSurge "0%" (as Maestro)', (b) => { b.maxSurge = '0%'; }],
     ['roomsReplicas 0', (b) => { b.roomsReplicas = 0; }],
-    ['protocol in upper case', (b) => { b.spec.containers[0].ports[0].protocol = 'UDP'; }],
-    ['protocol sctp', (b) => { b.spec.containers[0].ports[0].protocol = 'sctp'; }],
-    ['timeout as an integer', (b) => { b.forwarders[0].options.timeout = 500; }],
+    ['protocol in upper case', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'UDP'; }],
+    ['protocol sctp', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'sctp'; }],
+    ['timeout as an integer', (b) => { b.forwarders![0]!.options.timeout = 500; }],
     ['no forwarders, autoscaling, annotations or labels', (b) => { delete b.forwarders; delete b.autoscaling; delete b.annotations; delete b.labels; }],
-    ['unbounded autoscaling max -1', (b) => { b.autoscaling.max = -1; b.autoscaling.min = 5; }],
-    ['fixedBuffer policy', (b) => { b.autoscaling.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 3 } } }; }],
+    ['unbounded autoscaling max -1', (b) => { b.autoscaling!.max = -1; b.autoscaling!.min = 5; }],
+    ['fixedBuffer policy', (b) => { b.autoscaling!.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 3 } } }; }],
     ['fractional grace period', (b) => { b.spec.terminationGracePeriod = '0.5s'; }],
     ['compound grace period', (b) => { b.spec.terminationGracePeriod = '1m30s'; }],
     ['two containers', (b) => { b.spec.containers.push({ name: 'sidecar', image: 'busybox', ports: [{ name: 'udp', protocol: 'udp', port: 1 }] }); }],
     ['a 63-char name', (b) => { b.name = 'a'.repeat(63); }],
-    ['quantities 0.5, 1e3, 1Gi', (b) => { b.spec.containers[0].requests = { cpu: '0.5', memory: '1e3' }; b.spec.containers[0].limits = { cpu: '1', memory: '1Gi' }; }],
+    ['quantities 0.5, 1e3, 1Gi', (b) => { b.spec.containers[0]!.requests = { cpu: '0.5', memory: '1e3' }; b.spec.containers[0]!.limits = { cpu: '1', memory: '1Gi' }; }],
   ];
   it.each(good)('accepts %s', (_name, change) => {
     const body = validBody();
@@ -112,50 +132,50 @@ describe('validateSchedulerCreateBody', () => {
     ['maxSurge boolean', (b) => { b.maxSurge = true; }, { field: 'maxSurge', message: 'must be of type integer or string' }],
     ['negative roomsReplicas', (b) => { b.roomsReplicas = -1; }, { field: 'roomsReplicas', message: 'should be greater than or equal to 0' }],
     ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer' }],
-    ['portRange end > 65535', (b) => { b.portRange.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
-    ['portRange without end', (b) => { delete b.portRange.end; }, { field: 'portRange.end', message: 'Required value' }],
+    ['portRange end > 65535', (b) => { b.portRange!.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
+    ['portRange without end', (b) => { delete b.portRange!.end; }, { field: 'portRange.end', message: 'Required value' }],
     // Issue 12 L5: host ports below 1024 are privileged on the node.
     ['portRange start 80', (b) => { b.portRange = { start: 80, end: 2000 }; }, { field: 'portRange.start', message: 'should be greater than or equal to 1024' }],
     ['portRange end 1023', (b) => { b.portRange = { start: 1000, end: 1023 }; }, { field: 'portRange.end', message: 'should be greater than or equal to 1024' }],
-    ['hostPortRange start 1', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 1, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'should be greater than or equal to 1024' }],
-    ['forwarder type http', (b) => { b.forwarders[0].type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
-    ['forwarder without address', (b) => { delete b.forwarders[0].address; }, { field: 'forwarders[0].address', message: 'Required value' }],
-    ['forwarder without name', (b) => { delete b.forwarders[0].name; }, { field: 'forwarders[0].name', message: 'Required value' }],
+    ['hostPortRange start 1', (b) => { delete b.portRange; b.spec.containers[0]!.ports![0]!.hostPortRange = { start: 1, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'should be greater than or equal to 1024' }],
+    ['forwarder type http', (b) => { b.forwarders![0]!.type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
+    ['forwarder without address', (b) => { delete b.forwarders![0]!.address; }, { field: 'forwarders[0].address', message: 'Required value' }],
+    ['forwarder without name', (b) => { delete b.forwarders![0]!.name; }, { field: 'forwarders[0].name', message: 'Required value' }],
     // The API server's own words for minimum and pattern (no CEL rule: see the CRD).
-    ['forwarder timeout 0', (b) => { b.forwarders[0].options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'should be greater than or equal to 1' }],
-    ['forwarder timeout "1s"', (b) => { b.forwarders[0].options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: "should match '^0*[1-9][0-9]*$'" }],
-    ['autoscaling min 0', (b) => { b.autoscaling.min = 0; }, { field: 'autoscaling.min', message: 'should be greater than or equal to 1' }],
-    ['autoscaling max -2', (b) => { b.autoscaling.max = -2; }, { field: 'autoscaling.max', message: 'should be greater than or equal to -1' }],
-    ['autoscaling negative cooldown', (b) => { b.autoscaling.cooldown = -1; }, { field: 'autoscaling.cooldown', message: 'should be greater than or equal to 0' }],
-    ['unknown policy type', (b) => { b.autoscaling.policy.type = 'magic'; }, { field: 'autoscaling.policy.type', message: 'Unsupported value: "magic": supported values: "roomOccupancy", "fixedBuffer"' }],
-    ['readyTarget 1', (b) => { b.autoscaling.policy.parameters.roomOccupancy.readyTarget = 1; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be less than 1' }],
-    ['readyTarget 0', (b) => { b.autoscaling.policy.parameters.roomOccupancy.readyTarget = 0; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be greater than 0' }],
-    ['downThreshold 1.5', (b) => { b.autoscaling.policy.parameters.roomOccupancy.downThreshold = 1.5; }, { field: 'autoscaling.policy.parameters.roomOccupancy.downThreshold', message: 'should be less than 1' }],
-    ['fixedBuffer amount 0', (b) => { b.autoscaling.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 0 } } }; }, { field: 'autoscaling.policy.parameters.fixedBuffer.amount', message: 'should be greater than or equal to 1' }],
+    ['forwarder timeout 0', (b) => { b.forwarders![0]!.options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'should be greater than or equal to 1' }],
+    ['forwarder timeout "1s"', (b) => { b.forwarders![0]!.options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: "should match '^0*[1-9][0-9]*$'" }],
+    ['autoscaling min 0', (b) => { b.autoscaling!.min = 0; }, { field: 'autoscaling.min', message: 'should be greater than or equal to 1' }],
+    ['autoscaling max -2', (b) => { b.autoscaling!.max = -2; }, { field: 'autoscaling.max', message: 'should be greater than or equal to -1' }],
+    ['autoscaling negative cooldown', (b) => { b.autoscaling!.cooldown = -1; }, { field: 'autoscaling.cooldown', message: 'should be greater than or equal to 0' }],
+    ['unknown policy type', (b) => { b.autoscaling!.policy.type = 'magic'; }, { field: 'autoscaling.policy.type', message: 'Unsupported value: "magic": supported values: "roomOccupancy", "fixedBuffer"' }],
+    ['readyTarget 1', (b) => { b.autoscaling!.policy.parameters.roomOccupancy!.readyTarget = 1; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be less than 1' }],
+    ['readyTarget 0', (b) => { b.autoscaling!.policy.parameters.roomOccupancy!.readyTarget = 0; }, { field: 'autoscaling.policy.parameters.roomOccupancy.readyTarget', message: 'should be greater than 0' }],
+    ['downThreshold 1.5', (b) => { b.autoscaling!.policy.parameters.roomOccupancy!.downThreshold = 1.5; }, { field: 'autoscaling.policy.parameters.roomOccupancy.downThreshold', message: 'should be less than 1' }],
+    ['fixedBuffer amount 0', (b) => { b.autoscaling!.policy = { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 0 } } }; }, { field: 'autoscaling.policy.parameters.fixedBuffer.amount', message: 'should be greater than or equal to 1' }],
     ['matchAllocation maxMatches 36', (b) => { b.matchAllocation = { maxMatches: 36 }; }, { field: 'matchAllocation.maxMatches', message: 'should be less than or equal to 35' }],
     ['matchAllocation maxMatches 0', (b) => { b.matchAllocation = { maxMatches: 0 }; }, { field: 'matchAllocation.maxMatches', message: 'should be greater than or equal to 1' }],
     ['allocation maxTtlSeconds 0', (b) => { b.allocation = { maxTtlSeconds: 0 }; }, { field: 'allocation.maxTtlSeconds', message: 'should be greater than or equal to 1' }],
-    ['annotation value not a string', (b) => { b.annotations.a = 1; }, { field: 'annotations[a]', message: 'must be of type string' }],
-    ['label value with spaces', (b) => { b.labels.team = 'a b'; }, { field: 'labels[team]', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
-    ['missing spec', (b) => { delete b.spec; }, { field: 'spec', message: 'Required value' }],
-    ['null spec', (b) => { b.spec = null; }, { field: 'spec', message: 'must be of type object' }],
+    ['annotation value not a string', (b) => { b.annotations!.a = 1; }, { field: 'annotations[a]', message: 'must be of type string' }],
+    ['label value with spaces', (b) => { b.labels!.team = 'a b'; }, { field: 'labels[team]', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['missing spec', (b) => { delete (b as Json).spec; }, { field: 'spec', message: 'Required value' }],
+    ['null spec', (b) => { (b as Json).spec = null; }, { field: 'spec', message: 'must be of type object' }],
     ['missing terminationGracePeriod', (b) => { delete b.spec.terminationGracePeriod; }, { field: 'spec.terminationGracePeriod', message: 'Required value' }],
     ['terminationGracePeriod without unit', (b) => { b.spec.terminationGracePeriod = '100'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s"' }],
     ['empty containers', (b) => { b.spec.containers = []; }, { field: 'spec.containers', message: 'must not be empty' }],
-    ['container name not RFC 1123', (b) => { b.spec.containers[0].name = 'Game_Room'; }, { field: 'spec.containers[0].name', message: "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit" }],
-    ['empty image', (b) => { b.spec.containers[0].image = ''; }, { field: 'spec.containers[0].image', message: 'must not be empty' }],
-    ['bad imagePullPolicy', (b) => { b.spec.containers[0].imagePullPolicy = 'Sometimes'; }, { field: 'spec.containers[0].imagePullPolicy', message: 'Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"' }],
-    ['command not strings', (b) => { b.spec.containers[0].command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string' }],
-    ['env without name', (b) => { delete b.spec.containers[0].environment[0].name; }, { field: 'spec.containers[0].environment[0].name', message: 'Required value' }],
-    ['secretKeyRef without key', (b) => { delete b.spec.containers[0].environment[2].valueFrom.secretKeyRef.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
-    ['bad memory quantity', (b) => { b.spec.containers[0].requests.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
-    ['bad cpu quantity', (b) => { b.spec.containers[0].limits.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
-    ['port name of 16 chars', (b) => { b.spec.containers[0].ports[0].name = 'a'.repeat(16); }, { field: 'spec.containers[0].ports[0].name', message: 'Too long: may not be longer than 15' }],
-    ['port without name', (b) => { delete b.spec.containers[0].ports[0].name; }, { field: 'spec.containers[0].ports[0].name', message: 'Required value' }],
-    ['protocol http', (b) => { b.spec.containers[0].ports[0].protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],
-    ['port 0', (b) => { b.spec.containers[0].ports[0].port = 0; }, { field: 'spec.containers[0].ports[0].port', message: 'should be greater than or equal to 1' }],
-    ['port 65536', (b) => { b.spec.containers[0].ports[0].port = 65536; }, { field: 'spec.containers[0].ports[0].port', message: 'should be less than or equal to 65535' }],
-    ['port 1.5', (b) => { b.spec.containers[0].ports[0].port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer' }],
+    ['container name not RFC 1123', (b) => { b.spec.containers[0]!.name = 'Game_Room'; }, { field: 'spec.containers[0].name', message: "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit" }],
+    ['empty image', (b) => { b.spec.containers[0]!.image = ''; }, { field: 'spec.containers[0].image', message: 'must not be empty' }],
+    ['bad imagePullPolicy', (b) => { b.spec.containers[0]!.imagePullPolicy = 'Sometimes'; }, { field: 'spec.containers[0].imagePullPolicy', message: 'Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"' }],
+    ['command not strings', (b) => { b.spec.containers[0]!.command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string' }],
+    ['env without name', (b) => { delete b.spec.containers[0]!.environment![0]!.name; }, { field: 'spec.containers[0].environment[0].name', message: 'Required value' }],
+    ['secretKeyRef without key', (b) => { delete b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
+    ['bad memory quantity', (b) => { b.spec.containers[0]!.requests!.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
+    ['bad cpu quantity', (b) => { b.spec.containers[0]!.limits!.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
+    ['port name of 16 chars', (b) => { b.spec.containers[0]!.ports![0]!.name = 'a'.repeat(16); }, { field: 'spec.containers[0].ports[0].name', message: 'Too long: may not be longer than 15' }],
+    ['port without name', (b) => { delete b.spec.containers[0]!.ports![0]!.name; }, { field: 'spec.containers[0].ports[0].name', message: 'Required value' }],
+    ['protocol http', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],
+    ['port 0', (b) => { b.spec.containers[0]!.ports![0]!.port = 0; }, { field: 'spec.containers[0].ports[0].port', message: 'should be greater than or equal to 1' }],
+    ['port 65536', (b) => { b.spec.containers[0]!.ports![0]!.port = 65536; }, { field: 'spec.containers[0].ports[0].port', message: 'should be less than or equal to 65535' }],
+    ['port 1.5', (b) => { b.spec.containers[0]!.ports![0]!.port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer' }],
   ];
   it.each(bad)('rejects %s', (_name, change, expected) => {
     const body = validBody();
@@ -167,7 +187,7 @@ describe('validateSchedulerCreateBody', () => {
     const body = validBody();
     body.maxSurge = true;
     body.roomsReplicas = -1;
-    body.spec.containers[0].ports[0].port = 0;
+    body.spec.containers[0]!.ports![0]!.port = 0;
     body.spec.terminationGracePeriod = '100';
     expect(errorsOf(body).map((e) => e.field).sort()).toEqual(['maxSurge', 'roomsReplicas', 'spec.containers[0].ports[0].port', 'spec.terminationGracePeriod']);
   });
@@ -180,8 +200,8 @@ describe('validateSchedulerCreateBody', () => {
     Object.assign(body, { max_surge: '2', rooms_replicas: 4, port_range: { start: 40000, end: 40002 } });
     body.spec.termination_grace_period = body.spec.terminationGracePeriod;
     delete body.spec.terminationGracePeriod;
-    body.spec.containers[0].image_pull_policy = 'Always';
-    delete body.spec.containers[0].imagePullPolicy;
+    body.spec.containers[0]!.image_pull_policy = 'Always';
+    delete body.spec.containers[0]!.imagePullPolicy;
     body.annotations = { some_key: 'v' };
     const r = validateSchedulerCreateBody(body);
     expect(r.ok).toBe(true);
@@ -204,7 +224,7 @@ describe('validateSchedulerSpec', () => {
 
   it('prefixes field paths for the Scheduler resource', () => {
     const spec = validSpec();
-    spec.spec.containers[0].ports[0].name = '';
+    spec.spec.containers[0]!.ports![0]!.name = '';
     delete spec.portRange;
     const r = validateSchedulerSpec(spec, { prefix: 'spec' });
     expect(r.ok).toBe(false);
