@@ -29,7 +29,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({ crdDirs: ['crds'] });
 });
 afterAll(async () => {
-  await sandbox?.stop();
+  await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
 });
 
 describe('startGateway', () => {
@@ -67,8 +67,8 @@ describe('startGateway', () => {
     try {
       expect(lines).toContainEqual(expect.objectContaining({
         level: 'warn', component: 'gateway', setting: 'ROOMKEEPER_PING_AUTH=false', roomsUrl: gw.roomsUrl,
-        message: expect.stringMatching(/^PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room/),
-        remedy: expect.stringContaining('ROOMKEEPER_PING_AUTH=true'),
+        message: expect.stringMatching(/^PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room/) as unknown,
+        remedy: expect.stringContaining('ROOMKEEPER_PING_AUTH=true') as unknown,
       }));
       const port = Number(new URL(gw.roomsUrl).port);
       for (let i = 0; i < 2; i++) {
@@ -98,7 +98,7 @@ describe('startGateway', () => {
       await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000 });
     });
     afterAll(async () => {
-      await gw?.stop();
+      await (gw as RunningGateway | undefined)?.stop(); // undefined when beforeAll failed before assigning it
     });
 
     it('creates a scheduler and its operation through HTTP', async () => {

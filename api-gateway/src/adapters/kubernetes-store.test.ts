@@ -31,8 +31,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await store?.stop();
-  await sandbox?.stop();
+  // Undefined when beforeAll failed before assigning them.
+  await (store as KubernetesStore | undefined)?.stop();
+  await (sandbox as Sandbox | undefined)?.stop();
 });
 
 async function createNamespace(name: string): Promise<void> {

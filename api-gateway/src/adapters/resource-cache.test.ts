@@ -16,8 +16,9 @@ beforeAll(async () => {
   await clients.core.createNamespace({ body: { metadata: { name: 'cache-ns' } } });
 });
 afterAll(async () => {
-  sandbox?.faults.clear();
-  await sandbox?.stop();
+  // Undefined when beforeAll failed before assigning it.
+  (sandbox as Sandbox | undefined)?.faults.clear();
+  await (sandbox as Sandbox | undefined)?.stop();
 });
 
 function roomCache(): ResourceCache<GameRoom> {

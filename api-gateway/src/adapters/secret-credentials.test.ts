@@ -13,7 +13,7 @@ beforeAll(async () => {
   await clients.core.createNamespace({ body: { metadata: { name: 'auth-ns' } } });
 });
 afterAll(async () => {
-  await sandbox?.stop();
+  await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
 });
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

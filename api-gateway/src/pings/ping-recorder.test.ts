@@ -103,11 +103,11 @@ describe('PingRecorder', () => {
     clock.now += PING_DIGEST_RETENTION_MS - 1000;
     await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
     await recorder.flush();
-    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}'))).toEqual(['old', 'new']);
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}') as Record<string, unknown>)).toEqual(['old', 'new']);
     clock.now += 2000;
     await recorder.record(room(store, 'new'), { status: 'ready', runningMatches: 0 });
     await recorder.flush();
-    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}'))).toEqual(['new']);
+    expect(Object.keys(JSON.parse(store.digests.get(`s1/${pingDigestName('Gateway_7f9')}`)?.status.lastPings ?? '{}') as Record<string, unknown>)).toEqual(['new']);
   });
 
   it('retries a failed digest write at the next flush', async () => {

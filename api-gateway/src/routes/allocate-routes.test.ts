@@ -6,7 +6,7 @@
 import request from 'supertest';
 import type { GameRoomStatus } from '../../../common/src/generated/resources';
 import { roomToken } from '../../../common/src/rooms/room-token';
-import { AUTH, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
+import { AUTH, bodyOf, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] };
 
@@ -36,9 +36,9 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
       success: true, roomId: 'room-1', host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123 }], version: 'v1.0.0', message: '',
       expiresAt: '2026-01-01T00:05:00.000Z',
     });
-    expect(typeof res.body.allocationId).toBe('string');
+    expect(typeof bodyOf(res).allocationId).toBe('string');
     expect(t.store.writes).toEqual([{ kind: 'gameroom-status', verb: 'patch', name: 's1/room-1' }]);
-    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', allocation: { id: res.body.allocationId, expiresAt: '2026-01-01T00:05:00.000Z' } });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', allocation: { id: bodyOf(res).allocationId, expiresAt: '2026-01-01T00:05:00.000Z' } });
   });
 
   it('answers 429 with Retry-After and code 8 when no room is ready, changing nothing', async () => {
@@ -63,14 +63,14 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
   it('answers 404 for an unknown scheduler', async () => {
     const res = await allocate({}, 'ghost');
     expect(res.status).toBe(404);
-    expect(res.body.message).toBe('scheduler ghost not found');
+    expect(bodyOf(res).message).toBe('scheduler ghost not found');
   });
 
   it('refuses a malformed body with 400 naming each field, and changes nothing', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ allocationId: 'bad id!', strategy: 'random', ttlSeconds: 0, selectors: [{ version: '1.0' }], metadata: { blob: 'x'.repeat(5000) } });
     expect(res.status).toBe(400);
-    const fields = (res.body.details as { field: string }[]).map((d) => d.field).sort();
+    const fields = (bodyOf(res).details as { field: string }[]).map((d) => d.field).sort();
     expect(fields).toEqual(['allocationId', 'metadata', 'selectors[0].version', 'strategy', 'ttlSeconds']);
     expect(t.store.writes).toEqual([]);
     expect((await allocate([1, 2])).status).toBe(400);
@@ -84,14 +84,14 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(first.status).toBe(200);
     const again = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'match-42').send({ metadata: { mode: 'duel' } });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ roomId: first.body.roomId, allocationId: 'match-42', expiresAt: first.body.expiresAt });
+    expect(again.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'match-42', expiresAt: bodyOf(first).expiresAt });
     expect(t.store.writes).toHaveLength(1);
     const other = await allocate({ allocationId: 'match-42', metadata: { mode: 'ffa' } });
     expect(other.status).toBe(409);
-    expect(other.body.message).toContain('allocationId match-42 was already used with another request body');
+    expect(bodyOf(other).message).toContain('allocationId match-42 was already used with another request body');
     const mismatch = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'k-1').send({ allocationId: 'k-2' });
     expect(mismatch.status).toBe(400);
-    expect(mismatch.body.details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
+    expect(bodyOf(mismatch).details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
   });
 
   /** What the operator does when an allocation ends (TTL over, or the room reported its match). */
@@ -104,9 +104,9 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
 
   it('a replayed allocationId whose single-match room was allocated again answers 410 (ended: when, why), never a second room', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
-    expect((await allocate({ allocationId: 'm-1' })).body.roomId).toBe('room-1');
+    expect(bodyOf(await allocate({ allocationId: 'm-1' })).roomId).toBe('room-1');
     endAllocation('s1', 'room-1', 'expired', { status: 'ready' });
-    expect((await allocate({ allocationId: 'm-2' })).body.roomId).toBe('room-1');
+    expect(bodyOf(await allocate({ allocationId: 'm-2' })).roomId).toBe('room-1');
     expect(t.store.findRoom('s1', 'room-1')?.status?.previousAllocations).toEqual([
       expect.objectContaining({ id: 'm-1', endedAt: '2026-01-01T00:01:00.000Z', endReason: 'expired', supersededAt: '2026-01-01T00:00:00.000Z' }),
     ]);
@@ -131,40 +131,40 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
     t.store.seedRoom('mm', 'arena', READY);
     const first = await allocate({ allocationId: 'duel-1' }, 'mm');
-    expect(first.body.roomId).toBe('arena');
+    expect(bodyOf(first).roomId).toBe('arena');
     endAllocation('mm', 'arena', 'occupied', { status: 'active', pingStatus: 'occupied', runningMatches: 1 });
-    expect((await allocate({ allocationId: 'duel-2' }, 'mm')).body.roomId).toBe('arena');
+    expect(bodyOf(await allocate({ allocationId: 'duel-2' }, 'mm')).roomId).toBe('arena');
     t.store.seedRoom('mm', 'fresh', READY);
     const writes = t.store.writes.length;
     const replay = await allocate({ allocationId: 'duel-1' }, 'mm');
     expect(replay.status).toBe(200);
-    expect(replay.body).toMatchObject({ roomId: 'arena', allocationId: 'duel-1', expiresAt: first.body.expiresAt });
-    expect(replay.body.message).toContain('replayed');
+    expect(replay.body).toMatchObject({ roomId: 'arena', allocationId: 'duel-1', expiresAt: bodyOf(first).expiresAt });
+    expect(bodyOf(replay).message).toContain('replayed');
     expect(t.store.writes).toHaveLength(writes);
     // Once the room runs no match, the match of duel-1 is over.
     endAllocation('mm', 'arena', 'occupied', { status: 'ready', pingStatus: 'ready', runningMatches: 0 });
     const over = await allocate({ allocationId: 'duel-1' }, 'mm');
     expect(over.status).toBe(410);
-    expect(over.body.message).toContain('occupied: the room reported the match, and runs no match now');
+    expect(bodyOf(over).message).toContain('occupied: the room reported the match, and runs no match now');
     expect(t.store.findRoom('mm', 'fresh')?.status?.allocation).toBeUndefined();
   });
 
   it('takes the first selector that matches a ready room, and the active version first', async () => {
     t.store.seedRoom('s1', 'old', READY, { version: 'v0.9.0' });
     t.store.seedRoom('s1', 'new', READY);
-    expect((await allocate({})).body.roomId).toBe('new');
+    expect(bodyOf(await allocate({})).roomId).toBe('new');
     t.store.seedRoom('s1', 'old-2', READY, { version: 'v0.9.0' });
     t.store.seedRoom('s1', 'new-2', READY);
     const res = await allocate({ selectors: [{ version: 'v5.0.0' }, { version: 'v0.9.0' }] });
-    expect(['old', 'old-2']).toContain(res.body.roomId);
+    expect(['old', 'old-2']).toContain(bodyOf(res).roomId);
   });
 
   it('caps ttlSeconds at the scheduler\'s allocation.maxTtlSeconds (default 300, as Maestro) and says so', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ ttlSeconds: 999_999 });
     expect(res.status).toBe(200);
-    expect(res.body.message).toBe("ttlSeconds capped at 300 (the scheduler's allocation.maxTtlSeconds, default)");
-    expect(res.body.expiresAt).toBe('2026-01-01T00:05:00.000Z');
+    expect(bodyOf(res).message).toBe("ttlSeconds capped at 300 (the scheduler's allocation.maxTtlSeconds, default)");
+    expect(bodyOf(res).expiresAt).toBe('2026-01-01T00:05:00.000Z');
   });
 
   it('caps ttlSeconds at a scheduler\'s own maxTtlSeconds, and at ROOMKEEPER_ALLOCATION_MAX_TTL above it', async () => {
@@ -188,22 +188,22 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     t.store.seedRoom('mm', 'one-match', { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 1 });
     t.store.seedRoom('mm', 'full', { ...READY, status: 'occupied', pingStatus: 'occupied', runningMatches: 3 });
     const first = await allocate({}, 'mm');
-    expect(first.body.roomId).toBe('one-match');
-    expect(t.store.findRoom('mm', 'one-match')?.status).toMatchObject({ status: 'active', allocation: { id: first.body.allocationId, runningMatches: 1 } });
+    expect(bodyOf(first).roomId).toBe('one-match');
+    expect(t.store.findRoom('mm', 'one-match')?.status).toMatchObject({ status: 'active', allocation: { id: bodyOf(first).allocationId, runningMatches: 1 } });
     // One open allocation per room: the next goes to the fresh room, which shows allocated.
     const second = await allocate({}, 'mm');
-    expect(second.body.roomId).toBe('fresh');
+    expect(bodyOf(second).roomId).toBe('fresh');
     expect(t.store.findRoom('mm', 'fresh')?.status).toMatchObject({ status: 'allocated', allocation: { runningMatches: 0 } });
     expect((await allocate({}, 'mm')).status).toBe(429);
     const info = await request(t.management).get('/schedulers/info?game=tennis').set('Authorization', AUTH);
     // 1 + 1 (slot) + 1 (allocated) + 3; three serving rooms of 3 slots.
-    expect(info.body.schedulers.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsActive: 1, roomsOccupied: 1, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
+    expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsActive: 1, roomsOccupied: 1, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
   });
 
   it('tries the next candidate when a room changed since the cache showed it, and never hands a room out twice', async () => {
     for (let i = 0; i < 5; i++) t.store.seedRoom('s1', `room-${i}`, READY);
     const answers = await Promise.all(Array.from({ length: 8 }, () => allocate({})));
-    const ok = answers.filter((r) => r.status === 200).map((r) => r.body.roomId as string);
+    const ok = answers.filter((r) => r.status === 200).map((r) => bodyOf(r).roomId as string);
     expect(new Set(ok).size).toBe(5);
     expect(ok).toHaveLength(5);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(3);

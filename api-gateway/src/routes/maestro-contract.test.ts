@@ -11,7 +11,7 @@ import { createManagementApp } from '../app';
 import { staticCredentials } from '../auth';
 import { GrpcCode, httpStatusFromGrpcCode, StoreUnavailableError } from '../errors';
 import { createSchedulerValidator } from '../scheduler-validator';
-import { AUTH, buildTestApps, MAX_BODY, PASSWORD, ROOM_SECRET, USER, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { AUTH, bodyOf, buildTestApps, MAX_BODY, PASSWORD, ROOM_SECRET, USER, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { InMemoryStore } from '../testing/in-memory-store';
 import { RoomReports, type RoomEventSink } from '../use-cases/room-reports';
 import { roomToken } from '../../../common/src/rooms/room-token';
@@ -39,16 +39,16 @@ describe('request encodings of a Maestro client', () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ rooms_ids: ['tennis-eu-abcde'] });
     expect(res.status).toBe(200);
-    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { roomsIds: ['tennis-eu-abcde'], reason: 'api' } });
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { roomsIds: ['tennis-eu-abcde'], reason: 'api' } });
   });
 
   it('shows int64 and duration fields as strings in a scheduler', async () => {
     t.store.seedScheduler('fw', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000, metadata: { region: 'eu' } } }] }));
     const res = await api().get('/schedulers/fw').set('Authorization', AUTH);
     expect(res.status).toBe(200);
-    expect(res.body.scheduler.forwarders[0]).toEqual({ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: '1000', metadata: { region: 'eu' } } });
-    expect(res.body.scheduler.spec.terminationGracePeriod).toBe('100s');
-    expect(res.body.scheduler.maxSurge).toBe('10%');
+    expect(bodyOf(res).scheduler!.forwarders[0]).toEqual({ name: 'mm', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: '1000', metadata: { region: 'eu' } } });
+    expect(bodyOf(res).scheduler!.spec.terminationGracePeriod).toBe('100s');
+    expect(bodyOf(res).scheduler!.maxSurge).toBe('10%');
   });
 });
 
@@ -60,16 +60,16 @@ describe('new version (POST /schedulers/{name})', () => {
     const ports = [{ name: 'game', protocol: 'udp', port: 7777, hostPortRange: { start: 41000, end: 42000 } }];
     const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({ ...body, spec: { ...spec, containers: [{ ...spec.containers[0], ports }] } });
     expect(res.status).toBe(200);
-    expect(t.store.operations.get(res.body.operationId)?.spec.definitionName).toBe('create_new_scheduler_version');
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec.definitionName).toBe('create_new_scheduler_version');
     const stored = t.store.schedulers.get('tennis-eu')?.spec;
     expect(stored).not.toHaveProperty('portRange');
     expect(stored?.spec.containers[0]?.ports).toEqual(ports);
     // A scheduler created that way shows no portRange either (the new version above is not active yet).
     const { portRange: _q, ...created } = validCreateBody('hp');
     expect((await api().post('/schedulers').set('Authorization', AUTH).send({ ...created, spec: { ...spec, containers: [{ ...spec.containers[0], ports }] } })).status).toBe(200);
-    const shown = (await api().get('/schedulers/hp').set('Authorization', AUTH)).body.scheduler;
+    const shown = bodyOf(await api().get('/schedulers/hp').set('Authorization', AUTH)).scheduler;
     expect(shown).not.toHaveProperty('portRange');
-    expect(shown.spec.containers[0].ports).toEqual([{ ...ports[0], hostPort: 0 }]);
+    expect(shown!.spec.containers[0]!.ports).toEqual([{ ...ports[0], hostPort: 0 }]);
   });
 });
 
@@ -77,7 +77,7 @@ describe('SchedulerInfo', () => {
   it('shows the configured autoscaling cooldown (Maestro always shows 0)', async () => {
     t.store.seedScheduler('a', validSpec({ autoscaling: { enabled: true, min: 1, max: 10, cooldown: 30, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }));
     const res = await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH);
-    expect(res.body.schedulers[0].autoscaling).toEqual({ enabled: true, min: 1, max: 10, cooldown: 30 });
+    expect(bodyOf(res).schedulers![0]!.autoscaling).toEqual({ enabled: true, min: 1, max: 10, cooldown: 30 });
   });
 });
 

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { AUTH, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
 
@@ -9,7 +9,7 @@ beforeEach(() => {
 });
 
 const api = () => request(t.management);
-const errorBody = (code: number) => expect.objectContaining({ code, message: expect.any(String), details: expect.any(Array) });
+const errorBody = (code: number): unknown => expect.objectContaining({ code, message: expect.any(String) as unknown, details: expect.any(Array) as unknown });
 
 describe('authentication', () => {
   it.each([
@@ -23,7 +23,7 @@ describe('authentication', () => {
     const res = header ? await req.set('Authorization', header) : await req;
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Basic realm="roomkeeper"/);
-    expect(res.body).toEqual({ code: 16, message: expect.any(String), details: [] });
+    expect(res.body).toEqual({ code: 16, message: expect.any(String) as unknown, details: [] });
   });
 
   it('guards writes before reading the body, and writes nothing', async () => {
@@ -44,14 +44,14 @@ describe('authentication', () => {
     t.ready.reason = 'caches not synced';
     const res = await api().get('/readyz');
     expect(res.status).toBe(503);
-    expect(res.body.reason).toBe('caches not synced');
+    expect(bodyOf(res).reason).toBe('caches not synced');
   });
 
   it('serves the OpenAPI document to authenticated clients only', async () => {
     expect((await api().get('/openapi.json')).status).toBe(401);
     const res = await api().get('/openapi.json').set('Authorization', AUTH);
     expect(res.status).toBe(200);
-    expect(res.body.openapi).toMatch(/^3\./);
+    expect(bodyOf(res).openapi).toMatch(/^3\./);
   });
 });
 
@@ -78,7 +78,7 @@ describe('routing', () => {
     t.store.seedScheduler('info-like', validSpec());
     const res = await api().get('/schedulers/info').query({ game: 'tennis' }).set('Authorization', AUTH);
     expect(res.status).toBe(200);
-    expect(res.body.schedulers[0]).toMatchObject({ name: 'info-like', game: 'tennis' });
+    expect(bodyOf(res).schedulers![0]).toMatchObject({ name: 'info-like', game: 'tennis' });
   });
 });
 
@@ -86,7 +86,7 @@ describe('POST /schedulers', () => {
   it('creates the scheduler and its create_scheduler operation', async () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody());
     expect(res.status).toBe(200);
-    expect(res.body.scheduler).toMatchObject({
+    expect(bodyOf(res).scheduler).toMatchObject({
       name: 'tennis-eu', game: 'tennis', state: 'creating', maxSurge: '10%', roomsReplicas: 1,
       portRange: { start: 40000, end: 60000 },
       spec: { version: 'v1.0.0', terminationGracePeriod: '100s', toleration: '', affinity: '' },
@@ -94,8 +94,8 @@ describe('POST /schedulers', () => {
     });
     const stored = t.store.schedulers.get('tennis-eu');
     expect(stored?.spec).toEqual(validSpec());
-    expect(res.body.operationId).toBe(createSchedulerOperationId(stored?.metadata.uid ?? '', 1));
-    const op = t.store.operations.get(res.body.operationId);
+    expect(bodyOf(res).operationId!).toBe(createSchedulerOperationId(stored?.metadata.uid ?? '', 1));
+    const op = t.store.operations.get(bodyOf(res).operationId!);
     expect(op?.spec).toMatchObject({ schedulerName: 'tennis-eu', definitionName: 'create_scheduler', source: 'api', priority: false, cancelRequested: false, enqueuedAt: '2026-01-01T00:00:00.000Z' });
     expect(op?.spec.input).toEqual({ scheduler: { ...validSpec(), name: 'tennis-eu' } });
   });
@@ -104,15 +104,15 @@ describe('POST /schedulers', () => {
     const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000, metadata: {} } }] });
     const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
     expect(res.status).toBe(200);
-    expect(res.body.scheduler.forwarders[0].options.timeout).toBe('1000');
+    expect(bodyOf(res).scheduler!.forwarders[0]!.options.timeout).toBe('1000');
   });
 
   it.each(['unix:/var/run/docker.sock', 'unix:///run/containerd.sock', 'dns:///mm:9090', 'http://mm:9090', 'mm', 'mm:port', '[::1]', 'a b:80'])('refuses the forwarder address %p (400, code 3) and writes nothing', async (address) => {
     const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address, options: { timeout: 1000 } }] });
     const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
-    expect(res.body.details).toContainEqual(expect.objectContaining({ field: 'forwarders[0].address' }));
+    expect(bodyOf(res).code).toBe(3);
+    expect(bodyOf(res).details).toContainEqual(expect.objectContaining({ field: 'forwarders[0].address' }));
     expect(t.store.writes).toEqual([]);
   });
 
@@ -126,11 +126,11 @@ describe('POST /schedulers', () => {
     // server's (test/e2e/validation.test.ts).
     const res = await api().post('/schedulers').set('Authorization', AUTH).send({ name: 'bad-scheduler', game: 7, maxSurge: '10%', spec: { terminationGracePeriod: '100', containers: [] } });
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
-    expect(res.body.message).toMatch(/^Validation Error:\n/);
-    const fields = (res.body.details as { field: string }[]).map((d) => d.field);
+    expect(bodyOf(res).code).toBe(3);
+    expect(bodyOf(res).message).toMatch(/^Validation Error:\n/);
+    const fields = (bodyOf(res).details as { field: string }[]).map((d) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['game', 'spec.containers', 'spec.terminationGracePeriod']));
-    expect(res.body.message.split('\n').length).toBe(fields.length + 1);
+    expect(bodyOf(res).message!.split('\n').length).toBe(fields.length + 1);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -145,15 +145,15 @@ describe('POST /schedulers', () => {
   it('answers 400 for malformed JSON', async () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"name": ');
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
   it('answers 413 for a body over the limit', async () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody(), game: 'x'.repeat(MAX_BODY + 10) });
     expect(res.status).toBe(413);
-    expect(res.body.code).toBe(3);
-    expect(res.body.message).toContain(String(MAX_BODY));
+    expect(bodyOf(res).code).toBe(3);
+    expect(bodyOf(res).message).toContain(String(MAX_BODY));
     expect(t.store.writes).toEqual([]);
   });
 });
@@ -165,7 +165,7 @@ describe('POST /schedulers/{name} (new version)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ operationId: newVersionOperationId(s.metadata.uid ?? '', 2) });
     expect(t.store.schedulers.get('tennis-eu')?.spec.maxSurge).toBe(3);
-    const op = t.store.operations.get(res.body.operationId);
+    const op = t.store.operations.get(bodyOf(res).operationId!);
     expect(op?.spec).toMatchObject({ definitionName: 'create_new_scheduler_version', input: { scheduler: { ...validSpec({ maxSurge: 3 }), name: 'tennis-eu' } } });
   });
 
@@ -179,7 +179,7 @@ describe('POST /schedulers/{name} (new version)', () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({});
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -188,7 +188,7 @@ describe('POST /schedulers/{name} (new version)', () => {
     t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName });
     const res = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 3 }));
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(9);
+    expect(bodyOf(res).code).toBe(9);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -216,7 +216,7 @@ describe('POST /schedulers/{name} (new version)', () => {
     t.store.conflictsToInject = 5;
     const lost = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send(validCreateBody('tennis-eu', { maxSurge: 4 }));
     expect(lost.status).toBe(409);
-    expect(lost.body.code).toBe(10);
+    expect(bodyOf(lost).code).toBe(10);
     expect(t.store.operations.size).toBe(0);
   });
 });
@@ -229,7 +229,7 @@ describe('PATCH /schedulers/{name}', () => {
     const spec = t.store.schedulers.get('tennis-eu')?.spec;
     expect(spec?.roomsReplicas).toBe(5);
     expect(spec?.spec.containers[0]).toMatchObject({ name: 'game', image: 'registry.example/game:2.0', ports: [{ name: 'game', protocol: 'udp', port: 7777 }] });
-    expect(t.store.operations.get(res.body.operationId)?.spec.definitionName).toBe('create_new_scheduler_version');
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec.definitionName).toBe('create_new_scheduler_version');
   });
 
   it.each([['an empty object', {}], ['no body', undefined], ['only unknown fields', { colour: 'red' }]])('answers 409 "no change found" for %s', async (_what, body) => {
@@ -245,7 +245,7 @@ describe('PATCH /schedulers/{name}', () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { terminationGracePeriod: '100' } });
     expect(res.status).toBe(400);
-    expect(res.body.details).toEqual([expect.objectContaining({ field: 'spec.terminationGracePeriod' })]);
+    expect(bodyOf(res).details).toEqual([expect.objectContaining({ field: 'spec.terminationGracePeriod' })]);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -261,7 +261,7 @@ describe('PATCH /schedulers/{name}', () => {
     expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 })).status).toBe(200);
     const second = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 3 });
     expect(second.status).toBe(400);
-    expect(second.body.code).toBe(9);
+    expect(bodyOf(second).code).toBe(9);
     for (const op of t.store.operations.values()) op.status = { status: 'finished' };
     expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 3 })).status).toBe(200);
   });
@@ -276,7 +276,7 @@ describe('PATCH /schedulers/{name}', () => {
     t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'switch_active_version' }, { status: 'in_progress' });
     const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 });
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(9);
+    expect(bodyOf(res).code).toBe(9);
   });
 });
 
@@ -285,14 +285,14 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v9.0.0' });
     expect(res.status).toBe(200);
-    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
   });
 
   it.each([[{}], [{ version: 3 }], [{ version: '' }]])('answers 400 for %j', async (body) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -301,7 +301,7 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' });
     const busy = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v1.0.0' });
     expect(busy.status).toBe(400);
-    expect(busy.body.code).toBe(9);
+    expect(bodyOf(busy).code).toBe(9);
     const missing = await api().put('/schedulers/nope').set('Authorization', AUTH).send({ version: 'v1.0.0' });
     expect(missing.status).toBe(404);
     expect(t.store.writes).toEqual([]);
@@ -337,21 +337,21 @@ describe('add-rooms and remove-rooms', () => {
   it('enqueues add_rooms', async () => {
     const res = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 3 });
     expect(res.status).toBe(200);
-    expect(t.store.operations.get(res.body.operationId)?.spec).toMatchObject({ definitionName: 'add_rooms', input: { amount: 3 } });
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'add_rooms', input: { amount: 3 } });
   });
 
   it.each([[{}], [{ amount: 0 }], [{ amount: -1 }], [{ amount: 1.5 }], [{ amount: 'many' }], [{ amount: 10_001 }], [[1]]])('rejects add-rooms body %j', async (body) => {
-    const res = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send(body as object);
+    const res = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
   it('enqueues remove_rooms by amount or by ids', async () => {
     const byAmount = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ amount: 2 });
-    expect(t.store.operations.get(byAmount.body.operationId)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { amount: 2 } });
+    expect(t.store.operations.get(bodyOf(byAmount).operationId!)?.spec).toMatchObject({ definitionName: 'remove_rooms', input: { amount: 2 } });
     const byIds = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['a', 'b', 'a'] });
-    expect(t.store.operations.get(byIds.body.operationId)?.spec.input).toEqual({ roomsIds: ['a', 'b'], reason: 'api' });
+    expect(t.store.operations.get(bodyOf(byIds).operationId!)?.spec.input).toEqual({ roomsIds: ['a', 'b'], reason: 'api' });
   });
 
   it.each([[{}], [{ roomsIds: [] }], [{ roomsIds: [''] }], [{ roomsIds: 'a' }], [{ amount: 1, roomsIds: ['a'] }], [{ amount: 0 }]])('rejects remove-rooms body %j', async (body) => {
@@ -372,10 +372,10 @@ describe('reads', () => {
     t.store.seedScheduler('a', validSpec({ game: 'chess' }));
     t.store.seedScheduler('b', validSpec(), { version: 'v1.1.0' });
     const all = await api().get('/schedulers').set('Authorization', AUTH);
-    expect(all.body.schedulers.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
-    expect(all.body.schedulers[1]).toEqual({ name: 'b', game: 'tennis', state: 'in-sync', version: 'v1.1.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '10%', roomsReplicas: 1 });
-    expect((await api().get('/schedulers?game=chess').set('Authorization', AUTH)).body.schedulers).toHaveLength(1);
-    expect((await api().get('/schedulers?version=v1.1.0').set('Authorization', AUTH)).body.schedulers).toHaveLength(1);
+    expect(bodyOf(all).schedulers!.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
+    expect(bodyOf(all).schedulers![1]).toEqual({ name: 'b', game: 'tennis', state: 'in-sync', version: 'v1.1.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '10%', roomsReplicas: 1 });
+    expect(bodyOf(await api().get('/schedulers?game=chess').set('Authorization', AUTH)).schedulers).toHaveLength(1);
+    expect(bodyOf(await api().get('/schedulers?version=v1.1.0').set('Authorization', AUTH)).schedulers).toHaveLength(1);
     expect((await api().get('/schedulers?name=zzz').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
     expect((await api().get('/schedulers?name=a&name=b').set('Authorization', AUTH)).status).toBe(400);
   });
@@ -397,9 +397,9 @@ describe('reads', () => {
     s.metadata.generation = 3;
     s.status = { ...s.status, state: 'in-sync', observedGeneration: 2 };
     const states = async () => [
-      (await api().get('/schedulers/a').set('Authorization', AUTH)).body.scheduler.state,
-      (await api().get('/schedulers').set('Authorization', AUTH)).body.schedulers[0].state,
-      (await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH)).body.schedulers[0].state,
+      bodyOf(await api().get('/schedulers/a').set('Authorization', AUTH)).scheduler!.state,
+      bodyOf(await api().get('/schedulers').set('Authorization', AUTH)).schedulers![0]!.state,
+      bodyOf(await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH)).schedulers![0]!.state,
     ];
     expect(await states()).toEqual(['pending-changes', 'pending-changes', 'pending-changes']);
     s.status = { ...s.status, state: 'on-error' };
@@ -415,9 +415,9 @@ describe('reads', () => {
     t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));
     const active = await api().get('/schedulers/a').set('Authorization', AUTH);
     expect(active.status).toBe(200);
-    expect(active.body.scheduler).toMatchObject({ name: 'a', maxSurge: '10%', spec: { version: 'v1.1.0' } });
+    expect(bodyOf(active).scheduler).toMatchObject({ name: 'a', maxSurge: '10%', spec: { version: 'v1.1.0' } });
     const old = await api().get('/schedulers/a?version=v1.0.0').set('Authorization', AUTH);
-    expect(old.body.scheduler).toMatchObject({ maxSurge: '1', spec: { version: 'v1.0.0' } });
+    expect(bodyOf(old).scheduler).toMatchObject({ maxSurge: '1', spec: { version: 'v1.0.0' } });
     expect((await api().get('/schedulers/a?version=v7.0.0').set('Authorization', AUTH)).status).toBe(404);
     const missing = await api().get('/schedulers/zzz').set('Authorization', AUTH);
     expect(missing.status).toBe(404);
@@ -428,15 +428,15 @@ describe('reads', () => {
     t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
     t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));
     const active = await api().get('/schedulers/a').set('Authorization', AUTH);
-    expect(active.body.scheduler.spec.restartPolicy).toBe('Never');
+    expect(bodyOf(active).scheduler!.spec.restartPolicy).toBe('Never');
     const old = await api().get('/schedulers/a?version=v1.0.0').set('Authorization', AUTH);
-    expect(old.body.scheduler.spec.restartPolicy).toBe('Never');
+    expect(bodyOf(old).scheduler!.spec.restartPolicy).toBe('Never');
   });
 
   it('shows a scheduler being created as v1.0.0 from its spec', async () => {
     await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('fresh'));
     const res = await api().get('/schedulers/fresh').set('Authorization', AUTH);
-    expect(res.body.scheduler).toMatchObject({ name: 'fresh', state: 'creating', spec: { version: 'v1.0.0' } });
+    expect(bodyOf(res).scheduler).toMatchObject({ name: 'fresh', state: 'creating', spec: { version: 'v1.0.0' } });
   });
 
   it('lists versions newest first', async () => {
@@ -471,24 +471,24 @@ describe('operations', () => {
     const res = await api().get('/schedulers/a/operations?stage=pending').set('Authorization', AUTH);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ page: 1, pageSize: 3, total: 3 });
-    expect(res.body.operations.map((o: { id: string }) => o.id)).toEqual(['p-prio', 'p-early', 'p-late']);
-    expect(res.body.operations[0]).toEqual({ id: 'p-prio', status: 'pending', definitionName: 'add_rooms', schedulerName: 'a', createdAt: '2026-01-01T00:00:04.000Z' });
+    expect(bodyOf(res).operations!.map((o: { id: string }) => o.id)).toEqual(['p-prio', 'p-early', 'p-late']);
+    expect(bodyOf(res).operations![0]).toEqual({ id: 'p-prio', status: 'pending', definitionName: 'add_rooms', schedulerName: 'a', createdAt: '2026-01-01T00:00:04.000Z' });
   });
 
   it('shows the lease of active operations', async () => {
     const res = await api().get('/schedulers/a/operations?stage=active').set('Authorization', AUTH);
-    expect(res.body.operations).toEqual([{ id: 'running', status: 'in_progress', definitionName: 'add_rooms', lease: { ttl: '2026-01-01T00:01:00.000Z' }, schedulerName: 'a', createdAt: '2026-01-01T00:00:00.500Z' }]);
+    expect(bodyOf(res).operations).toEqual([{ id: 'running', status: 'in_progress', definitionName: 'add_rooms', lease: { ttl: '2026-01-01T00:01:00.000Z' }, schedulerName: 'a', createdAt: '2026-01-01T00:00:00.500Z' }]);
   });
 
   it('paginates the final stage, newest first by default', async () => {
     const first = await api().get('/schedulers/a/operations?stage=final').set('Authorization', AUTH);
     expect(first.body).toMatchObject({ page: 1, pageSize: 15, total: 20 });
-    expect(first.body.operations).toHaveLength(15);
-    expect(first.body.operations[0].id).toBe('done-19');
+    expect(bodyOf(first).operations).toHaveLength(15);
+    expect(bodyOf(first).operations![0]!.id).toBe('done-19');
     const asc = await api().get('/schedulers/a/operations?stage=final&page=2&perPage=5&orderBy=createdAt%20asc').set('Authorization', AUTH);
-    expect(asc.body.operations.map((o: { id: string }) => o.id)).toEqual(['done-05', 'done-06', 'done-07', 'done-08', 'done-09']);
+    expect(bodyOf(asc).operations!.map((o: { id: string }) => o.id)).toEqual(['done-05', 'done-06', 'done-07', 'done-08', 'done-09']);
     const empty = await api().get('/schedulers/a/operations?stage=final&page=3&perPage=10').set('Authorization', AUTH);
-    expect(empty.body.operations).toEqual([]);
+    expect(bodyOf(empty).operations).toEqual([]);
   });
 
   it.each([
@@ -513,10 +513,10 @@ describe('operations', () => {
 
   it('returns one operation with input and history, or 404', async () => {
     const res = await api().get('/schedulers/a/operations/done-01').set('Authorization', AUTH);
-    expect(res.body.operation).toMatchObject({ id: 'done-01', status: 'finished', input: {}, executionHistory: [{ createdAt: '2025-01-01T00:00:00Z', event: 'Starting operation' }] });
+    expect(bodyOf(res).operation).toMatchObject({ id: 'done-01', status: 'finished', input: {}, executionHistory: [{ createdAt: '2025-01-01T00:00:00Z', event: 'Starting operation' }] });
     const wrongScheduler = await api().get('/schedulers/a/operations/other').set('Authorization', AUTH);
     expect(wrongScheduler.status).toBe(404);
-    expect(wrongScheduler.body.message).toBe('operation other not found in scheduler a');
+    expect(bodyOf(wrongScheduler).message).toBe('operation other not found in scheduler a');
   });
 
   it('cancels a pending or active operation', async () => {
@@ -566,14 +566,14 @@ describe('every management route', () => {
   it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 413 for a body over the limit and writes nothing', async (_m, _p, route) => {
     const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).send({ blob: 'z'.repeat(MAX_BODY + 1) });
     expect(res.status).toBe(413);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
   it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 400 for malformed JSON and writes nothing', async (_m, _p, route) => {
     const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"a":');
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -606,7 +606,7 @@ describe('every management route', () => {
 
 describe('the per-scheduler room limit (issue 12 M4)', () => {
   const limited = () => request(buildTestApps({ maxRoomsPerScheduler: 50 }).management);
-  const fieldsOf = (res: request.Response) => (res.body.details as { field: string; message: string }[]);
+  const fieldsOf = (res: request.Response) => (bodyOf(res).details as { field: string; message: string }[]);
 
   it.each([
     ['roomsReplicas', { roomsReplicas: 51 }],
@@ -615,8 +615,8 @@ describe('the per-scheduler room limit (issue 12 M4)', () => {
   ])('refuses a create asking for more rooms than the limit, naming %s (400, code 3)', async (field, overrides) => {
     const res = await limited().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('big', overrides as never));
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
-    expect(fieldsOf(res)).toEqual([{ field, message: expect.stringMatching(/^must be at most 50, the most rooms one scheduler may have \(ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER\); got 51$/) }]);
+    expect(bodyOf(res).code).toBe(3);
+    expect(fieldsOf(res)).toEqual([{ field, message: expect.stringMatching(/^must be at most 50, the most rooms one scheduler may have \(ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER\); got 51$/) as unknown }]);
   });
 
   it('accepts exactly the limit, and autoscaling.max -1 (read as the limit by the operator)', async () => {

@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js';
 import request from 'supertest';
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
@@ -5,7 +6,7 @@ import { EventForwarder } from '../../../common/src/forwarding/event-forwarder';
 import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from '../../../common/src/forwarding/forward-receiver';
 import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
-import { buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
+import { bodyOf, buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { ROOMS_ROUTES } from './rooms-routes';
 import { ForwardingWorker } from '../../../common/src/forwarding/forwarding-worker';
 
@@ -61,7 +62,7 @@ describe('rooms API without forwarders', () => {
     const res = await ping(body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 3, success: false });
-    if (field !== '(body)') expect(res.body.details).toEqual([expect.objectContaining({ field })]);
+    if (field !== '(body)') expect(bodyOf(res).details).toEqual([expect.objectContaining({ field })]);
     expect(t.store.writes).toEqual([]);
   });
 
@@ -110,7 +111,7 @@ describe('rooms API without forwarders', () => {
   ])('answers 400 for %s %j', async (suffix, body) => {
     const res = await request(t.rooms).post(`/scheduler/s1/rooms/room-1${suffix}`).set('Authorization', token('s1', 'room-1')).send(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
+    expect(bodyOf(res).code).toBe(3);
   });
 
   it('returns the room address, or 404', async () => {
@@ -118,7 +119,7 @@ describe('rooms API without forwarders', () => {
     expect(res.body).toEqual({ ports: [{ name: 'game', protocol: 'UDP', port: 40123 }], host: '10.0.0.7', ipv6Label: '' });
     const missing = await request(t.rooms).get('/scheduler/s1/rooms/ghost/address').set('Authorization', token('s1', 'ghost'));
     expect(missing.status).toBe(404);
-    expect(missing.body.code).toBe(5);
+    expect(bodyOf(missing).code).toBe(5);
   });
 
   it('answers 404 for unknown paths and 501 for a wrong method', async () => {
@@ -166,7 +167,7 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
   });
 
   it('answers success:false with a message when forwarding fails', async () => {
-    receiver.setReply(() => ({ grpcError: { code: 14, details: 'down for maintenance' } }));
+    receiver.setReply(() => ({ grpcError: { code: grpc.status.UNAVAILABLE, details: 'down for maintenance' } }));
     const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted' });
     // The forwarder's name, never the receiver's error text (a probe of which ports answer).
     expect(ev.body).toEqual({ success: false, message: 'forwarding to mm failed' });
@@ -253,6 +254,6 @@ describe('every rooms route', () => {
   it.each([...new Set(ROOMS_ROUTES.map((r) => r.path))])('%s answers 501 for OPTIONS', async (path) => {
     const res = await request(t.rooms).options(concrete(path)).set('Authorization', token('s1', 'room-1'));
     expect(res.status).toBe(501);
-    expect(res.body.code).toBe(12);
+    expect(bodyOf(res).code).toBe(12);
   });
 });

@@ -77,3 +77,27 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: 
   });
   return { store, metrics, management, rooms, recorder, clock, ready };
 }
+
+/**
+ * The fields of a gateway answer that the route tests read. supertest types every body as `any`;
+ * each answer carries some of these, so each is optional and a test that reads into one says with
+ * `!` that its answer has it.
+ */
+export interface Answer {
+  code?: number;
+  message?: string;
+  details?: unknown;
+  reason?: string;
+  openapi?: string;
+  roomId?: string;
+  allocationId?: string;
+  expiresAt?: string;
+  operationId?: string;
+  operation?: unknown;
+  operations?: { id: string }[];
+  scheduler?: { state: string; maxSurge: unknown; spec: { terminationGracePeriod: string; restartPolicy: string; containers: { ports: unknown }[] }; forwarders: { options: { timeout: string } }[] };
+  schedulers?: { name: string; state: string; autoscaling: unknown }[];
+}
+
+/** A supertest answer's JSON body as the fields the tests read. */
+export const bodyOf = (res: { body: unknown }): Answer => res.body as Answer;
