@@ -65,9 +65,10 @@ describe('simulation against the sandbox API server', () => {
   });
 
   afterAll(async () => {
-    await sim?.stop();
-    await sandbox?.stop();
-    await recorder?.close();
+    // Undefined when beforeAll failed before assigning them.
+    await (sim as Simulation | undefined)?.stop();
+    await (sandbox as Sandbox | undefined)?.stop();
+    await (recorder as PingRecorder | undefined)?.close();
   });
 
   const get = (name: string) => podOrUndefined(core, ns, name);
@@ -100,7 +101,7 @@ describe('simulation against the sandbox API server', () => {
     const ping = await waitFor(() => recorder.pingsFor('fleet', 'room-a')[0], { message: 'first ping of room-a' });
     expect(ping.method).toBe('PUT');
     expect(ping.authorization).toBe('Bearer tok-a');
-    expect(ping.body).toEqual({ status: 'ready', timestamp: expect.any(Number) });
+    expect(ping.body).toEqual({ status: 'ready', timestamp: expect.any(Number) as unknown });
     await waitFor(() => recorder.pingsFor('fleet', 'room-a').length >= 3, { message: 'periodic pings' });
     expect(sim.rooms?.room('room-a')).toMatchObject({ status: 'ready', state: 'running', namespace: ns, podName: 'room-a' });
   });
@@ -258,8 +259,9 @@ describe('scheduling with host ports on one node', () => {
   });
 
   afterAll(async () => {
-    await sim?.stop();
-    await sandbox?.stop();
+    // Undefined when beforeAll failed before assigning them.
+    await (sim as Simulation | undefined)?.stop();
+    await (sandbox as Sandbox | undefined)?.stop();
   });
 
   const get = (name: string) => podOrUndefined(core, ns, name);
@@ -329,7 +331,7 @@ describe('recovery from API errors', () => {
 
   afterAll(async () => {
     await sim?.stop();
-    await sandbox?.stop();
+    await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
   });
 
   it('retries a failed list of the pod informer until it syncs, and retries failed status writes', async () => {
@@ -370,7 +372,7 @@ describe('simulated kubelet behind its work queue', () => {
 
   afterAll(async () => {
     await kubelet?.stop();
-    await sandbox?.stop();
+    await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
   });
 
   it('dates a container\'s start when it got round to starting it, never in the past', async () => {

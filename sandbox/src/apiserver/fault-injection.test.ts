@@ -4,7 +4,7 @@ import { request } from './http-request.fixture';
 import { openWatch } from './watch-reader.fixture';
 
 function failure(e: unknown): { code?: number; headers?: Record<string, string> } {
-  return typeof e === 'object' && e !== null ? (e as { code?: number; headers?: Record<string, string> }) : {};
+  return typeof e === 'object' && e !== null ? e : {};
 }
 
 async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -94,7 +94,7 @@ describe('fault injection', () => {
     const expired = openWatch(sandbox.url, '/api/v1/pods?watch=true');
     await expired.ended;
     expect(await expired.status).toBe(200);
-    expect(expired.events).toEqual([{ type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) }]);
+    expect(expired.events).toEqual([{ type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) as unknown }]);
     sandbox.faults.set({ errorRate: 1, errorStatus: 'reset', match: { resource: 'pods' } });
     await expect(fetch(`${sandbox.url}/api/v1/pods`)).rejects.toThrow();
   });
@@ -118,8 +118,8 @@ describe('fault injection', () => {
 
   it('delivers watch events late to the watches of one client (by its bearer token)', async () => {
     sandbox.faults.set({ watchDelayMs: 1500, match: { verb: 'watch', resource: 'configmaps', token: 'slow-client' } });
-    const slow = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion, { Authorization: 'Bearer slow-client' });
-    const prompt = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion);
+    const slow = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + String((await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion), { Authorization: 'Bearer slow-client' });
+    const prompt = openWatch(sandbox.url, '/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=' + String((await core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion));
     await Promise.all([slow.status, prompt.status]);
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'late' } } });
     // The other client sees the event first; the slow one only afterwards.

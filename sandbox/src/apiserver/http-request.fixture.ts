@@ -3,8 +3,29 @@ export interface RawResponse {
   status: number;
   headers: Headers;
   text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read Status and object bodies field by field
-  json: any;
+  /** The body parsed as JSON; undefined when it is not JSON. */
+  json: KubeAnswer | undefined;
+}
+
+/**
+ * The fields of an API server answer (an object, a list, a Status, a discovery document) that the
+ * tests read; any answer has only some of them, so each is optional.
+ */
+export interface KubeAnswer {
+  kind?: string;
+  apiVersion?: string;
+  message?: string;
+  details?: { causes?: { reason?: string; field?: string; message?: string }[] };
+  metadata?: { name?: string; resourceVersion?: string; continue?: string };
+  spec?: { [field: string]: unknown; containers?: Record<string, unknown>[] };
+  status?: { conditions?: { type: string; status: string }[] };
+  data?: Record<string, string>;
+  note?: string;
+  items?: KubeAnswer[];
+  resources?: unknown[];
+  preferredVersion?: unknown;
+  versions?: { version: string; resources: { resource: string }[] }[];
+  gitVersion?: string;
 }
 
 export async function request(
@@ -21,10 +42,9 @@ export async function request(
   }
   const res = await fetch(`${baseUrl}${path}`, init);
   const text = await res.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see RawResponse.json
-  let json: any;
+  let json: KubeAnswer | undefined;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text) as KubeAnswer;
   } catch {
     json = undefined;
   }

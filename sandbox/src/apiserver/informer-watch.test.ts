@@ -33,9 +33,9 @@ describe('informers and watches', () => {
       'suite=inf',
     );
     const seen: string[] = [];
-    informer.on('add', (o) => seen.push(`add:${o.metadata?.name}`));
-    informer.on('update', (o) => seen.push(`update:${o.metadata?.name}:${o.data?.k ?? ''}`));
-    informer.on('delete', (o) => seen.push(`delete:${o.metadata?.name}`));
+    informer.on('add', (o) => seen.push(`add:${String(o.metadata?.name)}`));
+    informer.on('update', (o) => seen.push(`update:${String(o.metadata?.name)}:${o.data?.k ?? ''}`));
+    informer.on('delete', (o) => seen.push(`delete:${String(o.metadata?.name)}`));
     await informer.start();
     try {
       await waitFor(() => seen.includes('add:inf-before'), { message: 'initial list' });
@@ -81,8 +81,8 @@ describe('informers and watches', () => {
       await informer.start(); // what an operator's error handler does
       const server = async () => (await core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'suite=gone' })).items;
       await waitFor(async () => {
-        const expected = (await server()).map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
-        const cached = informer.list().map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
+        const expected = (await server()).map((o) => `${String(o.metadata!.name)}@${String(o.metadata!.resourceVersion)}`).sort();
+        const cached = informer.list().map((o) => `${String(o.metadata!.name)}@${String(o.metadata!.resourceVersion)}`).sort();
         return JSON.stringify(expected) === JSON.stringify(cached);
       }, { message: 'informer cache equals server state' });
       expect(lists).toBeGreaterThanOrEqual(2);
@@ -117,13 +117,13 @@ describe('informers and watches', () => {
 
   it('resumes a watch after a resourceVersion', async () => {
     const list = await request(sandbox.url, 'GET', CM_PATH);
-    const rv = list.json.metadata.resourceVersion as string;
+    const rv = list.json!.metadata!.resourceVersion as string;
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'resume-1' } } });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'resume-2' } } });
     const watch = openWatch(sandbox.url, `${CM_PATH}?watch=true&resourceVersion=${rv}`);
     try {
       await waitFor(() => watch.events.length >= 2, { message: 'replayed events' });
-      expect(watch.events.slice(0, 2).map((e) => `${e.type}:${e.object.metadata.name}`)).toEqual(['ADDED:resume-1', 'ADDED:resume-2']);
+      expect(watch.events.slice(0, 2).map((e) => `${e.type}:${String(e.object!.metadata!.name)}`)).toEqual(['ADDED:resume-1', 'ADDED:resume-2']);
     } finally {
       watch.close();
     }
@@ -133,7 +133,7 @@ describe('informers and watches', () => {
     await core.createNamespacedConfigMap({ namespace: 'kube-public', body: { metadata: { name: 'state-1' } } });
     const watch = openWatch(sandbox.url, '/api/v1/namespaces/kube-public/configmaps?watch=1');
     try {
-      await waitFor(() => watch.events.some((e) => e.object.metadata.name === 'state-1'), { message: 'synthetic ADDED' });
+      await waitFor(() => watch.events.some((e) => e.object!.metadata!.name === 'state-1'), { message: 'synthetic ADDED' });
       expect(watch.events[0]!.type).toBe('ADDED');
     } finally {
       watch.close();
@@ -145,7 +145,7 @@ describe('informers and watches', () => {
     try {
       const bookmark = await waitFor(() => watch.events.find((e) => e.type === 'BOOKMARK'), { message: 'bookmark' });
       expect(bookmark.object).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1' });
-      expect(Number(bookmark.object.metadata.resourceVersion)).toBeGreaterThan(0);
+      expect(Number(bookmark.object!.metadata!.resourceVersion)).toBeGreaterThan(0);
     } finally {
       watch.close();
     }
@@ -178,7 +178,7 @@ describe('informers and watches', () => {
     sandbox.faults.clear();
     for (const n of ['cut-1', 'cut-2', 'cut-3']) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: n } } });
     await watch.ended;
-    expect(watch.events.map((e) => e.object.metadata.name)).toEqual(['cut-1', 'cut-2']);
+    expect(watch.events.map((e) => e.object!.metadata!.name)).toEqual(['cut-1', 'cut-2']);
   });
 });
 
@@ -194,20 +194,20 @@ describe('watch window', () => {
   });
 
   it('answers a resume from a resourceVersion older than the window with 410 Expired', async () => {
-    const start = (await request(sandbox.url, 'GET', CM_PATH)).json.metadata.resourceVersion as string;
+    const start = (await request(sandbox.url, 'GET', CM_PATH)).json!.metadata!.resourceVersion as string;
     for (let i = 0; i < 6; i++) await request(sandbox.url, 'POST', CM_PATH, { metadata: { name: `w-${i}` } });
     const watch = openWatch(sandbox.url, `${CM_PATH}?watch=true&resourceVersion=${start}`);
     await watch.ended;
     expect(watch.events).toHaveLength(1);
     expect(watch.events[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
-    expect(watch.events[0]!.object.message).toMatch(/^too old resource version: /);
+    expect(watch.events[0]!.object!.message).toMatch(/^too old resource version: /);
   });
 
   it('expires continue tokens older than the window', async () => {
     const page = await request(sandbox.url, 'GET', `${CM_PATH}?limit=2`);
-    expect(page.json.metadata.continue).toBeTruthy();
+    expect(page.json!.metadata!.continue).toBeTruthy();
     for (let i = 10; i < 16; i++) await request(sandbox.url, 'POST', CM_PATH, { metadata: { name: `w-${i}` } });
-    const next = await request(sandbox.url, 'GET', `${CM_PATH}?limit=2&continue=${encodeURIComponent(page.json.metadata.continue)}`);
+    const next = await request(sandbox.url, 'GET', `${CM_PATH}?limit=2&continue=${encodeURIComponent(page.json!.metadata!.continue!)}`);
     expect(next.status).toBe(410);
     expect(next.json).toMatchObject({ reason: 'Expired', code: 410 });
   });

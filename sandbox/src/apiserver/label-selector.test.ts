@@ -32,7 +32,7 @@ describe('parseLabelSelector', () => {
   });
 
   it('throws a 400 on bad syntax', () => {
-    expect(() => parseLabelSelector('a in b')).toThrow(expect.objectContaining({ code: 400 }));
+    expect(() => parseLabelSelector('a in b')).toThrow(expect.objectContaining({ code: 400 }) as Error);
   });
 });
 

@@ -30,7 +30,7 @@ describe('lists: selectors and paging', () => {
   async function namesFor(query: string): Promise<string[]> {
     const res = await request(sandbox.url, 'GET', `${PODS}?${query}`);
     expect(res.status).toBe(200);
-    return (res.json.items as { metadata: { name: string } }[]).map((p) => p.metadata.name);
+    return (res.json!.items as { metadata: { name: string } }[]).map((p) => p.metadata.name);
   }
 
   it.each([
@@ -60,7 +60,7 @@ describe('lists: selectors and paging', () => {
   it('refuses field labels the resource does not support, as the real server does', async () => {
     const res = await request(sandbox.url, 'GET', `${PODS}?fieldSelector=spec.containers%3Dx`);
     expect(res.status).toBe(400);
-    expect(res.json.message).toBe('field label not supported: spec.containers');
+    expect(res.json!.message).toBe('field label not supported: spec.containers');
     const watch = await request(sandbox.url, 'GET', `${PODS}?watch=true&fieldSelector=status.foo%3Dx`);
     expect(watch.status).toBe(400);
   });

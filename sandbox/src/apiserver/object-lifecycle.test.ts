@@ -102,7 +102,7 @@ describe('deletion, finalizers and garbage collection', () => {
     expect(ns.status?.phase).toBe('Terminating');
     const refused = await request(sandbox.url, 'POST', '/api/v1/namespaces/doomed/configmaps', { metadata: { name: 'late' } });
     expect(refused.status).toBe(403);
-    expect(refused.json.message).toContain('because it is being terminated');
+    expect(refused.json!.message).toContain('because it is being terminated');
     await waitFor(async () => !(await exists('/api/v1/namespaces/doomed/pods/p1')), { message: 'pod removed' });
     await sandbox.idle();
     expect(await exists('/api/v1/namespaces/doomed')).toBe(true);

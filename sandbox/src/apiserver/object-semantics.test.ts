@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../index';
 import { request } from './http-request.fixture';
-import { widget, widgetCrd, WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION } from './widget-crd.fixture';
+import { widget, widgetCrd, WIDGET_GROUP, WIDGET_PLURAL, WIDGET_VERSION, type Widget } from './widget-crd.fixture';
 
 const W = { group: WIDGET_GROUP, version: WIDGET_VERSION, plural: WIDGET_PLURAL, namespace: 'default' };
 const WIDGETS = `/apis/${WIDGET_GROUP}/${WIDGET_VERSION}/namespaces/default/${WIDGET_PLURAL}`;
@@ -29,8 +29,8 @@ describe('object semantics against client-node', () => {
   });
 
   it('gives every object uid, creationTimestamp, an increasing resourceVersion and generation 1', async () => {
-    const a = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-a', { color: 'red' }) })) as any;
-    const b = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-b', { color: 'red' }) })) as any;
+    const a = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-a', { color: 'red' }) })) as Widget;
+    const b = (await custom.createNamespacedCustomObject({ ...W, body: widget('sem-b', { color: 'red' }) })) as Widget;
     expect(a.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Number(b.metadata.resourceVersion)).toBeGreaterThan(Number(a.metadata.resourceVersion));
@@ -41,13 +41,13 @@ describe('object semantics against client-node', () => {
   it('selects custom objects by their CRD selectableFields only', async () => {
     await custom.createNamespacedCustomObject({ ...W, body: widget('sel-blue', { color: 'blue' }) });
     const blue = await request(sandbox.url, 'GET', `${WIDGETS}?fieldSelector=spec.color%3Dblue`);
-    expect(blue.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('sel-blue');
-    expect(blue.json.items.every((i: { spec: { color: string } }) => i.spec.color === 'blue')).toBe(true);
+    expect(blue.json!.items!.map((i) => i.metadata!.name)).toContain('sel-blue');
+    expect(blue.json!.items!.every((i) => i.spec!.color === 'blue')).toBe(true);
     expect((await request(sandbox.url, 'GET', `${WIDGETS}?fieldSelector=spec.replicas%3D1`)).status).toBe(400);
   });
 
   it('answers 409 Conflict to an update carrying a stale resourceVersion', async () => {
-    const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('stale', { color: 'red' }) })) as any;
+    const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('stale', { color: 'red' }) })) as Widget;
     await custom.patchNamespacedCustomObject({ ...W, name: 'stale', body: { spec: { color: 'blue' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     const stale = { ...created, spec: { color: 'green' } };
     let code: number | undefined;
@@ -67,31 +67,31 @@ describe('object semantics against client-node', () => {
 
   it('keeps spec on /status writes and status on main-resource writes', async () => {
     await custom.createNamespacedCustomObject({ ...W, body: { ...widget('split', { color: 'red' }), status: { state: 'ignored' } } });
-    const afterCreate = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as any;
+    const afterCreate = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Widget;
     expect(afterCreate.status).toBeUndefined();
 
     const statusWrite = { ...afterCreate, spec: { color: 'blue' }, status: { state: 'Ready', replicas: 1 } };
-    const updated = (await custom.replaceNamespacedCustomObjectStatus({ ...W, name: 'split', body: statusWrite })) as any;
+    const updated = (await custom.replaceNamespacedCustomObjectStatus({ ...W, name: 'split', body: statusWrite })) as Widget;
     expect(updated.spec.color).toBe('red');
-    expect(updated.status.state).toBe('Ready');
+    expect(updated.status!.state).toBe('Ready');
     expect(updated.metadata.generation).toBe(1);
 
     const mainWrite = { ...updated, spec: { color: 'green', replicas: 1 }, status: { state: 'Broken' } };
-    const updated2 = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: mainWrite })) as any;
+    const updated2 = (await custom.replaceNamespacedCustomObject({ ...W, name: 'split', body: mainWrite })) as Widget;
     expect(updated2.spec.color).toBe('green');
-    expect(updated2.status.state).toBe('Ready');
+    expect(updated2.status!.state).toBe('Ready');
   });
 
   it('bumps generation only when the spec changes', async () => {
     await custom.createNamespacedCustomObject({ ...W, body: widget('gen', { color: 'red' }) });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const labelled = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { metadata: { labels: { a: 'b' } } } }, merge)) as any;
+    const labelled = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { metadata: { labels: { a: 'b' } } } }, merge)) as Widget;
     expect(labelled.metadata.generation).toBe(1);
-    const status = (await custom.patchNamespacedCustomObjectStatus({ ...W, name: 'gen', body: { status: { state: 'Up' } } }, merge)) as any;
+    const status = (await custom.patchNamespacedCustomObjectStatus({ ...W, name: 'gen', body: { status: { state: 'Up' } } }, merge)) as Widget;
     expect(status.metadata.generation).toBe(1);
-    const spec = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as any;
+    const spec = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as Widget;
     expect(spec.metadata.generation).toBe(2);
-    const same = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as any;
+    const same = (await custom.patchNamespacedCustomObject({ ...W, name: 'gen', body: { spec: { color: 'blue' } } }, merge)) as Widget;
     expect(same.metadata.generation).toBe(2);
     expect(same.metadata.resourceVersion).toBe(spec.metadata.resourceVersion);
   });
@@ -108,24 +108,24 @@ describe('object semantics against client-node', () => {
     });
     const enumValue = await request(sandbox.url, 'POST', WIDGETS, widget('bad-enum', { color: 'purple' }));
     expect(enumValue.status).toBe(422);
-    expect(enumValue.json.details.causes[0]).toMatchObject({ reason: 'FieldValueNotSupported', field: 'spec.color' });
+    expect(enumValue.json!.details!.causes![0]).toMatchObject({ reason: 'FieldValueNotSupported', field: 'spec.color' });
     const cel = await request(sandbox.url, 'POST', WIDGETS, widget('bad-cel', { color: 'red', replicas: 11 }));
     expect(cel.status).toBe(422);
-    expect(cel.json.message).toContain('replicas must be at most 10');
+    expect(cel.json!.message).toContain('replicas must be at most 10');
     const many = await request(sandbox.url, 'POST', WIDGETS, widget('bad-many', { replicas: -1 }));
     expect(many.status).toBe(422);
-    expect(many.json.message).toMatch(/is invalid: \[.*spec\.color: Required value.*\]/);
+    expect(many.json!.message).toMatch(/is invalid: \[.*spec\.color: Required value.*\]/);
   });
 
   it('handles fieldValidation Strict, Warn and Ignore for unknown fields', async () => {
     const body = widget('fv', { color: 'red', bogus: 1 });
     const strict = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Strict`, body);
     expect(strict.status).toBe(400);
-    expect(strict.json.message).toContain('unknown field "spec.bogus"');
+    expect(strict.json!.message).toContain('unknown field "spec.bogus"');
     const warn = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Warn`, body);
     expect(warn.status).toBe(201);
     expect(warn.headers.get('warning')).toContain('unknown field \\"spec.bogus\\"');
-    expect(warn.json.spec.bogus).toBeUndefined();
+    expect(warn.json!.spec!.bogus).toBeUndefined();
     const ignore = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Ignore`, widget('fv2', { color: 'red', bogus: 1 }));
     expect(ignore.status).toBe(201);
     expect(ignore.headers.get('warning')).toBeNull();
@@ -135,12 +135,12 @@ describe('object semantics against client-node', () => {
     const pod = { metadata: { name: 'typo' }, spec: { containers: [{ name: 'c', image: 'i:1', imagee: 'x' }], bogus: true } };
     const strict = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods?fieldValidation=Strict', pod);
     expect(strict.status).toBe(400);
-    expect(strict.json.message).toBe('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagee", unknown field "spec.bogus"');
+    expect(strict.json!.message).toBe('Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagee", unknown field "spec.bogus"');
     const warn = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod);
     expect(warn.status).toBe(201);
     expect(warn.headers.get('warning')).toContain('unknown field \\"spec.bogus\\"');
-    expect(warn.json.spec.bogus).toBeUndefined();
-    expect(warn.json.spec.containers[0].imagee).toBeUndefined();
+    expect(warn.json!.spec!.bogus).toBeUndefined();
+    expect(warn.json!.spec!.containers![0]!.imagee).toBeUndefined();
   });
 
   it('answers 404 and 409 AlreadyExists with real Status bodies', async () => {
@@ -159,10 +159,10 @@ describe('object semantics against client-node', () => {
   it('validates metadata names and generates names from generateName', async () => {
     const bad = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'Bad_Name' } });
     expect(bad.status).toBe(422);
-    expect(bad.json.message).toMatch(/^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    expect(bad.json!.message).toMatch(/^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
     const noName = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: {} });
     expect(noName.status).toBe(422);
-    expect(noName.json.message).toContain('metadata.name: Required value: name or generateName is required');
+    expect(noName.json!.message).toContain('metadata.name: Required value: name or generateName is required');
     const generated = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'gen-' } } });
     expect(generated.metadata?.name).toMatch(/^gen-[a-z0-9]{5}$/);
   });
@@ -170,13 +170,13 @@ describe('object semantics against client-node', () => {
   it('refuses a create that carries a resourceVersion, as etcd storage does', async () => {
     const res = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'with-rv', resourceVersion: '5' } });
     expect(res.status).toBe(500);
-    expect(res.json.message).toBe('Internal error occurred: resourceVersion should not be set on objects to be created');
+    expect(res.json!.message).toBe('Internal error occurred: resourceVersion should not be set on objects to be created');
   });
 
   it('refuses to create in a missing namespace', async () => {
     const res = await request(sandbox.url, 'POST', '/api/v1/namespaces/ghost/configmaps', { metadata: { name: 'x' } });
     expect(res.status).toBe(404);
-    expect(res.json.message).toBe('namespaces "ghost" not found');
+    expect(res.json!.message).toBe('namespaces "ghost" not found');
   });
 
   it('applies merge, JSON and strategic merge patches and server-side apply', async () => {
@@ -188,7 +188,7 @@ describe('object semantics against client-node', () => {
       { name: 'patchme', namespace: 'default', body: { spec: { containers: [{ name: 'b', image: 'b:2' }] } } },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
-    expect(smp.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['a=a:1', 'b=b:2']);
+    expect(smp.spec?.containers.map((c) => `${c.name}=${String(c.image)}`)).toEqual(['a=a:1', 'b=b:2']);
     const json = await core.patchNamespacedPod(
       { name: 'patchme', namespace: 'default', body: [{ op: 'replace', path: '/metadata/labels/a', value: '2' }, { op: 'add', path: '/metadata/labels/c', value: '3' }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
@@ -213,7 +213,7 @@ describe('object semantics against client-node', () => {
       { 'Content-Type': 'application/apply-patch+yaml' },
     );
     expect(reapply.status).toBe(200);
-    expect(reapply.json.data).toEqual({ k: 'v', k2: 'v2' });
+    expect(reapply.json!.data).toEqual({ k: 'v', k2: 'v2' });
   });
 
   it('lets pod updates change images but not the rest of the spec', async () => {
@@ -222,7 +222,7 @@ describe('object semantics against client-node', () => {
     expect(image.status).toBe(200);
     const env = await request(sandbox.url, 'PATCH', '/api/v1/namespaces/default/pods/immutable', { spec: { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }] }] } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
     expect(env.status).toBe(422);
-    expect(env.json.message).toMatch(/^Pod "immutable" is invalid: spec: Forbidden: pod updates may not change fields other than/);
+    expect(env.json!.message).toMatch(/^Pod "immutable" is invalid: spec: Forbidden: pod updates may not change fields other than/);
   });
 
   it('serves the scale subresource of custom resources', async () => {
@@ -230,8 +230,8 @@ describe('object semantics against client-node', () => {
     const scale = await request(sandbox.url, 'GET', `${WIDGETS}/scaled/scale`);
     expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 2 }, status: { replicas: 0 } });
     const patched = await request(sandbox.url, 'PATCH', `${WIDGETS}/scaled/scale`, { spec: { replicas: 4 } }, { 'Content-Type': 'application/merge-patch+json' });
-    expect(patched.json.spec.replicas).toBe(4);
-    const obj = (await custom.getNamespacedCustomObject({ ...W, name: 'scaled' })) as any;
+    expect(patched.json!.spec!.replicas).toBe(4);
+    const obj = (await custom.getNamespacedCustomObject({ ...W, name: 'scaled' })) as Widget;
     expect(obj.spec.replicas).toBe(4);
     expect(obj.metadata.generation).toBe(2);
   });
@@ -248,7 +248,7 @@ describe('object semantics against client-node', () => {
     const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'precond' } } });
     const res = await request(sandbox.url, 'DELETE', '/api/v1/namespaces/default/configmaps/precond', { preconditions: { resourceVersion: '1' } });
     expect(res.status).toBe(409);
-    expect(res.json.message).toContain('Precondition failed');
+    expect(res.json!.message).toContain('Precondition failed');
     await core.deleteNamespacedConfigMap({ name: 'precond', namespace: 'default', body: { preconditions: { resourceVersion: cm.metadata!.resourceVersion } } });
     expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/configmaps/precond')).status).toBe(404);
   });
@@ -293,10 +293,10 @@ describe('object semantics against client-node', () => {
     const core = await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1');
     expect(core.json).toMatchObject({ apiVersion: 'v1', kind: 'Event', message: 'scaled to 3 rooms', involvedObject: { name: 'dup' }, reportingComponent: 'roomkeeper.io/operator' });
     const selected = await request(sandbox.url, 'GET', '/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Ddup');
-    expect(selected.json.items.map((e: { metadata: { name: string } }) => e.metadata.name)).toEqual(['ev-1']);
+    expect(selected.json!.items!.map((e) => e.metadata!.name)).toEqual(['ev-1']);
     const patched = await request(sandbox.url, 'PATCH', '/apis/events.k8s.io/v1/namespaces/default/events/ev-1', { note: 'scaled to 4 rooms' }, { 'Content-Type': 'application/merge-patch+json' });
-    expect(patched.json.note).toBe('scaled to 4 rooms');
-    expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1')).json.message).toBe('scaled to 4 rooms');
+    expect(patched.json!.note).toBe('scaled to 4 rooms');
+    expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/events/ev-1')).json!.message).toBe('scaled to 4 rooms');
   });
 
   it('counts write requests per resource, refused ones included', async () => {

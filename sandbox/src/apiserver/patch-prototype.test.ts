@@ -31,6 +31,6 @@ describe('PATCH and prototypes', () => {
     expect(res.json).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
     expect((({}) as Record<string, unknown>).polluted).toBeUndefined();
     const after = await request(sandbox.url, 'GET', `${CM}/proto`);
-    expect(after.json.data).toEqual({ a: '1' });
+    expect(after.json!.data).toEqual({ a: '1' });
   });
 });

@@ -23,9 +23,9 @@ describe('applyJsonPatch', () => {
   });
 
   it('fails a failing test op with 422 and a malformed patch with 400', () => {
-    expect(() => applyJsonPatch(doc, [{ op: 'test', path: '/c', value: 'z' }])).toThrow(expect.objectContaining({ code: 422 }));
-    expect(() => applyJsonPatch(doc, { op: 'add' })).toThrow(expect.objectContaining({ code: 400 }));
-    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => applyJsonPatch(doc, [{ op: 'test', path: '/c', value: 'z' }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
+    expect(() => applyJsonPatch(doc, { op: 'add' })).toThrow(expect.objectContaining({ code: 400 }) as Error);
+    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
   });
 });
 
@@ -92,13 +92,13 @@ describe('patches never reach a prototype', () => {
     [[{ op: 'copy', from: '/__proto__', path: '/b' }]],
     [[{ op: 'move', from: '/a', path: '/prototype' }]],
   ])('refuses the JSON patch %j with 422', (ops) => {
-    expect(() => applyJsonPatch({ a: {} }, ops)).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => applyJsonPatch({ a: {} }, ops)).toThrow(expect.objectContaining({ code: 422 }) as Error);
     expect(polluted()).toBeUndefined();
   });
 
   it('does not read inherited properties through a pointer', () => {
-    expect(() => applyJsonPatch({ a: {} }, [{ op: 'remove', path: '/a/toString' }])).toThrow(expect.objectContaining({ code: 422 }));
-    expect(() => applyJsonPatch({ a: {} }, [{ op: 'copy', from: '/a/hasOwnProperty', path: '/b' }])).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => applyJsonPatch({ a: {} }, [{ op: 'remove', path: '/a/toString' }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
+    expect(() => applyJsonPatch({ a: {} }, [{ op: 'copy', from: '/a/hasOwnProperty', path: '/b' }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
   });
 
   it.each([

@@ -21,7 +21,7 @@ describe('parseResourcePath', () => {
   it('refuses paths that are too long or not under /api(s)', () => {
     expect(parseResourcePath(splitPath('/api/v1/namespaces/a/pods/b/status/extra'))).toBeUndefined();
     expect(parseResourcePath(splitPath('/metrics'))).toBeUndefined();
-    expect(() => splitPath('/api/%E0%A4%A')).toThrow(expect.objectContaining({ code: 400 }));
+    expect(() => splitPath('/api/%E0%A4%A')).toThrow(expect.objectContaining({ code: 400 }) as Error);
   });
 });
 
@@ -36,7 +36,7 @@ describe('request details', () => {
   it('maps patch content types and refuses others with 415', () => {
     expect(patchTypeOf('application/merge-patch+json; charset=utf-8')).toBe('merge');
     expect(patchTypeOf('application/apply-patch+yaml')).toBe('apply');
-    expect(() => patchTypeOf('application/json')).toThrow(expect.objectContaining({ code: 415 }));
+    expect(() => patchTypeOf('application/json')).toThrow(expect.objectContaining({ code: 415 }) as Error);
   });
 
   it('names verbs like the real server', () => {

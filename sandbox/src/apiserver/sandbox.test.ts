@@ -34,15 +34,15 @@ describe('startSandbox', () => {
     const sandbox = await startSandbox({ crdDirs: [dir] });
     try {
       const list = await request(sandbox.url, 'GET', '/apis/test.roomkeeper.io/v1');
-      const names = (list.json.resources as { name: string }[]).map((r) => r.name).sort();
+      const names = (list.json!.resources as { name: string }[]).map((r) => r.name).sort();
       expect(names).toEqual(['gadgets', 'gadgets/scale', 'gadgets/status', 'widgets', 'widgets/scale', 'widgets/status']);
-      const widgets = (list.json.resources as Record<string, unknown>[]).find((r) => r.name === 'widgets');
+      const widgets = (list.json!.resources as Record<string, unknown>[]).find((r) => r.name === 'widgets');
       expect(widgets).toMatchObject({ singularName: 'widget', namespaced: true, kind: 'Widget', shortNames: ['wd'] });
       const group = await request(sandbox.url, 'GET', '/apis/test.roomkeeper.io');
-      expect(group.json.preferredVersion).toEqual({ groupVersion: 'test.roomkeeper.io/v1', version: 'v1' });
-      expect(group.json.versions.map((v: { version: string }) => v.version)).toEqual(['v1', 'v1beta1']);
+      expect(group.json!.preferredVersion).toEqual({ groupVersion: 'test.roomkeeper.io/v1', version: 'v1' });
+      expect(group.json!.versions!.map((v: { version: string }) => v.version)).toEqual(['v1', 'v1beta1']);
       const crd = await request(sandbox.url, 'GET', `${CRDS}/widgets.test.roomkeeper.io`);
-      expect(crd.json.status.conditions.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['NamesAccepted=True', 'Established=True']);
+      expect(crd.json!.status!.conditions!.map((c: { type: string; status: string }) => `${c.type}=${c.status}`)).toEqual(['NamesAccepted=True', 'Established=True']);
     } finally {
       await sandbox.stop();
     }
@@ -55,9 +55,9 @@ describe('startSandbox', () => {
       const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
       const apis = await request(sandbox.url, 'GET', '/apis', undefined, { Accept: accept });
       expect(apis.headers.get('content-type')).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
-      expect(apis.json.kind).toBe('APIGroupDiscoveryList');
-      const group = apis.json.items.find((g: { metadata: { name?: string } }) => g.metadata.name === 'test.roomkeeper.io');
-      expect(group.versions[0]).toMatchObject({
+      expect(apis.json!.kind).toBe('APIGroupDiscoveryList');
+      const group = apis.json!.items!.find((g) => g.metadata!.name === 'test.roomkeeper.io');
+      expect(group!.versions![0]).toMatchObject({
         version: 'v1',
         freshness: 'Current',
         resources: [{
@@ -70,8 +70,8 @@ describe('startSandbox', () => {
         }],
       });
       const core = await request(sandbox.url, 'GET', '/api', undefined, { Accept: accept });
-      expect(core.json.items).toHaveLength(1);
-      expect(core.json.items[0].versions[0].resources.map((r: { resource: string }) => r.resource)).toContain('pods');
+      expect(core.json!.items).toHaveLength(1);
+      expect(core.json!.items![0]!.versions![0]!.resources.map((r: { resource: string }) => r.resource)).toContain('pods');
       const legacy = await request(sandbox.url, 'GET', '/api');
       expect(legacy.json).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
     } finally {
@@ -86,9 +86,9 @@ describe('startSandbox', () => {
       const created = await request(sandbox.url, 'POST', '/apis/test.roomkeeper.io/v1beta1/namespaces/default/gadgets', { ...widget('g1', { color: 'red' }), kind: 'Gadget', apiVersion: 'test.roomkeeper.io/v1beta1' });
       expect(created.status).toBe(201);
       const asV1 = await request(sandbox.url, 'GET', '/apis/test.roomkeeper.io/v1/namespaces/default/gadgets/g1');
-      expect(asV1.json.apiVersion).toBe('test.roomkeeper.io/v1');
+      expect(asV1.json!.apiVersion).toBe('test.roomkeeper.io/v1');
       const listV1 = await request(sandbox.url, 'GET', '/apis/test.roomkeeper.io/v1/gadgets');
-      expect(listV1.json.items.map((i: { apiVersion: string }) => i.apiVersion)).toEqual(['test.roomkeeper.io/v1']);
+      expect(listV1.json!.items!.map((i) => i.apiVersion)).toEqual(['test.roomkeeper.io/v1']);
     } finally {
       await sandbox.stop();
     }
@@ -121,11 +121,11 @@ describe('startSandbox', () => {
     try {
       const w = await request(second.url, 'GET', '/apis/test.roomkeeper.io/v1/namespaces/default/widgets/kept');
       expect(w.status).toBe(200);
-      expect(w.json.spec.color).toBe('blue');
+      expect(w.json!.spec!.color).toBe('blue');
       expect((await request(second.url, 'GET', '/api/v1/namespaces/default/configmaps/kept-cm')).status).toBe(200);
       expect(second.store.resourceVersion).toBeGreaterThanOrEqual(rv);
       const next = await request(second.url, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'after' } });
-      expect(Number(next.json.metadata.resourceVersion)).toBeGreaterThan(rv);
+      expect(Number(next.json!.metadata!.resourceVersion)).toBeGreaterThan(rv);
     } finally {
       await second.stop();
     }
@@ -134,7 +134,7 @@ describe('startSandbox', () => {
   it('answers health probes and /version, and stops idempotently', async () => {
     const sandbox = await startSandbox();
     for (const p of ['/healthz', '/livez', '/readyz']) expect((await request(sandbox.url, 'GET', p)).text).toBe('ok');
-    expect((await request(sandbox.url, 'GET', '/version')).json.gitVersion).toMatch(/^v1\.32\./);
+    expect((await request(sandbox.url, 'GET', '/version')).json!.gitVersion).toMatch(/^v1\.32\./);
     expect(sandbox.kubeconfigYaml()).toContain(`server: ${sandbox.url}`);
     expect(sandbox.kubeConfig().getCurrentCluster()?.server).toBe(sandbox.url);
     await Promise.all([sandbox.stop(), sandbox.stop()]);

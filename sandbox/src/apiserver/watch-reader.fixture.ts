@@ -1,8 +1,10 @@
+import type { KubeAnswer } from './http-request.fixture';
+
 /** Reads a watch stream over plain HTTP for tests: collects events until the stream ends or is closed. */
 export interface WatchEventLine {
   type: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read event objects field by field
-  object: any;
+  /** The object, or a Status for an ERROR event, as parsed from the line (the API server always sends one). */
+  object: KubeAnswer | undefined;
 }
 
 export interface OpenWatch {

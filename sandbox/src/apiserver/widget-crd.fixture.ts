@@ -56,3 +56,12 @@ export function widgetCrd(): Record<string, unknown> {
 export function widget(name: string, spec: Record<string, unknown>, namespace = 'default'): Record<string, unknown> {
   return { apiVersion: `${WIDGET_GROUP}/${WIDGET_VERSION}`, kind: 'Widget', metadata: { name, namespace }, spec };
 }
+
+/** A widget as the API server answers it (client-node types custom objects as `object`). */
+export interface Widget {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; uid: string; resourceVersion: string; generation: number; creationTimestamp: string; labels?: Record<string, string> };
+  spec: { color?: string; replicas?: number };
+  status?: { state?: string; replicas?: number };
+}

@@ -41,7 +41,7 @@ describe('SimRoom', () => {
     const [first] = recorder.pingsFor('fleet', 'room-1');
     expect(first?.method).toBe('PUT');
     expect(first?.authorization).toBe('Bearer tok');
-    expect(first?.body).toEqual({ status: 'ready', timestamp: expect.any(Number) });
+    expect(first?.body).toEqual({ status: 'ready', timestamp: expect.any(Number) as unknown });
     const ts = (first?.body as { timestamp: number }).timestamp;
     expect(Math.abs(ts - Date.now() / 1000)).toBeLessThan(60);
     expect(r.view()).toMatchObject({ state: 'running', status: 'ready', lastPingStatus: 'ready' });

@@ -139,8 +139,7 @@ describe('x-kubernetes-validations', () => {
   ];
 
   it.each(rows.map((r) => [r.name, r]))('%s', (_name, row) => {
-    const r = row as (typeof rows)[number];
-    expect(fleetSchema([r.rule]).validate(obj(r.spec))).toEqual(r.expected);
+    expect(fleetSchema([row.rule]).validate(obj(row.spec))).toEqual(row.expected);
   });
 
   it('evaluates rules on scalars with self bound to the value', () => {
