@@ -102,7 +102,7 @@ describe('chart with default values', () => {
     expect(field(operator, 'spec.replicas')).toBe(2);
     expect(field(gateway, 'spec.replicas')).toBe(2);
     expect(containerOf(operator).command).toEqual(['node', '--max-old-space-size=160', 'dist/operator/src/main.js']);
-    expect(containerOf(gateway).command).toEqual(['node', '--max-old-space-size=192', 'dist/api-gateway/src/main.js']);
+    expect(containerOf(gateway).command).toEqual(['node', '--max-old-space-size=192', '--max-semi-space-size=4', 'dist/api-gateway/src/main.js']);
     expect(containerOf(operator).image).toBe('ghcr.io/roomkeeper/roomkeeper:0.1.0');
     expect(field(operator, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-operator');
     expect(field(gateway, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-gateway');
@@ -272,7 +272,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     const gw = envOf(gateway);
     expect(operator.image).toBe('registry.example.com/games/roomkeeper@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
     expect([operator.command, gateway.command]).toEqual([
-      ['node', '--max-old-space-size=256', 'dist/operator/src/main.js'], ['node', '--max-old-space-size=320', 'dist/api-gateway/src/main.js'],
+      ['node', '--max-old-space-size=256', 'dist/operator/src/main.js'], ['node', '--max-old-space-size=320', '--max-semi-space-size=8', 'dist/api-gateway/src/main.js'],
     ]);
     expect(op.get('ROOMKEEPER_LOG_LEVEL')?.value).toBe('debug');
     expect(op.get('ROOMKEEPER_KUBE_QPS')?.value).toBe('150.5');
