@@ -37,7 +37,7 @@ const STRICT_TESTS = [
   ['test/support/**/*.ts', 'test/real-apiserver/**/*.ts', 'bench/**/*.ts'],
   // Colocated unit tests and the sandbox's fixtures (H16t3).
   ['operator/**/*.test.ts', 'api-gateway/**/*.test.ts', 'common/**/*.test.ts', 'sandbox/**/*.test.ts', 'sdk/**/*.test.ts', 'launcher/**/*.test.ts', '**/*.fixture.ts'],
-  ['test/helm/**/*.ts', 'test/rbac/**/*.ts'],
+  ['test/helm/**/*.ts', 'test/kubectl/**/*.ts', 'test/lint/**/*.ts', 'test/operator/**/*.ts', 'test/rbac/**/*.ts', 'test/readme/**/*.ts', 'test/real-cluster/**/*.ts', 'test/start/**/*.ts'],
 ];
 
 /**
