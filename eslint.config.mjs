@@ -44,6 +44,7 @@ const STRICT_TESTS = [
   ['test/support/**/*.ts', 'test/real-apiserver/**/*.ts', 'bench/**/*.ts'],
   // Colocated unit tests and the sandbox's fixtures (H16t3).
   ['operator/**/*.test.ts', 'api-gateway/**/*.test.ts', 'common/**/*.test.ts', 'sandbox/**/*.test.ts', 'sdk/**/*.test.ts', 'launcher/**/*.test.ts', '**/*.fixture.ts'],
+  // The other test/ folders: e2e, chaos, helm, kubectl, lint, operator, rbac, readme, real-cluster, start (H16t1).
   ['test/chaos/**/*.ts', 'test/e2e/**/*.ts', 'test/helm/**/*.ts', 'test/kubectl/**/*.ts', 'test/lint/**/*.ts', 'test/operator/**/*.ts', 'test/rbac/**/*.ts', 'test/readme/**/*.ts', 'test/real-cluster/**/*.ts', 'test/start/**/*.ts'],
 ];
 
