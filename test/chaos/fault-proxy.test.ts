@@ -36,7 +36,7 @@ describe('the fault proxy', () => {
     const seen: string[] = [];
     let ended = 0;
     const watch = new k8s.Watch(proxy.kubeConfig(sandbox.kubeConfig()));
-    await watch.watch('/api/v1/namespaces/proxied/configmaps', {}, (type, obj: k8s.V1ConfigMap) => seen.push(`${type} ${obj.metadata?.name}`), () => ended++);
+    await watch.watch('/api/v1/namespaces/proxied/configmaps', {}, (type, obj: k8s.V1ConfigMap) => seen.push(`${type} ${String(obj.metadata?.name)}`), () => ended++);
     await waitFor(() => proxy.openWatches === 1, { message: 'the watch open through the proxy' });
     await core.createNamespacedConfigMap({ namespace: 'proxied', body: { metadata: { name: 'one' } } });
     await waitFor(() => seen.includes('ADDED one'), { message: 'the event streamed through' });

@@ -37,10 +37,10 @@ export async function watchFleet(stack: Stack, name: string, check: (fleet: Flee
   let events = 0;
   let stopped = false;
   const rooms = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${name}/gamerooms`,
-    () => stack.api.listGameRooms(name) as never);
+    () => stack.api.listGameRooms(name));
   const pods = k8s.makeInformer<k8s.V1Pod>(stack.kc, `/api/v1/namespaces/${name}/pods`, () => stack.core.listNamespacedPod({ namespace: name }));
   const schedulers = k8s.makeInformer<Scheduler & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/schedulers',
-    () => stack.api.listSchedulers() as never);
+    () => stack.api.listSchedulers());
   const fleet: Fleet = {
     rooms: () => rooms.list(name) as GameRoom[],
     pods: () => [...pods.list(name)],

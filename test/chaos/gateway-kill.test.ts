@@ -99,8 +99,8 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
     let serving = 0;
     await waitFor(async () => (serving = servingRooms((await stack.api.listGameRooms(NAME)).items).length) === ROOMS + FLIPPERS,
-      { timeoutMs: 240_000, intervalMs: 1000, message: `${ROOMS + FLIPPERS} serving rooms` }).catch((err: Error) => {
-      throw new Error(`${err.message} (${serving} serving)`);
+      { timeoutMs: 240_000, intervalMs: 1000, message: `${ROOMS + FLIPPERS} serving rooms` }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message} (${serving} serving)`);
     });
 
     // The fleet settled: every room serving and no operation left (a room that expired while the
@@ -143,7 +143,7 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
       const room = e.object as { metadata: { deletionTimestamp?: unknown }; status?: { status?: string } };
       if (e.type === 'delete' || room.metadata.deletionTimestamp) return `room ${e.name} was deleted`;
       const status = room.status?.status;
-      return status === 'ready' || status === 'occupied' ? undefined : `room ${e.name} is ${status}`;
+      return status === 'ready' || status === 'occupied' ? undefined : `room ${e.name} is ${String(status)}`;
     });
     try {
       // Every flipping room's status through the gateways before the kill.
@@ -163,10 +163,10 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
       // Every flipping room's GameRoom shows the last status it was answered success for.
       const mismatch = async () => {
         const rooms = new Map((await stack.api.listGameRooms(NAME)).items.map((r) => [r.metadata.name as string, r.status?.status]));
-        return flippers.filter((r) => rooms.get(r) !== accepted.get(r)).map((r) => `${r}: accepted ${accepted.get(r)}, GameRoom ${rooms.get(r)}`);
+        return flippers.filter((r) => rooms.get(r) !== accepted.get(r)).map((r) => `${r}: accepted ${String(accepted.get(r))}, GameRoom ${String(rooms.get(r))}`);
       };
-      await waitFor(async () => (await mismatch()).length === 0, { timeoutMs: 20_000, message: 'every accepted status applied' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}: ${(await mismatch()).join('; ')}`);
+      await waitFor(async () => (await mismatch()).length === 0, { timeoutMs: 20_000, message: 'every accepted status applied' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}: ${(await mismatch()).join('; ')}`);
       });
       const expiries = (await stack.api.listOperations(NAME)).items.filter((o) => !opsBefore.has(o.metadata.name))
         .filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string }).reason === 'expired_room');

@@ -11,6 +11,7 @@
 import { describeScheduler, managementCall, roomPing } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import type { OperationEnqueued } from '../e2e/management-bodies';
 import { liveRooms, servingRooms, watchFleet } from './fleet-watch';
 
 const NAME = 'operator-down';
@@ -79,7 +80,7 @@ describe('the operator is scaled to 0 while rooms go, then comes back', () => {
       // and the client's operation waits.
       const meanwhile = liveRooms((await stack.api.listGameRooms(NAME)).items).map((r) => r.metadata.name);
       expect(meanwhile.sort()).toEqual(names.filter((n) => !roomsGone.includes(n)).sort());
-      expect((await stack.api.getOperation(added.body.operationId)).status?.status ?? 'pending').toBe('pending');
+      expect((await stack.api.getOperation((added.body as OperationEnqueued).operationId)).status?.status ?? 'pending').toBe('pending');
 
       await stack.addOperator();
       const want = REPLICAS + ADDED;
@@ -92,16 +93,16 @@ describe('the operator is scaled to 0 while rooms go, then comes back', () => {
         return s.spec.roomsReplicas === want && rooms.length === want && servingRooms(rooms).length === want
           && all.length === want && pods.length === want && pods.every((p) => rooms.some((r) => r.metadata.name === p.metadata?.name))
           && ops.every((o) => !['pending', 'in_progress'].includes(o.status?.status ?? 'pending'));
-      }, { timeoutMs: 120_000, message: `exactly ${want} serving rooms, each with its pod, no pod left over, no operation pending or running` }).catch(async (err: Error) => {
-        const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? ' (deleting)' : ''}`);
-        throw new Error(`${err.message}\npods: ${pods.join(', ')}\n${await describeScheduler(stack, NAME)}`);
+      }, { timeoutMs: 120_000, message: `exactly ${want} serving rooms, each with its pod, no pod left over, no operation pending or running` }).catch(async (err: unknown) => {
+        const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.map((p) => `${String(p.metadata?.name)}${p.metadata?.deletionTimestamp ? ' (deleting)' : ''}`);
+        throw new Error(`${(err as Error).message}\npods: ${pods.join(', ')}\n${await describeScheduler(stack, NAME)}`);
       });
 
       const during = (await stack.api.listOperations(NAME)).items.filter((o) => !opsBefore.has(o.metadata.name));
       const history = (o: (typeof during)[number]) => (o.status?.executionHistory ?? []).map((h) => h.event).join(' | ');
-      expect(during.filter((o) => o.status?.status !== 'finished').map((o) => `${o.spec.definitionName} ${o.status?.status}: ${history(o)}`)).toEqual([]);
+      expect(during.filter((o) => o.status?.status !== 'finished').map((o) => `${o.spec.definitionName} ${String(o.status?.status)}: ${history(o)}`)).toEqual([]);
       expect(during.filter((o) => /stuck/.test(history(o))).map(history)).toEqual([]);
-      expect(during.find((o) => o.metadata.name === added.body.operationId)?.status?.status).toBe('finished');
+      expect(during.find((o) => o.metadata.name === (added.body as OperationEnqueued).operationId)?.status?.status).toBe('finished');
       expect((await stack.api.getGameRoom(NAME, occupied)).status?.status).toBe('occupied');
       expect(watch.events).toBeGreaterThan(0);
       expect(watch.violations).toEqual([]);

@@ -15,6 +15,7 @@ import type { GameRoom } from '../../common/src/generated/resources';
 import { describeScheduler, managementCall, roomPing } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import type { SchedulerAnswer } from '../e2e/management-bodies';
 import { liveRooms, servingRooms, watchFleet } from './fleet-watch';
 
 const NAME = 'stale-cache';
@@ -71,7 +72,7 @@ describe("the operator's cache is 5 s late", () => {
       // The first sign of this room's deletion: the object as it was when the deletion began.
       deleting.add(e.name);
       deletions++;
-      return room.status?.status === 'occupied' ? `room ${e.name} (${room.spec.version}) was deleted while occupied (resourceVersion ${room.metadata.resourceVersion})` : undefined;
+      return room.status?.status === 'occupied' ? `room ${e.name} (${room.spec.version}) was deleted while occupied (resourceVersion ${String(room.metadata.resourceVersion)})` : undefined;
     });
     let flipping = true;
     let flips = 0;
@@ -89,9 +90,9 @@ describe("the operator's cache is 5 s late", () => {
       // Scale down by 4 (removal by amount), then a new major version (a rolling replacement).
       await new Promise((r) => setTimeout(r, 3000));
       expect((await managementCall(stack, 'POST', `/schedulers/${NAME}/remove-rooms`, { amount: REMOVED })).status).toBe(200);
-      const current = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body.scheduler;
+      const current = ((await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as SchedulerAnswer).scheduler;
       const { name: _n, state: _s, createdAt: _c, ...rest } = current;
-      const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
+      const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
       expect((await managementCall(stack, 'POST', `/schedulers/${NAME}`, next)).status).toBe(200);
       await new Promise((r) => setTimeout(r, FLIP_WINDOW_MS));
     } finally {
@@ -109,8 +110,8 @@ describe("the operator's cache is 5 s late", () => {
         // All on the new major (v2.0.0, or a minor of it made for the new roomsReplicas).
         return want <= REPLICAS && want >= REPLICAS - REMOVED && rooms.length === want && servingRooms(rooms).length === want
           && rooms.every((r) => r.spec.version.startsWith('v2.')) && ops.every((o) => !['pending', 'in_progress'].includes(o.status?.status ?? 'pending'));
-      }, { timeoutMs: 150_000, message: 'roomsReplicas serving rooms, all on major 2, no operation pending or running' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}\nviolations: ${watch.violations.join('; ') || 'none'}\n${await describeScheduler(stack, NAME)}`);
+      }, { timeoutMs: 150_000, message: 'roomsReplicas serving rooms, all on major 2, no operation pending or running' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\nviolations: ${watch.violations.join('; ') || 'none'}\n${await describeScheduler(stack, NAME)}`);
       });
       const kept = (await stack.api.listOperations(NAME)).items.flatMap((o) => (o.status?.executionHistory ?? []).map((h) => h.event))
         .filter((e) => /changed status before deletion|changed since they were chosen/.test(e));

@@ -21,7 +21,7 @@ const FAULT_WINDOW_MS = 60_000;
  * 1 s without one) and asks again. The pause is the client's behaviour under test, not a wait
  * for the system to reach a state.
  */
-async function clientCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function clientCall(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   for (let attempt = 0; ; attempt++) {
     const res = await managementCall(stack, method, path, body);
     if ((res.status !== 429 && res.status < 500) || attempt >= 30) return res;
@@ -77,9 +77,9 @@ describe('the API server throttles and fails for a minute', () => {
       const done = busy.length === 0 && live.length === want && live.every((r) => r.status?.status === 'ready')
         && pods.length === want && pods.every((p) => live.some((r) => r.metadata.name === p.metadata?.name));
       return done ? { ops, replicas: want } : undefined;
-    }, { timeoutMs: 120_000, message: 'roomsReplicas ready rooms, each with its pod, and no operation pending or running' }).catch(async (err: Error) => {
-      const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? ' (deleting)' : ''}`);
-      throw new Error(`${err.message}\nspec.roomsReplicas ${(await stack.api.getScheduler(NAME)).spec.roomsReplicas}; pods: ${pods.join(', ')}\n${await describeScheduler(stack, NAME)}`);
+    }, { timeoutMs: 120_000, message: 'roomsReplicas ready rooms, each with its pod, and no operation pending or running' }).catch(async (err: unknown) => {
+      const pods = (await stack.core.listNamespacedPod({ namespace: NAME })).items.map((p) => `${String(p.metadata?.name)}${p.metadata?.deletionTimestamp ? ' (deleting)' : ''}`);
+      throw new Error(`${(err as Error).message}\nspec.roomsReplicas ${String((await stack.api.getScheduler(NAME)).spec.roomsReplicas)}; pods: ${pods.join(', ')}\n${await describeScheduler(stack, NAME)}`);
     });
 
     const during = settled.ops.filter((o) => !opsBefore.has(o.metadata.name));

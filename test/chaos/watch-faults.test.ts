@@ -81,7 +81,7 @@ type Snapshot = Record<string, Map<string, string>>;
 function snapshot(objects: Record<string, readonly k8s.KubernetesObject[]>): Snapshot {
   const out: Snapshot = {};
   for (const [resource, list] of Object.entries(objects)) {
-    out[resource] = new Map(list.map((o) => [`${o.metadata?.namespace ?? ''}/${o.metadata?.name}`, o.metadata?.resourceVersion ?? '']));
+    out[resource] = new Map(list.map((o) => [`${o.metadata?.namespace ?? ''}/${String(o.metadata?.name)}`, o.metadata?.resourceVersion ?? '']));
   }
   return out;
 }
@@ -127,8 +127,8 @@ async function cachesMatchList(stack: Stack, after: string): Promise<void> {
     const diff = [difference(operator, listed), difference(gateway, gatewayListed)];
     last = `operator: ${diff[0] ?? 'equal'}; gateway: ${diff[1] ?? 'equal'}`;
     return diff.every((d) => d === undefined);
-  }, { timeoutMs: 90_000, intervalMs: 200, message: `after ${after}, the operator's and the gateway's caches equal a fresh LIST` }).catch((err: Error) => {
-    throw new Error(`${err.message}\n${last}`);
+  }, { timeoutMs: 90_000, intervalMs: 200, message: `after ${after}, the operator's and the gateway's caches equal a fresh LIST` }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\n${last}`);
   });
 }
 
@@ -154,8 +154,9 @@ describe('watches cut, expired, failing and reset', () => {
     chaos = p ? proxyChaos(p) : sandboxChaos(stack);
   });
   afterAll(async () => {
-    chaos?.failWatches(undefined);
-    await stack?.stop();
+    // Unset when beforeAll failed.
+    (chaos as WatchChaos | undefined)?.failWatches(undefined);
+    await (stack as Stack | undefined)?.stop();
     await proxy?.close();
   });
 
@@ -245,13 +246,13 @@ describe('watches cut, expired, failing and reset', () => {
         const ops = (await stack.api.listOperations(NAME)).items;
         return rooms.length === s.spec.roomsReplicas && servingRooms(rooms).length === rooms.length
           && ops.every((o) => !['pending', 'in_progress'].includes(o.status?.status ?? 'pending'));
-      }, { timeoutMs: 90_000, message: 'roomsReplicas serving rooms and no operation pending or running' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}\n${await describeScheduler(stack, NAME)}`);
+      }, { timeoutMs: 90_000, message: 'roomsReplicas serving rooms and no operation pending or running' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}`);
       });
       const during = (await stack.api.listOperations(NAME)).items.filter((o) => !opsBefore.has(o.metadata.name));
       const expired = during.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string }).reason === 'expired_room');
       expect(expired.map((o) => (o.spec.input as { details?: unknown }).details)).toEqual([]);
-      expect(during.filter((o) => o.status?.status !== 'finished').map((o) => `${o.spec.definitionName} ${o.status?.status}`)).toEqual([]);
+      expect(during.filter((o) => o.status?.status !== 'finished').map((o) => `${o.spec.definitionName} ${String(o.status?.status)}`)).toEqual([]);
       expect((await stack.api.getGameRoom(NAME, occupied)).status?.status).toBe('occupied');
       expect(watch.violations).toEqual([]);
       process.stdout.write(`\n[chaos] watch faults on ${proxy ? 'the real API server (fault proxy)' : 'the sandbox'}: ${figures.join('; ')}\n`);

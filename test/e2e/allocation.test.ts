@@ -75,7 +75,7 @@ async function watchRooms(stack: Stack, scheduler: string): Promise<RoomHistory>
 function deletedWhileAllocated(history: RoomHistory): string[] {
   return history.events
     .filter((e) => (e.room.metadata.deletionTimestamp || e.type === 'DELETED') && openAllocation(e.room.status))
-    .map((e) => `${e.type} ${e.room.metadata.name} (allocation ${e.room.status?.allocation?.id})`);
+    .map((e) => `${e.type} ${e.room.metadata.name!} (allocation ${String(e.room.status?.allocation?.id)})`);
 }
 
 describe('room allocation', () => {
@@ -186,7 +186,7 @@ describe('room allocation', () => {
       }, { timeoutMs: 30_000, message: 'two rooms allocated' });
       const allocated = answers.map((a) => a.body.roomId as string);
       // The simulated rooms keep pinging ready inside the TTL: the room hears of its allocation.
-      const pingAnswer = await fetch(`${stack.roomsUrl}/scheduler/${name}/rooms/${allocated[0]}/ping`, {
+      const pingAnswer = await fetch(`${stack.roomsUrl}/scheduler/${name}/rooms/${allocated[0]!}/ping`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, name, allocated[0] as string)}` },
         body: JSON.stringify({ status: 'ready', timestamp: 1 }),

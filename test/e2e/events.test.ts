@@ -88,7 +88,7 @@ describe('Kubernetes Events', () => {
     expect(deleted.note).toBe(`Room deleted by operation ${opName} (reason: api)`);
     // The room's life before that: created by the operator, then ready (its first ready ping).
     const story = (await events.listNamespacedEvent({ namespace: NAME })).items
-      .filter((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName).map((e) => `${e.reason}: ${e.note}`);
+      .filter((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName).map((e) => `${String(e.reason)}: ${String(e.note)}`);
     expect(story).toEqual(expect.arrayContaining(['GameRoomCreated: Room created for version v1.0.0', expect.stringMatching(/^GameRoomReady: Room is ready \(was (pending|unready)\)$/)]));
   });
 

@@ -3,13 +3,14 @@
  * .proto), simulated rooms pinging the gateway, and a room removed by scale-down that reaches the
  * receiver as a `terminated` status. Validation rooms are never forwarded.
  */
-import { startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding';
+import { startForwardReceiver, type ForwarderRequests, type ForwarderRpc, type ForwardReceiver, type PartialMessage } from '../../common/src/forwarding';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import type { OperationEnqueued, SchedulerAnswer } from './management-bodies';
 
-async function call(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.managementUrl}${path}`, {
+async function call(stack: Stack, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${stack.managementUrl!}${path}`, {
     method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
@@ -28,6 +29,8 @@ describe('forwarding', () => {
     await stack.stop();
     await receiver.stop();
   });
+  /** The requests the receiver decoded, every field read as possibly absent: protobufjs gives a message field the sender left out as null. */
+  const requestsOf = <R extends ForwarderRpc>(rpc: R) => receiver.requestsOf(rpc) as PartialMessage<ForwarderRequests[R]>[];
 
   test('pings, room events and a scale-down\'s terminated status reach the receiver with the forwarder metadata', async () => {
     const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000, metadata: { roomType: 'arena', region: 'eu' } } }];
@@ -40,7 +43,7 @@ describe('forwarding', () => {
     const roomIds = rooms.map((r) => r.metadata.name as string);
 
     // The very first ping may beat the room's address into its status; later ones carry it.
-    const resync = await waitFor(() => receiver.requestsOf('SendRoomResync').find((r) => roomIds.includes(r.room?.roomId ?? '') && r.room?.host), { timeoutMs: 10_000 });
+    const resync = await waitFor(() => requestsOf('SendRoomResync').find((r) => roomIds.includes(r.room?.roomId ?? '') && r.room?.host), { timeoutMs: 10_000 });
     expect(resync.room).toMatchObject({ game: 'test-game', roomType: 'arena' });
     expect(resync.room?.metadata?.region).toBe('eu');
     expect(statusName(resync.statusType)).toBe('ready');
@@ -48,18 +51,18 @@ describe('forwarding', () => {
     expect(resync.room?.host).toBe(room.status?.host);
     expect(resync.room?.port).toBe(room.status?.ports?.[0]?.port);
 
-    const event = await fetch(`${stack.roomsUrl}/scheduler/fwd-game/rooms/${roomIds[0]}/roomevent`, {
+    const event = await fetch(`${stack.roomsUrl}/scheduler/fwd-game/rooms/${roomIds[0]!}/roomevent`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, 'fwd-game', roomIds[0]!)}` },
       body: JSON.stringify({ event: 'matchStarted', timestamp: Date.now(), metadata: { mode: 'ranked' } }),
     });
     expect(await event.json()).toMatchObject({ success: true });
-    const roomEvent = await waitFor(() => receiver.requestsOf('SendRoomEvent').find((r) => r.room?.roomId === roomIds[0]));
+    const roomEvent = await waitFor(() => requestsOf('SendRoomEvent').find((r) => r.room?.roomId === roomIds[0]));
     expect(roomEvent.eventType).toBe('matchStarted');
 
     // Scale down to 1: the removed room's terminated status reaches the receiver.
     expect((await call(stack, 'PATCH', '/schedulers/fwd-game', { roomsReplicas: 1 })).status).toBe(200);
-    const terminated = await waitFor(() => receiver.requestsOf('SendRoomStatus').find((r) => statusName(r.statusType) === 'terminated' && roomIds.includes(r.room?.roomId ?? '')), { timeoutMs: 30_000, message: 'terminated status forwarded' });
+    const terminated = await waitFor(() => requestsOf('SendRoomStatus').find((r) => statusName(r.statusType) === 'terminated' && roomIds.includes(r.room?.roomId ?? '')), { timeoutMs: 30_000, message: 'terminated status forwarded' });
     const removal = (await stack.api.listOperations('fwd-game')).items.find((o) => o.spec.definitionName === 'remove_rooms');
     expect(removal?.spec.input?.reason).toBe('scale_down');
     expect(terminated.room?.game).toBe('test-game');
@@ -81,14 +84,14 @@ describe('forwarding', () => {
       const s = await stack.api.getScheduler('fwd-game');
       return s.status?.state === 'in-sync' && s.status.observedGeneration === s.metadata.generation;
     }, { timeoutMs: 20_000, message: 'fwd-game in sync with its latest spec' });
-    const current = await call(stack, 'GET', '/schedulers/fwd-game');
-    const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
-    next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:9.9.9' }));
+    const current = (await call(stack, 'GET', '/schedulers/fwd-game')).body as SchedulerAnswer;
+    const next = { ...current.scheduler, spec: { ...current.scheduler.spec } };
+    next.spec.containers = next.spec.containers.map((c) => ({ ...c, image: 'example.com/game:9.9.9' }));
     delete next.spec.version;
     const res = await call(stack, 'POST', '/schedulers/fwd-game', next);
     expect(res).toMatchObject({ status: 200 });
     const op = await waitFor(async () => {
-      const o = await stack.api.getOperation(res.body.operationId);
+      const o = await stack.api.getOperation((res.body as OperationEnqueued).operationId);
       return o.status?.status === 'finished' ? o : undefined;
     }, { timeoutMs: 30_000 });
     watching = false;
@@ -107,7 +110,7 @@ describe('forwarding', () => {
       const res = await call(stack, 'POST', '/scheduler/fwd-alloc/rooms/allocate', { ttlSeconds: 1 });
       return res.status === 200 ? res.body as { roomId: string; allocationId: string } : undefined;
     }, { timeoutMs: 30_000, intervalMs: 200, message: 'a room allocated' });
-    const statusesOf = (status: string) => receiver.requestsOf('SendRoomStatus')
+    const statusesOf = (status: string) => requestsOf('SendRoomStatus')
       .filter((r) => r.room?.roomId === answer.roomId && statusName(r.statusType) === status && r.room.metadata?.allocationId === answer.allocationId);
     const taken = await waitFor(() => statusesOf('occupied')[0], { timeoutMs: 20_000, message: 'the allocation forwarded as occupied' });
     expect(taken.room?.metadata).toMatchObject({ roomStatus: 'allocated', eventType: 'status' });

@@ -17,6 +17,7 @@ import type { GameRoom } from '../../common/src/generated/resources';
 import { describeScheduler, managementCall, roomPing } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import type { OperationEnqueued, SchedulerAnswer } from './management-bodies';
 
 function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };
@@ -65,7 +66,7 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     let armed = false;
     let released = false; // once its players have left, the occupied room is replaced as any other
     const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${name}/gamerooms`,
-      () => stack.api.listGameRooms(name) as never);
+      () => stack.api.listGameRooms(name));
     const check = (event: string, room?: GameRoom) => {
       if (!armed) return;
       const rooms = informer.list(name) as GameRoom[];
@@ -79,9 +80,9 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     await informer.start();
     armed = true;
     try {
-      const current = (await managementCall(stack, 'GET', `/schedulers/${name}`)).body.scheduler;
+      const current = ((await managementCall(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
       const { name: _n, state: _s, createdAt: _c, ...rest } = current;
-      const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
+      const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
       expect((await managementCall(stack, 'POST', `/schedulers/${name}`, next)).status).toBe(200);
       // The leader dies once the rollout has begun: some rooms are on v2.0.0, most are not.
       await waitFor(async () => {
@@ -93,8 +94,8 @@ describe('the leader dies mid-work; the standby finishes it', () => {
         const rooms = live((await stack.api.listGameRooms(name)).items);
         const old = rooms.filter((r) => r.spec.version === 'v1.0.0');
         return old.length === 1 && old[0]!.metadata.name === occupied && serving(rooms).filter((r) => r.spec.version === 'v2.0.0').length === 20;
-      }, { timeoutMs: 120_000, message: 'every free room on v2.0.0; the occupied one kept' }).catch(async (err: Error) => {
-        throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+      }, { timeoutMs: 120_000, message: 'every free room on v2.0.0; the occupied one kept' }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, name)}`);
       });
       released = true;
       await ping(stack, name, occupied, 'ready');
@@ -117,7 +118,7 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     await waitFor(async () => live((await stack.api.listGameRooms(name)).items).length >= 5, { timeoutMs: 60_000, intervalMs: 20, message: 'some rooms of add_rooms created' });
     await killLeader(stack);
     const op = await waitFor(async () => {
-      const o = await stack.api.getOperation(added.body.operationId);
+      const o = await stack.api.getOperation((added.body as OperationEnqueued).operationId);
       return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
     }, { timeoutMs: 60_000, message: 'add_rooms ended (finished, or marked stuck)' });
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n') ?? '').toMatch(/Starting operation/);
@@ -127,8 +128,8 @@ describe('the leader dies mid-work; the standby finishes it', () => {
       const s = await stack.api.getScheduler(name);
       const rooms = (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation);
       return s.spec.roomsReplicas === 13 && s.status?.rooms?.desired === 13 && rooms.length === 13 && serving(rooms).length === 13;
-    }, { timeoutMs: 120_000, message: 'exactly 13 rooms (3 + 10 added), all serving' }).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    }, { timeoutMs: 120_000, message: 'exactly 13 rooms (3 + 10 added), all serving' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, name)}`);
     });
   }, 300_000);
 
@@ -137,32 +138,33 @@ describe('the leader dies mid-work; the standby finishes it', () => {
     expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
     await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 2, { timeoutMs: 60_000, message: '2 serving rooms' });
     // A major change whose rooms stay silent for 4 s: the leader dies while the validation room waits.
-    const current = (await managementCall(stack, 'GET', `/schedulers/${name}`)).body.scheduler;
+    const current = ((await managementCall(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
     const { name: _n, state: _s, createdAt: _c, ...rest } = current;
     const env = [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'start-after:4' }];
-    const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c: object) => ({ ...c, environment: env })) } };
+    const next = { ...rest, spec: { ...current.spec, version: undefined, containers: current.spec.containers.map((c) => ({ ...c, environment: env })) } };
     const posted = await managementCall(stack, 'POST', `/schedulers/${name}`, next);
     expect(posted.status).toBe(200);
+    const postedId = (posted.body as OperationEnqueued).operationId;
     const validationRoom = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => r.spec.validation)?.metadata.name,
       { timeoutMs: 30_000, intervalMs: 50, message: 'the validation room of the first attempt' });
     await killLeader(stack);
-    await waitFor(async () => (await managementCall(stack, 'GET', `/schedulers/${name}`)).body?.scheduler?.spec?.version === 'v2.0.0',
-      { timeoutMs: 120_000, message: 'GET shows v2.0.0 active' }).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    await waitFor(async () => ((await managementCall(stack, 'GET', `/schedulers/${name}`)).body as Partial<SchedulerAnswer> | undefined)?.scheduler?.spec.version === 'v2.0.0',
+      { timeoutMs: 120_000, message: 'GET shows v2.0.0 active' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, name)}`);
     });
     const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version')
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
     expect(attempts.map((o) => [o.status?.status, o.status?.conditions?.find((c) => c.type === 'Stuck')?.status ?? 'none'])).toEqual([['error', 'True'], ['finished', 'none']]);
-    expect(attempts[0]!.metadata.name).toBe(posted.body.operationId);
-    expect(attempts[1]!.status?.executionHistory?.map((h) => h.event)[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${posted.body.operationId}\\) got stuck`));
+    expect(attempts[0]!.metadata.name).toBe(postedId);
+    expect(attempts[1]!.status?.executionHistory?.map((h) => h.event)[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${postedId}\\) got stuck`));
     const versions = (await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version).sort();
     expect(versions).toEqual(['v1.0.0', 'v2.0.0']);
     // The first attempt's validation room is removed by the health check; no room is left over.
     await waitFor(async () => {
       const rooms = (await stack.api.listGameRooms(name)).items;
       return !rooms.some((r) => r.metadata.name === validationRoom) && !rooms.some((r) => r.spec.validation) && serving(rooms).filter((r) => r.spec.version === 'v2.0.0').length === 2;
-    }, { timeoutMs: 120_000, message: 'no validation room left, 2 rooms on v2.0.0' }).catch(async (err: Error) => {
-      throw new Error(`${err.message}\n${await describeScheduler(stack, name)}`);
+    }, { timeoutMs: 120_000, message: 'no validation room left, 2 rooms on v2.0.0' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, name)}`);
     });
     const removal = (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'remove_rooms' && JSON.stringify(o.spec.input).includes(validationRoom));
     expect(removal?.spec.input?.details).toEqual([`${validationRoom}: a validation room no operation uses: the operation that made it stopped mid-way`]);
@@ -198,25 +200,26 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     await waitFor(async () => serving((await stack.api.listGameRooms(name)).items).length === 3, { timeoutMs: 60_000, message: '3 serving rooms' });
     const deleted = await managementCall(stack, 'DELETE', `/schedulers/${name}`);
     expect(deleted.status).toBe(200);
-    await waitFor(async () => (await stack.api.getOperation(deleted.body.operationId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for room pods to be deleted')),
+    const deletedId = (deleted.body as OperationEnqueued).operationId;
+    await waitFor(async () => (await stack.api.getOperation(deletedId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for room pods to be deleted')),
       { timeoutMs: 30_000, message: 'the deletion waiting for its rooms' });
     await killLeader(stack);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
     const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
     if (attempts.map((o) => o.status?.status).join() !== 'error,finished') {
-      throw new Error(`expected a stuck attempt and a finished one, got:\n${attempts.map((o) => `${o.metadata.name} ${o.status?.status}: ${(o.status?.executionHistory ?? []).map((h) => `${h.createdAt} ${h.event}`).join(' | ')}`).join('\n')}`);
+      throw new Error(`expected a stuck attempt and a finished one, got:\n${attempts.map((o) => `${o.metadata.name!} ${String(o.status?.status)}: ${(o.status?.executionHistory ?? []).map((h) => `${h.createdAt} ${h.event}`).join(' | ')}`).join('\n')}`);
     }
     expect(attempts[0]!.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
     const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
-    expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deleted.body.operationId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
+    expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deletedId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
     expect(second.at(-2)).toBe(`Scheduler ${name} deleted`);
     await waitFor(async () => (await stack.core.listNamespace()).items.every((n) => n.metadata?.name !== name), { timeoutMs: 60_000, message: 'the namespace gone' })
-      .catch(async (err: Error) => {
+      .catch(async (err: unknown) => {
         const ns = (await stack.core.listNamespace()).items.find((n) => n.metadata?.name === name);
-        const pods = (await stack.core.listNamespacedPod({ namespace: name })).items.map((p) => `${p.metadata?.name} deleting since ${String(p.metadata?.deletionTimestamp)} finalizers ${JSON.stringify(p.metadata?.finalizers ?? [])}`);
-        const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name} finalizers ${JSON.stringify(r.metadata.finalizers ?? [])}`);
-        throw new Error(`${err.message}\nnamespace: ${JSON.stringify(ns?.status)}\npods: ${pods.join('; ')}\nrooms: ${rooms.join('; ')}\nlast attempt: ${attempts.at(-1)?.status?.executionHistory?.map((h) => h.event).join(' | ')}`);
+        const pods = (await stack.core.listNamespacedPod({ namespace: name })).items.map((p) => `${String(p.metadata?.name)} deleting since ${String(p.metadata?.deletionTimestamp)} finalizers ${JSON.stringify(p.metadata?.finalizers ?? [])}`);
+        const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${r.metadata.name!} finalizers ${JSON.stringify(r.metadata.finalizers ?? [])}`);
+        throw new Error(`${(err as Error).message}\nnamespace: ${JSON.stringify(ns?.status)}\npods: ${pods.join('; ')}\nrooms: ${rooms.join('; ')}\nlast attempt: ${String(attempts.at(-1)?.status?.executionHistory?.map((h) => h.event).join(' | '))}`);
       });
   }
 }

@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import type { Operation } from '../../common/src/generated/resources';
 import { finalOperationStatuses, knownDefinitionNames } from '../../common/src/resources/operation-names';
 import { managementCall } from '../support/http';
+import type { OperationAnswer, OperationEnqueued, OperationsAnswer, SchedulerAnswer, SchedulersInfoAnswer, VersionsAnswer } from './management-bodies';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -40,7 +41,7 @@ async function userHistory(stack: Stack, name: string): Promise<string[]> {
   return (await stack.api.listOperations(name)).items
     .filter((o) => !o.spec.priority)
     .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
-    .map((o) => `${o.spec.definitionName}:${o.status?.status}`);
+    .map((o) => `${o.spec.definitionName}:${String(o.status?.status)}`);
 }
 
 describe('management API end to end', () => {
@@ -55,60 +56,60 @@ describe('management API end to end', () => {
   test('create, rooms ping, info counts, add-rooms, remove-rooms, a new major version, operation stages and cancel', async () => {
     const created = await call(stack, 'POST', '/schedulers', createBody('http-game', { roomsReplicas: 2 }));
     expect(created.status).toBe(200);
-    expect(created.body.scheduler).toMatchObject({ name: 'http-game', state: 'creating', spec: { version: 'v1.0.0' } });
+    expect((created.body as SchedulerAnswer).scheduler).toMatchObject({ name: 'http-game', state: 'creating', spec: { version: 'v1.0.0' } });
 
     await waitFor(async () => {
       const info = await call(stack, 'GET', '/schedulers/info?game=test-game');
-      return info.body.schedulers?.find((s: { name: string; roomsReady: number }) => s.name === 'http-game' && s.roomsReady === 2);
+      return (info.body as Partial<SchedulersInfoAnswer>).schedulers?.find((s) => s.name === 'http-game' && s.roomsReady === 2);
     }, { timeoutMs: 30_000, message: 'info shows 2 ready rooms' });
 
     const added = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 2 });
     expect(added.status).toBe(200);
-    await finished(stack, added.body.operationId);
+    await finished(stack, (added.body as OperationEnqueued).operationId);
     await waitFor(async () => (await liveRooms(stack, 'http-game')).filter((r) => r.status?.status === 'ready').length === 4, { timeoutMs: 30_000, message: '4 ready rooms' });
 
     const removed = await call(stack, 'POST', '/schedulers/http-game/remove-rooms', { amount: 1 });
     expect(removed.status).toBe(200);
-    await finished(stack, removed.body.operationId);
+    await finished(stack, (removed.body as OperationEnqueued).operationId);
     await waitFor(async () => (await liveRooms(stack, 'http-game')).length === 3, { timeoutMs: 30_000, message: '3 rooms' });
     await waitFor(async () => (await stack.api.getScheduler('http-game')).status?.state === 'in-sync', { timeoutMs: 30_000 });
 
     // A new major version over HTTP replaces the rooms.
-    const current = await call(stack, 'GET', '/schedulers/http-game');
-    expect(current.body.scheduler.roomsReplicas).toBe(3);
-    const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
-    next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:2.0.0' }));
+    const current = (await call(stack, 'GET', '/schedulers/http-game')).body as SchedulerAnswer;
+    expect(current.scheduler.roomsReplicas).toBe(3);
+    const next = { ...current.scheduler, spec: { ...current.scheduler.spec } };
+    next.spec.containers = next.spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' }));
     delete next.spec.version;
     const version = await call(stack, 'POST', '/schedulers/http-game', next);
     expect(version.status).toBe(200);
-    await finished(stack, version.body.operationId);
+    await finished(stack, (version.body as OperationEnqueued).operationId);
     await waitFor(async () => {
       const rooms = await liveRooms(stack, 'http-game');
       return rooms.length === 3 && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
     }, { timeoutMs: 60_000, message: 'rooms replaced by v2.0.0' });
-    const versions = await call(stack, 'GET', '/schedulers/http-game/versions');
-    expect(versions.body.versions.find((v: { isActive: boolean }) => v.isActive).version).toBe('v2.0.0');
+    const versions = (await call(stack, 'GET', '/schedulers/http-game/versions')).body as VersionsAnswer;
+    expect(versions.versions.find((v) => v.isActive)!.version).toBe('v2.0.0');
 
     // Stages and cancel: a long add_rooms runs, a second one waits.
-    const long = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 500 });
-    const queued = await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 1 });
-    await waitFor(async () => (await stack.api.getOperation(long.body.operationId)).status?.status === 'in_progress');
-    const active = await call(stack, 'GET', '/schedulers/http-game/operations?stage=active');
-    expect(active.body.operations.map((o: { id: string }) => o.id)).toContain(long.body.operationId);
-    expect(active.body.operations[0].lease.ttl).toBeDefined();
-    const pending = await call(stack, 'GET', '/schedulers/http-game/operations?stage=pending');
-    expect(pending.body.operations.map((o: { id: string }) => o.id)).toContain(queued.body.operationId);
+    const long = (await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 500 })).body as OperationEnqueued;
+    const queued = (await call(stack, 'POST', '/schedulers/http-game/add-rooms', { amount: 1 })).body as OperationEnqueued;
+    await waitFor(async () => (await stack.api.getOperation(long.operationId)).status?.status === 'in_progress');
+    const active = (await call(stack, 'GET', '/schedulers/http-game/operations?stage=active')).body as OperationsAnswer;
+    expect(active.operations.map((o) => o.id)).toContain(long.operationId);
+    expect(active.operations[0]!.lease!.ttl).toBeDefined();
+    const pending = (await call(stack, 'GET', '/schedulers/http-game/operations?stage=pending')).body as OperationsAnswer;
+    expect(pending.operations.map((o) => o.id)).toContain(queued.operationId);
 
-    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${queued.body.operationId}/cancel`)).status).toBe(200);
-    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${long.body.operationId}/cancel`)).status).toBe(200);
-    await finished(stack, queued.body.operationId, 'canceled');
-    const canceled = await finished(stack, long.body.operationId, 'canceled');
+    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${queued.operationId}/cancel`)).status).toBe(200);
+    expect((await call(stack, 'POST', `/schedulers/http-game/operations/${long.operationId}/cancel`)).status).toBe(200);
+    await finished(stack, queued.operationId, 'canceled');
+    const canceled = await finished(stack, long.operationId, 'canceled');
     expect(canceled.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Operation canceled by the user[\s\S]*Starting operation rollback/);
-    const refused = await call(stack, 'POST', `/schedulers/http-game/operations/${added.body.operationId}/cancel`);
+    const refused = await call(stack, 'POST', `/schedulers/http-game/operations/${(added.body as OperationEnqueued).operationId}/cancel`);
     expect(refused.status).toBe(409);
 
-    const final = await call(stack, 'GET', '/schedulers/http-game/operations?stage=final&perPage=100');
-    const definitions = final.body.operations.map((o: { definitionName: string }) => o.definitionName);
+    const final = (await call(stack, 'GET', '/schedulers/http-game/operations?stage=final&perPage=100')).body as OperationsAnswer;
+    const definitions = final.operations.map((o) => o.definitionName);
     expect(definitions).toEqual(expect.arrayContaining(['create_scheduler', 'add_rooms', 'remove_rooms', 'create_new_scheduler_version', 'switch_active_version']));
     await waitFor(async () => (await liveRooms(stack, 'http-game')).length === 3, { timeoutMs: 30_000, message: 'rollback of the canceled add_rooms left 3 rooms' });
   });
@@ -119,7 +120,7 @@ describe('management API end to end', () => {
     // (never a health_controller operation), and a history whose last line agrees with the status.
     const problems: string[] = [];
     let seen = 0;
-    const informer = k8s.makeInformer<Operation & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/operations', () => stack.api.listOperations() as never);
+    const informer = k8s.makeInformer<Operation & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/operations', () => stack.api.listOperations());
     const check = (op: Operation) => {
       if (op.spec.schedulerName !== name) return;
       seen++;
@@ -136,17 +137,17 @@ describe('management API end to end', () => {
     await informer.start();
     try {
       expect((await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
-      await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).body.scheduler?.state === 'in-sync', { timeoutMs: 30_000, message: 'in-sync' });
+      await waitFor(async () => ((await call(stack, 'GET', `/schedulers/${name}`)).body as Partial<SchedulerAnswer>).scheduler?.state === 'in-sync', { timeoutMs: 30_000, message: 'in-sync' });
 
       // A major change: the new version's history names its switch as Maestro's does.
       const patched = await call(stack, 'PATCH', `/schedulers/${name}`, { spec: { containers: [{ image: 'example.com/game:2.0.0' }] } });
       expect(patched.status).toBe(200);
-      const history = (await finished(stack, patched.body.operationId)).status?.executionHistory?.map((h) => h.event) ?? [];
+      const history = (await finished(stack, (patched.body as OperationEnqueued).operationId)).status?.executionHistory?.map((h) => h.event) ?? [];
       const ids = history.map((e) => /^enqueued switch active version operation with id: (\S+)$/.exec(e)?.[1]).filter((x): x is string => x !== undefined);
       expect(ids).toHaveLength(1);
       const switchOp = await call(stack, 'GET', `/schedulers/${name}/operations/${ids[0]!}`);
       expect(switchOp.status).toBe(200);
-      expect(switchOp.body.operation).toMatchObject({ id: ids[0], definitionName: 'switch_active_version', schedulerName: name, input: { newActiveVersion: 'v2.0.0' } });
+      expect((switchOp.body as OperationAnswer).operation).toMatchObject({ id: ids[0], definitionName: 'switch_active_version', schedulerName: name, input: { newActiveVersion: 'v2.0.0' } });
       await finished(stack, ids[0]!);
       await waitFor(async () => {
         const rooms = await liveRooms(stack, name);
@@ -158,9 +159,9 @@ describe('management API end to end', () => {
       await stack.core.deleteNamespacedPod({ name: victim, namespace: name, gracePeriodSeconds: 0 });
       const healing = await waitFor(async () => {
         const list = await call(stack, 'GET', `/schedulers/${name}/operations?stage=final&perPage=100`);
-        const adds = (list.body.operations as { id: string; definitionName: string; status: string }[] | undefined ?? []).filter((o) => o.definitionName === 'add_rooms' && o.status === 'finished');
+        const adds = ((list.body as Partial<OperationsAnswer>).operations ?? []).filter((o) => o.definitionName === 'add_rooms' && o.status === 'finished');
         for (const add of adds) {
-          const detail = (await call(stack, 'GET', `/schedulers/${name}/operations/${add.id}`)).body.operation as { input: { reason?: unknown }; executionHistory: { event: string }[] };
+          const detail = ((await call(stack, 'GET', `/schedulers/${name}/operations/${add.id}`)).body as OperationAnswer).operation;
           if (String(detail.input.reason).includes(victim)) return detail;
         }
         return undefined;

@@ -37,13 +37,13 @@ describe('liveness through PingDigests', () => {
     const violations: string[] = [];
     let silenced: string | undefined;
     const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`,
-      () => stack.api.listGameRooms(NAME) as never);
+      () => stack.api.listGameRooms(NAME));
     const check = (room: GameRoom & k8s.KubernetesObject) => {
-      const name = room.metadata?.name as string;
-      if (rooms.has(name) && name !== silenced && room.metadata?.deletionTimestamp) violations.push(`${name} deleted at ${room.metadata.deletionTimestamp.toString()} while pinging`);
+      const name = room.metadata.name as string;
+      if (rooms.has(name) && name !== silenced && room.metadata.deletionTimestamp) violations.push(`${name} deleted at ${room.metadata.deletionTimestamp.toString()} while pinging`);
     };
     informer.on('update', check);
-    informer.on('delete', (room) => { if (rooms.has(room.metadata?.name as string) && room.metadata?.name !== silenced) violations.push(`${room.metadata?.name} gone while pinging`); });
+    informer.on('delete', (room) => { if (rooms.has(room.metadata.name as string) && room.metadata.name !== silenced) violations.push(`${room.metadata.name!} gone while pinging`); });
     await informer.start();
     try {
       const digest = async (): Promise<PingDigest | undefined> =>
@@ -63,7 +63,7 @@ describe('liveness through PingDigests', () => {
       expect(stale.map((r) => r.metadata.name).sort()).toEqual([...rooms].sort());
 
       // One room falls silent: the operator expires it on the digest's word and replaces it.
-      silenced = [...rooms][0] as string;
+      silenced = [...rooms][0]!;
       stack.simulation!.rooms!.silence(silenced);
       await waitFor(async () => {
         const now = await live();

@@ -11,7 +11,7 @@
  * E2E_KUBECONFIG is set.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { GameRoom, PingDigest } from '../../common/src/generated/resources';
+import type { GameRoom } from '../../common/src/generated/resources';
 import { decodePingDigest } from '../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId, ROOM_TOKEN_KEY_LABEL } from '../../common/src/rooms/room-token';
 import { managementCall } from '../support/http';
@@ -42,7 +42,7 @@ describe('room-token rotation', () => {
     const failures = () => stack.simulation!.rooms!.stats().pingFailures;
     // Every room the digest names was heard after `since`.
     const allHeardSince = async (since: number, rooms: string[]) => {
-      const digests = (await stack.api.listPingDigests(NAME)).items as PingDigest[];
+      const digests = (await stack.api.listPingDigests(NAME)).items;
       const last = new Map<string, number>();
       for (const d of digests) for (const [room, at] of decodePingDigest(d.status)) last.set(room, Math.max(at, last.get(room) ?? 0));
       return rooms.every((r) => (last.get(r) ?? 0) > since);
@@ -56,13 +56,13 @@ describe('room-token rotation', () => {
     // No room leaves but those the test removes (checked on every event).
     const violations: string[] = [];
     const removing = new Set<string>();
-    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME) as never);
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME));
     const check = (room: GameRoom & k8s.KubernetesObject) => {
-      const name = room.metadata?.name as string;
-      if (room.metadata?.deletionTimestamp && !removing.has(name)) violations.push(`${name} deleted (${room.status?.status}, last ping ${room.status?.lastPingAt})`);
+      const name = room.metadata.name as string;
+      if (room.metadata.deletionTimestamp && !removing.has(name)) violations.push(`${name} deleted (${String(room.status?.status)}, last ping ${String(room.status?.lastPingAt)})`);
     };
     informer.on('update', check);
-    informer.on('delete', (room) => { if (!removing.has(room.metadata?.name as string)) violations.push(`${room.metadata?.name} gone`); });
+    informer.on('delete', (room) => { if (!removing.has(room.metadata.name as string)) violations.push(`${room.metadata.name!} gone`); });
     await informer.start();
     try {
       // 1. Both secrets on the gateway, the new one on the operator.

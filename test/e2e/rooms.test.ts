@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { managementCall } from '../support/http';
+import type { OperationEnqueued, SchedulerAnswer, SchedulersInfoAnswer } from './management-bodies';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -68,7 +69,7 @@ describe('rooms', () => {
       expect(pod.spec?.restartPolicy).toBe('Never');
     }
     const info = await http(stack, 'GET', '/schedulers/info?game=test-game');
-    expect(info.body.schedulers.find((s: { name: string }) => s.name === 'rooms-basic')).toMatchObject({ roomsReady: 3, roomsOccupied: 0 });
+    expect((info.body as SchedulersInfoAnswer).schedulers.find((s) => s.name === 'rooms-basic')).toMatchObject({ roomsReady: 3, roomsOccupied: 0 });
   });
 
   test('killing a room\'s pod: a replacement appears, and the history says why', async () => {
@@ -80,7 +81,7 @@ describe('rooms', () => {
       return rooms.length === 3 && !rooms.some((r) => r.metadata.name === victim) && rooms.every((r) => r.status?.status === 'ready');
     }, { timeoutMs: 30_000, message: 'replacement ready' });
     const adds = (await stack.api.listOperations('rooms-basic')).items.filter((o) => o.spec.definitionName === 'add_rooms');
-    const reasons = adds.map((o) => String(o.spec.input?.reason ?? '')).join('\n');
+    const reasons = adds.map((o) => (o.spec.input?.reason as string | undefined) ?? '').join('\n'); // join prints any value as String() would
     expect(reasons).toContain(victim);
     expect(reasons).toMatch(/pod was deleted/);
   });
@@ -111,7 +112,7 @@ describe('rooms', () => {
     const res = await http(stack, 'POST', '/schedulers/rooms-protect/remove-rooms', { amount: 2 });
     expect(res.status).toBe(200);
     const op = await waitFor(async () => {
-      const o = await stack.api.getOperation(res.body.operationId);
+      const o = await stack.api.getOperation((res.body as OperationEnqueued).operationId);
       return o.status?.status === 'finished' ? o : undefined;
     }, { timeoutMs: 20_000 });
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Removed 0 rooms[\s\S]*occupied rooms are never removed by amount/);
@@ -198,10 +199,10 @@ describe('rolling replacement', () => {
       let lowest = Number.POSITIVE_INFINITY;
       let armed = false; // the initial list arrives one room at a time: count only after it
       const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, '/apis/roomkeeper.io/v1/namespaces/rolling/gamerooms',
-        () => stack.api.listGameRooms('rolling') as never);
+        () => stack.api.listGameRooms('rolling'));
       const check = () => {
         if (!armed) return;
-        const serving = informer.list('rolling').filter((r) => !r.metadata?.deletionTimestamp && !r.spec.validation
+        const serving = informer.list('rolling').filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation
           && (r.status?.status === 'ready' || r.status?.status === 'occupied')).length;
         lowest = Math.min(lowest, serving);
       };
@@ -218,9 +219,9 @@ describe('rolling replacement', () => {
       await ping(stack, 'rolling', occupiedRoom, 'occupied');
       await waitFor(async () => (await stack.api.getGameRoom('rolling', occupiedRoom)).status?.status === 'occupied');
 
-      const current = await http(stack, 'GET', '/schedulers/rolling');
-      const next = { ...current.body.scheduler, spec: { ...current.body.scheduler.spec } };
-      next.spec.containers = next.spec.containers.map((c: { image: string }) => ({ ...c, image: 'example.com/game:2.0.0' }));
+      const current = (await http(stack, 'GET', '/schedulers/rolling')).body as SchedulerAnswer;
+      const next = { ...current.scheduler, spec: { ...current.scheduler.spec } };
+      next.spec.containers = next.spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' }));
       delete next.spec.version;
       const res = await http(stack, 'POST', '/schedulers/rolling', next);
       expect(res.status).toBe(200);

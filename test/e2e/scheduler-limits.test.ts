@@ -7,6 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
+import type { ErrorBody } from '../../api-gateway/src/errors';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -30,13 +31,13 @@ describe('per-scheduler limits', () => {
 
     const refused = await managementCall(stack, 'POST', '/schedulers', body({ roomsReplicas: MAX_ROOMS + 1 }));
     expect(refused.status).toBe(400);
-    expect(refused.body.details).toEqual([{ field: 'roomsReplicas', message: `must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${MAX_ROOMS + 1}` }]);
+    expect((refused.body as ErrorBody).details).toEqual([{ field: 'roomsReplicas', message: `must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${MAX_ROOMS + 1}` }]);
 
     // Every room event: never more fleet rooms than the limit.
     let most = 0;
-    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME) as never);
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME));
     const count = () => {
-      most = Math.max(most, informer.list(NAME).filter((r) => !r.metadata?.deletionTimestamp && !r.spec.validation).length);
+      most = Math.max(most, informer.list(NAME).filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation).length);
     };
     informer.on('add', count);
     informer.on('update', count);

@@ -5,16 +5,28 @@
  * writes nothing. On the sandbox by default; on a real API server through E2E_KUBECONFIG (the
  * real tier runs this file against kube-apiserver v1.28).
  */
+import type { ErrorBody } from '../../api-gateway/src/errors';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 
-type Body = Record<string, any>;
+interface Range { start: number; end: number }
+interface Container { ports: { hostPortRange?: Range }[]; environment?: unknown[]; [field: string]: unknown }
+/** A scheduler definition (Scheduler's spec), typed as far as the cases below change it. */
+interface Definition {
+  maxSurge?: unknown;
+  portRange?: Range;
+  autoscaling?: unknown;
+  spec: { terminationGracePeriod?: unknown; containers: Container[]; [field: string]: unknown };
+  [field: string]: unknown;
+}
+/** A create body: the definition and its name. */
+interface Body extends Definition { name: string }
 
 function body(name: string): Body {
-  return { name, ...(schedulerObject(name) as { spec: Record<string, unknown> }).spec };
+  return { name, ...(schedulerObject(name) as { spec: Definition }).spec };
 }
 
-async function post(stack: Stack, payload: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.managementUrl}/schedulers`, {
+async function post(stack: Stack, payload: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${stack.managementUrl!}/schedulers`, {
     method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify(payload),
   });
   return { status: res.status, body: await res.json() };
@@ -28,17 +40,17 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],
-  ['portRange and hostPortRange', (b) => { b.spec.containers[0].ports[0].hostPortRange = { start: 10000, end: 20000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
+  ['portRange and hostPortRange', (b) => { b.spec.containers[0]!.ports[0]!.hostPortRange = { start: 10000, end: 20000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
   ['neither portRange nor hostPortRange', (b) => { delete b.portRange; }, { field: 'spec.containers', message: 'every container port must set hostPortRange when portRange is not set' }],
-  ['hostPortRange start >= end', (b) => { delete b.portRange; b.spec.containers[0].ports[0].hostPortRange = { start: 3000, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'start must be less than end' }],
+  ['hostPortRange start >= end', (b) => { delete b.portRange; b.spec.containers[0]!.ports[0]!.hostPortRange = { start: 3000, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'start must be less than end' }],
   ['autoscaling min > max', (b) => { b.autoscaling = { enabled: true, min: 11, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
   ['roomOccupancy without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: {} } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.roomOccupancy is required when the policy type is roomOccupancy' }],
   ['fixedBuffer without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'fixedBuffer', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.fixedBuffer is required when the policy type is fixedBuffer' }],
   ['terminationGracePeriod 0s', (b) => { b.spec.terminationGracePeriod = '0s'; }, { field: 'spec.terminationGracePeriod', message: 'terminationGracePeriod must be greater than 0' }],
-  ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0], ports: [] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
-  ['env with value and valueFrom', (b) => { b.spec.containers[0].environment = [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
-  ['env with neither value nor valueFrom', (b) => { b.spec.containers[0].environment = [{ name: 'A' }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
-  ['valueFrom with both refs', (b) => { b.spec.containers[0].environment = [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.podIP' }, secretKeyRef: { name: 'a', key: 'b' } } }]; }, { field: 'spec.containers[0].environment[0].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
+  ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0]!, ports: [] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
+  ['env with value and valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+  ['env with neither value nor valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A' }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+  ['valueFrom with both refs', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.podIP' }, secretKeyRef: { name: 'a', key: 'b' } } }]; }, { field: 'spec.containers[0].environment[0].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
 ];
 
 describe('cross-field validation by the API server, through the gateway', () => {
@@ -55,10 +67,11 @@ describe('cross-field validation by the API server, through the gateway', () => 
     change(payload);
     const res = await post(stack, payload);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(3);
-    expect(res.body.message).toMatch(/^Validation Error:\n/);
-    expect(res.body.details).toContainEqual(expect.objectContaining({ field: expected.field, message: expect.stringContaining(expected.message) }));
-    expect(res.body.message).toContain(expected.message);
+    const refused = res.body as ErrorBody;
+    expect(refused.code).toBe(3);
+    expect(refused.message).toMatch(/^Validation Error:\n/);
+    expect(refused.details).toContainEqual(expect.objectContaining({ field: expected.field, message: expect.stringContaining(expected.message) as unknown }));
+    expect(refused.message).toContain(expected.message);
     const names = (await stack.api.listSchedulers()).items.map((s) => s.metadata.name);
     expect(names).not.toContain(payload.name);
   });

@@ -9,6 +9,7 @@
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
+import type { SchedulerAnswer, VersionsAnswer } from './management-bodies';
 
 const ROUNDS = process.env.E2E_KUBECONFIG ? 2 : 20;
 const NAME = 'maestro-sequence';
@@ -44,19 +45,20 @@ describe('a Maestro client\'s version sequence', () => {
     expect((await managementCall(stack, 'POST', '/schedulers', create)).status).toBe(200);
     const model = new VersionModel();
     const shown = async (version: string) => waitFor(async () => {
-      const res = await managementCall(stack, 'GET', `/schedulers/${NAME}`);
-      return res.body?.scheduler?.spec?.version === version ? res.body.scheduler : undefined;
+      const answer = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as Partial<SchedulerAnswer> | undefined;
+      return answer?.scheduler?.spec.version === version ? answer.scheduler : undefined;
     }, { timeoutMs: 60_000, message: `GET /schedulers/${NAME} shows ${version}` });
     let current = await shown('v1.0.0');
     let step = 0;
     const change = async (kind: 'minor' | 'major') => {
       step++;
-      const { name: _n, state: _s, createdAt: _c, spec, ...rest } = current as Record<string, any>;
+      const { name: _n, state: _s, createdAt: _c, spec, ...rest } = current;
       const body = kind === 'minor'
         ? { ...rest, spec: { ...spec, version: undefined }, maxSurge: String(step + 1) }
-        : { ...rest, spec: { ...spec, version: undefined, containers: spec.containers.map((c: object) => ({ ...c, image: `example.com/game:${step}.0.0` })) } };
+        : { ...rest, spec: { ...spec, version: undefined, containers: spec.containers.map((c) => ({ ...c, image: `example.com/game:${step}.0.0` })) } };
       const res = await managementCall(stack, 'POST', `/schedulers/${NAME}`, body);
-      expect({ step, kind, status: res.status, body: res.body }).toEqual({ step, kind, status: 200, body: { operationId: expect.any(String) } });
+      const answer: unknown = res.body;
+      expect({ step, kind, status: res.status, body: answer }).toEqual({ step, kind, status: 200, body: { operationId: expect.any(String) as unknown } });
       current = await shown(model.next(kind));
     };
     for (let round = 1; round <= ROUNDS; round++) {
@@ -70,7 +72,7 @@ describe('a Maestro client\'s version sequence', () => {
       await change('major');
     }
     const listed = await managementCall(stack, 'GET', `/schedulers/${NAME}/versions`);
-    expect((listed.body.versions as { version: string }[]).map((v) => v.version).sort()).toEqual([...model.versions].sort());
+    expect((listed.body as VersionsAnswer).versions.map((v) => v.version).sort()).toEqual([...model.versions].sort());
     // The rollouts the switches started end with every room on the last major.
     await waitFor(async () => {
       const st = (await stack.api.getScheduler(NAME)).status;

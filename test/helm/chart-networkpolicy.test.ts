@@ -5,7 +5,7 @@ interface Port { protocol?: string; port?: number }
 interface Rule { ports?: Port[]; from?: unknown[]; to?: unknown[] }
 
 const policies = (objects: KubeObject[]) => objects.filter((o) => o.kind === 'NetworkPolicy');
-const ports = (rules: Rule[]) => rules.map((r) => (r.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`).join(','));
+const ports = (rules: Rule[]) => rules.map((r) => (r.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${String(p.port)}`).join(','));
 
 describe('chart NetworkPolicies', () => {
   it('renders none by default', async () => {
@@ -19,30 +19,30 @@ describe('chart NetworkPolicies', () => {
       const policy = findObject(policies(objects), 'NetworkPolicy', `-${component}`);
       const deployment = findObject(objects, 'Deployment', `-${component}`);
       // The policy selects exactly the component's pods.
-      expect(field<Record<string, string>>(deployment, 'spec.template.metadata.labels')).toMatchObject(field<Record<string, string>>(policy, 'spec.podSelector.matchLabels'));
+      expect(field(deployment, 'spec.template.metadata.labels')).toMatchObject(field(policy, 'spec.podSelector.matchLabels') as Record<string, string>);
       expect(field(policy, 'spec.policyTypes')).toEqual(['Ingress', 'Egress']);
-      const egress = field<Rule[]>(policy, 'spec.egress');
+      const egress = field(policy, 'spec.egress') as Rule[];
       expect(ports(egress)).toEqual(['UDP/53,TCP/53', 'TCP/443,TCP/6443']);
       expect(egress.every((r) => r.to === undefined)).toBe(true); // no CIDRs given: any address on those ports
     }
-    const gatewayIn = field<Rule[]>(findObject(objects, 'NetworkPolicy', '-gateway'), 'spec.ingress');
+    const gatewayIn = field(findObject(objects, 'NetworkPolicy', '-gateway'), 'spec.ingress') as Rule[];
     expect(ports(gatewayIn)).toEqual(['TCP/8080', 'TCP/8090']);
     expect(gatewayIn.every((r) => r.from === undefined)).toBe(true); // anyone, unless told
-    expect(ports(field<Rule[]>(findObject(objects, 'NetworkPolicy', '-operator'), 'spec.ingress'))).toEqual(['TCP/8081']);
+    expect(ports(field(findObject(objects, 'NetworkPolicy', '-operator'), 'spec.ingress') as Rule[])).toEqual(['TCP/8081']);
   });
 
   it('narrows sources, the API server address and adds egress as configured (values-full.yaml)', async () => {
     const objects = await renderChart({ valuesFiles: [FULL_VALUES_FILE] });
     const gateway = findObject(policies(objects), 'NetworkPolicy', '-gateway');
     const operator = findObject(policies(objects), 'NetworkPolicy', '-operator');
-    const gatewayIn = field<Rule[]>(gateway, 'spec.ingress');
+    const gatewayIn = field(gateway, 'spec.ingress') as Rule[];
     expect(ports(gatewayIn)).toEqual(['TCP/9080', 'TCP/9090']);
     expect(gatewayIn[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } } }]);
     // Pings only from room namespaces (the operator labels them managed-by roomkeeper).
     expect(gatewayIn[1]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'roomkeeper' } } }]);
-    expect(field<Rule[]>(operator, 'spec.ingress')).toEqual([{ ports: [{ protocol: 'TCP', port: 9081 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+    expect(field(operator, 'spec.ingress')).toEqual([{ ports: [{ protocol: 'TCP', port: 9081 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
     for (const policy of [gateway, operator]) {
-      expect(field<Rule[]>(policy, 'spec.egress')).toEqual([
+      expect(field(policy, 'spec.egress')).toEqual([
         { ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
         { ports: [{ protocol: 'TCP', port: 6443 }], to: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
         { to: [{ ipBlock: { cidr: '10.20.0.0/16' } }], ports: [{ protocol: 'TCP', port: 50051 }] },

@@ -33,7 +33,7 @@ export function metricNames(expr: string): string[] {
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
   const names = new Set<string>();
   for (const m of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
-    const after = stripped.slice((m.index ?? 0) + m[0].length).trimStart();
+    const after = stripped.slice(m.index + m[0].length).trimStart();
     if (PROMQL_WORDS.has(m[0]) || after.startsWith('(')) continue;
     names.add(m[0]);
   }
@@ -61,8 +61,8 @@ describe('dashboards and alerts', () => {
   beforeAll(async () => {
     objects = await renderChart({ namespace: 'rk-system', values: ENABLED });
     dashboards = objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-dashboard-'))
-      .flatMap((o) => Object.values(field<Record<string, string>>(o, 'data')).map((json) => JSON.parse(json) as Dashboard));
-    rules = objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => field<{ rules: Rule[] }[]>(o, 'spec.groups').flatMap((g) => g.rules));
+      .flatMap((o) => Object.values(field(o, 'data') as Record<string, string>).map((json) => JSON.parse(json) as Dashboard));
+    rules = objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => (field(o, 'spec.groups') as { rules: Rule[] }[]).flatMap((g) => g.rules));
   });
 
   it('are off by default, render when enabled, and lint clean', async () => {
@@ -123,7 +123,7 @@ describe('dashboards and alerts', () => {
       // The forwarding worker reports its results to the gateway's registry periodically, not per call.
       const forwardFamilies = ['roomkeeper_gateway_forwards_total', 'roomkeeper_forwarded_events_total', 'roomkeeper_forward_duration_seconds'];
       const gatewayText = await waitFor(async () => {
-        const text = await (await fetch(`${stack.managementUrl}/metrics`)).text();
+        const text = await (await fetch(`${stack.managementUrl!}/metrics`)).text();
         return forwardFamilies.every((f) => families(text).has(f)) ? text : undefined;
       }, { timeoutMs: 20_000, message: `the gateway's /metrics shows ${forwardFamilies.join(', ')}` });
       const fams = new Map([...families(operatorText), ...families(gatewayText)]);

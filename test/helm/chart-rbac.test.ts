@@ -82,7 +82,7 @@ describe('RBAC', () => {
 
   it('uses no wildcard anywhere', () => {
     for (const role of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
-      for (const rule of field<{ apiGroups: string[]; resources: string[]; verbs: string[] }[]>(role, 'rules')) {
+      for (const rule of field(role, 'rules') as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) {
         expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
       }
     }

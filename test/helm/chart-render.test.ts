@@ -21,7 +21,7 @@ interface Container {
 }
 
 function containerOf(deployment: KubeObject): Container {
-  const containers = field<Container[]>(deployment, 'spec.template.spec.containers');
+  const containers = field(deployment, 'spec.template.spec.containers') as Container[];
   expect(containers).toHaveLength(1);
   return containers[0]!;
 }
@@ -42,7 +42,7 @@ function resolvedEnv(container: Container, objects: KubeObject[], podName: strin
     else if (e.valueFrom?.secretKeyRef) {
       const ref = e.valueFrom.secretKeyRef;
       const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
-      const data = secret ? field<Record<string, string>>(secret, 'data') : undefined;
+      const data = secret ? (field(secret, 'data') as Record<string, string>) : undefined;
       if (data?.[ref.key] !== undefined) env[e.name] = Buffer.from(data[ref.key]!, 'base64').toString();
       else if (!ref.optional) env[e.name] = `placeholder-for-${ref.name}`;
     }
@@ -167,10 +167,10 @@ describe('chart with default values', () => {
     expect(gatewayEnv.has('ROOMKEEPER_AUTH_PASSWORD')).toBe(false);
 
     const auth = findObject(objects, 'Secret', '-auth');
-    const data = field<Record<string, string>>(auth, 'data');
+    const data = field(auth, 'data') as Record<string, string>;
     expect(Buffer.from(data.username!, 'base64').toString()).toBe('admin');
     expect(Buffer.from(data.password!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{32}$/);
-    const token = field<Record<string, string>>(findObject(objects, 'Secret', '-room-token'), 'data');
+    const token = field(findObject(objects, 'Secret', '-room-token'), 'data') as Record<string, string>;
     expect(Buffer.from(token['token-secret']!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
   });
 
@@ -259,7 +259,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     const ingress = findObject(objects, 'Ingress', '-gateway');
     expect(field(ingress, 'spec.ingressClassName')).toBe('nginx');
     expect(field(ingress, 'spec.tls')).toEqual([{ secretName: 'games-example-com-tls', hosts: ['games.example.com'] }]);
-    const rules = field<{ host: string; http: { paths: { path: string; backend: { service: { port: { name: string } } } }[] } }[]>(ingress, 'spec.rules');
+    const rules = field(ingress, 'spec.rules') as { host: string; http: { paths: { path: string; backend: { service: { port: { name: string } } } }[] } }[];
     expect(rules).toHaveLength(1);
     expect(rules[0]!.host).toBe('games.example.com');
     expect(rules[0]!.http.paths.map((p) => [p.path, p.backend.service.port.name])).toEqual([['/schedulers', 'http'], ['/scheduler', 'rooms']]);
@@ -338,14 +338,14 @@ describe('chart variants', () => {
     const ingress = findObject(objects, 'Ingress', '-gateway');
     expect(field(ingress, 'spec.tls')).toBeUndefined();
     expect(field(ingress, 'spec.ingressClassName')).toBeUndefined();
-    const rules = field<{ host: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[]>(ingress, 'spec.rules');
+    const rules = field(ingress, 'spec.rules') as { host: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[];
     expect(rules.map((r) => [r.host, r.http.paths.map((p) => p.backend.service.port.name)])).toEqual([
       ['api.example.com', ['http']],
       ['rooms.example.com', ['rooms']],
     ]);
     // An empty host matches any host: that rule has no `host` at all.
     const anyHost = await renderChart({ values: { ingress: { enabled: true, rooms: { enabled: true, host: 'rooms.example.com', path: '/', pathType: 'Prefix' } } } });
-    const anyHostRules = field<{ host?: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[]>(findObject(anyHost, 'Ingress', '-gateway'), 'spec.rules');
+    const anyHostRules = field(findObject(anyHost, 'Ingress', '-gateway'), 'spec.rules') as { host?: string; http: { paths: { backend: { service: { port: { name: string } } } }[] } }[];
     expect(anyHostRules.map((r) => [r.host, r.http.paths.map((p) => p.backend.service.port.name)])).toEqual([
       [undefined, ['http']],
       ['rooms.example.com', ['rooms']],

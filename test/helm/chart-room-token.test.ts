@@ -7,9 +7,9 @@ import { field, findObject, helmTemplateRaw, renderChart, type KubeObject } from
 interface EnvVar { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }
 
 const envOf = (objects: KubeObject[], suffix: string): EnvVar[] =>
-  field<{ env: EnvVar[] }[]>(findObject(objects, 'Deployment', suffix), 'spec.template.spec.containers')[0]?.env ?? [];
+  (field(findObject(objects, 'Deployment', suffix), 'spec.template.spec.containers') as { env: EnvVar[] }[])[0]?.env ?? [];
 const secretData = (objects: KubeObject[]): Record<string, string> =>
-  Object.fromEntries(Object.entries(field<Record<string, string>>(findObject(objects, 'Secret', '-room-token'), 'data')).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+  Object.fromEntries(Object.entries(field(findObject(objects, 'Secret', '-room-token'), 'data') as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
 
 describe('chart room-token secret', () => {
   it('gives the gateway, and only the gateway, the optional previous secret', async () => {

@@ -15,7 +15,7 @@ import { CHART_DIR, FULL_VALUES_FILE, HelmResult, helmTemplateRaw, parseManifest
 jest.setTimeout(120_000);
 
 describe('chart on the sandbox API server', () => {
-  let sandbox: Sandbox;
+  let sandbox: Sandbox | undefined;
   let workDir: string;
   let kubeconfig: string;
 

@@ -49,7 +49,7 @@ describe('values.yaml and values.schema.json', () => {
       if (!own) return;
       let prev = index - 1;
       while (prev >= 0 && lines[prev]!.trim() === '') prev -= 1;
-      if (prev < 0 || !lines[prev]!.trim().startsWith('#')) undocumented.push(`line ${index + 1}: ${m[2]}`);
+      if (prev < 0 || !lines[prev]!.trim().startsWith('#')) undocumented.push(`line ${index + 1}: ${m[2]!}`);
     });
     expect(undocumented).toEqual([]);
   });

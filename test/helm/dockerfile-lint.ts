@@ -70,7 +70,7 @@ function toInstruction(text: string, line: number): Instruction {
     try {
       const parsed: unknown = JSON.parse(rest);
       if (Array.isArray(parsed) && parsed.every((w) => typeof w === 'string')) {
-        words = parsed as string[];
+        words = parsed;
         execForm = true;
       }
     } catch {

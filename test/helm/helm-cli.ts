@@ -143,11 +143,11 @@ export function findObject(objects: KubeObject[], kind: string, nameSuffix: stri
 }
 
 /** Reads a nested field by dotted path (`spec.template.spec`), undefined when absent. */
-export function field<T = unknown>(obj: unknown, dotted: string): T {
+export function field(obj: unknown, dotted: string): unknown {
   let cur: unknown = obj;
   for (const part of dotted.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined as T;
+    if (cur === null || typeof cur !== 'object') return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
-  return cur as T;
+  return cur;
 }

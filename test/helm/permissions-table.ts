@@ -27,7 +27,7 @@ function permissionsTable(objects: KubeObject[]): string {
       const role = objects.find((o) => o.kind === kind && o.metadata.labels?.['app.kubernetes.io/component'] === component);
       if (!role) continue;
       const scope = kind === 'ClusterRole' ? 'cluster' : 'release namespace';
-      for (const rule of field<PolicyRule[]>(role, 'rules')) {
+      for (const rule of field(role, 'rules') as PolicyRule[]) {
         const groups = rule.apiGroups.map((g) => (g === '' ? 'core' : g)).join(', ');
         const names = rule.resourceNames ? rule.resourceNames.map(tick).join(', ') : 'any';
         rows.push(`| ${component} | ${scope} | ${groups} | ${rule.resources.map(tick).join(', ')} | ${names} | ${rule.verbs.join(', ')} |`);

@@ -34,7 +34,7 @@ interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[]
 export function grantsOf(role: KubeObject): Grant[] {
   const namespace = role.kind === 'Role' ? role.metadata.namespace : undefined;
   const out: Grant[] = [];
-  for (const rule of field<PolicyRule[]>(role, 'rules')) {
+  for (const rule of field(role, 'rules') as PolicyRule[]) {
     for (const group of rule.apiGroups) {
       for (const resource of rule.resources) {
         for (const verb of rule.verbs) {

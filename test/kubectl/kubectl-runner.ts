@@ -54,8 +54,8 @@ export async function kubectlSession(sandbox: Sandbox): Promise<KubectlSession> 
       const child = spawn(kubectl, args, { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
       children.add(child);
       let out = '';
-      child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       child.on('close', () => children.delete(child));
       return { child, output: () => out };
     },

@@ -103,8 +103,8 @@ describe('every history line is true', () => {
     const op = await ended(id);
     const events = eventsOf(op);
     expect(op.status?.status).toBe('finished');
-    expect(events).toContain(`Rooms ht-remove-a-nosuchroom, ${theirs[0]} not found in scheduler ht-remove-a: skipped`);
-    expect(events).toContain(`Removed 1 rooms by id (reason: api): ${mine[0]}`);
+    expect(events).toContain(`Rooms ht-remove-a-nosuchroom, ${theirs[0]!} not found in scheduler ht-remove-a: skipped`);
+    expect(events).toContain(`Removed 1 rooms by id (reason: api): ${mine[0]!}`);
     expect(events[events.length - 1]).toBe('Operation finished');
 
     // The room removed is gone (or going); the other room of the scheduler stays.
@@ -112,7 +112,7 @@ describe('every history line is true', () => {
       const rooms = (await stack.api.listGameRooms('ht-remove-a')).items;
       const removed = rooms.find((r) => r.metadata.name === mine[0]);
       return removed === undefined || removed.metadata.deletionTimestamp !== undefined;
-    }, { message: `${mine[0]} deleted` });
+    }, { message: `${mine[0]!} deleted` });
     expect((await stack.api.getGameRoom('ht-remove-a', mine[1]!)).metadata.deletionTimestamp).toBeUndefined();
     // The other scheduler's room is untouched: same object, not being deleted.
     const theirsAfter = await stack.api.getGameRoom('ht-remove-b', theirs[0]!);

@@ -38,7 +38,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
     const pods = (await stack.core.listNamespacedPod({ namespace: name })).items;
     const liveRooms = rooms.filter((r) => !r.metadata.deletionTimestamp);
     const livePods = pods.filter((p) => !p.metadata?.deletionTimestamp);
-    if (s.status?.state !== 'in-sync') return `state ${s.status?.state}`;
+    if (s.status?.state !== 'in-sync') return `state ${String(s.status?.state)}`;
     const generation = s.metadata.generation ?? 1;
     if ((s.status.observedGeneration ?? 0) < generation || (s.status.versionedGeneration ?? 0) < generation) return `generation ${generation} not yet observed and versioned`;
     if (liveRooms.length !== desired || rooms.length !== desired) return `${liveRooms.length} live of ${rooms.length} GameRooms`;
@@ -48,7 +48,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
     if (!livePods.every((p) => roomNames.has(p.metadata?.name))) return 'a pod without its GameRoom';
     const ports = livePods.flatMap((p) => p.spec?.containers.flatMap((c) => (c.ports ?? []).map((x) => x.hostPort)) ?? []);
     if (new Set(ports).size !== ports.length) return 'a host port held twice';
-    if ((s.status?.rooms?.ready ?? 0) !== desired) return `status says ${s.status?.rooms?.ready} ready`;
+    if ((s.status.rooms?.ready ?? 0) !== desired) return `status says ${String(s.status.rooms?.ready)} ready`;
     return undefined;
   };
 
@@ -62,7 +62,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
       why = await notInSync(name, desired);
       return why === undefined;
     }, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: `${name} back in sync (last seen: ${why})` }).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}; last: ${why}\n${await kubectl(['describe', 'scheduler', name]).catch(() => '')}`);
+      throw new Error(`${String(err)}; last: ${String(why)}\n${await kubectl(['describe', 'scheduler', name]).catch(() => '')}`);
     });
     return Date.now() - since;
   };
@@ -89,7 +89,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
 
   afterAll(async () => {
     process.stdout.write(`\n[kubectl-deletions] ${process.env.E2E_KUBECONFIG ? 'real cluster' : 'sandbox'}:\n  ${figures.join('\n  ')}\n`);
-    await stack?.stop();
+    await (stack as Stack | undefined)?.stop(); // undefined when beforeAll failed
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -212,7 +212,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
       .filter((o) => o.spec.definitionName === 'add_rooms' && o.status?.status === 'error')
       .map((o) => Number(o.metadata.annotations?.['roomkeeper.io/attempt'] ?? 0)));
     await waitFor(async () => (await tries()) >= 4, { timeoutMs: 150_000, intervalMs: 250, message: 'four tries of add_rooms' }).catch(async (err: unknown) => {
-      const ops = (await stack.api.listOperations(name)).items.map((o) => `${o.spec.enqueuedAt} ${o.spec.definitionName} ${o.status?.status} ${JSON.stringify(o.metadata.annotations ?? {})} ${(o.status?.executionHistory ?? []).slice(-2).map((h) => h.event).join(' | ')}`);
+      const ops = (await stack.api.listOperations(name)).items.map((o) => `${o.spec.enqueuedAt} ${o.spec.definitionName} ${String(o.status?.status)} ${JSON.stringify(o.metadata.annotations ?? {})} ${(o.status?.executionHistory ?? []).slice(-2).map((h) => h.event).join(' | ')}`);
       throw new Error(`${String(err)}\n${ops.sort().join('\n')}\n${await describeScheduler(name)}`);
     });
     // The 4th failed try is pruned by the next health check, a moment after it ended.

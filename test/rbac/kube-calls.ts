@@ -237,7 +237,7 @@ class Analysis {
       const sf = todo.pop() as ts.SourceFile;
       for (const stmt of sf.statements) {
         if ((ts.isImportDeclaration(stmt) || ts.isExportDeclaration(stmt)) && stmt.moduleSpecifier) {
-          if (ts.isImportDeclaration(stmt) && stmt.importClause?.isTypeOnly) continue;
+          if (ts.isImportDeclaration(stmt) && stmt.importClause?.phaseModifier === ts.SyntaxKind.TypeKeyword) continue;
           const sym = this.checker.getSymbolAtLocation(stmt.moduleSpecifier);
           const decl = sym?.valueDeclaration ?? sym?.declarations?.[0];
           const target = decl?.getSourceFile();
@@ -334,7 +334,7 @@ class Analysis {
       if (ts.isPropertyDeclaration(decl)) this.reach(decl.initializer);
       else if (!ts.isMethodSignature(decl) && !ts.isPropertySignature(decl)) this.reach(decl);
       const container = decl.parent;
-      const name = decl.name && (ts.isIdentifier(decl.name) || ts.isStringLiteral(decl.name) || ts.isPrivateIdentifier(decl.name)) ? decl.name.text : undefined;
+      const name = (ts.isIdentifier(decl.name) || ts.isStringLiteral(decl.name) || ts.isPrivateIdentifier(decl.name)) ? decl.name.text : undefined;
       if (name && (ts.isClassLike(container) || ts.isInterfaceDeclaration(container) || ts.isTypeLiteralNode(container))) this.addVirtual(container, name);
     }
   }
@@ -623,7 +623,7 @@ class Analysis {
       const sym = this.resolveSymbol(expr.name);
       const decl = sym?.declarations?.[0];
       // `this.options` where `options` is a constructor parameter property.
-      if (decl && ts.isParameter(decl)) return this.symbolSources(sym as ts.Symbol, active);
+      if (decl && ts.isParameter(decl)) return this.symbolSources(sym, active);
       const objs = this.objectLiterals(expr.expression, active);
       if (!objs) return undefined;
       return concatDefined(objs.map((o) => this.propertySources(o, name)));
@@ -751,7 +751,7 @@ class Analysis {
     const type = this.checker.getTypeAtLocation(expr);
     const parts = type.isUnion() ? type.types : [type];
     if (!parts.every((t) => t.isStringLiteral())) return undefined;
-    return parts.map((t) => (t as ts.StringLiteralType).value);
+    return parts.map((t) => t.value);
   }
 
   /** Collects object literals inside a request body, following consts, helpers and arguments. */

@@ -40,7 +40,7 @@ const key = (g: { group: string; resource: string; verb: string }): string => `$
 
 function envOf(objects: KubeObject[], deploymentSuffix: string): Record<string, string> {
   const deployment = findObject(objects, 'Deployment', deploymentSuffix);
-  const containers = field<{ env?: { name: string; value?: string }[] }[]>(deployment, 'spec.template.spec.containers');
+  const containers = field(deployment, 'spec.template.spec.containers') as { env?: { name: string; value?: string }[] }[];
   const env: Record<string, string> = {};
   for (const c of containers) for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
   return env;

@@ -315,7 +315,7 @@ function answerDiff(step: Step, output: string): string[] {
   const status = new RegExp(`\\n?${STATUS_MARK} (\\d+)$`).exec(output);
   if (status) {
     output = output.slice(0, status.index);
-    if (Number(status[1]) !== notedStatus(step)) out.push(`README notes HTTP ${notedStatus(step)}, got ${status[1]}`);
+    if (Number(status[1]) !== notedStatus(step)) out.push(`README notes HTTP ${String(notedStatus(step))}, got ${status[1]!}`);
   }
   return [...out, ...jsonDiff(answer.text, output)];
 }
@@ -418,8 +418,8 @@ test('every command of the README walkthrough runs against npm start and answers
   toolPath('kubectl'); // the README's alias points at the unpacked kubectl
   const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const shell = new Shell({ ...env, PATH: `${path.dirname(process.execPath)}:${env.PATH ?? ''}` });
   const failures: string[] = [];

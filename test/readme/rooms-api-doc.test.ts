@@ -63,7 +63,7 @@ describe('docs/rooms-api.md', () => {
   beforeAll(async () => {
     const res = await request(buildTestApps().management).get('/openapi.json').set('Authorization', AUTH);
     expect(res.status).toBe(200);
-    openapi = res.body;
+    openapi = res.body as typeof openapi;
     roomsOps = Object.entries(openapi.paths).flatMap(([p, ops]) => Object.entries(ops)
       .filter(([, op]) => op.tags?.includes('rooms-api'))
       .map(([method, op]) => ({ heading: `${method.toUpperCase()} ${p}`, op })));

@@ -32,8 +32,8 @@ describe('E2E_KUBECONFIG', () => {
         cwd: REPO_ROOT, env: { ...process.env, E2E_KUBECONFIG: kubeconfig, JEST_WORKER_ID: '' }, stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
-      suites.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-      suites.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+      suites.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      suites.stderr.on('data', (d: Buffer) => (output += d.toString()));
       const code = await exitOf(suites);
       const summary = output.split('\n').filter((l) => /^(Tests|Test Suites):/.test(l)).join('\n');
       if (code !== 0) throw new Error(`end-to-end suites failed against E2E_KUBECONFIG:\n${output.slice(-6000)}`);

@@ -47,8 +47,8 @@ test.each(cases)('a busy %s: npm start says which port and which variable moves 
   delete env.KUBERNETES_SERVICE_HOST;
   const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   let code: number | null | undefined;
   child.once('exit', (c) => (code = c));
   try {

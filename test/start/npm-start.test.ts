@@ -28,8 +28,8 @@ test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly
   // Its own process group, so the test can send Ctrl-C to all of it as a terminal would.
   const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     const kubeconfig = await waitFor(() => /kubeconfig: (\S+)/.exec(out)?.[1], { timeoutMs: 60_000, message: `npm start printed its kubeconfig; output so far:\n${out}` });
