@@ -4,11 +4,11 @@
  * any server must: match the route, read and parse the body.
  */
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally, type LocalServer } from '../../test/support/local-server';
 
 const ROUTE = /^\/scheduler\/([^/]+)\/rooms\/([^/]+)\/ping$/;
 
-export interface BareServer { url: string; close(): Promise<void> }
+export type BareServer = LocalServer;
 
 export async function startBarePingServer(): Promise<BareServer> {
   const server = http.createServer((req, res) => {
@@ -28,12 +28,5 @@ export async function startBarePingServer(): Promise<BareServer> {
     });
   });
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
+  return listenLocally(server);
 }

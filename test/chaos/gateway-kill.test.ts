@@ -13,10 +13,10 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { forkChild, type ChildHandle } from '../../bench/support/child-rpc';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { managementCall } from '../support/http';
+import { listenLocally } from '../support/local-server';
 import { REPO_ROOT, schedulerObject, startStack, TEST_CONFIG, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { GatewayChildArg } from './gateway-child';
@@ -57,16 +57,15 @@ async function startBalancer(): Promise<{ url: string; setBackends(urls: string[
     });
     req.pipe(up);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const local = await listenLocally(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: local.url,
     setBackends: (urls) => (backends = urls),
     down,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
+    close: async () => {
+      await local.close();
       agent.destroy();
-    }),
+    },
   };
 }
 

@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
+import { listenLocally } from './local-server';
 import { waitFor } from './wait';
 import { loadConfig, type Config } from '../../common/src/config';
 import { discoverKubeConfig, makeKubeClients, MERGE_PATCH } from '../../common/src/kube/clients';
@@ -312,12 +312,5 @@ async function startPingStandIn(api: RoomkeeperApi): Promise<{ url: string; clos
         .then(() => res.writeHead(200).end('{"success":true}'), () => res.writeHead(200).end('{"success":false}'));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
+  return listenLocally(server);
 }
