@@ -74,7 +74,6 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
 
   let leading = false;
   const queues: WorkQueue[] = [];
-  const lostRooms = new Map<string, string[]>();
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
   let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
@@ -109,18 +108,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });
   const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
   const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: (key) => schedulerController.reconcile(key) });
-  const roomController = new RoomStatusController(deps, (scheduler, room, why) => {
-    lostRooms.set(scheduler, [...(lostRooms.get(scheduler) ?? []), `${room} (${why})`]);
-  });
+  const roomController = new RoomStatusController(deps);
   const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: (key) => roomController.reconcile(key) });
   const health = new HealthController(deps, {
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
-    takeLostRooms: (s) => {
-      const lost = lostRooms.get(s) ?? [];
-      lostRooms.delete(s);
-      return lost;
-    },
   });
   const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: (key) => health.reconcile(key) });
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);

@@ -399,6 +399,12 @@ export interface LastOperation {
   status?: string;
 }
 
+export interface SchedulerStatusLostRoomsItem {
+  name: string;
+  reason: string;
+  lostAt: string;
+}
+
 export interface SchedulerStatus {
   state?: SchedulerState;
   /** The active version, e.g. v1.0.0. */
@@ -413,6 +419,8 @@ export interface SchedulerStatus {
   autoscaling?: SchedulerAutoscalingStatus;
   lastOperation?: LastOperation;
   createdAt?: string;
+  /** The rooms lost most recently (their pod was deleted, or never appeared), oldest first, at most 20. The room status controller appends one before it deletes the lost GameRoom; the health check names those lost since its last add_rooms in the next add_rooms reason, so a new leader knows them too. */
+  lostRooms?: SchedulerStatusLostRoomsItem[];
 }
 
 /** A Scheduler is the recipe of a fleet of game rooms. Its name is also the namespace of its rooms. */

@@ -1160,6 +1160,29 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'string',
             format: 'date-time',
           },
+          lostRooms: {
+            type: 'array',
+            maxItems: 20,
+            description: 'The rooms lost most recently (their pod was deleted, or never appeared), oldest first, at most 20. The room status controller appends one before it deletes the lost GameRoom; the health check names those lost since its last add_rooms in the next add_rooms reason, so a new leader knows them too.',
+            items: {
+              type: 'object',
+              required: ['name', 'reason', 'lostAt'],
+              properties: {
+                name: {
+                  type: 'string',
+                  maxLength: 253,
+                },
+                reason: {
+                  type: 'string',
+                  maxLength: 256,
+                },
+                lostAt: {
+                  type: 'string',
+                  format: 'date-time',
+                },
+              },
+            },
+          },
         },
       },
     },

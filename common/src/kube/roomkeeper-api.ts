@@ -40,6 +40,10 @@ export class RoomkeeperApi {
   patchSchedulerStatus(name: string, patch: object): Promise<Scheduler> {
     return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Scheduler, name, body: patch }, MERGE_PATCH) as Promise<Scheduler>;
   }
+  /** A JSON Patch (RFC 6902) of the status: an append to a list without a resourceVersion. */
+  jsonPatchSchedulerStatus(name: string, ops: readonly object[]): Promise<Scheduler> {
+    return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Scheduler, name, body: ops }, JSON_PATCH) as Promise<Scheduler>;
+  }
   deleteScheduler(name: string): Promise<unknown> {
     return this.custom.deleteClusterCustomObject({ group, version, plural: PLURALS.Scheduler, name });
   }

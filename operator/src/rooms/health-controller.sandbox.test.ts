@@ -5,23 +5,25 @@
  */
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
 import { ROOM_HOST, startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
+import { waitFor } from '../../../test/support/wait';
+import { RoomExpectations } from './expectations';
 import { HealthController } from './health-controller';
+import { RoomStatusController } from './room-status-controller';
 
 describe('HealthController on the sandbox', () => {
   let h: ControllerHarness;
   let health: HealthController;
-  const lostRooms = new Map<string, string[]>();
+  /** The health check of a replica that has just become the leader: nothing in memory it shares with the one before. */
+  const newLeaderHealth = () => new HealthController({ ...h.deps, expectations: new RoomExpectations(h.deps.now) }, {
+    operationsOf: (s) => h.runner.operationsOf(s),
+    track: (op) => h.runner.track(op),
+  });
 
   beforeAll(async () => {
     h = await startControllerHarness();
     health = new HealthController(h.deps, {
       operationsOf: (s) => h.runner.operationsOf(s),
       track: (op) => h.runner.track(op),
-      takeLostRooms: (s) => {
-        const lost = lostRooms.get(s) ?? [];
-        lostRooms.delete(s);
-        return lost;
-      },
     });
   });
 
@@ -31,7 +33,7 @@ describe('HealthController on the sandbox', () => {
 
   test('a scheduler without rooms gets its desired count and one add_rooms operation; once more: no write', async () => {
     await h.createdScheduler('empty', { roomsReplicas: 2 });
-    lostRooms.set('empty', ['empty-gone (its pod was deleted)']);
+    await h.api.patchSchedulerStatus('empty', { status: { lostRooms: [{ name: 'empty-gone', reason: 'its pod was deleted', lostAt: new Date().toISOString() }] } });
     await h.converge(() => health.reconcile('empty'));
 
     const s = await h.api.getScheduler('empty');
@@ -44,6 +46,32 @@ describe('HealthController on the sandbox', () => {
 
     expect(await h.writesOf(() => health.reconcile('empty'))).toBe(0);
     expect((await h.api.listOperations('empty')).items).toHaveLength(1);
+  });
+
+  test('a room lost under one leader is named in the add_rooms of the next leader\'s health check, and only once', async () => {
+    const s = await h.createdScheduler('failover', { roomsReplicas: 1 });
+    const room = await h.readyRoom(s);
+    // The old leader's room status controller sees the room's pod gone, deletes the room, and dies.
+    const oldLeader = new RoomStatusController(h.deps);
+    await h.converge(() => oldLeader.reconcile(`failover/${room}`));
+    await h.core.deleteNamespacedPod({ name: room, namespace: 'failover', gracePeriodSeconds: 0 });
+    await waitFor(async () => (await h.core.listNamespacedPod({ namespace: 'failover' })).items.length === 0, { message: 'the pod gone' });
+    await h.converge(() => oldLeader.reconcile(`failover/${room}`));
+    await waitFor(async () => (await h.api.listGameRooms('failover')).items.length === 0, { message: 'the lost room deleted' });
+
+    await h.converge(() => newLeaderHealth().reconcile('failover'));
+    const ops = (await h.api.listOperations('failover')).items;
+    expect(ops).toHaveLength(1);
+    expect(ops[0]?.spec).toMatchObject({ definitionName: OperationDefinition.AddRooms, source: OperationSourceName.Operator, input: { amount: 1 } });
+    expect(String(ops[0]?.spec.input?.reason)).toContain(`; lost: ${room} (its pod was deleted)`);
+
+    // That add_rooms ended without a room (as if its room failed too); the leader changes again:
+    // the next add_rooms no longer names the room the first one replaced.
+    await h.api.patchOperationStatus(ops[0]?.metadata.name as string, { status: { status: 'finished', finishedAt: new Date().toISOString() } });
+    await h.converge(() => newLeaderHealth().reconcile('failover'));
+    const next = (await h.api.listOperations('failover')).items.filter((op) => op.metadata.name !== ops[0]?.metadata.name);
+    expect(next).toHaveLength(1);
+    expect(String(next[0]?.spec.input?.reason)).toBe('roomsReplicas is 1; 0 available of 1 desired');
   });
 
   test('a scheduler whose rooms are all there and ready: its decision written once; once more: no write', async () => {

@@ -41,7 +41,7 @@ describe('HealthController on an operations cache that lags (its watch broken af
   it('enqueues one healing operation and counts it at once, however often it runs before the cache shows it', async () => {
     const { deps, created } = setup();
     const tracked: Operation[] = [];
-    const health = new HealthController(deps, { operationsOf: () => tracked, takeLostRooms: () => [], track: (op) => tracked.push(op) });
+    const health = new HealthController(deps, { operationsOf: () => tracked, track: (op) => tracked.push(op) });
     for (let run = 0; run < 5; run++) await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input])).toEqual([['add_rooms', { amount: 3, reason: 'roomsReplicas is 3; 0 available of 3 desired' }]]);
     expect(tracked.map((o) => o.metadata.name)).toEqual(created.map((o) => o.metadata.name));
@@ -70,7 +70,7 @@ describe('HealthController and rooms deleted in the foreground', () => {
       },
     });
     const running = { metadata: { name: 'op-1' }, spec: { definitionName: 'add_rooms', schedulerName: 's' }, status: { status: 'in_progress' } } as unknown as Operation;
-    const health = new HealthController(deps, { operationsOf: () => [running], takeLostRooms: () => [], track: () => undefined });
+    const health = new HealthController(deps, { operationsOf: () => [running], track: () => undefined });
     await health.reconcile('s');
     expect(patched).toEqual(['s/gone-pod [{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"replace","path":"/metadata/finalizers","value":[]}]']);
   });

@@ -26,12 +26,11 @@ import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
+import { lostSinceLastAdd } from './domain/lost-rooms';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
-  /** Rooms recently lost (pod deleted) per scheduler, for the reason of the replacement. */
-  takeLostRooms: (schedulerName: string) => string[];
   /**
    * Makes an operation just created visible to `operationsOf` before the cache has it (the
    * operation runner's overlay). Without it, a cache behind the API server (its watch broken
@@ -182,7 +181,7 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
-      const lost = this.opts.takeLostRooms(name);
+      const lost = lostSinceLastAdd(s.status.lostRooms, ops);
       const why = plan.rollingUpdate
         ? `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`
         : `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lost.length > 0 ? `; lost: ${lost.join(', ')}` : ''}`;

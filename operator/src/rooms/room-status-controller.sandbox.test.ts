@@ -1,21 +1,21 @@
 /**
  * The room status controller alone on the sandbox API server, with the operator's real caches
  * and clients (test/support/controller-harness.ts): a room's status converges to what its pod
- * and ping say, a room whose pod is gone is deleted once, and a reconcile of a converged room
+ * and ping say, a room whose pod is gone is recorded lost and deleted once, and a reconcile of a converged room
  * makes no write at all.
  */
 import { startControllerHarness, ROOM_HOST, type ControllerHarness } from '../../../test/support/controller-harness';
 import { waitFor } from '../../../test/support/wait';
+import { MAX_LOST_ROOMS } from './domain/lost-rooms';
 import { RoomStatusController } from './room-status-controller';
 
 describe('RoomStatusController on the sandbox', () => {
   let h: ControllerHarness;
   let controller: RoomStatusController;
-  const lost: string[] = [];
 
   beforeAll(async () => {
     h = await startControllerHarness();
-    controller = new RoomStatusController(h.deps, (scheduler, room, why) => lost.push(`${scheduler}/${room}: ${why}`));
+    controller = new RoomStatusController(h.deps);
   });
 
   afterAll(async () => {
@@ -41,8 +41,11 @@ describe('RoomStatusController on the sandbox', () => {
     expect(await h.writesOf(() => controller.reconcile(`rs/${room}`))).toBe(0);
   });
 
-  test('a room whose pod was deleted is deleted once and told lost; once more: no write', async () => {
+  test('a room whose pod was deleted is recorded lost in its scheduler\'s status and deleted, once; once more: no write', async () => {
     const s = await h.createdScheduler('rl', { roomsReplicas: 0 });
+    // The list already full: the oldest entry makes room for the new one.
+    const earlier = Array.from({ length: MAX_LOST_ROOMS }, (_, i) => ({ name: `rl-old${i}`, reason: 'its pod never appeared', lostAt: new Date(Date.now() - 60_000 + i).toISOString() }));
+    await h.api.patchSchedulerStatus('rl', { status: { lostRooms: earlier } });
     const room = await h.readyRoom(s);
     await h.converge(() => controller.reconcile(`rl/${room}`));
     await h.core.deleteNamespacedPod({ name: room, namespace: 'rl', gracePeriodSeconds: 0 });
@@ -50,9 +53,10 @@ describe('RoomStatusController on the sandbox', () => {
 
     await h.converge(() => controller.reconcile(`rl/${room}`));
     await waitFor(async () => !(await h.api.listGameRooms('rl')).items.some((r) => r.metadata.name === room), { message: 'the room deleted' });
-    expect(lost).toEqual([`rl/${room}: its pod was deleted`]);
+    const lostRooms = (await h.api.getScheduler('rl')).status?.lostRooms;
+    expect(lostRooms).toEqual([...earlier.slice(1), { name: room, reason: 'its pod was deleted', lostAt: expect.any(String) as string }]);
 
     expect(await h.writesOf(() => controller.reconcile(`rl/${room}`))).toBe(0);
-    expect(lost).toHaveLength(1);
+    expect((await h.api.getScheduler('rl')).status?.lostRooms).toEqual(lostRooms);
   });
 });

@@ -12,11 +12,15 @@ function setup(podOnServer: boolean) {
     spec: { scheduler: 's', version: 'v1.0.0' },
   };
   const calls: string[] = [];
-  const lost: string[] = [];
+  const scheduler = { metadata: { name: 's', resourceVersion: '9' }, status: { version: 'v1.0.0', lostRooms: [] } };
   const deps = {
     api: {
       deleteGameRoom: (ns: string, name: string) => {
         calls.push(`delete ${ns}/${name}`);
+        return Promise.resolve({});
+      },
+      jsonPatchSchedulerStatus: (name: string, ops: object[]) => {
+        calls.push(`patch scheduler ${name} status ${JSON.stringify(ops)}`);
         return Promise.resolve({});
       },
     },
@@ -26,12 +30,12 @@ function setup(podOnServer: boolean) {
         return podOnServer ? Promise.resolve({ metadata: { name: req.name } }) : Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
       },
     },
-    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined } },
+    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => scheduler } },
     logger: silentLogger(),
     now: () => now,
   } as unknown as OperatorDeps;
-  const controller = new RoomStatusController(deps, (scheduler, name, why) => lost.push(`${scheduler}/${name}: ${why}`));
-  return { controller, calls, lost };
+  const controller = new RoomStatusController(deps);
+  return { controller, calls };
 }
 
 describe('RoomStatusController: a room whose pod the cache never showed', () => {
@@ -39,14 +43,16 @@ describe('RoomStatusController: a room whose pod the cache never showed', () => 
     const t = setup(true);
     expect(await t.controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 30_000 });
     expect(t.calls).toEqual(['get pod s/r1']);
-    expect(t.lost).toEqual([]);
   });
 
-  it('is lost, and deleted, when the API server has no pod for it either', async () => {
+  it('is lost, recorded in its scheduler\'s status, then deleted, when the API server has no pod for it either', async () => {
     const t = setup(false);
     await t.controller.reconcile('s/r1');
-    expect(t.calls).toEqual(['get pod s/r1', 'delete s/r1']);
-    expect(t.lost).toEqual(['s/r1: its pod never appeared']);
+    expect(t.calls).toEqual([
+      'get pod s/r1',
+      'patch scheduler s status [{"op":"add","path":"/status/lostRooms/-","value":{"name":"r1","reason":"its pod never appeared","lostAt":"2026-01-01T00:01:00.000Z"}}]',
+      'delete s/r1',
+    ]);
   });
 });
 
@@ -66,7 +72,7 @@ describe('RoomStatusController: Events for a room becoming ready or occupied', (
       logger: silentLogger(),
       now: () => now,
     } as unknown as OperatorDeps;
-    return { room, events, controller: () => new RoomStatusController(deps, () => undefined) };
+    return { room, events, controller: () => new RoomStatusController(deps) };
   }
 
   it('tells each change to ready or occupied once, and nothing for a room first seen (a new leader\'s first look)', async () => {

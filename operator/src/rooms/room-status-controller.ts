@@ -1,8 +1,9 @@
 /**
  * The GameRoom reconciler (key: `namespace/name`). It writes what the pod says about a room —
  * instance status, host address, host ports, error reason — and the composed room status
- * (Maestro's table), leaving the ping fields to the gateway. A room whose pod is gone is over:
- * its GameRoom is deleted, `terminated` is forwarded, and the health check replaces it.
+ * (Maestro's table), leaving the ping fields to the gateway. A room whose pod is gone is over: it
+ * is recorded in its Scheduler's `status.lostRooms` (the health check names it in the add_rooms
+ * that replaces it), `terminated` is forwarded, and its GameRoom is deleted.
  */
 import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
@@ -12,13 +13,12 @@ import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
+import { lostRoomPatch } from './domain/lost-rooms';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
 const POD_APPEAR_GRACE_MS = 30_000;
-
-export interface RoomLossListener { (schedulerName: string, roomName: string, why: string): void }
 
 export class RoomStatusController {
   private readonly forwarded = new Set<string>();
@@ -29,7 +29,7 @@ export class RoomStatusController {
    */
   private readonly lastStatus = new Map<string, string>();
 
-  constructor(private readonly deps: OperatorDeps, private readonly onLost: RoomLossListener) {}
+  constructor(private readonly deps: OperatorDeps) {}
 
   private tellStatusChange(key: string, room: GameRoom): void {
     const status = room.status?.status ?? 'pending';
@@ -122,7 +122,7 @@ export class RoomStatusController {
     }
     if (!room.metadata.deletionTimestamp) {
       const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
-      this.onLost(namespace, name, why);
+      await this.recordLoss(namespace, name, why);
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
       roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}`);
       await this.forwardTerminated(room);
@@ -134,6 +134,22 @@ export class RoomStatusController {
       }
     }
     return {};
+  }
+
+  /**
+   * Records the lost room in its Scheduler's status (domain/lost-rooms.ts) before the room goes, so
+   * the health check names it in the add_rooms that replaces it, whichever replica leads by then.
+   */
+  private async recordLoss(scheduler: string, room: string, why: string): Promise<void> {
+    const s = this.deps.caches.schedulers.get(scheduler);
+    if (!s || s.metadata.deletionTimestamp) return; // no add_rooms replaces the rooms of a scheduler that goes
+    const patch = lostRoomPatch(s, { name: room, reason: why, lostAt: new Date(this.deps.now()).toISOString() });
+    if (!patch) return;
+    try {
+      await this.deps.api.jsonPatchSchedulerStatus(scheduler, patch);
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err; // the retry decides again on the cache, the room still there
+    }
   }
 
   private async podExists(namespace: string, name: string): Promise<boolean> {
