@@ -38,3 +38,9 @@ export const CREATED_BY_OPERATION_ANNOTATION = 'roomkeeper.io/created-by-operati
  * holds the name (a new name is tried).
  */
 export const CREATE_REQUEST_ANNOTATION = 'roomkeeper.io/create-request';
+/**
+ * On a lost GameRoom (its pod gone): when the operator told the forwarders `terminated`, written
+ * before it deletes the room. A leader that finds the room still there, or sees its deletion,
+ * knows from it that `terminated` was told already, whichever replica told it.
+ */
+export const TERMINATED_FORWARDED_ANNOTATION = 'roomkeeper.io/terminated-forwarded';

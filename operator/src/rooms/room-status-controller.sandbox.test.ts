@@ -1,9 +1,12 @@
 /**
  * The room status controller alone on the sandbox API server, with the operator's real caches
  * and clients (test/support/controller-harness.ts): a room's status converges to what its pod
- * and ping say, a room whose pod is gone is recorded lost and deleted once, and a reconcile of a converged room
+ * and ping say, a room whose pod is gone is recorded lost, told `terminated` and deleted once (also
+ * across a leader change), and a reconcile of a converged room
  * makes no write at all.
  */
+import { EventForwarder, startForwardReceiver } from '../../../common/src/forwarding';
+import { MetricsRegistry } from '../../../common/src/metrics';
 import { startControllerHarness, ROOM_HOST, type ControllerHarness } from '../../../test/support/controller-harness';
 import { waitFor } from '../../../test/support/wait';
 import { MAX_LOST_ROOMS } from './domain/lost-rooms';
@@ -58,5 +61,50 @@ describe('RoomStatusController on the sandbox', () => {
 
     expect(await h.writesOf(() => controller.reconcile(`rl/${room}`))).toBe(0);
     expect((await h.api.getScheduler('rl')).status?.lostRooms).toEqual(lostRooms);
+  });
+
+  test('a lost room is told terminated once across a leader change: the next leader neither repeats nor skips it', async () => {
+    const receiver = await startForwardReceiver();
+    const forwarder = new EventForwarder({ logger: h.deps.logger, metrics: new MetricsRegistry() });
+    try {
+      const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+      const s = await h.createdScheduler('rf', { roomsReplicas: 0, forwarders });
+      const lostRoom = await h.readyRoom(s);
+      const removedRoom = await h.readyRoom(s);
+      const terminatedTold = (room: string) => receiver.requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === room && r.statusType === 'terminated').length;
+      const replica = () => new RoomStatusController({ ...h.deps, forwarder });
+
+      // The old leader finds the room's pod gone, tells `terminated`, and dies before the room is
+      // deleted (its delete request fails).
+      const oldLeader = replica();
+      await h.converge(() => oldLeader.reconcile(`rf/${lostRoom}`));
+      await h.core.deleteNamespacedPod({ name: lostRoom, namespace: 'rf', gracePeriodSeconds: 0 });
+      await waitFor(async () => !(await h.core.listNamespacedPod({ namespace: 'rf' })).items.some((p) => p.metadata?.name === lostRoom), { message: 'the pod gone' });
+      await h.caughtUp();
+      h.sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'delete', resource: 'gamerooms' } });
+      try {
+        await expect(oldLeader.reconcile(`rf/${lostRoom}`)).rejects.toThrow();
+      } finally {
+        h.sandbox.faults.clear();
+      }
+      expect(terminatedTold(lostRoom)).toBe(1);
+      const lastState = await h.api.getGameRoom('rf', lostRoom);
+
+      // The next leader deletes the room without telling it again, nor when its deletion is seen.
+      const newLeader = replica();
+      await h.converge(() => newLeader.reconcile(`rf/${lostRoom}`));
+      await waitFor(async () => !(await h.api.listGameRooms('rf')).items.some((r) => r.metadata.name === lostRoom), { message: 'the lost room deleted' });
+      await newLeader.roomDeleted(lastState);
+      expect(terminatedTold(lostRoom)).toBe(1);
+
+      // A room removed by an operation (not lost): its deletion seen by the new leader is told, once.
+      const removed = await h.api.getGameRoom('rf', removedRoom);
+      await h.api.deleteGameRoom('rf', removedRoom);
+      await newLeader.roomDeleted(removed);
+      expect(terminatedTold(removedRoom)).toBe(1);
+    } finally {
+      forwarder.close();
+      await receiver.stop();
+    }
   });
 });

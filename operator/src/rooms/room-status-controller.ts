@@ -10,6 +10,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
+import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
@@ -21,8 +22,6 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 const POD_APPEAR_GRACE_MS = 30_000;
 
 export class RoomStatusController {
-  private readonly forwarded = new Set<string>();
-
   /**
    * The last status seen per room (`namespace/name`), to tell a room's becoming ready or occupied
    * as an Event. A room first seen with a status (a new leader's first look) is only remembered.
@@ -97,15 +96,14 @@ export class RoomStatusController {
     return later;
   }
 
-  /** Informer hook: a GameRoom is gone for good; tell the forwarders once. */
+  /**
+   * Informer hook: a GameRoom is gone for good; tell the forwarders, unless its last state says
+   * `terminated` was told already (a lost room, by whichever replica found it lost).
+   */
   async roomDeleted(room: GameRoom): Promise<void> {
-    const key = `${room.metadata.namespace as string}/${room.metadata.name as string}`;
-    this.lastStatus.delete(key);
-    if (this.forwarded.has(key)) {
-      this.forwarded.delete(key);
-      return;
-    }
-    await this.forwardTerminated(room);
+    this.lastStatus.delete(`${room.metadata.namespace as string}/${room.metadata.name as string}`);
+    if (terminatedForwarded(room)) return;
+    await this.forward(room, 'terminated');
   }
 
   private async podMissing(room: GameRoom): Promise<ReconcileResult> {
@@ -116,17 +114,19 @@ export class RoomStatusController {
     if (!sawPod && age < POD_APPEAR_GRACE_MS) return { requeueAfterMs: POD_APPEAR_GRACE_MS - age + 100 };
     // The pod cache can lag far behind on a loaded API server (seen at 10,000 rooms: rooms deleted
     // as lost whose pods existed): a room never seen with a pod is checked with a fresh read.
-    if (!sawPod && !room.metadata.deletionTimestamp && await this.podExists(namespace, name)) {
+    if (!sawPod && !room.metadata.deletionTimestamp && await this.exists(() => this.deps.core.readNamespacedPod({ name, namespace }))) {
       this.deps.logger.debug('room pod not in the cache yet; it exists', { scheduler: namespace, room: name });
       return { requeueAfterMs: POD_APPEAR_GRACE_MS };
     }
     if (!room.metadata.deletionTimestamp) {
+      // Told `terminated` already, by this replica or the leader before: its deletion may be done
+      // and not yet in the cache (the annotation's own update event brings the room back here).
+      if (terminatedForwarded(room) && !await this.exists(() => this.deps.api.getGameRoom(namespace, name))) return {};
       const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
       await this.recordLoss(namespace, name, why);
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
       roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}`);
-      await this.forwardTerminated(room);
-      this.forwarded.add(`${namespace}/${name}`);
+      await this.forwardTerminatedOnce(room);
       try {
         await this.deps.api.deleteGameRoom(namespace, name, undefined, 'Background');
       } catch (err) {
@@ -152,9 +152,10 @@ export class RoomStatusController {
     }
   }
 
-  private async podExists(namespace: string, name: string): Promise<boolean> {
+  /** Whether a fresh read finds the object (the cache may be behind). */
+  private async exists(read: () => Promise<unknown>): Promise<boolean> {
     try {
-      await this.deps.core.readNamespacedPod({ name, namespace });
+      await read();
       return true;
     } catch (err) {
       if (apiStatus(err) === 404) return false;
@@ -162,17 +163,35 @@ export class RoomStatusController {
     }
   }
 
-  private async forwardTerminated(room: GameRoom): Promise<void> {
-    await this.forward(room, 'terminated');
+  /**
+   * Tells a lost room's `terminated` before its GameRoom is deleted, and writes on the room that it
+   * did, so neither the deletion's informer event nor a next leader that finds the room still there
+   * tells it again. A replica that dies between the two tells it twice: a second `terminated` is
+   * harmless to a receiver, a missing one leaves it offering a room that is gone.
+   */
+  private async forwardTerminatedOnce(room: GameRoom): Promise<void> {
+    if (terminatedForwarded(room) || !await this.forward(room, 'terminated')) return;
+    const at = new Date(this.deps.now()).toISOString();
+    const patch = room.metadata.annotations
+      ? [{ op: 'add', path: `/metadata/annotations/${TERMINATED_FORWARDED_ANNOTATION.replaceAll('/', '~1')}`, value: at }] // JSON Pointer: / is ~1
+      : [{ op: 'add', path: '/metadata/annotations', value: { [TERMINATED_FORWARDED_ANNOTATION]: at } }];
+    try {
+      await this.deps.api.jsonPatchGameRoom(room.metadata.namespace as string, room.metadata.name as string, patch);
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+    }
   }
 
-  /** Sends a status to the scheduler's forwarders; a failure is logged, never thrown. */
-  private async forward(room: GameRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<void> {
+  /**
+   * Sends a status to the scheduler's forwarders; a failure is logged, never thrown. False when
+   * there was none to tell (no forwarder configured, or a validation room).
+   */
+  private async forward(room: GameRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<boolean> {
     const forwarder = this.deps.forwarder;
-    if (!forwarder || room.spec.validation) return;
+    if (!forwarder || room.spec.validation) return false;
     const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(room.metadata.namespace as string);
     const forwarders = scheduler?.spec.forwarders ?? [];
-    if (forwarders.length === 0) return;
+    if (forwarders.length === 0) return false;
     const target: ForwardedRoom = {
       game: scheduler?.spec.game ?? '',
       schedulerName: room.metadata.namespace as string,
@@ -184,7 +203,13 @@ export class RoomStatusController {
     await forwarder.forwardStatus(forwarders, target, status, metadata).catch((err: unknown) => {
       this.deps.logger.warn(`could not forward ${status} status`, { scheduler: target.schedulerName, room: target.roomId, error: String(err) });
     });
+    return true;
   }
+}
+
+/** Whether a replica told the forwarders this room's `terminated` already (forwardTerminatedOnce). */
+function terminatedForwarded(room: GameRoom): boolean {
+  return room.metadata.annotations?.[TERMINATED_FORWARDED_ANNOTATION] !== undefined;
 }
 
 /**
