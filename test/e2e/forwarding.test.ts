@@ -1,7 +1,8 @@
 /**
  * Forwarders end to end: a scheduler with a gRPC forwarder (a real receiver loading the same
  * .proto), simulated rooms pinging the gateway, and a room removed by scale-down that reaches the
- * receiver as a `terminated` status. Validation rooms are never forwarded.
+ * receiver as a `terminated` status, as does a room whose pod is deleted (once). Validation rooms
+ * are never forwarded.
  */
 import { startForwardReceiver, type ForwarderRequests, type ForwarderRpc, type ForwardReceiver, type PartialMessage } from '../../common/src/forwarding';
 import { roomToken } from '../../common/src/rooms/room-token';
@@ -119,5 +120,20 @@ describe('forwarding', () => {
     // Each change is told once.
     expect(statusesOf('occupied')).toHaveLength(1);
     expect(statusesOf('ready')).toHaveLength(1);
+  });
+
+  test('a room whose pod is deleted reaches the receiver as terminated once, and its scheduler\'s status records it lost', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+    const spec = (schedulerObject('fwd-lost', { roomsReplicas: 1, forwarders }) as { spec: Record<string, unknown> }).spec;
+    expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-lost', ...spec })).status).toBe(200);
+    const victim = await waitFor(async () => (await stack.api.listGameRooms('fwd-lost')).items.find((r) => r.status?.status === 'ready')?.metadata.name, { timeoutMs: 30_000, message: 'a room ready' });
+    await stack.core.deleteNamespacedPod({ name: victim, namespace: 'fwd-lost', gracePeriodSeconds: 0 });
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('fwd-lost')).items;
+      return !rooms.some((r) => r.metadata.name === victim) && rooms.some((r) => r.status?.status === 'ready');
+    }, { timeoutMs: 30_000, message: 'the lost room deleted and replaced' });
+    const told = receiver.requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === victim && statusName(r.statusType) === 'terminated');
+    expect(told).toHaveLength(1);
+    expect((await stack.api.getScheduler('fwd-lost')).status?.lostRooms).toEqual([{ name: victim, reason: 'its pod was deleted', lostAt: expect.any(String) as string }]);
   });
 });

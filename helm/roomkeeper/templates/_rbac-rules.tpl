@@ -44,11 +44,13 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   verbs: ["list", "watch"]
 # Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
 # it with its uid as precondition; a room whose pod is gone but whose foreground deletion waits on
-# a lagging garbage collector gets its `foregroundDeletion` finalizer removed (patch).
+# a lagging garbage collector gets its `foregroundDeletion` finalizer removed (patch); a lost room
+# gets the `roomkeeper.io/terminated-forwarded` annotation once its forwarders were told (patch).
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
-# Status subresources: merge-patched, written only when they change.
+# Status subresources: merge-patched, written only when they change (a lost room is appended to a
+# Scheduler's status.lostRooms with a JSON patch).
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers/status", "schedulerversions/status", "operations/status", "gamerooms/status"]
   verbs: ["patch"]
