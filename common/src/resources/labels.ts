@@ -25,6 +25,8 @@ export const VERSION_PROTECTION_FINALIZER = 'roomkeeper.io/version-protection';
 export const REBUILT_AT_ANNOTATION = 'roomkeeper.io/rebuilt-at';
 /** On a healing Operation: the health check's view of what it depends on when it was enqueued. */
 export const HEALTH_FINGERPRINT_ANNOTATION = 'roomkeeper.io/health-fingerprint';
+/** On the health check's add_rooms: the lost rooms its reason names (comma-separated), so none is named twice. */
+export const LOST_ROOMS_ANNOTATION = 'roomkeeper.io/lost-rooms';
 /** On a healing Operation: which try it is of an incident (consecutive failures of one definition). */
 export const ATTEMPT_ANNOTATION = 'roomkeeper.io/attempt';
 /**

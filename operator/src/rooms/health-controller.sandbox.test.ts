@@ -3,6 +3,7 @@
  * (test/support/controller-harness.ts): it writes its decision and enqueues what heals the fleet
  * once, and a check of a fleet it already decided on makes no write at all.
  */
+import { LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
 import { ROOM_HOST, startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { waitFor } from '../../../test/support/wait';
@@ -18,6 +19,24 @@ describe('HealthController on the sandbox', () => {
     operationsOf: (s) => h.runner.operationsOf(s),
     track: (op) => h.runner.track(op),
   });
+
+  /** A ready room, seen by a room status controller (`rooms`), whose pod is then deleted. */
+  const roomWithPodDeleted = async (scheduler: string, rooms: RoomStatusController): Promise<string> => {
+    const room = await h.readyRoom(await h.api.getScheduler(scheduler));
+    await h.converge(() => rooms.reconcile(`${scheduler}/${room}`));
+    await h.core.deleteNamespacedPod({ name: room, namespace: scheduler, gracePeriodSeconds: 0 });
+    await waitFor(async () => (await h.core.listNamespacedPod({ namespace: scheduler })).items.length === 0, { message: 'the pod gone' });
+    return room;
+  };
+  /**
+   * The add_rooms `first` ends without a room (as if its room failed too); the leader changes
+   * again: the reasons of the add_rooms the next leader's health check enqueues.
+   */
+  const nextAddReasons = async (scheduler: string, first: string): Promise<unknown[]> => {
+    await h.api.patchOperationStatus(first, { status: { status: 'finished', finishedAt: new Date().toISOString() } });
+    await h.converge(() => newLeaderHealth().reconcile(scheduler));
+    return (await h.api.listOperations(scheduler)).items.filter((op) => op.metadata.name !== first).map((op) => op.spec.input?.reason);
+  };
 
   beforeAll(async () => {
     h = await startControllerHarness();
@@ -49,13 +68,10 @@ describe('HealthController on the sandbox', () => {
   });
 
   test('a room lost under one leader is named in the add_rooms of the next leader\'s health check, and only once', async () => {
-    const s = await h.createdScheduler('failover', { roomsReplicas: 1 });
-    const room = await h.readyRoom(s);
+    await h.createdScheduler('failover', { roomsReplicas: 1 });
     // The old leader's room status controller sees the room's pod gone, deletes the room, and dies.
     const oldLeader = new RoomStatusController(h.deps);
-    await h.converge(() => oldLeader.reconcile(`failover/${room}`));
-    await h.core.deleteNamespacedPod({ name: room, namespace: 'failover', gracePeriodSeconds: 0 });
-    await waitFor(async () => (await h.core.listNamespacedPod({ namespace: 'failover' })).items.length === 0, { message: 'the pod gone' });
+    const room = await roomWithPodDeleted('failover', oldLeader);
     await h.converge(() => oldLeader.reconcile(`failover/${room}`));
     await waitFor(async () => (await h.api.listGameRooms('failover')).items.length === 0, { message: 'the lost room deleted' });
 
@@ -65,13 +81,28 @@ describe('HealthController on the sandbox', () => {
     expect(ops[0]?.spec).toMatchObject({ definitionName: OperationDefinition.AddRooms, source: OperationSourceName.Operator, input: { amount: 1 } });
     expect(String(ops[0]?.spec.input?.reason)).toContain(`; lost: ${room} (its pod was deleted)`);
 
-    // That add_rooms ended without a room (as if its room failed too); the leader changes again:
-    // the next add_rooms no longer names the room the first one replaced.
-    await h.api.patchOperationStatus(ops[0]?.metadata.name as string, { status: { status: 'finished', finishedAt: new Date().toISOString() } });
-    await h.converge(() => newLeaderHealth().reconcile('failover'));
-    const next = (await h.api.listOperations('failover')).items.filter((op) => op.metadata.name !== ops[0]?.metadata.name);
-    expect(next).toHaveLength(1);
-    expect(String(next[0]?.spec.input?.reason)).toBe('roomsReplicas is 1; 0 available of 1 desired');
+    // The next add_rooms no longer names the room the first one replaced.
+    expect(await nextAddReasons('failover', ops[0]?.metadata.name as string)).toEqual(['roomsReplicas is 1; 0 available of 1 desired']);
+  });
+
+  test('a room whose pod is gone, its loss not yet recorded: the add_rooms names it, and not again once it is recorded', async () => {
+    await h.createdScheduler('podless', { roomsReplicas: 1 });
+    const rooms = new RoomStatusController(h.deps);
+    const room = await roomWithPodDeleted('podless', rooms);
+    // Its game server's last ping (as the gateway writes it) reaches the health check first.
+    await h.api.patchGameRoomStatus('podless', room, { status: { status: 'terminating', pingStatus: 'terminating' } });
+
+    await h.converge(() => newLeaderHealth().reconcile('podless'));
+    const [first, ...others] = (await h.api.listOperations('podless')).items;
+    expect(others).toEqual([]);
+    expect(String(first?.spec.input?.reason)).toBe(`roomsReplicas is 1; 0 available of 1 desired; lost: ${room} (its pod was deleted)`);
+    expect(first?.metadata.annotations?.[LOST_ROOMS_ANNOTATION]).toBe(room);
+
+    // Then the room status controller records the loss and deletes the room; the next add_rooms
+    // does not name the room again.
+    await h.converge(() => rooms.reconcile(`podless/${room}`));
+    expect((await h.api.getScheduler('podless')).status?.lostRooms?.map((l) => l.name)).toEqual([room]);
+    expect(await nextAddReasons('podless', first?.metadata.name as string)).toEqual(['roomsReplicas is 1; 0 available of 1 desired']);
   });
 
   test('a scheduler whose rooms are all there and ready: its decision written once; once more: no write', async () => {

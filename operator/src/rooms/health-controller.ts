@@ -16,7 +16,7 @@ import { buildOperation } from '../../../common/src/operations/operation-factory
 import { newOperationId } from '../../../common/src/operations/operation-id';
 import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src/operations/operation-inputs';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
-import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../common/src/resources/labels';
+import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -26,7 +26,7 @@ import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
-import { lostSinceLastAdd } from './domain/lost-rooms';
+import { lostToName, podWasSeen } from './domain/lost-rooms';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -181,11 +181,17 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
-      const lost = lostSinceLastAdd(s.status.lostRooms, ops);
-      const why = plan.rollingUpdate
-        ? `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`
-        : `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lost.length > 0 ? `; lost: ${lost.join(', ')}` : ''}`;
-      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, plan.rollingUpdate ? `Rolling update to ${s.status.version}: adding ${plan.add} rooms` : undefined);
+      if (plan.rollingUpdate) {
+        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`;
+        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`);
+      }
+      const podless = this.deps.caches.rooms.list(name)
+        .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && podWasSeen(r) && !this.deps.caches.pods.get(r.metadata.name as string, name))
+        .map((r) => r.metadata.name as string);
+      const lost = lostToName(s.status.lostRooms, ops, podless);
+      const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${lost.more > 0 ? ` and ${lost.more} more` : ''}` : '';
+      const why = `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lostText}`;
+      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {});
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
@@ -200,8 +206,8 @@ export class HealthController {
    * Enqueues a healing operation unless it would fail the same way as the last one of its kind
    * (domain/repeated-failure.ts): then it waits for the backoff or for something to change.
    */
-  /** Enqueues a healing operation; `rollout` is a rolling update's progress, told as an Event once enqueued. */
-  private async enqueue<D extends OperationDefinitionName>(s: Scheduler, ops: readonly Operation[], definitionName: D, input: OperationInputs[D], rollout?: string): Promise<ReconcileResult> {
+  /** Enqueues a healing operation; `rollout` is a rolling update's progress, told as an Event once enqueued; `annotations` go on the operation. */
+  private async enqueue<D extends OperationDefinitionName>(s: Scheduler, ops: readonly Operation[], definitionName: D, input: OperationInputs[D], rollout?: string, annotations: Record<string, string> = {}): Promise<ReconcileResult> {
     const schedulerName = s.metadata.name as string;
     const now = this.deps.now();
     const fingerprint = this.fingerprint(s);
@@ -216,7 +222,7 @@ export class HealthController {
     }
     this.heldRetry.delete(schedulerName);
     const op = buildOperation({ id: newOperationId(now), schedulerName, definitionName, input, priority: true, source: OperationSourceName.Operator, enqueuedAt: now });
-    op.metadata.annotations = { ...op.metadata.annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
+    op.metadata.annotations = { ...op.metadata.annotations, ...annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     this.opts.track?.(await this.deps.api.createOperation(op));
     if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name as string})`);
     return { requeueAfterMs: 200 };

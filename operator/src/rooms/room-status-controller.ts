@@ -14,7 +14,7 @@ import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/l
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
-import { lostRoomPatch } from './domain/lost-rooms';
+import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
@@ -110,7 +110,7 @@ export class RoomStatusController {
     const namespace = room.metadata.namespace as string;
     const name = room.metadata.name as string;
     const age = this.deps.now() - (toMillis(room.metadata.creationTimestamp) ?? this.deps.now());
-    const sawPod = room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
+    const sawPod = podWasSeen(room);
     if (!sawPod && age < POD_APPEAR_GRACE_MS) return { requeueAfterMs: POD_APPEAR_GRACE_MS - age + 100 };
     // The pod cache can lag far behind on a loaded API server (seen at 10,000 rooms: rooms deleted
     // as lost whose pods existed): a room never seen with a pod is checked with a fresh read.

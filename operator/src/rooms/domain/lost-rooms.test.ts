@@ -1,5 +1,6 @@
-import type { Operation, Scheduler } from '../../../../common/src/generated/resources';
-import { lostRoomPatch, lostSinceLastAdd, type LostRoom } from './lost-rooms';
+import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
+import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
+import { lostRoomPatch, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
 
 const lost = (name: string, lostAt = '2026-01-01T00:00:10.000Z'): LostRoom => ({ name, reason: 'its pod was deleted', lostAt });
 
@@ -7,8 +8,9 @@ function scheduler(status: Scheduler['status']): Scheduler {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name: 's', resourceVersion: '42' }, spec: {} as Scheduler['spec'], ...(status ? { status } : {}) };
 }
 
-function op(definitionName: string, source: 'api' | 'operator', enqueuedAt: string): Operation {
-  return { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${definitionName}-${enqueuedAt}` }, spec: { schedulerName: 's', definitionName, enqueuedAt, source } };
+function op(definitionName: string, source: 'api' | 'operator', enqueuedAt: string, lostNamed?: string): Operation {
+  const annotations = lostNamed === undefined ? {} : { annotations: { [LOST_ROOMS_ANNOTATION]: lostNamed } };
+  return { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${definitionName}-${enqueuedAt}`, ...annotations }, spec: { schedulerName: 's', definitionName, enqueuedAt, source } };
 }
 
 describe('lostRoomPatch: the status write that records a lost room', () => {
@@ -43,18 +45,43 @@ describe('lostRoomPatch: the status write that records a lost room', () => {
   });
 });
 
-describe('lostSinceLastAdd: the lost rooms the next add_rooms names', () => {
+describe('lostToName: the lost rooms the next add_rooms of the health check names', () => {
   const recorded = [lost('r1', '2026-01-01T00:00:10.000Z'), lost('r2', '2026-01-01T00:00:20.000Z'), lost('r3', '2026-01-01T00:00:30.000Z')];
+  const all = ['r1 (its pod was deleted)', 'r2 (its pod was deleted)', 'r3 (its pod was deleted)'];
   test.each([
-    { name: 'no add_rooms yet: every recorded room', ops: [], want: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)', 'r3 (its pod was deleted)'] },
-    { name: 'only those lost after the last add_rooms of the health check', ops: [op('add_rooms', 'operator', '2026-01-01T00:00:05.000Z'), op('add_rooms', 'operator', '2026-01-01T00:00:20.000Z')], want: ['r3 (its pod was deleted)'] },
-    { name: 'a user\'s add_rooms or another operation names none of them', ops: [op('add_rooms', 'api', '2026-01-01T00:00:25.000Z'), op('remove_rooms', 'operator', '2026-01-01T00:00:25.000Z')], want: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)', 'r3 (its pod was deleted)'] },
-    { name: 'all named already: none', ops: [op('add_rooms', 'operator', '2026-01-01T00:00:31.000Z')], want: [] },
-  ])('$name', ({ ops, want }) => {
-    expect(lostSinceLastAdd(recorded, ops)).toEqual(want);
+    { name: 'no add_rooms yet: every recorded room', ops: [], podless: [], want: all },
+    { name: 'only those lost after the last add_rooms of the health check', ops: [op('add_rooms', 'operator', '2026-01-01T00:00:05.000Z'), op('add_rooms', 'operator', '2026-01-01T00:00:20.000Z')], podless: [], want: ['r3 (its pod was deleted)'] },
+    { name: 'a user\'s add_rooms or another operation names none of them', ops: [op('add_rooms', 'api', '2026-01-01T00:00:25.000Z'), op('remove_rooms', 'operator', '2026-01-01T00:00:25.000Z')], podless: [], want: all },
+    { name: 'all named already: none', ops: [op('add_rooms', 'operator', '2026-01-01T00:00:31.000Z')], podless: [], want: [] },
+    { name: 'a room still there whose pod is gone (not recorded yet): named too, once', ops: [op('add_rooms', 'operator', '2026-01-01T00:00:31.000Z')], podless: ['r4', 'r4'], want: ['r4 (its pod was deleted)'] },
+    { name: 'a podless room recorded already: named once, with the recorded reason', ops: [], podless: ['r2'], want: all },
+    {
+      name: 'rooms the last add_rooms named while they were podless are not named again once recorded after it',
+      ops: [op('add_rooms', 'operator', '2026-01-01T00:00:15.000Z', 'r2,r3')],
+      podless: [],
+      want: [],
+    },
+  ])('$name', ({ ops, podless, want }) => {
+    expect(lostToName(recorded, ops, podless).named).toEqual(want);
   });
 
   test('a scheduler that never lost a room: none', () => {
-    expect(lostSinceLastAdd(undefined, [])).toEqual([]);
+    expect(lostToName(undefined, [], [])).toEqual({ named: [], names: [], more: 0 });
+  });
+
+  test('at most `max` named, the rest counted; the names for the operation\'s annotation', () => {
+    expect(lostToName(recorded, [], ['r4'], 2)).toEqual({ named: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)'], names: ['r1', 'r2'], more: 2 });
+  });
+});
+
+describe('podWasSeen', () => {
+  test.each([
+    { instanceStatus: undefined, want: false },
+    { instanceStatus: 'unknown', want: false },
+    { instanceStatus: 'pending', want: true },
+    { instanceStatus: 'ready', want: true },
+  ] as const)('instanceStatus $instanceStatus: $want', ({ instanceStatus, want }) => {
+    const room: GameRoom = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, ...(instanceStatus ? { status: { instanceStatus } } : {}) };
+    expect(podWasSeen(room)).toBe(want);
   });
 });

@@ -2,9 +2,11 @@
  * Lost rooms as the Scheduler's status records them (`status.lostRooms`), so that what the room
  * status controller saw outlives the leader that saw it. The room status controller is the only
  * writer: it appends a room before it deletes the lost GameRoom. The health check only reads: it
- * names the rooms lost since its last add_rooms in the next add_rooms reason. Pure rules, no I/O.
+ * names the rooms lost since its last add_rooms in the next add_rooms reason, and marks that
+ * operation with the names. Pure rules, no I/O.
  */
-import type { Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
+import type { GameRoom, Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
+import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../../common/src/resources/operation-names';
 
 export type LostRoom = SchedulerStatusLostRoomsItem;
@@ -34,15 +36,46 @@ export function lostRoomPatch(s: Scheduler, entry: LostRoom, max = MAX_LOST_ROOM
   return [{ op: 'add', path: '/status/lostRooms/-', value: entry }, ...Array.from({ length: drop }, () => ({ op: 'remove', path: '/status/lostRooms/0' }))];
 }
 
+/** Whether the room was ever seen with its pod: a room whose pod is then missing was deleted, not late. */
+export function podWasSeen(room: GameRoom): boolean {
+  return room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
+}
+
+/** The lost rooms an add_rooms names: at most this many, the rest counted. */
+export const MAX_NAMED_LOST = MAX_LOST_ROOMS;
+
+export interface LostToName {
+  /** `name (why)` of each room named, oldest loss first. */
+  named: string[];
+  /** The names, for the add_rooms' LOST_ROOMS_ANNOTATION. */
+  names: string[];
+  /** Lost rooms not named (more than MAX_NAMED_LOST). */
+  more: number;
+}
+
 /**
- * The lost rooms the next add_rooms reason names, as `name (why)`: those lost after the last
- * add_rooms the health check enqueued (any of its add_rooms, a rollout's included, as before), so
- * each is named once, whichever replica enqueues it. Without such an operation in the history
- * (none yet, or pruned), every recorded room is named.
+ * The lost rooms the next add_rooms of the health check names, derived from the objects only, so
+ * a new leader names what the old one saw: the rooms recorded in `status.lostRooms` after the
+ * last add_rooms the health check enqueued (any of its add_rooms, a rollout's included), and the
+ * rooms still there whose pod was seen and is gone (`podless`: the room status controller is about
+ * to record and delete them; a room's terminating ping can bring the health check here first).
+ * Rooms the last add_rooms named (its LOST_ROOMS_ANNOTATION) are not named again. Without such an
+ * operation in the history (none yet, or pruned), every recorded room is named.
  */
-export function lostSinceLastAdd(lost: readonly LostRoom[] | undefined, ops: readonly Operation[]): string[] {
-  const since = ops
+export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], podless: readonly string[], max = MAX_NAMED_LOST): LostToName {
+  const last = ops
     .filter((op) => op.spec.definitionName === OperationDefinition.AddRooms && op.spec.source === OperationSourceName.Operator)
-    .reduce((latest, op) => Math.max(latest, Date.parse(op.spec.enqueuedAt) || 0), Number.NEGATIVE_INFINITY);
-  return (lost ?? []).filter((e) => (Date.parse(e.lostAt) || 0) > since).map((e) => `${e.name} (${e.reason})`);
+    .reduce<Operation | undefined>((latest, op) => (!latest || (Date.parse(op.spec.enqueuedAt) || 0) > (Date.parse(latest.spec.enqueuedAt) || 0) ? op : latest), undefined);
+  const since = last ? Date.parse(last.spec.enqueuedAt) || 0 : Number.NEGATIVE_INFINITY;
+  const namedBefore = new Set((last?.metadata.annotations?.[LOST_ROOMS_ANNOTATION] ?? '').split(',').filter((n) => n !== ''));
+  const why = new Map<string, string>();
+  for (const e of recorded ?? []) {
+    if ((Date.parse(e.lostAt) || 0) > since && !namedBefore.has(e.name)) why.set(e.name, e.reason);
+  }
+  for (const name of podless) {
+    if (!why.has(name) && !namedBefore.has(name)) why.set(name, 'its pod was deleted');
+  }
+  const all = [...why];
+  const shown = all.slice(0, max);
+  return { named: shown.map(([name, w]) => `${name} (${w})`), names: shown.map(([name]) => name), more: all.length - shown.length };
 }
