@@ -132,7 +132,7 @@ describe('forwarding', () => {
       const rooms = (await stack.api.listGameRooms('fwd-lost')).items;
       return !rooms.some((r) => r.metadata.name === victim) && rooms.some((r) => r.status?.status === 'ready');
     }, { timeoutMs: 30_000, message: 'the lost room deleted and replaced' });
-    const told = receiver.requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === victim && statusName(r.statusType) === 'terminated');
+    const told = requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === victim && statusName(r.statusType) === 'terminated');
     expect(told).toHaveLength(1);
     expect((await stack.api.getScheduler('fwd-lost')).status?.lostRooms).toEqual([{ name: victim, reason: 'its pod was deleted', lostAt: expect.any(String) as string }]);
   });

@@ -71,7 +71,7 @@ describe('RoomStatusController on the sandbox', () => {
       const s = await h.createdScheduler('rf', { roomsReplicas: 0, forwarders });
       const lostRoom = await h.readyRoom(s);
       const removedRoom = await h.readyRoom(s);
-      const terminatedTold = (room: string) => receiver.requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === room && r.statusType === 'terminated').length;
+      const terminatedTold = (room: string) => receiver.requestsOf('SendRoomStatus').filter((r) => r.room.roomId === room && r.statusType === 'terminated').length;
       const replica = () => new RoomStatusController({ ...h.deps, forwarder });
 
       // The old leader finds the room's pod gone, tells `terminated`, and dies before the room is

@@ -41,15 +41,12 @@ export function podWasSeen(room: GameRoom): boolean {
   return room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
 }
 
-/** The lost rooms an add_rooms names: at most this many, the rest counted. */
-export const MAX_NAMED_LOST = MAX_LOST_ROOMS;
-
 export interface LostToName {
   /** `name (why)` of each room named, oldest loss first. */
   named: string[];
   /** The names, for the add_rooms' LOST_ROOMS_ANNOTATION. */
   names: string[];
-  /** Lost rooms not named (more than MAX_NAMED_LOST). */
+  /** Lost rooms not named (more than `max`, by default as many as the status keeps). */
   more: number;
 }
 
@@ -62,7 +59,7 @@ export interface LostToName {
  * Rooms the last add_rooms named (its LOST_ROOMS_ANNOTATION) are not named again. Without such an
  * operation in the history (none yet, or pruned), every recorded room is named.
  */
-export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], podless: readonly string[], max = MAX_NAMED_LOST): LostToName {
+export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], podless: readonly string[], max = MAX_LOST_ROOMS): LostToName {
   const last = ops
     .filter((op) => op.spec.definitionName === OperationDefinition.AddRooms && op.spec.source === OperationSourceName.Operator)
     .reduce<Operation | undefined>((latest, op) => (!latest || (Date.parse(op.spec.enqueuedAt) || 0) > (Date.parse(latest.spec.enqueuedAt) || 0) ? op : latest), undefined);
