@@ -76,9 +76,9 @@ describe('import boundaries (eslint.config.mjs)', () => {
     }
   });
 
-  test('no-explicit-any is an error in product code and off in tests', async () => {
-    expect((await rules('sandbox/src/probe.ts'))['@typescript-eslint/no-explicit-any']).toEqual([2]);
-    expect((await rules('operator/src/probe.ts'))['@typescript-eslint/no-explicit-any']).toEqual([2]);
-    expect((await rules('operator/src/probe.test.ts'))['@typescript-eslint/no-explicit-any']).toEqual([0]);
+  test('no-explicit-any is an error in product code, tests and benchmarks alike', async () => {
+    for (const file of ['sandbox/src/probe.ts', 'operator/src/probe.ts', 'operator/src/probe.test.ts', 'test/e2e/probe.test.ts', 'test/support/probe.ts', 'bench/probe.ts']) {
+      expect([file, (await rules(file))['@typescript-eslint/no-explicit-any']]).toEqual([file, [2]]);
+    }
   });
 });
