@@ -78,7 +78,11 @@ describe('control-plane outages in the middle of the work (a real control plane 
       }
       if (rolloutArmed && ns === B) {
         const b = all.filter((r) => r.metadata.namespace === B);
-        if (live(b).length > 35) out.push(`${live(b).length} live rooms of B (more than desired 30 + maxSurge 5)`);
+        if (live(b).length > 35) {
+          const by = new Map<string, number>();
+          for (const r of live(b)) by.set(`${r.spec.version} ${String(r.status?.status)}`, (by.get(`${r.spec.version} ${String(r.status?.status)}`) ?? 0) + 1);
+          out.push(`${live(b).length} live rooms of B (more than desired 30 + maxSurge 5) on ${event} of ${key(room)}: ${JSON.stringify(Object.fromEntries(by))}`);
+        }
         // The rollout's own part: it never deletes a serving room while that leaves fewer than 30
         // serving. (Serving rooms can also drop without a deletion after the outage, likely pods
         // marked not ready for the nodes' missed heartbeats; counted apart.)

@@ -106,11 +106,12 @@ export class RoomWatch {
   }
 
   private seen(event: 'add' | 'update' | 'delete', room: GameRoom): void {
+    // A list arrives one room at a time, and the rooms this watch held before it may have changed
+    // or gone meanwhile: counts over a half-applied list mean nothing. Checked once it is whole.
+    if (this.listing) return;
     const prev = this.last.get(key(room));
     if (event === 'delete') this.last.delete(key(room));
     else this.last.set(key(room), room);
-    // The first list arrives one room at a time: counts over a half-listed fleet mean nothing.
-    if (this.listing && event === 'add' && !prev) return;
     for (const v of this.rules(event, room, prev, [...this.last.values()])) this.violations.push(v);
   }
 
@@ -131,8 +132,21 @@ export class RoomWatch {
     } finally {
       this.listing = false;
     }
-    const now = new Set((informer.list() as GameRoom[]).map(key));
-    for (const [k, prev] of [...this.last.entries()]) if (!now.has(k)) this.seen('delete', prev);
+    // The list is whole: the state before it becomes the listed one at once, and each change the
+    // list shows is checked against that consistent state (rooms gone meanwhile as deletions).
+    const listed = new Map((informer.list() as GameRoom[]).map((r) => [key(r), r]));
+    const before = new Map(this.last);
+    this.last.clear();
+    for (const [k, r] of listed) this.last.set(k, r);
+    const all = [...this.last.values()];
+    for (const [k, prev] of before) {
+      if (!listed.has(k)) for (const v of this.rules('delete', prev, prev, all)) this.violations.push(v);
+    }
+    for (const [k, room] of listed) {
+      const prev = before.get(k);
+      if (prev?.metadata.resourceVersion === room.metadata.resourceVersion) continue;
+      for (const v of this.rules(prev ? 'update' : 'add', room, prev, all)) this.violations.push(v);
+    }
   }
 
   async stop(): Promise<void> {
