@@ -367,7 +367,7 @@ describe('simulated kubelet behind its work queue', () => {
     sandbox = await startSandbox();
     core = sandbox.kubeConfig().makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: ns } } });
-    kubelet = await SimKubelet.start({ kubeConfig: sandbox.kubeConfig(), nodes: 1, startDelayMs: 3000, heartbeatMs: 0, clock: { now: () => Date.now() + skewMs } });
+    kubelet = await SimKubelet.start({ kubeConfig: sandbox.kubeConfig(), nodes: 1, startDelayMs: 3000, heartbeatMs: 0, clock: () => Date.now() + skewMs });
   });
 
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { apiErrorFields } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
-import type { ForwardedRoom, ForwardedRoomStatus, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
+import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { PING_STATUSES, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
@@ -19,7 +19,7 @@ import type { RoomStore } from '../store-ports';
 /** What the rooms API needs from the event forwarder (`EventForwarder` satisfies it). */
 export interface RoomEventSink {
   forwardPing(forwarders: readonly Forwarder[], room: ForwardedRoom, status: 'ready' | 'occupied' | 'terminating', metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
-  forwardStatus(forwarders: readonly Forwarder[], room: ForwardedRoom, status: ForwardedRoomStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+  forwardStatus(forwarders: readonly Forwarder[], room: ForwardedRoom, status: ReportedPingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
   forwardRoomEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
   forwardPlayerEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: PlayerEventName, playerId: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
 }

@@ -13,18 +13,10 @@ import type { Counter, Histogram, MetricsRegistry } from '../metrics';
 import { ForwarderClientPool } from './forwarder-client-pool';
 import { DEFAULT_FORWARD_TIMEOUT_MS, enabledForwarders, forwarderTimeoutMs, isGrpcForwarder, isHostPortAddress } from './forwarder-options';
 import { loadForwarderProtocol, type ForwarderProtocol, type ForwarderRequests, type ForwarderRpc, type PartialMessage, type ResponseMessage } from './forwarder-protocol';
-import type {
-  ForwardedEventType,
-  ForwardedRoom,
-  ForwardedRoomStatus,
-  ForwarderConfig,
-  ForwardOutcome,
-  ForwardResult,
-  PingStatus,
-  PlayerEventName,
-} from './forwarder-types';
+import type { ForwardedEventType, ForwardedRoom, ForwarderConfig, ForwardOutcome, ForwardResult, PlayerEventName } from './forwarder-types';
 import { playerEventMessage, resyncMessage, roomEventMessage, roomStatusMessage } from './forward-messages';
 import { forwarderLabel } from './forward-pump';
+import type { LivePingStatus, ReportedPingStatus } from '../rooms/room-status';
 
 export interface EventForwarderOptions {
   logger: Logger;
@@ -153,12 +145,12 @@ export class EventForwarder {
    * Forwards a ping as `SendRoomResync(RoomStatus)`, whether or not the status changed. Pings of
    * a room whose pod is terminating (`room.terminating`) are not forwarded, as in Maestro.
    */
-  forwardPing(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, pingStatus: PingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+  forwardPing(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, pingStatus: LivePingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
     return this.dispatch(forwarders, room, 'resync', 'SendRoomResync', (f) => resyncMessage(f, room, pingStatus, metadata), { skipTerminating: true });
   }
 
   /** Forwards a status as `SendRoomStatus(RoomStatus)`; `terminated` when a room is deleted or its pod is gone. */
-  forwardStatus(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, status: ForwardedRoomStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+  forwardStatus(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, status: ReportedPingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
     return this.dispatch(forwarders, room, 'status', 'SendRoomStatus', (f) => roomStatusMessage(f, room, status, metadata));
   }
 

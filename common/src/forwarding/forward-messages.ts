@@ -10,7 +10,8 @@
 import { isRecord } from '../json/is-record';
 import { forwarderMetadata } from './forwarder-options';
 import type { PartialMessage, PlayerEventMessage, RoomEventMessage, RoomMessage, RoomStatusMessage } from './forwarder-protocol';
-import type { ForwardedRoom, ForwardedRoomStatus, ForwarderConfig, PingStatus, PlayerEventName, RoomPort } from './forwarder-types';
+import type { ForwardedRoom, ForwarderConfig, PlayerEventName, RoomPort } from './forwarder-types';
+import type { LivePingStatus, ReportedPingStatus } from '../rooms/room-status';
 
 /** Metadata values go on the wire as strings: strings as they are, objects as JSON. */
 export function metadataValue(value: unknown): string | undefined {
@@ -75,7 +76,7 @@ function addressedRoom(room: ForwardedRoom, metadata: Record<string, string>, ro
 function statusMessage(
   forwarder: ForwarderConfig,
   room: ForwardedRoom,
-  statusType: ForwardedRoomStatus,
+  statusType: ReportedPingStatus,
   attributes: Record<string, string>,
 ): PartialMessage<RoomStatusMessage> {
   const metadata = { ...stringifyMetadata(forwarderMetadata(forwarder)), ...withPorts(attributes, room) };
@@ -86,7 +87,7 @@ function statusMessage(
 export function resyncMessage(
   forwarder: ForwarderConfig,
   room: ForwardedRoom,
-  pingStatus: PingStatus,
+  pingStatus: LivePingStatus,
   metadata?: Record<string, unknown>,
 ): PartialMessage<RoomStatusMessage> {
   const attributes = { ...stringifyMetadata(metadata), eventType: 'resync', pingType: pingStatus };
@@ -97,7 +98,7 @@ export function resyncMessage(
 export function roomStatusMessage(
   forwarder: ForwarderConfig,
   room: ForwardedRoom,
-  status: ForwardedRoomStatus,
+  status: ReportedPingStatus,
   metadata?: Record<string, unknown>,
 ): PartialMessage<RoomStatusMessage> {
   const attributes: Record<string, string> = { ...stringifyMetadata(metadata), eventType: 'status', pingType: status };

@@ -11,7 +11,8 @@ import { MetricsRegistry } from '../metrics';
 import { EventForwarder } from './event-forwarder';
 import { ForwardPump, type ForwardPumpOptions, type PingForward, type PingForwardResult } from './forward-pump';
 import { NO_REPLY, startForwardReceiver, type ForwardReceiver, type ReceiverReply } from './forward-receiver';
-import type { ForwardedRoom, ForwarderConfig, PingStatus } from './forwarder-types';
+import type { ForwardedRoom, ForwarderConfig } from './forwarder-types';
+import type { LivePingStatus } from '../rooms/room-status';
 
 const room = (i: number): ForwardedRoom => ({ game: 'tennis', schedulerName: 'tennis-eu', roomId: `tennis-eu-${i}`, host: '10.0.0.7', ports: [] });
 const to = (name: string, r: ForwardReceiver, timeout = 5000): ForwarderConfig => ({ name, enable: true, type: 'gRPC', address: r.address, options: { timeout } });
@@ -36,7 +37,7 @@ describe('ForwardPump', () => {
     const circuit: string[] = [];
     const p = new ForwardPump({
       maxQueuedPerReceiver: options.maxQueued, maxInFlightPerReceiver: options.maxInFlight,
-      send: (f, ping) => forwarder.forwardPing([f], ping.room, ping.status as PingStatus, ping.metadata),
+      send: (f, ping) => forwarder.forwardPing([f], ping.room, ping.status as LivePingStatus, ping.metadata),
       onPingDone: (r) => results.push(r),
       onLost: (reason, name, scheduler) => {
         lost.push(`${reason} ${name}/${scheduler}`);
@@ -94,7 +95,7 @@ describe('ForwardPump', () => {
     receivers.push(slow);
     const { p, results, lost } = pump({ maxQueued: 100, maxInFlight: 1 });
     const forwarders = [to('slow', slow)];
-    const ping = (i: number, status: PingStatus): PingForward => ({ kind: 'resync', forwarders, room: room(i), status });
+    const ping = (i: number, status: LivePingStatus): PingForward => ({ kind: 'resync', forwarders, room: room(i), status });
     p.offer(ping(1, 'ready'));
     await waitFor(() => slow.received.length === 1, { timeoutMs: 10_000, message: 'the first call is open' });
     p.offer(ping(2, 'ready'));

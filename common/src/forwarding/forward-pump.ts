@@ -15,14 +15,15 @@
  */
 import { CoalescingQueue } from './coalescing-queue';
 import { enabledForwarders } from './forwarder-options';
-import type { ForwardedRoom, ForwardedRoomStatus, ForwarderConfig, ForwardOutcome } from './forwarder-types';
+import type { ForwardedRoom, ForwarderConfig, ForwardOutcome } from './forwarder-types';
+import type { ReportedPingStatus } from '../rooms/room-status';
 
 /** One ping (or terminated status) to forward to every enabled forwarder of its scheduler. */
 export interface PingForward {
   kind: 'resync' | 'status';
   forwarders: readonly ForwarderConfig[];
   room: ForwardedRoom;
-  status: ForwardedRoomStatus;
+  status: ReportedPingStatus;
   metadata?: Record<string, unknown>;
 }
 

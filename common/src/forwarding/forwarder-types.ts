@@ -48,12 +48,6 @@ export interface ForwardedRoom {
   terminating?: boolean;
 }
 
-/** A ping's status; every ping is forwarded as a resync. */
-export type PingStatus = 'ready' | 'occupied' | 'terminating';
-
-/** A status forwarded with `SendRoomStatus`; `terminated` when a room is gone. */
-export type ForwardedRoomStatus = 'ready' | 'occupied' | 'terminating' | 'terminated';
-
 export type PlayerEventName = 'playerJoin' | 'playerLeft';
 
 /** What one forwarder did with one event. */

@@ -14,6 +14,8 @@ export type InstanceStatus = 'unknown' | 'pending' | 'ready' | 'terminating' | '
 /** The statuses a room may report on a ping (the rooms API accepts these; `unknown` is only ever the operator's). */
 export const PING_STATUSES = ['ready', 'occupied', 'terminating', 'terminated'] as const satisfies readonly PingStatus[];
 export type ReportedPingStatus = (typeof PING_STATUSES)[number];
+/** A running game server's ping, what the forwarders resync: every reported status but the last, `terminated`. */
+export type LivePingStatus = Exclude<ReportedPingStatus, 'terminated'>;
 
 const ERROR_WAITING_REASONS = new Set([
   'ErrImageNeverPull', 'ErrImagePullBackOff', 'ImagePullBackOff', 'ErrInvalidImageName', 'ErrImagePull',

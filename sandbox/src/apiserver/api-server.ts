@@ -27,6 +27,7 @@ import { apiVersionOf, resourceKey, type ResourceType } from './resource-type';
 import { toTable, type IncludeObject } from './table-convertor';
 import { objectJson, WatchStream } from './watch-stream';
 import { isRecord } from '../../../common/src/json/is-record';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 type Json = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ export interface ApiServerDeps {
   faults: Faults;
   logger: Logger;
   bookmarkIntervalMs: number;
-  now: () => Date;
+  now: Clock;
   /** Waits out injected latency. */
   sleep: (ms: number) => Promise<void>;
 }
@@ -147,7 +148,7 @@ export class ApiServer {
     const apiVersion = apiVersionOf(scope.rt.group, scope.version);
     const headers = this.warningHeaders(warnings);
     if (format === 'table') {
-      const table = toTable(scope.rt, scope.version, [obj], { resourceVersion: obj.metadata.resourceVersion ?? '' }, { include: this.includeObject(q), now: this.deps.now() });
+      const table = toTable(scope.rt, scope.version, [obj], { resourceVersion: obj.metadata.resourceVersion ?? '' }, { include: this.includeObject(q), now: new Date(this.deps.now()) });
       this.send(res, code, JSON.stringify(table), TABLE_TYPE, headers);
       return;
     }
@@ -460,7 +461,7 @@ export class ApiServer {
       if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
       const items = result.items.map((s) => show(s.obj));
       if (format === 'table') {
-        this.send(res, 200, JSON.stringify(toTable(rt, p.version, items, meta, { include: this.includeObject(q), now: this.deps.now() })), TABLE_TYPE);
+        this.send(res, 200, JSON.stringify(toTable(rt, p.version, items, meta, { include: this.includeObject(q), now: new Date(this.deps.now()) })), TABLE_TYPE);
         return;
       }
       this.send(res, 200, JSON.stringify({ kind: rt.listKind, apiVersion: apiVersionOf(rt.group, p.version), metadata: meta, items }));
@@ -560,7 +561,7 @@ export class ApiServer {
     if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
     const apiVersion = apiVersionOf(scope.rt.group, scope.version);
     if (format === 'table') {
-      const table = toTable(scope.rt, scope.version, result.items.map((s) => s.obj), meta, { include: this.includeObject(q), now: this.deps.now() });
+      const table = toTable(scope.rt, scope.version, result.items.map((s) => s.obj), meta, { include: this.includeObject(q), now: new Date(this.deps.now()) });
       this.send(res, 200, JSON.stringify(table), TABLE_TYPE);
       return;
     }

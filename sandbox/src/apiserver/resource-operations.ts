@@ -25,6 +25,8 @@ import type { ResourceRegistry } from './resource-registry';
 import { apiVersionOf, findVersion, resourceKey, type ResourceType, type ResourceVersion, type ResourceView } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
 import { jsonEqual } from '../../../common/src/json/json-equal';
+import { systemClock, type Clock } from '../../../common/src/runtime/clock';
+import { rfc3339 } from '../../../common/src/kube/timestamps';
 
 type Json = Record<string, unknown>;
 
@@ -79,14 +81,11 @@ export interface ResourceOperationsDeps {
   registry: ResourceRegistry;
   logger: Logger;
   /** The clock (injected so tests can control time). */
-  now?: () => Date;
+  now?: Clock;
 }
 
 const GENERATE_NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
-export function formatTime(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 function continueTokenOf(rv: number, namespace: string, name: string): string {
   return Buffer.from(JSON.stringify({ rv, ns: namespace, name })).toString('base64url');
@@ -133,14 +132,14 @@ export class ResourceOperations {
   private readonly store: ObjectStore;
   private readonly registry: ResourceRegistry;
   private readonly logger: Logger;
-  private readonly now: () => Date;
+  private readonly now: Clock;
   private clusterIpCounter = 10;
 
   constructor(deps: ResourceOperationsDeps) {
     this.store = deps.store;
     this.registry = deps.registry;
     this.logger = deps.logger;
-    this.now = deps.now ?? (() => new Date());
+    this.now = deps.now ?? systemClock;
   }
 
   private key(rt: ResourceType): string {
@@ -155,7 +154,7 @@ export class ResourceOperations {
 
   private strategyContext(): StrategyContext {
     return {
-      now: formatTime(this.now()),
+      now: rfc3339(this.now()),
       nextClusterIp: () => {
         const n = this.clusterIpCounter++;
         return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
@@ -306,7 +305,7 @@ export class ResourceOperations {
       throw new ApiError(500, 'InternalError', 'Internal error occurred: resourceVersion should not be set on objects to be created');
     }
     meta.uid = randomUUID();
-    meta.creationTimestamp = formatTime(this.now());
+    meta.creationTimestamp = rfc3339(this.now());
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -496,7 +495,7 @@ export class ResourceOperations {
       if (meta.deletionTimestamp) {
         return old.obj;
       }
-      meta.deletionTimestamp = formatTime(now);
+      meta.deletionTimestamp = rfc3339(now);
       meta.deletionGracePeriodSeconds = 0;
       obj.status = { ...(isRecord(obj.status) ? obj.status : {}), phase: 'Terminating' };
       return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
@@ -517,7 +516,7 @@ export class ResourceOperations {
       if (meta.deletionTimestamp && (meta.deletionGracePeriodSeconds ?? 0) <= grace && jsonEqual(finalizers, meta.finalizers ?? [])) {
         return old.obj;
       }
-      meta.deletionTimestamp = formatTime(new Date(now.getTime() + grace * 1000));
+      meta.deletionTimestamp = rfc3339(now + grace * 1000);
       meta.deletionGracePeriodSeconds = grace;
       if (finalizers.length > 0) meta.finalizers = finalizers;
       return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
@@ -527,7 +526,7 @@ export class ResourceOperations {
       if (alreadyDeleting && jsonEqual(finalizers, meta.finalizers ?? [])) {
         return old.obj;
       }
-      if (!meta.deletionTimestamp || (meta.deletionGracePeriodSeconds ?? 0) > 0) meta.deletionTimestamp = formatTime(now);
+      if (!meta.deletionTimestamp || (meta.deletionGracePeriodSeconds ?? 0) > 0) meta.deletionTimestamp = rfc3339(now);
       meta.deletionGracePeriodSeconds = 0;
       meta.finalizers = finalizers;
       return this.store.commit(this.key(rt), 'MODIFIED', obj).obj;
@@ -652,7 +651,7 @@ export class ResourceOperations {
     spec.nodeName = nodeName;
     const status: Json = isRecord(obj.status) ? obj.status : (obj.status = {});
     const conditions = Array.isArray(status.conditions) ? status.conditions.filter((c) => !(isRecord(c) && c.type === 'PodScheduled')) : [];
-    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: formatTime(this.now()) });
+    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(this.now()) });
     status.conditions = conditions;
     if (opts.dryRun) return;
     this.store.commit(this.key(scope.rt), 'MODIFIED', obj);

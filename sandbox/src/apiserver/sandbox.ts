@@ -14,9 +14,11 @@ import { kubeconfigYaml } from './kubeconfig';
 import type { KubeObject } from './kube-object';
 import { readManifests } from './manifest-files';
 import { ObjectStore } from './object-store';
-import { formatTime, ResourceOperations } from './resource-operations';
+import { ResourceOperations } from './resource-operations';
 import { ResourceRegistry, resourceTypeFromCrd } from './resource-registry';
 import { resourceKey } from './resource-type';
+import { systemClock, type Clock } from '../../../common/src/runtime/clock';
+import { rfc3339 } from '../../../common/src/kube/timestamps';
 
 export interface SandboxOptions {
   /** 0 = random (default). */
@@ -32,7 +34,7 @@ export interface SandboxOptions {
   bookmarkIntervalMs?: number;
   logger?: Logger;
   /** The clock (default: real time). */
-  now?: () => Date;
+  now?: Clock;
   /** Random source for fault injection (default Math.random). */
   random?: () => number;
   /** Waits out injected latency (default: a timer); a test passes one it can observe and release. */
@@ -81,7 +83,7 @@ function storageKeys(store: ObjectStore, registry: ResourceRegistry, resource: s
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const logger = options.logger ?? silentLogger();
-  const now = options.now ?? (() => new Date());
+  const now = options.now ?? systemClock;
   const store = new ObjectStore({
     watchWindow: options.watchWindow,
     onListenerError: (err) => logger.error('store listener failed', { error: err instanceof Error ? err.stack : String(err) }),
@@ -196,7 +198,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         store.closeAllWatchers();
         await server.close();
         await saveSnapshot();
-        logger.info('sandbox API server stopped', { url, at: formatTime(now()) });
+        logger.info('sandbox API server stopped', { url, at: rfc3339(now()) });
       })();
       return stopping;
     },

@@ -12,6 +12,7 @@ import type { KubeObject } from './kube-object';
 import type { EventType, ObjectStore, StoreEvent, StoredObject, StoreWatcher } from './object-store';
 import type { ResourceType } from './resource-type';
 import { toTable, type IncludeObject } from './table-convertor';
+import type { Clock } from '../../../common/src/runtime/clock';
 
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
@@ -36,7 +37,7 @@ export interface WatchOptions {
   /** Each line (event, bookmark) is written this many ms after it was produced (fault injection). */
   delayMs?: number;
   table?: { include: IncludeObject };
-  now: () => Date;
+  now: Clock;
 }
 
 /** The JSON of a stored object as seen through `apiVersion` (multi-version CRDs share storage). */
@@ -151,7 +152,7 @@ export class WatchStream implements StoreWatcher {
     const o = this.options;
     if (o.table) {
       const obj = JSON.parse(this.json(stored)) as KubeObject;
-      const table = toTable(o.rt, o.version, [obj], { resourceVersion: String(stored.rv) }, { include: o.table.include, now: o.now(), noHeaders: this.tableHeadersSent });
+      const table = toTable(o.rt, o.version, [obj], { resourceVersion: String(stored.rv) }, { include: o.table.include, now: new Date(o.now()), noHeaders: this.tableHeadersSent });
       this.tableHeadersSent = true;
       this.writeRaw(`{"type":"${type}","object":${JSON.stringify(table)}}\n`);
     } else {

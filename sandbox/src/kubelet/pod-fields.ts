@@ -19,25 +19,6 @@ export function splitPodKey(key: string): { namespace: string; name: string } {
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-/** Milliseconds since the epoch of a Kubernetes timestamp given as a Date or an RFC 3339 string. */
-export function timeMs(value: unknown): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string' || typeof value === 'number') {
-    const ms = new Date(value).getTime();
-    return Number.isNaN(ms) ? undefined : ms;
-  }
-  if (typeof value === 'object' && typeof (value as { getTime?: unknown }).getTime === 'function') {
-    const ms = (value as { getTime(): number }).getTime();
-    return Number.isNaN(ms) ? undefined : ms;
-  }
-  return undefined;
-}
-
-/** RFC 3339 with second precision, as the API server writes timestamps. */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** The plain `value` of a container's env var; `valueFrom` is not resolved. */
 export function envValue(container: V1Container, name: string): string | undefined {
   for (const e of container.env ?? []) if (e.name === name && typeof e.value === 'string') return e.value;

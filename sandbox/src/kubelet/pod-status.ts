@@ -15,7 +15,8 @@
  */
 import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import type { ContainerBehaviour } from './pod-behaviour';
-import { fakeDigest, rfc3339, timeMs } from './pod-fields';
+import { fakeDigest } from './pod-fields';
+import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 
 /** Plain JSON shapes with string timestamps, written with a merge patch. */
 export interface ContainerStateBody {
@@ -222,7 +223,7 @@ function readinessGateProblem(pod: V1Pod, conditions: readonly V1PodCondition[])
 }
 
 function foreignConditionBody(c: V1PodCondition): PodConditionBody {
-  const t = timeMs(c.lastTransitionTime);
+  const t = toMillis(c.lastTransitionTime);
   return {
     type: c.type, status: c.status === 'True' || c.status === 'False' ? c.status : 'Unknown', lastProbeTime: null,
     lastTransitionTime: rfc3339(t ?? 0),

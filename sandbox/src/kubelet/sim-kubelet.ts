@@ -11,16 +11,14 @@ import type { CoreV1Api, KubeConfig, V1Node, V1Pod, V1PodCondition } from '@kube
 import { silentLogger, type Logger } from '../../../common/src/logger';
 import { fitPod, type NodeCandidate, type NodeLoad } from './node-fit';
 import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
-import { hostPortsOf, isTerminalPhase, isTerminating, podKey, rfc3339, splitPodKey, timeMs } from './pod-fields';
+import { hostPortsOf, isTerminalPhase, isTerminating, podKey, splitPodKey } from './pod-fields';
+import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 import { computePodStatus, type PodStatusBody } from './pod-status';
 import { PodInformer } from './pod-informer';
 import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
-
-export interface Clock {
-  now(): number;
-}
+import { systemClock, type Clock } from '../../../common/src/runtime/clock';
 
 export interface SimKubeletOptions {
   kubeConfig: KubeConfig;
@@ -119,7 +117,7 @@ export class SimKubelet {
     const kubeConfig = this.connections.kc;
     this.core = this.connections.core;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-kubelet' });
-    this.clock = options.clock ?? { now: () => Date.now() };
+    this.clock = options.clock ?? systemClock;
     this.startDelayMs = Math.max(0, options.startDelayMs ?? 200);
     this.deletionCapMs = Math.max(0, options.deletionCapMs ?? 1000);
     this.backoffMs = Math.max(1, options.restartBackoffMs ?? 1000);
@@ -189,7 +187,7 @@ export class SimKubelet {
 
   /** Creates (or adopts) the nodes and marks them Ready; retries 429, 5xx and network errors a few times. */
   private async registerNodes(): Promise<void> {
-    const nowIso = rfc3339(this.clock.now());
+    const nowIso = rfc3339(this.clock());
     this.readySinceIso = nowIso;
     await Promise.all([...this.nodes.values()].map((node) => this.withRetries(`register node ${node.spec.name}`, async () => {
       try {
@@ -216,7 +214,7 @@ export class SimKubelet {
   }
 
   private async heartbeatNodes(): Promise<void> {
-    const nowIso = rfc3339(this.clock.now());
+    const nowIso = rfc3339(this.clock());
     await Promise.all([...this.nodes.values()].map(async (node) => {
       try {
         const conditions = nodeStatusBody(node.spec, nowIso, this.readySinceIso).conditions;
@@ -349,7 +347,7 @@ export class SimKubelet {
     if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message) return;
     if (this.unschedulableWritten.get(uid) === message) return;
     const others = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled').map(conditionBody);
-    const scheduled = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.clock.now()) };
+    const scheduled = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.clock()) };
     try {
       await this.core.patchNamespacedPodStatus({
         name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '',
@@ -369,8 +367,8 @@ export class SimKubelet {
     if (!rec) {
       const existingIP = pod.status?.podIP;
       rec = {
-        boundAtMs: timeMs(pod.status?.startTime) ?? this.clock.now(),
-        startedAtMs: timeMs(pod.status?.containerStatuses?.[0]?.state?.running?.startedAt),
+        boundAtMs: toMillis(pod.status?.startTime) ?? this.clock(),
+        startedAtMs: toMillis(pod.status?.containerStatuses?.[0]?.state?.running?.startedAt),
         podIP: existingIP || podIpOf(node.spec.index, node.ipCounter++),
         behaviours: (pod.spec?.containers ?? []).map((c) => containerBehaviour(c, (err) => {
           this.logger.warn('bad simulated behaviour; running the container normally', { pod: podKey(pod), container: c.name, error: err.message });
@@ -383,7 +381,7 @@ export class SimKubelet {
 
   private async sync(key: string, pod: V1Pod, node: SimNodeState): Promise<WorkResult | undefined> {
     const rec = this.recordOf(pod, node);
-    const now = this.clock.now();
+    const now = this.clock();
     const { namespace, name } = splitPodKey(key);
     if (rec.startedAtMs === undefined && now >= rec.boundAtMs + this.startDelayMs) rec.startedAtMs = now;
     const statusInput = {
@@ -429,7 +427,7 @@ export class SimKubelet {
       rec.lastWritten = text;
       rec.writtenRv = written.metadata?.resourceVersion;
       rec.writeSeen = false;
-      rec.writtenAtMs = this.clock.now();
+      rec.writtenAtMs = this.clock();
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -447,7 +445,7 @@ function statusDrifted(pod: V1Pod, computed: PodStatusBody): boolean {
 }
 
 function conditionBody(c: V1PodCondition): Record<string, unknown> {
-  const t = timeMs(c.lastTransitionTime);
+  const t = toMillis(c.lastTransitionTime);
   return {
     type: c.type, status: c.status,
     ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}),

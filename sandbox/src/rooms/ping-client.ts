@@ -4,12 +4,11 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-
-export type PingStatus = 'ready' | 'occupied' | 'terminating';
+import type { LivePingStatus } from '../../../common/src/rooms/room-status';
 
 export interface PingRequest {
   url: string;
-  status: PingStatus;
+  status: LivePingStatus;
   token?: string;
   /** Unix seconds. */
   timestamp: number;

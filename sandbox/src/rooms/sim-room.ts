@@ -3,10 +3,11 @@
  * changes, and sends one `terminating` ping when its pod is being deleted. One timer at a time;
  * `stop()` clears it.
  */
-import type { PingRequest, PingResult, PingStatus } from './ping-client';
+import type { PingRequest, PingResult } from './ping-client';
 import type { RoomIdentity } from './room-identity';
 import { pingUrl } from './room-identity';
 import { scriptStateAt, unitRandom, type RoomScript } from './room-script';
+import type { LivePingStatus } from '../../../common/src/rooms/room-status';
 
 export type RoomState = 'running' | 'terminated' | 'stopped';
 
@@ -19,7 +20,7 @@ export interface SimRoomOptions {
   firstPingDelayMs: number;
   send: (ping: PingRequest) => Promise<PingResult>;
   now: () => number;
-  onPing?: (status: PingStatus, result: PingResult) => void;
+  onPing?: (status: LivePingStatus, result: PingResult) => void;
 }
 
 export interface RoomView {
@@ -28,7 +29,7 @@ export interface RoomView {
   state: RoomState;
   /** What the script says now: `ready`, `occupied`, or `silent` (not pinging); `terminating` once terminated. */
   status: 'ready' | 'occupied' | 'silent' | 'terminating';
-  lastPingStatus?: PingStatus;
+  lastPingStatus?: LivePingStatus;
   pingsSent: number;
   pingFailures: number;
 }
@@ -40,7 +41,7 @@ export class SimRoom {
   private timer: NodeJS.Timeout | undefined;
   private inFlight = false;
   private pendingWake = false;
-  private lastSent: PingStatus | undefined;
+  private lastSent: LivePingStatus | undefined;
   private sent = 0;
   private failures = 0;
   private readonly url: string;
@@ -118,7 +119,7 @@ export class SimRoom {
     if (wakeAt.length > 0) this.timer = setTimeout(() => this.wake(), Math.max(0, Math.min(...wakeAt) - now));
   }
 
-  private async ping(status: PingStatus): Promise<void> {
+  private async ping(status: LivePingStatus): Promise<void> {
     this.inFlight = true;
     this.lastSent = status;
     const result = await this.options.send({

@@ -10,10 +10,11 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import { isTerminalPhase, isTerminating, podKey } from '../kubelet/pod-fields';
 import { PodInformer } from '../kubelet/pod-informer';
 import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
-import { PingClient, type PingRequest, type PingResult, type PingStatus } from './ping-client';
+import { PingClient, type PingRequest, type PingResult } from './ping-client';
 import { roomIdentityOf } from './room-identity';
 import { DEFAULT_SCRIPT, InvalidRoomScriptError, parseRoomScript, unitRandom, type RoomScript } from './room-script';
 import { SimRoom, type RoomView } from './sim-room';
+import type { LivePingStatus } from '../../../common/src/rooms/room-status';
 
 export interface SimRoomsOptions {
   kubeConfig: KubeConfig;
@@ -43,7 +44,7 @@ export interface SimRoomsStats {
   activeRooms: number;
   pingsSent: number;
   pingFailures: number;
-  pingsByStatus: Record<PingStatus, number>;
+  pingsByStatus: Record<LivePingStatus, number>;
 }
 
 export interface SimRoomView extends RoomView {
@@ -189,7 +190,7 @@ export class SimRooms {
     }
   }
 
-  private countPing(pod: string, status: PingStatus, result: PingResult): void {
+  private countPing(pod: string, status: LivePingStatus, result: PingResult): void {
     this.counters.pingsSent++;
     this.counters.pingsByStatus[status]++;
     if (!result.ok) {
