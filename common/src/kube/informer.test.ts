@@ -123,4 +123,52 @@ describe('ResilientInformer lists page by page', () => {
       await sandbox.stop();
     }
   });
+
+  test('a relist is applied at once: between its pages the cache shows the state before it, never objects deleted meanwhile beside new ones', async () => {
+    const sandbox = await startSandbox();
+    const core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    const kc = sandbox.kubeConfig();
+    kc.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
+    const own = kc.makeApiClient(k8s.CoreV1Api);
+    const total = LIST_PAGE_SIZE * 2 + 7;
+    for (let i = 0; i < total; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `old-${String(i).padStart(4, '0')}` } } });
+    const before = new Set(Array.from({ length: total }, (_, i) => `old-${String(i).padStart(4, '0')}`));
+    // What the informer's cache held each time it asked for a page after the first, once synced.
+    const midList: string[][] = [];
+    let recording = false;
+    const ours = (names: readonly string[]) => names.filter((n) => n.startsWith('old-') || n.startsWith('new-')).sort();
+    const informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc, path: '/api/v1/namespaces/default/configmaps', name: 'atomic', logger: silentLogger(), minBackoffMs: 100, maxBackoffMs: 500,
+      list: (page) => {
+        if (recording && page?._continue) midList.push(ours(informer.list('default').map((c) => c.metadata?.name ?? '')));
+        return own.listNamespacedConfigMap({ namespace: 'default', ...page });
+      },
+    });
+    try {
+      await informer.start();
+      recording = true;
+      // Every watch of the informer fails (500: it resumes from its resourceVersion, no relist)
+      // while 100 objects go and 100 others come; then watches are refused 410, and it relists.
+      // The new names sort first, so the relist's first page holds them.
+      sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+      sandbox.faults.cutWatches();
+      await until(() => sandbox.faults.injected > 0);
+      for (let i = 0; i < 100; i++) {
+        await core.deleteNamespacedConfigMap({ namespace: 'default', name: `old-${String(i).padStart(4, '0')}` });
+        await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `new-${String(i).padStart(4, '0')}` } } });
+      }
+      expect(informer.get('new-0000', 'default')).toBeUndefined();
+      sandbox.faults.set({ errorRate: 1, errorStatus: 410, match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+      const after = ours((await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((c) => c.metadata?.name ?? ''));
+      // The relist's two later pages asked for, and its result in the cache.
+      await until(() => midList.length >= 2 && informer.get('new-0099', 'default') !== undefined);
+      sandbox.faults.clear();
+      // Between the pages of the relist the cache still showed the state before it, whole.
+      expect(midList.filter((names) => JSON.stringify(names) !== JSON.stringify([...before].sort()))).toEqual([]);
+      await until(() => JSON.stringify(ours(informer.list('default').map((c) => c.metadata?.name ?? ''))) === JSON.stringify(after));
+    } finally {
+      await informer.stop();
+      await sandbox.stop();
+    }
+  });
 });

@@ -22,7 +22,7 @@ export interface ListPage { limit: number; _continue?: string }
 /**
  * Objects per page of a relist: a fresh operator at 10,000 rooms never holds a whole LIST of
  * pods or rooms (its raw JSON and the objects parsed from it) at once, only a page before its
- * `transform` slims it.
+ * `transform` slims it (the slim objects of the pages wait for the last one: see `relist`).
  */
 export const LIST_PAGE_SIZE = 500;
 
@@ -192,7 +192,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   private async relist(): Promise<void> {
     this.counters?.relists.inc({ informer: this.opts.name });
-    const seen = new Set<string>();
+    // The listed objects, slimmed page by page, applied once the last page is in: a cache that
+    // took each page as it came would show, between pages, objects deleted on the server beside
+    // the ones listed (counts no server ever had), and decisions made on counts would act on them.
+    const listed: T[] = [];
     let resourceVersion = '';
     let token: string | undefined;
     do {
@@ -200,19 +203,18 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       // an expired token is a 410, and the next relist starts over).
       const list = await this.opts.list({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
       // `items` is declared required, but an empty custom-object list is plain JSON and may leave it out.
-      for (const raw of (list.items as T[] | undefined) ?? []) {
-        const obj = this.keep(raw);
-        seen.add(keyOf(obj));
-        this.upsert(obj);
-      }
+      for (const raw of (list.items as T[] | undefined) ?? []) listed.push(this.keep(raw));
       resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;
       // Typed lists (core) carry `_continue`; custom objects come as plain JSON with `continue`.
       const meta: { _continue?: string; continue?: string } | undefined = list.metadata;
       token = meta?._continue || meta?.continue || undefined;
     } while (token && !this.stopped);
+    if (this.stopped) return;
+    const seen = new Set(listed.map(keyOf));
     for (const [key, obj] of [...this.objects]) {
       if (!seen.has(key)) this.remove(obj);
     }
+    for (const obj of listed) this.upsert(obj);
     this.resourceVersion = resourceVersion;
     // A relist may have jumped over changes: sight counts from here. The backoff is reset by
     // the watch's first event, not here: a list that works while every watch fails at once
