@@ -124,6 +124,41 @@ describe('ResilientInformer lists page by page', () => {
     }
   });
 
+  test('stopped while its first list is read: start() resolves, and the list read is not applied', async () => {
+    const sandbox = await startSandbox();
+    const core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'listed-after-stop' } } });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked = false;
+    const informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc: sandbox.kubeConfig(), path: '/api/v1/namespaces/default/configmaps', name: 'stopped-early', logger: silentLogger(),
+      list: async (page) => {
+        asked = true;
+        await held;
+        return core.listNamespacedConfigMap({ namespace: 'default', ...page });
+      },
+    });
+    try {
+      let started = false;
+      const starting = informer.start().then(() => {
+        started = true;
+      });
+      await until(() => asked);
+      await informer.stop();
+      release();
+      await starting;
+      expect(started).toBe(true);
+      expect(informer.synced).toBe(false);
+      expect(informer.list('default')).toEqual([]);
+    } finally {
+      await informer.stop();
+      await sandbox.stop();
+    }
+  });
+
   test('a relist is applied at once: between its pages the cache shows the state before it, never objects deleted meanwhile beside new ones', async () => {
     const sandbox = await startSandbox();
     const core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);

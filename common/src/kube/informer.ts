@@ -85,7 +85,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** Starts list+watch; resolves once the first list has been loaded (or the informer is stopped). */
   async start(): Promise<void> {
     await this.begin();
-    if (!this.syncedOnce) await new Promise<void>((resolve) => this.syncWaiters.push(resolve));
+    // Stopped while the first list was read: nothing will sync, and stop() has already released its waiters.
+    if (!this.syncedOnce && !this.stopped) await new Promise<void>((resolve) => this.syncWaiters.push(resolve));
   }
 
   /**
