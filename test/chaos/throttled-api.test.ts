@@ -87,14 +87,28 @@ describe('the API server throttles and fails for a minute', () => {
     expect(expiries.map((o) => (o.spec.input as { details?: string[] }).details)).toEqual([]);
     // The client's two operations ended, each as its history says; roomsReplicas moved by the
     // amount of each one that finished (one that failed is rolled back), so nothing is half-done.
+    // A third honest end, seen twice on a loaded machine: the execution stopped without writing its
+    // end (a leader that cannot renew its Lease within the deadline steps down and abandons its
+    // executions, for one), and the runner ended it in error as stuck once its lease expired. Such
+    // an operation may or may not have moved roomsReplicas; the health check then brings the fleet
+    // to whatever it says, which the convergence above checked.
     const userOps = during.filter((o) => !o.spec.priority && ['add_rooms', 'remove_rooms'].includes(o.spec.definitionName));
     expect(userOps).toHaveLength(2);
+    const ending = (o: (typeof userOps)[number]): string => {
+      const last = o.status?.executionHistory?.at(-1)?.event ?? '';
+      if (o.status?.status === 'finished' && last === 'Operation finished') return 'finished';
+      if (o.status?.status === 'error' && last === 'Operation ended in error') return 'error';
+      if (o.status?.status === 'error' && /^Operation lease expired at .* It is not resumed/.test(last)) return 'stuck';
+      return `${String(o.status?.status)}: ${last}`;
+    };
+    expect(userOps.map(ending).filter((e) => !['finished', 'error', 'stuck'].includes(e))).toEqual([]);
+    let possible = [6];
     for (const op of userOps) {
-      const last = op.status?.executionHistory?.at(-1)?.event;
-      expect({ status: op.status?.status, last }).toEqual(op.status?.status === 'finished'
-        ? { status: 'finished', last: 'Operation finished' } : { status: 'error', last: 'Operation ended in error' });
+      const delta = op.spec.definitionName === 'add_rooms' ? 4 : -2;
+      const e = ending(op);
+      possible = e === 'finished' ? possible.map((n) => n + delta) : e === 'stuck' ? [...possible, ...possible.map((n) => n + delta)] : possible;
+      if (e === 'stuck') process.stdout.write(`[chaos] throttled API: ${op.spec.definitionName} ended stuck: ${String(op.status?.executionHistory?.at(-1)?.event)}\n`);
     }
-    const finished = (d: string) => userOps.some((o) => o.spec.definitionName === d && o.status?.status === 'finished');
-    expect(settled.replicas).toBe(6 + (finished('add_rooms') ? 4 : 0) - (finished('remove_rooms') ? 2 : 0));
+    expect(possible).toContain(settled.replicas);
   }, 300_000);
 });
