@@ -86,7 +86,6 @@ export interface ResourceOperationsDeps {
 
 const GENERATE_NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
-
 function continueTokenOf(rv: number, namespace: string, name: string): string {
   return Buffer.from(JSON.stringify({ rv, ns: namespace, name })).toString('base64url');
 }
