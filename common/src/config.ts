@@ -25,7 +25,7 @@ function key<K extends Kind, D extends KindType<K> | undefined>(env: string, kin
 /** Every setting of every Roomkeeper process. Durations are milliseconds (env accepts `500ms`, `5s`, `2m`, `1h` or a bare number of ms). */
 export const CONFIG_SCHEMA = {
   logLevel: key('ROOMKEEPER_LOG_LEVEL', 'string', 'info', 'Log level: error, warn, info, debug.'),
-  kubeQps: key('ROOMKEEPER_KUBE_QPS', 'number', 400, 'Client-side rate limit for Kubernetes API requests (requests per second, steady state).', { min: 1 }),
+  kubeQps: key('ROOMKEEPER_KUBE_QPS', 'number', 400, 'Client-side rate limit for Kubernetes API requests (requests per second, steady state). Events (events.k8s.io) have their own: 25 per second, burst 50.', { min: 1 }),
   kubeBurst: key('ROOMKEEPER_KUBE_BURST', 'int', 800, 'Client-side burst above the QPS limit.', { min: 1 }),
 
   operatorPort: key('ROOMKEEPER_OPERATOR_PORT', 'int', 8081, 'Operator health (/healthz, /readyz) and /metrics port.', { min: 0 }),

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { apiErrorFields, describeApiError } from './clients';
+import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
+import { apiErrorFields, describeApiError, makeKubeClients } from './clients';
 
 /** What client-node throws for a Kubernetes `Status` answer: the body as a string. */
 function statusError(code: number, reason: string, message: string): k8s.ApiException<string> {
@@ -32,5 +33,33 @@ describe('API errors in logs', () => {
   test('describeApiError is the same facts on one line', () => {
     expect(describeApiError(statusError(404, 'NotFound', 'gamerooms "x" not found'))).toBe('404 gamerooms "x" not found');
     expect(describeApiError(new Error('socket hang up'))).toBe('socket hang up');
+  });
+});
+
+describe('the clients\' rate limits', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ crdDirs: ['crds'] });
+  });
+  afterAll(async () => {
+    await (sandbox as Sandbox | undefined)?.stop();
+  });
+
+  test('an Event is written while the work waits for the one shared bucket: Events have their own', async () => {
+    const clients = makeKubeClients(sandbox.kubeConfig(), { qps: 0.5, burst: 1 });
+    try {
+      await clients.core.createNamespace({ body: { metadata: { name: 'limits' } } });
+      const order: string[] = [];
+      // The bucket is empty: this read waits about two seconds for its token.
+      const work = clients.core.readNamespace({ name: 'limits' }).then(() => order.push('work'));
+      const event = clients.events.createNamespacedEvent({
+        namespace: 'limits',
+        body: { metadata: { generateName: 'limits-' }, eventTime: new k8s.V1MicroTime(), reportingController: 'roomkeeper.io/test', reportingInstance: 'test', action: 'Test', reason: 'Test', type: 'Normal', regarding: { kind: 'Namespace', name: 'limits', apiVersion: 'v1' } },
+      }).then(() => order.push('event'));
+      await Promise.all([work, event]);
+      expect(order).toEqual(['event', 'work']);
+    } finally {
+      await clients.close();
+    }
   });
 });
