@@ -58,7 +58,6 @@ export interface RoomStore {
   patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void>;
 }
 
-/** Where allocations are committed and, on a replay the cache cannot answer, looked up. */
 /** What one allocation writes to a room's status. */
 export interface AllocationCommit {
   allocation: GameRoomStatusAllocation;
@@ -66,7 +65,12 @@ export interface AllocationCommit {
   previousAllocations: PreviousAllocation[];
 }
 
+/** Where allocations find their candidates, are committed and, on a replay the cache cannot answer, looked up. */
 export interface RoomAllocationStore {
+  /** The rooms of a scheduler that may be allocated (`mayBeAllocatable`), from the cache's index: not the whole fleet. */
+  listAllocatableRooms(schedulerName: string): GameRoom[];
+  /** How many rooms of a scheduler on `host` are busy (`isBusyRoom`), from the cache's index. */
+  countBusyRooms(schedulerName: string, host: string): number;
   /**
    * Writes the commit (`allocation`; `status`: `allocated`, or `active` for a multi-match room's
    * slot; `previousAllocations`: the replaced allocation kept for replays) to the room's status in

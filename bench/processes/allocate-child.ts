@@ -1,11 +1,13 @@
 /**
  * Child process: matchmakers for the allocation benchmark, so they never share an event loop with
  * the gateway they measure. Call `run(AllocateRun)` -> AllocateResult: `concurrency` requests in
- * flight (empty bodies) until `total` rooms were allocated or the gateway answers 429 (none left).
+ * flight until `total` rooms were allocated or the gateway answers 429 (none left). Bodies are empty
+ * (Maestro's form), or carry a new `allocationId` per request when `idPrefix` is set (the form the
+ * README asks matchmakers to use).
  */
 import { serveParent } from '../support/child-rpc';
 
-export interface AllocateRun { url: string; authorization: string; total: number; concurrency: number }
+export interface AllocateRun { url: string; authorization: string; total: number; concurrency: number; idPrefix?: string }
 
 export interface AllocateResult {
   allocated: number;
@@ -22,11 +24,15 @@ async function run(arg: unknown): Promise<AllocateResult> {
   let exhausted = false;
   const latenciesMs: number[] = [];
   const statuses: Record<string, number> = {};
+  let sent = 0;
   const began = performance.now();
   await Promise.all(Array.from({ length: load.concurrency }, async () => {
     while (!exhausted && allocated < load.total) {
       const t0 = performance.now();
-      const res = await fetch(load.url, { method: 'POST', headers: { authorization: load.authorization } });
+      const init: RequestInit = load.idPrefix === undefined
+        ? { method: 'POST', headers: { authorization: load.authorization } }
+        : { method: 'POST', headers: { authorization: load.authorization, 'content-type': 'application/json' }, body: JSON.stringify({ allocationId: `${load.idPrefix}-${sent++}` }) };
+      const res = await fetch(load.url, init);
       await res.arrayBuffer();
       latenciesMs.push(performance.now() - t0);
       statuses[res.status] = (statuses[res.status] ?? 0) + 1;

@@ -98,6 +98,27 @@ describe('KubernetesStore on the sandbox', () => {
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toBeTruthy();
   });
 
+  it('indexes the rooms that may be allocated and the busy rooms per host, following every change', async () => {
+    await createNamespace('adapter-index');
+    const api = new RoomkeeperApi(clients.custom);
+    const setStatus = (name: string, status: Record<string, unknown>) => api.patchGameRoomStatus('adapter-index', name, { status: { instanceStatus: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z', ...status } });
+    for (const name of ['i-1', 'i-2', 'i-3']) await createRoom('adapter-index', name);
+    await setStatus('i-1', { status: 'ready', pingStatus: 'ready', host: 'h-1' });
+    await setStatus('i-2', { status: 'ready', pingStatus: 'ready', host: 'h-1' });
+    await setStatus('i-3', { status: 'occupied', pingStatus: 'occupied', host: 'h-2' });
+    const allocatable = () => store.listAllocatableRooms('adapter-index').map((r) => r.metadata.name).sort();
+    await waitFor(() => allocatable().join() === 'i-1,i-2' && store.countBusyRooms('adapter-index', 'h-2') === 1, { message: 'indexes after the first statuses' });
+    expect(store.countBusyRooms('adapter-index', 'h-1')).toBe(0);
+    // A room taken leaves the first index and joins the second; one freed does the reverse; one deleted leaves both.
+    await setStatus('i-1', { status: 'occupied', pingStatus: 'occupied', host: 'h-1' });
+    await setStatus('i-3', { status: 'ready', pingStatus: 'ready', host: 'h-2' });
+    await waitFor(() => allocatable().join() === 'i-2,i-3' && store.countBusyRooms('adapter-index', 'h-1') === 1 && store.countBusyRooms('adapter-index', 'h-2') === 0, { message: 'indexes after the changes' });
+    await api.deleteGameRoom('adapter-index', 'i-1', undefined, 'Background');
+    await api.deleteGameRoom('adapter-index', 'i-2', undefined, 'Background');
+    await waitFor(() => allocatable().join() === 'i-3' && store.countBusyRooms('adapter-index', 'h-1') === 0, { message: 'indexes after the deletions' });
+    expect(store.listAllocatableRooms('no-such-scheduler')).toEqual([]);
+  });
+
   it('caches rooms and operations slim; direct reads return them whole', async () => {
     await createNamespace('adapter-slim');
     const api = new RoomkeeperApi(clients.custom);

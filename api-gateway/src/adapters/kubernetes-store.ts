@@ -12,6 +12,8 @@ import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
+import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
+import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
@@ -54,6 +56,11 @@ function mapWriteError(err: unknown): never {
   throw err;
 }
 
+/** The rooms cache's indexes: rooms that may be allocated, by scheduler; busy rooms, by scheduler and host. */
+const ALLOCATABLE = 'allocatable';
+const BUSY_ON_HOST = 'busy-on-host';
+const hostKey = (schedulerName: string, host: string) => `${schedulerName}\u0000${host}`;
+
 export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
   private readonly schedulers: ResourceCache<Scheduler>;
   private readonly versions: ResourceCache<SchedulerVersion>;
@@ -61,25 +68,32 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly rooms: ResourceCache<GameRoom>;
   private readonly writes: Counter;
   private readonly writeErrors: Counter;
+  /** Full lists of a scheduler's rooms, one at a time per scheduler, shared by the replays that wait for one. */
+  private readonly freshRoomLists = new FreshReads<GameRoom[]>((schedulerName) => this.listRoomPages(schedulerName));
 
   constructor(private readonly options: KubernetesStoreOptions) {
     // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
     // four call sites only, and a shared helper's parameter would add the operator's kinds.
     // Rooms and operations are cached slim (`cache-shapes.ts`): at 10,000 rooms the cache is most
     // of the gateway's heap.
-    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T) =>
+    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T, indexers?: Record<string, (obj: T) => string | undefined>) =>
       new ResourceCache<T>({
         kc: options.kc,
         path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
         resource: PLURALS[kind],
         logger: options.logger,
         transform,
+        indexers,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
     this.schedulers = cache<Scheduler>('Scheduler');
     this.versions = cache<SchedulerVersion>('SchedulerVersion');
     this.operations = cache<Operation>('Operation', slimOperation);
-    this.rooms = cache<GameRoom>('GameRoom', slimGameRoom);
+    this.rooms = cache<GameRoom>('GameRoom', slimGameRoom, {
+      // Allocation reads these on every request instead of walking the scheduler's whole fleet.
+      [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? room.metadata.namespace : undefined,
+      [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
+    });
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }
@@ -264,6 +278,14 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- RoomAllocationStore ----
 
+  listAllocatableRooms(schedulerName: string): GameRoom[] {
+    return this.rooms.byIndex(ALLOCATABLE, schedulerName);
+  }
+
+  countBusyRooms(schedulerName: string, host: string): number {
+    return this.rooms.indexCount(BUSY_ON_HOST, hostKey(schedulerName, host));
+  }
+
   async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
     // A merge patch: fields of an earlier, ended allocation that this one does not set are removed
     // (null); the list of earlier allocations is replaced whole (the resourceVersion makes it exact).
@@ -294,14 +316,24 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
-  async listRoomsFresh(schedulerName: string): Promise<GameRoom[]> {
+  /**
+   * Every room of the scheduler as the API server has it now (a list that starts after this call).
+   * Concurrent callers share one list: at most one runs per scheduler and one waits, whatever the
+   * number of allocations asking (at 10,000 rooms a list is 20 pages). Rooms are kept in the
+   * cache's shape (`slimGameRoom`), page by page.
+   */
+  listRoomsFresh(schedulerName: string): Promise<GameRoom[]> {
+    return this.freshRoomLists.get(schedulerName);
+  }
+
+  private async listRoomPages(schedulerName: string): Promise<GameRoom[]> {
     const out: GameRoom[] = [];
     let next: string | undefined;
     do {
       const page = await this.options.custom.listNamespacedCustomObject({
         ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit: 500, ...(next ? { _continue: next } : {}),
       }) as GameRoomList & { metadata?: { continue?: string } };
-      out.push(...page.items);
+      for (const room of page.items) out.push(slimGameRoom(room));
       next = page.metadata.continue || undefined;
     } while (next);
     return out;

@@ -16,6 +16,8 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   resource: string;
   /** Keeps what the gateway reads of each object (`cache-shapes.ts`); default the whole object. */
   transform?: (obj: T) => T;
+  /** Named indexes of the cached objects (the informer's `indexers`). */
+  indexers?: Record<string, (obj: T) => string | undefined>;
   logger: Logger;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
@@ -32,6 +34,7 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
       name: options.resource,
       logger: options.logger,
       transform: options.transform,
+      indexers: options.indexers,
       minBackoffMs: options.initialBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
     });
@@ -58,6 +61,15 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
   /** A new array on each call (the informer's own; not copied again). */
   list(namespace?: string): T[] {
     return this.informer.list(namespace);
+  }
+
+  /** The cached objects filed under `key` in the index `index`: a new array. */
+  byIndex(index: string, key: string): T[] {
+    return this.informer.byIndex(index, key);
+  }
+
+  indexCount(index: string, key: string): number {
+    return this.informer.indexCount(index, key);
   }
 
   async stop(): Promise<void> {

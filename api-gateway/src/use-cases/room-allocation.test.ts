@@ -1,4 +1,5 @@
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
+import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
 import { chooseCandidates, isAllocatable, requestHash } from './room-allocation';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' };
@@ -67,6 +68,28 @@ describe('chooseCandidates with a limit', () => {
     const gold = chooseCandidates(fleet, { strategy: 'packed', random: seeded(1), selectors: [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, {}], limit: 5 });
     expect(gold).toHaveLength(5);
     expect(gold.every((r) => r.metadata.labels?.tier === 'gold')).toBe(true);
+  });
+});
+
+describe('chooseCandidates over the cache\'s indexes', () => {
+  const statuses: GameRoomStatus[] = [READY, { ...READY, status: 'occupied', pingStatus: 'occupied' }, { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 2 }, { ...READY, instanceStatus: 'pending' },
+    { ...READY, status: 'allocated', allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }, { ...READY, runningMatches: 1, status: 'active', pingStatus: 'ready' }];
+  const fleet = Array.from({ length: 240 }, (_, i) => room(`r${i}`, `node-${i % 5}`, statuses[i % statuses.length], i % 4 === 0 ? 'v1.0.0' : 'v2.0.0', { tier: i % 3 === 0 ? 'gold' : 'silver' }));
+
+  it('gives the order of the whole fleet from the rooms that may be allocated and a count of busy rooms per host', () => {
+    const offerable = fleet.filter(mayBeAllocatable);
+    expect(offerable.length).toBeLessThanOrEqual(fleet.length / 2);
+    const busyOnHost = (host: string) => fleet.filter((r) => isBusyRoom(r) && r.status?.host === host).length;
+    for (const strategy of ['packed', 'distributed'] as const) {
+      for (const maxMatches of [1, 3]) {
+        for (const selectors of [undefined, [{ labels: { tier: 'gold' } }]]) {
+          const options = { activeVersion: 'v2.0.0', strategy, maxMatches, selectors, random: fixed };
+          const whole = chooseCandidates(fleet, options).map((r) => r.metadata.name);
+          expect(whole.length).toBeGreaterThan(0);
+          expect(chooseCandidates(offerable, { ...options, busyOnHost }).map((r) => r.metadata.name)).toEqual(whole);
+        }
+      }
+    }
   });
 });
 

@@ -20,7 +20,7 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
-import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, isBusyRoom, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
@@ -151,11 +151,10 @@ export function requestHash(request: AllocationRequest): string {
  * a time; its next slot is offered once the room reports the match (or the TTL ends).
  */
 export function isAllocatable(room: GameRoom, maxMatches = 1): boolean {
+  if (!mayBeAllocatable(room)) return false;
   const s = room.status;
-  if (room.metadata.deletionTimestamp || room.spec.validation === true || !s || s.instanceStatus !== 'ready' || openAllocation(s)) return false;
-  if (maxMatches <= 1) return s.status === 'ready' && s.pingStatus === 'ready';
-  return (s.status === 'ready' || s.status === 'active') && (s.pingStatus === 'ready' || s.pingStatus === 'occupied') &&
-    (s.runningMatches ?? 0) < maxMatches;
+  if (maxMatches <= 1) return s?.status === 'ready' && s.pingStatus === 'ready';
+  return (s?.runningMatches ?? 0) < maxMatches;
 }
 
 function matches(room: GameRoom, selector: RoomSelector): boolean {
@@ -184,24 +183,25 @@ function compareKeyed(a: Keyed, b: Keyed): number {
  * `distributed` the fewest of both. Ties are shuffled so concurrent requests (and replicas)
  * rarely race for one room. `skip` leaves rooms out (this replica's claims in flight); `limit`
  * keeps only the first rooms of that order (a request tries at most its write budget), chosen in
- * one pass over the fleet instead of sorting all of it: this runs on every request.
+ * one pass over the rooms instead of sorting all of them: this runs on every request.
+ * `rooms` is the whole fleet, or only the rooms that may be allocated (the cache's index) with
+ * `busyOnHost` counting the busy rooms of a host (the cache's other index).
  */
 export function chooseCandidates(
   rooms: readonly GameRoom[],
   options: {
     activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number;
-    limit?: number; skip?: (room: GameRoom) => boolean;
+    limit?: number; skip?: (room: GameRoom) => boolean; busyOnHost?: (host: string) => number;
   },
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
   const selectors = options.selectors ?? [];
   const busyByHost = new Map<string, number>();
-  // One pass: busy rooms per host, and the free rooms of the first selector any free room matches.
+  // One pass: busy rooms per host (unless counted elsewhere), and the free rooms of the first selector any free room matches.
   let pool: GameRoom[] = [];
   let poolSelector = selectors.length;
   for (const r of rooms) {
-    const st = r.status?.status;
-    if (st === 'allocated' || st === 'occupied' || st === 'active') {
+    if (!options.busyOnHost && isBusyRoom(r)) {
       const host = r.status?.host ?? '';
       busyByHost.set(host, (busyByHost.get(host) ?? 0) + 1);
     }
@@ -225,7 +225,7 @@ export function chooseCandidates(
     room,
     active: room.spec.version === options.activeVersion ? 0 : 1,
     matches: sign * (room.status?.runningMatches ?? 0),
-    busy: sign * (busyByHost.get(room.status?.host ?? '') ?? 0),
+    busy: sign * (options.busyOnHost ? options.busyOnHost(room.status?.host ?? '') : (busyByHost.get(room.status?.host ?? '') ?? 0)),
     tie: options.random(),
   });
   const limit = options.limit ?? pool.length;
@@ -402,18 +402,20 @@ export class RoomAllocations {
 
   private async allocateOnce(scheduler: Scheduler, id: string, explicitId: boolean, hash: string, request: AllocationRequest): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
-    const cached = this.deps.rooms.listRooms(name);
-    // A fresh id (made up here) cannot be on any room: only a given one is looked up.
+    // A fresh id (made up here) cannot be on any room: only a given one is looked up, in the cache
+    // and then, since the cache may not show a write that landed moments ago (the first try of this
+    // request, answered by another replica or lost), in a list from the API server.
     const maxMatches = maxMatchesOf(scheduler.spec);
-    const earlier = explicitId ? findAllocation(cached, id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
+    const earlier = explicitId ? findAllocation(this.deps.rooms.listRooms(name), id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
     if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
 
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
     const claimed = this.claimed.get(name);
-    const candidates = chooseCandidates(cached, {
+    const candidates = chooseCandidates(this.deps.store.listAllocatableRooms(name), {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
+      busyOnHost: (host) => this.deps.store.countBusyRooms(name, host),
       limit: this.settings.maxWrites, ...(claimed && claimed.size > 0 ? { skip: (r: GameRoom) => this.claimedStale(claimed, r) } : {}),
     });
     let writes = 0;

@@ -45,6 +45,12 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
   maxBackoffMs?: number;
   /** Counts relists and watch restarts by informer name. */
   metrics?: MetricsRegistry;
+  /**
+   * Named indexes (client-go's Indexers): the key each object is filed under in that index, or
+   * undefined for none. Kept with the cache on every add, update and delete, so a reader asks for
+   * the objects under one key (`byIndex`, `indexCount`) without walking the whole cache.
+   */
+  indexers?: Record<string, (obj: T) => string | undefined>;
 }
 
 function keyOf(obj: k8s.KubernetesObject): string {
@@ -55,6 +61,8 @@ function keyOf(obj: k8s.KubernetesObject): string {
 export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly objects = new Map<string, T>();
   private readonly byNamespace = new Map<string, Map<string, T>>();
+  /** Index name -> index key -> object key -> object. */
+  private readonly indexes = new Map<string, Map<string, Map<string, T>>>();
   private readonly watch: k8s.Watch;
   private resourceVersion = '';
   private stopped = true;
@@ -136,6 +144,16 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   get(name: string, namespace?: string): T | undefined {
     return this.objects.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  /** The cached objects filed under `key` in the index `index` (see `indexers`): a new array. */
+  byIndex(index: string, key: string): T[] {
+    return [...(this.indexes.get(index)?.get(key)?.values() ?? [])];
+  }
+
+  /** How many cached objects are filed under `key` in the index `index`. */
+  indexCount(index: string, key: string): number {
+    return this.indexes.get(index)?.get(key)?.size ?? 0;
   }
 
   stop(): Promise<void> {
@@ -260,6 +278,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (!m) this.byNamespace.set(ns, (m = new Map<string, T>()));
       m.set(key, obj);
     }
+    this.reindex(key, existing, obj);
     this.opts.onEvent?.(existing ? 'update' : 'add', obj);
   }
 
@@ -274,7 +293,28 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       m?.delete(key);
       if (m && m.size === 0) this.byNamespace.delete(ns);
     }
+    this.reindex(key, existing, undefined);
     this.opts.onEvent?.('delete', existing);
+  }
+
+  /** Moves the object `key` from where `before` was filed in each index to where `after` is. */
+  private reindex(key: string, before: T | undefined, after: T | undefined): void {
+    for (const [index, keyIn] of Object.entries(this.opts.indexers ?? {})) {
+      let byKey = this.indexes.get(index);
+      if (!byKey) this.indexes.set(index, (byKey = new Map<string, Map<string, T>>()));
+      const was = before ? keyIn(before) : undefined;
+      if (was !== undefined) {
+        const bucket = byKey.get(was);
+        bucket?.delete(key);
+        if (bucket && bucket.size === 0) byKey.delete(was);
+      }
+      const now = after ? keyIn(after) : undefined;
+      if (now !== undefined && after) {
+        let bucket = byKey.get(now);
+        if (!bucket) byKey.set(now, (bucket = new Map<string, T>()));
+        bucket.set(key, after);
+      }
+    }
   }
 
   private retryLater(err: unknown, generation: number): void {

@@ -63,6 +63,23 @@ export function openAllocation(status: GameRoomStatus | undefined): GameRoomStat
 }
 
 /**
+ * A room an allocation may be given to, for some maxMatches: not being deleted, not a validation
+ * room, its pod ready, no allocation open on it, and `ready` or `active` by status and ping. Whether
+ * it has a free match slot depends on the scheduler's maxMatches (`isAllocatable` in the gateway).
+ */
+export function mayBeAllocatable(room: GameRoom): boolean {
+  const s = room.status;
+  if (room.metadata.deletionTimestamp || room.spec.validation === true || !s || s.instanceStatus !== 'ready' || openAllocation(s)) return false;
+  return (s.status === 'ready' || s.status === 'active') && (s.pingStatus === 'ready' || s.pingStatus === 'occupied');
+}
+
+/** A room that hosts or awaits a match (`allocated`, `active`, `occupied`): its host counts as in use for packing. */
+export function isBusyRoom(room: GameRoom): boolean {
+  const st = room.status?.status;
+  return st === 'allocated' || st === 'occupied' || st === 'active';
+}
+
+/**
  * A composed room status with the allocation applied (Maestro: an allocated room within its TTL
  * stays `allocated` while it reports ready; every other status applies).
  */
