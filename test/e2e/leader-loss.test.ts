@@ -205,11 +205,13 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
       { timeoutMs: 30_000, message: 'the deletion waiting for its rooms' });
     await killLeader(stack);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
-    const attempts = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
+    // The attempt writes its end after the Scheduler is gone (on a loaded API server, seconds later).
+    const deletionAttempts = async () => (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
-    if (attempts.map((o) => o.status?.status).join() !== 'error,finished') {
+    let attempts = await deletionAttempts();
+    await waitFor(async () => (attempts = await deletionAttempts()).map((o) => o.status?.status).join() === 'error,finished', { timeoutMs: 30_000 }).catch(() => {
       throw new Error(`expected a stuck attempt and a finished one, got:\n${attempts.map((o) => `${o.metadata.name!} ${String(o.status?.status)}: ${(o.status?.executionHistory ?? []).map((h) => `${h.createdAt} ${h.event}`).join(' | ')}`).join('\n')}`);
-    }
+    });
     expect(attempts[0]!.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
     const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
     expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deletedId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
