@@ -208,7 +208,7 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     // The attempt writes its end after the Scheduler is gone (on a loaded API server, seconds later).
     const deletionAttempts = async () => (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler')
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
-    let attempts = await deletionAttempts();
+    let attempts: Awaited<ReturnType<typeof deletionAttempts>> = [];
     await waitFor(async () => (attempts = await deletionAttempts()).map((o) => o.status?.status).join() === 'error,finished', { timeoutMs: 30_000 }).catch(() => {
       throw new Error(`expected a stuck attempt and a finished one, got:\n${attempts.map((o) => `${o.metadata.name!} ${String(o.status?.status)}: ${(o.status?.executionHistory ?? []).map((h) => `${h.createdAt} ${h.event}`).join(' | ')}`).join('\n')}`);
     });

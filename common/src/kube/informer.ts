@@ -303,12 +303,16 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       let byKey = this.indexes.get(index);
       if (!byKey) this.indexes.set(index, (byKey = new Map<string, Map<string, T>>()));
       const was = before ? keyIn(before) : undefined;
+      const now = after ? keyIn(after) : undefined;
+      if (after && was !== undefined && was === now) {
+        byKey.get(was)?.set(key, after); // the same key: only the object is newer
+        continue;
+      }
       if (was !== undefined) {
         const bucket = byKey.get(was);
         bucket?.delete(key);
         if (bucket && bucket.size === 0) byKey.delete(was);
       }
-      const now = after ? keyIn(after) : undefined;
       if (now !== undefined && after) {
         let bucket = byKey.get(now);
         if (!bucket) byKey.set(now, (bucket = new Map<string, T>()));
