@@ -33,17 +33,21 @@ const CHART_VALUES = path.resolve(__dirname, '../../helm/roomkeeper/values.yaml'
 
 /**
  * The node flags a bench child of the operator or the gateway runs with: the V8 heap limit the Helm
- * chart gives that component (`<component>.maxHeapMB` and `maxSemiSpaceMB` in the chart's values.yaml), unless
+ * chart gives that component (`<component>.maxHeapMB`, `maxSemiSpaceMB` and `optimizeForSize` in the chart's values.yaml), unless
  * BENCH_OPERATOR_NODE_FLAGS or BENCH_GATEWAY_NODE_FLAGS says otherwise (space-separated flags).
  */
 export function chartNodeFlags(component: 'operator' | 'gateway'): string[] {
   const override = process.env[`BENCH_${component.toUpperCase()}_NODE_FLAGS`];
   if (override !== undefined) return override.split(' ').filter(Boolean);
-  const values = parseYaml(fs.readFileSync(CHART_VALUES, 'utf8')) as Record<string, { maxHeapMB?: unknown; maxSemiSpaceMB?: unknown } | undefined>;
+  const values = parseYaml(fs.readFileSync(CHART_VALUES, 'utf8')) as Record<string, { maxHeapMB?: unknown; maxSemiSpaceMB?: unknown; optimizeForSize?: unknown } | undefined>;
   const mb = values[component]?.maxHeapMB;
   if (typeof mb !== 'number') throw new Error(`${CHART_VALUES} has no ${component}.maxHeapMB`);
   const semi = values[component]?.maxSemiSpaceMB;
-  return [`--max-old-space-size=${String(mb)}`, ...(typeof semi === 'number' ? [`--max-semi-space-size=${String(semi)}`] : [])];
+  return [
+    `--max-old-space-size=${String(mb)}`,
+    ...(typeof semi === 'number' ? [`--max-semi-space-size=${String(semi)}`] : []),
+    ...(values[component]?.optimizeForSize === true ? ['--optimize-for-size'] : []),
+  ];
 }
 
 export interface BenchStackOptions {

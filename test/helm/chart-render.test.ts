@@ -102,7 +102,7 @@ describe('chart with default values', () => {
     expect(field(operator, 'spec.replicas')).toBe(2);
     expect(field(gateway, 'spec.replicas')).toBe(2);
     expect(containerOf(operator).command).toEqual(['node', '--max-old-space-size=160', 'dist/operator/src/main.js']);
-    expect(containerOf(gateway).command).toEqual(['node', '--max-old-space-size=192', '--max-semi-space-size=4', 'dist/api-gateway/src/main.js']);
+    expect(containerOf(gateway).command).toEqual(['node', '--max-old-space-size=192', '--max-semi-space-size=4', '--optimize-for-size', 'dist/api-gateway/src/main.js']);
     expect(containerOf(operator).image).toBe('ghcr.io/roomkeeper/roomkeeper:0.1.0');
     expect(field(operator, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-operator');
     expect(field(gateway, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-gateway');

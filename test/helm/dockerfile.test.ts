@@ -45,7 +45,7 @@ describe('Dockerfile (operator and gateway image)', () => {
 
   it('has the entry points the chart runs', () => {
     const chartCommands = ['operator', 'gateway'].map((c) => read(`helm/roomkeeper/templates/${c}-deployment.yaml`).match(/command: (\[.*\])/)?.[1]);
-    expect(chartCommands).toEqual(['["node", "--max-old-space-size={{ .Values.operator.maxHeapMB | int }}", "dist/operator/src/main.js"]', '["node", "--max-old-space-size={{ $values.maxHeapMB | int }}", "--max-semi-space-size={{ $values.maxSemiSpaceMB | int }}", "dist/api-gateway/src/main.js"]']);
+    expect(chartCommands).toEqual(['["node", "--max-old-space-size={{ .Values.operator.maxHeapMB | int }}", "dist/operator/src/main.js"]', '["node", "--max-old-space-size={{ $values.maxHeapMB | int }}", "--max-semi-space-size={{ $values.maxSemiSpaceMB | int }}",{{ if $values.optimizeForSize }} "--optimize-for-size",{{ end }} "dist/api-gateway/src/main.js"]']);
   });
 
   it('runs entry points that `npm run build` (tsconfig.build.json) compiles', () => {
