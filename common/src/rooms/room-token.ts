@@ -19,12 +19,16 @@ export function roomToken(secret: string, schedulerName: string, roomId: string)
   return createHmac('sha256', secret).update(`${schedulerName}/${roomId}`).digest('base64url');
 }
 
+/** The last secret's key id: the operator asks for it for every room it creates. */
+let lastKeyId: { secret: string; id: string } | undefined;
+
 /**
  * A short public name of a secret, usable as a label value: 12 hex digits of an HMAC under the
  * secret of a fixed text, so it tells secrets apart and reveals nothing of them.
  */
 export function roomTokenKeyId(secret: string): string {
-  return createHmac('sha256', secret).update('roomkeeper.io/room-token-key').digest('hex').slice(0, 12);
+  if (lastKeyId?.secret !== secret) lastKeyId = { secret, id: createHmac('sha256', secret).update('roomkeeper.io/room-token-key').digest('hex').slice(0, 12) };
+  return lastKeyId.id;
 }
 
 /** The secrets whose tokens the gateway accepts: the current one, then the previous one if any. */

@@ -12,6 +12,18 @@ import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import { WorkQueue as KeyedQueue } from '../../../common/src/runtime/work-queue';
 
+/**
+ * A reconcile's id in logs: this process's random tag and a sequence number. Unique across
+ * processes and restarts like a random id, but without asking the system's random source for every
+ * reconcile (that was 1 % of the operator's CPU while add_rooms created rooms).
+ */
+const PROCESS_TAG = randomBytes(4).toString('hex');
+let reconcileSeq = 0;
+function nextReconcileId(): string {
+  reconcileSeq += 1;
+  return `${PROCESS_TAG}-${reconcileSeq.toString(36)}`;
+}
+
 export interface ReconcileResult { requeueAfterMs?: number }
 
 export interface ReconcileContext { logger: Logger; reconcileId: string }
@@ -50,7 +62,7 @@ export class WorkQueue {
       baseBackoffMs: opts.baseDelayMs ?? 5,
       maxBackoffMs: opts.maxDelayMs ?? 30_000,
       handler: async (key) => {
-        const reconcileId = randomBytes(4).toString('hex');
+        const reconcileId = nextReconcileId();
         const logger = opts.logger.child({ controller: opts.name, key, reconcileId });
         const started = process.hrtime.bigint();
         let outcome = 'success';
