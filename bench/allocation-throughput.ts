@@ -9,20 +9,22 @@
  * allocationId in every request, as the README asks matchmakers to do: an id the cache does not
  * know costs a fresh list of the scheduler's rooms from the API server (a replay after a restart
  * or a lost answer must find its room), shared by the requests that wait for one.
+ * `BENCH_TARGET=real` (11r) runs the same on the real control plane (kube-apiserver and etcd),
+ * where the API server, not the client, is what the two compete for.
  */
 import type { GameRoom } from '../common/src/generated/resources';
 import { makeKubeClients } from '../common/src/kube/clients';
 import { RoomkeeperApi } from '../common/src/kube/roomkeeper-api';
 import * as path from 'node:path';
 import type { AllocateResult, AllocateRun } from './processes/allocate-child';
-import { PROCESSES_DIR } from './support/bench-stack';
+import { PROCESSES_DIR, type BenchTarget } from './support/bench-stack';
 import { forkChild } from './support/child-rpc';
 import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { sumMetric, sumMetricText } from './support/metric-sum';
 import { startPingLab } from './support/ping-lab';
 import { runStandalone } from './support/standalone';
 
-const NAME = '11. allocations, 1,000 ready rooms';
+const NAMES = { sandbox: '11. allocations, 1,000 ready rooms', real: '11r. allocations, 1,000 ready rooms, real API server' } as const;
 const ROOMS = 1000;
 const CONCURRENCY = 8;
 
@@ -55,10 +57,11 @@ async function drive(total: number, one: (i: number) => Promise<'ok' | 'failed' 
   return { done, failed, seconds: (performance.now() - began) / 1000, latenciesMs: latenciesMs.sort((a, b) => a - b) };
 }
 
-export async function run(): Promise<BenchOutcome> {
+export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome> {
+  const NAME = NAMES[target];
   const began = Date.now();
   const figures: Figure[] = [];
-  const lab = await startPingLab();
+  const lab = await startPingLab({}, target);
   const cfg = lab.stack.gatewayConfig;
   // The bare loop's client: client-node as the gateway's, with the gateway's rate limit.
   const bareClients = makeKubeClients(lab.stack.kc, { qps: cfg.kubeQps, burst: cfg.kubeBurst });
@@ -127,7 +130,7 @@ export async function run(): Promise<BenchOutcome> {
     if (withIds.allocated !== ROOMS || ids.held !== ROOMS || ids.distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations with ids; answers ${idAnswers}, ${ids.held} rooms held, ${ids.distinct} distinct ids`);
     return {
       name: NAME, figures, durationMs: Date.now() - began,
-      notes: [`${ROOMS} ready GameRooms per scheduler in the sandbox (own process), gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken, then on a third scheduler with a new allocationId in each body; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
+      notes: [`${ROOMS} ready GameRooms per scheduler ${target === 'real' ? 'on kube-apiserver v1.28 with etcd and kube-controller-manager (local processes on the same cores)' : 'in the sandbox (own process)'}, gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken, then on a third scheduler with a new allocationId in each body; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
     };
   } finally {
     await bareClients.close();
@@ -135,4 +138,4 @@ export async function run(): Promise<BenchOutcome> {
   }
 }
 
-if (require.main === module) runStandalone(run);
+if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'real' ? 'real' : 'sandbox'));

@@ -38,7 +38,8 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
   { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
   { name: '10. scale, 10,000 rooms, real API server', run: onRealApiServer('10. scale, 10,000 rooms, real API server', () => scale('real')) },
-  { name: '11. allocations, 1,000 ready rooms', run: allocationThroughput },
+  { name: '11. allocations, 1,000 ready rooms', run: () => allocationThroughput('sandbox') },
+  { name: '11r. allocations, 1,000 ready rooms, real API server', run: onRealApiServer('11r. allocations, 1,000 ready rooms, real API server', () => allocationThroughput('real')) },
 ];
 
 async function main(): Promise<void> {

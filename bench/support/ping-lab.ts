@@ -12,7 +12,7 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VERSION_LABEL } fr
 import { roomToken } from '../../common/src/rooms/room-token';
 import { waitFor } from '../../test/support/wait';
 import { forkChild, type ChildHandle } from './child-rpc';
-import { PROCESSES_DIR, startBenchStack, type BenchStack } from './bench-stack';
+import { PROCESSES_DIR, startBenchStack, type BenchStack, type BenchTarget } from './bench-stack';
 import { benchSchedulerSpec } from './scheduler-body';
 import type { LoadResult, LoadRun, PingTarget } from '../processes/load-child';
 
@@ -34,8 +34,8 @@ async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) =
   }));
 }
 
-export async function startPingLab(gatewayConfig: Record<string, unknown> = {}): Promise<PingLab> {
-  const stack = await startBenchStack({ operator: 'none', gatewayConfig });
+export async function startPingLab(gatewayConfig: Record<string, unknown> = {}, target: BenchTarget = 'sandbox'): Promise<PingLab> {
+  const stack = await startBenchStack({ operator: 'none', gatewayConfig, target });
   let load: ChildHandle<null>;
   try {
     load = await forkChild<null>(path.join(PROCESSES_DIR, 'load-child.ts'));
