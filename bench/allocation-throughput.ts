@@ -97,6 +97,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
     let withIds: AllocateResult;
     let inside: number;
     let conflicts: number;
+    let checks: { cache: number; list: number };
     try {
       result = await allocate('bench-alloc');
       // A histogram's _sum and _count are read from the Prometheus text (the registry sums counters and gauges only).
@@ -104,6 +105,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
       inside = sumMetricText(text, 'roomkeeper_allocation_duration_seconds_sum') / Math.max(1, sumMetricText(text, 'roomkeeper_allocation_duration_seconds_count'));
       conflicts = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_conflicts_total', {});
       withIds = await allocate('bench-alloc-ids', 'match');
+      checks = { cache: sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_replay_checks_total', { by: 'cache' }), list: sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_replay_checks_total', { by: 'list' }) };
     } finally {
       await child.stop();
     }
@@ -125,7 +127,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
     figures.push(figure(NAME, 'allocation p50 latency', percentile(gateway.latenciesMs, 50), 'ms'));
     figures.push(figure(NAME, 'allocation p99 latency', percentile(gateway.latenciesMs, 99), 'ms', { target: { op: '<=', value: 100 } }));
     const idAnswers = Object.entries(withIds.statuses).map(([s, n]) => `${n}x ${s}`).join(', ');
-    figures.push(figure(NAME, 'gateway allocations, a new allocationId each', withIds.allocated / withIds.seconds, 'alloc/s', { note: `${withIds.allocated} allocated (${idAnswers}); ${ids.held} rooms held, ${ids.distinct} distinct ids; p50 ${percentile(withIds.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(withIds.latenciesMs, 99).toFixed(1)} ms` }));
+    figures.push(figure(NAME, 'gateway allocations, a new allocationId each', withIds.allocated / withIds.seconds, 'alloc/s', { note: `${withIds.allocated} allocated (${idAnswers}); ${ids.held} rooms held, ${ids.distinct} distinct ids; no earlier room for the id made sure by the caught-up cache ${checks.cache} times, by a list ${checks.list} times; p50 ${percentile(withIds.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(withIds.latenciesMs, 99).toFixed(1)} ms` }));
     if (gateway.done !== ROOMS || held !== ROOMS || distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations; answers ${answers}, ${held} rooms held, ${distinct} distinct ids`);
     if (withIds.allocated !== ROOMS || ids.held !== ROOMS || ids.distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations with ids; answers ${idAnswers}, ${ids.held} rooms held, ${ids.distinct} distinct ids`);
     return {

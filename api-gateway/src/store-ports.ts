@@ -82,6 +82,12 @@ export interface RoomAllocationStore {
   getRoom(schedulerName: string, roomId: string): Promise<GameRoom | undefined>;
   /** Every GameRoom of a scheduler read from the API server, not the cache (a replay after a restart). */
   listRoomsFresh(schedulerName: string): Promise<GameRoom[]>;
+  /**
+   * True when the rooms cache has caught up, within `timeoutMs`, with the API server as it was when
+   * this was called: every write that had landed by then shows in the cache. False when it could not
+   * tell in time; then only `listRoomsFresh` is sure.
+   */
+  roomsCacheCaughtUp(schedulerName: string, timeoutMs: number): Promise<boolean>;
 }
 
 /** One replica's digest of one scheduler (see `common/src/rooms/ping-digest.ts` for the format). */

@@ -126,7 +126,8 @@ describe('room allocation', () => {
       { timeoutMs: 30_000, message: 'the first gateway allocates' });
     const first = await allocateAt(stack, stack.managementUrl as string, name, body);
     expect(first.status).toBe(200);
-    // At once on another replica (its cache may not show the write yet: it reads the rooms fresh).
+    // At once on another replica (its cache may not show the write yet: it waits for its cache to catch
+    // up with the API server, or reads the rooms fresh).
     const elsewhere = await allocateAt(stack, other.managementUrl, name, body);
     expect(elsewhere).toMatchObject({ status: 200, body: { roomId: first.body.roomId, allocationId: 'match-0001', expiresAt: first.body.expiresAt } });
     await stack.restartGateway({});

@@ -52,7 +52,39 @@ function scheduler(name: string, overrides: Record<string, unknown> = {}): Recor
   return schedulerObject(name, overrides);
 }
 
+const REVISIONS_CASE = 'a one-room list reads a decimal revision past every earlier write; a watch delivers room writes in increasing revisions';
+
 const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
+  // The gateway's allocation relies on this (roomsCacheCaughtUp): a revision read by a one-room list
+  // is at or past every write made before it, and the watch delivers room writes in increasing
+  // revisions, so a cache that applied an event at or past that revision holds every earlier write.
+  [REVISIONS_CASE]: (api) => outcome(async () => {
+    const rooms = { group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms' };
+    const revision = async () => ((await api.custom.listNamespacedCustomObject({ ...rooms, limit: 1 })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const prefix = `rev-${api.id}`;
+    const before = await revision();
+    const seen: string[] = [];
+    const watch = await new k8s.Watch(api.kc).watch(`/apis/roomkeeper.io/v1/namespaces/default/gamerooms`, { resourceVersion: before }, (_phase, obj: k8s.KubernetesObject) => {
+      if (obj.metadata?.name?.startsWith(prefix)) seen.push(obj.metadata.resourceVersion ?? '');
+    }, () => undefined);
+    try {
+      for (const suffix of ['a', 'b']) {
+        await api.custom.createNamespacedCustomObject({ ...rooms, body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: `${prefix}-${suffix}` }, spec: { scheduler: 'x', version: 'v1.0.0' } } });
+      }
+      await api.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: prefix } } });
+      const after = await revision();
+      await waitFor(() => seen.length >= 2, { timeoutMs: 10_000, message: 'both room writes watched' });
+      const n = (v: string | undefined): bigint => (v !== undefined && /^[0-9]+$/.test(v) ? BigInt(v) : -1n);
+      const [a, b] = [n(seen[0]), n(seen[1])];
+      return {
+        decimal: [before, after, ...seen].every((v) => n(v) >= 0n),
+        watchedInOrder: a > n(before) && b > a,
+        listAfterIsPastThem: n(after) > b,
+      };
+    } finally {
+      watch.abort();
+    }
+  }),
   'lease with a JavaScript Date (three fractional digits) is refused': (api) => outcome(async () => {
     await api.coordination.createNamespacedLease({ namespace: 'default', body: { metadata: { name: `ms-${api.id}` }, spec: { holderIdentity: 'x', renewTime: '2026-11-24T07:11:59.723Z' as unknown as k8s.V1MicroTime } } });
     return { created: true };
@@ -209,6 +241,16 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       return;
     }
     expect(onSandbox).toEqual(onReal);
+  }, 60_000);
+
+  test('kube-apiserver: a one-room list reads a revision past every earlier write, and the watch delivers writes in its order', async () => {
+    const r = targets.real;
+    if (!r) {
+      expect(reportNotRun('differential: revisions on kube-apiserver')).toMatch(/NOT RUN/);
+      return;
+    }
+    const fn = CASES[REVISIONS_CASE] as (api: Api) => Promise<Outcome>;
+    expect(await fn({ ...r, id: `${r.id}v` })).toEqual({ decimal: true, watchedInOrder: true, listAfterIsPastThem: true });
   }, 60_000);
 
   test('kube-apiserver admits matchAllocation.maxMatches 1 to 35 only, and defaults it to 1 and maxTtlSeconds to 300', async () => {

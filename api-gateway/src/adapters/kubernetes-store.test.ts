@@ -119,6 +119,26 @@ describe('KubernetesStore on the sandbox', () => {
     expect(store.listAllocatableRooms('no-such-scheduler')).toEqual([]);
   });
 
+  it('tells when its rooms cache has caught up with the API server: a write made just before by another client is then in it', async () => {
+    await createNamespace('adapter-fresh');
+    const api = new RoomkeeperApi(clients.custom);
+    for (let i = 0; i < 20; i++) {
+      const name = `f-${String(i)}`;
+      await createRoom('adapter-fresh', name);
+      await api.patchGameRoomStatus('adapter-fresh', name, { status: { status: 'allocated', allocation: { id: `match-${String(i)}`, requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z' } } });
+      // No wait for the watch: once the cache says it caught up, the write must be in it.
+      expect(await store.roomsCacheCaughtUp('adapter-fresh', 5_000)).toBe(true);
+      expect(store.findRoom('adapter-fresh', name)?.status?.allocation?.id).toBe(`match-${String(i)}`);
+    }
+    // A later write of something else moves the API server on; no room changes, so the cache cannot tell.
+    await clients.core.createNamespacedConfigMap({ namespace: 'adapter-fresh', body: { metadata: { name: 'not-a-room' } } });
+    expect(await store.roomsCacheCaughtUp('adapter-fresh', 200)).toBe(false);
+    // A room written while it waits lets it tell.
+    const waiting = store.roomsCacheCaughtUp('adapter-fresh', 10_000);
+    await createRoom('adapter-fresh', 'f-late');
+    expect(await waiting).toBe(true);
+  });
+
   it('caches rooms and operations slim; direct reads return them whole', async () => {
     await createNamespace('adapter-slim');
     const api = new RoomkeeperApi(clients.custom);

@@ -72,6 +72,11 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
     return this.informer.indexCount(index, key);
   }
 
+  /** True once the cache has applied every change up to `resourceVersion`; false after `timeoutMs`. */
+  waitForResourceVersion(resourceVersion: string, timeoutMs: number): Promise<boolean> {
+    return this.informer.waitForResourceVersion(resourceVersion, timeoutMs);
+  }
+
   async stop(): Promise<void> {
     await this.informer.stop();
   }

@@ -94,6 +94,24 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(bodyOf(mismatch).details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
   });
 
+  it('a replay the cache does not show yet is found by a list of the rooms when the cache cannot tell it caught up; never a second room', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    t.store.seedRoom('s1', 'room-2', READY);
+    const stale = t.store.listRooms('s1').map((r) => structuredClone(r));
+    const first = await allocate({ allocationId: 'late-1' });
+    expect(first.status).toBe(200);
+    const current = t.store.listRooms('s1').map((r) => structuredClone(r));
+    // Another replica whose cache is behind: it shows the rooms as they were before the first try;
+    // the API server has them as they are.
+    jest.spyOn(t.store, 'listRoomsFresh').mockResolvedValue(current);
+    jest.spyOn(t.store, 'listRooms').mockReturnValue(stale);
+    jest.spyOn(t.store, 'listAllocatableRooms').mockReturnValue(stale);
+    jest.spyOn(t.store, 'roomsCacheCaughtUp').mockResolvedValue(false);
+    const replay = await allocate({ allocationId: 'late-1' });
+    expect(replay.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'late-1' });
+    expect(t.store.writes).toHaveLength(1);
+  });
+
   /** What the operator does when an allocation ends (TTL over, or the room reported its match). */
   function endAllocation(scheduler: string, roomId: string, endReason: 'expired' | 'occupied', status: GameRoomStatus = {}): void {
     const current = t.store.findRoom(scheduler, roomId)?.status ?? {};

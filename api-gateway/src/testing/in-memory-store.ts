@@ -220,6 +220,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return Promise.resolve(this.listRooms(schedulerName).map((r) => structuredClone(r)));
   }
 
+  /** The in-memory store is its own cache: always caught up. */
+  roomsCacheCaughtUp(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   // ---- PingDigestWriter ----
 
   /** Namespaces that are gone or being deleted: digest writes there answer `namespace-gone`. */

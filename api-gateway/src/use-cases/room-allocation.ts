@@ -95,6 +95,14 @@ export interface RoomAllocationDeps {
 
 const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
 
+/**
+ * How long an allocation with an id the cache does not know waits for the cache to catch up with the
+ * API server before it lists the scheduler's rooms instead. While allocations are in flight the cache
+ * catches up in milliseconds (their own writes move it on); on a quiet scheduler nothing moves it, and
+ * this is what the list costs on top.
+ */
+const CACHE_CATCH_UP_MS = 100;
+
 const REQUEST_SCHEMA: JsonSchemaProps = {
   type: 'object',
   properties: {
@@ -333,6 +341,7 @@ export class RoomAllocations {
   private readonly latency: Histogram;
   private readonly conflicts: Counter;
   private readonly retries: Counter;
+  private readonly replayChecks: Counter;
 
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
@@ -341,6 +350,7 @@ export class RoomAllocations {
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
+    this.replayChecks = deps.metrics.counter('roomkeeper_allocation_replay_checks_total', 'Allocate requests with an allocationId the cache did not show, by how the gateway made sure no room holds it: cache (the cache caught up with the API server) or list (a list of the scheduler\'s rooms).', { labelNames: ['by'] });
   }
 
   async allocate(schedulerName: string, body: unknown, idempotencyKey: string | undefined): Promise<AllocationAnswer> {
@@ -379,6 +389,23 @@ export class RoomAllocations {
     }
   }
 
+  /**
+   * The room an earlier try of this allocationId took, if any. The cache may not show yet a write
+   * that landed moments ago (the first try, answered by another replica, or with its answer lost):
+   * it is asked again once it has caught up with the API server as of now, and where it cannot
+   * tell in time, a list of the scheduler's rooms from the API server decides.
+   */
+  private async findEarlier(scheduler: string, id: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
+    const cached = findAllocation(this.deps.rooms.listRooms(scheduler), id);
+    if (cached) return cached;
+    if (await this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_CATCH_UP_MS)) {
+      this.replayChecks.inc({ by: 'cache' });
+      return findAllocation(this.deps.rooms.listRooms(scheduler), id);
+    }
+    this.replayChecks.inc({ by: 'list' });
+    return findAllocation(await this.deps.store.listRoomsFresh(scheduler), id);
+  }
+
   private claimedStale(claimed: Map<string, string>, room: GameRoom): boolean {
     const name = room.metadata.name ?? '';
     const rv = claimed.get(name);
@@ -402,11 +429,9 @@ export class RoomAllocations {
 
   private async allocateOnce(scheduler: Scheduler, id: string, explicitId: boolean, hash: string, request: AllocationRequest): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
-    // A fresh id (made up here) cannot be on any room: only a given one is looked up, in the cache
-    // and then, since the cache may not show a write that landed moments ago (the first try of this
-    // request, answered by another replica or lost), in a list from the API server.
+    // A fresh id (made up here) cannot be on any room: only a given one is looked up.
     const maxMatches = maxMatchesOf(scheduler.spec);
-    const earlier = explicitId ? findAllocation(this.deps.rooms.listRooms(name), id) ?? findAllocation(await this.deps.store.listRoomsFresh(name), id) : undefined;
+    const earlier = explicitId ? await this.findEarlier(name, id) : undefined;
     if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
 
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);

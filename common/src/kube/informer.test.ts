@@ -48,6 +48,20 @@ describe('ResilientInformer under watch faults', () => {
   });
   afterEach(() => sandbox.faults.clear());
 
+  it('tells when it has applied every change up to a revision: after the watch brings it, never for a version that is not a decimal revision', async () => {
+    await create();
+    const revision = (await core.listNamespacedConfigMap({ namespace: 'default', limit: 1 })).metadata?.resourceVersion ?? '';
+    expect(await informer.waitForResourceVersion(revision, 10_000)).toBe(true);
+    expect(names()).toEqual(await server());
+    expect(await informer.waitForResourceVersion('not-a-revision', 10_000)).toBe(false);
+    // Nothing changes past a later revision: the wait ends at its timeout; a change lets a new wait pass.
+    const later = String(BigInt(revision) + 1n);
+    expect(await informer.waitForResourceVersion(later, 100)).toBe(false);
+    const waiting = informer.waitForResourceVersion(later, 10_000);
+    await create();
+    expect(await waiting).toBe(true);
+  });
+
   test('a cut watch resumes from its resourceVersion, without a relist', async () => {
     const before = lists();
     await create();

@@ -71,6 +71,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private request: AbortController | undefined;
   private syncedOnce = false;
   private readonly syncWaiters: (() => void)[] = [];
+  /** Callers of `waitForResourceVersion`, each with the revision it waits for. */
+  private readonly revisionWaiters = new Set<{ target: bigint; done: (reached: boolean) => void }>();
   private generation = 0;
   private lastErrorText: string | undefined;
   /** Since a list or watch failed, until one succeeds again: the cache may be missing changes. */
@@ -156,7 +158,42 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     return this.indexes.get(index)?.get(key)?.size ?? 0;
   }
 
+  /**
+   * Resolves true once the cache has applied every change the API server had made when it was at
+   * `resourceVersion` (the cache reached an event, bookmark or list at or past it), false after
+   * `timeoutMs` or when the informer stops. Kubernetes calls resourceVersions opaque; etcd's, like
+   * the sandbox's, are one revision counter for every object, and events come in its order. Only
+   * decimal versions are compared: any other answers false at once, so the caller reads afresh.
+   */
+  waitForResourceVersion(resourceVersion: string, timeoutMs: number): Promise<boolean> {
+    const target = revisionOf(resourceVersion);
+    if (target === undefined || this.stopped) return Promise.resolve(false);
+    const now = revisionOf(this.resourceVersion);
+    if (now !== undefined && now >= target) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        target,
+        done: (reached: boolean) => {
+          clearTimeout(timer);
+          this.revisionWaiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => waiter.done(false), timeoutMs);
+      this.revisionWaiters.add(waiter);
+    });
+  }
+
+  /** Releases the waiters whose revision the cache has now reached. */
+  private advanced(): void {
+    if (this.revisionWaiters.size === 0) return;
+    const now = revisionOf(this.resourceVersion);
+    if (now === undefined) return;
+    for (const w of [...this.revisionWaiters]) if (now >= w.target) w.done(true);
+  }
+
   stop(): Promise<void> {
+    for (const w of [...this.revisionWaiters]) w.done(false);
     this.stopped = true;
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
@@ -235,6 +272,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     }
     for (const obj of listed) this.upsert(obj);
     this.resourceVersion = resourceVersion;
+    this.advanced();
     // A relist may have jumped over changes: sight counts from here. The backoff is reset by
     // the watch's first event, not here: a list that works while every watch fails at once
     // must not make the informer list and watch in a tight loop.
@@ -259,12 +297,14 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.backoffMs = this.opts.minBackoffMs ?? 500;
     if (phase === 'BOOKMARK') {
       if (rv) this.resourceVersion = rv;
+      this.advanced();
       return;
     }
     const obj = this.keep(raw);
     if (phase === 'ADDED' || phase === 'MODIFIED') this.upsert(obj);
     else if (phase === 'DELETED') this.remove(obj);
     if (rv) this.resourceVersion = rv;
+    this.advanced();
   }
 
   private upsert(obj: T): void {
@@ -346,3 +386,7 @@ function isTimeout(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
 }
 
+/** A resourceVersion as etcd's revision number, or undefined when it is not a decimal integer. */
+function revisionOf(resourceVersion: string): bigint | undefined {
+  return /^[0-9]{1,30}$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
+}
