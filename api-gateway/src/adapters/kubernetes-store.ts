@@ -340,23 +340,24 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   private async currentRoomsRevision(schedulerName: string): Promise<string> {
-    const page = await this.options.custom.listNamespacedCustomObject({
-      ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit: 1,
-    }) as GameRoomList;
-    return page.metadata.resourceVersion ?? '';
+    return (await this.listRoomPage(schedulerName, 1)).metadata.resourceVersion ?? '';
   }
 
   private async listRoomPages(schedulerName: string): Promise<GameRoom[]> {
     const out: GameRoom[] = [];
     let next: string | undefined;
     do {
-      const page = await this.options.custom.listNamespacedCustomObject({
-        ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit: 500, ...(next ? { _continue: next } : {}),
-      }) as GameRoomList & { metadata?: { continue?: string } };
+      const page = await this.listRoomPage(schedulerName, 500, next);
       for (const room of page.items) out.push(slimGameRoom(room));
       next = page.metadata.continue || undefined;
     } while (next);
     return out;
+  }
+
+  private async listRoomPage(schedulerName: string, limit: number, next?: string): Promise<GameRoomList & { metadata: { continue?: string } }> {
+    return await this.options.custom.listNamespacedCustomObject({
+      ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, limit, ...(next ? { _continue: next } : {}),
+    }) as GameRoomList & { metadata: { continue?: string } };
   }
 
   // ---- PingDigestWriter ----

@@ -53,29 +53,20 @@ export function withSharedDispatcher(kubeConfig: KubeConfig): SharedDispatcherKu
   let dispatcher: Dispatcher | undefined;
   let tls: HttpsOptions | undefined;
   const original = tlsStepsOf(kubeConfig);
-  const steps = tlsStepsOf(shared);
-  if (original && steps) {
-    // client-node's own applySecurityAuthentication runs with `this` = shared, so it comes here
-    // for the TLS material and the dispatcher.
-    steps.applyHTTPSOptions = (opts) => {
-      if (tls === undefined) {
-        const read: HttpsOptions = {};
-        original.applyHTTPSOptions.call(shared, read);
-        tls = read;
-      }
-      Object.assign(opts, tls, tls.headers ? { headers: { ...tls.headers } } : {});
-    };
-    steps.createDispatcher = (cluster, agentOptions) => (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
-  } else {
-    // Another client-node: let it build its Agent, and hand the request the shared one.
-    shared.applySecurityAuthentication = async (context: RequestContextLike): Promise<void> => {
-      await kubeConfig.applySecurityAuthentication(context);
-      const own = context.getDispatcher();
-      if (own === undefined) return;
-      dispatcher ??= own;
-      if (own !== dispatcher) context.setDispatcher(dispatcher);
-    };
-  }
+  // A client-node without these steps would build an Agent per request again: say so at once.
+  if (!original) throw new Error('@kubernetes/client-node no longer has KubeConfig.applyHTTPSOptions/createDispatcher: update common/src/kube/shared-dispatcher.ts');
+  // client-node's own applySecurityAuthentication runs with `this` = shared (it inherits the
+  // method), so it comes here for the TLS material and the dispatcher.
+  const steps = shared as unknown as TlsSteps;
+  steps.applyHTTPSOptions = (opts) => {
+    if (tls === undefined) {
+      const read: HttpsOptions = {};
+      original.applyHTTPSOptions.call(shared, read);
+      tls = read;
+    }
+    Object.assign(opts, tls, tls.headers ? { headers: { ...tls.headers } } : {});
+  };
+  steps.createDispatcher = (cluster, agentOptions) => (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
   let resetTimer: NodeJS.Timeout | undefined;
   const reset = (): void => {
     resetTimer = undefined;
