@@ -93,6 +93,10 @@ describe('Kubernetes Events', () => {
   });
 
   test('a major change tells the version it created, the switch and the rollout\'s progress', async () => {
+    // The room removed above is replaced by the operator; a rollout needs an old-version room to
+    // replace, so the change waits for the replacement (made after the switch, it would be new already).
+    await waitFor(async () => (await stack.api.listGameRooms(NAME)).items.some((r) => !r.spec.validation && !r.metadata.deletionTimestamp && r.spec.version === 'v1.0.0' && r.status?.status === 'ready'),
+      { timeoutMs: 60_000, message: 'a ready v1.0.0 room for the rollout to replace' });
     const shown = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as { scheduler: { spec: { containers: object[] } & Record<string, unknown> } & Record<string, unknown> };
     const { name: _n, state: _s, createdAt: _c, spec, ...rest } = shown.scheduler;
     const body = { ...rest, spec: { ...spec, version: undefined, containers: spec.containers.map((c) => ({ ...c, image: 'example.com/game:2.0.0' })) } };
