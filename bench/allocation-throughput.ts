@@ -10,7 +10,9 @@
  * know costs a fresh list of the scheduler's rooms from the API server (a replay after a restart
  * or a lost answer must find its room), shared by the requests that wait for one.
  * `BENCH_TARGET=real` (11r) runs the same on the real control plane (kube-apiserver and etcd),
- * where the API server, not the client, is what the two compete for.
+ * where the API server, not the client, is what the two compete for. 11x runs it on the sandbox
+ * with 10,000 ready rooms per scheduler (`BENCH_ROOMS=10000`): each run then outlasts the client's
+ * burst, so both sides meet the client rate limit, and choosing a room walks a fleet ten times larger.
  */
 import type { GameRoom } from '../common/src/generated/resources';
 import { makeKubeClients } from '../common/src/kube/clients';
@@ -24,8 +26,11 @@ import { sumMetric, sumMetricText } from './support/metric-sum';
 import { startPingLab } from './support/ping-lab';
 import { runStandalone } from './support/standalone';
 
-const NAMES = { sandbox: '11. allocations, 1,000 ready rooms', real: '11r. allocations, 1,000 ready rooms, real API server' } as const;
-const ROOMS = 1000;
+/** The benchmark's name for a target and a fleet size. */
+export function allocationBenchName(target: BenchTarget, rooms: number): string {
+  const size = `${rooms.toLocaleString('en-US')} ready rooms`;
+  return target === 'real' ? `11r. allocations, ${size}, real API server` : rooms === 1000 ? `11. allocations, ${size}` : `11x. allocations, ${size}`;
+}
 const CONCURRENCY = 8;
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -57,8 +62,8 @@ async function drive(total: number, one: (i: number) => Promise<'ok' | 'failed' 
   return { done, failed, seconds: (performance.now() - began) / 1000, latenciesMs: latenciesMs.sort((a, b) => a - b) };
 }
 
-export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome> {
-  const NAME = NAMES[target];
+export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promise<BenchOutcome> {
+  const NAME = allocationBenchName(target, rooms);
   const began = Date.now();
   const figures: Figure[] = [];
   const lab = await startPingLab({}, target);
@@ -67,13 +72,13 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
   const bareClients = makeKubeClients(lab.stack.kc, { qps: cfg.kubeQps, burst: cfg.kubeBurst });
   const bareApi = new RoomkeeperApi(bareClients.custom);
   try {
-    await lab.addFleet('bench-alloc-bare', ROOMS);
-    await lab.addFleet('bench-alloc', ROOMS);
-    await lab.addFleet('bench-alloc-ids', ROOMS);
+    await lab.addFleet('bench-alloc-bare', rooms);
+    await lab.addFleet('bench-alloc', rooms);
+    await lab.addFleet('bench-alloc-ids', rooms);
 
     // Bare: the same CAS write per room, rooms read once (as the gateway's cache has them).
     const bareRooms: GameRoom[] = (await lab.stack.api.listGameRooms('bench-alloc-bare')).items;
-    const bare = await drive(ROOMS, async (i) => {
+    const bare = await drive(rooms, async (i) => {
       const room = bareRooms[i];
       if (!room) return 'stop';
       const now = Date.now();
@@ -91,7 +96,7 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
     const auth = `Basic ${Buffer.from(`${cfg.authUsername}:${cfg.authPassword}`).toString('base64')}`;
     const child = await forkChild<null>(path.join(PROCESSES_DIR, 'allocate-child.ts'));
     const allocate = (scheduler: string, idPrefix?: string) => child.call<AllocateResult>('run', {
-      url: `${lab.stack.gateway.managementUrl}/scheduler/${scheduler}/rooms/allocate`, authorization: auth, total: ROOMS, concurrency: CONCURRENCY, ...(idPrefix ? { idPrefix } : {}),
+      url: `${lab.stack.gateway.managementUrl}/scheduler/${scheduler}/rooms/allocate`, authorization: auth, total: rooms, concurrency: CONCURRENCY, ...(idPrefix ? { idPrefix } : {}),
     } satisfies AllocateRun);
     let result: AllocateResult;
     let withIds: AllocateResult;
@@ -128,11 +133,11 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
     figures.push(figure(NAME, 'allocation p99 latency', percentile(gateway.latenciesMs, 99), 'ms', { target: { op: '<=', value: 100 } }));
     const idAnswers = Object.entries(withIds.statuses).map(([s, n]) => `${n}x ${s}`).join(', ');
     figures.push(figure(NAME, 'gateway allocations, a new allocationId each', withIds.allocated / withIds.seconds, 'alloc/s', { note: `${withIds.allocated} allocated (${idAnswers}); ${ids.held} rooms held, ${ids.distinct} distinct ids; no earlier room for the id made sure by the caught-up cache ${checks.cache} times, by a list ${checks.list} times; p50 ${percentile(withIds.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(withIds.latenciesMs, 99).toFixed(1)} ms` }));
-    if (gateway.done !== ROOMS || held !== ROOMS || distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations; answers ${answers}, ${held} rooms held, ${distinct} distinct ids`);
-    if (withIds.allocated !== ROOMS || ids.held !== ROOMS || ids.distinct !== ROOMS) throw new Error(`expected ${ROOMS} distinct allocations with ids; answers ${idAnswers}, ${ids.held} rooms held, ${ids.distinct} distinct ids`);
+    if (gateway.done !== rooms || held !== rooms || distinct !== rooms) throw new Error(`expected ${rooms} distinct allocations; answers ${answers}, ${held} rooms held, ${distinct} distinct ids`);
+    if (withIds.allocated !== rooms || ids.held !== rooms || ids.distinct !== rooms) throw new Error(`expected ${rooms} distinct allocations with ids; answers ${idAnswers}, ${ids.held} rooms held, ${ids.distinct} distinct ids`);
     return {
       name: NAME, figures, durationMs: Date.now() - began,
-      notes: [`${ROOMS} ready GameRooms per scheduler ${target === 'real' ? 'on kube-apiserver v1.28 with etcd and kube-controller-manager (local processes on the same cores)' : 'in the sandbox (own process)'}, gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken, then on a third scheduler with a new allocationId in each body; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
+      notes: [`${rooms} ready GameRooms per scheduler ${target === 'real' ? 'on kube-apiserver v1.28 with etcd and kube-controller-manager (local processes on the same cores)' : 'in the sandbox (own process)'}, gateway in the bench process with production defaults, matchmakers in their own process (client limit ${cfg.kubeQps} req/s, burst ${cfg.kubeBurst}); ${CONCURRENCY} requests in flight, empty bodies (no allocationId: no fresh list), until every room was taken, then on a third scheduler with a new allocationId in each body; bare loop first, same client library and rate limit, same concurrency, one CAS merge patch per room; 1 measured run each.`],
     };
   } finally {
     await bareClients.close();
@@ -140,4 +145,4 @@ export async function run(target: BenchTarget = 'sandbox'): Promise<BenchOutcome
   }
 }
 
-if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'real' ? 'real' : 'sandbox'));
+if (require.main === module) runStandalone(() => run(process.env.BENCH_TARGET === 'real' ? 'real' : 'sandbox', Number(process.env.BENCH_ROOMS ?? 1000)));

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONFIG_SCHEMA } from '../common/src/config';
 import { run as addRooms } from './add-rooms';
-import { run as allocationThroughput } from './allocation-throughput';
+import { allocationBenchName, run as allocationThroughput } from './allocation-throughput';
 import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
@@ -38,8 +38,9 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
   { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
   { name: '10. scale, 10,000 rooms, real API server', run: onRealApiServer('10. scale, 10,000 rooms, real API server', () => scale('real')) },
-  { name: '11. allocations, 1,000 ready rooms', run: () => allocationThroughput('sandbox') },
-  { name: '11r. allocations, 1,000 ready rooms, real API server', run: onRealApiServer('11r. allocations, 1,000 ready rooms, real API server', () => allocationThroughput('real')) },
+  { name: allocationBenchName('sandbox', 1000), run: () => allocationThroughput('sandbox') },
+  { name: allocationBenchName('sandbox', 10_000), run: () => allocationThroughput('sandbox', 10_000) },
+  { name: allocationBenchName('real', 1000), run: onRealApiServer(allocationBenchName('real', 1000), () => allocationThroughput('real')) },
 ];
 
 async function main(): Promise<void> {

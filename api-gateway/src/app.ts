@@ -40,7 +40,7 @@ export interface CommonAppDeps {
 export interface ManagementAppDeps extends CommonAppDeps {
   schedulers: SchedulerStore;
   operations: OperationStore;
-  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler'>;
+  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler' | 'findRoom'>;
   allocationStore: RoomAllocationStore;
   allocationSettings?: Partial<AllocationSettings>;
   validator: SchedulerValidator;

@@ -71,6 +71,8 @@ export interface RoomAllocationStore {
   listAllocatableRooms(schedulerName: string): GameRoom[];
   /** How many rooms of a scheduler on `host` are busy (`isBusyRoom`), from the cache's index. */
   countBusyRooms(schedulerName: string, host: string): number;
+  /** The cached rooms of a scheduler whose status holds `allocationId` (current or earlier), from the cache's index. */
+  roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[];
   /**
    * Writes the commit (`allocation`; `status`: `allocated`, or `active` for a multi-match room's
    * slot; `previousAllocations`: the replaced allocation kept for replays) to the room's status in

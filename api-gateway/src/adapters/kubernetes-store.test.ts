@@ -119,6 +119,30 @@ describe('KubernetesStore on the sandbox', () => {
     expect(store.listAllocatableRooms('no-such-scheduler')).toEqual([]);
   });
 
+  it('indexes the rooms by the allocationIds they hold and held, per scheduler, following every change', async () => {
+    await createNamespace('adapter-ids');
+    await createNamespace('adapter-ids-other');
+    const api = new RoomkeeperApi(clients.custom);
+    const allocation = (id: string) => ({ id, requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z' });
+    const ended = (id: string) => ({ ...allocation(id), endedAt: '2026-01-01T00:01:00.000Z', endReason: 'occupied', supersededAt: '2026-01-01T00:02:00.000Z' });
+    for (const name of ['a-1', 'a-2']) await createRoom('adapter-ids', name);
+    await createRoom('adapter-ids-other', 'a-1');
+    const holders = (scheduler: string, id: string) => store.roomsWithAllocationId(scheduler, id).map((r) => r.metadata.name).sort().join();
+    await api.patchGameRoomStatus('adapter-ids', 'a-1', { status: { status: 'allocated', allocation: allocation('m-1') } });
+    await api.patchGameRoomStatus('adapter-ids-other', 'a-1', { status: { status: 'allocated', allocation: allocation('m-1') } });
+    await waitFor(() => holders('adapter-ids', 'm-1') === 'a-1' && holders('adapter-ids-other', 'm-1') === 'a-1', { message: 'an id in two schedulers' });
+    // A newer allocation keeps the earlier id findable through previousAllocations; one dropped from there is gone.
+    await api.patchGameRoomStatus('adapter-ids', 'a-1', { status: { status: 'active', allocation: allocation('m-2'), previousAllocations: [ended('m-1')] } });
+    await api.patchGameRoomStatus('adapter-ids', 'a-2', { status: { status: 'allocated', allocation: allocation('m-3') } });
+    await waitFor(() => holders('adapter-ids', 'm-1') === 'a-1' && holders('adapter-ids', 'm-2') === 'a-1' && holders('adapter-ids', 'm-3') === 'a-2', { message: 'current and earlier ids' });
+    await api.patchGameRoomStatus('adapter-ids', 'a-1', { status: { allocation: allocation('m-4'), previousAllocations: [ended('m-2')] } });
+    await waitFor(() => holders('adapter-ids', 'm-1') === '' && holders('adapter-ids', 'm-2') === 'a-1' && holders('adapter-ids', 'm-4') === 'a-1', { message: 'an earlier id dropped' });
+    await api.deleteGameRoom('adapter-ids', 'a-1', undefined, 'Background');
+    await waitFor(() => holders('adapter-ids', 'm-2') === '' && holders('adapter-ids', 'm-4') === '', { message: 'a deleted room' });
+    expect(holders('adapter-ids', 'm-3')).toBe('a-2');
+    expect(holders('adapter-ids-other', 'm-1')).toBe('a-1');
+  });
+
   it('tells when its rooms cache has caught up with the API server: a write made just before by another client is then in it', async () => {
     await createNamespace('adapter-fresh');
     const api = new RoomkeeperApi(clients.custom);

@@ -14,6 +14,7 @@ import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resour
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
+import type { Indexer } from '../../../common/src/kube/informer';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
@@ -56,10 +57,23 @@ function mapWriteError(err: unknown): never {
   throw err;
 }
 
-/** The rooms cache's indexes: rooms that may be allocated, by scheduler; busy rooms, by scheduler and host. */
+/**
+ * The rooms cache's indexes: rooms that may be allocated, by scheduler; busy rooms, by scheduler
+ * and host; rooms by the allocationIds they hold or held (current and earlier), by scheduler.
+ */
 const ALLOCATABLE = 'allocatable';
 const BUSY_ON_HOST = 'busy-on-host';
-const hostKey = (schedulerName: string, host: string) => `${schedulerName}\u0000${host}`;
+const ALLOCATION_ID = 'allocation-id';
+const inScheduler = (schedulerName: string, key: string) => `${schedulerName}\u0000${key}`;
+
+function allocationIdsOf(room: GameRoom): string[] | undefined {
+  const s = room.status;
+  if (!s?.allocation && !s?.previousAllocations?.length) return undefined;
+  const ns = room.metadata.namespace ?? '';
+  const ids = (s.previousAllocations ?? []).map((a) => inScheduler(ns, a.id));
+  if (s.allocation) ids.push(inScheduler(ns, s.allocation.id));
+  return ids;
+}
 
 export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
   private readonly schedulers: ResourceCache<Scheduler>;
@@ -78,7 +92,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     // four call sites only, and a shared helper's parameter would add the operator's kinds.
     // Rooms and operations are cached slim (`cache-shapes.ts`): at 10,000 rooms the cache is most
     // of the gateway's heap.
-    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T, indexers?: Record<string, (obj: T) => string | undefined>) =>
+    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T, indexers?: Record<string, Indexer<T>>) =>
       new ResourceCache<T>({
         kc: options.kc,
         path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
@@ -94,7 +108,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.rooms = cache<GameRoom>('GameRoom', slimGameRoom, {
       // Allocation reads these on every request instead of walking the scheduler's whole fleet.
       [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? room.metadata.namespace : undefined,
-      [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
+      [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? inScheduler(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
+      [ALLOCATION_ID]: allocationIdsOf,
     });
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
@@ -285,7 +300,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   countBusyRooms(schedulerName: string, host: string): number {
-    return this.rooms.indexCount(BUSY_ON_HOST, hostKey(schedulerName, host));
+    return this.rooms.indexCount(BUSY_ON_HOST, inScheduler(schedulerName, host));
+  }
+
+  roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[] {
+    return this.rooms.byIndex(ALLOCATION_ID, inScheduler(schedulerName, allocationId));
   }
 
   async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {

@@ -4,7 +4,7 @@
  * started without blocking so readiness can report "not synced" and why.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ResilientInformer, type ListPage } from '../../../common/src/kube/informer';
+import { ResilientInformer, type Indexer, type ListPage } from '../../../common/src/kube/informer';
 import type { Logger } from '../../../common/src/logger';
 
 export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
@@ -17,7 +17,7 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   /** Keeps what the gateway reads of each object (`cache-shapes.ts`); default the whole object. */
   transform?: (obj: T) => T;
   /** Named indexes of the cached objects (the informer's `indexers`). */
-  indexers?: Record<string, (obj: T) => string | undefined>;
+  indexers?: Record<string, Indexer<T>>;
   logger: Logger;
   initialBackoffMs?: number;
   maxBackoffMs?: number;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../../../common/src/json/json-equal';
-import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
+import { allocationRecord, isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
@@ -199,6 +199,10 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   countBusyRooms(schedulerName: string, host: string): number {
     return this.listRooms(schedulerName).filter((r) => isBusyRoom(r) && (r.status?.host ?? '') === host).length;
+  }
+
+  roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[] {
+    return this.listRooms(schedulerName).filter((r) => allocationRecord(r.status, allocationId));
   }
 
   commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {

@@ -82,7 +82,7 @@ const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze(
 });
 
 export interface RoomAllocationDeps {
-  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler'>;
+  rooms: Pick<RoomStore, 'findScheduler' | 'findRoom'>;
   schedulers: Pick<SchedulerStore, 'getScheduler'>;
   store: RoomAllocationStore;
   logger: Logger;
@@ -229,24 +229,34 @@ export function chooseCandidates(
     }
   }
   const sign = options.strategy === 'packed' ? -1 : 1;
-  const keyOf = (room: GameRoom): Keyed => ({
-    room,
-    active: room.spec.version === options.activeVersion ? 0 : 1,
-    matches: sign * (room.status?.runningMatches ?? 0),
-    busy: sign * (options.busyOnHost ? options.busyOnHost(room.status?.host ?? '') : (busyByHost.get(room.status?.host ?? '') ?? 0)),
-    tie: options.random(),
-  });
+  // Busy rooms per host: counted in the pass above, or asked of `busyOnHost` once per host.
+  const busyOf = (host: string): number => {
+    let n = busyByHost.get(host);
+    if (n === undefined) busyByHost.set(host, (n = options.busyOnHost?.(host) ?? 0));
+    return n;
+  };
+  // One random tie per pool room, in pool order, whatever the limit: a limit keeps a prefix of the full order.
+  const fill = (k: Keyed, room: GameRoom): Keyed => {
+    k.room = room;
+    k.active = room.spec.version === options.activeVersion ? 0 : 1;
+    k.matches = sign * (room.status?.runningMatches ?? 0);
+    k.busy = sign * busyOf(room.status?.host ?? '');
+    k.tie = options.random();
+    return k;
+  };
   const limit = options.limit ?? pool.length;
-  if (limit >= pool.length) return pool.map(keyOf).sort(compareKeyed).map((k) => k.room);
-  // The first `limit` in order, kept sorted: a room enters only when it beats the last kept.
+  if (limit >= pool.length) return pool.map((room) => fill({ room, active: 0, matches: 0, busy: 0, tie: 0 }, room)).sort(compareKeyed).map((k) => k.room);
+  // The first `limit` in order, kept sorted: a room enters only when it beats the last kept, so
+  // the rest cost no allocation (`scratch` is filled for each and copied only when it enters).
   const best: Keyed[] = [];
+  const scratch: Keyed = { room: pool[0] as GameRoom, active: 0, matches: 0, busy: 0, tie: 0 };
   for (const room of pool) {
-    const k = keyOf(room);
+    const k = fill(scratch, room);
     const last = best[best.length - 1];
     if (best.length >= limit && last && compareKeyed(k, last) >= 0) continue;
     let at = best.length;
     while (at > 0 && compareKeyed(k, best[at - 1] as Keyed) < 0) at--;
-    best.splice(at, 0, k);
+    best.splice(at, 0, { ...k });
     if (best.length > limit) best.pop();
   }
   return best.map((k) => k.room);
@@ -396,23 +406,27 @@ export class RoomAllocations {
    * tell in time, a list of the scheduler's rooms from the API server decides.
    */
   private async findEarlier(scheduler: string, id: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
-    const cached = findAllocation(this.deps.rooms.listRooms(scheduler), id);
+    const cached = findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
     if (cached) return cached;
     if (await this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_CATCH_UP_MS)) {
       this.replayChecks.inc({ by: 'cache' });
-      return findAllocation(this.deps.rooms.listRooms(scheduler), id);
+      return findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
     }
     this.replayChecks.inc({ by: 'list' });
     return findAllocation(await this.deps.store.listRoomsFresh(scheduler), id);
   }
 
-  private claimedStale(claimed: Map<string, string>, room: GameRoom): boolean {
-    const name = room.metadata.name ?? '';
-    const rv = claimed.get(name);
-    if (rv === undefined) return false;
-    if (rv === room.metadata.resourceVersion) return true;
-    claimed.delete(name);
-    return false;
+  /**
+   * This replica's claims on the scheduler's rooms that the cache does not show past yet (the rooms
+   * not to offer again); a claim goes once the cache shows the room at another version, or gone.
+   */
+  private pendingClaims(scheduler: string): Map<string, string> | undefined {
+    const claimed = this.claimed.get(scheduler);
+    if (!claimed) return undefined;
+    for (const [name, rv] of claimed) {
+      if (this.deps.rooms.findRoom(scheduler, name)?.metadata.resourceVersion !== rv) claimed.delete(name);
+    }
+    return claimed.size > 0 ? claimed : undefined;
   }
 
   private noteClaim(scheduler: string, room: GameRoom): void {
@@ -437,11 +451,11 @@ export class RoomAllocations {
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
-    const claimed = this.claimed.get(name);
+    const claimed = this.pendingClaims(name);
     const candidates = chooseCandidates(this.deps.store.listAllocatableRooms(name), {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
       busyOnHost: (host) => this.deps.store.countBusyRooms(name, host),
-      limit: this.settings.maxWrites, ...(claimed && claimed.size > 0 ? { skip: (r: GameRoom) => this.claimedStale(claimed, r) } : {}),
+      limit: this.settings.maxWrites, ...(claimed ? { skip: (r: GameRoom) => claimed.has(r.metadata.name ?? '') } : {}),
     });
     let writes = 0;
     for (const first of candidates) {

@@ -46,11 +46,23 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
   /** Counts relists and watch restarts by informer name. */
   metrics?: MetricsRegistry;
   /**
-   * Named indexes (client-go's Indexers): the key each object is filed under in that index, or
-   * undefined for none. Kept with the cache on every add, update and delete, so a reader asks for
-   * the objects under one key (`byIndex`, `indexCount`) without walking the whole cache.
+   * Named indexes (client-go's Indexers): the key each object is filed under in that index, the
+   * keys (an object may be filed under several), or undefined for none. Kept with the cache on
+   * every add, update and delete, so a reader asks for the objects under one key (`byIndex`,
+   * `indexCount`) without walking the whole cache.
    */
-  indexers?: Record<string, (obj: T) => string | undefined>;
+  indexers?: Record<string, Indexer<T>>;
+}
+
+/** Where an object is filed in one index: one key, several, or none (undefined). */
+export type Indexer<T> = (obj: T) => string | readonly string[] | undefined;
+
+function filedUnder(keys: string | readonly string[] | undefined, key: string): boolean {
+  return keys === key || (Array.isArray(keys) && keys.includes(key));
+}
+
+function indexKeys(keys: string | readonly string[] | undefined): readonly string[] {
+  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
 }
 
 function keyOf(obj: k8s.KubernetesObject): string {
@@ -344,18 +356,20 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       if (!byKey) this.indexes.set(index, (byKey = new Map<string, Map<string, T>>()));
       const was = before ? keyIn(before) : undefined;
       const now = after ? keyIn(after) : undefined;
-      if (after && was !== undefined && was === now) {
-        byKey.get(was)?.set(key, after); // the same key: only the object is newer
-        continue;
-      }
-      if (was !== undefined) {
-        const bucket = byKey.get(was);
+      for (const k of indexKeys(was)) {
+        if (after && filedUnder(now, k)) {
+          byKey.get(k)?.set(key, after); // still filed here: only the object is newer
+          continue;
+        }
+        const bucket = byKey.get(k);
         bucket?.delete(key);
-        if (bucket && bucket.size === 0) byKey.delete(was);
+        if (bucket && bucket.size === 0) byKey.delete(k);
       }
-      if (now !== undefined && after) {
-        let bucket = byKey.get(now);
-        if (!bucket) byKey.set(now, (bucket = new Map<string, T>()));
+      if (!after) continue;
+      for (const k of indexKeys(now)) {
+        if (filedUnder(was, k)) continue;
+        let bucket = byKey.get(k);
+        if (!bucket) byKey.set(k, (bucket = new Map<string, T>()));
         bucket.set(key, after);
       }
     }
