@@ -4,7 +4,7 @@
  * and the API server is in test/e2e/allocation.test.ts and test/real-apiserver/allocation.test.ts.
  */
 import request from 'supertest';
-import type { GameRoomStatus } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { roomToken } from '../../../common/src/rooms/room-token';
 import { AUTH, bodyOf, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 
@@ -110,6 +110,26 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const replay = await allocate({ allocationId: 'late-1' });
     expect(replay.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'late-1' });
     expect(t.store.writes).toHaveLength(1);
+  });
+
+  it('a room this replica just claimed is not offered again while its cache still shows it as claimed: the next request writes another room, losing no compare-and-swap', async () => {
+    // packed: the room on the host that already runs a busy room comes first.
+    t.store.seedRoom('s1', 'room-1', { ...READY, host: 'h-a' });
+    t.store.seedRoom('s1', 'busy-1', { ...READY, status: 'occupied', pingStatus: 'occupied', host: 'h-a' });
+    t.store.seedRoom('s1', 'room-2', { ...READY, host: 'h-b' });
+    const stale = t.store.listRooms('s1').map((r) => structuredClone(r));
+    expect(bodyOf(await allocate({ strategy: 'packed' })).roomId).toBe('room-1');
+    // The cache has not applied the first write yet: it shows room-1 free, at the version claimed.
+    jest.spyOn(t.store, 'listAllocatableRooms').mockReturnValue(stale.filter((r) => r.status?.status === 'ready'));
+    jest.spyOn(t.store, 'findRoom').mockImplementation((_scheduler, roomId) => stale.find((r) => r.metadata.name === roomId));
+    const commits = jest.spyOn(t.store, 'commitAllocation');
+    expect(bodyOf(await allocate({ strategy: 'packed' })).roomId).toBe('room-2');
+    expect(commits).toHaveBeenCalledTimes(1);
+    // Once the cache shows the rooms at another version, the claims are dropped: both are offered again (and refused by their versions).
+    jest.spyOn(t.store, 'findRoom').mockImplementation((_scheduler, roomId) => ({ ...(stale.find((r) => r.metadata.name === roomId) as GameRoom), metadata: { name: roomId, namespace: 's1', resourceVersion: 'newer' } }));
+    const third = await allocate({ strategy: 'packed' });
+    expect(third.status).toBe(429);
+    expect(commits.mock.calls.map((c) => c[1])).toEqual(['room-2', 'room-1', 'room-2']);
   });
 
   /** What the operator does when an allocation ends (TTL over, or the room reported its match). */
