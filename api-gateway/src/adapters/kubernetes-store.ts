@@ -59,19 +59,19 @@ function mapWriteError(err: unknown): never {
 
 /**
  * The rooms cache's indexes: rooms that may be allocated, by scheduler; busy rooms, by scheduler
- * and host; rooms by the allocationIds they hold or held (current and earlier), by scheduler.
+ * and host; rooms by the allocationIds they hold and held (current and earlier; the id alone, as
+ * the room's status spells it, so the index makes no string of its own: filtered by scheduler).
  */
 const ALLOCATABLE = 'allocatable';
 const BUSY_ON_HOST = 'busy-on-host';
 const ALLOCATION_ID = 'allocation-id';
-const inScheduler = (schedulerName: string, key: string) => `${schedulerName}\u0000${key}`;
+const hostKey = (schedulerName: string, host: string) => `${schedulerName}\u0000${host}`;
 
 function allocationIdsOf(room: GameRoom): string[] | undefined {
   const s = room.status;
   if (!s?.allocation && !s?.previousAllocations?.length) return undefined;
-  const ns = room.metadata.namespace ?? '';
-  const ids = (s.previousAllocations ?? []).map((a) => inScheduler(ns, a.id));
-  if (s.allocation) ids.push(inScheduler(ns, s.allocation.id));
+  const ids = (s.previousAllocations ?? []).map((a) => a.id);
+  if (s.allocation) ids.push(s.allocation.id);
   return ids;
 }
 
@@ -108,7 +108,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.rooms = cache<GameRoom>('GameRoom', slimGameRoom, {
       // Allocation reads these on every request instead of walking the scheduler's whole fleet.
       [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? room.metadata.namespace : undefined,
-      [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? inScheduler(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
+      [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
       [ALLOCATION_ID]: allocationIdsOf,
     });
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
@@ -300,11 +300,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   countBusyRooms(schedulerName: string, host: string): number {
-    return this.rooms.indexCount(BUSY_ON_HOST, inScheduler(schedulerName, host));
+    return this.rooms.indexCount(BUSY_ON_HOST, hostKey(schedulerName, host));
   }
 
   roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[] {
-    return this.rooms.byIndex(ALLOCATION_ID, inScheduler(schedulerName, allocationId));
+    return this.rooms.byIndex(ALLOCATION_ID, allocationId).filter((r) => r.metadata.namespace === schedulerName);
   }
 
   async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
