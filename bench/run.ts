@@ -41,6 +41,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: allocationBenchName('sandbox', 1000), run: () => allocationThroughput('sandbox') },
   { name: allocationBenchName('sandbox', 10_000), run: () => allocationThroughput('sandbox', 10_000) },
   { name: allocationBenchName('real', 1000), run: onRealApiServer(allocationBenchName('real', 1000), () => allocationThroughput('real')) },
+  { name: allocationBenchName('real', 10_000), run: onRealApiServer(allocationBenchName('real', 10_000), () => allocationThroughput('real', 10_000)) },
 ];
 
 async function main(): Promise<void> {
