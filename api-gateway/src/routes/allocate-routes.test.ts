@@ -6,6 +6,8 @@
 import request from 'supertest';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { roomToken } from '../../../common/src/rooms/room-token';
+import { waitFor } from '../../../test/support/wait';
+import { StoreUnavailableError } from '../errors';
 import { AUTH, bodyOf, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] };
@@ -110,6 +112,42 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const replay = await allocate({ allocationId: 'late-1' });
     expect(replay.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'late-1' });
     expect(t.store.writes).toHaveLength(1);
+  });
+
+  it('a new id on a scheduler whose cache catches up only while the list runs is decided by the cache, without waiting for the list', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    let caughtUp: (ok: boolean) => void = () => undefined;
+    jest.spyOn(t.store, 'roomsCacheCaughtUp').mockReturnValue(new Promise<boolean>((resolve) => { caughtUp = resolve; }));
+    // The list comes back only once the test lets it: the answer must not wait for it.
+    let releaseList: (rooms: GameRoom[]) => void = () => undefined;
+    const list = jest.spyOn(t.store, 'listRoomsFresh').mockReturnValue(new Promise<GameRoom[]>((resolve) => { releaseList = resolve; }));
+    let answered = false;
+    const answer = allocate({ allocationId: 'quiet-1' }).then((res) => { answered = true; return res; });
+    await waitFor(() => list.mock.calls.length > 0, { message: 'the list to start after the cache did not catch up at once' });
+    caughtUp(true);
+    try {
+      await waitFor(() => answered, { message: 'the answer, decided by the cache while the list is still out' });
+    } finally {
+      releaseList([]);
+    }
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ roomId: 'room-1', allocationId: 'quiet-1' });
+    expect(t.metrics.sum('roomkeeper_allocation_replay_checks_total', { by: 'cache' })).toBe(1);
+    expect(t.metrics.sum('roomkeeper_allocation_replay_checks_total', { by: 'list' })).toBe(0);
+  });
+
+  it('a new id whose revision read fails is decided by the list; a list that fails too answers the error and writes nothing', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    jest.spyOn(t.store, 'roomsCacheCaughtUp').mockRejectedValue(Object.assign(new Error('etcdserver: request timed out'), { code: 504 }));
+    const list = jest.spyOn(t.store, 'listRoomsFresh');
+    expect((await allocate({ allocationId: 'fail-1' })).status).toBe(200);
+    expect(list).toHaveBeenCalledTimes(1);
+    list.mockRejectedValue(new StoreUnavailableError('the Kubernetes API is busy: 429'));
+    const writes = t.store.writes.length;
+    const res = await allocate({ allocationId: 'fail-2' });
+    expect(res.status).toBe(503);
+    expect(t.store.writes).toHaveLength(writes);
   });
 
   it('a room this replica just claimed is not offered again while its cache still shows it as claimed: the next request writes another room, losing no compare-and-swap', async () => {

@@ -97,11 +97,13 @@ const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
 
 /**
  * How long an allocation with an id the cache does not know waits for the cache to catch up with the
- * API server before it lists the scheduler's rooms instead. While allocations are in flight the cache
- * catches up in milliseconds (their own writes move it on); on a quiet scheduler nothing moves it, and
- * this is what the list costs on top.
+ * API server before it also lists the scheduler's rooms. While allocations are in flight the cache
+ * catches up in milliseconds (their own writes move it on); when no room in the cluster changes,
+ * nothing moves it, and this is what the list costs on top.
  */
 const CACHE_CATCH_UP_MS = 100;
+/** How long the cache is still waited for while that list runs: whichever knows first answers. */
+const CACHE_WAIT_MS = 10_000;
 
 const REQUEST_SCHEMA: JsonSchemaProps = {
   type: 'object',
@@ -402,18 +404,33 @@ export class RoomAllocations {
   /**
    * The room an earlier try of this allocationId took, if any. The cache may not show yet a write
    * that landed moments ago (the first try, answered by another replica, or with its answer lost):
-   * it is asked again once it has caught up with the API server as of now, and where it cannot
-   * tell in time, a list of the scheduler's rooms from the API server decides.
+   * it is asked again once it has caught up with the API server as of now. Where it has not within
+   * CACHE_CATCH_UP_MS, a list of the scheduler's rooms from the API server starts, and the first of
+   * the two to know decides: on a large scheduler the list takes seconds, and any room change in
+   * the cluster meanwhile lets the cache tell sooner.
    */
   private async findEarlier(scheduler: string, id: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
-    const cached = findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
+    const inCache = () => findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
+    const cached = inCache();
     if (cached) return cached;
-    if (await this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_CATCH_UP_MS)) {
-      this.replayChecks.inc({ by: 'cache' });
-      return findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
+    // Cannot tell (false) also when the API server's revision could not be read: the list decides.
+    const caughtUp = this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_WAIT_MS).catch(() => false);
+    let timer: NodeJS.Timeout | undefined;
+    const soon = await Promise.race([caughtUp, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), CACHE_CATCH_UP_MS); })]);
+    clearTimeout(timer);
+    let byCache = soon === true;
+    if (!byCache) {
+      const list = this.deps.store.listRoomsFresh(scheduler);
+      // The list's own failure is thrown below, once it is the one that decides.
+      const listed = list.then(() => false, () => false);
+      byCache = soon === false ? false : await Promise.race([caughtUp, listed]);
+      if (!byCache) {
+        this.replayChecks.inc({ by: 'list' });
+        return findAllocation(await list, id);
+      }
     }
-    this.replayChecks.inc({ by: 'list' });
-    return findAllocation(await this.deps.store.listRoomsFresh(scheduler), id);
+    this.replayChecks.inc({ by: 'cache' });
+    return inCache();
   }
 
   /**
