@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { CONFIG_SCHEMA } from '../common/src/config';
 import { run as addRooms } from './add-rooms';
 import { allocationBenchName, run as allocationThroughput } from './allocation-throughput';
+import { loneAllocationBenchName, run as loneAllocation } from './lone-allocation';
 import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
@@ -42,6 +43,8 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: allocationBenchName('sandbox', 10_000), run: () => allocationThroughput('sandbox', 10_000) },
   { name: allocationBenchName('real', 1000), run: onRealApiServer(allocationBenchName('real', 1000), () => allocationThroughput('real')) },
   { name: allocationBenchName('real', 10_000), run: onRealApiServer(allocationBenchName('real', 10_000), () => allocationThroughput('real', 10_000)) },
+  { name: loneAllocationBenchName('sandbox', 10_000), run: () => loneAllocation('sandbox') },
+  { name: loneAllocationBenchName('real', 10_000), run: onRealApiServer(loneAllocationBenchName('real', 10_000), () => loneAllocation('real')) },
 ];
 
 async function main(): Promise<void> {
