@@ -43,6 +43,8 @@ export interface ManagementAppDeps extends CommonAppDeps {
   rooms: Pick<RoomStore, 'listRooms' | 'findScheduler' | 'findRoom'>;
   allocationStore: RoomAllocationStore;
   allocationSettings?: Partial<AllocationSettings>;
+  /** This replica's name, in the AllocationClaims of the allocationIds it answers. */
+  replicaId?: string;
   validator: SchedulerValidator;
   credentials: CredentialsProvider;
   /** Milliseconds since the epoch. */
@@ -119,7 +121,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
     operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
     allocations: new RoomAllocations({
-      rooms: deps.rooms, schedulers: deps.schedulers, store: deps.allocationStore, logger: deps.logger, metrics: deps.metrics, now: deps.now, settings: deps.allocationSettings,
+      rooms: deps.rooms, schedulers: deps.schedulers, store: deps.allocationStore, logger: deps.logger, metrics: deps.metrics, now: deps.now, settings: deps.allocationSettings, replicaId: deps.replicaId,
     }),
   };
   mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);

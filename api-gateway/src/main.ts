@@ -131,7 +131,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
   const common = { logger, metrics, readiness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler,
-    allocationStore: store,
+    allocationStore: store, replicaId,
     allocationSettings: { defaultTtlSeconds: Math.ceil(config.allocationTtl / 1000), maxTtlSeconds: Math.floor(config.allocationMaxTtl / 1000), maestroNoRoomStatus: config.allocationNoRoomMaestro },
   });
   const rooms = createRoomsApp({

@@ -90,7 +90,30 @@ export interface RoomAllocationStore {
    * tell in time; then only `listRoomsFresh` is sure.
    */
   roomsCacheCaughtUp(schedulerName: string, timeoutMs: number): Promise<boolean>;
+  /**
+   * Claims `allocationId` for one try (an AllocationClaim named after the id, in the scheduler's
+   * namespace): `created` when this call made it; else the claim another try holds (undefined
+   * when that one went before it could be read). Throws StoreNotFoundError when the scheduler's
+   * namespace is gone.
+   */
+  claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult>;
+  /** The claim on `allocationId` now (read from the API server), undefined when there is none. */
+  readAllocationClaim(schedulerName: string, allocationId: string): Promise<AllocationIdClaim | undefined>;
+  /** Deletes that claim, with its uid as precondition (a claim made since by another try stays); gone already is no error. */
+  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void>;
 }
+
+/** One try of an allocationId being answered (an AllocationClaim). */
+export interface AllocationIdClaim {
+  uid: string;
+  requestHash: string;
+  /** The gateway replica answering that try. */
+  replica: string;
+  /** When the API server created the claim: milliseconds since the epoch, the API server's clock, whole seconds. */
+  createdAt: number;
+}
+
+export type AllocationIdClaimResult = { created: true; claim: AllocationIdClaim } | { created: false; claim: AllocationIdClaim | undefined };
 
 /** One replica's digest of one scheduler (see `common/src/rooms/ping-digest.ts` for the format). */
 export interface PingDigestWrite {

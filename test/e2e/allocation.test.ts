@@ -56,6 +56,22 @@ async function readyRooms(stack: Stack, scheduler: string): Promise<number> {
   return (await fleet(stack, scheduler)).filter((r) => !r.metadata.deletionTimestamp && r.status?.status === 'ready').length;
 }
 
+/**
+ * The stack's gateway and two more, each once its cache shows the scheduler's `ready` ready rooms
+ * (a cold cache would only answer 429); their management URLs.
+ */
+async function threeReplicasSeeing(stack: Stack, scheduler: string, ready: number): Promise<string[]> {
+  const replicas = [stack.managementUrl as string, (await stack.addGateway()).managementUrl, (await stack.addGateway()).managementUrl];
+  for (const url of replicas) {
+    await waitFor(async () => {
+      const res = await fetch(`${url}/schedulers/info?game=test-game`, { headers: { authorization: stack.authHeader } });
+      const info = await res.json() as { schedulers?: { name: string; roomsReady: number }[] };
+      return info.schedulers?.find((s) => s.name === scheduler)?.roomsReady === ready;
+    }, { timeoutMs: 30_000, message: `replica ${url} sees ${ready} ready rooms` });
+  }
+  return replicas;
+}
+
 /** Every state of the scheduler's GameRooms the API server reports, as seen by a watch. */
 interface RoomHistory {
   events: { type: string; room: GameRoom }[];
@@ -93,15 +109,7 @@ describe('room allocation', () => {
     const N = 15;
     expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: M }))).status).toBe(200);
     await waitFor(async () => (await readyRooms(stack, name)) === M, { timeoutMs: 60_000, message: `${M} ready rooms` });
-    const replicas = [stack.managementUrl as string, (await stack.addGateway()).managementUrl, (await stack.addGateway()).managementUrl];
-    // Every replica's cache shows the M ready rooms before the race (a cold cache would only answer 429).
-    for (const url of replicas) {
-      await waitFor(async () => {
-        const res = await fetch(`${url}/schedulers/info?game=test-game`, { headers: { authorization: stack.authHeader } });
-        const info = await res.json() as { schedulers?: { name: string; roomsReady: number }[] };
-        return info.schedulers?.find((s) => s.name === name)?.roomsReady === M;
-      }, { timeoutMs: 30_000, message: `replica ${url} sees ${M} ready rooms` });
-    }
+    const replicas = await threeReplicasSeeing(stack, name, M);
 
     const answers = await Promise.all(Array.from({ length: N }, (_, i) => allocateAt(stack, replicas[i % replicas.length] as string, name, { ttlSeconds: 600 })));
     const won = answers.filter((a) => a.status === 200);
@@ -137,6 +145,25 @@ describe('room allocation', () => {
     expect(reused.status).toBe(409);
     const holding = (await fleet(stack, name)).filter((r) => r.status?.allocation?.id === 'match-0001');
     expect(holding.map((r) => r.metadata.name)).toEqual([first.body.roomId]);
+  });
+
+  test('one allocationId sent to 3 gateway replicas at once, 3 times each: every answer names the same room, and only that room holds the id', async () => {
+    const name = 'alloc-same-id';
+    const M = 6;
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: M }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === M, { timeoutMs: 60_000, message: `${M} ready rooms` });
+    const replicas = await threeReplicasSeeing(stack, name, M);
+    for (const round of [1, 2, 3]) {
+      const body = { allocationId: `match-race-${round}`, ttlSeconds: 600 };
+      const answers = await Promise.all(Array.from({ length: 9 }, (_, i) => allocateAt(stack, replicas[i % replicas.length] as string, name, body)));
+      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 9 }, () => 200));
+      expect(new Set(answers.map((a) => a.body.roomId)).size).toBe(1);
+      const holding = (await fleet(stack, name)).filter((r) => r.status?.allocation?.id === body.allocationId);
+      expect(holding.map((r) => r.metadata.name)).toEqual([answers[0]?.body.roomId]);
+    }
+    // Each claim lived for one try: none is left once every try is answered.
+    const claims = await stack.kc.makeApiClient(k8s.CustomObjectsApi).listNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'allocationclaims', namespace: name }) as { items: unknown[] };
+    expect(claims.items).toEqual([]);
   });
 
   test('a replayed allocationId whose room was allocated again after its TTL answers 410 with when and why, from any replica, and never takes a second room', async () => {

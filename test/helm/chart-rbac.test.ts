@@ -64,10 +64,11 @@ describe('RBAC', () => {
       'roomkeeper.io/gamerooms/status': ['patch'],
       'roomkeeper.io/pingdigests': ['create'],
       'roomkeeper.io/pingdigests/status': ['patch'],
+      'roomkeeper.io/allocationclaims': ['get', 'create', 'delete'],
     }));
     const allGatewayGrants = [...clusterGrants, ...grants(findObject(objects, 'Role', '-gateway'))];
     expect(allGatewayGrants.filter((g) => g.startsWith('core/pods'))).toEqual([]);
-    expect(allGatewayGrants.filter((g) => g.endsWith(': create') && !/^roomkeeper\.io\/(schedulers|operations|pingdigests):/.test(g))).toEqual([]);
+    expect(allGatewayGrants.filter((g) => g.endsWith(': create') && !/^roomkeeper\.io\/(schedulers|operations|pingdigests|allocationclaims):/.test(g))).toEqual([]);
     // Issue 12 M1: the gateway faces the internet; it holds nothing on ConfigMaps, and of the core
     // group only `get` on its one credentials Secret.
     expect(allGatewayGrants.filter((g) => g.startsWith('core/') && g !== 'core/secrets#rk-roomkeeper-auth: get')).toEqual([]);

@@ -7,7 +7,7 @@ import { makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/
 import type { GameRoom, PingDigest } from '../../../common/src/generated/resources';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { waitFor } from '../../../test/support/wait';
-import { StoreAlreadyExistsError, StoreConflictError } from '../errors';
+import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import { validSpec } from '../testing/fixtures';
 import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
@@ -219,6 +219,27 @@ describe('KubernetesStore on the sandbox', () => {
     await clients.core.deleteNamespace({ name: 'adapter-doomed' });
     expect(await store.writeDigest(digest('adapter-doomed'))).toBe('namespace-gone');
     await clients.core.patchNamespacedConfigMap({ name: 'held', namespace: 'adapter-doomed', body: { metadata: { finalizers: null } } }, MERGE_PATCH);
+  });
+
+  it('claims an allocationId for one try: a second claim finds the first; a release deletes only that claim; a missing namespace is the scheduler gone', async () => {
+    await createNamespace('adapter-claims');
+    // An id may hold characters a name may not.
+    const first = await store.claimAllocationId('adapter-claims', 'Match:7_a.b', { requestHash: 'h1', replica: 'gw-0' });
+    expect(first).toMatchObject({ created: true, claim: { requestHash: 'h1', replica: 'gw-0' } });
+    expect(first.claim?.uid).toBeTruthy();
+    expect(Math.abs((first.claim?.createdAt ?? 0) - Date.now())).toBeLessThan(60_000);
+    const second = await store.claimAllocationId('adapter-claims', 'Match:7_a.b', { requestHash: 'h2', replica: 'gw-1' });
+    expect(second).toEqual({ created: false, claim: first.claim });
+    expect(await store.readAllocationClaim('adapter-claims', 'Match:7_a.b')).toEqual(first.claim);
+    // Another id is another claim.
+    expect((await store.claimAllocationId('adapter-claims', 'match:7_a.b', { requestHash: 'h1', replica: 'gw-0' })).created).toBe(true);
+    // A release with another uid (a claim made since by another try) leaves the claim.
+    await store.releaseAllocationClaim('adapter-claims', 'Match:7_a.b', { ...first.claim!, uid: 'not-this-one' });
+    expect(await store.readAllocationClaim('adapter-claims', 'Match:7_a.b')).toEqual(first.claim);
+    await store.releaseAllocationClaim('adapter-claims', 'Match:7_a.b', first.claim!);
+    expect(await store.readAllocationClaim('adapter-claims', 'Match:7_a.b')).toBeUndefined();
+    await store.releaseAllocationClaim('adapter-claims', 'Match:7_a.b', first.claim!);
+    await expect(store.claimAllocationId('adapter-no-such-scheduler', 'm-1', { requestHash: 'h', replica: 'gw-0' })).rejects.toBeInstanceOf(StoreNotFoundError);
   });
 
   it('deletes schedulers, ignoring missing ones', async () => {

@@ -4,10 +4,11 @@
  * single reads that must see the gateway's own writes (a scheduler, an operation, a version) are
  * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
  */
+import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
@@ -16,7 +17,7 @@ import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocati
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Indexer } from '../../../common/src/kube/informer';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 
@@ -73,6 +74,21 @@ function allocationIdsOf(room: GameRoom): string[] | undefined {
   const ids = (s.previousAllocations ?? []).map((a) => a.id);
   if (s.allocation) ids.push(s.allocation.id);
   return ids;
+}
+
+/**
+ * An AllocationClaim's name: derived from the id alone (the namespace is the scheduler's), so every
+ * try of one id, on any replica, names the same object. An id may hold characters a name may not.
+ */
+function claimName(allocationId: string): string {
+  return `id-${createHash('sha256').update(allocationId).digest('hex').slice(0, 40)}`;
+}
+
+function claimOf(obj: AllocationClaim): AllocationIdClaim {
+  return {
+    uid: obj.metadata.uid ?? '', requestHash: obj.spec.requestHash ?? '', replica: obj.spec.replica,
+    createdAt: Date.parse(String(obj.metadata.creationTimestamp ?? '')) || 0,
+  };
 }
 
 export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
@@ -356,6 +372,52 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   async roomsCacheCaughtUp(schedulerName: string, timeoutMs: number): Promise<boolean> {
     const revision = await this.roomRevisions.get(schedulerName);
     return this.rooms.waitForResourceVersion(revision, timeoutMs);
+  }
+
+  async claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult> {
+    const body: AllocationClaim = {
+      apiVersion: API_VERSION, kind: 'AllocationClaim',
+      metadata: { name: claimName(allocationId), namespace: schedulerName, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+      spec: { scheduler: schedulerName, allocationId, requestHash: holder.requestHash, replica: holder.replica },
+    };
+    try {
+      const created = await this.options.custom.createNamespacedCustomObject({ ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, body }) as AllocationClaim;
+      this.writes.inc({ kind: 'allocation_claim' });
+      return { created: true, claim: claimOf(created) };
+    } catch (err) {
+      this.countFailedWrite(err, 'allocation_claim');
+      if (apiStatus(err) === 409) return { created: false, claim: await this.readAllocationClaim(schedulerName, allocationId) };
+      if (isNotFound(err) && statusBodyOf(err)?.details?.kind !== 'namespaces') {
+        throw new StoreUnavailableError('the API server does not serve AllocationClaims (roomkeeper.io/v1): the CRD was not installed with this version; apply it (kubectl apply --server-side -f helm/roomkeeper/crds/)');
+      }
+      if (isNamespaceGone(err)) throw new StoreNotFoundError('scheduler', schedulerName);
+      return mapWriteError(err);
+    }
+  }
+
+  async readAllocationClaim(schedulerName: string, allocationId: string): Promise<AllocationIdClaim | undefined> {
+    try {
+      return claimOf(await this.options.custom.getNamespacedCustomObject({
+        ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, name: claimName(allocationId),
+      }) as AllocationClaim);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
+    try {
+      await this.options.custom.deleteNamespacedCustomObject({
+        ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, name: claimName(allocationId), body: { preconditions: { uid: claim.uid } },
+      });
+      this.writes.inc({ kind: 'allocation_claim' });
+    } catch (err) {
+      this.countFailedWrite(err, 'allocation_claim');
+      // Gone already (404), or another try's claim by now (409: the uid differs): not ours to delete.
+      if (isNotFound(err) || apiStatus(err) === 409) return;
+      throw err;
+    }
   }
 
   private async currentRoomsRevision(schedulerName: string): Promise<string> {

@@ -18,6 +18,8 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     t = buildTestApps();
     t.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
   });
+  /** The rooms' status writes (an allocationId's claim is created and deleted around each try). */
+  const roomWrites = () => t.store.writes.filter((w) => w.kind === 'gameroom-status');
   const allocate = (body?: unknown, scheduler = 's1') => {
     const req = request(t.management).post(`/scheduler/${scheduler}/rooms/allocate`).set('Authorization', AUTH);
     return body === undefined ? req : req.send(body as object);
@@ -87,7 +89,7 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const again = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'match-42').send({ metadata: { mode: 'duel' } });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'match-42', expiresAt: bodyOf(first).expiresAt });
-    expect(t.store.writes).toHaveLength(1);
+    expect(roomWrites()).toHaveLength(1);
     const other = await allocate({ allocationId: 'match-42', metadata: { mode: 'ffa' } });
     expect(other.status).toBe(409);
     expect(bodyOf(other).message).toContain('allocationId match-42 was already used with another request body');
@@ -111,7 +113,7 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     jest.spyOn(t.store, 'roomsCacheCaughtUp').mockResolvedValue(false);
     const replay = await allocate({ allocationId: 'late-1' });
     expect(replay.body).toMatchObject({ roomId: bodyOf(first).roomId, allocationId: 'late-1' });
-    expect(t.store.writes).toHaveLength(1);
+    expect(roomWrites()).toHaveLength(1);
   });
 
   it('a new id on a scheduler whose cache catches up only while the list runs is decided by the cache, without waiting for the list', async () => {
@@ -144,10 +146,84 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect((await allocate({ allocationId: 'fail-1' })).status).toBe(200);
     expect(list).toHaveBeenCalledTimes(1);
     list.mockRejectedValue(new StoreUnavailableError('the Kubernetes API is busy: 429'));
-    const writes = t.store.writes.length;
+    const writes = roomWrites().length;
     const res = await allocate({ allocationId: 'fail-2' });
     expect(res.status).toBe(503);
-    expect(t.store.writes).toHaveLength(writes);
+    expect(roomWrites()).toHaveLength(writes);
+    expect(t.store.claims.size).toBe(0);
+  });
+
+  describe('two tries of one allocationId on two replicas at once (its AllocationClaim)', () => {
+    let other: TestApps;
+    beforeEach(() => {
+      other = buildTestApps({ replicaOf: t });
+      t.store.seedRoom('s1', 'room-1', READY);
+      t.store.seedRoom('s1', 'room-2', READY);
+    });
+    const allocateOn = (apps: TestApps, body: unknown) => request(apps.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).send(body as object);
+
+    it('the second waits for the first one\'s room and answers it: one room written, and no claim left', async () => {
+      // The first try holds the claim while it makes sure the id is new (its cache has not caught up yet).
+      let caughtUp: (ok: boolean) => void = () => undefined;
+      jest.spyOn(t.store, 'roomsCacheCaughtUp').mockReturnValueOnce(new Promise<boolean>((resolve) => { caughtUp = resolve; }));
+      const claims = jest.spyOn(t.store, 'claimAllocationId');
+      const first = allocateOn(t, { allocationId: 'match-7', ttlSeconds: 60 }).then((res) => res);
+      await waitFor(() => t.store.claims.size === 1, { message: 'the first try to claim the id' });
+      const second = allocateOn(other, { allocationId: 'match-7', ttlSeconds: 60 }).then((res) => res);
+      await waitFor(() => claims.mock.calls.length === 2, { message: 'the second try to find the claim held' });
+      caughtUp(true);
+      const [a, b] = await Promise.all([first, second]);
+      expect(a.status).toBe(200);
+      expect(b.status).toBe(200);
+      expect(bodyOf(b).roomId).toBe(bodyOf(a).roomId);
+      expect(roomWrites()).toHaveLength(1);
+      expect(t.store.claims.size).toBe(0);
+      expect(other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'room' })).toBe(1);
+    });
+
+    it('a try with another body than the one being answered is refused at once (409), writing no room', async () => {
+      await t.store.claimAllocationId('s1', 'match-8', { requestHash: 'another-body', replica: 'gateway-9' });
+      const res = await allocateOn(other, { allocationId: 'match-8' });
+      expect(res.status).toBe(409);
+      expect(bodyOf(res).message).toContain('allocationId match-8 was already used with another request body');
+      expect(roomWrites()).toHaveLength(0);
+    });
+
+    it('a claim whose try never ends answers 503 (send it again) once the wait is over, writing no room and leaving that claim', async () => {
+      // The first try holds the claim and cannot tell yet whether the id is new (it waits on the API server).
+      let caughtUp: (ok: boolean) => void = () => undefined;
+      jest.spyOn(t.store, 'roomsCacheCaughtUp').mockReturnValueOnce(new Promise<boolean>((resolve) => { caughtUp = resolve; }));
+      let releaseList: (rooms: GameRoom[]) => void = () => undefined;
+      jest.spyOn(t.store, 'listRoomsFresh').mockReturnValueOnce(new Promise<GameRoom[]>((resolve) => { releaseList = resolve; }));
+      const claims = jest.spyOn(t.store, 'claimAllocationId');
+      const held = allocateOn(t, { allocationId: 'match-9' }).then((res) => res);
+      await waitFor(() => t.store.claims.size === 1, { message: 'the first try to claim the id' });
+      const waiting = allocateOn(other, { allocationId: 'match-9' }).then((res) => res);
+      await waitFor(() => claims.mock.calls.length === 2, { message: 'the second try to find the claim held' });
+      t.clock.now += 11_000;
+      const answer = await waiting;
+      expect(answer.status).toBe(503);
+      expect(bodyOf(answer).message).toBe('another try of allocationId match-9 is still being answered (by gateway replica gateway-0); send it again shortly, and it answers the same room');
+      expect(roomWrites()).toHaveLength(0);
+      expect(t.store.claims.size).toBe(1);
+      // The first try ends: it answers, and its claim goes.
+      caughtUp(false);
+      releaseList([]);
+      expect((await held).status).toBe(200);
+      expect(t.store.claims.size).toBe(0);
+    });
+
+    it('a claim over 60 s old (its replica stopped mid-request) is taken over: the next try allocates, and no claim is left', async () => {
+      t.clock.now -= 61_000;
+      await t.store.claimAllocationId('s1', 'match-10', { requestHash: '', replica: 'gateway-gone' });
+      t.clock.now += 61_000;
+      // The stale claim's hash is not this body's: a stale claim is taken over before its body is compared.
+      const res = await allocateOn(other, { allocationId: 'match-10' });
+      expect(res.status).toBe(200);
+      expect(roomWrites()).toHaveLength(1);
+      expect(t.store.claims.size).toBe(0);
+      expect(other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'taken_over' })).toBe(1);
+    });
   });
 
   it('a room this replica just claimed is not offered again while its cache still shows it as claimed: the next request writes another room, losing no compare-and-swap', async () => {

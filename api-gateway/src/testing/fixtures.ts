@@ -58,10 +58,14 @@ export interface TestApps {
   ready: { reason: string | undefined };
 }
 
-export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings> } = {}): TestApps {
-  const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+export function buildTestApps(options: {
+  forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings>;
+  /** Another replica of these apps: the same store and clock, its own memory and metrics. */
+  replicaOf?: TestApps;
+} = {}): TestApps {
+  const clock = options.replicaOf?.clock ?? { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
-  const store = new InMemoryStore(now);
+  const store = options.replicaOf?.store ?? new InMemoryStore(now);
   const metrics = new MetricsRegistry();
   const logger = silentLogger();
   const ready = { reason: undefined as string | undefined };
@@ -70,6 +74,7 @@ export function buildTestApps(options: { forwarder?: RoomEventSink; pingQueue?: 
   const management = createManagementApp({
     schedulers: store, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
     now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler, allocationSettings: options.allocationSettings,
+    replicaId: options.replicaOf ? 'gateway-1' : 'gateway-0',
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, pingQueue: options.pingQueue, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],

@@ -8,10 +8,10 @@ import { jsonEqual } from '../../../common/src/json/json-equal';
 import { allocationRecord, isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
-import type { AllocationCommit, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
-  kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest';
+  kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest' | 'allocationclaim';
   verb: 'create' | 'update' | 'delete' | 'patch';
   name: string;
 }
@@ -21,6 +21,8 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   readonly versions = new Map<string, SchedulerVersion>();
   readonly operations = new Map<string, Operation>();
   readonly rooms = new Map<string, GameRoom>();
+  /** AllocationClaims, by `scheduler/allocationId`. */
+  readonly claims = new Map<string, AllocationIdClaim>();
   readonly digests = new Map<string, { labels: Record<string, string>; spec: PingDigestSpec; status: PingDigestStatus }>();
   readonly writes: RecordedWrite[] = [];
   /** Makes the next N scheduler updates fail with a conflict (to test the retry). */
@@ -227,6 +229,30 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   /** The in-memory store is its own cache: always caught up. */
   roomsCacheCaughtUp(): Promise<boolean> {
     return Promise.resolve(true);
+  }
+
+  claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult> {
+    const key = `${schedulerName}/${allocationId}`;
+    const existing = this.claims.get(key);
+    if (existing) return Promise.resolve({ created: false, claim: { ...existing } });
+    const claim: AllocationIdClaim = { uid: `claim-${this.rv++}`, ...holder, createdAt: Math.floor(this.now() / 1000) * 1000 };
+    this.claims.set(key, claim);
+    this.writes.push({ kind: 'allocationclaim', verb: 'create', name: key });
+    return Promise.resolve({ created: true, claim: { ...claim } });
+  }
+
+  readAllocationClaim(schedulerName: string, allocationId: string): Promise<AllocationIdClaim | undefined> {
+    const claim = this.claims.get(`${schedulerName}/${allocationId}`);
+    return Promise.resolve(claim ? { ...claim } : undefined);
+  }
+
+  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
+    const key = `${schedulerName}/${allocationId}`;
+    if (this.claims.get(key)?.uid === claim.uid) {
+      this.claims.delete(key);
+      this.writes.push({ kind: 'allocationclaim', verb: 'delete', name: key });
+    }
+    return Promise.resolve();
   }
 
   // ---- PingDigestWriter ----

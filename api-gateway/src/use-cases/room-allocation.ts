@@ -13,8 +13,11 @@
  * newer allocation of the same room moves the old one to `status.previousAllocations` (bounded),
  * so a replay of a superseded id still finds its room: it is answered that room while its match
  * runs there (a multi-match slot), else told the allocation ended (410), never given a second room.
+ * Tries of one id sent at once to several replicas are answered one at a time through the id's
+ * AllocationClaim (`allocateWithId`): the later ones answer the first one's room.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { GameRoom, GameRoomStatusAllocation, PreviousAllocation, Scheduler } from '../../../common/src/generated/resources';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 import type { Logger } from '../../../common/src/logger';
@@ -24,7 +27,7 @@ import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, isBusyRoom, mayBeAllo
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
-import type { RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationIdClaim, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
@@ -91,6 +94,8 @@ export interface RoomAllocationDeps {
   now: Clock;
   random?: () => number;
   settings?: Partial<AllocationSettings>;
+  /** This gateway replica's name, written in the claims of the allocationIds it answers. */
+  replicaId?: string;
 }
 
 const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
@@ -104,6 +109,19 @@ const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
 const CACHE_CATCH_UP_MS = 100;
 /** How long the cache is still waited for while that list runs: whichever knows first answers. */
 const CACHE_WAIT_MS = 10_000;
+/**
+ * A try that holds an allocationId's claim writes no room once this long has passed since its
+ * request arrived (it answers 503 instead), so a claim older than CLAIM_STALE_MS, by the API
+ * server's clock, belongs to a try that is over: a replica that crashed or stopped mid-request. The
+ * difference is the clock skew between gateways and the API server that is tolerated.
+ */
+const CLAIM_HOLD_MS = 30_000;
+const CLAIM_STALE_MS = 60_000;
+/** How long a try waits for another try of its allocationId before it answers 503 (retry later). */
+const CLAIM_WAIT_MS = 10_000;
+/** While waiting: how often the cache is looked at for the other try's room, and the claim read again. */
+const CLAIM_POLL_CACHE_MS = 10;
+const CLAIM_POLL_READ_MS = 250;
 
 const REQUEST_SCHEMA: JsonSchemaProps = {
   type: 'object',
@@ -354,6 +372,7 @@ export class RoomAllocations {
   private readonly conflicts: Counter;
   private readonly retries: Counter;
   private readonly replayChecks: Counter;
+  private readonly idWaits: Counter;
 
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
@@ -362,6 +381,7 @@ export class RoomAllocations {
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
+    this.idWaits = deps.metrics.counter('roomkeeper_allocation_id_waits_total', 'Allocate requests that found another try of their allocationId being answered (its claim) and waited, by how the wait ended: room (the other try\'s room showed), released (the other try ended without a room), taken_over (its claim was over 60 s old), conflict (the other try has another body), timeout (503).', { labelNames: ['outcome'] });
     this.replayChecks = deps.metrics.counter('roomkeeper_allocation_replay_checks_total', 'Allocate requests with an allocationId the cache did not show, by how the gateway made sure no room holds it: cache (the cache caught up with the API server) or list (a list of the scheduler\'s rooms).', { labelNames: ['by'] });
   }
 
@@ -381,7 +401,7 @@ export class RoomAllocations {
         if (running.hash !== hash) throw this.idConflict(id);
         answer = await running.answer;
       } else {
-        const work = this.allocateOnce(scheduler, id, request.allocationId !== undefined, hash, request);
+        const work = request.allocationId !== undefined ? this.allocateWithId(scheduler, id, hash, request, started) : this.allocateOnce(scheduler, id, hash, request);
         this.inFlight.set(id, { hash, answer: work });
         try {
           answer = await work;
@@ -458,12 +478,76 @@ export class RoomAllocations {
     return new ConflictError(`allocationId ${id} was already used with another request body; use a new allocationId for a new allocation`);
   }
 
-  private async allocateOnce(scheduler: Scheduler, id: string, explicitId: boolean, hash: string, request: AllocationRequest): Promise<AllocationAnswer> {
+  /**
+   * An allocation with the matchmaker's allocationId. One try of an id is answered at a time, on
+   * all replicas together: the try first claims the id (an AllocationClaim named after it, which
+   * the API server lets only one try create), then looks for a room an earlier try took, then
+   * allocates; the claim goes once it is answered. A try that finds the claim held waits for the
+   * other try's room to show in its cache and answers that room: two tries sent at once, to two
+   * replicas, never take two rooms.
+   */
+  private async allocateWithId(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, started: number): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
-    // A fresh id (made up here) cannot be on any room: only a given one is looked up.
     const maxMatches = maxMatchesOf(scheduler.spec);
-    const earlier = explicitId ? await this.findEarlier(name, id) : undefined;
-    if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
+    for (;;) {
+      const cached = findAllocation(this.deps.store.roomsWithAllocationId(name, id), id);
+      if (cached) return this.replay(cached.room, cached.record, hash, maxMatches);
+      const claimed = await this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
+      if (claimed.created) {
+        try {
+          const earlier = await this.findEarlier(name, id);
+          if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
+          return await this.allocateOnce(scheduler, id, hash, request, started);
+        } finally {
+          await this.deps.store.releaseAllocationClaim(name, id, claimed.claim).catch((err: unknown) => {
+            this.deps.logger.warn('could not delete an allocationId claim; the next try of the id replaces it once it is 60 s old', { scheduler: name, allocationId: id, error: String(err) });
+          });
+        }
+      }
+      await this.waitForOtherTry(name, id, hash, claimed.claim, started);
+    }
+  }
+
+  /**
+   * Returns once another try of the id that holds its claim is over (its room shows in the cache,
+   * or its claim is gone or stale, then deleted here): the caller looks again.
+   */
+  private async waitForOtherTry(name: string, id: string, hash: string, first: AllocationIdClaim | undefined, started: number): Promise<void> {
+    let claim = first;
+    for (;;) {
+      if (this.deps.now() - started > CLAIM_WAIT_MS) {
+        this.idWaits.inc({ outcome: 'timeout' });
+        throw new AllocationContentionError(`another try of allocationId ${id} is still being answered${claim ? ` (by gateway replica ${claim.replica})` : ''}; send it again shortly, and it answers the same room`);
+      }
+      if (!claim) {
+        this.idWaits.inc({ outcome: 'released' });
+        return;
+      }
+      if (this.deps.now() - claim.createdAt > CLAIM_STALE_MS) {
+        this.deps.logger.warn('took over an allocationId claim over 60 s old: the try that made it is over without an answer (its replica stopped mid-request)', { scheduler: name, allocationId: id, replica: claim.replica });
+        await this.deps.store.releaseAllocationClaim(name, id, claim);
+        this.idWaits.inc({ outcome: 'taken_over' });
+        return;
+      }
+      if (claim.requestHash !== hash) {
+        this.idWaits.inc({ outcome: 'conflict' });
+        throw this.idConflict(id);
+      }
+      const readAt = this.deps.now() + CLAIM_POLL_READ_MS;
+      while (this.deps.now() < readAt) {
+        if (this.deps.store.roomsWithAllocationId(name, id).length > 0) {
+          this.idWaits.inc({ outcome: 'room' });
+          return;
+        }
+        await delay(CLAIM_POLL_CACHE_MS);
+      }
+      claim = await this.deps.store.readAllocationClaim(name, id);
+    }
+  }
+
+  private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number): Promise<AllocationAnswer> {
+    const name = scheduler.metadata.name ?? '';
+    const maxMatches = maxMatchesOf(scheduler.spec);
 
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
@@ -481,9 +565,12 @@ export class RoomAllocations {
         if (writes >= this.settings.maxWrites) {
           throw new AllocationContentionError(`every room tried for scheduler ${name} was changed by concurrent requests ${writes} times in a row; retry shortly`);
         }
+        const now = this.deps.now();
+        if (claimedAt !== undefined && now - claimedAt > CLAIM_HOLD_MS) {
+          throw new AllocationContentionError(`allocationId ${id}: no room was written within ${CLAIM_HOLD_MS / 1000} s of the request (the Kubernetes API is slow); nothing was allocated; send it again`);
+        }
         if (writes > 0) this.retries.inc();
         writes++;
-        const now = this.deps.now();
         const allocation: GameRoomStatusAllocation = {
           id, requestHash: hash, allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
           runningMatches: room.status?.runningMatches ?? 0,

@@ -2,6 +2,33 @@
 // Regenerate with: npx tsx common/codegen/generate-types.ts
 import type { V1ListMeta, V1ObjectMeta } from '@kubernetes/client-node';
 
+// ---- AllocationClaim (crds/roomkeeper.io_allocationclaims.yaml) ----
+
+export interface AllocationClaimSpec {
+  scheduler: string;
+  /** The allocationId as the matchmaker sent it. */
+  allocationId: string;
+  /** Hash of the request body without its allocationId. */
+  requestHash?: string;
+  /** The gateway replica answering this try. */
+  replica: string;
+}
+
+/** One try of an allocationId that a gateway replica is answering now, in the scheduler's namespace. */
+export interface AllocationClaim {
+  apiVersion: 'roomkeeper.io/v1';
+  kind: 'AllocationClaim';
+  metadata: V1ObjectMeta;
+  spec: AllocationClaimSpec;
+}
+
+export interface AllocationClaimList {
+  apiVersion: 'roomkeeper.io/v1';
+  kind: 'AllocationClaimList';
+  metadata: V1ListMeta;
+  items: AllocationClaim[];
+}
+
 // ---- GameRoom (crds/roomkeeper.io_gamerooms.yaml) ----
 
 export interface GameRoomSpec {

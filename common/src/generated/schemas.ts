@@ -2,7 +2,7 @@
 // Regenerate with: npx tsx common/codegen/generate-types.ts
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 
-export type CrdKind = 'GameRoom' | 'Operation' | 'PingDigest' | 'Scheduler' | 'SchedulerVersion';
+export type CrdKind = 'AllocationClaim' | 'GameRoom' | 'Operation' | 'PingDigest' | 'Scheduler' | 'SchedulerVersion';
 
 export interface CrdInfo {
   kind: CrdKind;
@@ -20,6 +20,19 @@ export interface CrdInfo {
 
 /** Names and scope of each CRD. */
 export const crdInfo: Readonly<Record<CrdKind, CrdInfo>> = {
+  AllocationClaim: {
+    kind: 'AllocationClaim',
+    listKind: 'AllocationClaimList',
+    group: 'roomkeeper.io',
+    version: 'v1',
+    apiVersion: 'roomkeeper.io/v1',
+    plural: 'allocationclaims',
+    singular: 'allocationclaim',
+    scope: 'Namespaced',
+    shortNames: ['rkac'],
+    categories: ['roomkeeper'],
+    file: 'crds/roomkeeper.io_allocationclaims.yaml',
+  },
   GameRoom: {
     kind: 'GameRoom',
     listKind: 'GameRoomList',
@@ -89,6 +102,50 @@ export const crdInfo: Readonly<Record<CrdKind, CrdInfo>> = {
 
 /** The openAPIV3Schema of each CRD, exactly as in crds/. */
 export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
+  AllocationClaim: {
+    type: 'object',
+    description: 'One try of an allocationId that a gateway replica is answering now, in the scheduler\'s namespace.',
+    required: ['spec'],
+    properties: {
+      apiVersion: {
+        type: 'string',
+      },
+      kind: {
+        type: 'string',
+      },
+      metadata: {
+        type: 'object',
+      },
+      spec: {
+        type: 'object',
+        required: ['scheduler', 'allocationId', 'replica'],
+        properties: {
+          scheduler: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 63,
+          },
+          allocationId: {
+            type: 'string',
+            description: 'The allocationId as the matchmaker sent it.',
+            minLength: 1,
+            maxLength: 128,
+          },
+          requestHash: {
+            type: 'string',
+            description: 'Hash of the request body without its allocationId.',
+            maxLength: 128,
+          },
+          replica: {
+            type: 'string',
+            description: 'The gateway replica answering this try.',
+            minLength: 1,
+            maxLength: 253,
+          },
+        },
+      },
+    },
+  },
   GameRoom: {
     type: 'object',
     description: 'One game room. Same name as its Pod.',

@@ -307,7 +307,7 @@ export function describeApiError(err: unknown): string {
 export interface KubeStatusBody {
   message?: unknown;
   reason?: unknown;
-  details?: { causes?: { field?: string; message?: string; reason?: string }[] };
+  details?: { kind?: string; name?: string; causes?: { field?: string; message?: string; reason?: string }[] };
 }
 
 /** The API server's `Status` body of a client error, parsed, when it has one. */

@@ -22,6 +22,7 @@ export const PLURALS: Readonly<Record<CrdKind, string>> = {
   Operation: crdInfo.Operation.plural,
   GameRoom: crdInfo.GameRoom.plural,
   PingDigest: crdInfo.PingDigest.plural,
+  AllocationClaim: crdInfo.AllocationClaim.plural,
 };
 
 /** The path that lists and watches every object of a kind (all namespaces), e.g. `/apis/roomkeeper.io/v1/gamerooms`. */
