@@ -99,8 +99,12 @@ export interface RoomAllocationStore {
   claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult>;
   /** The claim on `allocationId` now (read from the API server), undefined when there is none. */
   readAllocationClaim(schedulerName: string, allocationId: string): Promise<AllocationIdClaim | undefined>;
-  /** Deletes that claim, with its uid as precondition (a claim made since by another try stays); gone already is no error. */
-  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void>;
+  /**
+   * Deletes that claim, with its uid as precondition (a claim made since by another try stays);
+   * gone already is no error. With `afterMs`, the delete is made that much later (the promise
+   * resolves at once), and stopping the store waits for it.
+   */
+  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs?: number): Promise<void>;
 }
 
 /** One try of an allocationId being answered (an AllocationClaim). */

@@ -5,6 +5,7 @@
  * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
@@ -102,6 +103,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly freshRoomLists = new FreshReads<GameRoom[]>((schedulerName) => this.listRoomPages(schedulerName));
   /** The API server's current revision, read by a one-room list; shared like the full lists. */
   private readonly roomRevisions = new FreshReads<string>((schedulerName) => this.currentRoomsRevision(schedulerName));
+  /** AllocationClaim deletes made later on purpose (`releaseAllocationClaim` with `afterMs`). */
+  private readonly lateReleases = new Set<{ due: number; timer: NodeJS.Timeout | undefined; run: () => Promise<unknown> }>();
 
   constructor(private readonly options: KubernetesStoreOptions) {
     // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
@@ -146,6 +149,14 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async stop(): Promise<void> {
+    // Claims kept on purpose for a while after their try (see RoomAllocations) are deleted when due, not sooner.
+    const late = [...this.lateReleases];
+    this.lateReleases.clear();
+    await Promise.all(late.map(async (r) => {
+      clearTimeout(r.timer);
+      await delay(Math.max(0, r.due - Date.now()));
+      await r.run();
+    }));
     await Promise.all(this.caches.map((c) => c.stop()));
   }
 
@@ -406,7 +417,21 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
-  async releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
+  async releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs = 0): Promise<void> {
+    if (afterMs > 0) {
+      const release = { due: Date.now() + afterMs, timer: undefined as NodeJS.Timeout | undefined, run: () => this.releaseClaimNow(schedulerName, allocationId, claim) };
+      release.timer = setTimeout(() => {
+        this.lateReleases.delete(release);
+        void release.run();
+      }, afterMs);
+      this.lateReleases.add(release);
+      return;
+    }
+    await this.releaseClaimNow(schedulerName, allocationId, claim).then((failure) => { if (failure) throw failure; });
+  }
+
+  /** Deletes the claim; resolves to the error when the API server refused or could not be reached (logged). */
+  private async releaseClaimNow(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<Error | undefined> {
     try {
       await this.options.custom.deleteNamespacedCustomObject({
         ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, name: claimName(allocationId), body: { preconditions: { uid: claim.uid } },
@@ -415,9 +440,13 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     } catch (err) {
       this.countFailedWrite(err, 'allocation_claim');
       // Gone already (404), or another try's claim by now (409: the uid differs): not ours to delete.
-      if (isNotFound(err) || apiStatus(err) === 409) return;
-      throw err;
+      if (isNotFound(err) || apiStatus(err) === 409) return undefined;
+      this.options.logger.warn('could not delete an AllocationClaim; the next try of its allocationId replaces it once it is 60 s old', {
+        scheduler: schedulerName, allocationId, error: describeApiError(err),
+      });
+      return err instanceof Error ? err : new Error(describeApiError(err));
     }
+    return undefined;
   }
 
   private async currentRoomsRevision(schedulerName: string): Promise<string> {

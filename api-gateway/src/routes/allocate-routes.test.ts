@@ -150,35 +150,44 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const res = await allocate({ allocationId: 'fail-2' });
     expect(res.status).toBe(503);
     expect(roomWrites()).toHaveLength(writes);
-    expect(t.store.claims.size).toBe(0);
+    // It failed before it claimed the id.
+    expect(t.store.claims.has('s1/fail-2')).toBe(false);
   });
 
   describe('two tries of one allocationId on two replicas at once (its AllocationClaim)', () => {
     let other: TestApps;
     beforeEach(() => {
-      other = buildTestApps({ replicaOf: t });
+      t = buildTestApps({ allocationSettings: { claimLingerMs: 200 } });
+      t.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
+      other = buildTestApps({ replicaOf: t, allocationSettings: { claimLingerMs: 200 } });
       t.store.seedRoom('s1', 'room-1', READY);
       t.store.seedRoom('s1', 'room-2', READY);
     });
-    const allocateOn = (apps: TestApps, body: unknown) => request(apps.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).send(body as object);
+    const allocateOn = (apps: TestApps, body: unknown) => request(apps.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).send(body as object).then((res) => res);
+    /** Holds the next room write until the test lets it go: the try making it holds the id's claim meanwhile. */
+    function holdNextRoomWrite(): () => void {
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => { release = resolve; });
+      const commit = t.store.commitAllocation.bind(t.store);
+      jest.spyOn(t.store, 'commitAllocation').mockImplementationOnce(async (...args) => { await released; return commit(...args); });
+      return () => release();
+    }
 
-    it('the second waits for the first one\'s room and answers it: one room written, and no claim left', async () => {
-      // The first try holds the claim while it makes sure the id is new (its cache has not caught up yet).
-      let caughtUp: (ok: boolean) => void = () => undefined;
-      jest.spyOn(t.store, 'roomsCacheCaughtUp').mockReturnValueOnce(new Promise<boolean>((resolve) => { caughtUp = resolve; }));
+    it('the second waits for the first one\'s room and answers it: one room written; the claim goes once the first try\'s linger ends', async () => {
+      const release = holdNextRoomWrite();
       const claims = jest.spyOn(t.store, 'claimAllocationId');
-      const first = allocateOn(t, { allocationId: 'match-7', ttlSeconds: 60 }).then((res) => res);
+      const first = allocateOn(t, { allocationId: 'match-7', ttlSeconds: 60 });
       await waitFor(() => t.store.claims.size === 1, { message: 'the first try to claim the id' });
-      const second = allocateOn(other, { allocationId: 'match-7', ttlSeconds: 60 }).then((res) => res);
+      const second = allocateOn(other, { allocationId: 'match-7', ttlSeconds: 60 });
       await waitFor(() => claims.mock.calls.length === 2, { message: 'the second try to find the claim held' });
-      caughtUp(true);
+      release();
       const [a, b] = await Promise.all([first, second]);
       expect(a.status).toBe(200);
       expect(b.status).toBe(200);
       expect(bodyOf(b).roomId).toBe(bodyOf(a).roomId);
       expect(roomWrites()).toHaveLength(1);
-      expect(t.store.claims.size).toBe(0);
       expect(other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'room' })).toBe(1);
+      await waitFor(() => t.store.claims.size === 0, { message: 'the claim to go after its linger' });
     });
 
     it('a try with another body than the one being answered is refused at once (409), writing no room', async () => {
@@ -189,31 +198,35 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
       expect(roomWrites()).toHaveLength(0);
     });
 
-    it('a claim whose try never ends answers 503 (send it again) once the wait is over, writing no room and leaving that claim', async () => {
-      // The first try holds the claim and cannot tell yet whether the id is new (it waits on the API server).
-      let caughtUp: (ok: boolean) => void = () => undefined;
-      jest.spyOn(t.store, 'roomsCacheCaughtUp').mockReturnValueOnce(new Promise<boolean>((resolve) => { caughtUp = resolve; }));
-      let releaseList: (rooms: GameRoom[]) => void = () => undefined;
-      jest.spyOn(t.store, 'listRoomsFresh').mockReturnValueOnce(new Promise<GameRoom[]>((resolve) => { releaseList = resolve; }));
+    it('a try that finds no room releases its claim at once: the same id sent again is answered without waiting', async () => {
+      t.store.rooms.clear();
+      expect((await allocateOn(t, { allocationId: 'match-11' })).status).toBe(429);
+      expect(t.store.claims.size).toBe(0);
+      t.store.seedRoom('s1', 'room-3', READY);
+      const res = await allocateOn(other, { allocationId: 'match-11' });
+      expect(res.status).toBe(200);
+      expect(other.metrics.sum('roomkeeper_allocation_id_waits_total')).toBe(0);
+    });
+
+    it('a claim whose try never ends answers 503 (send it again) once the wait is over, writing no room', async () => {
+      const release = holdNextRoomWrite();
       const claims = jest.spyOn(t.store, 'claimAllocationId');
-      const held = allocateOn(t, { allocationId: 'match-9' }).then((res) => res);
+      const held = allocateOn(t, { allocationId: 'match-9' });
       await waitFor(() => t.store.claims.size === 1, { message: 'the first try to claim the id' });
-      const waiting = allocateOn(other, { allocationId: 'match-9' }).then((res) => res);
+      const waiting = allocateOn(other, { allocationId: 'match-9' });
       await waitFor(() => claims.mock.calls.length === 2, { message: 'the second try to find the claim held' });
       t.clock.now += 11_000;
       const answer = await waiting;
       expect(answer.status).toBe(503);
       expect(bodyOf(answer).message).toBe('another try of allocationId match-9 is still being answered (by gateway replica gateway-0); send it again shortly, and it answers the same room');
       expect(roomWrites()).toHaveLength(0);
-      expect(t.store.claims.size).toBe(1);
-      // The first try ends: it answers, and its claim goes.
-      caughtUp(false);
-      releaseList([]);
+      // The first try ends: it answers, and its claim goes after its linger.
+      release();
       expect((await held).status).toBe(200);
-      expect(t.store.claims.size).toBe(0);
+      await waitFor(() => t.store.claims.size === 0, { message: 'the claim to go after its linger' });
     });
 
-    it('a claim over 60 s old (its replica stopped mid-request) is taken over: the next try allocates, and no claim is left', async () => {
+    it('a claim over 60 s old (its replica stopped mid-request) is taken over: the next try allocates', async () => {
       t.clock.now -= 61_000;
       await t.store.claimAllocationId('s1', 'match-10', { requestHash: '', replica: 'gateway-gone' });
       t.clock.now += 61_000;
@@ -221,8 +234,8 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
       const res = await allocateOn(other, { allocationId: 'match-10' });
       expect(res.status).toBe(200);
       expect(roomWrites()).toHaveLength(1);
-      expect(t.store.claims.size).toBe(0);
       expect(other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'taken_over' })).toBe(1);
+      await waitFor(() => t.store.claims.size === 0, { message: 'the claim to go after its linger' });
     });
   });
 

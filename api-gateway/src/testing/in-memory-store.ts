@@ -246,7 +246,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return Promise.resolve(claim ? { ...claim } : undefined);
   }
 
-  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
+  releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs = 0): Promise<void> {
+    if (afterMs > 0) {
+      setTimeout(() => void this.releaseAllocationClaim(schedulerName, allocationId, claim), afterMs).unref();
+      return Promise.resolve();
+    }
     const key = `${schedulerName}/${allocationId}`;
     if (this.claims.get(key)?.uid === claim.uid) {
       this.claims.delete(key);

@@ -27,7 +27,7 @@ import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, isBusyRoom, mayBeAllo
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
-import type { AllocationIdClaim, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationIdClaim, AllocationIdClaimResult, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
@@ -73,6 +73,8 @@ export interface AllocationSettings {
   maestroNoRoomStatus: boolean;
   /** Largest `metadata`, as JSON bytes. */
   maxMetadataBytes: number;
+  /** How long an allocationId's claim is kept after its try wrote a room (see `allocateWithId`). */
+  claimLingerMs: number;
 }
 
 const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze({
@@ -82,6 +84,7 @@ const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze(
   noRoomRetryAfterSeconds: 1,
   maestroNoRoomStatus: false,
   maxMetadataBytes: 4096,
+  claimLingerMs: 6000,
 });
 
 export interface RoomAllocationDeps {
@@ -480,32 +483,55 @@ export class RoomAllocations {
 
   /**
    * An allocation with the matchmaker's allocationId. One try of an id is answered at a time, on
-   * all replicas together: the try first claims the id (an AllocationClaim named after it, which
-   * the API server lets only one try create), then looks for a room an earlier try took, then
-   * allocates; the claim goes once it is answered. A try that finds the claim held waits for the
-   * other try's room to show in its cache and answers that room: two tries sent at once, to two
-   * replicas, never take two rooms.
+   * all replicas together, through the id's AllocationClaim (an object named after the id, which
+   * only one try can create):
+   * 1. the try makes sure no room holds the id (`findEarlier`: the caught-up cache, or a list);
+   * 2. it claims the id. Held by another try: it waits for that try's room and answers it;
+   * 3. it allocates, and releases the claim: at once when it wrote no room, else CLAIM_LINGER_MS
+   *    later. A try that ended while another was between 1 and 2 wrote its room after the other's
+   *    check began; its claim is still there when the other claims (that took under half the
+   *    linger, or the check is made again, under the claim), so the other waits for its room.
+   * Two tries sent at once, to two replicas, never take two rooms.
    */
   private async allocateWithId(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, started: number): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const maxMatches = maxMatchesOf(scheduler.spec);
     for (;;) {
-      const cached = findAllocation(this.deps.store.roomsWithAllocationId(name, id), id);
-      if (cached) return this.replay(cached.room, cached.record, hash, maxMatches);
-      const claimed = await this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
-      if (claimed.created) {
-        try {
-          const earlier = await this.findEarlier(name, id);
-          if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
-          return await this.allocateOnce(scheduler, id, hash, request, started);
-        } finally {
-          await this.deps.store.releaseAllocationClaim(name, id, claimed.claim).catch((err: unknown) => {
-            this.deps.logger.warn('could not delete an allocationId claim; the next try of the id replaces it once it is 60 s old', { scheduler: name, allocationId: id, error: String(err) });
-          });
-        }
+      const checkedFrom = this.deps.now();
+      // The check and the claim run side by side: the claim is made after the check began.
+      const claiming = this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
+      let earlier = await this.findEarlier(name, id).catch(async (err: unknown) => {
+        await this.releaseUnused(name, id, claiming);
+        throw err;
+      });
+      if (earlier) {
+        await this.releaseUnused(name, id, claiming);
+        return this.replay(earlier.room, earlier.record, hash, maxMatches);
       }
-      await this.waitForOtherTry(name, id, hash, claimed.claim, started);
+      const claimed = await claiming;
+      if (!claimed.created) {
+        await this.waitForOtherTry(name, id, hash, claimed.claim, started);
+        continue;
+      }
+      const write = { mayHaveLanded: false };
+      try {
+        if (this.deps.now() - checkedFrom > this.settings.claimLingerMs / 2) {
+          // Slow: a try may have ended since the check began, its claim gone. Under the claim, any
+          // such try's room is older than the claim, and a new check finds it.
+          earlier = await this.findEarlier(name, id);
+          if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
+        }
+        return await this.allocateOnce(scheduler, id, hash, request, started, write);
+      } finally {
+        await this.deps.store.releaseAllocationClaim(name, id, claimed.claim, write.mayHaveLanded ? this.settings.claimLingerMs : 0).catch(() => undefined);
+      }
     }
+  }
+
+  /** A claim made beside a check that decided without it: deleted at once (no room was written under it). */
+  private async releaseUnused(name: string, id: string, claiming: Promise<AllocationIdClaimResult>): Promise<void> {
+    const claimed = await claiming.catch(() => undefined);
+    if (claimed?.created) await this.deps.store.releaseAllocationClaim(name, id, claimed.claim).catch(() => undefined);
   }
 
   /**
@@ -545,7 +571,8 @@ export class RoomAllocations {
     }
   }
 
-  private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number): Promise<AllocationAnswer> {
+  /** `write.mayHaveLanded` tells the caller whether a room may now hold the id (a write succeeded, or its outcome is unknown). */
+  private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number, write = { mayHaveLanded: false }): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const maxMatches = maxMatchesOf(scheduler.spec);
 
@@ -581,17 +608,22 @@ export class RoomAllocations {
           // A ready room shows `allocated`; a multi-match room's slot leaves it `active`.
           const shown = withAllocation(room.status?.status ?? 'ready', { allocation }, now);
           const previousAllocations = supersededAllocations(room.status, now, previousAllocationCap(maxMatches));
+          write.mayHaveLanded = true;
           const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations });
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
           return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl} (${cap.by})` : '');
         } catch (err) {
+          if (err instanceof StoreNotFoundError || err instanceof StoreConflictError) write.mayHaveLanded = false;
           if (err instanceof StoreNotFoundError) break;
           if (!(err instanceof StoreConflictError)) throw err;
           this.conflicts.inc();
           // The room changed since the cache showed it: read it again; still free, try it again.
           const fresh = await this.deps.store.getRoom(name, room.metadata.name ?? '');
           const mine = fresh ? allocationRecord(fresh.status, id) : undefined;
-          if (fresh && mine) return this.replay(fresh, mine, hash, maxMatches);
+          if (fresh && mine) {
+            write.mayHaveLanded = true;
+            return this.replay(fresh, mine, hash, maxMatches);
+          }
           room = fresh && isAllocatable(fresh, maxMatches) ? fresh : undefined;
         }
       }
