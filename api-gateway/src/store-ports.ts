@@ -3,7 +3,7 @@
  * implements them with custom resources (reads from informer caches where a list is needed);
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
-import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PreviousAllocation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PreviousAllocation, PingDigestSpec, PingDigestStatus, RoomStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -86,10 +86,17 @@ export interface RoomAllocationStore {
   listRoomsFresh(schedulerName: string): Promise<GameRoom[]>;
   /**
    * True when the rooms cache has caught up, within `timeoutMs`, with the API server as it was when
-   * this was called: every write that had landed by then shows in the cache. False when it could not
-   * tell in time; then only `listRoomsFresh` is sure.
+   * this was called (or, given `resourceVersion`, as of that revision: a room write's own): every
+   * write that had landed by then shows in the cache. False when it could not tell in time; then
+   * only `listRoomsFresh` is sure.
    */
-  roomsCacheCaughtUp(schedulerName: string, timeoutMs: number): Promise<boolean>;
+  roomsCacheCaughtUp(schedulerName: string, timeoutMs: number, resourceVersion?: string): Promise<boolean>;
+  /**
+   * Takes back an allocation this gateway wrote (see RoomAllocations.withdraw): merge-patches the
+   * room's status with `restore`, carrying `resourceVersion` as precondition. Throws
+   * StoreConflictError or StoreNotFoundError as `commitAllocation` does.
+   */
+  restoreAllocation(schedulerName: string, roomId: string, resourceVersion: string, restore: AllocationRestore): Promise<GameRoom>;
   /**
    * Claims `allocationId` for one try (an AllocationClaim named after the id, in the scheduler's
    * namespace): `created` when this call made it; else the claim another try holds (undefined
@@ -105,6 +112,14 @@ export interface RoomAllocationStore {
    * resolves at once), and stopping the store waits for it.
    */
   releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs?: number): Promise<void>;
+}
+
+/** A room's allocation fields as they were before an allocation that is taken back (null: absent). */
+export interface AllocationRestore {
+  status: RoomStatus;
+  /** The allocation as it was, with null for each field the withdrawn one had and it did not. */
+  allocation: Record<string, unknown> | null;
+  previousAllocations: PreviousAllocation[] | null;
 }
 
 /** One try of an allocationId being answered (an AllocationClaim). */

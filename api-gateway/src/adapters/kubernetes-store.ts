@@ -18,7 +18,7 @@ import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocati
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Indexer } from '../../../common/src/kube/informer';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, AllocationIdClaim, AllocationRestore, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 
@@ -334,13 +334,18 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     return this.rooms.byIndex(ALLOCATION_ID, allocationId).filter((r) => r.metadata.namespace === schedulerName);
   }
 
-  async commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
+  commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
     // A merge patch: fields of an earlier, ended allocation that this one does not set are removed
     // (null); the list of earlier allocations is replaced whole (the resourceVersion makes it exact).
     const body = {
       metadata: { resourceVersion },
       status: { status: commit.status, allocation: { endedAt: null, endReason: null, metadata: null, ...commit.allocation }, previousAllocations: commit.previousAllocations },
     };
+    return this.casRoomStatus(schedulerName, roomId, body);
+  }
+
+  /** A merge patch of a room's status carrying a resourceVersion: 409 is StoreConflictError, 404 StoreNotFoundError. */
+  private async casRoomStatus(schedulerName: string, roomId: string, body: { metadata: { resourceVersion: string }; status: object }): Promise<GameRoom> {
     try {
       const room = await this.options.custom.patchNamespacedCustomObjectStatus(
         { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body }, MERGE_PATCH,
@@ -380,9 +385,14 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
    * a change at or past it. Where rooms are being written (allocations in flight) that takes
    * milliseconds; where none is, it cannot tell before `timeoutMs`.
    */
-  async roomsCacheCaughtUp(schedulerName: string, timeoutMs: number): Promise<boolean> {
-    const revision = await this.roomRevisions.get(schedulerName);
+  async roomsCacheCaughtUp(schedulerName: string, timeoutMs: number, resourceVersion?: string): Promise<boolean> {
+    const revision = resourceVersion ?? await this.roomRevisions.get(schedulerName);
     return this.rooms.waitForResourceVersion(revision, timeoutMs);
+  }
+
+  restoreAllocation(schedulerName: string, roomId: string, resourceVersion: string, restore: AllocationRestore): Promise<GameRoom> {
+    const body = { metadata: { resourceVersion }, status: restore };
+    return this.casRoomStatus(schedulerName, roomId, body);
   }
 
   async claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult> {

@@ -8,7 +8,7 @@ import { jsonEqual } from '../../../common/src/json/json-equal';
 import { allocationRecord, isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
-import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest' | 'allocationclaim';
@@ -224,6 +224,26 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   listRoomsFresh(schedulerName: string): Promise<GameRoom[]> {
     return Promise.resolve(this.listRooms(schedulerName).map((r) => structuredClone(r)));
+  }
+
+  restoreAllocation(schedulerName: string, roomId: string, resourceVersion: string, restore: AllocationRestore): Promise<GameRoom> {
+    const room = this.rooms.get(`${schedulerName}/${roomId}`);
+    if (!room) return Promise.reject(new StoreNotFoundError('gameroom', roomId));
+    if (room.metadata.resourceVersion !== resourceVersion) return Promise.reject(new StoreConflictError('gameroom', roomId));
+    // A merge patch: null removes a field; the allocation object merges, the list is replaced.
+    const status: Record<string, unknown> = { ...room.status, status: restore.status };
+    if (restore.allocation === null) delete status.allocation;
+    else {
+      const fields: Record<string, unknown> = { ...room.status?.allocation, ...restore.allocation };
+      const merged = Object.entries(fields).filter(([, value]) => value !== null);
+      status.allocation = Object.fromEntries(merged);
+    }
+    if (restore.previousAllocations === null) delete status.previousAllocations;
+    else status.previousAllocations = structuredClone(restore.previousAllocations);
+    room.status = status;
+    room.metadata.resourceVersion = String(this.rv++);
+    this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
+    return Promise.resolve(structuredClone(room));
   }
 
   /** The in-memory store is its own cache: always caught up. */

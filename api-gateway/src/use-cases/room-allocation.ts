@@ -8,8 +8,9 @@
  * resourceVersion) it is tried again, taken it is skipped; the writes are bounded per request.
  *
  * Idempotency: the allocationId (body or Idempotency-Key) is stored in the room's status with a
- * hash of the request, so a replay finds its room from the rooms themselves (the cache, then a
- * fresh list from the API server), also after a gateway restart or a crash after the write. A
+ * hash of the request, so a replay finds its room from the rooms themselves (the cache, made sure
+ * of after the try's own write, or a fresh list from the API server), also after a gateway restart
+ * or a crash after the write. A
  * newer allocation of the same room moves the old one to `status.previousAllocations` (bounded),
  * so a replay of a superseded id still finds its room: it is answered that room while its match
  * runs there (a multi-match slot), else told the allocation ended (410), never given a second room.
@@ -27,7 +28,7 @@ import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, isBusyRoom, mayBeAllo
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
-import type { AllocationIdClaim, AllocationIdClaimResult, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+import type { AllocationIdClaim, AllocationRestore, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
@@ -104,10 +105,9 @@ export interface RoomAllocationDeps {
 const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
 
 /**
- * How long an allocation with an id the cache does not know waits for the cache to catch up with the
- * API server before it also lists the scheduler's rooms. While allocations are in flight the cache
- * catches up in milliseconds (their own writes move it on); when no room in the cluster changes,
- * nothing moves it, and this is what the list costs on top.
+ * How long a try of a new allocationId waits for its cache to show its own room write before it also
+ * lists the scheduler's rooms (a watch that fell behind or broke; the event comes in milliseconds
+ * otherwise).
  */
 const CACHE_CATCH_UP_MS = 100;
 /** How long the cache is still waited for while that list runs: whichever knows first answers. */
@@ -310,12 +310,24 @@ function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation | Previou
   };
 }
 
-function findAllocation(rooms: readonly GameRoom[], id: string): { room: GameRoom; record: AllocationRecord } | undefined {
+/**
+ * The room that holds or held allocationId `id`. Only while a try takes back an allocation (see
+ * `withdraw`) can two rooms hold one id: the earlier allocation is the one answered.
+ */
+function earliestAllocation(rooms: readonly GameRoom[], id: string): { room: GameRoom; record: AllocationRecord } | undefined {
+  let found: { room: GameRoom; record: AllocationRecord } | undefined;
   for (const room of rooms) {
     const record = allocationRecord(room.status, id);
-    if (record) return { room, record };
+    if (record && (!found || record.allocation.allocatedAt < found.record.allocation.allocatedAt)) found = { room, record };
   }
-  return undefined;
+  return found;
+}
+
+/** What an allocation's writes left: whether a room may hold the id now, the room written and the room as it was. */
+interface AllocationWrite {
+  mayHaveLanded: boolean;
+  written?: GameRoom;
+  before?: GameRoom;
 }
 
 /**
@@ -385,7 +397,7 @@ export class RoomAllocations {
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
     this.idWaits = deps.metrics.counter('roomkeeper_allocation_id_waits_total', 'Allocate requests that found another try of their allocationId being answered (its claim) and waited, by how the wait ended: room (the other try\'s room showed), released (the other try ended without a room), taken_over (its claim was over 60 s old), conflict (the other try has another body), timeout (503).', { labelNames: ['outcome'] });
-    this.replayChecks = deps.metrics.counter('roomkeeper_allocation_replay_checks_total', 'Allocate requests with an allocationId the cache did not show, by how the gateway made sure no room holds it: cache (the cache caught up with the API server) or list (a list of the scheduler\'s rooms).', { labelNames: ['by'] });
+    this.replayChecks = deps.metrics.counter('roomkeeper_allocation_replay_checks_total', 'Allocate requests with a new allocationId, by how the gateway made sure after its room write that no other room took the id first: cache (the cache showed the write) or list (a list of the scheduler\'s rooms).', { labelNames: ['by'] });
   }
 
   async allocate(schedulerName: string, body: unknown, idempotencyKey: string | undefined): Promise<AllocationAnswer> {
@@ -425,19 +437,16 @@ export class RoomAllocations {
   }
 
   /**
-   * The room an earlier try of this allocationId took, if any. The cache may not show yet a write
-   * that landed moments ago (the first try, answered by another replica, or with its answer lost):
-   * it is asked again once it has caught up with the API server as of now. Where it has not within
-   * CACHE_CATCH_UP_MS, a list of the scheduler's rooms from the API server starts, and the first of
-   * the two to know decides: on a large scheduler the list takes seconds, and any room change in
-   * the cluster meanwhile lets the cache tell sooner.
+   * The room another try of this allocationId took before this try's own room write (at
+   * `revision`, on room `mine`), if any. The cache shows every such write once it has applied this
+   * try's own (its event comes within milliseconds); should it not within CACHE_CATCH_UP_MS, a list
+   * of the scheduler's rooms from the API server starts too, and the first of the two to know
+   * decides.
    */
-  private async findEarlier(scheduler: string, id: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
-    const inCache = () => findAllocation(this.deps.store.roomsWithAllocationId(scheduler, id), id);
-    const cached = inCache();
-    if (cached) return cached;
-    // Cannot tell (false) also when the API server's revision could not be read: the list decides.
-    const caughtUp = this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_WAIT_MS).catch(() => false);
+  private async findEarlier(scheduler: string, id: string, revision: string, mine: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
+    const others = (rooms: readonly GameRoom[]) => earliestAllocation(rooms.filter((r) => r.metadata.name !== mine), id);
+    // Cannot tell (false) also when the wait failed: the list decides.
+    const caughtUp = this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_WAIT_MS, revision).catch(() => false);
     let timer: NodeJS.Timeout | undefined;
     const soon = await Promise.race([caughtUp, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), CACHE_CATCH_UP_MS); })]);
     clearTimeout(timer);
@@ -449,11 +458,11 @@ export class RoomAllocations {
       byCache = soon === false ? false : await Promise.race([caughtUp, listed]);
       if (!byCache) {
         this.replayChecks.inc({ by: 'list' });
-        return findAllocation(await list, id);
+        return others(await list);
       }
     }
     this.replayChecks.inc({ by: 'cache' });
-    return inCache();
+    return others(this.deps.store.roomsWithAllocationId(scheduler, id));
   }
 
   /**
@@ -482,56 +491,83 @@ export class RoomAllocations {
   }
 
   /**
-   * An allocation with the matchmaker's allocationId. One try of an id is answered at a time, on
-   * all replicas together, through the id's AllocationClaim (an object named after the id, which
-   * only one try can create):
-   * 1. the try makes sure no room holds the id (`findEarlier`: the caught-up cache, or a list);
-   * 2. it claims the id. Held by another try: it waits for that try's room and answers it;
-   * 3. it allocates, and releases the claim: at once when it wrote no room, else CLAIM_LINGER_MS
-   *    later. A try that ended while another was between 1 and 2 wrote its room after the other's
-   *    check began; its claim is still there when the other claims (that took under half the
-   *    linger, or the check is made again, under the claim), so the other waits for its room.
+   * An allocation with the matchmaker's allocationId. One try of an id writes at a time, on all
+   * replicas together, through the id's AllocationClaim (an object named after the id, which only
+   * one try can create):
+   * 1. a room the cache shows with the id answers the try (a replay);
+   * 2. the try claims the id. Held by another try: it waits for that try's room and answers it;
+   * 3. it allocates a room, then makes sure no other room took the id before (`findEarlier`, once
+   *    its cache has applied its own write). One did (its cache was behind a try that ended
+   *    earlier): it takes its allocation back (`withdraw`) and answers that room;
+   * 4. it releases the claim: at once when no room of its own holds the id, else CLAIM_LINGER_MS
+   *    later, so a try whose cache is just behind finds the claim and waits for the room.
    * Two tries sent at once, to two replicas, never take two rooms.
    */
   private async allocateWithId(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, started: number): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const maxMatches = maxMatchesOf(scheduler.spec);
+    const cached = () => earliestAllocation(this.deps.store.roomsWithAllocationId(name, id), id);
     for (;;) {
-      const checkedFrom = this.deps.now();
-      // The check and the claim run side by side: the claim is made after the check began.
-      const claiming = this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
-      let earlier = await this.findEarlier(name, id).catch(async (err: unknown) => {
-        await this.releaseUnused(name, id, claiming);
-        throw err;
-      });
-      if (earlier) {
-        await this.releaseUnused(name, id, claiming);
-        return this.replay(earlier.room, earlier.record, hash, maxMatches);
-      }
-      const claimed = await claiming;
+      let earlier = cached();
+      if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
+      const claimed = await this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
       if (!claimed.created) {
         await this.waitForOtherTry(name, id, hash, claimed.claim, started);
         continue;
       }
-      const write = { mayHaveLanded: false };
+      const write: AllocationWrite = { mayHaveLanded: false };
       try {
-        if (this.deps.now() - checkedFrom > this.settings.claimLingerMs / 2) {
-          // Slow: a try may have ended since the check began, its claim gone. Under the claim, any
-          // such try's room is older than the claim, and a new check finds it.
-          earlier = await this.findEarlier(name, id);
-          if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
-        }
-        return await this.allocateOnce(scheduler, id, hash, request, started, write);
+        // The cache may have shown the room of a try that released its claim since step 1.
+        earlier = cached();
+        if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
+        const answer = await this.allocateOnce(scheduler, id, hash, request, started, write);
+        const { written, before } = write;
+        if (!written?.metadata.resourceVersion || !before) return answer;
+        earlier = await this.findEarlier(name, id, written.metadata.resourceVersion, answer.roomId).catch((err: unknown) => {
+          this.deps.logger.warn('could not make sure no other room took this allocationId before; answering the room written', { scheduler: name, allocationId: id, room: answer.roomId, error: String(err) });
+          return undefined;
+        });
+        if (!earlier) return answer;
+        if (await this.withdraw(name, id, written, before)) write.mayHaveLanded = false;
+        return this.replay(earlier.room, earlier.record, hash, maxMatches);
       } finally {
         await this.deps.store.releaseAllocationClaim(name, id, claimed.claim, write.mayHaveLanded ? this.settings.claimLingerMs : 0).catch(() => undefined);
       }
     }
   }
 
-  /** A claim made beside a check that decided without it: deleted at once (no room was written under it). */
-  private async releaseUnused(name: string, id: string, claiming: Promise<AllocationIdClaimResult>): Promise<void> {
-    const claimed = await claiming.catch(() => undefined);
-    if (claimed?.created) await this.deps.store.releaseAllocationClaim(name, id, claimed.claim).catch(() => undefined);
+  /**
+   * Takes back this try's allocation of `written` (another room took the id earlier): the room's
+   * allocation fields go back to what they were (`before`), with the written version as
+   * precondition; a room changed since (a ping) is read again. True once taken back, or when the
+   * room no longer holds this allocation open; false when it could not be (the allocation then
+   * ends with its TTL, as an abandoned one does).
+   */
+  private async withdraw(name: string, id: string, written: GameRoom, before: GameRoom): Promise<boolean> {
+    const mine = written.status?.allocation;
+    let room: GameRoom | undefined = written;
+    for (let attempt = 0; attempt < this.settings.maxWrites && room; attempt++) {
+      const held = room.status?.allocation;
+      if (!mine || held?.id !== id || held.allocatedAt !== mine.allocatedAt || held.endedAt) return true;
+      const was = before.status?.allocation;
+      const restore: AllocationRestore = {
+        // A status that moved on since (the room reported something else) stays.
+        status: room.status?.status === written.status?.status ? before.status?.status ?? 'ready' : room.status?.status ?? 'ready',
+        allocation: was ? { ...Object.fromEntries(Object.keys(held).map((k) => [k, null])), ...was } : null,
+        previousAllocations: before.status?.previousAllocations ?? null,
+      };
+      try {
+        await this.deps.store.restoreAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', restore);
+        this.deps.logger.warn('took back an allocation: another room held its allocationId from an earlier try this replica\'s cache did not show yet', { scheduler: name, allocationId: id, room: room.metadata.name });
+        return true;
+      } catch (err) {
+        if (err instanceof StoreNotFoundError) return true;
+        if (!(err instanceof StoreConflictError)) break;
+        room = await this.deps.store.getRoom(name, room.metadata.name ?? '').catch(() => undefined);
+      }
+    }
+    this.deps.logger.warn('could not take back an allocation whose allocationId another room held first; it ends with its TTL', { scheduler: name, allocationId: id, room: written.metadata.name });
+    return false;
   }
 
   /**
@@ -571,8 +607,7 @@ export class RoomAllocations {
     }
   }
 
-  /** `write.mayHaveLanded` tells the caller whether a room may now hold the id (a write succeeded, or its outcome is unknown). */
-  private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number, write = { mayHaveLanded: false }): Promise<AllocationAnswer> {
+  private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number, write: AllocationWrite = { mayHaveLanded: false }): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const maxMatches = maxMatchesOf(scheduler.spec);
 
@@ -610,6 +645,8 @@ export class RoomAllocations {
           const previousAllocations = supersededAllocations(room.status, now, previousAllocationCap(maxMatches));
           write.mayHaveLanded = true;
           const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations });
+          write.written = written;
+          write.before = room;
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
           return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl} (${cap.by})` : '');
         } catch (err) {

@@ -122,9 +122,9 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: ["roomkeeper.io"]
   resources: ["pingdigests/status"]
   verbs: ["patch"]
-# AllocationClaims: one per allocationId being answered, for the length of one request, so two
-# tries of one id on two replicas never take two rooms: created, read when another try holds it,
-# deleted when answered (or, over 60 s old, by the next try of the id).
+# AllocationClaims: one per allocationId being answered, so two tries of one id on two replicas
+# never take two rooms: created, read when another try holds it, deleted once answered (or, over
+# 60 s old, by the next try of the id).
 - apiGroups: ["roomkeeper.io"]
   resources: ["allocationclaims"]
   verbs: ["get", "create", "delete"]
