@@ -1,6 +1,7 @@
 /**
  * The Kubernetes adapter against the sandbox API server, through the real client.
  */
+import { createHash } from 'node:crypto';
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
@@ -240,6 +241,25 @@ describe('KubernetesStore on the sandbox', () => {
     expect(await store.readAllocationClaim('adapter-claims', 'Match:7_a.b')).toBeUndefined();
     await store.releaseAllocationClaim('adapter-claims', 'Match:7_a.b', first.claim!);
     await expect(store.claimAllocationId('adapter-no-such-scheduler', 'm-1', { requestHash: 'h', replica: 'gw-0' })).rejects.toBeInstanceOf(StoreNotFoundError);
+  });
+
+  it('deletes the claims it keeps after their try in a batch once due (deletecollection by label), leaving other replicas\' claims', async () => {
+    await createNamespace('adapter-kept-claims');
+    const kept = await store.claimAllocationId('adapter-kept-claims', 'kept-1', { requestHash: 'h', replica: 'gw-0' });
+    const kept2 = await store.claimAllocationId('adapter-kept-claims', 'kept-2', { requestHash: 'h', replica: 'gw-0' });
+    // Another replica's claim, made in the same second.
+    const labels = (await clients.custom.getNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'allocationclaims', namespace: 'adapter-kept-claims', name: `id-${createHash('sha256').update('kept-1').digest('hex').slice(0, 40)}` }) as { metadata: { labels: Record<string, string> } }).metadata.labels;
+    await clients.custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'allocationclaims', namespace: 'adapter-kept-claims', body: {
+      apiVersion: 'roomkeeper.io/v1', kind: 'AllocationClaim', metadata: { name: 'id-other', labels: { ...labels, 'roomkeeper.io/claim-replica': 'another' } },
+      spec: { scheduler: 'adapter-kept-claims', allocationId: 'other-1', replica: 'gw-1' },
+    } });
+    await store.releaseAllocationClaim('adapter-kept-claims', 'kept-1', kept.claim!, 300);
+    await store.releaseAllocationClaim('adapter-kept-claims', 'kept-2', kept2.claim!, 300);
+    expect(await store.readAllocationClaim('adapter-kept-claims', 'kept-1')).toBeDefined();
+    await waitFor(async () => (await store.readAllocationClaim('adapter-kept-claims', 'kept-1')) === undefined && (await store.readAllocationClaim('adapter-kept-claims', 'kept-2')) === undefined,
+      { timeoutMs: 10_000, message: 'the kept claims deleted once due' });
+    const left = await clients.custom.listNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'allocationclaims', namespace: 'adapter-kept-claims' }) as { items: { metadata: { name: string } }[] };
+    expect(left.items.map((c) => c.metadata.name)).toEqual(['id-other']);
   });
 
   it('deletes schedulers, ignoring missing ones', async () => {

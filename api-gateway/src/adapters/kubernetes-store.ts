@@ -5,7 +5,6 @@
  * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
  */
 import { createHash } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
@@ -21,6 +20,7 @@ import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNo
 import type { AllocationCommit, AllocationIdClaim, AllocationRestore, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
+import { CLAIM_SECOND_LABEL, ClaimSweeper } from './claim-sweeper';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const VERSION_NAME = /^v[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/;
@@ -103,8 +103,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly freshRoomLists = new FreshReads<GameRoom[]>((schedulerName) => this.listRoomPages(schedulerName));
   /** The API server's current revision, read by a one-room list; shared like the full lists. */
   private readonly roomRevisions = new FreshReads<string>((schedulerName) => this.currentRoomsRevision(schedulerName));
-  /** AllocationClaim deletes made later on purpose (`releaseAllocationClaim` with `afterMs`). */
-  private readonly lateReleases = new Set<{ due: number; timer: NodeJS.Timeout | undefined; run: () => Promise<unknown> }>();
+  /** Deletes the AllocationClaims kept after their try, in batches (made with the first claim: it knows the replica). */
+  private claimSweeper: ClaimSweeper | undefined;
 
   constructor(private readonly options: KubernetesStoreOptions) {
     // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
@@ -150,13 +150,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   async stop(): Promise<void> {
     // Claims kept on purpose for a while after their try (see RoomAllocations) are deleted when due, not sooner.
-    const late = [...this.lateReleases];
-    this.lateReleases.clear();
-    await Promise.all(late.map(async (r) => {
-      clearTimeout(r.timer);
-      await delay(Math.max(0, r.due - Date.now()));
-      await r.run();
-    }));
+    await this.claimSweeper?.stop();
     await Promise.all(this.caches.map((c) => c.stop()));
   }
 
@@ -396,15 +390,23 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async claimAllocationId(schedulerName: string, allocationId: string, holder: { requestHash: string; replica: string }): Promise<AllocationIdClaimResult> {
+    this.claimSweeper ??= new ClaimSweeper({
+      replica: createHash('sha256').update(holder.replica).digest('hex').slice(0, 16),
+      deleteCollection: (namespace, labelSelector) => this.deleteClaims(namespace, labelSelector),
+      logger: this.options.logger,
+    });
+    const labels = this.claimSweeper.labels();
     const body: AllocationClaim = {
       apiVersion: API_VERSION, kind: 'AllocationClaim',
-      metadata: { name: claimName(allocationId), namespace: schedulerName, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+      metadata: { name: claimName(allocationId), namespace: schedulerName, labels: { ...labels, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
       spec: { scheduler: schedulerName, allocationId, requestHash: holder.requestHash, replica: holder.replica },
     };
     try {
       const created = await this.options.custom.createNamespacedCustomObject({ ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, body }) as AllocationClaim;
       this.writes.inc({ kind: 'allocation_claim' });
-      return { created: true, claim: claimOf(created) };
+      const claim = claimOf(created);
+      this.claimSweeper.opened(schedulerName, claim.uid, labels[CLAIM_SECOND_LABEL] ?? '');
+      return { created: true, claim };
     } catch (err) {
       this.countFailedWrite(err, 'allocation_claim');
       if (apiStatus(err) === 409) return { created: false, claim: await this.readAllocationClaim(schedulerName, allocationId) };
@@ -428,16 +430,19 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs = 0): Promise<void> {
-    if (afterMs > 0) {
-      const release = { due: Date.now() + afterMs, timer: undefined as NodeJS.Timeout | undefined, run: () => this.releaseClaimNow(schedulerName, allocationId, claim) };
-      release.timer = setTimeout(() => {
-        this.lateReleases.delete(release);
-        void release.run();
-      }, afterMs);
-      this.lateReleases.add(release);
-      return;
-    }
+    if (this.claimSweeper?.released(claim.uid, afterMs)) return;
     await this.releaseClaimNow(schedulerName, allocationId, claim).then((failure) => { if (failure) throw failure; });
+  }
+
+  /** One deletecollection of kept claims (ClaimSweeper); a namespace that is gone has none left. */
+  private async deleteClaims(namespace: string, labelSelector: string): Promise<void> {
+    try {
+      await this.options.custom.deleteCollectionNamespacedCustomObject({ ...ROOMKEEPER_API, namespace, plural: PLURALS.AllocationClaim, labelSelector });
+      this.writes.inc({ kind: 'allocation_claim' });
+    } catch (err) {
+      this.countFailedWrite(err, 'allocation_claim');
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   /** Deletes the claim; resolves to the error when the API server refused or could not be reached (logged). */

@@ -123,11 +123,12 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["pingdigests/status"]
   verbs: ["patch"]
 # AllocationClaims: one per allocationId being answered, so two tries of one id on two replicas
-# never take two rooms: created, read when another try holds it, deleted once answered (or, over
-# 60 s old, by the next try of the id).
+# never take two rooms: created, read when another try holds it, deleted once answered (one by
+# one, or those a replica kept a few seconds in batches: deletecollection by label), or, over 60 s
+# old, by the next try of the id.
 - apiGroups: ["roomkeeper.io"]
   resources: ["allocationclaims"]
-  verbs: ["get", "create", "delete"]
+  verbs: ["get", "create", "delete", "deletecollection"]
 {{- end -}}
 
 {{/* Gateway, release namespace: read the management-API credentials and nothing else. */}}
