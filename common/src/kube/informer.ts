@@ -61,8 +61,21 @@ function filedUnder(keys: string | readonly string[] | undefined, key: string): 
   return keys === key || (Array.isArray(keys) && keys.includes(key));
 }
 
-function indexKeys(keys: string | readonly string[] | undefined): readonly string[] {
-  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
+/**
+ * Files `obj` under each of `keys` and unfiles it from each key of `was` it left. Runs on every
+ * watch event of an indexed cache (every room status change), so a single key, the common case,
+ * allocates nothing.
+ */
+function refile<T>(byKey: Map<string, Bucket<T>>, key: string, was: string | readonly string[] | undefined, now: string | readonly string[] | undefined, obj: T | undefined): void {
+  if (typeof was === 'string') {
+    if (!obj || !filedUnder(now, was)) unfileFrom(byKey, was, key);
+  } else if (was) {
+    for (const k of was) if (!obj || !filedUnder(now, k)) unfileFrom(byKey, k, key);
+  }
+  if (!obj) return;
+  // Filed there before too: only the object is newer.
+  if (typeof now === 'string') fileIn(byKey, now, key, obj);
+  else if (now) for (const k of now) fileIn(byKey, k, key, obj);
 }
 
 /**
@@ -100,6 +113,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly byNamespace = new Map<string, Map<string, T>>();
   /** Index name -> index key -> the objects filed there (by object key). */
   private readonly indexes = new Map<string, Map<string, Bucket<T>>>();
+  private readonly indexers: readonly (readonly [string, Indexer<T>])[];
   private readonly watch: k8s.Watch;
   private resourceVersion = '';
   private stopped = true;
@@ -121,6 +135,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly counters: { relists: Counter; watchRestarts: Counter } | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
+    this.indexers = Object.entries(opts.indexers ?? {});
     this.counters = opts.metrics && {
       relists: opts.metrics.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] }),
       watchRestarts: opts.metrics.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] }),
@@ -378,14 +393,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   /** Moves the object `key` from where `before` was filed in each index to where `after` is. */
   private reindex(key: string, before: T | undefined, after: T | undefined): void {
-    for (const [index, keyIn] of Object.entries(this.opts.indexers ?? {})) {
+    for (const [index, keyIn] of this.indexers) {
       let byKey = this.indexes.get(index);
       if (!byKey) this.indexes.set(index, (byKey = new Map<string, Bucket<T>>()));
-      const was = before ? keyIn(before) : undefined;
-      const now = after ? keyIn(after) : undefined;
-      for (const k of indexKeys(was)) if (!after || !filedUnder(now, k)) unfileFrom(byKey, k, key);
-      // Filed there before too: only the object is newer.
-      if (after) for (const k of indexKeys(now)) fileIn(byKey, k, key, after);
+      refile(byKey, key, before ? keyIn(before) : undefined, after ? keyIn(after) : undefined, after);
     }
   }
 
