@@ -64,7 +64,7 @@ describe('RBAC', () => {
       'roomkeeper.io/gamerooms/status': ['patch'],
       'roomkeeper.io/pingdigests': ['create'],
       'roomkeeper.io/pingdigests/status': ['patch'],
-      'roomkeeper.io/allocationclaims': ['get', 'create', 'delete', 'deletecollection'],
+      'roomkeeper.io/allocationclaims': ['get', 'list', 'create', 'delete', 'deletecollection'],
     }));
     const allGatewayGrants = [...clusterGrants, ...grants(findObject(objects, 'Role', '-gateway'))];
     expect(allGatewayGrants.filter((g) => g.startsWith('core/pods'))).toEqual([]);

@@ -262,6 +262,16 @@ describe('KubernetesStore on the sandbox', () => {
     expect(left.items.map((c) => c.metadata.name)).toEqual(['id-other']);
   });
 
+  it('deletes abandoned claims (older than the age given) of every replica, and leaves younger ones', async () => {
+    await createNamespace('adapter-abandoned-claims');
+    await store.claimAllocationId('adapter-abandoned-claims', 'left-1', { requestHash: 'h', replica: 'gw-0' });
+    expect(await store.deleteAbandonedClaims(10 * 60_000)).toBe(0);
+    expect(await store.readAllocationClaim('adapter-abandoned-claims', 'left-1')).toBeDefined();
+    // Any age: every claim counts as abandoned (creationTimestamp has whole seconds).
+    expect(await store.deleteAbandonedClaims(-60_000)).toBeGreaterThanOrEqual(1);
+    expect(await store.readAllocationClaim('adapter-abandoned-claims', 'left-1')).toBeUndefined();
+  });
+
   it('deletes schedulers, ignoring missing ones', async () => {
     await store.deleteScheduler('adapter-a');
     await store.deleteScheduler('adapter-a');

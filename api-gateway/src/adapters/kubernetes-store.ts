@@ -77,6 +77,10 @@ function allocationIdsOf(room: GameRoom): string[] | undefined {
   return ids;
 }
 
+/** How often each replica looks for AllocationClaims left by a replica that stopped mid-request, and how old they must be. */
+const ABANDONED_CLAIM_SWEEP_MS = 10 * 60_000;
+const ABANDONED_CLAIM_AGE_MS = 10 * 60_000;
+
 /**
  * An AllocationClaim's name: derived from the id alone (the namespace is the scheduler's), so every
  * try of one id, on any replica, names the same object. An id may hold characters a name may not.
@@ -105,6 +109,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly roomRevisions = new FreshReads<string>((schedulerName) => this.currentRoomsRevision(schedulerName));
   /** Deletes the AllocationClaims kept after their try, in batches (made with the first claim: it knows the replica). */
   private claimSweeper: ClaimSweeper | undefined;
+  private abandonedClaimsTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: KubernetesStoreOptions) {
     // The path is spelled here, not by collectionPath(): the RBAC test follows `kind` from these
@@ -146,9 +151,46 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   /** Starts every cache; resolves after each made its first attempt. */
   async start(): Promise<void> {
     await Promise.all(this.caches.map((c) => c.start()));
+    const sweep = () => {
+      this.abandonedClaimsTimer = setTimeout(() => {
+        void this.deleteAbandonedClaims(ABANDONED_CLAIM_AGE_MS).finally(sweep);
+      }, ABANDONED_CLAIM_SWEEP_MS);
+      this.abandonedClaimsTimer.unref();
+    };
+    sweep();
+  }
+
+  /**
+   * Deletes the AllocationClaims, of every replica, made more than `ageMs` ago (by the API server's
+   * clock against this one's): their tries are over (a try writes no room 30 s after its request,
+   * and a claim kept after its try goes within seconds), so these were left by a replica that
+   * stopped mid-request and whose ids were not tried again. Each with its uid as precondition.
+   * Returns how many it deleted; a failure is logged, and the next sweep tries again.
+   */
+  async deleteAbandonedClaims(ageMs: number): Promise<number> {
+    let deleted = 0;
+    try {
+      let next: string | undefined;
+      do {
+        const page = await this.options.custom.listClusterCustomObject({
+          ...ROOMKEEPER_API, plural: PLURALS.AllocationClaim, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`, limit: 500, ...(next ? { _continue: next } : {}),
+        }) as { items: AllocationClaim[]; metadata?: { continue?: string } };
+        for (const obj of page.items) {
+          const claim = claimOf(obj);
+          if (Date.now() - claim.createdAt <= ageMs || !obj.metadata.namespace) continue;
+          if (!(await this.releaseClaimNow(obj.metadata.namespace, obj.spec.allocationId, claim))) deleted++;
+        }
+        next = page.metadata?.continue || undefined;
+      } while (next);
+    } catch (err) {
+      this.options.logger.warn('could not look for abandoned AllocationClaims; trying again at the next sweep', { error: describeApiError(err) });
+    }
+    if (deleted > 0) this.options.logger.info('deleted abandoned AllocationClaims (left by a gateway replica that stopped mid-request)', { deleted });
+    return deleted;
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.abandonedClaimsTimer);
     // Claims kept on purpose for a while after their try (see RoomAllocations) are deleted when due, not sooner.
     await this.claimSweeper?.stop();
     await Promise.all(this.caches.map((c) => c.stop()));
