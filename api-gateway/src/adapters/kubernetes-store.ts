@@ -178,7 +178,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         for (const obj of page.items) {
           const claim = claimOf(obj);
           if (Date.now() - claim.createdAt <= ageMs || !obj.metadata.namespace) continue;
-          if (!(await this.releaseClaimNow(obj.metadata.namespace, obj.spec.allocationId, claim))) deleted++;
+          // A failure is logged by deleteClaim; the next sweep tries again.
+          if (await this.deleteClaim(obj.metadata.namespace, obj.spec.allocationId, claim).then(() => true, () => false)) deleted++;
         }
         next = page.metadata?.continue || undefined;
       } while (next);
@@ -473,7 +474,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   async releaseAllocationClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim, afterMs = 0): Promise<void> {
     if (this.claimSweeper?.released(claim.uid, afterMs)) return;
-    await this.releaseClaimNow(schedulerName, allocationId, claim).then((failure) => { if (failure) throw failure; });
+    await this.deleteClaim(schedulerName, allocationId, claim);
   }
 
   /** One deletecollection of kept claims (ClaimSweeper); a namespace that is gone has none left. */
@@ -487,8 +488,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
-  /** Deletes the claim; resolves to the error when the API server refused or could not be reached (logged). */
-  private async releaseClaimNow(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<Error | undefined> {
+  /** Deletes the claim with its uid as precondition; one gone already, or another try's by now, is not ours to delete. */
+  private async deleteClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
     try {
       await this.options.custom.deleteNamespacedCustomObject({
         ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, name: claimName(allocationId), body: { preconditions: { uid: claim.uid } },
@@ -496,14 +497,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       this.writes.inc({ kind: 'allocation_claim' });
     } catch (err) {
       this.countFailedWrite(err, 'allocation_claim');
-      // Gone already (404), or another try's claim by now (409: the uid differs): not ours to delete.
-      if (isNotFound(err) || apiStatus(err) === 409) return undefined;
+      if (isNotFound(err) || apiStatus(err) === 409) return;
       this.options.logger.warn('could not delete an AllocationClaim; the next try of its allocationId replaces it once it is 60 s old', {
         scheduler: schedulerName, allocationId, error: describeApiError(err),
       });
-      return err instanceof Error ? err : new Error(describeApiError(err));
+      throw err;
     }
-    return undefined;
   }
 
   private async currentRoomsRevision(schedulerName: string): Promise<string> {
