@@ -8,7 +8,7 @@
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
-import type { GameRoom, Operation } from '../../common/src/generated/resources';
+import type { GameRoom, Operation, Scheduler } from '../../common/src/generated/resources';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
@@ -77,7 +77,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
   let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
-  const hooks: { operation: (t: EventType, o: Operation) => void; room: (t: EventType, r: GameRoom) => void } = {
+  const hooks: { scheduler: (t: EventType, s: Scheduler) => void; operation: (t: EventType, o: Operation) => void; room: (t: EventType, r: GameRoom) => void } = {
+    scheduler: () => undefined,
     operation: () => undefined,
     room: () => undefined,
   };
@@ -85,7 +86,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     logger: logger.child({ part: 'informer' }),
     metrics,
     on: {
-      schedulers: (t, o) => enqueue('schedulers', t, o),
+      schedulers: (t, o) => hooks.scheduler(t, o),
       schedulerversions: (t, o) => enqueue('schedulerversions', t, o),
       operations: (t, o) => hooks.operation(t, o),
       gamerooms: (t, o) => hooks.room(t, o),
@@ -128,6 +129,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       else queueOf[e.queue].add(e.key);
     }
   });
+  hooks.scheduler = (t, s) => {
+    expectations.observeScheduler(t, s);
+    enqueue('schedulers', t, s);
+  };
   hooks.operation = (t, op) => {
     if (t === 'delete') runner.forget(op);
     else runner.observe(op);

@@ -91,7 +91,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
     logger,
     metrics,
     on: {
-      schedulers: ignore,
+      schedulers: (t, s) => expectations.observeScheduler(t, s),
       schedulerversions: ignore,
       operations: (t, op) => (t === 'delete' ? runner.forget(op) : runner.observe(op)),
       gamerooms: (t, room) => expectations.observe(t, room),

@@ -1,4 +1,4 @@
-import type { GameRoom } from '../../../common/src/generated/resources';
+import type { GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import { RoomExpectations } from './expectations';
 
 const room = (name: string, deleting = false): GameRoom => ({
@@ -6,6 +6,13 @@ const room = (name: string, deleting = false): GameRoom => ({
   metadata: { name, namespace: 's', ...(deleting ? { deletionTimestamp: new Date('2026-11-25T10:00:00Z') } : {}) },
   spec: { scheduler: 's', version: 'v1.0.0' },
 });
+
+const scheduler = (name: string, lost: string[]): Scheduler => ({
+  apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
+  metadata: { name },
+  spec: { game: 'g' },
+  status: { lostRooms: lost.map((n) => ({ name: n, reason: 'its pod was deleted', lostAt: '2026-11-25T10:00:00Z' })) },
+} as Scheduler);
 
 describe('room expectations', () => {
   let now = 0;
@@ -71,6 +78,30 @@ describe('room expectations', () => {
     const e = make();
     e.expectAdd('s', 'a');
     e.observe('add', room('a'));
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('a lost room recorded in the status is expected until the Scheduler\'s event shows it, whatever the rooms show', () => {
+    const e = make();
+    e.expectLossRecorded('s', 'a');
+    e.observe('delete', room('a'));
+    expect(e.satisfied('s')).toBe(false);
+    e.observeScheduler('update', scheduler('s', ['b']));
+    expect(e.satisfied('s')).toBe(false);
+    e.observeScheduler('update', scheduler('s', ['b', 'a']));
+    expect(e.satisfied('s')).toBe(true);
+  });
+
+  test('a loss record whose patch failed, whose Scheduler was deleted, or not seen within the TTL, is no longer waited for', () => {
+    const e = make();
+    e.expectLossRecorded('s', 'a');
+    e.cancelLossRecord('s', 'a');
+    expect(e.satisfied('s')).toBe(true);
+    e.expectLossRecorded('s', 'b');
+    e.observeScheduler('delete', scheduler('s', []));
+    expect(e.satisfied('s')).toBe(true);
+    e.expectLossRecorded('s', 'c');
+    now = 30_001;
     expect(e.satisfied('s')).toBe(true);
   });
 });

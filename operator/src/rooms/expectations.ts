@@ -7,8 +7,12 @@
  * TTL is dropped (a room created and deleted before the cache saw it, a lost watch event).
  * Callers record an expectation before their request (the watch event may come before the
  * answer) and cancel it when the request fails.
+ *
+ * A lost room recorded in the Scheduler's status (`status.lostRooms`) is expected the same way: the
+ * room's deletion and the Scheduler's update come on separate watches, and a health check that saw
+ * the room gone but not yet the record would replace it with an add_rooms that never names it.
  */
-import type { GameRoom } from '../../../common/src/generated/resources';
+import type { GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 /** `change`: the room changed on the server (a deletion was refused 409) since the version the cache shows. */
@@ -17,6 +21,8 @@ type Expected = 'add' | 'delete' | 'change';
 export class RoomExpectations {
   /** scheduler -> room -> what is expected and since when. */
   private readonly pending = new Map<string, Map<string, { what: Expected; at: number }>>();
+  /** scheduler -> lost room recorded in its status -> since when. */
+  private readonly records = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: Clock, private readonly ttlMs = 30_000) {}
 
@@ -59,14 +65,47 @@ export class RoomExpectations {
     if (rooms.size === 0) this.pending.delete(scheduler);
   }
 
-  /** Whether the cache shows every room write of the scheduler (expired expectations dropped). */
+  /** Before the status patch that records `room` in the Scheduler's `status.lostRooms`. */
+  expectLossRecorded(scheduler: string, room: string): void {
+    let rooms = this.records.get(scheduler);
+    if (!rooms) this.records.set(scheduler, (rooms = new Map<string, number>()));
+    rooms.set(room, this.now());
+  }
+
+  /** The record's patch failed: nothing to wait for. */
+  cancelLossRecord(scheduler: string, room: string): void {
+    const rooms = this.records.get(scheduler);
+    rooms?.delete(room);
+    if (rooms?.size === 0) this.records.delete(scheduler);
+  }
+
+  /** Informer hook: a Scheduler's event shows the lost rooms its status records (none once it is deleted). */
+  observeScheduler(type: string, s: Scheduler): void {
+    const scheduler = s.metadata.name ?? '';
+    const rooms = this.records.get(scheduler);
+    if (!rooms) return;
+    if (type === 'delete') {
+      this.records.delete(scheduler);
+      return;
+    }
+    for (const e of s.status?.lostRooms ?? []) rooms.delete(e.name);
+    if (rooms.size === 0) this.records.delete(scheduler);
+  }
+
+  /** Whether the cache shows every room write of the scheduler and every loss recorded (expired expectations dropped). */
   satisfied(scheduler: string): boolean {
-    const rooms = this.pending.get(scheduler);
-    if (!rooms) return true;
     const now = this.now();
-    for (const [name, e] of rooms) if (now - e.at > this.ttlMs) rooms.delete(name);
-    if (rooms.size === 0) this.pending.delete(scheduler);
-    return rooms.size === 0;
+    const rooms = this.pending.get(scheduler);
+    if (rooms) {
+      for (const [name, e] of rooms) if (now - e.at > this.ttlMs) rooms.delete(name);
+      if (rooms.size === 0) this.pending.delete(scheduler);
+    }
+    const records = this.records.get(scheduler);
+    if (records) {
+      for (const [name, at] of records) if (now - at > this.ttlMs) records.delete(name);
+      if (records.size === 0) this.records.delete(scheduler);
+    }
+    return !this.pending.has(scheduler) && !this.records.has(scheduler);
   }
 
   private roomsOf(scheduler: string): Map<string, { what: Expected; at: number }> {

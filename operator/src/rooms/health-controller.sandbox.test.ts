@@ -105,6 +105,30 @@ describe('HealthController on the sandbox', () => {
     expect(await nextAddReasons('podless', first?.metadata.name as string)).toEqual(['roomsReplicas is 1; 0 available of 1 desired']);
   });
 
+  test('a lost room whose deletion the cache shows before the Scheduler\'s record of it: the health check waits for the record, and its add_rooms names the room', async () => {
+    await h.createdScheduler('late-record', { roomsReplicas: 1 });
+    const rooms = new RoomStatusController(h.deps);
+    const room = await roomWithPodDeleted('late-record', rooms);
+    await h.caughtUp();
+    // The Scheduler's events reach the caches 2 s late; the rooms' at once (separate watches).
+    h.sandbox.faults.set({ watchDelayMs: 2_000, match: { verb: 'watch', resource: 'schedulers' } });
+    h.sandbox.faults.cutWatches();
+    try {
+      await waitFor(() => h.sandbox.faults.openWatches() >= Object.keys(h.informers).length, { message: 'the watches open again' });
+      await rooms.reconcile(`late-record/${room}`);
+      await waitFor(() => h.informers.rooms.get(room, 'late-record') === undefined, { message: 'the room\'s deletion in the cache' });
+      expect(h.informers.schedulers.get('late-record')?.status?.lostRooms).toBeUndefined();
+
+      expect((await health.reconcile('late-record')).requeueAfterMs).toBeGreaterThan(0);
+      expect((await h.api.listOperations('late-record')).items).toEqual([]);
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    await h.converge(() => health.reconcile('late-record'));
+    const ops = (await h.api.listOperations('late-record')).items;
+    expect(ops.map((op) => op.spec.input?.reason)).toEqual([`roomsReplicas is 1; 0 available of 1 desired; lost: ${room} (its pod was deleted)`]);
+  });
+
   test('a scheduler whose rooms are all there and ready: its decision written once; once more: no write', async () => {
     const s = await h.createdScheduler('whole', { roomsReplicas: 2 });
     await h.readyRoom(s);

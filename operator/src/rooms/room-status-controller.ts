@@ -145,9 +145,12 @@ export class RoomStatusController {
     if (!s || s.metadata.deletionTimestamp) return; // no add_rooms replaces the rooms of a scheduler that goes
     const patch = lostRoomPatch(s, { name: room, reason: why, lostAt: new Date(this.deps.now()).toISOString() });
     if (!patch) return;
+    // The health check waits until its cache shows the record (expectations.ts).
+    this.deps.expectations?.expectLossRecorded(scheduler, room);
     try {
       await this.deps.api.jsonPatchSchedulerStatus(scheduler, patch);
     } catch (err) {
+      this.deps.expectations?.cancelLossRecord(scheduler, room);
       if (apiStatus(err) !== 404) throw err; // the retry decides again on the cache, the room still there
     }
   }
