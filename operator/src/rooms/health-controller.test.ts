@@ -1,5 +1,6 @@
 import type { Operation, Scheduler } from '../../../common/src/generated/resources';
 import { loadConfig } from '../../../common/src/config';
+import { LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import type { OperatorDeps } from '../deps';
@@ -75,3 +76,19 @@ describe('HealthController and rooms deleted in the foreground', () => {
     expect(patched).toEqual(['s/gone-pod [{"op":"test","path":"/metadata/resourceVersion","value":"7"},{"op":"replace","path":"/metadata/finalizers","value":[]}]']);
   });
 });
+
+describe('HealthController during a rolling update', () => {
+  it('names the rooms lost since its last add_rooms in the rollout\'s add_rooms too (the next one would not name them)', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.status = { ...s.status, version: 'v2.0.0', lostRooms: [{ name: 'gone', reason: 'its pod was deleted', lostAt: '2025-12-31T23:59:59Z' }] };
+    const old = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'old', namespace: 's', uid: 'uid-old', resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'ready', pingStatus: 'ready', lastPingAt: '2025-12-31T23:59:59Z' } };
+    Object.assign(deps.caches, { rooms: { list: () => [old], get: (n: string) => (n === 'old' ? old : undefined) } });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.metadata.annotations?.[LOST_ROOMS_ANNOTATION]])).toEqual([
+      ['add_rooms', 'rolling update to v2.0.0: 3 new rooms (surge 1); lost: gone (its pod was deleted)', 'gone'],
+    ]);
+  });
+});
+

@@ -181,17 +181,20 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
-      if (plan.rollingUpdate) {
-        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})`;
-        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`);
-      }
+      // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
+      // included: the next one would not name them (lost-rooms.ts).
       const podless = this.deps.caches.rooms.list(name)
         .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && podWasSeen(r) && !this.deps.caches.pods.get(r.metadata.name as string, name))
         .map((r) => r.metadata.name as string);
       const lost = lostToName(s.status.lostRooms, ops, podless);
       const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${lost.more > 0 ? ` and ${lost.more} more` : ''}` : '';
+      const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
+      if (plan.rollingUpdate) {
+        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})${lostText}`;
+        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`, annotations);
+      }
       const why = `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lostText}`;
-      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {});
+      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations);
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
