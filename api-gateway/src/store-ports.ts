@@ -85,12 +85,11 @@ export interface RoomAllocationStore {
   /** Every GameRoom of a scheduler read from the API server, not the cache (a replay after a restart). */
   listRoomsFresh(schedulerName: string): Promise<GameRoom[]>;
   /**
-   * True when the rooms cache has caught up, within `timeoutMs`, with the API server as it was when
-   * this was called (or, given `resourceVersion`, as of that revision: a room write's own): every
-   * write that had landed by then shows in the cache. False when it could not tell in time; then
-   * only `listRoomsFresh` is sure.
+   * True when the rooms cache has caught up, within `timeoutMs`, with the API server as of
+   * `resourceVersion` (a room write's own): every room write that had landed by then shows in the
+   * cache. False when it could not tell in time; then only `listRoomsFresh` is sure.
    */
-  roomsCacheCaughtUp(schedulerName: string, timeoutMs: number, resourceVersion?: string): Promise<boolean>;
+  roomsCacheCaughtUp(resourceVersion: string, timeoutMs: number): Promise<boolean>;
   /**
    * Takes back an allocation this gateway wrote (see RoomAllocations.withdraw): merge-patches the
    * room's status with `restore`, carrying `resourceVersion` as precondition. Throws

@@ -55,9 +55,10 @@ function scheduler(name: string, overrides: Record<string, unknown> = {}): Recor
 const REVISIONS_CASE = 'a one-room list reads a decimal revision past every earlier write; a watch delivers room writes in increasing revisions';
 
 const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
-  // The gateway's allocation relies on this (roomsCacheCaughtUp): a revision read by a one-room list
-  // is at or past every write made before it, and the watch delivers room writes in increasing
-  // revisions, so a cache that applied an event at or past that revision holds every earlier write.
+  // The gateway's allocation relies on this (roomsCacheCaughtUp): revisions are decimal and the
+  // watch delivers room writes in increasing revisions, so a cache that applied the event of a room
+  // write holds every room write made before it. (A one-room list, which the gateway no longer reads
+  // for its revision, is past them too: the sandbox must agree with kube-apiserver there as well.)
   [REVISIONS_CASE]: (api) => outcome(async () => {
     const rooms = { group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms' };
     const revision = async () => ((await api.custom.listNamespacedCustomObject({ ...rooms, limit: 1 })) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;

@@ -144,22 +144,23 @@ describe('KubernetesStore on the sandbox', () => {
     expect(holders('adapter-ids-other', 'm-1')).toBe('a-1');
   });
 
-  it('tells when its rooms cache has caught up with the API server: a write made just before by another client is then in it', async () => {
+  it('tells when its rooms cache has caught up with a room write: every room write made before it, by any client, is then in it', async () => {
     await createNamespace('adapter-fresh');
     const api = new RoomkeeperApi(clients.custom);
     for (let i = 0; i < 20; i++) {
       const name = `f-${String(i)}`;
       await createRoom('adapter-fresh', name);
       await api.patchGameRoomStatus('adapter-fresh', name, { status: { status: 'allocated', allocation: { id: `match-${String(i)}`, requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z' } } });
-      // No wait for the watch: once the cache says it caught up, the write must be in it.
-      expect(await store.roomsCacheCaughtUp('adapter-fresh', 5_000)).toBe(true);
+      const later = await createRoom('adapter-fresh', `later-${String(i)}`);
+      // No wait for the watch: once the cache shows the later write, the earlier one must be in it.
+      expect(await store.roomsCacheCaughtUp(later.metadata.resourceVersion as string, 5_000)).toBe(true);
       expect(store.findRoom('adapter-fresh', name)?.status?.allocation?.id).toBe(`match-${String(i)}`);
     }
     // A later write of something else moves the API server on; no room changes, so the cache cannot tell.
-    await clients.core.createNamespacedConfigMap({ namespace: 'adapter-fresh', body: { metadata: { name: 'not-a-room' } } });
-    expect(await store.roomsCacheCaughtUp('adapter-fresh', 200)).toBe(false);
+    const other = await clients.core.createNamespacedConfigMap({ namespace: 'adapter-fresh', body: { metadata: { name: 'not-a-room' } } });
+    expect(await store.roomsCacheCaughtUp(other.metadata?.resourceVersion as string, 200)).toBe(false);
     // A room written while it waits lets it tell.
-    const waiting = store.roomsCacheCaughtUp('adapter-fresh', 10_000);
+    const waiting = store.roomsCacheCaughtUp(other.metadata?.resourceVersion as string, 10_000);
     await createRoom('adapter-fresh', 'f-late');
     expect(await waiting).toBe(true);
   });

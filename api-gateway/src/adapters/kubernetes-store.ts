@@ -105,8 +105,6 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly writeErrors: Counter;
   /** Full lists of a scheduler's rooms, one at a time per scheduler, shared by the replays that wait for one. */
   private readonly freshRoomLists = new FreshReads<GameRoom[]>((schedulerName) => this.listRoomPages(schedulerName));
-  /** The API server's current revision, read by a one-room list; shared like the full lists. */
-  private readonly roomRevisions = new FreshReads<string>((schedulerName) => this.currentRoomsRevision(schedulerName));
   /** Deletes the AllocationClaims kept after their try, in batches (made with the first claim: it knows the replica). */
   private claimSweeper: ClaimSweeper | undefined;
   private abandonedClaimsTimer: NodeJS.Timeout | undefined;
@@ -417,14 +415,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   /**
-   * Reads the API server's revision now (a list of at most one room, which kube-apiserver reads
-   * from etcd, so it costs the same at 10 rooms or 10,000) and waits for the rooms cache to apply
-   * a change at or past it. Where rooms are being written (allocations in flight) that takes
-   * milliseconds; where none is, it cannot tell before `timeoutMs`.
+   * Waits for the rooms cache to apply a room change at or past `resourceVersion` (a room write's
+   * own: its event comes within milliseconds). The watch delivers room writes in increasing
+   * revisions, so the cache then holds every room write made before.
    */
-  async roomsCacheCaughtUp(schedulerName: string, timeoutMs: number, resourceVersion?: string): Promise<boolean> {
-    const revision = resourceVersion ?? await this.roomRevisions.get(schedulerName);
-    return this.rooms.waitForResourceVersion(revision, timeoutMs);
+  roomsCacheCaughtUp(resourceVersion: string, timeoutMs: number): Promise<boolean> {
+    return this.rooms.waitForResourceVersion(resourceVersion, timeoutMs);
   }
 
   restoreAllocation(schedulerName: string, roomId: string, resourceVersion: string, restore: AllocationRestore): Promise<GameRoom> {
@@ -503,10 +499,6 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       });
       throw err;
     }
-  }
-
-  private async currentRoomsRevision(schedulerName: string): Promise<string> {
-    return (await this.listRoomPage(schedulerName, 1)).metadata.resourceVersion ?? '';
   }
 
   private async listRoomPages(schedulerName: string): Promise<GameRoom[]> {

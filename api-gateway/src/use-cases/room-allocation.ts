@@ -446,7 +446,7 @@ export class RoomAllocations {
   private async findEarlier(scheduler: string, id: string, revision: string, mine: string): Promise<{ room: GameRoom; record: AllocationRecord } | undefined> {
     const others = (rooms: readonly GameRoom[]) => earliestAllocation(rooms.filter((r) => r.metadata.name !== mine), id);
     // Cannot tell (false) also when the wait failed: the list decides.
-    const caughtUp = this.deps.store.roomsCacheCaughtUp(scheduler, CACHE_WAIT_MS, revision).catch(() => false);
+    const caughtUp = this.deps.store.roomsCacheCaughtUp(revision, CACHE_WAIT_MS).catch(() => false);
     let timer: NodeJS.Timeout | undefined;
     const soon = await Promise.race([caughtUp, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), CACHE_CATCH_UP_MS); })]);
     clearTimeout(timer);
