@@ -86,10 +86,13 @@ describe('room expectations', () => {
     e.expectLossRecorded('s', 'a');
     e.observe('delete', room('a'));
     expect(e.satisfied('s')).toBe(false);
+    expect(e.lossRecordPending('s', 'a')).toBe(true);
+    expect(e.lossRecordPending('s', 'b')).toBe(false);
     e.observeScheduler('update', scheduler('s', ['b']));
     expect(e.satisfied('s')).toBe(false);
     e.observeScheduler('update', scheduler('s', ['b', 'a']));
     expect(e.satisfied('s')).toBe(true);
+    expect(e.lossRecordPending('s', 'a')).toBe(false);
   });
 
   test('a loss record whose patch failed, whose Scheduler was deleted, or not seen within the TTL, is no longer waited for', () => {

@@ -72,6 +72,11 @@ export class RoomExpectations {
     rooms.set(room, this.now());
   }
 
+  /** Whether this replica recorded the room's loss and its cache does not show the record yet. */
+  lossRecordPending(scheduler: string, room: string): boolean {
+    return this.records.get(scheduler)?.has(room) ?? false;
+  }
+
   /** The record's patch failed: nothing to wait for. */
   cancelLossRecord(scheduler: string, room: string): void {
     const rooms = this.records.get(scheduler);

@@ -63,6 +63,32 @@ describe('RoomStatusController on the sandbox', () => {
     expect((await h.api.getScheduler('rl')).status?.lostRooms).toEqual(lostRooms);
   });
 
+  test('a lost room whose deletion fails is recorded once, also when the retry comes before the cache shows the record', async () => {
+    const s = await h.createdScheduler('rl-retry', { roomsReplicas: 0 });
+    // A list already there: a record appends without a resourceVersion (lost-rooms.ts).
+    const earlier = { name: 'rl-retry-old', reason: 'its pod never appeared', lostAt: new Date(Date.now() - 60_000).toISOString() };
+    await h.api.patchSchedulerStatus('rl-retry', { status: { lostRooms: [earlier] } });
+    const room = await h.readyRoom(s);
+    await h.converge(() => controller.reconcile(`rl-retry/${room}`));
+    await h.core.deleteNamespacedPod({ name: room, namespace: 'rl-retry', gracePeriodSeconds: 0 });
+    await waitFor(() => h.informers.pods.get(room, 'rl-retry') === undefined, { message: 'the pod gone from the cache' });
+    await h.caughtUp();
+    // The Scheduler's events reach the cache 2 s late, and every GameRoom deletion fails.
+    h.sandbox.faults.set({ watchDelayMs: 2_000, match: { verb: 'watch', resource: 'schedulers' } });
+    h.sandbox.faults.cutWatches();
+    try {
+      await waitFor(() => h.sandbox.faults.openWatches() >= Object.keys(h.informers).length, { message: 'the watches open again' });
+      h.sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'delete', resource: 'gamerooms' } });
+      await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
+      await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    await h.converge(() => controller.reconcile(`rl-retry/${room}`));
+    expect((await h.api.getScheduler('rl-retry')).status?.lostRooms?.map((l) => l.name)).toEqual([earlier.name, room]);
+    expect((await h.api.listGameRooms('rl-retry')).items.map((r) => r.metadata.name)).toEqual([]);
+  });
+
   test('a lost room is told terminated once across a leader change: the next leader neither repeats nor skips it', async () => {
     const receiver = await startForwardReceiver();
     const forwarder = new EventForwarder({ logger: h.deps.logger, metrics: new MetricsRegistry() });

@@ -143,6 +143,8 @@ export class RoomStatusController {
   private async recordLoss(scheduler: string, room: string, why: string): Promise<void> {
     const s = this.deps.caches.schedulers.get(scheduler);
     if (!s || s.metadata.deletionTimestamp) return; // no add_rooms replaces the rooms of a scheduler that goes
+    // Recorded by an earlier try whose room deletion failed, not yet in the cache: not twice.
+    if (this.deps.expectations?.lossRecordPending(scheduler, room)) return;
     const patch = lostRoomPatch(s, { name: room, reason: why, lostAt: new Date(this.deps.now()).toISOString() });
     if (!patch) return;
     // The health check waits until its cache shows the record (expectations.ts).
