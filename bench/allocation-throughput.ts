@@ -7,8 +7,9 @@
  * gateway's client rate limit, on another scheduler of 1,000 ready rooms, with the same
  * concurrency. Targets: ratio >= 0.7, p99 <= 100 ms. Then the same on a third scheduler with a new
  * allocationId in every request, as the README asks matchmakers to do: an id the cache does not
- * know costs a fresh list of the scheduler's rooms from the API server (a replay after a restart
- * or a lost answer must find its room), shared by the requests that wait for one.
+ * know costs its AllocationClaim (a create; the kept claims are deleted later in batches) besides
+ * the room's write, and the check that no other room took the id, made on the cache once it shows
+ * that write (a list of the scheduler's rooms only when the cache does not show it in time).
  * `BENCH_TARGET=real` (11r) runs the same on the real control plane (kube-apiserver and etcd),
  * where the API server, not the client, is what the two compete for. 11x runs it on the sandbox
  * with 10,000 ready rooms per scheduler (`BENCH_ROOMS=10000`): each run then outlasts the client's
