@@ -49,9 +49,7 @@ export class RoomExpectations {
 
   /** The write expected did not happen (the request failed): nothing to wait for. */
   cancel(scheduler: string, room: string): void {
-    const rooms = this.pending.get(scheduler);
-    rooms?.delete(room);
-    if (rooms?.size === 0) this.pending.delete(scheduler);
+    forget(this.pending, scheduler, room);
   }
 
   /** Informer hook: an add or update shows a created room; a delete or a deletionTimestamp a deleted one. */
@@ -79,9 +77,7 @@ export class RoomExpectations {
 
   /** The record's patch failed: nothing to wait for. */
   cancelLossRecord(scheduler: string, room: string): void {
-    const rooms = this.records.get(scheduler);
-    rooms?.delete(room);
-    if (rooms?.size === 0) this.records.delete(scheduler);
+    forget(this.records, scheduler, room);
   }
 
   /** Informer hook: a Scheduler's event shows the lost rooms its status records (none once it is deleted). */
@@ -99,17 +95,9 @@ export class RoomExpectations {
 
   /** Whether the cache shows every room write of the scheduler and every loss recorded (expired expectations dropped). */
   satisfied(scheduler: string): boolean {
-    const now = this.now();
-    const rooms = this.pending.get(scheduler);
-    if (rooms) {
-      for (const [name, e] of rooms) if (now - e.at > this.ttlMs) rooms.delete(name);
-      if (rooms.size === 0) this.pending.delete(scheduler);
-    }
-    const records = this.records.get(scheduler);
-    if (records) {
-      for (const [name, at] of records) if (now - at > this.ttlMs) records.delete(name);
-      if (records.size === 0) this.records.delete(scheduler);
-    }
+    const since = this.now() - this.ttlMs;
+    dropExpired(this.pending, scheduler, (e) => e.at < since);
+    dropExpired(this.records, scheduler, (at) => at < since);
     return !this.pending.has(scheduler) && !this.records.has(scheduler);
   }
 
@@ -118,4 +106,19 @@ export class RoomExpectations {
     if (!rooms) this.pending.set(scheduler, (rooms = new Map<string, { what: Expected; at: number }>()));
     return rooms;
   }
+}
+
+/** Removes one room's expectation, and the scheduler's entry once it holds none. */
+function forget<T>(byScheduler: Map<string, Map<string, T>>, scheduler: string, room: string): void {
+  const rooms = byScheduler.get(scheduler);
+  rooms?.delete(room);
+  if (rooms?.size === 0) byScheduler.delete(scheduler);
+}
+
+/** Removes a scheduler's expectations that `expired` says are over, and its entry once it holds none. */
+function dropExpired<T>(byScheduler: Map<string, Map<string, T>>, scheduler: string, expired: (e: T) => boolean): void {
+  const rooms = byScheduler.get(scheduler);
+  if (!rooms) return;
+  for (const [name, e] of rooms) if (expired(e)) rooms.delete(name);
+  if (rooms.size === 0) byScheduler.delete(scheduler);
 }
