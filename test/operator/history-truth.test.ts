@@ -129,6 +129,18 @@ describe('every history line is true', () => {
     ]));
   });
 
+
+  test('a rollout\'s removal by id keeps its floor of serving rooms as the fleet is when it runs, and says which rooms it kept', async () => {
+    const rooms = await readyScheduler('ht-floor', 3);
+    // Decided when 4 rooms served (say); run when only 3 do: one deletion keeps the floor of 2.
+    const id = await enqueue('ht-floor', 'remove_rooms', { roomsIds: [rooms[0], rooms[1]], reason: 'rolling_update_replace', keepServing: 2 });
+    const op = await ended(id);
+    const events = eventsOf(op);
+    expect(op.status?.status).toBe('finished');
+    expect(events).toContain(`Removed 1 rooms by id (reason: rolling_update_replace): ${rooms[0]!}`);
+    expect(events).toContain(`Kept 1 ready rooms: removing them would leave fewer than 2 serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${rooms[1]!}`);
+    expect((await stack.api.getGameRoom('ht-floor', rooms[1]!)).metadata.deletionTimestamp).toBeUndefined();
+  });
   test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {
     const name = 'ht-remove-cancel';
     const before = await readyScheduler(name, 12);

@@ -63,6 +63,13 @@ describe('operation inputs', () => {
       });
     });
 
+    test('keeps a rollout\'s floor of serving rooms when it is a whole number, and drops it otherwise', () => {
+      expect(parseOperationInput('remove_rooms', { roomsIds: ['a'], keepServing: 30 }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { roomsIds: ['a'], keepServing: 30 } });
+      for (const keepServing of [-1, 1.5, '30', 1e300]) {
+        expect(parseOperationInput('remove_rooms', { roomsIds: ['a'], keepServing }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { roomsIds: ['a'] } });
+      }
+    });
+
     test('an amount, with its reason', () => {
       expect(parseOperationInput('remove_rooms', { amount: 2, reason: 'scale_down' }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { amount: 2, reason: 'scale_down' } });
     });

@@ -71,6 +71,12 @@ export interface RemoveRoomsByIdsInput extends AttemptInput {
   reason?: string;
   /** A rollout's removal: each room's resourceVersion when it was chosen (a room changed since is kept). */
   resourceVersions?: Record<string, string>;
+  /**
+   * A rollout's floor: a serving room (ready, allocated, active, occupied) is removed only while
+   * more than this many rooms of the scheduler serve, as the operator's cache shows when the
+   * operation runs. The decision may be older than the fleet (an outage in between).
+   */
+  keepServing?: number;
   /** `<room>: <why>` lines, told in each room's deletion Event. */
   details?: string[];
 }
@@ -139,7 +145,9 @@ export function parseRemoveRoomsInput(input: unknown, bounds: InputBounds): Resu
       ? { resourceVersions: Object.fromEntries(Object.entries(versions).filter((e): e is [string, string] => typeof e[1] === 'string')) }
       : {};
     const details = Array.isArray(given) ? { details: given.filter((d): d is string => typeof d === 'string') } : {};
-    return ok({ ...attemptFields(input), roomsIds, ...reason, ...resourceVersions, ...details });
+    const floor = input.keepServing;
+    const keepServing = typeof floor === 'number' && Number.isSafeInteger(floor) && floor >= 0 ? { keepServing: floor } : {};
+    return ok({ ...attemptFields(input), roomsIds, ...reason, ...resourceVersions, ...keepServing, ...details });
   }
   const amount = amountOf(input.amount, bounds);
   if (amount === undefined) return failed([{ field: 'amount', message: 'is a required field (or give roomsIds)' }]);

@@ -178,7 +178,7 @@ export class HealthController {
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
     }
     if (plan.add > 0) {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
@@ -198,7 +198,7 @@ export class HealthController {
     }
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
-        ? this.replacement(plan.removeRooms, decidedOn)
+        ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
         : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown };
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, plan.removeReason === RemoveRoomsReason.RollingUpdateReplace ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
     }
@@ -234,15 +234,16 @@ export class HealthController {
   /**
    * A rollout's removal of rooms by id, with the resourceVersion of each room as decided on: the
    * cache may be behind, and a room that turned occupied since must not be deleted (it is kept,
-   * and the next health check decides again).
+   * and the next health check decides again). `keepServing` is the floor the removal checks again
+   * when it runs: rooms that stopped serving since the decision are not made up for by deletions.
    */
-  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>): RemoveRoomsByIdsInput {
+  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>, keepServing: number): RemoveRoomsByIdsInput {
     const resourceVersions: Record<string, string> = {};
     for (const id of ids) {
       const rv = decidedOn.get(id);
       if (rv) resourceVersions[id] = rv;
     }
-    return { roomsIds: ids, reason: RemoveRoomsReason.RollingUpdateReplace, resourceVersions };
+    return { roomsIds: ids, reason: RemoveRoomsReason.RollingUpdateReplace, resourceVersions, keepServing };
   }
 
   /**

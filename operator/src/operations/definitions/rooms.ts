@@ -13,7 +13,8 @@ import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
-import type { Scheduler } from '../../../../common/src/generated/resources';
+import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
+import { isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isFailedPatchTest, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
@@ -155,16 +156,21 @@ export const removeRoomsDefinition: OperationDefinition = {
       const decidedOn = (id: string): string | undefined => input.resourceVersions?.[id];
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
-      const outcomes: (RoomRemovalById | undefined)[] = ids.map(() => undefined);
+      const outcomes: (RoomRemovalById | 'floor' | undefined)[] = ids.map(() => undefined);
+      const floor = servingFloor(ctx, input.keepServing);
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
         handled++;
         const room = ctx.deps.caches.rooms.get(id, name);
+        if (!floor.take(room)) {
+          outcomes[index] = 'floor';
+          return;
+        }
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
         if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})${detailOf(input.details, id)}`);
       }, () => ctx.canceled);
-      const idsWith = (pred: (o: RoomRemovalById) => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
+      const idsWith = (pred: (o: RoomRemovalById | 'floor') => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
       const changed = idsWith((o) => o === 'changed');
       const forced = idsWith((o) => o === 'forced');
@@ -174,6 +180,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       const why = removed.slice(0, WHY_LISTED).flatMap((id) => { const d = detailOf(input.details, id); return d === '' ? [] : [`${id}${d}`]; });
       if (why.length > 0) ctx.event(`Why: ${why.join('; ')}${removed.length > WHY_LISTED ? `; the other ${removed.length - WHY_LISTED} rooms' reasons are in their DeleteRoom events` : ''}`);
       if (changed.length > 0) ctx.event(`Kept ${changed.length} rooms that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
+      const kept = idsWith((o) => o === 'floor');
+      if (kept.length > 0) ctx.event(`Kept ${kept.length} ready rooms: removing them would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${kept.join(', ')}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       return;
@@ -208,6 +216,26 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
   },
 };
+
+/**
+ * A rollout's floor of serving rooms (`keepServing`), checked against the cache as the removal
+ * runs: `take(room)` says whether the room may go, and counts it gone if it is serving. Without a
+ * floor every room may go.
+ */
+function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean } {
+  if (keepServing === undefined) return { take: () => true };
+  const taken = new Set<string>();
+  return {
+    take(room) {
+      if (!room || !isServing(room.status?.status) || room.metadata.deletionTimestamp) return true;
+      const serving = ctx.deps.caches.rooms.list(ctx.schedulerName)
+        .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status) && !taken.has(r.metadata.name as string)).length;
+      if (serving - 1 < keepServing) return false;
+      taken.add(room.metadata.name as string);
+      return true;
+    },
+  };
+}
 
 /** How many removed rooms' reasons an operation's history lists (each room's Event has its own). */
 const WHY_LISTED = 20;

@@ -69,6 +69,8 @@ export interface HealthPlan {
   /** During a rolling update: the surge and the upper bound used. */
   surge?: number;
   upper?: number;
+  /** During a rolling update: the serving rooms its removals keep (the desired count). */
+  keepServing?: number;
 }
 
 export function planHealth(input: HealthPlanInput): HealthPlan {
@@ -129,6 +131,7 @@ function rollingUpdatePlan(
     rollingUpdate: true,
     surge,
     upper,
+    keepServing: desired,
   };
 }
 
