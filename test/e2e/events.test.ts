@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
-import { managementCall } from '../support/http';
+import { describeScheduler, managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -106,6 +106,10 @@ describe('Kubernetes Events', () => {
       .filter((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === NAME && e.reason === reason).map((e) => e.note ?? '');
     expect(await waitFor(async () => (await notes('VersionCreated')).find((n) => n.startsWith('Created major version v2.0.0 (from v1.0.0)')), { timeoutMs: 60_000, message: 'VersionCreated v2.0.0' })).toBeTruthy();
     expect(await waitFor(async () => (await notes('VersionSwitched')).find((n) => n.startsWith('Active version switched from v1.0.0 to v2.0.0')), { timeoutMs: 60_000, message: 'VersionSwitched to v2.0.0' })).toBeTruthy();
-    expect(await waitFor(async () => (await notes('RolloutProgress')).find((n) => /^Rolling update to v2\.0\.0: (replacing|adding) \d+ rooms/.test(n)), { timeoutMs: 60_000, message: 'RolloutProgress to v2.0.0' })).toBeTruthy();
+    // When it fails, the rooms and operations say why (a room that went another way needs no rollout).
+    expect(await waitFor(async () => (await notes('RolloutProgress')).find((n) => /^Rolling update to v2\.0\.0: (replacing|adding) \d+ rooms/.test(n)), { timeoutMs: 60_000, message: 'RolloutProgress to v2.0.0' })
+      .catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}\nEvents: ${JSON.stringify(await notes('RolloutProgress'))}`);
+      })).toBeTruthy();
   });
 });
