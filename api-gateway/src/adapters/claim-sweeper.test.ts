@@ -38,7 +38,8 @@ describe('ClaimSweeper', () => {
     expect(s.released('u2', 0)).toBe(false);
     // Unknown to the sweeper (made by another store): the caller deletes it.
     expect(s.released('u9', 6000)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Two sweeps run before the claims are due: neither deletes anything.
+    await waitFor(() => s.sweeps >= 2, { message: 'two sweeps before the claims are due' });
     expect(calls).toEqual([]);
     clock.now += 6000;
     await waitFor(() => calls.length === 2, { message: 'one sweep per namespace' });
@@ -67,7 +68,8 @@ describe('ClaimSweeper', () => {
     s.opened('a', 'u2', '2000');
     s.released('u1', 10);
     clock.now += 20;
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    const before = s.sweeps;
+    await waitFor(() => s.sweeps >= before + 2, { message: 'two sweeps while u2 is open' });
     expect(fail.tries).toBe(0);
     s.released('u2', 10);
     clock.now += 20;

@@ -41,9 +41,15 @@ export class ClaimSweeper {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private timedSweeps = 0;
 
   constructor(private readonly opts: ClaimSweeperOptions) {
     this.now = opts.now ?? Date.now;
+  }
+
+  /** How many timed sweeps have ended (a sweep with nothing due deletes nothing). */
+  get sweeps(): number {
+    return this.timedSweeps;
   }
 
   /** The labels of a claim about to be created now. */
@@ -97,6 +103,7 @@ export class ClaimSweeper {
       this.timer = undefined;
       this.sweeping = this.sweep(false).finally(() => {
         this.sweeping = undefined;
+        this.timedSweeps++;
         if (this.seconds.size > 0) this.schedule();
       });
     }, this.opts.intervalMs ?? 1000);
