@@ -63,21 +63,35 @@ describe('RoomStatusController on the sandbox', () => {
     expect((await h.api.getScheduler('rl')).status?.lostRooms).toEqual(lostRooms);
   });
 
+  /**
+   * A ready room of `s` whose pod is deleted, with the pod's deletion in the cache; then the
+   * Scheduler's watch events reach the cache 2 s late (the caller clears the faults).
+   */
+  async function lostWithSchedulerLate(s: Awaited<ReturnType<ControllerHarness['createdScheduler']>>): Promise<string> {
+    const name = s.metadata.name as string;
+    const room = await h.readyRoom(s);
+    await h.converge(() => controller.reconcile(`${name}/${room}`));
+    await h.core.deleteNamespacedPod({ name: room, namespace: name, gracePeriodSeconds: 0 });
+    await waitFor(() => h.informers.pods.get(room, name) === undefined, { message: 'the pod gone from the cache' });
+    await h.caughtUp();
+    h.sandbox.faults.set({ watchDelayMs: 2_000, match: { verb: 'watch', resource: 'schedulers' } });
+    h.sandbox.faults.cutWatches();
+    await waitFor(() => h.sandbox.faults.openWatches() >= Object.keys(h.informers).length, { message: 'the watches open again' })
+      .catch((err: unknown) => {
+        h.sandbox.faults.clear();
+        throw err;
+      });
+    return room;
+  }
+
   test('a lost room whose deletion fails is recorded once, also when the retry comes before the cache shows the record', async () => {
     const s = await h.createdScheduler('rl-retry', { roomsReplicas: 0 });
     // A list already there: a record appends without a resourceVersion (lost-rooms.ts).
     const earlier = { name: 'rl-retry-old', reason: 'its pod never appeared', lostAt: new Date(Date.now() - 60_000).toISOString() };
     await h.api.patchSchedulerStatus('rl-retry', { status: { lostRooms: [earlier] } });
-    const room = await h.readyRoom(s);
-    await h.converge(() => controller.reconcile(`rl-retry/${room}`));
-    await h.core.deleteNamespacedPod({ name: room, namespace: 'rl-retry', gracePeriodSeconds: 0 });
-    await waitFor(() => h.informers.pods.get(room, 'rl-retry') === undefined, { message: 'the pod gone from the cache' });
-    await h.caughtUp();
     // The Scheduler's events reach the cache 2 s late, and every GameRoom deletion fails.
-    h.sandbox.faults.set({ watchDelayMs: 2_000, match: { verb: 'watch', resource: 'schedulers' } });
-    h.sandbox.faults.cutWatches();
+    const room = await lostWithSchedulerLate(s);
     try {
-      await waitFor(() => h.sandbox.faults.openWatches() >= Object.keys(h.informers).length, { message: 'the watches open again' });
       h.sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'delete', resource: 'gamerooms' } });
       await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
       await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
@@ -87,6 +101,23 @@ describe('RoomStatusController on the sandbox', () => {
     await h.converge(() => controller.reconcile(`rl-retry/${room}`));
     expect((await h.api.getScheduler('rl-retry')).status?.lostRooms?.map((l) => l.name)).toEqual([earlier.name, room]);
     expect((await h.api.listGameRooms('rl-retry')).items.map((r) => r.metadata.name)).toEqual([]);
+  });
+
+  test('a scheduler\'s first lost room is recorded by one reconcile also when the cache\'s Scheduler is behind the server', async () => {
+    const s = await h.createdScheduler('rl-first', { roomsReplicas: 0 });
+    // The Scheduler's events reach the cache 2 s late; its status moves meanwhile (as its room
+    // counts do), so the first record's resourceVersion condition fails on the cached Scheduler.
+    const room = await lostWithSchedulerLate(s);
+    try {
+      const before = (await h.api.getScheduler('rl-first')).metadata.resourceVersion;
+      await h.api.patchSchedulerStatus('rl-first', { status: { roomsByVersion: { 'v1.0.0': 1 } } });
+      expect((await h.api.getScheduler('rl-first')).metadata.resourceVersion).not.toBe(before);
+      await controller.reconcile(`rl-first/${room}`);
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    expect((await h.api.getScheduler('rl-first')).status?.lostRooms?.map((l) => l.name)).toEqual([room]);
+    await waitFor(async () => !(await h.api.listGameRooms('rl-first')).items.some((r) => r.metadata.name === room), { message: 'the room deleted' });
   });
 
   test('a lost room is told terminated once across a leader change: the next leader neither repeats nor skips it', async () => {

@@ -8,7 +8,7 @@
 import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
-import { apiStatus } from '../../../common/src/kube/clients';
+import { apiStatus, isFailedPatchTest } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
@@ -20,6 +20,8 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
 const POD_APPEAR_GRACE_MS = 30_000;
+/** Tries of a lost room's record whose resourceVersion condition failed, each on a fresh read. */
+const LOSS_RECORD_TRIES = 4;
 
 export class RoomStatusController {
   /**
@@ -145,15 +147,29 @@ export class RoomStatusController {
     if (!s || s.metadata.deletionTimestamp) return; // no add_rooms replaces the rooms of a scheduler that goes
     // Recorded by an earlier try whose room deletion failed, not yet in the cache: not twice.
     if (this.deps.expectations?.lossRecordPending(scheduler, room)) return;
-    const patch = lostRoomPatch(s, { name: room, reason: why, lostAt: new Date(this.deps.now()).toISOString() });
-    if (!patch) return;
-    // The health check waits until its cache shows the record (expectations.ts).
-    this.deps.expectations?.expectLossRecorded(scheduler, room);
-    try {
-      await this.deps.api.jsonPatchSchedulerStatus(scheduler, patch);
-    } catch (err) {
-      this.deps.expectations?.cancelLossRecord(scheduler, room);
-      if (apiStatus(err) !== 404) throw err; // the retry decides again on the cache, the room still there
+    const entry = { name: room, reason: why, lostAt: new Date(this.deps.now()).toISOString() };
+    let current: Scheduler = s;
+    for (let attempt = 1; ; attempt++) {
+      const patch = lostRoomPatch(current, entry);
+      if (!patch) {
+        // Recorded already, as a fresh read shows: the health check waits for its cache to show it too.
+        if (current !== s) this.deps.expectations?.expectLossRecorded(scheduler, room);
+        return;
+      }
+      // The health check waits until its cache shows the record (expectations.ts).
+      this.deps.expectations?.expectLossRecorded(scheduler, room);
+      try {
+        await this.deps.api.jsonPatchSchedulerStatus(scheduler, patch);
+        return;
+      } catch (err) {
+        this.deps.expectations?.cancelLossRecord(scheduler, room);
+        if (apiStatus(err) === 404) return;
+        // The first record is conditional on the Scheduler's resourceVersion, which status writes
+        // move often: decide again on a fresh read at once, rather than on the cache after a backoff.
+        if (!isFailedPatchTest(err) || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
+        current = await this.deps.api.getScheduler(scheduler);
+        if (current.metadata.deletionTimestamp) return;
+      }
     }
   }
 
