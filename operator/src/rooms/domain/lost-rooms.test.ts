@@ -8,9 +8,12 @@ function scheduler(status: Scheduler['status']): Scheduler {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name: 's', resourceVersion: '42' }, spec: {} as Scheduler['spec'], ...(status ? { status } : {}) };
 }
 
-function op(definitionName: string, source: 'api' | 'operator', enqueuedAt: string, lostNamed?: string): Operation {
+function op(definitionName: string, source: 'api' | 'operator', enqueuedAt: string, lostNamed?: string, status?: string): Operation {
   const annotations = lostNamed === undefined ? {} : { annotations: { [LOST_ROOMS_ANNOTATION]: lostNamed } };
-  return { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${definitionName}-${enqueuedAt}`, ...annotations }, spec: { schedulerName: 's', definitionName, enqueuedAt, source } };
+  return {
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${definitionName}-${enqueuedAt}`, ...annotations }, spec: { schedulerName: 's', definitionName, enqueuedAt, source },
+    ...(status ? { status: { status } } : {}),
+  } as Operation;
 }
 
 describe('lostRoomPatch: the status write that records a lost room', () => {
@@ -60,6 +63,18 @@ describe('lostToName: the lost rooms the next add_rooms of the health check name
       ops: [op('add_rooms', 'operator', '2026-01-01T00:00:15.000Z', 'r2,r3')],
       podless: [],
       want: [],
+    },
+    {
+      name: 'an add_rooms that ended in error does not count: the next one names its rooms again',
+      ops: [op('add_rooms', 'operator', '2026-01-01T00:00:15.000Z'), op('add_rooms', 'operator', '2026-01-01T00:00:31.000Z', 'r3', 'error')],
+      podless: [],
+      want: ['r2 (its pod was deleted)', 'r3 (its pod was deleted)'],
+    },
+    {
+      name: 'an add_rooms still pending or running counts: it replaces the rooms it named',
+      ops: [op('add_rooms', 'operator', '2026-01-01T00:00:25.000Z', 'r2', 'in_progress')],
+      podless: [],
+      want: ['r3 (its pod was deleted)'],
     },
   ])('$name', ({ ops, podless, want }) => {
     expect(lostToName(recorded, ops, podless).named).toEqual(want);

@@ -41,6 +41,9 @@ export function podWasSeen(room: GameRoom): boolean {
   return room.status?.instanceStatus !== undefined && room.status.instanceStatus !== 'unknown';
 }
 
+/** The final statuses of an operation that did not do its work: its rollback undid what it made. */
+const UNDONE: ReadonlySet<string> = new Set(['error', 'canceled', 'evicted']);
+
 export interface LostToName {
   /** `name (why)` of each room named, oldest loss first. */
   named: string[];
@@ -56,12 +59,14 @@ export interface LostToName {
  * last add_rooms the health check enqueued (any of its add_rooms, a rollout's included), and the
  * rooms still there whose pod was seen and is gone (`podless`: the room status controller is about
  * to record and delete them; a room's terminating ping can bring the health check here first).
- * Rooms the last add_rooms named (its LOST_ROOMS_ANNOTATION) are not named again. Without such an
- * operation in the history (none yet, or pruned), every recorded room is named.
+ * Rooms the last add_rooms named (its LOST_ROOMS_ANNOTATION) are not named again. An add_rooms that
+ * ended in error, canceled or evicted does not count: the one that does replace the rooms names
+ * them. Without such an operation in the history (none yet, or pruned), every recorded room is named.
  */
 export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], podless: readonly string[], max = MAX_LOST_ROOMS): LostToName {
+  // An add_rooms that failed or was stopped replaced nothing for sure: the next one names its rooms again.
   const last = ops
-    .filter((op) => op.spec.definitionName === OperationDefinition.AddRooms && op.spec.source === OperationSourceName.Operator)
+    .filter((op) => op.spec.definitionName === OperationDefinition.AddRooms && op.spec.source === OperationSourceName.Operator && !UNDONE.has(op.status?.status ?? 'pending'))
     .reduce<Operation | undefined>((latest, op) => (!latest || (Date.parse(op.spec.enqueuedAt) || 0) > (Date.parse(latest.spec.enqueuedAt) || 0) ? op : latest), undefined);
   const since = last ? Date.parse(last.spec.enqueuedAt) || 0 : Number.NEGATIVE_INFINITY;
   const namedBefore = new Set((last?.metadata.annotations?.[LOST_ROOMS_ANNOTATION] ?? '').split(',').filter((n) => n !== ''));
