@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { Operation } from '../../common/src/generated/resources';
 import { finalOperationStatuses, knownDefinitionNames } from '../../common/src/resources/operation-names';
-import { managementCall } from '../support/http';
+import { describeScheduler, managementCall } from '../support/http';
 import type { OperationAnswer, OperationEnqueued, OperationsAnswer, SchedulerAnswer, SchedulersInfoAnswer, VersionsAnswer } from './management-bodies';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
@@ -165,7 +165,11 @@ describe('management API end to end', () => {
           if (String(detail.input.reason).includes(victim)) return detail;
         }
         return undefined;
-      }, { timeoutMs: 30_000, message: 'the health check\'s add_rooms naming the lost room in the final stage' });
+      }, { timeoutMs: 30_000, message: 'the health check\'s add_rooms naming the lost room in the final stage' }).catch(async (err: unknown) => {
+        // What the operator did instead: the rooms, the operations and the Scheduler's loss records.
+        const lost = JSON.stringify((await stack.api.getScheduler(name)).status?.lostRooms ?? []);
+        throw new Error(`${(err as Error).message} (room ${victim})\n${await describeScheduler(stack, name)}\nlostRooms: ${lost}`);
+      });
       expect(healing.executionHistory.map((h) => h.event)).toContain(`Added 1 rooms (reason: ${String(healing.input.reason)})`);
       expect(seen).toBeGreaterThan(0);
       expect(problems).toEqual([]);
