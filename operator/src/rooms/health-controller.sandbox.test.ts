@@ -105,6 +105,29 @@ describe('HealthController on the sandbox', () => {
     expect(await nextAddReasons('podless', first?.metadata.name as string)).toEqual(['roomsReplicas is 1; 0 available of 1 desired']);
   });
 
+  test('a room whose game server pinged terminating while its pod is still in the cache: the add_rooms names it, and not again once it is lost', async () => {
+    await h.createdScheduler('pinged-first', { roomsReplicas: 1 });
+    const rooms = new RoomStatusController(h.deps);
+    const room = await h.readyRoom(await h.api.getScheduler('pinged-first'));
+    await h.converge(() => rooms.reconcile(`pinged-first/${room}`));
+    // The ping (its pod is being deleted) reaches the operator before the pod's deletion does.
+    await h.api.patchGameRoomStatus('pinged-first', room, { status: { status: 'terminating', pingStatus: 'terminating' } });
+    await waitFor(() => h.informers.rooms.get(room, 'pinged-first')?.status?.pingStatus === 'terminating', { message: 'the ping in the cache' });
+    expect(h.informers.pods.get(room, 'pinged-first')).toBeDefined();
+
+    await h.converge(() => newLeaderHealth().reconcile('pinged-first'));
+    const [first, ...others] = (await h.api.listOperations('pinged-first')).items;
+    expect(others).toEqual([]);
+    expect(String(first?.spec.input?.reason)).toBe(`roomsReplicas is 1; 0 available of 1 desired; lost: ${room} (its game server pinged terminating)`);
+
+    // Then its pod goes, and the room status controller records the loss: not named again.
+    await h.core.deleteNamespacedPod({ name: room, namespace: 'pinged-first', gracePeriodSeconds: 0 });
+    await waitFor(() => h.informers.pods.get(room, 'pinged-first') === undefined, { message: 'the pod gone from the cache' });
+    await h.converge(() => rooms.reconcile(`pinged-first/${room}`));
+    expect((await h.api.getScheduler('pinged-first')).status?.lostRooms?.map((l) => l.name)).toEqual([room]);
+    expect(await nextAddReasons('pinged-first', first?.metadata.name as string)).toEqual(['roomsReplicas is 1; 0 available of 1 desired']);
+  });
+
   test('a lost room whose deletion the cache shows before the Scheduler\'s record of it: the health check waits for the record, and its add_rooms names the room', async () => {
     await h.createdScheduler('late-record', { roomsReplicas: 1 });
     const rooms = new RoomStatusController(h.deps);

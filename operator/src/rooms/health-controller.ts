@@ -26,7 +26,7 @@ import { expiryBrake } from './domain/expiry-brake';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
-import { lostToName, podWasSeen } from './domain/lost-rooms';
+import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -183,10 +183,11 @@ export class HealthController {
     if (plan.add > 0) {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
       // included: the next one would not name them (lost-rooms.ts).
-      const podless = this.deps.caches.rooms.list(name)
-        .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && podWasSeen(r) && !this.deps.caches.pods.get(r.metadata.name as string, name))
-        .map((r) => r.metadata.name as string);
-      const lost = lostToName(s.status.lostRooms, ops, podless);
+      const leaving = this.deps.caches.rooms.list(name).flatMap((r) => {
+        const why = leavingOnItsOwn(r, this.deps.caches.pods.get(r.metadata.name as string, name) !== undefined);
+        return why ? [{ name: r.metadata.name as string, why }] : [];
+      });
+      const lost = lostToName(s.status.lostRooms, ops, leaving);
       const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${lost.more > 0 ? ` and ${lost.more} more` : ''}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
       if (plan.rollingUpdate) {

@@ -1,6 +1,6 @@
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
-import { lostRoomPatch, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
+import { leavingOnItsOwn, lostRoomPatch, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
 
 const lost = (name: string, lostAt = '2026-01-01T00:00:10.000Z'): LostRoom => ({ name, reason: 'its pod was deleted', lostAt });
 
@@ -77,7 +77,7 @@ describe('lostToName: the lost rooms the next add_rooms of the health check name
       want: ['r3 (its pod was deleted)'],
     },
   ])('$name', ({ ops, podless, want }) => {
-    expect(lostToName(recorded, ops, podless).named).toEqual(want);
+    expect(lostToName(recorded, ops, podless.map((name) => ({ name, why: 'its pod was deleted' }))).named).toEqual(want);
   });
 
   test('a scheduler that never lost a room: none', () => {
@@ -85,7 +85,25 @@ describe('lostToName: the lost rooms the next add_rooms of the health check name
   });
 
   test('at most `max` named, the rest counted; the names for the operation\'s annotation', () => {
-    expect(lostToName(recorded, [], ['r4'], 2)).toEqual({ named: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)'], names: ['r1', 'r2'], more: 2 });
+    expect(lostToName(recorded, [], [{ name: 'r4', why: 'its pod was deleted' }], 2)).toEqual({ named: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)'], names: ['r1', 'r2'], more: 2 });
+  });
+});
+
+describe('leavingOnItsOwn: a room going by no decision of the operator', () => {
+  const room = (status: NonNullable<GameRoom['status']>, extra: { deleting?: boolean; validation?: boolean } = {}): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+    metadata: { name: 'r1', namespace: 's', ...(extra.deleting ? { deletionTimestamp: new Date() } : {}) },
+    spec: { scheduler: 's', version: 'v1.0.0', ...(extra.validation ? { validation: true } : {}) }, status,
+  });
+  test.each([
+    { name: 'its pod, seen before, is gone', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod: false, want: 'its pod was deleted' },
+    { name: 'its game server pinged terminating, its pod still in the cache', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }), pod: true, want: 'its game server pinged terminating' },
+    { name: 'a room that stays', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod: true, want: undefined },
+    { name: 'a room never seen with its pod (it may still come)', r: room({}), pod: false, want: undefined },
+    { name: 'a room the operator deletes', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { deleting: true }), pod: false, want: undefined },
+    { name: 'a validation room', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { validation: true }), pod: true, want: undefined },
+  ])('$name', ({ r, pod, want }) => {
+    expect(leavingOnItsOwn(r, pod)).toBe(want);
   });
 });
 

@@ -44,6 +44,26 @@ export function podWasSeen(room: GameRoom): boolean {
 /** The final statuses of an operation that did not do its work: its rollback undid what it made. */
 const UNDONE: ReadonlySet<string> = new Set(['error', 'canceled', 'evicted']);
 
+/** A room still in the cache that is going by no decision of the operator, and why. */
+export interface LeavingRoom {
+  name: string;
+  why: string;
+}
+
+/**
+ * Why a room still in the cache is going by no decision of the operator: its pod, seen before, is
+ * gone (`podPresent` false), or its game server pinged `terminating` (its pod is being deleted,
+ * and the pod cache may not show it yet: separate watches). Undefined for a room the operator is
+ * deleting, a validation room, or a room staying.
+ */
+export function leavingOnItsOwn(room: GameRoom, podPresent: boolean): string | undefined {
+  if (room.metadata.deletionTimestamp || room.spec.validation) return undefined;
+  if (!podPresent && podWasSeen(room)) return 'its pod was deleted';
+  const ping = room.status?.pingStatus;
+  if (ping === 'terminating' || ping === 'terminated') return `its game server pinged ${ping}`;
+  return undefined;
+}
+
 export interface LostToName {
   /** `name (why)` of each room named, oldest loss first. */
   named: string[];
@@ -57,13 +77,14 @@ export interface LostToName {
  * The lost rooms the next add_rooms of the health check names, derived from the objects only, so
  * a new leader names what the old one saw: the rooms recorded in `status.lostRooms` after the
  * last add_rooms the health check enqueued (any of its add_rooms, a rollout's included), and the
- * rooms still there whose pod was seen and is gone (`podless`: the room status controller is about
- * to record and delete them; a room's terminating ping can bring the health check here first).
+ * rooms still there that are going on their own (`leaving`, see leavingOnItsOwn: the room status
+ * controller is about to record and delete them, and a room's terminating ping, or the pod's
+ * deletion, can reach the health check first).
  * Rooms the last add_rooms named (its LOST_ROOMS_ANNOTATION) are not named again. An add_rooms that
  * ended in error, canceled or evicted does not count: the one that does replace the rooms names
  * them. Without such an operation in the history (none yet, or pruned), every recorded room is named.
  */
-export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], podless: readonly string[], max = MAX_LOST_ROOMS): LostToName {
+export function lostToName(recorded: readonly LostRoom[] | undefined, ops: readonly Operation[], leaving: readonly LeavingRoom[], max = MAX_LOST_ROOMS): LostToName {
   // An add_rooms that failed or was stopped replaced nothing for sure: the next one names its rooms again.
   const last = ops
     .filter((op) => op.spec.definitionName === OperationDefinition.AddRooms && op.spec.source === OperationSourceName.Operator && !UNDONE.has(op.status?.status ?? 'pending'))
@@ -74,8 +95,8 @@ export function lostToName(recorded: readonly LostRoom[] | undefined, ops: reado
   for (const e of recorded ?? []) {
     if ((Date.parse(e.lostAt) || 0) > since && !namedBefore.has(e.name)) why.set(e.name, e.reason);
   }
-  for (const name of podless) {
-    if (!why.has(name) && !namedBefore.has(name)) why.set(name, 'its pod was deleted');
+  for (const room of leaving) {
+    if (!why.has(room.name) && !namedBefore.has(room.name)) why.set(room.name, room.why);
   }
   const all = [...why];
   const shown = all.slice(0, max);
