@@ -290,12 +290,22 @@ export function apiErrorFields(err: unknown): ApiErrorFields {
 }
 
 /**
- * A JSON Patch whose `test` operation failed (the value changed since it was read): kube-apiserver
- * answers 422 "testing value ... failed". A conflict, not an invalid request.
+ * A JSON Patch that did not apply to the object as it is now: a `test` operation failed (the value
+ * changed since it was read), or a path it names is gone. A conflict, not an invalid request.
+ * kube-apiserver v1.28 answers both with 422, the generic message "the server rejected our request
+ * due to an error in our request" and no cause at all (test/real-apiserver/differential.test.ts);
+ * a request the schema refuses is a 422 that names the object and its fields instead.
  */
 export function isFailedPatchTest(err: unknown): boolean {
-  return apiStatus(err) === 422 && /testing value .* failed/.test(describeApiError(err));
+  if (apiStatus(err) !== 422) return false;
+  const body = statusBodyOf(err);
+  const causes = body?.details?.causes;
+  return /testing value .* failed/.test(describeApiError(err))
+    || (body?.message === PATCH_NOT_APPLIED && (!Array.isArray(causes) || causes.every((c) => !c.field)));
 }
+
+/** kube-apiserver's whole message for a JSON Patch that could not be applied. */
+const PATCH_NOT_APPLIED = 'the server rejected our request due to an error in our request';
 
 /** A readable one-line description of a client error (status and the server's message). */
 export function describeApiError(err: unknown): string {
