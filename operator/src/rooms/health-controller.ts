@@ -184,7 +184,7 @@ export class HealthController {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
       // included: the next one would not name them (lost-rooms.ts).
       const leaving = this.deps.caches.rooms.list(name).flatMap((r) => {
-        const why = leavingOnItsOwn(r, this.deps.caches.pods.get(r.metadata.name as string, name) !== undefined);
+        const why = leavingOnItsOwn(r, this.deps.caches.pods.get(r.metadata.name as string, name));
         return why ? [{ name: r.metadata.name as string, why }] : [];
       });
       const lost = lostToName(s.status.lostRooms, ops, leaving);

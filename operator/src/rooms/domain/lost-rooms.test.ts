@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { leavingOnItsOwn, lostRoomPatch, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
@@ -95,13 +96,16 @@ describe('leavingOnItsOwn: a room going by no decision of the operator', () => {
     metadata: { name: 'r1', namespace: 's', ...(extra.deleting ? { deletionTimestamp: new Date() } : {}) },
     spec: { scheduler: 's', version: 'v1.0.0', ...(extra.validation ? { validation: true } : {}) }, status,
   });
+  const pod: V1Pod = { metadata: { name: 'r1', namespace: 's' } };
+  const podDeleting: V1Pod = { metadata: { name: 'r1', namespace: 's', deletionTimestamp: new Date() } };
   test.each([
-    { name: 'its pod, seen before, is gone', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod: false, want: 'its pod was deleted' },
-    { name: 'its game server pinged terminating, its pod still in the cache', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }), pod: true, want: 'its game server pinged terminating' },
-    { name: 'a room that stays', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod: true, want: undefined },
-    { name: 'a room never seen with its pod (it may still come)', r: room({}), pod: false, want: undefined },
-    { name: 'a room the operator deletes', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { deleting: true }), pod: false, want: undefined },
-    { name: 'a validation room', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { validation: true }), pod: true, want: undefined },
+    { name: 'its pod, seen before, is gone', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod: undefined, want: 'its pod was deleted' },
+    { name: 'its pod is being deleted', r: room({ status: 'terminating', instanceStatus: 'terminating', pingStatus: 'ready' }), pod: podDeleting, want: 'its pod was deleted' },
+    { name: 'its game server pinged terminating, its pod still in the cache', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }), pod, want: 'its game server pinged terminating' },
+    { name: 'a room that stays', r: room({ instanceStatus: 'ready', pingStatus: 'ready' }), pod, want: undefined },
+    { name: 'a room never seen with its pod (it may still come)', r: room({}), pod: undefined, want: undefined },
+    { name: 'a room the operator deletes', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { deleting: true }), pod: podDeleting, want: undefined },
+    { name: 'a validation room', r: room({ instanceStatus: 'ready', pingStatus: 'terminating' }, { validation: true }), pod, want: undefined },
   ])('$name', ({ r, pod, want }) => {
     expect(leavingOnItsOwn(r, pod)).toBe(want);
   });

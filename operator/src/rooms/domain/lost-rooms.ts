@@ -5,6 +5,7 @@
  * names the rooms lost since its last add_rooms in the next add_rooms reason, and marks that
  * operation with the names. Pure rules, no I/O.
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../../common/src/resources/operation-names';
@@ -52,13 +53,14 @@ export interface LeavingRoom {
 
 /**
  * Why a room still in the cache is going by no decision of the operator: its pod, seen before, is
- * gone (`podPresent` false), or its game server pinged `terminating` (its pod is being deleted,
- * and the pod cache may not show it yet: separate watches). Undefined for a room the operator is
- * deleting, a validation room, or a room staying.
+ * gone, or is being deleted (kube-apiserver marks a scheduled pod first, also with grace period
+ * 0), or its game server pinged `terminating` (the pod cache may not show the pod's deletion yet:
+ * separate watches). Undefined for a room the operator is deleting, a validation room, or a room
+ * staying.
  */
-export function leavingOnItsOwn(room: GameRoom, podPresent: boolean): string | undefined {
+export function leavingOnItsOwn(room: GameRoom, pod: V1Pod | undefined): string | undefined {
   if (room.metadata.deletionTimestamp || room.spec.validation) return undefined;
-  if (!podPresent && podWasSeen(room)) return 'its pod was deleted';
+  if ((!pod && podWasSeen(room)) || pod?.metadata?.deletionTimestamp) return 'its pod was deleted';
   const ping = room.status?.pingStatus;
   if (ping === 'terminating' || ping === 'terminated') return `its game server pinged ${ping}`;
   return undefined;
