@@ -29,7 +29,7 @@ export async function roomPing(stack: Stack, scheduler: string, room: string, st
 export async function describeScheduler(stack: Stack, name: string): Promise<string> {
   const rooms = (await stack.api.listGameRooms(name)).items.map((r) => `${String(r.metadata.name)} ${r.spec.version} ${String(r.metadata.deletionTimestamp ? 'terminating' : r.status?.status)}`);
   const ops = (await stack.api.listOperations(name)).items.sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
-    .map((o) => `${o.spec.definitionName} ${o.status?.status ?? 'pending'} ${JSON.stringify(o.spec.input)} ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
+    .map((o) => `${o.spec.enqueuedAt} ${o.spec.definitionName} ${o.status?.status ?? 'pending'} ${JSON.stringify(o.spec.input)} ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
   const leaders = stack.operators.map((o) => `${o.identity}${o.isLeader ? ' (leader)' : ''}`);
   return `rooms:\n  ${rooms.join('\n  ')}\noperations:\n  ${ops.join('\n  ')}\noperators: ${leaders.join(', ')}`;
 }
