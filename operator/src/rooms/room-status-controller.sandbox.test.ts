@@ -8,6 +8,7 @@
 import { EventForwarder, startForwardReceiver } from '../../../common/src/forwarding';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { startControllerHarness, ROOM_HOST, type ControllerHarness } from '../../../test/support/controller-harness';
+import { captureLogs } from '../../../test/support/log-capture';
 import { waitFor } from '../../../test/support/wait';
 import { MAX_LOST_ROOMS } from './domain/lost-rooms';
 import { RoomStatusController } from './room-status-controller';
@@ -83,6 +84,42 @@ describe('RoomStatusController on the sandbox', () => {
       });
     return room;
   }
+
+  test('a room whose pod goes with its namespace (the scheduler being deleted) is deleted, not recorded lost, and no Event is tried', async () => {
+    const s = await h.createdScheduler('rns', { roomsReplicas: 0 });
+    const room = await h.readyRoom(s);
+    await h.converge(() => controller.reconcile(`rns/${room}`));
+    const logs = captureLogs('debug', 'operator');
+    const events: string[] = [];
+    const deleting = new RoomStatusController({
+      ...h.deps, logger: logs.logger,
+      events: { record: (e: { reason: string }) => events.push(e.reason) },
+    });
+    // The GameRooms' watch events reach the cache 5 s late, so the reconcile sees the room as it
+    // was while its pod is gone with the namespace (on a cluster: separate watches, either first).
+    // A finalizer holds the room, and so the namespace, until the end.
+    await h.api.jsonPatchGameRoom('rns', room, [{ op: 'add', path: '/metadata/finalizers', value: ['test.roomkeeper.io/hold'] }]);
+    await h.caughtUp();
+    h.sandbox.faults.set({ watchDelayMs: 5_000, match: { verb: 'watch', resource: 'gamerooms' } });
+    try {
+      h.sandbox.faults.cutWatches();
+      await waitFor(() => h.sandbox.faults.openWatches() >= Object.keys(h.informers).length, { message: 'the watches open again' });
+      await h.core.deleteNamespace({ name: 'rns' });
+      await waitFor(() => Boolean(h.informers.namespaces.get('rns')?.metadata?.deletionTimestamp), { message: 'the namespace terminating in the cache' });
+      await waitFor(() => h.informers.pods.get(room, 'rns') === undefined, { message: 'the pod gone from the cache' });
+      expect(h.informers.rooms.get(room, 'rns')?.metadata.deletionTimestamp).toBeUndefined();
+      await deleting.reconcile(`rns/${room}`);
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    expect((await h.api.getScheduler('rns')).status?.lostRooms ?? []).toEqual([]);
+    expect(events).toEqual([]);
+    await waitFor(() => logs.lines.some((l) => l.message === 'room pod deleted with its namespace; deleting the room'), { message: 'the debug line' });
+    expect(logs.lines.filter((l) => l.message === 'room lost, deleting it')).toEqual([]);
+    expect((await h.api.getGameRoom('rns', room)).metadata.deletionTimestamp).toBeTruthy();
+    await h.api.jsonPatchGameRoom('rns', room, [{ op: 'remove', path: '/metadata/finalizers' }]);
+    await waitFor(async () => (await h.api.listGameRooms('rns')).items.length === 0, { message: 'the room deleted' });
+  });
 
   test('a lost room whose deletion fails is recorded once, also when the retry comes before the cache shows the record', async () => {
     const s = await h.createdScheduler('rl-retry', { roomsReplicas: 0 });

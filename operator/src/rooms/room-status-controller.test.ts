@@ -30,7 +30,7 @@ function setup(podOnServer: boolean) {
         return podOnServer ? Promise.resolve({ metadata: { name: req.name } }) : Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
       },
     },
-    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => scheduler } },
+    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => scheduler }, namespaces: { get: () => ({ metadata: { name: 's' } }) } },
     logger: silentLogger(),
     now: () => now,
   } as unknown as OperatorDeps;

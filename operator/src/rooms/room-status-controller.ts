@@ -3,7 +3,8 @@
  * instance status, host address, host ports, error reason — and the composed room status
  * (Maestro's table), leaving the ping fields to the gateway. A room whose pod is gone is over: it
  * is recorded in its Scheduler's `status.lostRooms` (the health check names it in the add_rooms
- * that replaces it), `terminated` is forwarded, and its GameRoom is deleted.
+ * that replaces it), `terminated` is forwarded, and its GameRoom is deleted. A room whose pod went
+ * with its namespace (the scheduler's deletion) is not lost: its GameRoom is only deleted.
  */
 import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
@@ -121,6 +122,14 @@ export class RoomStatusController {
       return { requeueAfterMs: POD_APPEAR_GRACE_MS };
     }
     if (!room.metadata.deletionTimestamp) {
+      if (this.goesWithItsNamespace(namespace)) {
+        // The scheduler's deletion (or a user's) deletes the namespace, and the namespace controller
+        // its pods: nothing was lost and no add_rooms replaces the room. Events can no longer be
+        // created there; the room's own deletion tells the forwarders `terminated` (roomDeleted).
+        this.deps.logger.debug('room pod deleted with its namespace; deleting the room', { scheduler: namespace, room: name });
+        await this.deleteRoom(namespace, name);
+        return {};
+      }
       // Told `terminated` already, by this replica or the leader before: its deletion may be done
       // and not yet in the cache (the annotation's own update event brings the room back here).
       if (terminatedForwarded(room) && !await this.exists(() => this.deps.api.getGameRoom(namespace, name))) return {};
@@ -129,13 +138,22 @@ export class RoomStatusController {
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
       roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}`);
       await this.forwardTerminatedOnce(room);
-      try {
-        await this.deps.api.deleteGameRoom(namespace, name, undefined, 'Background');
-      } catch (err) {
-        if (apiStatus(err) !== 404) throw err;
-      }
+      await this.deleteRoom(namespace, name);
     }
     return {};
+  }
+
+  /** Whether the operator's cache shows the room's namespace being deleted. */
+  private goesWithItsNamespace(namespace: string): boolean {
+    return Boolean(this.deps.caches.namespaces.get(namespace)?.metadata?.deletionTimestamp);
+  }
+
+  private async deleteRoom(namespace: string, name: string): Promise<void> {
+    try {
+      await this.deps.api.deleteGameRoom(namespace, name, undefined, 'Background');
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err;
+    }
   }
 
   /**
