@@ -8,12 +8,24 @@ import * as k8s from '@kubernetes/client-node';
 import * as fs from 'node:fs';
 import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { roomToken } from '../../common/src/rooms/room-token';
+import type { SimRoomsStats } from '../../sandbox/src/rooms/sim-rooms';
 import { controlPlaneAssets, startControlPlane, type ControlPlane } from './control-plane';
 import { startFaultProxy, type FaultProxy } from './fault-proxy';
 import { managementCall } from './http';
 import { prepareForRoomkeeper, realApiServer, realClusterEnv } from './real-apiserver';
 import { schedulerObject, startStack, type Stack, type StackOptions } from './stack';
 import { waitFor } from './wait';
+
+/** The simulated game servers' ping counters now (all zero in a stack without them). */
+export function pingStats(s: Stack): SimRoomsStats {
+  return s.simulation?.rooms?.stats() ?? { activeRooms: 0, pingsSent: 0, pingFailures: 0, pingsByStatus: { ready: 0, occupied: 0, terminating: 0 }, recentFailures: [] };
+}
+
+/** Fails, naming the failed pings (what the gateway answered, or the client's error), if any failed since `before`. */
+export function expectNoPingFailedSince(before: SimRoomsStats, now: SimRoomsStats): void {
+  const failed = now.pingFailures - before.pingFailures;
+  if (failed > 0) throw new Error(`${failed} of ${now.pingsSent - before.pingsSent} pings failed; the last failures: ${JSON.stringify(now.recentFailures.slice(-failed))}`);
+}
 
 /**
  * The operator's settings in the outage suites: the chart's room timeouts (120 s initialization,

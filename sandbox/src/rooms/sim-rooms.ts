@@ -45,7 +45,19 @@ export interface SimRoomsStats {
   pingsSent: number;
   pingFailures: number;
   pingsByStatus: Record<LivePingStatus, number>;
+  /** The last failed pings (at most `RECENT_FAILURES`), oldest first: what a failure was. */
+  recentFailures: PingFailure[];
 }
+
+export interface PingFailure {
+  at: string;
+  pod: string;
+  status: LivePingStatus;
+  statusCode?: number;
+  error?: string;
+}
+
+const RECENT_FAILURES = 10;
 
 export interface SimRoomView extends RoomView {
   namespace: string;
@@ -66,6 +78,7 @@ export class SimRooms {
   private readonly client: PingClient;
   private readonly entries = new Map<string, Entry>();
   private readonly counters = { pingsSent: 0, pingFailures: 0, pingsByStatus: { ready: 0, occupied: 0, terminating: 0 } };
+  private readonly recentFailures: PingFailure[] = [];
   private readonly metric: Counter | undefined;
   private readonly pingIntervalMs: number;
   private readonly firstPingMaxDelayMs: number;
@@ -104,7 +117,7 @@ export class SimRooms {
   stats(): SimRoomsStats {
     let active = 0;
     for (const e of this.entries.values()) if (e.room.state === 'running') active++;
-    return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingsByStatus: { ...this.counters.pingsByStatus } };
+    return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingsByStatus: { ...this.counters.pingsByStatus }, recentFailures: [...this.recentFailures] };
   }
 
   /** The room with this id (and scheduler, when ids repeat across schedulers), newest first. */
@@ -195,6 +208,8 @@ export class SimRooms {
     this.counters.pingsByStatus[status]++;
     if (!result.ok) {
       this.counters.pingFailures++;
+      this.recentFailures.push({ at: new Date(this.now()).toISOString(), pod, status, statusCode: result.statusCode, error: result.error });
+      if (this.recentFailures.length > RECENT_FAILURES) this.recentFailures.shift();
       this.logger.debug('ping failed', { pod, status, statusCode: result.statusCode, error: result.error });
     }
     this.metric?.inc({ status, result: result.ok ? 'ok' : 'failed' });
