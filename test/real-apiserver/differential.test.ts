@@ -6,7 +6,7 @@
  * reason; any other difference fails the test (fix the sandbox, as for Lease MicroTime).
  */
 import * as k8s from '@kubernetes/client-node';
-import { isFailedPatchTest } from '../../common/src/kube/clients';
+import { isJsonPatchNotApplied } from '../../common/src/kube/clients';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
 import { CRD_DIR, schedulerObject } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -151,9 +151,9 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     const gone = await outcome(async () => ({ got: Boolean(await api.custom.getClusterCustomObject({ ...G, name })) }));
     return { deleteAnswerKind: answer.kind, deleting: Boolean(held.metadata.deletionTimestamp), addFinalizerWhileDeleting: renamed, afterFinalizerRemoved: gone };
   }),
-  // Roomkeeper retries a JSON Patch whose `test` failed as a conflict (isFailedPatchTest): the
+  // Roomkeeper retries a JSON Patch whose `test` failed as a conflict (isJsonPatchNotApplied): the
   // client must recognise that answer from what kube-apiserver sends, not only the sandbox.
-  'a JSON Patch whose test fails is a 422 that isFailedPatchTest recognises': (api) => outcome(async () => {
+  'a JSON Patch whose test fails is a 422 that isJsonPatchNotApplied recognises': (api) => outcome(async () => {
     const name = `jtest-${api.id}`;
     await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
     const JSON_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
@@ -165,7 +165,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     try {
       await api.custom.patchClusterCustomObject({ ...G, name, body: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }] }, JSON_PATCH);
     } catch (err) {
-      recognised = isFailedPatchTest(err);
+      recognised = isJsonPatchNotApplied(err);
     }
     await api.custom.deleteClusterCustomObject({ ...G, name });
     return { failedTest: r, recognised };

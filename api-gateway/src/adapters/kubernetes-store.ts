@@ -10,7 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
-import { apiStatus, describeApiError, isFailedPatchTest, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
@@ -254,7 +254,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       return updated;
     } catch (err) {
       this.countFailedWrite(err, 'scheduler');
-      if (apiStatus(err) === 409 || isFailedPatchTest(err)) throw new StoreConflictError('scheduler', name);
+      if (apiStatus(err) === 409 || isJsonPatchNotApplied(err)) throw new StoreConflictError('scheduler', name);
       return mapWriteError(err);
     }
   }

@@ -296,7 +296,7 @@ export function apiErrorFields(err: unknown): ApiErrorFields {
  * due to an error in our request" and no cause at all (test/real-apiserver/differential.test.ts);
  * a request the schema refuses is a 422 that names the object and its fields instead.
  */
-export function isFailedPatchTest(err: unknown): boolean {
+export function isJsonPatchNotApplied(err: unknown): boolean {
   if (apiStatus(err) !== 422) return false;
   const body = statusBodyOf(err);
   const causes = body?.details?.causes;

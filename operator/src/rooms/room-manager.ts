@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isFailedPatchTest, retryTransient } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION } from '../../../common/src/resources/api-group';
@@ -273,7 +273,7 @@ export class RoomManager {
         { op: 'replace', path: '/metadata/finalizers', value: finalizers.filter((f) => f !== FOREGROUND_DELETION) },
       ]);
     } catch (err) {
-      if (apiStatus(err) !== 404 && apiStatus(err) !== 409 && !isFailedPatchTest(err)) throw err;
+      if (apiStatus(err) !== 404 && apiStatus(err) !== 409 && !isJsonPatchNotApplied(err)) throw err;
     }
   }
 

@@ -9,7 +9,7 @@
 import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
-import { apiStatus, isFailedPatchTest } from '../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
@@ -184,7 +184,7 @@ export class RoomStatusController {
         if (apiStatus(err) === 404) return;
         // The first record is conditional on the Scheduler's resourceVersion, which status writes
         // move often: decide again on a fresh read at once, rather than on the cache after a backoff.
-        if (!isFailedPatchTest(err) || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
+        if (!isJsonPatchNotApplied(err) || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
         current = await this.deps.api.getScheduler(scheduler);
         if (current.metadata.deletionTimestamp) return;
       }

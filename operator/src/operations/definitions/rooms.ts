@@ -15,7 +15,7 @@ import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
 import { isServing } from '../../../../common/src/rooms/room-status';
-import { apiStatus, isFailedPatchTest, retryTransient } from '../../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 
@@ -50,7 +50,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     try {
       patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
     } catch (err) {
-      if (!isFailedPatchTest(err) && apiStatus(err) !== 409) throw err;
+      if (!isJsonPatchNotApplied(err) && apiStatus(err) !== 409) throw err;
       if (ctx.deps.now() > deadline) throw new Error(`could not update roomsReplicas: it kept changing under this operation (${attempt} tries in ${REPLICAS_WRITE_DEADLINE_MS / 1000} s)`, { cause: err });
       continue;
     }
