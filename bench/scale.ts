@@ -275,7 +275,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const expired = ops.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom)
       .reduce((n, o) => n + ((o.spec.input as { roomsIds?: unknown[] } | undefined)?.roomsIds?.length ?? 0), 0);
     const errored = ops.filter((o) => o.status?.status === 'error');
-    figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 } }));
+    // Which rooms and why (the health check's reason per room), while the operations still exist.
+    const expiredWhy = ops.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom)
+      .flatMap((o) => (o.spec.input as { details?: string[] } | undefined)?.details ?? []).slice(0, 20);
+    figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },
       note: errored.map((o) => `${o.spec.definitionName}: ${(o.status?.executionHistory?.at(-1)?.event ?? '').slice(0, 100)}`).join('; ') || `${ops.length} operations kept`,
