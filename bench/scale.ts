@@ -272,12 +272,13 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
 
     // 7. Expired rooms and operations in error, over the run.
     const ops = (await retryTransient(() => api.listOperations(A), 10)).items;
-    const expired = ops.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom)
-      .reduce((n, o) => n + ((o.spec.input as { roomsIds?: unknown[] } | undefined)?.roomsIds?.length ?? 0), 0);
+    const expiredInputs = ops.filter((o) => o.spec.definitionName === 'remove_rooms')
+      .map((o) => o.spec.input as { reason?: string; roomsIds?: unknown[]; details?: string[] } | undefined)
+      .filter((input) => input?.reason === RemoveRoomsReason.ExpiredRoom);
+    const expired = expiredInputs.reduce((n, input) => n + (input?.roomsIds?.length ?? 0), 0);
     const errored = ops.filter((o) => o.status?.status === 'error');
     // Which rooms and why (the health check's reason per room), while the operations still exist.
-    const expiredWhy = ops.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom)
-      .flatMap((o) => (o.spec.input as { details?: string[] } | undefined)?.details ?? []).slice(0, 20);
+    const expiredWhy = expiredInputs.flatMap((input) => input?.details ?? []).slice(0, 20);
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },

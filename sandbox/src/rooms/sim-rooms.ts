@@ -208,9 +208,10 @@ export class SimRooms {
     this.counters.pingsByStatus[status]++;
     if (!result.ok) {
       this.counters.pingFailures++;
-      this.recentFailures.push({ at: new Date(this.now()).toISOString(), pod, status, statusCode: result.statusCode, error: result.error });
+      const failure = { pod, status, statusCode: result.statusCode, error: result.error };
+      this.recentFailures.push({ at: new Date(this.now()).toISOString(), ...failure });
       if (this.recentFailures.length > RECENT_FAILURES) this.recentFailures.shift();
-      this.logger.debug('ping failed', { pod, status, statusCode: result.statusCode, error: result.error });
+      this.logger.debug('ping failed', failure);
     }
     this.metric?.inc({ status, result: result.ok ? 'ok' : 'failed' });
   }
