@@ -126,6 +126,8 @@ describe('simulation against the sandbox API server', () => {
     await waitFor(() => statusesOf(recorder, 'fleet', 'room-del').includes('terminating'), { message: 'terminating ping' });
     await waitFor(async () => (await get('room-del')) === undefined, { message: 'room-del deleted by the kubelet' });
     expect(sim.rooms?.room('room-del')).toBeUndefined();
+    // What its game server did stays readable after the pod is gone.
+    expect(sim.rooms?.endedRoom('room-del')).toMatchObject({ state: 'stopped', lastPingStatus: 'terminating', podName: 'room-del', lastOkAt: expect.any(Number) as unknown });
   });
 
   it('reports image pull failures as Kubernetes does', async () => {

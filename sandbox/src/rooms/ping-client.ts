@@ -57,15 +57,16 @@ export class PingClient {
           resolve(result);
         }
       };
+      // The deadline counts from now, the wait for a free socket included: a ping stuck behind
+      // others fails (and is counted) instead of arriving minutes late.
       const req = (isHttps ? https : http).request(url, {
-        method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent, timeout: this.timeoutMs,
+        method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent, signal: AbortSignal.timeout(this.timeoutMs),
       }, (res) => {
         res.resume();
         res.on('end', () => done({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, statusCode: res.statusCode ?? 0 }));
         res.on('error', (err) => done({ ok: false, statusCode: res.statusCode ?? 0, error: err.message }));
       });
-      req.on('timeout', () => req.destroy(new Error(`ping timed out after ${this.timeoutMs} ms`)));
-      req.on('error', (err) => done({ ok: false, error: err.message }));
+      req.on('error', (err) => done({ ok: false, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms (waiting for a socket included)` : err.message }));
       req.end(body);
     });
   }

@@ -95,3 +95,32 @@ describe('SimRoom', () => {
     expect(r.view().pingsSent).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('SimRoom, a ping slower than its interval', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('holds no timer while the ping is under way; the answer wakes the room, which pings again', async () => {
+    const answers: ((r: { ok: boolean }) => void)[] = [];
+    const r = new SimRoom({
+      identity: { schedulerName: 'fleet', roomId: 'slow' },
+      script: parseRoomScript('ready'),
+      roomsApiUrl: 'http://127.0.0.1:9',
+      pingIntervalMs: 50,
+      firstPingDelayMs: 0,
+      send: () => new Promise((resolve) => answers.push(resolve)),
+      now: () => Date.now(),
+    });
+    r.start();
+    expect(answers).toHaveLength(1);
+    // Ten intervals pass with the first ping unanswered: nothing is armed, nothing else is sent.
+    jest.advanceTimersByTime(500);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(answers).toHaveLength(1);
+    answers[0]?.({ ok: true });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(answers).toHaveLength(2);
+    expect(r.view()).toMatchObject({ pingsSent: 1, pingFailures: 0, lastOkAt: Date.now() });
+    r.stop();
+  });
+});

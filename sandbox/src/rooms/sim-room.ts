@@ -32,6 +32,10 @@ export interface RoomView {
   lastPingStatus?: LivePingStatus;
   pingsSent: number;
   pingFailures: number;
+  /** When the game server started (ms since the epoch). */
+  startedAt: number;
+  /** When a ping last got a 2xx answer (ms since the epoch). */
+  lastOkAt?: number;
 }
 
 export class SimRoom {
@@ -44,6 +48,7 @@ export class SimRoom {
   private lastSent: LivePingStatus | undefined;
   private sent = 0;
   private failures = 0;
+  private lastOkAtMs: number | undefined;
   private readonly url: string;
 
   constructor(private readonly options: SimRoomOptions) {
@@ -85,6 +90,8 @@ export class SimRoom {
       ...(this.lastSent ? { lastPingStatus: this.lastSent } : {}),
       pingsSent: this.sent,
       pingFailures: this.failures,
+      startedAt: this.startedAtMs,
+      ...(this.lastOkAtMs !== undefined ? { lastOkAt: this.lastOkAtMs } : {}),
     };
   }
 
@@ -102,15 +109,18 @@ export class SimRoom {
     if (scripted.status !== undefined) {
       const changed = this.lastSent !== undefined && scripted.status !== this.lastSent;
       if (now >= this.nextPingAtMs || changed) {
-        if (this.inFlight) this.pendingWake = true;
-        else {
-          // The gap after the first ping is anywhere in [0.5, 1.5) intervals, so rooms created in
-          // one burst spread their pings over the whole interval; later gaps vary by ±10%.
-          const r = unitRandom(0, this.options.identity.roomId, this.sent);
-          const jitter = this.lastSent === undefined ? 0.5 + r : 0.9 + 0.2 * r;
-          this.nextPingAtMs = now + Math.max(1, Math.round(this.options.pingIntervalMs * jitter));
-          void this.ping(scripted.status);
+        if (this.inFlight) {
+          // The ping under way wakes this room when it ends (a timer now would fire at once, again
+          // and again, for as long as the answer takes).
+          this.pendingWake = true;
+          return;
         }
+        // The gap after the first ping is anywhere in [0.5, 1.5) intervals, so rooms created in
+        // one burst spread their pings over the whole interval; later gaps vary by ±10%.
+        const r = unitRandom(0, this.options.identity.roomId, this.sent);
+        const jitter = this.lastSent === undefined ? 0.5 + r : 0.9 + 0.2 * r;
+        this.nextPingAtMs = now + Math.max(1, Math.round(this.options.pingIntervalMs * jitter));
+        void this.ping(scripted.status);
       }
     }
     const wakeAt: number[] = [];
@@ -128,7 +138,8 @@ export class SimRoom {
     });
     this.inFlight = false;
     this.sent++;
-    if (!result.ok) this.failures++;
+    if (result.ok) this.lastOkAtMs = this.options.now();
+    else this.failures++;
     this.options.onPing?.(status, result);
     if (this.pendingWake && this.stateValue === 'running') {
       this.pendingWake = false;

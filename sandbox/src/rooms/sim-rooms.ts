@@ -24,7 +24,11 @@ export interface SimRoomsOptions {
   pingIntervalMs?: number;
   /** The first ping of a room goes out after a random delay up to this (default min(interval, 500 ms)). */
   firstPingMaxDelayMs?: number;
-  /** Sockets per origin for the keep-alive agent (default 64). */
+  /**
+   * Sockets per origin for the keep-alive agent (default 512). Real game servers each hold a
+   * connection of their own; a small pool would queue pings behind slow answers (a status change
+   * waits up to a second for its write) and make rooms look silent that are not.
+   */
   maxSockets?: number;
   logger?: Logger;
   metrics?: MetricsRegistry;
@@ -58,6 +62,8 @@ export interface PingFailure {
 }
 
 const RECENT_FAILURES = 10;
+/** Rooms whose pod went away, kept (newest) so `room()` can still say what their game server did. */
+const ENDED_ROOMS = 10_000;
 
 export interface SimRoomView extends RoomView {
   namespace: string;
@@ -77,6 +83,8 @@ export class SimRooms {
   private connections: SharedDispatcherKubeConfig | undefined;
   private readonly client: PingClient;
   private readonly entries = new Map<string, Entry>();
+  /** The last view of rooms whose pod was deleted, by pod uid (insertion order = age). */
+  private readonly ended = new Map<string, SimRoomView>();
   private readonly counters = { pingsSent: 0, pingFailures: 0, pingsByStatus: { ready: 0, occupied: 0, terminating: 0 } };
   private readonly recentFailures: PingFailure[] = [];
   private readonly metric: Counter | undefined;
@@ -89,7 +97,7 @@ export class SimRooms {
 
   private constructor(private readonly options: SimRoomsOptions) {
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-rooms' });
-    this.client = new PingClient({ maxSockets: options.maxSockets ?? 64 });
+    this.client = new PingClient({ maxSockets: options.maxSockets ?? 512 });
     this.pingIntervalMs = Math.max(1, options.pingIntervalMs ?? 5000);
     this.firstPingMaxDelayMs = Math.max(0, options.firstPingMaxDelayMs ?? Math.min(this.pingIntervalMs, 500));
     this.now = options.now ?? (() => Date.now());
@@ -118,6 +126,15 @@ export class SimRooms {
     let active = 0;
     for (const e of this.entries.values()) if (e.room.state === 'running') active++;
     return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingsByStatus: { ...this.counters.pingsByStatus }, recentFailures: [...this.recentFailures] };
+  }
+
+  /** A room whose pod is gone, as its game server last was (the last 10,000 such rooms are kept). */
+  endedRoom(roomId: string, schedulerName?: string): SimRoomView | undefined {
+    let found: SimRoomView | undefined;
+    for (const v of this.ended.values()) {
+      if (v.roomId === roomId && (schedulerName === undefined || v.schedulerName === schedulerName)) found = v;
+    }
+    return found;
   }
 
   /** The room with this id (and scheduler, when ids repeat across schedulers), newest first. */
@@ -150,6 +167,7 @@ export class SimRooms {
     this.stopped = true;
     for (const e of this.entries.values()) e.room.stop();
     this.entries.clear();
+    this.ended.clear();
     if (this.ownsInformer) await this.informer.stop();
     await this.connections?.close();
     this.client.close();
@@ -189,8 +207,12 @@ export class SimRooms {
 
   private onPodDeleted(pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
-    this.entries.get(uid)?.room.stop();
+    const entry = this.entries.get(uid);
+    if (!entry) return;
+    entry.room.stop();
     this.entries.delete(uid);
+    this.ended.set(uid, { ...entry.room.view(), namespace: entry.namespace, podName: entry.podName });
+    if (this.ended.size > ENDED_ROOMS) this.ended.delete(this.ended.keys().next().value as string);
   }
 
   private scriptOf(pod: V1Pod, value: string | undefined): RoomScript {
