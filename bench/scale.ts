@@ -57,6 +57,7 @@ import { runStandalone } from './support/standalone';
 import type { GatewayChildArg, GatewayReady } from './processes/gateway-child';
 import type { OperatorChildArg } from './processes/operator-child';
 import type { SimulationChildArg, SimulationStats } from './processes/simulation-child';
+import type { SimRoomView } from '../sandbox/src/rooms/sim-rooms';
 
 const NAMES = { real: '10. scale, 10,000 rooms, real API server', sandbox: '10s. scale, 10,000 rooms, sandbox' } as const;
 const ROOMS = Number(process.env.BENCH_SCALE_ROOMS ?? 10_000);
@@ -101,6 +102,69 @@ class RssSampler {
   }
 }
 
+/**
+ * Every BENCH_SCALE_TRACE_SECONDS (default 60; 0: off) one `[scale]` line of what happened since
+ * the last: pings sent and failed (with the last failure), the gateway's pings by result, its
+ * ping-digest writes and refusals, relists and watch restarts of each process's informers, and
+ * the operator's expiry holds and API errors. What a MISS needs to be explained.
+ */
+class Trace {
+  private readonly timer: NodeJS.Timeout | undefined;
+  private last = new Map<string, number>();
+  private busy = false;
+  constructor(
+    private readonly children: { operator: ChildHandle<unknown>; gateway: ChildHandle<unknown>; simulation: ChildHandle<null> },
+    private readonly print: (line: string) => void,
+  ) {
+    const everyMs = Number(process.env.BENCH_SCALE_TRACE_SECONDS ?? 60) * 1000;
+    if (everyMs > 0) this.timer = setInterval(() => void this.sample(), everyMs);
+  }
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+  private async sample(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const [sim, gw, op] = await Promise.all([
+        this.children.simulation.call<SimulationStats>('stats'),
+        this.children.gateway.call<string>('metrics'),
+        this.children.operator.call<string>('metrics'),
+      ]);
+      const now = new Map<string, number>([
+        ['pings', sim.pingsSent], ['failed', sim.pingFailures],
+        ...['recorded', 'status_written', 'write_pending', 'unknown_room', 'write_failed', 'rejected'].map((r) => [`gw ${r}`, sumMetricText(gw, 'roomkeeper_pings_total', { result: r })] as [string, number]),
+        ['digest writes', sumMetricText(gw, 'roomkeeper_kube_writes_total', { kind: 'ping_digest' })],
+        ['digest refused', sumMetricText(gw, 'roomkeeper_kube_write_errors_total', { kind: 'ping_digest' })],
+        ['gw relists', sumMetricText(gw, 'roomkeeper_informer_relists_total')],
+        ['gw watch restarts', sumMetricText(gw, 'roomkeeper_informer_watch_restarts_total')],
+        ['gw api errors', sumMetricText(gw, 'roomkeeper_kube_api_request_errors_total')],
+        ['op relists', sumMetricText(op, 'roomkeeper_informer_relists_total')],
+        ['op watch restarts', sumMetricText(op, 'roomkeeper_informer_watch_restarts_total')],
+        ['op api errors', sumMetricText(op, 'roomkeeper_kube_api_request_errors_total')],
+        ['expiry held', sumMetricText(op, 'roomkeeper_room_expiry_held_total')],
+        ['remove_rooms', sumMetricText(op, 'roomkeeper_operations_total', { definition: 'remove_rooms' })],
+      ]);
+      const parts = [...now].map(([k, v]) => `${k} +${v - (this.last.get(k) ?? 0)}`);
+      const failure = sim.recentFailures.at(-1);
+      this.last = now;
+      this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
+    } catch (err) {
+      this.print(`trace: not read (${err instanceof Error ? err.message : String(err)})`);
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+/** What the simulated game server of an expired room did, relative to the moment it was judged expired. */
+async function gameServerSaw(simulation: ChildHandle<null>, scheduler: string, roomId: string, decidedAt: number): Promise<string> {
+  const room = await simulation.call<SimRoomView | null>('room', { roomId, scheduler }).catch(() => null);
+  if (!room) return 'game server: never started';
+  const ago = (t: number | undefined) => (t === undefined || Number.isNaN(decidedAt) ? 'never' : `${Math.round((decidedAt - t) / 1000)} s before`);
+  return `game server: started ${ago(room.startedAt)}, last answered ping ${ago(room.lastOkAt)}, ${room.pingsSent} pings, ${room.pingFailures} failed, now ${room.state}`;
+}
+
 export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
   const NAME = NAMES[target];
   const began = Date.now();
@@ -120,7 +184,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
   });
   const api = new RoomkeeperApi(admin.custom);
   const config = loadConfig({}, { logLevel: 'error', operatorPort: 0, gatewayPort: 0, roomsPort: 0, ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS });
-  const overrides = { logLevel: 'error', ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS };
+  const overrides = { logLevel: process.env.BENCH_LOG_LEVEL ?? 'error', ...BENCH_SECRETS, maxRoomsPerScheduler: 2 * ROOMS };
   const apiRequests = async (): Promise<RequestCounts | undefined> => {
     const text = await cluster.apiServerMetrics().catch(() => undefined);
     return text === undefined ? undefined : parseRequestCounts(text);
@@ -168,6 +232,11 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid });
     stops.push(() => {
       rss.stop();
+      return Promise.resolve();
+    });
+    const trace = new Trace({ operator, gateway, simulation }, progress);
+    stops.push(() => {
+      trace.stop();
       return Promise.resolve();
     });
     const management = new ManagementClient(gateway.ready.managementUrl, BENCH_SECRETS.authUsername, BENCH_SECRETS.authPassword);
@@ -272,13 +341,17 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
 
     // 7. Expired rooms and operations in error, over the run.
     const ops = (await retryTransient(() => api.listOperations(A), 10)).items;
-    const expiredInputs = ops.filter((o) => o.spec.definitionName === 'remove_rooms')
-      .map((o) => o.spec.input as { reason?: string; roomsIds?: unknown[]; details?: string[] } | undefined)
-      .filter((input) => input?.reason === RemoveRoomsReason.ExpiredRoom);
+    const expiredOps = ops.filter((o) => o.spec.definitionName === 'remove_rooms'
+      && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom);
+    const expiredInputs = expiredOps.map((o) => o.spec.input as { roomsIds?: unknown[]; details?: string[] } | undefined);
     const expired = expiredInputs.reduce((n, input) => n + (input?.roomsIds?.length ?? 0), 0);
     const errored = ops.filter((o) => o.status?.status === 'error');
-    // Which rooms and why (the health check's reason per room), while the operations still exist.
-    const expiredWhy = expiredInputs.flatMap((input) => input?.details ?? []).slice(0, 20);
+    // Which rooms and why (the health check's reason per room), while the operations still exist,
+    // and what each one's simulated game server did: whether the pings were sent and answered.
+    const expiredWhy = await Promise.all(expiredOps.flatMap((o) => {
+      const decidedAt = new Date(o.metadata.creationTimestamp ?? Number.NaN).getTime();
+      return ((o.spec.input as { details?: string[] } | undefined)?.details ?? []).map((d) => ({ d, decidedAt }));
+    }).slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(simulation, A, d.split(':')[0] ?? '', decidedAt)}]`));
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },

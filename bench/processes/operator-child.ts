@@ -28,6 +28,7 @@ serveParent<{ opsUrl: string | undefined }>(async () => {
   return {
     payload: { opsUrl: operator.opsUrl },
     handlers: {
+      metrics: () => metrics.render(),
       memory: () => process.memoryUsage(),
       /** With --expose-gc: memory after a full collection (what is really retained). */
       memoryAfterGc: () => {

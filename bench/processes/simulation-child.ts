@@ -1,10 +1,11 @@
 /**
  * Child process: the simulated kubelet and game rooms (they ping the rooms API over real HTTP).
- * Argument: SimulationChildArg. Calls: `stats` (SimRooms stats plus rooms per state).
+ * Argument: SimulationChildArg. Calls: `stats` (SimRooms stats) and `room` (one room's game server).
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { startSimulation } from '../../sandbox/src/simulation';
 import { serveParent, childArg } from '../support/child-rpc';
+import type { PingFailure, SimRoomView } from '../../sandbox/src/rooms/sim-rooms';
 
 export interface SimulationChildArg {
   kubeconfigYaml: string;
@@ -19,6 +20,8 @@ export interface SimulationStats {
   activeRooms: number;
   pingsSent: number;
   pingFailures: number;
+  /** The last failed pings, oldest first. */
+  recentFailures: PingFailure[];
 }
 
 serveParent<null>(async () => {
@@ -39,7 +42,12 @@ serveParent<null>(async () => {
     handlers: {
       stats: (): SimulationStats => {
         const s = simulation.rooms?.stats();
-        return { activeRooms: s?.activeRooms ?? 0, pingsSent: s?.pingsSent ?? 0, pingFailures: s?.pingFailures ?? 0 };
+        return { activeRooms: s?.activeRooms ?? 0, pingsSent: s?.pingsSent ?? 0, pingFailures: s?.pingFailures ?? 0, recentFailures: s?.recentFailures ?? [] };
+      },
+      /** What one room's simulated game server did, its pod alive or gone: `{ roomId, scheduler }`. */
+      room: (q: unknown): SimRoomView | null => {
+        const { roomId, scheduler } = q as { roomId: string; scheduler: string };
+        return simulation.rooms?.room(roomId, scheduler) ?? simulation.rooms?.endedRoom(roomId, scheduler) ?? null;
       },
     },
     stop: () => simulation.stop(),
