@@ -23,6 +23,7 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
+import { expiryReason } from './domain/expiry';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
@@ -125,10 +126,13 @@ export class HealthController {
     let plan = planWith(timeouts);
     // The expiry brake: rooms that look dead only because their pings were not seen are held
     // while the operator's own sight is in doubt (rooms stuck terminating are not held).
-    const withoutPingExpiry = planWith({ ...timeouts, initTimeoutMs: Number.POSITIVE_INFINITY, pingTimeoutMs: Number.POSITIVE_INFINITY });
+    const noPingTimeouts = { ...timeouts, initTimeoutMs: Number.POSITIVE_INFINITY, pingTimeoutMs: Number.POSITIVE_INFINITY };
+    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+    const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
+      silent: fleet.filter((r) => expiryReason(r, now, halfTimeouts) !== undefined && expiryReason(r, now, noPingTimeouts) === undefined).length,
       fleet: fleet.length,
       now,
       sightSince: sight.since,

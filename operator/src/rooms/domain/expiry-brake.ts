@@ -5,10 +5,20 @@
  * reconnected after an error), the likelier fault is its own sight. Then it expires nothing on
  * the init or ping timeouts and decides again on fresh data. Rooms stuck terminating are not held:
  * their expiry does not depend on pings.
+ *
+ * "Together" is judged on the rooms silent for more than half their timeout, not only on those
+ * expiring at this check: when pings stop reaching the operator for the whole fleet, the rooms
+ * cross their timeout spread over a ping interval and a digest flush, a few checks' worth, so no
+ * single check sees most of them expire, while every one of them has long been silent.
  */
 export interface ExpiryBrakeInput {
   /** Rooms that would expire now on the init or ping timeout. */
   expiring: number;
+  /**
+   * Rooms that would expire on the init or ping timeout were those timeouts half as long: the
+   * rooms silent for more than half their timeout, `expiring` included.
+   */
+  silent: number;
   /** The scheduler's rooms (validation rooms excluded). */
   fleet: number;
   now: number;
@@ -18,7 +28,7 @@ export interface ExpiryBrakeInput {
   sightImpaired: boolean;
   /** How long fresh sight must last before rooms may expire. */
   graceMs: number;
-  /** A share of the fleet (0..1) and a count that must both be exceeded to call it mass expiry. */
+  /** A share of the fleet (0..1) and a count that `silent` must both exceed to call it mass expiry. */
   share: number;
   min: number;
 }
@@ -37,8 +47,12 @@ export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
     const left = input.graceMs - freshFor;
     return { hold: true, reason: 'fresh-sight', retryAfterMs: left, message: `${input.expiring} rooms look expired, but the operator has seen the cluster for only ${Math.round(freshFor / 1000)} s (leadership gained or caches reconnected); expiry waits ${Math.ceil(left / 1000)} s more for fresh pings` };
   }
-  if (input.expiring > input.min && input.expiring > input.share * input.fleet) {
-    return { hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs, message: `${input.expiring} of ${input.fleet} rooms would expire at once (more than ${Math.round(input.share * 100)} % and more than ${input.min}); suspecting the operator's own sight, none is expired now` };
+  const silent = Math.max(input.silent, input.expiring);
+  if (silent > input.min && silent > input.share * input.fleet) {
+    return {
+      hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs,
+      message: `${input.expiring} rooms would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
+    };
   }
   return { hold: false };
 }
