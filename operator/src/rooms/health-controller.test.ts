@@ -92,3 +92,37 @@ describe('HealthController during a rolling update', () => {
   });
 });
 
+
+describe('HealthController and the expiry brake', () => {
+  /** 20 ready rooms of the scheduler, `expiring` of them last heard 241 s ago and the others `othersAgoS` ago. */
+  async function check(expiring: number, othersAgoS: number) {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 20 };
+    s.status = { ...s.status, rooms: { desired: 20 }, autoscaling: { desired: 20, lastDecision: 'roomsReplicas is 20' } };
+    const now = deps.now();
+    const rooms = Array.from({ length: 20 }, (_, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `r${i}`, namespace: 's', uid: `uid-${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(now - (i < expiring ? 241_000 : othersAgoS * 1000)).toISOString() },
+    }));
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    await health.reconcile('s');
+    return { created, held: deps.metrics.sum('roomkeeper_room_expiry_held_total', { reason: 'mass-expiry' }) };
+  }
+
+  it('holds a silence of the whole fleet that crosses the timeout a few rooms at a time', async () => {
+    // 3 rooms cross the ping timeout now; the other 17 have been silent for 200 s of 240 s.
+    const { created, held } = await check(3, 200);
+    expect(created.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
+    expect(held).toBe(1);
+  });
+
+  it('expires the few silent rooms of a fleet that is otherwise heard', async () => {
+    const { created, held } = await check(3, 5);
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds])).toEqual([['remove_rooms', ['r0', 'r1', 'r2']]]);
+    expect(held).toBe(0);
+  });
+});
