@@ -1,7 +1,9 @@
 /**
  * Child process: the simulated kubelet and game rooms (they ping the rooms API over real HTTP).
- * Argument: SimulationChildArg. Calls: `stats` (SimRooms stats) and `room` (one room's game server).
+ * Argument: SimulationChildArg. Calls: `stats` (SimRooms stats), `room` (one room's game server) and
+ * `loopDelay` (how late its event loop ran since the last call).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startSimulation } from '../../sandbox/src/simulation';
 import { serveParent, childArg } from '../support/child-rpc';
@@ -37,9 +39,18 @@ serveParent<null>(async () => {
     ...(arg.startDelayMs !== undefined ? { startDelayMs: arg.startDelayMs } : {}),
     ...(arg.concurrency !== undefined ? { concurrency: arg.concurrency } : {}),
   });
+  // How late this process's event loop runs: a ping that fails here may never have left it.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   return {
     payload: null,
     handlers: {
+      /** The event loop's delay since the last call (ms): max and p99. */
+      loopDelay: () => {
+        const out = { maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 };
+        loopDelay.reset();
+        return out;
+      },
       stats: (): SimulationStats => {
         const s = simulation.rooms?.stats();
         return { activeRooms: s?.activeRooms ?? 0, pingsSent: s?.pingsSent ?? 0, pingFailures: s?.pingFailures ?? 0, recentFailures: s?.recentFailures ?? [] };
@@ -50,6 +61,9 @@ serveParent<null>(async () => {
         return simulation.rooms?.room(roomId, scheduler) ?? simulation.rooms?.endedRoom(roomId, scheduler) ?? null;
       },
     },
-    stop: () => simulation.stop(),
+    stop: () => {
+      loopDelay.disable();
+      return simulation.stop();
+    },
   };
 });
