@@ -39,6 +39,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../common/src/config';
 import type { SchedulerSpec } from '../common/src/generated/resources';
+import type { RemoveRoomsByIdsInput } from '../common/src/operations/operation-inputs';
 import { isNotFound, makeKubeClients, retryTransient } from '../common/src/kube/clients';
 import { RoomkeeperApi } from '../common/src/kube/roomkeeper-api';
 import { isFinalOperationStatus, RemoveRoomsReason } from '../common/src/resources/operation-names';
@@ -146,7 +147,7 @@ class Trace {
     try {
       const [sim, simLoop, gw, op] = await Promise.all([
         this.children.simulation.call<SimulationStats>('stats'),
-        this.children.simulation.call<{ maxMs: number; p99Ms: number }>('loopDelay'),
+        this.children.simulation.call<{ maxMs: number }>('loopDelay'),
         this.children.gateway.call<string>('metrics'),
         this.children.operator.call<string>('metrics'),
       ]);
@@ -367,17 +368,18 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
 
     // 7. Expired rooms and operations in error, over the run.
     const ops = (await retryTransient(() => api.listOperations(A), 10)).items;
-    const expiredOps = ops.filter((o) => o.spec.definitionName === 'remove_rooms'
-      && (o.spec.input as { reason?: string } | undefined)?.reason === RemoveRoomsReason.ExpiredRoom);
-    const expiredInputs = expiredOps.map((o) => o.spec.input as { roomsIds?: unknown[]; details?: string[] } | undefined);
-    const expired = expiredInputs.reduce((n, input) => n + (input?.roomsIds?.length ?? 0), 0);
+    const expiredOps = ops.flatMap((o) => {
+      const input = o.spec.input as Partial<RemoveRoomsByIdsInput> | undefined;
+      return o.spec.definitionName === 'remove_rooms' && input?.reason === RemoveRoomsReason.ExpiredRoom
+        ? [{ input, decidedAt: new Date(o.metadata.creationTimestamp ?? Number.NaN).getTime() }]
+        : [];
+    });
+    const expired = expiredOps.reduce((n, { input }) => n + (input.roomsIds?.length ?? 0), 0);
     const errored = ops.filter((o) => o.status?.status === 'error');
     // Which rooms and why (the health check's reason per room), while the operations still exist,
     // and what each one's simulated game server did: whether the pings were sent and answered.
-    const expiredWhy = await Promise.all(expiredOps.flatMap((o) => {
-      const decidedAt = new Date(o.metadata.creationTimestamp ?? Number.NaN).getTime();
-      return ((o.spec.input as { details?: string[] } | undefined)?.details ?? []).map((d) => ({ d, decidedAt }));
-    }).slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(simulation, A, d.split(':')[0] ?? '', decidedAt)}]`));
+    const expiredWhy = await Promise.all(expiredOps.flatMap(({ input, decidedAt }) => (input.details ?? []).map((d) => ({ d, decidedAt })))
+      .slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(simulation, A, d.split(':')[0] ?? '', decidedAt)}]`));
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },

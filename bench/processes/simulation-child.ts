@@ -45,9 +45,9 @@ serveParent<null>(async () => {
   return {
     payload: null,
     handlers: {
-      /** The event loop's delay since the last call (ms): max and p99. */
+      /** The event loop's longest delay since the last call (ms). */
       loopDelay: () => {
-        const out = { maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 };
+        const out = { maxMs: loopDelay.max / 1e6 };
         loopDelay.reset();
         return out;
       },

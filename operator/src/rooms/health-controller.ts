@@ -23,7 +23,7 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
-import { expiryReason } from './domain/expiry';
+import { isSilent } from './domain/expiry';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
@@ -132,7 +132,7 @@ export class HealthController {
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
-      silent: fleet.filter((r) => expiryReason(r, now, halfTimeouts) !== undefined && expiryReason(r, now, noPingTimeouts) === undefined).length,
+      silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
       fleet: fleet.length,
       now,
       sightSince: sight.since,

@@ -62,7 +62,7 @@ export interface PingFailure {
 }
 
 const RECENT_FAILURES = 10;
-/** Rooms whose pod went away, kept (newest) so `room()` can still say what their game server did. */
+/** Rooms whose pod went away, kept (newest) so `endedRoom()` can still say what their game server did. */
 const ENDED_ROOMS = 10_000;
 
 export interface SimRoomView extends RoomView {

@@ -47,6 +47,7 @@ export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
     const left = input.graceMs - freshFor;
     return { hold: true, reason: 'fresh-sight', retryAfterMs: left, message: `${input.expiring} rooms look expired, but the operator has seen the cluster for only ${Math.round(freshFor / 1000)} s (leadership gained or caches reconnected); expiry waits ${Math.ceil(left / 1000)} s more for fresh pings` };
   }
+  // `expiring` may count validation rooms, which `silent` and `fleet` leave out.
   const silent = Math.max(input.silent, input.expiring);
   if (silent > input.min && silent > input.share * input.fleet) {
     return {

@@ -1,4 +1,4 @@
-import { expiryReason, findExpiredRooms, formatMs } from './expiry';
+import { expiryReason, findExpiredRooms, formatMs, isSilent } from './expiry';
 import { roomView } from './test-rooms';
 import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
 
@@ -101,6 +101,18 @@ describe('expiryReason', () => {
   ];
   it.each(cases)('$name', ({ room, reason }) => {
     expect(expiryReason(roomView('r', room), NOW, timeouts)).toBe(reason);
+  });
+});
+
+describe('isSilent', () => {
+  it.each([
+    { name: 'a room past the ping timeout', room: { status: 'ready', lastPingAt: NOW - 245 * S }, silent: true },
+    { name: 'a room past the init timeout', room: { status: 'pending', startedAt: NOW - 121 * S }, silent: true },
+    { name: 'a room within both', room: { status: 'ready', lastPingAt: NOW - 10 * S }, silent: false },
+    { name: 'a room that reported terminated', room: { status: 'terminated', lastPingAt: NOW - 1000 * S }, silent: false },
+    { name: 'a room stuck terminating, whatever its pings', room: { status: 'ready', terminating: true, terminatingSince: NOW - 500 * S, lastPingAt: NOW - 500 * S }, silent: false },
+  ] satisfies { name: string; room: Partial<RoomView>; silent: boolean }[])('$name: $silent', ({ room, silent }) => {
+    expect(isSilent(roomView('r', room), NOW, timeouts)).toBe(silent);
   });
 });
 

@@ -44,35 +44,59 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
   return expired;
 }
 
-/** Why `room` has expired at `now`, or undefined when it has not. */
-export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts): string | undefined {
-  if (room.status === 'terminated') return 'room reported terminated';
+/** The rule (1 to 4 above) by which a room has expired, and how long it has been in that state. */
+export interface Expiry {
+  rule: 'terminated' | 'deletion' | 'init' | 'ping';
+  elapsedMs: number;
+}
+
+/** By which rule `room` has expired at `now`, or undefined when it has not. */
+export function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry | undefined {
+  if (room.status === 'terminated') return { rule: 'terminated', elapsedMs: 0 };
 
   if (room.terminating || room.status === 'terminating') {
-    const since = room.terminatingSince ?? room.lastPingAt ?? room.createdAt;
-    const elapsed = now - since;
-    return elapsed > timeouts.deletionTimeoutMs
-      ? `terminating for ${formatMs(elapsed)} (timeout ${formatMs(timeouts.deletionTimeoutMs)})`
-      : undefined;
+    const elapsedMs = now - (room.terminatingSince ?? room.lastPingAt ?? room.createdAt);
+    return elapsedMs > timeouts.deletionTimeoutMs ? { rule: 'deletion', elapsedMs } : undefined;
   }
 
   if ((room.status === 'pending' || room.status === 'unready') && room.lastPingAt === undefined) {
     const since = room.startedAt ?? (room.status === 'unready' ? room.createdAt : undefined);
-    const age = since === undefined ? 0 : now - since;
-    if (age > timeouts.initTimeoutMs) {
-      const from = room.startedAt === undefined ? 'creation' : 'its pod started';
-      return `${room.status} ${formatMs(age)} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)})`;
-    }
+    const elapsedMs = since === undefined ? 0 : now - since;
+    if (elapsedMs > timeouts.initTimeoutMs) return { rule: 'init', elapsedMs };
   }
 
   if (room.status !== 'pending' || room.lastPingAt !== undefined) {
-    const silent = now - (room.lastPingAt ?? room.startedAt ?? room.createdAt);
-    if (silent > timeouts.pingTimeoutMs) {
-      const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';
-      return `${what} for ${formatMs(silent)} (timeout ${formatMs(timeouts.pingTimeoutMs)})`;
-    }
+    const elapsedMs = now - (room.lastPingAt ?? room.startedAt ?? room.createdAt);
+    if (elapsedMs > timeouts.pingTimeoutMs) return { rule: 'ping', elapsedMs };
   }
   return undefined;
+}
+
+/** Whether `room` has expired at `now` on the init or ping timeout: it has not been heard from. */
+export function isSilent(room: RoomView, now: number, timeouts: RoomTimeouts): boolean {
+  const rule = expiryOf(room, now, timeouts)?.rule;
+  return rule === 'init' || rule === 'ping';
+}
+
+/** Why `room` has expired at `now`, for people, or undefined when it has not. */
+export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts): string | undefined {
+  const expiry = expiryOf(room, now, timeouts);
+  if (expiry === undefined) return undefined;
+  const elapsed = formatMs(expiry.elapsedMs);
+  switch (expiry.rule) {
+    case 'terminated':
+      return 'room reported terminated';
+    case 'deletion':
+      return `terminating for ${elapsed} (timeout ${formatMs(timeouts.deletionTimeoutMs)})`;
+    case 'init': {
+      const from = room.startedAt === undefined ? 'creation' : 'its pod started';
+      return `${room.status} ${elapsed} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)})`;
+    }
+    case 'ping': {
+      const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';
+      return `${what} for ${elapsed} (timeout ${formatMs(timeouts.pingTimeoutMs)})`;
+    }
+  }
 }
 
 /** Milliseconds for people: whole seconds as `245s`, anything else as `1500ms`. */
