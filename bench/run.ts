@@ -15,7 +15,7 @@ import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
 import { run as pingThroughput } from './ping-throughput';
 import { run as rollingSwitch } from './rolling-switch';
-import { run as scale } from './scale';
+import { run as scale, scaleBenchName } from './scale';
 import { run as soak } from './soak';
 import { run as steadyFleet } from './steady-fleet';
 import { realTargetAvailable } from './support/bench-stack';
@@ -38,7 +38,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: '7. unauthenticated ping flood', run: pingFlood },
   { name: '8. rolling switch, 1,000 rooms', run: rollingSwitch },
   { name: '9. soak, 10k rooms, churn and leader kills', run: soak },
-  { name: '10. scale, 10,000 rooms, real API server', run: onRealApiServer('10. scale, 10,000 rooms, real API server', () => scale('real')) },
+  { name: scaleBenchName('real'), run: onRealApiServer(scaleBenchName('real'), () => scale('real')) },
   { name: allocationBenchName('sandbox', 1000), run: () => allocationThroughput('sandbox') },
   { name: allocationBenchName('sandbox', 10_000), run: () => allocationThroughput('sandbox', 10_000) },
   { name: allocationBenchName('real', 1000), run: onRealApiServer(allocationBenchName('real', 1000), () => allocationThroughput('real')) },

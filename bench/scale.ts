@@ -62,8 +62,12 @@ import type { OperatorChildArg } from './processes/operator-child';
 import type { SimulationChildArg, SimulationStats } from './processes/simulation-child';
 import type { SimRoomView } from '../sandbox/src/rooms/sim-rooms';
 
-const NAMES = { real: '10. scale, 10,000 rooms, real API server', sandbox: '10s. scale, 10,000 rooms, sandbox' } as const;
 const ROOMS = Number(process.env.BENCH_SCALE_ROOMS ?? 10_000);
+/** The benchmark's name on a target, with the N it runs at (10,000 unless BENCH_SCALE_ROOMS says otherwise). */
+export function scaleBenchName(target: BenchTarget): string {
+  const size = `${ROOMS.toLocaleString('en-US')} rooms`;
+  return target === 'real' ? `10. scale, ${size}, real API server` : `10s. scale, ${size}, sandbox`;
+}
 const BASE = Math.min(100, Math.floor(ROOMS / 10));
 const ADDS = 5;
 const ADD_EACH = Math.round(ROOMS / 10);
@@ -187,7 +191,7 @@ async function gameServerSaw(simulation: ChildHandle<null>, scheduler: string, r
 }
 
 export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
-  const NAME = NAMES[target];
+  const NAME = scaleBenchName(target);
   const began = Date.now();
   const figures: Figure[] = [];
   const notes: string[] = [];
