@@ -51,7 +51,7 @@ export interface Expiry {
 }
 
 /** By which rule `room` has expired at `now`, or undefined when it has not. */
-export function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry | undefined {
+function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry | undefined {
   if (room.status === 'terminated') return { rule: 'terminated', elapsedMs: 0 };
 
   if (room.terminating || room.status === 'terminating') {
