@@ -45,7 +45,7 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
 }
 
 /** The rule (1 to 4 above) by which a room has expired, and how long it has been in that state. */
-export interface Expiry {
+interface Expiry {
   rule: 'terminated' | 'deletion' | 'init' | 'ping';
   elapsedMs: number;
 }
