@@ -2,11 +2,11 @@
  * Benchmark 10: one scheduler of 10,000 rooms on the real control plane (issue 19).
  *
  * Layout: kube-apiserver v1.28, etcd and kube-controller-manager as local processes; the operator
- * (the chart's ServiceAccount, the chart's heap limit), the gateway (its ServiceAccount and heap limit) and the
- * simulated kubelet + rooms (rooms ping every 10 s) each in a process of their own, so each one's
- * memory is its own; the bench process holds only the management client, a GameRoom watch and
- * the bare loop. The three children run compiled JavaScript under plain node, as the image runs
- * them (no TypeScript loader in their memory).
+ * (the chart's ServiceAccount, the chart's heap limit), the gateway (its ServiceAccount and heap limit), the
+ * simulated kubelet and the simulated game servers (rooms ping every 10 s) each in a process of
+ * their own, so each one's memory is its own; the bench process holds only the management client,
+ * a GameRoom watch and the bare loop. The four children run compiled JavaScript under plain node,
+ * as the image runs them (no TypeScript loader in their memory).
  *
  * Phases, in order:
  *  1. the yardstick: a bare client-node loop (same client, rate limit and concurrency as the
@@ -28,8 +28,10 @@
  *     deletion with `kubectl delete`.
  *
  * `BENCH_SCALE_ROOMS` (default 10,000) sets N; `BENCH_TARGET=sandbox` runs it on the sandbox;
- * `BENCH_SIM_NICE` (default -10) the simulation's priority; `BENCH_SCALE_TRACE_SECONDS` (default 60)
- * how often a trace line is printed; `BENCH_LOG_LEVEL` (default error) the children's log level.
+ * `BENCH_SCALE_SKIP` (`rollout`, `kubectl`, comma-separated) leaves out phase 5 or 9;
+ * `BENCH_PING_MS` (default 10,000) the rooms' ping interval; `BENCH_SIM_NICE` (default -10) the
+ * priority of the simulation's two processes; `BENCH_SCALE_TRACE_SECONDS` (default 60) how often a
+ * trace line is printed; `BENCH_LOG_LEVEL` (default error) the children's log level.
  * maxRoomsPerScheduler is raised to 2 N (a platform team's setting) so 1.5 N fit in one scheduler.
  */
 import { execFile } from 'node:child_process';
@@ -54,7 +56,9 @@ import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { FleetByVersion } from './support/fleet-by-version';
 import { ManagementClient } from './support/management-client';
 import { sumMetricText } from './support/metric-sum';
+import { readMainThreadCpu, type MainThreadCpu } from './support/process-cpu';
 import { MB, readProcessMemory } from './support/process-memory';
+import { describeSocketQueues, socketQueues, type SocketQueues } from './support/socket-queues';
 import { benchSchedulerBody, benchSchedulerSpec } from './support/scheduler-body';
 import { runStandalone } from './support/standalone';
 import type { GatewayChildArg, GatewayReady } from './processes/gateway-child';
@@ -71,7 +75,8 @@ export function scaleBenchName(target: BenchTarget): string {
 const BASE = Math.min(100, Math.floor(ROOMS / 10));
 const ADDS = 5;
 const ADD_EACH = Math.round(ROOMS / 10);
-const PING_MS = 10_000;
+/** The rooms' ping interval (BENCH_PING_MS): a shorter one loads the ping path of a smaller N as N rooms would. */
+const PING_MS = Number(process.env.BENCH_PING_MS ?? 10_000);
 const START_MS = Number(process.env.BENCH_ROOM_START_MS ?? 5000);
 const SURGE_PERCENT = 10;
 const NODES = 20;
@@ -82,8 +87,10 @@ const BARE = 'bench-bare';
 const A = 'bench-scale-a';
 const B = 'bench-scale-b';
 const PROBE = 'bench-scale-probe';
+/** Phases left out (BENCH_SCALE_SKIP, comma-separated: `rollout`, `kubectl`), to reach the add-rooms sooner. */
+const SKIP = new Set((process.env.BENCH_SCALE_SKIP ?? '').split(',').map((p) => p.trim()).filter(Boolean));
 
-/** The simulation's nice value (BENCH_SIM_NICE; 0 leaves it as the rest). */
+/** The nice value of the simulated kubelet and game servers (BENCH_SIM_NICE; 0 leaves them as the rest). */
 const SIM_NICE = Number(process.env.BENCH_SIM_NICE ?? -10);
 
 /** Sets a process's nice value; says what it did, for the notes. */
@@ -127,31 +134,64 @@ class RssSampler {
  * Every BENCH_SCALE_TRACE_SECONDS (default 60; 0: off) one `[scale]` line of what happened since
  * the last: pings sent and failed (with the last failure), the gateway's pings by result, its
  * ping-digest writes and refusals, relists and watch restarts of each process's informers, the
- * operator's expiry holds and API errors, and how late each process's event loop ran (a ping
- * that fails in a simulation that runs seconds late may never have left it). What a MISS needs
- * to be explained.
+ * operator's expiry holds, API errors and GC pauses, how late each process's event loop ran (a
+ * ping that fails in a game-server process that runs seconds late may never have left it), the CPU
+ * time each child's main thread got and waited for, and the fullest socket queues of the rooms port
+ * (which end of a slow ping was behind). What a MISS needs to be explained.
  */
 class Trace {
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly queueTimer: NodeJS.Timeout | undefined;
   private last = new Map<string, number>();
   private busy = false;
+  /** The fullest socket queues of the rooms port seen since the last line (sampled every 5 s). */
+  private queues: SocketQueues | undefined;
+  private readonly cpu = new Map<string, MainThreadCpu>();
   constructor(
-    private readonly children: { operator: ChildHandle<unknown>; gateway: ChildHandle<unknown>; simulation: ChildHandle<null> },
+    private readonly children: { operator: ChildHandle<unknown>; gateway: ChildHandle<unknown>; kubelet: ChildHandle<null>; gameServers: ChildHandle<null> },
+    private readonly roomsPort: number,
     private readonly print: (line: string) => void,
   ) {
     const everyMs = Number(process.env.BENCH_SCALE_TRACE_SECONDS ?? 60) * 1000;
-    if (everyMs > 0) this.timer = setInterval(() => void this.sample(), everyMs);
+    if (everyMs > 0) {
+      this.timer = setInterval(() => void this.sample(), everyMs);
+      this.queueTimer = setInterval(() => void this.sampleQueues(), Math.min(everyMs, 5000));
+    }
   }
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.queueTimer) clearInterval(this.queueTimer);
+  }
+  /** Each child's main thread since the last line: seconds on a CPU, and seconds runnable waiting for one. */
+  private async cpuSince(): Promise<string> {
+    const parts: string[] = [];
+    for (const [name, child] of Object.entries(this.children)) {
+      const now = await readMainThreadCpu(child.pid);
+      const was = this.cpu.get(name);
+      if (now) this.cpu.set(name, now);
+      if (now && was) parts.push(`${name} ${((now.runMs - was.runMs) / 1000).toFixed(1)} s (waited ${((now.waitMs - was.waitMs) / 1000).toFixed(1)} s)`);
+    }
+    return `main thread on a CPU: ${parts.join(', ') || 'first sample'}`;
+  }
+  private async sampleQueues(): Promise<void> {
+    const q = await socketQueues(this.roomsPort);
+    if (!q) return;
+    const was = this.queues;
+    this.queues = !was ? q : {
+      serverUnread: q.serverUnread.bytes > was.serverUnread.bytes ? q.serverUnread : was.serverUnread,
+      clientUnread: q.clientUnread.bytes > was.clientUnread.bytes ? q.clientUnread : was.clientUnread,
+      acceptQueue: Math.max(q.acceptQueue, was.acceptQueue),
+      backlog: q.backlog,
+    };
   }
   private async sample(): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     try {
-      const [sim, simLoop, gw, op] = await Promise.all([
-        this.children.simulation.call<SimulationStats>('stats'),
-        this.children.simulation.call<{ maxMs: number }>('loopDelay'),
+      const [sim, simLoop, kubeletLoop, gw, op] = await Promise.all([
+        this.children.gameServers.call<SimulationStats>('stats'),
+        this.children.gameServers.call<{ maxMs: number }>('loopDelay'),
+        this.children.kubelet.call<{ maxMs: number }>('loopDelay'),
         this.children.gateway.call<string>('metrics'),
         this.children.operator.call<string>('metrics'),
       ]);
@@ -168,12 +208,17 @@ class Trace {
         ['op api errors', sumMetricText(op, 'roomkeeper_kube_api_request_errors_total')],
         ['expiry held', sumMetricText(op, 'roomkeeper_room_expiry_held_total')],
         ['remove_rooms', sumMetricText(op, 'roomkeeper_operations_total', { definition: 'remove_rooms' })],
+        ['gw gc ms', Math.round(1000 * sumMetricText(gw, 'nodejs_gc_duration_seconds_sum'))],
+        ['op gc ms', Math.round(1000 * sumMetricText(op, 'nodejs_gc_duration_seconds_sum'))],
       ]);
       const parts = [...now].map(([k, v]) => `${k} +${v - (this.last.get(k) ?? 0)}`);
       const failure = sim.recentFailures.at(-1);
       this.last = now;
-      const lag = `event loop delay max: simulation ${Math.round(simLoop.maxMs)} ms, gateway ${Math.round(1000 * sumMetricText(gw, 'nodejs_eventloop_lag_max_seconds'))} ms, operator ${Math.round(1000 * sumMetricText(op, 'nodejs_eventloop_lag_max_seconds'))} ms`;
-      this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}; ${lag}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
+      const lag = `event loop delay max: game servers ${Math.round(simLoop.maxMs)} ms, kubelet ${Math.round(kubeletLoop.maxMs)} ms, gateway ${Math.round(1000 * sumMetricText(gw, 'nodejs_eventloop_lag_max_seconds'))} ms, operator ${Math.round(1000 * sumMetricText(op, 'nodejs_eventloop_lag_max_seconds'))} ms`;
+      const cpu = await this.cpuSince();
+      const queues = `rooms port at its fullest: ${describeSocketQueues(this.queues)}`;
+      this.queues = undefined;
+      this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}; ${lag}; ${cpu}; ${queues}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
     } catch (err) {
       this.print(`trace: not read (${err instanceof Error ? err.message : String(err)})`);
     } finally {
@@ -183,8 +228,8 @@ class Trace {
 }
 
 /** What the simulated game server of an expired room did, relative to the moment it was judged expired. */
-async function gameServerSaw(simulation: ChildHandle<null>, scheduler: string, roomId: string, decidedAt: number): Promise<string> {
-  const room = await simulation.call<SimRoomView | null>('room', { roomId, scheduler }).catch(() => null);
+async function gameServerSaw(gameServers: ChildHandle<null>, scheduler: string, roomId: string, decidedAt: number): Promise<string> {
+  const room = await gameServers.call<SimRoomView | null>('room', { roomId, scheduler }).catch(() => null);
   if (!room) return 'game server: never started';
   const ago = (t: number | undefined) => (t === undefined || Number.isNaN(decidedAt) ? 'never' : `${Math.round((decidedAt - t) / 1000)} s before`);
   return `game server: started ${ago(room.startedAt)}, last answered ping ${ago(room.lastOkAt)}, ${room.pingsSent} pings, ${room.pingFailures} failed, now ${room.state}`;
@@ -252,20 +297,26 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const operatorArg: OperatorChildArg = { kubeconfigYaml: cluster.operatorKubeconfigYaml, config: { ...overrides, operatorPort: 0, roomsApiUrl: gateway.ready.roomsUrl } };
     const operator = await forkChild<{ opsUrl: string | undefined }>(compiledScript('operator-child'), { arg: operatorArg, nodeFlags, compiled: true });
     stops.push(() => operator.stop());
-    const simArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, roomsApiUrl: gateway.ready.roomsUrl, nodes: NODES, pingIntervalMs: PING_MS, startDelayMs: START_MS, concurrency: 200 };
-    const simulation: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: simArg, compiled: true });
-    // The simulated kubelet and game servers stand for machines of their own: on these 2 cores,
-    // at the priority of the rest, the simulation fell seconds behind (answers of the gateway
-    // unread in its sockets, half its pings timed out in one minute of the rollout) and rooms that
-    // never stopped were expired for it. It runs first, so the figures measure the operator.
-    simPriority = raisePriority(simulation.pid, SIM_NICE);
-    stops.push(() => simulation.stop());
+    // The simulated kubelet and the game servers, each in a process of its own: in one, the
+    // kubelet's bursts (thousands of pods started in an add-rooms) delayed the pings of 15,000
+    // rooms until most timed out.
+    const kubeletArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, nodes: NODES, pingIntervalMs: PING_MS, startDelayMs: START_MS, concurrency: 200 };
+    const kubelet: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: kubeletArg, compiled: true });
+    stops.push(() => kubelet.stop());
+    const gameServersArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, roomsApiUrl: gateway.ready.roomsUrl, roomsOnly: true, nodes: NODES, pingIntervalMs: PING_MS };
+    const gameServers: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: gameServersArg, compiled: true });
+    stops.push(() => gameServers.stop());
+    // They stand for machines of their own: on these 2 cores, at the priority of the rest, the
+    // simulation fell seconds behind (answers of the gateway unread in its sockets, half its pings
+    // timed out in one minute of the rollout) and rooms that never stopped were expired for it.
+    // They run first, so the figures measure the operator.
+    simPriority = `kubelet ${raisePriority(kubelet.pid, SIM_NICE)}, game servers ${raisePriority(gameServers.pid, SIM_NICE)}`;
     const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid });
     stops.push(() => {
       rss.stop();
       return Promise.resolve();
     });
-    const trace = new Trace({ operator, gateway, simulation }, progress);
+    const trace = new Trace({ operator, gateway, kubelet, gameServers }, Number(new URL(gateway.ready.roomsUrl).port), progress);
     stops.push(() => {
       trace.stop();
       return Promise.resolve();
@@ -313,7 +364,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const gatewayCounters = async () => {
       const text = await gateway.call<string>('metrics');
       return {
-        pings: (await simulation.call<SimulationStats>('stats')).pingsSent,
+        pings: (await gameServers.call<SimulationStats>('stats')).pingsSent,
         statusWrites: sumMetricText(text, 'roomkeeper_kube_writes_total', { kind: 'gameroom_status' }),
         digestWrites: sumMetricText(text, 'roomkeeper_kube_writes_total', { kind: 'ping_digest' }),
         heapUsed: sumMetricText(text, 'nodejs_heap_size_used_bytes'),
@@ -336,23 +387,25 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     }));
 
     // 5. Major rollout, maxSurge 10 %.
-    const v1 = (await api.getScheduler(A)).status?.version as string;
-    const spec = benchSchedulerSpec({ roomsReplicas: ROOMS, portRange: PORTS }) as { spec: { containers: { image: string }[] } };
-    spec.spec.containers = spec.spec.containers.map((c) => ({ ...c, image: 'example.com/bench-game:2.0.0' }));
-    await management.request('POST', `/schedulers/${A}`, { ...spec, maxSurge: `${SURGE_PERCENT}%` });
-    const v2 = await waitFor(async () => {
-      const v = (await api.getScheduler(A)).status?.version;
-      return v && v !== v1 ? v : undefined;
-    }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 200 });
-    const tActive = Date.now();
-    fleetA.resetPeak();
-    const tRolled = await fleetA.until(() => fleetA.count(v2, true) >= ROOMS && fleetA.count(v2, false) === fleetA.live.size, PHASE_TIMEOUT_MS, 'rollout not complete');
-    const batches = Math.ceil(100 / SURGE_PERCENT);
-    const ideal = batches * startMs + (ROOMS / bareRate) * 1000;
-    figures.push(figure(NAME, `major rollout of ${ROOMS} rooms, maxSurge ${SURGE_PERCENT}%: active -> all rooms on it`, seconds(tRolled - tActive), 's'));
-    figures.push(figure(NAME, `rollout / ideal (${batches} x start time + ${ROOMS} rooms at the bare loop's rate)`, (tRolled - tActive) / ideal, 'ratio', { target: { op: '<=', value: 1.5 }, note: `ideal ${seconds(ideal).toFixed(1)} s` }));
-    figures.push(figure(NAME, 'most rooms at once during the rollout', fleetA.peak, 'rooms', { target: { op: '<=', value: ROOMS + ROOMS * SURGE_PERCENT / 100 } }));
-    progress(`rollout done in ${seconds(tRolled - tActive).toFixed(1)} s`);
+    if (!SKIP.has('rollout')) {
+      const v1 = (await api.getScheduler(A)).status?.version as string;
+      const spec = benchSchedulerSpec({ roomsReplicas: ROOMS, portRange: PORTS }) as { spec: { containers: { image: string }[] } };
+      spec.spec.containers = spec.spec.containers.map((c) => ({ ...c, image: 'example.com/bench-game:2.0.0' }));
+      await management.request('POST', `/schedulers/${A}`, { ...spec, maxSurge: `${SURGE_PERCENT}%` });
+      const v2 = await waitFor(async () => {
+        const v = (await api.getScheduler(A)).status?.version;
+        return v && v !== v1 ? v : undefined;
+      }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 200 });
+      const tActive = Date.now();
+      fleetA.resetPeak();
+      const tRolled = await fleetA.until(() => fleetA.count(v2, true) >= ROOMS && fleetA.count(v2, false) === fleetA.live.size, PHASE_TIMEOUT_MS, 'rollout not complete');
+      const batches = Math.ceil(100 / SURGE_PERCENT);
+      const ideal = batches * startMs + (ROOMS / bareRate) * 1000;
+      figures.push(figure(NAME, `major rollout of ${ROOMS} rooms, maxSurge ${SURGE_PERCENT}%: active -> all rooms on it`, seconds(tRolled - tActive), 's'));
+      figures.push(figure(NAME, `rollout / ideal (${batches} x start time + ${ROOMS} rooms at the bare loop's rate)`, (tRolled - tActive) / ideal, 'ratio', { target: { op: '<=', value: 1.5 }, note: `ideal ${seconds(ideal).toFixed(1)} s` }));
+      figures.push(figure(NAME, 'most rooms at once during the rollout', fleetA.peak, 'rooms', { target: { op: '<=', value: ROOMS + ROOMS * SURGE_PERCENT / 100 } }));
+      progress(`rollout done in ${seconds(tRolled - tActive).toFixed(1)} s`);
+    }
 
     // 6. Five add-rooms at once.
     const tAdd = Date.now();
@@ -383,7 +436,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     // Which rooms and why (the health check's reason per room), while the operations still exist,
     // and what each one's simulated game server did: whether the pings were sent and answered.
     const expiredWhy = await Promise.all(expiredOps.flatMap(({ input, decidedAt }) => (input.details ?? []).map((d) => ({ d, decidedAt })))
-      .slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(simulation, A, d.split(':')[0] ?? '', decidedAt)}]`));
+      .slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(gameServers, A, d.split(':')[0] ?? '', decidedAt)}]`));
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },
@@ -410,20 +463,22 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     progress(`deletion done in ${seconds(deleteMs).toFixed(1)} s`);
 
     // 9. kubectl scale.
-    const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rk-scale-')), 'kubeconfig');
-    fs.writeFileSync(kubeconfig, cluster.kubeconfigYaml, { mode: 0o600 });
-    const kubectl = (...args: string[]) => promisify(execFile)(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args]);
-    await management.createScheduler({ ...benchSchedulerBody(B, { roomsReplicas: BASE, portRange: PORTS }), maxSurge: `${SURGE_PERCENT}%` });
-    await fleetB.until(() => fleetB.ready.size >= BASE, PHASE_TIMEOUT_MS, `${BASE} rooms of ${B} not ready`);
-    const tScale = Date.now();
-    await kubectl('scale', `scheduler/${B}`, `--replicas=${ROOMS}`);
-    const tScaled = await fleetB.until(() => fleetB.ready.size >= ROOMS, PHASE_TIMEOUT_MS, `${ROOMS} rooms of ${B} not ready`);
-    figures.push(figure(NAME, `kubectl scale ${BASE} -> ${ROOMS}: all ready after`, seconds(tScaled - tScale), 's'));
-    figures.push(figure(NAME, 'kubectl scale to all ready / bare loop for as many rooms', (tScaled - tScale) / bareSameMs, 'ratio', { target: { op: '<=', value: 1.2 } }));
-    const tKubectlDelete = Date.now();
-    await kubectl('delete', 'scheduler', B, '--wait=true', `--timeout=${PHASE_TIMEOUT_MS / 1000}s`);
-    await waitFor(async () => (await cluster.countPods(B)) === 0, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 1000, message: `pods of ${B} left` });
-    figures.push(figure(NAME, `kubectl delete of the ${ROOMS}-room scheduler: gone, 0 pods left, after`, seconds(Date.now() - tKubectlDelete), 's'));
+    if (!SKIP.has('kubectl')) {
+      const kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rk-scale-')), 'kubeconfig');
+      fs.writeFileSync(kubeconfig, cluster.kubeconfigYaml, { mode: 0o600 });
+      const kubectl = (...args: string[]) => promisify(execFile)(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args]);
+      await management.createScheduler({ ...benchSchedulerBody(B, { roomsReplicas: BASE, portRange: PORTS }), maxSurge: `${SURGE_PERCENT}%` });
+      await fleetB.until(() => fleetB.ready.size >= BASE, PHASE_TIMEOUT_MS, `${BASE} rooms of ${B} not ready`);
+      const tScale = Date.now();
+      await kubectl('scale', `scheduler/${B}`, `--replicas=${ROOMS}`);
+      const tScaled = await fleetB.until(() => fleetB.ready.size >= ROOMS, PHASE_TIMEOUT_MS, `${ROOMS} rooms of ${B} not ready`);
+      figures.push(figure(NAME, `kubectl scale ${BASE} -> ${ROOMS}: all ready after`, seconds(tScaled - tScale), 's'));
+      figures.push(figure(NAME, 'kubectl scale to all ready / bare loop for as many rooms', (tScaled - tScale) / bareSameMs, 'ratio', { target: { op: '<=', value: 1.2 } }));
+      const tKubectlDelete = Date.now();
+      await kubectl('delete', 'scheduler', B, '--wait=true', `--timeout=${PHASE_TIMEOUT_MS / 1000}s`);
+      await waitFor(async () => (await cluster.countPods(B)) === 0, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 1000, message: `pods of ${B} left` });
+      figures.push(figure(NAME, `kubectl delete of the ${ROOMS}-room scheduler: gone, 0 pods left, after`, seconds(Date.now() - tKubectlDelete), 's'));
+    }
 
     await rss.sample();
     figures.push(figure(NAME, 'operator RSS, max over the run', rss.max.operator, 'MB', { target: { op: '<=', value: 300 } }));
@@ -435,7 +490,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
   notes.push(
-    `${target === 'real' ? 'Real kube-apiserver v1.28 + etcd + kube-controller-manager as local processes' : 'Sandbox API server in its own process'}; compiled JavaScript under plain node for operator (chart identity, node flags "${nodeFlags.join(' ')}"), gateway (node flags "${gatewayNodeFlags.join(' ')}") and simulation (${NODES} nodes, pings every ${PING_MS / 1000} s, start delay ${START_MS} ms) each in its own process (the simulation's main thread ${simPriority}); all on the same 2 cores; production defaults (kubeQps ${config.kubeQps}, addRoomsConcurrency ${config.addRoomsConcurrency}, addRoomsLimit ${config.addRoomsLimit}) except maxRoomsPerScheduler ${2 * ROOMS}. 1 run.`,
+    `${target === 'real' ? 'Real kube-apiserver v1.28 + etcd + kube-controller-manager as local processes' : 'Sandbox API server in its own process'}; compiled JavaScript under plain node for operator (chart identity, node flags "${nodeFlags.join(' ')}"), gateway (node flags "${gatewayNodeFlags.join(' ')}"), simulated kubelet (${NODES} nodes, start delay ${START_MS} ms) and simulated game servers (pings every ${PING_MS / 1000} s) each in its own process (${simPriority}); all on the same 2 cores; production defaults (kubeQps ${config.kubeQps}, addRoomsConcurrency ${config.addRoomsConcurrency}, addRoomsLimit ${config.addRoomsLimit}) except maxRoomsPerScheduler ${2 * ROOMS}. 1 run.`,
     'Requests per room are what the API server counted (apiserver_request_total) between the phase\'s start and end, from every client: operator, gateway, simulated kubelet and scheduler (binding, pod status), and the bench\'s own watches.',
   );
   return { name: NAME, figures, notes, durationMs: Date.now() - began, ...(error !== undefined ? { error } : {}) };

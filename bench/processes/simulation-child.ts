@@ -1,17 +1,24 @@
 /**
- * Child process: the simulated kubelet and game rooms (they ping the rooms API over real HTTP).
- * Argument: SimulationChildArg. Calls: `stats` (SimRooms stats), `room` (one room's game server) and
- * `loopDelay` (how late its event loop ran since the last call).
+ * Child process: the simulated kubelet, the simulated game rooms (they ping the rooms API over real
+ * HTTP), or both. Argument: SimulationChildArg. Calls: `stats` (SimRooms stats), `room` (one room's
+ * game server) and `loopDelay` (how late its event loop ran since the last call).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startSimulation } from '../../sandbox/src/simulation';
+import { SimRooms } from '../../sandbox/src/rooms/sim-rooms';
 import { serveParent, childArg } from '../support/child-rpc';
 import type { PingFailure, SimRoomView } from '../../sandbox/src/rooms/sim-rooms';
 
 export interface SimulationChildArg {
   kubeconfigYaml: string;
+  /** Without it, no rooms are simulated (the kubelet only). */
   roomsApiUrl?: string;
+  /**
+   * Only the game rooms, with a pod watch of their own: another child runs the kubelet, so neither
+   * one's work delays the other's (`nodes`, `startDelayMs` and `concurrency` are the kubelet's).
+   */
+  roomsOnly?: boolean;
   nodes: number;
   pingIntervalMs: number;
   startDelayMs?: number;
@@ -30,15 +37,26 @@ serveParent<null>(async () => {
   const arg = childArg() as SimulationChildArg;
   const kc = new KubeConfig();
   kc.loadFromString(arg.kubeconfigYaml);
-  const simulation = await startSimulation({
-    kubeConfig: kc,
-    nodes: arg.nodes,
-    pingIntervalMs: arg.pingIntervalMs,
-    heartbeatMs: 0,
-    ...(arg.roomsApiUrl !== undefined ? { roomsApiUrl: arg.roomsApiUrl } : {}),
-    ...(arg.startDelayMs !== undefined ? { startDelayMs: arg.startDelayMs } : {}),
-    ...(arg.concurrency !== undefined ? { concurrency: arg.concurrency } : {}),
-  });
+  let rooms: SimRooms | undefined;
+  let stop: () => Promise<void>;
+  if (arg.roomsOnly) {
+    if (arg.roomsApiUrl === undefined) throw new Error('roomsOnly needs roomsApiUrl');
+    const only = await SimRooms.start({ kubeConfig: kc, roomsApiUrl: arg.roomsApiUrl, pingIntervalMs: arg.pingIntervalMs });
+    rooms = only;
+    stop = () => only.stop();
+  } else {
+    const simulation = await startSimulation({
+      kubeConfig: kc,
+      nodes: arg.nodes,
+      pingIntervalMs: arg.pingIntervalMs,
+      heartbeatMs: 0,
+      ...(arg.roomsApiUrl !== undefined ? { roomsApiUrl: arg.roomsApiUrl } : {}),
+      ...(arg.startDelayMs !== undefined ? { startDelayMs: arg.startDelayMs } : {}),
+      ...(arg.concurrency !== undefined ? { concurrency: arg.concurrency } : {}),
+    });
+    rooms = simulation.rooms;
+    stop = () => simulation.stop();
+  }
   // How late this process's event loop runs: a ping that fails here may never have left it.
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
@@ -52,18 +70,18 @@ serveParent<null>(async () => {
         return out;
       },
       stats: (): SimulationStats => {
-        const s = simulation.rooms?.stats();
+        const s = rooms?.stats();
         return { activeRooms: s?.activeRooms ?? 0, pingsSent: s?.pingsSent ?? 0, pingFailures: s?.pingFailures ?? 0, recentFailures: s?.recentFailures ?? [] };
       },
       /** What one room's simulated game server did, its pod alive or gone: `{ roomId, scheduler }`. */
       room: (q: unknown): SimRoomView | null => {
         const { roomId, scheduler } = q as { roomId: string; scheduler: string };
-        return simulation.rooms?.room(roomId, scheduler) ?? simulation.rooms?.endedRoom(roomId, scheduler) ?? null;
+        return rooms?.room(roomId, scheduler) ?? rooms?.endedRoom(roomId, scheduler) ?? null;
       },
     },
     stop: () => {
       loopDelay.disable();
-      return simulation.stop();
+      return stop();
     },
   };
 });
