@@ -352,6 +352,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
     startedAt: podStartedAt(pod),
     lastPingAt,
+    ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,

@@ -106,6 +106,18 @@ describe('planHealth', () => {
       want: { add: 0, remove: 0, removeReason: undefined, rollingUpdate: true, available: 13, upper: 11 },
     },
     {
+      // kube-controller-manager marks the pods of a node that stopped reporting NotReady (an API
+      // server outage does it to every node): the rooms compose `pending`, their matches go on.
+      name: 'rolling update spares old rooms whose pod is not ready while their game server reports occupied',
+      in: { rooms: [...many('held', 2, { version: 'v1.0.0', status: 'pending', pingStatus: 'occupied' }), ...many('old', 2, { version: 'v1.0.0', status: 'pending', pingStatus: 'ready' }), ...many('new', 4)], desired: 4 },
+      want: { add: 0, remove: 2, removeReason: 'rolling_update_replace', rollingUpdate: true, available: 8 },
+    },
+    {
+      name: 'scale-down spares rooms whose pod is not ready while their game server reports occupied',
+      in: { rooms: [...many('held', 3, { status: 'pending', pingStatus: 'occupied' }), ...many('r', 1)], desired: 1 },
+      want: { add: 0, remove: 1, removeReason: 'scale_down', rollingUpdate: false, available: 4 },
+    },
+    {
       name: 'rolling update to zero rooms removes the old ones',
       in: { rooms: many('old', 4, { version: 'v1.0.0' }), desired: 0 },
       want: { add: 0, remove: 4, removeReason: 'rolling_update_replace', rollingUpdate: true, available: 4 },

@@ -25,7 +25,7 @@
  */
 import type { RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { summarizeFleet, type FleetCounts } from './fleet-summary';
-import { chooseRoomsToRemove, type RemovalOptions } from './removal-order';
+import { chooseRoomsToRemove, hasPlayers, type RemovalOptions } from './removal-order';
 import { isOtherMajor } from './version-major';
 import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
 
@@ -89,8 +89,8 @@ export function planHealth(input: HealthPlanInput): HealthPlan {
     if (available < desired) {
       return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
     }
-    // Rooms with players or a matchmaker's claim (occupied, active, allocated) are never removed by amount.
-    const freeRooms = rooms.filter((r) => r.status !== 'occupied' && r.status !== 'allocated' && r.status !== 'active').length;
+    // Rooms with players or a matchmaker's claim (occupied, active, allocated, or said so by a fresh ping while the pod is not ready) are never removed by amount.
+    const freeRooms = rooms.filter((r) => r.status !== 'occupied' && r.status !== 'allocated' && r.status !== 'active' && !hasPlayers(r, now, timeouts.pingTimeoutMs)).length;
     const remove = Math.min(available - desired, freeRooms);
     const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
     return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false };
@@ -117,7 +117,9 @@ function rollingUpdatePlan(
   const upper = Math.min(desired + surge, cap);
 
   const serving = rooms.filter((r) => r.status === 'ready' || r.status === 'occupied' || r.status === 'allocated' || r.status === 'active').length;
-  const oldIdle = rooms.filter((r) => isOld(r) && (r.status === 'pending' || r.status === 'unready')).length;
+  // An old room whose pod is not ready but whose game server says players are in it is neither
+  // serving nor removable: it goes once they leave.
+  const oldIdle = rooms.filter((r) => isOld(r) && (r.status === 'pending' || r.status === 'unready') && !hasPlayers(r, input.now, input.timeouts.pingTimeoutMs)).length;
   const oldReady = rooms.filter((r) => isOld(r) && r.status === 'ready').length;
   const remove = oldIdle + Math.min(oldReady, Math.max(0, serving - desired));
   const newRooms = rooms.filter((r) => !isOld(r)).length;

@@ -70,6 +70,19 @@ describe('chooseRoomsToRemove', () => {
     }
   });
 
+  it('never chooses a room whose game server says players are in it while its pod is not ready', () => {
+    const rooms = [
+      roomView('pending-occupied', { status: 'pending', pingStatus: 'occupied', createdAt: 0, lastPingAt: NOW - 10 * S }),
+      roomView('unready-matches', { status: 'unready', runningMatches: 2, createdAt: 1, lastPingAt: NOW }),
+      roomView('pending-allocated', { status: 'pending', allocationOpen: true, createdAt: 2, lastPingAt: NOW - 900 * S }),
+      roomView('silent-occupied', { status: 'pending', pingStatus: 'occupied', createdAt: 3, lastPingAt: NOW - 300 * S }),
+      roomView('error-occupied', { status: 'error', pingStatus: 'occupied', createdAt: 4, lastPingAt: NOW }),
+      roomView('pending-ready', { status: 'pending', pingStatus: 'ready', createdAt: 5, lastPingAt: NOW }),
+    ];
+    // A room in error is over; one silent past the ping timeout says nothing any more.
+    expect(names(chooseRoomsToRemove(rooms, 6, NOW, PING).remove)).toEqual(['error-occupied', 'silent-occupied', 'pending-ready']);
+  });
+
   it('breaks ties by creation time, then name', () => {
     const rooms = [
       roomView('b', { createdAt: 5, lastPingAt: NOW }),

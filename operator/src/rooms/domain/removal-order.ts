@@ -7,6 +7,10 @@
  *
  * Never chosen:
  *  - occupied rooms: rooms with players are protected (DESIGN.md); only a removal by id deletes one;
+ *  - rooms whose game server says players are in them (`hasPlayers`), although their pod is not
+ *    ready: kube-controller-manager marks every pod of a node NotReady when the node stops
+ *    reporting (across an API server outage, for one), which composes `pending`, and the match
+ *    goes on;
  *  - rooms already being deleted, or that pinged `terminating`/`terminated` (expiry handles them;
  *    Maestro re-appends them, we do not need to, since a deletion in Kubernetes is not lost);
  *  - validation rooms, which belong to the version operation that made them.
@@ -72,8 +76,20 @@ export function isRemovable(room: RoomView): boolean {
     (room.status === 'error' || room.status === 'pending' || room.status === 'unready' || room.status === 'ready');
 }
 
+/**
+ * Whether the room's game server says players are in it, whatever its composed status: its last
+ * ping, heard within the ping timeout, reported `occupied` or running matches, or a matchmaker's
+ * allocation of it has not ended. A room in error is over, whatever it said before.
+ */
+export function hasPlayers(room: RoomView, now: number, pingTimeoutMs: number): boolean {
+  if (room.status === 'error') return false;
+  if (room.allocationOpen === true) return true;
+  const said = room.pingStatus === 'occupied' || (room.runningMatches ?? 0) > 0;
+  return said && room.lastPingAt !== undefined && now - room.lastPingAt <= pingTimeoutMs;
+}
+
 function removalClass(room: RoomView, now: number, pingTimeoutMs: number): RemovalClass | undefined {
-  if (!isRemovable(room)) return undefined;
+  if (!isRemovable(room) || hasPlayers(room, now, pingTimeoutMs)) return undefined;
   if (room.status === 'error') return RemovalClass.Error;
   // The ping rule applies to pending rooms only once they have pinged (expiry.ts rule 4).
   if ((room.status !== 'pending' || room.lastPingAt !== undefined) && now - (room.lastPingAt ?? room.createdAt) > pingTimeoutMs) return RemovalClass.Expired;

@@ -3,7 +3,7 @@
  * (common/src/generated/resources.ts); `RoomView` is the operator's flattened view of one room,
  * built by the I/O layer from a GameRoom and its Pod, with times as epoch milliseconds.
  */
-import type { RoomStatus } from '../../../../common/src/generated/resources';
+import type { PingStatus, RoomStatus } from '../../../../common/src/generated/resources';
 
 export type {
   Autoscaling, Container, PortRange, RoomStatus, SchedulerSpec,
@@ -31,6 +31,11 @@ export interface RoomView {
   startedAt?: number;
   /** Server time of the last ping received, epoch ms; absent when the room never pinged. */
   lastPingAt?: number;
+  /**
+   * What the game server last reported (`status.pingStatus`), whatever its pod says: a room whose
+   * pod is marked not ready composes `pending`, yet it may still report `occupied`.
+   */
+  pingStatus?: PingStatus;
   /** The room is being deleted (its Pod or GameRoom has a deletionTimestamp). */
   terminating: boolean;
   /** When the deletion started (deletionTimestamp minus grace period, or when we asked), epoch ms. */
