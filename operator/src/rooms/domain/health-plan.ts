@@ -25,7 +25,7 @@
  */
 import type { RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { summarizeFleet, type FleetCounts } from './fleet-summary';
-import { chooseRoomsToRemove, hasPlayers, type RemovalOptions } from './removal-order';
+import { chooseRoomsToRemove, hasPlayers, isFree, type RemovalOptions } from './removal-order';
 import { isOtherMajor } from './version-major';
 import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
 
@@ -90,7 +90,7 @@ export function planHealth(input: HealthPlanInput): HealthPlan {
       return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
     }
     // Rooms with players or a matchmaker's claim (occupied, active, allocated, or said so by a fresh ping while the pod is not ready) are never removed by amount.
-    const freeRooms = rooms.filter((r) => r.status !== 'occupied' && r.status !== 'allocated' && r.status !== 'active' && !hasPlayers(r, now, timeouts.pingTimeoutMs)).length;
+    const freeRooms = rooms.filter((r) => isFree(r, now, timeouts.pingTimeoutMs)).length;
     const remove = Math.min(available - desired, freeRooms);
     const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
     return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false };

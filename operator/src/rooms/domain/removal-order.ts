@@ -88,6 +88,11 @@ export function hasPlayers(room: RoomView, now: number, pingTimeoutMs: number): 
   return said && room.lastPingAt !== undefined && now - room.lastPingAt <= pingTimeoutMs;
 }
 
+/** Whether neither players nor a matchmaker hold the room: its status says none, and so does a fresh ping. */
+export function isFree(room: RoomView, now: number, pingTimeoutMs: number): boolean {
+  return room.status !== 'occupied' && room.status !== 'allocated' && room.status !== 'active' && !hasPlayers(room, now, pingTimeoutMs);
+}
+
 function removalClass(room: RoomView, now: number, pingTimeoutMs: number): RemovalClass | undefined {
   if (!isRemovable(room) || hasPlayers(room, now, pingTimeoutMs)) return undefined;
   if (room.status === 'error') return RemovalClass.Error;
