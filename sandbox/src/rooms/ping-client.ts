@@ -52,21 +52,26 @@ export class PingClient {
     return new Promise<PingResult>((resolve) => {
       let settled = false;
       const done = (result: PingResult) => {
-        if (!settled) {
-          settled = true;
-          resolve(result);
-        }
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        resolve(result);
       };
-      // The deadline counts from now, the wait for a free socket included: a ping stuck behind
-      // others fails (and is counted) instead of arriving minutes late.
       const req = (isHttps ? https : http).request(url, {
-        method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent, signal: AbortSignal.timeout(this.timeoutMs),
+        method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent,
       }, (res) => {
         res.resume();
         res.on('end', () => done({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, statusCode: res.statusCode ?? 0 }));
         res.on('error', (err) => done({ ok: false, statusCode: res.statusCode ?? 0, error: err.message }));
       });
-      req.on('error', (err) => done({ ok: false, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms (waiting for a socket included)` : err.message }));
+      // The deadline counts from now, the wait for a free socket included: a ping stuck behind
+      // others fails (and is counted) instead of arriving minutes late. A plain timer, not
+      // `AbortSignal.timeout`: at 1,500 pings a second the signal costs a quarter of this client's CPU.
+      const deadline = setTimeout(() => {
+        done({ ok: false, error: `no answer within ${this.timeoutMs} ms (waiting for a socket included)` });
+        req.destroy();
+      }, this.timeoutMs);
+      req.on('error', (err) => done({ ok: false, error: err.message }));
       req.end(body);
     });
   }
