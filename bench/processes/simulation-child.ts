@@ -49,7 +49,6 @@ serveParent<null>(async () => {
       kubeConfig: kc,
       nodes: arg.nodes,
       pingIntervalMs: arg.pingIntervalMs,
-      heartbeatMs: 0,
       ...(arg.roomsApiUrl !== undefined ? { roomsApiUrl: arg.roomsApiUrl } : {}),
       ...(arg.startDelayMs !== undefined ? { startDelayMs: arg.startDelayMs } : {}),
       ...(arg.concurrency !== undefined ? { concurrency: arg.concurrency } : {}),
