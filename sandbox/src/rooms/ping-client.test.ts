@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocally } from '../../../test/support/local-server';
 import { PingClient } from './ping-client';
 
 /** A rooms API stand-in: answers `{"success":true}`, or never answers a room named `hang`. */
@@ -11,16 +11,7 @@ async function startServer(): Promise<{ url: string; received: string[]; close()
     if (req.url?.includes('/rooms/hang/')) return;
     req.on('end', () => res.end('{"success":true}'));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  return { ...(await listenLocally(server)), received };
 }
 
 describe('PingClient', () => {
