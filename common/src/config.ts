@@ -46,7 +46,7 @@ export const CONFIG_SCHEMA = {
   expiryBrakeMin: key('ROOMKEEPER_EXPIRY_BRAKE_MIN', 'int', 5, 'Expiry brake: a mass expiry is more than this many rooms silent for more than half their timeout.', { min: 0 }),
   roomDeletionTimeout: key('ROOMKEEPER_ROOM_DELETION_TIMEOUT', 'duration', 120_000, 'A terminating room older than this is force-removed.', { min: 100 }),
   healthInterval: key('ROOMKEEPER_HEALTH_INTERVAL', 'duration', 10_000, 'How often each scheduler\'s rooms are checked (expiry, desired count, autoscaling).', { min: 100 }),
-  autoscaleDebounce: key('ROOMKEEPER_AUTOSCALE_DEBOUNCE', 'duration', 1_000, 'Room status changes trigger an autoscaling evaluation after this debounce.', { min: 0 }),
+  autoscaleDebounce: key('ROOMKEEPER_AUTOSCALE_DEBOUNCE', 'duration', 1_000, 'Room status changes trigger an autoscaling evaluation, and a recount of the Scheduler status\'s rooms, after this debounce.', { min: 0 }),
   addRoomsConcurrency: key('ROOMKEEPER_ADD_ROOMS_CONCURRENCY', 'int', 50, 'Rooms created in parallel by one add_rooms operation.', { min: 1 }),
   addRoomsLimit: key('ROOMKEEPER_ADD_ROOMS_LIMIT', 'int', 1000, 'Most rooms one add_rooms or create_scheduler operation creates; the health check adds the rest in further add_rooms operations.', { min: 1 }),
   maxRoomsPerScheduler: key('ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER', 'int', 10_000, 'Most rooms one scheduler may have: the gateway refuses a roomsReplicas, autoscaling.min or autoscaling.max above it (400 naming the field) and an add-rooms that would pass it; the operator never keeps more (autoscaling.max -1 means this limit).', { min: 1 }),

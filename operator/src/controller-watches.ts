@@ -56,7 +56,9 @@ const CONTROLLERS: readonly ControllerDeclaration[] = [
     watches: {
       schedulers: { key: nameOf },
       operations: { key: schedulerOfOperation },
-      gamerooms: { key: namespaceOf },
+      // Room changes only move the status's room counts: a burst of them (a fleet being created)
+      // is one status computation over the scheduler's rooms after the debounce, not one per event.
+      gamerooms: { key: namespaceOf, debounced: always },
       // A scheduler's namespace or versions changed (kubectl delete included): rebuilt or protected.
       namespaces: { key: schedulerLabelOf },
       schedulerversions: { key: (_t, v) => v.spec.scheduler },
