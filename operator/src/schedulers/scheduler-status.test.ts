@@ -62,6 +62,15 @@ describe('scheduler status', () => {
     });
   });
 
+  test('names the older rooms that are occupied, counted across the older versions', () => {
+    const s = scheduler({ version: 'v3.0.0', versioned: 1, desired: 4 });
+    const rooms = [room('a', 'ready', 'v3.0.0'), room('b', 'occupied', 'v1.0.0'), room('c', 'occupied', 'v2.0.0'), room('d', 'ready', 'v2.0.0'), room('e', 'occupied', 'v3.0.0')];
+    const status = computeSchedulerStatus(s, [], rooms, 0);
+    expect(status.rooms).toMatchObject({ current: 5, updated: 2 });
+    expect(status.conditions?.find((c) => c.type === 'Progressing')?.message)
+      .toBe('2 of 5 rooms run the major of the active version v3.0.0; the health check is replacing the others; 2 of the older rooms are occupied and are replaced once their players leave');
+  });
+
   test('reports the rollout complete once every room runs the active major, minor versions included', () => {
     const s = scheduler({ version: 'v2.1.0', versioned: 1, desired: 2 });
     const status = computeSchedulerStatus(s, [], [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.1.0')], 0);

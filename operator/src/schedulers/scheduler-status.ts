@@ -51,8 +51,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
   const maxMatches = maxMatchesOf(s.spec);
   const byVersion: Record<string, number> = {};
-  let oldMajor = 0;
-  let oldOccupied = 0;
+  const occupiedByVersion: Record<string, number> = {};
   for (const room of rooms) {
     if (room.spec.validation) continue;
     const st = room.metadata.deletionTimestamp ? 'terminating' : room.status?.status ?? 'pending';
@@ -63,11 +62,17 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
       if (isServing(st)) counts.matchSlots += maxMatches;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
-      if (s.status?.version && isOtherMajor(room.spec.version, { activeVersion: s.status.version })) {
-        oldMajor++;
-        if (st === 'occupied') oldOccupied++;
-      }
+      if (st === 'occupied') occupiedByVersion[room.spec.version] = (occupiedByVersion[room.spec.version] ?? 0) + 1;
     }
+  }
+  // Majors are read once a version, not once a room (thousands of rooms share a few versions).
+  let oldMajor = 0;
+  let oldOccupied = 0;
+  const activeVersion = s.status?.version;
+  for (const [version, n] of Object.entries(byVersion)) {
+    if (!activeVersion || !isOtherMajor(version, { activeVersion })) continue;
+    oldMajor += n;
+    oldOccupied += occupiedByVersion[version] ?? 0;
   }
   const desired = s.status?.rooms?.desired;
   const last = [...ops].sort(compareQueueOrder).reduce<Operation | undefined>((acc, op) => {
