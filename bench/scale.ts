@@ -30,7 +30,8 @@
  * `BENCH_SCALE_ROOMS` (default 10,000) sets N; `BENCH_TARGET=sandbox` runs it on the sandbox;
  * `BENCH_SCALE_SKIP` (`rollout`, `kubectl`, comma-separated) leaves out phase 5 or 9;
  * `BENCH_PING_MS` (default 10,000) the rooms' ping interval; `BENCH_SIM_NICE` (default -10) the
- * priority of the simulation's two processes; `BENCH_SCALE_TRACE_SECONDS` (default 60) how often a
+ * priority of the simulation's two processes and `BENCH_SIMULATION_NODE_FLAGS` (space-separated,
+ * e.g. `--cpu-prof --cpu-prof-dir=DIR`) their node flags; `BENCH_SCALE_TRACE_SECONDS` (default 60) how often a
  * trace line is printed; `BENCH_LOG_LEVEL` (default error) the children's log level.
  * maxRoomsPerScheduler is raised to 2 N (a platform team's setting) so 1.5 N fit in one scheduler.
  */
@@ -92,6 +93,8 @@ const SKIP = new Set((process.env.BENCH_SCALE_SKIP ?? '').split(',').map((p) => 
 
 /** The nice value of the simulated kubelet and game servers (BENCH_SIM_NICE; 0 leaves them as the rest). */
 const SIM_NICE = Number(process.env.BENCH_SIM_NICE ?? -10);
+/** The node flags of the simulated kubelet and game servers (BENCH_SIMULATION_NODE_FLAGS; none by default). */
+const SIM_NODE_FLAGS = (process.env.BENCH_SIMULATION_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 /** Sets a process's nice value; says what it did, for the notes. */
 function raisePriority(pid: number, nice: number): string {
@@ -301,10 +304,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     // kubelet's bursts (thousands of pods started in an add-rooms) delayed the pings of 15,000
     // rooms until most timed out.
     const kubeletArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, nodes: NODES, pingIntervalMs: PING_MS, startDelayMs: START_MS, concurrency: 200 };
-    const kubelet: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: kubeletArg, compiled: true });
+    const kubelet: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: kubeletArg, compiled: true, nodeFlags: SIM_NODE_FLAGS });
     stops.push(() => kubelet.stop());
     const gameServersArg: SimulationChildArg = { kubeconfigYaml: cluster.simulationKubeconfigYaml, roomsApiUrl: gateway.ready.roomsUrl, roomsOnly: true, nodes: NODES, pingIntervalMs: PING_MS };
-    const gameServers: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: gameServersArg, compiled: true });
+    const gameServers: ChildHandle<null> = await forkChild<null>(compiledScript('simulation-child'), { arg: gameServersArg, compiled: true, nodeFlags: SIM_NODE_FLAGS });
     stops.push(() => gameServers.stop());
     // They stand for machines of their own: on these 2 cores, at the priority of the rest, the
     // simulation fell seconds behind (answers of the gateway unread in its sockets, half its pings
