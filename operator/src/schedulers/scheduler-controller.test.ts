@@ -1,7 +1,7 @@
-import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { silentLogger } from '../../../common/src/logger';
 import { newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { SCHEDULER_FINALIZER } from '../../../common/src/resources/labels';
+import { SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
 import type { OperatorDeps } from '../deps';
 import { SchedulerController } from './scheduler-controller';
 
@@ -42,6 +42,7 @@ function setup(createOutcome: 'ok' | 'conflict') {
       namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
     },
     logger: silentLogger(),
+    config: { autoscaleDebounce: 1000 },
     now: () => Date.parse('2026-01-01T00:00:00Z'),
   } as unknown as OperatorDeps;
   const controller = new SchedulerController(deps, { operationsOf: () => [...cachedOps, ...tracked], track: (op) => tracked.push(op) });
@@ -71,5 +72,79 @@ describe('SchedulerController: a spec change', () => {
     });
     await t.controller.reconcile('s');
     expect(t.statusPatches.filter((p) => 'versionedGeneration' in p.status).map((p) => p.status)).toEqual([{ versionedGeneration: 3 }]);
+  });
+});
+
+describe('SchedulerController: room counts', () => {
+  const room = (name: string, status: 'pending' | 'ready'): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's' },
+    spec: { scheduler: 's', version: 'v1.1.0' }, status: { status },
+  });
+
+  /** An in-sync scheduler whose status writes land in the cache, as the update event brings them. */
+  function fleet() {
+    const s: Scheduler = { ...scheduler(), metadata: { ...scheduler().metadata, generation: 2 } };
+    const rooms: GameRoom[] = [room('a', 'pending'), room('b', 'pending')];
+    const active = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 's-v1.1.0', finalizers: [VERSION_PROTECTION_FINALIZER] },
+      spec: { scheduler: 's', version: 'v1.1.0', kind: 'initial' },
+    } as unknown as SchedulerVersion;
+    const ops: Operation[] = [];
+    const writes: Record<string, unknown>[] = [];
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const deps = {
+      api: {
+        patchSchedulerStatus: (_name: string, patch: { status: Record<string, unknown> }) => {
+          writes.push(patch.status);
+          s.status = { ...s.status, ...patch.status };
+          return Promise.resolve(s);
+        },
+      },
+      caches: {
+        schedulers: { get: () => s, list: () => [s] },
+        rooms: { list: () => rooms, get: () => undefined },
+        versions: { list: () => [active], get: () => active },
+        namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
+      },
+      logger: silentLogger(),
+      config: { autoscaleDebounce: 1000 },
+      now: () => clock,
+    } as unknown as OperatorDeps;
+    const controller = new SchedulerController(deps, { operationsOf: () => ops });
+    return { controller, rooms, ops, writes, advance: (ms: number) => { clock += ms; } };
+  }
+
+  it('are written at most once a debounce while rooms change; the wake-up writes the latest', async () => {
+    const f = fleet();
+    expect(await f.controller.reconcile('s')).toEqual({});
+    expect(f.writes).toHaveLength(1);
+
+    f.rooms[0] = room('a', 'ready');
+    f.advance(300);
+    expect(await f.controller.reconcile('s')).toEqual({ requeueAfterMs: 700 });
+    f.rooms[1] = room('b', 'ready');
+    f.advance(200);
+    expect(await f.controller.reconcile('s')).toEqual({ requeueAfterMs: 500 });
+    expect(f.writes).toHaveLength(1);
+
+    f.advance(500);
+    expect(await f.controller.reconcile('s')).toEqual({});
+    expect(f.writes).toHaveLength(2);
+    expect(f.writes[1]).toMatchObject({ rooms: { ready: 2, pending: 0, current: 2 } });
+  });
+
+  it('do not hold back a change of state or condition: a failed operation is written at once', async () => {
+    const f = fleet();
+    await f.controller.reconcile('s');
+    f.rooms[0] = room('a', 'ready');
+    f.ops.push({
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'op-1' },
+      spec: { schedulerName: 's', definitionName: 'add_rooms', input: {}, priority: false, enqueuedAt: '2026-01-01T00:00:00Z', source: 'api', cancelRequested: false },
+      status: { status: 'error', finishedAt: '2026-01-01T00:00:00Z' },
+    });
+    f.advance(100);
+    expect(await f.controller.reconcile('s')).toEqual({});
+    expect(f.writes).toHaveLength(2);
+    expect(f.writes[1]).toMatchObject({ state: 'on-error', rooms: { ready: 1 } });
   });
 });

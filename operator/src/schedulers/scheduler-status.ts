@@ -130,6 +130,21 @@ export function mergeConditions(old: readonly Condition[], next: readonly Condit
   });
 }
 
+/**
+ * Whether `next` differs from `current` only in what counts rooms: the counts, the rooms by version
+ * and the condition messages that quote them. State, generation, last operation and each
+ * condition's status and reason are the same.
+ */
+export function onlyRoomCountsChanged(current: SchedulerStatus | undefined, next: SchedulerStatus): boolean {
+  const pick = (st: SchedulerStatus | undefined) => ({
+    state: st?.state,
+    observedGeneration: st?.observedGeneration,
+    lastOperation: st?.lastOperation,
+    conditions: (st?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
+  });
+  return stableStringify(pick(current)) === stableStringify(pick(next));
+}
+
 /** Whether the fields this controller owns differ (ignoring transition times, which merge keeps). */
 export function statusChanged(current: SchedulerStatus | undefined, next: SchedulerStatus): boolean {
   const pick = (st: SchedulerStatus | undefined) => ({
