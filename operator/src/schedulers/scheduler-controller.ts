@@ -70,36 +70,35 @@ export class SchedulerController {
       return {}; // the update event brings us back with the new object
     }
 
-    let requeueAfterMs: number | undefined;
+    let wake: ReconcileResult = {};
     if (!s.status?.version) {
       const creating = ops.some((op) => op.spec.definitionName === OperationDefinition.CreateScheduler && ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
       const firstId = createSchedulerOperationId(uid, generation);
       if (!creating) {
-        ({ requeueAfterMs } = await this.attempt(name, ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } }));
+        wake = await this.attempt(name, ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } });
       }
     } else if (generation > (s.status.versionedGeneration ?? 0)) {
       const id = newVersionOperationId(uid, generation);
       if (has(id)) {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
-        requeueAfterMs = 1000; // an earlier version change is still running; this edit queues after it
+        wake = { requeueAfterMs: 1000 }; // an earlier version change is still running; this edit queues after it
       } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }) === 'created') {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else {
         // The gateway's operation for this generation exists but is not in the cache yet: the
         // generation is marked versioned once it is (above), so the status never shows the change
         // as done (in-sync) while its operation is still invisible here.
-        requeueAfterMs = 100;
+        wake = { requeueAfterMs: 100 };
       }
     } else {
       // The latest version change got stuck (its operator stopped mid-way): another attempt.
       const rule = stuckVersionOperation(ops);
-      if (rule) ({ requeueAfterMs } = await this.attempt(name, ops, rule));
+      if (rule) wake = await this.attempt(name, ops, rule);
     }
     const owned = await this.applyOwned(s, this.opts.operationsOf(name));
-    if (owned.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? owned.requeueAfterMs, owned.requeueAfterMs);
     const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions);
-    return sooner(requeueAfterMs === undefined ? {} : { requeueAfterMs }, written);
+    return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
   }
 
   /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */
