@@ -163,7 +163,6 @@ export class RoomManager {
       await retryTransient(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
     } catch (err) {
       // A create that landed and whose answer was lost: the pod is there, owned by this room.
-      // (A LIST by name: the chart grants list on pods, not get.)
       const existing = apiStatus(err) === 409
         ? (await this.deps.core.listNamespacedPod({ namespace: schedulerName, fieldSelector: `metadata.name=${name}` }).catch(() => undefined))?.items[0]
         : undefined;
