@@ -96,7 +96,8 @@ describe('SchedulerController: room counts', () => {
       api: {
         patchSchedulerStatus: (_name: string, patch: { status: Record<string, unknown> }) => {
           writes.push(patch.status);
-          s.status = { ...s.status, ...patch.status };
+          // A merge patch: keys of status.rooms left out of the patch keep their values.
+          s.status = { ...s.status, ...patch.status, rooms: { ...s.status?.rooms, ...(patch.status.rooms as object | undefined) } };
           return Promise.resolve(s);
         },
       },
@@ -111,7 +112,7 @@ describe('SchedulerController: room counts', () => {
       now: () => clock,
     } as unknown as OperatorDeps;
     const controller = new SchedulerController(deps, { operationsOf: () => ops });
-    return { controller, rooms, ops, writes, advance: (ms: number) => { clock += ms; } };
+    return { s, controller, rooms, ops, writes, advance: (ms: number) => { clock += ms; } };
   }
 
   it('are written at most once a debounce while rooms change; the wake-up writes the latest', async () => {
@@ -146,5 +147,15 @@ describe('SchedulerController: room counts', () => {
     expect(await f.controller.reconcile('s')).toEqual({});
     expect(f.writes).toHaveLength(2);
     expect(f.writes[1]).toMatchObject({ state: 'on-error', rooms: { ready: 1 } });
+  });
+
+  it('leave the desired count to the health check: the count in the cache is read, never written back', async () => {
+    const f = fleet();
+    f.s.status = { ...f.s.status, rooms: { desired: 2 } };
+    await f.controller.reconcile('s');
+    expect(f.writes).toHaveLength(1);
+    expect(f.writes[0]?.rooms).not.toHaveProperty('desired');
+    expect(f.s.status.rooms).toMatchObject({ desired: 2, current: 2, pending: 2 });
+    expect(f.s.status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/^0 of 2 rooms ready/);
   });
 });

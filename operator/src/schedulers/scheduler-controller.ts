@@ -215,7 +215,10 @@ export class SchedulerController {
       // A merge patch merges maps: versions no longer present must be removed explicitly.
       const gone = Object.keys(s.status?.roomsByVersion ?? {}).filter((v) => !(v in (next.roomsByVersion ?? {})));
       const roomsByVersion = { ...next.roomsByVersion, ...Object.fromEntries(gone.map((v) => [v, null])) };
-      await this.deps.api.patchSchedulerStatus(name, { status: { ...next, roomsByVersion } });
+      // status.rooms.desired is the health check's (its decision); the merge patch leaves it as it
+      // is, where writing back this cache's copy could undo a decision the cache has not seen yet.
+      const { desired: _healthChecks, ...rooms } = next.rooms ?? {};
+      await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
       this.statusWrittenAt.set(name, now);
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
