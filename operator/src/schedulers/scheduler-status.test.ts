@@ -38,6 +38,7 @@ describe('match capacity in the scheduler status (kubectl get: Matches, Slots)',
 describe('scheduler state', () => {
   test.each([
     ['terminating while deleted', scheduler({ deleting: true, version: 'v1.0.0' }), [], 'terminating'],
+    ['terminating while its deletion runs, before the scheduler is marked deleted', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('delete_scheduler', 'in_progress')], 'terminating'],
     ['creating before a version exists', scheduler(), [op('create_scheduler', 'in_progress')], 'creating'],
     ['on-error when the create failed', scheduler(), [op('create_scheduler', 'error')], 'on-error'],
     ['pending-changes while a version operation is queued', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('create_new_scheduler_version', 'pending')], 'pending-changes'],

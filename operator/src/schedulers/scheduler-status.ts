@@ -1,8 +1,9 @@
 /**
  * A Scheduler's status, computed from the scheduler, its operations and its rooms (pure).
- * State: terminating while deleted; creating until a version exists (on-error if the create
- * failed); pending-changes while a version operation is queued or running or the spec moved on;
- * on-error when the last operation failed; in-sync otherwise.
+ * State: terminating while deleted or while a delete_scheduler operation is queued or running;
+ * creating until a version exists (on-error if the create failed); pending-changes while a version
+ * operation is queued or running or the spec moved on; on-error when the last operation failed;
+ * in-sync otherwise.
  */
 import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
@@ -15,8 +16,10 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
+const isActive = (op: Operation): boolean => ['pending', 'in_progress'].includes(operationStatusOf(op));
+
 export function isVersionOperationActive(ops: readonly Operation[]): boolean {
-  return ops.some((op) => VERSION_OPS.has(op.spec.definitionName) && ['pending', 'in_progress'].includes(operationStatusOf(op)));
+  return ops.some((op) => VERSION_OPS.has(op.spec.definitionName) && isActive(op));
 }
 
 /** The latest operation that ended, by finish time. */
@@ -36,7 +39,7 @@ function lastFinal(ops: readonly Operation[]): Operation | undefined {
 }
 
 export function computeState(s: Scheduler, ops: readonly Operation[]): SchedulerState {
-  if (s.metadata.deletionTimestamp) return 'terminating';
+  if (s.metadata.deletionTimestamp || ops.some((op) => op.spec.definitionName === 'delete_scheduler' && isActive(op))) return 'terminating';
   if (!s.status?.version) {
     const creates = ops.filter((op) => op.spec.definitionName === 'create_scheduler').sort(compareQueueOrder);
     const last = creates[creates.length - 1];

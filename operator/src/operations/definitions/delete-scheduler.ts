@@ -20,7 +20,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;
-    await ctx.deps.api.patchSchedulerStatus(name, { status: { state: 'terminating' } }).catch(ignoreNotFound);
+    // The state (terminating) is the scheduler controller's, from this operation and the deletion.
 
     const ns = await ctx.deps.core.readNamespace({ name }).catch((err: unknown) => {
       ignoreNotFound(err);
