@@ -54,14 +54,25 @@ export function newVersionObject(scheduler: Scheduler, version: string, kind: 'i
   };
 }
 
-/** Polls `check` until it returns a value, the deadline passes (undefined), or the operation is canceled. */
-export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undefined, timeoutMs: number, intervalMs = 100): Promise<T | undefined> {
-  const deadline = ctx.deps.now() + timeoutMs;
+/**
+ * Polls `check` until it returns a value, the deadline passes (undefined), or the operation is
+ * canceled. With `remaining` (how much is left to wait for), the deadline is a stall limit: it
+ * starts again each time less is left, so work that goes slowly but steadily is not given up on.
+ */
+export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undefined, timeoutMs: number, intervalMs = 100, remaining?: () => number): Promise<T | undefined> {
+  let deadline = ctx.deps.now() + timeoutMs;
+  let fewest = Number.POSITIVE_INFINITY;
   for (;;) {
     ctx.checkpoint();
     const v = check();
     if (v !== undefined) return v;
-    if (ctx.deps.now() >= deadline) return undefined;
+    const now = ctx.deps.now();
+    const left = remaining?.();
+    if (left !== undefined && left < fewest) {
+      fewest = left;
+      deadline = now + timeoutMs;
+    }
+    if (now >= deadline) return undefined;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
