@@ -34,8 +34,12 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     });
     if (ns && ns.metadata?.labels?.[SCHEDULER_LABEL] === name) {
       await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
-      ctx.event(`Deleting namespace ${name}: ${ctx.deps.caches.rooms.list(name).length} rooms, ${ctx.deps.caches.pods.list(name).length} room pods`);
-      let lastReported = -1;
+      const podsAtStart = ctx.deps.caches.pods.list(name).length;
+      ctx.event(`Deleting namespace ${name}: ${ctx.deps.caches.rooms.list(name).length} rooms, ${podsAtStart} room pods`);
+      // The pods left at once, then every tenth of them, as add_rooms does: each status write
+      // carries the whole history, and an entry per count seen made thousands for a large fleet.
+      const step = Math.max(1, Math.ceil(podsAtStart / 10));
+      let lastReported: number | undefined;
       const rooms = new RoomManager(ctx.deps);
       const forced = new Set<string>();
       const leftOf = () => ctx.deps.caches.pods.list(name).length + ctx.deps.caches.rooms.list(name).length;
@@ -50,7 +54,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
           }
         }
         const left = ctx.deps.caches.pods.list(name).length;
-        if (left !== lastReported && left > 0) {
+        if (left > 0 && (lastReported === undefined || Math.abs(lastReported - left) >= step)) {
           lastReported = left;
           ctx.event(`Waiting for room pods to be deleted: ${left}`);
         }
