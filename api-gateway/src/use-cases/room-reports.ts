@@ -4,7 +4,7 @@
  * active version). A ping never waits for forwarding.
  */
 import { isRecord } from '../../../common/src/json/is-record';
-import { apiErrorFields } from '../../../common/src/kube/clients';
+import { apiErrorFields, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
@@ -146,7 +146,10 @@ export class RoomReports {
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
     } catch (err) {
       this.countPing(status, 'write_failed');
-      this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
+      // A room deleted after the cache showed it (a scale-down, the scheduler's deletion): nothing
+      // to warn about; a large fleet's deletion made dozens of these warnings.
+      if (isNotFound(err)) this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
+      else this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
       return { success: false };
     }
     // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.
