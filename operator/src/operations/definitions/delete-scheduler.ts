@@ -42,10 +42,12 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       let lastReported: number | undefined;
       const rooms = new RoomManager(ctx.deps);
       const forced = new Set<string>();
-      const leftOf = () => ctx.deps.caches.pods.list(name).length + ctx.deps.caches.rooms.list(name).length;
+      // What is left, counted once per check (each list copies the cache's objects).
+      const left = { pods: podsAtStart, rooms: 0 };
       const gone = await waitUntil(ctx, () => {
+        const pods = ctx.deps.caches.pods.list(name);
         // Pods still terminating after the deletion timeout (a stuck node) are deleted without grace.
-        for (const pod of ctx.deps.caches.pods.list(name)) {
+        for (const pod of pods) {
           const since = deletionStartedAt(pod.metadata);
           const podName = pod.metadata?.name as string;
           if (since !== undefined && ctx.deps.now() - since > ctx.deps.config.roomDeletionTimeout && !forced.has(podName)) {
@@ -53,15 +55,16 @@ export const deleteSchedulerDefinition: OperationDefinition = {
             void rooms.forceDeletePod(name, podName).catch(() => forced.delete(podName));
           }
         }
-        const left = ctx.deps.caches.pods.list(name).length;
-        if (left > 0 && (lastReported === undefined || Math.abs(lastReported - left) >= step)) {
-          lastReported = left;
-          ctx.event(`Waiting for room pods to be deleted: ${left}`);
+        left.pods = pods.length;
+        left.rooms = ctx.deps.caches.rooms.list(name).length;
+        if (left.pods > 0 && (lastReported === undefined || Math.abs(lastReported - left.pods) >= step)) {
+          lastReported = left.pods;
+          ctx.event(`Waiting for room pods to be deleted: ${left.pods}`);
         }
-        return left === 0 && ctx.deps.caches.rooms.list(name).length === 0 ? true : undefined;
-      }, DELETION_STALL_MS, 200, leftOf);
+        return left.pods === 0 && left.rooms === 0 ? true : undefined;
+      }, DELETION_STALL_MS, { intervalMs: 200, remaining: () => left.pods + left.rooms });
       if (!gone) {
-        throw new Error(`rooms of ${name} were not deleted: ${ctx.deps.caches.pods.list(name).length} room pods and ${ctx.deps.caches.rooms.list(name).length} rooms `
+        throw new Error(`rooms of ${name} were not deleted: ${left.pods} room pods and ${left.rooms} rooms `
           + `left, none gone in the last ${DELETION_STALL_MS / 60_000} minutes (kubectl get pods -n ${name} shows what holds them); the Scheduler's deletion tries again after a backoff`);
       }
       if (forced.size > 0) ctx.event(`Force-deleted ${forced.size} pods stuck terminating past the deletion timeout`);

@@ -109,7 +109,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       if (s === 'ready') return { ok: true as const };
       if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
       return undefined;
-    }, timeoutMs, 100);
+    }, timeoutMs);
     await rooms.deleteRoom(ctx.schedulerName, room, undefined, 'Background');
     ctx.state.validationRoom = undefined;
     if (outcome?.ok) {

@@ -13,7 +13,7 @@ function minutePerLook() {
 describe('waitUntil with what is left to wait for: a stall limit', () => {
   it('gives up once nothing went for the limit', async () => {
     const t = minutePerLook();
-    const got = await waitUntil(t.ctx, (): string | undefined => { t.tick(); return undefined; }, 10 * MINUTE, 0, () => 3);
+    const got = await waitUntil(t.ctx, (): string | undefined => { t.tick(); return undefined; }, 10 * MINUTE, { intervalMs: 0, remaining: () => 3 });
     expect(got).toBeUndefined();
     expect(t.elapsed()).toBeGreaterThanOrEqual(10 * MINUTE);
     expect(t.elapsed()).toBeLessThanOrEqual(12 * MINUTE);
@@ -26,14 +26,14 @@ describe('waitUntil with what is left to wait for: a stall limit', () => {
       t.tick();
       if (t.elapsed() % (5 * MINUTE) === 0) left--; // one gone every 5 minutes: 50 minutes in all
       return left === 0 ? 'gone' : undefined;
-    }, 10 * MINUTE, 0, () => left);
+    }, 10 * MINUTE, { intervalMs: 0, remaining: () => left });
     expect(got).toBe('gone');
     expect(t.elapsed()).toBe(50 * MINUTE);
   });
 
   it('without it, gives up at the deadline', async () => {
     const t = minutePerLook();
-    const got = await waitUntil(t.ctx, (): string | undefined => { t.tick(); return undefined; }, 10 * MINUTE, 0);
+    const got = await waitUntil(t.ctx, (): string | undefined => { t.tick(); return undefined; }, 10 * MINUTE, { intervalMs: 0 });
     expect(got).toBeUndefined();
     expect(t.elapsed()).toBeLessThanOrEqual(11 * MINUTE);
   });

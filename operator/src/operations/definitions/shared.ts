@@ -54,12 +54,20 @@ export function newVersionObject(scheduler: Scheduler, version: string, kind: 'i
   };
 }
 
+export interface WaitOptions {
+  /** The pause between two checks (ms). */
+  intervalMs?: number;
+  /** How much is left to wait for, read after each check. */
+  remaining?: () => number;
+}
+
 /**
  * Polls `check` until it returns a value, the deadline passes (undefined), or the operation is
  * canceled. With `remaining` (how much is left to wait for), the deadline is a stall limit: it
  * starts again each time less is left, so work that goes slowly but steadily is not given up on.
  */
-export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undefined, timeoutMs: number, intervalMs = 100, remaining?: () => number): Promise<T | undefined> {
+export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undefined, timeoutMs: number, opts: WaitOptions = {}): Promise<T | undefined> {
+  const { intervalMs = 100, remaining } = opts;
   let deadline = ctx.deps.now() + timeoutMs;
   let fewest = Number.POSITIVE_INFINITY;
   for (;;) {
@@ -97,7 +105,7 @@ export async function awaitSpecObserved(ctx: ExecutionContext, generation: numbe
     const deadline = ctx.deps.now() + timeoutMs;
     while (!(ok = observed()) && !ctx.isAbandoned && ctx.deps.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   } else {
-    ok = await waitUntil(ctx, observed, timeoutMs, 50);
+    ok = await waitUntil(ctx, observed, timeoutMs, { intervalMs: 50 });
   }
   if (!ok && !ctx.isAbandoned) ctx.event(`The scheduler status has not yet observed generation ${generation} of its spec`);
   return ok === true;
