@@ -1,6 +1,8 @@
 import { ConfigError } from './errors';
 import { readRoomConfig, roomUrl } from './config';
-import { backoffDelay, jitteredInterval } from './timing';
+import { backoffDelay, jitteredInterval, retryAfterMs } from './timing';
+
+const NOW = Date.parse('2026-11-30T00:00:00Z');
 import { parsePingAnswer } from './ping-answer';
 
 describe('readRoomConfig', () => {
@@ -40,11 +42,27 @@ describe('timing', () => {
     expect(jitteredInterval(1000, r)).toBe(ms);
   });
 
-  test('backoff ceilings double from base to the cap and stay there', () => {
+  test('one quick retry, then the ping interval or the doubling delay, whichever is longer, up to the cap', () => {
     const policy = { baseMs: 500, capMs: 30_000 };
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 50, 5000].map((n) => backoffDelay(n, policy, 1))).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
-    expect(backoffDelay(7, policy, 0)).toBe(0);
-    expect(backoffDelay(7, policy, 0.5)).toBe(15_000);
+    // random 0.5: the middle of the ±10 % jitter.
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 50, 5000].map((n) => backoffDelay(n, policy, 5000, 0.5))).toEqual([250, 5000, 5000, 5000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
+    expect(backoffDelay(1, policy, 5000, 0)).toBe(0);
+    expect(backoffDelay(7, policy, 5000, 0)).toBe(27_000);
+    // An interval longer than the cap: a failing room still pings no more often than a healthy one.
+    expect(backoffDelay(9, policy, 60_000, 0.5)).toBe(60_000);
+  });
+
+  test.each([
+    ['7', 7000],
+    [' 120 ', 120_000],
+    [new Date(NOW + 10_000).toUTCString(), 10_000],
+    [new Date(NOW - 10_000).toUTCString(), 0],
+    ['soon', undefined],
+    ['-5', undefined],
+    ['', undefined],
+    [null, undefined],
+  ])('Retry-After %p is %p ms', (header, ms) => {
+    expect(retryAfterMs(header, NOW)).toBe(ms);
   });
 });
 

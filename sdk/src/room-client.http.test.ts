@@ -1,6 +1,7 @@
 /**
  * The room client over real HTTP (global fetch) against a node:http server standing in for the
- * rooms API: the wire format of pings and events, tokens, and typed errors for refused events.
+ * rooms API: the wire format of pings and events, tokens, typed errors for refused events, and
+ * Retry-After read from a real answer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,7 @@ import { RoomClient } from './room-client';
 
 interface Seen { method: string; url: string; authorization?: string; body: unknown }
 
-async function fakeRoomsApi(answer: (seen: Seen) => { status: number; body: unknown }): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
+async function fakeRoomsApi(answer: (seen: Seen) => { status: number; body: unknown; headers?: Record<string, string> }): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let data = '';
@@ -18,7 +19,7 @@ async function fakeRoomsApi(answer: (seen: Seen) => { status: number; body: unkn
       const s: Seen = { method: req.method ?? '', url: req.url ?? '', body: JSON.parse(data) as unknown, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) };
       seen.push(s);
       const a = answer(s);
-      res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body));
+      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(JSON.stringify(a.body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,6 +44,24 @@ test('pings, room events and player events on the wire', async () => {
     expect(typeof (ping!.body as { timestamp: unknown }).timestamp).toBe('number');
     expect(roomEvent).toMatchObject({ method: 'POST', url: '/scheduler/arena/rooms/arena-1/roomevent', body: { event: 'roomReady', metadata: { map: 'dust' } } });
     expect(playerEvent).toMatchObject({ method: 'POST', url: '/scheduler/arena/rooms/arena-1/playerevent', body: { event: 'playerJoin', metadata: { playerId: 'p1', team: 'red' } } });
+  } finally {
+    room.close();
+    await api.close();
+  }
+});
+
+test('a 503 with Retry-After from the rooms API (or a proxy before it) sets the retry delay', async () => {
+  let answered = 0;
+  const api = await fakeRoomsApi(() => (answered++ === 0
+    ? { status: 503, body: { message: 'overloaded' }, headers: { 'retry-after': '1' } }
+    : { status: 200, body: { success: true } }));
+  const room = new RoomClient({ config: { schedulerName: 'arena', roomId: 'arena-1', roomsApiUrl: api.url, pingIntervalMs: 60_000 }, random: () => 0 });
+  const retries: number[] = [];
+  room.on('pingFailed', (f) => retries.push(f.retryInMs));
+  try {
+    await room.ready();
+    expect(retries).toEqual([1000]);
+    expect(api.seen).toHaveLength(2);
   } finally {
     room.close();
     await api.close();

@@ -137,7 +137,7 @@ describe('ping loop', () => {
     r.close();
   });
 
-  test('failures back off exponentially with full jitter up to the cap, never give up, and unhealthy fires once after k failures', async () => {
+  test('after one quick retry, failures back off from the ping interval to the cap, never give up, and unhealthy fires once after k failures', async () => {
     const api = new FakeRoomsApi();
     api.answer = () => 'network-error';
     const unhealthy: PingFailure[] = [];
@@ -148,30 +148,68 @@ describe('ping loop', () => {
     const ready = r.ready();
     await jest.advanceTimersByTimeAsync(20_000);
     const gaps = api.pings().slice(1).map((p, i) => p.at - api.pings()[i]!.at);
-    expect(gaps.slice(0, 6)).toEqual([100, 200, 400, 800, 1600, 1600]);
-    expect(Math.max(...gaps)).toBe(1600);
-    expect(api.pings().length).toBeGreaterThan(12);
+    // The interval is 1000 ms and the jitter at its top (+10 %): 100, then 1100 until the doubling
+    // delay passes the interval (1600 at the fifth failure), then the cap.
+    expect(gaps.slice(0, 6)).toEqual([100, 1100, 1100, 1100, 1760, 1760]);
+    expect(Math.max(...gaps)).toBe(1760);
+    expect(api.pings().length).toBeGreaterThan(10);
     expect(unhealthy).toHaveLength(1);
     expect(unhealthy[0]!.consecutiveFailures).toBe(3);
     expect(unhealthy[0]!.reason).toBe('fetch failed');
     api.answer = () => ({ status: 200, body: { success: true } });
-    await jest.advanceTimersByTimeAsync(1600);
+    await jest.advanceTimersByTimeAsync(1760);
     await ready;
     expect(healthy).toBe(1);
     expect(r.consecutiveFailures).toBe(0);
     r.close();
   });
 
-  test('full jitter: a retry delay is random in [0, ceiling]', async () => {
+  test('the first retry is random in [0, base]; the later ones come no sooner than the ping interval allows', async () => {
     const api = new FakeRoomsApi();
     api.answer = () => 'network-error';
     const delays: number[] = [];
     const r = room(api, { random: () => 0, backoff: { baseMs: 100, capMs: 1600 } });
     r.on('pingFailed', (f) => delays.push(f.retryInMs));
     void r.ready().catch(() => undefined);
-    await jest.advanceTimersByTimeAsync(5);
+    await jest.advanceTimersByTimeAsync(5000);
     expect(delays.length).toBeGreaterThan(3);
-    expect(delays.every((d) => d === 0)).toBe(true);
+    expect(delays[0]).toBe(0);
+    expect(delays.slice(1).every((d) => d >= 900)).toBe(true);
+    r.close();
+  });
+
+  test('a failing room sends no more pings than a healthy one, but for its one quick retry', async () => {
+    const healthyApi = new FakeRoomsApi();
+    const healthyRoom = room(healthyApi, { random: () => 0.5 });
+    await healthyRoom.ready();
+    const failingApi = new FakeRoomsApi();
+    failingApi.answer = () => ({ status: 500, body: { message: 'boom' } });
+    const failingRoom = room(failingApi, { random: () => 0.5 });
+    void failingRoom.ready().catch(() => undefined);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(healthyApi.pings().length).toBeGreaterThan(50);
+    expect(failingApi.pings().length).toBeLessThanOrEqual(healthyApi.pings().length + 1);
+    healthyRoom.close();
+    failingRoom.close();
+  });
+
+  test('a 429 or 503 with Retry-After is retried no sooner than it asks, up to the backoff cap', async () => {
+    const api = new FakeRoomsApi();
+    const answers = [
+      { status: 503, body: { message: 'overloaded' }, headers: { 'retry-after': '7' } },
+      { status: 429, body: { message: 'slow down' }, headers: { 'retry-after': '120' } },
+      { status: 500, body: { message: 'boom' }, headers: { 'retry-after': '60' } },
+    ];
+    api.answer = () => answers.shift() ?? { status: 200, body: { success: true } };
+    const delays: number[] = [];
+    const r = room(api, { random: () => 0.5 });
+    r.on('pingFailed', (f) => delays.push(f.retryInMs));
+    const acked = r.ready();
+    await jest.advanceTimersByTimeAsync(40_000);
+    await acked;
+    // 7 s as asked; 120 s asked but 30 s, the cap (a room silent much longer risks expiry); a 500's
+    // Retry-After is not read (the backoff's own: 500·2² ms at the third failure).
+    expect(delays).toEqual([7000, 30_000, 2000]);
     r.close();
   });
 });

@@ -12,8 +12,8 @@ import { readRoomConfig, roomUrl, type RoomConfig } from './config.js';
 import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } from './errors.js';
 import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, type ReportedStatus, type RoomStatus } from './lifecycle.js';
 import { AllocationTracker, parsePingAnswer, type Allocation, type PingAnswer } from './ping-answer.js';
-import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, type BackoffPolicy } from './timing.js';
-import { Transport, type FetchLike } from './transport.js';
+import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
+import { Transport, type FetchLike, type HttpAnswer } from './transport.js';
 
 export interface RoomClientOptions {
   /** Default: `readRoomConfig(process.env)`. */
@@ -22,7 +22,7 @@ export interface RoomClientOptions {
   pingIntervalMs?: number;
   /** Deadline of one request. Default 5000 ms. */
   requestTimeoutMs?: number;
-  /** Retry delays after failed pings. Default base 500 ms, cap 30 s. */
+  /** Retry delays after failed pings (see `backoffDelay`). Default base 500 ms, cap 30 s. */
   backoff?: BackoffPolicy;
   /** `unhealthy` is emitted after this many consecutive failed pings. Default 3. */
   unhealthyAfter?: number;
@@ -276,12 +276,12 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     if (this.isOver() || this.statusValue === 'starting') return;
     const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches };
     this.inFlight = true;
-    let outcome: { answer: PingAnswer } | { reason: string };
+    let outcome: { answer: PingAnswer } | { reason: string; retryAfterMs?: number };
     try {
       const res = await this.transport.send('PUT', roomUrl(this.config, 'ping'), {
         status: snap.status, timestamp: this.unixNow(), ...(snap.runningMatches !== undefined ? { runningMatches: snap.runningMatches } : {}),
       });
-      outcome = pingOutcome(res.status, res.body);
+      outcome = pingOutcome(res, this.now());
     } catch (err) {
       outcome = { reason: err instanceof Error ? err.message : String(err) };
     } finally {
@@ -289,7 +289,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     }
     if (this.closed) return;
     if ('answer' in outcome) this.acknowledged(snap, outcome.answer);
-    else this.failed(outcome.reason);
+    else this.failed(outcome.reason, outcome.retryAfterMs);
     if (this.sendAgain && !this.finished) {
       this.sendAgain = false;
       this.pingNow();
@@ -317,9 +317,11 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.schedule(jitteredInterval(this.intervalMs, this.random()));
   }
 
-  private failed(reason: string): void {
+  /** `retryAfterMs`: what the answer's Retry-After asked for, honoured up to the backoff's cap. */
+  private failed(reason: string, retryAfterMs = 0): void {
     this.failures++;
-    const failure: PingFailure = { reason, consecutiveFailures: this.failures, retryInMs: backoffDelay(this.failures, this.backoff, this.random()) };
+    const backoff = backoffDelay(this.failures, this.backoff, this.intervalMs, this.random());
+    const failure: PingFailure = { reason, consecutiveFailures: this.failures, retryInMs: Math.max(backoff, Math.min(retryAfterMs, this.backoff.capMs)) };
     this.emit('pingFailed', failure);
     if (this.failures >= this.unhealthyAfter && !this.unhealthyReported) {
       this.unhealthyReported = true;
@@ -369,8 +371,12 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   }
 }
 
-function pingOutcome(status: number, body: string): { answer: PingAnswer } | { reason: string } {
-  if (status < 200 || status >= 300) return { reason: `HTTP ${status}: ${body.slice(0, 200)}` };
+function pingOutcome({ status, body, retryAfter }: HttpAnswer, nowMs: number): { answer: PingAnswer } | { reason: string; retryAfterMs?: number } {
+  if (status < 200 || status >= 300) {
+    // A 429 or 503 (the gateway, or a proxy in front of it) may say when to come back.
+    const wait = status === 429 || status === 503 ? retryAfterMs(retryAfter, nowMs) : undefined;
+    return { reason: `HTTP ${status}: ${body.slice(0, 200)}`, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
+  }
   const answer = parsePingAnswer(body);
   if (!answer) return { reason: `HTTP ${status} with an answer that is not {"success": boolean}: ${body.slice(0, 200)}` };
   if (!answer.success) return { reason: 'the rooms API answered {"success":false}: it does not know this room (yet), or the room already reported terminated' };

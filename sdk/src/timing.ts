@@ -15,11 +15,28 @@ export interface BackoffPolicy {
 export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 500, capMs: 30_000 };
 
 /**
- * "Full jitter" backoff: after the n-th consecutive failure (n ≥ 1) wait a uniformly random time
- * in [0, min(cap, base·2^(n-1))]. Retries never stop.
+ * The wait before the next try after the n-th consecutive failed ping (n ≥ 1). The first failure
+ * gets one quick retry, random in [0, base] (a dropped connection, a gateway replica restarting).
+ * From the second on, the wait is the ping interval or base·2^(n-1) capped at `capMs`, whichever
+ * is longer, ±10 %: a failing room never pings more often than a healthy one, so a rooms API that
+ * is slow to answer is not sent more pings by the rooms it fails. Retries never stop.
  */
-export function backoffDelay(consecutiveFailures: number, policy: BackoffPolicy, random: number): number {
-  const exponent = Math.min(Math.max(consecutiveFailures - 1, 0), 30);
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** exponent);
-  return Math.round(ceiling * random);
+export function backoffDelay(consecutiveFailures: number, policy: BackoffPolicy, intervalMs: number, random: number): number {
+  if (consecutiveFailures <= 1) return Math.round(policy.baseMs * random);
+  const exponent = Math.min(consecutiveFailures - 1, 30);
+  const grown = Math.min(policy.capMs, policy.baseMs * 2 ** exponent);
+  return jitteredInterval(Math.max(intervalMs, grown), random);
+}
+
+/**
+ * A `Retry-After` header (RFC 9110: delay seconds or an HTTP date) in ms from `nowMs`; undefined
+ * when absent or unreadable. Never negative.
+ */
+export function retryAfterMs(header: string | null | undefined, nowMs: number): number | undefined {
+  const value = header?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // An HTTP date names its day and month; Date.parse would also read "-5" as a year.
+  const at = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }

@@ -6,9 +6,15 @@
 export interface HttpAnswer {
   status: number;
   body: string;
+  /** The answer's `Retry-After` header, if it had one. */
+  retryAfter?: string;
 }
 
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<{ status: number; text(): Promise<string> }>;
+export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<{
+  status: number;
+  text(): Promise<string>;
+  headers?: { get(name: string): string | null };
+}>;
 
 export interface TransportOptions {
   fetch: FetchLike;
@@ -31,7 +37,8 @@ export class Transport {
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     try {
       const res = await this.options.fetch(url, { method, headers, body: JSON.stringify(body), signal: controller.signal });
-      return { status: res.status, body: await res.text() };
+      const retryAfter = res.headers?.get('retry-after') ?? undefined;
+      return { status: res.status, body: await res.text(), ...(retryAfter !== undefined ? { retryAfter } : {}) };
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
       throw reason instanceof Error ? reason : new Error(String(reason));

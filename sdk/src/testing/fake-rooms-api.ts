@@ -17,6 +17,7 @@ export interface RecordedRequest {
 export interface FakeAnswer {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
 export class FakeRoomsApi {
@@ -44,7 +45,8 @@ export class FakeRoomsApi {
         return;
       }
       const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
-      resolve({ status: answer.status, text: () => Promise.resolve(text) });
+      const headers = new Headers(answer.headers);
+      resolve({ status: answer.status, text: () => Promise.resolve(text), headers });
     });
   };
 
