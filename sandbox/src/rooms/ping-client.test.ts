@@ -2,14 +2,14 @@ import * as http from 'node:http';
 import { listenLocally } from '../../../test/support/local-server';
 import { PingClient } from './ping-client';
 
-/** A rooms API stand-in: answers `{"success":true}`, or never answers a room named `hang`. */
+/** A rooms API stand-in: answers `{"success":true}`, `{"success":false}` for a room named `gone`, or never answers a room named `hang`. */
 async function startServer(): Promise<{ url: string; received: string[]; close(): Promise<void> }> {
   const received: string[] = [];
   const server = http.createServer((req, res) => {
     received.push(req.url ?? '');
     req.resume();
     if (req.url?.includes('/rooms/hang/')) return;
-    req.on('end', () => res.end('{"success":true}'));
+    req.on('end', () => res.end(req.url?.includes('/rooms/gone/') ? '{"success":false}' : '{"success":true}'));
   });
   return { ...(await listenLocally(server)), received };
 }
@@ -32,6 +32,12 @@ describe('PingClient', () => {
     const result = await client.send({ url: `${server.url}/scheduler/s/rooms/r1/ping`, status: 'ready', token: 't', timestamp: 1 });
     expect(result).toEqual({ ok: true, statusCode: 200 });
     expect(server.received).toEqual(['/scheduler/s/rooms/r1/ping']);
+  });
+
+  it('counts a 2xx {"success":false} as failed: the rooms API did not record the ping', async () => {
+    client = new PingClient({ timeoutMs: 5000 });
+    const result = await client.send({ url: `${server.url}/scheduler/s/rooms/gone/ping`, status: 'ready', timestamp: 1 });
+    expect(result).toEqual({ ok: false, statusCode: 200, error: 'answered {"success":false}: the ping was not recorded' });
   });
 
   it('fails a ping with no answer by its deadline, and the wait for a free socket counts', async () => {

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LivePingStatus } from '../../../common/src/rooms/room-status';
+import { parsePingAnswer } from '../../../sdk/src/index';
 
 export interface PingRequest {
   url: string;
@@ -15,6 +16,7 @@ export interface PingRequest {
 }
 
 export interface PingResult {
+  /** A 2xx answer `{"success":true}`: the rooms API recorded the ping. */
   ok: boolean;
   /** HTTP status, absent when the request failed before an answer. */
   statusCode?: number;
@@ -60,9 +62,14 @@ export class PingClient {
       const req = (isHttps ? https : http).request(url, {
         method: 'PUT', headers, agent: isHttps ? this.httpsAgent : this.httpAgent,
       }, (res) => {
-        res.resume();
-        res.on('end', () => done({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, statusCode: res.statusCode ?? 0 }));
-        res.on('error', (err) => done({ ok: false, statusCode: res.statusCode ?? 0, error: err.message }));
+        const statusCode = res.statusCode ?? 0;
+        let answer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (answer.length < MAX_ANSWER_CHARS) answer += chunk;
+        });
+        res.on('end', () => done(outcome(statusCode, answer)));
+        res.on('error', (err) => done({ ok: false, statusCode, error: err.message }));
       });
       // The deadline counts from now, the wait for a free socket included: a ping stuck behind
       // others fails (and is counted) instead of arriving minutes late. A plain timer, not
@@ -80,4 +87,14 @@ export class PingClient {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
+
+/** Answers longer than this are not read further (a ping's answer is a few dozen characters). */
+const MAX_ANSWER_CHARS = 4096;
+
+/** A 2xx `{"success":false}` is an answer, but the rooms API did not record the ping (an unknown room). */
+function outcome(statusCode: number, answer: string): PingResult {
+  if (statusCode < 200 || statusCode >= 300) return { ok: false, statusCode };
+  if (parsePingAnswer(answer)?.success === true) return { ok: true, statusCode };
+  return { ok: false, statusCode, error: `answered ${answer.slice(0, 200)}: the ping was not recorded` };
 }
