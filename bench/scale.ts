@@ -110,20 +110,27 @@ function raisePriority(pid: number, nice: number): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (ms: number) => ms / 1000;
 
-/** RSS of the operator and gateway processes, sampled every 5 s; max overall and per phase. */
+/**
+ * RSS of the operator and gateway processes, sampled every 5 s: max overall and per phase. The
+ * other processes of the run (the simulation's, the control plane's) are sampled along with them,
+ * max over the run only, so the run says which process held what.
+ */
 class RssSampler {
   readonly max = { operator: 0, gateway: 0 };
   phase = { operator: 0, gateway: 0 };
+  /** Max over the run of each other process, by name. */
+  readonly others = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
-  constructor(private readonly pids: { operator: number; gateway: number }) {
+  constructor(private readonly pids: { operator: number; gateway: number }, private readonly otherPids: () => Record<string, number>) {
     this.timer = setInterval(() => void this.sample(), 5000);
   }
   async sample(): Promise<void> {
     for (const who of ['operator', 'gateway'] as const) {
-      const rss = (await readProcessMemory(this.pids[who]).catch(() => ({ rssBytes: 0 }))).rssBytes / MB;
+      const rss = await rssMB(this.pids[who]);
       this.max[who] = Math.max(this.max[who], rss);
       this.phase[who] = Math.max(this.phase[who], rss);
     }
+    for (const [who, pid] of Object.entries(this.otherPids())) this.others.set(who, Math.max(this.others.get(who) ?? 0, await rssMB(pid)));
   }
   resetPhase(): void {
     this.phase = { operator: 0, gateway: 0 };
@@ -131,6 +138,11 @@ class RssSampler {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+/** A process's resident memory in MB; 0 when it cannot be read (the process is gone). */
+async function rssMB(pid: number): Promise<number> {
+  return (await readProcessMemory(pid).catch(() => ({ rssBytes: 0 }))).rssBytes / MB;
 }
 
 /**
@@ -314,7 +326,9 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     // timed out in one minute of the rollout) and rooms that never stopped were expired for it.
     // They run first, so the figures measure the operator.
     simPriority = `kubelet ${raisePriority(kubelet.pid, SIM_NICE)}, game servers ${raisePriority(gameServers.pid, SIM_NICE)}`;
-    const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid });
+    const rss = new RssSampler({ operator: operator.pid, gateway: gateway.pid }, () => ({
+      'simulated kubelet': kubelet.pid, 'simulated game servers': gameServers.pid, ...cluster.processes(),
+    }));
     stops.push(() => {
       rss.stop();
       return Promise.resolve();
@@ -486,6 +500,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     await rss.sample();
     figures.push(figure(NAME, 'operator RSS, max over the run', rss.max.operator, 'MB', { target: { op: '<=', value: 300 } }));
     figures.push(figure(NAME, 'gateway RSS, max over the run', rss.max.gateway, 'MB', { target: { op: '<=', value: 200 } }));
+    for (const [who, mb] of rss.others) figures.push(figure(NAME, `${who} RSS, max over the run`, mb, 'MB', { note: 'not a Roomkeeper process; sampled every 5 s as the two above are' }));
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);
     progress(`failed: ${error}`);

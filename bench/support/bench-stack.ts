@@ -110,6 +110,8 @@ export interface BenchCluster {
   countPods(namespace: string): Promise<number>;
   /** The real API server's own Prometheus text (`/metrics`); undefined on the sandbox. */
   apiServerMetrics(): Promise<string | undefined>;
+  /** The cluster's processes by name (the sandbox; or etcd, kube-apiserver, kube-controller-manager), read when called. */
+  processes(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -129,6 +131,7 @@ export async function startBenchCluster(target: BenchTarget): Promise<BenchClust
       target, kc, sandbox, kubeconfigYaml: yaml, operatorKubeconfigYaml: yaml, gatewayKubeconfigYaml: yaml, simulationKubeconfigYaml: yaml,
       countPods: (namespace) => sandbox.call<number>('count', { resource: 'pods', namespace }),
       apiServerMetrics: () => Promise.resolve(undefined),
+      processes: () => ({ 'sandbox API server': sandbox.pid }),
       stop: () => sandbox.stop(),
     };
   }
@@ -151,6 +154,10 @@ export async function startBenchCluster(target: BenchTarget): Promise<BenchClust
       const res = await httpsGet(`${info.url}/metrics`, info.caFile, info.adminToken, 30_000);
       if (res.status !== 200) throw new Error(`GET /metrics of the API server: HTTP ${res.status}`);
       return res.body;
+    },
+    processes: () => {
+      const { etcd, apiserver, controllerManager } = plane.pids;
+      return { etcd, 'kube-apiserver': apiserver, 'kube-controller-manager': controllerManager };
     },
     stop: () => plane.stop(),
   };
