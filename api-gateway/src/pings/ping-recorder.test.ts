@@ -71,6 +71,20 @@ describe('PingRecorder', () => {
     expect(store.findRoom('s1', 'room-1')?.status?.status).toBe('pending');
   });
 
+  it('writes nothing for a room whose deletion has begun, unless it pings terminated (the operator writes terminating)', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1');
+    r.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+    for (const ping of [{ status: 'terminating', runningMatches: 0 }, { status: 'occupied', runningMatches: 1 }, { status: 'ready', runningMatches: 0 }] as const) {
+      expect(await recorder.record(r, ping)).toBe('recorded');
+    }
+    expect(store.writes.filter((w) => w.kind === 'gameroom-status')).toEqual([]);
+    expect(await recorder.record(r, { status: 'terminated', runningMatches: 0 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+    // Still heard: the digest has its ping.
+    expect(await recorder.flush()).toBe(1);
+  });
+
   it('throws when the status write fails (the room is gone)', async () => {
     const { store, recorder } = setup();
     const r = room(store, 'room-1');
@@ -206,6 +220,21 @@ describe('PingRecorder: an answered status change is never lost', () => {
     }
     // random 0.5: half of min(4000, 1000 * 2^(n-1)) -> 500, 1000, 2000, 2000, ...
     expect(seen).toEqual([500, 1000, 2000, 2000, 2000, 2000]);
+    await recorder.stop();
+  });
+
+  it('writes a pending change of a room whose deletion began meanwhile as terminating, never as what it said before', async () => {
+    const { clock, store, recorder, outage } = failing();
+    const r = room(store, 'room-1');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    // The room is being deleted; its game server still says occupied.
+    const deleting = { ...r, metadata: { ...r.metadata, deletionTimestamp: new Date('2026-01-01T00:00:01Z') } };
+    expect(await recorder.record(deleting, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    outage.on = false;
+    clock.now += 60_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'terminating' });
     await recorder.stop();
   });
 

@@ -75,6 +75,14 @@ export function podStartedAt(pod: V1Pod | undefined): number | undefined {
   return latest;
 }
 
+/**
+ * A room whose deletion has begun (its GameRoom has a deletionTimestamp) reads `terminating` until
+ * it is gone, whatever its game server still says; `error` and `terminated` say more and stay.
+ */
+export function whileDeleting(status: GameRoomStatusValue, deleting: boolean): GameRoomStatusValue {
+  return deleting && status !== 'error' && status !== 'terminated' ? 'terminating' : status;
+}
+
 /** Maestro's composition table: ping status x instance status -> room status. */
 export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): RoomStatus {
   if (instance === 'error') return 'error';
