@@ -56,6 +56,45 @@ describe('RoomStatusController: a room whose pod the cache never showed', () => 
   });
 });
 
+describe('RoomStatusController: the status it writes', () => {
+  function setup(writeAnswer: () => Promise<unknown>, deleting = false) {
+    const room: GameRoom = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: 'r1', namespace: 's', uid: 'uid-r1', resourceVersion: '5', creationTimestamp: new Date('2026-01-01T00:00:00Z'), ...(deleting ? { deletionTimestamp: new Date('2026-01-01T00:00:30Z') } : {}) },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'occupied', pingStatus: 'occupied', runningMatches: 1, instanceStatus: 'ready', host: '10.0.0.1', ports: [], createdAt: '2026-01-01T00:00:00.000Z' },
+    };
+    const pod = { metadata: { name: 'r1', namespace: 's' }, spec: { containers: [] }, status: { phase: 'Running', hostIP: '10.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] } };
+    const writes: object[] = [];
+    const deps = {
+      api: { patchGameRoomStatus: (_ns: string, _name: string, patch: object) => (writes.push(patch), writeAnswer()) },
+      caches: { rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: () => undefined }, schedulers: { get: () => undefined } },
+      events: { record: () => undefined },
+      logger: silentLogger(),
+      now: () => Date.parse('2026-01-01T00:01:00Z'),
+    } as unknown as OperatorDeps;
+    return { controller: new RoomStatusController(deps), writes };
+  }
+
+  it('writes terminating for a room whose deletion has begun, whatever its game server last said', async () => {
+    const t = setup(() => Promise.resolve({}), true);
+    expect(await t.controller.reconcile('s/r1')).toEqual({});
+    expect(t.writes).toHaveLength(1);
+    expect(t.writes[0]).toMatchObject({ metadata: { resourceVersion: '5' }, status: { status: 'terminating', instanceStatus: 'ready' } });
+  });
+
+  it('after a conflict, leaves the room to the newer version\'s event and looks again later, instead of failing the reconcile', async () => {
+    const t = setup(() => Promise.reject(Object.assign(new Error('the object has been modified'), { code: 409 })), true);
+    expect(await t.controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 2_000 });
+    expect(t.writes).toHaveLength(1);
+  });
+
+  it('fails the reconcile on any other error, to be retried with backoff', async () => {
+    const t = setup(() => Promise.reject(Object.assign(new Error('etcdserver: request timed out'), { code: 500 })), true);
+    await expect(t.controller.reconcile('s/r1')).rejects.toThrow('request timed out');
+  });
+});
+
 describe('RoomStatusController: Events for a room becoming ready or occupied', () => {
   function setup() {
     const now = Date.parse('2026-01-01T00:00:05Z');

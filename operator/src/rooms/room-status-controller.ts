@@ -13,7 +13,7 @@ import { apiStatus, isJsonPatchNotApplied } from '../../../common/src/kube/clien
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
-import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf, whileDeleting } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -23,6 +23,8 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 const POD_APPEAR_GRACE_MS = 30_000;
 /** Tries of a lost room's record whose resourceVersion condition failed, each on a fresh read. */
 const LOSS_RECORD_TRIES = 4;
+/** After a conflicting status write, when the room is looked at again if no newer version came by then. */
+const CONFLICT_REQUEUE_MS = 2_000;
 
 export class RoomStatusController {
   /**
@@ -62,7 +64,7 @@ export class RoomStatusController {
     const maxMatches = maxMatchesOf(this.deps.caches.schedulers.get(namespace)?.spec);
     let status: NonNullable<GameRoomStatus['status']> = composeMatchStatus(composeRoomStatus(ping, instance.status), room.status?.runningMatches ?? 0, maxMatches);
     if (step.kind !== 'end') status = withAllocation(status, room.status, now);
-    if (room.metadata.deletionTimestamp && status !== 'error' && status !== 'terminated') status = 'terminating';
+    status = whileDeleting(status, room.metadata.deletionTimestamp !== undefined);
     const next: GameRoomStatus = {
       status,
       instanceStatus: instance.status,
@@ -90,7 +92,12 @@ export class RoomStatusController {
       });
     } catch (err) {
       if (apiStatus(err) === 404) return {};
-      throw err; // 409: the gateway wrote a ping meanwhile; the requeue recomputes from it
+      // 409: the room changed since the cached version this was computed from (the gateway wrote
+      // a ping). That newer version's watch event requeues the room at once; retrying sooner, as
+      // an error would (5 ms, doubling), only met the same stale cache again: 1.3 conflicts per
+      // room when 450 rooms were deleted. The delayed requeue keeps it level-based.
+      if (apiStatus(err) === 409) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+      throw err;
     }
     if (step.kind === 'end') {
       this.deps.logger.info(step.reason === 'expired' ? 'allocation TTL over without an occupied report; the room is allocatable again' : 'allocated room reported occupied; allocation ended',
