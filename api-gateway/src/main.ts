@@ -10,7 +10,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
 import { ForwardingWorker } from '../../common/src/forwarding/forwarding-worker';
-import { discoverKubeConfig, makeKubeClients } from '../../common/src/kube/clients';
+import { discoverKubeConfig, makeKubeClients, roomkeeperUserAgent } from '../../common/src/kube/clients';
 import { createLogger, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
@@ -112,7 +112,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (config.pingAuth && config.roomTokenSecret === '') {
     throw new GatewayStartupError('ROOMKEEPER_PING_AUTH is on but ROOMKEEPER_ROOM_TOKEN_SECRET is empty: set the secret (the operator gives rooms their tokens from it) or turn ping authentication off');
   }
-  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
+  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('gateway') });
   const { provider, secret } = await credentialsFor(config, clients.core, logger);
   secret?.start(SECRET_REFRESH_MS);
 

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, Scheduler } from '../../common/src/generated/resources';
-import { makeKubeClients } from '../../common/src/kube/clients';
+import { makeKubeClients, roomkeeperUserAgent } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
@@ -69,7 +69,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();
   const now = opts.now ?? systemClock;
-  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, metrics);
+  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('operator') });
   const api = new RoomkeeperApi(clients.custom);
 
   let leading = false;

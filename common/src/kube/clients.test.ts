@@ -1,6 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
+import * as http from 'node:http';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
-import { apiErrorFields, describeApiError, makeKubeClients } from './clients';
+import { listenLocally } from '../../../test/support/local-server';
+import { apiErrorFields, describeApiError, makeKubeClients, roomkeeperUserAgent } from './clients';
 
 /** What client-node throws for a Kubernetes `Status` answer: the body as a string. */
 function statusError(code: number, reason: string, message: string): k8s.ApiException<string> {
@@ -60,6 +62,41 @@ describe('the clients\' rate limits', () => {
       expect(order).toEqual(['event', 'work']);
     } finally {
       await clients.close();
+    }
+  });
+});
+
+describe('who the API server sees', () => {
+  test('every request, Event and watch carries the component\'s User-Agent', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method ?? ''} ${(req.url ?? '').split('?')[0] ?? ''} ${req.headers['user-agent'] ?? '(none)'}`);
+      res.setHeader('content-type', 'application/json');
+      if ((req.url ?? '').includes('watch=true')) {
+        res.end();
+        return;
+      }
+      res.end(req.method === 'GET' ? JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: {}, items: [] }) : JSON.stringify({ metadata: { name: 'e' } }));
+    });
+    const local = await listenLocally(server);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: local.url, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const ua = roomkeeperUserAgent('operator');
+    expect(ua).toMatch(/^roomkeeper-operator \(\w+\/\w+\) node\/v\d+/);
+    const clients = makeKubeClients(kc, { qps: 100, burst: 100 }, { userAgent: ua });
+    try {
+      await clients.core.listNamespace();
+      await clients.events.createNamespacedEvent({ namespace: 'n', body: { eventTime: new k8s.V1MicroTime(), metadata: { name: 'e' } } });
+      await new Promise<void>((resolve, reject) => {
+        void new k8s.Watch(clients.kc).watch('/api/v1/pods', {}, () => undefined, () => resolve()).catch(reject);
+      });
+      expect(seen).toEqual([`GET /api/v1/namespaces ${ua}`, `POST /apis/events.k8s.io/v1/namespaces/n/events ${ua}`, `GET /api/v1/pods ${ua}`]);
+    } finally {
+      await clients.close();
+      await local.close();
     }
   });
 });

@@ -187,16 +187,24 @@ function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: 
 const EVENTS_RATE_LIMIT: RateLimit = { qps: 25, burst: 50 };
 
 /**
+ * The User-Agent of a Roomkeeper component's requests to the API server, as client-go's are made
+ * (`<program> (<os>/<arch>) ...`): `roomkeeper-operator (linux/x64) node/v22.11.0`.
+ */
+export function roomkeeperUserAgent(component: string): string {
+  return `roomkeeper-${component} (${process.platform}/${process.arch}) node/${process.version}`;
+}
+
+/**
  * API clients for one process. Every request they send but Events shares one token bucket, and one pooled
  * connection dispatcher: client-node 2.x otherwise builds a new connection agent for every
  * request to a cluster with TLS settings (a CA, client certificates, or skip-verify), leaving an
  * idle socket behind each — thousands of sockets and hundreds of MB at fleet scale.
  */
-export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, metrics?: MetricsRegistry): KubeClients {
-  const measured = requestMetrics(metrics);
+export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts: { metrics?: MetricsRegistry; userAgent?: string } = {}): KubeClients {
+  const measured = requestMetrics(opts.metrics);
   const limiter = new TokenBucket(limit.qps, limit.burst);
   const eventsLimiter = new TokenBucket(EVENTS_RATE_LIMIT.qps, EVENTS_RATE_LIMIT.burst);
-  const shared = withSharedDispatcher(original);
+  const shared = withSharedDispatcher(original, { userAgent: opts.userAgent });
   const kc = shared.kubeConfig;
   // A pool that lost its server under load can hang every later request: start a fresh one.
   const reset = (): void => shared.transportFailed();

@@ -8,7 +8,9 @@
  * `withSharedDispatcher` returns a KubeConfig that behaves like the given one but reads the TLS
  * material once and hands every request the same dispatcher, so connections are pooled and reused.
  * Headers (tokens, which client-node's authenticators refresh) are still made per request. The
- * given KubeConfig is not modified.
+ * given KubeConfig is not modified. With `userAgent`, every request and watch says who sent it
+ * (client-node's own is `kubernetes-client-javascript/<version>`, or `undici` without its
+ * middleware): the API server's audit log and its slow-request lines name the component.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -48,11 +50,12 @@ export interface SharedDispatcherKubeConfig {
 
 const RESET_AFTER_QUIET_MS = 1_000;
 
-export function withSharedDispatcher(kubeConfig: KubeConfig): SharedDispatcherKubeConfig {
+export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgent?: string } = {}): SharedDispatcherKubeConfig {
   const shared = Object.create(kubeConfig) as KubeConfig;
   let dispatcher: Dispatcher | undefined;
   let tls: HttpsOptions | undefined;
   const original = tlsStepsOf(kubeConfig);
+  const userAgent = options.userAgent;
   // A client-node without these steps would build an Agent per request again: say so at once.
   if (!original) throw new Error('@kubernetes/client-node no longer has KubeConfig.applyHTTPSOptions/createDispatcher: update common/src/kube/shared-dispatcher.ts');
   // client-node's own applySecurityAuthentication runs with `this` = shared (it inherits the
@@ -65,6 +68,7 @@ export function withSharedDispatcher(kubeConfig: KubeConfig): SharedDispatcherKu
       tls = read;
     }
     Object.assign(opts, tls, tls.headers ? { headers: { ...tls.headers } } : {});
+    if (userAgent) opts.headers = { ...opts.headers, 'User-Agent': userAgent };
   };
   steps.createDispatcher = (cluster, agentOptions) => (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
   let resetTimer: NodeJS.Timeout | undefined;

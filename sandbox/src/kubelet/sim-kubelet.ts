@@ -15,7 +15,7 @@ import { hostPortsOf, isTerminalPhase, isTerminating, podKey, splitPodKey } from
 import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 import { computePodStatus, type PodStatusBody } from './pod-status';
 import { PodInformer } from './pod-informer';
-import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, roomkeeperUserAgent, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 import { systemClock, type Clock } from '../../../common/src/runtime/clock';
@@ -113,7 +113,7 @@ export class SimKubelet {
   private constructor(private readonly options: SimKubeletOptions) {
     // The same clients as the product's: pooled connections that heal after an API server outage
     // and a timeout on every request. A kubelet is not rate limited here.
-    this.connections = makeKubeClients(options.kubeConfig, { qps: 1_000_000, burst: 1_000_000 });
+    this.connections = makeKubeClients(options.kubeConfig, { qps: 1_000_000, burst: 1_000_000 }, { userAgent: roomkeeperUserAgent('simulated-kubelet') });
     const kubeConfig = this.connections.kc;
     this.core = this.connections.core;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'sim-kubelet' });

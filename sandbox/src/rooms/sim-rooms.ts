@@ -10,6 +10,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import { isTerminalPhase, isTerminating, podKey } from '../kubelet/pod-fields';
 import { PodInformer } from '../kubelet/pod-informer';
 import { withSharedDispatcher, type SharedDispatcherKubeConfig } from '../../../common/src/kube/shared-dispatcher';
+import { roomkeeperUserAgent } from '../../../common/src/kube/clients';
 import { PingClient, type PingRequest, type PingResult } from './ping-client';
 import { roomIdentityOf } from './room-identity';
 import { DEFAULT_SCRIPT, InvalidRoomScriptError, parseRoomScript, unitRandom, type RoomScript } from './room-script';
@@ -105,7 +106,7 @@ export class SimRooms {
     this.ownsInformer = options.podInformer === undefined;
     if (options.podInformer) this.informer = options.podInformer;
     else {
-      this.connections = withSharedDispatcher(options.kubeConfig);
+      this.connections = withSharedDispatcher(options.kubeConfig, { userAgent: roomkeeperUserAgent('simulated-rooms') });
       const kubeConfig = this.connections.kubeConfig;
       const core = kubeConfig.makeApiClient(CoreV1Api);
       this.informer = new PodInformer({ name: 'room-pods', kubeConfig, core, logger: this.logger });
