@@ -138,6 +138,17 @@ async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals
   clearTimeout(timer);
 }
 
+/** Set to a file path, kube-apiserver writes its audit log there: every request's user, user agent, verb, resource and answer (level Metadata). */
+const AUDIT_LOG_ENV = 'ROOMKEEPER_APISERVER_AUDIT_LOG';
+
+function auditArgs(dir: string): string[] {
+  const log = process.env[AUDIT_LOG_ENV];
+  if (!log) return [];
+  const policy = path.join(dir, 'audit-policy.yaml');
+  fs.writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n');
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.resolve(log)}`, '--audit-log-maxsize=0', '--audit-log-mode=batch'];
+}
+
 /**
  * Starts a fresh plane. `dir` (default: a new temp folder) holds data, certificates, tokens,
  * kubeconfigs and each program's output (`*.log`).
@@ -184,6 +195,7 @@ export async function startControlPlane(opts: { assetsDir: string; dir?: string 
     // A test run creates thousands of objects quickly; the defaults (400/200 in flight) suffice,
     // but a loaded 2-core machine needs patience for the first requests.
     '--max-requests-inflight=800', '--max-mutating-requests-inflight=400',
+    ...auditArgs(dir),
   ];
   const adminKubeconfig = path.join(dir, 'kubeconfig-admin');
   fs.writeFileSync(adminKubeconfig, kubeconfigYaml(url, caFile, 'rk-test-admin', adminToken), { mode: 0o600 });
