@@ -92,6 +92,17 @@ describe('LeaderElector on the sandbox', () => {
     expect(await lease()).toMatchObject({ holderIdentity: 'candidate-b', leaseTransitions: 1 });
   });
 
+  test('a leader renews with one update each time, not a read and an update', async () => {
+    const a = candidate('candidate-a', Date.now);
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader, { message: 'a leads' });
+    const gets = requests(a, 'get');
+    const updates = requests(a, 'update');
+    await waitFor(() => requests(a, 'update') >= updates + 5, { message: 'a renewed five more times' });
+    expect(requests(a, 'get')).toBe(gets);
+    expect((await lease()).holderIdentity).toBe('candidate-a');
+  });
+
   test('a leader that finds the lease taken by another steps down once', async () => {
     const a = candidate('candidate-a', Date.now);
     a.elector.start();

@@ -3,7 +3,10 @@
  * acquire or renew every `retryPeriodMs`; a lease is free when its holder has not renewed it for
  * `leaseDurationMs` as observed on OUR clock (no cross-machine clock comparison); a leader that
  * cannot renew within `renewDeadlineMs` steps down. On stop the leader releases the lease so a
- * standby takes over at once.
+ * standby takes over at once. A leader renews with one request, an update of the lease as it last
+ * wrote it (client-go's fast path): a loaded API server answers one request sooner than a read and
+ * an update. A conflict (someone else wrote the lease) falls back to reading it at once; any other
+ * failure, at the next attempt.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
@@ -32,6 +35,8 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private lastRenew = 0;
   private observed: { holder: string; renewTime: string; at: number } | undefined;
+  /** The lease as this replica last wrote it, while it leads: the fast path renews from it. */
+  private written: k8s.V1Lease | undefined;
   private readonly now: Clock;
   private inFlight: Promise<void> = Promise.resolve();
 
@@ -91,12 +96,25 @@ export class LeaderElector {
     const { coordination, namespace, name, identity } = this.opts;
     // Lease times are MicroTime: the API server refuses a JavaScript Date's three fractional digits.
     const now = new k8s.V1MicroTime(this.now());
+    if (this.leader && this.written) {
+      const mine = this.written;
+      const spec = mine.spec ?? {};
+      this.written = undefined;
+      try {
+        this.written = await coordination.replaceNamespacedLease({ name, namespace, body: { ...mine, spec: { ...spec, renewTime: now } } });
+        this.observed = { holder: identity, renewTime: toIsoString(now), at: this.now() };
+        this.becomeLeader();
+        return;
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err; // the next attempt reads the lease
+      }
+    }
     let lease: k8s.V1Lease;
     try {
       lease = await coordination.readNamespacedLease({ name, namespace });
     } catch (err) {
       if (apiStatus(err) !== 404) throw err;
-      await coordination.createNamespacedLease({
+      this.written = await coordination.createNamespacedLease({
         namespace,
         body: {
           apiVersion: 'coordination.k8s.io/v1',
@@ -137,7 +155,7 @@ export class LeaderElector {
         leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
       },
     };
-    await coordination.replaceNamespacedLease({ name, namespace, body });
+    this.written = await coordination.replaceNamespacedLease({ name, namespace, body });
     this.becomeLeader();
   }
 
@@ -150,6 +168,7 @@ export class LeaderElector {
   }
 
   private stepDown(reason: string): void {
+    this.written = undefined;
     if (!this.leader) return;
     this.leader = false;
     this.opts.logger.warn('stopped leading', { reason, identity: this.opts.identity });
