@@ -141,12 +141,13 @@ async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals
 /** Set to a file path, kube-apiserver writes its audit log there: every request's user, user agent, verb, resource and answer (level Metadata). */
 const AUDIT_LOG_ENV = 'ROOMKEEPER_APISERVER_AUDIT_LOG';
 
+/** Audit log flags; one file, never rotated (kube-apiserver rotates at 100 MB unless told). */
 function auditArgs(dir: string): string[] {
   const log = process.env[AUDIT_LOG_ENV];
   if (!log) return [];
   const policy = path.join(dir, 'audit-policy.yaml');
   fs.writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n');
-  return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.resolve(log)}`, '--audit-log-maxsize=0', '--audit-log-mode=batch'];
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${path.resolve(log)}`, '--audit-log-maxsize=1000000', '--audit-log-mode=batch'];
 }
 
 /**
