@@ -120,6 +120,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
         resource: PLURALS[kind],
         logger: options.logger,
+        metrics: options.metrics,
         transform,
         indexers,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,

@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { ResilientInformer, type Indexer, type ListPage } from '../../../common/src/kube/informer';
 import type { Logger } from '../../../common/src/logger';
+import type { MetricsRegistry } from '../../../common/src/metrics';
 
 export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   kc: k8s.KubeConfig;
@@ -19,6 +20,8 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   /** Named indexes of the cached objects (the informer's `indexers`). */
   indexers?: Record<string, Indexer<T>>;
   logger: Logger;
+  /** Counts relists and watch restarts, and how old changes are when they arrive (by resource). */
+  metrics?: MetricsRegistry;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -33,6 +36,7 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
       list: options.list,
       name: options.resource,
       logger: options.logger,
+      metrics: options.metrics,
       transform: options.transform,
       indexers: options.indexers,
       minBackoffMs: options.initialBackoffMs,

@@ -2,11 +2,14 @@
  * ResilientInformer against the sandbox's fault injection: a watch cut resumes without a relist;
  * a watch answered 410 (HTTP status or ERROR event) relists; a server that ends every watch with
  * an ERROR event at once is not asked again in a tight loop (the backoff holds across the
- * relists); afterwards the cache equals the server.
+ * relists); afterwards the cache equals the server. Each change's age on arrival is measured.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { silentLogger } from '../logger';
+import { MetricsRegistry } from '../metrics';
 import { LIST_PAGE_SIZE, ResilientInformer } from './informer';
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -218,6 +221,57 @@ describe('ResilientInformer lists page by page', () => {
     } finally {
       await informer.stop();
       await sandbox.stop();
+    }
+  });
+});
+
+describe('ResilientInformer tells how old a change is when it arrives', () => {
+  test('observes now minus the latest managedFields time of each added or modified object, by informer', async () => {
+    const writtenAgo = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const configMap = (name: string, rv: string, times: string[]) => ({
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: { name, namespace: 'default', resourceVersion: rv, managedFields: times.map((time, i) => ({ manager: `writer-${i}`, operation: 'Update', apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1: {} })) },
+    });
+    // A real HTTP server speaking the list and watch protocol: the watch sends a change written
+    // 90 s ago (its newest entry; an older writer's entry is 300 s old), then one written now, then a bookmark.
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (!req.url?.includes('watch=true')) {
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [] }));
+        return;
+      }
+      for (const event of [
+        { type: 'ADDED', object: configMap('late', '2', [writtenAgo(300), writtenAgo(90)]) },
+        { type: 'MODIFIED', object: configMap('prompt', '3', [writtenAgo(0)]) },
+        { type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '4' } } },
+      ]) res.write(`${JSON.stringify(event)}\n`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const metrics = new MetricsRegistry();
+    const informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc, path: '/api/v1/configmaps', name: 'configmaps', logger: silentLogger(), metrics,
+      list: () => kc.makeApiClient(k8s.CoreV1Api).listConfigMapForAllNamespaces(),
+    });
+    try {
+      await informer.start();
+      expect(await informer.waitForResourceVersion('4', 10_000)).toBe(true);
+      const text = await metrics.render();
+      const value = (series: string) => Number(new RegExp(`^roomkeeper_informer_change_age_seconds_${series} (\\S+)$`, 'm').exec(text)?.[1]);
+      expect(value('count{informer="configmaps"}')).toBe(2);
+      expect(value('bucket{le="2",informer="configmaps"}')).toBe(1);
+      expect(value('bucket{le="60",informer="configmaps"}')).toBe(1);
+      expect(value('bucket{le="120",informer="configmaps"}')).toBe(2);
+      // The cache keeps no managedFields.
+      expect(informer.get('late', 'default')?.metadata?.managedFields).toBeUndefined();
+    } finally {
+      await informer.stop();
+      server.closeAllConnections();
+      server.close();
     }
   });
 });

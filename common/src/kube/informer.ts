@@ -10,7 +10,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
-import type { Counter, MetricsRegistry } from '../metrics';
+import type { Counter, Histogram, MetricsRegistry } from '../metrics';
 import { apiErrorFields, describeApiError, responseStatus } from './clients';
 import { whatToDo } from './diagnosis';
 
@@ -132,13 +132,14 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** The ERROR event (410 Expired) that ended the current watch, if one did. */
   private expired: Error | undefined;
 
-  private readonly counters: { relists: Counter; watchRestarts: Counter } | undefined;
+  private readonly counters: { relists: Counter; watchRestarts: Counter; changeAge: Histogram } | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.indexers = Object.entries(opts.indexers ?? {});
     this.counters = opts.metrics && {
       relists: opts.metrics.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] }),
       watchRestarts: opts.metrics.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] }),
+      changeAge: opts.metrics.histogram('roomkeeper_informer_change_age_seconds', 'How old a change was when its watch event reached the cache, by informer: now minus the time of the object\'s latest write (metadata.managedFields, whole seconds, the API server\'s clock). Grows when the process reads its watches more slowly than changes come.', CHANGE_AGE_BUCKETS, { labelNames: ['informer'] }),
     };
     this.backoffMs = opts.minBackoffMs ?? 500;
     this.watch = new k8s.Watch(opts.kc);
@@ -354,6 +355,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       this.advanced();
       return;
     }
+    if (this.counters && phase !== 'DELETED') {
+      const writtenAt = latestWrite(raw);
+      if (writtenAt !== undefined) this.counters.changeAge.observe(Math.max(0, Date.now() - writtenAt) / 1000, { informer: this.opts.name });
+    }
     const obj = this.keep(raw);
     if (phase === 'ADDED' || phase === 'MODIFIED') this.upsert(obj);
     else if (phase === 'DELETED') this.remove(obj);
@@ -419,6 +424,22 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       void this.run(generation);
     }, delayMs);
   }
+}
+
+/** Buckets of `roomkeeper_informer_change_age_seconds`: the times carry whole seconds, so the first bucket is 1 s. */
+const CHANGE_AGE_BUCKETS = [1, 2, 5, 10, 30, 60, 120, 300];
+
+/**
+ * When the object was last written, in ms: the latest `managedFields` time (each writer's entry
+ * carries the time of its last change, to the second); undefined when it has none.
+ */
+function latestWrite(obj: k8s.KubernetesObject): number | undefined {
+  let latest: number | undefined;
+  for (const entry of obj.metadata?.managedFields ?? []) {
+    const at = entry.time === undefined ? NaN : new Date(entry.time).getTime();
+    if (!Number.isNaN(at) && (latest === undefined || at > latest)) latest = at;
+  }
+  return latest;
 }
 
 function isTimeout(err: unknown): boolean {
