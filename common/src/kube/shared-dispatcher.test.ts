@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { CoreV1Api, HttpMethod, KubeConfig, RequestContext, Watch } from '@kubernetes/client-node';
 import { waitFor } from '../../../test/support/wait';
 import { withSharedDispatcher } from './shared-dispatcher';
 
@@ -72,5 +75,67 @@ describe('withSharedDispatcher', () => {
     shared.transportFailed();
     await waitFor(async () => dispatcherOf(shared.kubeConfig).then(() => false, (e: unknown) => /ENOENT/.test(String(e))), { timeoutMs: 10_000 });
     await shared.close();
+  });
+});
+
+/**
+ * A throwaway key and certificate for 127.0.0.1 (P-256, valid to 2126), made for this test only:
+ * the server below needs TLS to offer HTTP/2, as kube-apiserver does.
+ */
+const TEST_ONLY_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgwRAoXNJlB5YdjoX0
+FK14pdjB+u8R/AtTVfaV1cwFDCyhRANCAAQUlr1xcWHiz+c4onvPy7mgGKLlNY0R
+mI3ueIWxQnHJVeVR5aTqMAb+9JeP+jSJ0muLVJ2mID/otS2RmeOL/1OU
+-----END PRIVATE KEY-----`;
+const TEST_ONLY_CERT = `-----BEGIN CERTIFICATE-----
+MIIBjzCCATagAwIBAgIUVgsOR+ToeMm+LwGTEN8kUvm5BtAwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEzMDA1NDU1OFoYDzIxMjYxMTA2
+MDU0NTU4WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAAQUlr1xcWHiz+c4onvPy7mgGKLlNY0RmI3ueIWxQnHJVeVR5aTqMAb+
+9JeP+jSJ0muLVJ2mID/otS2RmeOL/1OUo2QwYjAdBgNVHQ4EFgQUCxXcpJcUsvIy
+ISCHcoAu166GlGswHwYDVR0jBBgwFoAUCxXcpJcUsvIyISCHcoAu166GlGswDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0cAMEQC
+IF0pcwj9LLmNCSEucmLZTLTFbU9FVPpqwBVD4DRMMy4VAiBrVurGkoDqu9uNhA9H
+fe9IPAeK9Od1JBaC90ZpcmlpCg==
+-----END CERTIFICATE-----`;
+
+describe('withSharedDispatcher over TLS', () => {
+  it('sends requests over the HTTP/2 the server offers, and each watch over HTTP/1.1, on a connection of its own', async () => {
+    const versions: string[] = [];
+    const server = http2.createSecureServer({ key: TEST_ONLY_KEY, cert: TEST_ONLY_CERT, allowHTTP1: true }, (req, res) => {
+      versions.push(`${req.httpVersion} ${req.url.includes('watch=true') ? 'watch' : 'list'}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'NamespaceList', metadata: { resourceVersion: '1' }, items: [] }));
+    });
+    // client-node's own pools (one per request) keep their connections open: closed here at the end.
+    const sockets = new Set<TLSSocket>();
+    server.on('secureConnection', (socket: TLSSocket) => sockets.add(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, caData: Buffer.from(TEST_ONLY_CERT).toString('base64') }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const shared = withSharedDispatcher(kc);
+    try {
+      const watchOnce = (config: KubeConfig) => new Promise<void>((resolve, reject) => {
+        new Watch(config).watch('/api/v1/namespaces', {}, () => undefined, () => resolve()).catch(reject);
+      });
+      // client-node as it comes takes the HTTP/2 the server offers, for watches too.
+      await kc.makeApiClient(CoreV1Api).listNamespace();
+      await watchOnce(kc);
+      expect(versions).toEqual(['2.0 list', '2.0 watch']);
+      versions.length = 0;
+      await shared.kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+      await watchOnce(shared.kubeConfig);
+      await shared.kubeConfig.makeApiClient(CoreV1Api).listNamespace();
+      expect(versions).toEqual(['2.0 list', '1.1 watch', '2.0 list']);
+    } finally {
+      await shared.close();
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    }
   });
 });

@@ -8,11 +8,13 @@
  * `withSharedDispatcher` returns a KubeConfig that behaves like the given one but reads the TLS
  * material once and hands every request the same dispatcher, so connections are pooled and reused.
  * Headers (tokens, which client-node's authenticators refresh) are still made per request. The
- * given KubeConfig is not modified. With `userAgent`, every request and watch says who sent it
+ * given KubeConfig is not modified. Watches get a pool of their own, over HTTP/1.1, so each has a
+ * connection of its own (`http1Agent`). With `userAgent`, every request and watch says who sent it
  * (client-node's own is `kubernetes-client-javascript/<version>`, or `undici` without its
  * middleware): the API server's audit log and its slow-request lines name the component.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent } from 'undici';
 
 type RequestContextLike = Parameters<KubeConfig['applySecurityAuthentication']>[0];
 type Dispatcher = NonNullable<ReturnType<RequestContextLike['getDispatcher']>>;
@@ -34,6 +36,26 @@ function tlsStepsOf(kc: KubeConfig): TlsSteps | undefined {
   return typeof steps.applyHTTPSOptions === 'function' && typeof steps.createDispatcher === 'function' ? (kc as unknown as TlsSteps) : undefined;
 }
 
+/**
+ * A pool like the one client-node builds for a direct TLS connection, but speaking HTTP/1.1, for
+ * watches: undici 8 offers HTTP/2 by default and kube-apiserver takes it, so a process's watches
+ * shared one TCP connection with all its requests. While the operator created a fleet of 3,000
+ * rooms (50 creates in flight), kube-apiserver closed its pod watch as too slow about every 4 s
+ * and the pod cache learned of changes 10 to 40 s late, so rooms whose pods were ready stayed
+ * `pending` that long; a watcher on a connection of its own saw the same changes within 2 s.
+ * Over HTTP/1.1 each watch has its own connection. Undefined for anything but a direct TLS
+ * connection (a proxy, plain HTTP), whose watches keep client-node's dispatcher.
+ */
+function http1Agent(kc: KubeConfig, cluster: unknown, agentOptions: unknown): Dispatcher | undefined {
+  const opts = kc.createDispatcherOptions(cluster as Parameters<KubeConfig['createDispatcherOptions']>[0], agentOptions as Parameters<KubeConfig['createDispatcherOptions']>[1]);
+  return opts.type === 'agent' ? new Agent({ connect: opts.connect, allowH2: false }) : undefined;
+}
+
+/** Whether a request is a watch (client-node's `Watch` adds `watch=true`). */
+function isWatch(url: string): boolean {
+  return /[?&]watch=(true|1)(&|$)/.test(url);
+}
+
 export interface SharedDispatcherKubeConfig {
   kubeConfig: KubeConfig;
   /** Closes the pooled connections; call after the last request. */
@@ -53,6 +75,8 @@ const RESET_AFTER_QUIET_MS = 1_000;
 export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgent?: string } = {}): SharedDispatcherKubeConfig {
   const shared = Object.create(kubeConfig) as KubeConfig;
   let dispatcher: Dispatcher | undefined;
+  /** The pool of watches (`http1Agent`); null when they share `dispatcher`. */
+  let watches: Dispatcher | null | undefined;
   let tls: HttpsOptions | undefined;
   const original = tlsStepsOf(kubeConfig);
   const userAgent = options.userAgent;
@@ -70,22 +94,33 @@ export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgen
     Object.assign(opts, tls, tls.headers ? { headers: { ...tls.headers } } : {});
     if (userAgent) opts.headers = { ...opts.headers, 'User-Agent': userAgent };
   };
-  steps.createDispatcher = (cluster, agentOptions) => (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
+  steps.createDispatcher = (cluster, agentOptions) => {
+    watches ??= http1Agent(shared, cluster, agentOptions) ?? null;
+    return (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
+  };
+  // Requests keep the shared pool (HTTP/2 where the server offers it); a watch is handed the
+  // HTTP/1.1 pool once client-node has done the rest (headers, the shared pool's TLS material).
+  shared.applySecurityAuthentication = async (ctx) => {
+    await kubeConfig.applySecurityAuthentication.call(shared, ctx);
+    if (watches && isWatch(ctx.getUrl())) ctx.setDispatcher(watches);
+  };
   let resetTimer: NodeJS.Timeout | undefined;
+  const destroy = async (): Promise<void> => {
+    const old = [dispatcher, watches ?? undefined];
+    dispatcher = undefined; // the next request builds the new shared ones
+    watches = undefined;
+    for (const d of old) await d?.destroy().catch(() => undefined);
+  };
   const reset = (): void => {
     resetTimer = undefined;
-    const old = dispatcher;
-    dispatcher = undefined; // the next request builds the new shared one
     tls = undefined; // from the files as they are now (a rotated certificate)
-    void old?.destroy().catch(() => undefined);
+    void destroy();
   };
   return {
     kubeConfig: shared,
     async close() {
       if (resetTimer) clearTimeout(resetTimer);
-      const d = dispatcher;
-      dispatcher = undefined;
-      if (d) await d.destroy().catch(() => undefined);
+      await destroy();
     },
     transportFailed() {
       if (resetTimer) clearTimeout(resetTimer);
