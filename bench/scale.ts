@@ -151,8 +151,10 @@ async function rssMB(pid: number): Promise<number> {
  * ping-digest writes and refusals, relists and watch restarts of each process's informers, the
  * operator's expiry holds, API errors and GC pauses, how late each process's event loop ran (a
  * ping that fails in a game-server process that runs seconds late may never have left it), the CPU
- * time each child's main thread got and waited for, and the fullest socket queues of the rooms port
- * (which end of a slow ping was behind). What a MISS needs to be explained.
+ * time each child's main thread got and waited for, the operator's work-queue depths and its wait
+ * for the client-side rate limiter, the pod and room watchers kube-apiserver closed for reading too
+ * slowly, and the fullest socket queues of the rooms port (which end of a slow ping was behind).
+ * What a MISS needs to be explained.
  */
 class Trace {
   private readonly timer: NodeJS.Timeout | undefined;
@@ -166,6 +168,7 @@ class Trace {
     private readonly children: { operator: ChildHandle<unknown>; gateway: ChildHandle<unknown>; kubelet: ChildHandle<null>; gameServers: ChildHandle<null> },
     private readonly roomsPort: number,
     private readonly print: (line: string) => void,
+    private readonly apiServerMetrics: () => Promise<string | undefined>,
   ) {
     const everyMs = Number(process.env.BENCH_SCALE_TRACE_SECONDS ?? 60) * 1000;
     if (everyMs > 0) {
@@ -203,12 +206,13 @@ class Trace {
     if (this.busy) return;
     this.busy = true;
     try {
-      const [sim, simLoop, kubeletLoop, gw, op] = await Promise.all([
+      const [sim, simLoop, kubeletLoop, gw, op, server] = await Promise.all([
         this.children.gameServers.call<SimulationStats>('stats'),
         this.children.gameServers.call<{ maxMs: number }>('loopDelay'),
         this.children.kubelet.call<{ maxMs: number }>('loopDelay'),
         this.children.gateway.call<string>('metrics'),
         this.children.operator.call<string>('metrics'),
+        this.apiServerMetrics().catch(() => undefined),
       ]);
       const now = new Map<string, number>([
         ['pings', sim.pingsSent], ['failed', sim.pingFailures],
@@ -220,6 +224,16 @@ class Trace {
         ['gw api errors', sumMetricText(gw, 'roomkeeper_kube_api_request_errors_total')],
         ['op relists', sumMetricText(op, 'roomkeeper_informer_relists_total')],
         ['op watch restarts', sumMetricText(op, 'roomkeeper_informer_watch_restarts_total')],
+        ['op pod watch restarts', sumMetricText(op, 'roomkeeper_informer_watch_restarts_total', { informer: 'pods' })],
+        // Watchers kube-apiserver closed because their client read too slowly (its buffer holds about a second of events).
+        ['server closed slow pod watchers', server === undefined ? 0 : sumMetricText(server, 'apiserver_terminated_watchers_total', { resource: 'pods' })],
+        ['server closed slow room watchers', server === undefined ? 0 : sumMetricText(server, 'apiserver_terminated_watchers_total', { resource: 'gamerooms' })],
+        // How late the operator's pod cache and the gateway's room cache learned of changes.
+        ['op pod changes seen', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' })],
+        ['of them over 10 s old', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' }) - sumMetricText(op, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'pods', le: '10' })],
+        ['over 60 s old', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' }) - sumMetricText(op, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'pods', le: '60' })],
+        ['gw room changes seen over 10 s old', sumMetricText(gw, 'roomkeeper_informer_change_age_seconds_count', { informer: 'gamerooms' }) - sumMetricText(gw, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'gamerooms', le: '10' })],
+        ['op limiter wait ms', Math.round(1000 * sumMetricText(op, 'roomkeeper_kube_client_rate_limiter_wait_seconds_sum'))],
         ['op api errors', sumMetricText(op, 'roomkeeper_kube_api_request_errors_total')],
         ['expiry held', sumMetricText(op, 'roomkeeper_room_expiry_held_total')],
         ['remove_rooms', sumMetricText(op, 'roomkeeper_operations_total', { definition: 'remove_rooms' })],
@@ -231,7 +245,8 @@ class Trace {
       this.last = now;
       const lag = `event loop delay max: game servers ${Math.round(simLoop.maxMs)} ms, kubelet ${Math.round(kubeletLoop.maxMs)} ms, gateway ${Math.round(1000 * sumMetricText(gw, 'nodejs_eventloop_lag_max_seconds'))} ms, operator ${Math.round(1000 * sumMetricText(op, 'nodejs_eventloop_lag_max_seconds'))} ms`;
       const cpu = await this.cpuSince();
-      const queues = `rooms port at its fullest: ${describeSocketQueues(this.queues)}`;
+      const depths = [...op.matchAll(/^roomkeeper_workqueue_depth\{controller="([^"]+)"\} (\S+)$/gm)].map((m) => `${m[1] ?? ''} ${m[2] ?? ''}`).join(', ');
+      const queues = `operator work queues now: ${depths || 'not reported'}; rooms port at its fullest: ${describeSocketQueues(this.queues)}`;
       this.queues = undefined;
       this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}; ${lag}; ${cpu}; ${queues}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
     } catch (err) {
@@ -333,7 +348,7 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
       rss.stop();
       return Promise.resolve();
     });
-    const trace = new Trace({ operator, gateway, kubelet, gameServers }, Number(new URL(gateway.ready.roomsUrl).port), progress);
+    const trace = new Trace({ operator, gateway, kubelet, gameServers }, Number(new URL(gateway.ready.roomsUrl).port), progress, () => cluster.apiServerMetrics());
     stops.push(() => {
       trace.stop();
       return Promise.resolve();
