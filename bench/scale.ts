@@ -229,10 +229,10 @@ class Trace {
         ['server closed slow pod watchers', server === undefined ? 0 : sumMetricText(server, 'apiserver_terminated_watchers_total', { resource: 'pods' })],
         ['server closed slow room watchers', server === undefined ? 0 : sumMetricText(server, 'apiserver_terminated_watchers_total', { resource: 'gamerooms' })],
         // How late the operator's pod cache and the gateway's room cache learned of changes.
-        ['op pod changes seen', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' })],
-        ['of them over 10 s old', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' }) - sumMetricText(op, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'pods', le: '10' })],
-        ['over 60 s old', sumMetricText(op, 'roomkeeper_informer_change_age_seconds_count', { informer: 'pods' }) - sumMetricText(op, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'pods', le: '60' })],
-        ['gw room changes seen over 10 s old', sumMetricText(gw, 'roomkeeper_informer_change_age_seconds_count', { informer: 'gamerooms' }) - sumMetricText(gw, 'roomkeeper_informer_change_age_seconds_bucket', { informer: 'gamerooms', le: '10' })],
+        ['op pod changes seen', changesOlderThan(op, 'pods', 0)],
+        ['of them over 10 s old', changesOlderThan(op, 'pods', 10)],
+        ['over 60 s old', changesOlderThan(op, 'pods', 60)],
+        ['gw room changes seen over 10 s old', changesOlderThan(gw, 'gamerooms', 10)],
         ['op limiter wait ms', Math.round(1000 * sumMetricText(op, 'roomkeeper_kube_client_rate_limiter_wait_seconds_sum'))],
         ['op api errors', sumMetricText(op, 'roomkeeper_kube_api_request_errors_total')],
         ['expiry held', sumMetricText(op, 'roomkeeper_room_expiry_held_total')],
@@ -255,6 +255,15 @@ class Trace {
       this.busy = false;
     }
   }
+}
+
+/**
+ * How many changes an informer took in that were over `seconds` old on arrival (all of them for 0),
+ * from `roomkeeper_informer_change_age_seconds` in a process's metrics text; `seconds` is a bucket bound.
+ */
+function changesOlderThan(metricsText: string, informer: string, seconds: number): number {
+  const all = sumMetricText(metricsText, 'roomkeeper_informer_change_age_seconds_count', { informer });
+  return seconds === 0 ? all : all - sumMetricText(metricsText, 'roomkeeper_informer_change_age_seconds_bucket', { informer, le: String(seconds) });
 }
 
 /** What the simulated game server of an expired room did, relative to the moment it was judged expired. */

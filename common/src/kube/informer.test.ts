@@ -11,6 +11,7 @@ import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { LIST_PAGE_SIZE, ResilientInformer } from './informer';
+import { rfc3339 } from './timestamps';
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -227,7 +228,7 @@ describe('ResilientInformer lists page by page', () => {
 
 describe('ResilientInformer tells how old a change is when it arrives', () => {
   test('observes now minus the latest managedFields time of each added or modified object, by informer', async () => {
-    const writtenAgo = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const writtenAgo = (seconds: number) => rfc3339(Date.now() - seconds * 1000);
     const configMap = (name: string, rv: string, times: string[]) => ({
       apiVersion: 'v1', kind: 'ConfigMap',
       metadata: { name, namespace: 'default', resourceVersion: rv, managedFields: times.map((time, i) => ({ manager: `writer-${i}`, operation: 'Update', apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1: {} })) },

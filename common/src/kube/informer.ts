@@ -13,6 +13,7 @@ import type { Logger } from '../logger';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics';
 import { apiErrorFields, describeApiError, responseStatus } from './clients';
 import { whatToDo } from './diagnosis';
+import { toMillis } from './timestamps';
 
 export type EventType = 'add' | 'update' | 'delete';
 
@@ -436,8 +437,8 @@ const CHANGE_AGE_BUCKETS = [1, 2, 5, 10, 30, 60, 120, 300];
 function latestWrite(obj: k8s.KubernetesObject): number | undefined {
   let latest: number | undefined;
   for (const entry of obj.metadata?.managedFields ?? []) {
-    const at = entry.time === undefined ? NaN : new Date(entry.time).getTime();
-    if (!Number.isNaN(at) && (latest === undefined || at > latest)) latest = at;
+    const at = toMillis(entry.time);
+    if (at !== undefined && (latest === undefined || at > latest)) latest = at;
   }
   return latest;
 }

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { CoreV1Api, HttpMethod, KubeConfig, RequestContext, Watch } from '@kubernetes/client-node';
 import { waitFor } from '../../../test/support/wait';
 import { withSharedDispatcher } from './shared-dispatcher';
