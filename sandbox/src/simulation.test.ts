@@ -396,3 +396,41 @@ describe('simulated kubelet behind its work queue', () => {
     expect(startedAt).toBeGreaterThan(boundAt + 3000);
   });
 });
+
+describe('simulated kubelet whose cache skipped its own write', () => {
+  const ns = 'sim-relist';
+  let sandbox: Sandbox;
+  let kubelet: SimKubelet | undefined;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    core = sandbox.kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    kubelet = await SimKubelet.start({ kubeConfig: sandbox.kubeConfig(), nodes: 1, startDelayMs: 0, heartbeatMs: 0 });
+  });
+
+  afterAll(async () => {
+    await kubelet?.stop();
+    await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
+  });
+
+  it('sets Ready back when a re-list shows the node lifecycle controller\'s write and never its own', async () => {
+    // The kubelet's pod watch runs 4 s late, so its own Ready write is not in its cache yet when
+    // the pod is marked not ready and a re-list (as after an API server outage) skips past it.
+    sandbox.faults.set({ watchDelayMs: 4000, match: { verb: 'watch', resource: 'pods' } });
+    sandbox.faults.cutWatches();
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('skipped') });
+    const ready = (p: V1Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const pod = await waitFor(async () => {
+      const p = await podOrUndefined(core, ns, 'skipped');
+      return ready(p) === 'True' ? p : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 20, message: 'pod Ready' });
+    const conditions = (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False', reason: 'NodeNotReady' } : c));
+    await core.patchNamespacedPodStatus({ name: 'skipped', namespace: ns, body: { status: { conditions } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    sandbox.faults.clear();
+    sandbox.faults.forceGone();
+    sandbox.faults.cutWatches();
+    await waitFor(async () => ready(await podOrUndefined(core, ns, 'skipped')) === 'True', { timeoutMs: 20_000, message: 'the simulated kubelet set Ready=True again' });
+  });
+});

@@ -412,10 +412,15 @@ export class SimKubelet {
     // server outage), and only the kubelet sets it back.
     // Only once the cache has shown our own last write (onPodEvent), or had ample time to: before
     // that it may simply be behind.
+    // A drift seen before then is looked at again once the cache has had that time: no later event
+    // need come (a re-list after an outage shows only the controller's write, never ours).
     const settled = rec.writeSeen === true || now - (rec.writtenAtMs ?? 0) > CACHE_SETTLE_MS;
-    if (settled && pod.metadata?.resourceVersion !== rec.writtenRv && statusDrifted(pod, computed.status)) rec.lastWritten = undefined;
+    const drifted = pod.metadata?.resourceVersion !== rec.writtenRv && statusDrifted(pod, computed.status);
+    if (drifted && settled) rec.lastWritten = undefined;
     await this.writeStatus(namespace, name, rec, computed.status);
-    if (computed.nextChangeAtMs !== undefined) return { requeueAfterMs: Math.max(1, computed.nextChangeAtMs - now) };
+    const recheckAtMs = drifted && !settled ? (rec.writtenAtMs ?? now) + CACHE_SETTLE_MS + 1 : undefined;
+    const nextAtMs = Math.min(computed.nextChangeAtMs ?? Infinity, recheckAtMs ?? Infinity);
+    if (nextAtMs !== Infinity) return { requeueAfterMs: Math.max(1, nextAtMs - now) };
   }
 
   private async writeStatus(namespace: string, name: string, rec: PodRecord, status: object): Promise<void> {
