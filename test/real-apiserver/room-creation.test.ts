@@ -7,14 +7,11 @@
  * twice, and the history says so.
  */
 import * as k8s from '@kubernetes/client-node';
-import { Writable } from 'node:stream';
-import { loadConfig } from '../../common/src/config';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
-import { createLogger } from '../../common/src/logger';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
-import { startOperator, type RunningOperator } from '../../operator/src/operator';
+import { startChartOperator, type ChartOperator } from '../support/chart-operator';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
 import { schedulerObject } from '../support/stack';
@@ -43,30 +40,12 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
   const clients = makeKubeClients(admin, { qps: 1000, burst: 1000 });
   const api = new RoomkeeperApi(clients.custom);
   let proxy: FaultProxy | undefined;
-  let operator: RunningOperator | undefined;
-  let logged = '';
+  let operator: ChartOperator | undefined;
   try {
     proxy = await startFaultProxy({ upstream: plane.url, caFile: plane.caFile });
     const operatorKc = new k8s.KubeConfig();
     operatorKc.loadFromFile(plane.operatorKubeconfig);
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logged += chunk.toString();
-        done();
-      },
-    });
-    operator = await startOperator({
-      kubeConfig: proxy.kubeConfig(operatorKc),
-      // The chart's settings (its Lease, which its Role grants by name), test-sized timings.
-      config: loadConfig(plane.chartEnv.operator, { operatorPort: 0, leaseDuration: 5000, renewDeadline: 4000, retryPeriod: 500, healthInterval: 1000 }),
-      logger: createLogger('operator', { level: 'info', stream }),
-      serveOps: false,
-      random: collidingRandom(7),
-    });
-    const op = operator;
-    await waitFor(() => op.isLeader, { timeoutMs: 60_000, message: 'the test operator leads' }).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\n${logged.slice(-3000)}`);
-    });
+    operator = await startChartOperator(plane, { kubeConfig: proxy.kubeConfig(operatorKc), random: collidingRandom(7) });
 
     await api.createScheduler(schedulerObject(NAME, { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await api.getScheduler(NAME)).status?.version === 'v1.0.0', { timeoutMs: 60_000, message: `${NAME} created` });
@@ -95,13 +74,13 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
     expect((await api.getScheduler(NAME)).spec.roomsReplicas).toBe(AMOUNT);
     // The faults did happen: answers were lost, and names were taken.
     expect(lostAnswers).toBeGreaterThan(0);
-    expect(logged).toMatch(/room name taken by another room; trying another name/);
+    expect(operator.logged()).toMatch(/room name taken by another room; trying another name/);
   } finally {
     proxy?.clear();
     // Deleted while this operator runs, so the shared plane is left without it.
     await api.deleteScheduler(NAME).catch(() => undefined);
     await waitFor(async () => !(await api.listSchedulers()).items.some((s) => s.metadata.name === NAME), { timeoutMs: 120_000, message: `${NAME} deleted` }).catch(() => undefined);
-    await operator?.stop();
+    await operator?.operator.stop();
     await proxy?.close();
     clients.limiter.drain();
   }

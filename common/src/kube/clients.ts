@@ -298,6 +298,15 @@ export function apiErrorFields(err: unknown): ApiErrorFields {
 }
 
 /**
+ * kube-apiserver's ServiceAccount admission refused a pod because the namespace's ServiceAccount
+ * does not exist yet: kube-controller-manager creates `default` in every new namespace, moments
+ * later as a rule, tens of seconds later when it is catching up (after a control-plane outage).
+ */
+export function isServiceAccountMissing(err: unknown): boolean {
+  return apiStatus(err) === 403 && apiErrorFields(err).error.includes('error looking up service account');
+}
+
+/**
  * A JSON Patch that did not apply to the object as it is now: a `test` operation failed (the value
  * changed since it was read), or a path it names is gone. A conflict, not an invalid request.
  * kube-apiserver v1.28 answers both with 422, the generic message "the server rejected our request

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, isServiceAccountMissing, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION } from '../../../common/src/resources/api-group';
@@ -54,6 +54,8 @@ export const FOREGROUND_DELETION = 'foregroundDeletion';
 
 /** Names tried for one room before its creation fails (a collision twice in a row is rare already). */
 const NAME_TRIES = 5;
+/** How long a room's pod waits for its namespace's ServiceAccount before its creation fails. */
+const SERVICE_ACCOUNT_WAIT_MS = 120_000;
 
 export class RoomManager {
   constructor(private readonly deps: OperatorDeps, private readonly rand: () => number = deps.random ?? Math.random) {}
@@ -160,7 +162,7 @@ export class RoomManager {
       },
     });
     try {
-      await retryTransient(() => this.deps.core.createNamespacedPod({ namespace: schedulerName, body: pod }));
+      await this.createPod(schedulerName, pod);
     } catch (err) {
       // A create that landed and whose answer was lost: the pod is there, owned by this room.
       const existing = apiStatus(err) === 409
@@ -173,6 +175,27 @@ export class RoomManager {
     }
     roomEvent(this.deps, createdRoom, 'GameRoomCreated', 'CreateRoom', `Room created for version ${req.version}${req.validation ? ' (a validation room)' : ''}`);
     return name;
+  }
+
+  /**
+   * Creates a room's pod; retries throttling, and waits (up to SERVICE_ACCOUNT_WAIT_MS) for the
+   * namespace's ServiceAccount, which kube-apiserver requires and kube-controller-manager creates.
+   */
+  private async createPod(namespace: string, pod: k8s.V1Pod): Promise<void> {
+    const deadline = this.deps.now() + SERVICE_ACCOUNT_WAIT_MS;
+    for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5000)) {
+      try {
+        await retryTransient(() => this.deps.core.createNamespacedPod({ namespace, body: pod }));
+        return;
+      } catch (err) {
+        if (!isServiceAccountMissing(err)) throw err;
+        if (this.deps.now() >= deadline) {
+          throw new Error(`${describeApiError(err)} (for ${SERVICE_ACCOUNT_WAIT_MS / 1000} s: kube-controller-manager creates a namespace's default ServiceAccount; check that it runs)`, { cause: err });
+        }
+        this.deps.logger.info('pod refused until the namespace\'s default ServiceAccount exists (kube-controller-manager creates it); trying again', { scheduler: namespace, room: pod.metadata?.name, retryInMs: delayMs });
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
   }
 
   /**
