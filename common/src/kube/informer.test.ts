@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
+import { captureLogs } from '../../../test/support/log-capture';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { LIST_PAGE_SIZE, ResilientInformer } from './informer';
@@ -101,6 +102,69 @@ describe('ResilientInformer under watch faults', () => {
     sandbox.faults.clear();
     await until(async () => JSON.stringify(names()) === JSON.stringify(await server()), 30_000);
     expect(informer.synced).toBe(true);
+  });
+});
+
+describe('ResilientInformer after an outage', () => {
+  let sandbox: Sandbox | undefined;
+  let informer: ResilientInformer<k8s.V1ConfigMap> | undefined;
+  afterAll(async () => {
+    await informer?.stop();
+    await sandbox?.stop();
+  });
+
+  test('a watch ended by 410 once the server answers again relists after the shortest backoff, not the one the failures before grew; a 410 after a 410 backs off further', async () => {
+    sandbox = await startSandbox();
+    const faults = sandbox.faults;
+    const kc = sandbox.kubeConfig();
+    kc.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
+    const own = kc.makeApiClient(k8s.CoreV1Api);
+    const logs = captureLogs('warn');
+    const i = new ResilientInformer<k8s.V1ConfigMap>({
+      kc, path: '/api/v1/configmaps', name: 'outage', logger: logs.logger, list: () => own.listConfigMapForAllNamespaces(),
+      minBackoffMs: 100, maxBackoffMs: 1600,
+    });
+    informer = i;
+    await i.start();
+    const retries = (message: string) => logs.lines.filter((l) => l.message === message).map((l) => l.retryInMs);
+    // Watches fail until the backoff reached its cap (100, 200, 400, 800, 1600 ms).
+    faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+    faults.cutWatches();
+    await until(() => retries('watch failed, restarting').includes(1600));
+    // Back, but the watch's resourceVersion is too old to resume from (as after a kube-apiserver restart).
+    faults.set({ errorRate: 1, errorStatus: 'expired', match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
+    await until(() => retries('watch expired (410), relisting').length >= 2);
+    expect(retries('watch expired (410), relisting').slice(0, 2)).toEqual([100, 200]);
+    faults.clear();
+    await until(() => !i.sight.impaired && faults.openWatches(TOKEN) === 1);
+  });
+});
+
+describe('ResilientInformer while nobody listens at the server\'s address', () => {
+  test('tries again at least every 4 s, whatever its longest backoff', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const logs = captureLogs('warn');
+    const own = kc.makeApiClient(k8s.CoreV1Api);
+    const i = new ResilientInformer<k8s.V1ConfigMap>({
+      kc, path: '/api/v1/configmaps', name: 'refused', logger: logs.logger, list: () => own.listConfigMapForAllNamespaces(),
+      minBackoffMs: 1000, maxBackoffMs: 30_000,
+    });
+    void i.start();
+    try {
+      const retries = () => logs.lines.filter((l) => l.message === 'list failed, retrying').map((l) => l.retryInMs);
+      await until(() => retries().length >= 4, 20_000);
+      expect(retries().slice(0, 4)).toEqual([1000, 2000, 4000, 4000]);
+    } finally {
+      await i.stop();
+    }
   });
 });
 

@@ -132,6 +132,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private sightRegainedAt = 0;
   /** The ERROR event (410 Expired) that ended the current watch, if one did. */
   private expired: Error | undefined;
+  /** Whether the last retry was for a 410: a 410 after it backs off further, not from the start. */
+  private lastRetryExpired = false;
 
   private readonly counters: { relists: Counter; watchRestarts: Counter; changeAge: Histogram } | undefined;
 
@@ -267,8 +269,10 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
 
   private async run(generation: number): Promise<void> {
     if (!this.isCurrent(generation)) return;
+    let verb: 'list' | 'watch' = this.resourceVersion ? 'watch' : 'list';
     try {
       if (!this.resourceVersion) await this.relist();
+      verb = 'watch';
       if (!this.isCurrent(generation)) return;
       const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
       if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
@@ -279,13 +283,13 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
         this.countWatchRestart(!err && this.expired ? 'expired' : err && !isTimeout(err) ? 'error' : 'closed');
         // The server ended the watch with an ERROR event (410 Expired): relist, after the
         // backoff, so a server that keeps answering so is not asked again and again at once.
-        if (!err && this.expired) this.retryLater(this.expired, generation);
-        else if (err && !isTimeout(err)) this.retryLater(err, generation);
+        if (!err && this.expired) this.retryLater(this.expired, generation, 'watch');
+        else if (err && !isTimeout(err)) this.retryLater(err, generation, 'watch');
         else this.schedule(0, generation); // a clean end (server timeout): resume at once
       });
       this.regainSight();
     } catch (err) {
-      this.retryLater(err, generation);
+      this.retryLater(err, generation, verb);
     }
   }
 
@@ -406,15 +410,26 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     }
   }
 
-  private retryLater(err: unknown, generation: number): void {
+  private retryLater(err: unknown, generation: number, verb: 'list' | 'watch'): void {
+    const expired = responseStatus(err) === 410;
     // 410 as an HTTP status: the resourceVersion is too old to resume from; relist next time.
-    if (responseStatus(err) === 410) this.resourceVersion = '';
+    if (expired) this.resourceVersion = '';
+    // A 410 comes from a server that is up: the relist goes after the shortest backoff, not after
+    // the one an outage before it grew (kube-apiserver back after 60 s: the caches stayed as they
+    // were for 30 s more, and decisions were made on them). A 410 after a 410 backs off further,
+    // so a server that keeps answering so is not asked again and again at once.
+    if (expired && !this.lastRetryExpired) this.backoffMs = this.opts.minBackoffMs ?? 500;
+    this.lastRetryExpired = expired;
     const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs * 2);
-    const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb: this.resourceVersion ? 'watch' : 'list' });
+    // A refused connection (nobody listening: kube-apiserver down) costs the server nothing: it is
+    // asked again at least every few seconds, so the caches are current soon after it is back.
+    const max = this.opts.maxBackoffMs ?? 30_000;
+    this.backoffMs = Math.min(isConnectionRefused(err) ? Math.min(REFUSED_BACKOFF_CAP_MS, max) : max, this.backoffMs * 2);
+    const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb });
     this.lastErrorText = hint ? `${describeApiError(err)}; ${hint}` : describeApiError(err);
     this.impaired = true;
-    this.opts.logger.warn(this.resourceVersion ? 'watch failed, restarting' : 'list failed, retrying', { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}), retryInMs: delay });
+    const message = verb === 'list' ? 'list failed, retrying' : expired ? 'watch expired (410), relisting' : 'watch failed, restarting';
+    this.opts.logger.warn(message, { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}), retryInMs: delay });
     this.schedule(delay, generation);
   }
 
@@ -441,6 +456,14 @@ function latestWrite(obj: k8s.KubernetesObject): number | undefined {
     if (at !== undefined && (latest === undefined || at > latest)) latest = at;
   }
   return latest;
+}
+
+/** The longest wait between tries while the server refuses connections. */
+const REFUSED_BACKOFF_CAP_MS = 4000;
+
+/** Nobody listens at the server's address (client-node's fetch fails with the socket error as its cause). */
+function isConnectionRefused(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { cause?: { code?: unknown } }).cause?.code === 'ECONNREFUSED';
 }
 
 function isTimeout(err: unknown): boolean {
