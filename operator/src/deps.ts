@@ -78,4 +78,10 @@ export interface OperatorDeps {
    * caches listed or reconnected after an error). Absent: always current (unit tests).
    */
   sight?: () => { impaired: boolean; since: number };
+  /**
+   * The caches whose last list or watch failed and have not been current since (an API server
+   * back from an outage, before they relist): the health check decides nothing on them meanwhile.
+   * Absent: all current (unit tests).
+   */
+  staleCaches?: () => string[];
 }

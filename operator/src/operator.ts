@@ -31,7 +31,6 @@ import { LeaderElector } from './runtime/leader-election';
 import { WorkQueue } from './runtime/work-queue';
 import { systemClock, type Clock } from '../../common/src/runtime/clock';
 
-
 export interface OperatorOptions {
   kubeConfig: k8s.KubeConfig;
   config: Config;
@@ -101,9 +100,12 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     const parts = [informers.rooms.sight, informers.pods.sight, informers.digests.sight];
     return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
   };
+  // The caches the health check decides on (nodes only name hosts).
+  const decisionCaches = { schedulers: informers.schedulers, operations: informers.operations, rooms: informers.rooms, pods: informers.pods, digests: informers.digests, namespaces: informers.namespaces };
+  const staleCaches = () => Object.entries(decisionCaches).filter(([, i]) => i.sight.impaired).map(([name]) => name);
   const expectations = new RoomExpectations(now);
   const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, expectations, events };
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, staleCaches, expectations, events };
 
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s) });

@@ -5,6 +5,8 @@ import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import type { OperatorDeps } from '../deps';
 import { HealthController } from './health-controller';
+import { captureLogs } from '../../../test/support/log-capture';
+import { waitFor } from '../../../test/support/wait';
 
 /** A scheduler of 3 rooms with none yet, on caches that never catch up with the API server. */
 function setup() {
@@ -48,6 +50,20 @@ describe('HealthController on an operations cache that lags (its watch broken af
     expect(tracked.map((o) => o.metadata.name)).toEqual(created.map((o) => o.metadata.name));
   });
 
+  it('decides nothing while a cache it reads is not current (its watch failed and it has not relisted), and says so once', async () => {
+    const { deps, created } = setup();
+    const logs = captureLogs('info');
+    let stale = ['operations', 'rooms'];
+    Object.assign(deps, { logger: logs.logger, staleCaches: () => stale });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    for (let run = 0; run < 3; run++) expect(await health.reconcile('s')).toEqual({ requeueAfterMs: 1000 });
+    expect(created).toEqual([]);
+    stale = [];
+    await health.reconcile('s');
+    expect(created.map((o) => o.spec.definitionName)).toEqual(['add_rooms']);
+    await waitFor(() => logs.lines.some((l) => l.message === 'health check waits for current caches'));
+    expect(logs.lines.filter((l) => l.message === 'health check waits for current caches')).toEqual([expect.objectContaining({ scheduler: 's', caches: ['operations', 'rooms'] })]);
+  });
 });
 
 describe('HealthController and rooms deleted in the foreground', () => {

@@ -42,12 +42,16 @@ export interface HealthControllerOptions {
 
 /** Pending pods with a host-port conflict are given this long before being replaced. */
 const PORT_CONFLICT_GRACE_MS = 5_000;
+/** How soon a health check held for a stale cache looks again (a relist takes about this long). */
+const STALE_RECHECK_MS = 1_000;
 
 export class HealthController {
   private readonly rooms: RoomManager;
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
+  /** Schedulers whose health check waits for current caches (logged once per wait). */
+  private readonly heldStale = new Set<string>();
   /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
   private readonly heldRetry = new Map<string, string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
@@ -82,6 +86,17 @@ export class HealthController {
 
   async reconcile(name: string): Promise<ReconcileResult> {
     const interval = { requeueAfterMs: this.deps.config.healthInterval };
+    // Nothing is decided on a cache that is not current: after an outage one still shows the
+    // cluster as it was until it relists, and a rollout decided on that added a batch of rooms
+    // twice (the expectations of the first had lapsed), while pending operations it did not see
+    // were enqueued again and again.
+    const stale = this.deps.staleCaches?.() ?? [];
+    if (stale.length > 0) {
+      if (!this.heldStale.has(name)) this.deps.logger.info('health check waits for current caches', { scheduler: name, caches: stale });
+      this.heldStale.add(name);
+      return { requeueAfterMs: STALE_RECHECK_MS };
+    }
+    this.heldStale.delete(name);
     await this.releaseDeletedRooms(name); // housekeeping, also while operations run or the scheduler goes
     const s = this.deps.caches.schedulers.get(name);
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};

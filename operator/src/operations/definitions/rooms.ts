@@ -157,7 +157,11 @@ export const removeRoomsDefinition: OperationDefinition = {
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
       const outcomes: (RoomRemovalById | 'floor' | undefined)[] = ids.map(() => undefined);
-      const floor = servingFloor(ctx, input.keepServing);
+      // The floor also counts the rooms as the server has them now, not only as the cache does: a
+      // status written a moment before must count (after an outage, rooms whose pods
+      // kube-controller-manager marked not ready turned pending just before a rollout's removal,
+      // which then left one serving room fewer than desired).
+      const floor = servingFloor(ctx, input.keepServing === undefined ? undefined : { keepServing: input.keepServing, listed: (await ctx.deps.api.listGameRooms(name)).items });
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
@@ -218,17 +222,21 @@ export const removeRoomsDefinition: OperationDefinition = {
 };
 
 /**
- * A rollout's floor of serving rooms (`keepServing`), checked against the cache as the removal
- * runs: `take(room)` says whether the room may go, and counts it gone if it is serving. Without a
- * floor every room may go. The serving rooms are counted again at most every
- * `FLOOR_RECOUNT_MS` (a count is a pass over the scheduler's rooms; a removal takes up to
- * hundreds of rooms of a 10,000-room fleet), less the rooms taken since.
+ * A rollout's floor of serving rooms (`keepServing`), checked as the removal runs: `take(room)`
+ * says whether the room may go, and counts it gone if it is serving. Without a floor every room
+ * may go. The serving rooms are the fewer of those the cache shows and those `listed` (the
+ * server's rooms when the removal began), counted again at most every `FLOOR_RECOUNT_MS` (a count is a
+ * pass over the scheduler's rooms; a removal takes up to hundreds of rooms of a 10,000-room
+ * fleet), less the rooms taken since.
  */
 const FLOOR_RECOUNT_MS = 250;
 
-function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean } {
-  if (keepServing === undefined) return { take: () => true };
+function servingFloor(ctx: ExecutionContext, of: { keepServing: number; listed: readonly GameRoom[] } | undefined): { take(room: GameRoom | undefined): boolean } {
+  if (!of) return { take: () => true };
+  const { keepServing, listed } = of;
   const taken = new Set<string>();
+  const servingIn = (rooms: readonly GameRoom[]): number => rooms
+    .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status) && !taken.has(r.metadata.name as string)).length;
   let serving = 0;
   let countedAt = -Infinity;
   return {
@@ -236,8 +244,7 @@ function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): {
       if (!room || !isServing(room.status?.status) || room.metadata.deletionTimestamp) return true;
       const now = ctx.deps.now();
       if (now - countedAt >= FLOOR_RECOUNT_MS) {
-        serving = ctx.deps.caches.rooms.list(ctx.schedulerName)
-          .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status) && !taken.has(r.metadata.name as string)).length;
+        serving = Math.min(servingIn(ctx.deps.caches.rooms.list(ctx.schedulerName)), servingIn(listed));
         countedAt = now;
       }
       if (serving - 1 < keepServing) return false;
