@@ -21,7 +21,9 @@
  * the outage, seen once, likely kube-controller-manager marking the pods of nodes whose heartbeats
  * it missed not ready: counted and printed, not the rollout's doing);
  * during scenario 3 no room at all is deleted or added. Every ping during an outage is answered
- * `success` (the simulated rooms' failure count, and the answers to the pings the test sends).
+ * `success` (the simulated rooms' failure count, and the answers to the pings the test sends),
+ * except those of scheduler C's rooms: its deletion may have removed a GameRoom whose pod still
+ * pings.
  * Production timeouts (the chart's): a 120 s initialization timeout, a 240 s ping timeout, and the
  * expiry brake's default grace (one ping timeout).
  */
@@ -142,7 +144,11 @@ describe('control-plane outages in the middle of the work (a real control plane 
     await plane.startApiServer();
     process.stdout.write(`[outage 2] kube-apiserver down ${Math.round((Date.now() - downAt) / 1000)} s (SIGKILL to ready); ${pingsDuring.pingsSent - pingsBefore.pingsSent} pings sent meanwhile\n`);
     expect(pingsDuring.pingsSent - pingsBefore.pingsSent).toBeGreaterThan(0);
-    expectNoPingFailedSince(pingsBefore, pingsDuring);
+    // The scheduler's deletion is explicit: its namespace's deletion removes GameRooms and pods
+    // apart, so a pod not yet marked for deletion when kube-apiserver died pings a room that is
+    // gone (`success: false`, as for any unknown room) until the deletion goes on.
+    const deletedRoomPings = expectNoPingFailedSince(pingsBefore, pingsDuring, [C]);
+    process.stdout.write(`[outage 2] ${deletedRoomPings} pings of ${C}'s rooms failed meanwhile (allowed: the rooms went with their scheduler)\n`);
     expect(players.failures).toEqual([]);
     await watch.start();
 
@@ -163,8 +169,16 @@ describe('control-plane outages in the middle of the work (a real control plane 
       await waitFor(async () => live((await s.api.listGameRooms(A)).items).every((r) => r.status?.status === 'occupied'), { timeoutMs: 240_000, intervalMs: 1000, message: `every room of ${A} occupied` })
         .catch(async (err: unknown) => {
           const byStatus = new Map<string, number>();
-          for (const r of live((await s.api.listGameRooms(A)).items)) byStatus.set(r.status?.status ?? 'none', (byStatus.get(r.status?.status ?? 'none') ?? 0) + 1);
-          throw new Error(`${(err as Error).message}; rooms of ${A} by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+          const rooms = live((await s.api.listGameRooms(A)).items);
+          for (const r of rooms) byStatus.set(r.status?.status ?? 'none', (byStatus.get(r.status?.status ?? 'none') ?? 0) + 1);
+          // Which side is behind: the ping (the gateway), or the pod (the kubelet, or the operator's cache).
+          const pods = new Map((await s.core.listNamespacedPod({ namespace: A })).items.map((p) => [p.metadata?.name, p]));
+          const others = rooms.filter((r) => r.status?.status !== 'occupied').slice(0, 10).map((r) => {
+            const pod = pods.get(r.metadata.name);
+            const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready');
+            return `${r.metadata.name as string}: ping ${r.status?.pingStatus ?? 'none'}, instance ${r.status?.instanceStatus ?? 'none'}; pod ${pod ? `${pod.status?.phase ?? 'no phase'}, Ready ${ready?.status ?? 'none'}${ready?.reason ? ` (${ready.reason})` : ''}` : 'missing'}`;
+          });
+          throw new Error(`${(err as Error).message}; rooms of ${A} by status: ${JSON.stringify(Object.fromEntries(byStatus))}\n${others.join('\n')}`);
         });
 
       // The rollout completes within its bounds; the occupied old rooms stay until their players leave.

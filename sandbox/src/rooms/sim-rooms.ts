@@ -49,6 +49,8 @@ export interface SimRoomsStats {
   activeRooms: number;
   pingsSent: number;
   pingFailures: number;
+  /** Failed pings by the namespace of the room's pod (its scheduler). */
+  pingFailuresByNamespace: Record<string, number>;
   pingsByStatus: Record<LivePingStatus, number>;
   /** The last failed pings (at most `RECENT_FAILURES`), oldest first: what a failure was. */
   recentFailures: PingFailure[];
@@ -88,6 +90,7 @@ export class SimRooms {
   private readonly ended = new Map<string, SimRoomView>();
   private readonly counters = { pingsSent: 0, pingFailures: 0, pingsByStatus: { ready: 0, occupied: 0, terminating: 0 } };
   private readonly recentFailures: PingFailure[] = [];
+  private readonly failuresByNamespace = new Map<string, number>();
   private readonly metric: Counter | undefined;
   private readonly pingIntervalMs: number;
   private readonly firstPingMaxDelayMs: number;
@@ -126,7 +129,7 @@ export class SimRooms {
   stats(): SimRoomsStats {
     let active = 0;
     for (const e of this.entries.values()) if (e.room.state === 'running') active++;
-    return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingsByStatus: { ...this.counters.pingsByStatus }, recentFailures: [...this.recentFailures] };
+    return { activeRooms: active, pingsSent: this.counters.pingsSent, pingFailures: this.counters.pingFailures, pingFailuresByNamespace: Object.fromEntries(this.failuresByNamespace), pingsByStatus: { ...this.counters.pingsByStatus }, recentFailures: [...this.recentFailures] };
   }
 
   /** A room whose pod is gone, as its game server last was (the last 10,000 such rooms are kept). */
@@ -231,6 +234,8 @@ export class SimRooms {
     this.counters.pingsByStatus[status]++;
     if (!result.ok) {
       this.counters.pingFailures++;
+      const namespace = pod.slice(0, pod.indexOf('/'));
+      this.failuresByNamespace.set(namespace, (this.failuresByNamespace.get(namespace) ?? 0) + 1);
       const failure = { pod, status, statusCode: result.statusCode, error: result.error };
       this.recentFailures.push({ at: new Date(this.now()).toISOString(), ...failure });
       if (this.recentFailures.length > RECENT_FAILURES) this.recentFailures.shift();
