@@ -38,6 +38,8 @@ import { waitFor } from '../support/wait';
 const OUTAGE_MS = 60_000;
 /** A rollout deletion this soon after another serving room of B stopped serving raced that drop. */
 const DROP_RACE_MS = 3000;
+/** What the rollout's floor counts as serving here (the test's `serving`). */
+const readyOrOccupied = (status: string | undefined): boolean => status === 'ready' || status === 'occupied';
 
 let lab: OutageLab | undefined;
 
@@ -99,13 +101,12 @@ describe('control-plane outages in the middle of the work (a real control plane 
         // A deletion within a few seconds of another room's drop raced that drop (the removal counts
         // its floor a moment before it deletes, on the server's rooms and its cache): counted apart.
         const last = prev?.status?.status ?? room.status?.status;
-        if (removed && (last === 'ready' || last === 'occupied') && serving(b).length < 30) {
+        if (removed && readyOrOccupied(last) && serving(b).length < 30) {
           const what = `${event}: serving room ${key(room)} deleted, leaving ${serving(b).length} ready-or-occupied rooms of B (fewer than desired 30)`;
           if (Date.now() - lastDropAt < DROP_RACE_MS) racedDrops.push(`${what}, ${Date.now() - lastDropAt} ms after ${lastDrop} stopped serving`);
           else out.push(what);
         }
-        const isServingStatus = (st: string | undefined): boolean => st === 'ready' || st === 'occupied';
-        if (!removed && isServingStatus(prev?.status?.status) && !isServingStatus(room.status?.status)) {
+        if (!removed && readyOrOccupied(prev?.status?.status) && !readyOrOccupied(room.status?.status)) {
           lastDropAt = Date.now();
           lastDrop = key(room);
         }
