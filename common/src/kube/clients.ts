@@ -271,9 +271,16 @@ export function isApiUnavailable(err: unknown): boolean {
   if (s !== undefined) return s === 429 || s >= 500;
   // Duck-typed: the error may come from another realm (client-node loaded outside a jest VM).
   if (typeof err !== 'object' || err === null) return false;
-  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown } };
-  const code = e.cause?.code;
-  return (e.name === 'TypeError' && e.message === 'fetch failed') || (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
+  const e = err as { name?: unknown; message?: unknown };
+  const code = socketErrorCode(err);
+  return (e.name === 'TypeError' && e.message === 'fetch failed') || (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
+}
+
+/** The socket's error code behind a request that got no answer (`ECONNREFUSED`, `UND_ERR_SOCKET`...), if any. */
+export function socketErrorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /**

@@ -11,7 +11,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import type { Counter, Histogram, MetricsRegistry } from '../metrics';
-import { apiErrorFields, describeApiError, responseStatus } from './clients';
+import { apiErrorFields, describeApiError, responseStatus, socketErrorCode } from './clients';
 import { whatToDo } from './diagnosis';
 import { toMillis } from './timestamps';
 
@@ -424,7 +424,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     // A refused connection (nobody listening: kube-apiserver down) costs the server nothing: it is
     // asked again at least every few seconds, so the caches are current soon after it is back.
     const max = this.opts.maxBackoffMs ?? 30_000;
-    this.backoffMs = Math.min(isConnectionRefused(err) ? Math.min(REFUSED_BACKOFF_CAP_MS, max) : max, this.backoffMs * 2);
+    this.backoffMs = Math.min(socketErrorCode(err) === 'ECONNREFUSED' ? Math.min(REFUSED_BACKOFF_CAP_MS, max) : max, this.backoffMs * 2);
     const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb });
     this.lastErrorText = hint ? `${describeApiError(err)}; ${hint}` : describeApiError(err);
     this.impaired = true;
@@ -462,10 +462,6 @@ function latestWrite(obj: k8s.KubernetesObject): number | undefined {
 const REFUSED_BACKOFF_CAP_MS = 4000;
 
 /** Nobody listens at the server's address (client-node's fetch fails with the socket error as its cause). */
-function isConnectionRefused(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { cause?: { code?: unknown } }).cause?.code === 'ECONNREFUSED';
-}
-
 function isTimeout(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
 }
