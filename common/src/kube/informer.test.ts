@@ -113,30 +113,37 @@ describe('ResilientInformer after an outage', () => {
     await sandbox?.stop();
   });
 
-  test('a watch ended by 410 once the server answers again relists after the shortest backoff, not the one the failures before grew; a 410 after a 410 backs off further', async () => {
+  test('a watch ended by 410 once the server answers again relists after the shortest backoff, not the one the failures before grew; a 410 after a 410 backs off further; roomkeeper_informer_impaired says 1 meanwhile', async () => {
     sandbox = await startSandbox();
     const faults = sandbox.faults;
     const kc = sandbox.kubeConfig();
     kc.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => ({ ...u, token: TOKEN })) });
     const own = kc.makeApiClient(k8s.CoreV1Api);
     const logs = captureLogs('warn');
+    const metrics = new MetricsRegistry();
+    const impaired = () => metrics.sum('roomkeeper_informer_impaired', { informer: 'outage' });
     const i = new ResilientInformer<k8s.V1ConfigMap>({
       kc, path: '/api/v1/configmaps', name: 'outage', logger: logs.logger, list: () => own.listConfigMapForAllNamespaces(),
-      minBackoffMs: 100, maxBackoffMs: 1600,
+      minBackoffMs: 100, maxBackoffMs: 1600, metrics,
     });
     informer = i;
+    expect(impaired()).toBe(1); // nothing listed yet
     await i.start();
+    expect(impaired()).toBe(0);
     const retries = (message: string) => logs.lines.filter((l) => l.message === message).map((l) => l.retryInMs);
     // Watches fail until the backoff reached its cap (100, 200, 400, 800, 1600 ms).
     faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
     faults.cutWatches();
     await until(() => retries('watch failed, restarting').includes(1600));
+    expect([i.sight.impaired, impaired()]).toEqual([true, 1]);
+    expect(await metrics.render()).toMatch(/^roomkeeper_informer_impaired\{informer="outage"\} 1$/m);
     // Back, but the watch's resourceVersion is too old to resume from (as after a kube-apiserver restart).
     faults.set({ errorRate: 1, errorStatus: 'expired', match: { verb: 'watch', resource: 'configmaps', token: TOKEN } });
     await until(() => retries('watch expired (410), relisting').length >= 2);
     expect(retries('watch expired (410), relisting').slice(0, 2)).toEqual([100, 200]);
     faults.clear();
     await until(() => !i.sight.impaired && faults.openWatches(TOKEN) === 1);
+    expect(impaired()).toBe(0);
   });
 });
 

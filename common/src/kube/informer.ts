@@ -10,7 +10,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
-import type { Counter, Histogram, MetricsRegistry } from '../metrics';
+import type { Counter, Gauge, Histogram, MetricsRegistry } from '../metrics';
 import { apiErrorFields, describeApiError, responseStatus, socketErrorCode } from './clients';
 import { whatToDo } from './diagnosis';
 import { toMillis } from './timestamps';
@@ -135,15 +135,17 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** Whether the last retry was for a 410: a 410 after it backs off further, not from the start. */
   private lastRetryExpired = false;
 
-  private readonly counters: { relists: Counter; watchRestarts: Counter; changeAge: Histogram } | undefined;
+  private readonly counters: { relists: Counter; watchRestarts: Counter; changeAge: Histogram; impaired: Gauge } | undefined;
 
   constructor(private readonly opts: InformerOptions<T>) {
     this.indexers = Object.entries(opts.indexers ?? {});
     this.counters = opts.metrics && {
       relists: opts.metrics.counter('roomkeeper_informer_relists_total', 'Full LISTs of an informer (the first, and after a 410 or a failed watch), by informer.', { labelNames: ['informer'] }),
       watchRestarts: opts.metrics.counter('roomkeeper_informer_watch_restarts_total', 'Watches that ended and were started again, by informer and why (expired: 410, error, closed: a clean end).', { labelNames: ['informer', 'reason'] }),
+      impaired: opts.metrics.gauge('roomkeeper_informer_impaired', 'By informer: 1 while its cache may be missing changes (before its first list, and from a failed list or watch until one succeeds again), else 0. The operator\'s health checks wait while one of its decision caches is impaired.', undefined, { labelNames: ['informer'] }),
       changeAge: opts.metrics.histogram('roomkeeper_informer_change_age_seconds', 'How old a change was when its watch event reached the cache, by informer: now minus the time of the object\'s latest write (metadata.managedFields, whole seconds, the API server\'s clock). Grows when the process reads its watches more slowly than changes come.', CHANGE_AGE_BUCKETS, { labelNames: ['informer'] }),
     };
+    this.counters?.impaired.set(1, { informer: opts.name });
     this.backoffMs = opts.minBackoffMs ?? 500;
     this.watch = new k8s.Watch(opts.kc);
   }
@@ -187,6 +189,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (!this.impaired) return;
     this.impaired = false;
     this.sightRegainedAt = Date.now();
+    this.counters?.impaired.set(0, { informer: this.opts.name });
   }
 
   /** Why the last list or watch failed; cleared by the next successful list. */
@@ -277,7 +280,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
       if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
       this.expired = undefined;
-      this.request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
+      // client-node reports a watch refused (a status other than 200, or no connection) through
+      // the done callback, before `watch` resolves: such a watch never started, and sight is not regained.
+      const attempt = { ended: false };
+      const request = await this.watch.watch(this.opts.path, query, (phase, obj: T & { code?: number }) => this.onWatchEvent(phase, obj), (err: unknown) => {
+        attempt.ended = true;
         this.request = undefined;
         if (!this.isCurrent(generation)) return;
         this.countWatchRestart(!err && this.expired ? 'expired' : err && !isTimeout(err) ? 'error' : 'closed');
@@ -287,6 +294,12 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
         else if (err && !isTimeout(err)) this.retryLater(err, generation, 'watch');
         else this.schedule(0, generation); // a clean end (server timeout): resume at once
       });
+      if (attempt.ended) return;
+      if (!this.isCurrent(generation)) {
+        request.abort(); // stopped while the watch connected
+        return;
+      }
+      this.request = request;
       this.regainSight();
     } catch (err) {
       this.retryLater(err, generation, verb);
@@ -428,6 +441,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     const hint = whatToDo(err, { server: this.opts.kc.getCurrentCluster()?.server ?? '(no server)', path: this.opts.path, verb });
     this.lastErrorText = hint ? `${describeApiError(err)}; ${hint}` : describeApiError(err);
     this.impaired = true;
+    this.counters?.impaired.set(1, { informer: this.opts.name });
     const message = verb === 'list' ? 'list failed, retrying' : expired ? 'watch expired (410), relisting' : 'watch failed, restarting';
     this.opts.logger.warn(message, { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}), retryInMs: delay });
     this.schedule(delay, generation);
