@@ -141,6 +141,30 @@ describe('every history line is true', () => {
     expect(events).toContain(`Kept 1 ready rooms: removing them would leave fewer than 2 serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${rooms[1]!}`);
     expect((await stack.api.getGameRoom('ht-floor', rooms[1]!)).metadata.deletionTimestamp).toBeUndefined();
   });
+  test('a rollout\'s removal by id also counts a room the server shows no longer serving while the operator\'s cache still shows it serving', async () => {
+    const rooms = await readyScheduler('ht-floor-late', 3);
+    const [a, b, c] = rooms as [string, string, string];
+    // The GameRoom watches now deliver each change 5 s late: the operator's cache lags the server.
+    const open = stack.sandbox!.faults.openWatches();
+    stack.sandbox!.faults.set({ watchDelayMs: 5_000, match: { verb: 'watch', resource: 'gamerooms' } });
+    try {
+      stack.sandbox!.faults.cutWatches();
+      await waitFor(() => stack.sandbox!.faults.openWatches() >= open, { timeoutMs: 15_000, message: 'the watches open again' });
+      // Room c stops serving on the server (its pod went not ready, say); the cache still shows it ready.
+      await stack.api.patchGameRoomStatus('ht-floor-late', c, { status: { status: 'pending', instanceStatus: 'pending' } });
+      // Decided when a, b and c served: removing a leaves 2 by the cache, but only b serves.
+      const op = await ended(await enqueue('ht-floor-late', 'remove_rooms', { roomsIds: [a], reason: 'rolling_update_replace', keepServing: 2 }));
+      expect(op.status?.status).toBe('finished');
+      expect(eventsOf(op)).toContain(`Kept 1 ready rooms: removing them would leave fewer than 2 serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${a}`);
+      expect((await stack.api.getGameRoom('ht-floor-late', a)).metadata.deletionTimestamp).toBeUndefined();
+      expect((await stack.api.getGameRoom('ht-floor-late', b)).metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      // The delay stays with the watches opened under it: they are opened again without it.
+      stack.sandbox!.faults.clear();
+      stack.sandbox!.faults.cutWatches();
+      await waitFor(() => stack.sandbox!.faults.openWatches() >= open, { timeoutMs: 15_000, message: 'the watches open again' });
+    }
+  });
   test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {
     const name = 'ht-remove-cancel';
     const before = await readyScheduler(name, 12);
