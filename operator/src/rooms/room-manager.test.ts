@@ -56,7 +56,7 @@ describe('removeRoomById (remove-rooms by id)', () => {
       caches: { rooms: { get: () => cached }, pods: { get: () => cachedPod } },
       expectations,
     } as unknown as OperatorDeps;
-    return { manager: new RoomManager(deps), calls, expectations };
+    return { manager: new RoomManager(deps), calls, expectations, deps };
   }
   const room = (scheduler: string, extra: Partial<GameRoom['metadata']> = {}): GameRoom => ({
     apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's', uid: 'uid-1', ...extra }, spec: { scheduler, version: 'v1.0.0' },
@@ -84,17 +84,31 @@ describe('removeRoomById (remove-rooms by id)', () => {
     expect(t.calls).toEqual(['get s/r1', 'delete pod s/r1 grace=0']);
   });
 
-  it('keeps a room that changed since the version the caller decided on (a rollout on a stale cache), and waits for the cache', async () => {
-    const t = setup(room('s', { resourceVersion: '7' }), room('s', { resourceVersion: '5' }));
+  it('reads a room the cache no longer shows at the version decided on, and keeps it when the read shows it changed', async () => {
+    const t = setup(room('s', { resourceVersion: '7' }), room('s', { resourceVersion: '6' }));
     expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
     expect(t.calls).toEqual(['get s/r1']);
-    expect(t.expectations.satisfied('s')).toBe(false);
   });
 
   it('deletes a room still at the version decided on, on the condition that it still is', async () => {
     const t = setup(room('s', { resourceVersion: '5' }));
     expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('deleted');
     expect(t.calls).toEqual(['get s/r1', 'delete s/r1 uid=uid-1 resourceVersion=5', 'delete pod s/r1 grace=undefined']);
+  });
+
+  it('deletes a room the cache shows at the version decided on without reading it first, on the condition that it still is that version', async () => {
+    const t = setup(room('s', { resourceVersion: '5' }), room('s', { resourceVersion: '5' }));
+    expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('deleted');
+    expect(t.calls).toEqual(['delete s/r1 uid=uid-1 resourceVersion=5', 'delete pod s/r1 grace=undefined']);
+  });
+
+  it('keeps a room the cache shows at the version decided on when the deletion finds it changed (409: a rollout on a stale cache), and waits for the cache', async () => {
+    const t = setup(room('s', { resourceVersion: '7' }), room('s', { resourceVersion: '5' }));
+    const conflict = Object.assign(new Error('conflict'), { code: 409 });
+    (t.deps.api as { deleteGameRoom: unknown }).deleteGameRoom = () => Promise.reject(conflict);
+    expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
+    expect(t.calls).toEqual([]);
+    expect(t.expectations.satisfied('s')).toBe(false);
   });
 
   it('a room already gone that the cache still shows holds the health check until the cache shows it gone', async () => {

@@ -240,9 +240,18 @@ export class RoomManager {
    * With `resourceVersion` (the version of the room the caller decided on, e.g. a rollout's
    * replacement chosen from the cache), a room that changed since — a player joined it — is not
    * deleted (`changed`): neither when the read shows a newer version, nor when it changes between
-   * the read and the deletion (the deletion carries the precondition, and fails 409).
+   * the read and the deletion (the deletion carries the precondition, and fails 409). While the
+   * cache shows that version, the room is not read first.
    */
   async removeRoomById(schedulerName: string, id: string, resourceVersion?: string): Promise<RoomRemovalById> {
+    // The cache still shows the version decided on: its deletion, conditional on that version, is
+    // exact without a read (it fails 409 if the room changed, 404 if it is gone); a rollout's
+    // removal spends two requests a room instead of three.
+    const cached = resourceVersion === undefined ? undefined : this.deps.caches.rooms.get(id, schedulerName);
+    if (cached && cached.metadata.resourceVersion === resourceVersion && !cached.metadata.deletionTimestamp && cached.spec.scheduler === schedulerName) {
+      const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: cached.metadata.uid as string, resourceVersion });
+      return outcome === 'deleted' ? 'deleted' : outcome === 'changed' ? 'changed' : 'not-found';
+    }
     let room: GameRoom;
     try {
       room = await this.deps.api.getGameRoom(schedulerName, id);
