@@ -475,7 +475,6 @@ function latestWrite(obj: k8s.KubernetesObject): number | undefined {
 /** The longest wait between tries while the server refuses connections. */
 const REFUSED_BACKOFF_CAP_MS = 4000;
 
-/** Nobody listens at the server's address (client-node's fetch fails with the socket error as its cause). */
 function isTimeout(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError';
 }

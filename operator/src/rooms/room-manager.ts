@@ -49,6 +49,11 @@ export type RoomDeletion = 'deleted' | 'absent' | 'changed';
  */
 export type RoomRemovalById = 'deleted' | 'forced' | 'not-found' | 'changed';
 
+/** A deletion's outcome as a removal by id tells it: a room already gone was not found. */
+function byIdOutcome(outcome: RoomDeletion): RoomRemovalById {
+  return outcome === 'absent' ? 'not-found' : outcome;
+}
+
 /** The finalizer the API server puts on an object deleted with propagationPolicy Foreground. */
 export const FOREGROUND_DELETION = 'foregroundDeletion';
 
@@ -249,8 +254,7 @@ export class RoomManager {
     // removal spends two requests a room instead of three.
     const cached = resourceVersion === undefined ? undefined : this.deps.caches.rooms.get(id, schedulerName);
     if (cached && cached.metadata.resourceVersion === resourceVersion && !cached.metadata.deletionTimestamp && cached.spec.scheduler === schedulerName) {
-      const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: cached.metadata.uid as string, resourceVersion });
-      return outcome === 'deleted' ? 'deleted' : outcome === 'changed' ? 'changed' : 'not-found';
+      return byIdOutcome(await this.deleteRoomReporting(schedulerName, id, { uid: cached.metadata.uid as string, resourceVersion }));
     }
     let room: GameRoom;
     try {
@@ -272,8 +276,7 @@ export class RoomManager {
       return 'changed';
     }
     // The uid precondition: a room of the same name made since the read is not deleted.
-    const outcome = await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string, ...(resourceVersion !== undefined ? { resourceVersion } : {}) });
-    return outcome === 'deleted' ? 'deleted' : outcome === 'changed' ? 'changed' : 'not-found';
+    return byIdOutcome(await this.deleteRoomReporting(schedulerName, id, { uid: room.metadata.uid as string, ...(resourceVersion !== undefined ? { resourceVersion } : {}) }));
   }
 
   /** The room changed since `decidedOn`: while the cache still shows that version, the health check waits. */
