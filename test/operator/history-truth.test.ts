@@ -145,11 +145,16 @@ describe('every history line is true', () => {
     const rooms = await readyScheduler('ht-floor-late', 3);
     const [a, b, c] = rooms as [string, string, string];
     // The GameRoom watches now deliver each change 5 s late: the operator's cache lags the server.
-    const open = stack.sandbox!.faults.openWatches();
-    stack.sandbox!.faults.set({ watchDelayMs: 5_000, match: { verb: 'watch', resource: 'gamerooms' } });
+    const faults = stack.sandbox!.faults;
+    const open = faults.openWatches();
+    // A watch keeps the delay it was opened with: every watch is cut and opened again.
+    const reopenWatches = () => {
+      faults.cutWatches();
+      return waitFor(() => faults.openWatches() >= open, { timeoutMs: 15_000, message: 'the watches open again' });
+    };
+    faults.set({ watchDelayMs: 5_000, match: { verb: 'watch', resource: 'gamerooms' } });
     try {
-      stack.sandbox!.faults.cutWatches();
-      await waitFor(() => stack.sandbox!.faults.openWatches() >= open, { timeoutMs: 15_000, message: 'the watches open again' });
+      await reopenWatches();
       // Room c stops serving on the server (its pod went not ready, say); the cache still shows it ready.
       await stack.api.patchGameRoomStatus('ht-floor-late', c, { status: { status: 'pending', instanceStatus: 'pending' } });
       // Decided when a, b and c served: removing a leaves 2 by the cache, but only b serves.
@@ -159,10 +164,8 @@ describe('every history line is true', () => {
       expect((await stack.api.getGameRoom('ht-floor-late', a)).metadata.deletionTimestamp).toBeUndefined();
       expect((await stack.api.getGameRoom('ht-floor-late', b)).metadata.deletionTimestamp).toBeUndefined();
     } finally {
-      // The delay stays with the watches opened under it: they are opened again without it.
-      stack.sandbox!.faults.clear();
-      stack.sandbox!.faults.cutWatches();
-      await waitFor(() => stack.sandbox!.faults.openWatches() >= open, { timeoutMs: 15_000, message: 'the watches open again' });
+      faults.clear();
+      await reopenWatches();
     }
   });
   test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {

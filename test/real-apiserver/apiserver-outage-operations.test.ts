@@ -31,15 +31,13 @@
  */
 import type { Operation } from '../../common/src/generated/resources';
 import { describeScheduler, managementCall } from '../support/http';
-import { createBody, describeOp, ENDED, expectConverged, expectEndedWithReason, expectNoPingFailedSince, expectUnavailable, key, laterOperationFinishes, live, pendingWrites, pingStats, pinger, RoomWatch, serving, startOutageLab, type OutageLab } from '../support/outage-checks';
+import { createBody, describeOp, ENDED, expectConverged, expectEndedWithReason, expectNoPingFailedSince, expectUnavailable, key, laterOperationFinishes, live, pendingWrites, pingStats, pinger, readyOrOccupied, RoomWatch, serving, startOutageLab, type OutageLab } from '../support/outage-checks';
 import { reportNotRun } from '../support/real-apiserver';
 import { waitFor } from '../support/wait';
 
 const OUTAGE_MS = 60_000;
 /** A rollout deletion this soon after another serving room of B stopped serving raced that drop. */
 const DROP_RACE_MS = 3000;
-/** What the rollout's floor counts as serving here (the test's `serving`). */
-const readyOrOccupied = (status: string | undefined): boolean => status === 'ready' || status === 'occupied';
 
 let lab: OutageLab | undefined;
 

@@ -104,7 +104,9 @@ export function createBody(name: string, grace: string, overrides: Record<string
 }
 
 export const live = (rooms: readonly GameRoom[]): GameRoom[] => rooms.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
-export const serving = (rooms: readonly GameRoom[]): GameRoom[] => live(rooms).filter((r) => r.status?.status === 'ready' || r.status?.status === 'occupied');
+/** What these tests count as serving: a room ready or occupied. */
+export const readyOrOccupied = (status: string | undefined): boolean => status === 'ready' || status === 'occupied';
+export const serving = (rooms: readonly GameRoom[]): GameRoom[] => live(rooms).filter((r) => readyOrOccupied(r.status?.status));
 export const key = (r: GameRoom): string => `${String(r.metadata.namespace)}/${String(r.metadata.name)}`;
 
 /**
