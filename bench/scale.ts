@@ -233,6 +233,9 @@ class Trace {
         ['of them over 10 s old', changesOlderThan(op, 'pods', 10)],
         ['over 60 s old', changesOlderThan(op, 'pods', 60)],
         ['gw room changes seen over 10 s old', changesOlderThan(gw, 'gamerooms', 10)],
+        // The operator's GameRoom lists (a rollout removal's serving floor reads the server's rooms): how many, and their total time.
+        ['op room lists', sumMetricText(op, 'roomkeeper_kube_api_request_duration_seconds_count', { verb: 'list', resource: 'gamerooms' })],
+        ['op room list ms', Math.round(1000 * sumMetricText(op, 'roomkeeper_kube_api_request_duration_seconds_sum', { verb: 'list', resource: 'gamerooms' }))],
         ['op limiter wait ms', Math.round(1000 * sumMetricText(op, 'roomkeeper_kube_client_rate_limiter_wait_seconds_sum'))],
         ['op api errors', sumMetricText(op, 'roomkeeper_kube_api_request_errors_total')],
         ['expiry held', sumMetricText(op, 'roomkeeper_room_expiry_held_total')],
