@@ -141,10 +141,11 @@ describe('every history line is true', () => {
     expect(events).toContain(`Kept 1 ready rooms: removing them would leave fewer than 2 serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${rooms[1]!}`);
     expect((await stack.api.getGameRoom('ht-floor', rooms[1]!)).metadata.deletionTimestamp).toBeUndefined();
   });
-  test('a rollout\'s removal by id also counts a room the server shows no longer serving while the operator\'s cache still shows it serving', async () => {
+  test('a rollout\'s removal by id counts a room whose pod is gone as not serving while the operator\'s rooms cache still shows it serving', async () => {
     const rooms = await readyScheduler('ht-floor-late', 3);
     const [a, b, c] = rooms as [string, string, string];
-    // The GameRoom watches now deliver each change 5 s late: the operator's cache lags the server.
+    // The GameRoom watches now deliver each change 5 s late: the operator's rooms cache lags the
+    // server, while its pods cache does not.
     const faults = stack.sandbox!.faults;
     const open = faults.openWatches();
     // A watch keeps the delay it was opened with: every watch is cut and opened again.
@@ -155,9 +156,14 @@ describe('every history line is true', () => {
     faults.set({ watchDelayMs: 5_000, match: { verb: 'watch', resource: 'gamerooms' } });
     try {
       await reopenWatches();
-      // Room c stops serving on the server (its pod went not ready, say); the cache still shows it ready.
-      await stack.api.patchGameRoomStatus('ht-floor-late', c, { status: { status: 'pending', instanceStatus: 'pending' } });
-      // Decided when a, b and c served: removing a leaves 2 by the cache, but only b serves.
+      // Room c's pod goes (its node was lost, say): the operator sees it on its pods cache and
+      // writes the room off on the server; its rooms cache still shows c ready for 5 s.
+      await stack.core.deleteNamespacedPod({ namespace: 'ht-floor-late', name: c, gracePeriodSeconds: 0 });
+      await waitFor(async () => {
+        const room = await stack.api.getGameRoom('ht-floor-late', c).catch(() => undefined);
+        return room === undefined || room.metadata.deletionTimestamp !== undefined || !['ready', 'occupied'].includes(room.status?.status ?? '');
+      }, { timeoutMs: 5_000, message: `the operator wrote ${c} off on the server` });
+      // Decided when a, b and c served: removing a leaves 2 by the rooms cache, but only b serves.
       const op = await ended(await enqueue('ht-floor-late', 'remove_rooms', { roomsIds: [a], reason: 'rolling_update_replace', keepServing: 2 }));
       expect(op.status?.status).toBe('finished');
       expect(eventsOf(op)).toContain(`Kept 1 ready rooms: removing them would leave fewer than 2 serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${a}`);

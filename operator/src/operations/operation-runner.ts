@@ -28,6 +28,8 @@ export interface OperationRunnerOptions {
   definitions: readonly OperationDefinition[];
   /** Asks for another reconcile of a scheduler (the work queue's add). */
   enqueue: (schedulerName: string) => void;
+  /** An execution here ended (its last status written): the health check may decide its next step at once. */
+  ended?: (schedulerName: string) => void;
   /** Most operations executing at once across all schedulers. */
   maxConcurrent?: number;
 }
@@ -79,12 +81,15 @@ export class OperationRunner {
 
   /**
    * An operation this replica just created or read (the scheduler controller's, one an executor
-   * enqueued): seen at once by `operationsOf`, before the cache has it.
+   * enqueued): seen at once by `operationsOf`, before the cache has it, and its scheduler's queue
+   * looked at.
    */
   track(op: Operation): void {
     const cached = this.deps.caches.operations.list().find((o) => o.metadata.name === op.metadata.name);
-    if (cached && cacheCaughtUp(op.metadata.resourceVersion, cached.metadata.resourceVersion)) return;
-    this.remember(op);
+    if (!cached || !cacheCaughtUp(op.metadata.resourceVersion, cached.metadata.resourceVersion)) this.remember(op);
+    // Not once the watch brings the operation back: on a loaded API server that took up to a
+    // second, for each of a rollout's three operations per batch.
+    this.opts.enqueue(op.spec.schedulerName);
   }
 
   forget(op: Operation): void {
@@ -139,6 +144,7 @@ export class OperationRunner {
     void this.execute(ctx, definition).finally(() => {
       if (this.running.get(schedulerName) === ctx) this.running.delete(schedulerName);
       this.opts.enqueue(schedulerName);
+      this.opts.ended?.(schedulerName);
     });
   }
 

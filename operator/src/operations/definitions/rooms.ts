@@ -14,7 +14,7 @@ import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
-import { isServing } from '../../../../common/src/rooms/room-status';
+import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
@@ -157,11 +157,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
       const outcomes: (RoomRemovalById | 'floor' | undefined)[] = ids.map(() => undefined);
-      // The floor also counts the rooms as the server has them now, not only as the cache does: a
-      // status written a moment before must count (after an outage, rooms whose pods
-      // kube-controller-manager marked not ready turned pending just before a rollout's removal,
-      // which then left one serving room fewer than desired).
-      const floor = servingFloor(ctx, input.keepServing === undefined ? undefined : { keepServing: input.keepServing, listed: (await ctx.deps.api.listGameRooms(name)).items });
+      const floor = servingFloor(ctx, input.keepServing);
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         ctx.checkpoint();
@@ -224,27 +220,34 @@ export const removeRoomsDefinition: OperationDefinition = {
 /**
  * A rollout's floor of serving rooms (`keepServing`), checked as the removal runs: `take(room)`
  * says whether the room may go, and counts it gone if it is serving. Without a floor every room
- * may go. The serving rooms are the fewer of those the cache shows and those `listed` (the
- * server's rooms when the removal began), counted again at most every `FLOOR_RECOUNT_MS` (a count is a
- * pass over the scheduler's rooms; a removal takes up to hundreds of rooms of a 10,000-room
- * fleet), less the rooms taken since.
+ * may go. The serving rooms are counted again at most every `FLOOR_RECOUNT_MS` (a count is a pass
+ * over the scheduler's rooms; a removal takes up to hundreds of rooms of a 10,000-room fleet),
+ * less the rooms taken since.
+ *
+ * A room serves if its status says so and its pod, as the pod cache shows it now, is ready: a room
+ * status is written from the pod (the GameRoom reconciler), so the pod cache is ahead of the rooms
+ * cache. After an outage, kube-controller-manager marks pods not ready for 20-30 s; a removal that
+ * counted only the rooms cache, which had not shown those rooms' `pending` yet, left one serving
+ * room fewer than desired. A full list of the server's rooms at the start of each removal also
+ * closed that gap, but cost a consistent list of every GameRoom twice per rollout batch (at
+ * 3,000 rooms, most of a removal's time); the pod cache closes it for free.
  */
 const FLOOR_RECOUNT_MS = 250;
 
-function servingFloor(ctx: ExecutionContext, of: { keepServing: number; listed: readonly GameRoom[] } | undefined): { take(room: GameRoom | undefined): boolean } {
-  if (!of) return { take: () => true };
-  const { keepServing, listed } = of;
+function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean } {
+  if (keepServing === undefined) return { take: () => true };
+  const name = ctx.schedulerName;
+  const serves = (r: GameRoom): boolean => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status)
+    && instanceFromPod(ctx.deps.caches.pods.get(r.metadata.name as string, name)).status === 'ready';
   const taken = new Set<string>();
-  const servingIn = (rooms: readonly GameRoom[]): number => rooms
-    .filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status) && !taken.has(r.metadata.name as string)).length;
   let serving = 0;
   let countedAt = -Infinity;
   return {
     take(room) {
-      if (!room || !isServing(room.status?.status) || room.metadata.deletionTimestamp) return true;
+      if (!room || !serves(room)) return true;
       const now = ctx.deps.now();
       if (now - countedAt >= FLOOR_RECOUNT_MS) {
-        serving = Math.min(servingIn(ctx.deps.caches.rooms.list(ctx.schedulerName)), servingIn(listed));
+        serving = ctx.deps.caches.rooms.list(name).filter((r) => serves(r) && !taken.has(r.metadata.name as string)).length;
         countedAt = now;
       }
       if (serving - 1 < keepServing) return false;
