@@ -28,7 +28,7 @@ import { HealthController } from './rooms/health-controller';
 import { RoomStatusController } from './rooms/room-status-controller';
 import { SchedulerController } from './schedulers/scheduler-controller';
 import { LeaderElector } from './runtime/leader-election';
-import { WorkQueue } from './runtime/work-queue';
+import { WorkQueue, type ReconcileResult } from './runtime/work-queue';
 import { systemClock, type Clock } from '../../common/src/runtime/clock';
 
 export interface OperatorOptions {
@@ -107,19 +107,23 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
   const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, staleCaches, expectations, events };
 
+  // Only the leader reconciles. Keys a replica still holds when it stops leading (a requeue, a
+  // delayed add) are dropped, not reconciled: its health checks went on every interval while
+  // another replica led. Leading again looks at everything (enqueueAll). The runner checks itself.
+  const ifLeading = (reconcile: (key: string) => Promise<ReconcileResult>) => (key: string): Promise<ReconcileResult> => (leading ? reconcile(key) : Promise.resolve({}));
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   // An operation that ended frees the scheduler for the health check's next decision (a rollout's
   // next batch) without waiting for the watch to bring its last status back.
-  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => healthQueue.add(s) });
+  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => whenLeading(() => healthQueue.add(s)) });
   const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
-  const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: (key) => schedulerController.reconcile(key) });
+  const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => schedulerController.reconcile(key)) });
   const roomController = new RoomStatusController(deps);
-  const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: (key) => roomController.reconcile(key) });
+  const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: ifLeading((key) => roomController.reconcile(key)) });
   const health = new HealthController(deps, {
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
   });
-  const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: (key) => health.reconcile(key) });
+  const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => health.reconcile(key)) });
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
   registerFleetMetrics(metrics, caches, queues);
 

@@ -3,10 +3,12 @@
  * one operation at a time per scheduler, leases and stuck operations after a crash, cancel,
  * eviction, and the rollbacks of the spec's table.
  */
+import * as k8s from '@kubernetes/client-node';
 import type { Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import type { ExecutionContext, OperationDefinition } from '../../operator/src/operations/execution';
+import type { RunningOperator } from '../../operator/src/operator';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -168,6 +170,39 @@ describe('leases and leader election', () => {
       await waitFor(async () => (await opStatus(stack, next)).status?.status === 'finished', { timeoutMs: 15_000 });
       expect(journal.events.filter((e) => e.id === stuck && e.phase === 'start')).toHaveLength(1);
       expect(journal.events.filter((e) => e.id === next && e.phase === 'start')).toHaveLength(1);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe('a leader that loses its Lease', () => {
+  test('stops reconciling at once: its health checks do not go on while another holds the Lease', async () => {
+    const stack = await startStack({ simulation: false });
+    try {
+      const [operator] = stack.operators as [RunningOperator];
+      await waitFor(() => operator.isLeader, { message: 'the operator leads' });
+      await stack.api.createScheduler(schedulerObject('lease-lost', { roomsReplicas: 0 }) as never);
+      const healthChecks = () => operator.metrics.counter('roomkeeper_reconcile_total', '').sum({ controller: 'health' });
+      await waitFor(() => healthChecks() >= 3, { timeoutMs: 15_000, message: 'the health check runs on its interval' });
+      // Another holder takes the Lease (a replica that won it while this one's renewals were late).
+      const coordination = stack.kc.makeApiClient(k8s.CoordinationV1Api);
+      const { leaseNamespace: namespace, leaseName: name } = stack.config;
+      const lease = await coordination.readNamespacedLease({ name, namespace });
+      await coordination.replaceNamespacedLease({
+        name, namespace,
+        body: { metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion }, spec: { holderIdentity: 'another-replica', renewTime: new k8s.V1MicroTime(), leaseDurationSeconds: 3600 } },
+      });
+      await waitFor(() => !operator.isLeader, { timeoutMs: 15_000, message: 'the operator stepped down' });
+      const atStepDown = healthChecks();
+      // Time passes as the stepped-down replica counts it: it reads the Lease every retry period
+      // (500 ms here), and the health interval is 500 ms too.
+      const leaseReads = () => stack.sandbox!.faults.requests({ verb: 'get', resource: 'leases' });
+      const readsBefore = leaseReads();
+      await waitFor(() => leaseReads() >= readsBefore + 8, { timeoutMs: 30_000, message: 'eight more Lease reads' });
+      // At most the reconcile that was running when it stepped down.
+      expect(healthChecks() - atStepDown).toBeLessThanOrEqual(1);
+      expect(operator.isLeader).toBe(false);
     } finally {
       await stack.stop();
     }
