@@ -114,7 +114,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
   // An operation that ended frees the scheduler for the health check's next decision (a rollout's
   // next batch) without waiting for the watch to bring its last status back.
-  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => whenLeading(() => healthQueue.add(s)) });
+  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => healthQueue.add(s) });
   const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
   const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => schedulerController.reconcile(key)) });
   const roomController = new RoomStatusController(deps);

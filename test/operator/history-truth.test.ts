@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
+import { isServing } from '../../common/src/rooms/room-status';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -161,7 +162,7 @@ describe('every history line is true', () => {
       await stack.core.deleteNamespacedPod({ namespace: 'ht-floor-late', name: c, gracePeriodSeconds: 0 });
       await waitFor(async () => {
         const room = await stack.api.getGameRoom('ht-floor-late', c).catch(() => undefined);
-        return room === undefined || room.metadata.deletionTimestamp !== undefined || !['ready', 'occupied'].includes(room.status?.status ?? '');
+        return room === undefined || room.metadata.deletionTimestamp !== undefined || !isServing(room.status?.status);
       }, { timeoutMs: 5_000, message: `the operator wrote ${c} off on the server` });
       // Decided when a, b and c served: removing a leaves 2 by the rooms cache, but only b serves.
       const op = await ended(await enqueue('ht-floor-late', 'remove_rooms', { roomsIds: [a], reason: 'rolling_update_replace', keepServing: 2 }));

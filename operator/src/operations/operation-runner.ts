@@ -88,7 +88,7 @@ export class OperationRunner {
     const cached = this.deps.caches.operations.list().find((o) => o.metadata.name === op.metadata.name);
     if (!cached || !cacheCaughtUp(op.metadata.resourceVersion, cached.metadata.resourceVersion)) this.remember(op);
     // Not once the watch brings the operation back: on a loaded API server that took up to a
-    // second, for each of a rollout's three operations per batch.
+    // second, for each of a rollout's operations.
     this.opts.enqueue(op.spec.schedulerName);
   }
 
