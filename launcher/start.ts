@@ -131,8 +131,9 @@ async function main(): Promise<void> {
 
   let stoppingSince = 0;
   const stop = async (signal: string): Promise<void> => {
-    // Ctrl-C reaches this process twice (from the terminal and through tsx): a repeat within a
-    // few seconds is the same request; a later one forces the exit.
+    // Ctrl-C can reach this process more than once (the terminal signals the whole process group,
+    // and npm relays it): a repeat within a few seconds is the same request; a later one forces
+    // the exit.
     if (stoppingSince > 0) {
       if (Date.now() - stoppingSince > 3000) process.exit(1);
       return;

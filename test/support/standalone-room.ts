@@ -20,8 +20,9 @@ export interface StandaloneRoomProcess {
 }
 
 export function runStandaloneRoom(env: Record<string, string>): StandaloneRoomProcess {
-  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const child = spawn(tsx, [path.join(ROOT, STANDALONE_ROOM_SOURCE)], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Node with tsx's loader, not the tsx command: that one runs the program as its child and kills
+  // it outright when it does not acknowledge a signal within 60 ms (a busy event loop).
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, STANDALONE_ROOM_SOURCE)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
