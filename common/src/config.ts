@@ -50,7 +50,7 @@ export const CONFIG_SCHEMA = {
   addRoomsConcurrency: key('ROOMKEEPER_ADD_ROOMS_CONCURRENCY', 'int', 50, 'Rooms created in parallel by one add_rooms operation.', { min: 1 }),
   addRoomsLimit: key('ROOMKEEPER_ADD_ROOMS_LIMIT', 'int', 1000, 'Most rooms one add_rooms or create_scheduler operation creates; the health check adds the rest in further add_rooms operations.', { min: 1 }),
   maxRoomsPerScheduler: key('ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER', 'int', 10_000, 'Most rooms one scheduler may have: the gateway refuses a roomsReplicas, autoscaling.min or autoscaling.max above it (400 naming the field) and an add-rooms that would pass it; the operator never keeps more (autoscaling.max -1 means this limit).', { min: 1 }),
-  removeRoomsLimit: key('ROOMKEEPER_REMOVE_ROOMS_LIMIT', 'int', 1000, 'Most rooms one remove_rooms operation (by amount) removes.', { min: 1 }),
+  removeRoomsLimit: key('ROOMKEEPER_REMOVE_ROOMS_LIMIT', 'int', 1000, 'Most rooms one remove_rooms operation removes: one asked for by amount, and one the health check enqueues (expired rooms, a rollout\'s replacements; its next check takes the rest).', { min: 1 }),
   validationAttempts: key('ROOMKEEPER_VALIDATION_ATTEMPTS', 'int', 3, 'Validation-room attempts for a major version.', { min: 1 }),
   validationTimeout: key('ROOMKEEPER_VALIDATION_TIMEOUT', 'duration', 120_000, 'How long a validation room has to report ready.', { min: 100 }),
   maestroEnv: key('ROOMKEEPER_MAESTRO_ENV', 'bool', true, 'Also give rooms MAESTRO_SCHEDULER_NAME and MAESTRO_ROOM_ID.'),

@@ -142,3 +142,52 @@ describe('HealthController and the expiry brake', () => {
     expect(held).toBe(0);
   });
 });
+
+describe('HealthController and the size of its operations', () => {
+  /** `old` ready rooms of v1.0.0 and `current` of v2.0.0, heard 5 s ago (241 s ago: those `silent` names). */
+  function fleet(deps: OperatorDeps, counts: { old: number; current: number }, silent: string[] = []) {
+    const now = deps.now();
+    const room = (name: string, version: string) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: `rv-${name}`, creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 's', version },
+      status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(now - (silent.includes(name) ? 241_000 : 5_000)).toISOString() },
+    });
+    const rooms = [
+      ...Array.from({ length: counts.old }, (_, i) => room(`old${i}`, 'v1.0.0')),
+      ...Array.from({ length: counts.current }, (_, i) => room(`new${i}`, 'v2.0.0')),
+    ];
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    return rooms;
+  }
+
+  it('removes at most removeRoomsLimit expired rooms in one operation (the next check takes the rest)', async () => {
+    const { deps, created } = setup();
+    deps.config = { ...deps.config, removeRoomsLimit: 2 };
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 20 };
+    s.status = { ...s.status, version: 'v1.0.0', rooms: { desired: 20 }, autoscaling: { desired: 20, lastDecision: 'roomsReplicas is 20' } };
+    const rooms = fleet(deps, { old: 20, current: 0 }, ['old3', 'old4', 'old5']);
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds, (o.spec.input?.details as string[]).length])).toEqual([['remove_rooms', ['old3', 'old4'], 2]]);
+    // That operation ran: its two rooms are gone.
+    rooms.splice(3, 2);
+    await health.reconcile('s');
+    expect(created.map((o) => o.spec.input?.roomsIds)).toEqual([['old3', 'old4'], ['old5']]);
+  });
+
+  it('replaces at most removeRoomsLimit rooms of an older version in one operation, and its rollout event counts those', async () => {
+    const { deps, created } = setup();
+    deps.config = { ...deps.config, removeRoomsLimit: 3 };
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 10, maxSurge: '100%' };
+    s.status = { ...s.status, version: 'v2.0.0', rooms: { desired: 10 }, autoscaling: { desired: 10, lastDecision: 'roomsReplicas is 10' } };
+    fleet(deps, { old: 10, current: 10 });
+    const notes: string[] = [];
+    Object.assign(deps, { events: { record: (e: { note: string }) => notes.push(e.note) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, (o.spec.input?.roomsIds as string[]).length, Object.keys(o.spec.input?.resourceVersions as object).length])).toEqual([['remove_rooms', 'rolling_update_replace', 3, 3]]);
+    expect(notes).toEqual([`Rolling update to v2.0.0: replacing 3 rooms of an older version (operation ${created[0]?.metadata.name as string})`]);
+  });
+});

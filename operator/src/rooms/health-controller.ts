@@ -187,17 +187,22 @@ export class HealthController {
     const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;
     await this.writeDecision(s, decision.desired, decision.reason, downscaled ? now : undefined);
 
+    // One operation removes at most removeRoomsLimit rooms, expired ones and a rollout's alike: its
+    // input and its history (which names each room removed) stay far below the largest object the
+    // API server stores (etcd's 1.5 MiB) at any fleet size. The next check takes the rest.
     if (expired.length > 0) {
+      const first = expired.slice(0, this.deps.config.removeRoomsLimit);
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, {
-        roomsIds: expired.map((e) => e.name),
+        roomsIds: first.map((e) => e.name),
         reason: RemoveRoomsReason.ExpiredRoom,
-        details: expired.map((e) => `${e.name}: ${e.reason}`),
+        details: first.map((e) => `${e.name}: ${e.reason}`),
       });
     }
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
-      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired), `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version`);
+      const input = this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version`);
     }
     if (plan.add > 0) {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
@@ -220,7 +225,7 @@ export class HealthController {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
         : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown };
-      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, plan.removeReason === RemoveRoomsReason.RollingUpdateReplace ? `Rolling update to ${s.status.version}: replacing ${plan.removeRooms.length} rooms of an older version` : undefined);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version` : undefined);
     }
     return interval;
   }
@@ -257,7 +262,8 @@ export class HealthController {
    * and the next health check decides again). `keepServing` is the floor the removal checks again
    * when it runs: rooms that stopped serving since the decision are not made up for by deletions.
    */
-  private replacement(ids: string[], decidedOn: ReadonlyMap<string, string | undefined>, keepServing: number): RemoveRoomsByIdsInput {
+  private replacement(planned: string[], decidedOn: ReadonlyMap<string, string | undefined>, keepServing: number): RemoveRoomsByIdsInput {
+    const ids = planned.slice(0, this.deps.config.removeRoomsLimit);
     const resourceVersions: Record<string, string> = {};
     for (const id of ids) {
       const rv = decidedOn.get(id);
