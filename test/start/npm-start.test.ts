@@ -3,7 +3,8 @@
  * path printed, the real kubectl works with it, and Ctrl-C stops everything cleanly, also when it
  * finds the process busy (on a loaded machine the event loop can be blocked for a moment; a signal
  * relay such as the `tsx` command's kills its child outright when the child does not acknowledge
- * the signal within 60 ms: the stop never ran, and simulated nodes stayed behind on a cluster).
+ * the signal within 60 ms: the stop did not run or did not finish, and simulated nodes stayed
+ * behind on a cluster).
  */
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -73,7 +74,7 @@ test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly
     process.kill(launcher, 'SIGSTOP');
     await waitFor(() => processState(launcher) === 'T', { timeoutMs: 5_000, message: 'npm start held' });
     process.kill(-(child.pid as number), 'SIGINT');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the hold under test (a process that cannot answer), not a wait for a state
     expect(processState(launcher)).toBe('T'); // still there: nothing killed it while the Ctrl-C waited
     process.kill(launcher, 'SIGCONT');
   } finally {

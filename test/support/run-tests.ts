@@ -5,7 +5,8 @@
  *      Kubernetes control plane started for the run from ROOMKEEPER_K8S_ASSETS. Without the
  *      binaries the tier says NOT RUN, here and in each of its suites, and passes.
  * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
- * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`).
+ * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`,
+ * `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -26,8 +27,10 @@ async function main(): Promise<number> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => current?.kill(signal));
 
   // `--selectProjects` given: one run of what was asked (with the real plane if it is asked for).
-  const selected = userArgs.includes('--selectProjects');
-  const wantsReal = !selected || userArgs.includes('real-apiserver');
+  // Both forms: `--selectProjects real-apiserver` and `--selectProjects=real-apiserver` (the one
+  // `npm run test:real` uses, so that `npm run test:real -- -t 'Ctrl-C' <file>` reaches jest as options).
+  const selected = userArgs.some((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
+  const wantsReal = !selected || userArgs.some((a) => a === 'real-apiserver' || a === '--selectProjects=real-apiserver');
   // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
   // not hold the run open once every suite has finished (seen: the run never ended).
   const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? userArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...userArgs], process.env);
