@@ -31,9 +31,12 @@ async function main(): Promise<number> {
   // `npm run test:real` uses, so that `npm run test:real -- -t 'Ctrl-C' <file>` reaches jest as options).
   const selected = userArgs.some((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
   const wantsReal = !selected || userArgs.some((a) => a === 'real-apiserver' || a === '--selectProjects=real-apiserver');
+  // jest's --selectProjects takes a list, also in the `=` form: test paths after it would be read
+  // as more project names (and every suite of the project would run), so it goes last.
+  const jestArgs = [...userArgs.filter((a) => !a.startsWith('--selectProjects=')), ...userArgs.filter((a) => a.startsWith('--selectProjects='))];
   // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
   // not hold the run open once every suite has finished (seen: the run never ended).
-  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? userArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...userArgs], process.env);
+  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...userArgs], process.env);
   if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();
@@ -52,7 +55,7 @@ async function main(): Promise<number> {
   let realTier: number;
   try {
     // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...userArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...userArgs], env);
+    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...userArgs], env);
   } finally {
     await stop?.();
   }
