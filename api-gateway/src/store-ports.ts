@@ -54,8 +54,12 @@ export interface RoomStore {
   findScheduler(schedulerName: string): Scheduler | undefined;
   /** The active version's snapshot from the cache, when known. */
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
-  /** Merge-patches the room's status subresource. Throws when the room is gone. */
-  patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void>;
+  /**
+   * Merge-patches the room's status subresource, on condition that the room is still at
+   * `resourceVersion` (the cached version the patch was composed from). Throws the API server's
+   * error: 404 when the room is gone, 409 when it changed since.
+   */
+  patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string, patch: RoomPingStatusPatch): Promise<void>;
 }
 
 /** What one allocation writes to a room's status. */

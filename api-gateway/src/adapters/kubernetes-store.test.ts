@@ -93,10 +93,14 @@ describe('KubernetesStore on the sandbox', () => {
     await createRoom('adapter-rooms', 'room-1');
     const room = await waitFor(() => store.findRoom('adapter-rooms', 'room-1'));
     expect(room.spec.scheduler).toBe('adapter-rooms');
-    await store.patchRoomStatus('adapter-rooms', 'room-1', { pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
+    const cachedAt = room.metadata.resourceVersion as string;
+    await store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
     await waitFor(() => store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus === 'occupied');
     expect(store.listRooms('adapter-rooms')).toHaveLength(1);
-    await expect(store.patchRoomStatus('adapter-rooms', 'ghost', { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toBeTruthy();
+    // Composed from a version the room has moved past: refused (409), and nothing changes.
+    await expect(store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:01.000Z' })).rejects.toMatchObject({ code: 409 });
+    expect(store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus).toBe('occupied');
+    await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 404 });
   });
 
   it('indexes the rooms that may be allocated and the busy rooms per host, following every change', async () => {

@@ -343,10 +343,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     return this.versions.get(`${schedulerName}-${version}`);
   }
 
-  async patchRoomStatus(schedulerName: string, roomId: string, patch: RoomPingStatusPatch): Promise<void> {
+  async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string, patch: RoomPingStatusPatch): Promise<void> {
     try {
       await this.options.custom.patchNamespacedCustomObjectStatus(
-        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body: { status: patch } },
+        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body: { metadata: { resourceVersion }, status: patch } },
         MERGE_PATCH,
       );
       this.writes.inc({ kind: 'gameroom_status' });

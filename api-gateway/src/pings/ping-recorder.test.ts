@@ -56,12 +56,45 @@ describe('PingRecorder', () => {
   });
 
   it('writes again when a stale cache still shows the old status', async () => {
-    const { store, recorder } = setup();
+    const { clock, store, recorder } = setup();
     const stale = structuredClone(room(store, 'room-1'));
     expect(await recorder.record(stale, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
-    // The cache still says ready: a ready ping must be written (this replica wrote occupied).
-    expect(await recorder.record(stale, { status: 'ready', runningMatches: 0 })).toBe('status-written');
+    // The cache still says ready: a ready ping must be written (this replica wrote occupied). Its
+    // write names the stale version, so it is refused and written on the version the cache shows next.
+    expect(await recorder.record(stale, { status: 'ready', runningMatches: 0 })).toBe('pending');
+    clock.now += 1000; // past the retry's backoff (at most 250 ms after a first refusal)
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
     expect(store.findRoom('s1', 'room-1')?.status?.pingStatus).toBe('ready');
+  });
+
+  it('never writes ready over an allocation its stale cache has not seen: the write is refused and the room stays allocated', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const metrics = new MetricsRegistry();
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), metrics, random: () => 0 });
+    // This replica's cache: the room as it was while it ran a match.
+    const stale = structuredClone(room(store, 'room-1', { pingStatus: 'occupied', runningMatches: 1, instanceStatus: 'ready', status: 'occupied' }));
+    // Meanwhile (other replicas): the room reported ready, and a matchmaker allocated it.
+    const live = store.findRoom('s1', 'room-1')!;
+    live.status = { ...live.status, pingStatus: 'ready', runningMatches: 0, status: 'ready' };
+    live.metadata.resourceVersion = '900';
+    await store.commitAllocation('s1', 'room-1', '900', {
+      status: 'allocated',
+      allocation: { id: 'match-1', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h' },
+      previousAllocations: [],
+    });
+    // The room's next ready ping reaches this replica, whose cache still says occupied.
+    expect(await recorder.record(stale, { status: 'ready', runningMatches: 0 })).toBe('pending');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', allocation: { id: 'match-1' } });
+    expect(await metrics.render()).toContain('roomkeeper_ping_status_write_conflicts_total 1');
+    // The retry reads the cache as it is now: it shows the report already, so nothing is written.
+    const writesBefore = store.writes.length;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    expect(store.writes.length).toBe(writesBefore);
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'allocated', pingStatus: 'ready' });
+    await recorder.stop();
   });
 
   it('composes the room status from the instance status', async () => {
@@ -171,8 +204,8 @@ describe('PingRecorder: an answered status change is never lost', () => {
     const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), metrics, random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
     const working = store.patchRoomStatus.bind(store);
     const outage = { on: true, attempts: 0 };
-    store.patchRoomStatus = (s, r, p) => {
-      if (!outage.on) return working(s, r, p);
+    store.patchRoomStatus = (s, r, v, p) => {
+      if (!outage.on) return working(s, r, v, p);
       outage.attempts++;
       return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }));
     };
@@ -223,18 +256,35 @@ describe('PingRecorder: an answered status change is never lost', () => {
     await recorder.stop();
   });
 
-  it('writes a pending change of a room whose deletion began meanwhile as terminating, never as what it said before', async () => {
+  it('drops a pending change of a room whose deletion began meanwhile (the operator writes terminating), and writes a pending terminated', async () => {
     const { clock, store, recorder, outage } = failing();
     const r = room(store, 'room-1');
     expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
     // The room is being deleted; its game server still says occupied.
-    const deleting = { ...r, metadata: { ...r.metadata, deletionTimestamp: new Date('2026-01-01T00:00:01Z') } };
-    expect(await recorder.record(deleting, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    r.metadata.deletionTimestamp = new Date('2026-01-01T00:00:01Z');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
     outage.on = false;
     clock.now += 60_000;
     await recorder.retryDue();
     expect(recorder.pendingWrites).toBe(0);
-    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'terminating' });
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'ready', status: 'ready' });
+    // Its game server ends: terminated is written, as the cache shows the room (being deleted).
+    outage.on = true;
+    expect(await recorder.record(r, { status: 'terminated', runningMatches: 0 })).toBe('pending');
+    outage.on = false;
+    clock.now += 60_000;
+    await recorder.retryDue();
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+    await recorder.stop();
+  });
+
+  it('drops a pending write of a room gone from the cache (deleted) without a request', async () => {
+    const { clock, store, recorder, outage } = failing();
+    await recorder.record(room(store, 'room-1'), { status: 'occupied', runningMatches: 1 });
+    store.rooms.clear();
+    clock.now += 60_000;
+    await recorder.retryDue();
+    expect({ pending: recorder.pendingWrites, attempts: outage.attempts }).toEqual({ pending: 0, attempts: 1 });
     await recorder.stop();
   });
 
@@ -256,9 +306,9 @@ describe('PingRecorder: an answered status change is never lost', () => {
     const working = store.patchRoomStatus.bind(store);
     const held: (() => void)[] = [];
     let writes = 0;
-    store.patchRoomStatus = (sc, r, p) => {
+    store.patchRoomStatus = (sc, r, v, p) => {
       writes++;
-      return new Promise<void>((resolve, reject) => held.push(() => working(sc, r, p).then(resolve, reject)));
+      return new Promise<void>((resolve, reject) => held.push(() => working(sc, r, v, p).then(resolve, reject)));
     };
     const r = room(store, 'room-1');
     expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');

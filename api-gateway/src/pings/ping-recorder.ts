@@ -2,7 +2,11 @@
  * Records pings with a bounded number of API writes (DESIGN.md "Pings never cost one API write
  * each"):
  * - a ping that changes the room's ping status or running matches is written to the GameRoom's
- *   status at once (one merge patch of the status subresource);
+ *   status at once: one merge patch of the status subresource carrying the resourceVersion of the
+ *   cached room the composed status was computed from (its instance status, its allocation). A
+ *   room that changed since (the operator's write, an allocation, another replica's write of an
+ *   earlier ping) refuses it with 409, and the write is retried on the room as the cache shows it
+ *   then: a stale cache never writes `ready` over an allocation the cache had not seen;
  * - a ping of a room whose deletion has begun is written only when it says `terminated`: the
  *   room reads `terminating` until it is gone whatever else it reports, and the operator writes
  *   that (a write per ping there only raced the operator's, seen as about three status writes
@@ -13,15 +17,17 @@
  *
  * An answered ping is a promise: a status change whose write fails (API server down, 429, 5xx,
  * a timeout) stays pending here and is retried with capped exponential backoff and full jitter
- * until a write succeeds, coalesced per room (the latest report wins). Only the room's deletion
- * (404) ends it unwritten. Pending writes are bounded (oldest dropped first, counted). A replica
+ * until a write succeeds, coalesced per room (the latest report wins), each try composed from the
+ * room as the cache shows it at that moment. Only the room's deletion (404, or the room gone from
+ * the cache) ends it unwritten, and a cache that shows the report written already (by another
+ * replica) ends it without a write. Pending writes are bounded (oldest dropped first, counted). A replica
  * that dies loses its pending writes; the room's next ping, to any replica, carries its status
  * again and is written then (every ping that differs from the stored status is written).
  */
-import { apiErrorFields, isNotFound } from '../../../common/src/kube/clients';
+import { apiErrorFields, isConflict, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, GameRoomStatus, InstanceStatus, PingStatus } from '../../../common/src/generated/resources';
+import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
 import { withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, maxMatchesOf, whileDeleting } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
@@ -32,8 +38,11 @@ import type { Clock } from '../../../common/src/runtime/clock';
 export interface PingRecorderOptions {
   /** Milliseconds since the epoch. */
   now: Clock;
-  /** `findScheduler`: the scheduler's maxMatches composes a multi-match room's status (ready, active, occupied). */
-  rooms: Pick<RoomStore, 'patchRoomStatus' | 'findScheduler'>;
+  /**
+   * `findScheduler`: the scheduler's maxMatches composes a multi-match room's status (ready, active,
+   * occupied); `findRoom`: the room as the cache shows it when a pending write is retried.
+   */
+  rooms: Pick<RoomStore, 'patchRoomStatus' | 'findScheduler' | 'findRoom'>;
   digests: PingDigestWriter;
   /** This gateway replica (ROOMKEEPER_POD_NAME or hostname). */
   replicaId: string;
@@ -55,15 +64,12 @@ export interface PingRecorderOptions {
   inlineWriteMs?: number;
 }
 
-type RoomStatusPatch = Parameters<RoomStore['patchRoomStatus']>[2];
+type RoomStatusPatch = Parameters<RoomStore['patchRoomStatus']>[3];
 
 interface PendingWrite {
   scheduler: string;
   roomId: string;
   report: PingReport;
-  instanceStatus: InstanceStatus | undefined;
-  /** The room's deletion has begun (as the cache showed it at the latest ping). */
-  deleting: boolean;
   attempts: number;
   dueAt: number;
 }
@@ -94,6 +100,7 @@ export class PingRecorder {
   private stopped = false;
   private readonly pendingDropped: { inc(by?: number): void };
   private readonly pendingRetries: { inc(by?: number): void };
+  private readonly conflicts: { inc(by?: number): void };
 
   constructor(private readonly options: PingRecorderOptions) {
     this.replicaId = sanitizeReplicaId(options.replicaId);
@@ -104,6 +111,7 @@ export class PingRecorder {
     });
     this.pendingDropped = metrics?.counter('roomkeeper_ping_status_writes_dropped_total', 'Pending room status writes dropped because more than the pending limit were waiting.').bind({}) ?? { inc: () => undefined };
     this.pendingRetries = metrics?.counter('roomkeeper_ping_status_write_retries_total', 'Retries of pending room status writes.').bind({}) ?? { inc: () => undefined };
+    this.conflicts = metrics?.counter('roomkeeper_ping_status_write_conflicts_total', 'Room status writes refused because the room had changed since the cached version they were composed from (retried on the newer version).').bind({}) ?? { inc: () => undefined };
   }
 
   /** Status changes answered and not yet written. */
@@ -121,22 +129,14 @@ export class PingRecorder {
     const now = this.options.now();
     this.remember(scheduler, roomId, now);
     const key = `${scheduler}/${roomId}`;
-    const cached = room.status;
-    const deleting = room.metadata.deletionTimestamp !== undefined;
     const waiting = this.pending.get(key);
     if (waiting) {
       // Coalesced: the retry writes the latest report; no extra request per ping.
       waiting.report = ping;
-      waiting.instanceStatus = cached?.instanceStatus ?? waiting.instanceStatus;
-      waiting.deleting = deleting;
       return 'pending';
     }
-    if (deleting && ping.status !== 'terminated') return 'recorded';
-    const mine = this.written.get(key);
-    const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
-    const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
-    if (!differsFromCache && !differsFromMine) return 'recorded';
-    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, this.patchOf(scheduler, ping, { instanceStatus: cached?.instanceStatus, deleting }, now, cached))
+    if (!this.needsWrite(key, room, ping)) return 'recorded';
+    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, room.metadata.resourceVersion ?? '', this.patchOf(room, ping, now))
       .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => {
@@ -148,15 +148,15 @@ export class PingRecorder {
     if (result === 'slow') {
       // Pending, and not retried while this write is under way (an older write landing after a
       // newer one would undo it): its outcome settles the entry.
-      const entry: PendingWrite = { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, deleting, attempts: 1, dueAt: Number.POSITIVE_INFINITY };
+      const entry: PendingWrite = { scheduler, roomId, report: ping, attempts: 1, dueAt: Number.POSITIVE_INFINITY };
       this.addPending(key, entry, Number.POSITIVE_INFINITY);
       void write.then((r) => this.settleSlowWrite(key, entry, ping, r.ok ? undefined : r.err));
       return 'pending';
     }
     if (!result.ok) {
       if (isNotFound(result.err)) throw result.err;
-      this.addPending(key, { scheduler, roomId, report: ping, instanceStatus: cached?.instanceStatus, deleting, attempts: 1, dueAt: now });
-      this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: ping.status, ...apiErrorFields(result.err) });
+      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, dueAt: now });
+      this.tellFailedWrite(scheduler, roomId, ping, result.err);
       return 'pending';
     }
     this.written.set(key, { pingStatus: ping.status, runningMatches: ping.runningMatches });
@@ -173,22 +173,49 @@ export class PingRecorder {
       this.pending.delete(key);
     } else {
       // Failed, or a newer report came meanwhile: the retries write the latest one.
-      if (err !== undefined) this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler: entry.scheduler, roomId: entry.roomId, status: report.status, ...apiErrorFields(err) });
+      if (err !== undefined) this.tellFailedWrite(entry.scheduler, entry.roomId, report, err);
       entry.dueAt = this.options.now() + (err === undefined ? 0 : this.backoffMs(entry.attempts));
     }
     this.scheduleRetry();
   }
 
-  /** `room`: the cached status, so a ready ping of an allocated room keeps it `allocated` (the operator ends allocations). */
-  private patchOf(scheduler: string, ping: PingReport, of: Pick<PendingWrite, 'instanceStatus' | 'deleting'>, at: number, room?: GameRoomStatus): RoomStatusPatch {
-    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec);
-    const composed = composeMatchStatus(composeRoomStatus(ping.status, of.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
+  /**
+   * Whether `ping` changes what `room` (as the cache shows it) or this replica's last write of it
+   * says. A room whose deletion has begun takes only `terminated` (the operator writes terminating).
+   */
+  private needsWrite(key: string, room: GameRoom, ping: PingReport): boolean {
+    if (room.metadata.deletionTimestamp !== undefined && ping.status !== 'terminated') return false;
+    const cached = room.status;
+    const mine = this.written.get(key);
+    const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
+    const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
+    return differsFromCache || differsFromMine;
+  }
+
+  /**
+   * The status `ping` gives `room`, composed from the cached room the write's resourceVersion names:
+   * its instance status, its deletion, and its allocation (a ready ping of an allocated room keeps
+   * it `allocated`; the operator ends allocations).
+   */
+  private patchOf(room: GameRoom, ping: PingReport, at: number): RoomStatusPatch {
+    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(room.metadata.namespace ?? room.spec.scheduler)?.spec);
+    const composed = composeMatchStatus(composeRoomStatus(ping.status, room.status?.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
     return {
       pingStatus: ping.status,
       runningMatches: ping.runningMatches,
       lastPingAt: new Date(at).toISOString(),
-      status: whileDeleting(withAllocation(composed, room, at), of.deleting),
+      status: whileDeleting(withAllocation(composed, room.status, at), room.metadata.deletionTimestamp !== undefined),
     };
+  }
+
+  /** A 409 is the room having moved on since the cached version (not a failure); anything else is. */
+  private tellFailedWrite(scheduler: string, roomId: string, report: PingReport, err: unknown): void {
+    if (isConflict(err)) {
+      this.conflicts.inc();
+      this.options.logger.debug('room changed since the cached version the status was composed from; retried on the newer version', { scheduler, roomId, status: report.status });
+      return;
+    }
+    this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: report.status, ...apiErrorFields(err) });
   }
 
   private backoffMs(attempts: number): number {
@@ -237,9 +264,16 @@ export class PingRecorder {
         // The room's latest ping time: expiry is judged from it.
         const lastPing = this.lastPings.get(w.scheduler)?.get(w.roomId) ?? now;
         const report = w.report;
+        // Composed from the room as the cache shows it now: gone from it, the room was deleted;
+        // showing the report already (written by another replica), nothing is left to write.
+        const room = this.options.rooms.findRoom(w.scheduler, w.roomId);
+        if (!room || !this.needsWrite(key, room, report)) {
+          this.pending.delete(key);
+          continue;
+        }
         try {
           this.pendingRetries.inc();
-          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, this.patchOf(w.scheduler, report, w, lastPing));
+          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, room.metadata.resourceVersion ?? '', this.patchOf(room, report, lastPing));
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
@@ -249,6 +283,7 @@ export class PingRecorder {
             this.pending.delete(key);
             continue;
           }
+          if (isConflict(err)) this.tellFailedWrite(w.scheduler, w.roomId, report, err);
           w.attempts++;
           w.dueAt = this.options.now() + this.backoffMs(w.attempts);
         }
