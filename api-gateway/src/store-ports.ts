@@ -55,11 +55,11 @@ export interface RoomStore {
   /** The active version's snapshot from the cache, when known. */
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
   /**
-   * Merge-patches the room's status subresource, on condition that the room is still at
-   * `resourceVersion` (the cached version the patch was composed from). Throws the API server's
+   * Merge-patches the room's status subresource; with `resourceVersion`, on condition that the room
+   * is still at that version (the cached one the patch was composed from). Throws the API server's
    * error: 404 when the room is gone, 409 when it changed since.
    */
-  patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string, patch: RoomPingStatusPatch): Promise<void>;
+  patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void>;
 }
 
 /** What one allocation writes to a room's status. */

@@ -100,6 +100,9 @@ describe('KubernetesStore on the sandbox', () => {
     // Composed from a version the room has moved past: refused (409), and nothing changes.
     await expect(store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:01.000Z' })).rejects.toMatchObject({ code: 409 });
     expect(store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus).toBe('occupied');
+    // Without a version: no condition.
+    await store.patchRoomStatus('adapter-rooms', 'room-1', undefined, { pingStatus: 'terminated', status: 'terminated', runningMatches: 0, lastPingAt: '2026-01-01T00:00:02.000Z' });
+    await waitFor(() => store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus === 'terminated');
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 404 });
   });
 

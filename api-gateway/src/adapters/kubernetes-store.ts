@@ -343,10 +343,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     return this.versions.get(`${schedulerName}-${version}`);
   }
 
-  async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string, patch: RoomPingStatusPatch): Promise<void> {
+  async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {
+    const body = resourceVersion === undefined ? { status: patch } : { metadata: { resourceVersion }, status: patch };
     try {
       await this.options.custom.patchNamespacedCustomObjectStatus(
-        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body: { metadata: { resourceVersion }, status: patch } },
+        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body },
         MERGE_PATCH,
       );
       this.writes.inc({ kind: 'gameroom_status' });

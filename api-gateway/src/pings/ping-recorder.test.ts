@@ -97,6 +97,15 @@ describe('PingRecorder', () => {
     await recorder.stop();
   });
 
+  it('writes a status that does not depend on the allocation (occupied, terminated) without a condition on the cached version', async () => {
+    const { store, recorder } = setup();
+    const stale = structuredClone(room(store, 'room-1'));
+    store.findRoom('s1', 'room-1')!.metadata.resourceVersion = '900'; // moved on since the cache saw it
+    expect(await recorder.record(stale, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    expect(await recorder.record(stale, { status: 'terminated', runningMatches: 0 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+  });
+
   it('composes the room status from the instance status', async () => {
     const { store, recorder } = setup();
     const r = room(store, 'room-1', { instanceStatus: 'pending' });

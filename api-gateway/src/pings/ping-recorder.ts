@@ -2,11 +2,12 @@
  * Records pings with a bounded number of API writes (DESIGN.md "Pings never cost one API write
  * each"):
  * - a ping that changes the room's ping status or running matches is written to the GameRoom's
- *   status at once: one merge patch of the status subresource carrying the resourceVersion of the
- *   cached room the composed status was computed from (its instance status, its allocation). A
- *   room that changed since (the operator's write, an allocation, another replica's write of an
- *   earlier ping) refuses it with 409, and the write is retried on the room as the cache shows it
- *   then: a stale cache never writes `ready` over an allocation the cache had not seen;
+ *   status at once (one merge patch of the status subresource). When the status it composes is
+ *   `ready` or `allocated` (which depend on the room's allocation), the patch carries the
+ *   resourceVersion of the cached room it was composed from: a room that changed since (an
+ *   allocation, the operator's write, another replica's write of an earlier ping) refuses it with
+ *   409, and the write is retried on the room as the cache shows it then. A stale cache never
+ *   writes `ready` over an allocation it had not seen;
  * - a ping of a room whose deletion has begun is written only when it says `terminated`: the
  *   room reads `terminating` until it is gone whatever else it reports, and the operator writes
  *   that (a write per ping there only raced the operator's, seen as about three status writes
@@ -136,7 +137,7 @@ export class PingRecorder {
       return 'pending';
     }
     if (!this.needsWrite(key, room, ping)) return 'recorded';
-    const write = this.options.rooms.patchRoomStatus(scheduler, roomId, room.metadata.resourceVersion ?? '', this.patchOf(room, ping, now))
+    const write = this.writeStatus(room, ping, now)
       .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => {
@@ -193,19 +194,22 @@ export class PingRecorder {
   }
 
   /**
-   * The status `ping` gives `room`, composed from the cached room the write's resourceVersion names:
-   * its instance status, its deletion, and its allocation (a ready ping of an allocated room keeps
-   * it `allocated`; the operator ends allocations).
+   * Writes the status `ping` gives `room`, composed from the room as the cache shows it: its
+   * instance status, its deletion, and its allocation (a ready ping of an allocated room keeps it
+   * `allocated`; the operator ends allocations). A `ready` or `allocated` status depends on the
+   * allocation, which the cache may not show yet: that write names the cached resourceVersion, and
+   * a room that changed since refuses it (409). Any other status (occupied, terminating,
+   * terminated, ...) is what the ping says whatever the allocation; it is written without one: a
+   * condition there protects nothing and would add a 409 and a retry each time the operator wrote
+   * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
-  private patchOf(room: GameRoom, ping: PingReport, at: number): RoomStatusPatch {
+  private writeStatus(room: GameRoom, ping: PingReport, at: number): Promise<void> {
     const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(room.metadata.namespace ?? room.spec.scheduler)?.spec);
     const composed = composeMatchStatus(composeRoomStatus(ping.status, room.status?.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
-    return {
-      pingStatus: ping.status,
-      runningMatches: ping.runningMatches,
-      lastPingAt: new Date(at).toISOString(),
-      status: whileDeleting(withAllocation(composed, room.status, at), room.metadata.deletionTimestamp !== undefined),
-    };
+    const status = whileDeleting(withAllocation(composed, room.status, at), room.metadata.deletionTimestamp !== undefined);
+    const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status };
+    const resourceVersion = status === 'ready' || status === 'allocated' ? room.metadata.resourceVersion : undefined;
+    return this.options.rooms.patchRoomStatus(room.metadata.namespace ?? room.spec.scheduler, room.metadata.name ?? '', resourceVersion, patch);
   }
 
   /** A 409 is the room having moved on since the cached version (not a failure); anything else is. */
@@ -273,7 +277,7 @@ export class PingRecorder {
         }
         try {
           this.pendingRetries.inc();
-          await this.options.rooms.patchRoomStatus(w.scheduler, w.roomId, room.metadata.resourceVersion ?? '', this.patchOf(room, report, lastPing));
+          await this.writeStatus(room, report, lastPing);
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });

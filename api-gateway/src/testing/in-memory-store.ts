@@ -184,10 +184,10 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return v ? structuredClone(v) : undefined;
   }
 
-  patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string, patch: RoomPingStatusPatch): Promise<void> {
+  patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {
     const room = this.rooms.get(`${schedulerName}/${roomId}`);
     if (!room) return Promise.reject(Object.assign(new Error(`gameroom ${roomId} not found`), { code: 404 }));
-    if (room.metadata.resourceVersion !== resourceVersion) return Promise.reject(Object.assign(new Error(`Operation cannot be fulfilled on gamerooms.roomkeeper.io "${roomId}": the object has been modified`), { code: 409 }));
+    if (resourceVersion !== undefined && room.metadata.resourceVersion !== resourceVersion) return Promise.reject(Object.assign(new Error(`Operation cannot be fulfilled on gamerooms.roomkeeper.io "${roomId}": the object has been modified`), { code: 409 }));
     room.status = { ...room.status, ...patch };
     room.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
