@@ -36,7 +36,7 @@ async function main(): Promise<number> {
   const jestArgs = [...userArgs.filter((a) => !a.startsWith('--selectProjects=')), ...userArgs.filter((a) => a.startsWith('--selectProjects='))];
   // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
   // not hold the run open once every suite has finished (seen: the run never ended).
-  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...userArgs], process.env);
+  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
   if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();
@@ -55,7 +55,7 @@ async function main(): Promise<number> {
   let realTier: number;
   try {
     // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...userArgs], env);
+    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...jestArgs], env);
   } finally {
     await stop?.();
   }

@@ -344,17 +344,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {
-    const body = resourceVersion === undefined ? { status: patch } : { metadata: { resourceVersion }, status: patch };
-    try {
-      await this.options.custom.patchNamespacedCustomObjectStatus(
-        { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body },
-        MERGE_PATCH,
-      );
-      this.writes.inc({ kind: 'gameroom_status' });
-    } catch (err) {
-      this.countFailedWrite(err, 'gameroom_status');
-      throw err;
-    }
+    await this.sendRoomStatus(schedulerName, roomId, resourceVersion === undefined ? { status: patch } : { metadata: { resourceVersion }, status: patch });
   }
 
   // ---- RoomAllocationStore ----
@@ -384,6 +374,17 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   /** A merge patch of a room's status carrying a resourceVersion: 409 is StoreConflictError, 404 StoreNotFoundError. */
   private async casRoomStatus(schedulerName: string, roomId: string, body: { metadata: { resourceVersion: string }; status: object }): Promise<GameRoom> {
     try {
+      return await this.sendRoomStatus(schedulerName, roomId, body);
+    } catch (err) {
+      if (apiStatus(err) === 409) throw new StoreConflictError('gameroom', roomId);
+      if (isNotFound(err)) throw new StoreNotFoundError('gameroom', roomId);
+      return mapWriteError(err);
+    }
+  }
+
+  /** The one write of a room's status (a merge patch), counted; the API server's error as it came. */
+  private async sendRoomStatus(schedulerName: string, roomId: string, body: { metadata?: { resourceVersion: string }; status: object }): Promise<GameRoom> {
+    try {
       const room = await this.options.custom.patchNamespacedCustomObjectStatus(
         { ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.GameRoom, name: roomId, body }, MERGE_PATCH,
       ) as GameRoom;
@@ -391,9 +392,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       return room;
     } catch (err) {
       this.countFailedWrite(err, 'gameroom_status');
-      if (apiStatus(err) === 409) throw new StoreConflictError('gameroom', roomId);
-      if (isNotFound(err)) throw new StoreNotFoundError('gameroom', roomId);
-      return mapWriteError(err);
+      throw err;
     }
   }
 

@@ -137,7 +137,7 @@ export class PingRecorder {
       return 'pending';
     }
     if (!this.needsWrite(key, room, ping)) return 'recorded';
-    const write = this.writeStatus(room, ping, now)
+    const write = this.writeStatus(scheduler, roomId, room, ping, now)
       .then(() => ({ ok: true as const }), (err: unknown) => ({ ok: false as const, err }));
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<'slow'>((resolve) => {
@@ -149,14 +149,13 @@ export class PingRecorder {
     if (result === 'slow') {
       // Pending, and not retried while this write is under way (an older write landing after a
       // newer one would undo it): its outcome settles the entry.
-      const entry: PendingWrite = { scheduler, roomId, report: ping, attempts: 1, dueAt: Number.POSITIVE_INFINITY };
-      this.addPending(key, entry, Number.POSITIVE_INFINITY);
+      const entry = this.addPending(key, { scheduler, roomId, report: ping, attempts: 1 }, Number.POSITIVE_INFINITY);
       void write.then((r) => this.settleSlowWrite(key, entry, ping, r.ok ? undefined : r.err));
       return 'pending';
     }
     if (!result.ok) {
       if (isNotFound(result.err)) throw result.err;
-      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, dueAt: now });
+      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1 });
       this.tellFailedWrite(scheduler, roomId, ping, result.err);
       return 'pending';
     }
@@ -203,13 +202,13 @@ export class PingRecorder {
    * condition there protects nothing and would add a 409 and a retry each time the operator wrote
    * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
-  private writeStatus(room: GameRoom, ping: PingReport, at: number): Promise<void> {
-    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(room.metadata.namespace ?? room.spec.scheduler)?.spec);
+  private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number): Promise<void> {
+    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec);
     const composed = composeMatchStatus(composeRoomStatus(ping.status, room.status?.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
     const status = whileDeleting(withAllocation(composed, room.status, at), room.metadata.deletionTimestamp !== undefined);
     const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status };
     const resourceVersion = status === 'ready' || status === 'allocated' ? room.metadata.resourceVersion : undefined;
-    return this.options.rooms.patchRoomStatus(room.metadata.namespace ?? room.spec.scheduler, room.metadata.name ?? '', resourceVersion, patch);
+    return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);
   }
 
   /** A 409 is the room having moved on since the cached version (not a failure); anything else is. */
@@ -229,8 +228,9 @@ export class PingRecorder {
     return Math.floor((this.options.random ?? Math.random)() * ceiling);
   }
 
-  private addPending(key: string, write: PendingWrite, dueAt = this.options.now() + this.backoffMs(write.attempts)): void {
-    write.dueAt = dueAt;
+  /** Queues a write for retry, due after one backoff unless `dueAt` says otherwise; returns the entry. */
+  private addPending(key: string, fields: Omit<PendingWrite, 'dueAt'>, dueAt = this.options.now() + this.backoffMs(fields.attempts)): PendingWrite {
+    const write: PendingWrite = { ...fields, dueAt };
     this.pending.set(key, write);
     const max = this.options.maxPending ?? 50_000;
     while (this.pending.size > max) {
@@ -240,6 +240,7 @@ export class PingRecorder {
       this.options.logger.error('pending room status write dropped: too many pending', { room: oldest, maxPending: max });
     }
     this.scheduleRetry();
+    return write;
   }
 
   private scheduleRetry(): void {
@@ -277,7 +278,7 @@ export class PingRecorder {
         }
         try {
           this.pendingRetries.inc();
-          await this.writeStatus(room, report, lastPing);
+          await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing);
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
