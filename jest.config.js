@@ -19,7 +19,7 @@ module.exports = {
     // 4. end to end: HTTP -> gateway -> API server -> operator -> simulated rooms (E2E_KUBECONFIG: any cluster)
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     // 5. the real Kubernetes API server (v1.28 kube-apiserver, etcd, kube-controller-manager) started
-    //    by test/support/run-tests.ts; run one suite at a time, after the others
+    //    by test/support/run-tests.ts (and planes of their own for the outage suites), after the others
     { ...shared, displayName: 'real-apiserver', testMatch: ['<rootDir>/test/real-apiserver/**/*.test.ts'] },
   ],
 };

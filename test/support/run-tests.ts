@@ -1,30 +1,50 @@
 /**
  * `npm test`'s runner. Jest runs twice:
- *   1. the unit, integration and end-to-end projects (on the embedded sandbox), in parallel;
- *   2. the real-API-server tier (test/real-apiserver/), one suite at a time, against one real
- *      Kubernetes control plane started for the run from ROOMKEEPER_K8S_ASSETS. Without the
- *      binaries the tier says NOT RUN, here and in each of its suites, and passes.
+ *   1. the unit, integration and end-to-end projects (on the embedded sandbox), two suites at once;
+ *   2. the real-API-server tier (test/real-apiserver/) against real Kubernetes control planes from
+ *      ROOMKEEPER_K8S_ASSETS. The suites that bring down a control plane of their own (outages,
+ *      a 429 window: OWN_PLANE) run one at a time beside the others, which run one at a time
+ *      against one control plane started here for the run. Without the binaries the tier says
+ *      NOT RUN, here and in each of its suites, and passes.
  * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
  * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`,
  * `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import { controlPlaneAssets, REAL_APISERVER_INFO_ENV } from './control-plane';
 import { startRealApiServer } from './real-apiserver';
 
 const JEST = path.resolve(__dirname, '../../node_modules/.bin/jest');
-let current: ReturnType<typeof spawn> | undefined;
+const children = new Set<ReturnType<typeof spawn>>();
 
-function runJest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const child = spawn(JEST, args, { stdio: 'inherit', env });
-  current = child;
-  return new Promise<number>((resolve) => child.once('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+/**
+ * The real-tier suites that start, stop and kill a control plane of their own
+ * (`startOutageLab`): they never touch the shared one, so they run beside its suites.
+ */
+const OWN_PLANE = 'test/real-apiserver/apiserver-(outage|outage-operations|throttled-writes)\\.test\\.ts$';
+
+/** Runs jest; with `prefix`, each line of its output is printed after it (two runs at once stay readable). */
+function runJest(args: string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> {
+  const child = spawn(JEST, args, { stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'], env });
+  children.add(child);
+  if (prefix !== undefined) {
+    for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]] as const) {
+      if (from) readline.createInterface({ input: from }).on('line', (line) => to.write(`${prefix} ${line}\n`));
+    }
+  }
+  return new Promise<number>((resolve) => child.once('exit', (c, s) => {
+    children.delete(child);
+    resolve(c ?? (s ? 1 : 0));
+  }));
 }
 
 async function main(): Promise<number> {
   const userArgs = process.argv.slice(2);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => current?.kill(signal));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+  });
 
   // `--selectProjects` given: one run of what was asked (with the real plane if it is asked for).
   // Both forms: `--selectProjects real-apiserver` and `--selectProjects=real-apiserver` (the one
@@ -36,7 +56,7 @@ async function main(): Promise<number> {
   const jestArgs = [...userArgs.filter((a) => !a.startsWith('--selectProjects=')), ...userArgs.filter((a) => a.startsWith('--selectProjects='))];
   // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
   // not hold the run open once every suite has finished (seen: the run never ended).
-  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
+  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--maxWorkers=2', '--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
   if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();
@@ -55,7 +75,13 @@ async function main(): Promise<number> {
   let realTier: number;
   try {
     // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-    realTier = await runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests', ...jestArgs], env);
+    // The whole tier (no file or option given): the own-plane suites beside the others.
+    const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
+    const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
+    const codes = await Promise.all(whole
+      ? [runJest([...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE], env), runJest([...tier, OWN_PLANE], env, '[own planes]')]
+      : [runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], env)]);
+    realTier = codes.find((c) => c !== 0) ?? 0;
   } finally {
     await stop?.();
   }
