@@ -59,7 +59,10 @@ export function basicAuth(provider: CredentialsProvider): RequestHandler {
     const given = parseBasicAuthorization(req.headers.authorization);
     if (!given || !expected || !credentialsMatch(given, expected)) {
       res.setHeader('WWW-Authenticate', BASIC_REALM);
-      next(new UnauthenticatedError(given ? 'invalid credentials' : 'missing credentials: use HTTP Basic authentication'));
+      const header = req.headers.authorization;
+      next(new UnauthenticatedError(given ? 'invalid credentials'
+        : header === undefined ? 'missing credentials: use HTTP Basic authentication'
+          : 'malformed credentials: send Authorization: Basic <base64 of user:password>'));
       return;
     }
     next();

@@ -91,7 +91,7 @@ function components(): Record<string, Schema> {
       type: 'object',
       properties: { schedulers: { type: 'array', items: { type: 'object', properties: {
         name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, roomsReplicas: { type: 'integer' }, roomsReady: { type: 'integer' },
-        roomsOccupied: { type: 'integer' }, roomsPending: { type: 'integer' }, roomsTerminating: { type: 'integer' }, autoscaling: { type: 'object' },
+        roomsOccupied: { type: 'integer', description: 'Occupied rooms, and allocated rooms (taken by a matchmaker, their match not reported yet)' }, roomsPending: { type: 'integer' }, roomsTerminating: { type: 'integer' }, autoscaling: { type: 'object' },
         roomsActive: { type: 'integer', description: 'Multi-match rooms running at least one match and fewer than maxMatches' },
         matchAllocation: { type: 'object', properties: { maxMatches: { type: 'integer' } } },
         runningMatches: { type: 'integer', description: 'Matches running in the serving rooms plus open allocations (each counts as one)' },

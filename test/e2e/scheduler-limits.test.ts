@@ -3,7 +3,7 @@
  * at most 2 created per operation. create_scheduler creates 2 and the health check adds the rest in
  * add_rooms of at most 2; a roomsReplicas above the limit is refused over HTTP naming the field, and
  * one written with kubectl (past the gateway) is held to the limit. The room count is checked on
- * every room event. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
+ * every room event. An add-rooms above the add limit moves roomsReplicas by its whole amount. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
@@ -68,5 +68,28 @@ describe('per-scheduler limits', () => {
     } finally {
       await informer.stop();
     }
+  });
+
+  test('add-rooms above the add limit moves roomsReplicas by the whole amount; the health check adds what one operation does not', async () => {
+    const name = `${NAME}-add`;
+    const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec };
+    const created = await managementCall(stack, 'POST', '/schedulers', body);
+    expect(created.status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version !== undefined, { timeoutMs: 60_000, message: `${name} created` });
+    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 5 });
+    expect(added.status).toBe(200);
+    const operationId = (added.body as { operationId: string }).operationId;
+    const op = await waitFor(async () => {
+      const o = (await stack.api.listOperations(name)).items.find((x) => x.metadata.name === operationId);
+      return o?.status?.status === 'finished' ? o : undefined;
+    }, { timeoutMs: 60_000, message: 'add_rooms finished' });
+    expect(op.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
+      'roomsReplicas changed from 0 to 5',
+      `Asked for 5 rooms; adding ${ADD_LIMIT} now (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT); the health check adds the other 3`,
+      `Added ${ADD_LIMIT} rooms`,
+    ]));
+    expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(5);
+    await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 5, { timeoutMs: 60_000, message: '5 ready rooms' });
   });
 });

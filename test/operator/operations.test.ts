@@ -274,7 +274,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     }, { timeoutMs: 20_000, message: 'only the rooms from before remain' });
   });
 
-  test('create_new_scheduler_version fails validation: no version is created, the validation room is gone, rooms are untouched', async () => {
+  test('create_new_scheduler_version fails validation: no version is created, the validation room is gone, rooms are untouched; a later add_rooms builds on the active version', async () => {
     await stack.api.createScheduler(schedulerObject('rb-version', { roomsReplicas: 1 }) as never);
     const before = await waitFor(async () => {
       const rooms = (await stack.api.listGameRooms('rb-version')).items;
@@ -297,5 +297,23 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       return JSON.stringify(rooms.map((r) => r.metadata.name)) === JSON.stringify(before);
     }, { timeoutMs: 10_000, message: 'validation room deleted, original room kept' });
     expect((await stack.api.getScheduler('rb-version')).status?.state).toBe('on-error');
+
+    // An add_rooms after the refusal builds on the active version, not on the refused definition:
+    // the spec holds v1.0.0's again, one room more, and the version change that follows is minor.
+    const addId = await enqueue(stack, 'rb-version', { amount: 1 }, Date.now(), 'add_rooms');
+    const add = await waitFor(async () => {
+      const o = await opStatus(stack, addId);
+      return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'add_rooms ended' });
+    expect(add.status?.status).toBe('finished');
+    expect(add.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
+      'The scheduler\'s spec held a definition whose version change was refused; it now holds the active version v1.0.0\'s, with this change',
+      'roomsReplicas changed from 1 to 2',
+    ]));
+    const spec = (await stack.api.getScheduler('rb-version')).spec;
+    expect(JSON.stringify(spec)).not.toContain('image-pull-failure');
+    expect(spec.roomsReplicas).toBe(2);
+    const minor = await waitFor(async () => (await stack.api.listSchedulerVersions('rb-version')).items.find((v) => v.spec.version === 'v1.1.0'), { timeoutMs: 30_000, message: 'minor version v1.1.0' });
+    expect(minor.spec.kind).toBe('minor');
   });
 });

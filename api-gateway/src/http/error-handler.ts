@@ -23,10 +23,24 @@ import {
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { requestLogger } from './request-context';
 
-interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown }
+interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown }
 
 function asHttpish(err: unknown): HttpishError {
   return typeof err === 'object' && err !== null ? err : {};
+}
+
+/**
+ * The message for a body that is valid JSON but not an object or array (`null`, `5`, `"x"`), which
+ * body-parser's strict mode refuses as if it were not JSON; undefined for a body that is not JSON.
+ */
+function notAnObject(body: unknown): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    return `the body must be a JSON object; got ${value === null ? 'null' : typeof value}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Turns any thrown value into an ApiError. */
@@ -41,7 +55,7 @@ export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
     case 'entity.too.large':
       return new PayloadTooLargeError(`request body is larger than the limit of ${maxBodyBytes} bytes`);
     case 'entity.parse.failed':
-      return new InputError(`invalid JSON body: ${typeof e.message === 'string' ? e.message.slice(0, 200) : 'parse error'}`);
+      return new InputError(notAnObject(e.body) ?? `invalid JSON body: ${typeof e.message === 'string' ? e.message.slice(0, 200) : 'parse error'}`);
     default:
       break;
   }

@@ -70,6 +70,15 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(bodyOf(res).message).toBe('scheduler ghost not found');
   });
 
+  it('counts an unknown scheduler as not_found and a Kubernetes API it cannot reach as error', async () => {
+    expect((await allocate({}, 'ghost')).status).toBe(404);
+    jest.spyOn(t.store, 'getScheduler').mockRejectedValueOnce(new StoreUnavailableError('the Kubernetes API is unavailable: connect ECONNREFUSED'));
+    expect((await allocate({}, 'ghost')).status).toBe(503);
+    const text = await t.metrics.render();
+    expect(text).toContain('roomkeeper_allocations_total{result="not_found"} 1');
+    expect(text).toContain('roomkeeper_allocations_total{result="error"} 1');
+  });
+
   it('refuses a malformed body with 400 naming each field, and changes nothing', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ allocationId: 'bad id!', strategy: 'random', ttlSeconds: 0, selectors: [{ version: '1.0' }], metadata: { blob: 'x'.repeat(5000) } });
@@ -374,8 +383,8 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('mm', 'fresh')?.status).toMatchObject({ status: 'allocated', allocation: { runningMatches: 0 } });
     expect((await allocate({}, 'mm')).status).toBe(429);
     const info = await request(t.management).get('/schedulers/info?game=tennis').set('Authorization', AUTH);
-    // 1 + 1 (slot) + 1 (allocated) + 3; three serving rooms of 3 slots.
-    expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsActive: 1, roomsOccupied: 1, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
+    // 1 + 1 (slot) + 1 (allocated) + 3; three serving rooms of 3 slots; the allocated room counts as occupied.
+    expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsReady: 0, roomsActive: 1, roomsOccupied: 2, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
   });
 
   it('tries the next candidate when a room changed since the cache showed it, and never hands a room out twice', async () => {

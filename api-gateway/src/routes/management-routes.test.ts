@@ -13,17 +13,17 @@ const errorBody = (code: number): unknown => expect.objectContaining({ code, mes
 
 describe('authentication', () => {
   it.each([
-    ['missing', undefined],
-    ['wrong password', `Basic ${Buffer.from('admin:nope').toString('base64')}`],
-    ['wrong user', `Basic ${Buffer.from('root:s3cret-pass').toString('base64')}`],
-    ['not basic', 'Bearer abc'],
-    ['garbage', 'Basic !!!'],
-  ])('answers 401 with WWW-Authenticate when credentials are %s', async (_what, header) => {
+    ['missing', undefined, 'missing credentials: use HTTP Basic authentication'],
+    ['wrong password', `Basic ${Buffer.from('admin:nope').toString('base64')}`, 'invalid credentials'],
+    ['wrong user', `Basic ${Buffer.from('root:s3cret-pass').toString('base64')}`, 'invalid credentials'],
+    ['not basic', 'Bearer abc', 'malformed credentials: send Authorization: Basic <base64 of user:password>'],
+    ['garbage', 'Basic !!!', 'malformed credentials: send Authorization: Basic <base64 of user:password>'],
+  ])('answers 401 with WWW-Authenticate when credentials are %s, saying which', async (_what, header, message) => {
     const req = api().get('/schedulers');
     const res = header ? await req.set('Authorization', header) : await req;
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Basic realm="roomkeeper"/);
-    expect(res.body).toEqual({ code: 16, message: expect.any(String) as unknown, details: [] });
+    expect(res.body).toEqual({ code: 16, message, details: [] });
   });
 
   it('guards writes before reading the body, and writes nothing', async () => {
@@ -149,6 +149,22 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each([['POST', '/schedulers'], ['PATCH', '/schedulers/tennis-eu'], ['POST', '/schedulers/tennis-eu']])('%s %s answers 400 naming (body) for a JSON array', async (method, path) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const req = method === 'PATCH' ? api().patch(path) : api().post(path);
+    const res = await req.set('Authorization', AUTH).send([]);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([expect.objectContaining({ field: '(body)' })]);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each([['null', 'null'], ['5', 'number'], ['"x"', 'string'], ['true', 'boolean']])('answers 400 for the JSON %s, a body that is JSON but no object, saying so', async (body, type) => {
+    const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).message).toBe(`the body must be a JSON object; got ${type}`);
+    expect(t.store.writes).toEqual([]);
+  });
+
   it('answers 413 for a body over the limit', async () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody(), game: 'x'.repeat(MAX_BODY + 10) });
     expect(res.status).toBe(413);
@@ -232,6 +248,24 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec.definitionName).toBe('create_new_scheduler_version');
   });
 
+  it('builds on the active version when the spec\'s own version change was refused: maxSurge alone is a minor change, the refused image is dropped, the room count kept', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    // A kubectl edit (generation 2) whose create_new_scheduler_version failed validation.
+    s.spec = { ...validSpec({ roomsReplicas: 4 }), spec: { ...validSpec().spec, containers: [{ ...validSpec().spec.containers[0]!, image: 'registry.example/game:broken' }] } };
+    s.metadata.generation = 2;
+    t.store.seedOperation(newVersionOperationId(s.metadata.uid ?? '', 2), { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'error' });
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '50%' });
+    expect(res.status).toBe(200);
+    expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec({ roomsReplicas: 4 }), maxSurge: '50%' });
+    // A refusal of an older generation does not count: the spec as it stands is built on.
+    const later = t.store.seedScheduler('tennis-us', validSpec());
+    later.spec = { ...validSpec(), spec: { ...validSpec().spec, containers: [{ ...validSpec().spec.containers[0]!, image: 'registry.example/game:3.0' }] } };
+    later.metadata.generation = 3;
+    t.store.seedOperation(newVersionOperationId(later.metadata.uid ?? '', 2), { schedulerName: 'tennis-us', definitionName: 'create_new_scheduler_version' }, { status: 'error' });
+    expect((await api().patch('/schedulers/tennis-us').set('Authorization', AUTH).send({ maxSurge: '50%' })).status).toBe(200);
+    expect(t.store.schedulers.get('tennis-us')?.spec.spec.containers[0]?.image).toBe('registry.example/game:3.0');
+  });
+
   it.each([['an empty object', {}], ['no body', undefined], ['only unknown fields', { colour: 'red' }]])('answers 409 "no change found" for %s', async (_what, body) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
@@ -288,6 +322,13 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
   });
 
+  it.each([[{ version: 5 }, 'must be a string such as "v1.2.0"; got number'], [{ version: null }, 'must be a string such as "v1.2.0"; got null'], [{ version: ['v1.0.0'] }, 'must be a string such as "v1.2.0"; got an array']])('answers 400 for %j naming the type, not a missing field', async (body, message) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([{ field: 'version', message }]);
+  });
+
   it.each([[{}], [{ version: 3 }], [{ version: '' }]])('answers 400 for %j', async (body) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);
@@ -326,6 +367,25 @@ describe('DELETE /schedulers/{name}', () => {
   it('answers 404 for a name Kubernetes cannot hold', async () => {
     const res = await api().delete('/schedulers/Not%20A%20Name').set('Authorization', AUTH);
     expect(res.status).toBe(404);
+  });
+
+  it('a scheduler being deleted (its finalizer holds it) takes no more changes or allocations: 404, nothing written', async () => {
+    const s = t.store.seedScheduler('going', validSpec());
+    s.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+    const calls = [
+      api().patch('/schedulers/going').send({ maxSurge: '50%' }),
+      api().post('/schedulers/going').send({ ...validSpec(), name: 'going' }),
+      api().put('/schedulers/going').send({ version: 'v1.0.0' }),
+      api().post('/schedulers/going/add-rooms').send({ amount: 1 }),
+      api().post('/schedulers/going/remove-rooms').send({ amount: 1 }),
+      api().post('/scheduler/going/rooms/allocate').send({}),
+    ];
+    for (const call of calls) {
+      const res = await call.set('Authorization', AUTH);
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 5, message: 'scheduler going is being deleted' });
+    }
+    expect(t.store.writes).toEqual([]);
   });
 });
 

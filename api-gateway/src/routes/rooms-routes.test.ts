@@ -48,6 +48,11 @@ describe('rooms API without forwarders', () => {
     expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false });
   });
 
+  it('takes terminated from a ready room, without terminating first (Maestro refuses it): the room says it is done, and the operator replaces it', async () => {
+    expect((await ping({ status: 'terminated' })).body).toEqual({ success: true });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+  });
+
   it.each([
     [{ status: 'dancing', timestamp: 1 }, 'status'],
     [{ timestamp: 1 }, 'status'],
@@ -112,6 +117,12 @@ describe('rooms API without forwarders', () => {
     const res = await request(t.rooms).post(`/scheduler/s1/rooms/room-1${suffix}`).set('Authorization', token('s1', 'room-1')).send(body);
     expect(res.status).toBe(400);
     expect(bodyOf(res).code).toBe(3);
+  });
+
+  it('names the type of a playerId that is not a string, not a missing field', async () => {
+    const res = await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerJoin', metadata: { playerId: 5 } });
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([{ field: 'metadata.playerId', message: 'must be a string; got number' }]);
   });
 
   it('returns the room address, or 404', async () => {

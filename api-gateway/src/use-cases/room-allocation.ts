@@ -392,7 +392,7 @@ export class RoomAllocations {
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid).');
+    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable).');
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).');
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).');
@@ -405,9 +405,10 @@ export class RoomAllocations {
     let result = 'invalid';
     try {
       const request = parseAllocationRequest(body, idempotencyKey, this.settings.maxMetadataBytes);
-      result = 'not_found';
+      result = 'error';
       const scheduler = this.deps.rooms.findScheduler(schedulerName) ?? await this.deps.schedulers.getScheduler(schedulerName);
       if (!scheduler) throw new NotFoundError(`scheduler ${schedulerName} not found`);
+      if (scheduler.metadata.deletionTimestamp) throw new NotFoundError(`scheduler ${schedulerName} is being deleted`);
       const id = request.allocationId ?? randomUUID();
       const hash = requestHash({ ...request, allocationId: undefined });
       const running = this.inFlight.get(id);
@@ -428,7 +429,7 @@ export class RoomAllocations {
       return answer;
     } catch (err) {
       result = err instanceof NoRoomAvailableError ? 'no_room' : err instanceof AllocationContentionError ? 'contention'
-        : err instanceof ConflictError ? 'id_conflict' : err instanceof AllocationEndedError ? 'ended' : result;
+        : err instanceof ConflictError ? 'id_conflict' : err instanceof AllocationEndedError ? 'ended' : err instanceof NotFoundError ? 'not_found' : result;
       throw err;
     } finally {
       this.results.inc({ result });

@@ -193,7 +193,9 @@ export class RoomReports {
     checkTimestamp(b.timestamp);
     const metadata = checkMetadata(b.metadata);
     const playerId = metadata?.playerId;
-    if (typeof playerId !== 'string' || playerId === '') throw new ValidationError([{ field: 'metadata.playerId', message: 'is a required field' }]);
+    if (typeof playerId !== 'string' || playerId === '') {
+      throw new ValidationError([{ field: 'metadata.playerId', message: playerId === undefined || playerId === '' ? 'is a required field' : `must be a string; got ${playerId === null ? 'null' : typeof playerId}` }]);
+    }
     const event = b.event as PlayerEventName;
     return this.forwardEvent(schedulerName, roomId, 'playerEvent', (t) => t.sink.forwardPlayerEvent(t.forwarders, t.room, event, playerId, metadata));
   }

@@ -19,7 +19,7 @@ import {
   schedulerDefinitionInput,
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
-import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
+import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpec, baseAfterRefusal } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
@@ -100,7 +100,7 @@ export class SchedulerCommands {
   /** POST /schedulers */
   async create(body: unknown): Promise<{ scheduler: Record<string, unknown>; operationId: string }> {
     const result = this.deps.validator.validateCreateBody(body);
-    if (!result.ok) throw new ValidationError(result.errors);
+    if (!result.ok) throw new ValidationError(bodyFields(result.errors));
     const { name, spec } = result.value;
     this.assertWithinRoomLimit(spec);
     const alreadyExists = new ConflictError(`error creating scheduler ${name}: name already exists`);
@@ -124,7 +124,7 @@ export class SchedulerCommands {
     const current = await this.mustExist(name);
     await this.assertNoOngoingVersionOperation(current);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
-    if (!result.ok) throw new ValidationError(result.errors);
+    if (!result.ok) throw new ValidationError(bodyFields(result.errors));
     this.assertWithinRoomLimit(result.value.spec);
     return this.changeSpec(current, () => result.value.spec);
   }
@@ -132,7 +132,7 @@ export class SchedulerCommands {
   /** PATCH /schedulers/{name}: fields merged into the current definition. */
   async patch(name: string, body: unknown): Promise<{ operationId: string }> {
     const parsed = this.deps.validator.validatePatchBody(body);
-    if (!parsed.ok) throw new ValidationError(parsed.errors);
+    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const current = await this.mustExist(name);
     if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}`);
     await this.assertNoOngoingVersionOperation(current);
@@ -148,6 +148,7 @@ export class SchedulerCommands {
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     // The body names the version `version`; the operation's input, `newActiveVersion`.
     const given = isRecord(body) ? body.version : undefined;
+    if (given !== undefined && typeof given !== 'string') throw new ValidationError([{ field: 'version', message: `must be a string such as "v1.2.0"; got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given}` }]);
     const parsed = parseSwitchActiveVersionInput({ newActiveVersion: typeof given === 'string' ? given : undefined });
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: 'version' }));
     const version = parsed.value.newActiveVersion;
@@ -199,9 +200,14 @@ export class SchedulerCommands {
     return { operationId };
   }
 
+  /**
+   * The scheduler a change is for. One being deleted takes no more changes: 404, as Maestro answers
+   * once its delete removed the scheduler (an operation enqueued now would be deleted with it).
+   */
   private async mustExist(name: string): Promise<Scheduler> {
     const s = await this.deps.schedulers.getScheduler(name);
     if (!s) throw new NotFoundError(`scheduler ${name} not found`);
+    if (s.metadata.deletionTimestamp) throw new NotFoundError(`scheduler ${name} is being deleted`);
     return s;
   }
 
@@ -244,7 +250,7 @@ export class SchedulerCommands {
     const name = initial.metadata.name ?? '';
     let current = initial;
     for (let attempt = 0; ; attempt++) {
-      const spec = change(current.spec);
+      const spec = change(await this.definitionToChange(current));
       if (jsonEqual(spec, current.spec)) throw new ConflictError(`no change found to scheduler ${name}`);
       try {
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec);
@@ -262,6 +268,22 @@ export class SchedulerCommands {
         current = fresh;
       }
     }
+  }
+
+  /**
+   * The definition a change builds on: the Scheduler's spec, unless the version change made from
+   * that very spec was refused (its validation failed, say): then the active version's definition
+   * (`baseAfterRefusal`), so that a PATCH of maxSurge after a refused image is a minor change of
+   * what runs, as in Maestro.
+   */
+  private async definitionToChange(s: Scheduler): Promise<SchedulerSpec> {
+    const name = s.metadata.name ?? '';
+    const active = s.status?.version;
+    if (!s.metadata.uid || !active) return s.spec;
+    const op = await this.deps.operations.getOperation(newVersionOperationId(s.metadata.uid, s.metadata.generation ?? 0));
+    if (!refusedSpec(op)) return s.spec;
+    const version = await this.deps.schedulers.getVersion(name, active);
+    return version ? baseAfterRefusal(version.spec.definition, s.spec) : s.spec;
   }
 
   private rememberVersionOperation(schedulerName: string, id: string): void {

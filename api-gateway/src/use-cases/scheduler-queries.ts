@@ -110,8 +110,9 @@ export interface InfoCounts { ready: number; occupied: number; active: number; p
 
 /**
  * Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as
- * pending), and the match capacity: running matches (open allocations counted as running) and the
- * slots of the serving rooms.
+ * pending; allocated counts as occupied: taken by a matchmaker, its match not reported yet, as
+ * autoscaling counts it; a room being deleted as terminating), and the match capacity: running
+ * matches (open allocations counted as running) and the slots of the serving rooms.
  */
 export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCounts {
   const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0 };
@@ -120,8 +121,9 @@ export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCoun
     const status = r.metadata.deletionTimestamp ? 'terminating' : r.status?.status;
     out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
     if (isServing(status)) out.matchSlots += maxMatches;
-    switch (r.status?.status ?? 'pending') {
+    switch (status ?? 'pending') {
       case 'ready': out.ready++; break;
+      case 'allocated':
       case 'occupied': out.occupied++; break;
       case 'active': out.active++; break;
       case 'pending':

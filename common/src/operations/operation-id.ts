@@ -73,3 +73,31 @@ export function newVersionOperationId(schedulerUid: string, generation: number):
 export function deleteSchedulerOperationId(schedulerUid: string): string {
   return deterministicOperationId(`${schedulerUid}/delete_scheduler`);
 }
+
+/**
+ * Whether `op`, the create_new_scheduler_version of a Scheduler's current spec generation
+ * (`newVersionOperationId`), refused that spec: it ended without making a version (`error`,
+ * `canceled`). The spec then holds a definition no version has; a change asked for through the
+ * HTTP API builds on the active version instead, as in Maestro, where a refused version never
+ * existed.
+ */
+export function refusedSpec(op: { status?: { status?: string } } | undefined): boolean {
+  const status = op?.status?.status;
+  return status === 'error' || status === 'canceled';
+}
+
+/**
+ * What a change builds on after the spec was refused: the active version's definition, with the
+ * room count the health check runs the fleet by (the spec's `roomsReplicas` and `autoscaling`, in
+ * force whatever the version), so that dropping the refused definition adds or removes no room.
+ */
+export function baseAfterRefusal<S extends { roomsReplicas?: number; autoscaling?: unknown }>(active: S, spec: S): S {
+  const base = { ...active };
+  delete base.roomsReplicas;
+  delete base.autoscaling;
+  return {
+    ...base,
+    ...(spec.roomsReplicas !== undefined ? { roomsReplicas: spec.roomsReplicas } : {}),
+    ...(spec.autoscaling !== undefined ? { autoscaling: spec.autoscaling } : {}),
+  };
+}

@@ -4,7 +4,8 @@
  *
  * Major (affects rooms, so switching to it replaces them): `spec`, `portRange`, `annotations` and
  * `labels` (labels are put on the room pods).
- * Minor (switching replaces no room): `maxSurge`, `forwarders`, `autoscaling`, `roomsReplicas`, and
+ * Minor (switching replaces no room): `maxSurge`, `forwarders`, `autoscaling`, `roomsReplicas`,
+ * `matchAllocation` and `allocation` (read by the gateway and the operator, not by the rooms), and
  * `game`, which names the game for lookups and does not reach the rooms.
  * Any other field (a future one) counts as major, the safe side.
  */

@@ -31,7 +31,7 @@ function setup() {
   };
   const deps = {
     api,
-    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined } },
+    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined } },
     config: { addRoomsLimit: 1000 },
     logger: silentLogger(),
     now: Date.now,

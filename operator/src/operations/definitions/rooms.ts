@@ -17,7 +17,7 @@ import type { GameRoom, Scheduler } from '../../../../common/src/generated/resou
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
-import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
+import { awaitSpecObserved, loadScheduler, loadVersion, refusedSpecBase } from './shared';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -41,11 +41,16 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
       return;
     }
+    // A spec whose version change was refused is not built on: the count moves from the active
+    // version's definition, which replaces it whole (conditional on the spec's generation).
+    const refused = await refusedSpecBase(ctx, s);
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
-    const ops = s.spec.roomsReplicas === undefined
-      ? [{ op: 'add', path: '/spec/roomsReplicas', value: after }]
-      : [{ op: 'test', path: '/spec/roomsReplicas', value: before }, { op: 'replace', path: '/spec/roomsReplicas', value: after }];
+    const ops = refused
+      ? [{ op: 'test', path: '/metadata/generation', value: s.metadata.generation }, { op: 'replace', path: '/spec', value: { ...refused.definition, roomsReplicas: after } }]
+      : s.spec.roomsReplicas === undefined
+        ? [{ op: 'add', path: '/spec/roomsReplicas', value: after }]
+        : [{ op: 'test', path: '/spec/roomsReplicas', value: before }, { op: 'replace', path: '/spec/roomsReplicas', value: after }];
     let patched: Scheduler;
     try {
       patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
@@ -56,6 +61,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     }
     // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
     ctx.state.replicasBefore = before;
+    if (refused) ctx.event(`The scheduler's spec held a definition whose version change was refused; it now holds the active version ${refused.version}'s, with this change`);
     ctx.event(`roomsReplicas changed from ${before} to ${after}`);
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
@@ -77,7 +83,6 @@ export const addRoomsDefinition: OperationDefinition = {
     const { amount } = input;
     const limit = ctx.deps.config.addRoomsLimit;
     const count = Math.min(amount, limit);
-    if (count < amount) ctx.event(`Asked for ${amount} rooms; adding ${count} (the add limit)`);
     const scheduler = await loadScheduler(ctx);
     if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${ctx.schedulerName} is being deleted`);
     const active = scheduler.status?.version;
@@ -85,7 +90,13 @@ export const addRoomsDefinition: OperationDefinition = {
     const version = await loadVersion(ctx, active);
     if (!version) throw new Error(`active version ${active} not found`);
     const rooms = new RoomManager(ctx.deps);
-    await adjustReplicas(ctx, count);
+    // roomsReplicas moves by the whole amount; one operation creates at most the add limit, and
+    // the health check adds the rest, as the scheduler now wants them (autoscaling: it decides).
+    await adjustReplicas(ctx, amount);
+    if (count < amount) {
+      const rest = ctx.state.replicasBefore !== undefined || ctx.op.spec.priority ? `; the health check adds the other ${amount - count}` : '';
+      ctx.event(`Asked for ${amount} rooms; adding ${count} now (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT)${rest}`);
+    }
     const step = Math.max(1, Math.ceil(count / 10));
     const result = await rooms.createRooms({
       scheduler, version: active, definition: version.spec.definition, count, signal: ctx.signal,
