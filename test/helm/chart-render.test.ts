@@ -255,14 +255,14 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual(['rk-gateway-sa', 'rk-operator-sa']);
   });
 
-  it('routes the management and rooms APIs through one Ingress rule when they share a host', () => {
+  it('routes the management and rooms APIs through an Ingress rule each, on their own hosts', () => {
     const ingress = findObject(objects, 'Ingress', '-gateway');
     expect(field(ingress, 'spec.ingressClassName')).toBe('nginx');
-    expect(field(ingress, 'spec.tls')).toEqual([{ secretName: 'games-example-com-tls', hosts: ['games.example.com'] }]);
+    expect(field(ingress, 'spec.tls')).toEqual([{ secretName: 'games-example-com-tls', hosts: ['games.example.com', 'rooms.games.example.com'] }]);
     const rules = field(ingress, 'spec.rules') as { host: string; http: { paths: { path: string; backend: { service: { port: { name: string } } } }[] } }[];
-    expect(rules).toHaveLength(1);
-    expect(rules[0]!.host).toBe('games.example.com');
-    expect(rules[0]!.http.paths.map((p) => [p.path, p.backend.service.port.name])).toEqual([['/schedulers', 'http'], ['/scheduler', 'rooms']]);
+    expect(rules.map((r) => [r.host, r.http.paths.map((p) => [p.path, p.backend.service.port.name])])).toEqual([
+      ['games.example.com', [['/', 'http']]], ['rooms.games.example.com', [['/', 'rooms']]],
+    ]);
   });
 
   it('passes the settings through to the processes', () => {
@@ -373,10 +373,12 @@ describe('chart variants', () => {
     expect(field(findObject(hours, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(6);
   });
 
-  it('refuses an Ingress whose two APIs share host and path', async () => {
-    const result = await helmTemplateRaw({ values: { ingress: { enabled: true, rooms: { enabled: true, host: '', path: '/', pathType: 'Prefix' } } } });
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('ingress.rooms and ingress.management share a host and a path');
+  it('refuses an Ingress whose two APIs share a host, whatever their paths (allocate is a management path under the rooms API\'s prefix)', async () => {
+    for (const paths of [['/', '/'], ['/schedulers', '/scheduler']]) {
+      const result = await helmTemplateRaw({ values: { ingress: { enabled: true, management: { host: 'games.example.com', path: paths[0], pathType: 'Prefix' }, rooms: { enabled: true, host: 'games.example.com', path: paths[1], pathType: 'Prefix' } } } });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('ingress.rooms and ingress.management share a host: give ingress.rooms.host a host of its own');
+    }
   });
 });
 

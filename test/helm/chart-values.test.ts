@@ -114,6 +114,9 @@ describe('NOTES.txt', () => {
     expect(text).toContain("kubectl -n games-system get secret rk-roomkeeper-auth -o jsonpath='{.data.password}' | base64 -d");
     expect(text).toContain('-X POST $ROOMKEEPER_URL/schedulers');
     expect(text).toContain('curl -s -u "$ROOMKEEPER_USER:$ROOMKEEPER_PASSWORD"');
+    // Every call to the management API but /healthz carries the credentials, which come first.
+    expect(text.indexOf('export ROOMKEEPER_PASSWORD=')).toBeLessThan(text.indexOf('/openapi.json'));
+    expect(text).toContain('curl -s -u "$ROOMKEEPER_USER:$ROOMKEEPER_PASSWORD" $ROOMKEEPER_URL/openapi.json');
     expect(text).toContain('kind: Scheduler');
     expect(text).toContain('kubectl apply -f -');
     expect(text).toContain('kubectl get rks');
@@ -122,7 +125,7 @@ describe('NOTES.txt', () => {
   it('gives the Ingress URL when the Ingress is on', async () => {
     const text = await notes(['-f', FULL_VALUES_FILE]);
     expect(text).toContain('export ROOMKEEPER_URL=https://games.example.com\n');
-    expect(text).toContain('Rooms API: https://games.example.com (path /scheduler)');
+    expect(text).toContain('Rooms API: https://rooms.games.example.com (path /)');
     expect(text).toContain('get secret roomkeeper-credentials');
   });
 });
