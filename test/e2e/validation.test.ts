@@ -76,6 +76,15 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect(names).not.toContain(payload.name);
   });
 
+  it('refuses, past the gateway (kubectl), a terminationGracePeriod of more than 7 digits before a unit: the CRD\'s pattern, naming the field', async () => {
+    const object = schedulerObject('validation-grace', {}) as { spec: { spec: { terminationGracePeriod: string } } };
+    object.spec.spec.terminationGracePeriod = '99999999999999999999h';
+    const refused = await stack.api.createScheduler(object as never).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain('spec.spec.terminationGracePeriod');
+    expect((await stack.api.listSchedulers()).items.map((s) => s.metadata.name)).not.toContain('validation-grace');
+  });
+
   it('accepts the same body when it breaks no rule', async () => {
     const res = await post(stack, body('validation-ok'));
     expect(res.status).toBe(200);

@@ -355,7 +355,7 @@ export interface Container {
 }
 
 export interface RoomSpec {
-  /** Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s". */
+  /** Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with). */
   terminationGracePeriod: string;
   containers: Container[];
   /** Rooms tolerate the taint dedicated=<toleration>:NoSchedule. */

@@ -838,9 +838,9 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             properties: {
               terminationGracePeriod: {
                 type: 'string',
-                description: 'Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s".',
+                description: 'Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with).',
                 maxLength: 32,
-                pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$',
+                pattern: '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$',
                 'x-kubernetes-validations': [
                   {
                     rule: 'self.matches(\'[1-9]\')',
@@ -1568,9 +1568,9 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 properties: {
                   terminationGracePeriod: {
                     type: 'string',
-                    description: 'Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s".',
+                    description: 'Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with).',
                     maxLength: 32,
-                    pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$',
+                    pattern: '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$',
                     'x-kubernetes-validations': [
                       {
                         rule: 'self.matches(\'[1-9]\')',

@@ -6,7 +6,8 @@
  * - an object with `properties` and no `x-kubernetes-preserve-unknown-fields` gets
  *   `additionalProperties: false`, which ajv's `removeAdditional` turns into pruning;
  * - OpenAPI v3.0 boolean `exclusiveMinimum/Maximum` become draft-07 numbers;
- * - formats other than `date-time` (int32, int64, double...) are dropped;
+ * - formats other than `date-time` (int32, int64, double...) are dropped, but an integer of format
+ *   int32 or int64, and an int-or-string's integer (an int32), are held to that type's range;
  * - `x-kubernetes-validations` (CEL) are dropped: the API server evaluates them on write; other
  *   `x-kubernetes-*` keys only matter to the API server and are dropped.
  */
@@ -22,6 +23,7 @@ export interface TranslateOptions {
 }
 
 const KEPT_FORMATS = new Set(['date-time']);
+const INT_BOUNDS: Readonly<Record<string, readonly [number, number]>> = { int32: [-(2 ** 31), 2 ** 31 - 1], int64: [-(2 ** 63), 2 ** 63 - 1] };
 
 export function toAjvSchema(schema: JsonSchemaProps, options: TranslateOptions = {}): AjvSchema {
   const out: AjvSchema = {};
@@ -41,6 +43,13 @@ export function toAjvSchema(schema: JsonSchemaProps, options: TranslateOptions =
   }
   if (schema.minimum !== undefined) out[schema.exclusiveMinimum ? 'exclusiveMinimum' : 'minimum'] = schema.minimum;
   if (schema.maximum !== undefined) out[schema.exclusiveMaximum ? 'exclusiveMaximum' : 'maximum'] = schema.maximum;
+  // What the API server's Go types hold: an int-or-string's integer is an int32, and an integer of
+  // format int32 or int64 is that; a larger number is refused there, whatever else the schema says.
+  const bounds = schema['x-kubernetes-int-or-string'] ? INT_BOUNDS.int32 : schema.type === 'integer' && schema.format ? INT_BOUNDS[schema.format] : undefined;
+  if (bounds) {
+    if (out.minimum === undefined && out.exclusiveMinimum === undefined) out.minimum = bounds[0];
+    if (out.maximum === undefined && out.exclusiveMaximum === undefined) out.maximum = bounds[1];
+  }
   if (schema.required && schema.required.length > 0 && !options.dropRequired) out.required = schema.required;
 
   if (schema.properties) {

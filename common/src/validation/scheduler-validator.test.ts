@@ -130,6 +130,10 @@ describe('validateSchedulerCreateBody', () => {
     ['missing game', (b) => { delete b.game; }, { field: 'game', message: 'Required value' }],
     ['missing maxSurge', (b) => { delete b.maxSurge; }, { field: 'maxSurge', message: 'Required value' }],
     ['maxSurge boolean', (b) => { b.maxSurge = true; }, { field: 'maxSurge', message: 'must be of type integer or string' }],
+    // An int-or-string's integer is an int32 on the API server: larger numbers are refused here, naming the field.
+    ['maxSurge 1e308', (b) => { b.maxSurge = 1e308; }, { field: 'maxSurge', message: 'should be less than or equal to 2147483647' }],
+    ['maxSurge 2^64', (b) => { b.maxSurge = 2 ** 64; }, { field: 'maxSurge', message: 'should be less than or equal to 2147483647' }],
+    ['roomsReplicas 2^31 (an int32)', (b) => { b.roomsReplicas = 2 ** 31; }, { field: 'roomsReplicas', message: 'should be less than or equal to 2147483647' }],
     ['negative roomsReplicas', (b) => { b.roomsReplicas = -1; }, { field: 'roomsReplicas', message: 'should be greater than or equal to 0' }],
     ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer' }],
     ['portRange end > 65535', (b) => { b.portRange!.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
@@ -160,7 +164,9 @@ describe('validateSchedulerCreateBody', () => {
     ['missing spec', (b) => { delete (b as Json).spec; }, { field: 'spec', message: 'Required value' }],
     ['null spec', (b) => { (b as Json).spec = null; }, { field: 'spec', message: 'must be of type object' }],
     ['missing terminationGracePeriod', (b) => { delete b.spec.terminationGracePeriod; }, { field: 'spec.terminationGracePeriod', message: 'Required value' }],
-    ['terminationGracePeriod without unit', (b) => { b.spec.terminationGracePeriod = '100'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s"' }],
+    ['terminationGracePeriod without unit', (b) => { b.spec.terminationGracePeriod = '100'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit' }],
+    // No pod gets a grace its deletion cannot be dated with (the sandbox's deletion stalled on 3.6e23 s).
+    ['terminationGracePeriod of 20 digits', (b) => { b.spec.terminationGracePeriod = '99999999999999999999h'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit' }],
     ['empty containers', (b) => { b.spec.containers = []; }, { field: 'spec.containers', message: 'must not be empty' }],
     ['container name not RFC 1123', (b) => { b.spec.containers[0]!.name = 'Game_Room'; }, { field: 'spec.containers[0].name', message: "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit" }],
     ['empty image', (b) => { b.spec.containers[0]!.image = ''; }, { field: 'spec.containers[0].image', message: 'must not be empty' }],

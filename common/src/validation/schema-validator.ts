@@ -73,7 +73,7 @@ function fieldOf(instancePath: string, data: unknown, schema?: AjvSchema): strin
 const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit",
   '^([Tt][Cc][Pp]|[Uu][Dd][Pp]|[Ss][Cc][Tt][Pp])$': 'must be TCP, UDP or SCTP (in either case)',
-  '^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s"',
+  '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit',
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$':
     'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"',
   '^v[0-9]+\\.[0-9]+\\.[0-9]+$': 'must be a version such as "v1.2.0"',
