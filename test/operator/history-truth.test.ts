@@ -248,10 +248,10 @@ describe('every history line is true', () => {
   test('create_new_scheduler_version canceled during validation: the history says the validation room and nothing else was undone, and no version came of it', async () => {
     const name = 'ht-cancel-version';
     await readyScheduler(name, 1);
-    const current = await stack.api.getScheduler(name);
     // A major change whose validation room stays silent: the cancel comes while it is awaited.
     const silent = schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: never };
-    await stack.api.replaceScheduler({ ...current, spec: silent.spec });
+    // A kubectl edit of the spec alone (an update naming a resourceVersion may lose to the operator's status writes).
+    await stack.api.jsonPatchScheduler(name, [{ op: 'replace', path: '/spec', value: silent.spec }]);
     const op = await waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_new_scheduler_version'
       && eventsOf(o).includes('Major version detected, starting game room validation process...')), { timeoutMs: 30_000, message: 'validation under way' });
     const validationRoom = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => r.spec.validation)?.metadata.name, { timeoutMs: 30_000, message: 'the validation room' });

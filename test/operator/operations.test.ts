@@ -280,9 +280,9 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       const rooms = (await stack.api.listGameRooms('rb-version')).items;
       return rooms.length === 1 && rooms[0]!.status?.status === 'ready' ? rooms.map((r) => r.metadata.name) : undefined;
     }, { timeoutMs: 20_000 });
-    const current = await stack.api.getScheduler('rb-version');
     const broken = schedulerObject('rb-version', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_POD', value: 'image-pull-failure' }]);
-    await stack.api.replaceScheduler({ ...current, spec: (broken as { spec: never }).spec });
+    // A kubectl edit of the spec alone (an update naming a resourceVersion lost to the operator's status writes).
+    await stack.api.jsonPatchScheduler('rb-version', [{ op: 'replace', path: '/spec', value: (broken as { spec: never }).spec }]);
     const op = await waitFor(async () => {
       const ops = await historyOf('rb-version', 'create_new_scheduler_version');
       return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
