@@ -19,7 +19,7 @@ import {
   schedulerDefinitionInput,
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
-import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpec, baseAfterRefusal } from '../../../common/src/operations/operation-id';
+import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpecBase } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
@@ -278,12 +278,11 @@ export class SchedulerCommands {
    */
   private async definitionToChange(s: Scheduler): Promise<SchedulerSpec> {
     const name = s.metadata.name ?? '';
-    const active = s.status?.version;
-    if (!s.metadata.uid || !active) return s.spec;
-    const op = await this.deps.operations.getOperation(newVersionOperationId(s.metadata.uid, s.metadata.generation ?? 0));
-    if (!refusedSpec(op)) return s.spec;
-    const version = await this.deps.schedulers.getVersion(name, active);
-    return version ? baseAfterRefusal(version.spec.definition, s.spec) : s.spec;
+    const refused = await refusedSpecBase(s, {
+      operation: (id) => this.deps.operations.getOperation(id),
+      activeDefinition: async (version) => (await this.deps.schedulers.getVersion(name, version))?.spec.definition,
+    });
+    return refused?.definition ?? s.spec;
   }
 
   private rememberVersionOperation(schedulerName: string, id: string): void {

@@ -101,3 +101,25 @@ export function baseAfterRefusal<S extends { roomsReplicas?: number; autoscaling
     ...(spec.autoscaling !== undefined ? { autoscaling: spec.autoscaling } : {}),
   };
 }
+
+/** How `refusedSpecBase` reads: the operation of an id (from a cache or the API), a version's definition. */
+export interface RefusalReads<S> {
+  operation(id: string): Promise<{ status?: { status?: string } } | undefined> | { status?: { status?: string } } | undefined;
+  activeDefinition(version: string): Promise<S | undefined>;
+}
+
+/**
+ * When the version change made from a Scheduler's current spec generation was refused
+ * (`refusedSpec`), the definition a change asked for through the API builds on
+ * (`baseAfterRefusal`) and the active version it comes from; else undefined (build on the spec).
+ */
+export async function refusedSpecBase<S extends { roomsReplicas?: number; autoscaling?: unknown }>(
+  s: { metadata: { uid?: string; generation?: number }; status?: { version?: string }; spec: S },
+  read: RefusalReads<S>,
+): Promise<{ definition: S; version: string } | undefined> {
+  const version = s.status?.version;
+  if (!s.metadata.uid || !version) return undefined;
+  if (!refusedSpec(await read.operation(newVersionOperationId(s.metadata.uid, s.metadata.generation ?? 0)))) return undefined;
+  const active = await read.activeDefinition(version);
+  return active ? { definition: baseAfterRefusal(active, s.spec), version } : undefined;
+}

@@ -17,7 +17,8 @@ import type { GameRoom, Scheduler } from '../../../../common/src/generated/resou
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
-import { awaitSpecObserved, loadScheduler, loadVersion, refusedSpecBase } from './shared';
+import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
+import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -41,9 +42,13 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
       return;
     }
-    // A spec whose version change was refused is not built on: the count moves from the active
-    // version's definition, which replaces it whole (conditional on the spec's generation).
-    const refused = await refusedSpecBase(ctx, s);
+    // A spec whose version change was refused is not built on: it is replaced whole by the active
+    // version's definition with the count in force moved (conditional on the spec's generation).
+    // The refusal is read from the operations cache: it ended before this operation started.
+    const refused = await refusedSpecBase(s, {
+      operation: (id) => ctx.deps.caches.operations.get(id),
+      activeDefinition: async (version) => (await loadVersion(ctx, version))?.spec.definition,
+    });
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
     const ops = refused

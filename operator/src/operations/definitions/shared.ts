@@ -6,7 +6,6 @@ import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../com
 import { isNotFound, retryTransient } from '../../../../common/src/kube/clients';
 import { API_VERSION } from '../../../../common/src/resources/api-group';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
-import { baseAfterRefusal, newVersionOperationId, refusedSpec } from '../../../../common/src/operations/operation-id';
 import type { ExecutionContext } from '../execution';
 
 export function versionObjectName(schedulerName: string, version: string): string {
@@ -40,19 +39,6 @@ export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVers
 }
 
 const READ_ATTEMPTS = 10;
-
-/**
- * When the version change made from the Scheduler's current spec was refused (`refusedSpec`), the
- * definition a change asked for through the API builds on (`baseAfterRefusal`); else undefined.
- */
-export async function refusedSpecBase(ctx: ExecutionContext, s: Scheduler): Promise<{ definition: SchedulerSpec; version: string } | undefined> {
-  const active = s.status?.version;
-  if (!s.metadata.uid || !active) return undefined;
-  // The operations cache: the refusal ended before this operation could start.
-  if (!refusedSpec(ctx.deps.caches.operations.get(newVersionOperationId(s.metadata.uid, s.metadata.generation ?? 0)))) return undefined;
-  const version = await loadVersion(ctx, active);
-  return version ? { definition: baseAfterRefusal(version.spec.definition, s.spec), version: active } : undefined;
-}
 
 export function newVersionObject(scheduler: Scheduler, version: string, kind: 'initial' | 'major' | 'minor', definition: SchedulerSpec): SchedulerVersion {
   const name = scheduler.metadata.name as string;
