@@ -35,3 +35,22 @@ describe('log level at run time', () => {
     }
   });
 });
+
+describe('lines of a level that is off', () => {
+  it('are dropped before any format runs, by the logger and its children; a level turned on formats them again', async () => {
+    const { logger, lines } = capture('info');
+    const child = logger.child({ requestId: 'r-1' });
+    const formatted = jest.fn(() => 'probe');
+    const probe = { toJSON: formatted };
+    child.debug('off', { probe });
+    logger.log('debug', 'off too', { probe });
+    logger.log({ level: 'debug', message: 'off as an object', probe });
+    await flushed();
+    expect(formatted).not.toHaveBeenCalled();
+    logger.level = 'debug';
+    child.debug('on', { probe });
+    await flushed();
+    expect(formatted).toHaveBeenCalled();
+    expect(lines.map((l) => [l.message, l.probe, l.requestId])).toEqual([['on', 'probe', 'r-1']]);
+  });
+});
