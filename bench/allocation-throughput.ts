@@ -39,6 +39,11 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
+/** User plus system CPU of a `process.cpuUsage` difference, in milliseconds. */
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
+}
+
 interface LoopResult { done: number; failed: number; seconds: number; latenciesMs: number[] }
 
 /** Runs `one` from CONCURRENCY workers until `total` succeeded or a worker's call says stop. */
@@ -79,6 +84,7 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
 
     // Bare: the same CAS write per room, rooms read once (as the gateway's cache has them).
     const bareRooms: GameRoom[] = (await lab.stack.api.listGameRooms('bench-alloc-bare')).items;
+    const bareCpu = process.cpuUsage();
     const bare = await drive(rooms, async (i) => {
       const room = bareRooms[i];
       if (!room) return 'stop';
@@ -94,6 +100,7 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
       }
     });
 
+    const bareCpuMs = cpuMs(process.cpuUsage(bareCpu));
     const auth = `Basic ${Buffer.from(`${cfg.authUsername}:${cfg.authPassword}`).toString('base64')}`;
     const child = await forkChild<null>(path.join(PROCESSES_DIR, 'allocate-child.ts'));
     const allocate = (scheduler: string, idPrefix?: string) => child.call<AllocateResult>('run', {
@@ -102,10 +109,13 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
     let result: AllocateResult;
     let withIds: AllocateResult;
     let inside: number;
+    let gatewayCpuMs = Number.NaN;
     let conflicts: number;
     let checks: { cache: number; list: number };
     try {
+      const gatewayCpu = process.cpuUsage();
       result = await allocate('bench-alloc');
+      gatewayCpuMs = cpuMs(process.cpuUsage(gatewayCpu));
       // A histogram's _sum and _count are read from the Prometheus text (the registry sums counters and gauges only).
       const text = await lab.stack.gatewayMetrics.render();
       inside = sumMetricText(text, 'roomkeeper_allocation_duration_seconds_sum') / Math.max(1, sumMetricText(text, 'roomkeeper_allocation_duration_seconds_count'));
@@ -129,6 +139,8 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
     figures.push(figure(NAME, 'bare CAS status writes', bareRate, 'writes/s', { note: `${bare.done} writes, ${bare.failed} failed, p99 ${percentile(bare.latenciesMs, 99).toFixed(1)} ms` }));
     figures.push(figure(NAME, 'gateway allocations', gwRate, 'alloc/s', { note: `${gateway.done} allocated (${answers}); ${conflicts} lost compare-and-swaps; ${held} rooms held, ${distinct} distinct ids` }));
     figures.push(figure(NAME, 'gateway / bare', gwRate / bareRate, 'ratio', { target: { op: '>=', value: 0.7 } }));
+    figures.push(figure(NAME, 'CPU per bare write, bench process', bareCpuMs / Math.max(1, bare.done + bare.failed), 'ms', { note: 'process.cpuUsage of the process that runs the bare loop (and the gateway), user + system' }));
+    figures.push(figure(NAME, 'CPU per allocation, gateway process', gatewayCpuMs / Math.max(1, gateway.done), 'ms', { note: 'process.cpuUsage of the gateway\'s process over the empty-body run, user + system: the bare loop\'s write plus HTTP and choosing the room' }));
     figures.push(figure(NAME, 'mean time inside the allocate use case', inside * 1000, 'ms', { note: 'from roomkeeper_allocation_duration_seconds: the rest of an answer is HTTP, authentication and routing' }));
     figures.push(figure(NAME, 'allocation p50 latency', percentile(gateway.latenciesMs, 50), 'ms'));
     figures.push(figure(NAME, 'allocation p99 latency', percentile(gateway.latenciesMs, 99), 'ms', { target: { op: '<=', value: 100 } }));
