@@ -21,6 +21,7 @@ import {
   ValidationError,
 } from '../errors';
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
+import { jsonTypeName } from '../../../common/src/json/json-type';
 import { requestLogger } from './request-context';
 
 interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown }
@@ -37,7 +38,7 @@ function notAnObject(body: unknown): string | undefined {
   if (typeof body !== 'string') return undefined;
   try {
     const value: unknown = JSON.parse(body);
-    return `the body must be a JSON object; got ${value === null ? 'null' : typeof value}`;
+    return `the body must be a JSON object; got ${jsonTypeName(value)}`;
   } catch {
     return undefined;
   }

@@ -12,6 +12,7 @@ import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../co
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { PING_STATUSES, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
+import { jsonTypeName } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
 import type { RoomStore } from '../store-ports';
@@ -194,7 +195,7 @@ export class RoomReports {
     const metadata = checkMetadata(b.metadata);
     const playerId = metadata?.playerId;
     if (typeof playerId !== 'string' || playerId === '') {
-      throw new ValidationError([{ field: 'metadata.playerId', message: playerId === undefined || playerId === '' ? 'is a required field' : `must be a string; got ${playerId === null ? 'null' : typeof playerId}` }]);
+      throw new ValidationError([{ field: 'metadata.playerId', message: playerId === undefined || playerId === '' ? 'is a required field' : `must be a string; got ${jsonTypeName(playerId)}` }]);
     }
     const event = b.event as PlayerEventName;
     return this.forwardEvent(schedulerName, roomId, 'playerEvent', (t) => t.sink.forwardPlayerEvent(t.forwarders, t.room, event, playerId, metadata));

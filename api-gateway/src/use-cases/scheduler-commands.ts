@@ -147,9 +147,7 @@ export class SchedulerCommands {
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     // The body names the version `version`; the operation's input, `newActiveVersion`.
-    const given = isRecord(body) ? body.version : undefined;
-    if (given !== undefined && typeof given !== 'string') throw new ValidationError([{ field: 'version', message: `must be a string such as "v1.2.0"; got ${given === null ? 'null' : Array.isArray(given) ? 'an array' : typeof given}` }]);
-    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: typeof given === 'string' ? given : undefined });
+    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: isRecord(body) ? body.version : undefined });
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: 'version' }));
     const version = parsed.value.newActiveVersion;
     await this.assertNoOngoingVersionOperation(await this.mustExist(name));

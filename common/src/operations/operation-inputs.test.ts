@@ -105,6 +105,9 @@ describe('operation inputs', () => {
       ['nothing', {}, 'is a required field'],
       ['blank', { newActiveVersion: '  ' }, 'is a required field'],
       ['too long', { newActiveVersion: 'v'.repeat(65) }, 'must be at most 64 characters'],
+      ['a number, naming its type', { newActiveVersion: 2 }, 'must be a string such as "v1.2.0"; got number'],
+      ['null, naming it', { newActiveVersion: null }, 'must be a string such as "v1.2.0"; got null'],
+      ['a list, naming it', { newActiveVersion: ['v2.0.0'] }, 'must be a string such as "v1.2.0"; got an array'],
     ])('refuses %s', (_name, input, message) => {
       expect(parseOperationInput('switch_active_version', input, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: 'newActiveVersion', message }] });
     });

@@ -12,6 +12,7 @@
  */
 import type { SchedulerSpec } from '../generated/resources';
 import { isRecord } from '../json/is-record';
+import { jsonTypeName } from '../json/json-type';
 import { OperationDefinition, type OperationDefinitionName } from '../resources/operation-names';
 import { failed, ok, type FieldError, type Result } from '../validation/result';
 
@@ -163,8 +164,9 @@ export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActi
   const body: Record<string, unknown> = isRecord(input) ? input : {};
   const legacy = body.version;
   const legacySpec = isRecord(legacy) ? legacy.spec : undefined;
-  const version = body.newActiveVersion ?? (isRecord(legacySpec) ? legacySpec.version : legacy);
-  if (typeof version !== 'string' || version.trim() === '') return failed([{ field: 'newActiveVersion', message: 'is a required field' }]);
+  const version = body.newActiveVersion !== undefined ? body.newActiveVersion : isRecord(legacySpec) ? legacySpec.version : legacy;
+  if (version !== undefined && typeof version !== 'string') return failed([{ field: 'newActiveVersion', message: `must be a string such as "v1.2.0"; got ${jsonTypeName(version)}` }]);
+  if (version === undefined || version.trim() === '') return failed([{ field: 'newActiveVersion', message: 'is a required field' }]);
   if (version.length > MAX_VERSION_LENGTH) return failed([{ field: 'newActiveVersion', message: `must be at most ${MAX_VERSION_LENGTH} characters` }]);
   return ok({ ...attemptFields(body), newActiveVersion: version });
 }
