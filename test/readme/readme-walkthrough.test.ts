@@ -438,7 +438,8 @@ test('every command of the README walkthrough runs against npm start and answers
     }
   } finally {
     shell.stop();
-    process.kill(-(child.pid as number), 'SIGINT');
+    // npm start may have ended on its own (a crash): then the error above, with its output, is the one to see.
+    if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGINT');
   }
   await exited;
   await waitFor(() => out.includes('Stopped.'), { timeoutMs: 20_000, message: `clean stop; output:\n${out}` });
