@@ -269,8 +269,13 @@ describe('room allocation', () => {
         return rooms.length >= 6 && rooms.every((r) => r.spec.version === 'v2.0.0');
       }, { timeoutMs: 120_000, message: 'every room runs v2.0.0' });
       expect((await managementCall(stack, 'POST', `/schedulers/${name}/remove-rooms`, { amount: 2 })).status).toBe(200);
+      // Ten allocations before the scale-down: after it no room is left to allocate, so waiting for
+      // them after it raced the operator (a fast scale-down left fewer than ten).
+      await waitFor(() => answers.filter((a) => a.status === 200).length >= 10, { timeoutMs: 60_000, message: 'ten allocations during the rollout and the remove-rooms' });
+      const beforeScaleDown = answers.length;
       expect((await managementCall(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 0 })).status).toBe(200);
-      await waitFor(() => answers.filter((a) => a.status === 200).length >= 10, { timeoutMs: 60_000, message: 'ten allocations during the retirements' });
+      // Allocating on through the scale-down, until no room is left to allocate.
+      await waitFor(() => answers.slice(beforeScaleDown).some((a) => a.status === 429), { timeoutMs: 120_000, message: 'no room left to allocate after the scale-down to 0' });
     } finally {
       looping = false;
       await loop;
