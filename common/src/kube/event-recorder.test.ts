@@ -80,7 +80,7 @@ describe('EventRecorder', () => {
   });
 
   it('remembers a bounded number of events', async () => {
-    const small = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxKeys: 10, maxCreatesPerSecond: 1000 });
+    const small = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxKeys: 10, maxCreatesPerSecond: 1000, createBurst: 1000 });
     for (let i = 0; i < 100; i++) small.record(roomDeleted(`room-${i}`));
     small.record(roomDeleted('room-0')); // forgotten: created again
     small.record(roomDeleted('room-99')); // remembered: counted
@@ -89,14 +89,23 @@ describe('EventRecorder', () => {
     expect(sink.patched.map((p) => p.count)).toEqual([2]);
   });
 
-  it('creates at most maxCreatesPerSecond Events and counts the ones it drops', async () => {
-    const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 5 });
+  it('creates a burst of Events, then at most maxCreatesPerSecond, and counts the ones it drops', async () => {
+    const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 2, createBurst: 5 });
     for (let i = 0; i < 12; i++) capped.record(roomDeleted(`room-${i}`));
     clock += 1000;
-    capped.record(roomDeleted('room-next-second'));
+    for (let i = 0; i < 3; i++) capped.record(roomDeleted(`room-next-${i}`));
     await capped.close();
-    expect(sink.created.map((c) => c.body.regarding?.name)).toEqual(['room-0', 'room-1', 'room-2', 'room-3', 'room-4', 'room-next-second']);
-    expect(capped.droppedCount).toBe(7);
+    expect(sink.created.map((c) => c.body.regarding?.name)).toEqual(['room-0', 'room-1', 'room-2', 'room-3', 'room-4', 'room-next-0', 'room-next-1']);
+    expect(capped.droppedCount).toBe(8);
+  });
+
+  it('gives each kind of object its own budget: rooms by the thousand never silence their Scheduler', async () => {
+    const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 2, createBurst: 5 });
+    for (let i = 0; i < 1000; i++) capped.record(roomDeleted(`room-${i}`));
+    capped.record({ regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: 'sched-a' }, type: 'Normal', reason: 'RolloutProgress', action: 'ExecuteOperation', note: 'Rolling update to v2.0.0: replacing 10 rooms' });
+    await capped.close();
+    expect(sink.created.filter((c) => c.body.regarding?.kind === 'GameRoom')).toHaveLength(5);
+    expect(sink.created.filter((c) => c.body.regarding?.kind === 'Scheduler').map((c) => c.body.reason)).toEqual(['RolloutProgress']);
   });
 
   it('never throws when the API refuses, and writes no count for an Event that was never created', async () => {

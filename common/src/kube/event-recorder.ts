@@ -5,8 +5,10 @@
  * count, and the count is written as the Event's `series` at most once per `flushIntervalMs`.
  * A flapping room therefore costs one create and a patch now and then, never one write per
  * occurrence. The recorder remembers at most `maxKeys` events (the least recently seen go), and
- * creates at most `maxCreatesPerSecond` Events (distinct rooms removed by the thousand must not
- * take the API budget of the operations themselves): the others are dropped, counted and logged.
+ * creates Events at most `maxCreatesPerSecond` a second with a burst of `createBurst`, **for each
+ * kind of object they regard**: distinct rooms removed by the thousand must not take the API
+ * budget of the operations themselves, nor silence the Events of their Scheduler. Events past a
+ * kind's budget are dropped, counted and logged.
  *
  * Recording never throws and never waits: an Event is a courtesy to the person running
  * `kubectl describe`, and a failed write is logged and dropped.
@@ -15,6 +17,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import { apiErrorFields, MERGE_PATCH } from './clients';
 import type { Clock } from '../runtime/clock';
+import { TokenBucket } from './rate-limiter';
 
 export interface EventSubject {
   apiVersion: string;
@@ -61,6 +64,8 @@ export interface EventRecorderOptions {
   flushIntervalMs?: number;
   maxKeys?: number;
   maxCreatesPerSecond?: number;
+  /** Creates a kind may make at once before `maxCreatesPerSecond` applies. */
+  createBurst?: number;
 }
 
 interface Aggregate {
@@ -86,8 +91,9 @@ export class EventRecorder {
   private sequence = 0;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly maxCreatesPerSecond: number;
-  private second = 0;
-  private createdThisSecond = 0;
+  private readonly createBurst: number;
+  /** One create budget per kind of regarded object (a handful of kinds, never user input). */
+  private readonly budgets = new Map<string, TokenBucket>();
   private dropped = 0;
   private droppedLoggedAt = 0;
 
@@ -97,9 +103,10 @@ export class EventRecorder {
     this.maxKeys = opts.maxKeys ?? 4096;
     this.now = opts.now ?? Date.now;
     this.maxCreatesPerSecond = opts.maxCreatesPerSecond ?? 20;
+    this.createBurst = opts.createBurst ?? 50;
   }
 
-  /** Events not created because more than `maxCreatesPerSecond` were asked for. */
+  /** Events not created because their kind's budget was spent. */
   get droppedCount(): number {
     return this.dropped;
   }
@@ -116,7 +123,7 @@ export class EventRecorder {
       this.scheduleFlush();
       return;
     }
-    if (!this.takeCreateBudget(now)) return;
+    if (!this.takeCreateBudget(event.regarding.kind, now)) return;
     const namespace = event.regarding.namespace ?? 'default';
     const name = `${event.regarding.name}.${(now * 1000 + (this.sequence++ % 1000)).toString(16)}`;
     const aggregate: Aggregate = { namespace, name, count: 1, written: 1, lastObserved: now, creating: undefined };
@@ -165,20 +172,17 @@ export class EventRecorder {
     this.timer = undefined;
   }
 
-  private takeCreateBudget(now: number): boolean {
-    const second = Math.floor(now / 1000);
-    if (second !== this.second) {
-      this.second = second;
-      this.createdThisSecond = 0;
+  private takeCreateBudget(kind: string, now: number): boolean {
+    let budget = this.budgets.get(kind);
+    if (!budget) {
+      budget = new TokenBucket(this.maxCreatesPerSecond, this.createBurst, this.now);
+      this.budgets.set(kind, budget);
     }
-    if (this.createdThisSecond < this.maxCreatesPerSecond) {
-      this.createdThisSecond++;
-      return true;
-    }
+    if (budget.tryTake()) return true;
     this.dropped++;
     if (now - this.droppedLoggedAt >= 60_000) {
       this.droppedLoggedAt = now;
-      this.opts.logger.warn('Kubernetes Events dropped: more asked for than the recorder creates per second', { dropped: this.dropped, maxCreatesPerSecond: this.maxCreatesPerSecond });
+      this.opts.logger.warn('Kubernetes Events dropped: more asked for than the recorder creates per second', { kind, dropped: this.dropped, maxCreatesPerSecond: this.maxCreatesPerSecond, createBurst: this.createBurst });
     }
     return false;
   }
