@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import * as http from 'node:http';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { listenLocally } from '../../../test/support/local-server';
-import { apiErrorFields, describeApiError, makeKubeClients, roomkeeperUserAgent } from './clients';
+import { apiErrorFields, describeApiError, isApiUnavailable, makeKubeClients, roomkeeperUserAgent, socketErrorCode } from './clients';
 
 /** What client-node throws for a Kubernetes `Status` answer: the body as a string. */
 function statusError(code: number, reason: string, message: string): k8s.ApiException<string> {
@@ -94,6 +94,59 @@ describe('who the API server sees', () => {
         void new k8s.Watch(clients.kc).watch('/api/v1/pods', {}, () => undefined, () => resolve()).catch(reject);
       });
       expect(seen).toEqual([`GET /api/v1/namespaces ${ua}`, `POST /apis/events.k8s.io/v1/namespaces/n/events ${ua}`, `GET /api/v1/pods ${ua}`]);
+    } finally {
+      await clients.close();
+      await local.close();
+    }
+  });
+});
+
+describe('requests that get no whole answer', () => {
+  function kubeConfigFor(server: string): k8s.KubeConfig {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    return kc;
+  }
+
+  test('a refused connection and an answer cut off mid-body fail as the API being unavailable, with the socket\'s code and a message that says so', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"kind":"NamespaceList","items":[');
+      setImmediate(() => res.destroy());
+    });
+    const local = await listenLocally(server);
+    const cut = makeKubeClients(kubeConfigFor(local.url), { qps: 100, burst: 100 });
+    const refused = makeKubeClients(kubeConfigFor('http://127.0.0.1:1'), { qps: 100, burst: 100 });
+    try {
+      const midBody = await cut.core.listNamespace().then(() => undefined, (err: unknown) => err);
+      expect(midBody).toMatchObject({ name: 'KubeTransportError', message: expect.stringMatching(/^no answer from the Kubernetes API server: /) as unknown });
+      expect(isApiUnavailable(midBody)).toBe(true);
+      const noServer = await refused.core.listNamespace().then(() => undefined, (err: unknown) => err);
+      expect(noServer).toMatchObject({ name: 'KubeTransportError', message: 'no answer from the Kubernetes API server: connect ECONNREFUSED 127.0.0.1:1' });
+      expect(socketErrorCode(noServer)).toBe('ECONNREFUSED');
+      expect(isApiUnavailable(noServer)).toBe(true);
+      expect(apiErrorFields(noServer)).toEqual({ error: 'no answer from the Kubernetes API server: connect ECONNREFUSED 127.0.0.1:1' });
+    } finally {
+      await cut.close();
+      await refused.close();
+      await local.close();
+    }
+  });
+
+  test('an answer with headers that repeat reaches client-node joined, and a JSON body is read as client-node reads it', async () => {
+    const server = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('warning', ['299 - "first"', '299 - "second"']);
+      res.end(JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'n1' } }] }));
+    });
+    const local = await listenLocally(server);
+    const clients = makeKubeClients(kubeConfigFor(local.url), { qps: 100, burst: 100 });
+    try {
+      const answer = await clients.core.listNamespaceWithHttpInfo();
+      expect(answer.httpStatusCode).toBe(200);
+      expect(answer.headers.warning).toBe('299 - "first", 299 - "second"');
+      expect(answer.data.items.map((n) => n.metadata?.name)).toEqual(['n1']);
+      expect(answer.data.metadata?.resourceVersion).toBe('7');
     } finally {
       await clients.close();
       await local.close();

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import type { MetricsRegistry } from '../metrics';
 import { TokenBucket } from './rate-limiter';
+import { RequestHttpLibrary } from './request-library';
 import { withSharedDispatcher } from './shared-dispatcher';
 
 export type KubeConfigSource = 'E2E_KUBECONFIG' | 'KUBECONFIG' | 'in-cluster';
@@ -106,11 +107,12 @@ function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | un
 }
 
 /**
- * client-node's fetch library, telling `onTransportError` when a request failed without an
- * answer (connection refused or reset, a broken pool, our request timeout).
+ * client-node's HTTP library on undici's `request` (`request-library.ts`), telling
+ * `onTransportError` when a request failed without an answer (connection refused or reset, a
+ * broken pool, our request timeout).
  */
 function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetrics | undefined): k8s.HttpLibrary {
-  const inner = new k8s.IsomorphicFetchHttpLibrary();
+  const inner = new RequestHttpLibrary();
   const send = retryingSend(inner, onTransportError);
   if (!measured) return k8s.wrapHttpLibrary({ send });
   return k8s.wrapHttpLibrary({
@@ -132,12 +134,12 @@ function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetr
   });
 }
 
-function retryingSend(inner: k8s.IsomorphicFetchHttpLibrary, onTransportError: () => void): (ctx: k8s.RequestContext) => Promise<k8s.ResponseContext> {
+function retryingSend(inner: RequestHttpLibrary, onTransportError: () => void): (ctx: k8s.RequestContext) => Promise<k8s.ResponseContext> {
   return async (ctx) => {
     // As client-go: an answer with Retry-After (429 throttling, 503 while starting) is asked
     // again after the time it names, up to RETRY_AFTER_ATTEMPTS times, within the request timeout.
     for (let attempt = 1; ; attempt++) {
-      const res = await inner.send(ctx).toPromise().catch((err: unknown) => {
+      const res = await inner.send(ctx).catch((err: unknown) => {
         if (isTransportError(err)) onTransportError();
         throw err;
       });
@@ -263,8 +265,9 @@ export async function retryTransient<T>(fn: () => Promise<T>, attempts = 5): Pro
 }
 
 /**
- * The API server could not answer: the connection failed (client-node's fetch throws
- * `TypeError: fetch failed` with the socket error as its cause), or it answered 429 or a 5xx.
+ * The API server could not answer: the connection failed (our requests fail with
+ * `KubeTransportError`, client-node's watches with `TypeError: fetch failed`, each with the socket
+ * error as its cause), or it answered 429 or a 5xx.
  */
 export function isApiUnavailable(err: unknown): boolean {
   const s = apiStatus(err);
@@ -273,7 +276,7 @@ export function isApiUnavailable(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { name?: unknown; message?: unknown };
   const code = socketErrorCode(err);
-  return (e.name === 'TypeError' && e.message === 'fetch failed') || (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
+  return (e.name === 'TypeError' && e.message === 'fetch failed') || e.name === 'KubeTransportError' || (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
 }
 
 /** The socket's error code behind a request that got no answer (`ECONNREFUSED`, `UND_ERR_SOCKET`...), if any. */

@@ -40,7 +40,7 @@ export interface RetryPolicy { baseMs: number; capMs: number; keep: number; tran
  */
 const DEFAULT_RETRY_POLICY: RetryPolicy = { baseMs: 1_000, capMs: 60_000, keep: 3, transientCapMs: 5_000 };
 
-const TRANSIENT = /(^|[^0-9])(429|5\d\d) |too many requests|internal error|timed? ?out|timeout|fetch failed|ECONN[A-Z]+|socket hang up|service unavailable/i;
+const TRANSIENT = /(^|[^0-9])(429|5\d\d) |too many requests|internal error|timed? ?out|timeout|fetch failed|no answer from the Kubernetes API|ECONN[A-Z]+|socket hang up|service unavailable/i;
 
 export function isTransientFailure(message: string): boolean {
   return TRANSIENT.test(message);
