@@ -4,6 +4,7 @@
  * `testing/in-memory-store.ts` implements them in memory for router tests.
  */
 import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PreviousAllocation, PingDigestSpec, PingDigestStatus, RoomStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
+import type { AllocatableGroup } from '../../common/src/rooms/allocation';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -71,8 +72,8 @@ export interface AllocationCommit {
 
 /** Where allocations find their candidates, are committed and, on a replay the cache cannot answer, looked up. */
 export interface RoomAllocationStore {
-  /** The rooms of a scheduler that may be allocated (`mayBeAllocatable`), from the cache's index: not the whole fleet. */
-  listAllocatableRooms(schedulerName: string): GameRoom[];
+  /** The rooms of a scheduler that may be allocated (`mayBeAllocatable`), in their groups, from the cache's index: not the whole fleet. */
+  listAllocatableGroups(schedulerName: string): AllocatableGroup[];
   /** How many rooms of a scheduler on `host` are busy (`isBusyRoom`), from the cache's index. */
   countBusyRooms(schedulerName: string, host: string): number;
   /** The cached rooms of a scheduler whose status holds `allocationId` (current or earlier), from the cache's index. */

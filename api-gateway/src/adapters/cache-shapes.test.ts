@@ -2,7 +2,8 @@ import type { GameRoom, Operation } from '../../../common/src/generated/resource
 import { allocationNotice, allocationRecord, supersededAllocations } from '../../../common/src/rooms/allocation';
 import { operationItemView } from '../maestro-views';
 import { queueOrder } from '../use-cases/operation-queries';
-import { chooseCandidates, isAllocatable } from '../use-cases/room-allocation';
+import { isAllocatable } from '../use-cases/room-allocation';
+import { candidatesOfFleet } from '../testing/fixtures';
 import { countRooms } from '../use-cases/scheduler-queries';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 
@@ -53,7 +54,7 @@ describe('slimGameRoom', () => {
       for (const strategy of ['packed', 'distributed'] as const) {
         for (const selectors of [undefined, [{ labels: { tier: 'gold' } }], [{ version: 'v2.0.0' }]]) {
           const options = { activeVersion: 'v2.0.0', strategy, random, maxMatches, selectors };
-          expect(chooseCandidates(slim, options).map((r) => r.metadata.name)).toEqual(chooseCandidates(FLEET, options).map((r) => r.metadata.name));
+          expect(candidatesOfFleet(slim, options).map((r) => r.metadata.name)).toEqual(candidatesOfFleet(FLEET, options).map((r) => r.metadata.name));
         }
       }
     }

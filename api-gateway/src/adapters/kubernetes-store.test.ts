@@ -106,7 +106,7 @@ describe('KubernetesStore on the sandbox', () => {
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 404 });
   });
 
-  it('indexes the rooms that may be allocated and the busy rooms per host, following every change', async () => {
+  it('indexes the rooms that may be allocated, in groups, and the busy rooms per host, following every change', async () => {
     await createNamespace('adapter-index');
     const api = new RoomkeeperApi(clients.custom);
     const setStatus = (name: string, status: Record<string, unknown>) => api.patchGameRoomStatus('adapter-index', name, { status: { instanceStatus: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z', ...status } });
@@ -114,17 +114,18 @@ describe('KubernetesStore on the sandbox', () => {
     await setStatus('i-1', { status: 'ready', pingStatus: 'ready', host: 'h-1' });
     await setStatus('i-2', { status: 'ready', pingStatus: 'ready', host: 'h-1' });
     await setStatus('i-3', { status: 'occupied', pingStatus: 'occupied', host: 'h-2' });
-    const allocatable = () => store.listAllocatableRooms('adapter-index').map((r) => r.metadata.name).sort();
-    await waitFor(() => allocatable().join() === 'i-1,i-2' && store.countBusyRooms('adapter-index', 'h-2') === 1, { message: 'indexes after the first statuses' });
+    // Filed by group (host and running matches here): a group empty after a change is gone.
+    const allocatable = () => store.listAllocatableGroups('adapter-index').map((g) => `${g.host}/${g.runningMatches}:${g.rooms().map((r) => r.metadata.name).sort().join('+')}`).sort();
+    await waitFor(() => allocatable().join() === 'h-1/0:i-1+i-2' && store.countBusyRooms('adapter-index', 'h-2') === 1, { message: 'indexes after the first statuses' });
     expect(store.countBusyRooms('adapter-index', 'h-1')).toBe(0);
     // A room taken leaves the first index and joins the second; one freed does the reverse; one deleted leaves both.
     await setStatus('i-1', { status: 'occupied', pingStatus: 'occupied', host: 'h-1' });
     await setStatus('i-3', { status: 'ready', pingStatus: 'ready', host: 'h-2' });
-    await waitFor(() => allocatable().join() === 'i-2,i-3' && store.countBusyRooms('adapter-index', 'h-1') === 1 && store.countBusyRooms('adapter-index', 'h-2') === 0, { message: 'indexes after the changes' });
+    await waitFor(() => allocatable().join() === 'h-1/0:i-2,h-2/0:i-3' && store.countBusyRooms('adapter-index', 'h-1') === 1 && store.countBusyRooms('adapter-index', 'h-2') === 0, { message: 'indexes after the changes' });
     await api.deleteGameRoom('adapter-index', 'i-1', undefined, 'Background');
     await api.deleteGameRoom('adapter-index', 'i-2', undefined, 'Background');
-    await waitFor(() => allocatable().join() === 'i-3' && store.countBusyRooms('adapter-index', 'h-1') === 0, { message: 'indexes after the deletions' });
-    expect(store.listAllocatableRooms('no-such-scheduler')).toEqual([]);
+    await waitFor(() => allocatable().join() === 'h-2/0:i-3' && store.countBusyRooms('adapter-index', 'h-1') === 0, { message: 'indexes after the deletions' });
+    expect(store.listAllocatableGroups('no-such-scheduler')).toEqual([]);
   });
 
   it('indexes the rooms by the allocationIds they hold and held, per scheduler, following every change', async () => {

@@ -13,7 +13,7 @@ import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
-import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
+import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Indexer } from '../../../common/src/kube/informer';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
@@ -60,7 +60,8 @@ function mapWriteError(err: unknown): never {
 }
 
 /**
- * The rooms cache's indexes: rooms that may be allocated, by scheduler; busy rooms, by scheduler
+ * The rooms cache's indexes: rooms that may be allocated, by scheduler and group (the key's first
+ * part is the scheduler, so the informer lists a scheduler's groups); busy rooms, by scheduler
  * and host; rooms by the allocationIds they hold and held (current and earlier; the id alone, as
  * the room's status spells it, so the index makes no string of its own: filtered by scheduler).
  */
@@ -130,7 +131,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.operations = cache<Operation>('Operation', slimOperation);
     this.rooms = cache<GameRoom>('GameRoom', slimGameRoom, {
       // Allocation reads these on every request instead of walking the scheduler's whole fleet.
-      [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? room.metadata.namespace : undefined,
+      [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? `${room.metadata.namespace ?? ''}\u0000${allocatableGroupKey(room)}` : undefined,
       [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
       [ALLOCATION_ID]: allocationIdsOf,
     });
@@ -349,8 +350,9 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- RoomAllocationStore ----
 
-  listAllocatableRooms(schedulerName: string): GameRoom[] {
-    return this.rooms.byIndex(ALLOCATABLE, schedulerName);
+  listAllocatableGroups(schedulerName: string): AllocatableGroup[] {
+    return this.rooms.indexKeys(ALLOCATABLE, schedulerName).map((key) =>
+      allocatableGroupOf(key.slice(schedulerName.length + 1), () => this.rooms.byIndex(ALLOCATABLE, key)));
   }
 
   countBusyRooms(schedulerName: string, host: string): number {

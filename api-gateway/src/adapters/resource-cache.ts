@@ -72,6 +72,11 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
     return this.informer.byIndex(index, key);
   }
 
+  /** The keys of an index in one group (keys `group\u0000...`): a new array. */
+  indexKeys(index: string, group: string): string[] {
+    return this.informer.indexKeys(index, group);
+  }
+
   indexCount(index: string, key: string): number {
     return this.informer.indexCount(index, key);
   }

@@ -5,6 +5,7 @@
  */
 import request from 'supertest';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
+import { groupAllocatable } from '../../../common/src/rooms/allocation';
 import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
 import { StoreUnavailableError } from '../errors';
@@ -125,7 +126,7 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const current = apps.store.listRooms.bind(apps.store);
     jest.spyOn(apps.store, 'listRoomsFresh').mockImplementation((scheduler) => Promise.resolve(current(scheduler).map((r) => structuredClone(r))));
     jest.spyOn(apps.store, 'listRooms').mockReturnValue(stale);
-    jest.spyOn(apps.store, 'listAllocatableRooms').mockReturnValue(stale.filter((r) => r.metadata.name === otherRoom));
+    jest.spyOn(apps.store, 'listAllocatableGroups').mockReturnValue(groupAllocatable(stale.filter((r) => r.metadata.name === otherRoom)));
     jest.spyOn(apps.store, 'roomsCacheCaughtUp').mockResolvedValue(false);
     const replay = await send();
     expect(replay.status).toBe(200);
@@ -269,7 +270,7 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const stale = t.store.listRooms('s1').map((r) => structuredClone(r));
     expect(bodyOf(await allocate({ strategy: 'packed' })).roomId).toBe('room-1');
     // The cache has not applied the first write yet: it shows room-1 free, at the version claimed.
-    jest.spyOn(t.store, 'listAllocatableRooms').mockReturnValue(stale.filter((r) => r.status?.status === 'ready'));
+    jest.spyOn(t.store, 'listAllocatableGroups').mockReturnValue(groupAllocatable(stale.filter((r) => r.status?.status === 'ready')));
     jest.spyOn(t.store, 'findRoom').mockImplementation((_scheduler, roomId) => stale.find((r) => r.metadata.name === roomId));
     const commits = jest.spyOn(t.store, 'commitAllocation');
     expect(bodyOf(await allocate({ strategy: 'packed' })).roomId).toBe('room-2');

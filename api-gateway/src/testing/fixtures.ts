@@ -10,7 +10,9 @@ import { createSchedulerValidator } from '../scheduler-validator';
 import type { RoomEventSink } from '../use-cases/room-reports';
 import { InMemoryStore } from './in-memory-store';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
-import type { AllocationSettings } from '../use-cases/room-allocation';
+import { chooseCandidates, type AllocationSettings } from '../use-cases/room-allocation';
+import type { GameRoom } from '../../../common/src/generated/resources';
+import { groupAllocatable, isBusyRoom } from '../../../common/src/rooms/allocation';
 
 export const USER = 'admin';
 export const PASSWORD = 's3cret-pass';
@@ -106,3 +108,9 @@ export interface Answer {
 
 /** A supertest answer's JSON body as the fields the tests read. */
 export const bodyOf = (res: { body: unknown }): Answer => res.body as Answer;
+
+/** `chooseCandidates` over a whole fleet: its allocatable rooms in groups, and its busy rooms per host counted (as the cache's indexes give them). */
+export function candidatesOfFleet(fleet: readonly GameRoom[], options: Omit<Parameters<typeof chooseCandidates>[1], 'busyOnHost'>): GameRoom[] {
+  const busyOnHost = (host: string) => fleet.filter((r) => isBusyRoom(r) && (r.status?.host ?? '') === host).length;
+  return chooseCandidates(groupAllocatable(fleet), { ...options, busyOnHost });
+}

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../../../common/src/json/json-equal';
-import { allocationRecord, isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
+import { allocationRecord, groupAllocatable, isBusyRoom, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
@@ -196,8 +196,8 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   // ---- RoomAllocationStore ----
 
-  listAllocatableRooms(schedulerName: string): GameRoom[] {
-    return this.listRooms(schedulerName).filter(mayBeAllocatable);
+  listAllocatableGroups(schedulerName: string): AllocatableGroup[] {
+    return groupAllocatable(this.listRooms(schedulerName));
   }
 
   countBusyRooms(schedulerName: string, host: string): number {

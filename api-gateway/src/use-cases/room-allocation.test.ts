@@ -1,5 +1,6 @@
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
-import { isBusyRoom, mayBeAllocatable } from '../../../common/src/rooms/allocation';
+import { groupAllocatable, isBusyRoom } from '../../../common/src/rooms/allocation';
+import { candidatesOfFleet } from '../testing/fixtures';
 import { chooseCandidates, isAllocatable, requestHash } from './room-allocation';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' };
@@ -17,15 +18,15 @@ describe('chooseCandidates', () => {
   ];
 
   it('packed fills the hosts already in use first; distributed the emptiest first', () => {
-    expect(chooseCandidates(fleet, { strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['c1', 'a1', 'b1']);
-    expect(chooseCandidates(fleet, { strategy: 'distributed', random: fixed }).map((r) => r.metadata.name)).toEqual(['b1', 'a1', 'c1']);
+    expect(candidatesOfFleet(fleet, { strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['c1', 'a1', 'b1']);
+    expect(candidatesOfFleet(fleet, { strategy: 'distributed', random: fixed }).map((r) => r.metadata.name)).toEqual(['b1', 'a1', 'c1']);
   });
 
   it('puts the active version first and takes the first selector that matches', () => {
     const rooms = [room('old', 'n', READY, 'v1.0.0', { tier: 'gold' }), room('new', 'n', READY, 'v2.0.0')];
-    expect(chooseCandidates(rooms, { activeVersion: 'v2.0.0', strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['new', 'old']);
-    expect(chooseCandidates(rooms, { selectors: [{ labels: { tier: 'silver' } }, { labels: { tier: 'gold' } }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['old']);
-    expect(chooseCandidates(rooms, { selectors: [{ version: 'v9.0.0' }], strategy: 'packed', random: fixed })).toEqual([]);
+    expect(candidatesOfFleet(rooms, { activeVersion: 'v2.0.0', strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['new', 'old']);
+    expect(candidatesOfFleet(rooms, { selectors: [{ labels: { tier: 'silver' } }, { labels: { tier: 'gold' } }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['old']);
+    expect(candidatesOfFleet(rooms, { selectors: [{ version: 'v9.0.0' }], strategy: 'packed', random: fixed })).toEqual([]);
   });
 
   it('never offers a room that is being deleted, a validation room, one held or ended-but-not-ready, or not ready by pod and ping', () => {
@@ -52,10 +53,10 @@ describe('chooseCandidates with a limit', () => {
       for (const selectors of [undefined, [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, { labels: { tier: 'silver' } }]]) {
         for (const maxMatches of [1, 3]) {
           const options = { activeVersion: 'v2.0.0', strategy, selectors, maxMatches };
-          const all = chooseCandidates(fleet, { ...options, random: seeded(7) }).map((r) => r.metadata.name);
+          const all = candidatesOfFleet(fleet, { ...options, random: seeded(7) }).map((r) => r.metadata.name);
           expect(all.length).toBeGreaterThan(20);
           for (const limit of [1, 3, 10, 1000]) {
-            expect(chooseCandidates(fleet, { ...options, random: seeded(7), limit }).map((r) => r.metadata.name)).toEqual(all.slice(0, limit));
+            expect(candidatesOfFleet(fleet, { ...options, random: seeded(7), limit }).map((r) => r.metadata.name)).toEqual(all.slice(0, limit));
           }
         }
       }
@@ -63,33 +64,54 @@ describe('chooseCandidates with a limit', () => {
   });
 
   it('leaves out the rooms skip names, and takes the rooms of the first selector any free room matches', () => {
-    const picked = chooseCandidates(fleet, { strategy: 'packed', random: seeded(1), limit: 10, skip: (r) => r.metadata.name === 'r0' || r.metadata.name === 'r4' });
+    const picked = candidatesOfFleet(fleet, { strategy: 'packed', random: seeded(1), limit: 10, skip: (r) => r.metadata.name === 'r0' || r.metadata.name === 'r4' });
     expect(picked.map((r) => r.metadata.name)).not.toContain('r0');
-    const gold = chooseCandidates(fleet, { strategy: 'packed', random: seeded(1), selectors: [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, {}], limit: 5 });
+    const gold = candidatesOfFleet(fleet, { strategy: 'packed', random: seeded(1), selectors: [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, {}], limit: 5 });
     expect(gold).toHaveLength(5);
     expect(gold.every((r) => r.metadata.labels?.tier === 'gold')).toBe(true);
   });
 });
 
-describe('chooseCandidates over the cache\'s indexes', () => {
+describe('chooseCandidates over the groups of the cache\'s index', () => {
   const statuses: GameRoomStatus[] = [READY, { ...READY, status: 'occupied', pingStatus: 'occupied' }, { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 2 }, { ...READY, instanceStatus: 'pending' },
     { ...READY, status: 'allocated', allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }, { ...READY, runningMatches: 1, status: 'active', pingStatus: 'ready' }];
   const fleet = Array.from({ length: 240 }, (_, i) => room(`r${i}`, `node-${i % 5}`, statuses[i % statuses.length], i % 4 === 0 ? 'v1.0.0' : 'v2.0.0', { tier: i % 3 === 0 ? 'gold' : 'silver' }));
+  const busyOnHost = (host: string) => fleet.filter((r) => isBusyRoom(r) && r.status?.host === host).length;
+  let seed = 3;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 
-  it('gives the order of the whole fleet from the rooms that may be allocated and a count of busy rooms per host', () => {
-    const offerable = fleet.filter(mayBeAllocatable);
-    expect(offerable.length).toBeLessThanOrEqual(fleet.length / 2);
-    const busyOnHost = (host: string) => fleet.filter((r) => isBusyRoom(r) && r.status?.host === host).length;
+  it('offers every free room once, in the order of the rules: active version, then matches and busy hosts by strategy', () => {
     for (const strategy of ['packed', 'distributed'] as const) {
       for (const maxMatches of [1, 3]) {
-        for (const selectors of [undefined, [{ labels: { tier: 'gold' } }]]) {
-          const options = { activeVersion: 'v2.0.0', strategy, maxMatches, selectors, random: fixed };
-          const whole = chooseCandidates(fleet, options).map((r) => r.metadata.name);
-          expect(whole.length).toBeGreaterThan(0);
-          expect(chooseCandidates(offerable, { ...options, busyOnHost }).map((r) => r.metadata.name)).toEqual(whole);
+        const order = chooseCandidates(groupAllocatable(fleet), { activeVersion: 'v2.0.0', strategy, maxMatches, random, busyOnHost });
+        const free = fleet.filter((r) => isAllocatable(r, maxMatches)).map((r) => r.metadata.name).sort();
+        expect(order.map((r) => r.metadata.name).sort()).toEqual(free);
+        const sign = strategy === 'packed' ? -1 : 1;
+        const key = (r: GameRoom) => [r.spec.version === 'v2.0.0' ? 0 : 1, sign * (r.status?.runningMatches ?? 0), sign * busyOnHost(r.status?.host ?? '')];
+        for (let i = 1; i < order.length; i++) {
+          const [a, b] = [key(order[i - 1] as GameRoom), key(order[i] as GameRoom)];
+          const cmp = (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number) || (a[2] as number) - (b[2] as number);
+          expect(cmp).toBeLessThanOrEqual(0);
         }
       }
     }
+  });
+
+  it('shuffles the rooms of equal groups together: each of them comes first now and then', () => {
+    const ready = Array.from({ length: 6 }, (_, i) => room(`t${i}`, `node-${i % 2}`));
+    const firsts = new Set<string>();
+    for (let i = 0; i < 200; i++) firsts.add(chooseCandidates(groupAllocatable(ready), { strategy: 'packed', random, busyOnHost: () => 0, limit: 1 })[0]?.metadata.name ?? '');
+    expect([...firsts].sort()).toEqual(ready.map((r) => r.metadata.name));
+  });
+
+  it('asks for the busy rooms of each host once, and looks at the rooms of no group past the limit', () => {
+    const many = Array.from({ length: 50 }, (_, i) => room(`m${i}`, `node-${i % 5}`, READY, i < 10 ? 'v2.0.0' : 'v1.0.0'));
+    const groups = groupAllocatable(many).map((g) => ({ ...g, rooms: jest.fn(() => g.rooms()) }));
+    const busy = jest.fn(() => 1);
+    const picked = chooseCandidates(groups, { activeVersion: 'v2.0.0', strategy: 'packed', random, busyOnHost: busy, limit: 3 });
+    expect(picked.every((r) => r.spec.version === 'v2.0.0')).toBe(true);
+    expect(busy).toHaveBeenCalledTimes(5);
+    for (const g of groups) expect(g.rooms).toHaveBeenCalledTimes(g.version === 'v2.0.0' ? 1 : 0);
   });
 });
 

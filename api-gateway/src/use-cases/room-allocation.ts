@@ -24,7 +24,7 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
-import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, isBusyRoom, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
@@ -200,89 +200,99 @@ function firstSelector(room: GameRoom, selectors: readonly RoomSelector[], upTo:
   return -1;
 }
 
-interface Keyed { room: GameRoom; active: number; matches: number; busy: number; tie: number }
+/** Allocatable rooms of one group, or the ones of a selector's pool, with the group's place in the order. */
+interface Keyed { group: AllocatableGroup; rooms?: GameRoom[]; active: number; matches: number; busy: number }
 
 function compareKeyed(a: Keyed, b: Keyed): number {
-  return a.active - b.active || a.matches - b.matches || a.busy - b.busy || a.tie - b.tie;
+  return a.active - b.active || a.matches - b.matches || a.busy - b.busy;
+}
+
+/**
+ * The free rooms of the first selector that matches any, from the groups that may match: one pass
+ * over their rooms (labels are per room), which only selectors up to the best matched so far can
+ * change. Keyed entries carry the rooms kept of each group.
+ */
+function selectorPool(groups: readonly AllocatableGroup[], selectors: readonly RoomSelector[], free: (room: GameRoom) => boolean): { group: AllocatableGroup; rooms: GameRoom[] }[] {
+  let pool: { group: AllocatableGroup; rooms: GameRoom[] }[] = [];
+  let poolSelector = selectors.length;
+  for (const group of groups) {
+    if (!selectors.some((s, i) => i <= poolSelector && (s.version === undefined || s.version === group.version))) continue;
+    let kept: GameRoom[] | undefined;
+    for (const room of group.rooms()) {
+      if (!free(room)) continue;
+      const hit = firstSelector(room, selectors, Math.min(poolSelector + 1, selectors.length));
+      if (hit < 0) continue;
+      if (hit < poolSelector) {
+        poolSelector = hit;
+        kept = [];
+        pool = [{ group, rooms: kept }];
+      } else if (!kept) {
+        pool.push({ group, rooms: (kept = []) });
+      }
+      if (hit === poolSelector) kept.push(room);
+    }
+  }
+  return pool.filter((p) => p.rooms.length > 0);
 }
 
 /**
  * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
  * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
  * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
- * then rooms whose host already runs the most busy (allocated, active or occupied) rooms;
- * `distributed` the fewest of both. Ties are shuffled so concurrent requests (and replicas)
- * rarely race for one room. `skip` leaves rooms out (this replica's claims in flight); `limit`
- * keeps only the first rooms of that order (a request tries at most its write budget), chosen in
- * one pass over the rooms instead of sorting all of them: this runs on every request.
- * `rooms` is the whole fleet, or only the rooms that may be allocated (the cache's index) with
- * `busyOnHost` counting the busy rooms of a host (the cache's other index).
+ * then rooms whose host already runs the most busy (allocated, active or occupied) rooms
+ * (`busyOnHost`, the cache's other index); `distributed` the fewest of both. Ties are shuffled so
+ * concurrent requests (and replicas) rarely race for one room. `skip` leaves rooms out (this
+ * replica's claims in flight); `limit` keeps only the first rooms of that order (a request tries
+ * at most its write budget).
+ *
+ * This runs on every request, so it orders the groups (`AllocatableGroup`: rooms of one version,
+ * host and match count), not the rooms: the rooms of equal groups are drawn at random, one at a
+ * time, until `limit` are taken. Without selectors, a request looks at the rooms of the first
+ * groups only; a fleet of 10,000 ready rooms costs a copy of an array, not 10,000 comparisons.
+ * The draws are the same whatever the limit, so a limit keeps a prefix of the full order.
  */
 export function chooseCandidates(
-  rooms: readonly GameRoom[],
+  groups: readonly AllocatableGroup[],
   options: {
     activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number;
-    limit?: number; skip?: (room: GameRoom) => boolean; busyOnHost?: (host: string) => number;
+    limit?: number; skip?: (room: GameRoom) => boolean; busyOnHost: (host: string) => number;
   },
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
+  const free = (room: GameRoom) => !options.skip?.(room) && isAllocatable(room, maxMatches);
+  const open = groups.filter((g) => g.runningMatches < maxMatches);
   const selectors = options.selectors ?? [];
-  const busyByHost = new Map<string, number>();
-  // One pass: busy rooms per host (unless counted elsewhere), and the free rooms of the first selector any free room matches.
-  let pool: GameRoom[] = [];
-  let poolSelector = selectors.length;
-  for (const r of rooms) {
-    if (!options.busyOnHost && isBusyRoom(r)) {
-      const host = r.status?.host ?? '';
-      busyByHost.set(host, (busyByHost.get(host) ?? 0) + 1);
-    }
-    if (options.skip?.(r) || !isAllocatable(r, maxMatches)) continue;
-    if (selectors.length === 0) {
-      pool.push(r);
-      continue;
-    }
-    // Only selectors up to the best matched so far can change the pool.
-    const hit = firstSelector(r, selectors, Math.min(poolSelector + 1, selectors.length));
-    if (hit < 0) continue;
-    if (hit < poolSelector) {
-      pool = [r];
-      poolSelector = hit;
-    } else if (hit === poolSelector) {
-      pool.push(r);
-    }
-  }
+  const pool: { group: AllocatableGroup; rooms?: GameRoom[] }[] = selectors.length > 0 ? selectorPool(open, selectors, free) : open.map((group) => ({ group }));
   const sign = options.strategy === 'packed' ? -1 : 1;
-  // Busy rooms per host: counted in the pass above, or asked of `busyOnHost` once per host.
+  const busyByHost = new Map<string, number>();
   const busyOf = (host: string): number => {
     let n = busyByHost.get(host);
-    if (n === undefined) busyByHost.set(host, (n = options.busyOnHost?.(host) ?? 0));
+    if (n === undefined) busyByHost.set(host, (n = options.busyOnHost(host)));
     return n;
   };
-  // One random tie per pool room, in pool order, whatever the limit: a limit keeps a prefix of the full order.
-  const fill = (k: Keyed, room: GameRoom): Keyed => {
-    k.room = room;
-    k.active = room.spec.version === options.activeVersion ? 0 : 1;
-    k.matches = sign * (room.status?.runningMatches ?? 0);
-    k.busy = sign * busyOf(room.status?.host ?? '');
-    k.tie = options.random();
-    return k;
-  };
-  const limit = options.limit ?? pool.length;
-  if (limit >= pool.length) return pool.map((room) => fill({ room, active: 0, matches: 0, busy: 0, tie: 0 }, room)).sort(compareKeyed).map((k) => k.room);
-  // The first `limit` in order, kept sorted: a room enters only when it beats the last kept, so
-  // the rest cost no allocation (`scratch` is filled for each and copied only when it enters).
-  const best: Keyed[] = [];
-  const scratch: Keyed = { room: pool[0] as GameRoom, active: 0, matches: 0, busy: 0, tie: 0 };
-  for (const room of pool) {
-    const k = fill(scratch, room);
-    const last = best[best.length - 1];
-    if (best.length >= limit && last && compareKeyed(k, last) >= 0) continue;
-    let at = best.length;
-    while (at > 0 && compareKeyed(k, best[at - 1] as Keyed) < 0) at--;
-    best.splice(at, 0, { ...k });
-    if (best.length > limit) best.pop();
+  const keyed: Keyed[] = pool.map((p) => ({
+    ...p, active: p.group.version === options.activeVersion ? 0 : 1, matches: sign * p.group.runningMatches, busy: sign * busyOf(p.group.host),
+  })).sort(compareKeyed);
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const chosen: GameRoom[] = [];
+  for (let first = 0; first < keyed.length && chosen.length < limit;) {
+    // Groups in equal places make one tie: their rooms, drawn at random (a partial Fisher-Yates shuffle).
+    let end = first + 1;
+    while (end < keyed.length && compareKeyed(keyed[first] as Keyed, keyed[end] as Keyed) === 0) end++;
+    const tie = keyed.slice(first, end);
+    const roomsOf = (k: Keyed) => k.rooms ?? k.group.rooms();
+    const rooms = tie.length === 1 ? roomsOf(tie[0] as Keyed) : tie.flatMap(roomsOf);
+    const checked = tie.every((k) => k.rooms);
+    for (let n = 0; n < rooms.length && chosen.length < limit; n++) {
+      const at = n + Math.floor(options.random() * (rooms.length - n));
+      const room = rooms[at] as GameRoom;
+      rooms[at] = rooms[n] as GameRoom;
+      rooms[n] = room;
+      if (checked || free(room)) chosen.push(room);
+    }
+    first = end;
   }
-  return best.map((k) => k.room);
+  return chosen;
 }
 
 /** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
@@ -616,7 +626,7 @@ export class RoomAllocations {
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
     const claimed = this.pendingClaims(name);
-    const candidates = chooseCandidates(this.deps.store.listAllocatableRooms(name), {
+    const candidates = chooseCandidates(this.deps.store.listAllocatableGroups(name), {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
       busyOnHost: (host) => this.deps.store.countBusyRooms(name, host),
       limit: this.settings.maxWrites, ...(claimed ? { skip: (r: GameRoom) => claimed.has(r.metadata.name ?? '') } : {}),

@@ -50,13 +50,26 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
    * Named indexes (client-go's Indexers): the key each object is filed under in that index, the
    * keys (an object may be filed under several), or undefined for none. Kept with the cache on
    * every add, update and delete, so a reader asks for the objects under one key (`byIndex`,
-   * `indexCount`) without walking the whole cache.
+   * `indexCount`) without walking the whole cache. A key `group\u0000rest` is also listed under
+   * its group (`indexKeys`): a reader finds the keys of one group without walking the index.
    */
   indexers?: Record<string, Indexer<T>>;
 }
 
 /** Where an object is filed in one index: one key, several, or none (undefined). */
 export type Indexer<T> = (obj: T) => string | readonly string[] | undefined;
+
+/** Calls `fn` with each key of an indexer's answer. */
+function eachKey(keys: string | readonly string[] | undefined, fn: (key: string) => void): void {
+  if (typeof keys === 'string') fn(keys);
+  else if (keys) for (const k of keys) fn(k);
+}
+
+/** The group of a key `group\u0000rest`, or undefined for a key without one. */
+function groupOf(key: string): string | undefined {
+  const at = key.indexOf('\u0000');
+  return at < 0 ? undefined : key.slice(0, at);
+}
 
 function filedUnder(keys: string | readonly string[] | undefined, key: string): boolean {
   return keys === key || (Array.isArray(keys) && keys.includes(key));
@@ -114,6 +127,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly byNamespace = new Map<string, Map<string, T>>();
   /** Index name -> index key -> the objects filed there (by object key). */
   private readonly indexes = new Map<string, Map<string, Bucket<T>>>();
+  /** Index name -> group -> the keys of that index in the group that hold objects (see `indexers`). */
+  private readonly keyGroups = new Map<string, Map<string, Set<string>>>();
   private readonly indexers: readonly (readonly [string, Indexer<T>])[];
   private readonly watch: k8s.Watch;
   private resourceVersion = '';
@@ -211,6 +226,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   byIndex(index: string, key: string): T[] {
     const bucket = this.indexes.get(index)?.get(key);
     return bucket instanceof Map ? [...bucket.values()] : bucket ? [bucket.obj] : [];
+  }
+
+  /** The keys of the index `index` in `group` (keys `group\u0000...`) that hold objects: a new array. */
+  indexKeys(index: string, group: string): string[] {
+    return [...(this.keyGroups.get(index)?.get(group) ?? [])];
   }
 
   /** How many cached objects are filed under `key` in the index `index`. */
@@ -419,8 +439,31 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     for (const [index, keyIn] of this.indexers) {
       let byKey = this.indexes.get(index);
       if (!byKey) this.indexes.set(index, (byKey = new Map<string, Bucket<T>>()));
-      refile(byKey, key, before ? keyIn(before) : undefined, after ? keyIn(after) : undefined, after);
+      const was = before ? keyIn(before) : undefined;
+      const now = after ? keyIn(after) : undefined;
+      refile(byKey, key, was, now, after);
+      if (was !== now) this.regroup(index, byKey, was, now);
     }
+  }
+
+  /** Keeps `keyGroups` of one index after an object left the keys `was` for `now`. */
+  private regroup(index: string, byKey: Map<string, Bucket<T>>, was: string | readonly string[] | undefined, now: string | readonly string[] | undefined): void {
+    let groups = this.keyGroups.get(index);
+    eachKey(was, (k) => {
+      const group = groupOf(k);
+      if (group === undefined || byKey.has(k)) return;
+      const keys = groups?.get(group);
+      keys?.delete(k);
+      if (keys?.size === 0) groups?.delete(group);
+    });
+    eachKey(now, (k) => {
+      const group = groupOf(k);
+      if (group === undefined || !byKey.has(k)) return;
+      if (!groups) this.keyGroups.set(index, (groups = new Map<string, Set<string>>()));
+      let keys = groups.get(group);
+      if (!keys) groups.set(group, (keys = new Set<string>()));
+      keys.add(k);
+    });
   }
 
   private retryLater(err: unknown, generation: number, verb: 'list' | 'watch'): void {

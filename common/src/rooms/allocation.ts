@@ -73,6 +73,43 @@ export function mayBeAllocatable(room: GameRoom): boolean {
   return (s.status === 'ready' || s.status === 'active') && (s.pingStatus === 'ready' || s.pingStatus === 'occupied');
 }
 
+/**
+ * Rooms that may be allocated (`mayBeAllocatable`) and share what orders them for an allocation:
+ * their version, host and running matches. The cache keeps them so (`allocatableGroupKey`), so
+ * choosing a room looks at a few groups, not at every room of the fleet.
+ */
+export interface AllocatableGroup {
+  version: string;
+  host: string;
+  runningMatches: number;
+  /** The group's rooms: a new array, which the caller owns. */
+  rooms(): GameRoom[];
+}
+
+/** A room's group (`version`, `host`, `runningMatches`, separated by NUL, which none of them holds). */
+export function allocatableGroupKey(room: GameRoom): string {
+  return `${room.spec.version}\u0000${room.status?.host ?? ''}\u0000${room.status?.runningMatches ?? 0}`;
+}
+
+/** The group a key of `allocatableGroupKey` names, with its rooms. */
+export function allocatableGroupOf(key: string, rooms: () => GameRoom[]): AllocatableGroup {
+  const [version = '', host = '', matches = '0'] = key.split('\u0000');
+  return { version, host, runningMatches: Number(matches), rooms };
+}
+
+/** The rooms of `rooms` that may be allocated, in their groups (as the cache files them). */
+export function groupAllocatable(rooms: readonly GameRoom[]): AllocatableGroup[] {
+  const byKey = new Map<string, GameRoom[]>();
+  for (const room of rooms) {
+    if (!mayBeAllocatable(room)) continue;
+    const key = allocatableGroupKey(room);
+    const group = byKey.get(key);
+    if (group) group.push(room);
+    else byKey.set(key, [room]);
+  }
+  return [...byKey].map(([key, members]) => allocatableGroupOf(key, () => [...members]));
+}
+
 /** A room that hosts or awaits a match (`allocated`, `active`, `occupied`): its host counts as in use for packing. */
 export function isBusyRoom(room: GameRoom): boolean {
   const st = room.status?.status;
