@@ -83,7 +83,13 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
 function jsonBody(maxBodyBytes: number): RequestHandler {
   const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
   return (req, res, next) => {
-    if (hasRequestBody(req.headers) && !isJsonContentType(req.headers['content-type'])) {
+    if (!hasRequestBody(req.headers)) {
+      // Nothing to read (Maestro's allocate sends no body): the body parser's stream set-up is skipped.
+      req.body = {};
+      next();
+      return;
+    }
+    if (!isJsonContentType(req.headers['content-type'])) {
       next(new UnsupportedMediaTypeError(JSON_CONTENT_TYPE_REQUIRED));
       return;
     }

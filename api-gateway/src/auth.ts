@@ -45,10 +45,15 @@ export function parseBasicAuthorization(header: string | undefined): Credentials
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** The digests of the expected credentials, made once per credentials object (a rotation brings a new one). */
+const expectedDigests = new WeakMap<Credentials, { username: Buffer; password: Buffer }>();
+
 export function credentialsMatch(given: Credentials, expected: Credentials): boolean {
+  let digests = expectedDigests.get(expected);
+  if (!digests) expectedDigests.set(expected, (digests = { username: digest(expected.username), password: digest(expected.password) }));
   // Both compared every time, so the time taken does not say which one was wrong.
-  const userOk = safeEqual(given.username, expected.username);
-  const passOk = safeEqual(given.password, expected.password);
+  const userOk = timingSafeEqual(digest(given.username), digests.username);
+  const passOk = timingSafeEqual(digest(given.password), digests.password);
   return userOk && passOk;
 }
 
