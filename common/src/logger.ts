@@ -57,7 +57,8 @@ const LEVEL = Symbol.for('level');
  * winston runs every format (redaction, timestamp, JSON) on a line before the transport drops it
  * for its level, so a debug line on a hot path cost that work at level info (4 us a line on its
  * own, measured with a child logger's info line at level warn). Lines of a level that is off are
- * dropped before the formats here (a write callback, which winston itself never passes, still runs); child loggers write through this `write`, so theirs too.
+ * dropped here, before the formats; child loggers write through this `write`, so theirs too. A
+ * write callback still runs, as a stream's `write` promises (winston itself passes none).
  * `logger.level` may change at run time (`toggleDebugOnSignal`): it is read on every line.
  */
 function dropDisabledLevels(logger: winston.Logger): winston.Logger {
