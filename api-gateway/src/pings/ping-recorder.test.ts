@@ -1,4 +1,5 @@
-import { silentLogger } from '../../../common/src/logger';
+import { PassThrough } from 'node:stream';
+import { createLogger, silentLogger } from '../../../common/src/logger';
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { InMemoryStore } from '../testing/in-memory-store';
 import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
@@ -242,6 +243,27 @@ describe('PingRecorder: an answered status change is never lost', () => {
     expect(recorder.pendingWrites).toBe(0);
     expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', runningMatches: 2, status: 'occupied', lastPingAt: '2026-01-01T00:00:05.000Z' });
     expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 2 })).toBe('recorded');
+    await recorder.stop();
+  });
+
+  it('tells a round of retries that failed in one line, with how many and why, however many rooms wait', async () => {
+    const { clock, store, outage } = failing();
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: createLogger('gateway', { level: 'warn', stream }), random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
+    for (let i = 0; i < 50; i++) await recorder.record(room(store, `room-${i}`), { status: 'occupied', runningMatches: 1 });
+    lines.length = 0; // each room's first failure is told with the room's name
+    clock.now += 10_000;
+    await recorder.retryDue();
+    await new Promise((r) => setImmediate(r));
+    expect(outage.attempts).toBe(100);
+    expect(lines).toEqual([expect.objectContaining({ level: 'warn', message: 'pending room status writes failed again; each is retried with backoff until written', failed: 50, pending: 50 })]);
+    expect(JSON.stringify(lines[0])).toContain('ECONNREFUSED');
+    outage.on = false;
+    clock.now += 10_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
     await recorder.stop();
   });
 

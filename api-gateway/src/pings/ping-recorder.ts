@@ -97,6 +97,8 @@ export class PingRecorder {
   /** Status changes answered but not yet written, by "scheduler/room" (insertion order = age). */
   private readonly pending = new Map<string, PendingWrite>();
   private retryTimer: NodeJS.Timeout | undefined;
+  /** When `retryTimer` fires (the earliest `dueAt` when it was set). */
+  private retryTimerDue = 0;
   private retrying = false;
   private stopped = false;
   private readonly pendingDropped: { inc(by?: number): void };
@@ -239,7 +241,9 @@ export class PingRecorder {
       this.pendingDropped.inc();
       this.options.logger.error('pending room status write dropped: too many pending', { room: oldest, maxPending: max });
     }
-    this.scheduleRetry();
+    // A retry already due no later than this one needs no new look at every pending write (in an
+    // outage of a whole fleet, that look per ping would cost the square of the fleet).
+    if (this.retryTimer === undefined || dueAt < this.retryTimerDue) this.scheduleRetry();
     return write;
   }
 
@@ -251,6 +255,7 @@ export class PingRecorder {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     if (due === Number.POSITIVE_INFINITY) return; // only writes under way: their ends schedule again
+    this.retryTimerDue = due;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       void this.retryDue();
@@ -262,6 +267,10 @@ export class PingRecorder {
   async retryDue(): Promise<void> {
     if (this.retrying) return;
     this.retrying = true;
+    // Failures other than a 409 (the API server down, throttling, a refusal), told once per round:
+    // a line per room would flood the log in an outage of a whole fleet.
+    let failed = 0;
+    let firstFailure: unknown;
     try {
       const now = this.options.now();
       const due = [...this.pending.entries()].filter(([, w]) => w.dueAt <= now);
@@ -289,12 +298,16 @@ export class PingRecorder {
             continue;
           }
           if (isConflict(err)) this.tellFailedWrite(w.scheduler, w.roomId, report, err);
+          else if (failed++ === 0) firstFailure = err;
           w.attempts++;
           w.dueAt = this.options.now() + this.backoffMs(w.attempts);
         }
       }
     } finally {
       this.retrying = false;
+      if (failed > 0) {
+        this.options.logger.warn('pending room status writes failed again; each is retried with backoff until written', { failed, pending: this.pending.size, ...apiErrorFields(firstFailure) });
+      }
       this.scheduleRetry();
     }
   }
