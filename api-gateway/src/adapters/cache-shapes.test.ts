@@ -1,7 +1,7 @@
 import type { GameRoom, Operation } from '../../../common/src/generated/resources';
 import { allocationNotice, allocationRecord, supersededAllocations } from '../../../common/src/rooms/allocation';
 import { operationItemView } from '../maestro-views';
-import { queueOrder } from '../use-cases/operation-queries';
+import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { isAllocatable } from '../use-cases/room-allocation';
 import { candidatesOfFleet } from '../testing/fixtures';
 import { countRooms } from '../use-cases/scheduler-queries';
@@ -102,7 +102,7 @@ describe('slimOperation', () => {
 
   it('answers the operations list, its queue order and the version-operation check as the whole operation does', () => {
     expect(slim.map(operationItemView)).toEqual(ops.map(operationItemView));
-    expect([...slim].sort(queueOrder).map((o) => o.metadata.name)).toEqual([...ops].sort(queueOrder).map((o) => o.metadata.name));
+    expect([...slim].sort(compareQueueOrder).map((o) => o.metadata.name)).toEqual([...ops].sort(compareQueueOrder).map((o) => o.metadata.name));
     expect(slim.map((o) => o.spec.input?.newActiveVersion)).toEqual(ops.map((o) => o.spec.input?.newActiveVersion));
     expect(slim.map((o) => [o.spec.cancelRequested, o.spec.priority, o.status?.status])).toEqual(ops.map((o) => [o.spec.cancelRequested, o.spec.priority, o.status?.status]));
   });

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
 
@@ -356,6 +357,34 @@ describe('DELETE /schedulers/{name}', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ operationId: deleteSchedulerOperationId(s.metadata.uid ?? '') });
     expect(t.store.writes.map((w) => `${w.kind}:${w.verb}`)).toEqual(['operation:create', 'scheduler:delete']);
+  });
+
+  it('asked again while the deletion runs: answers the attempt that runs, writes nothing', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const first = deleteSchedulerOperationId(s.metadata.uid ?? '');
+    s.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+    t.store.seedOperation(first, { schedulerName: 'tennis-eu', definitionName: 'delete_scheduler' }, { status: 'in_progress' });
+    const res = await api().delete('/schedulers/tennis-eu').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ operationId: first });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('asked again after its delete_scheduler was canceled: enqueues the next attempt (the operator\'s id and input) and answers it', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const first = deleteSchedulerOperationId(s.metadata.uid ?? '');
+    s.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+    t.store.seedOperation(first, { schedulerName: 'tennis-eu', definitionName: 'delete_scheduler' }, { status: 'canceled', finishedAt: new Date().toISOString() });
+    const res = await api().delete('/schedulers/tennis-eu').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    const second = nextAttemptId(first);
+    expect(res.body).toEqual({ operationId: second });
+    expect(t.store.operations.get(second)?.spec).toMatchObject({
+      definitionName: 'delete_scheduler', input: { attempt: 2, previousAttempt: first, attemptNote: `Attempt 2: attempt 1 (${first}) ended canceled` },
+    });
+    const again = await api().delete('/schedulers/tennis-eu').set('Authorization', AUTH);
+    expect(again.body).toEqual({ operationId: second });
+    expect(t.store.writes.map((w) => `${w.kind}:${w.verb}`)).toEqual(['operation:create']);
   });
 
   it('answers 404 with Maestro\'s message', async () => {

@@ -3,6 +3,7 @@ import type { Operation } from '../../../common/src/generated/resources';
 import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { AbortedError, InputError, NotFoundError } from '../errors';
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
+import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import type { OperationStore, SchedulerStore } from '../store-ports';
 
 export type OperationStage = 'pending' | 'active' | 'final';
@@ -36,16 +37,6 @@ function parsePositiveInt(raw: string | undefined, field: string): number | unde
   return Number(raw.trim());
 }
 
-/** The pending queue's order: priority first, then enqueue time, then name (the operator's order). */
-export function queueOrder(a: Operation, b: Operation): number {
-  const pa = a.spec.priority === true ? 0 : 1;
-  const pb = b.spec.priority === true ? 0 : 1;
-  if (pa !== pb) return pa - pb;
-  const t = operationCreatedAt(a).localeCompare(operationCreatedAt(b));
-  if (t !== 0) return t;
-  return (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
-}
-
 export class OperationQueries {
   constructor(private readonly deps: { operations: OperationStore; schedulers: SchedulerStore }) {}
 
@@ -67,7 +58,7 @@ export class OperationQueries {
     const all = await this.deps.operations.listOperations(schedulerName);
     const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));
     if (stage === 'pending') {
-      inStage.sort(queueOrder);
+      inStage.sort(compareQueueOrder); // the order the operator runs them in
       return { page: 1, pageSize: inStage.length, total: inStage.length, operations: inStage.map(operationItemView) };
     }
     inStage.sort((a, b) => {

@@ -10,6 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { isRecord } from '../../../common/src/json/is-record';
 import { jsonEqual } from '../../../common/src/json/json-equal';
+import { decideAttempt } from '../../../common/src/operations/attempts';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import {
   parseAddRoomsInput,
@@ -161,11 +162,30 @@ export class SchedulerCommands {
   async delete(name: string): Promise<{ operationId: string }> {
     const current = await this.deps.schedulers.getScheduler(name);
     if (!current) throw new NotFoundError(`no scheduler found, can not delete nonexistent scheduler: ${name}`);
-    const operationId = deleteSchedulerOperationId(current.metadata.uid ?? name);
-    await this.enqueue(operationId, name, OperationDefinition.DeleteScheduler, {});
+    const firstId = deleteSchedulerOperationId(current.metadata.uid ?? name);
+    if (current.metadata.deletionTimestamp) return { operationId: await this.deleteAgain(name, firstId) };
+    await this.enqueue(firstId, name, OperationDefinition.DeleteScheduler, {});
     await this.deps.schedulers.deleteScheduler(name);
-    this.deps.logger.info('scheduler deletion enqueued', { scheduler: name, operationId });
-    return { operationId };
+    this.deps.logger.info('scheduler deletion enqueued', { scheduler: name, operationId: firstId });
+    return { operationId: firstId };
+  }
+
+  /**
+   * DELETE of a scheduler already being deleted: the id of its delete_scheduler attempt that is
+   * pending, running or done. When the latest ended without deleting (canceled, error), the next
+   * attempt is enqueued now, the one the operator enqueues after its backoff (same id, same
+   * input), so the answer names an operation that deletes the scheduler, not one that is over.
+   */
+  private async deleteAgain(name: string, firstId: string): Promise<string> {
+    const ops = await this.deps.operations.listOperations(name);
+    const decision = decideAttempt(ops, { definitionName: OperationDefinition.DeleteScheduler, firstId, input: {} }, this.deps.now(), { backoff: false });
+    if (decision.action === 'none') return decision.latest;
+    if (decision.action === 'wait') return firstId; // not with backoff: false; the types allow it
+    await this.enqueue(decision.id, name, OperationDefinition.DeleteScheduler, decision.input);
+    if (decision.id !== firstId) {
+      this.deps.logger.info('scheduler deletion asked again; enqueued another attempt, the last ended without deleting', { scheduler: name, operationId: decision.id, previousAttempt: decision.input.previousAttempt });
+    }
+    return decision.id;
   }
 
   /** POST /schedulers/{name}/add-rooms */

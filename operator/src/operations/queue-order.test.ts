@@ -1,5 +1,6 @@
 import type { Operation } from '../../../common/src/generated/resources';
-import { compareQueueOrder, leaseState, operationsToPrune, pendingQueue } from './queue-order';
+import { compareQueueOrder } from '../../../common/src/operations/queue-order';
+import { leaseState, operationsToPrune, pendingQueue } from './queue-order';
 
 function op(name: string, o: { at?: number; priority?: boolean; status?: string; finishedAt?: number; ttl?: number } = {}): Operation {
   return {

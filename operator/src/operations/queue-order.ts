@@ -1,23 +1,10 @@
 /**
- * The per-scheduler operation queue, computed from the Operation objects themselves (pure).
- * Pending operations run in enqueue order; priority operations (enqueued by the operator to
- * heal or scale) go to the head, in their own enqueue order. Ties are broken by name, so every
- * replica computes the same order.
+ * The per-scheduler operation queue, computed from the Operation objects themselves (pure), in
+ * the order of `compareQueueOrder` (common/src/operations/queue-order.ts).
  */
 import type { Operation } from '../../../common/src/generated/resources';
+import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
-
-export function compareQueueOrder(a: Operation, b: Operation): number {
-  const pa = a.spec.priority ? 0 : 1;
-  const pb = b.spec.priority ? 0 : 1;
-  if (pa !== pb) return pa - pb;
-  const ta = Date.parse(a.spec.enqueuedAt) || 0;
-  const tb = Date.parse(b.spec.enqueuedAt) || 0;
-  if (ta !== tb) return ta - tb;
-  const na = a.metadata.name ?? '';
-  const nb = b.metadata.name ?? '';
-  return na < nb ? -1 : na > nb ? 1 : 0;
-}
 
 /** Pending operations in the order they will run. */
 export function pendingQueue(ops: readonly Operation[]): Operation[] {

@@ -24,7 +24,7 @@ import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { decideAttempt, stuckVersionOperation, type AttemptRule } from './attempts';
+import { decideAttempt, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels } from './room-namespace';

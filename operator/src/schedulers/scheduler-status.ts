@@ -10,7 +10,7 @@ import { ConditionReason, SchedulerConditionType } from '../../../common/src/res
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
-import { compareQueueOrder } from '../operations/queue-order';
+import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 

@@ -8,20 +8,23 @@
  *    verdict on the definition, repaired by a new spec generation (a new operation id);
  *  - `create_new_scheduler_version` and `switch_active_version`: only when stuck, and only the
  *    scheduler's latest version operation (`stuckVersionOperation`): a later one supersedes it.
- * Each attempt's id is derived from the one before it, so two replicas enqueue the same one.
+ * Each attempt's id is derived from the one before it, so two replicas enqueue the same one, and
+ * the gateway, asked again (a second DELETE), enqueues the one the operator would (without the
+ * backoff: the user asked for it now) and answers its id.
  */
-import type { Operation } from '../../../common/src/generated/resources';
-import { deterministicOperationId } from '../../../common/src/operations/operation-id';
-import { OperationConditionType } from '../../../common/src/resources/condition-types';
-import { exponentialBackoff } from '../../../common/src/runtime/backoff';
-import { compareQueueOrder } from '../operations/queue-order';
-import { operationStatusOf } from '../../../common/src/resources/operation-names';
+import type { Operation } from '../generated/resources';
+import { deterministicOperationId } from './operation-id';
+import { compareQueueOrder } from './queue-order';
+import { OperationConditionType } from '../resources/condition-types';
+import { operationStatusOf } from '../resources/operation-names';
+import { exponentialBackoff } from '../runtime/backoff';
 
 export const ATTEMPT_BACKOFF_MS = 5_000;
 export const ATTEMPT_BACKOFF_MAX_MS = 5 * 60_000;
 
 export type AttemptDecision =
-  | { action: 'none' }
+  /** `latest`: the attempt that is pending, running or done (its id is what a caller answers). */
+  | { action: 'none'; latest: string }
   | { action: 'wait'; ms: number }
   | { action: 'enqueue'; id: string; input: Record<string, unknown> };
 
@@ -53,26 +56,28 @@ export function nextAttemptId(previousId: string): string {
   return deterministicOperationId(`${previousId}/next-attempt`);
 }
 
-export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now: number): AttemptDecision {
+/** `backoff: false`: a user asked again, so an attempt that is due is due now. */
+export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now: number, opts: { backoff?: boolean } = {}): AttemptDecision {
   const attempts = chain(ops.filter((op) => op.spec.definitionName === rule.definitionName), rule.firstId);
   const last = attempts[attempts.length - 1];
   if (!last) return { action: 'enqueue', id: rule.firstId, input: rule.input };
   const status = operationStatusOf(last);
-  if (status === 'pending' || status === 'in_progress' || status === 'finished') return { action: 'none' };
+  const latest = last.metadata.name as string;
+  if (status === 'pending' || status === 'in_progress' || status === 'finished') return { action: 'none', latest };
   const stuck = isStuck(last);
-  if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none' };
+  if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none', latest };
   const failures = attempts.length;
   const delay = exponentialBackoff(ATTEMPT_BACKOFF_MS, failures, ATTEMPT_BACKOFF_MAX_MS);
   const endedAt = Date.parse(last.status?.finishedAt ?? '') || now;
-  if (now < endedAt + delay) return { action: 'wait', ms: endedAt + delay - now };
+  if (opts.backoff !== false && now < endedAt + delay) return { action: 'wait', ms: endedAt + delay - now };
   const how = stuck ? 'got stuck (its operator stopped mid-way)' : `ended ${status}`;
   const lastEvent = last.status?.executionHistory?.at(-1)?.event;
   // The runner writes `attemptNote` as the new operation's first history entry.
-  const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${last.metadata.name as string}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;
+  const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${latest}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;
   return {
     action: 'enqueue',
-    id: nextAttemptId(last.metadata.name as string),
-    input: { ...rule.input, attempt: failures + 1, previousAttempt: last.metadata.name, attemptNote },
+    id: nextAttemptId(latest),
+    input: { ...rule.input, attempt: failures + 1, previousAttempt: latest, attemptNote },
   };
 }
 
