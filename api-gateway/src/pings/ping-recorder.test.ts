@@ -253,13 +253,21 @@ describe('PingRecorder: an answered status change is never lost', () => {
     stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
     const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: createLogger('gateway', { level: 'warn', stream }), random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
     for (let i = 0; i < 50; i++) await recorder.record(room(store, `room-${i}`), { status: 'occupied', runningMatches: 1 });
-    lines.length = 0; // each room's first failure is told with the room's name
+    await new Promise((r) => setImmediate(r));
+    // The first failures: one line, naming the first room; the other 49 wait for the next line.
+    expect(lines).toEqual([expect.objectContaining({ level: 'warn', message: 'room status writes failed; each is kept pending and retried until written', failed: 1, roomId: 'room-0' })]);
+    lines.length = 0;
     clock.now += 10_000;
     await recorder.retryDue();
     await new Promise((r) => setImmediate(r));
     expect(outage.attempts).toBe(100);
     expect(lines).toEqual([expect.objectContaining({ level: 'warn', message: 'pending room status writes failed again; each is retried with backoff until written', failed: 50, pending: 50 })]);
     expect(JSON.stringify(lines[0])).toContain('ECONNREFUSED');
+    // A first failure after the interval is told with the 49 not told yet.
+    lines.length = 0;
+    await recorder.record(room(store, 'room-50'), { status: 'occupied', runningMatches: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toEqual([expect.objectContaining({ message: 'room status writes failed; each is kept pending and retried until written', failed: 50, roomId: 'room-50' })]);
     outage.on = false;
     clock.now += 10_000;
     await recorder.retryDue();

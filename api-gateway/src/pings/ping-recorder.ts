@@ -55,6 +55,8 @@ export interface PingRecorderOptions {
   /** First retry delay and its cap (defaults 250 ms and 10 s); each delay is drawn in [0, backoff). */
   retryBaseMs?: number;
   retryCapMs?: number;
+  /** Least time between two log lines of first failed writes (default 10 s): an outage fails a whole fleet's writes at once. */
+  failureLogIntervalMs?: number;
   /** For tests: the random source of the jitter. */
   random?: () => number;
   /**
@@ -100,6 +102,9 @@ export class PingRecorder {
   /** When `retryTimer` fires (the earliest `dueAt` when it was set). */
   private retryTimerDue = 0;
   private retrying = false;
+  /** First failed writes since the last line that told them, and when that line was written. */
+  private untoldFailures = 0;
+  private failuresToldAt = Number.NEGATIVE_INFINITY;
   private stopped = false;
   private readonly pendingDropped: { inc(by?: number): void };
   private readonly pendingRetries: { inc(by?: number): void };
@@ -213,14 +218,26 @@ export class PingRecorder {
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);
   }
 
-  /** A 409 is the room having moved on since the cached version (not a failure); anything else is. */
+  /**
+   * A 409 is the room having moved on since the cached version (not a failure); anything else is,
+   * logged at most once per `failureLogIntervalMs` with the count since the last line.
+   */
   private tellFailedWrite(scheduler: string, roomId: string, report: PingReport, err: unknown): void {
     if (isConflict(err)) {
       this.conflicts.inc();
       this.options.logger.debug('room changed since the cached version the status was composed from; retried on the newer version', { scheduler, roomId, status: report.status });
       return;
     }
-    this.options.logger.warn('room status write failed; kept pending and retried until written', { scheduler, roomId, status: report.status, ...apiErrorFields(err) });
+    // One line per interval, whatever the fleet's size: it names this write's room and counts the
+    // first failures since the last line (retries are told per round, in retryDue).
+    this.untoldFailures++;
+    const now = this.options.now();
+    if (now - this.failuresToldAt < (this.options.failureLogIntervalMs ?? 10_000)) return;
+    this.options.logger.warn('room status writes failed; each is kept pending and retried until written', {
+      failed: this.untoldFailures, scheduler, roomId, status: report.status, ...apiErrorFields(err),
+    });
+    this.untoldFailures = 0;
+    this.failuresToldAt = now;
   }
 
   private backoffMs(attempts: number): number {
