@@ -125,7 +125,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics, schedulerExists: (name) => store.hasScheduler(name) });
   const forwarder = options.forwarder ?? ownForwarder;
   // Pings are forwarded from a worker thread, so forwarding never slows the ping path (issue 15).
-  const pingQueue = ownForwarder ? new ForwardingWorker({ logger, metrics, logLevel: config.logLevel, record: (f) => ownForwarder.recordRelayed(f) }) : undefined;
+  // Its logger logs at this one's level (under `npm start` the launcher's, not ROOMKEEPER_LOG_LEVEL's default).
+  const pingQueue = ownForwarder ? new ForwardingWorker({ logger, metrics, logLevel: logger.level, record: (f) => ownForwarder.recordRelayed(f) }) : undefined;
 
   let shuttingDown = false;
   const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
