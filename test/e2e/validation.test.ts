@@ -50,6 +50,11 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0]!, ports: [] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
   ['env with value and valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
   ['env with neither value nor valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A' }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
+  // What kube-apiserver would refuse in the room's Pod (test/real-apiserver/differential.test.ts shows it does).
+  ['port name without a letter', (b) => { (b.spec.containers[0]!.ports[0] as { name?: string }).name = '123'; }, { field: 'spec.containers[0].ports[0].name', message: 'port names must contain at least one letter' }],
+  ['two ports of one name', (b) => { b.spec.containers[0]!.ports.push({ ...b.spec.containers[0]!.ports[0]!, port: 7778 } as never); }, { field: 'spec.containers[0].ports', message: 'port names must be unique within a container' }],
+  ['label key with a space', (b) => { b.labels = { 'a b': 'x' }; }, { field: 'labels', message: 'label keys must be qualified names' }],
+  ['annotation key with a slash too many', (b) => { b.annotations = { 'a/b/c': 'x' }; }, { field: 'annotations', message: 'annotation keys must be qualified names' }],
   ['valueFrom with both refs', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.podIP' }, secretKeyRef: { name: 'a', key: 'b' } } }]; }, { field: 'spec.containers[0].environment[0].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
 ];
 

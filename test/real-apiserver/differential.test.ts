@@ -11,6 +11,8 @@ import { realApiServer, reportNotRun } from '../support/real-apiserver';
 import { CRD_DIR, schedulerObject } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
+import { buildRoomPod } from '../../operator/src/rooms/domain/pod-template';
+import type { SchedulerSpec } from '../../common/src/generated/resources';
 
 type Outcome = Record<string, unknown>;
 interface Api {
@@ -273,6 +275,83 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
     const fn = CASES[REVISIONS_CASE] as (api: Api) => Promise<Outcome>;
     expect(await fn({ ...r, id: `${r.id}v` })).toEqual({ decimal: true, watchedInOrder: true, listAfterIsPastThem: true });
   }, 60_000);
+
+  test('kube-apiserver refuses a room template where it refuses the Pod the template becomes, and admits both at the edges', async () => {
+    const r = targets.real;
+    if (!r) {
+      expect(reportNotRun('differential: room templates and their Pods on kube-apiserver')).toMatch(/NOT RUN/);
+      return;
+    }
+    type Spec = SchedulerSpec & { labels?: Record<string, string>; annotations?: Record<string, string> };
+    type Change = (s: Spec) => void;
+    const c0 = (s: Spec) => s.spec.containers[0]!;
+    const env = (e: NonNullable<ReturnType<typeof c0>['environment']>[number]): Change => (s) => { c0(s).environment = [e]; };
+    const refused: Record<string, Change> = {
+      'env name with a space': env({ name: 'MY VAR', value: 'x' }),
+      'env name starting with a digit': env({ name: '1A', value: 'x' }),
+      'downward-API path status.phase': env({ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.phase' } } }),
+      'secret name with upper case': env({ name: 'A', valueFrom: { secretKeyRef: { name: 'Secrets', key: 'k' } } }),
+      'secret key with a slash': env({ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'a/b' } } }),
+      'port name with upper case': (s) => { c0(s).ports![0]!.name = 'Game'; },
+      'port name with a double hyphen': (s) => { c0(s).ports![0]!.name = 'game--1'; },
+      'port name without a letter': (s) => { c0(s).ports![0]!.name = '123'; },
+      'two ports of one name': (s) => { c0(s).ports!.push({ ...c0(s).ports![0]!, port: 7778 }); },
+      'image with a trailing space': (s) => { c0(s).image = 'example.com/game:1 '; },
+      'negative memory request': (s) => { c0(s).requests = { memory: '-1Mi' }; },
+      'toleration with a space': (s) => { s.spec.toleration = 'a b'; },
+      'affinity with a space': (s) => { s.spec.affinity = 'node pool'; },
+      'label key with a space': (s) => { s.labels = { 'a b': 'x' }; },
+      'annotation key with a space': (s) => { s.annotations = { 'a b': 'x' }; },
+    };
+    const admitted: Record<string, Change> = {
+      'env names, downward-API paths and secret references at the edges': (s) => {
+        c0(s).environment = [
+          { name: '_my.var-1', value: 'x' },
+          { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app.kubernetes.io/name']" } } },
+          { name: 'IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+          { name: 'UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+          { name: 'SA', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } },
+          { name: 'KEY', valueFrom: { secretKeyRef: { name: 'game.secrets-1', key: '.tls_key-2' } } },
+        ];
+      },
+      'port names, quantities, toleration, affinity and keys at the edges': (s) => {
+        c0(s).ports = [{ name: 'game-1', protocol: 'UDP', port: 7777 }, { name: '1a', protocol: 'TCP', port: 7778 }];
+        c0(s).requests = { memory: '+0', cpu: '1e-3' };
+        c0(s).limits = { memory: '1Gi', cpu: '2' };
+        s.spec.toleration = 'game_Rooms.1';
+        s.spec.affinity = `pools.example.com/${'a'.repeat(63)}`;
+        s.labels = { 'app.kubernetes.io/part-of': 'tennis' };
+        s.annotations = { 'example.com/note': 'x' };
+      },
+    };
+    // The Pod admission needs the namespace's default ServiceAccount (kube-controller-manager makes it).
+    await waitFor(async () => Boolean(await r.core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).catch(() => undefined)), { timeoutMs: 60_000, message: 'default ServiceAccount in default' });
+    const verdicts: Record<string, { scheduler: string; pod: string }> = {};
+    let i = 0;
+    for (const [what, change] of [...Object.entries(refused), ...Object.entries(admitted)]) {
+      const name = `tpl-${r.id}-${i++}`;
+      const object = scheduler(name) as { spec: Spec };
+      change(object.spec);
+      const hostPorts = object.spec.spec.containers.map((c) => (c.ports ?? []).map((_p, j) => 20000 + j));
+      const pod = buildRoomPod({ schedulerName: 'default', roomName: name, version: 'v1.0.0', definition: object.spec, hostPorts, maestroEnv: true });
+      const verdict = (o: Outcome) => ('failed' in o ? `refused ${String((o.failed as Outcome).code)}` : 'admitted');
+      verdicts[what] = {
+        scheduler: verdict(await outcome(async () => {
+          await r.custom.createClusterCustomObject({ ...G, body: object });
+          await r.custom.deleteClusterCustomObject({ ...G, name });
+          return {};
+        })),
+        pod: verdict(await outcome(async () => {
+          await r.core.createNamespacedPod({ namespace: 'default', body: pod, dryRun: 'All' });
+          return {};
+        })),
+      };
+    }
+    const expected: Record<string, { scheduler: string; pod: string }> = {};
+    for (const what of Object.keys(refused)) expected[what] = { scheduler: 'refused 422', pod: 'refused 422' };
+    for (const what of Object.keys(admitted)) expected[what] = { scheduler: 'admitted', pod: 'admitted' };
+    expect(verdicts).toEqual(expected);
+  }, 120_000);
 
   test('kube-apiserver admits matchAllocation.maxMatches 1 to 35 only, and defaults it to 1 and maxTtlSeconds to 300', async () => {
     const r = targets.real;

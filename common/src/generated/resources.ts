@@ -309,10 +309,12 @@ export type ImagePullPolicy = 'Always' | 'Never' | 'IfNotPresent';
 export const imagePullPolicyValues = ['Always', 'Never', 'IfNotPresent'] as const satisfies readonly ImagePullPolicy[];
 
 export interface FieldRef {
+  /** A field of the room's Pod a container's env may name (the downward API), such as metadata.name or status.podIP. */
   fieldPath: string;
 }
 
 export interface SecretKeyRef {
+  /** A Secret in the scheduler's namespace (a DNS subdomain). */
   name: string;
   key: string;
 }
@@ -323,6 +325,7 @@ export interface EnvironmentVariableSource {
 }
 
 export interface EnvironmentVariable {
+  /** A C-like identifier as a Pod's env names are (letters, digits, '_', '-', '.'; not starting with a digit). */
   name: string;
   value?: string;
   valueFrom?: EnvironmentVariableSource;
@@ -334,6 +337,7 @@ export interface ResourceQuantities {
 }
 
 export interface Port {
+  /** An IANA service name, as a Pod's port names are. */
   name: string;
   /** TCP, UDP or SCTP, in either case. */
   protocol: string;
@@ -358,9 +362,9 @@ export interface RoomSpec {
   /** Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with). */
   terminationGracePeriod: string;
   containers: Container[];
-  /** Rooms tolerate the taint dedicated=<toleration>:NoSchedule. */
+  /** Rooms tolerate the taint dedicated=<toleration>:NoSchedule (a label value). */
   toleration?: string;
-  /** Rooms require the node label <affinity>=true. */
+  /** Rooms require the node label <affinity>=true (a label key, a qualified name). */
   affinity?: string;
 }
 
@@ -380,9 +384,9 @@ export interface SchedulerSpec {
   matchAllocation?: MatchAllocation;
   /** Limits of the allocate API (POST /scheduler/{name}/rooms/allocate) for this scheduler. Changing it is a minor change. */
   allocation?: AllocationLimits;
-  /** Annotations applied to every room pod. */
+  /** Annotations applied to every room pod. Keys are qualified names, as a Pod's. */
   annotations?: Record<string, string>;
-  /** Labels applied to every room pod. */
+  /** Labels applied to every room pod. Keys are qualified names, as a Pod's. */
   labels?: Record<string, string>;
   /** The room template. */
   spec: RoomSpec;

@@ -813,8 +813,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           annotations: {
             type: 'object',
-            description: 'Annotations applied to every room pod.',
+            description: 'Annotations applied to every room pod. Keys are qualified names, as a Pod\'s.',
             maxProperties: 64,
+            'x-kubernetes-validations': [
+              {
+                rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                message: 'annotation keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                reason: 'FieldValueInvalid',
+              },
+            ],
             additionalProperties: {
               type: 'string',
               maxLength: 65536,
@@ -822,8 +829,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           labels: {
             type: 'object',
-            description: 'Labels applied to every room pod.',
+            description: 'Labels applied to every room pod. Keys are qualified names, as a Pod\'s.',
             maxProperties: 64,
+            'x-kubernetes-validations': [
+              {
+                rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                message: 'label keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                reason: 'FieldValueInvalid',
+              },
+            ],
             additionalProperties: {
               type: 'string',
               description: 'A label value.',
@@ -874,6 +888,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                       type: 'string',
                       minLength: 1,
                       maxLength: 1024,
+                      pattern: '^\\S(.*\\S)?$',
                     },
                     imagePullPolicy: {
                       type: 'string',
@@ -903,8 +918,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         properties: {
                           name: {
                             type: 'string',
+                            description: 'A C-like identifier as a Pod\'s env names are (letters, digits, \'_\', \'-\', \'.\'; not starting with a digit).',
                             minLength: 1,
                             maxLength: 253,
+                            pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$',
                           },
                           value: {
                             type: 'string',
@@ -926,8 +943,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                 properties: {
                                   fieldPath: {
                                     type: 'string',
+                                    description: 'A field of the room\'s Pod a container\'s env may name (the downward API), such as metadata.name or status.podIP.',
                                     minLength: 1,
                                     maxLength: 253,
+                                    pattern: '^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\[\'[^\']+\'\\])$',
                                   },
                                 },
                               },
@@ -937,13 +956,16 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                 properties: {
                                   name: {
                                     type: 'string',
+                                    description: 'A Secret in the scheduler\'s namespace (a DNS subdomain).',
                                     minLength: 1,
                                     maxLength: 253,
+                                    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
                                   },
                                   key: {
                                     type: 'string',
                                     minLength: 1,
                                     maxLength: 253,
+                                    pattern: '^[-._a-zA-Z0-9]+$',
                                   },
                                 },
                               },
@@ -958,12 +980,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         memory: {
                           type: 'string',
                           maxLength: 64,
-                          pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                          pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                         },
                         cpu: {
                           type: 'string',
                           maxLength: 64,
-                          pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                          pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                         },
                       },
                     },
@@ -973,26 +995,42 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         memory: {
                           type: 'string',
                           maxLength: 64,
-                          pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                          pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                         },
                         cpu: {
                           type: 'string',
                           maxLength: 64,
-                          pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                          pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                         },
                       },
                     },
                     ports: {
                       type: 'array',
                       maxItems: 32,
+                      'x-kubernetes-validations': [
+                        {
+                          rule: 'self.all(p, self.exists_one(q, q.name == p.name))',
+                          message: 'port names must be unique within a container',
+                          reason: 'FieldValueInvalid',
+                        },
+                      ],
                       items: {
                         type: 'object',
                         required: ['name', 'protocol', 'port'],
                         properties: {
                           name: {
                             type: 'string',
+                            description: 'An IANA service name, as a Pod\'s port names are.',
                             minLength: 1,
                             maxLength: 15,
+                            pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+                            'x-kubernetes-validations': [
+                              {
+                                rule: 'self.matches(\'[a-z]\')',
+                                message: 'port names must contain at least one letter',
+                                reason: 'FieldValueInvalid',
+                              },
+                            ],
                           },
                           protocol: {
                             type: 'string',
@@ -1041,13 +1079,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
               toleration: {
                 type: 'string',
-                description: 'Rooms tolerate the taint dedicated=<toleration>:NoSchedule.',
-                maxLength: 253,
+                description: 'Rooms tolerate the taint dedicated=<toleration>:NoSchedule (a label value).',
+                maxLength: 63,
+                pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
               },
               affinity: {
                 type: 'string',
-                description: 'Rooms require the node label <affinity>=true.',
-                maxLength: 253,
+                description: 'Rooms require the node label <affinity>=true (a label key, a qualified name).',
+                maxLength: 317,
+                pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
               },
             },
           },
@@ -1543,8 +1583,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
               annotations: {
                 type: 'object',
-                description: 'Annotations applied to every room pod.',
+                description: 'Annotations applied to every room pod. Keys are qualified names, as a Pod\'s.',
                 maxProperties: 64,
+                'x-kubernetes-validations': [
+                  {
+                    rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                    message: 'annotation keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                    reason: 'FieldValueInvalid',
+                  },
+                ],
                 additionalProperties: {
                   type: 'string',
                   maxLength: 65536,
@@ -1552,8 +1599,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
               labels: {
                 type: 'object',
-                description: 'Labels applied to every room pod.',
+                description: 'Labels applied to every room pod. Keys are qualified names, as a Pod\'s.',
                 maxProperties: 64,
+                'x-kubernetes-validations': [
+                  {
+                    rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                    message: 'label keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                    reason: 'FieldValueInvalid',
+                  },
+                ],
                 additionalProperties: {
                   type: 'string',
                   description: 'A label value.',
@@ -1604,6 +1658,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           type: 'string',
                           minLength: 1,
                           maxLength: 1024,
+                          pattern: '^\\S(.*\\S)?$',
                         },
                         imagePullPolicy: {
                           type: 'string',
@@ -1633,8 +1688,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                             properties: {
                               name: {
                                 type: 'string',
+                                description: 'A C-like identifier as a Pod\'s env names are (letters, digits, \'_\', \'-\', \'.\'; not starting with a digit).',
                                 minLength: 1,
                                 maxLength: 253,
+                                pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$',
                               },
                               value: {
                                 type: 'string',
@@ -1656,8 +1713,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                     properties: {
                                       fieldPath: {
                                         type: 'string',
+                                        description: 'A field of the room\'s Pod a container\'s env may name (the downward API), such as metadata.name or status.podIP.',
                                         minLength: 1,
                                         maxLength: 253,
+                                        pattern: '^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\[\'[^\']+\'\\])$',
                                       },
                                     },
                                   },
@@ -1667,13 +1726,16 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                     properties: {
                                       name: {
                                         type: 'string',
+                                        description: 'A Secret in the scheduler\'s namespace (a DNS subdomain).',
                                         minLength: 1,
                                         maxLength: 253,
+                                        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
                                       },
                                       key: {
                                         type: 'string',
                                         minLength: 1,
                                         maxLength: 253,
+                                        pattern: '^[-._a-zA-Z0-9]+$',
                                       },
                                     },
                                   },
@@ -1688,12 +1750,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                             memory: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                             },
                             cpu: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                             },
                           },
                         },
@@ -1703,26 +1765,42 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                             memory: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                             },
                             cpu: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
                             },
                           },
                         },
                         ports: {
                           type: 'array',
                           maxItems: 32,
+                          'x-kubernetes-validations': [
+                            {
+                              rule: 'self.all(p, self.exists_one(q, q.name == p.name))',
+                              message: 'port names must be unique within a container',
+                              reason: 'FieldValueInvalid',
+                            },
+                          ],
                           items: {
                             type: 'object',
                             required: ['name', 'protocol', 'port'],
                             properties: {
                               name: {
                                 type: 'string',
+                                description: 'An IANA service name, as a Pod\'s port names are.',
                                 minLength: 1,
                                 maxLength: 15,
+                                pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+                                'x-kubernetes-validations': [
+                                  {
+                                    rule: 'self.matches(\'[a-z]\')',
+                                    message: 'port names must contain at least one letter',
+                                    reason: 'FieldValueInvalid',
+                                  },
+                                ],
                               },
                               protocol: {
                                 type: 'string',
@@ -1771,13 +1849,15 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   },
                   toleration: {
                     type: 'string',
-                    description: 'Rooms tolerate the taint dedicated=<toleration>:NoSchedule.',
-                    maxLength: 253,
+                    description: 'Rooms tolerate the taint dedicated=<toleration>:NoSchedule (a label value).',
+                    maxLength: 63,
+                    pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
                   },
                   affinity: {
                     type: 'string',
-                    description: 'Rooms require the node label <affinity>=true.',
-                    maxLength: 253,
+                    description: 'Rooms require the node label <affinity>=true (a label key, a qualified name).',
+                    maxLength: 317,
+                    pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
                   },
                 },
               },

@@ -174,19 +174,50 @@ describe('validateSchedulerCreateBody', () => {
     ['command not strings', (b) => { b.spec.containers[0]!.command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string' }],
     ['env without name', (b) => { delete b.spec.containers[0]!.environment![0]!.name; }, { field: 'spec.containers[0].environment[0].name', message: 'Required value' }],
     ['secretKeyRef without key', (b) => { delete b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
-    ['bad memory quantity', (b) => { b.spec.containers[0]!.requests!.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
-    ['bad cpu quantity', (b) => { b.spec.containers[0]!.limits!.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"' }],
+    ['bad memory quantity', (b) => { b.spec.containers[0]!.requests!.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
+    ['bad cpu quantity', (b) => { b.spec.containers[0]!.limits!.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
     ['port name of 16 chars', (b) => { b.spec.containers[0]!.ports![0]!.name = 'a'.repeat(16); }, { field: 'spec.containers[0].ports[0].name', message: 'Too long: may not be longer than 15' }],
     ['port without name', (b) => { delete b.spec.containers[0]!.ports![0]!.name; }, { field: 'spec.containers[0].ports[0].name', message: 'Required value' }],
     ['protocol http', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],
     ['port 0', (b) => { b.spec.containers[0]!.ports![0]!.port = 0; }, { field: 'spec.containers[0].ports[0].port', message: 'should be greater than or equal to 1' }],
     ['port 65536', (b) => { b.spec.containers[0]!.ports![0]!.port = 65536; }, { field: 'spec.containers[0].ports[0].port', message: 'should be less than or equal to 65535' }],
     ['port 1.5', (b) => { b.spec.containers[0]!.ports![0]!.port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer' }],
+    // What kube-apiserver refuses in the Pod a room becomes is refused here, in the scheduler's own terms.
+    ['negative memory request', (b) => { b.spec.containers[0]!.requests!.memory = '-1Mi'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
+    ['image with a trailing space', (b) => { b.spec.containers[0]!.image = 'registry/game:1.2 '; }, { field: 'spec.containers[0].image', message: 'must not begin or end with whitespace' }],
+    ['env name with a space', (b) => { b.spec.containers[0]!.environment![0]!.name = 'MY VAR'; }, { field: 'spec.containers[0].environment[0].name', message: "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit" }],
+    ['env name starting with a digit', (b) => { b.spec.containers[0]!.environment![0]!.name = '1A'; }, { field: 'spec.containers[0].environment[0].name', message: "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit" }],
+    ['unknown downward-API field', (b) => { b.spec.containers[0]!.environment![1]!.valueFrom = { fieldRef: { fieldPath: 'status.phase' } }; }, { field: 'spec.containers[0].environment[1].valueFrom.fieldRef.fieldPath', message: "must be a Pod field the downward API gives an environment variable: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs" }],
+    ['secret name with upper case', (b) => { b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.name = 'Secrets'; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.name', message: "must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit" }],
+    ['secret key with a slash', (b) => { b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.key = 'a/b'; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: "must be a Secret key: letters, digits, '-', '_' or '.'" }],
+    ['port name with upper case', (b) => { b.spec.containers[0]!.ports![0]!.name = 'Game'; }, { field: 'spec.containers[0].ports[0].name', message: "must be an IANA service name: lower-case letters and digits, with single '-' between them" }],
+    ['port name with a double hyphen', (b) => { b.spec.containers[0]!.ports![0]!.name = 'game--1'; }, { field: 'spec.containers[0].ports[0].name', message: "must be an IANA service name: lower-case letters and digits, with single '-' between them" }],
+    ['toleration with a space', (b) => { b.spec.toleration = 'a b'; }, { field: 'spec.toleration', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['toleration of 64 chars', (b) => { b.spec.toleration = 'a'.repeat(64); }, { field: 'spec.toleration', message: 'Too long: may not be longer than 63' }],
+    ['affinity with a space', (b) => { b.spec.affinity = 'node pool'; }, { field: 'spec.affinity', message: "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['affinity name part of 64 chars', (b) => { b.spec.affinity = `example.com/${'a'.repeat(64)}`; }, { field: 'spec.affinity', message: "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
   ];
   it.each(bad)('rejects %s', (_name, change, expected) => {
     const body = validBody();
     change(body);
     expect(errorsOf(body)).toContainEqual(expected);
+  });
+
+  it('accepts the forms a Pod accepts at the edges of those rules', () => {
+    const body = validBody();
+    const c = body.spec.containers[0]!;
+    c.environment = [
+      { name: '_my.var-1', value: 'x' },
+      { name: 'APP', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app.kubernetes.io/name']" } } },
+      { name: 'IPS', valueFrom: { fieldRef: { fieldPath: 'status.podIPs' } } },
+      { name: 'KEY', valueFrom: { secretKeyRef: { name: 'game.secrets-1', key: '.tls_key-2' } } },
+    ];
+    c.ports = [{ name: 'game-1', protocol: 'udp', port: 7777 }, { name: '1a', protocol: 'tcp', port: 7778 }];
+    c.requests = { memory: '+0', cpu: '1e-3' };
+    body.spec.affinity = 'pools.example.com/game_Rooms.1';
+    body.spec.toleration = '';
+    body.labels = { 'app.kubernetes.io/part-of': 'tennis' };
+    expect(errorsOf(body)).toEqual([]);
   });
 
   it('lists every violation at once', () => {

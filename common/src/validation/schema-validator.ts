@@ -74,8 +74,17 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit",
   '^([Tt][Cc][Pp]|[Uu][Dd][Pp]|[Ss][Cc][Tt][Pp])$': 'must be TCP, UDP or SCTP (in either case)',
   '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit',
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$':
-    'must be a Kubernetes quantity, such as "100m", "0.5" or "512Mi"',
+  '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$':
+    'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"',
+  '^\\S(.*\\S)?$': 'must not begin or end with whitespace',
+  '^[-._a-zA-Z][-._a-zA-Z0-9]*$': "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit",
+  "^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\['[^']+'\\])$":
+    "must be a Pod field the downward API gives an environment variable: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs",
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': "must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
+  '^[-._a-zA-Z0-9]+$': "must be a Secret key: letters, digits, '-', '_' or '.'",
+  '^[a-z0-9]+(-[a-z0-9]+)*$': "must be an IANA service name: lower-case letters and digits, with single '-' between them",
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$':
+    "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
   '^v[0-9]+\\.[0-9]+\\.[0-9]+$': 'must be a version such as "v1.2.0"',
   '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
 };
