@@ -314,6 +314,10 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
           { name: 'KEY', valueFrom: { secretKeyRef: { name: 'game.secrets-1', key: '.tls_key-2' } } },
         ];
       },
+      'toleration and affinity empty, as GET shows them and a Maestro client posts them back': (s) => {
+        s.spec.toleration = '';
+        s.spec.affinity = '';
+      },
       'port names, quantities, toleration, affinity and keys at the edges': (s) => {
         c0(s).ports = [{ name: 'game-1', protocol: 'UDP', port: 7777 }, { name: '1a', protocol: 'TCP', port: 7778 }];
         c0(s).requests = { memory: '+0', cpu: '1e-3' };

@@ -364,7 +364,7 @@ export interface RoomSpec {
   containers: Container[];
   /** Rooms tolerate the taint dedicated=<toleration>:NoSchedule (a label value). */
   toleration?: string;
-  /** Rooms require the node label <affinity>=true (a label key, a qualified name). */
+  /** Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity. */
   affinity?: string;
 }
 

@@ -1085,9 +1085,9 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               },
               affinity: {
                 type: 'string',
-                description: 'Rooms require the node label <affinity>=true (a label key, a qualified name).',
+                description: 'Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity.',
                 maxLength: 317,
-                pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+                pattern: '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$',
               },
             },
           },
@@ -1855,9 +1855,9 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   },
                   affinity: {
                     type: 'string',
-                    description: 'Rooms require the node label <affinity>=true (a label key, a qualified name).',
+                    description: 'Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity.',
                     maxLength: 317,
-                    pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+                    pattern: '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$',
                   },
                 },
               },

@@ -194,8 +194,8 @@ describe('validateSchedulerCreateBody', () => {
     ['port name with a double hyphen', (b) => { b.spec.containers[0]!.ports![0]!.name = 'game--1'; }, { field: 'spec.containers[0].ports[0].name', message: "must be an IANA service name: lower-case letters and digits, with single '-' between them" }],
     ['toleration with a space', (b) => { b.spec.toleration = 'a b'; }, { field: 'spec.toleration', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
     ['toleration of 64 chars', (b) => { b.spec.toleration = 'a'.repeat(64); }, { field: 'spec.toleration', message: 'Too long: may not be longer than 63' }],
-    ['affinity with a space', (b) => { b.spec.affinity = 'node pool'; }, { field: 'spec.affinity', message: "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
-    ['affinity name part of 64 chars', (b) => { b.spec.affinity = `example.com/${'a'.repeat(64)}`; }, { field: 'spec.affinity', message: "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['affinity with a space', (b) => { b.spec.affinity = 'node pool'; }, { field: 'spec.affinity', message: "must be empty or a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
+    ['affinity name part of 64 chars', (b) => { b.spec.affinity = `example.com/${'a'.repeat(64)}`; }, { field: 'spec.affinity', message: "must be empty or a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
   ];
   it.each(bad)('rejects %s', (_name, change, expected) => {
     const body = validBody();
@@ -214,8 +214,11 @@ describe('validateSchedulerCreateBody', () => {
     ];
     c.ports = [{ name: 'game-1', protocol: 'udp', port: 7777 }, { name: '1a', protocol: 'tcp', port: 7778 }];
     c.requests = { memory: '+0', cpu: '1e-3' };
-    body.spec.affinity = 'pools.example.com/game_Rooms.1';
+    // Empty, as GET shows a scheduler without them (a Maestro client posts back what it read).
     body.spec.toleration = '';
+    body.spec.affinity = '';
+    expect(errorsOf(body)).toEqual([]);
+    body.spec.affinity = 'pools.example.com/game_Rooms.1';
     body.labels = { 'app.kubernetes.io/part-of': 'tennis' };
     expect(errorsOf(body)).toEqual([]);
   });

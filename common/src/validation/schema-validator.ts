@@ -83,8 +83,8 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': "must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
   '^[-._a-zA-Z0-9]+$': "must be a Secret key: letters, digits, '-', '_' or '.'",
   '^[a-z0-9]+(-[a-z0-9]+)*$': "must be an IANA service name: lower-case letters and digits, with single '-' between them",
-  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$':
-    "must be a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+  '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$':
+    "must be empty or a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
   '^v[0-9]+\\.[0-9]+\\.[0-9]+$': 'must be a version such as "v1.2.0"',
   '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
 };
