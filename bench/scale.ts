@@ -12,10 +12,12 @@
  *  1. the yardstick: a bare client-node loop (same client, rate limit and concurrency as the
  *     operator) creates N GameRooms with their Pods and marks each ready (pod status Running and
  *     Ready, GameRoom status ready): 4 writes per room, the least any system writes for a ready
- *     room; its namespace is deleted before Roomkeeper starts;
+ *     room; its namespace is deleted before Roomkeeper starts; the CPU each process spent per room
+ *     (/proc/<pid>/stat: the control plane's and the loop's own);
  *  2. one room's start time on an idle scheduler (median of 3);
  *  3. `PATCH /schedulers/A {"roomsReplicas": N}` from 100: time to N rooms ready, ÷ the bare
- *     loop's time for as many rooms (target <= 1.2); API requests per room;
+ *     loop's time for as many rooms (target <= 1.2); API requests per room; the CPU each process
+ *     spent per room (the rooms' pings included), beside the bare loop's, to say where the time goes;
  *  4. steady: 60 s with N rooms pinging: operator and gateway RSS (targets 300 / 200 MB), API
  *     writes per unchanged ping (target <= 0.01);
  *  5. a major rollout with maxSurge 10 %: time ÷ ideal (10 batches x one room's start time + N
@@ -57,7 +59,7 @@ import { figure, type BenchOutcome, type Figure } from './support/figures';
 import { FleetByVersion } from './support/fleet-by-version';
 import { ManagementClient } from './support/management-client';
 import { sumMetricText } from './support/metric-sum';
-import { readMainThreadCpu, type MainThreadCpu } from './support/process-cpu';
+import { describeCpuPer, readMainThreadCpu, readProcessesCpuMs, type MainThreadCpu } from './support/process-cpu';
 import { MB, readProcessMemory } from './support/process-memory';
 import { describeSocketQueues, socketQueues, type SocketQueues } from './support/socket-queues';
 import { benchSchedulerBody, benchSchedulerSpec } from './support/scheduler-body';
@@ -108,6 +110,12 @@ function raisePriority(pid: number, nice: number): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What share of the machine's cores `cpuMs` of CPU over `wallMs` is, in words. */
+function cpuShare(cpuMs: number, wallMs: number): string {
+  const cores = os.cpus().length;
+  return `${(cpuMs / wallMs).toFixed(2)} of the ${cores} cores on average over the phase`;
+}
 const seconds = (ms: number) => ms / 1000;
 
 /**
@@ -311,16 +319,20 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     await admin.core.createNamespace({ body: { metadata: { name: BARE } } });
     if (target === 'real') await waitFor(() => admin.core.readNamespacedServiceAccount({ namespace: BARE, name: 'default' }), { timeoutMs: 60_000, intervalMs: 200 });
     const bareClients = makeKubeClients(cluster.kc, { qps: config.kubeQps, burst: config.kubeBurst });
+    const barePids = { ...cluster.processes(), 'bench process (the loop)': process.pid };
+    const cpuBeforeBare = await readProcessesCpuMs(barePids);
     const tBare = Date.now();
     const bare = await createRoomsBare({
       clients: bareClients, namespace: BARE, definition, count: ROOMS, concurrency: config.addRoomsConcurrency,
       roomsApiUrl: 'http://127.0.0.1:9', roomTokenSecret: config.roomTokenSecret, maestroEnv: config.maestroEnv, markReady: true,
     });
     const bareMs = Date.now() - tBare;
+    const bareCpu = describeCpuPer(cpuBeforeBare, await readProcessesCpuMs(barePids), ROOMS, 'room');
     bareClients.limiter.drain();
     if (bare.firstError) throw new Error(`bare loop failed after ${bare.created} rooms: ${bare.firstError}`);
     const bareRate = ROOMS / seconds(bareMs);
     figures.push(figure(NAME, `bare loop: ${ROOMS} rooms created and marked ready`, seconds(bareMs), 's', { note: `${bareRate.toFixed(0)} rooms/s; GameRoom + Pod created, Pod status and GameRoom status written, ${config.addRoomsConcurrency} at a time, kubeQps ${config.kubeQps}` }));
+    figures.push(figure(NAME, 'bare loop: CPU per room, all processes', bareCpu.totalMs, 'ms', { note: `${bareCpu.note}; ${cpuShare(bareCpu.totalMs * ROOMS, bareMs)}` }));
     progress(`bare loop done in ${seconds(bareMs).toFixed(1)} s; deleting its namespace`);
     await admin.core.deleteNamespace({ name: BARE });
     await waitFor(async () => {
@@ -393,14 +405,18 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     await management.createScheduler({ ...benchSchedulerBody(A, { roomsReplicas: BASE, portRange: PORTS }), maxSurge: `${SURGE_PERCENT}%` });
     await fleetA.until(() => fleetA.ready.size >= BASE, PHASE_TIMEOUT_MS, `${BASE} rooms not ready`);
     const reqBeforeUp = await apiRequests();
+    const fleetPids = { ...cluster.processes(), operator: operator.pid, gateway: gateway.pid, 'simulated kubelet': kubelet.pid, 'simulated game servers': gameServers.pid, 'bench process': process.pid };
+    const cpuBeforeUp = await readProcessesCpuMs(fleetPids);
     const tPatch = Date.now();
     await management.request('PATCH', `/schedulers/${A}`, { roomsReplicas: ROOMS });
     const tUp = await fleetA.until(() => fleetA.ready.size >= ROOMS, PHASE_TIMEOUT_MS, `${ROOMS} rooms not ready`);
     const reqAfterUp = await apiRequests();
     const upMs = tUp - tPatch;
+    const upCpu = describeCpuPer(cpuBeforeUp, await readProcessesCpuMs(fleetPids), ROOMS - BASE, 'room');
     const bareSameMs = bareMs * (ROOMS - BASE) / ROOMS;
     figures.push(figure(NAME, `PATCH roomsReplicas ${BASE} -> ${ROOMS}: all ready after`, seconds(upMs), 's', { note: requestsNote(reqBeforeUp, reqAfterUp, ROOMS - BASE, 'room created') }));
     figures.push(figure(NAME, 'PATCH to all ready / bare loop for as many rooms', upMs / bareSameMs, 'ratio', { target: { op: '<=', value: 1.2 } }));
+    figures.push(figure(NAME, 'PATCH phase: CPU per room created, all processes (rooms pinging included)', upCpu.totalMs, 'ms', { note: `${upCpu.note}; ${cpuShare(upCpu.totalMs * (ROOMS - BASE), upMs)}` }));
     progress(`PATCH phase done in ${seconds(upMs).toFixed(1)} s`);
 
     // 4. Steady fleet.
