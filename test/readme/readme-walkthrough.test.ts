@@ -425,7 +425,12 @@ test('every command of the README walkthrough runs against npm start and answers
   const failures: string[] = [];
   let ran = 0;
   try {
-    await waitFor(() => out.includes('Press Ctrl-C to stop.'), { timeoutMs: 60_000, message: `npm start came up; output so far:\n${out}` });
+    // A clean clone's first `npm start` transpiles the whole tree (tsx, no cache yet) while other
+    // suites load both cores: 60 s was once not enough in CI. The output is read at the deadline,
+    // not when the wait begins (it was always empty in the failure message).
+    await waitFor(() => out.includes('Press Ctrl-C to stop.'), { timeoutMs: 180_000, message: 'npm start came up' }).catch((err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}; its output so far:\n${out}`, { cause: err });
+    });
     for (const block of blocks) {
       for (const step of block.steps) {
         const { output, code } = await shell.run(withStatus(step));
