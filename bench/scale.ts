@@ -110,13 +110,12 @@ function raisePriority(pid: number, nice: number): string {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seconds = (ms: number) => ms / 1000;
 
 /** What share of the machine's cores `cpuMs` of CPU over `wallMs` is, in words. */
 function cpuShare(cpuMs: number, wallMs: number): string {
-  const cores = os.cpus().length;
-  return `${(cpuMs / wallMs).toFixed(2)} of the ${cores} cores on average over the phase`;
+  return `${(cpuMs / wallMs).toFixed(2)} of the ${os.cpus().length} cores on average over the phase`;
 }
-const seconds = (ms: number) => ms / 1000;
 
 /**
  * RSS of the operator and gateway processes, sampled every 5 s: max overall and per phase. The

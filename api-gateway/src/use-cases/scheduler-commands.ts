@@ -10,7 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { isRecord } from '../../../common/src/json/is-record';
 import { jsonEqual } from '../../../common/src/json/json-equal';
-import { decideAttempt } from '../../../common/src/operations/attempts';
+import { nextAttempt } from '../../../common/src/operations/attempts';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import {
   parseAddRoomsInput,
@@ -178,9 +178,8 @@ export class SchedulerCommands {
    */
   private async deleteAgain(name: string, firstId: string): Promise<string> {
     const ops = await this.deps.operations.listOperations(name);
-    const decision = decideAttempt(ops, { definitionName: OperationDefinition.DeleteScheduler, firstId, input: {} }, this.deps.now(), { backoff: false });
+    const decision = nextAttempt(ops, { definitionName: OperationDefinition.DeleteScheduler, firstId, input: {} });
     if (decision.action === 'none') return decision.latest;
-    if (decision.action === 'wait') return firstId; // not with backoff: false; the types allow it
     await this.enqueue(decision.id, name, OperationDefinition.DeleteScheduler, decision.input);
     if (decision.id !== firstId) {
       this.deps.logger.info('scheduler deletion asked again; enqueued another attempt, the last ended without deleting', { scheduler: name, operationId: decision.id, previousAttempt: decision.input.previousAttempt });

@@ -1,5 +1,5 @@
 import type { Operation } from '../generated/resources';
-import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS, decideAttempt, nextAttemptId, stuckVersionOperation, type AttemptRule } from './attempts';
+import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS, decideAttempt, nextAttempt, nextAttemptId, stuckVersionOperation, type AttemptRule } from './attempts';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
 
@@ -46,11 +46,11 @@ describe('another attempt of what the Scheduler wants done', () => {
     expect(d.action === 'enqueue' && d.input.attemptNote).toBe('Attempt 2: attempt 1 (first) got stuck (its operator stopped mid-way); its last entry: Waiting for room pods to be deleted: 3');
   });
 
-  test('asked again by a user (backoff: false): the next attempt at once; otherwise the latest attempt\'s id', () => {
+  test('asked again by a user (nextAttempt, no backoff): the next attempt at once; otherwise the latest attempt\'s id', () => {
     const canceled = [op('first', 'delete_scheduler', 'canceled', { finishedAt: T0 })];
-    expect(decideAttempt(canceled, del, T0, { backoff: false })).toMatchObject({ action: 'enqueue', id: nextAttemptId('first'), input: { attempt: 2 } });
+    expect(nextAttempt(canceled, del)).toMatchObject({ action: 'enqueue', id: nextAttemptId('first'), input: { attempt: 2 } });
     const running = [...canceled, op(nextAttemptId('first'), 'delete_scheduler', 'in_progress')];
-    expect(decideAttempt(running, del, T0, { backoff: false })).toEqual({ action: 'none', latest: nextAttemptId('first') });
+    expect(nextAttempt(running, del)).toEqual({ action: 'none', latest: nextAttemptId('first') });
   });
 
   test('the backoff is capped', () => {

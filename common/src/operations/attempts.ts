@@ -56,8 +56,16 @@ export function nextAttemptId(previousId: string): string {
   return deterministicOperationId(`${previousId}/next-attempt`);
 }
 
-/** `backoff: false`: a user asked again, so an attempt that is due is due now. */
-export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now: number, opts: { backoff?: boolean } = {}): AttemptDecision {
+/** The next attempt before its backoff, and that backoff (from when the latest ended, if it says). */
+type NextAttempt =
+  | { action: 'none'; latest: string }
+  | { action: 'enqueue'; id: string; input: Record<string, unknown>; backoff?: { endedAt?: number; ms: number } };
+
+/**
+ * The attempt due once any backoff is over: what a user asking again (a second DELETE) gets at
+ * once, and what `decideAttempt` waits for.
+ */
+export function nextAttempt(ops: readonly Operation[], rule: AttemptRule): NextAttempt {
   const attempts = chain(ops.filter((op) => op.spec.definitionName === rule.definitionName), rule.firstId);
   const last = attempts[attempts.length - 1];
   if (!last) return { action: 'enqueue', id: rule.firstId, input: rule.input };
@@ -67,18 +75,29 @@ export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now:
   const stuck = isStuck(last);
   if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none', latest };
   const failures = attempts.length;
-  const delay = exponentialBackoff(ATTEMPT_BACKOFF_MS, failures, ATTEMPT_BACKOFF_MAX_MS);
-  const endedAt = Date.parse(last.status?.finishedAt ?? '') || now;
-  if (opts.backoff !== false && now < endedAt + delay) return { action: 'wait', ms: endedAt + delay - now };
   const how = stuck ? 'got stuck (its operator stopped mid-way)' : `ended ${status}`;
   const lastEvent = last.status?.executionHistory?.at(-1)?.event;
   // The runner writes `attemptNote` as the new operation's first history entry.
   const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${latest}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;
+  const endedAt = Date.parse(last.status?.finishedAt ?? '') || undefined;
   return {
     action: 'enqueue',
     id: nextAttemptId(latest),
     input: { ...rule.input, attempt: failures + 1, previousAttempt: latest, attemptNote },
+    backoff: { ...(endedAt !== undefined ? { endedAt } : {}), ms: exponentialBackoff(ATTEMPT_BACKOFF_MS, failures, ATTEMPT_BACKOFF_MAX_MS) },
   };
+}
+
+/** The next attempt once its backoff is over (the scheduler controller's, level-based). */
+export function decideAttempt(ops: readonly Operation[], rule: AttemptRule, now: number): AttemptDecision {
+  const next = nextAttempt(ops, rule);
+  if (next.action === 'none') return next;
+  const { backoff, ...attempt } = next;
+  if (backoff) {
+    const due = (backoff.endedAt ?? now) + backoff.ms;
+    if (now < due) return { action: 'wait', ms: due - now };
+  }
+  return attempt;
 }
 
 const VERSION_DEFINITIONS = ['create_new_scheduler_version', 'switch_active_version'] as const;
