@@ -21,7 +21,7 @@
  */
 import { WRITE_VERBS, type FaultProxy } from '../support/fault-proxy';
 import { managementCall } from '../support/http';
-import { createBody, describeOp, expectConverged, expectEndedWithReason, expectNoPingFailedSince, laterOperationFinishes, live, pendingWrites, pingStats, pinger, RoomWatch, serving, startOutageLab, type OutageLab } from '../support/outage-checks';
+import { createBody, describeOp, expectConverged, expectEndedWithReason, expectNoPingFailedSince, laterOperationFinishes, live, pendingWrites, pingStats, pinger, removedNow, RoomWatch, serving, startOutageLab, type OutageLab } from '../support/outage-checks';
 import { reportNotRun } from '../support/real-apiserver';
 import { waitFor } from '../support/wait';
 
@@ -56,7 +56,7 @@ describe('kube-apiserver answers 429 to every write for 60 s (a real control pla
     const replacedUnserved = new Set<string>();
     const watch = new RoomWatch(s, (event, room, prev, all) => {
       const out: string[] = [];
-      if (event === 'delete' || (room.metadata.deletionTimestamp && !prev?.metadata.deletionTimestamp)) {
+      if (removedNow(event, room, prev)) {
         // A room whose pod was never created (its create refused in the window) serves nobody:
         // the operator deletes it as lost and replaces it. A serving room must never go.
         const last = prev?.status?.status ?? room.status?.status;

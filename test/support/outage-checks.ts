@@ -108,6 +108,14 @@ export const live = (rooms: readonly GameRoom[]): GameRoom[] => rooms.filter((r)
 export const readyOrOccupied = (status: string | undefined): boolean => status === 'ready' || status === 'occupied';
 export const serving = (rooms: readonly GameRoom[]): GameRoom[] => live(rooms).filter((r) => readyOrOccupied(r.status?.status));
 export const key = (r: GameRoom): string => `${String(r.metadata.namespace)}/${String(r.metadata.name)}`;
+/**
+ * Whether this event is the room's removal: its deletionTimestamp appears, or it is deleted
+ * without the watch having seen one. A room deleted in the foreground is removed once, when its
+ * deletionTimestamp appears; its final delete (pods gone, finalizer released) is not a second
+ * removal, and counts taken at that later moment say nothing of the deletion's decision.
+ */
+export const removedNow = (event: 'add' | 'update' | 'delete', room: GameRoom, prev: GameRoom | undefined): boolean =>
+  event === 'delete' ? !prev?.metadata.deletionTimestamp : Boolean(room.metadata.deletionTimestamp) && !prev?.metadata.deletionTimestamp;
 
 /**
  * Every GameRoom event of the cluster while kube-apiserver is up, checked by `rules`; on each
