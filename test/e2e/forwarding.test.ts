@@ -72,13 +72,29 @@ describe('forwarding', () => {
   test('a validation room\'s pings are never forwarded', async () => {
     // Collect the validation rooms' ids while the new version is validated.
     const validationRooms = new Set<string>();
-    let watching = true;
+    // boolean, not `true`: the finally clears it while the loop runs.
+    let watching = true as boolean;
     const watcher = (async () => {
       while (watching) {
         for (const r of (await stack.api.listGameRooms('fwd-game')).items) if (r.spec.validation) validationRooms.add(r.metadata.name as string);
         await new Promise((res) => setTimeout(res, 20));
       }
     })();
+    // Stopped however the test ends: a loop left running would list against a stopped stack and
+    // fail whichever suite this worker runs next.
+    try {
+      await validateNewVersion();
+    } finally {
+      watching = false;
+      await watcher;
+    }
+    expect(validationRooms.size).toBeGreaterThan(0);
+    const forwardedIds = receiver.received.map((r) => (r.request as { room?: { roomId?: string } }).room?.roomId);
+    for (const id of validationRooms) expect(forwardedIds).not.toContain(id);
+  });
+
+  /** A new major version of fwd-game, validated and switched to. */
+  async function validateNewVersion(): Promise<void> {
     // A version operation still queued would refuse the new version (400, as Maestro). The status
     // speaks for the spec only once the operator has observed its generation.
     await waitFor(async () => {
@@ -95,13 +111,8 @@ describe('forwarding', () => {
       const o = await stack.api.getOperation((res.body as OperationEnqueued).operationId);
       return o.status?.status === 'finished' ? o : undefined;
     }, { timeoutMs: 30_000 });
-    watching = false;
-    await watcher;
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Game room validation success/);
-    expect(validationRooms.size).toBeGreaterThan(0);
-    const forwardedIds = receiver.received.map((r) => (r.request as { room?: { roomId?: string } }).room?.roomId);
-    for (const id of validationRooms) expect(forwardedIds).not.toContain(id);
-  });
+  }
 
   test('an allocation and the end of its TTL reach the receiver as status changes (occupied, then ready)', async () => {
     const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
