@@ -17,15 +17,15 @@
  * its re-list after the outage for what happened while it was down): no occupied room is deleted
  * (scheduler C's deletion excepted: deleting a scheduler is explicit); during the rollout, never
  * more than desired + maxSurge live rooms of B, and no deletion of a serving room of B that leaves
- * fewer than desired ready-or-occupied (a deletion is checked when the room's deletionTimestamp
- * appears; its final removal, once its pods are gone, is not a second deletion: CI once failed on
- * five such removals in the re-list after the outage, all against the same 26 serving rooms, most
+ * fewer than desired ready-or-occupied. A deletion is checked when the room's deletionTimestamp
+ * appears; its final removal, once its pods are gone, is not a second deletion (CI once failed on
+ * five such removals in the re-list after the outage, all against the same 26 serving rooms: most
  * likely the batch deleted just before it, counted again against the fleet as
- * kube-controller-manager had just marked it; rooms also stop being
- * ready without any deletion after the outage, kube-controller-manager marking the pods of nodes
- * whose heartbeats it missed not ready: counted and printed, not the rollout's doing; a deletion
- * within 3 s of such a drop raced it, and is counted and printed too);
- * during scenario 3 no room at all is deleted or added (a room whose pod cannot be placed for a
+ * kube-controller-manager had just marked it). Rooms also stop being ready without any deletion
+ * after the outage, kube-controller-manager marking the pods of nodes whose heartbeats it missed
+ * not ready: counted and printed, not the rollout's doing; a deletion within 3 s of such a drop
+ * raced it, and is counted and printed too.
+ * During scenario 3 no room at all is deleted or added (a room whose pod cannot be placed for a
  * host port conflict excepted: it never served). Every ping during an outage is answered
  * `success` (the simulated rooms' failure count, and the answers to the pings the test sends),
  * except those of scheduler C's rooms: its deletion may have removed a GameRoom whose pod still
