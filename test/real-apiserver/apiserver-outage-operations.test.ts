@@ -105,11 +105,15 @@ describe('control-plane outages in the middle of the work (a real control plane 
         // A deletion within a few seconds of another room's drop raced that drop (the removal counts
         // its floor a moment before it deletes, on the server's rooms and its cache): counted apart.
         const last = prev?.status?.status ?? room.status?.status;
-        if (event === 'delete' && !removed && readyOrOccupied(last) && serving(b).length < 30) finalRemovals.push(`${key(room)} (${serving(b).length} serving)`);
-        if (removed && readyOrOccupied(last) && serving(b).length < 30) {
-          const what = `${event}: serving room ${key(room)} deleted, leaving ${serving(b).length} ready-or-occupied rooms of B (fewer than desired 30)`;
-          if (Date.now() - lastDropAt < DROP_RACE_MS) racedDrops.push(`${what}, ${Date.now() - lastDropAt} ms after ${lastDrop} stopped serving`);
-          else out.push(what);
+        const left = serving(b).length;
+        if (readyOrOccupied(last) && left < 30) {
+          if (removed) {
+            const what = `${event}: serving room ${key(room)} deleted, leaving ${left} ready-or-occupied rooms of B (fewer than desired 30)`;
+            if (Date.now() - lastDropAt < DROP_RACE_MS) racedDrops.push(`${what}, ${Date.now() - lastDropAt} ms after ${lastDrop} stopped serving`);
+            else out.push(what);
+          } else if (event === 'delete') {
+            finalRemovals.push(`${key(room)} (${left} serving)`);
+          }
         }
         if (!removed && readyOrOccupied(prev?.status?.status) && !readyOrOccupied(room.status?.status)) {
           lastDropAt = Date.now();
