@@ -215,6 +215,17 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.core.deleteNamespace({ name });
     return { defaultsAppear: got };
   }),
+  'a pod whose container requests more cpu or memory than its limit is refused, naming the requests': (api) => outcome(async () => {
+    const container = { name: 'c', image: 'example.com/x:1' };
+    const pod = (requests: Record<string, string>, limits: Record<string, string>) => api.core.createNamespacedPod({
+      namespace: 'default', dryRun: 'All', body: { metadata: { name: `req-${api.id}` }, spec: { containers: [{ ...container, resources: { requests, limits } }] } },
+    }).then(() => 'admitted', (err: unknown) => failure(err));
+    return {
+      cpu: await pod({ cpu: '1500m' }, { cpu: '1' }),
+      memory: await pod({ memory: '1.5Gi' }, { memory: '1Gi' }),
+      equal: await pod({ cpu: '1000m', memory: '1Gi' }, { cpu: '1', memory: '1024Mi' }),
+    };
+  }),
   'an unscheduled pod is deleted at once, whatever its grace period': (api) => outcome(async () => {
     const name = `pod-${api.id}`;
     await api.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name }, spec: { terminationGracePeriodSeconds: 30, containers: [{ name: 'c', image: 'example.com/x:1' }] } } });
@@ -276,7 +287,7 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
     expect(await fn({ ...r, id: `${r.id}v` })).toEqual({ decimal: true, watchedInOrder: true, listAfterIsPastThem: true });
   }, 60_000);
 
-  test('kube-apiserver refuses a room template where it refuses the Pod the template becomes, and admits both at the edges', async () => {
+  test('kube-apiserver refuses a room template where it refuses the Pod the template becomes (but for requests above limits, which no v1.28 CRD can state), and admits both at the edges', async () => {
     const r = targets.real;
     if (!r) {
       expect(reportNotRun('differential: room templates and their Pods on kube-apiserver')).toMatch(/NOT RUN/);
@@ -328,11 +339,17 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
         s.annotations = { 'example.com/note': 'x' };
       },
     };
+    // The one rule the CRD cannot state (v1.28's CEL has no quantity library): the gateway refuses
+    // such a definition (common/src/validation/requests-within-limits.ts) and the operator makes
+    // no room of it; test/e2e/validation.test.ts shows both.
+    const podOnly: Record<string, Change> = {
+      'cpu request above its limit': (s) => { c0(s).requests = { cpu: '2' }; c0(s).limits = { cpu: '1' }; },
+    };
     // The Pod admission needs the namespace's default ServiceAccount (kube-controller-manager makes it).
     await waitFor(async () => Boolean(await r.core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).catch(() => undefined)), { timeoutMs: 60_000, message: 'default ServiceAccount in default' });
     const verdicts: Record<string, { scheduler: string; pod: string }> = {};
     let i = 0;
-    for (const [what, change] of [...Object.entries(refused), ...Object.entries(admitted)]) {
+    for (const [what, change] of [...Object.entries(refused), ...Object.entries(admitted), ...Object.entries(podOnly)]) {
       const name = `tpl-${r.id}-${i++}`;
       const object = scheduler(name) as { spec: Spec };
       change(object.spec);
@@ -354,6 +371,7 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
     const expected: Record<string, { scheduler: string; pod: string }> = {};
     for (const what of Object.keys(refused)) expected[what] = { scheduler: 'refused 422', pod: 'refused 422' };
     for (const what of Object.keys(admitted)) expected[what] = { scheduler: 'admitted', pod: 'admitted' };
+    for (const what of Object.keys(podOnly)) expected[what] = { scheduler: 'admitted', pod: 'refused 422' };
     expect(verdicts).toEqual(expected);
   }, 120_000);
 

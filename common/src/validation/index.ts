@@ -4,3 +4,4 @@ export {
   validateSchedulerCreateBody,
   validateSchedulerPatchBody,
 } from './scheduler-validator';
+export { requestsAboveLimits } from './requests-within-limits';

@@ -223,6 +223,30 @@ describe('validateSchedulerCreateBody', () => {
     expect(errorsOf(body)).toEqual([]);
   });
 
+  // kube-apiserver refuses such a Pod, and no v1.28 CRD rule can compare quantities.
+  it('refuses a request above its limit, in any unit, naming the request and the limit', () => {
+    const body = validBody();
+    body.spec.containers[0]!.requests = { cpu: '1500m', memory: '1.5Gi' };
+    body.spec.containers[0]!.limits = { cpu: '1', memory: '1536Mi' };
+    expect(errorsOf(body)).toEqual([{
+      field: 'spec.containers[0].requests.cpu',
+      message: 'must be less than or equal to the cpu limit "1" (spec.containers[0].limits.cpu): Kubernetes refuses a pod that requests more than its limit; lower the request or raise the limit',
+    }]);
+    body.spec.containers[0]!.requests = { cpu: '1000m', memory: '2e9' };
+    body.spec.containers[0]!.limits = { cpu: '1', memory: '1Gi' };
+    expect(errorsOf(body).map((e) => e.field)).toEqual(['spec.containers[0].requests.memory']);
+  });
+
+  it('accepts a request equal to its limit in another unit, and a request or a limit alone', () => {
+    const body = validBody();
+    body.spec.containers[0]!.requests = { cpu: '1000m', memory: '1024Mi' };
+    body.spec.containers[0]!.limits = { cpu: '1', memory: '1Gi' };
+    expect(errorsOf(body)).toEqual([]);
+    body.spec.containers[0]!.requests = { cpu: '64' };
+    body.spec.containers[0]!.limits = { memory: '1Ki' };
+    expect(errorsOf(body)).toEqual([]);
+  });
+
   it('lists every violation at once', () => {
     const body = validBody();
     body.maxSurge = true;
@@ -272,6 +296,15 @@ describe('validateSchedulerSpec', () => {
     expect(r.errors).toEqual(expect.arrayContaining([
       { field: 'spec.spec.containers[0].ports[0].name', message: 'must not be empty' },
     ]));
+  });
+
+  it('names the Scheduler resource\'s fields of a request above its limit', () => {
+    const spec = validSpec();
+    spec.spec.containers[0]!.requests = { memory: '300Mi' };
+    expect(validateSchedulerSpec(spec, { prefix: 'spec' })).toEqual({ ok: false, errors: [{
+      field: 'spec.spec.containers[0].requests.memory',
+      message: 'must be less than or equal to the memory limit "200Mi" (spec.spec.containers[0].limits.memory): Kubernetes refuses a pod that requests more than its limit; lower the request or raise the limit',
+    }] });
   });
 
   it.each([null, 42, 'x', [], [1, 2], true])('rejects %p as a whole', (data) => {

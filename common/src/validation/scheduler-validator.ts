@@ -4,7 +4,8 @@
  * patterns, with every violation's field path, before anything is written. The CRD's CEL rules
  * (cross-field checks) are evaluated by the one judge, the API server, when the gateway writes:
  * a refusal comes back as the same validation error (api-gateway's KubernetesStore). No copy of
- * a rule lives here, so none can drift from crds/.
+ * a rule lives here, so none can drift from crds/. One rule the CRD cannot state is checked here
+ * once the schema holds: a container's requests within its limits (requests-within-limits.ts).
  *
  * Field paths are relative to the validated document (the HTTP body); pass `prefix: 'spec'` to get
  * the paths of the Scheduler resource. Unknown fields are dropped, defaults applied; nothing throws.
@@ -15,6 +16,7 @@ import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
 import { withPrefix } from './field-path';
 import { normaliseMaestroBody } from './maestro-body';
+import { requestsAboveLimits } from './requests-within-limits';
 import { failed, ok, type FieldError, type Result } from './result';
 import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
 
@@ -96,8 +98,8 @@ function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOpt
 /** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
 export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
   const checked = validators().spec(normalised(data, schedulerSpecSchema(), options));
-  const errors = checked.errors;
-  return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(prefixed(errors, options.prefix ?? ''));
+  const errors = checked.errors.length === 0 ? requestsAboveLimits(checked.value as SchedulerSpec, options.prefix) : prefixed(checked.errors, options.prefix ?? '');
+  return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(errors);
 }
 
 /** Validates the body of POST /schedulers: `name` plus the definition. */
@@ -107,7 +109,10 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
   const body = checked.value;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const { name, ...spec } = body as Record<string, unknown>;
-    if (errors.length === 0) return ok({ name: name as string, spec: spec as unknown as SchedulerSpec });
+    if (errors.length === 0) {
+      const refused = requestsAboveLimits(spec as unknown as SchedulerSpec, options.prefix);
+      return refused.length === 0 ? ok({ name: name as string, spec: spec as unknown as SchedulerSpec }) : failed(refused);
+    }
   }
   return failed(prefixed(errors, options.prefix ?? ''));
 }

@@ -6,7 +6,7 @@ import {
   CelDuration,
   CelEvalError,
   CelOptional,
-  CelQuantity,
+  Quantity,
   CelTimestamp,
   CelType,
   CelUint,
@@ -22,7 +22,7 @@ import {
   parseTimestamp,
   typeName,
 } from './cel-values';
-import { parseQuantity } from './cel-quantity';
+import { parseQuantity } from '../../../../../common/src/kube/quantity';
 import { compileRe2 } from './re2-regexp';
 
 type Fn = (target: CelValue | undefined, args: CelValue[]) => CelValue;
@@ -272,9 +272,9 @@ const FUNCTIONS: Record<string, Fn> = {
   getMilliseconds: (t) => (t instanceof CelDuration ? t.nanos / 1000000n : BigInt(utcParts(t, 'getMilliseconds').getUTCMilliseconds())),
 };
 
-function quantityArg(v: CelValue | undefined, fn: string): CelQuantity {
-  if (v instanceof CelQuantity) return v;
-  if (typeof v === 'bigint') return new CelQuantity(v, 0, v.toString());
+function quantityArg(v: CelValue | undefined, fn: string): Quantity {
+  if (v instanceof Quantity) return v;
+  if (typeof v === 'bigint') return new Quantity(v, 0, v.toString());
   throw noOverload(fn, v === undefined ? [] : [v]);
 }
 

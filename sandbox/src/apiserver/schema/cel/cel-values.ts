@@ -6,9 +6,9 @@
  * list = CelValue[], map/object = Map, plus the classes below.
  */
 import { CelUint } from './cel-parser';
-import { CelQuantity } from './cel-quantity';
+import { Quantity } from '../../../../../common/src/kube/quantity';
 
-export { CelQuantity, CelUint };
+export { Quantity, CelUint };
 
 export class CelEvalError extends Error {
   constructor(message: string) {
@@ -56,7 +56,7 @@ export type CelValue =
   | CelTimestamp
   | CelType
   | CelOptional
-  | CelQuantity;
+  | Quantity;
 
 export const INT64_MAX = 9223372036854775807n;
 export const INT64_MIN = -9223372036854775808n;
@@ -86,7 +86,7 @@ export function typeName(v: CelValue): string {
   if (v instanceof CelDuration) return 'google.protobuf.Duration';
   if (v instanceof CelTimestamp) return 'google.protobuf.Timestamp';
   if (v instanceof CelType) return 'type';
-  if (v instanceof CelQuantity) return 'kubernetes.Quantity';
+  if (v instanceof Quantity) return 'kubernetes.Quantity';
   return 'optional_type';
 }
 
@@ -127,7 +127,7 @@ export function celEquals(a: CelValue, b: CelValue): boolean {
   if (a instanceof CelDuration) return b instanceof CelDuration && a.nanos === b.nanos;
   if (a instanceof CelTimestamp) return b instanceof CelTimestamp && a.nanos === b.nanos;
   if (a instanceof CelType) return b instanceof CelType && a.name === b.name;
-  if (a instanceof CelQuantity) return b instanceof CelQuantity && a.compare(b) === 0;
+  if (a instanceof Quantity) return b instanceof Quantity && a.compare(b) === 0;
   if (a instanceof CelOptional) {
     return b instanceof CelOptional && a.present === b.present && (!a.present || celEquals(a.inner, b.inner));
   }

@@ -1,14 +1,15 @@
 /**
- * Kubernetes resource quantities for the CEL quantity library (`quantity('1.5Gi')`,
- * `isQuantity`, `compareTo`, `isGreaterThan`, `add`, `asInteger`...). A quantity is held exactly
- * as `digits * 10^exponent`.
+ * Kubernetes resource quantities (`500m`, `1.5Gi`, `2e3`), held exactly as `digits * 10^exponent`:
+ * the scheduler validation compares a container's requests with its limits as kube-apiserver
+ * does, and the sandbox's CEL quantity library (`quantity('1.5Gi')`, `isQuantity`, `compareTo`,
+ * `add`, `asInteger`...) computes with them.
  */
 
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
 const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIX: Record<string, bigint> = { Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n };
 
-export class CelQuantity {
+export class Quantity {
   constructor(
     /** value = digits * 10^exponent */
     readonly digits: bigint,
@@ -16,17 +17,17 @@ export class CelQuantity {
     readonly text: string,
   ) {}
 
-  compare(other: CelQuantity): number {
+  compare(other: Quantity): number {
     const e = Math.min(this.exponent, other.exponent);
     const a = this.digits * 10n ** BigInt(this.exponent - e);
     const b = other.digits * 10n ** BigInt(other.exponent - e);
     return a < b ? -1 : a > b ? 1 : 0;
   }
 
-  add(other: CelQuantity, sign: 1n | -1n): CelQuantity {
+  add(other: Quantity, sign: 1n | -1n): Quantity {
     const e = Math.min(this.exponent, other.exponent);
     const digits = this.digits * 10n ** BigInt(this.exponent - e) + sign * other.digits * 10n ** BigInt(other.exponent - e);
-    return new CelQuantity(digits, e, formatQuantity(digits, e));
+    return new Quantity(digits, e, formatQuantity(digits, e));
   }
 
   isInteger(): boolean {
@@ -59,7 +60,7 @@ function formatQuantity(digits: bigint, exponent: number): string {
   return `${neg ? '-' : ''}${abs.slice(0, cut)}${frac ? `.${frac}` : ''}`;
 }
 
-export function parseQuantity(text: string): CelQuantity | undefined {
+export function parseQuantity(text: string): Quantity | undefined {
   const m = QUANTITY.exec(text);
   if (!m) return undefined;
   const [, sign = '', number = '0', suffix = ''] = m;
@@ -75,5 +76,5 @@ export function parseQuantity(text: string): CelQuantity | undefined {
     exponent += DECIMAL_SUFFIX[suffix] ?? 0;
   }
   if (Math.abs(exponent) > 1000) return undefined;
-  return new CelQuantity(sign === '-' ? -digits : digits, exponent, text);
+  return new Quantity(sign === '-' ? -digits : digits, exponent, text);
 }
