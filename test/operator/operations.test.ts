@@ -233,7 +233,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     const events = op!.status?.executionHistory?.map((h) => h.event) ?? [];
     expect(events).toEqual(expect.arrayContaining([
       'Created namespace rb-create', 'Created version v1.0.0', 'Starting operation rollback',
-      'Deleted version v1.0.0', 'Deleted namespace rb-create', 'Operation rollback flow execution finished with success',
+      'Deleted version v1.0.0', 'Deleting namespace rb-create (the cluster removes it once it is empty)', 'Operation rollback flow execution finished with success',
     ]));
     await waitFor(async () => {
       try {

@@ -6,12 +6,13 @@
  * deletes its row).
  */
 import { isNotFound } from '../../../../common/src/kube/clients';
+import { toIsoString } from '../../../../common/src/kube/timestamps';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
-import { initialRoomCount, loadScheduler, loadVersion, newVersionObject, versionObjectName } from './shared';
+import { awaitNamespaceRemoved, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject, versionObjectName } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 
 export const createSchedulerDefinition: OperationDefinition = {
@@ -33,6 +34,15 @@ export const createSchedulerDefinition: OperationDefinition = {
         throw new Error(`namespace ${name} already exists and is not managed by Roomkeeper`);
       }
       namespaceExists = true;
+      // Ours but being removed (an earlier attempt's rollback, a deletion of the scheduler under
+      // this name): it takes no room, so it is made anew once it is gone.
+      if (ns.metadata.deletionTimestamp) {
+        ctx.event(`Namespace ${name} is being removed (since ${toIsoString(ns.metadata.deletionTimestamp)}); it is made anew once it is gone`);
+        if (!await awaitNamespaceRemoved(ctx, name)) {
+          throw new Error(`namespace ${name} is still terminating after ${Math.round(namespaceRemovalBudgetMs(ctx) / 1000)}s (an object in it is held by a finalizer? kubectl get all -n ${name}); once it is gone, change the Scheduler's spec (a new generation) to create the scheduler again`);
+        }
+        namespaceExists = false;
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -103,7 +113,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       await ctx.deps.core.deleteNamespace({ name }).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
-      ctx.event(`Deleted namespace ${name}`);
+      ctx.event(`Deleting namespace ${name} (the cluster removes it once it is empty)`);
     }
     if (ctx.state.setVersion) {
       await ctx.deps.api.patchSchedulerStatus(name, { status: { version: null } }).catch((err: unknown) => {

@@ -9,7 +9,7 @@ import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/res
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { deletionStartedAt, RoomManager } from '../../rooms/room-manager';
-import { listVersions, waitUntil } from './shared';
+import { awaitNamespaceRemoved, listVersions, namespaceRemovalBudgetMs, waitUntil } from './shared';
 
 const ignoreNotFound = (err: unknown): void => {
   if (!isNotFound(err)) throw err;
@@ -68,7 +68,11 @@ export const deleteSchedulerDefinition: OperationDefinition = {
           + `left, none gone in the last ${DELETION_STALL_MS / 60_000} minutes (kubectl get pods -n ${name} shows what holds them); the Scheduler's deletion tries again after a backoff`);
       }
       if (forced.size > 0) ctx.event(`Force-deleted ${forced.size} pods stuck terminating past the deletion timeout`);
-      await awaitNamespaceRemoved(ctx, name);
+      // The scheduler is only reported deleted once its namespace is gone: a scheduler created
+      // again under the same name needs that namespace anew.
+      if (!await awaitNamespaceRemoved(ctx, name)) {
+        ctx.event(`Namespace ${name} is still terminating after ${Math.round(namespaceRemovalBudgetMs(ctx) / 1000)}s (an object in it is held by a finalizer?); it is left to the cluster`);
+      }
     } else if (ns) {
       ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
     }
@@ -111,35 +115,3 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     ctx.event(`Scheduler ${name} deleted`);
   },
 };
-
-/**
- * A namespace is removed asynchronously (on a cluster, by the namespace controller, after it has
- * emptied it). The scheduler is only reported deleted once its namespace is gone: a scheduler
- * created again under the same name needs that namespace anew. A namespace held longer than the
- * deletion timeout (at least a minute; an object with a finalizer nobody releases) is reported
- * and left to the cluster.
- */
-const NAMESPACE_REMOVAL_MIN_MS = 60_000;
-
-async function awaitNamespaceRemoved(ctx: ExecutionContext, name: string): Promise<void> {
-  const budgetMs = Math.max(ctx.deps.config.roomDeletionTimeout, NAMESPACE_REMOVAL_MIN_MS);
-  const deadline = ctx.deps.now() + budgetMs;
-  let reported = false;
-  for (;;) {
-    ctx.checkpoint();
-    try {
-      await ctx.deps.core.readNamespace({ name });
-    } catch (err) {
-      ignoreNotFound(err);
-      if (reported) ctx.event(`Namespace ${name} removed`);
-      return;
-    }
-    if (ctx.deps.now() >= deadline) {
-      ctx.event(`Namespace ${name} is still terminating after ${Math.round(budgetMs / 1000)}s (an object in it is held by a finalizer?); it is left to the cluster`);
-      return;
-    }
-    if (!reported) ctx.event(`Waiting for namespace ${name} to be removed`);
-    reported = true;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

@@ -85,6 +85,39 @@ export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undef
   }
 }
 
+/** The least time a namespace is waited for: an object with a finalizer nobody releases holds it forever. */
+const NAMESPACE_REMOVAL_MIN_MS = 60_000;
+
+/** How long `awaitNamespaceRemoved` waits: the room deletion timeout, at least a minute. */
+export function namespaceRemovalBudgetMs(ctx: ExecutionContext): number {
+  return Math.max(ctx.deps.config.roomDeletionTimeout, NAMESPACE_REMOVAL_MIN_MS);
+}
+
+/**
+ * A namespace is removed asynchronously (on a cluster, by the namespace controller, once it has
+ * emptied it), and one being removed takes no new object. Waits, with the operation's history
+ * saying so, until the namespace is gone: resolves to false if it is still there after
+ * `namespaceRemovalBudgetMs` (the caller says what that means for its operation).
+ */
+export async function awaitNamespaceRemoved(ctx: ExecutionContext, name: string): Promise<boolean> {
+  const deadline = ctx.deps.now() + namespaceRemovalBudgetMs(ctx);
+  let reported = false;
+  for (;;) {
+    ctx.checkpoint();
+    try {
+      await ctx.deps.core.readNamespace({ name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      if (reported) ctx.event(`Namespace ${name} removed`);
+      return true;
+    }
+    if (ctx.deps.now() >= deadline) return false;
+    if (!reported) ctx.event(`Waiting for namespace ${name} to be removed`);
+    reported = true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /**
  * After an operation changed Scheduler.spec (a new generation), waits until the scheduler
  * controller has observed that generation: it has then enqueued the version operation the change
