@@ -15,6 +15,7 @@ import { openAllocation } from '../../../common/src/rooms/allocation';
 import { instanceFromPod, podStartedAt } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
+import { requestsAboveLimits } from '../../../common/src/validation';
 import type { OperatorDeps } from '../deps';
 import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
@@ -115,6 +116,10 @@ export class RoomManager {
    */
   async createRoom(req: Omit<CreateRoomsRequest, 'count'>, used: Set<number> = new Set()): Promise<string> {
     const schedulerName = req.scheduler.metadata.name as string;
+    // A definition the API server took (kubectl; a version stored before the gateway checked it)
+    // may still ask for pods kube-apiserver refuses: no GameRoom is made for a pod that cannot be.
+    const refused = requestsAboveLimits(req.definition, 'spec');
+    if (refused.length > 0) throw new Error(`no room was created for version ${req.version} of scheduler ${schedulerName}: ${refused.map((e) => `${e.field} ${e.message}`).join('; ')} (kubectl edit scheduler ${schedulerName}, or PATCH /schedulers/${schedulerName})`);
     const ports = pickHostPorts(req.definition, used, this.rand);
     if ('error' in ports) throw new Error(`cannot pick host ports: ${ports.error}`);
     for (const p of ports.flat()) used.add(p);
