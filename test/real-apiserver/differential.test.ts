@@ -226,6 +226,17 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       equal: await pod({ cpu: '1000m', memory: '1Gi' }, { cpu: '1', memory: '1024Mi' }),
     };
   }),
+  'a deleted namespace held by a finalizer stays Terminating, emptied, until the finalizer is released': (api) => outcome(async () => {
+    const name = `held-${api.id}`;
+    await api.core.createNamespace({ body: { metadata: { name, finalizers: ['test.roomkeeper.io/hold'] } } });
+    await api.core.createNamespacedConfigMap({ namespace: name, body: { metadata: { name: 'c' }, data: { a: 'b' } } });
+    await api.core.deleteNamespace({ name });
+    const emptied = await waitFor(async () => (await api.core.listNamespacedConfigMap({ namespace: name })).items.every((c) => c.metadata?.name !== 'c'), { timeoutMs: 30_000 }).then(() => true, () => false);
+    const held = await api.core.readNamespace({ name });
+    await api.core.patchNamespace({ name, body: { metadata: { finalizers: [] } } }, MERGE);
+    const gone = await waitFor(async () => (await api.core.readNamespace({ name }).then(() => false, (err: unknown) => (err as { code?: number }).code === 404)), { timeoutMs: 30_000 }).then(() => true, () => false);
+    return { emptied, heldPhase: held.status?.phase, heldFinalizers: held.metadata?.finalizers, gone };
+  }),
   'an unscheduled pod is deleted at once, whatever its grace period': (api) => outcome(async () => {
     const name = `pod-${api.id}`;
     await api.core.createNamespacedPod({ namespace: 'default', body: { metadata: { name }, spec: { terminationGracePeriodSeconds: 30, containers: [{ name: 'c', image: 'example.com/x:1' }] } } });

@@ -265,7 +265,16 @@ export class GarbageCollector {
     }
     if (remaining === 0) {
       const current = this.deps.store.get(NAMESPACES, '', name);
-      if (current) this.deps.store.commit(NAMESPACES, 'DELETED', { ...deepCopy(current.obj), spec: { finalizers: [] } });
+      if (!current) return;
+      // As on kube-apiserver: the namespace controller's own finalizer (spec) goes once the
+      // namespace is empty; the object stays Terminating until its metadata finalizers are gone too
+      // (their release is an update of the namespace, which brings it back here).
+      if ((current.obj.metadata.finalizers ?? []).length > 0) {
+        const spec = current.obj.spec as { finalizers?: unknown[] } | undefined;
+        if ((spec?.finalizers ?? []).length > 0) this.deps.store.commit(NAMESPACES, 'MODIFIED', { ...deepCopy(current.obj), spec: { finalizers: [] } });
+        return;
+      }
+      this.deps.store.commit(NAMESPACES, 'DELETED', { ...deepCopy(current.obj), spec: { finalizers: [] } });
     }
   }
 }
