@@ -251,6 +251,47 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(scheduler.status?.version).toBeUndefined();
   });
 
+  test('create_scheduler after a failed one waits for the namespace and version that one\'s rollback is still removing, then makes them anew', async () => {
+    // On kube-apiserver even an empty namespace stays Terminating for seconds, and a version waits on
+    // its protection finalizer: here a test finalizer holds both until the test lets them go.
+    const name = 'rb-retry';
+    const hold = 'test.roomkeeper.io/hold';
+    const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+    const holdNamespace = (on: boolean) => stack.core.patchNamespace({ name, body: { metadata: { finalizers: on ? [hold] : [] } } }, merge);
+    const holdVersion = async (on: boolean) => {
+      const v = (await stack.api.listSchedulerVersions(name)).items[0];
+      if (!v) return false;
+      const others = (v.metadata.finalizers ?? []).filter((f) => f !== hold);
+      await stack.api.patchSchedulerVersion(v.metadata.name as string, { metadata: { resourceVersion: v.metadata.resourceVersion, finalizers: on ? [...others, hold] : others } });
+      return true;
+    };
+    const history = async (done?: string) => {
+      const ops = (await historyOf(name, 'create_scheduler')).sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
+      return { ops, events: (ops[1]?.status?.executionHistory ?? []).map((h) => h.event), done: done === undefined || ops[1]?.status?.status === done };
+    };
+    // Rooms fail slowly enough for the holds to be on before the rollback deletes what it made.
+    stack.sandbox!.faults.set({ latencyMs: 1000, errorRate: 1, errorStatus: 500, match: { verb: 'create', resource: 'pods' } });
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: 1 }) as never);
+    await waitFor(async () => Boolean(await holdNamespace(true)), { timeoutMs: 20_000, message: 'namespace held' });
+    await waitFor(() => holdVersion(true), { timeoutMs: 20_000, message: 'version held' });
+    await waitFor(async () => (await history()).ops[0]?.status?.status === 'error', { timeoutMs: 60_000, message: 'the first create_scheduler ended in error' });
+    stack.sandbox!.faults.clear();
+    expect((await stack.core.readNamespace({ name })).metadata?.deletionTimestamp).toBeDefined();
+
+    await stack.api.patchScheduler(name, { spec: { roomsReplicas: 2 } });
+    await waitFor(async () => (await history()).events.includes(`Waiting for namespace ${name} to be removed`), { timeoutMs: 30_000, message: 'the second attempt waits for the namespace' });
+    expect((await history()).events.join('\n')).toMatch(new RegExp(`^Namespace ${name} is being removed \\(since \\S+\\); it is made anew once it is gone$`, 'm'));
+    await holdNamespace(false);
+    await waitFor(async () => (await history()).events.includes('Waiting for version v1.0.0 to be removed'), { timeoutMs: 30_000, message: 'the second attempt waits for the version' });
+    await waitFor(() => holdVersion(false), { timeoutMs: 10_000, message: 'version released' });
+    const { events } = await waitFor(async () => {
+      const h = await history('finished');
+      return h.done ? h : undefined;
+    }, { timeoutMs: 30_000, message: 'the second create_scheduler finished' });
+    expect(events).toEqual(expect.arrayContaining([`Namespace ${name} removed`, `Created namespace ${name}`, 'Version v1.0.0 removed', 'Created version v1.0.0']));
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+  });
+
   test('add_rooms fails part-way: the rollback deletes the rooms it created and keeps the others', async () => {
     await stack.api.createScheduler(schedulerObject('rb-add', { roomsReplicas: 2 }) as never);
     const before = await waitFor(async () => {

@@ -12,8 +12,11 @@ import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
-import { awaitNamespaceRemoved, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject, versionObjectName } from './shared';
+import { awaitNamespaceRemoved, awaitRemoved, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject, versionObjectName } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
+
+/** How long a version an earlier attempt's rollback is deleting is waited for. */
+const VERSION_REMOVAL_MS = 60_000;
 
 export const createSchedulerDefinition: OperationDefinition = {
   name: OperationName.CreateScheduler,
@@ -56,8 +59,16 @@ export const createSchedulerDefinition: OperationDefinition = {
     ctx.checkpoint();
 
     // Another attempt after one that got stuck may find the version it created: reused when it
-    // belongs to this Scheduler object.
-    const existing = await loadVersion(ctx, INITIAL_VERSION);
+    // belongs to this Scheduler object. One an earlier attempt's rollback is deleting (held until
+    // the scheduler controller releases its protection finalizer) is made anew once it is gone.
+    let existing = await loadVersion(ctx, INITIAL_VERSION);
+    if (existing?.metadata.deletionTimestamp) {
+      ctx.event(`Version ${INITIAL_VERSION} is being deleted (since ${toIsoString(existing.metadata.deletionTimestamp)}); it is made anew once it is gone`);
+      if (!await awaitRemoved(ctx, `version ${INITIAL_VERSION}`, () => loadVersion(ctx, INITIAL_VERSION), VERSION_REMOVAL_MS)) {
+        throw new Error(`version ${INITIAL_VERSION} of scheduler ${name} is still being deleted after ${VERSION_REMOVAL_MS / 1000}s (its finalizers: ${(existing.metadata.finalizers ?? []).join(', ') || 'none'}); once it is gone, change the Scheduler's spec (a new generation) to create the scheduler again`);
+      }
+      existing = undefined;
+    }
     let version;
     if (existing && existing.metadata.ownerReferences?.some((o) => o.uid === scheduler.metadata.uid)) {
       version = existing;

@@ -99,20 +99,29 @@ export function namespaceRemovalBudgetMs(ctx: ExecutionContext): number {
  * saying so, until the namespace is gone: resolves to false if it is still there after
  * `namespaceRemovalBudgetMs` (the caller says what that means for its operation).
  */
-export async function awaitNamespaceRemoved(ctx: ExecutionContext, name: string): Promise<boolean> {
-  const deadline = ctx.deps.now() + namespaceRemovalBudgetMs(ctx);
+export function awaitNamespaceRemoved(ctx: ExecutionContext, name: string): Promise<boolean> {
+  const read = () => ctx.deps.core.readNamespace({ name }).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+    return undefined;
+  });
+  return awaitRemoved(ctx, `namespace ${name}`, read, namespaceRemovalBudgetMs(ctx));
+}
+
+/**
+ * Polls `read` (undefined once the object is gone) until the object named `what` is gone, saying
+ * in the history that it waits and when it is gone; false once `budgetMs` has passed.
+ */
+export async function awaitRemoved(ctx: ExecutionContext, what: string, read: () => Promise<unknown>, budgetMs: number): Promise<boolean> {
+  const deadline = ctx.deps.now() + budgetMs;
   let reported = false;
   for (;;) {
     ctx.checkpoint();
-    try {
-      await ctx.deps.core.readNamespace({ name });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      if (reported) ctx.event(`Namespace ${name} removed`);
+    if (await read() === undefined) {
+      if (reported) ctx.event(`${what[0]?.toUpperCase() ?? ''}${what.slice(1)} removed`);
       return true;
     }
     if (ctx.deps.now() >= deadline) return false;
-    if (!reported) ctx.event(`Waiting for namespace ${name} to be removed`);
+    if (!reported) ctx.event(`Waiting for ${what} to be removed`);
     reported = true;
     await new Promise((r) => setTimeout(r, 250));
   }
