@@ -12,7 +12,7 @@ import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
-import { awaitNamespaceRemoved, awaitRemoved, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject, versionObjectName } from './shared';
+import { awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 
 /** How long a version an earlier attempt's rollback is deleting is waited for. */
@@ -115,10 +115,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       await rooms.deleteRoom(name, room, undefined, 'Background');
     }
     if (ctx.state.createdVersion) {
-      await ctx.deps.api.deleteSchedulerVersion(versionObjectName(name, INITIAL_VERSION)).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-      ctx.event(`Deleted version ${INITIAL_VERSION}`);
+      await deleteVersionOfRollback(ctx, INITIAL_VERSION);
     }
     if (ctx.state.createdNamespace) {
       await ctx.deps.core.deleteNamespace({ name }).catch((err: unknown) => {

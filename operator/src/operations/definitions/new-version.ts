@@ -6,7 +6,6 @@
  */
 import { schedulerEvent } from '../../events';
 import type { GameRoom } from '../../../../common/src/generated/resources';
-import { isNotFound } from '../../../../common/src/kube/clients';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
@@ -15,7 +14,7 @@ import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
-import { listVersions, loadScheduler, loadVersion, newVersionObject, versionObjectName, waitUntil } from './shared';
+import { deleteVersionOfRollback, listVersions, loadScheduler, loadVersion, newVersionObject, waitUntil } from './shared';
 
 export const newVersionDefinition: OperationDefinition = {
   name: OperationName.CreateNewSchedulerVersion,
@@ -70,10 +69,7 @@ export const newVersionDefinition: OperationDefinition = {
     }
     const version = ctx.state.createdVersion as string | undefined;
     if (version) {
-      await ctx.deps.api.deleteSchedulerVersion(versionObjectName(ctx.schedulerName, version)).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-      ctx.event(`Deleted version ${version}`);
+      await deleteVersionOfRollback(ctx, version);
     }
   },
 };

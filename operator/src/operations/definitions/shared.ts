@@ -85,6 +85,22 @@ export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undef
   }
 }
 
+/**
+ * Deletes a version a rollback made, and says in the history what happened: deleted, or still
+ * there until the finalizers it carries are released (the scheduler controller's protection of
+ * an active version goes once the Scheduler no longer names it).
+ */
+export async function deleteVersionOfRollback(ctx: ExecutionContext, version: string): Promise<void> {
+  let answer: unknown;
+  try {
+    answer = await ctx.deps.api.deleteSchedulerVersion(versionObjectName(ctx.schedulerName, version));
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  const finalizers = (answer as { metadata?: { finalizers?: string[] } } | undefined)?.metadata?.finalizers ?? [];
+  ctx.event(finalizers.length === 0 ? `Deleted version ${version}` : `Deleting version ${version} (it goes once ${finalizers.join(', ')} ${finalizers.length === 1 ? 'is' : 'are'} released)`);
+}
+
 /** The least time a namespace is waited for: an object with a finalizer nobody releases holds it forever. */
 const NAMESPACE_REMOVAL_MIN_MS = 60_000;
 
