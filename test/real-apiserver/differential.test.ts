@@ -320,6 +320,7 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       'two ports of one name': (s) => { c0(s).ports!.push({ ...c0(s).ports![0]!, port: 7778 }); },
       'image with a trailing space': (s) => { c0(s).image = 'example.com/game:1 '; },
       'negative memory request': (s) => { c0(s).requests = { memory: '-1Mi' }; },
+      'cpu with a fractional exponent': (s) => { c0(s).requests = { cpu: '1e1.5' }; },
       'toleration with a space': (s) => { s.spec.toleration = 'a b'; },
       'affinity with a space': (s) => { s.spec.affinity = 'node pool'; },
       'label key with a space': (s) => { s.labels = { 'a b': 'x' }; },
@@ -343,7 +344,7 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       'port names, quantities, toleration, affinity and keys at the edges': (s) => {
         c0(s).ports = [{ name: 'game-1', protocol: 'UDP', port: 7777 }, { name: '1a', protocol: 'TCP', port: 7778 }];
         c0(s).requests = { memory: '+0', cpu: '1e-3' };
-        c0(s).limits = { memory: '1Gi', cpu: '2' };
+        c0(s).limits = { memory: '1E9', cpu: '2e+0' };
         s.spec.toleration = 'game_Rooms.1';
         s.spec.affinity = `pools.example.com/${'a'.repeat(63)}`;
         s.labels = { 'app.kubernetes.io/part-of': 'tennis' };
@@ -383,6 +384,8 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
     for (const what of Object.keys(refused)) expected[what] = { scheduler: 'refused 422', pod: 'refused 422' };
     for (const what of Object.keys(admitted)) expected[what] = { scheduler: 'admitted', pod: 'admitted' };
     for (const what of Object.keys(podOnly)) expected[what] = { scheduler: 'admitted', pod: 'refused 422' };
+    // A quantity kube-apiserver cannot even decode: the Pod is a 400, not a 422.
+    expected['cpu with a fractional exponent'] = { scheduler: 'refused 422', pod: 'refused 400' };
     expect(verdicts).toEqual(expected);
   }, 120_000);
 

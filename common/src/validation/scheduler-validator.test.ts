@@ -176,6 +176,8 @@ describe('validateSchedulerCreateBody', () => {
     ['secretKeyRef without key', (b) => { delete b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
     ['bad memory quantity', (b) => { b.spec.containers[0]!.requests!.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
     ['bad cpu quantity', (b) => { b.spec.containers[0]!.limits!.cpu = 'fast'; }, { field: 'spec.containers[0].limits.cpu', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
+    // kube-apiserver cannot decode a Pod with it (400: quantities must match '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$').
+    ['cpu with a fractional exponent', (b) => { b.spec.containers[0]!.requests!.cpu = '1e1.5'; }, { field: 'spec.containers[0].requests.cpu', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
     ['port name of 16 chars', (b) => { b.spec.containers[0]!.ports![0]!.name = 'a'.repeat(16); }, { field: 'spec.containers[0].ports[0].name', message: 'Too long: may not be longer than 15' }],
     ['port without name', (b) => { delete b.spec.containers[0]!.ports![0]!.name; }, { field: 'spec.containers[0].ports[0].name', message: 'Required value' }],
     ['protocol http', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],

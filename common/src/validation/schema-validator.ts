@@ -74,7 +74,7 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit",
   '^([Tt][Cc][Pp]|[Uu][Dd][Pp]|[Ss][Cc][Tt][Pp])$': 'must be TCP, UDP or SCTP (in either case)',
   '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit',
-  '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$':
+  '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$':
     'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"',
   '^\\S(.*\\S)?$': 'must not begin or end with whitespace',
   '^[-._a-zA-Z][-._a-zA-Z0-9]*$': "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit",
