@@ -78,3 +78,27 @@ export function parseQuantity(text: string): Quantity | undefined {
   if (Math.abs(exponent) > 1000) return undefined;
   return new Quantity(sign === '-' ? -digits : digits, exponent, text);
 }
+
+/** A resource whose request is above its limit (the texts as written). */
+export interface ResourceAboveLimit<R extends string = string> {
+  resource: R;
+  request: string;
+  limit: string;
+}
+
+/**
+ * The resources among `resources` whose request is above its limit, as kube-apiserver refuses
+ * them in a Pod. A resource without both, or with a value that is not a quantity, is not compared.
+ */
+export function resourcesAboveLimits<R extends string>(requests: Readonly<Partial<Record<R, unknown>>> | undefined, limits: Readonly<Partial<Record<R, unknown>>> | undefined, resources: readonly R[]): ResourceAboveLimit<R>[] {
+  const above: ResourceAboveLimit<R>[] = [];
+  for (const resource of resources) {
+    const request = requests?.[resource];
+    const limit = limits?.[resource];
+    if (typeof request !== 'string' || typeof limit !== 'string') continue;
+    const requested = parseQuantity(request);
+    const limited = parseQuantity(limit);
+    if (requested && limited && requested.compare(limited) > 0) above.push({ resource, request, limit });
+  }
+  return above;
+}

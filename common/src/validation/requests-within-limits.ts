@@ -5,7 +5,7 @@
  * The CRD cannot state the rule: Kubernetes v1.28's CEL has no quantity library.
  */
 import type { SchedulerSpec } from '../generated/resources';
-import { parseQuantity } from '../kube/quantity';
+import { resourcesAboveLimits } from '../kube/quantity';
 import { joinIndex, withPrefix } from './field-path';
 import type { FieldError } from './result';
 
@@ -17,21 +17,11 @@ const RESOURCES = ['cpu', 'memory'] as const;
  * the Scheduler resource). A quantity that does not parse is the schema's to report, not this rule's.
  */
 export function requestsAboveLimits(definition: SchedulerSpec, prefix = ''): FieldError[] {
-  const errors: FieldError[] = [];
-  definition.spec.containers.forEach((container, i) => {
-    for (const resource of RESOURCES) {
-      const request = container.requests?.[resource];
-      const limit = container.limits?.[resource];
-      if (request === undefined || limit === undefined) continue;
-      const requested = parseQuantity(request);
-      const limited = parseQuantity(limit);
-      if (!requested || !limited || requested.compare(limited) <= 0) continue;
-      const path = joinIndex(withPrefix(prefix, 'spec.containers'), i);
-      errors.push({
-        field: `${path}.requests.${resource}`,
-        message: `must be less than or equal to the ${resource} limit ${JSON.stringify(limit)} (${path}.limits.${resource}): Kubernetes refuses a pod that requests more than its limit; lower the request or raise the limit`,
-      });
-    }
+  return definition.spec.containers.flatMap((container, i) => {
+    const path = joinIndex(withPrefix(prefix, 'spec.containers'), i);
+    return resourcesAboveLimits(container.requests, container.limits, RESOURCES).map(({ resource, limit }) => ({
+      field: `${path}.requests.${resource}`,
+      message: `must be less than or equal to the ${resource} limit ${JSON.stringify(limit)} (${path}.limits.${resource}): Kubernetes refuses a pod that requests more than its limit; lower the request or raise the limit`,
+    }));
   });
-  return errors;
 }

@@ -9,7 +9,7 @@ import { validateCrdSchema } from './crd-schema';
 import { nameProblems } from './object-meta-validation';
 import type { ResourceType } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
-import { parseQuantity } from '../../../common/src/kube/quantity';
+import { resourcesAboveLimits } from '../../../common/src/kube/quantity';
 
 type Json = Record<string, unknown>;
 
@@ -142,24 +142,12 @@ function validatePod(obj: KubeObject): StatusCause[] {
       seen.add(name);
     }
     if (typeof c.image !== 'string' || c.image.trim() === '') causes.push({ reason: 'FieldValueRequired', field: `${base}.image`, message: 'Required value' });
-    causes.push(...requestsAboveLimits(c.resources, `${base}.resources`));
-  });
-  return causes;
-}
-
-/** kube-apiserver refuses a container that requests more cpu or memory than its limit. */
-function requestsAboveLimits(resources: unknown, base: string): StatusCause[] {
-  if (!isRecord(resources) || !isRecord(resources.requests) || !isRecord(resources.limits)) return [];
-  const causes: StatusCause[] = [];
-  for (const name of ['cpu', 'memory']) {
-    const request = resources.requests[name];
-    const limit = resources.limits[name];
-    const requested = typeof request === 'string' ? parseQuantity(request) : undefined;
-    const limited = typeof limit === 'string' ? parseQuantity(limit) : undefined;
-    if (requested && limited && requested.compare(limited) > 0) {
-      causes.push({ reason: 'FieldValueInvalid', field: `${base}.requests`, message: `Invalid value: ${JSON.stringify(request)}: must be less than or equal to ${name} limit of ${String(limit)}` });
+    // kube-apiserver refuses a container that requests more cpu or memory than its limit.
+    const resources = isRecord(c.resources) ? c.resources : {};
+    for (const { resource, request, limit } of resourcesAboveLimits(isRecord(resources.requests) ? resources.requests : undefined, isRecord(resources.limits) ? resources.limits : undefined, ['cpu', 'memory'])) {
+      causes.push({ reason: 'FieldValueInvalid', field: `${base}.resources.requests`, message: `Invalid value: ${JSON.stringify(request)}: must be less than or equal to ${resource} limit of ${limit}` });
     }
-  }
+  });
   return causes;
 }
 
