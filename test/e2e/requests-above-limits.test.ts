@@ -4,7 +4,8 @@
  * server admits the Scheduler (test/real-apiserver/differential.test.ts shows both). The gateway
  * refuses the definition naming the field and writes nothing; one written with kubectl gets no
  * room, its operation ends in error naming the Scheduler's field and what to do, and the fix made
- * with kubectl brings the rooms up. Runs on the sandbox, or on a real cluster when
+ * with kubectl brings the rooms up; a later kubectl edit to such a definition fails its version
+ * change the same way while the fleet goes on serving. Runs on the sandbox, or on a real cluster when
  * E2E_KUBECONFIG is set (the real tier runs it against kube-apiserver v1.28).
  */
 import type { ErrorBody } from '../../api-gateway/src/errors';
@@ -56,7 +57,7 @@ describe('requests above limits', () => {
     expect((await stack.api.getScheduler(name)).metadata.generation).toBe(generation);
   });
 
-  test('one written with kubectl gets no room: its operation ends in error naming the field, and the kubectl fix brings its rooms up', async () => {
+  test('one written with kubectl gets no room: its operation ends in error naming the field, and the kubectl fix brings its rooms up; a later edit to one fails its version change and the room keeps serving', async () => {
     const name = 'over-limit-kubectl';
     await stack.api.createScheduler({ apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name }, spec: definition(name, { cpu: '2', memory: '64Mi' }, { cpu: '1', memory: '128Mi' }) } as never);
     const failedCreate = await explained(name, waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_scheduler' && o.status?.status === 'error'),
@@ -67,7 +68,20 @@ describe('requests above limits', () => {
     expect((await stack.core.listNamespacedPod({ namespace: name }).catch(() => ({ items: [] }))).items).toEqual([]);
 
     await stack.api.patchScheduler(name, { spec: { spec: { containers: [{ ...definition(name, { cpu: '2', memory: '64Mi' }, { cpu: '2', memory: '128Mi' }).spec.containers[0] }] } } });
-    await explained(name, waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 1,
-      { timeoutMs: 90_000, message: `a ready room of ${name} after the fix` }));
-  }, 200_000);
+    const [serving] = await explained(name, waitFor(async () => {
+      const ready = (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready');
+      return ready.length === 1 ? ready : undefined;
+    }, { timeoutMs: 90_000, message: `a ready room of ${name} after the fix` }));
+
+    // A kubectl edit of a running scheduler to such a definition: its version change fails naming
+    // the field, and the fleet goes on serving on the active version.
+    await stack.api.patchScheduler(name, { spec: { spec: { containers: [{ ...definition(name, { cpu: '3', memory: '64Mi' }, { cpu: '2', memory: '128Mi' }).spec.containers[0] }] } } });
+    const failedChange = await explained(name, waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_new_scheduler_version' && o.status?.status === 'error'),
+      { timeoutMs: 60_000, message: `the version change of ${name} ended in error` }));
+    expect((failedChange.status?.executionHistory ?? []).map((h) => h.event).join('\n')).toMatch(new RegExp(`no room was created for version v\\S+ of scheduler ${name}: spec\\.spec\\.containers\\[0\\]\\.requests\\.cpu must be less than or equal to the cpu limit "2"`));
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    const rooms = (await stack.api.listGameRooms(name)).items;
+    expect(rooms.map((r) => [r.metadata.name, r.status?.status])).toEqual([[serving!.metadata.name, 'ready']]);
+  }, 240_000);
 });
