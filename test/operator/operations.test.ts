@@ -268,9 +268,10 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       await stack.api.patchSchedulerVersion(v.metadata.name as string, { metadata: { resourceVersion: v.metadata.resourceVersion, finalizers: on ? [...others, hold] : others } });
       return true;
     };
-    const history = async (done?: string) => {
+    /** The attempts in enqueue order, and the second one's history. */
+    const history = async () => {
       const ops = (await historyOf(name, 'create_scheduler')).sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
-      return { ops, events: (ops[1]?.status?.executionHistory ?? []).map((h) => h.event), done: done === undefined || ops[1]?.status?.status === done };
+      return { ops, events: (ops[1]?.status?.executionHistory ?? []).map((h) => h.event) };
     };
     // Rooms fail slowly enough for the holds to be on before the rollback deletes what it made.
     stack.sandbox!.faults.set({ latencyMs: 1000, errorRate: 1, errorStatus: 500, match: { verb: 'create', resource: 'pods' } });
@@ -288,8 +289,8 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     await waitFor(async () => (await history()).events.includes('Waiting for version v1.0.0 to be removed'), { timeoutMs: 30_000, message: 'the second attempt waits for the version' });
     await waitFor(() => holdVersion(false), { timeoutMs: 10_000, message: 'version released' });
     const { events } = await waitFor(async () => {
-      const h = await history('finished');
-      return h.done ? h : undefined;
+      const h = await history();
+      return h.ops[1]?.status?.status === 'finished' ? h : undefined;
     }, { timeoutMs: 30_000, message: 'the second create_scheduler finished' });
     expect(events).toEqual(expect.arrayContaining([`Namespace ${name} removed`, `Created namespace ${name}`, 'Version v1.0.0 removed', 'Created version v1.0.0']));
     await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
