@@ -185,12 +185,15 @@ describe('simulation against the sandbox API server', () => {
   });
 
   it('plays scripted occupancy: occupied-after then free-after', async () => {
-    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-occ', { env: room('fleet', 'room-occ', { ROOMKEEPER_SIM_ROOM: 'occupied-after:0.3,free-after:0.3' }) }) });
-    await waitFor(() => {
+    // Each phase lasts ten ping intervals, so a loaded machine that delays a ping still samples it.
+    await core.createNamespacedPod({ namespace: ns, body: roomPod('room-occ', { env: room('fleet', 'room-occ', { ROOMKEEPER_SIM_ROOM: 'occupied-after:1,free-after:1' }) }) });
+    const statuses = await waitFor(() => {
       const s = statusesOf(recorder, 'fleet', 'room-occ');
       const occ = s.indexOf('occupied');
-      return s[0] === 'ready' && occ > 0 && s.slice(occ).includes('ready');
-    }, { message: 'ready -> occupied -> ready' });
+      if (occ < 0 || !s.slice(occ).includes('ready')) throw new Error(`pings so far: ${s.join(', ') || 'none'}`);
+      return s;
+    }, { message: 'ready -> occupied -> ready', timeoutMs: 30_000 });
+    expect(statuses[0]).toBe('ready');
   });
 
   it('plays scripted silence: stop-after stops pinging and never-ping sends nothing', async () => {
