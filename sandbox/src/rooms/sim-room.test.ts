@@ -48,14 +48,15 @@ describe('SimRoom', () => {
   });
 
   it('follows occupied-after and free-after, pinging on each change', async () => {
-    const r = room('occupied-after:0.2,free-after:0.2');
+    // Each phase lasts ten ping intervals, so a loaded machine that delays a ping still samples it.
+    const r = room('occupied-after:0.5,free-after:0.5');
     r.start();
-    await waitFor(() => {
-      const statuses = recorder.pingsFor('fleet', 'room-1').map((p) => (p.body as { status: string }).status);
-      const firstOccupied = statuses.indexOf('occupied');
-      return firstOccupied > 0 && statuses.slice(firstOccupied).includes('ready');
-    }, { timeoutMs: 10_000 });
-    const statuses = recorder.pingsFor('fleet', 'room-1').map((p) => (p.body as { status: string }).status);
+    const statuses = await waitFor(() => {
+      const seen = recorder.pingsFor('fleet', 'room-1').map((p) => (p.body as { status: string }).status);
+      const firstOccupied = seen.indexOf('occupied');
+      if (firstOccupied < 0 || !seen.slice(firstOccupied).includes('ready')) throw new Error(`pings so far: ${seen.join(', ') || 'none'}`);
+      return seen;
+    }, { timeoutMs: 30_000 });
     expect(statuses[0]).toBe('ready');
   });
 
