@@ -1,14 +1,17 @@
 /**
- * `npm test`'s runner. Jest runs twice:
+ * `npm test`'s runner. Two tiers run at the same time (each spends about half its time waiting on
+ * deadlines, leases and outages, so together they keep a 2-core machine busy):
  *   1. the unit, integration and end-to-end projects (on the embedded sandbox), two suites at once;
  *   2. the real-API-server tier (test/real-apiserver/) against real Kubernetes control planes from
- *      ROOMKEEPER_K8S_ASSETS. The suites that bring down a control plane of their own (outages,
- *      a 429 window: OWN_PLANE) run one at a time beside the others, which run one at a time
- *      against one control plane started here for the run. Without the binaries the tier says
- *      NOT RUN, here and in each of its suites, and passes.
- * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
- * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`,
- * `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
+ *      ROOMKEEPER_K8S_ASSETS, in three groups side by side, each one suite at a time: the whole
+ *      end-to-end suite on a control plane of its own (E2E_SUITE), the other shared-plane suites on
+ *      a second one, and the suites that bring down a control plane of their own (outages, a 429
+ *      window: OWN_PLANE). The runner starts the two shared planes. Without the binaries the tier
+ *      says NOT RUN, here and in each of its suites, and passes.
+ * Each real-tier group's output lines are prefixed with its name.
+ * Arguments are passed to both runs unchanged (`npm test -- test/e2e`); then the real tier is one
+ * group on one plane. With `--selectProjects` only the projects named run (`npm run test:real --
+ * test/real-apiserver/e2e-suite.test.ts`, `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -24,6 +27,9 @@ const children = new Set<ReturnType<typeof spawn>>();
  * (`startOutageLab`): they never touch the shared one, so they run beside its suites.
  */
 const OWN_PLANE = 'test/real-apiserver/apiserver-(outage|outage-operations|throttled-writes)\\.test\\.ts$';
+
+/** The real-tier suite that runs all of test/e2e: the longest, so on a plane of its own. */
+const E2E_SUITE = 'test/real-apiserver/e2e-suite\\.test\\.ts$';
 
 /** Runs jest; with `prefix`, each line of its output is printed after it (two runs at once stay readable). */
 function runJest(args: string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> {
@@ -56,40 +62,56 @@ async function main(): Promise<number> {
   const jestArgs = [...userArgs.filter((a) => !a.startsWith('--selectProjects=')), ...userArgs.filter((a) => a.startsWith('--selectProjects='))];
   // --forceExit: a request still waiting out a Retry-After, or a socket of a stopped stack, must
   // not hold the run open once every suite has finished (seen: the run never ended).
-  const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--maxWorkers=2', '--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
-  if (!wantsReal) return sandboxTiers;
-
-  const assets = controlPlaneAssets();
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const sandboxRun = selected && wantsReal ? Promise.resolve(0) : runJest(selected ? jestArgs : ['--maxWorkers=2', '--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
+  if (!wantsReal) return sandboxRun;
   const started = Date.now();
-  let stop: (() => Promise<void>) | undefined;
-  if ('missing' in assets) {
-    env.ROOMKEEPER_REAL_APISERVER_NOT_RUN = assets.missing;
-    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
-  } else {
-    const { plane, info, infoFile } = await startRealApiServer(assets.dir);
-    stop = () => plane.stop();
-    env[REAL_APISERVER_INFO_ENV] = infoFile;
-    process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
-  }
-  let realTier: number;
-  try {
-    // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-    // The whole tier (no file or option given): the own-plane suites beside the others.
-    const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
-    const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
-    const codes = await Promise.all(whole
-      ? [runJest([...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE], env), runJest([...tier, OWN_PLANE], env, '[own planes]')]
-      : [runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], env)]);
-    realTier = codes.find((c) => c !== 0) ?? 0;
-  } finally {
-    await stop?.();
-  }
-  process.stdout.write(`[real-apiserver] tier ${realTier === 0 ? 'passed' : 'FAILED'}; it added ${Math.round((Date.now() - started) / 1000)} s to this run\n`);
+  const realRun = runRealTier(selected, jestArgs).catch((err: unknown) => {
+    process.stderr.write(`npm test: the real API server tier could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    return 1;
+  });
+  const [sandboxTiers, realTier] = await Promise.all([sandboxRun, realRun]);
+  process.stdout.write(`[real-apiserver] tier ${realTier === 0 ? 'passed' : 'FAILED'}; it took ${Math.round((Date.now() - started) / 1000)} s${selected ? '' : ', beside the sandbox tiers'}\n`);
   return sandboxTiers !== 0 ? sandboxTiers : realTier;
 }
 
+/** The real-API-server tier: its control planes, then its groups of suites side by side. */
+async function runRealTier(selected: boolean, jestArgs: string[]): Promise<number> {
+  const assets = controlPlaneAssets();
+  // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
+  const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
+  if ('missing' in assets) {
+    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
+    return runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], { ...process.env, ROOMKEEPER_REAL_APISERVER_NOT_RUN: assets.missing });
+  }
+  // The whole tier (no file or option given): three groups; otherwise what was asked, on one plane.
+  const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
+  const groups: Array<{ name: string; args: string[]; plane: boolean }> = whole
+    ? [
+      { name: '[real e2e]', args: [...tier, E2E_SUITE], plane: true },
+      { name: '[real plane]', args: [...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE, E2E_SUITE], plane: true },
+      { name: '[own planes]', args: [...tier, OWN_PLANE], plane: false },
+    ]
+    : [{ name: '', args: selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], plane: true }];
+  const planes: Array<Awaited<ReturnType<typeof startRealApiServer>>> = [];
+  try {
+    const started = Date.now();
+    planes.push(...await Promise.all(groups.filter((g) => g.plane).map(() => startRealApiServer(assets.dir))));
+    for (const { info } of planes) {
+      process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
+    }
+    let next = 0;
+    const codes = await Promise.all(groups.map((g) => {
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      if (g.plane) env[REAL_APISERVER_INFO_ENV] = planes[next++]?.infoFile;
+      return runJest(g.args, env, g.name === '' ? undefined : g.name);
+    }));
+    return codes.find((c) => c !== 0) ?? 0;
+  } finally {
+    await Promise.all(planes.map(({ plane }) => plane.stop()));
+  }
+}
+
 main().then((code) => process.exit(code), (err: unknown) => {
-  process.stderr.write(`npm test: the real API server tier could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`npm test: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
 });
