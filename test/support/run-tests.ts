@@ -85,26 +85,25 @@ async function runRealTier(selected: boolean, jestArgs: string[]): Promise<numbe
   }
   // The whole tier (no file or option given): three groups; otherwise what was asked, on one plane.
   const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
-  const groups: Array<{ name: string; args: string[]; plane: boolean }> = whole
+  // Each group names the shared plane it uses; the own-plane suites are given the second one's
+  // too, as the sign that the tier runs (they never touch it).
+  const groups: Array<{ name: string; args: string[]; plane: number }> = whole
     ? [
-      { name: '[real e2e]', args: [...tier, E2E_SUITE], plane: true },
-      { name: '[real plane]', args: [...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE, E2E_SUITE], plane: true },
-      { name: '[own planes]', args: [...tier, OWN_PLANE], plane: false },
+      { name: '[real e2e]', args: [...tier, E2E_SUITE], plane: 0 },
+      { name: '[real plane]', args: [...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE, E2E_SUITE], plane: 1 },
+      { name: '[own planes]', args: [...tier, OWN_PLANE], plane: 1 },
     ]
-    : [{ name: '', args: selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], plane: true }];
+    : [{ name: '', args: selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], plane: 0 }];
   const planes: Array<Awaited<ReturnType<typeof startRealApiServer>>> = [];
   try {
     const started = Date.now();
-    planes.push(...await Promise.all(groups.filter((g) => g.plane).map(() => startRealApiServer(assets.dir))));
+    const count = Math.max(...groups.map((g) => g.plane)) + 1;
+    planes.push(...await Promise.all(Array.from({ length: count }, () => startRealApiServer(assets.dir))));
     for (const { info } of planes) {
       process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
     }
-    let next = 0;
-    const codes = await Promise.all(groups.map((g) => {
-      const env: NodeJS.ProcessEnv = { ...process.env };
-      if (g.plane) env[REAL_APISERVER_INFO_ENV] = planes[next++]?.infoFile;
-      return runJest(g.args, env, g.name === '' ? undefined : g.name);
-    }));
+    const codes = await Promise.all(groups.map((g) =>
+      runJest(g.args, { ...process.env, [REAL_APISERVER_INFO_ENV]: planes[g.plane]?.infoFile }, g.name === '' ? undefined : g.name)));
     return codes.find((c) => c !== 0) ?? 0;
   } finally {
     await Promise.all(planes.map(({ plane }) => plane.stop()));
