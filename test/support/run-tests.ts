@@ -98,7 +98,9 @@ async function runRealTier(selected: boolean, jestArgs: string[]): Promise<numbe
   try {
     const started = Date.now();
     const count = Math.max(...groups.map((g) => g.plane)) + 1;
-    planes.push(...await Promise.all(Array.from({ length: count }, () => startRealApiServer(assets.dir))));
+    const starts = await Promise.allSettled(Array.from({ length: count }, () => startRealApiServer(assets.dir)));
+    for (const r of starts) if (r.status === 'fulfilled') planes.push(r.value); // stopped below whatever happens
+    for (const r of starts) if (r.status === 'rejected') throw r.reason;
     for (const { info } of planes) {
       process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
     }
