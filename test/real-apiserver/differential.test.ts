@@ -215,7 +215,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.core.deleteNamespace({ name });
     return { defaultsAppear: got };
   }),
-  'a pod whose container requests more cpu or memory than its limit is refused, naming the requests': (api) => outcome(async () => {
+  'a pod whose container requests more cpu or memory than its limit is refused, naming the requests; one whose quantity cannot be decoded is a 400': (api) => outcome(async () => {
     const container = { name: 'c', image: 'example.com/x:1' };
     const pod = (requests: Record<string, string>, limits: Record<string, string>) => api.core.createNamespacedPod({
       namespace: 'default', dryRun: 'All', body: { metadata: { name: `req-${api.id}` }, spec: { containers: [{ ...container, resources: { requests, limits } }] } },
@@ -224,6 +224,11 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       cpu: await pod({ cpu: '1500m' }, { cpu: '1' }),
       memory: await pod({ memory: '1.5Gi' }, { memory: '1Gi' }),
       equal: await pod({ cpu: '1000m', memory: '1Gi' }, { cpu: '1', memory: '1024Mi' }),
+      // A quantity kube-apiserver cannot decode is a 400 before any validation.
+      undecodable: await pod({ cpu: '1e1.5' }, {}),
+      twoPoints: await pod({}, { memory: '1.2.3Mi' }),
+      unknownSuffix: await pod({}, { memory: '1Mk' }),
+      oddButRead: await pod({ cpu: '.5', memory: '+' }, {}),
     };
   }),
   'a deleted namespace held by a finalizer stays Terminating, emptied, until the finalizer is released': (api) => outcome(async () => {

@@ -91,11 +91,56 @@ function lease(obj: KubeObject): void {
   }
 }
 
+/** The pattern kube-apiserver names when it cannot decode a quantity (apimachinery's resource.Quantity). */
+const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+/**
+ * What apimachinery's quantity reader takes before it looks at the suffix: a sign, digits, one
+ * decimal point, then suffix letters, a sign and digits (so `+`, `.5` and `Mi` read as numbers).
+ */
+const QUANTITY_FORM = /^[+-]?[0-9]*(?:\.[0-9]*)?([eEinumkKMGTP]*[+-]?[0-9]*)$/;
+const QUANTITY_SUFFIXES = new Set(['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E']);
+
+/** Why kube-apiserver cannot decode `text` as a quantity, or undefined when it can. */
+function quantityDecodeError(text: string): string | undefined {
+  const form = QUANTITY_FORM.exec(text);
+  if (text === '' || !form) return `quantities must match the regular expression '${QUANTITY_PATTERN}'`;
+  const suffix = form[1] ?? '';
+  return QUANTITY_SUFFIXES.has(suffix) || /^[eE][+-]?[0-9]+$/.test(suffix) ? undefined : "unable to parse quantity's suffix";
+}
+
+/**
+ * A Pod's quantities (its containers' requests and limits, its overhead) are decoded before it
+ * is validated: kube-apiserver answers 400, not 422, for one it cannot read (`1e1.5`).
+ */
+function podQuantities(obj: KubeObject): void {
+  const spec = isRecord(obj.spec) ? obj.spec : {};
+  const lists: unknown[] = [];
+  for (const list of ['containers', 'initContainers']) {
+    const containers = spec[list];
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers) {
+      const resources = isRecord(c) && isRecord(c.resources) ? c.resources : {};
+      lists.push(resources.requests, resources.limits);
+    }
+  }
+  lists.push(spec.overhead);
+  for (const values of lists) {
+    if (!isRecord(values)) continue;
+    for (const v of Object.values(values)) {
+      const why = typeof v === 'string' ? quantityDecodeError(v) : undefined;
+      if (why !== undefined) throw badRequest(`Pod in version "v1" cannot be handled as a Pod: ${why}`);
+    }
+  }
+}
+
 /** Changes a kind makes to a new object before it is stored. */
 export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: StrategyContext): void {
   if (rt.group === 'coordination.k8s.io' && rt.plural === 'leases') lease(obj);
   if (rt.group === '' && rt.plural === 'secrets') secret(obj);
-  else if (rt.group === '' && rt.plural === 'pods') pod(obj);
+  else if (rt.group === '' && rt.plural === 'pods') {
+    podQuantities(obj);
+    pod(obj);
+  }
   else if (rt.group === '' && rt.plural === 'namespaces') {
     obj.spec = { finalizers: ['kubernetes'] };
     obj.status = { phase: 'Active' };
@@ -114,6 +159,7 @@ export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: Strateg
 /** Changes a kind makes to an updated object (keeps what clients may not change). */
 export function prepareForUpdate(rt: ResourceType, obj: KubeObject, old: KubeObject, ctx: StrategyContext): void {
   if (rt.group === 'coordination.k8s.io' && rt.plural === 'leases') lease(obj);
+  if (rt.group === '' && rt.plural === 'pods') podQuantities(obj);
   if (rt.group === '' && rt.plural === 'secrets') secret(obj);
   if (rt.group === 'apiextensions.k8s.io' && rt.plural === 'customresourcedefinitions') crd(obj, ctx.now, old);
   if (rt.group === '' && rt.plural === 'namespaces') {

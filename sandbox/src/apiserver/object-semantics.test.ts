@@ -143,6 +143,21 @@ describe('object semantics against client-node', () => {
     expect(warn.json!.spec!.containers![0]!.imagee).toBeUndefined();
   });
 
+  it('answers 400 for a pod quantity kube-apiserver cannot decode, and stores nothing', async () => {
+    const pod = (name: string, resources: object) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'i:1', resources }] } });
+    const fractional = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod('q-frac', { requests: { cpu: '1e1.5' } }));
+    expect(fractional.status).toBe(400);
+    expect(fractional.json).toMatchObject({ reason: 'BadRequest', message: 'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'' });
+    const twoPoints = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod('q-points', { limits: { memory: '1.2.3Mi' } }));
+    expect(twoPoints.status).toBe(400);
+    const suffix = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod('q-suffix', { limits: { memory: '1Mk' } }));
+    expect(suffix.status).toBe(400);
+    expect(suffix.json!.message).toBe('Pod in version "v1" cannot be handled as a Pod: unable to parse quantity\'s suffix');
+    for (const name of ['q-frac', 'q-points', 'q-suffix']) expect((await request(sandbox.url, 'GET', `/api/v1/namespaces/default/pods/${name}`)).status).toBe(404);
+    const edges = await request(sandbox.url, 'POST', '/api/v1/namespaces/default/pods', pod('q-edges', { requests: { cpu: '1e-3', memory: '+0' }, limits: { cpu: '2e+0', memory: '1E9' } }));
+    expect(edges.status).toBe(201);
+  });
+
   it('answers 404 and 409 AlreadyExists with real Status bodies', async () => {
     const missing = await request(sandbox.url, 'GET', '/api/v1/namespaces/default/pods/nope');
     expect(missing.status).toBe(404);
