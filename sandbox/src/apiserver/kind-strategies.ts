@@ -96,8 +96,9 @@ const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 /**
  * What apimachinery's quantity reader takes before it looks at the suffix: a sign, digits, one
  * decimal point, then suffix letters, a sign and digits (so `+`, `.5` and `Mi` read as numbers).
+ * Digits after the number can only follow a letter or a sign, so no input makes it backtrack.
  */
-const QUANTITY_FORM = /^[+-]?[0-9]*(?:\.[0-9]*)?([eEinumkKMGTP]*[+-]?[0-9]*)$/;
+const QUANTITY_FORM = /^[+-]?[0-9]*(?:\.[0-9]*)?([eEinumkKMGTP]+[+-]?[0-9]*|[+-][0-9]*)?$/;
 const QUANTITY_SUFFIXES = new Set(['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E']);
 
 /** Why kube-apiserver cannot decode `text` as a quantity, or undefined when it can. */
@@ -140,8 +141,7 @@ export function prepareForCreate(rt: ResourceType, obj: KubeObject, ctx: Strateg
   else if (rt.group === '' && rt.plural === 'pods') {
     podQuantities(obj);
     pod(obj);
-  }
-  else if (rt.group === '' && rt.plural === 'namespaces') {
+  } else if (rt.group === '' && rt.plural === 'namespaces') {
     obj.spec = { finalizers: ['kubernetes'] };
     obj.status = { phase: 'Active' };
   } else if (rt.group === '' && rt.plural === 'services') {
