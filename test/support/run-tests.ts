@@ -2,17 +2,17 @@
  * `npm test`'s runner. Jest runs twice:
  *   1. the unit, integration and end-to-end projects (on the embedded sandbox), two suites at once;
  *   2. the real-API-server tier (test/real-apiserver/) against real Kubernetes control planes from
- *      ROOMKEEPER_K8S_ASSETS, in three groups side by side, each one suite at a time: the whole
- *      end-to-end suite on a shared control plane of its own, the other shared-plane suites on a
- *      second one, and the suites that bring down a control plane of their own (outages, a 429
- *      window) spread over the groups. The runner starts the two shared planes; each group's output
- *      lines are prefixed with its name. Without the binaries the tier says NOT RUN, here and in
- *      each of its suites, and passes.
- * The two runs do not overlap: side by side, with five suites at once on 2 cores, operation leases
- * of the tests' 3 s expired and a 1,000-room chaos test could not bring its rooms up (tried).
- * Arguments are passed to both runs unchanged (`npm test -- test/e2e`); then the real tier is one
- * group on one plane. With `--selectProjects` only the projects named run (`npm run test:real --
- * test/real-apiserver/e2e-suite.test.ts`, `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
+ *      ROOMKEEPER_K8S_ASSETS. The suites that bring down a control plane of their own (outages,
+ *      a 429 window: OWN_PLANE) run one at a time beside the others, which run one at a time
+ *      against one control plane started here for the run. Without the binaries the tier says
+ *      NOT RUN, here and in each of its suites, and passes.
+ * Tried on 2 cores (2026-12-01) and not kept: both runs at once (five suites at a time: test
+ * operation leases expired, a 1,000-room chaos test could not bring its rooms up), and the real
+ * tier in three groups on two shared planes (690 s instead of 853 s, but once the 1,000 rooms of
+ * the outage-operations suite saw 36 pings reset at one instant beside them).
+ * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
+ * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`,
+ * `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
  */
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -23,15 +23,11 @@ import { startRealApiServer } from './real-apiserver';
 const JEST = path.resolve(__dirname, '../../node_modules/.bin/jest');
 const children = new Set<ReturnType<typeof spawn>>();
 
-/** The real-tier suite that runs all of test/e2e (the longest): on a shared plane of its own. */
-const E2E_SUITE = 'test/real-apiserver/e2e-suite\\.test\\.ts$';
 /**
- * Real-tier suites that start, stop and kill a control plane of their own (`startOutageLab`):
- * they never touch a shared one, so each group can take one; they go where they even out the
- * groups' times (outage operations about 390 s alone, the e2e suite 460 s, the rest 390 s).
+ * The real-tier suites that start, stop and kill a control plane of their own
+ * (`startOutageLab`): they never touch the shared one, so they run beside its suites.
  */
-const OUTAGE_OPERATIONS = 'test/real-apiserver/apiserver-outage-operations\\.test\\.ts$';
-const THROTTLED_WRITES = 'test/real-apiserver/apiserver-throttled-writes\\.test\\.ts$';
+const OWN_PLANE = 'test/real-apiserver/apiserver-(outage|outage-operations|throttled-writes)\\.test\\.ts$';
 
 /** Runs jest; with `prefix`, each line of its output is printed after it (two runs at once stay readable). */
 function runJest(args: string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> {
@@ -66,54 +62,38 @@ async function main(): Promise<number> {
   // not hold the run open once every suite has finished (seen: the run never ended).
   const sandboxTiers = selected && wantsReal ? 0 : await runJest(selected ? jestArgs : ['--maxWorkers=2', '--selectProjects', 'unit', 'integration', 'e2e', '--passWithNoTests', '--forceExit', ...jestArgs], process.env);
   if (!wantsReal) return sandboxTiers;
+
+  const assets = controlPlaneAssets();
+  const env: NodeJS.ProcessEnv = { ...process.env };
   const started = Date.now();
-  const realTier = await runRealTier(selected, jestArgs).catch((err: unknown) => {
-    process.stderr.write(`npm test: the real API server tier could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-    return 1;
-  });
+  let stop: (() => Promise<void>) | undefined;
+  if ('missing' in assets) {
+    env.ROOMKEEPER_REAL_APISERVER_NOT_RUN = assets.missing;
+    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
+  } else {
+    const { plane, info, infoFile } = await startRealApiServer(assets.dir);
+    stop = () => plane.stop();
+    env[REAL_APISERVER_INFO_ENV] = infoFile;
+    process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
+  }
+  let realTier: number;
+  try {
+    // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
+    // The whole tier (no file or option given): the own-plane suites beside the others.
+    const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
+    const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
+    const codes = await Promise.all(whole
+      ? [runJest([...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE], env), runJest([...tier, OWN_PLANE], env, '[own planes]')]
+      : [runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], env)]);
+    realTier = codes.find((c) => c !== 0) ?? 0;
+  } finally {
+    await stop?.();
+  }
   process.stdout.write(`[real-apiserver] tier ${realTier === 0 ? 'passed' : 'FAILED'}; it added ${Math.round((Date.now() - started) / 1000)} s to this run\n`);
   return sandboxTiers !== 0 ? sandboxTiers : realTier;
 }
 
-/** The real-API-server tier: its control planes, then its groups of suites side by side. */
-async function runRealTier(selected: boolean, jestArgs: string[]): Promise<number> {
-  const assets = controlPlaneAssets();
-  // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-  const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
-  if ('missing' in assets) {
-    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
-    return runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], { ...process.env, ROOMKEEPER_REAL_APISERVER_NOT_RUN: assets.missing });
-  }
-  // The whole tier (no file or option given): three groups; otherwise what was asked, on one plane.
-  const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
-  // Each group names the shared plane it uses; the outage-operations suite is given the second
-  // one's too, as the sign that the tier runs (it never touches it).
-  const groups: Array<{ name: string; args: string[]; plane: number }> = whole
-    ? [
-      { name: '[real e2e]', args: [...tier, E2E_SUITE, THROTTLED_WRITES], plane: 0 },
-      { name: '[real plane]', args: [...tier, '--testPathIgnorePatterns', '/node_modules/', E2E_SUITE, THROTTLED_WRITES, OUTAGE_OPERATIONS], plane: 1 },
-      { name: '[outage ops]', args: [...tier, OUTAGE_OPERATIONS], plane: 1 },
-    ]
-    : [{ name: '', args: selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], plane: 0 }];
-  const planes: Array<Awaited<ReturnType<typeof startRealApiServer>>> = [];
-  try {
-    const started = Date.now();
-    const count = Math.max(...groups.map((g) => g.plane)) + 1;
-    const starts = await Promise.allSettled(Array.from({ length: count }, () => startRealApiServer(assets.dir)));
-    for (const r of starts) if (r.status === 'fulfilled') planes.push(r.value); // stopped below whatever happens
-    for (const r of starts) if (r.status === 'rejected') throw r.reason;
-    for (const { info } of planes) {
-      process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
-    }
-    const codes = await Promise.all(groups.map((g) =>
-      runJest(g.args, { ...process.env, [REAL_APISERVER_INFO_ENV]: planes[g.plane]?.infoFile }, g.name === '' ? undefined : g.name)));
-    return codes.find((c) => c !== 0) ?? 0;
-  } finally {
-    await Promise.all(planes.map(({ plane }) => plane.stop()));
-  }
-}
-
 main().then((code) => process.exit(code), (err: unknown) => {
-  process.stderr.write(`npm test: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`npm test: the real API server tier could not start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
 });
