@@ -9,6 +9,11 @@ const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|
 const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIX: Record<string, bigint> = { Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n };
 
+/** Whether `suffix` is one a Kubernetes quantity may end with: a decimal or binary SI suffix, or a decimal exponent. */
+export function isQuantitySuffix(suffix: string): boolean {
+  return Object.hasOwn(DECIMAL_SUFFIX, suffix) || Object.hasOwn(BINARY_SUFFIX, suffix) || /^[eE][+-]?\d+$/.test(suffix);
+}
+
 export class Quantity {
   constructor(
     /** value = digits * 10^exponent */

@@ -9,7 +9,7 @@ import { validateCrdSchema } from './crd-schema';
 import { nameProblems } from './object-meta-validation';
 import type { ResourceType } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
-import { resourcesAboveLimits } from '../../../common/src/kube/quantity';
+import { isQuantitySuffix, resourcesAboveLimits } from '../../../common/src/kube/quantity';
 
 type Json = Record<string, unknown>;
 
@@ -99,14 +99,12 @@ const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
  * Digits after the number can only follow a letter or a sign, so no input makes it backtrack.
  */
 const QUANTITY_FORM = /^[+-]?[0-9]*(?:\.[0-9]*)?([eEinumkKMGTP]+[+-]?[0-9]*|[+-][0-9]*)?$/;
-const QUANTITY_SUFFIXES = new Set(['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E']);
 
 /** Why kube-apiserver cannot decode `text` as a quantity, or undefined when it can. */
 function quantityDecodeError(text: string): string | undefined {
   const form = QUANTITY_FORM.exec(text);
   if (text === '' || !form) return `quantities must match the regular expression '${QUANTITY_PATTERN}'`;
-  const suffix = form[1] ?? '';
-  return QUANTITY_SUFFIXES.has(suffix) || /^[eE][+-]?[0-9]+$/.test(suffix) ? undefined : "unable to parse quantity's suffix";
+  return isQuantitySuffix(form[1] ?? '') ? undefined : "unable to parse quantity's suffix";
 }
 
 /**
