@@ -203,6 +203,10 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     const deletedId = (deleted.body as OperationEnqueued).operationId;
     await waitFor(async () => (await stack.api.getOperation(deletedId)).status?.executionHistory?.some((h) => h.event.startsWith('Waiting for room pods to be deleted')),
       { timeoutMs: 30_000, message: 'the deletion waiting for its rooms' });
+    // The deletion set its room pods terminating itself: kube-controller-manager's namespace
+    // controller takes a deleted namespace up only 5 s later.
+    const notTerminating = (await stack.core.listNamespacedPod({ namespace: name })).items.filter((p) => !p.metadata?.deletionTimestamp);
+    expect(notTerminating.map((p) => p.metadata?.name)).toEqual([]);
     await killLeader(stack);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: 'the scheduler deleted' });
     // The attempt writes its end after the Scheduler is gone (on a loaded API server, seconds later).

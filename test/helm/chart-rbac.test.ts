@@ -34,7 +34,7 @@ describe('RBAC', () => {
       'roomkeeper.io/operations/status': ['patch'],
       'roomkeeper.io/gamerooms/status': ['patch'],
       'roomkeeper.io/gamerooms/finalizers': ['update'],
-      'core/pods': ['get', 'list', 'watch', 'create', 'delete'],
+      'core/pods': ['get', 'list', 'watch', 'create', 'delete', 'deletecollection'],
       'core/namespaces': [...READ, 'create', 'delete'],
       'core/nodes': ['list', 'watch'],
       'roomkeeper.io/pingdigests': ['list', 'watch'],

@@ -59,10 +59,11 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["gamerooms/finalizers"]
   verbs: ["update"]
 # Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them;
-# `get` reads a pod the cache does not show yet before its room is declared lost.
+# `get` reads a pod the cache does not show yet before its room is declared lost; one
+# `deletecollection` (by label) starts a deleted scheduler's room pods terminating at once.
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "create", "delete"]
+  verbs: ["get", "list", "watch", "create", "delete", "deletecollection"]
 # One namespace per scheduler, created with it and deleted with it; watched (those labelled
 # managed-by roomkeeper) so that one a kubectl user deleted is rebuilt.
 - apiGroups: [""]

@@ -5,7 +5,7 @@
  * retention of operations afterwards.
  */
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
-import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { deletionStartedAt, RoomManager } from '../../rooms/room-manager';
@@ -34,8 +34,12 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     });
     if (ns && ns.metadata?.labels?.[SCHEDULER_LABEL] === name) {
       await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
+      // The room pods start terminating now, not when the cluster's namespace controller gets to
+      // them: kube-controller-manager takes up a terminating namespace 5 s after its deletion and,
+      // finding pods still terminating, looks again only after half their grace period.
+      await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` }).catch(ignoreNotFound);
       const podsAtStart = ctx.deps.caches.pods.list(name).length;
-      ctx.event(`Deleting namespace ${name}: ${ctx.deps.caches.rooms.list(name).length} rooms, ${podsAtStart} room pods`);
+      ctx.event(`Deleting namespace ${name} and its room pods: ${ctx.deps.caches.rooms.list(name).length} rooms, ${podsAtStart} room pods`);
       // The pods left at once, then every tenth of them, as add_rooms does: each status write
       // carries the whole history, and an entry per count seen made thousands for a large fleet.
       const step = Math.max(1, Math.ceil(podsAtStart / 10));
