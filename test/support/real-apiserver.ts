@@ -148,8 +148,8 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
 
 /**
  * Runs jest suites of another project (`project`, `files`) against the real plane, as the suites
- * that wrap them do: the cluster environment of `realClusterEnv`, in band. Resolves to jest's
- * output; throws with its last part when jest failed.
+ * that wrap them do: the cluster environment of `realClusterEnv`, in band. Prints the suites'
+ * PASS lines (with their times) and resolves to jest's output; throws with its last part when jest failed.
  */
 export async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: string[]): Promise<string> {
   const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
@@ -160,5 +160,7 @@ export async function runSuitesOnPlane(plane: RealApiServer, what: string, proje
   jest.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const code = await new Promise<number | null>((resolve) => jest.once('exit', (c) => resolve(c)));
   if (code !== 0) throw new Error(`${what} failed on the real API server:\n${output.slice(-30_000)}`);
+  const passed = output.split('\n').filter((l) => l.startsWith('PASS '));
+  process.stdout.write(passed.map((l) => `[real-apiserver] ${l}\n`).join(''));
   return output;
 }
