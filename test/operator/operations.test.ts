@@ -1,7 +1,7 @@
 /**
  * The operations engine against the sandbox API server, through the real client: queue order,
  * one operation at a time per scheduler, leases and stuck operations after a crash, cancel,
- * eviction, and the rollbacks of the spec's table.
+ * eviction, the rollbacks of the spec's table, and what a scheduler's deletion deletes and says.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Operation } from '../../common/src/generated/resources';
@@ -360,5 +360,43 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(spec.roomsReplicas).toBe(2);
     const minor = await waitFor(async () => (await stack.api.listSchedulerVersions('rb-version')).items.find((v) => v.spec.version === 'v1.1.0'), { timeoutMs: 30_000, message: 'minor version v1.1.0' });
     expect(minor.spec.kind).toBe('minor');
+  });
+});
+
+describe('delete_scheduler', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  const deletion = async (name: string): Promise<string[]> => {
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: 2 }) as never);
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+    await stack.api.deleteScheduler(name);
+    await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 60_000, message: `scheduler ${name} deleted` });
+    const [op] = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler');
+    expect(op?.status?.status).toBe('finished');
+    return op?.status?.executionHistory?.map((h) => h.event) ?? [];
+  };
+
+  test('deletes the room pods with the namespace and says so', async () => {
+    const events = await deletion('del-pods');
+    expect(events).toContain('Deleting namespace del-pods and its room pods: 2 rooms, 2 room pods');
+    expect(events.at(-2)).toBe('Scheduler del-pods deleted');
+  });
+
+  test('an operator that may not deletecollection pods leaves them to the namespace controller: slower, never stuck, and the history says so', async () => {
+    stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'deletecollection', resource: 'pods' } });
+    try {
+      const events = await deletion('del-forbidden');
+      expect(events).toContain('Deleting namespace del-forbidden: 2 rooms, 2 room pods (the namespace controller deletes the pods: the operator may not deletecollection pods)');
+      expect(events.at(-2)).toBe('Scheduler del-forbidden deleted');
+      expect(stack.sandbox!.faults.injected).toBeGreaterThan(0);
+    } finally {
+      stack.sandbox!.faults.clear();
+    }
   });
 });

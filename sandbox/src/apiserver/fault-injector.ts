@@ -9,12 +9,13 @@ export interface FaultSettings {
   /** Share of matching requests (0..1) answered with `errorStatus`. */
   errorRate?: number;
   /**
-   * The answer: an HTTP status with a `Status` body (429 carries Retry-After: 1); 'expired': a
+   * The answer: an HTTP status with a `Status` body (429 carries Retry-After: 1; 403 as RBAC refuses
+   * a verb); 'expired': a
    * watch answered 200 with one ERROR event (410 Expired), as kube-apiserver ends a watch from a
    * compacted resourceVersion (other verbs: HTTP 410); 'reset': the connection is destroyed
    * without an answer. Default 500.
    */
-  errorStatus?: 410 | 429 | 500 | 'expired' | 'reset';
+  errorStatus?: 403 | 410 | 429 | 500 | 'expired' | 'reset';
   /** Watches opened while this is set end after this many events. */
   cutWatchAfterEvents?: number;
   /** Watches opened while this is set deliver each event this many ms after it happened. */
@@ -44,7 +45,7 @@ export interface FaultInjector {
 
 export interface FaultDecision {
   latencyMs: number;
-  errorStatus?: 410 | 429 | 500 | 'expired' | 'reset';
+  errorStatus?: 403 | 410 | 429 | 500 | 'expired' | 'reset';
   cutWatchAfterEvents?: number;
   watchDelayMs?: number;
 }

@@ -4,7 +4,7 @@
  * finalizer). This operation's own history stays readable until it finishes; it goes with the
  * retention of operations afterwards.
  */
-import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
@@ -33,13 +33,27 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       return undefined;
     });
     if (ns && ns.metadata?.labels?.[SCHEDULER_LABEL] === name) {
+      // What there was to delete (the caches follow the deletions below within milliseconds).
+      const roomsAtStart = ctx.deps.caches.rooms.list(name).length;
+      const podsAtStart = ctx.deps.caches.pods.list(name).length;
       await ctx.deps.core.deleteNamespace({ name }).catch(ignoreNotFound);
       // The room pods start terminating now, not when the cluster's namespace controller gets to
       // them: kube-controller-manager takes up a terminating namespace 5 s after its deletion and,
       // finding pods still terminating, looks again only after half their grace period.
-      await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` }).catch(ignoreNotFound);
-      const podsAtStart = ctx.deps.caches.pods.list(name).length;
-      ctx.event(`Deleting namespace ${name} and its room pods: ${ctx.deps.caches.rooms.list(name).length} rooms, ${podsAtStart} room pods`);
+      // Without the right to (an operator newer than its chart's RBAC), the namespace controller
+      // deletes them later: the deletion is slower, not stuck.
+      const forbidden = await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` })
+        .then(() => false, (err: unknown) => {
+          if (apiStatus(err) !== 403) {
+            ignoreNotFound(err);
+            return false;
+          }
+          ctx.logger.warn('could not delete the room pods of a deleted scheduler at once: the operator may not deletecollection pods (upgrade the chart\'s RBAC); the cluster\'s namespace controller deletes them', { scheduler: name, ...apiErrorFields(err) });
+          return true;
+        });
+      ctx.event(forbidden
+        ? `Deleting namespace ${name}: ${roomsAtStart} rooms, ${podsAtStart} room pods (the namespace controller deletes the pods: the operator may not deletecollection pods)`
+        : `Deleting namespace ${name} and its room pods: ${roomsAtStart} rooms, ${podsAtStart} room pods`);
       // The pods left at once, then every tenth of them, as add_rooms does: each status write
       // carries the whole history, and an entry per count seen made thousands for a large fleet.
       const step = Math.max(1, Math.ceil(podsAtStart / 10));
