@@ -57,6 +57,14 @@ describe('fault injection', () => {
     await expect(core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } })).resolves.toBeDefined();
   });
 
+  it('answers 403 Forbidden, as RBAC refuses a verb, with a Status body naming the verb and resource', async () => {
+    sandbox.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'deletecollection', resource: 'pods' } });
+    const raw = await request(sandbox.url, 'DELETE', '/api/v1/namespaces/default/pods');
+    expect(raw.status).toBe(403);
+    expect(raw.json).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403, message: 'pods is forbidden: cannot deletecollection resource "pods" in API group "": injected fault' });
+    await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
+  });
+
   it('passes requests again after clear()', async () => {
     sandbox.faults.set({ errorRate: 1 });
     sandbox.faults.clear();
