@@ -392,7 +392,9 @@ describe('delete_scheduler', () => {
     stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'deletecollection', resource: 'pods' } });
     try {
       const events = await deletion('del-forbidden');
-      expect(events).toContain('Deleting namespace del-forbidden: 2 rooms, 2 room pods (the namespace controller deletes the pods: the operator may not deletecollection pods)');
+      expect(events).toContain('Deleting namespace del-forbidden and its room pods: 2 rooms, 2 room pods');
+      expect(events).toContain('Could not delete the room pods at once (403 pods is forbidden: cannot deletecollection resource "pods" in API group "": injected fault: '
+        + 'the operator may not deletecollection pods; upgrade the chart\'s RBAC); the cluster\'s namespace controller deletes them, later');
       expect(events.at(-2)).toBe('Scheduler del-forbidden deleted');
       expect(stack.sandbox!.faults.injected).toBeGreaterThan(0);
     } finally {

@@ -4,7 +4,7 @@
  * finalizer). This operation's own history stays readable until it finishes; it goes with the
  * retention of operations afterwards.
  */
-import { apiErrorFields, apiStatus, isNotFound } from '../../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError, isNotFound } from '../../../../common/src/kube/clients';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
@@ -40,20 +40,17 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       // The room pods start terminating now, not when the cluster's namespace controller gets to
       // them: kube-controller-manager takes up a terminating namespace 5 s after its deletion and,
       // finding pods still terminating, looks again only after half their grace period.
-      // Without the right to (an operator newer than its chart's RBAC), the namespace controller
-      // deletes them later: the deletion is slower, not stuck.
-      const forbidden = await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` })
-        .then(() => false, (err: unknown) => {
-          if (apiStatus(err) !== 403) {
-            ignoreNotFound(err);
-            return false;
-          }
-          ctx.logger.warn('could not delete the room pods of a deleted scheduler at once: the operator may not deletecollection pods (upgrade the chart\'s RBAC); the cluster\'s namespace controller deletes them', { scheduler: name, ...apiErrorFields(err) });
-          return true;
-        });
-      ctx.event(forbidden
-        ? `Deleting namespace ${name}: ${roomsAtStart} rooms, ${podsAtStart} room pods (the namespace controller deletes the pods: the operator may not deletecollection pods)`
-        : `Deleting namespace ${name} and its room pods: ${roomsAtStart} rooms, ${podsAtStart} room pods`);
+      ctx.event(`Deleting namespace ${name} and its room pods: ${roomsAtStart} rooms, ${podsAtStart} room pods`);
+      const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}`;
+      const refused = await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: selector })
+        .then(() => undefined, (err: unknown) => (isNotFound(err) ? undefined : err));
+      // Not a failure of the deletion, only slower: the namespace controller deletes what is left
+      // (forbidden: an operator newer than its chart's RBAC; a timeout: a fleet of thousands).
+      if (refused !== undefined) {
+        const why = apiStatus(refused) === 403 ? `${describeApiError(refused)}: the operator may not deletecollection pods; upgrade the chart's RBAC` : describeApiError(refused);
+        ctx.logger.warn('could not delete the room pods of a deleted scheduler at once; the namespace controller deletes them', { scheduler: name, ...apiErrorFields(refused) });
+        ctx.event(`Could not delete the room pods at once (${why}); the cluster's namespace controller deletes them, later`);
+      }
       // The pods left at once, then every tenth of them, as add_rooms does: each status write
       // carries the whole history, and an entry per count seen made thousands for a large fleet.
       const step = Math.max(1, Math.ceil(podsAtStart / 10));
