@@ -9,11 +9,10 @@ export interface FaultSettings {
   /** Share of matching requests (0..1) answered with `errorStatus`. */
   errorRate?: number;
   /**
-   * The answer: an HTTP status with a `Status` body (429 carries Retry-After: 1; 403 as RBAC refuses
-   * a verb); 'expired': a
-   * watch answered 200 with one ERROR event (410 Expired), as kube-apiserver ends a watch from a
-   * compacted resourceVersion (other verbs: HTTP 410); 'reset': the connection is destroyed
-   * without an answer. Default 500.
+   * The answer: an HTTP status with a `Status` body (429 carries Retry-After: 1; 403 is worded as
+   * RBAC refuses a verb); 'expired': a watch answered 200 with one ERROR event (410 Expired), as
+   * kube-apiserver ends a watch from a compacted resourceVersion (other verbs: HTTP 410); 'reset':
+   * the connection is destroyed without an answer. Default 500.
    */
   errorStatus?: 403 | 410 | 429 | 500 | 'expired' | 'reset';
   /** Watches opened while this is set end after this many events. */
