@@ -372,9 +372,9 @@ describe('delete_scheduler', () => {
     await stack.stop();
   });
 
-  const deletion = async (name: string): Promise<string[]> => {
-    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: 2 }) as never);
-    await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+  const deletion = async (name: string, rooms = 2): Promise<string[]> => {
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: rooms }) as never);
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === rooms, { timeoutMs: 60_000, message: `${rooms} ready rooms` });
     await stack.api.deleteScheduler(name);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 60_000, message: `scheduler ${name} deleted` });
     const [op] = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler');
@@ -387,6 +387,14 @@ describe('delete_scheduler', () => {
     expect(events).toContain('Deleting namespace del-pods and its room pods: 2 rooms, 2 room pods');
     expect(events.at(-2)).toBe('Scheduler del-pods deleted');
   });
+
+  test('leaves the pods of a fleet over 100 rooms to the namespace controller, and says only what it did', async () => {
+    const asked = () => stack.sandbox!.faults.requests({ verb: 'deletecollection', resource: 'pods' });
+    const before = asked();
+    const events = await deletion('del-large', 101);
+    expect(events).toContain('Deleting namespace del-large: 101 rooms, 101 room pods');
+    expect(asked()).toBe(before);
+  }, 120_000);
 
   test('an operator that may not deletecollection pods leaves them to the namespace controller: slower, never stuck, and the history says so', async () => {
     stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'deletecollection', resource: 'pods' } });
