@@ -251,6 +251,10 @@ class Trace {
         ['op gc ms', Math.round(1000 * sumMetricText(op, 'nodejs_gc_duration_seconds_sum'))],
       ]);
       const parts = [...now].map(([k, v]) => `${k} +${v - (this.last.get(k) ?? 0)}`);
+      // The operator's failed requests of the interval by status, verb and resource (those that grew).
+      const opErrors = [...op.matchAll(/^roomkeeper_kube_api_request_errors_total\{([^}]*)\} (\S+)$/gm)].map((m) => [`op errors ${m[1] ?? ''}`, Number(m[2])] as const);
+      for (const [k, v] of opErrors) now.set(k, v);
+      const errorParts = opErrors.filter(([k, v]) => v > (this.last.get(k) ?? 0)).map(([k, v]) => `${k.replace('op errors ', '').replace(/"/g, '')} +${v - (this.last.get(k) ?? 0)}`);
       const failure = sim.recentFailures.at(-1);
       this.last = now;
       const lag = `event loop delay max: game servers ${Math.round(simLoop.maxMs)} ms, kubelet ${Math.round(kubeletLoop.maxMs)} ms, gateway ${Math.round(1000 * sumMetricText(gw, 'nodejs_eventloop_lag_max_seconds'))} ms, operator ${Math.round(1000 * sumMetricText(op, 'nodejs_eventloop_lag_max_seconds'))} ms`;
@@ -258,7 +262,7 @@ class Trace {
       const depths = [...op.matchAll(/^roomkeeper_workqueue_depth\{controller="([^"]+)"\} (\S+)$/gm)].map((m) => `${m[1] ?? ''} ${m[2] ?? ''}`).join(', ');
       const queues = `operator work queues now: ${depths || 'not reported'}; rooms port at its fullest: ${describeSocketQueues(this.queues)}`;
       this.queues = undefined;
-      this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}; ${lag}; ${cpu}; ${queues}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
+      this.print(`trace: ${sim.activeRooms} rooms running; ${parts.join(', ')}; ${lag}; ${cpu}; ${queues}${errorParts.length > 0 ? `; the operator's failed requests: ${errorParts.join(', ')}` : ''}${failure ? `; last failed ping ${JSON.stringify(failure)}` : ''}`);
     } catch (err) {
       this.print(`trace: not read (${err instanceof Error ? err.message : String(err)})`);
     } finally {
