@@ -252,9 +252,13 @@ class Trace {
       ]);
       const parts = [...now].map(([k, v]) => `${k} +${v - (this.last.get(k) ?? 0)}`);
       // The operator's failed requests of the interval by status, verb and resource (those that grew).
-      const opErrors = [...op.matchAll(/^roomkeeper_kube_api_request_errors_total\{([^}]*)\} (\S+)$/gm)].map((m) => [`op errors ${m[1] ?? ''}`, Number(m[2])] as const);
-      for (const [k, v] of opErrors) now.set(k, v);
-      const errorParts = opErrors.filter(([k, v]) => v > (this.last.get(k) ?? 0)).map(([k, v]) => `${k.replace('op errors ', '').replace(/"/g, '')} +${v - (this.last.get(k) ?? 0)}`);
+      const errorParts: string[] = [];
+      for (const [, labels = '', value] of op.matchAll(/^roomkeeper_kube_api_request_errors_total\{([^}]*)\} (\S+)$/gm)) {
+        const key = `op errors ${labels}`;
+        const grew = Number(value) - (this.last.get(key) ?? 0);
+        now.set(key, Number(value));
+        if (grew > 0) errorParts.push(`${labels.replace(/"/g, '')} +${grew}`);
+      }
       const failure = sim.recentFailures.at(-1);
       this.last = now;
       const lag = `event loop delay max: game servers ${Math.round(simLoop.maxMs)} ms, kubelet ${Math.round(kubeletLoop.maxMs)} ms, gateway ${Math.round(1000 * sumMetricText(gw, 'nodejs_eventloop_lag_max_seconds'))} ms, operator ${Math.round(1000 * sumMetricText(op, 'nodejs_eventloop_lag_max_seconds'))} ms`;
