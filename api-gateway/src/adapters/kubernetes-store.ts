@@ -47,8 +47,9 @@ function invalidCauses(err: unknown): FieldViolation[] {
     // The Scheduler's root rules are about metadata.name (a CRD rule's fieldPath cannot point into
     // metadata), and the API server names the root `<nil>`.
     field: (c.field ?? '').replace(/^spec\./, '').replace(/^(metadata\.name|<nil>|)$/, 'name'),
-    // "Invalid value: \"string\": <rule message>" reads as the rule's message alone.
-    message: (c.message ?? 'invalid').replace(/^(?:Invalid value: "(?:string|integer|object|array|number|boolean)"|Required value|Forbidden): (?=.)/, ''),
+    // "Invalid value: \"string\": <rule message>" reads as the rule's message alone (the API
+    // server names a CEL rule's field by its type, "" for an int-or-string such as maxSurge).
+    message: (c.message ?? 'invalid').replace(/^(?:Invalid value: "(?:string|integer|object|array|number|boolean|)"|Required value|Forbidden): (?=.)/, ''),
   }));
 }
 
