@@ -32,7 +32,7 @@ export const CONFIG_SCHEMA = {
   leaderElection: key('ROOMKEEPER_LEADER_ELECTION', 'bool', true, 'Elect a leader through a coordination.k8s.io Lease; only the leader executes operations.'),
   leaseNamespace: key('ROOMKEEPER_LEASE_NAMESPACE', 'string', 'roomkeeper-system', 'Namespace of the leader-election Lease.'),
   leaseName: key('ROOMKEEPER_LEASE_NAME', 'string', 'roomkeeper-operator', 'Name of the leader-election Lease.'),
-  identity: key('ROOMKEEPER_POD_NAME', 'string', undefined, 'Identity of this replica: in leader election, and in the gateway\'s PingDigest names and AllocationClaim labels (defaults to hostname-pid).'),
+  identity: key('ROOMKEEPER_POD_NAME', 'string', undefined, 'Identity of this replica: in leader election (the operator\'s defaults to hostname-pid-random), and in the gateway\'s PingDigest names and AllocationClaim labels (the gateway\'s defaults to the hostname, the pod\'s name in a cluster: two gateways on one host outside Kubernetes need one each).'),
   leaseDuration: key('ROOMKEEPER_LEADER_LEASE_DURATION', 'duration', 15_000, 'Leader lease duration.', { min: 1000 }),
   renewDeadline: key('ROOMKEEPER_LEADER_RENEW_DEADLINE', 'duration', 10_000, 'Leader gives up if it cannot renew within this time.', { min: 500 }),
   retryPeriod: key('ROOMKEEPER_LEADER_RETRY_PERIOD', 'duration', 2_000, 'How often candidates try to acquire or renew.', { min: 100 }),
