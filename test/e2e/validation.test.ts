@@ -98,4 +98,24 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect(res.status).toBe(200);
     expect((await stack.api.getScheduler('validation-ok')).metadata.name).toBe('validation-ok');
   });
+
+  it('refuses a change of a GameRoom\'s spec (kubectl), naming the rule, and keeps its metadata writable', async () => {
+    // A room's spec is what the operator made it from: moved to another scheduler or version by
+    // hand, the operator kept removing it from the scheduler whose namespace holds it (a fuzz run).
+    const namespace = 'validation-room';
+    await stack.core.createNamespace({ body: { metadata: { name: namespace } } });
+    try {
+      const room = await stack.api.createGameRoom({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'room-1', namespace }, spec: { scheduler: namespace, version: 'v1.0.0' } });
+      for (const change of [{ op: 'replace', path: '/spec/scheduler', value: 'another' }, { op: 'replace', path: '/spec/version', value: 'v9.9.9' }]) {
+        const refused = await stack.api.jsonPatchGameRoom(namespace, 'room-1', [change]).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+        expect(refused?.code).toBe(422);
+        expect(JSON.stringify(refused?.body)).toContain("a GameRoom's spec is immutable");
+      }
+      expect((await stack.api.getGameRoom(namespace, 'room-1')).spec).toEqual(room.spec);
+      const labelled = await stack.api.jsonPatchGameRoom(namespace, 'room-1', [{ op: 'add', path: '/metadata/labels', value: { 'validation-test': 'yes' } }]);
+      expect(labelled.metadata.labels?.['validation-test']).toBe('yes');
+    } finally {
+      await stack.core.deleteNamespace({ name: namespace });
+    }
+  });
 });

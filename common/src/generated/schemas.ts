@@ -163,6 +163,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
       spec: {
         type: 'object',
         required: ['scheduler', 'version'],
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == oldSelf',
+            message: 'a GameRoom\'s spec is immutable: the operator made it from the scheduler\'s version; to replace a room, delete it or use remove-rooms',
+          },
+        ],
         properties: {
           scheduler: {
             type: 'string',
