@@ -79,7 +79,7 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect(refused.message).toContain(expected.message);
     // A CEL rule's message reads alone: not after the API server's type name (empty for
     // int-or-string fields such as maxSurge), which names no value the user sent.
-    for (const detail of refused.details ?? []) expect(detail.message).not.toMatch(/^Invalid value: "[a-z]*": /);
+    for (const detail of refused.details as Array<{ message?: string }>) expect(detail.message).not.toMatch(/^Invalid value: "[a-z]*": /);
     const names = (await stack.api.listSchedulers()).items.map((s) => s.metadata.name);
     expect(names).not.toContain(payload.name);
   });
