@@ -9,11 +9,11 @@ import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
-  | 'VersionCreated' | 'VersionSwitched' | 'RolloutProgress' | 'AutoscalingDecision';
+  | 'VersionCreated' | 'VersionSwitched' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'RoomCountNotDecided']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

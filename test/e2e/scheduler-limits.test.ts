@@ -2,7 +2,7 @@
  * Per-scheduler limits end to end (issue 12, M4), with small limits: at most 6 rooms per scheduler,
  * at most 2 created per operation. create_scheduler creates 2 and the health check adds the rest in
  * add_rooms of at most 2; a roomsReplicas above the limit is refused over HTTP naming the field, and
- * one written with kubectl (past the gateway) is held to the limit. The room count is checked on
+ * one written with kubectl (past the gateway) is refused by the operator: the fleet is kept. The room count is checked on
  * every room event. An add-rooms above the add limit moves roomsReplicas by its whole amount. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -57,13 +57,23 @@ describe('per-scheduler limits', () => {
       for (const add of adds) expect(Number((add.spec.input as { amount?: unknown }).amount)).toBeLessThanOrEqual(5);
 
       // kubectl (past the gateway): roomsReplicas far above the limit is held to it.
+      // kubectl (past the gateway): roomsReplicas far above the limit is refused as the gateway
+      // refuses it: the fleet keeps its 5 rooms, and the status and a Warning say which field.
       await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: 1000 } });
-      await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === MAX_ROOMS, { timeoutMs: 60_000, message: `${MAX_ROOMS} ready rooms` });
-      // Many health cycles later (the rooms' pings measure the wait), still at the limit.
+      const refusal = `spec.roomsReplicas 1000 is above ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)`;
+      await waitFor(async () => (await stack.api.getScheduler(NAME)).status?.autoscaling?.lastDecision?.startsWith(refusal), { timeoutMs: 60_000, intervalMs: 200, message: 'the refusal in status.autoscaling.lastDecision' });
+      const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+      await waitFor(async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+        .some((e) => e.reason === 'RoomCountNotDecided' && e.type === 'Warning' && e.regarding?.name === NAME && e.note?.includes(refusal)), { timeoutMs: 30_000, intervalMs: 200, message: 'a RoomCountNotDecided Warning' });
+      // Many health cycles later (the rooms' pings measure the wait), still the 5 rooms.
       const pings = stack.simulation!.rooms!.stats().pingsSent;
-      await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 20 * MAX_ROOMS, { timeoutMs: 60_000, message: '20 more pings per room' });
-      expect((await live()).length).toBe(MAX_ROOMS);
+      await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 20 * 5, { timeoutMs: 60_000, message: '20 more pings per room' });
+      expect((await live()).length).toBe(5);
       expect((await stack.api.getScheduler(NAME)).spec.roomsReplicas).toBe(1000);
+      expect(most).toBeLessThanOrEqual(5);
+      // Back within the limit, the count is acted on again.
+      await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: MAX_ROOMS } });
+      await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === MAX_ROOMS, { timeoutMs: 60_000, message: `${MAX_ROOMS} ready rooms` });
       expect(most).toBeLessThanOrEqual(MAX_ROOMS);
     } finally {
       await informer.stop();

@@ -20,7 +20,7 @@ import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATIO
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { desiredRooms } from './domain/desired-count';
+import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent } from './domain/expiry';
@@ -185,7 +185,7 @@ export class HealthController {
     }
 
     const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;
-    await this.writeDecision(s, decision.desired, decision.reason, downscaled ? now : undefined);
+    await this.writeDecision(s, decision, downscaled ? now : undefined);
 
     // One operation removes at most removeRoomsLimit rooms, expired ones and a rollout's alike: its
     // input and its history (which names each room removed) stay far below the largest object the
@@ -300,7 +300,8 @@ export class HealthController {
     }
   }
 
-  private async writeDecision(s: Scheduler, desired: number, reason: string, downscaleAt: number | undefined): Promise<void> {
+  private async writeDecision(s: Scheduler, decision: DesiredRooms, downscaleAt: number | undefined): Promise<void> {
+    const { desired, reason } = decision;
     const current = s.status?.autoscaling;
     if (s.status?.rooms?.desired === desired && current?.desired === desired && current.lastDecision === reason && downscaleAt === undefined) return;
     const nowIso = new Date(this.deps.now()).toISOString();
@@ -316,7 +317,11 @@ export class HealthController {
         },
       },
     });
-    if (before !== desired) {
+    if (decision.error !== undefined && current?.lastDecision !== reason) {
+      // The spec cannot be acted on (a count above the limit, an unusable policy): the count may
+      // not move, so this is told on its own, once per reason.
+      schedulerEvent(this.deps, s.metadata.name as string, 'RoomCountNotDecided', 'DecideRoomCount', `Desired rooms kept at ${desired}: ${reason}`);
+    } else if (before !== desired) {
       schedulerEvent(this.deps, s.metadata.name as string, 'AutoscalingDecision', 'DecideRoomCount', `Desired rooms ${before ?? '(none)'} -> ${desired}: ${reason}`);
     }
   }

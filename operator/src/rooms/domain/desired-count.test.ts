@@ -163,11 +163,21 @@ describe('desiredRooms', () => {
 });
 
 describe('desiredRooms under the per-scheduler room limit (issue 12 M4)', () => {
-  it('holds roomsReplicas written past the gateway (kubectl) to the limit, and says so', () => {
-    const d = desiredRooms(input({ ready: 0, occupied: 0, roomsReplicas: 2 ** 31 - 1, maxRooms: 100 }));
-    expect(d.desired).toBe(100);
-    expect(d.target).toBe(100);
-    expect(d.reason).toBe('roomsReplicas is 2147483647; capped at 100, the most rooms one scheduler may have');
+  it('refuses a roomsReplicas written past the gateway (kubectl) above the limit: keeps the fleet, and says which field to fix', () => {
+    const d = desiredRooms(input({ ready: 3, occupied: 2, roomsReplicas: 2 ** 31 - 1, maxRooms: 100 }));
+    expect(d.desired).toBe(5);
+    expect(d.target).toBe(5);
+    expect(d.downscaleAllowed).toBe(false);
+    expect(d.error).toBe('spec.roomsReplicas 2147483647 is above 100');
+    expect(d.reason).toBe('spec.roomsReplicas 2147483647 is above 100, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): '
+      + 'the spec is refused, as the gateway refuses it, and the fleet keeps its 5 rooms; set it to at most 100');
+    expect(desiredRooms(input({ ready: 0, occupied: 0, roomsReplicas: 100, maxRooms: 100 })).desired).toBe(100);
+  });
+
+  it('refuses an autoscaling.min above the limit the same way', () => {
+    const d = desiredRooms(input({ ready: 4, occupied: 0, autoscaling: buffer(10, { min: 101, max: 200 }), maxRooms: 100 }));
+    expect(d.desired).toBe(4);
+    expect(d.error).toBe('spec.autoscaling.min 101 is above 100');
   });
 
   it('reads autoscaling.max -1 (unbounded) as the limit', () => {

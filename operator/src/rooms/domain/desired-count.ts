@@ -54,7 +54,10 @@ export interface DesiredRoomsInput {
   lastDownscaleAt?: number;
   /**
    * The most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, issue 12 M4): the
-   * gateway refuses more, and a Scheduler applied with kubectl is held to it here.
+   * gateway refuses a count above it. A Scheduler applied with kubectl that asks for more (a
+   * roomsReplicas, or an autoscaling.min, above it) is refused here as the gateway refuses it: the
+   * fleet is kept as it is, and the reason says which field to fix. An autoscaling decision above
+   * it (autoscaling.max -1, or above the limit) is capped at it.
    */
   maxRooms?: number;
 }
@@ -86,10 +89,33 @@ export interface DesiredRooms {
 
 /** The desired number of rooms. Pure; the caller persists `lastDownscaleAt` when `recordDownscale`. */
 export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
-  const decision = uncappedDesiredRooms(input);
   const max = input.maxRooms;
-  if (max === undefined || decision.desired <= max) return decision;
+  if (max === undefined) return uncappedDesiredRooms(input);
+  const refused = countAboveLimit(input, max);
+  if (refused !== undefined) {
+    const available = nonNegativeInt(input.available);
+    return {
+      desired: available,
+      target: available,
+      reason: `${refused} is above ${max}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): the spec is refused, as the gateway refuses it, and the fleet keeps its ${available} rooms; set it to at most ${max}`,
+      downscaleAllowed: false,
+      recordDownscale: false,
+      error: `${refused} is above ${max}`,
+    };
+  }
+  const decision = uncappedDesiredRooms(input);
+  if (decision.desired <= max) return decision;
   return { ...decision, desired: max, target: Math.min(decision.target, max), reason: `${decision.reason}; capped at ${max}, the most rooms one scheduler may have` };
+}
+
+/** The field, and its value, of a count the spec asks for above the limit (see `maxRooms`). */
+function countAboveLimit(input: DesiredRoomsInput, max: number): string | undefined {
+  const autoscaling = input.autoscaling;
+  if (!autoscaling || autoscaling.enabled === false) {
+    const replicas = input.roomsReplicas ?? 0;
+    return replicas > max ? `spec.roomsReplicas ${replicas}` : undefined;
+  }
+  return autoscaling.min > max ? `spec.autoscaling.min ${autoscaling.min}` : undefined;
 }
 
 function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
