@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { roomsRequestListener } from './app';
-import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from './http/http-server';
+import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { MANAGEMENT_LISTENER_ROUTES, ROOMS_LISTENER_ROUTES } from './openapi';
 import { AUTH, buildTestApps, MAX_BODY, ROOM_SECRET, validCreateBody, validSpec } from './testing/fixtures';
 import { seededRandom } from '../../test/support/seeded-random';

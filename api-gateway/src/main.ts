@@ -18,7 +18,7 @@ import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, roomsRequestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
-import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from './http/http-server';
+import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { PingRecorder } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';

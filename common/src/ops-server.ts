@@ -5,6 +5,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHttpServer, OPS_LIMITS, type HttpServerLimits } from './http-server';
 import type { Logger } from './logger';
 import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from './metrics';
 
@@ -20,12 +21,14 @@ export interface OpsServerOptions {
   host?: string;
   metrics: MetricsRegistry;
   readiness: ReadinessCheck[];
+  /** Slow or idle clients' limits (default OPS_LIMITS). */
+  limits?: HttpServerLimits;
 }
 
 export interface OpsServer { readonly url: string; close(): Promise<void> }
 
 /** Answers a health/readiness/metrics request; returns false when the path is not one of them. */
-function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host'>): boolean {
+function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host' | 'limits'>): boolean {
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/healthz' || path === '/livez') {
     res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
@@ -51,9 +54,9 @@ function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, o
 }
 
 export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
-  const server = http.createServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     if (!handleOpsRequest(req, res, opts)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-  });
+  }, opts.limits ?? OPS_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());

@@ -1,8 +1,10 @@
-/** The gateway's server limits, over real sockets (limits shrunk so the test runs quickly). */
+/** The HTTP servers' limits (the gateway's APIs, every process's operations port), over real sockets (limits shrunk so the test runs quickly). */
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type * as http from 'node:http';
 import { createHttpServer, type HttpServerLimits } from './http-server';
+import { MetricsRegistry } from './metrics';
+import { startOpsServer } from './ops-server';
 
 const LIMITS: HttpServerLimits = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 0 };
 
@@ -69,5 +71,22 @@ describe('createHttpServer', () => {
     held[0]!.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
     for (const c of held) c.destroy();
+  });
+});
+
+describe('startOpsServer', () => {
+  it('closes a request whose body or headers never end (408), answering health checks meanwhile', async () => {
+    const ops = await startOpsServer({ port: 0, host: '127.0.0.1', metrics: new MetricsRegistry(), readiness: [], limits: LIMITS });
+    try {
+      const port = Number(new URL(ops.url).port);
+      const body = exchange(port, 'POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+      const headers = exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a');
+      expect(await (await fetch(`${ops.url}/healthz`)).text()).toBe('ok');
+      // The body's request is answered at once (the path reads no body), then cut at the request limit.
+      expect(await body.closed).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await headers.closed).toMatch(/^HTTP\/1\.1 408 /);
+    } finally {
+      await ops.close();
+    }
   });
 });
