@@ -122,7 +122,7 @@ function components(): Record<string, Schema> {
       type: 'object',
       properties: {
         allocationId: { type: 'string', minLength: 1, maxLength: 128, description: 'Idempotency key (or the Idempotency-Key header): a replay answers the same room' },
-        selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', properties: { version: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } } },
+        selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', additionalProperties: false, properties: { version: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } } },
         strategy: { type: 'string', enum: ['packed', 'distributed'], default: 'packed' },
         ttlSeconds: { type: 'integer', minimum: 1, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL)" },
         metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON)' },

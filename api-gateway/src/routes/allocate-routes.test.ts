@@ -91,6 +91,28 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
   });
 
+  it.each<[string, unknown, string[]]>([
+    ['an unknown selector field', { selectors: [{ bogus: 1 }] }, ['selectors[0].bogus']],
+    ['a typo of labels, and of ttlSeconds', { selectors: [{ version: 'v1.0.0' }, { label: { tier: 'gold' } }], ttlSecond: 5 }, ['ttlSecond', 'selectors[1].label']],
+    ['a typo of selectors', { selector: [{ labels: { tier: 'gold' } }] }, ['selector']],
+    ['a label key Kubernetes cannot hold', { selectors: [{ labels: { 'a b': 'c' } }] }, ['selectors[0].labels']],
+    ['a label value Kubernetes cannot hold', { selectors: [{ labels: { tier: 'gold!' } }] }, ['selectors[0].labels']],
+  ])('refuses %s with 400 naming the field, instead of taking any room, and changes nothing', async (_what, body, fields) => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate(body);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).code).toBe(3);
+    expect((bodyOf(res).details as { field: string }[]).map((d) => d.field)).toEqual(fields);
+    expect(t.store.writes).toEqual([]);
+    expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
+  });
+
+  it('takes a selector of a prefixed label key, and an empty label value, as Kubernetes does', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ selectors: [{ labels: { 'example.com/tier': 'gold', mode: '' } }] });
+    expect(res.status).toBe(429);
+  });
+
   it('replays an allocationId (body or Idempotency-Key) with the same room, and refuses it with another body (409)', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     t.store.seedRoom('s1', 'room-2', READY);

@@ -20,14 +20,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { GameRoom, GameRoomStatusAllocation, PreviousAllocation, Scheduler } from '../../../common/src/generated/resources';
+import { isRecord } from '../../../common/src/json/is-record';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
+import { isLabelValue, LABEL_VALUE_MESSAGE, labelKeyProblems } from '../../../common/src/kube/label-syntax';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
-import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError } from '../errors';
+import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
 import type { AllocationIdClaim, AllocationRestore, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
@@ -126,21 +129,20 @@ const CLAIM_WAIT_MS = 10_000;
 const CLAIM_POLL_CACHE_MS = 10;
 const CLAIM_POLL_READ_MS = 250;
 
+const SELECTOR_SCHEMA: JsonSchemaProps = {
+  type: 'object',
+  properties: {
+    version: { type: 'string', maxLength: 32, pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$' },
+    // Keys and values are held to what Kubernetes takes by `labelProblems`.
+    labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string' } },
+  },
+};
+
 const REQUEST_SCHEMA: JsonSchemaProps = {
   type: 'object',
   properties: {
     allocationId: { type: 'string', minLength: 1, maxLength: 128, pattern: ALLOCATION_ID_PATTERN },
-    selectors: {
-      type: 'array',
-      maxItems: 16,
-      items: {
-        type: 'object',
-        properties: {
-          version: { type: 'string', maxLength: 32, pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$' },
-          labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 63 } },
-        },
-      },
-    },
+    selectors: { type: 'array', maxItems: 16, items: SELECTOR_SCHEMA },
     strategy: { type: 'string', enum: ['packed', 'distributed'] },
     ttlSeconds: { type: 'integer', minimum: 1, maximum: 31_536_000 },
     metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
@@ -149,12 +151,38 @@ const REQUEST_SCHEMA: JsonSchemaProps = {
 
 const validateRequest = compileSchemaValidator(REQUEST_SCHEMA);
 
+/**
+ * Fields of the body and of its selectors that the schema does not know. The validator would drop
+ * them, so a typo ("label", "selector") would make a request that takes any room.
+ */
+function unknownFields(body: Record<string, unknown>): FieldViolation[] {
+  const outside = (record: Record<string, unknown>, schema: JsonSchemaProps, parent: string): FieldViolation[] => {
+    const known = Object.keys(schema.properties ?? {});
+    return Object.keys(record).filter((key) => !known.includes(key)).map((key) => ({ field: joinField(parent, key), message: `unknown field; known fields: ${known.join(', ')}` }));
+  };
+  const selectors = Array.isArray(body.selectors) ? body.selectors : [];
+  return [
+    ...outside(body, REQUEST_SCHEMA, ''),
+    ...selectors.flatMap((selector, i) => (isRecord(selector) ? outside(selector, SELECTOR_SCHEMA, joinIndex('selectors', i)) : [])),
+  ];
+}
+
+/** Selector labels Kubernetes could not hold: no room has them, so the selector is a mistake. */
+function labelProblems(selectors: readonly RoomSelector[]): FieldViolation[] {
+  return selectors.flatMap((selector, i) => Object.entries(selector.labels ?? {}).flatMap(([key, value]) => {
+    const field = `${joinIndex('selectors', i)}.labels`;
+    const keyProblems = labelKeyProblems(key).map((p) => ({ field, message: `key ${JSON.stringify(key)}: ${p}` }));
+    return isLabelValue(value) ? keyProblems : [...keyProblems, { field, message: `value ${JSON.stringify(value)} of ${JSON.stringify(key)}: ${LABEL_VALUE_MESSAGE}` }];
+  }));
+}
+
 /** Validates an allocate body (empty is fine); every violation names its field. */
 function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
+  if (!isRecord(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
   const check = validateRequest(body);
-  const violations = check.errors.map((e) => ({ field: e.field || 'body', message: e.message }));
+  const violations = [...unknownFields(body), ...check.errors.map((e) => ({ field: e.field || 'body', message: e.message }))];
   const request = check.value as AllocationRequest;
+  if (check.errors.length === 0) violations.push(...labelProblems(request.selectors ?? []));
   if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata)) > maxMetadataBytes) {
     violations.push({ field: 'metadata', message: `must be at most ${maxMetadataBytes} bytes as JSON` });
   }

@@ -5,14 +5,11 @@ import type { StatusCause } from './api-error';
 import { fieldText, type KubeObject } from './kube-object';
 import type { NameRule } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
+import { DNS1123_SUBDOMAIN, isLabelValue, LABEL_VALUE_MESSAGE, labelKeyProblems, SUBDOMAIN_MESSAGE } from '../../../common/src/kube/label-syntax';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
-const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const DNS1035_MSG = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
@@ -34,20 +31,8 @@ export function nameProblems(name: string, rule: NameRule): string[] {
       return DNS1035_LABEL.test(name) ? [] : [DNS1035_MSG];
     case 'subdomain':
       if (name.length > 253) return ['must be no more than 253 characters'];
-      return DNS1123_SUBDOMAIN.test(name) ? [] : [SUBDOMAIN_MSG];
+      return DNS1123_SUBDOMAIN.test(name) ? [] : [SUBDOMAIN_MESSAGE];
   }
-}
-
-function labelKeyProblems(key: string): string[] {
-  const slash = key.lastIndexOf('/');
-  const prefix = slash >= 0 ? key.slice(0, slash) : '';
-  const name = slash >= 0 ? key.slice(slash + 1) : key;
-  const problems: string[] = [];
-  if (slash >= 0 && (prefix === '' || !DNS1123_SUBDOMAIN.test(prefix))) problems.push('prefix part ' + SUBDOMAIN_MSG);
-  if (name.length === 0 || name.length > 63 || !QUALIFIED_NAME.test(name)) {
-    problems.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
-  }
-  return problems;
 }
 
 /** Validates metadata of a new or updated object; returns causes (empty when valid). */
@@ -67,9 +52,7 @@ export function validateObjectMeta(obj: KubeObject, rule: NameRule, namespaced: 
   const labels: unknown = meta.labels; // JSON from a client: its values may be anything
   for (const [key, value] of Object.entries(isRecord(labels) ? labels : {})) {
     for (const p of labelKeyProblems(key)) causes.push(invalidValue('metadata.labels', key, p));
-    if (typeof value !== 'string' || value.length > 63 || !LABEL_VALUE.test(value)) {
-      causes.push(invalidValue(`metadata.labels`, fieldText(value), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
-    }
+    if (!isLabelValue(value)) causes.push(invalidValue(`metadata.labels`, fieldText(value), LABEL_VALUE_MESSAGE));
   }
   if (meta.labels !== undefined && !isRecord(meta.labels)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.labels', message: 'Invalid value: must be an object of strings' });
   if (meta.annotations !== undefined && !isRecord(meta.annotations)) causes.push({ reason: 'FieldValueTypeInvalid', field: 'metadata.annotations', message: 'Invalid value: must be an object of strings' });
