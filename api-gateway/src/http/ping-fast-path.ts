@@ -19,7 +19,7 @@ import { bearerToken } from '../auth';
 import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
-import { isDnsLabel, isDnsSubdomain } from '../routes/route-spec';
+import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { isJsonContentType } from './content-type';
 import { toApiError } from './error-handler';
 import { TokenCache } from './token-cache';

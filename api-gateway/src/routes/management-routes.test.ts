@@ -449,6 +449,17 @@ describe('add-rooms and remove-rooms', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('refuses (400) room ids that cannot be room names, naming each, and enqueues nothing; a well-formed id of no room is taken (skipped by the operation, as Maestro)', async () => {
+    const res = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['a\u0000b', '%2F', 'x/y', 'UPPER', '../x'] });
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).code).toBe(3);
+    expect((bodyOf(res).details as { field: string }[]).map((d) => d.field)).toEqual(['roomsIds[0]', 'roomsIds[1]', 'roomsIds[2]', 'roomsIds[3]', 'roomsIds[4]']);
+    expect(bodyOf(res).message).toMatch(/^Validation Error:\nroomsIds\[0\]: must be a room name/);
+    expect(t.store.writes).toEqual([]);
+    const ghost = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['tennis-eu-zzzzz'] });
+    expect(ghost.status).toBe(200);
+  });
+
   it('answers 404 for an unknown scheduler', async () => {
     expect((await api().post('/schedulers/nope/add-rooms').set('Authorization', AUTH).send({ amount: 1 })).status).toBe(404);
     expect((await api().post('/schedulers/nope/remove-rooms').set('Authorization', AUTH).send({ amount: 1 })).status).toBe(404);

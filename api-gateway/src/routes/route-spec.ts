@@ -3,6 +3,7 @@
  * drift: each route is declared once (method, path, auth, schemas) and bound to a handler by id.
  */
 import type { Request, RequestHandler, Response, Router } from 'express';
+import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { InputError, NotFoundError, NotImplementedError } from '../errors';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -73,19 +74,6 @@ export function queryString(req: Request, name: string): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new InputError(`query parameter ${name} must be given once`);
   return v;
-}
-
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-
-/** A DNS-1123 label (namespaces, and so scheduler names): at most 63 characters. */
-export function isDnsLabel(name: string): boolean {
-  return name.length <= 63 && LABEL.test(name);
-}
-
-/** A DNS-1123 subdomain (object names: rooms, operations): at most 253 characters. */
-export function isDnsSubdomain(name: string): boolean {
-  return name.length <= 253 && SUBDOMAIN.test(name);
 }
 
 /** A scheduler name from the path; a name Kubernetes cannot hold cannot exist (404). */

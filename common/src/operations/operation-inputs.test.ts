@@ -2,6 +2,7 @@ import {
   describeInputErrors,
   OPERATION_INPUTS,
   parseOperationInput,
+  ROOM_ID_MESSAGE,
   REQUEST_BOUNDS,
   schedulerDefinitionInput,
   specOfDefinitionInput,
@@ -77,14 +78,22 @@ describe('operation inputs', () => {
     test.each([
       ['nothing', {}, 'amount', 'is a required field (or give roomsIds)'],
       ['an empty list', { roomsIds: [] }, 'roomsIds', 'must be a non-empty list of room ids'],
-      ['an empty id', { roomsIds: [''] }, 'roomsIds', 'every room id must be a non-empty string of at most 253 characters'],
-      ['an id too long', { roomsIds: ['x'.repeat(254)] }, 'roomsIds', 'every room id must be a non-empty string of at most 253 characters'],
+      ['an empty id', { roomsIds: [''] }, 'roomsIds[0]', ROOM_ID_MESSAGE],
+      ['an id too long', { roomsIds: ['a', 'x'.repeat(254)] }, 'roomsIds[1]', ROOM_ID_MESSAGE],
+      ['an id that is not a string', { roomsIds: [7] }, 'roomsIds[0]', 'must be a room name (a string); got number'],
       ['a string for a list', { roomsIds: 'a' }, 'roomsIds', 'must be a non-empty list of room ids'],
       ['both amount and ids', { amount: 1, roomsIds: ['a'] }, 'amount', 'give either amount or roomsIds, not both'],
       ['too many ids for a request', { roomsIds: Array.from({ length: 1001 }, (_, i) => `r${i}`) }, 'roomsIds', 'must list at most 1000 room ids'],
       ['a zero amount', { amount: 0 }, 'amount', 'must be between 1 and 10000'],
     ])('refuses %s, naming the field', (_name, input, field, message) => {
       expect(parseOperationInput('remove_rooms', input, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field, message }] });
+    });
+
+    test('refuses every id that cannot be a room (a Kubernetes object name), naming each: an Operation written with kubectl is told as the API is', () => {
+      const ids = ['room-1', 'a\u0000b', '%2F', 'x/y', 'UPPER', '../x', 'a..b', 'space-arena-2j8ef.v2'];
+      expect(parseOperationInput('remove_rooms', { roomsIds: ids }, REQUEST_BOUNDS)).toEqual({
+        ok: false, errors: [1, 2, 3, 4, 5, 6].map((i) => ({ field: `roomsIds[${i}]`, message: ROOM_ID_MESSAGE })),
+      });
     });
 
     test('a body that is not an object is refused as a whole', () => {

@@ -13,7 +13,9 @@
 import type { SchedulerSpec } from '../generated/resources';
 import { isRecord } from '../json/is-record';
 import { jsonTypeName } from '../json/json-type';
+import { isDnsSubdomain } from '../kube/object-names';
 import { OperationDefinition, type OperationDefinitionName } from '../resources/operation-names';
+import { joinIndex } from '../validation/field-path';
 import { failed, ok, type FieldError, type Result } from '../validation/result';
 
 /** Most rooms one add-rooms or remove-rooms request may ask for. */
@@ -24,6 +26,8 @@ export const MAX_ROOM_IDS_PER_REQUEST = 1_000;
 const MAX_VERSION_LENGTH = 64;
 /** Most characters of a room id (a Kubernetes object name). */
 export const MAX_ROOM_ID_LENGTH = 253;
+/** What an id that cannot be a room's is told: a GameRoom's name is a DNS-1123 subdomain. */
+export const ROOM_ID_MESSAGE = `must be a room name: at most ${MAX_ROOM_ID_LENGTH} lower-case letters, digits, '-' or '.', starting and ending with a letter or digit`;
 
 /** How much one operation may ask for. */
 export interface InputBounds {
@@ -137,8 +141,8 @@ export function parseRemoveRoomsInput(input: unknown, bounds: InputBounds): Resu
   const reason = typeof input.reason === 'string' ? { reason: input.reason } : {};
   if (input.amount !== undefined && ids !== undefined) return failed([{ field: 'amount', message: 'give either amount or roomsIds, not both' }]);
   if (ids !== undefined) {
-    const problem = roomIdsProblem(ids, bounds);
-    if (problem) return failed([{ field: 'roomsIds', message: problem }]);
+    const problems = roomIdsProblems(ids, bounds);
+    if (problems.length > 0) return failed(problems);
     const roomsIds = [...new Set(ids as string[])];
     const versions = input.resourceVersions;
     const given = input.details;
@@ -217,11 +221,12 @@ function amountOf(amount: unknown, bounds: InputBounds): number | string | undef
   return n;
 }
 
-function roomIdsProblem(ids: unknown, bounds: InputBounds): string | undefined {
-  if (!Array.isArray(ids) || ids.length === 0) return 'must be a non-empty list of room ids';
-  if (ids.length > bounds.maxRoomIds) return `must list at most ${bounds.maxRoomIds} room ids`;
-  if (!ids.every((id) => typeof id === 'string' && id.length > 0 && id.length <= MAX_ROOM_ID_LENGTH)) {
-    return `every room id must be a non-empty string of at most ${MAX_ROOM_ID_LENGTH} characters`;
-  }
-  return undefined;
+/** Each id that cannot be a room's is named (`roomsIds[2]`): removing it could only skip it. */
+function roomIdsProblems(ids: unknown, bounds: InputBounds): FieldError[] {
+  if (!Array.isArray(ids) || ids.length === 0) return [{ field: 'roomsIds', message: 'must be a non-empty list of room ids' }];
+  if (ids.length > bounds.maxRoomIds) return [{ field: 'roomsIds', message: `must list at most ${bounds.maxRoomIds} room ids` }];
+  return ids.flatMap((id: unknown, i) => {
+    if (typeof id !== 'string') return [{ field: joinIndex('roomsIds', i), message: `must be a room name (a string); got ${jsonTypeName(id)}` }];
+    return isDnsSubdomain(id) ? [] : [{ field: joinIndex('roomsIds', i), message: ROOM_ID_MESSAGE }];
+  });
 }
