@@ -323,6 +323,14 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
   });
 
+  it.each(['../v1', 'v99999999999999999999.0.0', '1.2.0', 'v1.2', 'v01.2.0', 'v1.2.0-rc1'])('answers 400 naming version for %p, which cannot be a version Roomkeeper makes, and enqueues nothing', async (version) => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message: 'Validation Error:\nversion: must be a version such as "v1.2.0"', details: [{ field: 'version', message: 'must be a version such as "v1.2.0"' }] });
+    expect(t.store.writes).toEqual([]);
+  });
+
   it.each([[{ version: 5 }, 'must be a string such as "v1.2.0"; got number'], [{ version: null }, 'must be a string such as "v1.2.0"; got null'], [{ version: ['v1.0.0'] }, 'must be a string such as "v1.2.0"; got an array']])('answers 400 for %j naming the type, not a missing field', async (body, message) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);

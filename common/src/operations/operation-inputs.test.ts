@@ -114,6 +114,8 @@ describe('operation inputs', () => {
       ['nothing', {}, 'is a required field'],
       ['blank', { newActiveVersion: '  ' }, 'is a required field'],
       ['too long', { newActiveVersion: 'v'.repeat(65) }, 'must be at most 64 characters'],
+      ['a path', { newActiveVersion: '../v1' }, 'must be a version such as "v1.2.0"'],
+      ['a major too large to count', { newActiveVersion: 'v99999999999999999999.0.0' }, 'must be a version such as "v1.2.0"'],
       ['a number, naming its type', { newActiveVersion: 2 }, 'must be a string such as "v1.2.0"; got number'],
       ['null, naming it', { newActiveVersion: null }, 'must be a string such as "v1.2.0"; got null'],
       ['a list, naming it', { newActiveVersion: ['v2.0.0'] }, 'must be a string such as "v1.2.0"; got an array'],

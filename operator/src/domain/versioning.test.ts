@@ -1,5 +1,6 @@
 import type { SchedulerSpec } from '../../../common/src/generated/resources';
-import { changedFields, classifyChange, compareVersions, InvalidVersionError, nextVersion, parseVersion } from './versioning';
+import { parseVersion } from '../../../common/src/resources/scheduler-version';
+import { changedFields, classifyChange, compareVersions, InvalidVersionError, nextVersion } from './versioning';
 
 function definition(): SchedulerSpec {
   return {
@@ -124,6 +125,7 @@ describe('parseVersion and compareVersions', () => {
     ['v1.2', undefined],
     ['v01.2.3', undefined],
     ['v1.2.3-rc1', undefined],
+    ['v99999999999999999999.0.0', undefined],
     ['', undefined],
   ])('parses %p', (text, expected) => {
     expect(parseVersion(text)).toEqual(expected);

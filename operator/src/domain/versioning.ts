@@ -10,6 +10,7 @@
  * Any other field (a future one) counts as major, the safe side.
  */
 import type { SchedulerSpec } from '../../../common/src/generated/resources';
+import { parseVersion, type ParsedVersion } from '../../../common/src/resources/scheduler-version';
 
 export type VersionChange = 'major' | 'minor' | 'none';
 
@@ -18,26 +19,11 @@ export const INITIAL_VERSION = 'v1.0.0';
 /** Fields whose change does not affect rooms. */
 const MINOR_FIELDS: ReadonlySet<string> = new Set(['maxSurge', 'forwarders', 'autoscaling', 'roomsReplicas', 'game', 'matchAllocation', 'allocation']);
 
-export interface ParsedVersion {
-  major: number;
-  minor: number;
-  patch: number;
-}
-
 export class InvalidVersionError extends Error {
   constructor(readonly version: string) {
     super(`invalid scheduler version "${version}": expected v<major>.<minor>.<patch>`);
     this.name = 'InvalidVersionError';
   }
-}
-
-const VERSION = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
-
-/** Parses `v1.2.3`; undefined when it is not a version. */
-export function parseVersion(version: string): ParsedVersion | undefined {
-  const m = VERSION.exec(version);
-  if (!m) return undefined;
-  return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) };
 }
 
 function formatVersion(v: ParsedVersion): string {
