@@ -16,6 +16,15 @@ export function isJsonContentType(header: string | undefined): boolean {
   return JSON_MEDIA_TYPE.test(mediaType);
 }
 
+/**
+ * Whether a body of this type is UTF-8 by declaration: no charset, or `utf-8` in any case. The
+ * body parser reads other `utf-*` charsets as such and refuses the rest (415).
+ */
+export function isUtf8ContentType(header: string | undefined): boolean {
+  const charset = /;\s*charset\s*=\s*("?)([^";\s]*)\1\s*(?:;|$)/i.exec(header ?? '');
+  return charset === null || (charset[2] ?? '').toLowerCase() === 'utf-8';
+}
+
 /** Whether the request carries a body at all (an empty one needs no content type). */
 export function hasRequestBody(headers: IncomingHttpHeaders): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;
