@@ -606,6 +606,9 @@ describe('operations', () => {
     ['?stage=final&perPage=101', 'page size must be between 0 and 100'],
     ['?stage=final&perPage=0', 'page size must be between 0 and 100'],
     ['?stage=final&page=x', 'invalid page: "x" is not an integer'],
+    ['?stage=final&perPage=1000000000', 'page size must be between 0 and 100'],
+    ['?stage=final&perPage=-99999999999', 'page size must be between 0 and 100'],
+    ['?stage=final&page=99999999999999999999', 'invalid page: "99999999999999999999" is out of range (at most 9007199254740991)'],
     ['?stage=pending&page=1', 'there is no pagination filter implemented for pending stage'],
     ['?stage=final&orderBy=name', 'invalid order by: name (use "createdAt asc" or "createdAt desc")'],
   ])('answers 400 for %s', async (query, message) => {

@@ -31,9 +31,10 @@ const STAGE_STATUSES: Record<OperationStage, readonly string[]> = {
 const DEFAULT_PER_PAGE = 15;
 const MAX_PER_PAGE = 100;
 
-function parsePositiveInt(raw: string | undefined, field: string): number | undefined {
+/** An integer of any length (the caller checks its range, with Maestro's messages). */
+function parseInteger(raw: string | undefined, field: string): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^-?\d{1,9}$/.test(raw.trim())) throw new InputError(`invalid ${field}: ${JSON.stringify(raw.slice(0, 64))} is not an integer`);
+  if (!/^-?\d+$/.test(raw.trim())) throw new InputError(`invalid ${field}: ${JSON.stringify(raw.slice(0, 64))} is not an integer`);
   return Number(raw.trim());
 }
 
@@ -47,12 +48,14 @@ export class OperationQueries {
       throw new InputError(`invalid stage filter: ${(stage ?? '').slice(0, 64)}`);
     }
     const descending = parseOrderBy(query.orderBy);
-    const page = parsePositiveInt(query.page, 'page');
-    const perPage = parsePositiveInt(query.perPage, 'perPage');
+    const page = parseInteger(query.page, 'page');
+    const perPage = parseInteger(query.perPage, 'perPage');
     if (stage !== 'final' && (page !== undefined || perPage !== undefined)) {
       throw new InputError(`there is no pagination filter implemented for ${stage} stage`);
     }
     if (page !== undefined && page < 1) throw new InputError('page must be greater than 0');
+    if (page !== undefined && !Number.isSafeInteger(page)) throw new InputError(`invalid page: ${JSON.stringify(query.page?.trim().slice(0, 64))} is out of range (at most ${Number.MAX_SAFE_INTEGER})`);
+    // Maestro's words, "0" and all (maestro-behaviour.md): clients may match them.
     if (perPage !== undefined && (perPage < 1 || perPage > MAX_PER_PAGE)) throw new InputError(`page size must be between 0 and ${MAX_PER_PAGE}`);
 
     const all = await this.deps.operations.listOperations(schedulerName);
