@@ -43,6 +43,8 @@ export const ConditionReason = {
   SpecChanged: 'SpecChanged',
   /** PendingChanges False: the active version is the spec's. */
   VersionMatchesSpec: 'VersionMatchesSpec',
+  /** PendingChanges False: the spec's last change failed its version operation; the active version runs. */
+  SpecChangeFailed: 'SpecChangeFailed',
   /** Progressing True / False. */
   ReplacingRooms: 'ReplacingRooms',
   RolloutComplete: 'RolloutComplete',

@@ -96,6 +96,10 @@ describe('scheduler status', () => {
       { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'NoFailedOperation'] }],
     ['the last operation failed', synced(), [op('add_rooms', 'error', 2)], [room('a', 'ready')],
       { Ready: ['False', 'OnError'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
+    ['a spec change failed its version operation', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')],
+      { Ready: ['False', 'OnError'], PendingChanges: ['False', 'SpecChangeFailed'], Degraded: ['True', 'OperationFailed'] }],
+    ['a spec change failed, a later one was applied', synced(), [op('create_new_scheduler_version', 'error', 2), op('create_new_scheduler_version', 'finished', 3)], [room('a', 'ready')],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
     ['an operation is stuck', synced(), [stuckOp()], [room('a', 'ready')],
       { Degraded: ['True', 'OperationStuck'] }],
   ])('condition reasons explain the current status: %s', (_n, s, ops, rooms, expected) => {
@@ -103,6 +107,12 @@ describe('scheduler status', () => {
     for (const [type, [status, reason]] of Object.entries(expected)) {
       expect(conditions.find((c) => c.type === type)).toMatchObject({ status, reason });
     }
+  });
+
+  test('a failed spec change names its operation and what to do', () => {
+    const failed = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')], 0).conditions ?? [];
+    expect(failed.find((c) => c.type === 'PendingChanges')?.message).toBe("the spec's last change was not applied: operation create_new_scheduler_version-2 (create_new_scheduler_version) failed "
+      + "(kubectl get rkop create_new_scheduler_version-2 -o yaml shows why); the active version v1.0.0 runs: fix the spec, or set it back to that version's");
   });
 
   test('is level-based: computing it again from its own result changes nothing', () => {

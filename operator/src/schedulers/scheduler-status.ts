@@ -83,6 +83,10 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     return !acc || t(op) >= t(acc) ? op : acc;
   }, undefined);
   const lastDone = lastFinal(ops);
+  // A spec change whose version operation failed stays in the spec (kubectl shows it), while the
+  // active version, not the spec, runs: nothing is pending, and the spec is not what runs either.
+  const lastVersioning = lastFinal(ops.filter((op) => op.spec.definitionName === 'create_new_scheduler_version'));
+  const failedChange = state !== 'pending-changes' && lastVersioning?.status?.status === 'error' ? lastVersioning.metadata.name as string : undefined;
   const stuck = ops.find((op) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True'));
   const nowIso = new Date(now).toISOString();
   const generation = s.metadata.generation ?? 1;
@@ -95,8 +99,12 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
       `${ready} of ${desired ?? '?'} rooms ready, allocated, active or occupied; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
-    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes', state === 'pending-changes' ? ConditionReason.SpecChanged : ConditionReason.VersionMatchesSpec,
-      state === 'pending-changes' ? 'a version operation is queued or running' : 'the active version matches the spec'),
+    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
+      state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
+      state === 'pending-changes' ? 'a version operation is queued or running'
+        : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) failed (kubectl get rkop ${failedChange} -o yaml shows why); `
+          + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
+          : 'the active version matches the spec'),
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
       progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
