@@ -60,7 +60,7 @@ export class LeaderElector {
     this.timer = undefined;
     await this.inFlight;
     if (this.leader) {
-      this.stepDown('stopping');
+      this.stepDown('stopping', 'info');
       await this.release();
     }
   }
@@ -167,11 +167,12 @@ export class LeaderElector {
     this.opts.onStartedLeading();
   }
 
-  private stepDown(reason: string): void {
+  /** Leadership ends: a warning when it was lost, info when this replica stops (a clean shutdown). */
+  private stepDown(reason: string, level: 'info' | 'warn' = 'warn'): void {
     this.written = undefined;
     if (!this.leader) return;
     this.leader = false;
-    this.opts.logger.warn('stopped leading', { reason, identity: this.opts.identity });
+    this.opts.logger.log(level, 'stopped leading', { reason, identity: this.opts.identity });
     this.opts.onStoppedLeading();
   }
 
