@@ -117,3 +117,13 @@ describe('removeRoomById (remove-rooms by id)', () => {
     expect(t.expectations.satisfied('s')).toBe(false);
   });
 });
+
+describe('lastPings (the gateways\' ping digests)', () => {
+  it('takes the latest ping of each room over the digests, and no time further ahead than clocks drift', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const digest = (lastPings: Record<string, number>) => ({ status: { lastPings: JSON.stringify(lastPings), flushedAt: String(now) } });
+    const digests = [digest({ a: now - 5_000, b: now - 9_000, c: Date.parse('2100-01-01T00:00:00Z') }), digest({ a: now - 1_000, b: now + 30_000 })];
+    const deps = { now: () => now, caches: { digests: { list: () => digests } } } as unknown as OperatorDeps;
+    expect(new RoomManager(deps).lastPings('s')).toEqual(new Map([['a', now - 1_000], ['b', now + 30_000]]));
+  });
+});

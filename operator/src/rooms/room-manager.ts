@@ -349,17 +349,25 @@ export class RoomManager {
     return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest));
   }
 
-  /** Last ping per room from the gateways' digests (max over replicas; see common/src/rooms/ping-digest.ts). */
+  /**
+   * Last ping per room from the gateways' digests (max over replicas; see
+   * common/src/rooms/ping-digest.ts). A time further ahead than clocks drift apart is no ping
+   * (a digest written by hand with a year-2100 entry would keep a dead room alive for ever).
+   */
   lastPings(schedulerName: string): Map<string, number> {
     const out = new Map<string, number>();
+    const latest = this.deps.now() + DIGEST_CLOCK_SKEW_MS;
     for (const digest of this.deps.caches.digests.list(schedulerName)) {
       for (const [room, at] of decodePingDigest(digest.status)) {
-        if (at > (out.get(room) ?? 0)) out.set(room, at);
+        if (at <= latest && at > (out.get(room) ?? 0)) out.set(room, at);
       }
     }
     return out;
   }
 }
+
+/** How far a gateway's clock may run ahead of the operator's for its digest times to count. */
+const DIGEST_CLOCK_SKEW_MS = 60_000;
 
 /**
  * When an object's deletion was asked for, epoch ms. The API server sets `deletionTimestamp` to
