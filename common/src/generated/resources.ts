@@ -253,7 +253,7 @@ export interface Forwarder {
   name: string;
   enable?: boolean;
   type?: ForwarderType;
-  /** host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port); no gRPC scheme such as unix:. */
+  /** host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535); no gRPC scheme such as unix:. */
   address: string;
   options?: ForwarderOptions;
 }

@@ -643,6 +643,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'array',
             description: 'Receivers of room events and pings.',
             maxItems: 16,
+            'x-kubernetes-validations': [
+              {
+                rule: 'self.all(f, self.exists_one(g, g.name == f.name))',
+                message: 'forwarder names must be unique',
+                reason: 'FieldValueInvalid',
+              },
+            ],
             items: {
               type: 'object',
               required: ['name', 'address'],
@@ -663,10 +670,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 },
                 address: {
                   type: 'string',
-                  description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port); no gRPC scheme such as unix:.',
+                  description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535); no gRPC scheme such as unix:.',
                   minLength: 1,
                   maxLength: 1024,
-                  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$',
+                  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
                 },
                 options: {
                   type: 'object',
@@ -1413,6 +1420,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'array',
                 description: 'Receivers of room events and pings.',
                 maxItems: 16,
+                'x-kubernetes-validations': [
+                  {
+                    rule: 'self.all(f, self.exists_one(g, g.name == f.name))',
+                    message: 'forwarder names must be unique',
+                    reason: 'FieldValueInvalid',
+                  },
+                ],
                 items: {
                   type: 'object',
                   required: ['name', 'address'],
@@ -1433,10 +1447,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     },
                     address: {
                       type: 'string',
-                      description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port); no gRPC scheme such as unix:.',
+                      description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535); no gRPC scheme such as unix:.',
                       minLength: 1,
                       maxLength: 1024,
-                      pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):[0-9]{1,5}$',
+                      pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
                     },
                     options: {
                       type: 'object',
