@@ -1,4 +1,7 @@
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { createHttpServer, MANAGEMENT_TIMEOUTS } from '../../../common/src/http-server';
 import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
@@ -164,6 +167,22 @@ describe('POST /schedulers', () => {
     expect(res.status).toBe(400);
     expect(bodyOf(res).message).toBe(`the body must be a JSON object; got ${type}`);
     expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers 413 as soon as the headers declare a body over the limit, before any of it is sent', async () => {
+    const server = createHttpServer(t.management, { ...MANAGEMENT_TIMEOUTS, maxConnections: 0 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      const answer = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
+      socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: ${MAX_BODY * 2}\r\n\r\n{`);
+      expect(await answer).toMatch(/^HTTP\/1\.1 413 [\s\S]*request body is larger than the limit/);
+      expect(t.store.writes).toEqual([]);
+    } finally {
+      socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers 413 for a body over the limit', async () => {
