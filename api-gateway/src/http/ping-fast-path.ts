@@ -3,9 +3,9 @@
  * rooms every 5 s is 2,000 a second), so `PUT /scheduler/{name}/rooms/{id}/ping` with a valid
  * room token and a JSON body is answered here: one regex, a cached token comparison, the body
  * read and parsed, `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or
- * wrong token, a body too large, chunked, not JSON or in a charset other than UTF-8 — falls through to Express untouched, so
- * every error keeps the one error mapping. The answers, metrics labels and limits are the same
- * as the Express route's.
+ * wrong token, a body too large, chunked, not JSON or in a charset other than UTF-8 — falls
+ * through to Express untouched, so every error keeps the one error mapping. The answers, metrics
+ * labels and limits are the same as the Express route's.
  *
  * The expected tokens of rooms that pinged lately are cached, but only after the presented token
  * matched and only for names Kubernetes can hold, in an LRU of fixed size: pings without
