@@ -107,6 +107,13 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
   });
 
+  it.each(['schedulerName', 'scheduler_name'])('takes the scheduler in the body as Maestro\'s gRPC gateway does (%s), the path deciding', async (field) => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ [field]: 'another' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, roomId: 'room-1' });
+  });
+
   it('takes a selector of a prefixed label key, and an empty label value, as Kubernetes does', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ selectors: [{ labels: { 'example.com/tier': 'gold', mode: '' } }] });

@@ -152,13 +152,20 @@ const REQUEST_SCHEMA: JsonSchemaProps = {
 const validateRequest = compileSchemaValidator(REQUEST_SCHEMA);
 
 /**
+ * The path's scheduler, which a client of Maestro's gRPC gateway may also send in the body
+ * (its request message holds it): taken and ignored, the path decides.
+ */
+const MAESTRO_PATH_FIELDS = ['schedulerName', 'scheduler_name'];
+
+/**
  * Fields of the body and of its selectors that the schema does not know. The validator would drop
  * them, so a typo ("label", "selector") would make a request that takes any room.
  */
 function unknownFields(body: Record<string, unknown>): FieldViolation[] {
   const outside = (record: Record<string, unknown>, schema: JsonSchemaProps, parent: string): FieldViolation[] => {
     const known = Object.keys(schema.properties ?? {});
-    return Object.keys(record).filter((key) => !known.includes(key)).map((key) => ({ field: joinField(parent, key), message: `unknown field; known fields: ${known.join(', ')}` }));
+    return Object.keys(record).filter((key) => !known.includes(key) && !(parent === '' && MAESTRO_PATH_FIELDS.includes(key)))
+      .map((key) => ({ field: joinField(parent, key), message: `unknown field; known fields: ${known.join(', ')}` }));
   };
   const selectors = Array.isArray(body.selectors) ? body.selectors : [];
   return [
