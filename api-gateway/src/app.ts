@@ -8,7 +8,7 @@ import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError, UnsupportedMediaTypeError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
-import { hasRequestBody, isJsonContentType, JSON_CONTENT_TYPE_REQUIRED } from './http/content-type';
+import { hasRequestBody, isJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { requestContext } from './http/request-context';
@@ -99,6 +99,8 @@ function jsonBody(maxBodyBytes: number): RequestHandler {
       next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }));
       return;
     }
+    const type = req.headers['content-type'];
+    if (type !== undefined) req.headers['content-type'] = withUtf8Spelling(type);
     parse(req, res, (err?: unknown) => {
       if (err) {
         next(err);

@@ -16,13 +16,23 @@ export function isJsonContentType(header: string | undefined): boolean {
   return JSON_MEDIA_TYPE.test(mediaType);
 }
 
+const CHARSET = /;\s*charset\s*=\s*("?)([^";\s]*)\1\s*(?=;|$)/i;
+
 /**
- * Whether a body of this type is UTF-8 by declaration: no charset, or `utf-8` in any case. The
- * body parser reads other `utf-*` charsets as such and refuses the rest (415).
+ * Whether a body of this type is UTF-8 by declaration: no charset, or `utf-8` (also spelt `utf8`)
+ * in any case. The body parser reads other `utf-*` charsets as such and refuses the rest (415).
  */
 export function isUtf8ContentType(header: string | undefined): boolean {
-  const charset = /;\s*charset\s*=\s*("?)([^";\s]*)\1\s*(?:;|$)/i.exec(header ?? '');
-  return charset === null || (charset[2] ?? '').toLowerCase() === 'utf-8';
+  const charset = CHARSET.exec(header ?? '');
+  return charset === null || ['utf-8', 'utf8'].includes((charset[2] ?? '').toLowerCase());
+}
+
+/**
+ * The type with `charset=utf8` spelt `utf-8`, as the body parser knows it (it refused `utf8`, a
+ * spelling game servers' HTTP libraries use and the ping fast path always read).
+ */
+export function withUtf8Spelling(header: string): string {
+  return header.replace(CHARSET, (whole, _quote: string, name: string) => (name.toLowerCase() === 'utf8' ? '; charset=utf-8' : whole));
 }
 
 /** Whether the request carries a body at all (an empty one needs no content type). */
