@@ -1,7 +1,8 @@
 /** Which strings Kubernetes takes as names: a name it cannot hold names nothing that exists. */
 import { DNS1123_SUBDOMAIN } from './label-syntax';
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS-1123 label's characters (its length, at most 63, is checked apart). */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A DNS-1123 label (namespaces, and so scheduler names): at most 63 characters. */
 export function isDnsLabel(name: string): boolean {

@@ -6,8 +6,8 @@ import { fieldText, type KubeObject } from './kube-object';
 import type { NameRule } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
 import { DNS1123_SUBDOMAIN, isLabelValue, LABEL_VALUE_MESSAGE, labelKeyProblems, SUBDOMAIN_MESSAGE } from '../../../common/src/kube/label-syntax';
+import { DNS1123_LABEL } from '../../../common/src/kube/object-names';
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";

@@ -9,9 +9,9 @@ import { compileNode } from './schema-node';
 import { pruneValue } from './schema-pruning';
 import { validateValue } from './schema-validation';
 import { isRecord } from '../../../../common/src/json/is-record';
+import { DNS1123_SUBDOMAIN } from '../../../../common/src/kube/label-syntax';
+import { DNS1123_LABEL } from '../../../../common/src/kube/object-names';
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_MESSAGE =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const SUBDOMAIN_MESSAGE =
