@@ -119,6 +119,21 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       defaults: await create(`mmd-${api.id}`, { matchAllocation: {}, allocation: {} }),
     };
   }),
+  'roomsReplicas past int32, through the resource and through its scale subresource': (api) => outcome(async () => {
+    const name = `int32-${api.id}`;
+    await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
+    const attempt = (fn: () => Promise<unknown>) => outcome(async () => ({ admitted: await fn().then((o) => (o as { spec?: { roomsReplicas?: number; replicas?: number } }).spec) }));
+    const result = {
+      int32Max: await attempt(() => api.custom.patchClusterCustomObject({ ...G, name, body: { spec: { roomsReplicas: 2 ** 31 - 1 } } }, MERGE)),
+      pastInt32: await attempt(() => api.custom.patchClusterCustomObject({ ...G, name, body: { spec: { roomsReplicas: 2 ** 31 } } }, MERGE)),
+      pastSafeInteger: await attempt(() => api.custom.patchClusterCustomObject({ ...G, name, body: { spec: { roomsReplicas: 2 ** 53 + 2 } } }, MERGE)),
+      scalePastInt32: await attempt(() => api.custom.patchClusterCustomObjectScale({ ...G, name, body: { spec: { replicas: 2 ** 31 } } }, MERGE)),
+      scaleFraction: await attempt(() => api.custom.patchClusterCustomObjectScale({ ...G, name, body: { spec: { replicas: 1.5 } } }, MERGE)),
+      scaleNegative: await attempt(() => api.custom.patchClusterCustomObjectScale({ ...G, name, body: { spec: { replicas: -1 } } }, MERGE)),
+    };
+    await api.custom.deleteClusterCustomObject({ ...G, name });
+    return result;
+  }),
   'unknown fields are pruned, defaults applied, generation counts spec changes only': (api) => outcome(async () => {
     const name = `prune-${api.id}`;
     const body = scheduler(name, { unknownField: 'x', forwarders: [{ name: 'f', address: 'a:1' }] });

@@ -240,12 +240,14 @@ export class ResourceOperations {
     obj.metadata = metadata;
     schema.applyDefaults(obj);
     let causes = schema.validate(obj, old);
-    // With a scale subresource, the replicas at specReplicasPath must not be negative; the cause
-    // names the path as the CRD writes it (".spec.roomsReplicas"), as kube-apiserver does.
+    // With a scale subresource, the replicas at specReplicasPath must be a non-negative int32 (the
+    // Scale holds an int32); the cause names the path as the CRD writes it (".spec.roomsReplicas"),
+    // as kube-apiserver does.
     const scale = this.versionInfo(scope).scale;
     const replicas = scale && !onlyStatus ? evaluateJsonPath(obj, scale.specReplicasPath) : undefined;
-    if (scale && typeof replicas === 'number' && replicas < 0) {
-      causes = [...causes, { reason: 'FieldValueInvalid', field: scale.specReplicasPath, message: `Invalid value: ${replicas}: should be a non-negative integer` }];
+    if (scale && typeof replicas === 'number' && (replicas < 0 || replicas > INT32_MAX)) {
+      const rule = replicas < 0 ? 'should be a non-negative integer' : `should be less than or equal to ${INT32_MAX}`;
+      causes = [...causes, { reason: 'FieldValueInvalid', field: scale.specReplicasPath, message: `Invalid value: ${replicas}: ${rule}` }];
     }
     if (onlyStatus) causes = causes.filter((c) => c.field === 'status' || c.field.startsWith('status.') || c.field.startsWith('status['));
     if (causes.length > 0) throw invalid(scope.rt.kind, scope.rt.group, obj.metadata.name ?? '', causes);
@@ -610,11 +612,12 @@ export class ResourceOperations {
     const meta = isRecord(body.metadata) ? body.metadata : {};
     if (meta.resourceVersion && meta.resourceVersion !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
     const replicas = isRecord(body.spec) ? body.spec.replicas : undefined;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0` }]);
-    }
+    const decodeError = scaleReplicasDecodeError(replicas);
+    if (decodeError) throw badRequest(decodeError);
+    // A negative count is the custom resource's to refuse (its schema and its scale rule), as on
+    // kube-apiserver, which copies the Scale's replicas into the object before validating it.
     const obj = deepCopy(existing.obj);
-    setPath(obj, this.scaleSpec(scope).specReplicasPath, replicas);
+    setPath(obj, this.scaleSpec(scope).specReplicasPath, replicas ?? 0);
     const result = this.updateFrom(scope, existing, obj, opts);
     return this.toScale(scope, result.object);
   }
@@ -628,6 +631,10 @@ export class ResourceOperations {
       throw badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
     }
     const patched = type === 'json' ? applyJsonPatch(current, body) : type === 'strategic' ? applyStrategicMergePatch(current, body) : applyMergePatch(current, body);
+    // kube-apiserver decodes the patched Scale into its Go type: a count an int32 cannot hold is a
+    // 422 that names the patch, not a field.
+    const decodeError = scaleReplicasDecodeError(isRecord(patched) && isRecord(patched.spec) ? patched.spec.replicas : undefined);
+    if (decodeError) throw invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${JSON.stringify(JSON.stringify(patched))}: ${decodeError}` }]);
     return this.updateScale(scope, name, patched, opts);
   }
 
@@ -655,4 +662,14 @@ export class ResourceOperations {
     if (opts.dryRun) return;
     this.store.commit(this.key(scope.rt), 'MODIFIED', obj);
   }
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Why a Scale's spec.replicas cannot be decoded into autoscaling/v1's int32 (absent reads as 0), or undefined. */
+function scaleReplicasDecodeError(replicas: unknown): string | undefined {
+  if (replicas === undefined || replicas === null) return undefined;
+  if (typeof replicas === 'number' && Number.isInteger(replicas) && replicas >= -(INT32_MAX + 1) && replicas <= INT32_MAX) return undefined;
+  const shown = typeof replicas === 'number' ? `number ${replicas}` : typeof replicas;
+  return `json: cannot unmarshal ${shown} into Go struct field ScaleSpec.spec.replicas of type int32`;
 }
