@@ -9,7 +9,7 @@ import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
-  | 'VersionCreated' | 'VersionSwitched' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided';
+  | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 

@@ -193,7 +193,7 @@ describe('chart with default values', () => {
     const operator = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-operator')), objects, 'rk-roomkeeper-operator-abc12'));
     expect(operator).toMatchObject({
       identity: 'rk-roomkeeper-operator-abc12', leaderElection: true, leaseNamespace: 'games-system', leaseName: 'rk-roomkeeper-operator',
-      leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2_000, operationLeaseTtl: 5_000, operationRetentionAge: 168 * 3_600_000,
+      leaseDuration: 15_000, renewDeadline: 10_000, retryPeriod: 2_000, operationLeaseTtl: 5_000, operationRetentionAge: 168 * 3_600_000, versionHistoryLimit: 100,
       roomInitTimeout: 120_000, roomPingTimeout: 240_000, healthInterval: 10_000, maestroEnv: true, operatorPort: 8081, kubeQps: 400, kubeBurst: 800,
       maxRoomsPerScheduler: 10_000, roomRunAsNonRoot: false, roomNamespacePsaEnforce: 'none', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'baseline',
     });
@@ -303,7 +303,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     const operator = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-operator')), objects, 'op-0'));
     expect(operator).toMatchObject({
       logLevel: 'debug', kubeQps: 150.5, kubeBurst: 300, leaseName: 'roomkeeper-leader', leaseDuration: 20_000, renewDeadline: 12_000,
-      retryPeriod: 3_000, operationLeaseTtl: 8_000, operationRetentionCount: 500, operationRetentionAge: 72 * 3_600_000, healthInterval: 5_000,
+      retryPeriod: 3_000, operationLeaseTtl: 8_000, operationRetentionCount: 500, operationRetentionAge: 72 * 3_600_000, versionHistoryLimit: 30, healthInterval: 5_000,
       autoscaleDebounce: 500, roomInitTimeout: 180_000, roomPingTimeout: 300_000, roomDeletionTimeout: 90_000, maestroEnv: false,
       maxRoomsPerScheduler: 2500, roomRunAsNonRoot: true, roomNamespacePsaEnforce: 'baseline', roomNamespacePsaWarn: 'restricted', roomNamespacePsaAudit: 'none',
       roomsApiUrl: 'https://rooms.games.example.com', addRoomsConcurrency: 25, addRoomsLimit: 2000, removeRoomsLimit: 1500,

@@ -3,7 +3,8 @@
  * replaces no room itself: rooms of another major are replaced by the health check's rollout
  * (health-plan.ts; maxSurge at a time, occupied rooms last, never below the desired ready rooms),
  * as Maestro and a Deployment do, so a switch never holds up the next version change. The
- * Scheduler's Progressing condition and `status.rooms.updated` show the rollout. No rollback (spec).
+ * Scheduler's Progressing condition and `status.rooms.updated` show the rollout. Then the versions
+ * beyond the history limit go. No rollback (spec).
  */
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
@@ -13,7 +14,8 @@ import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { schedulerEvent } from '../../events';
-import { loadScheduler, loadVersion, versionObjectName } from './shared';
+import { listVersions, loadScheduler, loadVersion, versionObjectName } from './shared';
+import { versionsBeyondHistory } from '../../domain/version-history';
 
 export const switchVersionDefinition: OperationDefinition = {
   name: OperationName.SwitchActiveVersion,
@@ -51,8 +53,43 @@ export const switchVersionDefinition: OperationDefinition = {
     if (older > 0) {
       ctx.event(`${older} rooms run an older major version; the health check replaces them (maxSurge ${String(definition.maxSurge)}, occupied rooms once free): see the Scheduler's Progressing condition`);
     }
+    await pruneVersionHistory(ctx, target);
   },
 };
+
+/** The most version names one history line lists. */
+const NAMES_LISTED = 10;
+
+/**
+ * Deletes the versions beyond ROOMKEEPER_VERSION_HISTORY_LIMIT that nothing keeps
+ * (domain/version-history.ts): not the active one, one a room runs, one an operation names (those
+ * carry the protection finalizer) or the greatest of a major. After each switch, so the next
+ * switch finishes what a crash left.
+ */
+async function pruneVersionHistory(ctx: ExecutionContext, active: string): Promise<void> {
+  const limit = ctx.deps.config.versionHistoryLimit;
+  const versions = await listVersions(ctx);
+  if (versions.length <= limit) return;
+  const keep = new Set<string>([active]);
+  for (const v of versions) {
+    if ((v.metadata.finalizers ?? []).length > 0 || v.metadata.deletionTimestamp) keep.add(v.spec.version);
+  }
+  for (const room of new RoomManager(ctx.deps).views(ctx.schedulerName)) keep.add(room.version);
+  const victims = versionsBeyondHistory(versions.map((v) => ({ version: v.spec.version, createdAt: v.metadata.creationTimestamp as string | undefined })), { limit, keep });
+  const deleted: string[] = [];
+  for (const version of victims) {
+    try {
+      await ctx.deps.api.deleteSchedulerVersion(versionObjectName(ctx.schedulerName, version));
+      deleted.push(version);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  if (deleted.length === 0) return;
+  const listed = deleted.length > NAMES_LISTED ? `${deleted.slice(0, NAMES_LISTED).join(', ')} and ${deleted.length - NAMES_LISTED} more` : deleted.join(', ');
+  ctx.event(`Deleted ${deleted.length} old ${deleted.length === 1 ? 'version' : 'versions'} beyond the history limit of ${limit} (ROOMKEEPER_VERSION_HISTORY_LIMIT; no room runs them): ${listed}`);
+  schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionsPruned', 'SwitchActiveVersion', `Deleted ${deleted.length} old versions beyond the history limit of ${limit}: ${listed}`);
+}
 
 /** Writes the version's definition into Scheduler.spec, so kubectl shows what is active. */
 async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, definition: SchedulerSpec): Promise<Scheduler> {
