@@ -105,6 +105,26 @@ describe('rooms', () => {
     expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: (pending|unready) \\S+ after (its pod started|creation) \\(initialization timeout \\S+\\)$`)));
   });
 
+  test('a room that reports terminated is removed once, within its grace period, and replaced', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-ended', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
+    const room = await waitFor(async () => (await liveRooms(stack, 'rooms-ended'))[0]?.metadata.name, { timeoutMs: 20_000 });
+    expect(await ping(stack, 'rooms-ended', room, 'ready')).toEqual({ success: true });
+    expect(await ping(stack, 'rooms-ended', room, 'terminated')).toEqual({ success: true });
+    await waitFor(async () => {
+      const rooms = await liveRooms(stack, 'rooms-ended');
+      return rooms.length === 1 && rooms[0]!.metadata.name !== room && !(await stack.api.listGameRooms('rooms-ended')).items.some((r) => r.metadata.name === room);
+    }, { timeoutMs: 30_000, message: 'the terminated room gone and replaced' });
+    const removals = await waitFor(async () => {
+      const ops = (await stack.api.listOperations('rooms-ended')).items.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds as string[] | undefined)?.includes(room));
+      return ops.every((o) => o.status?.status === 'finished') ? ops : undefined;
+    }, { timeoutMs: 20_000, message: 'the removals finished' });
+    // One removal: while its deletion runs, the room is not removed again (a second removal took
+    // it for a room stuck terminating and force-deleted its pod).
+    expect(removals).toHaveLength(1);
+    expect(removals[0]?.status?.executionHistory?.map((h) => h.event)).toContain(`Why: ${room}: room reported terminated`);
+    expect(removals[0]?.status?.executionHistory?.some((h) => h.event.startsWith('Force-deleted'))).toBe(false);
+  });
+
   test('remove-rooms with an amount never deletes an occupied room', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-protect', { roomsReplicas: 3 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:0.5' }]));
     await waitFor(async () => (await counts(stack, 'rooms-protect')).occupied === 3, { timeoutMs: 30_000, message: '3 occupied rooms' });

@@ -10,6 +10,9 @@ describe('expiryReason', () => {
   const cases: { name: string; room: Partial<RoomView>; reason: string | undefined }[] = [
     { name: 'fresh ready room', room: { status: 'ready', createdAt: NOW - 10 * S, lastPingAt: NOW - S }, reason: undefined },
     { name: 'terminated room', room: { status: 'terminated', createdAt: NOW - S, lastPingAt: NOW }, reason: 'room reported terminated' },
+    // Its removal has started: not removed again (that removal would force-delete its pod), until the deletion timeout.
+    { name: 'terminated room being deleted', room: { status: 'terminated', terminating: true, terminatingSince: NOW - 5 * S, createdAt: NOW - 10 * S, lastPingAt: NOW - 5 * S }, reason: undefined },
+    { name: 'terminated room deleted past the deletion timeout', room: { status: 'terminated', terminating: true, terminatingSince: NOW - 121 * S, createdAt: NOW - 200 * S, lastPingAt: NOW - 121 * S }, reason: 'terminating for 121s (timeout 120s)' },
     {
       name: 'ready room silent past the ping timeout',
       room: { status: 'ready', createdAt: NOW - 1000 * S, lastPingAt: NOW - 245 * S },

@@ -52,7 +52,9 @@ interface Expiry {
 
 /** By which rule `room` has expired at `now`, or undefined when it has not. */
 function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry | undefined {
-  if (room.status === 'terminated') return { rule: 'terminated', elapsedMs: 0 };
+  // A room that reported terminated is removed once; while that removal runs (its deletion
+  // started), only the deletion timeout applies, as to any room being deleted.
+  if (room.status === 'terminated' && room.terminatingSince === undefined) return { rule: 'terminated', elapsedMs: 0 };
 
   if (room.terminating || room.status === 'terminating') {
     const elapsedMs = now - (room.terminatingSince ?? room.lastPingAt ?? room.createdAt);
