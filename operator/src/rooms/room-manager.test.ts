@@ -31,6 +31,7 @@ describe('deletionStartedAt', () => {
 });
 
 describe('removeRoomById (remove-rooms by id)', () => {
+  const NOW = Date.parse('2026-01-01T01:00:00Z');
   const notFound = Object.assign(new Error('not found'), { code: 404 });
   function setup(room: GameRoom | undefined, cached?: GameRoom, cachedPod?: object) {
     const calls: string[] = [];
@@ -55,6 +56,8 @@ describe('removeRoomById (remove-rooms by id)', () => {
       },
       caches: { rooms: { get: () => cached }, pods: { get: () => cachedPod } },
       expectations,
+      now: () => NOW,
+      config: { roomDeletionTimeout: 120_000 },
     } as unknown as OperatorDeps;
     return { manager: new RoomManager(deps), calls, expectations, deps };
   }
@@ -66,7 +69,8 @@ describe('removeRoomById (remove-rooms by id)', () => {
     ['a room of the scheduler is deleted, on the condition that it is the room read, and its pod with its grace period (not at the garbage collector\'s pace)', room('s'), 'deleted', ['get s/r1', 'delete s/r1 uid=uid-1', 'delete pod s/r1 grace=undefined']],
     ['an unknown id is not found, and nothing is deleted', undefined, 'not-found', ['get s/r1']],
     ['a room that names another scheduler is not found, and not touched', room('other'), 'not-found', ['get s/r1']],
-    ['a room already terminating has its pod deleted without grace', room('s', { deletionTimestamp: new Date(0) }), 'forced', ['get s/r1', 'delete pod s/r1 grace=0']],
+    ['a room terminating past the deletion timeout has its pod deleted without grace', room('s', { deletionTimestamp: new Date(0) }), 'forced', ['get s/r1', 'delete pod s/r1 grace=0']],
+    ['a room whose deletion started within the deletion timeout is left to finish its grace period', room('s', { deletionTimestamp: new Date(NOW - 5_000) }), 'deleting', ['get s/r1']],
     [
       'a room terminating in the foreground whose pod is gone (a lagging garbage collector) loses the foregroundDeletion finalizer, on the condition that it is the room read',
       room('s', { deletionTimestamp: new Date(0), finalizers: ['foregroundDeletion', 'example.com/keep'], resourceVersion: '9' }), 'forced',

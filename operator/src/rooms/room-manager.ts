@@ -48,7 +48,8 @@ export type RoomDeletion = 'deleted' | 'absent' | 'changed';
  * What removing a room by id did; `not-found` when no room of that id belongs to the scheduler;
  * `changed` when the room changed since the version the caller decided on (it is kept).
  */
-export type RoomRemovalById = 'deleted' | 'forced' | 'not-found' | 'changed';
+/** `deleting`: its deletion had started within the deletion timeout; it is left to finish. */
+export type RoomRemovalById = 'deleted' | 'forced' | 'deleting' | 'not-found' | 'changed';
 
 /** A deletion's outcome as a removal by id tells it: a room already gone was not found. */
 function byIdOutcome(outcome: RoomDeletion): RoomRemovalById {
@@ -272,6 +273,10 @@ export class RoomManager {
     }
     if (room.spec.scheduler !== schedulerName) return 'not-found';
     if (room.metadata.deletionTimestamp) {
+      // Stuck only once its deletion has outlasted the deletion timeout; before that its pod has
+      // its grace period to stop, as any deleted room's has.
+      const since = deletionStartedAt(room.metadata);
+      if (since !== undefined && this.deps.now() - since <= this.deps.config.roomDeletionTimeout) return 'deleting';
       await this.forceDeletePod(schedulerName, id);
       await this.releaseForegroundDeletion(room);
       return 'forced';

@@ -199,6 +199,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       const kept = idsWith((o) => o === 'floor');
       if (kept.length > 0) ctx.event(`Kept ${kept.length} ready rooms: removing them would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${kept.join(', ')}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
+      const deleting = idsWith((o) => o === 'deleting');
+      if (deleting.length > 0) ctx.event(`${deleting.length === 1 ? 'Room' : 'Rooms'} ${deleting.join(', ')} already being deleted: left to finish (a pod still there after ROOMKEEPER_ROOM_DELETION_TIMEOUT is force-deleted)`);
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       return;
     }
