@@ -29,6 +29,16 @@ describe('chooseCandidates', () => {
     expect(candidatesOfFleet(rooms, { selectors: [{ version: 'v9.0.0' }], strategy: 'packed', random: fixed })).toEqual([]);
   });
 
+  it('reads a version as its major: rooms made before a minor change (add-rooms, a new roomsReplicas) run the same game server', () => {
+    // Active v2.3.0 (three minor changes after v2.0.0); no room carries it.
+    const rooms = [room('old', 'n', READY, 'v1.4.0'), room('current', 'n', READY, 'v2.0.0'), room('added', 'n', READY, 'v2.2.0')];
+    const order = candidatesOfFleet(rooms, { activeVersion: 'v2.3.0', strategy: 'packed', random: fixed }).map((r) => r.metadata.name);
+    expect(order.slice(0, 2).sort()).toEqual(['added', 'current']);
+    expect(order[2]).toBe('old');
+    expect(candidatesOfFleet(rooms, { selectors: [{ version: 'v2.3.0' }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name).sort()).toEqual(['added', 'current']);
+    expect(candidatesOfFleet(rooms, { selectors: [{ version: 'v1.0.0' }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['old']);
+  });
+
   it('never offers a room that is being deleted, a validation room, one held or ended-but-not-ready, or not ready by pod and ping', () => {
     expect(isAllocatable(room('r', 'n'))).toBe(true);
     expect(isAllocatable({ ...room('r', 'n'), metadata: { name: 'r', deletionTimestamp: new Date() } })).toBe(false);

@@ -26,6 +26,7 @@ import { isLabelValue, LABEL_VALUE_MESSAGE, labelKeyProblems } from '../../../co
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
+import { sameRooms } from '../../../common/src/resources/scheduler-version';
 import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
@@ -224,7 +225,7 @@ export function isAllocatable(room: GameRoom, maxMatches = 1): boolean {
 }
 
 function matches(room: GameRoom, selector: RoomSelector): boolean {
-  if (selector.version !== undefined && room.spec.version !== selector.version) return false;
+  if (selector.version !== undefined && !sameRooms(room.spec.version, selector.version)) return false;
   const labels = room.metadata.labels ?? {};
   return Object.entries(selector.labels ?? {}).every(([k, v]) => labels[k] === v);
 }
@@ -251,7 +252,7 @@ function selectorPool(groups: readonly AllocatableGroup[], selectors: readonly R
   let pool: { group: AllocatableGroup; rooms: GameRoom[] }[] = [];
   let poolSelector = selectors.length;
   for (const group of groups) {
-    if (!selectors.some((s, i) => i <= poolSelector && (s.version === undefined || s.version === group.version))) continue;
+    if (!selectors.some((s, i) => i <= poolSelector && (s.version === undefined || sameRooms(group.version, s.version)))) continue;
     let kept: GameRoom[] | undefined;
     for (const room of group.rooms()) {
       if (!free(room)) continue;
@@ -272,7 +273,9 @@ function selectorPool(groups: readonly AllocatableGroup[], selectors: readonly R
 
 /**
  * The rooms to try, in order: the allocatable rooms of the first selector that matches any (all
- * of them without selectors); rooms of the active version first; then by strategy: `packed` puts
+ * of them without selectors; a selector's version matches the rooms of its major, which all run
+ * its rooms' definition, see `sameRooms`); rooms of the active version's major first (the others
+ * are being replaced by a rollout); then by strategy: `packed` puts
  * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
  * then rooms whose host already runs the most busy (allocated, active or occupied) rooms
  * (`busyOnHost`, the cache's other index); `distributed` the fewest of both. Ties are shuffled so
@@ -306,7 +309,7 @@ export function chooseCandidates(
     return n;
   };
   const keyed: Keyed[] = pool.map((p) => ({
-    ...p, active: p.group.version === options.activeVersion ? 0 : 1, matches: sign * p.group.runningMatches, busy: sign * busyOf(p.group.host),
+    ...p, active: options.activeVersion !== undefined && sameRooms(p.group.version, options.activeVersion) ? 0 : 1, matches: sign * p.group.runningMatches, busy: sign * busyOf(p.group.host),
   })).sort(compareKeyed);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const chosen: GameRoom[] = [];

@@ -18,3 +18,13 @@ export function parseVersion(version: string): ParsedVersion | undefined {
   const parsed = { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) };
   return Object.values(parsed).every(Number.isSafeInteger) ? parsed : undefined;
 }
+
+/**
+ * Whether two versions run the same rooms: the same major (a minor change touches no room, so
+ * every version of one major runs its rooms' definition). Text that is not a version matches only itself.
+ */
+export function sameRooms(a: string, b: string): boolean {
+  const x = parseVersion(a);
+  const y = parseVersion(b);
+  return x && y ? x.major === y.major : a === b;
+}
