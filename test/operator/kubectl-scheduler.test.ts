@@ -66,7 +66,7 @@ describe('Scheduler through kubectl', () => {
     await waitFor(async () => (await stack.api.getScheduler('kube-game')).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: '2 rooms ready' });
 
     const table = (await kubectl(['get', 'rks', 'kube-game'])).stdout;
-    expect(table).toMatch(/GAME\s+STATE\s+VERSION\s+DESIRED\s+READY\s+ALLOCATED\s+OCCUPIED/);
+    expect(table).toMatch(/GAME\s+STATE\s+VERSION\s+DESIRED\s+READY\s+ALLOCATED\s+ACTIVE\s+OCCUPIED/);
     expect(table).toMatch(/kube-game\s+test-game\s+in-sync\s+v1\.0\.0/);
 
     await kubectl(['edit', 'scheduler', 'kube-game'], { KUBE_EDITOR: 'sed -i s#example.com/game:1.0.0#example.com/game:2.0.0#' });
