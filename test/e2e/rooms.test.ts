@@ -254,7 +254,7 @@ describe('rolling replacement', () => {
       expect(lowest).toBeGreaterThanOrEqual(10);
       const switchOp = await waitFor(async () => (await stack.api.listOperations('rolling')).items
         .find((o) => o.spec.definitionName === 'switch_active_version' && o.status?.status === 'finished'), { timeoutMs: 30_000, message: 'switch finished' });
-      expect(switchOp.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Switched the active version from v1\.0\.0 to v2\.0\.0\n10 rooms run an older major version; the health check replaces them/);
+      expect(switchOp.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Switched the active version from v1\.0\.0 to v2\.0\.0\n10 rooms run another major version than v2\.0\.0's; the health check replaces them/);
       // The rollout is the health check's job, shown on the Scheduler while the occupied room stays.
       const progressing = await waitFor(async () => {
         const s = await stack.api.getScheduler('rolling');

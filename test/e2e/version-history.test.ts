@@ -73,5 +73,11 @@ describe('the version history limit', () => {
     const { name: _n2, state: _s2, createdAt: _c2, spec: spec2, ...rest2 } = back;
     expect((await managementCall(stack, 'POST', `/schedulers/${NAME}`, { ...rest2, spec: { ...spec2, version: undefined }, maxSurge: '7' })).status).toBe(200);
     await shown('v1.5.0');
+
+    // A switch to the version already active switches nothing, and says so.
+    expect((await managementCall(stack, 'PUT', `/schedulers/${NAME}`, { version: 'v1.5.0' })).status).toBe(200);
+    const again = await waitFor(async () => (await stack.api.listOperations(NAME)).items.filter((o) => o.spec.definitionName === 'switch_active_version'
+      && (o.spec.input as { newActiveVersion?: string }).newActiveVersion === 'v1.5.0' && o.spec.source !== 'operator' && o.status?.status === 'finished')[0], { timeoutMs: 60_000, message: 'the switch to v1.5.0 asked for finished' });
+    expect(again.status?.executionHistory?.map((h) => h.event)).toContain('v1.5.0 was already the active version: nothing switched');
   }, 240_000);
 });

@@ -619,14 +619,14 @@ describe('operations', () => {
   });
 
   it.each([
-    ['', 'invalid stage filter: '],
-    ['?stage=later', 'invalid stage filter: later'],
+    ['', 'invalid stage filter: (none given); stage must be pending, active or final'],
+    ['?stage=later', 'invalid stage filter: later; stage must be pending, active or final'],
     ['?stage=final&page=0', 'page must be greater than 0'],
-    ['?stage=final&perPage=101', 'page size must be between 0 and 100'],
-    ['?stage=final&perPage=0', 'page size must be between 0 and 100'],
+    ['?stage=final&perPage=101', 'page size must be between 0 and 100: perPage must be 1 to 100, got 101'],
+    ['?stage=final&perPage=0', 'page size must be between 0 and 100: perPage must be 1 to 100, got 0'],
     ['?stage=final&page=x', 'invalid page: "x" is not an integer'],
-    ['?stage=final&perPage=1000000000', 'page size must be between 0 and 100'],
-    ['?stage=final&perPage=-99999999999', 'page size must be between 0 and 100'],
+    ['?stage=final&perPage=1000000000', 'page size must be between 0 and 100: perPage must be 1 to 100, got 1000000000'],
+    ['?stage=final&perPage=-99999999999', 'page size must be between 0 and 100: perPage must be 1 to 100, got -99999999999'],
     ['?stage=final&page=99999999999999999999', 'invalid page: "99999999999999999999" is out of range (at most 9007199254740991)'],
     ['?stage=pending&page=1', 'there is no pagination filter implemented for pending stage'],
     ['?stage=final&orderBy=name', 'invalid order by: name (use "createdAt asc" or "createdAt desc")'],

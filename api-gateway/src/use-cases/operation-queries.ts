@@ -45,7 +45,8 @@ export class OperationQueries {
   async list(schedulerName: string, query: ListOperationsQuery): Promise<OperationPage> {
     const stage = query.stage;
     if (stage !== 'pending' && stage !== 'active' && stage !== 'final') {
-      throw new InputError(`invalid stage filter: ${(stage ?? '').slice(0, 64)}`);
+      // Maestro's words first (clients may match them), then what is accepted.
+      throw new InputError(`invalid stage filter: ${stage ? stage.slice(0, 64) : '(none given)'}; stage must be pending, active or final`);
     }
     const descending = parseOrderBy(query.orderBy);
     const page = parseInteger(query.page, 'page');
@@ -55,8 +56,8 @@ export class OperationQueries {
     }
     if (page !== undefined && page < 1) throw new InputError('page must be greater than 0');
     if (page !== undefined && !Number.isSafeInteger(page)) throw new InputError(`invalid page: ${JSON.stringify(query.page?.trim().slice(0, 64))} is out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-    // Maestro's words, "0" and all (maestro-behaviour.md): clients may match them.
-    if (perPage !== undefined && (perPage < 1 || perPage > MAX_PER_PAGE)) throw new InputError(`page size must be between 0 and ${MAX_PER_PAGE}`);
+    // Maestro's words, "0" and all (maestro-behaviour.md), which clients may match, then what is accepted.
+    if (perPage !== undefined && (perPage < 1 || perPage > MAX_PER_PAGE)) throw new InputError(`page size must be between 0 and ${MAX_PER_PAGE}: perPage must be 1 to ${MAX_PER_PAGE}, got ${String(query.perPage?.trim().slice(0, 32))}`);
 
     const all = await this.deps.operations.listOperations(schedulerName);
     const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));

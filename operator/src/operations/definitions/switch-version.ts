@@ -46,12 +46,16 @@ export const switchVersionDefinition: OperationDefinition = {
     await ctx.deps.api.patchSchedulerStatus(name, {
       status: { version: target, ...(specMatches ? { versionedGeneration: scheduler.metadata.generation } : {}) },
     });
-    ctx.event(`Switched the active version from ${previous ?? '(none)'} to ${target}`);
-    schedulerEvent(ctx.deps, name, 'VersionSwitched', 'SwitchActiveVersion', `Active version switched from ${previous ?? '(none)'} to ${target} by operation ${ctx.op.metadata.name as string}`);
+    if (previous === target) {
+      ctx.event(`${target} was already the active version: nothing switched`);
+    } else {
+      ctx.event(`Switched the active version from ${previous ?? '(none)'} to ${target}`);
+      schedulerEvent(ctx.deps, name, 'VersionSwitched', 'SwitchActiveVersion', `Active version switched from ${previous ?? '(none)'} to ${target} by operation ${ctx.op.metadata.name as string}`);
+    }
     const older = new RoomManager(ctx.deps).views(name)
       .filter((r) => !r.validation && !r.terminating && isOtherMajor(r.version, { activeVersion: target })).length;
     if (older > 0) {
-      ctx.event(`${older} rooms run an older major version; the health check replaces them (maxSurge ${String(definition.maxSurge)}, occupied rooms once free): see the Scheduler's Progressing condition`);
+      ctx.event(`${older} rooms run another major version than ${target}'s; the health check replaces them (maxSurge ${String(definition.maxSurge)}, occupied rooms once free): see the Scheduler's Progressing condition`);
     }
     await pruneVersionHistory(ctx, target);
   },
