@@ -411,7 +411,10 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const second = await allocate({}, 'mm');
     expect(bodyOf(second).roomId).toBe('fresh');
     expect(t.store.findRoom('mm', 'fresh')?.status).toMatchObject({ status: 'allocated', allocation: { runningMatches: 0 } });
-    expect((await allocate({}, 'mm')).status).toBe(429);
+    const none = await allocate({}, 'mm');
+    expect(none.status).toBe(429);
+    // Free slots are held back by the open allocations: the answer says why and when they come.
+    expect(bodyOf(none).message).toBe('no ready rooms available for scheduler mm (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation\'s TTL ends); retry later or add rooms');
     const info = await request(t.management).get('/schedulers/info?game=tennis').set('Authorization', AUTH);
     // 1 + 1 (slot) + 1 (allocated) + 3; three serving rooms of 3 slots; the allocated room counts as occupied.
     expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsReady: 0, roomsActive: 1, roomsOccupied: 2, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });

@@ -715,7 +715,9 @@ export class RoomAllocations {
       }
     }
     const selectors = request.selectors && request.selectors.length > 0 ? ' matching the selectors' : '';
-    throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}; retry later or add rooms`, {
+    // A multi-match room may have free slots it does not offer yet: say why, and when they come.
+    const slots = maxMatches > 1 ? ` (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation's TTL ends)` : '';
+    throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}${slots}; retry later or add rooms`, {
       retryAfterSeconds: this.settings.noRoomRetryAfterSeconds, maestroStatus: this.settings.maestroNoRoomStatus,
     });
   }
