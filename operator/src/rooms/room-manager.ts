@@ -46,9 +46,10 @@ export type RoomDeletion = 'deleted' | 'absent' | 'changed';
 
 /**
  * What removing a room by id did; `not-found` when no room of that id belongs to the scheduler;
- * `changed` when the room changed since the version the caller decided on (it is kept).
+ * `changed` when the room changed since the version the caller decided on (it is kept);
+ * `deleting` when its deletion had started within the deletion timeout (it is left to finish);
+ * `forced` when it had been terminating longer and its pod was deleted without grace.
  */
-/** `deleting`: its deletion had started within the deletion timeout; it is left to finish. */
 export type RoomRemovalById = 'deleted' | 'forced' | 'deleting' | 'not-found' | 'changed';
 
 /** A deletion's outcome as a removal by id tells it: a room already gone was not found. */
