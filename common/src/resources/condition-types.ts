@@ -43,12 +43,12 @@ export const ConditionReason = {
   SpecChanged: 'SpecChanged',
   /** PendingChanges False: the active version is the spec's. */
   VersionMatchesSpec: 'VersionMatchesSpec',
-  /** PendingChanges False: the spec's last change failed its version operation; the active version runs. */
+  /** PendingChanges False: the spec's last change failed its version operation (or it was canceled or evicted); the active version runs. */
   SpecChangeFailed: 'SpecChangeFailed',
   /** Progressing True / False. */
   ReplacingRooms: 'ReplacingRooms',
   RolloutComplete: 'RolloutComplete',
-  /** Degraded True: the last operation ended in error, or an operation is stuck. */
+  /** Degraded True: the operation that ended last ended in error (stuck: its lease expired), or a running one is stuck. */
   OperationFailed: 'OperationFailed',
   OperationStuck: 'OperationStuck',
   /** Degraded False: neither. */

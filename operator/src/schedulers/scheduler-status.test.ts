@@ -102,6 +102,11 @@ describe('scheduler status', () => {
       { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
     ['an operation is stuck', synced(), [stuckOp()], [room('a', 'ready')],
       { Degraded: ['True', 'OperationStuck'] }],
+    // A failover long ago, and operations finished since: the latest outcome decides.
+    ['an operation was stuck, later ones finished', synced(), [stuckOp(), op('add_rooms', 'finished', 4)], [room('a', 'ready')],
+      { Ready: ['True', 'InSync'], Degraded: ['False', 'NoFailedOperation'] }],
+    ['a spec change whose version operation was canceled', synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')],
+      { PendingChanges: ['False', 'SpecChangeFailed'] }],
   ])('condition reasons explain the current status: %s', (_n, s, ops, rooms, expected) => {
     const conditions = computeSchedulerStatus(s, ops, rooms, 0).conditions ?? [];
     for (const [type, [status, reason]] of Object.entries(expected)) {
@@ -112,6 +117,12 @@ describe('scheduler status', () => {
   test('a failed spec change names its operation and what to do', () => {
     const failed = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')], 0).conditions ?? [];
     expect(failed.find((c) => c.type === 'PendingChanges')?.message).toBe("the spec's last change was not applied: operation create_new_scheduler_version-2 (create_new_scheduler_version) failed "
+      + "(kubectl get rkop create_new_scheduler_version-2 -o yaml shows why); the active version v1.0.0 runs: fix the spec, or set it back to that version's");
+  });
+
+  test('a canceled spec change says so', () => {
+    const canceled = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')], 0).conditions ?? [];
+    expect(canceled.find((c) => c.type === 'PendingChanges')?.message).toBe("the spec's last change was not applied: operation create_new_scheduler_version-2 (create_new_scheduler_version) was canceled "
       + "(kubectl get rkop create_new_scheduler_version-2 -o yaml shows why); the active version v1.0.0 runs: fix the spec, or set it back to that version's");
   });
 

@@ -85,9 +85,15 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const lastDone = lastFinal(ops);
   // A spec change whose version operation failed stays in the spec (kubectl shows it), while the
   // active version, not the spec, runs: nothing is pending, and the spec is not what runs either.
+  // So does one whose version operation was canceled (or evicted) before it made the version.
   const lastVersioning = lastFinal(ops.filter((op) => op.spec.definitionName === 'create_new_scheduler_version'));
-  const failedChange = state !== 'pending-changes' && lastVersioning?.status?.status === 'error' ? lastVersioning.metadata.name as string : undefined;
-  const stuck = ops.find((op) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True'));
+  const unapplied = state !== 'pending-changes' && lastVersioning && ['error', 'canceled', 'evicted'].includes(operationStatusOf(lastVersioning)) ? lastVersioning : undefined;
+  const failedChange = unapplied?.metadata.name;
+  const howEnded = unapplied ? { error: 'failed', canceled: 'was canceled', evicted: 'was evicted' }[operationStatusOf(unapplied) as 'error' | 'canceled' | 'evicted'] : '';
+  // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
+  // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
+  const isStuck = (op: Operation) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True') === true;
+  const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
   const nowIso = new Date(now).toISOString();
   const generation = s.metadata.generation ?? 1;
   const cond = (type: string, ok: boolean, reason: string, message: string): Condition => ({
@@ -102,7 +108,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
       state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running'
-        : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) failed (kubectl get rkop ${failedChange} -o yaml shows why); `
+        : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) ${howEnded} (kubectl get rkop ${failedChange} -o yaml shows why); `
           + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
           : 'the active version matches the spec'),
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
