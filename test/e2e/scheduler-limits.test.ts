@@ -71,6 +71,15 @@ describe('per-scheduler limits', () => {
       expect((await live()).length).toBe(5);
       expect((await stack.api.getScheduler(NAME)).spec.roomsReplicas).toBe(1000);
       expect(most).toBeLessThanOrEqual(5);
+      // The change's version operation refused it, naming the field, and made no version: the
+      // active version keeps its count, and the conditions say the spec's change was not applied.
+      const versionOp = await waitFor(async () => (await stack.api.listOperations(NAME)).items
+        .find((o) => o.spec.definitionName === 'create_new_scheduler_version' && o.status?.status === 'error'), { timeoutMs: 30_000, message: 'the version operation refused the change' });
+      expect(versionOp.status?.executionHistory?.map((h) => h.event).join('\n')).toContain(
+        `no version made: spec.roomsReplicas must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got 1000`);
+      const refused = await stack.api.getScheduler(NAME);
+      expect((await stack.api.listSchedulerVersions(NAME)).items.map((v) => v.spec.definition.roomsReplicas)).not.toContain(1000);
+      expect(refused.status?.conditions?.find((c) => c.type === 'PendingChanges')).toMatchObject({ status: 'False', reason: 'SpecChangeFailed' });
       // Back within the limit, the count is acted on again.
       await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: MAX_ROOMS } });
       await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === MAX_ROOMS, { timeoutMs: 60_000, message: `${MAX_ROOMS} ready rooms` });

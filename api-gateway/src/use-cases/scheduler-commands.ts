@@ -23,6 +23,7 @@ import {
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpecBase } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
+import { roomLimitViolations } from '../../../common/src/validation/room-limits';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
 import {
   AbortedError,
@@ -50,21 +51,6 @@ export interface SchedulerCommandsDeps {
   logger: Logger;
   /** Most rooms one scheduler may ask for (default CONFIG_SCHEMA's ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER). */
   maxRoomsPerScheduler?: number;
-}
-
-/**
- * Fields of a definition that ask for more rooms than one scheduler may have (issue 12, M4).
- * `autoscaling.max` -1 (unbounded, as Maestro) is allowed: the operator reads it as the limit.
- */
-function roomLimitViolations(spec: SchedulerSpec, maxRooms: number): FieldViolation[] {
-  const out: FieldViolation[] = [];
-  const over = (field: string, value: number | undefined) => {
-    if (value !== undefined && value > maxRooms) out.push({ field, message: `must be at most ${maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${value}` });
-  };
-  over('roomsReplicas', spec.roomsReplicas);
-  over('autoscaling.min', spec.autoscaling?.min);
-  over('autoscaling.max', spec.autoscaling?.max);
-  return out;
 }
 
 /** How many schedulers' last version operation are remembered (see assertNoOngoingVersionOperation). */

@@ -11,6 +11,7 @@ import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, changedFields, nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
+import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
@@ -34,6 +35,12 @@ export const newVersionDefinition: OperationDefinition = {
     if (change === 'none') {
       ctx.event(`No change from the active version ${activeVersion}; no version created`);
       return;
+    }
+    // The gateway refuses such a definition; one written past it (kubectl edit or scale) is refused
+    // here, before any version is made, naming the field.
+    const tooMany = roomLimitViolations(definition, ctx.deps.config.maxRoomsPerScheduler);
+    if (tooMany.length > 0) {
+      throw new Error(`no version made: ${tooMany.map((v) => `spec.${v.field} ${v.message}`).join('; ')}; the active version ${activeVersion} runs: set the spec back to at most ${ctx.deps.config.maxRoomsPerScheduler}`);
     }
     const versions = await listVersions(ctx);
     // Another attempt after one that got stuck keeps the version that one made (same numbering).
