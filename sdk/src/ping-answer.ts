@@ -50,26 +50,59 @@ export type AllocationEvent =
 /** Ids remembered to report each allocation once, however many answers repeat it. */
 const REMEMBERED_IDS = 256;
 
+/** What one ping reported: its status and, in a multi-match room, how many matches run. */
+export interface ReportedLoad {
+  status: string;
+  runningMatches?: number;
+}
+
+/**
+ * The matches a ping reports, as the rooms API counts them: `runningMatches`, and an `occupied`
+ * ping without one (or with 0) as one match (Maestro's rule).
+ */
+export function reportedMatches(report: ReportedLoad): number {
+  const n = report.runningMatches ?? 0;
+  return report.status === 'occupied' && n === 0 ? 1 : n;
+}
+
 /**
  * Turns successive ping answers into allocation events: `allocated` once per allocation id;
  * `allocationExpired` when an allocation the room was told about is no longer in the answers
- * while the room never reported `occupied` (the TTL ran out and Roomkeeper took the room back).
+ * while the room never took it up (the TTL ran out and Roomkeeper took the room back).
+ *
+ * The room takes an allocation up as the rooms API decides it: by reporting more matches than it
+ * had when allocated (`occupied` from `ready`, or `runningMatches` going up in a multi-match room).
+ * The match count before the allocation is the one of the last acknowledged ping before the answer
+ * that first carried it; so an allocation first heard of in the answer to the very ping that took
+ * it up (a room whose players came before its next ping) counts as taken up too.
  */
 export class AllocationTracker {
   private current: Allocation | undefined;
-  private occupiedSinceAllocation = false;
+  private takenUp = false;
+  /** Matches the room had reported when the current allocation was made. */
+  private matchesAtAllocation = 0;
+  /** Matches of the last acknowledged ping. */
+  private acknowledgedMatches = 0;
   private readonly seen: string[] = [];
 
   /** The room reported `occupied`: the current allocation was taken up, not abandoned. */
   noteOccupied(): void {
-    if (this.current) this.occupiedSinceAllocation = true;
+    if (this.current) this.takenUp = true;
   }
 
-  observe(answer: PingAnswer): AllocationEvent[] {
+  /** The room reports `matches` running matches: more than when allocated takes the allocation up. */
+  noteMatches(matches: number): void {
+    if (this.current && matches > this.matchesAtAllocation) this.takenUp = true;
+  }
+
+  /** `reported`: what the ping this answer acknowledges said (absent: taken as no change). */
+  observe(answer: PingAnswer, reported?: ReportedLoad): AllocationEvent[] {
+    const matches = reported ? reportedMatches(reported) : this.acknowledgedMatches;
+    this.noteMatches(matches);
     const events: AllocationEvent[] = [];
     const next = answer.allocation;
     if (this.current && next?.id !== this.current.id) {
-      if (!this.occupiedSinceAllocation) events.push({ type: 'allocationExpired', allocation: this.current });
+      if (!this.takenUp) events.push({ type: 'allocationExpired', allocation: this.current });
       this.current = undefined;
     }
     if (next && !this.seen.includes(next.id)) {
@@ -79,8 +112,10 @@ export class AllocationTracker {
     }
     if (next && this.current?.id !== next.id) {
       this.current = next;
-      this.occupiedSinceAllocation = false;
+      this.matchesAtAllocation = this.acknowledgedMatches;
+      this.takenUp = matches > this.matchesAtAllocation;
     }
+    this.acknowledgedMatches = matches;
     return events;
   }
 }

@@ -261,6 +261,51 @@ describe('allocation events', () => {
     expect(expired).toEqual([]);
     r.close();
   });
+
+  test('no allocationExpired when a multi-match room took the allocation up by reporting a match (setRunningMatches)', async () => {
+    const { r, expired } = await allocatedThenDropped();
+    await r.setRunningMatches(1);
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(expired).toEqual([]);
+    r.close();
+  });
+
+  test('a running-matches report that is no more than when allocated does not take the allocation up', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    const expired: string[] = [];
+    r.on('allocationExpired', (a) => expired.push(a.id));
+    await r.setRunningMatches(2);
+    await r.ready();
+    api.answer = () => allocation('a1');
+    await jest.advanceTimersByTimeAsync(1000);
+    // One match ended and another began: still 2, as when allocated (the rooms API counts so too).
+    await r.setRunningMatches(1);
+    await r.setRunningMatches(2);
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(expired).toEqual(['a1']);
+    r.close();
+  });
+
+  test('an allocation first heard of in the answer to the ping that took it up (occupied, or one match more) is not reported expired', async () => {
+    for (const takeUp of [(r: RoomClient) => r.occupied(), (r: RoomClient) => r.setRunningMatches(1)]) {
+      const api = new FakeRoomsApi();
+      const r = room(api, { random: () => 0.5 });
+      const seen: string[] = [];
+      r.on('allocated', (a) => seen.push(`allocated ${a.id}`));
+      r.on('allocationExpired', (a) => seen.push(`expired ${a.id}`));
+      await r.ready();
+      // The players came before the room's next ping: the answer to the ping reporting them carries
+      // the allocation they took up, and the answers after it no longer do.
+      api.answer = (req) => (req.body.status === 'occupied' || req.body.runningMatches === 1 ? allocation('a1') : { status: 200, body: { success: true } });
+      await takeUp(r);
+      api.answer = () => ({ status: 200, body: { success: true } });
+      await jest.advanceTimersByTimeAsync(3000);
+      expect(seen).toEqual(['allocated a1']);
+      r.close();
+    }
+  });
 });
 
 describe('installSignalHandlers', () => {

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { readRoomConfig, roomUrl, type RoomConfig } from './config.js';
 import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } from './errors.js';
 import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, type ReportedStatus, type RoomStatus } from './lifecycle.js';
-import { AllocationTracker, parsePingAnswer, type Allocation, type PingAnswer } from './ping-answer.js';
+import { AllocationTracker, parsePingAnswer, reportedMatches, type Allocation, type PingAnswer } from './ping-answer.js';
 import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
 import { Transport, type FetchLike, type HttpAnswer } from './transport.js';
 
@@ -172,6 +172,8 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     }
     if (!acceptsRunningMatches(this.statusValue)) return Promise.reject(new IllegalTransitionError(this.statusValue, 'a running-matches report'));
     this.runningMatches = n;
+    // A match reported while an allocation waits takes it up, as `occupied()` does.
+    this.allocations.noteMatches(reportedMatches({ status: this.statusValue, runningMatches: n }));
     if (this.statusValue === 'starting') return Promise.resolve();
     return this.change(this.statusValue);
   }
@@ -308,7 +310,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
       if (w.status === snap.status) w.resolve();
       else w.reject(new SupersededError(w.status, snap.status));
     }
-    for (const event of this.allocations.observe(answer)) this.emit(event.type, event.allocation);
+    for (const event of this.allocations.observe(answer, { status: snap.status, runningMatches: snap.runningMatches })) this.emit(event.type, event.allocation);
     if (snap.status === 'terminated' && snap.version === this.version) {
       this.finished = true;
       this.clearTimer();
