@@ -151,13 +151,14 @@ export class AllocationContentionError extends ApiError {
 }
 
 /**
- * A replayed allocationId whose allocation is over (410, code 9): it expired, or the room has
- * since been given to another match. Never answered with a second room; details say when and why.
+ * A replayed allocationId whose allocation is over (410, code 9): it expired, the room has since
+ * been given to another match, or the room is terminating or in error (no `endedAt` when its
+ * allocation was still open). Never answered with a second room; details say when and why.
  */
 export class AllocationEndedError extends ApiError {
   readonly grpcCode = GrpcCode.FailedPrecondition;
   override readonly httpStatusOverride = 410;
-  constructor(message: string, ended: { roomId: string; endedAt: string; endReason: string; supersededAt?: string }) {
+  constructor(message: string, ended: { roomId: string; endedAt?: string; endReason: string; supersededAt?: string }) {
     super(message, [{ reason: 'ALLOCATION_ENDED', ...ended }]);
   }
 }

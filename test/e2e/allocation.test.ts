@@ -41,6 +41,12 @@ async function ping(stack: Stack, scheduler: string, room: string, body: { statu
   return await res.json() as { success: boolean };
 }
 
+/** Ready pings the stack's gateway refused (the room had pinged terminating or terminated), from its metrics. */
+async function refusedReadyPings(stack: Stack): Promise<number> {
+  const text = await (await fetch(`${stack.managementUrl as string}/metrics`)).text();
+  return Number(/^roomkeeper_pings_total\{result="rejected",status="ready"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+
 interface SchedulerInfo { name: string; roomsReady: number; roomsActive: number; roomsOccupied: number; runningMatches: number; matchSlots: number; matchAllocation: { maxMatches: number } }
 
 async function infoOf(stack: Stack, scheduler: string): Promise<SchedulerInfo | undefined> {
@@ -199,6 +205,34 @@ describe('room allocation', () => {
     }
     const held = (await fleet(stack, name)).filter((r) => openAllocation(r.status)).map((r) => r.status?.allocation?.id).sort();
     expect(held).toEqual(['hold', 'match-b']);
+  });
+
+  test('a room that pinged terminating stays terminating under its game server\'s later ready pings, and a replay of its allocationId answers 410, taking no other room', async () => {
+    const name = 'alloc-terminating';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 2, { timeoutMs: 60_000, message: '2 ready rooms' });
+    const url = stack.managementUrl as string;
+    const body = { allocationId: 'term-1', ttlSeconds: 600 };
+    const first = await waitFor(async () => {
+      const a = await allocateAt(stack, url, name, body);
+      return a.status === 200 ? a : undefined;
+    }, { timeoutMs: 30_000, message: 'the gateway allocates term-1' });
+    const roomId = first.body.roomId as string;
+    const refusedBefore = await refusedReadyPings(stack);
+    expect(await ping(stack, name, roomId, { status: 'terminating' })).toEqual({ success: true });
+    // The simulated game server pings ready every 300 ms: those pings are refused, the room stays terminating.
+    await waitFor(async () => (await refusedReadyPings(stack)) >= refusedBefore + 3, { timeoutMs: 30_000, message: 'three ready pings refused after terminating' });
+    const room = (await fleet(stack, name)).find((r) => r.metadata.name === roomId);
+    expect(room?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
+    const replay = await waitFor(async () => {
+      const a = await allocateAt(stack, url, name, body);
+      return a.status === 410 ? a : undefined;
+    }, { timeoutMs: 30_000, message: 'the replay of term-1 answers 410' });
+    expect(replay.body).toMatchObject({
+      code: 9, message: `allocation term-1 of room ${roomId} ended: the room is terminating: its game server pinged terminating and accepts no new players; allocate again with a new allocationId`,
+    });
+    const holding = (await fleet(stack, name)).filter((r) => r.status?.allocation?.id === 'term-1');
+    expect(holding.map((r) => r.metadata.name)).toEqual([roomId]);
   });
 
   test('abandoned allocations come back to ready exactly once after their TTL, ready pings inside it change nothing, and the room hears of it in its ping answer', async () => {

@@ -82,7 +82,7 @@ export interface PingReport {
   runningMatches: number;
 }
 
-interface Written { pingStatus: string; runningMatches: number }
+interface Written { pingStatus: PingReport['status']; runningMatches: number }
 
 /** `pending`: the status change could not be written yet; it is retried until it is. */
 export type PingOutcome = 'status-written' | 'recorded' | 'pending';
@@ -120,6 +120,12 @@ export class PingRecorder {
     this.pendingDropped = metrics?.counter('roomkeeper_ping_status_writes_dropped_total', 'Pending room status writes dropped because more than the pending limit were waiting.').bind({}) ?? { inc: () => undefined };
     this.pendingRetries = metrics?.counter('roomkeeper_ping_status_write_retries_total', 'Retries of pending room status writes.').bind({}) ?? { inc: () => undefined };
     this.conflicts = metrics?.counter('roomkeeper_ping_status_write_conflicts_total', 'Room status writes refused because the room had changed since the cached version they were composed from (retried on the newer version).').bind({}) ?? { inc: () => undefined };
+  }
+
+  /** The ping status this replica last accepted for the room: pending, else written (undefined: none). */
+  lastReported(scheduler: string, roomId: string): PingStatus | undefined {
+    const key = `${scheduler}/${roomId}`;
+    return this.pending.get(key)?.report.status ?? this.written.get(key)?.pingStatus;
   }
 
   /** Status changes answered and not yet written. */

@@ -344,6 +344,43 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect((await allocate({ allocationId: 'm-1', metadata: { x: 1 } })).status).toBe(409);
   });
 
+  it('a replayed allocationId whose room has since pinged terminating answers 410 (the room is terminating; allocate again with a new id), never a room', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const first = await allocate({ allocationId: 'term-1' });
+    expect(bodyOf(first).roomId).toBe('room-1');
+    const ping = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`).send({ status: 'terminating' });
+    expect(ping.body).toEqual({ success: true });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ status: 'terminating', allocation: { id: 'term-1' } });
+    t.store.seedRoom('s1', 'room-2', READY);
+    const writes = t.store.writes.length;
+    const replay = await allocate({ allocationId: 'term-1' });
+    expect(replay.status).toBe(410);
+    expect(replay.body).toEqual({
+      code: 9,
+      message: 'allocation term-1 of room room-1 ended: the room is terminating: its game server pinged terminating and accepts no new players; allocate again with a new allocationId',
+      details: [{ reason: 'ALLOCATION_ENDED', roomId: 'room-1', endReason: 'terminating' }],
+    });
+    expect(t.store.writes).toHaveLength(writes);
+    expect(t.store.findRoom('s1', 'room-2')?.status?.allocation).toBeUndefined();
+    expect(await t.metrics.render()).toContain('roomkeeper_allocations_total{result="ended"} 1');
+  });
+
+  it.each([
+    ['being deleted', { ...READY, status: 'terminating' as const, instanceStatus: 'terminating' as const }, 'the room is terminating: it is being deleted', 'terminating'],
+    ['in error', { ...READY, status: 'error' as const, instanceStatus: 'error' as const }, 'the room is in error', 'error'],
+    ['terminated', { ...READY, status: 'terminated' as const, pingStatus: 'terminated' as const }, 'the room is terminating: its game server pinged terminated', 'terminating'],
+  ])('a replayed allocationId whose room is %s answers 410 saying so', async (_what, status, why, endReason) => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    expect((await allocate({ allocationId: 'x-1' })).status).toBe(200);
+    const allocation = t.store.findRoom('s1', 'room-1')?.status?.allocation;
+    t.store.seedRoom('s1', 'room-1', { ...status, allocation });
+    t.store.seedRoom('s1', 'room-2', READY);
+    const replay = await allocate({ allocationId: 'x-1' });
+    expect(replay.status).toBe(410);
+    expect(replay.body).toMatchObject({ code: 9, message: `allocation x-1 of room room-1 ended: ${why}; allocate again with a new allocationId`, details: [{ reason: 'ALLOCATION_ENDED', roomId: 'room-1', endReason }] });
+    expect(t.store.findRoom('s1', 'room-2')?.status?.allocation).toBeUndefined();
+  });
+
   it('a replayed allocationId of a multi-match slot answers its room while the room runs matches, after newer slots were allocated', async () => {
     t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
     t.store.seedRoom('mm', 'arena', READY);

@@ -48,6 +48,31 @@ describe('rooms API without forwarders', () => {
     expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false });
   });
 
+  it('keeps a room that pinged terminating terminating: a later ready or occupied ping is refused ({success:false}) and changes nothing; terminated is taken', async () => {
+    expect((await ping({ status: 'terminating' })).body).toEqual({ success: true });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
+    const writes = t.store.writes.length;
+    expect((await ping({ status: 'ready' })).body).toEqual({ success: false });
+    expect((await ping({ status: 'occupied', runningMatches: 1 })).body).toEqual({ success: false });
+    expect(t.store.writes).toHaveLength(writes);
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
+    expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="rejected",status="ready"} 1');
+    expect((await ping({ status: 'terminating' })).body).toEqual({ success: true });
+    expect((await ping({ status: 'terminated' })).body).toEqual({ success: true });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+  });
+
+  it('refuses ready after a terminating whose write is still pending (the cache shows the room ready yet), so the retry still writes terminating', async () => {
+    jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('service unavailable'), { code: 503 }));
+    expect((await ping({ status: 'terminating' })).body).toEqual({ success: true });
+    expect(t.recorder.pendingWrites).toBe(1);
+    expect((await ping({ status: 'ready' })).body).toEqual({ success: false });
+    t.clock.now += 60_000;
+    await t.recorder.retryDue();
+    expect(t.recorder.pendingWrites).toBe(0);
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
+  });
+
   it('takes terminated from a ready room, without terminating first (Maestro refuses it): the room says it is done, and the operator replaces it', async () => {
     expect((await ping({ status: 'terminated' })).body).toEqual({ success: true });
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });

@@ -389,13 +389,37 @@ interface AllocationWrite {
 export type ReplayDecision =
   | { kind: 'answer'; allocation: GameRoomStatusAllocation | PreviousAllocation; message: string }
   | { kind: 'id_conflict' }
-  | { kind: 'ended'; message: string; endedAt: string; endReason: string; supersededAt?: string };
+  | { kind: 'ended'; message: string; endedAt?: string; endReason: string; supersededAt?: string };
+
+/**
+ * Why a room can no longer host the match it was allocated for, if so: its game server pinged
+ * `terminating` or `terminated` (a terminating room accepts no new players; nothing but
+ * `terminated` follows), its deletion has begun, or it is in error.
+ */
+function roomOutOfService(room: GameRoom): { endReason: 'terminating' | 'error'; why: string } | undefined {
+  const s = room.status;
+  if (s?.status === 'error' || s?.instanceStatus === 'error') return { endReason: 'error', why: 'the room is in error' };
+  if (s?.pingStatus === 'terminated' || s?.status === 'terminated') return { endReason: 'terminating', why: 'the room is terminating: its game server pinged terminated' };
+  if (s?.pingStatus === 'terminating') return { endReason: 'terminating', why: 'the room is terminating: its game server pinged terminating and accepts no new players' };
+  if (room.metadata.deletionTimestamp || s?.status === 'terminating' || s?.instanceStatus === 'terminating') {
+    return { endReason: 'terminating', why: 'the room is terminating: it is being deleted' };
+  }
+  return undefined;
+}
 
 function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): ReplayDecision {
   const a = record.allocation;
   if (a.requestHash !== hash) return { kind: 'id_conflict' };
   const roomId = room.metadata.name ?? '';
   const newAllocation = 'use a new allocationId for a new allocation';
+  const gone = roomOutOfService(room);
+  if (gone) {
+    return {
+      kind: 'ended', endReason: gone.endReason, ...(a.endedAt ? { endedAt: a.endedAt } : {}),
+      ...(record.kind === 'previous' && record.allocation.supersededAt ? { supersededAt: record.allocation.supersededAt } : {}),
+      message: `allocation ${a.id} of room ${roomId} ended: ${gone.why}; allocate again with a new allocationId`,
+    };
+  }
   if (record.kind === 'current') {
     if (!a.endedAt || a.endReason === 'occupied') return { kind: 'answer', allocation: a, message: 'replayed: this allocationId was already answered with this room' };
     return {
@@ -727,7 +751,8 @@ export class RoomAllocations {
     if (decision.kind === 'id_conflict') throw this.idConflict(record.allocation.id);
     if (decision.kind === 'ended') {
       throw new AllocationEndedError(decision.message, {
-        roomId: room.metadata.name ?? '', endedAt: decision.endedAt, endReason: decision.endReason, ...(decision.supersededAt ? { supersededAt: decision.supersededAt } : {}),
+        roomId: room.metadata.name ?? '', ...(decision.endedAt ? { endedAt: decision.endedAt } : {}), endReason: decision.endReason,
+        ...(decision.supersededAt ? { supersededAt: decision.supersededAt } : {}),
       });
     }
     return answerOf(room, decision.allocation, decision.message);

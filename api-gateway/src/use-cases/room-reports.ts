@@ -11,7 +11,7 @@ import type { Forwarder, GameRoom } from '../../../common/src/generated/resource
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
-import { PING_STATUSES, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
+import { PING_STATUSES, pingFollows, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
@@ -138,7 +138,10 @@ export class RoomReports {
       this.countPing(status, 'unknown_room');
       return { success: false };
     }
-    if (room.status?.pingStatus === 'terminated' && status !== 'terminated') {
+    // Only `terminated` follows `terminating` (a terminating room accepts no new players), and
+    // nothing follows `terminated`: refused as Maestro refuses an invalid transition. This replica's
+    // own last report counts too, as the cache may not show it yet (a write still pending).
+    if (!pingFollows(room.status?.pingStatus, status) || !pingFollows(this.deps.recorder.lastReported(schedulerName, roomId), status)) {
       this.countPing(status, 'rejected');
       return { success: false };
     }

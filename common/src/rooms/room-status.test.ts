@@ -1,4 +1,4 @@
-import { composeMatchStatus, composeRoomStatus, maxMatchesOf, PING_STATUSES, podStartedAt, roomMatchCount, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
+import { composeMatchStatus, composeRoomStatus, maxMatchesOf, PING_STATUSES, pingFollows, podStartedAt, roomMatchCount, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
 
 describe('composeRoomStatus', () => {
   // Maestro's table (maestro-behaviour.md section 3.3): rows are the ping status, columns the instance status.
@@ -17,6 +17,22 @@ describe('composeRoomStatus', () => {
 
   it('accepts the four ping statuses a room may report, as Maestro', () => {
     expect(PING_STATUSES).toEqual(['ready', 'occupied', 'terminating', 'terminated']);
+  });
+});
+
+describe('pingFollows', () => {
+  // Rows: the room's last ping; columns: the next ping, in PING_STATUSES order (ready, occupied, terminating, terminated).
+  const table: [PingStatus | undefined, boolean[]][] = [
+    [undefined, [true, true, true, true]],
+    ['unknown', [true, true, true, true]],
+    ['ready', [true, true, true, true]],
+    ['occupied', [true, true, true, true]],
+    ['terminating', [false, false, true, true]],
+    ['terminated', [false, false, false, true]],
+  ];
+
+  it.each(table)('after %s: only terminated follows terminating, nothing follows terminated', (previous, expected) => {
+    expect(PING_STATUSES.map((next) => pingFollows(previous, next))).toEqual(expected);
   });
 });
 

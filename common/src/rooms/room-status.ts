@@ -83,6 +83,17 @@ export function whileDeleting(status: GameRoomStatusValue, deleting: boolean): G
   return deleting && status !== 'error' && status !== 'terminated' ? 'terminating' : status;
 }
 
+/**
+ * Whether a room whose last ping said `previous` may report `next` (Maestro's
+ * `validStatusTransitions`, and the spec: a terminating room accepts no new players). Nothing but
+ * `terminated` follows `terminating`, and nothing follows `terminated`; a repeat is always allowed.
+ */
+export function pingFollows(previous: PingStatus | undefined, next: ReportedPingStatus): boolean {
+  if (previous === 'terminated') return next === 'terminated';
+  if (previous === 'terminating') return next === 'terminating' || next === 'terminated';
+  return true;
+}
+
 /** Maestro's composition table: ping status x instance status -> room status. */
 export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): RoomStatus {
   if (instance === 'error') return 'error';
