@@ -8,7 +8,7 @@ import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError, UnsupportedMediaTypeError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
-import { hasRequestBody, isJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
+import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { requestContext } from './http/request-context';
@@ -80,7 +80,8 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
   return app;
 }
 
-function jsonBody(maxBodyBytes: number): RequestHandler {
+/** `readsAsJson`: which Content-Types are read as JSON (others get 415); the rooms API takes more than the management API. */
+function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean): RequestHandler {
   const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
   return (req, res, next) => {
     if (!hasRequestBody(req.headers)) {
@@ -89,7 +90,7 @@ function jsonBody(maxBodyBytes: number): RequestHandler {
       next();
       return;
     }
-    if (!isJsonContentType(req.headers['content-type'])) {
+    if (!readsAsJson(req.headers['content-type'])) {
       next(new UnsupportedMediaTypeError(JSON_CONTENT_TYPE_REQUIRED));
       return;
     }
@@ -125,7 +126,7 @@ function finish(app: Express, deps: CommonAppDeps, extraErrorBody?: Record<strin
 export function createManagementApp(deps: ManagementAppDeps): Express {
   const app = baseApp(deps, 'management', 'info');
   const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
-  const options = { auth, json: jsonBody(deps.maxBodyBytes) };
+  const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
   const document = buildOpenApiDocument();
@@ -165,7 +166,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   const app = baseApp(deps, 'rooms', 'debug', fast);
   app.set(FAST_PATH_SETTING, fast);
   const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
-  const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes) };
+  const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);

@@ -10,6 +10,9 @@ import { MANAGEMENT_ROUTES } from './routes/management-routes';
 import { ROOMS_ROUTES } from './routes/rooms-routes';
 import { openApiPath, type RouteSpec, type Schema } from './routes/route-spec';
 
+/** The rooms API reads more types as JSON than the management API (Maestro's game servers send any). */
+const ROOMS_UNSUPPORTED_MEDIA_TYPE = 'Body sent with a Content-Type not read as JSON (JSON, none, text/plain and application/x-www-form-urlencoded are), or not UTF-8 (code 3)';
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid argument or failed precondition (code 3 or 9)',
   401: 'Missing or wrong credentials (code 16)',
@@ -153,7 +156,8 @@ function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
   };
   // Every route that reads a body refuses one that is not JSON.
   for (const status of route.requestBody ? [...route.errors, 415] : route.errors) {
-    responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    const text = status === 415 && server === 'rooms' ? ROOMS_UNSUPPORTED_MEDIA_TYPE : STATUS_TEXT[status];
+    responses[status] = { description: text ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {
     operationId: `${route.id}${server === 'rooms' && route.tag === 'health' ? 'Rooms' : ''}`,

@@ -8,12 +8,31 @@ import type { IncomingHttpHeaders } from 'node:http';
 
 const JSON_MEDIA_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json$/;
 
+/** The media type of a Content-Type, parameters aside, in lower case ('' when there is none). */
+function mediaTypeOf(header: string | undefined): string {
+  if (typeof header !== 'string') return '';
+  const semicolon = header.indexOf(';');
+  return (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+}
+
 /** `application/json` or `application/<anything>+json`, parameters (charset) aside. */
 export function isJsonContentType(header: string | undefined): boolean {
-  if (typeof header !== 'string') return false;
-  const semicolon = header.indexOf(';');
-  const mediaType = (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
-  return JSON_MEDIA_TYPE.test(mediaType);
+  return JSON_MEDIA_TYPE.test(mediaTypeOf(header));
+}
+
+/** The types a plain `curl -d`, a game engine's HTTP client or a Maestro game server may send JSON as. */
+const ROOMS_LENIENT_MEDIA_TYPES = new Set(['', 'text/plain', 'application/x-www-form-urlencoded']);
+
+/**
+ * Which bodies the rooms API reads as JSON: a JSON type as everywhere, and also a body sent with
+ * no type, `text/plain` or `application/x-www-form-urlencoded`, as Maestro parses the body as JSON
+ * whatever its type (game servers built for it send those). The CSRF reason above does not hold on
+ * the rooms port: its credential is a room token sent as a bearer header, which a browser never
+ * adds by itself (and with ping auth off there is no credential to borrow). Other types (multipart,
+ * binary, XML) stay refused. The management port never takes these (`isJsonContentType`).
+ */
+export function isRoomsJsonContentType(header: string | undefined): boolean {
+  return isJsonContentType(header) || ROOMS_LENIENT_MEDIA_TYPES.has(mediaTypeOf(header));
 }
 
 const CHARSET = /;\s*charset\s*=\s*("?)([^";\s]*)\1\s*(?=;|$)/i;

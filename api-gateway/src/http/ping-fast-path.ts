@@ -3,7 +3,8 @@
  * rooms every 5 s is 2,000 a second), so `PUT /scheduler/{name}/rooms/{id}/ping` with a valid
  * room token and a JSON body is answered here: one regex, a cached token comparison, the body
  * read and parsed, `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or
- * wrong token, a body too large, chunked, not JSON or in a charset other than UTF-8 — falls
+ * wrong token, a body too large, chunked, of a type the rooms API does not read as JSON
+ * (`isRoomsJsonContentType`) or in a charset other than UTF-8 — falls
  * through to Express untouched, so every error keeps the one error mapping. The answers, metrics
  * labels and limits are the same as the Express route's.
  *
@@ -20,7 +21,7 @@ import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
 import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
-import { isJsonContentType, isUtf8ContentType } from './content-type';
+import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
 import { toApiError } from './error-handler';
 import { TokenCache } from './token-cache';
 
@@ -81,7 +82,7 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     if (!m) return false;
     const length = Number(req.headers['content-length']);
     if (!Number.isInteger(length) || length < 0 || length > opts.maxBodyBytes) return false;
-    if (length > 0 && !(isJsonContentType(req.headers['content-type']) && isUtf8ContentType(req.headers['content-type']))) return false;
+    if (length > 0 && !(isRoomsJsonContentType(req.headers['content-type']) && isUtf8ContentType(req.headers['content-type']))) return false;
     let scheduler: string;
     let room: string;
     try {

@@ -1,4 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
@@ -8,6 +10,7 @@ import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
 import { bodyOf, buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { ROOMS_ROUTES } from './rooms-routes';
+import { roomsRequestListener } from '../app';
 import { ForwardingWorker } from '../../../common/src/forwarding/forwarding-worker';
 
 const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
@@ -276,15 +279,61 @@ describe('every rooms route', () => {
     expect(t.store.writes).toEqual([]);
   });
 
-  it.each(withBody.flatMap((r) => ['text/plain', 'application/x-www-form-urlencoded', undefined].map((ct) => [r.method.toUpperCase(), r.path, String(ct), r, ct] as const)))('%s %s answers 415 for a JSON body sent as %s and writes nothing', async (_m, _p, _c, route, contentType) => {
-    const body = JSON.stringify({ status: 'terminated', event: 'playerJoin', playerId: 'p', timestamp: 1 });
+  it.each(withBody.flatMap((r) => ['text/plain', 'application/x-www-form-urlencoded', 'text/plain; charset=utf-8', undefined].map((ct) => [r.method.toUpperCase(), r.path, String(ct), r, ct] as const)))('%s %s reads a JSON body sent as %s, as Maestro parses any type (plain curl -d sends a form type)', async (_m, _p, _c, route, contentType) => {
+    const body = JSON.stringify({ status: 'occupied', event: 'playerJoin', metadata: { playerId: 'p' }, timestamp: 1 });
     const req = request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1'));
     // Without a type superagent would say form-urlencoded; a Buffer body goes as it is.
     const res = await (contentType ? req.set('Content-Type', contentType).send(body) : req.send(Buffer.from(body)));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true });
+    if (route.id === 'ping') expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied' });
+  });
+
+  it.each(withBody.flatMap((r) => ['multipart/form-data; boundary=x', 'application/octet-stream', 'application/xml'].map((ct) => [r.method.toUpperCase(), r.path, ct, r] as const)))('%s %s answers 415 for a body sent as %s and writes nothing', async (_m, _p, contentType, route) => {
+    const body = JSON.stringify({ status: 'terminated', event: 'playerJoin', metadata: { playerId: 'p' }, timestamp: 1 });
+    const res = await request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1')).set('Content-Type', contentType).send(body);
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ success: false, code: 3, message: 'the request body must be JSON: send it with Content-Type: application/json', details: [] });
     expect(t.store.writes).toEqual([]);
     expect(t.recorder.pendingSchedulers).toBe(0);
+  });
+
+  it('the ping fast path and the Express route answer a ping alike, whatever its content type (the fast path takes bodies of known length; chunked ones go to Express)', async () => {
+    const server = http.createServer(roomsRequestListener(t.rooms));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/s1/rooms/room-1/ping`;
+    const send = (contentType: string | undefined, body: string, chunked: boolean) => new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const headers: Record<string, string | number> = { authorization: token('s1', 'room-1'), ...(contentType ? { 'content-type': contentType } : {}), ...(chunked ? {} : { 'content-length': Buffer.byteLength(body) }) };
+      const req = http.request(url, { method: 'PUT', headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+      });
+      req.on('error', reject);
+      if (chunked) req.write(body.slice(0, 3));
+      req.end(chunked ? body.slice(3) : body);
+    });
+    try {
+      const cases: [string | undefined, string, number][] = [
+        [undefined, '{"status":"ready","timestamp":1}', 200],
+        ['text/plain', '{"status":"ready"}', 200],
+        ['application/x-www-form-urlencoded', '{"status":"ready","timestamp":"123"}', 200],
+        ['application/x-www-form-urlencoded; charset=utf-8', '{"status":"ready"}', 200],
+        ['application/x-www-form-urlencoded', 'status=ready', 400],
+        ['text/plain', '{"status":"dancing"}', 400],
+        ['application/x-www-form-urlencoded; charset=latin1', '{"status":"ready"}', 415],
+        ['multipart/form-data; boundary=x', '{"status":"ready"}', 415],
+      ];
+      for (const [contentType, body, status] of cases) {
+        const fast = await send(contentType, body, false);
+        const express = await send(contentType, body, true);
+        expect([contentType, body, fast.status]).toEqual([contentType, body, status]);
+        expect([contentType, body, express]).toEqual([contentType, body, fast]);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it.each(withBody.flatMap((r) => ['latin1', 'US-ASCII'].map((charset) => [r.method.toUpperCase(), r.path, charset, r] as const)))('%s %s answers 415 for charset=%s, as the management API, and writes nothing', async (_m, _p, charset, route) => {
