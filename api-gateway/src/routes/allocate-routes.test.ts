@@ -466,6 +466,27 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(answers.filter((r) => r.status === 429)).toHaveLength(3);
   });
 
+  it('tells the room of its allocation in the answer to its next ping whatever it reports: an occupied ping that takes it up, or a multi-match ping with one match more; never a terminating one', async () => {
+    const pingAs = (scheduler: string, room: string, body: object) => request(t.rooms).put(`/scheduler/${scheduler}/rooms/${room}/ping`).set('Authorization', `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`).send(body);
+    const notice = { id: 'occ-1', metadata: { m: 1 }, expiresAt: '2026-01-01T00:05:00.000Z' };
+    t.store.seedRoom('s1', 'room-1', READY);
+    expect((await allocate({ allocationId: 'occ-1', metadata: { m: 1 } })).status).toBe(200);
+    expect((await pingAs('s1', 'room-1', { status: 'occupied' })).body).toEqual({ success: true, allocation: notice });
+    // Until the operator ends it (the room reported the match), answers repeat it; then they do not.
+    expect((await pingAs('s1', 'room-1', { status: 'occupied' })).body).toEqual({ success: true, allocation: notice });
+    endAllocation('s1', 'room-1', 'occupied', {});
+    expect((await pingAs('s1', 'room-1', { status: 'occupied' })).body).toEqual({ success: true });
+
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'arena', { ...READY, status: 'active', runningMatches: 1 });
+    expect((await allocate({ allocationId: 'duel-1', metadata: { m: 2 } }, 'mm')).status).toBe(200);
+    expect((await pingAs('mm', 'arena', { status: 'ready', runningMatches: 2 })).body).toEqual({ success: true, allocation: { ...notice, id: 'duel-1', metadata: { m: 2 } } });
+
+    t.store.seedRoom('s1', 'room-2', READY);
+    expect((await allocate({ allocationId: 'term-1' })).body).toMatchObject({ roomId: 'room-2' });
+    expect((await pingAs('s1', 'room-2', { status: 'terminating' })).body).toEqual({ success: true });
+  });
+
   it('tells the room of its allocation in the answer to its next ready ping', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ allocationId: 'm-7', metadata: { players: ['a', 'b'] } });

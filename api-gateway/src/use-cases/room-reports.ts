@@ -171,8 +171,12 @@ export class RoomReports {
         () => this.forwards.inc({ type: 'ping', result: 'failed' }),
       );
     }
-    // The room learns it was allocated (and for whom) from the answer to its next ping.
-    const allocation = status === 'ready' ? allocationNotice(room.status, (this.deps.now ?? Date.now)()) : undefined;
+    // The room learns it was allocated (and for whom) from the answer to its next ping, whatever it
+    // reports: also the ping that takes the allocation up (`occupied`, or one match more), as the
+    // players may arrive before it; `room` is the room as the cache showed it before this ping, so
+    // that answer carries it too (the operator ends it after). A terminating room is told nothing:
+    // it accepts no new players, and a replay of the allocation answers 410.
+    const allocation = status === 'terminating' || status === 'terminated' ? undefined : allocationNotice(room.status, (this.deps.now ?? Date.now)());
     return allocation ? { success: true, allocation } : { success: true };
   }
 
