@@ -81,12 +81,26 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
   });
 
+  it('refuses a timestamp that is not an int64 (Maestro\'s type) on every route that takes one, with the message the integer rule gives, and takes one within it', async () => {
+    const message = 'must be an integer (Unix seconds, as a number or a numeric string) within int64; fractions are refused';
+    for (const timestamp of [1.5, 'abc']) {
+      expect((await ping({ status: 'ready', timestamp })).body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });
+      const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted', timestamp });
+      expect(ev.body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });
+    }
+    for (const timestamp of [1764133200, '1764133200', -1, 9_007_199_254_740_991, '9223372036854775807']) expect((await ping({ status: 'ready', timestamp })).body).toEqual({ success: true });
+  });
+
   it.each([
     [{ status: 'dancing', timestamp: 1 }, 'status'],
     [{ timestamp: 1 }, 'status'],
     [{ status: 'unknown' }, 'status'],
     [{ status: 'ready', timestamp: 'yesterday' }, 'timestamp'],
     [{ status: 'ready', timestamp: { t: 1 } }, 'timestamp'],
+    [{ status: 'ready', timestamp: 1.5 }, 'timestamp'],
+    [{ status: 'ready', timestamp: '1.5' }, 'timestamp'],
+    [{ status: 'ready', timestamp: 9.3e18 }, 'timestamp'],
+    [{ status: 'ready', timestamp: '9300000000000000000' }, 'timestamp'],
     [{ status: 'ready', runningMatches: -1 }, 'runningMatches'],
     [{ status: 'ready', runningMatches: 'two' }, 'runningMatches'],
     [{ status: 'ready', metadata: 'x' }, 'metadata'],

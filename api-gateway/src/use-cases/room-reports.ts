@@ -74,11 +74,18 @@ function bodyObject(body: unknown): Record<string, unknown> {
   return body;
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Maestro's `timestamp` is an int64 (protojson: a number or a numeric string); a fraction, or a
+ * value past int64, is refused as it refuses them, naming the field.
+ */
 function checkTimestamp(value: unknown): void {
   if (value === undefined || value === null) return;
-  if (typeof value === 'number' && Number.isFinite(value)) return;
-  if (typeof value === 'string' && /^-?\d{1,19}$/.test(value)) return;
-  throw new ValidationError([{ field: 'timestamp', message: 'must be an integer (a number or a numeric string)' }]);
+  if (typeof value === 'number' && Number.isInteger(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
+  if (typeof value === 'string' && /^-?\d{1,19}$/.test(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
+  throw new ValidationError([{ field: 'timestamp', message: 'must be an integer (Unix seconds, as a number or a numeric string) within int64; fractions are refused' }]);
 }
 
 function checkMetadata(value: unknown): Record<string, unknown> | undefined {
