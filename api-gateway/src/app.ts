@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
-import { InputError, UnsupportedMediaTypeError } from './errors';
+import { InputError, NotFoundError, UnsupportedMediaTypeError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
 import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -145,6 +145,8 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
 }
 
 const FAST_PATH_SETTING = 'roomkeeper.fastPath';
+const ALLOCATE_PATH = '/scheduler/:schedulerName/rooms/allocate';
+const ALLOCATE_ON_MANAGEMENT_PORT = 'allocation is not served on the rooms API port: send POST /scheduler/{name}/rooms/allocate to the management API port, with HTTP Basic auth';
 
 /**
  * The rooms server's request listener: the ping fast path straight on node:http, then the Express
@@ -170,6 +172,9 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
+  // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said
+  // to whoever asks, with or without a token: it tells nothing of any scheduler or room.
+  router.post(ALLOCATE_PATH, (_req, _res, next) => next(new NotFoundError(ALLOCATE_ON_MANAGEMENT_PORT)));
   app.use(router);
   return finish(app, deps, { success: false });
 }

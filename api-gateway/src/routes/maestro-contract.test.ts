@@ -144,9 +144,15 @@ describe('rooms API routes beside Maestro\'s', () => {
   });
 
   it('answers 404 (code 5) for allocate on the rooms port: allocating is a management call, behind Basic auth', async () => {
+    const message = 'allocation is not served on the rooms API port: send POST /scheduler/{name}/rooms/allocate to the management API port, with HTTP Basic auth';
     const res = await request(t.rooms).post('/scheduler/s1/rooms/allocate').set('Authorization', token('s1', 'room-1')).send({});
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ success: false, code: 5, message: 'Not Found', details: [] });
+    expect(res.body).toEqual({ success: false, code: 5, message, details: [] });
+    // The same answer without a token and for a scheduler that does not exist: it tells nothing of either.
+    for (const path of ['/scheduler/s1/rooms/allocate', '/scheduler/ghost/rooms/allocate']) {
+      const bare = await request(t.rooms).post(path);
+      expect([bare.status, bare.body]).toEqual([404, { success: false, code: 5, message, details: [] }]);
+    }
     expect(t.store.writes).toEqual([]);
   });
 });
