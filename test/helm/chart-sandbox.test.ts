@@ -95,7 +95,7 @@ describe('chart on the sandbox API server', () => {
     ]));
   });
 
-  it('installs with helm, and keeps the generated secrets across an upgrade', async () => {
+  it('installs with helm, and keeps the generated secrets across an upgrade, an uninstall and a reinstall', async () => {
     const install = await mustSucceed(helm(['install', 'rk', CHART_DIR, '--namespace', 'rk-install', '--create-namespace']), 'helm install');
     expect(install.stdout).toContain('STATUS: deployed');
     expect(install.stdout).toContain('kubectl -n rk-install port-forward svc/rk-roomkeeper-gateway 8080:8080');
@@ -133,5 +133,14 @@ describe('chart on the sandbox API server', () => {
     expect(await secretValue('rk-install', 'rk-roomkeeper-room-token', 'token-secret')).toBe(token);
     const env = await mustSucceed(kubectl(['-n', 'rk-install', 'get', 'deployment', 'rk-roomkeeper-operator', '-o', 'jsonpath={.spec.template.spec.containers[0].env[0].value}']), 'get env');
     expect(env.stdout).toBe('debug');
+
+    // Uninstall keeps both secrets, and a reinstall takes them over: the running rooms' tokens and
+    // the management password survive (a new room-token secret would fail every room's pings).
+    await mustSucceed(helm(['uninstall', 'rk', '--namespace', 'rk-install']), 'helm uninstall');
+    expect(await secretValue('rk-install', 'rk-roomkeeper-room-token', 'token-secret')).toBe(token);
+    const again = await mustSucceed(helm(['install', 'rk', CHART_DIR, '--namespace', 'rk-install']), 'helm install again');
+    expect(again.stdout).toContain('STATUS: deployed');
+    expect(await secretValue('rk-install', 'rk-roomkeeper-auth', 'password')).toBe(password);
+    expect(await secretValue('rk-install', 'rk-roomkeeper-room-token', 'token-secret')).toBe(token);
   });
 });
