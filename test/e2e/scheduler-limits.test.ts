@@ -110,5 +110,8 @@ describe('per-scheduler limits', () => {
     ]));
     expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(5);
     await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 5, { timeoutMs: 60_000, message: '5 ready rooms' });
+    // The version its roomsReplicas change made is the API's doing, not a kubectl user's.
+    const versionOps = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
+    expect(versionOps.map((o) => o.spec.source)).toEqual(['api']);
   });
 });

@@ -46,3 +46,16 @@ export const CREATE_REQUEST_ANNOTATION = 'roomkeeper.io/create-request';
  * knows from it that `terminated` was told already, whichever replica told it.
  */
 export const TERMINATED_FORWARDED_ANNOTATION = 'roomkeeper.io/terminated-forwarded';
+/**
+ * On a Scheduler: who made the spec change of one generation, when an operation of the service
+ * made it (an add-rooms or remove-rooms moving roomsReplicas, a rollback restoring it):
+ * `<generation> <source> <operation id>`. The scheduler controller gives the version operation
+ * of that generation this source; any other spec change was made past the service (kubectl).
+ */
+export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
+
+/** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */
+export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: 'api' | 'operator'; operation: string } | undefined {
+  const [gen, source, operation] = (annotations?.[SPEC_CHANGE_SOURCE_ANNOTATION] ?? '').split(' ');
+  return gen === String(generation) && (source === 'api' || source === 'operator') && operation ? { source, operation } : undefined;
+}

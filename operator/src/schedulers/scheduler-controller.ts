@@ -10,7 +10,8 @@
  *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts).
  * Level-based: running it twice in a row changes nothing the second time.
  */
-import type { Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import { specChangeSource } from '../../../common/src/resources/labels';
 import { apiStatus } from '../../../common/src/kube/clients';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
@@ -83,7 +84,7 @@ export class SchedulerController {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
         wake = { requeueAfterMs: 1000 }; // an earlier version change is still running; this edit queues after it
-      } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }) === 'created') {
+      } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }, specChangeSource(s.metadata.annotations, generation)?.source) === 'created') {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else {
         // The gateway's operation for this generation exists but is not in the cache yet: the
@@ -174,7 +175,8 @@ export class SchedulerController {
     const decision = decideAttempt(ops, rule, this.deps.now());
     if (decision.action === 'wait') return { requeueAfterMs: decision.ms };
     if (decision.action === 'enqueue') {
-      const created = await this.enqueue(name, decision.id, rule.definitionName, decision.input);
+      // A first attempt is what the Scheduler object asks (a kubectl user's change); another is the operator's retry.
+      const created = await this.enqueue(name, decision.id, rule.definitionName, decision.input, decision.id === rule.firstId ? undefined : OperationSourceName.Operator);
       if (created === 'created' && decision.id !== rule.firstId) {
         this.deps.logger.warn('enqueued another attempt of an operation that ended without doing its work', { scheduler: name, operation: decision.id, definition: rule.definitionName, attempt: decision.input.attempt });
       }
@@ -183,9 +185,10 @@ export class SchedulerController {
   }
 
   /** `exists`: the gateway enqueued the same operation first (this cache has not seen it yet). */
-  private async enqueue(schedulerName: string, id: string, definitionName: string, input: Record<string, unknown>): Promise<'created' | 'exists'> {
+  /** `source`: who made the change (an operation of the service, the operator's retry); kubectl when not said. */
+  private async enqueue(schedulerName: string, id: string, definitionName: string, input: Record<string, unknown>, source: OperationSource = OperationSourceName.Kubectl): Promise<'created' | 'exists'> {
     try {
-      const created = await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source: OperationSourceName.Kubectl, enqueuedAt: this.deps.now() }));
+      const created = await this.deps.api.createOperation(buildOperation({ id, schedulerName, definitionName, input, source, enqueuedAt: this.deps.now() }));
       this.opts.track?.(created);
       this.deps.logger.info('enqueued operation for a change made to the Scheduler object', { scheduler: schedulerName, operation: id, definition: definitionName });
       return 'created';

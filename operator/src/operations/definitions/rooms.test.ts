@@ -18,6 +18,8 @@ function setup() {
   };
   const cached = { current: scheduler };
   const specPatches: unknown[] = [];
+  /** What each spec change says of its maker (the annotation SPEC_CHANGE_SOURCE_ANNOTATION). */
+  const sources: string[] = [];
   const api = {
     getScheduler: () => Promise.resolve(scheduler),
     getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec } }),
@@ -26,7 +28,11 @@ function setup() {
       scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, ...patch.spec } };
       return Promise.resolve(scheduler);
     },
-    jsonPatchScheduler: (n: string, ops: { op: string; value?: number }[]): Promise<Scheduler> => api.patchScheduler(n, { spec: { roomsReplicas: ops.at(-1)?.value as number } }),
+    jsonPatchScheduler: (n: string, ops: { op: string; path: string; value?: unknown }[]): Promise<Scheduler> => {
+      const annotation = ops.find((o) => o.path.startsWith('/metadata/annotations'))?.value;
+      sources.push(typeof annotation === 'string' ? annotation : (annotation as Record<string, string> | undefined)?.['roomkeeper.io/spec-change-source'] ?? '');
+      return api.patchScheduler(n, { spec: { roomsReplicas: ops.find((o) => o.path === '/spec/roomsReplicas' && o.op !== 'test')?.value as number } });
+    },
     patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
   };
   const deps = {
@@ -41,7 +47,7 @@ function setup() {
     spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 2 }, priority: false, enqueuedAt: new Date().toISOString(), source: 'api', cancelRequested: false },
   } as Operation;
   const ctx = new ExecutionContext(op, deps, silentLogger(), 60_000, () => undefined);
-  return { ctx, cached, specPatches, latest: () => scheduler };
+  return { ctx, cached, specPatches, sources, latest: () => scheduler };
 }
 
 describe('add_rooms and the replicas it changes', () => {
@@ -57,6 +63,8 @@ describe('add_rooms and the replicas it changes', () => {
     t.cached.current = { ...t.latest(), metadata: { ...t.latest().metadata, generation: 6 }, status: { ...t.latest().status, observedGeneration: 6 } };
     await addRoomsDefinition.rollback?.(t.ctx);
     expect(t.specPatches).toEqual([{ roomsReplicas: 5 }, { roomsReplicas: 3 }]);
+    // Each names the generation it makes and this operation: its version operation is the API's, not kubectl's.
+    expect(t.sources).toEqual(['5 api op-1', '6 api op-1']);
     await t.ctx.finish('canceled');
   });
 });

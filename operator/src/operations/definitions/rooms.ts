@@ -16,7 +16,8 @@ import type { ExecutionContext, OperationDefinition } from '../execution';
 import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
-import { OperationDefinition as OperationName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
+import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
+import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../../common/src/resources/labels';
 import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 
@@ -51,11 +52,12 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     });
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
-    const ops = refused
-      ? [{ op: 'test', path: '/metadata/generation', value: s.metadata.generation }, { op: 'replace', path: '/spec', value: { ...refused.definition, roomsReplicas: after } }]
+    const change = refused
+      ? [{ op: 'replace', path: '/spec', value: { ...refused.definition, roomsReplicas: after } }]
       : s.spec.roomsReplicas === undefined
         ? [{ op: 'add', path: '/spec/roomsReplicas', value: after }]
         : [{ op: 'test', path: '/spec/roomsReplicas', value: before }, { op: 'replace', path: '/spec/roomsReplicas', value: after }];
+    const ops = [...change, ...sourceOfChange(ctx, s)];
     let patched: Scheduler;
     try {
       patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
@@ -71,6 +73,22 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
   }
+}
+
+/**
+ * JSON Patch operations that say this operation made the spec change (SPEC_CHANGE_SOURCE_ANNOTATION),
+ * so its version operation is not taken for a kubectl user's: conditional on the generation read,
+ * which the change moves by exactly one (a status write does not move it). A Scheduler read
+ * without annotations gets the map whole: an annotation added by someone else between the read and
+ * this write (milliseconds; nothing of the service annotates Schedulers) would be replaced.
+ */
+function sourceOfChange(ctx: ExecutionContext, s: Scheduler): { op: string; path: string; value: unknown }[] {
+  const generation = s.metadata.generation ?? 1;
+  const value = `${generation + 1} ${ctx.op.spec.source === OperationSourceName.Operator ? 'operator' : 'api'} ${ctx.op.metadata.name as string}`;
+  const annotation = s.metadata.annotations
+    ? { op: 'add', path: `/metadata/annotations/${SPEC_CHANGE_SOURCE_ANNOTATION.replace('/', '~1')}`, value }
+    : { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } };
+  return [{ op: 'test', path: '/metadata/generation', value: generation }, annotation];
 }
 
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
@@ -120,7 +138,7 @@ export const addRoomsDefinition: OperationDefinition = {
   async rollback(ctx: ExecutionContext): Promise<void> {
     const before = ctx.state.replicasBefore as number | undefined;
     if (before !== undefined) {
-      const patched = await ctx.deps.api.patchScheduler(ctx.schedulerName, { spec: { roomsReplicas: before } });
+      const patched = await restoreReplicas(ctx, before);
       ctx.event(`roomsReplicas restored to ${before}`);
       await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
     }
@@ -147,6 +165,18 @@ export const addRoomsDefinition: OperationDefinition = {
     if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired ?? '?'} rooms`);
   },
 };
+
+/** Sets roomsReplicas back, saying this operation made the change; a spec changed meanwhile is read again (a few times). */
+async function restoreReplicas(ctx: ExecutionContext, value: number): Promise<Scheduler> {
+  for (let attempt = 1; ; attempt++) {
+    const s = await loadScheduler(ctx);
+    try {
+      return await ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, [{ op: 'add', path: '/spec/roomsReplicas', value }, ...sourceOfChange(ctx, s)]);
+    } catch (err) {
+      if ((!isJsonPatchNotApplied(err) && apiStatus(err) !== 409) || attempt >= 5) throw err;
+    }
+  }
+}
 
 /** The scheduler's desired count once the rollback restored roomsReplicas (the autoscaler's when it decides). */
 function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
