@@ -19,7 +19,9 @@ import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { startGateway } from '../api-gateway/src/main';
 import { loadConfig } from '../common/src/config';
 import { discoverKubeConfig, makeKubeClients } from '../common/src/kube/clients';
+import { EventForwarder } from '../common/src/forwarding';
 import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
+import { MetricsRegistry } from '../common/src/metrics';
 import { startOperator } from '../operator/src/operator';
 import { startSandbox, type Sandbox } from '../sandbox/src/index';
 import { startSimulation, type Simulation } from '../sandbox/src/simulation';
@@ -101,7 +103,12 @@ async function main(): Promise<void> {
   const gateway = await startGateway({ config, kubeConfig: kc, logger: logger.child({ component: 'gateway' }) });
   const roomsApiUrl = gateway.roomsUrl;
   phase = 'operator';
-  const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: logger.child({ component: 'operator' }) });
+  // The operator forwards the status changes it makes (a room removed is `terminated`, an
+  // allocation and the end of its TTL) as operator/src/main.ts does; its metrics count them.
+  const operatorLogger = logger.child({ component: 'operator' });
+  const operatorMetrics = new MetricsRegistry();
+  const forwarder = new EventForwarder({ logger: operatorLogger, metrics: operatorMetrics });
+  const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: operatorLogger, metrics: operatorMetrics, forwarder });
 
   phase = 'other';
   let simulation: Simulation | undefined;
@@ -142,6 +149,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${signal}: stopping...\n`);
     await simulation?.stop();
     await operator.stop();
+    forwarder.close();
     await gateway.stop();
     await sandbox?.stop();
     process.stdout.write('Stopped.\n');

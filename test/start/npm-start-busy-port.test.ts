@@ -3,12 +3,11 @@
  * its listeners: the management API, the rooms API, the operator's health/metrics port and the
  * sandbox's Kubernetes API.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../support/stack';
+import { sandboxStartEnv, spawnNpmStart } from '../support/npm-start';
 import { waitFor } from '../support/wait';
 
 /** A port held by this test on every interface, as another program would hold it. */
@@ -32,33 +31,19 @@ test.each(cases)('a busy %s: npm start says which port and which variable moves 
   const blocker = await holdPort();
   const port = (blocker.address() as net.AddressInfo).port;
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-busy-'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ROOMKEEPER_STATE_DIR: state,
-    ROOMKEEPER_SANDBOX_SNAPSHOT: '',
-    ROOMKEEPER_GATEWAY_PORT: '0',
-    ROOMKEEPER_ROOMS_PORT: '0',
-    ROOMKEEPER_OPERATOR_PORT: '0',
-    ROOMKEEPER_SANDBOX_PORT: '0',
-    [variable]: String(port),
-  };
-  delete env.KUBECONFIG;
-  delete env.E2E_KUBECONFIG;
-  delete env.KUBERNETES_SERVICE_HOST;
-  const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const start = spawnNpmStart(sandboxStartEnv(state, { ROOMKEEPER_SANDBOX_SNAPSHOT: '', ROOMKEEPER_SANDBOX_PORT: '0', [variable]: String(port) }));
+  const child = start.child;
+  const out = start.output;
   let code: number | null | undefined;
   child.once('exit', (c) => (code = c));
   try {
-    await waitFor(() => code !== undefined, { timeoutMs: 60_000, message: `npm start exited; output so far:\n${out}` });
+    await waitFor(() => code !== undefined, { timeoutMs: 60_000, message: `npm start exited; output so far:\n${out()}` });
   } finally {
     if (code === undefined) process.kill(-(child.pid as number), 'SIGKILL');
     blocker.close();
     fs.rmSync(state, { recursive: true, force: true });
   }
   expect(code).not.toBe(0);
-  expect(out).toContain(`roomkeeper failed to start: ${role} port ${port} is in use; set ${variable} to another port`);
-  expect(out).not.toContain('Roomkeeper is running.');
+  expect(out()).toContain(`roomkeeper failed to start: ${role} port ${port} is in use; set ${variable} to another port`);
+  expect(out()).not.toContain('Roomkeeper is running.');
 }, 90_000);

@@ -6,12 +6,12 @@
  * the signal within 60 ms: the stop did not run or did not finish, and simulated nodes stayed
  * behind on a cluster).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../support/stack';
+import { sandboxStartEnv, spawnNpmStart } from '../support/npm-start';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
 
@@ -43,27 +43,13 @@ function processState(pid: number): string | undefined {
 
 test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly on a Ctrl-C that finds it busy', async () => {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-start-'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ROOMKEEPER_STATE_DIR: state,
-    ROOMKEEPER_GATEWAY_PORT: '0',
-    ROOMKEEPER_ROOMS_PORT: '0',
-    ROOMKEEPER_OPERATOR_PORT: '0',
-  };
-  delete env.KUBECONFIG;
-  delete env.E2E_KUBECONFIG;
-  delete env.KUBERNETES_SERVICE_HOST;
-  // Its own process group, so the test can send Ctrl-C to all of it as a terminal would.
-  const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const start = spawnNpmStart(sandboxStartEnv(state));
+  const child = start.child;
   try {
-    const kubeconfig = await waitFor(() => /kubeconfig: (\S+)/.exec(out)?.[1], { timeoutMs: 60_000, message: `npm start printed its kubeconfig; output so far:\n${out}` });
+    const kubeconfig = await waitFor(() => /kubeconfig: (\S+)/.exec(start.output())?.[1], { timeoutMs: 60_000, message: `npm start printed its kubeconfig; output so far:\n${start.output()}` });
     expect(kubeconfig).toBe(path.join(state, 'kubeconfig'));
-    expect(out).toMatch(/Management API: http:\/\/127\.0\.0\.1:\d+/);
-    expect(out).toMatch(/Rooms API: +http:\/\/127\.0\.0\.1:\d+/);
+    expect(start.output()).toMatch(/Management API: http:\/\/127\.0\.0\.1:\d+/);
+    expect(start.output()).toMatch(/Rooms API: +http:\/\/127\.0\.0\.1:\d+/);
     const { stdout } = await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'ns'], { timeout: 30_000 });
     expect(stdout).toMatch(/^default\s+Active/m);
     const crds = await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'crd'], { timeout: 30_000 });
@@ -86,10 +72,10 @@ test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly
       }
     }
   }
-  await exited;
+  await start.exited;
   // npm itself ends by the signal, as it does at a terminal; what matters is that Roomkeeper
   // shut down cleanly (it prints this last, after saving its state).
-  await waitFor(() => out.includes('Stopped.'), { timeoutMs: 20_000, message: `clean stop; output:\n${out}` });
-  expect(out).not.toMatch(/failed to start/);
+  await waitFor(() => start.output().includes('Stopped.'), { timeoutMs: 20_000, message: `clean stop; output:\n${start.output()}` });
+  expect(start.output()).not.toMatch(/failed to start/);
   fs.rmSync(state, { recursive: true, force: true });
 });
