@@ -6,6 +6,7 @@
  */
 import { startForwardReceiver, type ForwarderRequests, type ForwarderRpc, type ForwardReceiver, type PartialMessage } from '../../common/src/forwarding';
 import { roomToken } from '../../common/src/rooms/room-token';
+import { roomPing } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { OperationEnqueued, SchedulerAnswer } from './management-bodies';
@@ -131,6 +132,28 @@ describe('forwarding', () => {
     // Each change is told once.
     expect(statusesOf('occupied')).toHaveLength(1);
     expect(statusesOf('ready')).toHaveLength(1);
+  });
+
+  test('a multi-match room\'s status changes made by runningMatches alone reach the receiver at once, with the room status and its running matches', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+    // The room never pings by itself: the test's pings are the game server's.
+    const spec = (schedulerObject('fwd-multi', { roomsReplicas: 1, forwarders, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec;
+    expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-multi', ...spec })).status).toBe(200);
+    const room = await waitFor(async () => (await stack.api.listGameRooms('fwd-multi')).items.find((r) => r.status?.instanceStatus === 'ready')?.metadata.name, { timeoutMs: 30_000, message: 'a room of fwd-multi running' });
+    const resyncs = () => requestsOf('SendRoomResync').filter((r) => r.room?.roomId === room);
+    // [ping status, runningMatches, the room status they make with maxMatches 3]. Each change is
+    // within the 30 s resync interval of the last: only a change of the room status sends it.
+    const steps: [string, number, string][] = [['ready', 0, 'ready'], ['ready', 1, 'active'], ['occupied', 3, 'occupied'], ['occupied', 1, 'active'], ['ready', 3, 'occupied']];
+    for (const [status, matches, roomStatus] of steps) {
+      const told = await waitFor(async () => {
+        // Pinged again until told: the gateway's cache may not show the room running yet (a
+        // `pending` room status). An unchanged ping within the interval is never forwarded.
+        expect(await roomPing(stack, 'fwd-multi', room, status, matches)).toBe(200);
+        return resyncs().find((r) => r.room?.metadata?.roomStatus === roomStatus && r.room.metadata.runningMatches === String(matches) && r.room.metadata.pingType === status);
+      }, { timeoutMs: 10_000, intervalMs: 200, message: `a ${status} ping with ${matches} running matches forwarded as room status ${roomStatus}` });
+      // statusType is the ping's, as Maestro sends it; the room status is in the metadata.
+      expect(statusName(told.statusType)).toBe(status);
+    }
   });
 
   test('a room whose pod is deleted reaches the receiver as terminated once, and its scheduler\'s status records it lost', async () => {

@@ -14,12 +14,12 @@ export async function managementCall(stack: Stack, method: string, path: string,
   return { status: res.status, body: text ? JSON.parse(text) as unknown : undefined, ...(retryAfter ? { retryAfter } : {}) };
 }
 
-/** A room's ping with its token, as the game server sends it; resolves to the HTTP status. */
-export async function roomPing(stack: Stack, scheduler: string, room: string, status: string): Promise<number> {
+/** A room's ping with its token (and its running matches when given), as the game server sends it; resolves to the HTTP status. */
+export async function roomPing(stack: Stack, scheduler: string, room: string, status: string, runningMatches?: number): Promise<number> {
   const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
-    body: JSON.stringify({ status, timestamp: Math.floor(Date.now() / 1000) }),
+    body: JSON.stringify({ status, timestamp: Math.floor(Date.now() / 1000), ...(runningMatches === undefined ? {} : { runningMatches }) }),
   });
   await res.arrayBuffer();
   return res.status;

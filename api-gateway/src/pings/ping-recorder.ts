@@ -29,8 +29,7 @@ import { apiErrorFields, isConflict, isNotFound } from '../../../common/src/kube
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
-import { withAllocation } from '../../../common/src/rooms/allocation';
-import { composeMatchStatus, composeRoomStatus, maxMatchesOf, whileDeleting } from '../../../common/src/rooms/room-status';
+import { maxMatchesOf, pingedRoomStatus } from '../../../common/src/rooms/room-status';
 import type { PingDigestWriter, RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
@@ -216,9 +215,7 @@ export class PingRecorder {
    * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
   private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number): Promise<void> {
-    const maxMatches = maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec);
-    const composed = composeMatchStatus(composeRoomStatus(ping.status, room.status?.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
-    const status = whileDeleting(withAllocation(composed, room.status, at), room.metadata.deletionTimestamp !== undefined);
+    const status = pingedRoomStatus(room, ping, maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec), at);
     const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status };
     const resourceVersion = status === 'ready' || status === 'allocated' ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);

@@ -11,7 +11,7 @@ import type { Forwarder, GameRoom } from '../../../common/src/generated/resource
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
-import { PING_STATUSES, pingFollows, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
+import { maxMatchesOf, PING_STATUSES, pingedRoomStatus, pingFollows, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
@@ -45,7 +45,11 @@ export interface RoomReportsDeps {
   now?: () => number;
 }
 
-/** Per room: the last status forwarded and when, so unchanged pings are forwarded as resyncs only. */
+/**
+ * Per room: the last status forwarded and when, so unchanged pings are forwarded as resyncs only.
+ * `status` is whatever tells a change: the ping's status with the room status it gives (a
+ * multi-match room goes ready -> active -> occupied on `runningMatches` alone).
+ */
 class ForwardThrottle {
   private readonly last = new Map<string, { status: string; at: number }>();
   constructor(private readonly intervalMs: number, private readonly now: () => number) {}
@@ -165,14 +169,19 @@ export class RoomReports {
     }
     // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.
     const target = this.forwardTarget(room);
-    if (target && !this.throttle.take(`${schedulerName}/${roomId}`, status)) {
+    // The room status the ping gives (in a multi-match room, runningMatches makes it ready, active
+    // or occupied whatever the ping says): a change of it is forwarded at once, and receivers are
+    // told it with the running matches, next to Maestro's attributes (statusType stays the ping's).
+    const roomStatus = target ? pingedRoomStatus(room, { status, runningMatches }, target.maxMatches, (this.deps.now ?? Date.now)()) : undefined;
+    const attributes = { ...metadata, roomStatus, runningMatches };
+    if (target && !this.throttle.take(`${schedulerName}/${roomId}`, `${status}/${roomStatus ?? ''}`)) {
       this.forwards.inc({ type: 'ping', result: 'skipped' });
     } else if (target && this.deps.pingQueue) {
-      this.deps.pingQueue.offer({ kind: status === 'terminated' ? 'status' : 'resync', forwarders: target.forwarders, room: target.room, status, ...(metadata ? { metadata } : {}) });
+      this.deps.pingQueue.offer({ kind: status === 'terminated' ? 'status' : 'resync', forwarders: target.forwarders, room: target.room, status, metadata: attributes });
     } else if (target) {
       const sent = status === 'terminated'
-        ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', metadata)
-        : target.sink.forwardPing(target.forwarders, target.room, status, metadata);
+        ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', attributes)
+        : target.sink.forwardPing(target.forwarders, target.room, status, attributes);
       void sent.then(
         (o) => this.forwards.inc({ type: 'ping', result: o.ok ? 'ok' : 'failed' }),
         () => this.forwards.inc({ type: 'ping', result: 'failed' }),
@@ -262,7 +271,7 @@ export class RoomReports {
   }
 
   /** Where a room's events go, or undefined when nothing is to be forwarded. */
-  private forwardTarget(room: GameRoom): { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom } | undefined {
+  private forwardTarget(room: GameRoom): { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom; maxMatches: number } | undefined {
     const sink = this.deps.forwarder;
     if (!sink || room.spec.validation === true) return undefined;
     const schedulerName = room.metadata.namespace ?? room.spec.scheduler;
@@ -275,6 +284,7 @@ export class RoomReports {
     return {
       sink,
       forwarders,
+      maxMatches: maxMatchesOf(scheduler.spec),
       room: {
         game: definition.game,
         schedulerName,

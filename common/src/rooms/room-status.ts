@@ -3,8 +3,9 @@
  * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PingStatus, RoomStatus as GameRoomStatusValue } from '../generated/resources';
+import type { GameRoom, PingStatus, RoomStatus as GameRoomStatusValue } from '../generated/resources';
 import { toMillis } from '../kube/timestamps';
+import { withAllocation } from './allocation';
 
 export type { PingStatus };
 /** A status composed from pod and ping: the GameRoom's values but `allocated`, which only an allocation sets. */
@@ -124,6 +125,17 @@ export function composeMatchStatus(composed: RoomStatus, runningMatches: number,
   if (maxMatches <= 1 || (composed !== 'ready' && composed !== 'occupied')) return composed;
   if (runningMatches < 1) return 'ready';
   return runningMatches >= maxMatches ? 'occupied' : 'active';
+}
+
+/**
+ * The status a ping gives a room as the cache shows it: Maestro's composition with its instance
+ * status, then the multi-match rule (ready, active, occupied by running matches), a held
+ * allocation (a `ready` stays `allocated`), and a deletion under way (`terminating`). The gateway
+ * writes it, and tells it to the forwarders.
+ */
+export function pingedRoomStatus(room: GameRoom, ping: { status: PingStatus; runningMatches: number }, maxMatches: number, now: number): GameRoomStatusValue {
+  const composed = composeMatchStatus(composeRoomStatus(ping.status, room.status?.instanceStatus ?? 'unknown'), ping.runningMatches, maxMatches);
+  return whileDeleting(withAllocation(composed, room.status, now), room.metadata.deletionTimestamp !== undefined);
 }
 
 /** Rooms that serve players or matchmakers: each offers maxMatches match slots. */
