@@ -4,6 +4,7 @@
  */
 import type { Autoscaling, Container, Forwarder, Operation, Scheduler, SchedulerSpec } from '../../common/src/generated/resources';
 
+import { forwarderTimeoutMs } from '../../common/src/forwarding/forwarder-options';
 import { toIsoString } from '../../common/src/kube/timestamps';
 import { operationStatusOf } from '../../common/src/resources/operation-names';
 
@@ -56,7 +57,9 @@ function forwarderView(f: Forwarder): Record<string, unknown> {
     type: f.type ?? 'gRPC',
     address: f.address,
     options: {
-      timeout: f.options?.timeout === undefined ? '0' : String(f.options.timeout),
+      // The deadline that applies: Maestro shows "0" for a forwarder without one (and refuses "0"
+      // on a POST), while 1000 ms applies in both; so a GET answer POSTed back is accepted.
+      timeout: String(forwarderTimeoutMs(f)),
       metadata: f.options?.metadata ?? {},
     },
   };

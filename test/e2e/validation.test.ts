@@ -53,7 +53,7 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   // What kube-apiserver would refuse in the room's Pod (test/real-apiserver/differential.test.ts shows it does).
   ['port name without a letter', (b) => { (b.spec.containers[0]!.ports[0] as { name?: string }).name = '123'; }, { field: 'spec.containers[0].ports[0].name', message: 'port names must contain at least one letter' }],
   ['two forwarders of one name', (b) => { b.forwarders = [{ name: 'fw', address: 'fw.example:9000' }, { name: 'fw', address: 'fw2.example:9000' }]; }, { field: 'forwarders', message: 'forwarder names must be unique' }],
-  ['forwarder port above 65535', (b) => { b.forwarders = [{ name: 'fw', address: 'fw.example:99999' }]; }, { field: 'forwarders[0].address', message: 'should match' }],
+  ['forwarder port above 65535', (b) => { b.forwarders = [{ name: 'fw', address: 'fw.example:99999' }]; }, { field: 'forwarders[0].address', message: 'must be host:port: a DNS name' }],
   ['two ports of one name', (b) => { b.spec.containers[0]!.ports.push({ ...b.spec.containers[0]!.ports[0]!, port: 7778 } as never); }, { field: 'spec.containers[0].ports', message: 'port names must be unique within a container' }],
   ['label key with a space', (b) => { b.labels = { 'a b': 'x' }; }, { field: 'labels', message: 'label keys must be qualified names' }],
   ['annotation key with a slash too many', (b) => { b.annotations = { 'a/b/c': 'x' }; }, { field: 'annotations', message: 'annotation keys must be qualified names' }],

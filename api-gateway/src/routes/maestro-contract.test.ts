@@ -53,6 +53,16 @@ describe('request encodings of a Maestro client', () => {
 });
 
 describe('new version (POST /schedulers/{name})', () => {
+  it('shows a forwarder without options with the timeout that applies, and takes the GET answer POSTed back', async () => {
+    t.store.seedScheduler('fw', validSpec({ forwarders: [{ name: 'recv', enable: true, type: 'gRPC', address: 'recv:9090' }] }));
+    const got = bodyOf(await api().get('/schedulers/fw').set('Authorization', AUTH)).scheduler!;
+    expect(got.forwarders[0]!.options).toEqual({ timeout: '1000', metadata: {} });
+    const res = await api().post('/schedulers/fw').set('Authorization', AUTH).send({ ...got, roomsReplicas: 5 });
+    expect(res.body).toMatchObject({ operationId: expect.any(String) as string });
+    expect(res.status).toBe(200);
+    expect(t.store.schedulers.get('fw')?.spec.forwarders?.[0]?.options?.timeout).toBe('1000');
+  });
+
   it('needs no portRange when every port has a hostPortRange (Maestro effectively requires one)', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const { portRange: _p, ...body } = validCreateBody('tennis-eu');

@@ -1,6 +1,9 @@
 import { validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
 import type { FieldError } from './result';
 
+const TIMEOUT_WORDS = 'must be a whole number of milliseconds from 1 to 3600000: an integer such as 1000, or a string of digits such as "1000"; leave it out for 1000';
+const HOST_PORT_WORDS = 'must be host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then ":" and a port from 1 to 65535, such as "matchmaker.games.svc:9000" (no scheme such as unix: or dns:)';
+
 /**
  * A request body as JSON the tests edit, often into wrong types on purpose: each member a test
  * reaches into is typed as an object or list (optional where a test deletes it); every other member
@@ -145,9 +148,13 @@ describe('validateSchedulerCreateBody', () => {
     ['forwarder type http', (b) => { b.forwarders![0]!.type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
     ['forwarder without address', (b) => { delete b.forwarders![0]!.address; }, { field: 'forwarders[0].address', message: 'Required value' }],
     ['forwarder without name', (b) => { delete b.forwarders![0]!.name; }, { field: 'forwarders[0].name', message: 'Required value' }],
-    // The API server's own words for minimum and pattern (no CEL rule: see the CRD).
-    ['forwarder timeout 0', (b) => { b.forwarders![0]!.options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: 'should be greater than or equal to 1' }],
-    ['forwarder timeout "1s"', (b) => { b.forwarders![0]!.options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: "should match '^0*[1-9][0-9]*$'" }],
+    // What is expected, in words (the CRD says it with a minimum, a maximum and a pattern; no CEL rule: see the CRD).
+    ['forwarder timeout 0', (b) => { b.forwarders![0]!.options.timeout = 0; }, { field: 'forwarders[0].options.timeout', message: TIMEOUT_WORDS }],
+    ['forwarder timeout "1s"', (b) => { b.forwarders![0]!.options.timeout = '1s'; }, { field: 'forwarders[0].options.timeout', message: TIMEOUT_WORDS }],
+    ['forwarder timeout "0"', (b) => { b.forwarders![0]!.options.timeout = '0'; }, { field: 'forwarders[0].options.timeout', message: TIMEOUT_WORDS }],
+    ['forwarder timeout 3600001', (b) => { b.forwarders![0]!.options.timeout = 3_600_001; }, { field: 'forwarders[0].options.timeout', message: TIMEOUT_WORDS }],
+    ['forwarder address without a port', (b) => { b.forwarders![0]!.address = 'matchmaker'; }, { field: 'forwarders[0].address', message: HOST_PORT_WORDS }],
+    ['forwarder address with a scheme', (b) => { b.forwarders![0]!.address = 'dns:///mm:9090'; }, { field: 'forwarders[0].address', message: HOST_PORT_WORDS }],
     ['autoscaling min 0', (b) => { b.autoscaling!.min = 0; }, { field: 'autoscaling.min', message: 'should be greater than or equal to 1' }],
     ['autoscaling max -2', (b) => { b.autoscaling!.max = -2; }, { field: 'autoscaling.max', message: 'should be greater than or equal to -1' }],
     ['autoscaling negative cooldown', (b) => { b.autoscaling!.cooldown = -1; }, { field: 'autoscaling.cooldown', message: 'should be greater than or equal to 0' }],

@@ -89,6 +89,27 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
 };
 
+/**
+ * Words for fields whose schema says it in several keywords (or in a pattern too long to read):
+ * any violation of one of these keywords gets the field's one message.
+ */
+const FIELD_MESSAGES: ReadonlyArray<{ field: RegExp; keywords: ReadonlySet<string>; message: string }> = [
+  {
+    field: /(^|\.)forwarders\[\d+\]\.address$/,
+    keywords: new Set(['pattern']),
+    message: 'must be host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then ":" and a port from 1 to 65535, such as "matchmaker.games.svc:9000" (no scheme such as unix: or dns:)',
+  },
+  {
+    field: /(^|\.)forwarders\[\d+\]\.options\.timeout$/,
+    keywords: new Set(['pattern', 'minimum', 'maximum', 'maxLength', 'type']),
+    message: 'must be a whole number of milliseconds from 1 to 3600000: an integer such as 1000, or a string of digits such as "1000"; leave it out for 1000',
+  },
+];
+
+function fieldMessage(field: string, keyword: string): string | undefined {
+  return FIELD_MESSAGES.find((m) => m.keywords.has(keyword) && m.field.test(field))?.message;
+}
+
 function describe(value: unknown): string {
   const text = jsonText(value);
   return text === undefined ? String(value) : text.length > 64 ? `${text.slice(0, 61)}...` : text;
@@ -156,7 +177,7 @@ export function compileSchemaValidator(schema: JsonSchemaProps, options: Transla
     for (const error of validate.errors ?? []) {
       const base = fieldOf(error.instancePath, value, ajvSchema);
       const field = error.keyword === 'required' ? joinField(base, (error.params as { missingProperty: string }).missingProperty) : base;
-      const message = messageOf(error, valueAt(value, error.instancePath));
+      const message = fieldMessage(field, error.keyword) ?? messageOf(error, valueAt(value, error.instancePath));
       const key = `${field}\u0000${message}`;
       if (!seen.has(key)) {
         seen.add(key);
