@@ -53,14 +53,18 @@ describe('forwarding', () => {
     expect(resync.room?.host).toBe(room.status?.host);
     expect(resync.room?.port).toBe(room.status?.ports?.[0]?.port);
 
-    const event = await fetch(`${stack.roomsUrl}/scheduler/fwd-game/rooms/${roomIds[0]!}/roomevent`, {
+    const report = async (kind: 'roomevent' | 'playerevent', body: unknown): Promise<unknown> => (await fetch(`${stack.roomsUrl}/scheduler/fwd-game/rooms/${roomIds[0]!}/${kind}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, 'fwd-game', roomIds[0]!)}` },
-      body: JSON.stringify({ event: 'matchStarted', timestamp: Date.now(), metadata: { mode: 'ranked' } }),
-    });
-    expect(await event.json()).toMatchObject({ success: true });
+      body: JSON.stringify(body),
+    })).json();
+    expect(await report('roomevent', { event: 'matchStarted', timestamp: Date.now(), metadata: { mode: 'ranked' } })).toMatchObject({ success: true });
     const roomEvent = await waitFor(() => requestsOf('SendRoomEvent').find((r) => r.room?.roomId === roomIds[0]));
     expect(roomEvent.eventType).toBe('matchStarted');
+    // A player event carries all of the forwarder metadata (the spec); the event's fields win.
+    expect(await report('playerevent', { event: 'playerJoin', timestamp: Date.now(), metadata: { playerId: 'p-1', roomType: 'duel' } })).toMatchObject({ success: true });
+    const playerEvent = await waitFor(() => requestsOf('SendPlayerEvent').find((r) => r.room?.roomId === roomIds[0]));
+    expect(playerEvent.metadata).toEqual({ roomType: 'duel', region: 'eu', playerId: 'p-1', eventType: 'playerJoin' });
 
     // Scale down to 1: the removed room's terminated status reaches the receiver.
     expect((await call(stack, 'PATCH', '/schedulers/fwd-game', { roomsReplicas: 1 })).status).toBe(200);

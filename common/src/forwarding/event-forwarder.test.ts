@@ -103,7 +103,7 @@ describe('EventForwarder against real gRPC receivers', () => {
     ]);
   });
 
-  it('forwards player events as SendPlayerEvent', async () => {
+  it('forwards player events as SendPlayerEvent, with all of the forwarder metadata', async () => {
     const r = await receiver();
     const config = forwarderTo(r, { options: { metadata: { roomType: 'green', region: 'eu' } } });
 
@@ -115,13 +115,13 @@ describe('EventForwarder against real gRPC receivers', () => {
         playerId: 'p-1',
         room: { game: 'tennis', roomId: 'tennis-eu-abc12', host: '', port: 0, metadata: {}, roomType: '' },
         eventType: 'PLAYER_JOINED',
-        metadata: { team: 'red', playerId: 'p-1', eventType: 'playerJoin', roomType: 'green' },
+        metadata: { team: 'red', playerId: 'p-1', eventType: 'playerJoin', roomType: 'green', region: 'eu' },
       },
       {
         playerId: 'p-1',
         room: { game: 'tennis', roomId: 'tennis-eu-abc12', host: '', port: 0, metadata: {}, roomType: '' },
         eventType: 'PLAYER_LEFT',
-        metadata: { playerId: 'p-1', eventType: 'playerLeft', roomType: 'green' },
+        metadata: { playerId: 'p-1', eventType: 'playerLeft', roomType: 'green', region: 'eu' },
       },
     ]);
   });

@@ -152,12 +152,12 @@ describe('roomEventMessage', () => {
 });
 
 describe('playerEventMessage', () => {
-  it('carries the player, the request metadata and only roomType from the forwarder', () => {
-    expect(playerEventMessage(forwarder, room, 'playerJoin', 'p-1', { team: 'red', level: 7 })).toEqual({
+  it('carries the player, the request metadata and all of the forwarder metadata, where the event\'s fields win', () => {
+    expect(playerEventMessage(forwarder, room, 'playerJoin', 'p-1', { team: 'red', level: 7, shared: 'from-event' })).toEqual({
       playerId: 'p-1',
       room: { game: 'tennis', roomId: 'tennis-eu-abc12' },
       eventType: 'PLAYER_JOINED',
-      metadata: { team: 'red', level: '7', playerId: 'p-1', eventType: 'playerJoin', roomType: 'green' },
+      metadata: { roomType: 'green', region: 'eu', limits: '{"max":4}', shared: 'from-event', team: 'red', level: '7', playerId: 'p-1', eventType: 'playerJoin' },
     });
   });
 

@@ -4,8 +4,9 @@
  * `Room.metadata` carries every event attribute as a string: the request's metadata plus
  * `eventType`, `pingType`, `roomEvent` and `ports` (JSON of `[{name, port, protocol}]`). The
  * forwarder's `options.metadata` is merged in: event attributes win for status and resync, the
- * forwarder's metadata wins for room events. Player events carry the request metadata plus the
- * forwarder's `roomType` only, and a room with just game and id.
+ * forwarder's metadata wins for room events. Player events carry all of the forwarder's metadata
+ * too, as the spec says of every forwarded event (Maestro sends only its `roomType`), the
+ * event's own fields winning, and a room with just game and id.
  */
 import { isRecord } from '../json/is-record';
 import { forwarderMetadata } from './forwarder-options';
@@ -126,9 +127,7 @@ export function playerEventMessage(
   playerId: string,
   metadata?: Record<string, unknown>,
 ): PartialMessage<PlayerEventMessage> {
-  const merged: Record<string, string> = { ...stringifyMetadata(metadata), playerId, eventType: event };
-  const roomType = metadataValue(forwarderMetadata(forwarder).roomType);
-  if (roomType !== undefined) merged.roomType = roomType;
+  const merged: Record<string, string> = { ...stringifyMetadata(forwarderMetadata(forwarder)), ...stringifyMetadata(metadata), playerId, eventType: event };
   return {
     playerId,
     room: { game: room.game, roomId: room.roomId },
