@@ -222,10 +222,30 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
   it('answers success:false with a message when forwarding fails', async () => {
     receiver.setReply(() => ({ grpcError: { code: grpc.status.UNAVAILABLE, details: 'down for maintenance' } }));
     const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted' });
-    // The forwarder's name, never the receiver's error text (a probe of which ports answer).
-    expect(ev.body).toEqual({ success: false, message: 'forwarding to mm failed' });
+    expect(ev.body).toEqual({ success: false, message: 'forwarding to mm failed: the receiver could not be reached (UNAVAILABLE: down for maintenance); check that it runs and listens at the forwarder\'s address' });
     const st = await request(t.rooms).put('/scheduler/s1/rooms/room-1/status').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });
     expect(st.body).toEqual({ success: false });
+  });
+
+  it('tells the cause of a failed event in its message: the receiver\'s error, the deadline that passed, a receiver gone; no address, bounded', async () => {
+    const playerEvent = async () => (await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerJoin', metadata: { playerId: 'p-1' } })).body as { success: boolean; message: string };
+    receiver.setReply(() => ({ grpcError: { code: grpc.status.INTERNAL, details: `receiver says no to ${receiver.address} ${'x'.repeat(500)}` } }));
+    const refused = await playerEvent();
+    expect(refused.success).toBe(false);
+    expect(refused.message).toMatch(/^forwarding to mm failed: the receiver answered INTERNAL: receiver says no to the receiver x+\.\.\.; see the receiver's log$/);
+    expect(refused.message).not.toContain(receiver.address);
+    expect(refused.message.length).toBeLessThan(300);
+
+    t.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 200 } }] }));
+    receiver.setReply(() => NO_REPLY);
+    expect(await playerEvent()).toEqual({ success: false, message: 'forwarding to mm failed: the receiver did not answer within 200 ms (DEADLINE_EXCEEDED); make it answer sooner or raise the forwarder\'s options.timeout' });
+
+    const address = receiver.address;
+    await receiver.stop();
+    const gone = await playerEvent();
+    expect(gone.message).toMatch(/^forwarding to mm failed: (the receiver could not be reached \(UNAVAILABLE[^)]*\); check that it runs and listens at the forwarder's address|the receiver did not answer within 200 ms \(DEADLINE_EXCEEDED\); .*)$/);
+    expect(gone.message).not.toContain(address);
+    expect(gone.message).not.toContain('127.0.0.1');
   });
 
   it('with the forwarding worker, a ping is answered before it is forwarded, forwarded from the worker thread, and counted when done', async () => {
@@ -253,11 +273,11 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
     await waitFor(() => receiver.requestsOf('SendRoomResync').length === 1, { timeoutMs: 10_000 });
   });
 
-  it('never dials a forwarder address that is not host:port, and tells the room nothing of why', async () => {
+  it('never dials a forwarder address that is not host:port, and tells the room why', async () => {
     t.store.seedScheduler('s2', validSpec({ forwarders: [{ name: 'sock', enable: true, type: 'gRPC', address: 'unix:/var/run/docker.sock', options: { timeout: 1000 } }] }));
     t.store.seedRoom('s2', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: 'h', ports: [] });
     const ev = await request(t.rooms).post('/scheduler/s2/rooms/room-1/roomevent').set('Authorization', token('s2', 'room-1')).send({ event: 'matchStarted' });
-    expect(ev.body).toEqual({ success: false, message: 'forwarding to sock failed' });
+    expect(ev.body).toEqual({ success: false, message: 'forwarding to sock failed: the forwarder\'s address is not host:port, so it was not dialled; set it to the receiver\'s host:port' });
     expect(forwarder.openConnections).toBe(0);
   });
 

@@ -72,6 +72,8 @@ class ForwardThrottle {
 
 const PLAYER_EVENTS: readonly PlayerEventName[] = ['playerJoin', 'playerLeft'];
 const MAX_RUNNING_MATCHES = 1_000_000;
+/** Most characters of a failed event's message (a scheduler has at most 16 forwarders). */
+const MAX_EVENT_MESSAGE_CHARS = 1000;
 
 function bodyObject(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new InputError('the body must be a JSON object');
@@ -259,14 +261,15 @@ export class RoomReports {
       const outcome = await send(target);
       this.forwards.inc({ type, result: outcome.ok ? 'ok' : 'failed' });
       if (outcome.ok) return { success: true, message: '' };
-      // The receiver's error text stays in the log: told to rooms, it would tell which hosts and
-      // ports answer (the forwarder's own log line carries it).
-      const failed = outcome.results.filter((r) => !r.ok).map((r) => r.forwarder);
-      return { success: false, message: failed.length > 0 ? `forwarding to ${failed.join(', ')} failed` : 'forwarding failed' };
+      // Each failed forwarder with its cause, as a room may be told it (no address; the log line
+      // of the forwarder has the rest), the whole bounded.
+      const failed = outcome.results.filter((r) => !r.ok).map((r) => `forwarding to ${r.forwarder} failed: ${r.reason ?? r.error ?? 'no cause was given'}`);
+      const message = failed.length > 0 ? failed.join('; ') : 'forwarding failed before any forwarder was called; see the gateway log';
+      return { success: false, message: message.length > MAX_EVENT_MESSAGE_CHARS ? `${message.slice(0, MAX_EVENT_MESSAGE_CHARS - 3)}...` : message };
     } catch (err) {
       this.forwards.inc({ type, result: 'failed' });
       this.deps.logger.warn('forwarding failed', { scheduler: schedulerName, roomId, type, error: err instanceof Error ? err.message : String(err) });
-      return { success: false, message: 'forwarding failed' };
+      return { success: false, message: 'forwarding failed unexpectedly; see the gateway log' };
     }
   }
 

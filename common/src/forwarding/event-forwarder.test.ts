@@ -196,7 +196,10 @@ describe('EventForwarder against real gRPC receivers', () => {
 
     expect(outcome.ok).toBe(false);
     expect(outcome.results).toEqual([
-      { forwarder: 'silent', ok: false, code: grpc.status.DEADLINE_EXCEEDED, error: expect.stringMatching(/^DEADLINE_EXCEEDED/) as unknown },
+      {
+        forwarder: 'silent', ok: false, code: grpc.status.DEADLINE_EXCEEDED, error: expect.stringMatching(/^DEADLINE_EXCEEDED/) as unknown,
+        reason: expect.stringMatching(/^the receiver did not answer within \d+ ms \(DEADLINE_EXCEEDED\); make it answer sooner or raise the forwarder's options\.timeout$/) as unknown,
+      },
       { forwarder: 'healthy', ok: true, code: 200 },
     ]);
     expect(silent.received).toHaveLength(1);
@@ -220,7 +223,7 @@ describe('EventForwarder against real gRPC receivers', () => {
     expect(outcome).toEqual({
       ok: false,
       results: [
-        { forwarder: 'broken', ok: false, code: grpc.status.INTERNAL, error: 'INTERNAL: boom' },
+        { forwarder: 'broken', ok: false, code: grpc.status.INTERNAL, error: 'INTERNAL: boom', reason: 'the receiver answered INTERNAL: boom; see the receiver\'s log' },
         { forwarder: 'good', ok: true, code: 200 },
       ],
     });
@@ -282,8 +285,8 @@ describe('EventForwarder against real gRPC receivers', () => {
     expect(outcome).toEqual({
       ok: false,
       results: [
-        { forwarder: 'no-address', ok: false, error: 'forwarder has no address' },
-        { forwarder: 'http', ok: false, error: 'unsupported forwarder type "http"' },
+        { forwarder: 'no-address', ok: false, error: 'forwarder has no address', reason: 'the forwarder has no address; set it to the receiver\'s host:port' },
+        { forwarder: 'http', ok: false, error: 'unsupported forwarder type "http"', reason: 'unsupported forwarder type "http"; set its type to gRPC' },
       ],
     });
     expect(await forwarder.forwardPing([], room, 'ready')).toEqual({ ok: true, results: [] });
@@ -297,7 +300,7 @@ describe('EventForwarder against real gRPC receivers', () => {
 
     const outcome = await forwarder.forwardPing([forwarderTo(r)], room, 'ready');
 
-    expect(outcome).toEqual({ ok: false, results: [{ forwarder: 'matchmaker', ok: false, error: 'forwarder client pool is closed' }] });
+    expect(outcome).toEqual({ ok: false, results: [{ forwarder: 'matchmaker', ok: false, error: 'forwarder client pool is closed', reason: 'the call could not be made (forwarder client pool is closed); see the gateway log' }] });
     expect(r.received).toHaveLength(0);
   });
 

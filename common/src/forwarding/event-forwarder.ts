@@ -85,6 +85,42 @@ function grpcFailure(err: unknown): { code?: number; error: string } {
   return { error: String(err) };
 }
 
+/** Most characters of a receiver's own error text told to a room. */
+const MAX_DETAILS_CHARS = 160;
+
+/**
+ * A gRPC failure's details as a room may be told them: addresses (the forwarder's, any IP
+ * address with its port) read "the receiver", control characters go, and the text is bounded.
+ */
+function roomSafeDetails(details: string, address: string): string {
+  const host = address.slice(0, address.lastIndexOf(':'));
+  let text = details.split(address).join('the receiver');
+  if (host.length > 0) text = text.split(host).join('the receiver');
+  text = text
+    .replace(/\[[0-9A-Fa-f:.]+\](:\d+)?/g, 'the receiver')
+    .replace(/\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b/g, 'the receiver')
+    .trim();
+  // Control characters (line breaks, escapes) read as one space each run of them.
+  text = Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? ' ' : c)).join('').replace(/ {2,}/g, ' ').trim();
+  return text.length > MAX_DETAILS_CHARS ? `${text.slice(0, MAX_DETAILS_CHARS - 3)}...` : text;
+}
+
+/**
+ * Why a call failed and what to do, in words a room may be told (it goes into the answer to a
+ * room or player event): the gRPC status, the deadline that passed, the receiver's own error
+ * text with addresses left out, bounded.
+ */
+function failureReason(err: unknown, address: string, timeoutMs: number): string {
+  const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number' ? err.code : undefined;
+  const raw = typeof err === 'object' && err !== null && 'details' in err && typeof err.details === 'string' ? err.details
+    : err instanceof Error ? err.message : String(err);
+  const details = roomSafeDetails(raw, address);
+  if (code === grpc.status.DEADLINE_EXCEEDED) return `the receiver did not answer within ${timeoutMs} ms (DEADLINE_EXCEEDED); make it answer sooner or raise the forwarder's options.timeout`;
+  if (code === grpc.status.UNAVAILABLE) return `the receiver could not be reached (UNAVAILABLE${details ? `: ${details}` : ''}); check that it runs and listens at the forwarder's address`;
+  if (code === undefined) return `the call could not be made (${details || 'no cause given'}); see the gateway log`;
+  return `the receiver answered ${grpc.status[code] ?? `gRPC code ${code}`}${details ? `: ${details}` : ''}; see the receiver's log`;
+}
+
 export class EventForwarder {
   private readonly logger: Logger;
   private readonly protocol: ForwarderProtocol;
@@ -228,20 +264,22 @@ export class EventForwarder {
     const context = { forwarder: name, address: forwarder.address, type, scheduler: room.schedulerName, roomId: room.roomId };
     this.noteLabelUser(name, room.schedulerName);
     const stopTimer = this.duration.startTimer({ forwarder: name, type });
+    const timeoutMs = forwarderTimeoutMs(forwarder, this.defaultTimeoutMs);
     let result: ForwardResult;
     try {
       if (!isGrpcForwarder(forwarder)) {
-        result = { forwarder: name, ok: false, error: `unsupported forwarder type "${forwarder.type ?? ''}"` };
+        const error = `unsupported forwarder type "${forwarder.type ?? ''}"`;
+        result = { forwarder: name, ok: false, error, reason: `${error}; set its type to gRPC` };
       } else if (typeof forwarder.address !== 'string' || forwarder.address.trim() === '') {
-        result = { forwarder: name, ok: false, error: 'forwarder has no address' };
+        result = { forwarder: name, ok: false, error: 'forwarder has no address', reason: 'the forwarder has no address; set it to the receiver\'s host:port' };
       } else if (!isHostPortAddress(forwarder.address)) {
-        result = { forwarder: name, ok: false, error: 'forwarder address is not host:port' };
+        result = { forwarder: name, ok: false, error: 'forwarder address is not host:port', reason: 'the forwarder\'s address is not host:port, so it was not dialled; set it to the receiver\'s host:port' };
       } else {
-        const response = await this.call(forwarder.address, rpc, build(forwarder), forwarderTimeoutMs(forwarder, this.defaultTimeoutMs));
+        const response = await this.call(forwarder.address, rpc, build(forwarder), timeoutMs);
         result = { forwarder: name, ok: true, code: response.code };
       }
     } catch (err) {
-      result = { forwarder: name, ok: false, ...grpcFailure(err) };
+      result = { forwarder: name, ok: false, ...grpcFailure(err), reason: failureReason(err, forwarder.address, timeoutMs) };
     }
     stopTimer();
     this.record(result, context);

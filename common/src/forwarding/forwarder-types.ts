@@ -55,8 +55,13 @@ export interface ForwardResult {
   forwarder: string;
   /** True when the receiver answered; a non-200 `Response.code` is still ok. */
   ok: boolean;
-  /** Why it failed (gRPC status name and details, or a configuration problem). */
+  /** Why it failed (gRPC status name and details, or a configuration problem), for the log. */
   error?: string;
+  /**
+   * Why it failed and what to do, as a room may be told it: no address, the receiver's own
+   * text bounded (the answer to a room or player event carries it).
+   */
+  reason?: string;
   /** On success the receiver's `Response.code`; on a gRPC failure the gRPC status code. */
   code?: number;
 }
