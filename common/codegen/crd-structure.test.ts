@@ -83,7 +83,7 @@ describe('CRDs in crds/', () => {
     expect(s.scope).toBe('Cluster');
     expect(s.shortNames).toEqual(['rks', 'sched']);
     const version = (s.document.spec as { versions: Array<Record<string, unknown>> }).versions[0] as Record<string, unknown>;
-    expect((version.additionalPrinterColumns as Array<{ name: string }>).map((c) => c.name)).toEqual(['Game', 'State', 'Version', 'Desired', 'Ready', 'Allocated', 'Occupied', 'Matches', 'Slots', 'Up-to-date', 'Age']);
+    expect((version.additionalPrinterColumns as Array<{ name: string }>).map((c) => c.name)).toEqual(['Game', 'State', 'Version', 'Desired', 'Ready', 'Allocated', 'Active', 'Occupied', 'Matches', 'Slots', 'Up-to-date', 'Age']);
     expect(version.subresources).toEqual({ status: {}, scale: { specReplicasPath: '.spec.roomsReplicas', statusReplicasPath: '.status.rooms.current' } });
   });
 
