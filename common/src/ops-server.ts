@@ -75,7 +75,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
  * Runs `stop` once on SIGTERM or SIGINT, bounded by `timeoutMs`, then exits.
  * A second signal exits at once.
  */
-export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: () => Promise<void>): void {
+export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: (signal: NodeJS.Signals) => Promise<void>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -89,7 +89,7 @@ export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: () => 
       process.exit(1);
     }, timeoutMs);
     timer.unref();
-    stop().then(
+    stop(signal).then(
       () => {
         logger.info('stopped cleanly');
         process.exit(0);

@@ -8,7 +8,7 @@ import { API_VERSION } from '../../common/src/resources/api-group';
 import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
-  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck'
+  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';

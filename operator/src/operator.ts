@@ -52,8 +52,14 @@ export interface RunningOperator {
   readonly isLeader: boolean;
   readonly opsUrl: string | undefined;
   readonly metrics: MetricsRegistry;
-  /** Graceful stop: finish nothing new, release leadership. */
-  stop(): Promise<void>;
+  /**
+   * Graceful stop: start no operation; let the running ones go on for half the shutdown budget
+   * (`ROOMKEEPER_SHUTDOWN_TIMEOUT`), then stop them at a safe point and hand them over with their
+   * history written (3/10 of the budget); then release leadership. `reason` names the stop in
+   * the operations' history (default `shutdown`); `drainMs` replaces the half (tests hand over
+   * at once with 0).
+   */
+  stop(reason?: string, opts?: { drainMs?: number }): Promise<void>;
   /** Stops dead, as a killed process would: no status writes, no lease release. */
   crash(): Promise<void>;
   /** For tests: how many operations this replica is executing now. */
@@ -211,10 +217,15 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   }
 
   let stopped = false;
-  const shutdown = async (graceful: boolean): Promise<void> => {
+  const shutdown = async (graceful: boolean, reason = 'shutdown', drainMs?: number): Promise<void> => {
     if (stopped) return;
     stopped = true;
     if (graceful) {
+      // Still leading meanwhile (the Lease is renewed, the controllers run): an operation waits on
+      // them (the scheduler status observing its change). The rest of the budget releases the
+      // Lease and closes the connections.
+      const budget = config.shutdownTimeout;
+      await runner.shutDown(reason, { drainMs: drainMs ?? Math.floor(budget * 0.5), handOverMs: Math.floor(budget * 0.3) });
       setLeading(false);
       await elector?.stop();
     } else {
@@ -238,7 +249,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     },
     opsUrl: ops?.url,
     metrics,
-    stop: () => shutdown(true),
+    stop: (reason, stopOpts) => shutdown(true, reason, stopOpts?.drainMs),
     crash: async () => {
       elector?.halt();
       await shutdown(false);

@@ -25,6 +25,17 @@ export class ExecutionAbandoned extends Error {
   }
 }
 
+/**
+ * Thrown at a safe point once a graceful stop of the operator (SIGTERM) stopped the execution:
+ * the runner hands the operation over (the definition's `handOver`), writing what it did.
+ */
+export class ExecutionStopped extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'ExecutionStopped';
+  }
+}
+
 /** Thrown when an operation's input breaks its definition's rules (the operation ends in error). */
 class InvalidOperationInput extends Error {
   constructor(message: string) {
@@ -33,11 +44,28 @@ class InvalidOperationInput extends Error {
   }
 }
 
+/**
+ * How an execution stopped by a graceful stop of the operator is handed to the next leader:
+ * `finished`, what it did is the operation's result and the level-based loops do the rest; or
+ * `requeued`, it goes back to the queue's head and runs again from its first step. `account`
+ * says in the history what it did and what happens next.
+ */
+export interface HandOver {
+  outcome: 'finished' | 'requeued';
+  account: string;
+}
+
 export interface OperationDefinition {
   readonly name: string;
   execute(ctx: ExecutionContext): Promise<void>;
   /** Undo what `execute` did; runs after a failure or a cancel. Absent: nothing to undo. */
   rollback?(ctx: ExecutionContext): Promise<void>;
+  /**
+   * After a graceful stop stopped `execute` at a safe point. Absent: requeued, for a definition
+   * whose steps are safe to run again (each finds what an earlier run made: the version, the
+   * namespace, a switch already done, rooms already gone).
+   */
+  handOver?(ctx: ExecutionContext): HandOver;
 }
 
 export class ExecutionContext {
@@ -47,6 +75,8 @@ export class ExecutionContext {
   private writing: Promise<void> = Promise.resolve();
   private readonly abort = new AbortController();
   private abandoned: string | undefined;
+  private stopped: string | undefined;
+  private userCanceled = false;
   /** Bookkeeping an executor leaves for its rollback (what it created). */
   readonly state: Record<string, unknown> = {};
 
@@ -88,17 +118,35 @@ export class ExecutionContext {
     return this.abort.signal;
   }
 
+  /** Canceled by the user (not stopped by the operator, nor abandoned). */
   get canceled(): boolean {
-    return this.abort.signal.aborted && this.abandoned === undefined;
+    return this.userCanceled && this.abandoned === undefined;
   }
 
-  /** Throws if the operation was canceled or abandoned; executors call it between steps. */
+  /** Why a graceful stop of the operator stopped this execution (e.g. `SIGTERM`), if it did. */
+  get stopping(): string | undefined {
+    return this.abandoned === undefined ? this.stopped : undefined;
+  }
+
+  /** Throws if the operation was canceled, stopped or abandoned; executors call it between steps. */
   checkpoint(): void {
     if (this.abandoned !== undefined) throw new ExecutionAbandoned(this.abandoned);
-    if (this.abort.signal.aborted) throw new OperationCanceled();
+    if (this.userCanceled) throw new OperationCanceled();
+    if (this.stopped !== undefined) throw new ExecutionStopped(this.stopped);
   }
 
   cancel(): void {
+    this.userCanceled = true;
+    this.abort.abort();
+  }
+
+  /**
+   * A graceful stop of the operator: no further step starts (the signal aborts, as a cancel's
+   * does, so the requests in flight complete), the next checkpoint throws ExecutionStopped. The
+   * lease is still renewed until the runner has written the hand-over.
+   */
+  stop(reason: string): void {
+    this.stopped ??= reason;
     this.abort.abort();
   }
 
@@ -159,6 +207,16 @@ export class ExecutionContext {
     // not be reported failed because one write of its end was refused.
     const finishedAt = new Date(this.deps.now()).toISOString();
     await retryTransient(() => this.write({ status, finishedAt, lease: null }), 10);
+  }
+
+  /**
+   * Puts the operation back at the head of its queue (pending, no lease), for the next leader to
+   * run again; the history keeps every line of this execution.
+   */
+  async requeue(lastEvent: string): Promise<void> {
+    this.stopTimers();
+    this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: lastEvent });
+    await retryTransient(() => this.write({ status: 'pending', startedAt: null, lease: null }), 10);
   }
 
   private lease(now: number): NonNullable<OperationStatus['lease']> {

@@ -1,7 +1,8 @@
 /**
  * The operation runner alone on the sandbox API server, with the operator's real caches and
  * clients (test/support/controller-harness.ts): it runs a real operation to its end, ends the
- * operations it must not run, and a reconcile of a queue with nothing to do makes no write at all.
+ * operations it must not run, and a reconcile of a queue with nothing to do makes no write at all;
+ * and a graceful stop hands a running operation over to the next leader.
  */
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { createSchedulerOperationId, newOperationId } from '../../../common/src/operations/operation-id';
@@ -10,7 +11,9 @@ import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../common/src/resour
 import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { schedulerObject } from '../../../test/support/scheduler-object';
 import { waitFor } from '../../../test/support/wait';
-import type { OperationRunner } from './operation-runner';
+import { DEFINITIONS } from './definitions';
+import type { OperationDefinition as Definition } from './execution';
+import { OperationRunner } from './operation-runner';
 
 describe('OperationRunner on the sandbox', () => {
   let h: ControllerHarness;
@@ -61,5 +64,55 @@ describe('OperationRunner on the sandbox', () => {
     expect((await h.api.getOperation(canceled.metadata.name as string)).status).toMatchObject({ status: 'canceled' });
 
     expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
+  });
+
+  test('a graceful stop puts a running operation back at the head of its queue, its history said; the next leader runs it again to its end', async () => {
+    await h.createdScheduler('handover', { roomsReplicas: 0 });
+    // Runs until it is let go: the first leader's execution is still running when it stops.
+    let letGo = false;
+    const waits: Definition = {
+      name: 'test_waits',
+      async execute(ctx) {
+        ctx.event('Waiting to be let go');
+        for (;;) {
+          ctx.checkpoint();
+          if (letGo) return;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      },
+    };
+    const asked: string[] = [];
+    const leaderOf = () => new OperationRunner(h.deps, { definitions: [...DEFINITIONS, waits], enqueue: (s) => asked.push(s) });
+    const id = newOperationId(h.deps.now());
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'handover', definitionName: 'test_waits', input: {}, source: OperationSourceName.Api }));
+    await h.caughtUp();
+
+    const first = leaderOf();
+    first.setLeading(true);
+    await first.reconcile('handover');
+    await waitFor(async () => (await h.api.getOperation(id)).status?.executionHistory?.some((e) => e.event === 'Waiting to be let go'), { message: 'the execution under way' });
+    await first.shutDown('SIGTERM', { drainMs: 0, handOverMs: 10_000 });
+    first.setLeading(false);
+    const stopped = await h.api.getOperation(id);
+    expect(stopped.status?.status).toBe('pending');
+    expect(stopped.status?.lease).toBeUndefined();
+    expect(stopped.status?.executionHistory?.map((e) => e.event).slice(-1)).toEqual([
+      'The operator stopped (SIGTERM) during this operation, after "Waiting to be let go"; what it did stays: its steps are safe to run again. Put back at the head of the queue: the next leader runs it again',
+    ]);
+
+    await h.caughtUp();
+    const next = leaderOf();
+    next.setLeading(true);
+    letGo = true;
+    await next.reconcile('handover');
+    await waitFor(() => asked.includes('handover') && !next.isRunning('handover'), { timeoutMs: 30_000, message: 'the next leader ran it' });
+    const ended = await h.api.getOperation(id);
+    expect(ended.status?.status).toBe('finished');
+    expect(ended.status?.conditions?.find((c) => c.type === 'Stuck')).toBeUndefined();
+    expect(ended.status?.executionHistory?.map((e) => e.event)).toEqual([
+      'Starting operation', 'Waiting to be let go', expect.stringMatching(/^The operator stopped \(SIGTERM\)/),
+      'Starting operation', 'Waiting to be let go', 'Operation finished',
+    ]);
+    next.setLeading(false);
   });
 });

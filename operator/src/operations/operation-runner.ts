@@ -13,7 +13,7 @@ import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src
 import { toMillis } from '../../../common/src/kube/timestamps';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { ExecutionAbandoned, ExecutionContext, OperationCanceled, type OperationDefinition } from './execution';
+import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { planQueue, type QueueEnding } from './queue-plan';
@@ -47,6 +47,10 @@ export class OperationRunner {
    */
   private readonly unwritten = new Map<string, readonly ExecutionHistoryEntry[]>();
   private leading = false;
+  /** A graceful stop began: no operation starts here any more. */
+  private draining = false;
+  /** Each execution running here, until its last status is written. */
+  private readonly executions = new Map<ExecutionContext, Promise<void>>();
   private readonly maxConcurrent: number;
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: OperationRunnerOptions) {
@@ -73,7 +77,7 @@ export class OperationRunner {
     const mine = this.overlay.get(op.metadata.name as string);
     if (mine && cacheCaughtUp(mine.metadata.resourceVersion, op.metadata.resourceVersion)) this.overlay.delete(op.metadata.name as string);
     const ctx = this.running.get(op.spec.schedulerName);
-    if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.signal.aborted) {
+    if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.canceled) {
       ctx.event('Cancel requested by the user');
       ctx.cancel();
     }
@@ -124,10 +128,38 @@ export class OperationRunner {
       await this.prune(schedulerName, now);
       return after;
     }
-    if (!plan.start) return after;
+    if (!plan.start || this.draining) return after;
     if (this.running.size >= this.maxConcurrent) return { requeueAfterMs: 200 };
     this.start(plan.start, this.definitions.get(plan.start.spec.definitionName) as OperationDefinition);
     return after;
+  }
+
+  /**
+   * A graceful stop (SIGTERM), while still leading: no operation starts any more; the ones
+   * running go on until `drainMs` has passed, so most end as they would have. Those still running
+   * then stop at their next safe point and are handed over (`handOver`: finished with what they
+   * did, or put back at the head of the queue), their history saying so; this waits up to
+   * `handOverMs` for those writes. Whatever has not ended by then is abandoned, as in a crash.
+   */
+  async shutDown(reason: string, { drainMs, handOverMs }: { drainMs: number; handOverMs: number }): Promise<void> {
+    this.draining = true;
+    if (!(await this.settled(drainMs))) {
+      for (const ctx of this.running.values()) ctx.stop(reason);
+      if (!(await this.settled(handOverMs))) this.abandonAll(`${reason}: its hand-over was not written in time`);
+    }
+  }
+
+  /** Whether every execution here ended within `ms`. */
+  private async settled(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    try {
+      return await Promise.race([Promise.all(this.executions.values()).then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Abandons every execution (stop without cleanup: leases expire, nothing is rolled back). */
@@ -141,11 +173,13 @@ export class OperationRunner {
     // Whatever the operation's code logs (room creation included) carries the operation's fields.
     const ctx = new ExecutionContext(op, { ...this.deps, logger }, logger, this.deps.config.operationLeaseTtl, (written) => this.remember(written));
     this.running.set(schedulerName, ctx);
-    void this.execute(ctx, definition).finally(() => {
+    const execution = this.execute(ctx, definition).finally(() => {
       if (this.running.get(schedulerName) === ctx) this.running.delete(schedulerName);
+      this.executions.delete(ctx);
       this.opts.enqueue(schedulerName);
       this.opts.ended?.(schedulerName);
     });
+    this.executions.set(ctx, execution);
   }
 
   private async execute(ctx: ExecutionContext, definition: OperationDefinition): Promise<void> {
@@ -167,9 +201,15 @@ export class OperationRunner {
       if (typeof ctx.input.attemptNote === 'string') ctx.event(ctx.input.attemptNote);
       ctx.checkpoint();
       await definition.execute(ctx);
-      ctx.checkpoint();
+      // An execution that returned did all its work: a stop that came meanwhile changes nothing.
+      if (!ctx.stopping) ctx.checkpoint();
       await ctx.finish(OperationStatusName.Finished, 'Operation finished');
     } catch (err) {
+      if (err instanceof ExecutionStopped && !ctx.isAbandoned) {
+        await this.handOver(ctx, definition, err.message);
+        stop({ result: 'handed_over' });
+        return;
+      }
       if (err instanceof ExecutionAbandoned || ctx.isAbandoned) {
         const name = ctx.op.metadata.name as string;
         this.unwritten.set(name, [...ctx.recorded]);
@@ -202,6 +242,33 @@ export class OperationRunner {
     if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
+  }
+
+  /**
+   * Writes how a stopped execution is handed to the next leader. The history says that the
+   * operator stopped, what the execution did (it stays: nothing is rolled back), and whether the
+   * operation ends with that or runs again; the lease goes with the write, so the next leader
+   * takes it up at once and never finds it stuck.
+   */
+  private async handOver(ctx: ExecutionContext, definition: OperationDefinition, reason: string): Promise<void> {
+    const opName = ctx.op.metadata.name as string;
+    const plan: HandOver = definition.handOver?.(ctx) ?? { outcome: 'requeued', account: 'its steps are safe to run again' };
+    const last = ctx.recorded.at(-1)?.event ?? 'Starting operation';
+    const stopped = `The operator stopped (${reason}) during this operation, after "${last}"; what it did stays: ${plan.account}`;
+    try {
+      if (plan.outcome === 'finished') {
+        ctx.event(stopped);
+        await ctx.finish(OperationStatusName.Finished, 'Operation finished');
+        this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result: OperationStatusName.Finished });
+        schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished when the operator stopped (${reason}): ${plan.account}`);
+      } else {
+        await ctx.requeue(`${stopped}. Put back at the head of the queue: the next leader runs it again`);
+        schedulerEvent(this.deps, ctx.schedulerName, 'OperationRequeued', 'ExecuteOperation', `Operation ${opName} (${definition.name}) put back in the queue when the operator stopped (${reason}): the next leader runs it again`);
+      }
+    } catch (writeErr) {
+      // Not written: the lease expires and the next leader finds it stuck, as after a crash.
+      ctx.logger.error('could not hand over an operation stopped by the shutdown', apiErrorFields(writeErr));
+    }
   }
 
   /** Writes the end of an operation that does not (or no longer) run; `recorded`, an abandoned execution's account. */

@@ -12,7 +12,7 @@ import { roomEvent } from '../../events';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
-import type { ExecutionContext, OperationDefinition } from '../execution';
+import type { ExecutionContext, HandOver, OperationDefinition } from '../execution';
 import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
@@ -40,6 +40,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
     if (s.spec.autoscaling?.enabled) {
+      ctx.state.autoscaled = true;
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
       return;
     }
@@ -91,6 +92,23 @@ function sourceOfChange(ctx: ExecutionContext, s: Scheduler): { op: string; path
   return [{ op: 'test', path: '/metadata/generation', value: generation }, annotation];
 }
 
+/**
+ * Whether the scheduler's room count already says what the operation asked for: roomsReplicas
+ * moved (a user's add or remove), or nothing to move (the health check's own operations, or
+ * autoscaling deciding). From then on the fleet converges on it without this execution.
+ */
+function countSettled(ctx: ExecutionContext): boolean {
+  return Boolean(ctx.op.spec.priority) || ctx.state.replicasBefore !== undefined || ctx.state.autoscaled === true;
+}
+
+/** What the health check does for the rest once the count is settled. */
+function restByHealthCheck(ctx: ExecutionContext, verb: 'adds' | 'removes', rest: number): string {
+  if (rest <= 0) return '';
+  if (ctx.state.autoscaled === true) return `; autoscaling decides the number of rooms from now on`;
+  const wants = ctx.op.spec.priority ? ' if the scheduler still wants it' : '';
+  return `; the health check ${verb} the other ${rest}${wants}`;
+}
+
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
 function stopIfCanceled(ctx: ExecutionContext, howFar: string): void {
   if (!ctx.canceled) return;
@@ -132,6 +150,7 @@ export const addRoomsDefinition: OperationDefinition = {
     ctx.state.createdRooms = result.created;
     stopIfCanceled(ctx, `Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
+    ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     ctx.event(`Added ${result.created.length} rooms${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
   },
 
@@ -163,6 +182,22 @@ export const addRoomsDefinition: OperationDefinition = {
     const kept = created.length - surplus;
     if (surplus > 0) ctx.event(`Deleted the ${deleted} rooms created by this operation${gone > 0 ? ` (${gone} were already gone)` : ''}`);
     if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired ?? '?'} rooms`);
+  },
+
+  /**
+   * roomsReplicas moves by the whole amount first (adjustReplicas), before any room is made.
+   * Running the operation again would move it a second time and add the rooms twice; and a
+   * rollback would delete rooms the user asked for. So once the count is settled the operation
+   * ends finished with the rooms made so far, and the health check makes the rest, exactly as it
+   * does for an amount above the add limit: the count stays exact whatever the stop interrupted.
+   * Before that nothing was changed, and the operation runs again whole under the next leader.
+   */
+  handOver(ctx: ExecutionContext): HandOver {
+    const made = (ctx.state.createdRooms as string[] | undefined)?.length ?? 0;
+    if (!countSettled(ctx)) return { outcome: 'requeued', account: 'nothing yet (roomsReplicas not changed, no room created)' };
+    const { amount } = ctx.inputOf(OperationName.AddRooms);
+    const count = ctx.state.replicasBefore === undefined ? '' : `roomsReplicas is ${(ctx.state.replicasBefore as number) + amount}, `;
+    return { outcome: 'finished', account: `${count}${made} of the ${amount} rooms asked for were created${restByHealthCheck(ctx, 'adds', amount - made)}` };
   },
 };
 
@@ -206,6 +241,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       const floor = servingFloor(ctx, input.keepServing);
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
+        if (ctx.stopping) return; // handled below
         ctx.checkpoint();
         handled++;
         const room = ctx.deps.caches.rooms.get(id, name);
@@ -215,7 +251,7 @@ export const removeRoomsDefinition: OperationDefinition = {
         }
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
         if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})${detailOf(input.details, id)}`);
-      }, () => ctx.canceled);
+      }, () => ctx.canceled || ctx.stopping !== undefined);
       const idsWith = (pred: (o: RoomRemovalById | 'floor') => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
       const changed = idsWith((o) => o === 'changed');
@@ -232,6 +268,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       const deleting = idsWith((o) => o === 'deleting');
       if (deleting.length > 0) ctx.event(`${deleting.length === 1 ? 'Room' : 'Rooms'} ${deleting.join(', ')} already being deleted: left to finish (a pod still there after ROOMKEEPER_ROOM_DELETION_TIMEOUT is force-deleted)`);
       stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
+      ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
       return;
     }
     const { amount } = input;
@@ -245,6 +282,7 @@ export const removeRoomsDefinition: OperationDefinition = {
     let gone = 0;
     let changed = 0;
     await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
+      if (ctx.stopping) return; // handled below
       ctx.checkpoint();
       const cached = ctx.deps.caches.rooms.get(room.name, name);
       // The version decided on (not the cache's now: a room allocated since must be kept).
@@ -254,14 +292,34 @@ export const removeRoomsDefinition: OperationDefinition = {
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
       else changed++;
-    }, () => ctx.canceled);
+    }, () => ctx.canceled || ctx.stopping !== undefined);
     ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}`);
     stopIfCanceled(ctx, `Removal stopped by the cancel after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
+    // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
+    // so roomsReplicas goes down by all of them and the health check removes the rest (never an
+    // occupied room). Running it again would remove `amount` rooms more.
+    const unreached = ctx.stopping ? choice.remove.length - (removed + gone + changed) : 0;
+    ctx.state.removeAccount = { removed: removed + gone, unreached };
     // A room already gone is gone as asked: roomsReplicas goes down for it too.
-    await adjustReplicas(ctx, -(removed + gone));
+    await adjustReplicas(ctx, -(removed + gone + unreached));
+    ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
       ctx.event(`Asked to remove ${amount} rooms; ${removed + gone} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
     }
+  },
+
+  /**
+   * By ids: running it again is safe (the rooms already gone are skipped), so it is requeued.
+   * By amount: running it again would remove the amount once more. Once roomsReplicas went down
+   * by the rooms removed and those the stop left unreached, the health check removes the rest;
+   * before that nothing was removed, and it runs again whole.
+   */
+  handOver(ctx: ExecutionContext): HandOver {
+    if ('roomsIds' in (ctx.op.spec.input ?? {})) return { outcome: 'requeued', account: 'the removals above; running it again skips the rooms already gone' };
+    const account = ctx.state.removeAccount as { removed: number; unreached: number } | undefined;
+    if (!account || (!countSettled(ctx) && account.removed === 0)) return { outcome: 'requeued', account: 'nothing yet (no room removed)' };
+    const count = ctx.state.replicasBefore === undefined ? '' : `roomsReplicas went down by ${account.removed + account.unreached}, `;
+    return { outcome: 'finished', account: `${count}${account.removed} rooms were removed${restByHealthCheck(ctx, 'removes', account.unreached)}` };
   },
 };
 
