@@ -8,7 +8,7 @@ import { discoverKubeConfig } from '../../common/src/kube/clients';
 import { createLogger, toggleDebugOnSignal } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { onShutdownSignal } from '../../common/src/ops-server';
-import { startOperator } from './operator';
+import { startOperator, type RunningOperator } from './operator';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -21,12 +21,23 @@ async function main(): Promise<void> {
   }
   const metrics = new MetricsRegistry();
   const forwarder = new EventForwarder({ logger, metrics });
-  const operator = await startOperator({ kubeConfig: cluster.kc, config, logger, metrics, forwarder });
-  logger.info('operator started', { cluster: cluster.source, opsUrl: operator.opsUrl, identity: operator.identity });
-  onShutdownSignal(logger, config.shutdownTimeout, async () => {
-    await operator.stop();
+  // Installed before the start, which may wait long (caches that cannot list): a signal then
+  // exits saying so. Until the start resolves this replica has not campaigned for leadership, so
+  // it runs no operation and holds no Lease: there is nothing to hand over.
+  const started: { operator?: RunningOperator } = {};
+  onShutdownSignal(logger, config.shutdownTimeout, async (signal) => {
+    const { operator } = started;
+    if (!operator) {
+      logger.info(`stopping before the operator finished starting (${signal}): it led nothing and ran no operation`);
+      forwarder.close();
+      return;
+    }
+    await operator.stop(signal);
     forwarder.close();
   });
+  const operator = await startOperator({ kubeConfig: cluster.kc, config, logger, metrics, forwarder });
+  started.operator = operator;
+  logger.info('operator started', { cluster: cluster.source, opsUrl: operator.opsUrl, identity: operator.identity });
 }
 
 main().catch((err: unknown) => {

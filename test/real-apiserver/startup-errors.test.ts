@@ -3,7 +3,8 @@
  * (operator/src/main.ts, as the chart runs it) started with credentials the API server refuses
  * to serve, or pointed at a server that does not answer. Its log says what failed and what to do,
  * and its /readyz answers 503 with the same words; /healthz answers meanwhile (the process is
- * alive and keeps trying). A missing CustomResourceDefinition's words are unit-tested
+ * alive and keeps trying); a SIGTERM meanwhile, before the start has finished, exits 0 with a log
+ * line saying so. A missing CustomResourceDefinition's words are unit-tested
  * (common/src/kube/diagnosis.test.ts): this plane's CRDs are shared by the other suites.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -92,7 +93,8 @@ describe('the operator says what to do when it cannot use the API server', () =>
     expect((await fetch(`${s.opsUrl}/healthz`)).status).toBe(200);
   }, 120_000);
 
-  test('a kubeconfig pointing at a server that does not answer: the log names the server and where the kubeconfig came from', async () => {
+  /** Starts the operator against a server that does not answer: it stays in its start, retrying. */
+  async function startAgainstDeadServer(then: (s: Started, server: string) => Promise<void>): Promise<void> {
     const dead = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-dead-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
@@ -102,11 +104,28 @@ describe('the operator says what to do when it cannot use the API server', () =>
     ].join('\n'));
     try {
       started = await startOperatorProcess(kubeconfig);
-      const s = started;
-      const line = await waitFor(() => s.lines().find((l) => typeof l.whatToDo === 'string'), { timeoutMs: 60_000, message: 'a log line with what to do' });
-      expect(line.whatToDo).toBe(`the Kubernetes API server at https://127.0.0.1:${dead} does not answer: check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it`);
+      await then(started, `https://127.0.0.1:${dead}`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  test('a kubeconfig pointing at a server that does not answer: the log names the server and where the kubeconfig came from', async () => {
+    await startAgainstDeadServer(async (s, server) => {
+      const line = await waitFor(() => s.lines().find((l) => typeof l.whatToDo === 'string'), { timeoutMs: 60_000, message: 'a log line with what to do' });
+      expect(line.whatToDo).toBe(`the Kubernetes API server at ${server} does not answer: check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it`);
+    });
+  }, 120_000);
+
+  test('a SIGTERM before the start has finished: the process says so and exits 0', async () => {
+    await startAgainstDeadServer(async (s) => {
+      await waitFor(() => s.lines().find((l) => typeof l.whatToDo === 'string'), { timeoutMs: 60_000, message: 'the operator retrying its first lists' });
+      const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
+      s.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const messages = s.lines().map((l) => l.message);
+      expect(messages).toContain('stopping before the operator finished starting (SIGTERM): it led nothing and ran no operation');
+      expect(messages).not.toContain('operator started');
+    });
   }, 120_000);
 });
