@@ -252,10 +252,10 @@ export class OperationRunner {
    */
   private async handOver(ctx: ExecutionContext, definition: OperationDefinition, reason: string): Promise<void> {
     const opName = ctx.op.metadata.name as string;
-    const plan: HandOver = definition.handOver?.(ctx) ?? { outcome: 'requeued', account: 'its steps are safe to run again' };
     const last = ctx.recorded.at(-1)?.event ?? 'Starting operation';
-    const stopped = `The operator stopped (${reason}) during this operation, after "${last}"; what it did stays: ${plan.account}`;
     try {
+      const plan: HandOver = definition.handOver?.(ctx) ?? { outcome: 'requeued', account: 'its steps are safe to run again' };
+      const stopped = `The operator stopped (${reason}) during this operation, after "${last}"; what it did stays: ${plan.account}`;
       if (plan.outcome === 'finished') {
         ctx.event(stopped);
         await ctx.finish(OperationStatusName.Finished, 'Operation finished');
@@ -265,9 +265,9 @@ export class OperationRunner {
         await ctx.requeue(`${stopped}. Put back at the head of the queue: the next leader runs it again`);
         schedulerEvent(this.deps, ctx.schedulerName, 'OperationRequeued', 'ExecuteOperation', `Operation ${opName} (${definition.name}) put back in the queue when the operator stopped (${reason}): the next leader runs it again`);
       }
-    } catch (writeErr) {
+    } catch (err) {
       // Not written: the lease expires and the next leader finds it stuck, as after a crash.
-      ctx.logger.error('could not hand over an operation stopped by the shutdown', apiErrorFields(writeErr));
+      ctx.logger.error('could not hand over an operation stopped by the shutdown', apiErrorFields(err));
     }
   }
 
