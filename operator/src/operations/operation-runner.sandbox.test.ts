@@ -66,28 +66,64 @@ describe('OperationRunner on the sandbox', () => {
     expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
   });
 
-  test('a graceful stop puts a running operation back at the head of its queue, its history said; the next leader runs it again to its end', async () => {
-    await h.createdScheduler('handover', { roomsReplicas: 0 });
-    // Runs until it is let go: the first leader's execution is still running when it stops.
-    let letGo = false;
+  /** A definition that runs until its test lets it go, and runners of it (each a leader in turn). */
+  function waiting(): { letGo(): void; leaderOf(asked: string[]): OperationRunner; create(scheduler: string): Promise<string> } {
+    let free = false;
     const waits: Definition = {
       name: 'test_waits',
       async execute(ctx) {
         ctx.event('Waiting to be let go');
         for (;;) {
           ctx.checkpoint();
-          if (letGo) return;
+          if (free) return;
           await new Promise((r) => setTimeout(r, 20));
         }
       },
     };
-    const asked: string[] = [];
-    const leaderOf = () => new OperationRunner(h.deps, { definitions: [...DEFINITIONS, waits], enqueue: (s) => asked.push(s) });
-    const id = newOperationId(h.deps.now());
-    await h.api.createOperation(buildOperation({ id, schedulerName: 'handover', definitionName: 'test_waits', input: {}, source: OperationSourceName.Api }));
-    await h.caughtUp();
+    return {
+      letGo: () => {
+        free = true;
+      },
+      leaderOf: (asked) => new OperationRunner(h.deps, { definitions: [...DEFINITIONS, waits], enqueue: (s) => asked.push(s) }),
+      async create(scheduler) {
+        const id = newOperationId(h.deps.now());
+        await h.api.createOperation(buildOperation({ id, schedulerName: scheduler, definitionName: 'test_waits', input: {}, source: OperationSourceName.Api }));
+        await h.caughtUp();
+        return id;
+      },
+    };
+  }
 
-    const first = leaderOf();
+  test('a graceful stop starts no operation and lets the running one end as it would within the drain', async () => {
+    await h.createdScheduler('drain', { roomsReplicas: 0 });
+    await h.createdScheduler('drain-next', { roomsReplicas: 0 });
+    const w = waiting();
+    const asked: string[] = [];
+    const leader = w.leaderOf(asked);
+    leader.setLeading(true);
+    const running = await w.create('drain');
+    await leader.reconcile('drain');
+    await waitFor(async () => (await h.api.getOperation(running)).status?.executionHistory?.some((e) => e.event === 'Waiting to be let go'), { message: 'the execution under way' });
+
+    const down = leader.shutDown('SIGTERM', { drainMs: 120_000, handOverMs: 10_000 });
+    const queued = await w.create('drain-next');
+    await leader.reconcile('drain-next');
+    expect(leader.isRunning('drain-next')).toBe(false);
+    w.letGo();
+    await down;
+    leader.setLeading(false);
+    expect((await h.api.getOperation(running)).status?.executionHistory?.map((e) => e.event)).toEqual(['Starting operation', 'Waiting to be let go', 'Operation finished']);
+    expect((await h.api.getOperation(queued)).status?.status ?? 'pending').toBe('pending');
+  });
+
+  test('a graceful stop puts a running operation back at the head of its queue, its history said; the next leader runs it again to its end', async () => {
+    await h.createdScheduler('handover', { roomsReplicas: 0 });
+    // Runs until it is let go: the first leader's execution is still running when it stops.
+    const w = waiting();
+    const asked: string[] = [];
+    const id = await w.create('handover');
+
+    const first = w.leaderOf(asked);
     first.setLeading(true);
     await first.reconcile('handover');
     await waitFor(async () => (await h.api.getOperation(id)).status?.executionHistory?.some((e) => e.event === 'Waiting to be let go'), { message: 'the execution under way' });
@@ -101,9 +137,9 @@ describe('OperationRunner on the sandbox', () => {
     ]);
 
     await h.caughtUp();
-    const next = leaderOf();
+    const next = w.leaderOf(asked);
     next.setLeading(true);
-    letGo = true;
+    w.letGo();
     await next.reconcile('handover');
     await waitFor(() => asked.includes('handover') && !next.isRunning('handover'), { timeoutMs: 30_000, message: 'the next leader ran it' });
     const ended = await h.api.getOperation(id);
