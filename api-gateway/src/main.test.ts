@@ -3,7 +3,12 @@
  * real caches.
  */
 import { loadConfig, type Config } from '../../common/src/config';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { PassThrough } from 'node:stream';
 import { createLogger, silentLogger } from '../../common/src/logger';
 import { makeKubeClients } from '../../common/src/kube/clients';
@@ -90,6 +95,81 @@ describe('startGateway', () => {
       await gw.stop();
     }
   });
+
+  it('drains before it stops: /readyz answers 503 (shutting down) while every request is still served and told to close its connection, then the listeners close', async () => {
+    let endDrain: () => void = () => undefined;
+    const drains: number[] = [];
+    const drainWait = (ms: number) => new Promise<void>((resolve) => {
+      drains.push(ms);
+      endDrain = resolve;
+    });
+    const gw = await startGateway({ config: config(), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1', replicaId: 'gw-drain', drainWait });
+    await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000, message: 'the gateway ready' });
+    const stopped = gw.stop({ drainMs: 5_000 });
+    const notReady = await waitFor(async () => {
+      const res = await fetch(`${gw.managementUrl}/readyz`);
+      return res.status === 503 ? (await res.json()) as { status: string; reason: string } : undefined;
+    }, { message: '/readyz to answer 503 once the drain began' });
+    expect(notReady).toEqual({ status: 'not ready', reason: expect.stringMatching(/^shutting down: this replica got SIGTERM; it serves requests for 5000 ms more .*send new requests to another replica$/) as unknown });
+    expect(drains).toEqual([5_000]);
+    // Still served on both listeners, each answer closing its connection.
+    const listed = await fetch(`${gw.managementUrl}/schedulers`, { headers: { Authorization: auth } });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('connection')).toBe('close');
+    const health = await fetch(`${gw.roomsUrl}/healthz`);
+    expect(health.status).toBe(200);
+    expect(health.headers.get('connection')).toBe('close');
+    endDrain();
+    await stopped;
+    await expect(fetch(`${gw.managementUrl}/readyz`)).rejects.toThrow();
+    await expect(fetch(`${gw.roomsUrl}/healthz`)).rejects.toThrow();
+  });
+
+  it('as a process: SIGTERM turns /readyz to 503 while requests are still answered for ROOMKEEPER_SHUTDOWN_DRAIN_DELAY, then the process closes its listeners and exits 0', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-sigterm-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(kubeconfig, sandbox.kubeConfig().exportConfig(), { mode: 0o600 });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {
+      env: {
+        PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_POD_NAME: 'gw-sigterm',
+        ROOMKEEPER_AUTH_USERNAME: 'ops', ROOMKEEPER_AUTH_PASSWORD: 'pw-123', ROOMKEEPER_ROOM_TOKEN_SECRET: SECRET,
+        // Long enough that a request sent after the 503 is seen is answered inside it on a loaded machine.
+        ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '6s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: Record<string, unknown>[] = [];
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const parts = out.split('\n');
+      out = parts.pop() ?? '';
+      for (const line of parts.filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const listening = await waitFor(() => lines.find((l) => l.message === 'gateway listening'), { timeoutMs: 20_000, message: `the gateway process to listen (stderr: ${stderr})` });
+      const managementUrl = String(listening.managementUrl);
+      await waitFor(async () => (await fetch(`${managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000, message: 'the gateway process ready' });
+      child.kill('SIGTERM');
+      const notReady = await waitFor(async () => {
+        const res = await fetch(`${managementUrl}/readyz`);
+        return res.status === 503 ? (await res.json()) as { reason: string } : undefined;
+      }, { message: '/readyz to answer 503 after SIGTERM' });
+      expect(notReady.reason).toMatch(/^shutting down: this replica got SIGTERM/);
+      expect((await fetch(`${managementUrl}/schedulers`, { headers: { Authorization: auth } })).status).toBe(200);
+      expect(await Promise.race([exited, delay(30_000, 'still running 30 s after SIGTERM', { ref: false })])).toBe(0);
+      await expect(fetch(`${managementUrl}/readyz`)).rejects.toThrow();
+      const said = lines.map((l) => l.message);
+      expect(said.indexOf('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting')).toBeGreaterThan(said.indexOf('signal received'));
+      expect(said.slice(-2)).toEqual(['gateway stopping', 'gateway stopped']);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000); // a child process under tsx: its start-up alone takes seconds on a loaded machine
 
   describe('running', () => {
     let gw: RunningGateway;

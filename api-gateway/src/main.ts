@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type * as http from 'node:http';
 import * as os from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import type * as k8s from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
@@ -44,13 +45,24 @@ export interface StartGatewayOptions {
   host?: string;
   /** This replica's id for ping digests; default ROOMKEEPER_POD_NAME, then the hostname. */
   replicaId?: string;
+  /** Waits out the drain of `stop({ drainMs })`; default a timer. Tests pass one they end themselves. */
+  drainWait?: (ms: number) => Promise<void>;
+}
+
+export interface StopOptions {
+  /**
+   * Drain first (SIGTERM: ROOMKEEPER_SHUTDOWN_DRAIN_DELAY): /readyz answers 503 at once, while every
+   * request is still served for this long and each answer closes its keep-alive connection, so
+   * clients reconnect through endpoints that no longer hold this replica. 0 or absent: no drain.
+   */
+  drainMs?: number;
 }
 
 export interface RunningGateway {
   managementUrl: string;
   roomsUrl: string;
-  /** Stops accepting, finishes in-flight requests, flushes pending pings, closes watches. */
-  stop(): Promise<void>;
+  /** (After the drain, when asked for one.) Stops accepting, finishes in-flight requests, flushes pending pings, closes watches. */
+  stop(options?: StopOptions): Promise<void>;
   /** For tests: what the gateway's caches hold now, by resource plural. */
   cached(): Record<string, readonly k8s.KubernetesObject[]>;
 }
@@ -128,8 +140,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // Its logger logs at this one's level (under `npm start` the launcher's, not ROOMKEEPER_LOG_LEVEL's default).
   const pingQueue = ownForwarder ? new ForwardingWorker({ logger, metrics, logLevel: logger.level, record: (f) => ownForwarder.recordRelayed(f) }) : undefined;
 
-  let shuttingDown = false;
-  const readiness = { notReadyReason: () => (shuttingDown ? 'shutting down' : store.notReadyReason()) };
+  let shuttingDown: string | undefined;
+  const readiness = { notReadyReason: () => shuttingDown ?? store.notReadyReason() };
   const common = { logger, metrics, readiness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler,
     allocationStore: store, replicaId,
@@ -143,6 +155,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const managementServer = createHttpServer(management, { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
   // Rooms keep connections open between pings.
   const roomsServer = createHttpServer(roomsRequestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections });
+  // While shutting down, each answer closes its connection: a room or matchmaker that keeps one
+  // open reconnects, through endpoints that no longer hold this replica.
+  let draining = false;
+  for (const server of [managementServer, roomsServer]) {
+    server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (draining) res.setHeader('Connection', 'close');
+    });
+  }
   const cleanup = async () => {
     secret?.stop();
     await recorder.stop();
@@ -174,9 +194,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     managementUrl,
     roomsUrl,
     cached: () => store.cached(),
-    stop: () => {
+    stop: (stopOptions = {}) => {
       stopping ??= (async () => {
-        shuttingDown = true;
+        draining = true;
+        const drainMs = stopOptions.drainMs ?? 0;
+        if (drainMs > 0) {
+          shuttingDown = `shutting down: this replica got SIGTERM; it serves requests for ${drainMs} ms more (ROOMKEEPER_SHUTDOWN_DRAIN_DELAY) while endpoints drop it, then stops; send new requests to another replica`;
+          logger.info('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting', { drainMs, then: 'stops accepting and finishes within ROOMKEEPER_SHUTDOWN_TIMEOUT' });
+          await (options.drainWait ?? delay)(drainMs);
+        }
+        shuttingDown = 'shutting down: this replica stops accepting requests; send them to another replica';
         logger.info('gateway stopping');
         await Promise.all([closeServer(managementServer, config.shutdownTimeout), closeServer(roomsServer, config.shutdownTimeout)]);
         await cleanup();
@@ -196,8 +223,8 @@ export async function main(): Promise<void> {
   if (!found) throw new GatewayStartupError('no Kubernetes cluster configured (E2E_KUBECONFIG, KUBECONFIG or in-cluster); `npm start` runs the gateway against the sandbox');
   const gateway = await startGateway({ config, kubeConfig: found.kc, logger });
   const onSignal = (signal: string) => {
-    logger.info('signal received', { signal });
-    void gateway.stop().then(() => process.exit(0));
+    logger.info('signal received', { signal, drainMs: config.shutdownDrainDelay });
+    void gateway.stop({ drainMs: config.shutdownDrainDelay }).then(() => process.exit(0));
   };
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   process.once('SIGINT', () => onSignal('SIGINT'));

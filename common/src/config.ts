@@ -79,6 +79,7 @@ export const CONFIG_SCHEMA = {
   allocationNoRoomMaestro: key('ROOMKEEPER_ALLOCATION_NO_ROOM_MAESTRO', 'bool', false, 'Answer an allocation that finds no ready room as Maestro does (500, code 2) instead of 429 with Retry-After (code 8).'),
   forwardResyncInterval: key('ROOMKEEPER_FORWARD_RESYNC_INTERVAL', 'duration', 30_000, 'A ping that changes nothing is forwarded at most this often per room (status changes always go at once); 0 forwards every ping, as Maestro.', { min: 0 }),
   shutdownTimeout: key('ROOMKEEPER_SHUTDOWN_TIMEOUT', 'duration', 10_000, 'Graceful shutdown budget on SIGTERM.', { min: 0 }),
+  shutdownDrainDelay: key('ROOMKEEPER_SHUTDOWN_DRAIN_DELAY', 'duration', 5_000, 'Gateway, on SIGTERM: for this long /readyz answers 503 (shutting down) while every request is still served, since endpoints and load balancers learn of a stopping pod after it got the signal; then it stops accepting and finishes within ROOMKEEPER_SHUTDOWN_TIMEOUT. 0: no drain. A pod\'s grace period must cover both (the chart\'s does).', { min: 0 }),
 } as const;
 
 type Schema = typeof CONFIG_SCHEMA;

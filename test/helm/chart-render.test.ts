@@ -201,15 +201,15 @@ describe('chart with default values', () => {
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));
     expect(gateway).toMatchObject({
       gatewayPort: 8080, roomsPort: 8090, authSecretName: 'rk-roomkeeper-auth', authSecretNamespace: 'games-system',
-      pingAuth: true, maxBodyBytes: 1_048_576, roomsMaxBodyBytes: 16_384, maxConnections: 20_000, pingFlushInterval: 30_000, shutdownTimeout: 10_000,
+      pingAuth: true, maxBodyBytes: 1_048_576, roomsMaxBodyBytes: 16_384, maxConnections: 20_000, pingFlushInterval: 30_000, shutdownTimeout: 10_000, shutdownDrainDelay: 5_000,
     });
     expect(gateway.roomTokenSecret).toBe(operator.roomTokenSecret);
   });
 
-  it('derives the pods\' grace period from the shutdown budget', () => {
-    for (const suffix of ['-operator', '-gateway']) {
-      expect(field(findObject(objects, 'Deployment', suffix), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(15);
-    }
+  it('derives the pods\' grace period from the shutdown budget, and the gateway\'s from its drain too', () => {
+    expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(15);
+    // 5 s of drain (readiness 503, still serving) + 10 s to stop + 5 s to spare.
+    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(20);
   });
 
   it('exposes the gateway on ports http 8080 and rooms 8090, and the operator metrics port', () => {
@@ -291,7 +291,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     expect(gw.get('GATEWAY_ONLY')?.value).toBe('yes');
     expect(gw.has('OPERATOR_ONLY')).toBe(false);
     expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090]);
-    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(7);
+    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(10); // 3 s drain + 2 s (1500ms) to stop + 5 s
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(25);
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.imagePullSecrets')).toEqual([{ name: 'registry-credentials' }]);
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.priorityClassName')).toBe('system-cluster-critical');
@@ -311,7 +311,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     });
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'gw-0'));
     expect(gateway).toMatchObject({
-      gatewayPort: 9080, roomsPort: 9090, pingAuth: false, maxBodyBytes: 2_097_152, roomsMaxBodyBytes: 32_768, maxConnections: 5_000, pingFlushInterval: 45_000, shutdownTimeout: 1_500,
+      gatewayPort: 9080, roomsPort: 9090, pingAuth: false, maxBodyBytes: 2_097_152, roomsMaxBodyBytes: 32_768, maxConnections: 5_000, pingFlushInterval: 45_000, shutdownTimeout: 1_500, shutdownDrainDelay: 3_000,
       authSecretName: 'roomkeeper-credentials', authSecretNamespace: 'games',
     });
   });
@@ -367,10 +367,12 @@ describe('chart variants', () => {
   it('reads durations in every unit config.ts accepts', async () => {
     const objects = await renderChart({ values: { operator: { shutdownTimeout: '1.5m' }, gateway: { shutdownTimeout: 2500 } } });
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(95);
-    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(8);
+    expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(13);
     const hours = await renderChart({ values: { operator: { shutdownTimeout: '1h' }, gateway: { shutdownTimeout: '250ms' } } });
     expect(field(findObject(hours, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(3605);
-    expect(field(findObject(hours, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(6);
+    expect(field(findObject(hours, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(11);
+    const noDrain = await renderChart({ values: { gateway: { shutdownTimeout: '10s', shutdownDrainDelay: '0s' } } });
+    expect(field(findObject(noDrain, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(15);
   });
 
   it('refuses an Ingress whose two APIs share a host, whatever their paths (allocate is a management path under the rooms API\'s prefix)', async () => {
