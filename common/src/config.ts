@@ -73,7 +73,7 @@ export const CONFIG_SCHEMA = {
   maxBodyBytes: key('ROOMKEEPER_MAX_BODY_BYTES', 'int', 1_048_576, 'Largest accepted request body on the management API; larger ones get 413.', { min: 1024 }),
   roomsMaxBodyBytes: key('ROOMKEEPER_ROOMS_MAX_BODY_BYTES', 'int', 16_384, 'Largest accepted request body on the rooms API (pings and events); larger ones get 413.', { min: 1024 }),
   maxConnections: key('ROOMKEEPER_MAX_CONNECTIONS', 'int', 20_000, 'Open connections each gateway listener holds at most (rooms keep one open each); more are closed as they arrive. 0: no limit.', { min: 0 }),
-  pingFlushInterval: key('ROOMKEEPER_PING_FLUSH_INTERVAL', 'duration', 30_000, 'Unchanged pings are recorded in memory and written (coalesced) at most this often per room.', { min: 100 }),
+  pingFlushInterval: key('ROOMKEEPER_PING_FLUSH_INTERVAL', 'duration', 30_000, 'Unchanged pings are recorded in memory and written (coalesced) at most this often per room. The operator deletes a PingDigest not written for 2 × (ROOMKEEPER_ROOM_PING_TIMEOUT + this): its gateway replica is gone.', { min: 100 }),
   allocationTtl: key('ROOMKEEPER_ALLOCATION_TTL', 'duration', 300_000, 'How long an allocated room is held for the matchmaker when the request names no ttlSeconds; a room that has not reported occupied by then returns to ready (Maestro: 5 min).', { min: 1000 }),
   allocationMaxTtl: key('ROOMKEEPER_ALLOCATION_MAX_TTL', 'duration', 3_600_000, 'Largest allocation TTL granted; a larger ttlSeconds is capped to it (the answer says so).', { min: 1000 }),
   allocationNoRoomMaestro: key('ROOMKEEPER_ALLOCATION_NO_ROOM_MAESTRO', 'bool', false, 'Answer an allocation that finds no ready room as Maestro does (500, code 2) instead of 429 with Retry-After (code 8).'),

@@ -4,12 +4,16 @@
  * ping changes a room, so `GameRoom.status.lastPingAt` stops moving and liveness reaches the
  * operator only through the PingDigest status. For three ping timeouts no room may be deleted
  * (checked on every room event); a room that falls silent is then expired and replaced.
+ * The digest of a gateway replica that is gone (each gateway pod name leaves one per scheduler) is
+ * deleted by the operator; a live replica's digest deleted anyway is written again at its next flush.
  * Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (there under the chart's
- * RBAC, which grants the gateway pingdigests but no ConfigMaps).
+ * RBAC, which grants the gateway pingdigests but no ConfigMaps, and the operator delete on them).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom, PingDigest } from '../../common/src/generated/resources';
-import { decodePingDigest } from '../../common/src/rooms/ping-digest';
+import { MERGE_PATCH } from '../../common/src/kube/clients';
+import { SCHEDULER_LABEL } from '../../common/src/resources/labels';
+import { decodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, pingDigestName } from '../../common/src/rooms/ping-digest';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -73,5 +77,38 @@ describe('liveness through PingDigests', () => {
     } finally {
       await informer.stop();
     }
+  });
+
+  test('the operator deletes the PingDigest of a gateway replica gone for long, never a live one; a live replica writes its own again once it is deleted', async () => {
+    const name = 'digest-gone';
+    const gone = 'gw-gone-1';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const room = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => !r.metadata.deletionTimestamp && !r.spec.validation && r.status?.status === 'ready'),
+      { timeoutMs: 60_000, message: 'a ready room' });
+    const digests = async () => (await stack.api.listPingDigests(name)).items;
+    const live = await waitFor(async () => (await digests()).find((d) => d.spec.replica !== gone), { timeoutMs: 30_000, message: 'the live gateway\'s digest' });
+
+    // A replica that stopped an hour ago left its digest (its room's ping as old).
+    const custom = stack.kc.makeApiClient(k8s.CustomObjectsApi);
+    const target = { group: 'roomkeeper.io', version: 'v1', plural: 'pingdigests', namespace: name };
+    const hourAgo = Date.now() - 3_600_000;
+    await custom.createNamespacedCustomObject({ ...target, body: {
+      apiVersion: 'roomkeeper.io/v1', kind: 'PingDigest',
+      metadata: { name: pingDigestName(gone), labels: { [PING_DIGEST_LABEL]: 'true', [SCHEDULER_LABEL]: name, [GATEWAY_REPLICA_LABEL]: gone } },
+      spec: { scheduler: name, replica: gone },
+    } });
+    await custom.patchNamespacedCustomObjectStatus({ ...target, name: pingDigestName(gone), body: { status: { lastPings: JSON.stringify({ [room.metadata.name as string]: hourAgo }), flushedAt: String(hourAgo) } } }, MERGE_PATCH);
+    await waitFor(async () => !(await digests()).some((d) => d.metadata.name === pingDigestName(gone)), { timeoutMs: 30_000, message: 'the operator to delete the gone replica\'s digest' });
+    expect((await digests()).find((d) => d.metadata.name === live.metadata.name)?.metadata.uid).toBe(live.metadata.uid);
+
+    // The live replica's digest, deleted anyway, is created again at the gateway's next flush.
+    await stack.api.deletePingDigest(name, live.metadata.name as string);
+    // (Created, then its status patched: two writes, the first one seen alone for a moment.)
+    const again = await waitFor(async () => (await digests()).find((d) => d.metadata.name === live.metadata.name && d.metadata.uid !== live.metadata.uid
+      && decodePingDigest(d.status).has(room.metadata.name as string)), { timeoutMs: 30_000, message: 'the live gateway to write its digest again, with its room' });
+    expect(decodePingDigest(again.status).get(room.metadata.name as string)).toBeGreaterThan(hourAgo);
+    // Its room lived through all of it.
+    expect((await stack.api.getGameRoom(name, room.metadata.name as string)).metadata.deletionTimestamp).toBeUndefined();
   });
 });

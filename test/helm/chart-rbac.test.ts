@@ -37,7 +37,7 @@ describe('RBAC', () => {
       'core/pods': ['get', 'list', 'watch', 'create', 'delete', 'deletecollection'],
       'core/namespaces': [...READ, 'create', 'delete'],
       'core/nodes': ['list', 'watch'],
-      'roomkeeper.io/pingdigests': ['list', 'watch'],
+      'roomkeeper.io/pingdigests': ['list', 'watch', 'delete'],
       'events.k8s.io/events': ['create', 'patch'],
     }));
     // Issue 12 M2: no read of ConfigMaps or Secrets anywhere in the cluster.

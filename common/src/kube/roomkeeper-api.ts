@@ -96,6 +96,10 @@ export class RoomkeeperApi {
   listPingDigests(namespace: string): Promise<PingDigestList> {
     return this.custom.listNamespacedCustomObject({ group, version, plural: PLURALS.PingDigest, namespace }) as Promise<PingDigestList>;
   }
+  /** Deletes the digest of a gateway replica that is gone (the operator; its preconditions keep one written since). */
+  deletePingDigest(namespace: string, name: string, preconditions?: DeletePreconditions): Promise<unknown> {
+    return this.custom.deleteNamespacedCustomObject({ group, version, plural: PLURALS.PingDigest, namespace, name, body: preconditions ? { preconditions } : {} });
+  }
 
   // GameRooms (namespaced: the scheduler's namespace)
   listGameRooms(namespace?: string): Promise<GameRoomList> {

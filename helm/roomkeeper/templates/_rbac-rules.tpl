@@ -38,10 +38,12 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations"]
   verbs: ["list", "watch", "create", "delete"]
-# Ping digests the gateway replicas write into each scheduler's namespace: read-only.
+# Ping digests the gateway replicas write into each scheduler's namespace: read, and deleted once
+# their replica has not written them for 2 x (room ping timeout + flush interval): it is gone (each
+# gateway pod name leaves one per scheduler); a live replica's is created again at its next flush.
 - apiGroups: ["roomkeeper.io"]
   resources: ["pingdigests"]
-  verbs: ["list", "watch"]
+  verbs: ["list", "watch", "delete"]
 # Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
 # it with its uid as precondition; a room whose pod is gone but whose foreground deletion waits on
 # a lagging garbage collector gets its `foregroundDeletion` finalizer removed (patch); a lost room
@@ -115,8 +117,8 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["gamerooms/status"]
   verbs: ["patch"]
 # Ping digests: one PingDigest per gateway replica in each scheduler's namespace, created once and
-# then only its status merge-patched (pings never cost one API write each). No read, no delete,
-# and no right on any core resource but the one Secret of the Role below.
+# then only its status merge-patched (pings never cost one API write each). No read, no delete (the
+# operator deletes those of gone replicas), and no right on any core resource but the one Secret of the Role below.
 - apiGroups: ["roomkeeper.io"]
   resources: ["pingdigests"]
   verbs: ["create"]

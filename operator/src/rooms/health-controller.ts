@@ -10,7 +10,7 @@
 import { schedulerEvent } from '../events';
 import { createHash } from 'node:crypto';
 import type { Operation, Scheduler } from '../../../common/src/generated/resources';
-import { describeApiError, isNotFound } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isNotFound } from '../../../common/src/kube/clients';
 import { forEachConcurrent } from '../../../common/src/runtime/concurrent';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../common/src/operations/operation-id';
@@ -24,6 +24,7 @@ import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent } from './domain/expiry';
+import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
@@ -54,6 +55,8 @@ export class HealthController {
   private readonly heldStale = new Set<string>();
   /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
   private readonly heldRetry = new Map<string, string>();
+  /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
+  private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
   private readonly releasing = new Set<string>();
 
@@ -84,6 +87,37 @@ export class HealthController {
     }
   }
 
+  /**
+   * Deletes the PingDigests of this scheduler's namespace that their gateway replica has not
+   * written for much longer than the flush interval and the room ping timeout
+   * (domain/stale-digests.ts: 2 × (ROOMKEEPER_ROOM_PING_TIMEOUT + ROOMKEEPER_PING_FLUSH_INTERVAL),
+   * 9 min by default): their replica is gone (each gateway pod name leaves one per scheduler), and
+   * none of their ping times can keep a room alive any more. Each with the resourceVersion it was
+   * judged on as precondition, so one written since stays; a live replica's digest deleted anyway
+   * is created again at its next flush.
+   */
+  private async deleteStaleDigests(name: string): Promise<void> {
+    const staleAfterMs = digestStaleAfterMs({ pingTimeoutMs: this.deps.config.roomPingTimeout, flushIntervalMs: this.deps.config.pingFlushInterval });
+    const now = this.deps.now();
+    for (const digest of staleDigests(this.deps.caches.digests.list(name), now, staleAfterMs)) {
+      try {
+        await this.deps.api.deletePingDigest(name, digest.name, { resourceVersion: digest.resourceVersion });
+        this.deps.logger.info('deleted the PingDigest of a gateway replica that stopped writing it (the replica is gone); if that replica still runs, it writes the digest again at its next flush', {
+          scheduler: name, digest: digest.name, replica: digest.replica, unwrittenForS: Math.round((now - digest.writtenAt) / 1000), staleAfterS: Math.round(staleAfterMs / 1000),
+        });
+      } catch (err) {
+        // Gone already, or written since (409 on the precondition): either way not stale.
+        if (isNotFound(err) || apiStatus(err) === 409) continue;
+        if (this.digestDeleteFailed.has(`${name}/${digest.name}`)) continue;
+        if (this.digestDeleteFailed.size > 10_000) this.digestDeleteFailed.clear();
+        this.digestDeleteFailed.add(`${name}/${digest.name}`);
+        this.deps.logger.warn('could not delete a stale PingDigest; the next health check tries again (the operator needs delete on pingdigests: see the chart\'s operator ClusterRole)', {
+          scheduler: name, digest: digest.name, replica: digest.replica, error: describeApiError(err),
+        });
+      }
+    }
+  }
+
   async reconcile(name: string): Promise<ReconcileResult> {
     const interval = { requeueAfterMs: this.deps.config.healthInterval };
     // Nothing is decided on a cache that is not current: after an outage one still shows the
@@ -98,6 +132,7 @@ export class HealthController {
     }
     this.heldStale.delete(name);
     await this.releaseDeletedRooms(name); // housekeeping, also while operations run or the scheduler goes
+    await this.deleteStaleDigests(name);
     const s = this.deps.caches.schedulers.get(name);
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
     const ops = this.opts.operationsOf(name);
