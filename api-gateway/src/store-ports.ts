@@ -126,6 +126,16 @@ export interface AllocationRestore {
   previousAllocations: PreviousAllocation[] | null;
 }
 
+/**
+ * An AllocationClaim older than this (by its creationTimestamp) is stale: the try that made it is
+ * over, as a try writes no room once 30 s passed since its request arrived (RoomAllocations'
+ * CLAIM_HOLD_MS) and lets its claim go within seconds after; the rest is the clock skew between
+ * gateways and the API server that is tolerated. A stale claim was left by a replica that stopped
+ * mid-request (kill -9, OOM, node loss): the next try of its id takes it over, and every replica's
+ * periodic sweep (KubernetesStore) deletes those of any replica.
+ */
+export const ALLOCATION_CLAIM_STALE_MS = 60_000;
+
 /** One try of an allocationId being answered (an AllocationClaim). */
 export interface AllocationIdClaim {
   uid: string;

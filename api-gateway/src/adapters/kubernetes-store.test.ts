@@ -12,6 +12,8 @@ import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from 
 import { validSpec } from '../testing/fixtures';
 import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
+import { ALLOCATION_CLAIM_STALE_MS } from '../store-ports';
+import { RoomAllocations } from '../use-cases/room-allocation';
 import { KubernetesStore } from './kubernetes-store';
 
 jest.setTimeout(30_000);
@@ -279,6 +281,52 @@ describe('KubernetesStore on the sandbox', () => {
     // Any age: every claim counts as abandoned (creationTimestamp has whole seconds).
     expect(await store.deleteAbandonedClaims(-60_000)).toBeGreaterThanOrEqual(1);
     expect(await store.readAllocationClaim('adapter-abandoned-claims', 'left-1')).toBeUndefined();
+  });
+
+  it('a claim left by a replica killed mid-request is taken over, once stale, by a retry of its id on another replica: it allocates one room, which a replay answers again', async () => {
+    await store.createScheduler('adapter-takeover', validSpec());
+    const api = new RoomkeeperApi(clients.custom);
+    await api.patchSchedulerStatus('adapter-takeover', { status: { version: 'v1.0.0' } });
+    await createNamespace('adapter-takeover');
+    await createRoom('adapter-takeover', 'room-1');
+    await api.patchGameRoomStatus('adapter-takeover', 'room-1', { status: { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123 }] } });
+    await waitFor(() => store.findScheduler('adapter-takeover')?.status?.version === 'v1.0.0' && store.findRoom('adapter-takeover', 'room-1')?.status?.status === 'ready',
+      { message: 'the scheduler and its ready room in the cache' });
+    // The killed replica's try made its claim, and never wrote a room nor let the claim go.
+    const dead = new KubernetesStore({ kc: sandbox.kubeConfig(), custom: clients.custom, core: clients.core, logger: silentLogger(), metrics: new MetricsRegistry() });
+    const left = await dead.claimAllocationId('adapter-takeover', 'k9-5', { requestHash: 'h', replica: 'gw-dead' });
+    expect(left.created).toBe(true);
+    // The retry, on another replica whose clock reads the claim as stale.
+    const metricsAlive = new MetricsRegistry();
+    const allocations = new RoomAllocations({ rooms: store, schedulers: store, store, logger: silentLogger(), metrics: metricsAlive, now: () => Date.now() + ALLOCATION_CLAIM_STALE_MS + 1_000, replicaId: 'gw-alive' });
+    const answer = await allocations.allocate('adapter-takeover', { allocationId: 'k9-5', ttlSeconds: 120 }, undefined);
+    expect(answer).toMatchObject({ roomId: 'room-1', allocationId: 'k9-5', message: '' });
+    expect(metricsAlive.sum('roomkeeper_allocation_id_waits_total', { outcome: 'taken_over' })).toBe(1);
+    expect((await api.getGameRoom('adapter-takeover', 'room-1')).status?.allocation?.id).toBe('k9-5');
+    // The dead replica's claim is gone (the retry's own claim may linger a few seconds).
+    expect((await store.readAllocationClaim('adapter-takeover', 'k9-5'))?.uid).not.toBe(left.claim?.uid);
+    const replay = await allocations.allocate('adapter-takeover', { allocationId: 'k9-5', ttlSeconds: 120 }, undefined);
+    expect(replay).toMatchObject({ roomId: 'room-1', message: 'replayed: this allocationId was already answered with this room' });
+  });
+
+  it('each replica sweeps, periodically, the stale claims (over 60 s old) of every replica, leaving younger ones', async () => {
+    await createNamespace('adapter-swept-claims');
+    const dead = new KubernetesStore({ kc: sandbox.kubeConfig(), custom: clients.custom, core: clients.core, logger: silentLogger(), metrics: new MetricsRegistry() });
+    await dead.claimAllocationId('adapter-swept-claims', 'k9-1', { requestHash: 'h', replica: 'gw-dead' });
+    // Young, it stays.
+    await store.deleteAbandonedClaims(ALLOCATION_CLAIM_STALE_MS);
+    expect(await store.readAllocationClaim('adapter-swept-claims', 'k9-1')).toMatchObject({ replica: 'gw-dead' });
+    // A replica whose clock reads it as stale deletes it at its next timed sweep, with no request for that id.
+    const sweeper = new KubernetesStore({
+      kc: sandbox.kubeConfig(), custom: clients.custom, core: clients.core, logger: silentLogger(), metrics: new MetricsRegistry(),
+      claimSweepIntervalMs: 50, now: () => Date.now() + ALLOCATION_CLAIM_STALE_MS + 1_000,
+    });
+    await sweeper.start();
+    try {
+      await waitFor(async () => (await store.readAllocationClaim('adapter-swept-claims', 'k9-1')) === undefined, { message: 'the timed sweep to delete the stale claim' });
+    } finally {
+      await sweeper.stop();
+    }
   });
 
   it('deletes schedulers, ignoring missing ones', async () => {

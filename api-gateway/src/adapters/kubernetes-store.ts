@@ -15,9 +15,10 @@ import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resour
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
 import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
+import type { Clock } from '../../../common/src/runtime/clock';
 import type { Indexer } from '../../../common/src/kube/informer';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import type { AllocationCommit, AllocationIdClaim, AllocationRestore, AllocationIdClaimResult, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import { ALLOCATION_CLAIM_STALE_MS, type AllocationCommit, type AllocationIdClaim, type AllocationRestore, type AllocationIdClaimResult, type OperationStore, type PingDigestWrite, type PingDigestWriter, type RoomAllocationStore, type RoomPingStatusPatch, type RoomStore, type SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 import { CLAIM_SECOND_LABEL, ClaimSweeper } from './claim-sweeper';
@@ -31,6 +32,10 @@ export interface KubernetesStoreOptions {
   core: k8s.CoreV1Api;
   logger: Logger;
   metrics: MetricsRegistry;
+  /** How often this replica deletes stale AllocationClaims of every replica (default ABANDONED_CLAIM_SWEEP_MS). */
+  claimSweepIntervalMs?: number;
+  /** The clock claims' ages are read against (the API server stamps their creation). */
+  now?: Clock;
 }
 
 function validName(name: string): boolean {
@@ -79,9 +84,12 @@ function allocationIdsOf(room: GameRoom): string[] | undefined {
   return ids;
 }
 
-/** How often each replica looks for AllocationClaims left by a replica that stopped mid-request, and how old they must be. */
-const ABANDONED_CLAIM_SWEEP_MS = 10 * 60_000;
-const ABANDONED_CLAIM_AGE_MS = 10 * 60_000;
+/**
+ * How often each replica deletes the AllocationClaims of any replica older than
+ * ALLOCATION_CLAIM_STALE_MS (left by a replica that stopped mid-request): one list of the claims,
+ * by label, which hold only the allocations being answered.
+ */
+const ABANDONED_CLAIM_SWEEP_MS = 60_000;
 
 /**
  * An AllocationClaim's name: derived from the id alone (the namespace is the scheduler's), so every
@@ -154,8 +162,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     await Promise.all(this.caches.map((c) => c.start()));
     const sweep = () => {
       this.abandonedClaimsTimer = setTimeout(() => {
-        void this.deleteAbandonedClaims(ABANDONED_CLAIM_AGE_MS).finally(sweep);
-      }, ABANDONED_CLAIM_SWEEP_MS);
+        void this.deleteAbandonedClaims(ALLOCATION_CLAIM_STALE_MS).finally(sweep);
+      }, this.options.claimSweepIntervalMs ?? ABANDONED_CLAIM_SWEEP_MS);
       this.abandonedClaimsTimer.unref();
     };
     sweep();
@@ -163,9 +171,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   /**
    * Deletes the AllocationClaims, of every replica, made more than `ageMs` ago (by the API server's
-   * clock against this one's): their tries are over (a try writes no room 30 s after its request,
-   * and a claim kept after its try goes within seconds), so these were left by a replica that
-   * stopped mid-request and whose ids were not tried again. Each with its uid as precondition.
+   * clock against this one's; ALLOCATION_CLAIM_STALE_MS when timed): their tries are over (a try
+   * writes no room 30 s after its request, and a claim kept after its try goes within seconds), so
+   * these were left by a replica that stopped mid-request and whose ids were not tried again. Each
+   * with its uid as precondition, so a claim made since by a new try stays.
    * Returns how many it deleted; a failure is logged, and the next sweep tries again.
    */
   async deleteAbandonedClaims(ageMs: number): Promise<number> {
@@ -178,9 +187,9 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         }) as { items: AllocationClaim[]; metadata?: { continue?: string } };
         for (const obj of page.items) {
           const claim = claimOf(obj);
-          if (Date.now() - claim.createdAt <= ageMs || !obj.metadata.namespace) continue;
+          if ((this.options.now ?? Date.now)() - claim.createdAt <= ageMs || !obj.metadata.namespace) continue;
           // A failure is logged by deleteClaim; the next sweep tries again.
-          if (await this.deleteClaim(obj.metadata.namespace, obj.spec.allocationId, claim).then(() => true, () => false)) deleted++;
+          if (await this.deleteClaim(obj.metadata.namespace, obj.spec.allocationId, claim).catch(() => false)) deleted++;
         }
         next = page.metadata?.continue || undefined;
       } while (next);
@@ -488,17 +497,21 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     }
   }
 
-  /** Deletes the claim with its uid as precondition; one gone already, or another try's by now, is not ours to delete. */
-  private async deleteClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<void> {
+  /**
+   * Deletes the claim with its uid as precondition; one gone already, or another try's by now, is
+   * not ours to delete (false).
+   */
+  private async deleteClaim(schedulerName: string, allocationId: string, claim: AllocationIdClaim): Promise<boolean> {
     try {
       await this.options.custom.deleteNamespacedCustomObject({
         ...ROOMKEEPER_API, namespace: schedulerName, plural: PLURALS.AllocationClaim, name: claimName(allocationId), body: { preconditions: { uid: claim.uid } },
       });
       this.writes.inc({ kind: 'allocation_claim' });
+      return true;
     } catch (err) {
       this.countFailedWrite(err, 'allocation_claim');
-      if (isNotFound(err) || apiStatus(err) === 409) return;
-      this.options.logger.warn('could not delete an AllocationClaim; the next try of its allocationId replaces it once it is 60 s old', {
+      if (isNotFound(err) || apiStatus(err) === 409) return false;
+      this.options.logger.warn(`could not delete an AllocationClaim; once it is ${ALLOCATION_CLAIM_STALE_MS / 1000} s old, the next try of its allocationId takes it over and a gateway's sweep (every minute) deletes it`, {
         scheduler: schedulerName, allocationId, error: describeApiError(err),
       });
       throw err;

@@ -270,7 +270,7 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
       t.clock.now += 11_000;
       const answer = await waiting;
       expect(answer.status).toBe(503);
-      expect(bodyOf(answer).message).toBe('another try of allocationId match-9 is still being answered (by gateway replica gateway-0); send it again shortly, and it answers the same room');
+      expect(bodyOf(answer).message).toBe('another try of allocationId match-9 is still being answered (by gateway replica gateway-0); send it again shortly, and it answers the same room; if that replica stopped mid-request, its claim is taken over once 60 s old, in 49 s');
       expect(roomWrites()).toHaveLength(0);
       // The first try ends: it answers, and its claim goes after its linger.
       release();

@@ -32,7 +32,7 @@ import { maxMatchesOf } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
-import type { AllocationIdClaim, AllocationRestore, RoomAllocationStore, RoomStore, SchedulerStore } from '../store-ports';
+import { ALLOCATION_CLAIM_STALE_MS, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
@@ -123,7 +123,7 @@ const CACHE_WAIT_MS = 10_000;
  * difference is the clock skew between gateways and the API server that is tolerated.
  */
 const CLAIM_HOLD_MS = 30_000;
-const CLAIM_STALE_MS = 60_000;
+const CLAIM_STALE_MS = ALLOCATION_CLAIM_STALE_MS;
 /** How long a try waits for another try of its allocationId before it answers 503 (retry later). */
 const CLAIM_WAIT_MS = 10_000;
 /** While waiting: how often the cache is looked at for the other try's room, and the claim read again. */
@@ -652,14 +652,15 @@ export class RoomAllocations {
     for (;;) {
       if (this.deps.now() - started > CLAIM_WAIT_MS) {
         this.idWaits.inc({ outcome: 'timeout' });
-        throw new AllocationContentionError(`another try of allocationId ${id} is still being answered${claim ? ` (by gateway replica ${claim.replica})` : ''}; send it again shortly, and it answers the same room`);
+        const takeOver = claim ? `; if that replica stopped mid-request, its claim is taken over once ${CLAIM_STALE_MS / 1000} s old, in ${Math.max(1, Math.ceil((claim.createdAt + CLAIM_STALE_MS - this.deps.now()) / 1000))} s` : '';
+        throw new AllocationContentionError(`another try of allocationId ${id} is still being answered${claim ? ` (by gateway replica ${claim.replica})` : ''}; send it again shortly, and it answers the same room${takeOver}`);
       }
       if (!claim) {
         this.idWaits.inc({ outcome: 'released' });
         return;
       }
       if (this.deps.now() - claim.createdAt > CLAIM_STALE_MS) {
-        this.deps.logger.warn('took over an allocationId claim over 60 s old: the try that made it is over without an answer (its replica stopped mid-request)', { scheduler: name, allocationId: id, replica: claim.replica });
+        this.deps.logger.warn(`took over an allocationId claim over ${CLAIM_STALE_MS / 1000} s old: the try that made it is over without an answer (its replica stopped mid-request); this try allocates`, { scheduler: name, allocationId: id, replica: claim.replica });
         await this.deps.store.releaseAllocationClaim(name, id, claim);
         this.idWaits.inc({ outcome: 'taken_over' });
         return;

@@ -128,8 +128,8 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 # AllocationClaims: one per allocationId being answered, so two tries of one id on two replicas
 # never take two rooms: created, read when another try holds it, deleted once answered (one by
 # one, or those a replica kept a few seconds in batches: deletecollection by label), or, over 60 s
-# old, by the next try of the id; every 10 minutes each replica lists them to delete those over
-# 10 minutes old (left by a replica that stopped mid-request).
+# old (stale: left by a replica that stopped mid-request), by the next try of the id; every minute
+# each replica lists them to delete the stale ones of any replica.
 - apiGroups: ["roomkeeper.io"]
   resources: ["allocationclaims"]
   verbs: ["get", "list", "create", "delete", "deletecollection"]
