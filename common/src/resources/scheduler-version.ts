@@ -20,11 +20,25 @@ export function parseVersion(version: string): ParsedVersion | undefined {
 }
 
 /**
+ * The major number of `v1.2.0` / `1.2.0` / `v3`, or undefined when the text is not a version. Rooms
+ * of a version whose major differs from the active one are replaced by a rolling update; rooms of
+ * another minor are kept, because a minor change does not affect rooms (DESIGN.md "Versions",
+ * Maestro §7). Lenient where parseVersion is strict: a room's or a caller's version text is read
+ * the same way by the operator and the gateway.
+ */
+export function majorOf(version: string): number | undefined {
+  const match = /^v?(\d+)(?:\.\d+){0,2}$/.exec(version.trim());
+  if (!match?.[1]) return undefined;
+  const major = Number(match[1]);
+  return Number.isSafeInteger(major) ? major : undefined;
+}
+
+/**
  * Whether two versions run the same rooms: the same major (a minor change touches no room, so
  * every version of one major runs its rooms' definition). Text that is not a version matches only itself.
  */
 export function sameRooms(a: string, b: string): boolean {
-  const x = parseVersion(a);
-  const y = parseVersion(b);
-  return x && y ? x.major === y.major : a === b;
+  const x = majorOf(a);
+  const y = majorOf(b);
+  return x !== undefined && y !== undefined ? x === y : a === b;
 }

@@ -1,20 +1,4 @@
-import { isOtherMajor, majorOf } from './version-major';
-
-describe('majorOf', () => {
-  it.each([
-    ['v1.0.0', 1],
-    ['v12.3.4', 12],
-    ['2.1.0', 2],
-    ['v3', 3],
-    [' v4.0.0 ', 4],
-    ['', undefined],
-    ['latest', undefined],
-    ['v1.2.3.4', undefined],
-    ['v-1.0.0', undefined],
-  ])('%j -> %j', (version, expected) => {
-    expect(majorOf(version)).toBe(expected);
-  });
-});
+import { isOtherMajor } from './version-major';
 
 describe('isOtherMajor', () => {
   it.each([

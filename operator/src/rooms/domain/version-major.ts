@@ -1,16 +1,8 @@
 /**
- * Major numbers of scheduler versions (`v1.2.0` -> 1). Rooms of a version whose major differs from
- * the active one are replaced by a rolling update; rooms of another minor are kept, because a minor
- * change does not affect rooms (DESIGN.md "Versions", Maestro §7).
+ * Rooms of another major than the active version's are replaced by a rolling update (majorOf, in
+ * common, reads a version's major for the operator and the gateway alike).
  */
-
-/** The major number of `v1.2.0` / `1.2.0` / `v3`, or undefined when the text is not a version. */
-export function majorOf(version: string): number | undefined {
-  const match = /^v?(\d+)(?:\.\d+){0,2}$/.exec(version.trim());
-  if (!match?.[1]) return undefined;
-  const major = Number(match[1]);
-  return Number.isSafeInteger(major) ? major : undefined;
-}
+import { majorOf } from '../../../../common/src/resources/scheduler-version';
 
 /**
  * Whether a room of `roomVersion` belongs to another major than the active version. When the
