@@ -24,7 +24,11 @@
  * kube-controller-manager had just marked it). Rooms also stop being ready without any deletion
  * after the outage, kube-controller-manager marking the pods of nodes whose heartbeats it missed
  * not ready: counted and printed, not the rollout's doing; a deletion within 3 s of such a drop
- * raced it, and is counted and printed too.
+ * raced it, and is counted and printed too. A deletion found by the re-list after the outage
+ * happened in the same unwatched seconds as those drops, in an unknown order: it fails the test
+ * only if fewer than desired served even counting the rooms that stopped serving meanwhile (CI
+ * failed twice on three such deletions, each "leaving 27", the re-listed fleet's count, with
+ * drops meanwhile).
  * During scenario 3 no room at all is deleted or added (a room whose pod cannot be placed for a
  * host port conflict excepted: it never served). Every ping during an outage is answered
  * `success` (the simulated rooms' failure count, and the answers to the pings the test sends),
@@ -83,9 +87,11 @@ describe('control-plane outages in the middle of the work (a real control plane 
     let lastDropAt = 0;
     let lastDrop = '';
     const racedDrops: string[] = [];
+    /** Serving rooms of B deleted while the watch was down, leaving fewer than 30 serving once it listed again. */
+    const unwatchedDeletions: string[] = [];
     /** Rooms of B whose deletion was checked when it began, gone for good while fewer than 30 served. */
     const finalRemovals: string[] = [];
-    const watch = new RoomWatch(s, (event, room, prev, all) => {
+    const watch = new RoomWatch(s, (event, room, prev, all, unwatchedSince) => {
       const out: string[] = [];
       const ns = room.metadata.namespace;
       const removed = removedNow(event, room, prev);
@@ -107,7 +113,17 @@ describe('control-plane outages in the middle of the work (a real control plane 
         const last = prev?.status?.status ?? room.status?.status;
         const left = serving(b).length;
         if (readyOrOccupied(last) && left < 30) {
-          if (removed) {
+          if (removed && unwatchedSince) {
+            // Deleted while the watch was down (between the outage's end and the re-list), as were
+            // the drops meanwhile, in an order nobody saw: a drop after this deletion does not count
+            // against it. Whatever the order, no more rooms served when the last of these
+            // deletions left than serve now plus those that stopped serving meanwhile.
+            const droppedMeanwhile = serving([...unwatchedSince.values()].filter((r) => r.metadata.namespace === B))
+              .filter((r) => all.some((now) => key(now) === key(r) && !now.metadata.deletionTimestamp && !readyOrOccupied(now.status?.status))).length;
+            const what = `serving room ${key(room)} deleted while unwatched, leaving ${left} ready-or-occupied rooms of B now; ${droppedMeanwhile} more stopped serving meanwhile`;
+            if (left + droppedMeanwhile < 30) out.push(`${what}: fewer than desired 30 served, whatever the order`);
+            else unwatchedDeletions.push(what);
+          } else if (removed) {
             const what = `${event}: serving room ${key(room)} deleted, leaving ${left} ready-or-occupied rooms of B (fewer than desired 30)`;
             if (Date.now() - lastDropAt < DROP_RACE_MS) racedDrops.push(`${what}, ${Date.now() - lastDropAt} ms after ${lastDrop} stopped serving`);
             else out.push(what);
@@ -225,6 +241,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
       rolloutArmed = false;
       process.stdout.write(`[outage 2] fewest ready-or-occupied rooms of B seen during the rollout: ${lowestServing} (status changes, no deletion)${lowestSample ? `; the last drop: ${lowestSample}` : ''}\n`);
       process.stdout.write(`[outage 2] rooms of B whose deletion was checked when it began, gone for good while fewer than 30 served (not a deletion; allowed): ${finalRemovals.length}${finalRemovals.length > 0 ? ` (${finalRemovals.join(', ')})` : ''}\n`);
+      process.stdout.write(`[outage 2] serving rooms of B deleted while unwatched, leaving fewer than 30 serving at the re-list, which the rooms that stopped serving meanwhile make up for (order unknown; allowed): ${unwatchedDeletions.length}${unwatchedDeletions.length > 0 ? ` (${unwatchedDeletions.join('; ')})` : ''}\n`);
       process.stdout.write(`[outage 2] deletions that left fewer than 30 serving within ${DROP_RACE_MS} ms of another room's drop (raced it; allowed): ${racedDrops.length}${racedDrops.length > 0 ? ` (${racedDrops.join('; ')})` : ''}\n`);
       await expectConverged(s, B);
       expectEndedWithReason([...(await s.api.listOperations(A)).items, ...(await s.api.listOperations(B)).items]);

@@ -128,7 +128,12 @@ export class RoomWatch {
   private running = false;
   private listing = false;
 
-  constructor(private readonly s: Stack, private readonly rules: (event: 'add' | 'update' | 'delete', room: GameRoom, prev: GameRoom | undefined, all: GameRoom[]) => string[]) {}
+  /**
+   * `rules` gets each event, the room before it, every room after it, and, for a change found by
+   * a re-list, the rooms as the watch last saw them before it stopped (what changed meanwhile
+   * happened in an order nobody saw).
+   */
+  constructor(private readonly s: Stack, private readonly rules: (event: 'add' | 'update' | 'delete', room: GameRoom, prev: GameRoom | undefined, all: GameRoom[], unwatchedSince?: ReadonlyMap<string, GameRoom>) => string[]) {}
 
   rooms(namespace: string): GameRoom[] {
     return [...this.last.values()].filter((r) => r.metadata.namespace === namespace);
@@ -169,12 +174,12 @@ export class RoomWatch {
     for (const [k, r] of listed) this.last.set(k, r);
     const all = [...this.last.values()];
     for (const [k, prev] of before) {
-      if (!listed.has(k)) for (const v of this.rules('delete', prev, prev, all)) this.violations.push(v);
+      if (!listed.has(k)) for (const v of this.rules('delete', prev, prev, all, before)) this.violations.push(v);
     }
     for (const [k, room] of listed) {
       const prev = before.get(k);
       if (prev?.metadata.resourceVersion === room.metadata.resourceVersion) continue;
-      for (const v of this.rules(prev ? 'update' : 'add', room, prev, all)) this.violations.push(v);
+      for (const v of this.rules(prev ? 'update' : 'add', room, prev, all, before)) this.violations.push(v);
     }
   }
 
