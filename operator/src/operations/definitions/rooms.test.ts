@@ -20,6 +20,8 @@ function setup() {
   const specPatches: unknown[] = [];
   /** What each spec change says of its maker (the annotation SPEC_CHANGE_SOURCE_ANNOTATION). */
   const sources: string[] = [];
+  /** The paths each spec change is conditional on (its JSON Patch `test` operations). */
+  const conditions: string[][] = [];
   const api = {
     getScheduler: () => Promise.resolve(scheduler),
     getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec } }),
@@ -29,6 +31,7 @@ function setup() {
       return Promise.resolve(scheduler);
     },
     jsonPatchScheduler: (n: string, ops: { op: string; path: string; value?: unknown }[]): Promise<Scheduler> => {
+      conditions.push(ops.filter((o) => o.op === 'test').map((o) => o.path));
       const annotation = ops.find((o) => o.path.startsWith('/metadata/annotations'))?.value;
       sources.push(typeof annotation === 'string' ? annotation : (annotation as Record<string, string> | undefined)?.['roomkeeper.io/spec-change-source'] ?? '');
       return api.patchScheduler(n, { spec: { roomsReplicas: ops.find((o) => o.path === '/spec/roomsReplicas' && o.op !== 'test')?.value as number } });
@@ -47,7 +50,7 @@ function setup() {
     spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 2 }, priority: false, enqueuedAt: new Date().toISOString(), source: 'api', cancelRequested: false },
   } as Operation;
   const ctx = new ExecutionContext(op, deps, silentLogger(), 60_000, () => undefined);
-  return { ctx, cached, specPatches, sources, latest: () => scheduler };
+  return { ctx, cached, specPatches, sources, conditions, latest: () => scheduler };
 }
 
 describe('add_rooms and the replicas it changes', () => {
@@ -65,6 +68,9 @@ describe('add_rooms and the replicas it changes', () => {
     expect(t.specPatches).toEqual([{ roomsReplicas: 5 }, { roomsReplicas: 3 }]);
     // Each names the generation it makes and this operation: its version operation is the API's, not kubectl's.
     expect(t.sources).toEqual(['5 api op-1', '6 api op-1']);
+    // The scheduler had no annotations: the map written whole is conditional on the version read,
+    // so an annotation added meanwhile by someone else fails the patch instead of being replaced.
+    expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/resourceVersion'], ['/metadata/generation', '/metadata/resourceVersion']]);
     await t.ctx.finish('canceled');
   });
 });
