@@ -8,12 +8,12 @@ import { API_VERSION } from '../../common/src/resources/api-group';
 import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
-  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued'
+  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'RoomCountNotDecided']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

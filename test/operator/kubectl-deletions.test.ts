@@ -3,8 +3,8 @@
  * rebuilt or protected, and a failure that repeats is told once. Each case deletes one thing with
  * the real kubectl and ends with the scheduler back in sync within 2 minutes with exactly the
  * desired rooms, nothing leaked (pods, GameRooms, host ports), at most 3 failed operations, and
- * `kubectl describe scheduler` telling what happened. Last, the GameRoom CRD itself is deleted and
- * applied again.
+ * `kubectl describe scheduler` telling what happened: a running Operation deleted is told in a
+ * Scheduler Event. Last, the GameRoom CRD itself is deleted and applied again.
  *
  * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
  * it so: test/real-apiserver/kubectl-deletions.test.ts) with the chart's identities.
@@ -14,6 +14,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
 import { CRD_DIR, schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -21,6 +23,8 @@ import { waitFor } from '../support/wait';
 const run = promisify(execFile);
 const RECOVERY_MS = 120_000;
 const DESIRED = 2;
+/** The schedulers of the suite; the last tests take them all. */
+const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-lease', 'del-pod', 'del-secret'];
 
 describe('kubectl deletions: the scheduler comes back', () => {
   let stack: Stack;
@@ -78,11 +82,12 @@ describe('kubectl deletions: the scheduler comes back', () => {
   const roomsOf = async (name: string) => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp);
 
   beforeAll(async () => {
-    stack = await startStack({ external: true });
+    // Rooms made a few at a time: a running add_rooms is caught mid-way (test 'kubectl delete of a running add_rooms').
+    stack = await startStack({ external: true, config: { addRoomsConcurrency: 4 } });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-deletions-'));
     kubeconfig = path.join(dir, 'kubeconfig');
     stack.writeKubeconfig(kubeconfig);
-    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret', 'quota'];
+    const names = [...SCHEDULERS, 'quota'];
     await Promise.all(names.map((n) => stack.api.createScheduler(schedulerObject(n, { roomsReplicas: DESIRED }) as never)));
     await Promise.all(names.map((n) => backInSync(n, Date.now())));
   }, 180_000);
@@ -149,6 +154,43 @@ describe('kubectl deletions: the scheduler comes back', () => {
     expect(await describeScheduler(name)).toMatch(/State:\s+in-sync/);
     await record(name, `operation ${running.spec.definitionName} deleted while it ran`, ms);
   }, RECOVERY_MS + 30_000);
+
+  test('kubectl delete rkop of a running add_rooms: it stops as a cancel does, roomsReplicas and rooms as before, and a Scheduler Event tells how far it got', async () => {
+    const name = 'del-add';
+    const amount = 100;
+    // The sandbox answers in microseconds: its pod creations are slowed so that the operation is
+    // still running when kubectl's request lands (a real API server is slow enough at 4 at a time).
+    stack.sandbox?.faults.set({ latencyMs: 100, match: { verb: 'create', resource: 'pods' } });
+    try {
+      const op = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'add_rooms', input: { amount }, source: 'api', enqueuedAt: Date.now() });
+      const id = op.metadata.name as string;
+      const t0 = Date.now();
+      await stack.api.createOperation(op);
+      await waitFor(async () => (await stack.api.listGameRooms(name)).items.length > DESIRED + 2, { timeoutMs: 30_000, intervalMs: 20, message: 'the add_rooms mid-way' });
+      const deleting = Date.now();
+      await kubectl(['delete', 'rkop', id]); // waits until the object is gone
+      const deleteMs = Date.now() - deleting;
+      stack.sandbox?.faults.clear();
+      await expect(stack.api.getOperation(id)).rejects.toThrow();
+      const ms = await backInSync(name, t0);
+      expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(DESIRED);
+      const told = await waitFor(async () => {
+        const described = await describeScheduler(name);
+        return /OperationDeleted/.test(described) ? described : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 250, message: 'the OperationDeleted Event' });
+      expect(told).toMatch(new RegExp(`Operation ${id} \\(add_rooms\\) was deleted while it ran \\(by kubectl or another client, not by Roomkeeper\\); it stopped after [\\d.]+s as a cancel does\\. Its history went with it; it recorded: roomsReplicas changed from ${DESIRED} to ${DESIRED + amount}`));
+      const stopped = /Room creation stopped by the deletion of the operation: (\d+)\/100 rooms created \(the \d+ requests in flight completed\)/.exec(told);
+      expect(stopped).toBeTruthy();
+      const made = stopped?.[1] ?? '';
+      expect(Number(made)).toBeLessThan(amount);
+      expect(told).toMatch(new RegExp(`roomsReplicas restored to ${DESIRED}; Deleted the ${made} rooms created by this operation; Operation rollback flow execution finished with success\\.`));
+      expect(told).not.toMatch(/Operation canceled by the user/);
+      figures.push(`running add_rooms deleted with kubectl: the deletion took ${(deleteMs / 1000).toFixed(1)} s (no finalizer); it had created ${made}/${amount} rooms`);
+      await record(name, 'running add_rooms deleted', ms);
+    } finally {
+      stack.sandbox?.faults.clear();
+    }
+  }, RECOVERY_MS + 60_000);
 
   test('kubectl delete of the leader Lease: leadership is taken again and the fleet healed', async () => {
     const name = 'del-lease';
@@ -235,14 +277,14 @@ describe('kubectl deletions: the scheduler comes back', () => {
     await kubectl(['delete', 'crd', 'gamerooms.roomkeeper.io', '--timeout=90s']);
     await kubectl(['apply', '--server-side', '-f', path.join(CRD_DIR, 'roomkeeper.io_gamerooms.yaml')]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/gamerooms.roomkeeper.io']);
-    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret'];
+    const names = SCHEDULERS;
     const ms = Math.max(...await Promise.all(names.map((n) => backInSync(n, t0))));
     for (const n of names) expect(await failedOperations(n)).toBeLessThanOrEqual(3);
     figures.push(`GameRoom CRD deleted and applied again: ${names.length} schedulers back in sync in ${(ms / 1000).toFixed(1)} s`);
   }, RECOVERY_MS + 120_000);
 
   test('the protected versions never block a Scheduler deletion: schedulers, versions and namespaces all go', async () => {
-    const names = ['del-ns', 'del-version', 'del-op', 'del-lease', 'del-pod', 'del-secret', 'quota'];
+    const names = [...SCHEDULERS, 'quota'];
     const t0 = Date.now();
     await kubectl(['delete', 'rks', ...names, '--wait=false']);
     await waitFor(async () => {

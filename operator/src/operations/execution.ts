@@ -77,6 +77,8 @@ export class ExecutionContext {
   private abandoned: string | undefined;
   private stopped: string | undefined;
   private userCanceled = false;
+  /** The Operation object was deleted while this ran: nothing is written any more. */
+  private objectDeleted = false;
   /** Bookkeeping an executor leaves for its rollback (what it created). */
   readonly state: Record<string, unknown> = {};
 
@@ -141,6 +143,27 @@ export class ExecutionContext {
   }
 
   /**
+   * The Operation object was deleted while this ran (kubectl delete): it stops at its next safe
+   * point and is rolled back as a cancel is, and writes nothing more, there being no object to
+   * write to (the lease is no longer renewed). The runner tells its account in a Scheduler Event.
+   */
+  deleted(): void {
+    this.objectDeleted = true;
+    this.stopTimers();
+    this.cancel();
+  }
+
+  /** Whether the Operation object was deleted while this ran. */
+  get wasDeleted(): boolean {
+    return this.objectDeleted;
+  }
+
+  /** What stopped a canceled execution, as its history says it: the cancel, or the operation's deletion. */
+  get cancelCause(): string {
+    return this.objectDeleted ? 'the deletion of the operation' : 'the cancel';
+  }
+
+  /**
    * A graceful stop of the operator: no further step starts (the signal aborts, as a cancel's
    * does, so the requests in flight complete), the next checkpoint throws ExecutionStopped. The
    * lease is still renewed until the runner has written the hand-over.
@@ -179,7 +202,7 @@ export class ExecutionContext {
   event(text: string): void {
     this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: text });
     this.logger.info(text, { operation: this.op.metadata.name, definition: this.op.spec.definitionName });
-    if (!this.flushTimer && this.abandoned === undefined) {
+    if (!this.flushTimer && this.abandoned === undefined && !this.objectDeleted) {
       this.flushTimer = setTimeout(() => {
         this.flushTimer = undefined;
         void this.write({}).catch(() => undefined);
@@ -233,7 +256,7 @@ export class ExecutionContext {
   /** Serialised status writes: history always goes along, so no write loses an event. */
   private write(fields: Record<string, unknown>, resourceVersion?: string): Promise<void> {
     const run = async (): Promise<void> => {
-      if (this.abandoned !== undefined) return;
+      if (this.abandoned !== undefined || this.objectDeleted) return;
       const body: Record<string, unknown> = { status: { ...fields, executionHistory: this.history } };
       if (resourceVersion) body.metadata = { resourceVersion };
       const written = await this.deps.api.patchOperationStatus(this.op.metadata.name as string, body);

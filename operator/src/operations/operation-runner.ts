@@ -15,9 +15,13 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
+import { deletedOperationNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { planQueue, type QueueEnding } from './queue-plan';
 import { OperationStatusName } from '../../../common/src/resources/operation-names';
+
+/** The history line of an execution whose Operation object was deleted (never written: the object is gone). */
+const DELETED_WHILE_RUNNING = 'Operation deleted while it ran';
 
 type ExecutionResult = typeof OperationStatusName.Finished | typeof OperationStatusName.Error | typeof OperationStatusName.Canceled;
 
@@ -96,8 +100,17 @@ export class OperationRunner {
     this.opts.enqueue(op.spec.schedulerName);
   }
 
+  /**
+   * Informer hook: an operation was deleted. One running here (kubectl delete of a running
+   * operation) stops at its next safe point as a cancel does, its rollback included, and its
+   * account goes to a Scheduler Event (its history went with the object).
+   */
   forget(op: Operation): void {
     this.overlay.delete(op.metadata.name as string);
+    const ctx = this.running.get(op.spec.schedulerName);
+    if (!ctx || ctx.op.metadata.name !== op.metadata.name || ctx.isAbandoned || ctx.wasDeleted) return;
+    ctx.event(DELETED_WHILE_RUNNING);
+    ctx.deleted();
   }
 
   /** The scheduler's operations: the cache, with our own newer writes laid over it. */
@@ -108,6 +121,12 @@ export class OperationRunner {
     }
     for (const op of this.overlay.values()) {
       if (op.spec.schedulerName === schedulerName) byName.set(op.metadata.name as string, op);
+    }
+    // An operation deleted while it runs here still runs until its rollback ends: the queue stays
+    // busy meanwhile, so the health check does not decide on counts the rollback is changing.
+    const ctx = this.running.get(schedulerName);
+    if (ctx?.wasDeleted && !byName.has(ctx.op.metadata.name as string)) {
+      byName.set(ctx.op.metadata.name as string, { ...ctx.op, status: { ...ctx.op.status, status: OperationStatusName.InProgress } });
     }
     return [...byName.values()];
   }
@@ -193,6 +212,8 @@ export class OperationRunner {
       return;
     }
     const opName = ctx.op.metadata.name as string;
+    // The lines this execution records from here on (an operation run again keeps its earlier ones).
+    const firstLine = ctx.recorded.length;
     schedulerEvent(this.deps, ctx.schedulerName, 'OperationStarted', 'ExecuteOperation', `Operation ${opName} (${definition.name}) started`);
     let result: ExecutionResult = OperationStatusName.Finished;
     let failure = '';
@@ -219,7 +240,9 @@ export class OperationRunner {
       }
       result = err instanceof OperationCanceled || ctx.canceled ? OperationStatusName.Canceled : OperationStatusName.Error;
       failure = describeApiError(err);
-      ctx.event(result === OperationStatusName.Canceled ? 'Operation canceled by the user' : `Operation execution failed: ${describeApiError(err)}`);
+      // A deleted operation's stop is told by the Scheduler Event below, not as the user's cancel.
+      if (result === OperationStatusName.Error) ctx.event(`Operation execution failed: ${describeApiError(err)}`);
+      else if (!ctx.wasDeleted) ctx.event('Operation canceled by the user');
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
         try {
@@ -231,7 +254,9 @@ export class OperationRunner {
       }
       try {
         // The last line says how the operation ended: only a finished one says "finished".
-        await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : 'Operation ended in error');
+        // (A deleted operation's end is its Scheduler Event's first sentence.)
+        if (ctx.wasDeleted) await ctx.finish(result);
+        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : 'Operation ended in error');
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }
@@ -239,7 +264,10 @@ export class OperationRunner {
     this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });
     const seconds = stop({ result });
     const took = `after ${seconds.toFixed(1)}s`;
-    if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
+    if (ctx.wasDeleted) {
+      const lines = ctx.recorded.slice(firstLine).map((h) => h.event).filter((e) => e !== DELETED_WHILE_RUNNING);
+      schedulerEvent(this.deps, ctx.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(opName, definition.name, took, result, lines));
+    } else if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
   }

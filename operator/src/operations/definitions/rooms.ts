@@ -148,7 +148,7 @@ export const addRoomsDefinition: OperationDefinition = {
       },
     });
     ctx.state.createdRooms = result.created;
-    stopIfCanceled(ctx, `Room creation stopped by the cancel: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
+    stopIfCanceled(ctx, `Room creation stopped by ${ctx.cancelCause}: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     ctx.event(`Added ${result.created.length} rooms${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
@@ -267,7 +267,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       const deleting = idsWith((o) => o === 'deleting');
       if (deleting.length > 0) ctx.event(`${deleting.length === 1 ? 'Room' : 'Rooms'} ${deleting.join(', ')} already being deleted: left to finish (a pod still there after ROOMKEEPER_ROOM_DELETION_TIMEOUT is force-deleted)`);
-      stopIfCanceled(ctx, `Removal stopped by the cancel after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
+      stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
       ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
       return;
     }
@@ -294,7 +294,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       else changed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
     ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}`);
-    stopIfCanceled(ctx, `Removal stopped by the cancel after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
+    stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
     // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
     // so roomsReplicas goes down by all of them and the health check removes the rest (never an
     // occupied room). Running it again would remove `amount` rooms more.

@@ -1,0 +1,34 @@
+/**
+ * The account of an operation whose Operation object was deleted while it ran (kubectl delete
+ * rkop): its history went with the object, so a Scheduler Event tells what it did. Pure.
+ */
+
+/** Events are cut at 1 kB (common/src/kube/event-recorder.ts): the account keeps its first and last lines. */
+const MAX_NOTE = 1024;
+
+/**
+ * The note of the `OperationDeleted` Event: which operation, that no part of Roomkeeper deleted
+ * it, how it ended (`result`), and the history lines its execution recorded (`lines`, from its
+ * first step to the end of its rollback). Lines in the middle give way first when the note would
+ * be cut: how far it got and what its rollback left are the last ones.
+ */
+export function deletedOperationNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], max = MAX_NOTE): string {
+  const ended = result === 'canceled'
+    ? `it stopped ${took} as a cancel does`
+    : result === 'error'
+      ? `it ended in error ${took}`
+      : `it had done its work and ended ${took}`;
+  const head = `Operation ${operation} (${definition}) was deleted while it ran (by kubectl or another client, not by Roomkeeper); ${ended}. Its history went with it;`;
+  if (lines.length === 0) return `${head} it recorded nothing.`;
+  const text = (shown: readonly string[]) => `${head} it recorded: ${shown.join('; ')}.`;
+  const all = text(lines);
+  if (all.length <= max || lines.length < 3) return all;
+  // Drop lines from the middle, keeping the first and as many of the last as fit.
+  for (let last = lines.length - 2; last >= 1; last--) {
+    const left = lines.length - 1 - last;
+    const shown = [lines[0] as string, `(${left} more)`, ...lines.slice(lines.length - last)];
+    const candidate = text(shown);
+    if (candidate.length <= max) return candidate;
+  }
+  return text([lines[0] as string, `(${lines.length - 2} more)`, lines[lines.length - 1] as string]);
+}
