@@ -20,6 +20,7 @@ import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { createOperatorInformers } from './operator-informers';
 import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
+import { OutsideDeletions } from './rooms/outside-deletions';
 import { registerFleetMetrics } from './fleet-metrics';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
@@ -125,9 +126,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => schedulerController.reconcile(key)) });
   const roomController = new RoomStatusController(deps);
   const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: ifLeading((key) => roomController.reconcile(key)) });
+  const outside = new OutsideDeletions({ caches, expectations });
   const health = new HealthController(deps, {
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
+    outside,
   });
   const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => health.reconcile(key)) });
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
@@ -152,11 +155,16 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     else runner.observe(op);
     enqueue('operations', t, op);
   };
-  hooks.room = (t, room) => whenLeading(() => {
+  const roomChanged = (t: EventType, room: GameRoom) => {
     expectations.observe(t, room);
     if (t === 'delete') void roomController.roomDeleted(room);
     enqueue('gamerooms', t, room);
-  });
+  };
+  hooks.room = (t, room) => {
+    // On every replica, before the expectations forget the deletions this one asked for.
+    outside.observe(t, room, leading);
+    whenLeading(() => roomChanged(t, room));
+  };
 
   const enqueueAll = () => {
     for (const s of informers.schedulers.list()) {

@@ -3,12 +3,14 @@
  * rebuilt or protected, and a failure that repeats is told once. Each case deletes one thing with
  * the real kubectl and ends with the scheduler back in sync within 2 minutes with exactly the
  * desired rooms, nothing leaked (pods, GameRooms, host ports), at most 3 failed operations, and
- * `kubectl describe scheduler` telling what happened: a running Operation deleted is told in a
- * Scheduler Event. Last, the GameRoom CRD itself is deleted and applied again.
+ * `kubectl describe scheduler` telling what happened: a GameRoom deleted by hand, or a running
+ * Operation, is told in a Scheduler Event. Last, the GameRoom CRD itself is deleted and applied
+ * again.
  *
  * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
  * it so: test/real-apiserver/kubectl-deletions.test.ts) with the chart's identities.
  */
+import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,7 +26,7 @@ const run = promisify(execFile);
 const RECOVERY_MS = 120_000;
 const DESIRED = 2;
 /** The schedulers of the suite; the last tests take them all. */
-const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-lease', 'del-pod', 'del-secret'];
+const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-room', 'del-lease', 'del-pod', 'del-secret'];
 
 describe('kubectl deletions: the scheduler comes back', () => {
   let stack: Stack;
@@ -191,6 +193,45 @@ describe('kubectl deletions: the scheduler comes back', () => {
       stack.sandbox?.faults.clear();
     }
   }, RECOVERY_MS + 60_000);
+
+  test('kubectl delete gameroom: the Scheduler tells the room was deleted outside Roomkeeper and what replaces it; --all is one Event per add_rooms, not one per room', async () => {
+    const name = 'del-room';
+    const [room] = await roomsOf(name);
+    const roomName = room?.metadata.name as string;
+    const t0 = Date.now();
+    await kubectl(['delete', 'gameroom', roomName, '-n', name]);
+    const ms = await backInSync(name, t0);
+    const described = await waitFor(async () => {
+      const d = await describeScheduler(name);
+      return /RoomsDeletedOutsideRoomkeeper/.test(d) ? d : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250, message: 'the RoomsDeletedOutsideRoomkeeper Event' });
+    const told = new RegExp(`Room ${roomName} was deleted outside Roomkeeper \\(by kubectl or another client; no operation deleted it\\)\\. The health check enqueued add_rooms (\\S+) for 1 room \\(1 available of ${DESIRED} desired\\)\\.`).exec(described);
+    expect(told).toBeTruthy();
+    const replacing = await stack.api.getOperation(told?.[1] as string);
+    expect(replacing.spec.input?.reason).toContain(`lost: ${roomName} (deleted outside Roomkeeper)`);
+    await record(name, 'GameRoom deleted', ms);
+
+    // Many at once: one Event per decision of the health check, not one per room.
+    const many = 16;
+    await kubectl(['scale', 'rks', name, `--replicas=${many}`]);
+    await backInSync(name, Date.now(), many);
+    const t1 = Date.now();
+    await kubectl(['delete', 'gamerooms', '--all', '-n', name]);
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const outside = async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .filter((e) => e.regarding?.name === name && e.reason === 'RoomsDeletedOutsideRoomkeeper' && !(e.note ?? '').startsWith(`Room ${roomName} `));
+    const countOf = (note: string): number => (/^Room \S+ was deleted/.test(note) ? 1 : Number(/^(\d+) rooms were deleted/.exec(note)?.[1] ?? 0));
+    const told16 = await waitFor(async () => {
+      const found = await outside();
+      return found.reduce((n, e) => n + countOf(e.note ?? '') * (e.series?.count ?? 1), 0) >= many ? found : undefined;
+    }, { timeoutMs: RECOVERY_MS, intervalMs: 250, message: `every one of the ${many} rooms told` });
+    expect(told16.reduce((n, e) => n + countOf(e.note ?? '') * (e.series?.count ?? 1), 0)).toBe(many);
+    expect(told16.length).toBeLessThanOrEqual(many / 2);
+    const ms16 = await backInSync(name, t1, many);
+    figures.push(`kubectl delete gamerooms --all (${many} rooms): ${told16.length} Events, back in sync in ${(ms16 / 1000).toFixed(1)} s`);
+    await kubectl(['scale', 'rks', name, `--replicas=${DESIRED}`]);
+    await backInSync(name, Date.now());
+  }, 2 * RECOVERY_MS + 60_000);
 
   test('kubectl delete of the leader Lease: leadership is taken again and the fleet healed', async () => {
     const name = 'del-lease';

@@ -11,6 +11,9 @@
  * A lost room recorded in the Scheduler's status (`status.lostRooms`) is expected the same way: the
  * room's deletion and the Scheduler's update come on separate watches, and a health check that saw
  * the room gone but not yet the record would replace it with an add_rooms that never names it.
+ *
+ * It also remembers which deletions this replica asked for, until the cache shows them begin, so
+ * that a room deleted by anyone else (kubectl) is told apart (outside-deletions.ts).
  */
 import type { GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { Clock } from '../../../common/src/runtime/clock';
@@ -23,6 +26,8 @@ export class RoomExpectations {
   private readonly pending = new Map<string, Map<string, { what: Expected; at: number }>>();
   /** scheduler -> lost room recorded in its status -> since when. */
   private readonly records = new Map<string, Map<string, number>>();
+  /** `scheduler/room` -> when this replica asked for its deletion (oldest first). */
+  private readonly ownDeletions = new Map<string, number>();
 
   constructor(private readonly now: Clock, private readonly ttlMs = 30_000) {}
 
@@ -31,6 +36,7 @@ export class RoomExpectations {
   }
 
   expectDelete(scheduler: string, room: string): void {
+    this.noteOwnDeletion(scheduler, room);
     const rooms = this.roomsOf(scheduler);
     // Created and deleted before the cache saw either: nothing is left to see.
     if (rooms.get(room)?.what === 'add') rooms.delete(room);
@@ -50,6 +56,33 @@ export class RoomExpectations {
   /** The write expected did not happen (the request failed): nothing to wait for. */
   cancel(scheduler: string, room: string): void {
     forget(this.pending, scheduler, room);
+    this.ownDeletions.delete(`${scheduler}/${room}`);
+  }
+
+  /**
+   * Before a deletion of `room` this replica asks for, one the health check need not wait for
+   * (expectDelete notes it too): its deletion is then not taken for one made outside Roomkeeper.
+   */
+  noteOwnDeletion(scheduler: string, room: string): void {
+    const key = `${scheduler}/${room}`;
+    const now = this.now();
+    this.ownDeletions.delete(key); // most recent last
+    this.ownDeletions.set(key, now);
+    for (const [k, at] of this.ownDeletions) {
+      if (at >= now - this.ttlMs) break;
+      this.ownDeletions.delete(k); // its deletion never showed (refused, or gone unseen)
+    }
+  }
+
+  /**
+   * Whether this replica asked for the deletion of `room` within the TTL; forgets it. Asked once,
+   * when the cache first shows the room's deletion.
+   */
+  takeOwnDeletion(scheduler: string, room: string): boolean {
+    const key = `${scheduler}/${room}`;
+    const at = this.ownDeletions.get(key);
+    this.ownDeletions.delete(key);
+    return at !== undefined && at >= this.now() - this.ttlMs;
   }
 
   /** Informer hook: an add or update shows a created room; a delete or a deletionTimestamp a deleted one. */

@@ -29,6 +29,7 @@ import { planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
+import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -39,6 +40,8 @@ export interface HealthControllerOptions {
    * after an outage) keeps showing an idle queue, and each run enqueues the same healing again.
    */
   track?: (op: Operation) => void;
+  /** Rooms deleted outside Roomkeeper, told in a Scheduler Event with what replaces them. */
+  outside?: OutsideDeletions;
 }
 
 /** Pending pods with a host-port conflict are given this long before being replaced. */
@@ -134,6 +137,7 @@ export class HealthController {
     await this.releaseDeletedRooms(name); // housekeeping, also while operations run or the scheduler goes
     await this.deleteStaleDigests(name);
     const s = this.deps.caches.schedulers.get(name);
+    if (!s || s.metadata.deletionTimestamp) this.opts.outside?.clear(name); // its rooms go with it
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
@@ -143,7 +147,11 @@ export class HealthController {
     // Without its namespace (deleted, or still terminating) every room operation would fail:
     // the scheduler controller rebuilds it first; its informer event brings us back.
     const ns = this.deps.caches.namespaces.get(name);
-    if (!ns || ns.metadata?.deletionTimestamp) return interval;
+    if (!ns || ns.metadata?.deletionTimestamp) {
+      // Rooms deleted with their namespace: the scheduler controller tells the namespace's rebuild.
+      this.opts.outside?.clear(name);
+      return interval;
+    }
 
     const now = this.deps.now();
     const views = this.rooms.views(name);
@@ -239,6 +247,14 @@ export class HealthController {
       const input = this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired);
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version`);
     }
+    // Rooms deleted outside Roomkeeper are told with what this decision does about them.
+    const outside = this.opts.outside?.of(name);
+    const tellOutside = (outcome: string): void => {
+      if (!outside) return;
+      this.opts.outside?.clear(name);
+      schedulerEvent(this.deps, name, 'RoomsDeletedOutsideRoomkeeper', 'DeleteRoom', outsideDeletionNote(outside, outcome));
+    };
+    const counts = `${plan.available} available of ${decision.desired} desired`;
     if (plan.add > 0) {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
       // included: the next one would not name them (lost-rooms.ts).
@@ -246,16 +262,20 @@ export class HealthController {
         const why = leavingOnItsOwn(r, this.deps.caches.pods.get(r.metadata.name as string, name));
         return why ? [{ name: r.metadata.name as string, why }] : [];
       });
+      for (const room of outside?.names ?? []) leaving.push({ name: room, why: 'deleted outside Roomkeeper' });
       const lost = lostToName(s.status.lostRooms, ops, leaving);
-      const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${lost.more > 0 ? ` and ${lost.more} more` : ''}` : '';
+      const more = lost.more + (outside ? outside.count - outside.names.length : 0);
+      const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
+      const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${plan.add} room${plan.add === 1 ? '' : 's'} (${counts}).`);
       if (plan.rollingUpdate) {
         const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})${lostText}`;
-        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`, annotations);
+        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`, annotations, enqueued);
       }
-      const why = `${decision.reason}; ${plan.available} available of ${decision.desired} desired${lostText}`;
-      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations);
+      const why = `${decision.reason}; ${counts}${lostText}`;
+      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations, enqueued);
     }
+    tellOutside(`No room was added for them: ${counts}.`);
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
@@ -268,9 +288,10 @@ export class HealthController {
   /**
    * Enqueues a healing operation unless it would fail the same way as the last one of its kind
    * (domain/repeated-failure.ts): then it waits for the backoff or for something to change.
+   * `rollout` is a rolling update's progress, told as an Event once enqueued; `annotations` go on
+   * the operation; `enqueued` is told the operation's name.
    */
-  /** Enqueues a healing operation; `rollout` is a rolling update's progress, told as an Event once enqueued; `annotations` go on the operation. */
-  private async enqueue<D extends OperationDefinitionName>(s: Scheduler, ops: readonly Operation[], definitionName: D, input: OperationInputs[D], rollout?: string, annotations: Record<string, string> = {}): Promise<ReconcileResult> {
+  private async enqueue<D extends OperationDefinitionName>(s: Scheduler, ops: readonly Operation[], definitionName: D, input: OperationInputs[D], rollout?: string, annotations: Record<string, string> = {}, enqueued?: (op: string) => void): Promise<ReconcileResult> {
     const schedulerName = s.metadata.name as string;
     const now = this.deps.now();
     const fingerprint = this.fingerprint(s);
@@ -288,6 +309,7 @@ export class HealthController {
     op.metadata.annotations = { ...op.metadata.annotations, ...annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
     this.opts.track?.(await this.deps.api.createOperation(op));
     if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name as string})`);
+    enqueued?.(op.metadata.name as string);
     return { requeueAfterMs: 200 };
   }
 

@@ -156,6 +156,7 @@ export class RoomStatusController {
   }
 
   private async deleteRoom(namespace: string, name: string): Promise<void> {
+    this.deps.expectations?.noteOwnDeletion(namespace, name);
     try {
       await this.deps.api.deleteGameRoom(namespace, name, undefined, 'Background');
     } catch (err) {
