@@ -228,7 +228,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
     expect(told16.reduce((n, e) => n + countOf(e.note ?? '') * (e.series?.count ?? 1), 0)).toBe(many);
     expect(told16.length).toBeLessThanOrEqual(many / 2);
     const ms16 = await backInSync(name, t1, many);
-    figures.push(`kubectl delete gamerooms --all (${many} rooms): ${told16.length} Events, back in sync in ${(ms16 / 1000).toFixed(1)} s`);
+    figures.push(`kubectl delete gamerooms --all (${many} rooms): ${told16.length} Event${told16.length === 1 ? '' : 's'}, back in sync in ${(ms16 / 1000).toFixed(1)} s`);
     await kubectl(['scale', 'rks', name, `--replicas=${DESIRED}`]);
     await backInSync(name, Date.now());
   }, 2 * RECOVERY_MS + 60_000);

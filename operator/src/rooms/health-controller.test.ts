@@ -4,7 +4,9 @@ import { LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import type { OperatorDeps } from '../deps';
+import type { KubeEvent } from '../../../common/src/kube/event-recorder';
 import { HealthController } from './health-controller';
+import { OutsideDeletions } from './outside-deletions';
 import { captureLogs } from '../../../test/support/log-capture';
 import { waitFor } from '../../../test/support/wait';
 
@@ -189,5 +191,46 @@ describe('HealthController and the size of its operations', () => {
     await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, (o.spec.input?.roomsIds as string[]).length, Object.keys(o.spec.input?.resourceVersions as object).length])).toEqual([['remove_rooms', 'rolling_update_replace', 3, 3]]);
     expect(notes).toEqual([`Rolling update to v2.0.0: replacing 3 rooms of an older version (operation ${created[0]?.metadata.name as string})`]);
+  });
+});
+
+describe('HealthController and rooms deleted outside Roomkeeper', () => {
+  const deletedRoom = (name: string) => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', uid: `uid-${name}` }, spec: { scheduler: 's', version: 'v1.0.0' } }) as const;
+  const withOutside = (deps: OperatorDeps, names: string[]) => {
+    const outside = new OutsideDeletions({ caches: deps.caches });
+    for (const n of names) outside.observe('delete', deletedRoom(n), true);
+    const events: KubeEvent[] = [];
+    Object.assign(deps, { events: { record: (e: KubeEvent) => events.push(e) } });
+    return { outside, events };
+  };
+
+  it('names them in the add_rooms that replaces them and tells them once in a Warning Event naming it', async () => {
+    const { deps, created } = setup();
+    const { outside, events } = withOutside(deps, ['s-aaaaa', 's-bbbbb']);
+    const health = new HealthController(deps, { operationsOf: () => [], outside });
+    await health.reconcile('s');
+    expect(created.map((o) => o.spec.input?.reason)).toEqual(['roomsReplicas is 3; 0 available of 3 desired; lost: s-aaaaa (deleted outside Roomkeeper), s-bbbbb (deleted outside Roomkeeper)']);
+    expect(events.filter((e) => e.reason === 'RoomsDeletedOutsideRoomkeeper')).toEqual([expect.objectContaining({
+      type: 'Warning',
+      note: `2 rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): s-aaaaa, s-bbbbb. The health check enqueued add_rooms ${created[0]?.metadata.name as string} for 3 rooms (0 available of 3 desired).`,
+    })]);
+    expect(outside.of('s')).toBeUndefined();
+  });
+
+  it('says no room was added when the fleet wants none, and keeps them while the queue is busy', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec.roomsReplicas = 0;
+    const { outside, events } = withOutside(deps, ['s-aaaaa']);
+    let busy: Operation[] = [{ spec: { schedulerName: 's', definitionName: 'add_rooms' }, status: { status: 'in_progress' } } as Operation];
+    const health = new HealthController(deps, { operationsOf: () => busy, outside });
+    await health.reconcile('s');
+    expect(events.filter((e) => e.reason === 'RoomsDeletedOutsideRoomkeeper')).toEqual([]);
+    busy = [];
+    await health.reconcile('s');
+    expect(created).toEqual([]);
+    expect(events.filter((e) => e.reason === 'RoomsDeletedOutsideRoomkeeper').map((e) => e.note)).toEqual([
+      'Room s-aaaaa was deleted outside Roomkeeper (by kubectl or another client; no operation deleted it). No room was added for it: 0 available of 0 desired.',
+    ]);
   });
 });

@@ -275,7 +275,7 @@ export class HealthController {
       const why = `${decision.reason}; ${counts}${lostText}`;
       return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations, enqueued);
     }
-    tellOutside(`No room was added for them: ${counts}.`);
+    tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'}: ${counts}.`);
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
@@ -307,7 +307,9 @@ export class HealthController {
     this.heldRetry.delete(schedulerName);
     const op = buildOperation({ id: newOperationId(now), schedulerName, definitionName, input, priority: true, source: OperationSourceName.Operator, enqueuedAt: now });
     op.metadata.annotations = { ...op.metadata.annotations, ...annotations, [ATTEMPT_ANNOTATION]: String(decision.attempt), [HEALTH_FINGERPRINT_ANNOTATION]: fingerprint };
-    this.opts.track?.(await this.deps.api.createOperation(op));
+    // Created first: an optional call (`track?.(…)`) evaluates no argument when `track` is absent.
+    const created = await this.deps.api.createOperation(op);
+    this.opts.track?.(created);
     if (rollout) schedulerEvent(this.deps, schedulerName, 'RolloutProgress', 'RollingUpdate', `${rollout} (operation ${op.metadata.name as string})`);
     enqueued?.(op.metadata.name as string);
     return { requeueAfterMs: 200 };
