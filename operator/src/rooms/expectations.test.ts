@@ -21,6 +21,21 @@ describe('room expectations', () => {
     now = 0;
   });
 
+  test('a deletion this replica asked for is its own for 10 minutes, a failed request included (it may have landed), and is taken once', () => {
+    const e = make();
+    e.expectDelete('s', 'a');
+    e.expectDelete('s', 'b');
+    e.cancel('s', 'b'); // the request failed, on a timeout perhaps
+    now = 5 * 60_000; // a watch minutes behind
+    expect(e.takeOwnDeletion('s', 'a')).toBe(true);
+    expect(e.takeOwnDeletion('s', 'a')).toBe(false);
+    expect(e.takeOwnDeletion('s', 'b')).toBe(true);
+    e.noteOwnDeletion('s', 'c');
+    now += 10 * 60_000 + 1;
+    expect(e.takeOwnDeletion('s', 'c')).toBe(false);
+    expect(e.takeOwnDeletion('s', 'x')).toBe(false);
+  });
+
   test('a created room is expected until the cache shows it', () => {
     const e = make();
     e.expectAdd('s', 'a');

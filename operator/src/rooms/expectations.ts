@@ -18,6 +18,14 @@
 import type { GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { Clock } from '../../../common/src/runtime/clock';
 
+/**
+ * How long a deletion this replica asked for is remembered as its own, for telling deletions
+ * outside Roomkeeper apart: far longer than the expectations' TTL, since a watch minutes behind
+ * (an outage, a loaded 10,000-room fleet) must not turn the operator's own deletions into someone
+ * else's. At most the rooms deleted in that time (a few MB for a 10,000-room rollout).
+ */
+const OWN_DELETION_MEMORY_MS = 10 * 60_000;
+
 /** `change`: the room changed on the server (a deletion was refused 409) since the version the cache shows. */
 type Expected = 'add' | 'delete' | 'change';
 
@@ -53,10 +61,13 @@ export class RoomExpectations {
     if (!rooms.has(room)) rooms.set(room, { what: 'change', at: this.now() });
   }
 
-  /** The write expected did not happen (the request failed): nothing to wait for. */
+  /**
+   * The write expected did not happen (the request failed): nothing to wait for. A deletion asked
+   * for stays noted as this replica's: a request that failed on a timeout may have landed, and a
+   * room wrongly said to be deleted outside Roomkeeper is worse than one such deletion not told.
+   */
   cancel(scheduler: string, room: string): void {
     forget(this.pending, scheduler, room);
-    this.ownDeletions.delete(`${scheduler}/${room}`);
   }
 
   /**
@@ -69,20 +80,20 @@ export class RoomExpectations {
     this.ownDeletions.delete(key); // most recent last
     this.ownDeletions.set(key, now);
     for (const [k, at] of this.ownDeletions) {
-      if (at >= now - this.ttlMs) break;
+      if (at >= now - OWN_DELETION_MEMORY_MS) break;
       this.ownDeletions.delete(k); // its deletion never showed (refused, or gone unseen)
     }
   }
 
   /**
-   * Whether this replica asked for the deletion of `room` within the TTL; forgets it. Asked once,
-   * when the cache first shows the room's deletion.
+   * Whether this replica asked for the deletion of `room` within OWN_DELETION_MEMORY_MS; forgets
+   * it. Asked once, when the cache first shows the room's deletion.
    */
   takeOwnDeletion(scheduler: string, room: string): boolean {
     const key = `${scheduler}/${room}`;
     const at = this.ownDeletions.get(key);
     this.ownDeletions.delete(key);
-    return at !== undefined && at >= this.now() - this.ttlMs;
+    return at !== undefined && at >= this.now() - OWN_DELETION_MEMORY_MS;
   }
 
   /** Informer hook: an add or update shows a created room; a delete or a deletionTimestamp a deleted one. */
