@@ -32,6 +32,8 @@ describe('classifyChange', () => {
     ['protocol case', (d) => { d.spec.containers[0]!.ports![0]!.protocol = 'TCP'; }, 'none'],
     ['explicit default downThreshold', (d) => { d.autoscaling!.policy.parameters!.roomOccupancy!.downThreshold = 0.99; }, 'none'],
     ['timeout as a numeric string', (d) => { d.forwarders![0]!.options!.timeout = '1000'; }, 'none'],
+    ['a timeout as long as the default one', (d) => { d.forwarders![0]!.options!.timeout = 999.5; }, 'none'],
+    ['a timeout other than the default', (d) => { d.forwarders![0]!.options!.timeout = '1500'; }, 'minor'],
     ['maxSurge', (d) => { d.maxSurge = 3; }, 'minor'],
     ['roomsReplicas', (d) => { d.roomsReplicas = 5; }, 'minor'],
     ['autoscaling', (d) => { d.autoscaling!.max = 20; }, 'minor'],
@@ -54,6 +56,17 @@ describe('classifyChange', () => {
     const next = definition();
     change(next);
     expect(classifyChange(definition(), next)).toBe(expected);
+  });
+
+  it('takes a forwarder created without options, POSTed back with the options GET shows (the timeout that applies), as no change', () => {
+    const created = definition();
+    delete created.forwarders![0]!.options;
+    const shown = definition();
+    shown.forwarders![0]!.options = { timeout: '1000', metadata: {} };
+    expect(classifyChange(created, shown)).toBe('none');
+    expect(classifyChange(shown, created)).toBe('none');
+    shown.forwarders![0]!.options.timeout = '2000';
+    expect(classifyChange(created, shown)).toBe('minor');
   });
 
   it('treats absent, empty and null maps alike', () => {

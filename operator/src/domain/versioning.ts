@@ -11,6 +11,7 @@
  */
 import type { SchedulerSpec } from '../../../common/src/generated/resources';
 import { parseVersion, type ParsedVersion } from '../../../common/src/resources/scheduler-version';
+import { forwarderTimeoutMs } from '../../../common/src/forwarding/forwarder-options';
 
 export type VersionChange = 'major' | 'minor' | 'none';
 
@@ -63,8 +64,8 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
  * A canonical form for comparison: key order ignored; absent, null, empty string, empty list and
- * empty map are the same; protocols compared case-insensitively; autoscaling's defaults applied;
- * numeric strings of maxSurge and forwarder timeouts equal to their numbers.
+ * empty map are the same; protocols compared case-insensitively; numeric strings of maxSurge equal
+ * to their numbers (defaults, forwarder timeouts included, are applied by `withDefaults`).
  */
 function canonical(value: unknown, path: string): Json | undefined {
   if (value === null || value === undefined || value === '') return undefined;
@@ -82,7 +83,7 @@ function canonical(value: unknown, path: string): Json | undefined {
   }
   if (typeof value === 'string') {
     if (path.endsWith('.ports[].protocol')) return value.toUpperCase();
-    if ((path === 'maxSurge' || path.endsWith('options.timeout')) && /^[0-9]+$/.test(value)) return Number(value);
+    if (path === 'maxSurge' && /^[0-9]+$/.test(value)) return Number(value);
     return value;
   }
   if (typeof value === 'number' || typeof value === 'boolean') return value;
@@ -96,8 +97,17 @@ const DEFAULTS: ReadonlyArray<{ path: string[]; value: Json }> = [
   { path: ['roomsReplicas'], value: 0 },
 ];
 
+/**
+ * The definition with its defaults applied. A forwarder's timeout is the deadline that applies
+ * (`forwarderTimeoutMs`): absent, 1000 and "1000" are the same, so the forwarder GET shows with
+ * `options: {timeout: "1000", metadata: {}}`, POSTed back unchanged, is no change of one created
+ * without options.
+ */
 function withDefaults(def: SchedulerSpec): Record<string, unknown> {
   const copy = structuredClone(def) as unknown as Record<string, unknown>;
+  for (const f of (copy as unknown as SchedulerSpec).forwarders ?? []) {
+    f.options = { ...f.options, timeout: forwarderTimeoutMs(f) };
+  }
   for (const { path, value } of DEFAULTS) {
     let node: unknown = copy;
     for (const step of path.slice(0, -1)) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[step] : undefined;
