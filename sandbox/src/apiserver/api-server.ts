@@ -284,6 +284,10 @@ export class ApiServer {
       this.send(res, 200, `${JSON.stringify({ type: 'ERROR', object: statusBody(410, 'Expired', 'too old resource version: injected fault') })}\n`);
       return;
     }
+    if (fault.errorStatus === 401) {
+      this.send(res, 401, JSON.stringify(statusBody(401, 'Unauthorized', 'Unauthorized')));
+      return;
+    }
     if (fault.errorStatus === 403) {
       this.send(res, 403, JSON.stringify(statusBody(403, 'Forbidden', `${rt.plural}${rt.group ? `.${rt.group}` : ''} is forbidden: cannot ${verb} resource "${rt.plural}" in API group "${rt.group}": injected fault`)));
       return;

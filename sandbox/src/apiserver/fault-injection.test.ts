@@ -65,6 +65,14 @@ describe('fault injection', () => {
     await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
   });
 
+  it('answers 401 Unauthorized, as kube-apiserver refuses a revoked token, to the matching token only', async () => {
+    sandbox.faults.set({ errorRate: 1, errorStatus: 401, match: { token: 'revoked' } });
+    const refused = await fetch(`${sandbox.url}/api/v1/namespaces/default/pods`, { headers: { Authorization: 'Bearer revoked' } });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+    await expect(core.listNamespacedPod({ namespace: 'default' })).resolves.toBeDefined();
+  });
+
   it('passes requests again after clear()', async () => {
     sandbox.faults.set({ errorRate: 1 });
     sandbox.faults.clear();
