@@ -124,11 +124,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (config.pingAuth && config.roomTokenSecret === '') {
     throw new GatewayStartupError('ROOMKEEPER_PING_AUTH is on but ROOMKEEPER_ROOM_TOKEN_SECRET is empty: set the secret (the operator gives rooms their tokens from it) or turn ping authentication off');
   }
-  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('gateway') });
+  const clients = makeKubeClients(kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('gateway'), logger: logger.child({ part: 'api-access' }) });
   const { provider, secret } = await credentialsFor(config, clients.core, logger);
   secret?.start(SECRET_REFRESH_MS);
 
-  const store = new KubernetesStore({ kc: clients.kc, custom: clients.custom, core: clients.core, logger, metrics });
+  const store = new KubernetesStore({ kc: clients.kc, custom: clients.custom, core: clients.core, logger, metrics, access: clients.access });
   await store.start();
   const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
   const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger, metrics });
@@ -141,7 +141,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const pingQueue = ownForwarder ? new ForwardingWorker({ logger, metrics, logLevel: logger.level, record: (f) => ownForwarder.recordRelayed(f) }) : undefined;
 
   let shuttingDown: string | undefined;
-  const readiness = { notReadyReason: () => shuttingDown ?? store.notReadyReason() };
+  // Not ready while shutting down, while the API server refuses our credentials or the caches'
+  // lists and watches (a restart would not help: /healthz stays 200), or until the caches synced.
+  const readiness = { notReadyReason: () => shuttingDown ?? clients.access.notReadyReason() ?? store.notReadyReason() };
   const common = { logger, metrics, readiness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler,
     allocationStore: store, replicaId,

@@ -47,7 +47,7 @@ export function createOperatorInformers(clients: KubeClients, opts: { logger: Lo
   const { kc, custom, core } = clients;
   const { logger, metrics, on } = opts;
   const informer = <T extends k8s.KubernetesObject>(name: string, path: string, list: (page?: ListPage) => Promise<k8s.KubernetesListObject<T>>, onEvent: (type: EventType, obj: T) => void, labelSelector?: string, transform?: (obj: T) => T) =>
-    new ResilientInformer<T>({ kc, path, list, name, logger, onEvent, labelSelector, transform, metrics });
+    new ResilientInformer<T>({ kc, path, list, name, logger, onEvent, labelSelector, transform, metrics, access: clients.access });
   const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
   const listAll = <T extends k8s.KubernetesObject>(kind: WatchedKind) => (page?: ListPage) =>
     custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>;

@@ -75,7 +75,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();
   const now = opts.now ?? systemClock;
-  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('operator') });
+  const clients = makeKubeClients(opts.kubeConfig, { qps: config.kubeQps, burst: config.kubeBurst }, { metrics, userAgent: roomkeeperUserAgent('operator'), logger: logger.child({ part: 'api-access' }) });
   const api = new RoomkeeperApi(clients.custom);
 
   let leading = false;
@@ -188,7 +188,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     if (value) enqueueAll();
   };
 
-  // Health and readiness answer while the caches sync: /readyz says what keeps them from it.
+  // Health and readiness answer while the caches sync: /readyz says what keeps them from it, and
+  // answers 503 while the API server refuses our credentials or the caches' lists and watches.
   const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
     port: config.operatorPort,
     metrics,
@@ -196,6 +197,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       name: 'caches',
       ready: () => Object.values(informers).every((i) => i.synced),
       why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError ?? ''}`)[0],
+    }, {
+      name: 'api access',
+      ready: () => clients.access.notReadyReason() === undefined,
+      why: () => clients.access.notReadyReason(),
     }],
   });
 

@@ -10,9 +10,9 @@
  * the fleet is roomsReplicas serving rooms and no operation is left pending or running.
  * Sandbox only (the delay is a sandbox fault).
  */
-import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
 import { describeScheduler, managementCall, roomPing } from '../support/http';
+import { withToken } from '../support/bearer-token';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { SchedulerAnswer } from '../e2e/management-bodies';
@@ -25,13 +25,6 @@ const MAX_SURGE = 3;
 const DELAY_MS = 5_000;
 const FLIP_WINDOW_MS = 25_000;
 const OPERATOR_TOKEN = 'stale-operator';
-
-function withToken(kc: k8s.KubeConfig, token: string): k8s.KubeConfig {
-  const out = new k8s.KubeConfig();
-  const user = kc.getCurrentUser();
-  out.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => (u.name === user?.name ? { ...u, token } : u)) });
-  return out;
-}
 
 describe("the operator's cache is 5 s late", () => {
   let stack: Stack;

@@ -19,6 +19,7 @@ import * as k8s from '@kubernetes/client-node';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { describeScheduler, managementCall, roomPing } from '../support/http';
+import { withToken } from '../support/bearer-token';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { liveRooms, servingRooms, watchFleet, type FleetWatch } from './fleet-watch';
@@ -44,13 +45,6 @@ interface WatchChaos {
   injected(): number;
   /** Watches of the operator and gateway open now. */
   openWatches(): number;
-}
-
-function withToken(kc: k8s.KubeConfig, token: string): k8s.KubeConfig {
-  const out = new k8s.KubeConfig();
-  const user = kc.getCurrentUser();
-  out.loadFromOptions({ clusters: kc.clusters, contexts: kc.contexts, currentContext: kc.currentContext, users: kc.users.map((u) => (u.name === user?.name ? { ...u, token } : u)) });
-  return out;
 }
 
 function sandboxChaos(stack: Stack): WatchChaos {

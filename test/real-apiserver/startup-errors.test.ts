@@ -80,7 +80,7 @@ describe('the operator says what to do when it cannot use the API server', () =>
     const kubeconfig = writeTokenKubeconfig(plane, `system:serviceaccount:${RELEASE_NAMESPACE}:rk-nobody`, token);
     started = await startOperatorProcess(kubeconfig);
     const s = started;
-    const line = await waitFor(() => s.lines().find((l) => typeof l.whatToDo === 'string' && l.statusCode === 403), { timeoutMs: 60_000, message: 'a log line with what to do about the 403' });
+    const line = await waitFor(() => s.lines().find((l) => l.message === 'list failed, retrying' && typeof l.whatToDo === 'string' && l.statusCode === 403), { timeoutMs: 60_000, message: 'a log line with what to do about the 403' });
     expect(line).toMatchObject({ level: 'warn', message: 'list failed, retrying', component: 'operator' });
     expect(line.whatToDo).toMatch(/^this identity may not list [a-z.]+ \(all namespaces\): install with the Helm chart, whose RBAC grants it \(rbac\.create=true/);
     expect(String(line.error)).toMatch(/forbidden/);
@@ -90,6 +90,7 @@ describe('the operator says what to do when it cannot use the API server', () =>
     }, { timeoutMs: 30_000, message: '/readyz saying why' });
     expect(ready.status).toBe(503);
     expect(ready.body).toMatch(/^not ready: caches \([a-z]+: 403 .*forbidden.*; this identity may not list /);
+    expect(ready.body).toMatch(/, api access \(the Kubernetes API server refuses this replica's requests .*was answered 403 Forbidden: this identity may not /);
     expect((await fetch(`${s.opsUrl}/healthz`)).status).toBe(200);
   }, 120_000);
 

@@ -17,6 +17,7 @@ import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, 
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Clock } from '../../../common/src/runtime/clock';
 import type { Indexer } from '../../../common/src/kube/informer';
+import type { AccessAnswers } from '../../../common/src/kube/api-access';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import { ALLOCATION_CLAIM_STALE_MS, type AllocationCommit, type AllocationIdClaim, type AllocationRestore, type AllocationIdClaimResult, type OperationStore, type PingDigestWrite, type PingDigestWriter, type RoomAllocationStore, type RoomPingStatusPatch, type RoomStore, type SchedulerStore } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
@@ -36,6 +37,8 @@ export interface KubernetesStoreOptions {
   claimSweepIntervalMs?: number;
   /** The clock claims' ages are read against (the API server stamps their creation). */
   now?: Clock;
+  /** Told how the API server answered the caches' lists and watches (`KubeClients.access`: /readyz). */
+  access?: AccessAnswers;
 }
 
 function validName(name: string): boolean {
@@ -133,6 +136,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         metrics: options.metrics,
         transform,
         indexers,
+        access: options.access,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
     this.schedulers = cache<Scheduler>('Scheduler');

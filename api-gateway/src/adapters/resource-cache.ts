@@ -4,6 +4,7 @@
  * started without blocking so readiness can report "not synced" and why.
  */
 import type * as k8s from '@kubernetes/client-node';
+import type { AccessAnswers } from '../../../common/src/kube/api-access';
 import { ResilientInformer, type Indexer, type ListPage } from '../../../common/src/kube/informer';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
@@ -24,6 +25,8 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   metrics?: MetricsRegistry;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Told how the API server answered each list and watch (/readyz). */
+  access?: AccessAnswers;
 }
 
 export class ResourceCache<T extends k8s.KubernetesObject> {
@@ -41,6 +44,7 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
       indexers: options.indexers,
       minBackoffMs: options.initialBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
+      access: options.access,
     });
   }
 

@@ -4,7 +4,7 @@ import type { RouteHandler, RouteSpec } from './route-spec';
 
 export const HEALTH_ROUTES = [
   { id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none', summary: 'The process is up', response: { type: 'object' }, errors: [] },
-  { id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none', summary: 'Caches are synced and the API server is reachable (never depends on leadership)', response: { type: 'object' }, errors: [503] },
+  { id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none', summary: 'Caches are synced and the API server accepts our credentials and lets the caches list and watch (never depends on leadership)', response: { type: 'object' }, errors: [503] },
   { id: 'metrics', method: 'get', path: '/metrics', tag: 'health', auth: 'none', summary: 'Prometheus metrics', response: { type: 'string' }, responseContentType: PROMETHEUS_CONTENT_TYPE, errors: [] },
 ] as const satisfies readonly RouteSpec[];
 

@@ -4,7 +4,10 @@
  */
 import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
+import { silentLogger, type Logger } from '../logger';
 import type { MetricsRegistry } from '../metrics';
+import { PLURALS, ROOMKEEPER_API } from '../resources/api-group';
+import { ApiAccess, type AccessAnswers } from './api-access';
 import { TokenBucket } from './rate-limiter';
 import { RequestHttpLibrary } from './request-library';
 import { withSharedDispatcher } from './shared-dispatcher';
@@ -82,6 +85,11 @@ export interface KubeClients {
   readonly coordination: k8s.CoordinationV1Api;
   readonly events: k8s.EventsV1Api;
   readonly limiter: TokenBucket;
+  /**
+   * Whether the API server accepts these clients' credentials and lets their caches list and watch
+   * (informers report to it: `InformerOptions.access`); for /readyz.
+   */
+  readonly access: ApiAccess;
   /** Releases waiting requests and closes the pooled connections. */
   close(): Promise<void>;
 }
@@ -111,23 +119,24 @@ function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | un
  * `onTransportError` when a request failed without an answer (connection refused or reset, a
  * broken pool, our request timeout).
  */
-function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetrics | undefined): k8s.HttpLibrary {
+function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetrics | undefined, access: AccessAnswers): k8s.HttpLibrary {
   const inner = new RequestHttpLibrary();
   const send = retryingSend(inner, onTransportError);
-  if (!measured) return k8s.wrapHttpLibrary({ send });
   return k8s.wrapHttpLibrary({
     send: async (ctx) => {
-      const { verb, resource } = requestKind(ctx.getHttpMethod(), ctx.getUrl());
-      const start = process.hrtime.bigint();
+      const url = ctx.getUrl();
+      const { verb, resource } = requestKind(ctx.getHttpMethod(), url);
+      const start = measured ? process.hrtime.bigint() : 0n;
       const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
       try {
         const res = await send(ctx);
-        measured.observe(verb, resource, seconds());
-        if (res.httpStatusCode >= 400) measured.failed(verb, resource, String(res.httpStatusCode));
+        measured?.observe(verb, resource, seconds());
+        if (res.httpStatusCode >= 400) measured?.failed(verb, resource, String(res.httpStatusCode));
+        access.answered({ verb, path: url.replace(/^[a-z]+:\/\/[^/]+/i, '') }, res.httpStatusCode);
         return res;
       } catch (err) {
-        measured.observe(verb, resource, seconds());
-        measured.failed(verb, resource, 'transport');
+        measured?.observe(verb, resource, seconds());
+        measured?.failed(verb, resource, 'transport');
         throw err;
       }
     },
@@ -167,14 +176,14 @@ function isTransportError(err: unknown): boolean {
   return e.name === 'TimeoutError' || e.name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
 }
 
-function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, Api: new (config: k8s.Configuration) => T): T {
+function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, access: AccessAnswers, Api: new (config: k8s.Configuration) => T): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const config = k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
     promiseMiddleware: [rateLimitMiddleware(limiter, measured)],
-    httpApi: watchfulHttpLibrary(onTransportError, measured),
+    httpApi: watchfulHttpLibrary(onTransportError, measured, access),
   });
   return new Api(config);
 }
@@ -202,7 +211,7 @@ export function roomkeeperUserAgent(component: string): string {
  * request to a cluster with TLS settings (a CA, client certificates, or skip-verify), leaving an
  * idle socket behind each — thousands of sockets and hundreds of MB at fleet scale.
  */
-export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts: { metrics?: MetricsRegistry; userAgent?: string } = {}): KubeClients {
+export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts: { metrics?: MetricsRegistry; userAgent?: string; logger?: Logger } = {}): KubeClients {
   const measured = requestMetrics(opts.metrics);
   const limiter = new TokenBucket(limit.qps, limit.burst);
   const eventsLimiter = new TokenBucket(EVENTS_RATE_LIMIT.qps, EVENTS_RATE_LIMIT.burst);
@@ -210,18 +219,24 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
   const kc = shared.kubeConfig;
   // A pool that lost its server under load can hang every later request: start a fresh one.
   const reset = (): void => shared.transportFailed();
+  // While the credentials are refused: one Scheduler asked for, a request both components make.
+  const probe = (): Promise<unknown> => custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, limit: 1 });
+  const access = new ApiAccess({ logger: opts.logger ?? silentLogger(), server: kc.getCurrentCluster()?.server, probe });
+  const custom = makeApi(kc, limiter, reset, measured, access, k8s.CustomObjectsApi);
   return {
     kc,
     limiter,
+    access,
     close: async () => {
+      access.stop();
       limiter.drain();
       eventsLimiter.drain();
       await shared.close();
     },
-    core: makeApi(kc, limiter, reset, measured, k8s.CoreV1Api),
-    custom: makeApi(kc, limiter, reset, measured, k8s.CustomObjectsApi),
-    coordination: makeApi(kc, limiter, reset, measured, k8s.CoordinationV1Api),
-    events: makeApi(kc, eventsLimiter, reset, measured, k8s.EventsV1Api),
+    core: makeApi(kc, limiter, reset, measured, access, k8s.CoreV1Api),
+    custom,
+    coordination: makeApi(kc, limiter, reset, measured, access, k8s.CoordinationV1Api),
+    events: makeApi(kc, eventsLimiter, reset, measured, access, k8s.EventsV1Api),
   };
 }
 

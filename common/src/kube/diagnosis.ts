@@ -18,6 +18,8 @@ export interface RequestContext {
 
 const CHART_RBAC = 'install with the Helm chart, whose RBAC grants it (rbac.create=true, the default; helm/roomkeeper/README.md lists every permission), or grant it to this identity';
 
+const CHECK_CREDENTIALS = 'the token or certificate of the kubeconfig is wrong or expired; in a pod, check its ServiceAccount token (a token of a ServiceAccount or token Secret that was deleted, or past its expiry, is refused)';
+
 export function whatToDo(err: unknown, ctx: RequestContext): string | undefined {
   const { statusCode } = apiErrorFields(err);
   const resource = resourceOf(ctx.path);
@@ -26,12 +28,17 @@ export function whatToDo(err: unknown, ctx: RequestContext): string | undefined 
   if (statusCode === undefined && isApiUnavailable(err)) {
     return `the Kubernetes API server${at} does not answer: check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it`;
   }
-  if (statusCode === 401) return `the API server${at} rejected the credentials: the token or certificate of the kubeconfig is wrong or expired`;
-  if (statusCode === 403) return `this identity may not ${ctx.verb} ${resource.display}: ${CHART_RBAC}`;
+  if (statusCode === 401 || statusCode === 403) return refusalAdvice(statusCode, ctx);
   if (statusCode === 404 && resource.group === API_GROUP && !resource.name) {
     return `the CustomResourceDefinition ${resource.plural}.roomkeeper.io is not installed${on}: install the chart (helm install roomkeeper helm/roomkeeper installs crds/) or kubectl apply -f crds/`;
   }
   return undefined;
+}
+
+/** What a request refused with 401 (the credentials) or 403 (RBAC) means, and what to do. */
+export function refusalAdvice(status: 401 | 403, ctx: RequestContext): string {
+  if (status === 401) return `the API server${ctx.server ? ` at ${ctx.server}` : ''} rejected the credentials: ${CHECK_CREDENTIALS}`;
+  return `this identity may not ${ctx.verb} ${resourceOf(ctx.path).display}: ${CHART_RBAC}`;
 }
 
 interface ResourceRef { group: string; plural: string; name?: string; display: string }

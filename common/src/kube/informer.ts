@@ -11,6 +11,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import type { Counter, Gauge, Histogram, MetricsRegistry } from '../metrics';
+import type { AccessAnswers } from './api-access';
 import { apiErrorFields, describeApiError, responseStatus, socketErrorCode } from './clients';
 import { whatToDo } from './diagnosis';
 import { toMillis } from './timestamps';
@@ -54,6 +55,8 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
    * its group (`indexKeys`): a reader finds the keys of one group without walking the index.
    */
   indexers?: Record<string, Indexer<T>>;
+  /** Told how the API server answered each list and watch (`KubeClients.access`: /readyz). */
+  access?: AccessAnswers;
 }
 
 /** Where an object is filed in one index: one key, several, or none (undefined). */
@@ -320,6 +323,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
         return;
       }
       this.request = request;
+      this.opts.access?.answered({ verb: 'watch', path: this.opts.path }, 200, this.opts.name);
       this.regainSight();
     } catch (err) {
       this.retryLater(err, generation, verb);
@@ -372,6 +376,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.impaired = true;
     this.regainSight();
     this.lastErrorText = undefined;
+    this.opts.access?.answered({ verb: 'list', path: this.opts.path }, 200, this.opts.name);
     if (!this.syncedOnce) {
       this.syncedOnce = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -467,7 +472,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   }
 
   private retryLater(err: unknown, generation: number, verb: 'list' | 'watch'): void {
-    const expired = responseStatus(err) === 410;
+    const status = responseStatus(err);
+    if (status !== undefined) this.opts.access?.answered({ verb, path: this.opts.path }, status, this.opts.name);
+    const expired = status === 410;
     // 410 as an HTTP status: the resourceVersion is too old to resume from; relist next time.
     if (expired) this.resourceVersion = '';
     // A 410 comes from a server that is up: the relist goes after the shortest backoff, not after

@@ -1,0 +1,84 @@
+import { captureLogs } from '../../../test/support/log-capture';
+import { waitFor } from '../../../test/support/wait';
+import { ApiAccess, type AccessRequest } from './api-access';
+
+const SERVER = 'https://10.0.0.1:6443';
+const getScheduler: AccessRequest = { verb: 'get', path: '/apis/roomkeeper.io/v1/schedulers/s1' };
+const patchLease: AccessRequest = { verb: 'patch', path: '/apis/coordination.k8s.io/v1/namespaces/rk/leases/roomkeeper' };
+const watchRooms: AccessRequest = { verb: 'watch', path: '/apis/roomkeeper.io/v1/gamerooms' };
+const listRooms: AccessRequest = { verb: 'list', path: '/apis/roomkeeper.io/v1/gamerooms' };
+
+type Answer = [AccessRequest, number, string?];
+
+describe('whether the API server serves this process', () => {
+  const refusedCredentials = /^the Kubernetes API server refuses this replica's requests \(ready again by itself once it serves them\): get schedulers\.roomkeeper\.io \(all namespaces\) was answered 401 Unauthorized: the API server at https:\/\/10\.0\.0\.1:6443 rejected the credentials: .*check its ServiceAccount token/;
+  const forbiddenWatch = /watch gamerooms\.roomkeeper\.io \(all namespaces\) was answered 403 Forbidden: this identity may not watch gamerooms\.roomkeeper\.io \(all namespaces\): install with the Helm chart, whose RBAC grants it \(rbac\.create=true/;
+  const cases: [string, Answer[], RegExp | undefined][] = [
+    ['nothing answered yet', [], undefined],
+    ['a 401', [[getScheduler, 401]], refusedCredentials],
+    ['a 401, then any other answer (a 404 too: the credentials passed)', [[getScheduler, 401], [patchLease, 404]], undefined],
+    ['a 401, then more 401s: the first request refused is named', [[getScheduler, 401], [patchLease, 401]], refusedCredentials],
+    ['a 403 of a request that is not a cache\'s list or watch', [[patchLease, 403]], undefined],
+    ['a 403 of a cache\'s watch', [[watchRooms, 403, 'gamerooms']], forbiddenWatch],
+    ['a 403 of a cache\'s watch, then its list served: the watch still refused', [[watchRooms, 403, 'gamerooms'], [listRooms, 200, 'gamerooms']], forbiddenWatch],
+    ['a 403 of a cache\'s watch, then a watch of another cache served', [[watchRooms, 403, 'gamerooms'], [watchRooms, 200, 'other']], forbiddenWatch],
+    ['a 403 of a cache\'s watch, then its watch served', [[watchRooms, 403, 'gamerooms'], [watchRooms, 200, 'gamerooms']], undefined],
+    ['a 403 of a cache\'s watch, then a 500 of it: still refused', [[watchRooms, 403, 'gamerooms'], [watchRooms, 500, 'gamerooms']], forbiddenWatch],
+  ];
+  it.each(cases)('%s', (_name, answers, reason) => {
+    const access = new ApiAccess({ logger: captureLogs('info').logger, server: SERVER });
+    for (const [request, status, cache] of answers) access.answered(request, status, cache);
+    if (reason) expect(access.notReadyReason()).toMatch(reason);
+    else expect(access.notReadyReason()).toBeUndefined();
+  });
+
+  it('names every refusal at once: the credentials and a cache', () => {
+    const access = new ApiAccess({ logger: captureLogs('info').logger, server: SERVER });
+    access.answered(watchRooms, 403, 'gamerooms');
+    access.answered(getScheduler, 401);
+    expect(access.notReadyReason()).toMatch(/401 Unauthorized: .*; also, watch gamerooms\.roomkeeper\.io \(all namespaces\) was answered 403 Forbidden/);
+  });
+
+  it('logs each change once, with the request and status, and no more while it lasts', async () => {
+    const logs = captureLogs('info');
+    const access = new ApiAccess({ logger: logs.logger, server: SERVER });
+    for (const [request, status, cache] of [[getScheduler, 401], [patchLease, 401], [getScheduler, 200], [getScheduler, 200], [watchRooms, 403, 'gamerooms'], [watchRooms, 403, 'gamerooms'], [watchRooms, 200, 'gamerooms']] as Answer[]) {
+      access.answered(request, status, cache);
+    }
+    await waitFor(() => logs.lines.length >= 4, { timeoutMs: 5_000, message: 'four log lines' });
+    expect(logs.lines.map((l) => [l.level, l.request, l.statusCode])).toEqual([
+      ['error', 'get schedulers.roomkeeper.io (all namespaces)', 401],
+      ['info', 'get schedulers.roomkeeper.io (all namespaces)', 200],
+      ['warn', 'watch gamerooms.roomkeeper.io (all namespaces)', 403],
+      ['info', 'watch gamerooms.roomkeeper.io (all namespaces)', 200],
+    ]);
+    expect(logs.lines[0]).toMatchObject({ message: 'the API server rejects our credentials: /readyz answers 503 until it accepts them', whatToDo: expect.stringMatching(/ServiceAccount token/) as unknown });
+    expect(logs.lines[2]).toMatchObject({ cache: 'gamerooms', whatToDo: expect.stringMatching(/rbac\.create=true/) as unknown });
+  });
+
+  it('asks again while the credentials are refused, and stops once they are accepted', async () => {
+    let probes = 0;
+    let accept = false;
+    const access = new ApiAccess({
+      logger: captureLogs('info').logger,
+      probeIntervalMs: 20,
+      probe: () => {
+        probes++;
+        access.answered(getScheduler, accept ? 200 : 401);
+        return Promise.resolve();
+      },
+    });
+    try {
+      access.answered(patchLease, 401);
+      await waitFor(() => probes >= 2, { timeoutMs: 5_000, message: 'two probes' });
+      expect(access.notReadyReason()).toBeDefined();
+      accept = true;
+      await waitFor(() => access.notReadyReason() === undefined, { timeoutMs: 5_000, message: 'accepted after a probe' });
+      const after = probes;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(probes).toBe(after);
+    } finally {
+      access.stop();
+    }
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Whether the Kubernetes API server serves this process, for `/readyz`: it accepts our credentials
+ * (no 401 Unauthorized) and lets each cache list and watch what it holds (no 403 Forbidden). While
+ * it refuses, `/readyz` answers 503 saying which request was refused, with what status, and what to
+ * do; `/healthz` is not concerned, since a restart fixes neither a revoked token nor missing RBAC.
+ *
+ * Level-based: the latest answer decides. Any answer but 401 shows the credentials accepted again;
+ * a cache's list or watch served shows that one allowed again (a cache retries its own). While the
+ * credentials are refused, `probe` (a cheap request through the same clients, whose answer comes
+ * back here) is sent every `probeIntervalMs`: a replica out of its Service's endpoints gets no work
+ * that would send a request, and must still see its credentials accepted again.
+ *
+ * Each change is logged once, with the request's verb, resource and status (never a token).
+ */
+import type { Logger } from '../logger';
+import { refusalAdvice, resourceOf } from './diagnosis';
+
+/** How often the credentials are tried again while the API server refuses them. */
+const ACCESS_PROBE_INTERVAL_MS = 10_000;
+
+/** A request as RBAC names it: the verb (get, list, watch, create...) and the URL path. */
+export interface AccessRequest {
+  verb: string;
+  path: string;
+}
+
+/** Where answers are reported: the clients report every request, each cache its lists and watches. */
+export interface AccessAnswers {
+  /**
+   * The HTTP status the API server answered `request` with. `cache`: the cache whose list or watch
+   * it was; only those count for 403 (another request may be forbidden on purpose, and nothing
+   * would ask it again to end the refusal).
+   */
+  answered(request: AccessRequest, status: number, cache?: string): void;
+}
+
+export interface ApiAccessOptions {
+  logger: Logger;
+  /** The API server's URL, for the words. */
+  server?: string;
+  /** A cheap request through the clients that report to this; sent while the credentials are refused. */
+  probe?: () => Promise<unknown>;
+  probeIntervalMs?: number;
+}
+
+interface Refusal {
+  status: 401 | 403;
+  /** `list gamerooms.roomkeeper.io (all namespaces)`. */
+  request: string;
+  /** What the refusal means and what to do, in one sentence. */
+  whatToDo: string;
+}
+
+export class ApiAccess implements AccessAnswers {
+  private credentials: Refusal | undefined;
+  /** 403s of the caches' lists and watches, by `<cache> <verb>`. */
+  private readonly forbidden = new Map<string, Refusal>();
+  private probeTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: ApiAccessOptions) {}
+
+  answered(request: AccessRequest, status: number, cache?: string): void {
+    if (status === 401) {
+      if (!this.credentials) this.refuseCredentials(request);
+    } else if (this.credentials) {
+      this.acceptCredentials(request, status);
+    }
+    if (cache === undefined) return;
+    const key = `${cache} ${request.verb}`;
+    if (status === 403 && !this.forbidden.has(key)) {
+      const refusal = this.refusal(request, 403);
+      this.forbidden.set(key, refusal);
+      this.opts.logger.warn('the API server forbids a cache\'s requests: /readyz answers 503 until it allows them', { cache, request: refusal.request, statusCode: 403, whatToDo: refusal.whatToDo });
+    } else if (status < 300 && this.forbidden.delete(key)) {
+      this.opts.logger.info('the API server allows a cache\'s requests again: /readyz no longer waits for them', { cache, request: this.describe(request), statusCode: status });
+    }
+  }
+
+  /** Undefined while the API server serves this process; otherwise what it refuses and what to do. */
+  notReadyReason(): string | undefined {
+    const refusals = [...(this.credentials ? [this.credentials] : []), ...this.forbidden.values()];
+    if (refusals.length === 0) return undefined;
+    const what = refusals.map((r) => `${r.request} was answered ${r.status === 401 ? '401 Unauthorized' : '403 Forbidden'}: ${r.whatToDo}`);
+    return `the Kubernetes API server refuses this replica's requests (ready again by itself once it serves them): ${what.join('; also, ')}`;
+  }
+
+  /** Sends no more probes. */
+  stop(): void {
+    this.stopped = true;
+    this.stopProbing();
+  }
+
+  private refuseCredentials(request: AccessRequest): void {
+    this.credentials = this.refusal(request, 401);
+    this.opts.logger.error('the API server rejects our credentials: /readyz answers 503 until it accepts them', { request: this.credentials.request, statusCode: 401, whatToDo: this.credentials.whatToDo });
+    if (this.opts.probe && !this.stopped) {
+      const probe = this.opts.probe;
+      this.probeTimer = setInterval(() => void probe().catch(() => undefined), this.opts.probeIntervalMs ?? ACCESS_PROBE_INTERVAL_MS);
+      this.probeTimer.unref();
+    }
+  }
+
+  private acceptCredentials(request: AccessRequest, status: number): void {
+    this.credentials = undefined;
+    this.stopProbing();
+    this.opts.logger.info('the API server accepts our credentials again: /readyz no longer waits for them', { request: this.describe(request), statusCode: status });
+  }
+
+  private stopProbing(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  private describe(request: AccessRequest): string {
+    return `${request.verb} ${resourceOf(request.path).display}`;
+  }
+
+  private refusal(request: AccessRequest, status: 401 | 403): Refusal {
+    return { status, request: this.describe(request), whatToDo: refusalAdvice(status, { ...request, ...(this.opts.server ? { server: this.opts.server } : {}) }) };
+  }
+}
