@@ -178,22 +178,24 @@ describe('management API end to end', () => {
     }
   });
 
-  test('a GET answer POSTed back unchanged makes no version: a forwarder created without options (GET shows the timeout that applies) as any other scheduler', async () => {
-    const answers: Record<string, { status: number; versions: string[]; history: string[] }> = {};
+  test('a GET answer POSTed back unchanged is answered 409 "no change found" and changes nothing: a forwarder created without options (GET shows the timeout that applies) as any other scheduler', async () => {
+    const answers: Record<string, { status: number; body: unknown; versions: string[]; history: string[]; specWritten: boolean }> = {};
     for (const [name, overrides] of [['same-plain', {}], ['same-forwarder', { forwarders: [{ name: 'recv', enable: false, address: 'recv.example:9090' }] }]] as const) {
       expect((await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1, ...overrides }))).status).toBe(200);
       await waitFor(async () => (await stack.api.getScheduler(name)).status?.state === 'in-sync', { timeoutMs: 30_000, message: `${name} in sync` });
+      const generation = (await stack.api.getScheduler(name)).metadata.generation;
       const shown = ((await call(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
       const posted = await call(stack, 'POST', `/schedulers/${name}`, shown);
       const op = posted.status === 200 ? await finished(stack, (posted.body as OperationEnqueued).operationId) : undefined;
       const versions = ((await call(stack, 'GET', `/schedulers/${name}/versions`)).body as VersionsAnswer).versions.map((v) => v.version);
-      answers[name] = { status: posted.status, versions, history: op?.status?.executionHistory?.map((h) => h.event) ?? [] };
+      const specWritten = (await stack.api.getScheduler(name)).metadata.generation !== generation;
+      answers[name] = { status: posted.status, body: posted.body, versions, history: op?.status?.executionHistory?.map((h) => h.event) ?? [], specWritten };
     }
     expect(((await call(stack, 'GET', '/schedulers/same-forwarder')).body as SchedulerAnswer).scheduler.forwarders).toEqual([
       { name: 'recv', enable: false, type: 'gRPC', address: 'recv.example:9090', options: { timeout: '1000', metadata: {} } },
     ]);
-    expect(answers['same-plain']).toEqual({ status: 200, versions: ['v1.0.0'], history: ['Starting operation', 'No change from the active version v1.0.0; no version created', 'Operation finished'] });
-    expect(answers['same-forwarder']).toEqual(answers['same-plain']);
+    expect(answers['same-plain']).toEqual({ status: 409, body: { code: 6, message: 'no change found to scheduler same-plain', details: [] }, versions: ['v1.0.0'], history: [], specWritten: false });
+    expect(answers['same-forwarder']).toEqual({ ...answers['same-plain'], body: { code: 6, message: 'no change found to scheduler same-forwarder', details: [] } });
   });
 
   test('the same change through kubectl and through HTTP leaves the same history', async () => {

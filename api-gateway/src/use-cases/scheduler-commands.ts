@@ -9,7 +9,7 @@ import { CONFIG_SCHEMA } from '../../../common/src/config';
 import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { isRecord } from '../../../common/src/json/is-record';
-import { jsonEqual } from '../../../common/src/json/json-equal';
+import { classifyChange } from '../../../common/src/resources/scheduler-change';
 import { nextAttempt } from '../../../common/src/operations/attempts';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import {
@@ -254,7 +254,9 @@ export class SchedulerCommands {
     let current = initial;
     for (let attempt = 0; ; attempt++) {
       const spec = change(await this.definitionToChange(current));
-      if (jsonEqual(spec, current.spec)) throw new ConflictError(`no change found to scheduler ${name}`);
+      // Compared as the operator compares versions (defaults applied, key order and empty values
+      // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
+      if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
       try {
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec);
         const operationId = newVersionOperationId(updated.metadata.uid ?? name, updated.metadata.generation ?? 0);

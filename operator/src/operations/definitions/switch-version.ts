@@ -8,7 +8,7 @@
  */
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
-import { classifyChange } from '../../domain/versioning';
+import { classifyChange } from '../../../../common/src/resources/scheduler-change';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
