@@ -56,7 +56,9 @@ describe('whether the API server serves this process', () => {
     expect(logs.lines[2]).toMatchObject({ cache: 'gamerooms', whatToDo: expect.stringMatching(/rbac\.create=true/) as unknown });
   });
 
-  it('asks again while the credentials are refused, and stops once they are accepted', async () => {
+  it('asks again while the credentials are refused, and stops once they are accepted', () => {
+    // Timers of the test's own: after the acceptance, no probe in five more intervals.
+    jest.useFakeTimers();
     let probes = 0;
     let accept = false;
     const access = new ApiAccess({
@@ -70,15 +72,18 @@ describe('whether the API server serves this process', () => {
     });
     try {
       access.answered(patchLease, 401);
-      await waitFor(() => probes >= 2, { timeoutMs: 5_000, message: 'two probes' });
+      jest.advanceTimersByTime(40);
+      expect(probes).toBe(2);
       expect(access.notReadyReason()).toBeDefined();
       accept = true;
-      await waitFor(() => access.notReadyReason() === undefined, { timeoutMs: 5_000, message: 'accepted after a probe' });
-      const after = probes;
-      await new Promise((r) => setTimeout(r, 100));
-      expect(probes).toBe(after);
+      jest.advanceTimersByTime(20);
+      expect(access.notReadyReason()).toBeUndefined();
+      jest.advanceTimersByTime(100);
+      expect(probes).toBe(3);
     } finally {
       access.stop();
+      jest.useRealTimers();
     }
   });
+
 });
