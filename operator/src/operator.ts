@@ -20,7 +20,7 @@ import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { createOperatorInformers } from './operator-informers';
 import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
-import { OutsideDeletions } from './rooms/outside-deletions';
+import { OutsideDeletions, TAKEOVER_SETTLE_MS } from './rooms/outside-deletions';
 import { registerFleetMetrics } from './fleet-metrics';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
@@ -162,7 +162,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   };
   hooks.room = (t, room) => {
     // On every replica, before the expectations forget the deletions this one asked for.
-    outside.observe(t, room, leading);
+    outside.observe(t, room, leading && now() - leaderSince >= TAKEOVER_SETTLE_MS);
     whenLeading(() => roomChanged(t, room));
   };
 

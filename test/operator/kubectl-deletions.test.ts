@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
+import { TAKEOVER_SETTLE_MS } from '../../operator/src/rooms/outside-deletions';
 import { CRD_DIR, schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -198,6 +199,11 @@ describe('kubectl deletions: the scheduler comes back', () => {
     const name = 'del-room';
     const [room] = await roomsOf(name);
     const roomName = room?.metadata.name as string;
+    // A leader tells deletions outside Roomkeeper once it has led for TAKEOVER_SETTLE_MS.
+    await waitFor(async () => {
+      const acquired = (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'lease', stack.config.leaseName, '-n', stack.config.leaseNamespace, '-o', 'jsonpath={.spec.acquireTime}'], { timeout: 30_000 })).stdout;
+      return Date.now() - Date.parse(acquired) > TAKEOVER_SETTLE_MS;
+    }, { timeoutMs: TAKEOVER_SETTLE_MS + 30_000, intervalMs: 500, message: `the leader has led for ${TAKEOVER_SETTLE_MS / 1000} s` });
     const t0 = Date.now();
     await kubectl(['delete', 'gameroom', roomName, '-n', name]);
     const ms = await backInSync(name, t0);

@@ -9,13 +9,21 @@
  * Not taken for deletions outside Roomkeeper: the deletions this replica asked for
  * (expectations.ts), validation rooms (their operation tells), lost rooms (recorded in
  * `status.lostRooms`: the room status controller deleted them), and rooms that go with their
- * namespace or their Scheduler. A deletion that began while another replica led is judged by what
- * this replica saw then (a standby's judgement is kept, never told), so a new leader does not take
- * its predecessor's deletions for someone else's.
+ * namespace or their Scheduler. A deletion that began while another replica led, or in this
+ * replica's first TAKEOVER_SETTLE_MS as leader, is not told, so a new leader does not take its
+ * predecessor's deletions for someone else's.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
 import type { Caches } from '../deps';
 import type { RoomExpectations } from './expectations';
+
+/**
+ * A replica that has led for less than this does not judge deletions: the previous leader's last
+ * deletions (a hand-over on SIGTERM takes about 2 s) may show in its cache after it took over, and
+ * it never asked for them. A deletion outside Roomkeeper in those seconds goes untold, rather than
+ * the predecessor's told as someone else's.
+ */
+export const TAKEOVER_SETTLE_MS = 10_000;
 
 /** The names a scheduler's record keeps; the rest are counted. */
 const NAMES_KEPT = 20;
@@ -44,7 +52,8 @@ export class OutsideDeletions {
    * Informer hook, on every replica whether it leads or not (before the expectations see the
    * event). A deletion is judged when the cache first shows it: the update that brings its
    * deletionTimestamp (a foreground or orphan deletion), or the delete itself (kubectl's default
-   * removes a GameRoom at once). Only a leader keeps what it judged outside Roomkeeper.
+   * removes a GameRoom at once). Only a leader keeps what it judged outside Roomkeeper: `leading`
+   * is false on a standby and in a leader's first TAKEOVER_SETTLE_MS.
    */
   observe(type: 'add' | 'update' | 'delete', room: GameRoom, leading: boolean): void {
     const scheduler = room.metadata.namespace ?? '';
