@@ -79,6 +79,11 @@ export interface OperatorDeps {
    */
   sight?: () => { impaired: boolean; since: number };
   /**
+   * The sight of the caches a rollout's floor counts on (rooms and pods): whether one is impaired,
+   * and when the last of them regained sight after losing it (0: never lost).
+   */
+  floorSight?: () => { impaired: boolean; recoveredAt: number };
+  /**
    * The caches whose last list or watch failed and have not been current since (an API server
    * back from an outage, before they relist): the health check decides nothing on them meanwhile.
    * Absent: all current (unit tests).

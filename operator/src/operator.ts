@@ -112,7 +112,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const staleCaches = () => Object.entries(decisionCaches).filter(([, i]) => i.sight.impaired).map(([name]) => name);
   const expectations = new RoomExpectations(now);
   const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, staleCaches, expectations, events };
+  const floorSight = () => {
+    const parts = [informers.rooms.sight, informers.pods.sight];
+    return { impaired: parts.some((p) => p.impaired), recoveredAt: Math.max(...parts.map((p) => p.recoveredAt)) };
+  };
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, floorSight, staleCaches, expectations, events };
 
   // Only the leader reconciles. Keys a replica still holds when it stops leading (a requeue, a
   // delayed add) are dropped, not reconciled: its health checks went on every interval while

@@ -175,6 +175,36 @@ describe('every history line is true', () => {
       await reopenWatches();
     }
   });
+  test('a rollout\'s removal by id deletes no serving room while the operator\'s pods cache has lost its watch, and removes it once the cache is current again', async () => {
+    // After an outage a restarted watch shows the pods as they were, and kube-controller-manager
+    // marks pods not ready seconds later: a floor counted then deleted serving rooms below it.
+    const rooms = await readyScheduler('ht-floor-blind', 3);
+    const a = rooms[0] as string;
+    const faults = stack.sandbox!.faults;
+    const podsImpaired = () => stack.operators.some((o) => o.metrics.sum('roomkeeper_informer_impaired', { informer: 'pods' }) > 0);
+    const podWatches = () => faults.requests({ verb: 'watch', resource: 'pods' });
+    faults.set({ errorRate: 1, errorStatus: 500, match: { resource: 'pods' } });
+    let id = '';
+    try {
+      faults.cutWatches();
+      await waitFor(podsImpaired, { timeoutMs: 15_000, message: 'the operator\'s pods cache impaired' });
+      id = await enqueue('ht-floor-blind', 'remove_rooms', { roomsIds: [a], reason: 'rolling_update_replace', keepServing: 2 });
+      await waitFor(async () => (await stack.api.getOperation(id)).status?.status === 'in_progress', { timeoutMs: 15_000, message: 'the removal running' });
+      // Two more failed watches of the pods later, the removal still waits and the room is there.
+      const watchesBefore = podWatches();
+      await waitFor(() => podWatches() >= watchesBefore + 2, { timeoutMs: 30_000, message: 'two more pod watches tried' });
+      expect(podsImpaired()).toBe(true);
+      expect((await stack.api.getOperation(id)).status?.status).toBe('in_progress');
+      expect((await stack.api.getGameRoom('ht-floor-blind', a)).metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      faults.clear();
+    }
+    const op = await ended(id);
+    expect(op.status?.status).toBe('finished');
+    expect(eventsOf(op)).toContain(`Removed 1 rooms by id (reason: rolling_update_replace): ${a}`);
+    expect(eventsOf(op).some((e) => e.startsWith('Kept'))).toBe(false);
+  });
+
   test('remove_rooms by amount canceled mid-way: the history counts the rooms deleted before the cancel, and roomsReplicas stays', async () => {
     const name = 'ht-remove-cancel';
     const before = await readyScheduler(name, 12);

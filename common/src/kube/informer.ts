@@ -148,6 +148,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /** Since a list or watch failed, until one succeeds again: the cache may be missing changes. */
   private impaired = true;
   private sightRegainedAt = 0;
+  /** When sight was last regained after being lost once the cache had synced (0: never lost). */
+  private recoveredAt = 0;
   /** The ERROR event (410 Expired) that ended the current watch, if one did. */
   private expired: Error | undefined;
   /** Whether the last retry was for a 410: a 410 after it backs off further, not from the start. */
@@ -196,17 +198,20 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   /**
    * Whether the cache can be trusted to be current, and since when: `impaired` from a failed list
    * or watch until the next one succeeds; `since` is when it last succeeded after being impaired
-   * (a first list, a relist, or a watch reconnected after an error). Decisions that would be
-   * fatal on stale data (expiring rooms) wait for fresh sight.
+   * (a first list, a relist, or a watch reconnected after an error); `recoveredAt` the same, not
+   * counting the first list (0 until sight is lost once). Decisions that would be fatal on stale
+   * data (expiring rooms) wait for fresh sight.
    */
-  get sight(): { impaired: boolean; since: number } {
-    return { impaired: this.impaired, since: this.sightRegainedAt };
+  get sight(): { impaired: boolean; since: number; recoveredAt: number } {
+    return { impaired: this.impaired, since: this.sightRegainedAt, recoveredAt: this.recoveredAt };
   }
 
   private regainSight(): void {
     if (!this.impaired) return;
     this.impaired = false;
     this.sightRegainedAt = Date.now();
+    // Sight lost after the first list and regained (a watch or list failed, a relist): `recoveredAt`.
+    if (this.syncedOnce) this.recoveredAt = this.sightRegainedAt;
     this.counters?.impaired.set(0, { informer: this.opts.name });
   }
 

@@ -237,7 +237,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       const decidedOn = (id: string): string | undefined => input.resourceVersions?.[id];
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
-      const outcomes: (RoomRemovalById | 'floor' | undefined)[] = ids.map(() => undefined);
+      const outcomes: (RoomRemovalById | 'floor' | 'unsure' | undefined)[] = ids.map(() => undefined);
+      const settled = input.keepServing === undefined || await sightSettled(ctx);
       const floor = servingFloor(ctx, input.keepServing);
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
@@ -245,6 +246,10 @@ export const removeRoomsDefinition: OperationDefinition = {
         ctx.checkpoint();
         handled++;
         const room = ctx.deps.caches.rooms.get(id, name);
+        if (!settled && floor.serves(room)) {
+          outcomes[index] = 'unsure';
+          return;
+        }
         if (!floor.take(room)) {
           outcomes[index] = 'floor';
           return;
@@ -252,7 +257,7 @@ export const removeRoomsDefinition: OperationDefinition = {
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
         if (room && (outcomes[index] === 'deleted' || outcomes[index] === 'forced')) roomEvent(ctx.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})${detailOf(input.details, id)}`);
       }, () => ctx.canceled || ctx.stopping !== undefined);
-      const idsWith = (pred: (o: RoomRemovalById | 'floor') => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
+      const idsWith = (pred: (o: RoomRemovalById | 'floor' | 'unsure') => boolean) => ids.filter((_id, i) => outcomes[i] !== undefined && pred(outcomes[i]));
       const removed = idsWith((o) => o === 'deleted' || o === 'forced');
       const changed = idsWith((o) => o === 'changed');
       const forced = idsWith((o) => o === 'forced');
@@ -264,6 +269,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       if (changed.length > 0) ctx.event(`Kept ${changed.length} rooms that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
       const kept = idsWith((o) => o === 'floor');
       if (kept.length > 0) ctx.event(`Kept ${kept.length} ready rooms: removing them would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${kept.join(', ')}`);
+      const unsure = idsWith((o) => o === 'unsure');
+      if (unsure.length > 0) ctx.event(`Kept ${unsure.length} serving rooms: for the ${FLOOR_SIGHT_WAIT_MS / 1000} s this removal waited, the operator's view of rooms and pods was not current, or not yet for ${FLOOR_SIGHT_SETTLE_MS / 1000} s after a lost watch, so it could not tell that removing them would leave at least ${String(input.keepServing)} serving (the health check replaces them once it can): ${unsure.join(', ')}`);
       if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
       const deleting = idsWith((o) => o === 'deleting');
       if (deleting.length > 0) ctx.event(`${deleting.length === 1 ? 'Room' : 'Rooms'} ${deleting.join(', ')} already being deleted: left to finish (a pod still there after ROOMKEEPER_ROOM_DELETION_TIMEOUT is force-deleted)`);
@@ -340,15 +347,45 @@ export const removeRoomsDefinition: OperationDefinition = {
  */
 const FLOOR_RECOUNT_MS = 250;
 
-function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean } {
-  if (keepServing === undefined) return { take: () => true };
+/**
+ * How long the operator's caches of rooms and pods must have been current again, after losing
+ * their watch, before a floor counts on them. After an outage, a watch restarted shows the pods as
+ * they were, and kube-controller-manager marks the pods of nodes whose heartbeats it missed not
+ * ready only seconds later (its next node monitor pass): a removal that counted then deleted
+ * serving rooms below the floor (CI, the outage test, 2026-12-02). A removal waits for it, up to
+ * FLOOR_SIGHT_WAIT_MS. Caches that never lost their watch since their first list need no wait.
+ */
+const FLOOR_SIGHT_SETTLE_MS = 15_000;
+const FLOOR_SIGHT_WAIT_MS = 60_000;
+
+/**
+ * Whether the caches have been current for FLOOR_SIGHT_SETTLE_MS, waited for (at most
+ * FLOOR_SIGHT_WAIT_MS, less when canceled or stopping). Without a sight (tests), they are.
+ */
+async function sightSettled(ctx: ExecutionContext): Promise<boolean> {
+  const sight = ctx.deps.floorSight;
+  if (!sight) return true;
+  // The informers' clock: the system's.
+  const settled = (): boolean => {
+    const now = sight();
+    return !now.impaired && (now.recoveredAt === 0 || Date.now() - now.recoveredAt >= FLOOR_SIGHT_SETTLE_MS);
+  };
+  const deadline = Date.now() + FLOOR_SIGHT_WAIT_MS;
+  let ok: boolean;
+  while (!(ok = settled()) && !ctx.canceled && ctx.stopping === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  return ok;
+}
+
+function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean; serves(room: GameRoom | undefined): boolean } {
   const name = ctx.schedulerName;
   const serves = (r: GameRoom): boolean => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status)
     && instanceFromPod(ctx.deps.caches.pods.get(r.metadata.name as string, name)).status === 'ready';
+  if (keepServing === undefined) return { take: () => true, serves: (room) => room !== undefined && serves(room) };
   const taken = new Set<string>();
   let serving = 0;
   let countedAt = -Infinity;
   return {
+    serves: (room) => room !== undefined && serves(room),
     take(room) {
       if (!room || !serves(room)) return true;
       const now = ctx.deps.now();
