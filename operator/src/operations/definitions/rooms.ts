@@ -238,20 +238,16 @@ export const removeRoomsDefinition: OperationDefinition = {
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
       const outcomes: (RoomRemovalById | 'floor' | 'unsure' | undefined)[] = ids.map(() => undefined);
-      const settled = input.keepServing === undefined || await sightSettled(ctx);
-      const floor = servingFloor(ctx, input.keepServing);
+      const floor = servingFloor(ctx, input.keepServing, input.keepServing === undefined || await sightSettled(ctx));
       let handled = 0;
       await forEachConcurrent(ids, ctx.deps.config.addRoomsConcurrency, async (id, index) => {
         if (ctx.stopping) return; // handled below
         ctx.checkpoint();
         handled++;
         const room = ctx.deps.caches.rooms.get(id, name);
-        if (!settled && floor.serves(room)) {
-          outcomes[index] = 'unsure';
-          return;
-        }
-        if (!floor.take(room)) {
-          outcomes[index] = 'floor';
+        const kept = floor.take(room);
+        if (kept !== undefined) {
+          outcomes[index] = kept;
           return;
         }
         outcomes[index] = await rooms.removeRoomById(name, id, decidedOn(id));
@@ -332,8 +328,9 @@ export const removeRoomsDefinition: OperationDefinition = {
 
 /**
  * A rollout's floor of serving rooms (`keepServing`), checked as the removal runs: `take(room)`
- * says whether the room may go, and counts it gone if it is serving. Without a floor every room
- * may go. The serving rooms are counted again at most every `FLOOR_RECOUNT_MS` (a count is a pass
+ * says why a room is kept (`floor`; `unsure` for a serving room while the caches are not
+ * `settled`), or undefined when it may go, counting it gone if it is serving. Without a floor
+ * every room may go. The serving rooms are counted again at most every `FLOOR_RECOUNT_MS` (a count is a pass
  * over the scheduler's rooms; a removal takes up to hundreds of rooms of a 10,000-room fleet),
  * less the rooms taken since.
  *
@@ -376,27 +373,27 @@ async function sightSettled(ctx: ExecutionContext): Promise<boolean> {
   return ok;
 }
 
-function servingFloor(ctx: ExecutionContext, keepServing: number | undefined): { take(room: GameRoom | undefined): boolean; serves(room: GameRoom | undefined): boolean } {
+function servingFloor(ctx: ExecutionContext, keepServing: number | undefined, settled: boolean): { take(room: GameRoom | undefined): 'floor' | 'unsure' | undefined } {
+  if (keepServing === undefined) return { take: () => undefined };
   const name = ctx.schedulerName;
   const serves = (r: GameRoom): boolean => !r.metadata.deletionTimestamp && !r.spec.validation && isServing(r.status?.status)
     && instanceFromPod(ctx.deps.caches.pods.get(r.metadata.name as string, name)).status === 'ready';
-  if (keepServing === undefined) return { take: () => true, serves: (room) => room !== undefined && serves(room) };
   const taken = new Set<string>();
   let serving = 0;
   let countedAt = -Infinity;
   return {
-    serves: (room) => room !== undefined && serves(room),
     take(room) {
-      if (!room || !serves(room)) return true;
+      if (!room || !serves(room)) return undefined;
+      if (!settled) return 'unsure';
       const now = ctx.deps.now();
       if (now - countedAt >= FLOOR_RECOUNT_MS) {
         serving = ctx.deps.caches.rooms.list(name).filter((r) => serves(r) && !taken.has(r.metadata.name as string)).length;
         countedAt = now;
       }
-      if (serving - 1 < keepServing) return false;
+      if (serving - 1 < keepServing) return 'floor';
       taken.add(room.metadata.name as string);
       serving--;
-      return true;
+      return undefined;
     },
   };
 }
