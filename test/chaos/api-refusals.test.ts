@@ -4,7 +4,8 @@
  * answers a revoked or expired token, or 403 Forbidden, as it answers once their RBAC is gone; their
  * watches are cut, so they ask again. Meanwhile both /readyz answer 503 saying which request was
  * refused, with what status and what to do, and /healthz answers 200 (a restart fixes neither).
- * Once the sandbox serves them again, both are ready again by themselves.
+ * Their `roomkeeper_kube_api_refused` gauge counts the refusal while it lasts. Once the sandbox
+ * serves them again, both are ready again by themselves and the gauge is back to 0.
  * (test/real-apiserver/readyz-refused.test.ts: a token kube-apiserver refuses for real.)
  */
 import { startOperator, type RunningOperator } from '../../operator/src/operator';
@@ -19,6 +20,12 @@ interface Probe { status: number; body: string }
 async function get(url: string): Promise<Probe> {
   const res = await fetch(url);
   return { status: res.status, body: await res.text() };
+}
+
+/** `roomkeeper_kube_api_refused{status}` in a /metrics text. */
+function refusedGauge(metrics: string, status: number): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`roomkeeper_kube_api_refused{status="${status}"} `));
+  return Number(line?.split(' ')[1] ?? Number.NaN);
 }
 
 describe('/readyz while the API server refuses the operator and the gateway', () => {
@@ -54,12 +61,14 @@ describe('/readyz while the API server refuses the operator and the gateway', ()
         }, { timeoutMs: 30_000, message: `${component} /readyz 503 saying why` });
         expect(refused.body).toMatch(/the Kubernetes API server refuses this replica's requests \(ready again by itself once it serves them\)/);
         expect((await get(`${url}/healthz`)).status).toBe(200);
+        expect(refusedGauge((await get(`${url}/metrics`)).body, status)).toBeGreaterThanOrEqual(1);
       }
     } finally {
       faults.clear();
     }
     for (const [component, url] of Object.entries(urls())) {
       await waitFor(async () => (await get(`${url}/readyz`)).status === 200, { timeoutMs: 30_000, message: `${component} ready again once served` });
+      expect(refusedGauge((await get(`${url}/metrics`)).body, status)).toBe(0);
     }
   }, 120_000);
 });

@@ -79,6 +79,7 @@ describe('dashboards and alerts', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'RoomkeeperNoLeader', 'RoomkeeperOperationStuck', 'RoomkeeperRoomsNotReady', 'RoomkeeperDesiredNotCurrent',
       'RoomkeeperEventLoopLagHigh', 'RoomkeeperPingErrorRateHigh', 'RoomkeeperForwarderFailing', 'RoomkeeperCacheImpaired',
+      'RoomkeeperApiAccessRefused',
     ]);
     const readme = fs.readFileSync(path.join(CHART_DIR, 'README.md'), 'utf8');
     for (const r of rules) {

@@ -85,6 +85,14 @@ export class ApiAccess implements AccessAnswers {
     return `the Kubernetes API server refuses this replica's requests (ready again by itself once it serves them): ${what.join('; also, ')}`;
   }
 
+  /**
+   * The refusals in force, by status: 1 or 0 for the credentials (401), the number of caches whose
+   * list or watch is forbidden (403). For the `roomkeeper_kube_api_refused` gauge.
+   */
+  refusals(): { unauthorized: number; forbidden: number } {
+    return { unauthorized: this.credentials ? 1 : 0, forbidden: this.forbidden.size };
+  }
+
   /** Sends no more probes. */
   stop(): void {
     this.stopped = true;

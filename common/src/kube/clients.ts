@@ -223,6 +223,13 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
   const probe = (): Promise<unknown> => custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, limit: 1 });
   const access = new ApiAccess({ logger: opts.logger ?? silentLogger(), server: kc.getCurrentCluster()?.server, probe });
   const custom = makeApi(kc, limiter, reset, measured, access, k8s.CustomObjectsApi);
+  if (opts.metrics) {
+    const refused = opts.metrics.gauge('roomkeeper_kube_api_refused', 'Refusals of this process\'s requests in force (while any: /readyz answers 503): status="401" 1 while the API server rejects its credentials, status="403" the caches whose list or watch it forbids.', () => {
+      const now = access.refusals();
+      refused.set(now.unauthorized, { status: '401' });
+      refused.set(now.forbidden, { status: '403' });
+    }, { labelNames: ['status'] });
+  }
   return {
     kc,
     limiter,
