@@ -11,6 +11,7 @@ import type { Config } from '../../common/src/config';
 import type { GameRoom, Operation, Scheduler } from '../../common/src/generated/resources';
 import { makeKubeClients, roomkeeperUserAgent } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
+import { sightOfAll } from '../../common/src/kube/informer';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { createLogger, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
@@ -104,18 +105,15 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const caches: Caches = informers;
   let leaderSince = 0;
   const sight = () => {
-    const parts = [informers.rooms.sight, informers.pods.sight, informers.digests.sight];
-    return { impaired: parts.some((p) => p.impaired), since: Math.max(leaderSince, ...parts.map((p) => p.since)) };
+    const all = sightOfAll([informers.rooms.sight, informers.pods.sight, informers.digests.sight]);
+    return { impaired: all.impaired, since: Math.max(leaderSince, all.since) };
   };
   // The caches the health check decides on (nodes only name hosts).
   const decisionCaches = { schedulers: informers.schedulers, operations: informers.operations, rooms: informers.rooms, pods: informers.pods, digests: informers.digests, namespaces: informers.namespaces };
   const staleCaches = () => Object.entries(decisionCaches).filter(([, i]) => i.sight.impaired).map(([name]) => name);
   const expectations = new RoomExpectations(now);
   const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
-  const floorSight = () => {
-    const parts = [informers.rooms.sight, informers.pods.sight];
-    return { impaired: parts.some((p) => p.impaired), recoveredAt: Math.max(...parts.map((p) => p.recoveredAt)) };
-  };
+  const floorSight = () => sightOfAll([informers.rooms.sight, informers.pods.sight]);
   const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, floorSight, staleCaches, expectations, events };
 
   // Only the leader reconciles. Keys a replica still holds when it stops leading (a requeue, a

@@ -125,6 +125,18 @@ function keyOf(obj: k8s.KubernetesObject): string {
   return m.namespace ? `${m.namespace}/${m.name ?? ''}` : (m.name ?? '');
 }
 
+/** What a cache can see (`ResilientInformer.sight`). */
+export interface Sight {
+  impaired: boolean;
+  since: number;
+  recoveredAt: number;
+}
+
+/** The sight of several caches taken together: impaired if one is, current since the latest of them regained it. */
+export function sightOfAll(parts: readonly Sight[]): Sight {
+  return { impaired: parts.some((p) => p.impaired), since: Math.max(0, ...parts.map((p) => p.since)), recoveredAt: Math.max(0, ...parts.map((p) => p.recoveredAt)) };
+}
+
 export class ResilientInformer<T extends k8s.KubernetesObject> {
   private readonly objects = new Map<string, T>();
   private readonly byNamespace = new Map<string, Map<string, T>>();
@@ -202,7 +214,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
    * counting the first list (0 until sight is lost once). Decisions that would be fatal on stale
    * data (expiring rooms) wait for fresh sight.
    */
-  get sight(): { impaired: boolean; since: number; recoveredAt: number } {
+  get sight(): Sight {
     return { impaired: this.impaired, since: this.sightRegainedAt, recoveredAt: this.recoveredAt };
   }
 

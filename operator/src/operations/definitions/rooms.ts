@@ -18,7 +18,7 @@ import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-st
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../../common/src/resources/labels';
-import { awaitSpecObserved, loadScheduler, loadVersion } from './shared';
+import { awaitSpecObserved, loadScheduler, loadVersion, pollUntil } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 
 /**
@@ -367,10 +367,7 @@ async function sightSettled(ctx: ExecutionContext): Promise<boolean> {
     const now = sight();
     return !now.impaired && (now.recoveredAt === 0 || Date.now() - now.recoveredAt >= FLOOR_SIGHT_SETTLE_MS);
   };
-  const deadline = Date.now() + FLOOR_SIGHT_WAIT_MS;
-  let ok: boolean;
-  while (!(ok = settled()) && !ctx.canceled && ctx.stopping === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-  return ok;
+  return pollUntil(settled, { timeoutMs: FLOOR_SIGHT_WAIT_MS, intervalMs: 250, stop: () => ctx.canceled || ctx.stopping !== undefined, now: Date.now });
 }
 
 function servingFloor(ctx: ExecutionContext, keepServing: number | undefined, settled: boolean): { take(room: GameRoom | undefined): 'floor' | 'unsure' | undefined } {

@@ -86,6 +86,18 @@ export async function waitUntil<T>(ctx: ExecutionContext, check: () => T | undef
 }
 
 /**
+ * Polls `check` every `intervalMs` until it holds, `stop()` says to give up, or `timeoutMs` has
+ * passed on `now`. Unlike `waitUntil` it never throws on a cancel: for waits whose caller goes on
+ * either way (a rollback, a removal deciding how sure it is). Returns whether `check` held.
+ */
+export async function pollUntil(check: () => boolean, opts: { timeoutMs: number; intervalMs: number; stop: () => boolean; now: () => number }): Promise<boolean> {
+  const deadline = opts.now() + opts.timeoutMs;
+  let ok: boolean;
+  while (!(ok = check()) && !opts.stop() && opts.now() < deadline) await new Promise((r) => setTimeout(r, opts.intervalMs));
+  return ok;
+}
+
+/**
  * Deletes a version a rollback made, and says in the history what happened: deleted, or still
  * there until the finalizers it carries are released (the scheduler controller's protection of
  * an active version goes once the Scheduler no longer names it).
@@ -158,15 +170,11 @@ export async function awaitSpecObserved(ctx: ExecutionContext, generation: numbe
     return (s.status?.observedGeneration ?? 0) >= generation ? true : undefined;
   };
   const timeoutMs = opts.timeoutMs ?? SPEC_OBSERVED_TIMEOUT_MS;
-  let ok: true | undefined;
-  if (opts.duringRollback) {
-    const deadline = ctx.deps.now() + timeoutMs;
-    while (!(ok = observed()) && !ctx.isAbandoned && ctx.deps.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  } else {
-    ok = await waitUntil(ctx, observed, timeoutMs, { intervalMs: 50 });
-  }
+  const ok = opts.duringRollback
+    ? await pollUntil(() => observed() === true, { timeoutMs, intervalMs: 50, stop: () => ctx.isAbandoned, now: ctx.deps.now })
+    : (await waitUntil(ctx, observed, timeoutMs, { intervalMs: 50 })) === true;
   if (!ok && !ctx.isAbandoned) ctx.event(`The scheduler status has not yet observed generation ${generation} of its spec`);
-  return ok === true;
+  return ok;
 }
 
 const SPEC_OBSERVED_TIMEOUT_MS = 30_000;
