@@ -11,7 +11,7 @@ const listRooms: AccessRequest = { verb: 'list', path: '/apis/roomkeeper.io/v1/g
 type Answer = [AccessRequest, number, string?];
 
 describe('whether the API server serves this process', () => {
-  const refusedCredentials = /^the Kubernetes API server refuses this replica's requests \(ready again by itself once it serves them\): get schedulers\.roomkeeper\.io \(all namespaces\) was answered 401 Unauthorized: the API server at https:\/\/10\.0\.0\.1:6443 rejected the credentials: .*check its ServiceAccount token/;
+  const refusedCredentials = /^the Kubernetes API server refuses this replica's requests \(ready again by itself once it serves them\): get schedulers\.roomkeeper\.io was answered 401 Unauthorized: the API server at https:\/\/10\.0\.0\.1:6443 rejected the credentials: .*check its ServiceAccount token/;
   const forbiddenWatch = /watch gamerooms\.roomkeeper\.io \(all namespaces\) was answered 403 Forbidden: this identity may not watch gamerooms\.roomkeeper\.io \(all namespaces\): install with the Helm chart, whose RBAC grants it \(rbac\.create=true/;
   const cases: [string, Answer[], RegExp | undefined][] = [
     ['nothing answered yet', [], undefined],
@@ -47,8 +47,8 @@ describe('whether the API server serves this process', () => {
     }
     await waitFor(() => logs.lines.length >= 4, { timeoutMs: 5_000, message: 'four log lines' });
     expect(logs.lines.map((l) => [l.level, l.request, l.statusCode])).toEqual([
-      ['error', 'get schedulers.roomkeeper.io (all namespaces)', 401],
-      ['info', 'get schedulers.roomkeeper.io (all namespaces)', 200],
+      ['error', 'get schedulers.roomkeeper.io', 401],
+      ['info', 'get schedulers.roomkeeper.io', 200],
       ['warn', 'watch gamerooms.roomkeeper.io (all namespaces)', 403],
       ['info', 'watch gamerooms.roomkeeper.io (all namespaces)', 200],
     ]);

@@ -45,7 +45,7 @@ export interface ApiAccessOptions {
 
 interface Refusal {
   status: 401 | 403;
-  /** `list gamerooms.roomkeeper.io (all namespaces)`. */
+  /** `list gamerooms.roomkeeper.io (all namespaces)`, `get schedulers.roomkeeper.io`. */
   request: string;
   /** What the refusal means and what to do, in one sentence. */
   whatToDo: string;

@@ -12,7 +12,7 @@ describe('what to do about a failed Kubernetes request', () => {
 
   test('forbidden: names the verb and the resource, and the chart value that grants it', () => {
     const err = apiError(403, 'schedulers.roomkeeper.io is forbidden: User "system:serviceaccount:x:y" cannot list resource "schedulers"');
-    expect(whatToDo(err, ctx('/apis/roomkeeper.io/v1/schedulers'))).toMatch(/^this identity may not list schedulers\.roomkeeper\.io \(all namespaces\): install with the Helm chart, whose RBAC grants it \(rbac\.create=true/);
+    expect(whatToDo(err, ctx('/apis/roomkeeper.io/v1/schedulers'))).toMatch(/^this identity may not list schedulers\.roomkeeper\.io: install with the Helm chart, whose RBAC grants it \(rbac\.create=true/);
     expect(whatToDo(err, ctx('/apis/coordination.k8s.io/v1/namespaces/rk/leases/roomkeeper', 'update'))).toMatch(/^this identity may not update leases\.coordination\.k8s\.io in namespace rk:/);
   });
 
@@ -38,5 +38,11 @@ describe('what to do about a failed Kubernetes request', () => {
     expect(resourceOf('/api/v1/pods?labelSelector=a').display).toBe('pods (all namespaces)');
     expect(resourceOf('/api/v1/namespaces/ns1/pods/p').display).toBe('pods in namespace ns1');
     expect(resourceOf('/apis/roomkeeper.io/v1/namespaces/ns1/gamerooms')).toEqual({ group: 'roomkeeper.io', plural: 'gamerooms', display: 'gamerooms.roomkeeper.io in namespace ns1' });
+    expect(resourceOf('/apis/roomkeeper.io/v1/gamerooms').display).toBe('gamerooms.roomkeeper.io (all namespaces)');
+    // Kinds without namespaces are not said to span them.
+    expect(resourceOf('/apis/roomkeeper.io/v1/schedulers?watch=true').display).toBe('schedulers.roomkeeper.io');
+    expect(resourceOf('/apis/roomkeeper.io/v1/operations/op-1').display).toBe('operations.roomkeeper.io');
+    expect(resourceOf('/api/v1/namespaces').display).toBe('namespaces');
+    expect(resourceOf('/api/v1/nodes/n1').display).toBe('nodes');
   });
 });

@@ -4,6 +4,7 @@
  * permission, or a Roomkeeper CustomResourceDefinition is not installed. Undefined when the
  * failure says nothing the operator of the cluster can act on (a 5xx, a 410, a conflict).
  */
+import { crdInfo } from '../generated/schemas';
 import { API_GROUP } from '../resources/api-group';
 import { apiErrorFields, isApiUnavailable } from './clients';
 
@@ -41,6 +42,12 @@ export function refusalAdvice(status: 401 | 403, ctx: RequestContext): string {
   return `this identity may not ${ctx.verb} ${resourceOf(ctx.path).display}: ${CHART_RBAC}`;
 }
 
+/** The kinds Roomkeeper asks for that have no namespace: its cluster-scoped CRDs, and Kubernetes' own. */
+const CLUSTER_SCOPED = new Set([
+  ...Object.values(crdInfo).filter((c) => c.scope === 'Cluster').map((c) => `${c.plural}.${c.group}`),
+  'namespaces', 'nodes', 'persistentvolumes', 'customresourcedefinitions.apiextensions.k8s.io',
+]);
+
 interface ResourceRef { group: string; plural: string; name?: string; display: string }
 
 /** `/apis/g/v/namespaces/ns/plural/name` or `/api/v1/plural` -> group, plural and a readable form. */
@@ -58,5 +65,6 @@ export function resourceOf(path: string): ResourceRef {
   const plural = rest[0] ?? '';
   const name = rest[1];
   const qualified = group ? `${plural}.${group}` : plural;
-  return { group, plural, ...(name ? { name } : {}), display: `${qualified}${namespace ? ` in namespace ${namespace}` : ' (all namespaces)'}` };
+  const where = namespace ? ` in namespace ${namespace}` : CLUSTER_SCOPED.has(qualified) ? '' : ' (all namespaces)';
+  return { group, plural, ...(name ? { name } : {}), display: `${qualified}${where}` };
 }
