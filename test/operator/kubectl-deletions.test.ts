@@ -76,6 +76,12 @@ describe('kubectl deletions: the scheduler comes back', () => {
 
   const describeScheduler = (name: string): Promise<string> => kubectl(['describe', 'scheduler', name]);
 
+  /** A leader tells deletions outside Roomkeeper (rooms, operations not started) once it has led for TAKEOVER_SETTLE_MS. */
+  const leaderSettled = (): Promise<unknown> => waitFor(async () => {
+    const acquired = (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'lease', stack.config.leaseName, '-n', stack.config.leaseNamespace, '-o', 'jsonpath={.spec.acquireTime}'], { timeout: 30_000 })).stdout;
+    return Date.now() - Date.parse(acquired) > TAKEOVER_SETTLE_MS;
+  }, { timeoutMs: TAKEOVER_SETTLE_MS + 30_000, intervalMs: 500, message: `the leader has led for ${TAKEOVER_SETTLE_MS / 1000} s` });
+
   const record = async (name: string, what: string, ms: number): Promise<void> => {
     const failed = await failedOperations(name);
     figures.push(`${what}: back in sync in ${(ms / 1000).toFixed(1)} s, ${failed} failed operations`);
@@ -158,8 +164,9 @@ describe('kubectl deletions: the scheduler comes back', () => {
     await record(name, `operation ${running.spec.definitionName} deleted while it ran`, ms);
   }, RECOVERY_MS + 30_000);
 
-  test('kubectl delete rkop of a running add_rooms: it stops as a cancel does, roomsReplicas and rooms as before, and a Scheduler Event tells how far it got', async () => {
+  test('kubectl delete rkop of a running add_rooms: it stops as a cancel does, roomsReplicas and rooms as before, and a Scheduler Event tells how far it got; one deleted before it started is told too', async () => {
     const name = 'del-add';
+    await leaderSettled();
     // Enough that kubectl's request lands mid-way on a loaded machine too (8-13 rooms made on a quiet one).
     const amount = 300;
     // The sandbox answers in microseconds: its pod creations are slowed so that the operation is
@@ -171,6 +178,11 @@ describe('kubectl deletions: the scheduler comes back', () => {
       const t0 = Date.now();
       await stack.api.createOperation(op);
       await waitFor(async () => (await stack.api.listGameRooms(name)).items.length > DESIRED + 2, { timeoutMs: 30_000, intervalMs: 20, message: 'the add_rooms mid-way' });
+      // A second operation waits behind the running one; deleted before it starts.
+      const queued = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'add_rooms', input: { amount: 1 }, source: 'api', enqueuedAt: Date.now() });
+      const queuedId = queued.metadata.name as string;
+      await stack.api.createOperation(queued);
+      await kubectl(['delete', 'rkop', queuedId]);
       const deleting = Date.now();
       await kubectl(['delete', 'rkop', id]); // waits until the object is gone
       const deleteMs = Date.now() - deleting;
@@ -180,8 +192,8 @@ describe('kubectl deletions: the scheduler comes back', () => {
       expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(DESIRED);
       const told = await waitFor(async () => {
         const described = await describeScheduler(name);
-        return /OperationDeleted/.test(described) ? described : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 250, message: 'the OperationDeleted Event' });
+        return /was deleted while it ran/.test(described) && /was deleted before it started/.test(described) ? described : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 250, message: 'the two OperationDeleted Events' });
       expect(told).toMatch(new RegExp(`Operation ${id} \\(add_rooms\\) was deleted while it ran \\(by kubectl or another client, not by Roomkeeper\\); it stopped after [\\d.]+s as a cancel does\\. Its history went with it; it recorded: roomsReplicas changed from ${DESIRED} to ${DESIRED + amount}`));
       const stopped = new RegExp(`Room creation stopped by the deletion of the operation: (\\d+)/${amount} rooms created \\(the \\d+ requests in flight completed\\)`).exec(told);
       expect(stopped).toBeTruthy();
@@ -189,6 +201,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
       expect(Number(made)).toBeLessThan(amount);
       expect(told).toMatch(new RegExp(`roomsReplicas restored to ${DESIRED}; Deleted the ${made} rooms created by this operation; Operation rollback flow execution finished with success\\.`));
       expect(told).not.toMatch(/Operation canceled by the user/);
+      expect(told).toMatch(new RegExp(`Operation ${queuedId} \\(add_rooms\\) was deleted before it started \\(by kubectl or another client, not by Roomkeeper\\); it did nothing and will not run\\.`));
       figures.push(`running add_rooms deleted with kubectl: the deletion took ${(deleteMs / 1000).toFixed(1)} s (no finalizer); it had created ${made}/${amount} rooms`);
       await record(name, 'running add_rooms deleted', ms);
     } finally {
@@ -200,11 +213,7 @@ describe('kubectl deletions: the scheduler comes back', () => {
     const name = 'del-room';
     const [room] = await roomsOf(name);
     const roomName = room?.metadata.name as string;
-    // A leader tells deletions outside Roomkeeper once it has led for TAKEOVER_SETTLE_MS.
-    await waitFor(async () => {
-      const acquired = (await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'lease', stack.config.leaseName, '-n', stack.config.leaseNamespace, '-o', 'jsonpath={.spec.acquireTime}'], { timeout: 30_000 })).stdout;
-      return Date.now() - Date.parse(acquired) > TAKEOVER_SETTLE_MS;
-    }, { timeoutMs: TAKEOVER_SETTLE_MS + 30_000, intervalMs: 500, message: `the leader has led for ${TAKEOVER_SETTLE_MS / 1000} s` });
+    await leaderSettled();
     const t0 = Date.now();
     await kubectl(['delete', 'gameroom', roomName, '-n', name]);
     const ms = await backInSync(name, t0);

@@ -1,6 +1,7 @@
 /**
  * The account of an operation whose Operation object was deleted while it ran (kubectl delete
- * rkop): its history went with the object, so a Scheduler Event tells what it did. Pure.
+ * rkop): its history went with the object, so a Scheduler Event tells what it did; and of one
+ * deleted before it started. Pure.
  */
 
 /** Events are cut at 1 kB (common/src/kube/event-recorder.ts): the account keeps its first and last lines. */
@@ -31,4 +32,9 @@ export function deletedOperationNote(operation: string, definition: string, took
     if (candidate.length <= max) return candidate;
   }
   return text([lines[0] as string, `(${lines.length - 2} more)`, lines[lines.length - 1] as string]);
+}
+
+/** The note of the `OperationDeleted` Event of an operation deleted while it waited in the queue. */
+export function deletedPendingNote(operation: string, definition: string, enqueuedAt: string): string {
+  return `Operation ${operation} (${definition}) was deleted before it started (by kubectl or another client, not by Roomkeeper); it did nothing and will not run. It had waited in the scheduler's queue since ${enqueuedAt}.`;
 }

@@ -15,10 +15,11 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
-import { deletedOperationNote } from './deleted-operation';
+import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { planQueue, type QueueEnding } from './queue-plan';
-import { OperationStatusName } from '../../../common/src/resources/operation-names';
+import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
+import { TAKEOVER_SETTLE_MS } from '../rooms/outside-deletions';
 
 /** The history line of an execution whose Operation object was deleted (never written: the object is gone). */
 const DELETED_WHILE_RUNNING = 'Operation deleted while it ran';
@@ -51,6 +52,8 @@ export class OperationRunner {
    */
   private readonly unwritten = new Map<string, readonly ExecutionHistoryEntry[]>();
   private leading = false;
+  /** When this replica last started leading (deps.now). */
+  private leadingSince = 0;
   /** A graceful stop began: no operation starts here any more. */
   private draining = false;
   /** Each execution running here, until its last status is written. */
@@ -64,6 +67,7 @@ export class OperationRunner {
 
   /** Called by leader election. Losing leadership abandons every execution without writing. */
   setLeading(leading: boolean): void {
+    if (leading && !this.leading) this.leadingSince = this.deps.now();
     this.leading = leading;
     if (!leading) for (const ctx of this.running.values()) ctx.abandon('leadership lost');
   }
@@ -103,14 +107,33 @@ export class OperationRunner {
   /**
    * Informer hook: an operation was deleted. One running here (kubectl delete of a running
    * operation) stops at its next safe point as a cancel does, its rollback included, and its
-   * account goes to a Scheduler Event (its history went with the object).
+   * account goes to a Scheduler Event (its history went with the object). One deleted before it
+   * started is told in a Scheduler Event too, so whoever enqueued it learns why it never ran.
    */
   forget(op: Operation): void {
     this.overlay.delete(op.metadata.name as string);
     const ctx = this.running.get(op.spec.schedulerName);
-    if (!ctx || ctx.op.metadata.name !== op.metadata.name || ctx.isAbandoned || ctx.wasDeleted) return;
-    ctx.event(DELETED_WHILE_RUNNING);
-    ctx.deleted();
+    if (ctx && ctx.op.metadata.name === op.metadata.name) {
+      if (ctx.isAbandoned || ctx.wasDeleted) return;
+      ctx.event(DELETED_WHILE_RUNNING);
+      ctx.deleted();
+    } else if (this.deletedOutsideBeforeStart(op)) {
+      schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'DequeueOperation', deletedPendingNote(op.metadata.name as string, op.spec.definitionName, op.spec.enqueuedAt));
+    }
+  }
+
+  /**
+   * Whether a deleted operation had not started and no part of Roomkeeper deleted it. Only
+   * delete_scheduler deletes operations that have not started (its scheduler's, as it goes), so
+   * none is told while a scheduler has one, or is going. Judged, as deletions of rooms are, by a
+   * leader past its first TAKEOVER_SETTLE_MS: not by a standby, nor for a predecessor's deletions.
+   */
+  private deletedOutsideBeforeStart(op: Operation): boolean {
+    if (!this.leading || this.deps.now() - this.leadingSince < TAKEOVER_SETTLE_MS) return false;
+    if (operationStatusOf(op) !== OperationStatusName.Pending) return false;
+    const scheduler = this.deps.caches.schedulers.get(op.spec.schedulerName);
+    if (!scheduler || scheduler.metadata.deletionTimestamp) return false;
+    return !this.operationsOf(op.spec.schedulerName).some((o) => o.spec.definitionName === DefinitionName.DeleteScheduler);
   }
 
   /** The scheduler's operations: the cache, with our own newer writes laid over it. */
