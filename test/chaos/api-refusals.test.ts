@@ -8,6 +8,7 @@
  * serves them again, both are ready again by themselves and the gauge is back to 0.
  * (test/real-apiserver/readyz-refused.test.ts: a token kube-apiserver refuses for real.)
  */
+import { sumMetricText } from '../../bench/support/metric-sum';
 import { startOperator, type RunningOperator } from '../../operator/src/operator';
 import { withToken } from '../support/bearer-token';
 import { startStack, type Stack } from '../support/stack';
@@ -23,10 +24,7 @@ async function get(url: string): Promise<Probe> {
 }
 
 /** `roomkeeper_kube_api_refused{status}` in a /metrics text. */
-function refusedGauge(metrics: string, status: number): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`roomkeeper_kube_api_refused{status="${status}"} `));
-  return Number(line?.split(' ')[1] ?? Number.NaN);
-}
+const refusedGauge = (metrics: string, status: number): number => sumMetricText(metrics, 'roomkeeper_kube_api_refused', { status: String(status) });
 
 describe('/readyz while the API server refuses the operator and the gateway', () => {
   let stack: Stack;

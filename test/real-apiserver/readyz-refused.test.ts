@@ -3,11 +3,13 @@
  * its own, bound to the chart's gateway ClusterRole. Its ClusterRoleBinding deleted, its lists and
  * watches are answered 403; bound again, it is ready again by itself. Its ServiceAccount deleted, its
  * token is answered 401. Meanwhile /readyz answers 503 naming the request, the status and what to
- * do, /healthz 200, and the log says so without the token. kube-apiserver does not end a watch
- * already open when a binding or a token goes, so the gateway reaches it through the fault proxy,
- * which only cuts its watches (as the server's watch timeout would), so it asks again.
+ * do, /healthz 200, `roomkeeper_kube_api_refused` counts the refusal, and the log says so without
+ * the token. kube-apiserver does not end a watch already open when a binding or a token goes, so the
+ * gateway reaches it through the fault proxy, which only cuts its watches (as the server's watch
+ * timeout would), so it asks again.
  */
 import * as k8s from '@kubernetes/client-node';
+import { sumMetricText } from '../../bench/support/metric-sum';
 import { loadConfig } from '../../common/src/config';
 import { startGateway, type RunningGateway } from '../../api-gateway/src/main';
 import { writeTokenKubeconfig } from '../support/control-plane';
@@ -60,12 +62,16 @@ test('a gateway whose RBAC is removed, then whose ServiceAccount is deleted: /re
     const forbidden = await refusedWith(/(list|watch) [a-z]+\.roomkeeper\.io( \(all namespaces\))? was answered 403 Forbidden: this identity may not (list|watch) .*: install with the Helm chart, whose RBAC grants it \(rbac\.create=true/, 'the 403');
     expect(JSON.parse(forbidden.body)).toMatchObject({ status: 'not ready' });
     expect((await get(`${g.managementUrl}/healthz`)).status).toBe(200);
+    const refused = async (status: number) => sumMetricText((await get(`${g.managementUrl}/metrics`)).body, 'roomkeeper_kube_api_refused', { status: String(status) });
+    expect(await refused(403)).toBeGreaterThanOrEqual(1);
     bind();
     await waitFor(async () => (await get(`${g.managementUrl}/readyz`)).status === 200, { timeoutMs: 90_000, message: 'ready again once bound again' });
+    expect(await refused(403)).toBe(0);
 
     kubectl(admin, ['delete', 'serviceaccount', ACCOUNT, '-n', RELEASE_NAMESPACE]);
     await refusedWith(/[a-z]+ [a-z]+\.roomkeeper\.io( \(all namespaces\))? was answered 401 Unauthorized: the API server at http:\/\/127\.0\.0\.1:\d+ rejected the credentials: .*check its ServiceAccount token/, 'the 401');
     expect((await get(`${g.managementUrl}/healthz`)).status).toBe(200);
+    expect(await refused(401)).toBe(1);
     const said = await waitFor(() => logs.lines.find((l) => l.message === 'the API server rejects our credentials: /readyz answers 503 until it accepts them'), { timeoutMs: 10_000, message: 'the 401 logged' });
     expect(said).toMatchObject({ level: 'error', statusCode: 401, whatToDo: expect.stringMatching(/ServiceAccount token/) as unknown });
     expect(logs.lines.some((l) => l.message === 'the API server forbids a cache\'s requests: /readyz answers 503 until it allows them' && l.statusCode === 403)).toBe(true);
