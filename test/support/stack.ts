@@ -98,6 +98,8 @@ export const TEST_CONFIG: Partial<Record<keyof Config, unknown>> = {
   roomPingTimeout: 20_000,
   // The expiry brake's grace after gaining leadership or sight (production: one ping timeout).
   expiryGrace: 500,
+  // How long a room pod without its GameRoom is seen so before it is deleted (production: 30 s).
+  orphanedPodGrace: 2000,
   validationTimeout: 10_000,
   validationAttempts: 1,
   kubeQps: 2000,
