@@ -10,11 +10,11 @@ import type { OperatorDeps } from './deps';
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
-  | 'RoomsDeletedOutsideRoomkeeper';
+  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

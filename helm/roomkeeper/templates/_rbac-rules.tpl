@@ -45,7 +45,8 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["pingdigests"]
   verbs: ["list", "watch", "delete"]
 # Rooms, read through informers; remove-rooms by id reads the named room fresh (get) and deletes
-# it with its uid as precondition; a room whose pod is gone but whose foreground deletion waits on
+# it with its uid as precondition (as the GameRoom a room pod's ownerReference names, when the
+# cache does not show it, is read fresh before the pod is deleted as orphaned); a room whose pod is gone but whose foreground deletion waits on
 # a lagging garbage collector gets its `foregroundDeletion` finalizer removed (patch); a lost room
 # gets the `roomkeeper.io/terminated-forwarded` annotation once its forwarders were told (patch).
 - apiGroups: ["roomkeeper.io"]
@@ -60,8 +61,9 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: ["roomkeeper.io"]
   resources: ["gamerooms/finalizers"]
   verbs: ["update"]
-# Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them;
-# `get` reads a pod the cache does not show yet before its room is declared lost; one
+# Room pods in each scheduler's namespace. `delete` is required to set ownerReferences on them,
+# and deletes a room pod left running without its GameRoom (kubectl delete gameroom
+# --cascade=orphan); `get` reads a pod the cache does not show yet before its room is declared lost; one
 # `deletecollection` (by label) starts a deleted scheduler's room pods terminating at once.
 - apiGroups: [""]
   resources: ["pods"]

@@ -6,6 +6,8 @@
  * while the scheduler's queue is busy: one decision at a time, on fresh counts. It never enqueues
  * what would fail for sure (no namespace) or fail as the last try did (domain/repeated-failure.ts):
  * a failure that repeats is tried again with backoff, or at once when something changed.
+ * Housekeeping it does whatever the queue holds: deleted rooms' foreground finalizers, stale
+ * PingDigests, and room pods that run without their GameRoom (orphaned-pods.ts).
  */
 import { schedulerEvent } from '../events';
 import { createHash } from 'node:crypto';
@@ -30,6 +32,7 @@ import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from '
 import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
+import { OrphanedPods } from './orphaned-pods';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -51,6 +54,7 @@ const STALE_RECHECK_MS = 1_000;
 
 export class HealthController {
   private readonly rooms: RoomManager;
+  private readonly orphanedPods: OrphanedPods;
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
@@ -65,6 +69,7 @@ export class HealthController {
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
+    this.orphanedPods = new OrphanedPods(deps);
     this.expiryHeld = deps.metrics.counter('roomkeeper_room_expiry_held_total', 'Health checks that held room expiry (expiry brake), by reason: sight-impaired, fresh-sight, mass-expiry.');
   }
 
@@ -138,7 +143,12 @@ export class HealthController {
     await this.deleteStaleDigests(name);
     const s = this.deps.caches.schedulers.get(name);
     if (!s || s.metadata.deletionTimestamp) this.opts.outside?.clear(name); // its rooms go with it
-    if (!s || s.metadata.deletionTimestamp || !s.status?.version) return {};
+    if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
+      this.orphanedPods.forget(name);
+      return {};
+    }
+    // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
+    await this.orphanedPods.sweep(name);
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
     await this.pruneRepeatedFailures(ops); // needs no room counts: as soon as the last try ended
