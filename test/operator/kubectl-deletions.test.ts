@@ -4,8 +4,9 @@
  * the real kubectl and ends with the scheduler back in sync within 2 minutes with exactly the
  * desired rooms, nothing leaked (pods, GameRooms, host ports), at most 3 failed operations, and
  * `kubectl describe scheduler` telling what happened: a GameRoom deleted by hand, or a running
- * Operation, is told in a Scheduler Event. Last, the GameRoom CRD itself is deleted and applied
- * again.
+ * Operation, is told in a Scheduler Event, and so is the pod a GameRoom deleted with
+ * `--cascade=orphan` left running, which the operator deletes. Last, the GameRoom CRD itself is
+ * deleted and applied again.
  *
  * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
  * it so: test/real-apiserver/kubectl-deletions.test.ts) with the chart's identities.
@@ -27,7 +28,7 @@ const run = promisify(execFile);
 const RECOVERY_MS = 120_000;
 const DESIRED = 2;
 /** The schedulers of the suite; the last tests take them all. */
-const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-room', 'del-lease', 'del-pod', 'del-secret'];
+const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-room', 'del-orphan', 'del-lease', 'del-pod', 'del-secret'];
 
 describe('kubectl deletions: the scheduler comes back', () => {
   let stack: Stack;
@@ -248,6 +249,31 @@ describe('kubectl deletions: the scheduler comes back', () => {
     await kubectl(['scale', 'rks', name, `--replicas=${DESIRED}`]);
     await backInSync(name, Date.now());
   }, 2 * RECOVERY_MS + 60_000);
+
+  test('kubectl delete gameroom --cascade=orphan: the pod it left running is deleted by the operator and told, the room replaced, no other pod deleted', async () => {
+    const name = 'del-orphan';
+    const [room] = await roomsOf(name);
+    const roomName = room?.metadata.name as string;
+    const pods = (await stack.core.listNamespacedPod({ namespace: name })).items;
+    const orphanUid = pods.find((p) => p.metadata?.name === roomName)?.metadata?.uid;
+    const othersUids = pods.filter((p) => p.metadata?.name !== roomName).map((p) => p.metadata?.uid);
+    expect(orphanUid).toBeDefined();
+    const t0 = Date.now();
+    // kubectl waits until the GameRoom is gone: the garbage collector took the pod's ownerReference away first.
+    await kubectl(['delete', 'gameroom', roomName, '-n', name, '--cascade=orphan']);
+    // In sync: as many pods as rooms, each with its GameRoom, so the orphaned pod is gone.
+    const ms = await backInSync(name, t0);
+    const left = (await stack.core.listNamespacedPod({ namespace: name })).items.map((p) => p.metadata?.uid);
+    expect(left).not.toContain(orphanUid);
+    expect(left).toEqual(expect.arrayContaining(othersUids));
+    const described = await waitFor(async () => {
+      const d = await describeScheduler(name);
+      return /OrphanedRoomPodsDeleted/.test(d) ? d : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250, message: 'the OrphanedRoomPodsDeleted Event' });
+    // Told as orphaned: the pod had no ownerReference to a GameRoom any more when it was deleted.
+    expect(described).toContain(`Deleted room pod ${roomName}, which ran without its GameRoom: its GameRoom was deleted with its pod orphaned (kubectl delete gameroom --cascade=orphan`);
+    await record(name, `GameRoom deleted --cascade=orphan (its pod deleted after a ${stack.config.orphanedPodGrace / 1000} s grace)`, ms);
+  }, RECOVERY_MS + 30_000);
 
   test('kubectl delete of the leader Lease: leadership is taken again and the fleet healed', async () => {
     const name = 'del-lease';
