@@ -4,7 +4,7 @@
  */
 import type { Autoscaling, Container, Forwarder, Operation, Scheduler, SchedulerSpec } from '../../common/src/generated/resources';
 
-import { forwarderTimeoutMs } from '../../common/src/forwarding/forwarder-options';
+import { forwarderTimeoutMs, isForwarderEnabled } from '../../common/src/forwarding/forwarder-options';
 import { toIsoString } from '../../common/src/kube/timestamps';
 import { operationStatusOf } from '../../common/src/resources/operation-names';
 
@@ -53,7 +53,7 @@ function containerView(c: Container): Record<string, unknown> {
 function forwarderView(f: Forwarder): Record<string, unknown> {
   return {
     name: f.name,
-    enable: f.enable ?? true,
+    enable: isForwarderEnabled(f),
     type: f.type ?? 'gRPC',
     address: f.address,
     options: {

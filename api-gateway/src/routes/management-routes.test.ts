@@ -111,6 +111,14 @@ describe('POST /schedulers', () => {
     expect(bodyOf(res).scheduler!.forwarders[0]!.options.timeout).toBe('1000');
   });
 
+  it('shows a forwarder sent without enable as disabled, as it forwards nothing (Maestro\'s zero value, the CRD\'s default)', async () => {
+    const body = validCreateBody('fw-off', { forwarders: [{ name: 'matchmaker', type: 'gRPC', address: 'mm:9090', options: { timeout: 1000 } }] });
+    expect((await api().post('/schedulers').set('Authorization', AUTH).send(body)).status).toBe(200);
+    const res = await api().get('/schedulers/fw-off').set('Authorization', AUTH);
+    expect(res.status).toBe(200);
+    expect(bodyOf(res).scheduler!.forwarders[0]!.enable).toBe(false);
+  });
+
   it.each(['unix:/var/run/docker.sock', 'unix:///run/containerd.sock', 'dns:///mm:9090', 'http://mm:9090', 'mm', 'mm:port', '[::1]', 'a b:80'])('refuses the forwarder address %p (400, code 3) and writes nothing', async (address) => {
     const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address, options: { timeout: 1000 } }] });
     const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
