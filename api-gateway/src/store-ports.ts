@@ -14,10 +14,13 @@ export interface SchedulerStore {
   /** Creates the Scheduler; throws StoreAlreadyExistsError when the name is taken. */
   createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler>;
   /**
-   * Replaces the spec of `current`, with its resourceVersion as precondition; returns the
-   * updated object (with its new generation). Throws StoreConflictError when it lost a race.
+   * Replaces the spec of `current`, with its generation as precondition; returns the updated
+   * object (with its new generation). Throws StoreConflictError when it lost a race. The same
+   * write says the API made the change, for `operationId` (SPEC_CHANGE_SOURCE_ANNOTATION): the
+   * operator, should it see the new generation before that operation exists, enqueues it as the
+   * API's, not as a kubectl user's.
    */
-  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler>;
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler>;
   /** Deletes the Scheduler (the operator's finalizer keeps it until cleanup); a missing one is fine. */
   deleteScheduler(name: string): Promise<void>;
   /** One version snapshot (`<scheduler>-<version>`), or undefined. */

@@ -11,6 +11,7 @@ import { waitFor } from '../../../test/support/wait';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import { validSpec } from '../testing/fixtures';
 import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
+import { SPEC_CHANGE_SOURCE_ANNOTATION, specChangeSource } from '../../../common/src/resources/labels';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { ALLOCATION_CLAIM_STALE_MS } from '../store-ports';
 import { RoomAllocations } from '../use-cases/room-allocation';
@@ -58,13 +59,25 @@ describe('KubernetesStore on the sandbox', () => {
     expect(await store.getScheduler('missing')).toBeUndefined();
     expect(await store.getScheduler('Not A Name')).toBeUndefined();
 
-    const updated = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }));
+    const updated = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }), 'op-gen-2');
     expect(updated.metadata.generation).toBe(2);
-    await expect(store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 5 }))).rejects.toBeInstanceOf(StoreConflictError);
+    await expect(store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 5 }), 'op-gen-2')).rejects.toBeInstanceOf(StoreConflictError);
     // A status write (the operator's) changes the resourceVersion, not the generation: no conflict.
     await new RoomkeeperApi(clients.custom).patchSchedulerStatus('adapter-a', { status: { state: 'in-sync' } });
-    expect((await store.updateSchedulerSpec(updated, validSpec({ roomsReplicas: 6 }))).metadata.generation).toBe(3);
+    expect((await store.updateSchedulerSpec(updated, validSpec({ roomsReplicas: 6 }), 'op-gen-3')).metadata.generation).toBe(3);
     await waitFor(async () => (await store.listSchedulers()).some((s) => s.metadata.name === 'adapter-a' && s.spec.roomsReplicas === 6));
+  });
+
+  it('a spec update says, in the same write, that the API made that generation, for its operation; other annotations stay', async () => {
+    const created = await store.createScheduler('adapter-source', validSpec());
+    expect(created.metadata.annotations).toBeUndefined();
+    const first = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }), 'op-of-gen-2');
+    expect(specChangeSource(first.metadata.annotations, 2)).toEqual({ source: 'api', operation: 'op-of-gen-2' });
+    await new RoomkeeperApi(clients.custom).jsonPatchScheduler('adapter-source', [{ op: 'add', path: '/metadata/annotations/team', value: 'arena' }]);
+    const read = await store.getScheduler('adapter-source');
+    const second = await store.updateSchedulerSpec(read!, validSpec({ roomsReplicas: 5 }), 'op-of-gen-3');
+    expect(second.metadata.annotations).toEqual({ team: 'arena', [SPEC_CHANGE_SOURCE_ANNOTATION]: '3 api op-of-gen-3' });
+    expect(specChangeSource(second.metadata.annotations, 3)).toEqual({ source: 'api', operation: 'op-of-gen-3' });
   });
 
   it('creates operations once (AlreadyExists is "exists"), lists them from the cache and requests cancellation', async () => {

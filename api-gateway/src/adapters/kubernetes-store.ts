@@ -12,7 +12,7 @@ import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, Sch
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../common/src/resources/labels';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSourcePatch } from '../../../common/src/resources/labels';
 import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Clock } from '../../../common/src/runtime/clock';
@@ -257,12 +257,13 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
    * metadata.generation is the precondition. Status writes (the operator's, many a second during
    * a rollout) change the resourceVersion but not the generation, so they do not conflict.
    */
-  async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler> {
+  async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler> {
     const name = current.metadata.name ?? '';
     const body = [
       { op: 'test', path: '/metadata/uid', value: current.metadata.uid },
       { op: 'test', path: '/metadata/generation', value: current.metadata.generation },
       { op: 'replace', path: '/spec', value: spec },
+      ...specChangeSourcePatch(current, 'api', operationId),
     ];
     try {
       const updated = (await this.options.custom.patchClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name, body }, JSON_PATCH)) as Scheduler;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { jsonEqual } from '../../../common/src/json/json-equal';
 import { allocationRecord, groupAllocatable, isBusyRoom, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
+import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../common/src/resources/labels';
 import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
 import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
@@ -106,7 +107,7 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return Promise.resolve(structuredClone(s));
   }
 
-  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec): Promise<Scheduler> {
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler> {
     const name = current.metadata.name ?? '';
     const stored = this.schedulers.get(name);
     if (!stored) return Promise.reject(Object.assign(new Error(`scheduler ${name} not found`), { code: 404 }));
@@ -117,6 +118,7 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     }
     if (stored.metadata.generation !== current.metadata.generation) return Promise.reject(new StoreConflictError('scheduler', name));
     if (!jsonEqual(stored.spec, spec)) stored.metadata.generation = (stored.metadata.generation ?? 1) + 1;
+    stored.metadata.annotations = { ...stored.metadata.annotations, [SPEC_CHANGE_SOURCE_ANNOTATION]: `${stored.metadata.generation ?? 1} api ${operationId}` };
     stored.spec = structuredClone(spec);
     stored.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'scheduler', verb: 'update', name });

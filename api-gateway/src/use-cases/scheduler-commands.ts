@@ -258,8 +258,9 @@ export class SchedulerCommands {
       // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
       if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
       try {
-        const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec);
-        const operationId = newVersionOperationId(updated.metadata.uid ?? name, updated.metadata.generation ?? 0);
+        // The generation this write makes (its precondition is the one read) names the operation.
+        const operationId = newVersionOperationId(current.metadata.uid ?? name, (current.metadata.generation ?? 0) + 1);
+        const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
         await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
         this.deps.logger.info('new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
         return { operationId };

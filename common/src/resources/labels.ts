@@ -54,6 +54,26 @@ export const TERMINATED_FORWARDED_ANNOTATION = 'roomkeeper.io/terminated-forward
  */
 export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
 
+/**
+ * JSON Patch operations that say `operation` of `source` makes the spec change the same patch
+ * makes (SPEC_CHANGE_SOURCE_ANNOTATION, read back by `specChangeSource`): conditional on the
+ * generation read, which the change moves by exactly one (a status write does not move it). An
+ * object read without annotations gets the map whole, conditional on the resourceVersion read too:
+ * an annotation added by someone else meanwhile (which moves no generation) makes the patch fail
+ * and the caller read again, instead of being replaced.
+ */
+export function specChangeSourcePatch(
+  read: { metadata: { generation?: number; resourceVersion?: string; annotations?: Record<string, string> } },
+  source: 'api' | 'operator',
+  operation: string,
+): { op: string; path: string; value: unknown }[] {
+  const generation = read.metadata.generation ?? 1;
+  const value = `${generation + 1} ${source} ${operation}`;
+  const ofGeneration = { op: 'test', path: '/metadata/generation', value: generation };
+  if (read.metadata.annotations) return [ofGeneration, { op: 'add', path: `/metadata/annotations/${SPEC_CHANGE_SOURCE_ANNOTATION.replace('/', '~1')}`, value }];
+  return [ofGeneration, { op: 'test', path: '/metadata/resourceVersion', value: read.metadata.resourceVersion }, { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } }];
+}
+
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */
 export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: 'api' | 'operator'; operation: string } | undefined {
   const [gen, source, operation] = (annotations?.[SPEC_CHANGE_SOURCE_ANNOTATION] ?? '').split(' ');

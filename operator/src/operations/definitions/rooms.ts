@@ -17,7 +17,7 @@ import type { GameRoom, Scheduler } from '../../../../common/src/generated/resou
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
-import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../../common/src/resources/labels';
+import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { awaitSpecObserved, loadScheduler, loadVersion, pollUntil } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 
@@ -76,20 +76,9 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
   }
 }
 
-/**
- * JSON Patch operations that say this operation made the spec change (SPEC_CHANGE_SOURCE_ANNOTATION),
- * so its version operation is not taken for a kubectl user's: conditional on the generation read,
- * which the change moves by exactly one (a status write does not move it). A Scheduler read
- * without annotations gets the map whole, conditional on the resourceVersion read too: an
- * annotation added by someone else meanwhile (which moves no generation) makes the patch fail and
- * the caller read again, instead of being replaced.
- */
+/** JSON Patch operations that say this operation made the spec change (specChangeSourcePatch). */
 function sourceOfChange(ctx: ExecutionContext, s: Scheduler): { op: string; path: string; value: unknown }[] {
-  const generation = s.metadata.generation ?? 1;
-  const value = `${generation + 1} ${ctx.op.spec.source === OperationSourceName.Operator ? 'operator' : 'api'} ${ctx.op.metadata.name as string}`;
-  const ofGeneration = { op: 'test', path: '/metadata/generation', value: generation };
-  if (s.metadata.annotations) return [ofGeneration, { op: 'add', path: `/metadata/annotations/${SPEC_CHANGE_SOURCE_ANNOTATION.replace('/', '~1')}`, value }];
-  return [ofGeneration, { op: 'test', path: '/metadata/resourceVersion', value: s.metadata.resourceVersion }, { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } }];
+  return specChangeSourcePatch(s, ctx.op.spec.source === OperationSourceName.Operator ? 'operator' : 'api', ctx.op.metadata.name as string);
 }
 
 /**
