@@ -250,6 +250,8 @@ describe('EventForwarder against real gRPC receivers', () => {
     expect(down.ok).toBe(false);
     // UNAVAILABLE rather than DEADLINE_EXCEEDED: the call did not wait out its 20 s deadline.
     expect(down.results[0]).toMatchObject({ forwarder: 'matchmaker', ok: false, code: grpc.status.UNAVAILABLE });
+    // What a room is told: grpc-js's words without the address, and without its empty "Resolution note:".
+    expect(down.results[0]?.reason).toMatch(/^the receiver could not be reached \(UNAVAILABLE: [^)]*\bthe receiver\.?\); check that it runs and listens at the forwarder's address$/);
 
     const again = await receiver({ port });
     await waitFor(async () => (await forwarder.forwardPing([config], room, 'occupied')).ok, { timeoutMs: 15_000 });

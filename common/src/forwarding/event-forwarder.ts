@@ -99,6 +99,8 @@ function roomSafeDetails(details: string, address: string): string {
   text = text
     .replace(/\[[0-9A-Fa-f:.]+\](:\d+)?/g, 'the receiver')
     .replace(/\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b/g, 'the receiver')
+    // grpc-js ends a connection failure with "Resolution note: <note>", the note often empty.
+    .replace(/\s*Resolution note:\s*$/, '')
     .trim();
   // Control characters (line breaks, escapes) read as one space each run of them.
   text = Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? ' ' : c)).join('').replace(/ {2,}/g, ' ').trim();
