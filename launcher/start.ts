@@ -17,7 +17,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { startGateway } from '../api-gateway/src/main';
-import { loadConfig } from '../common/src/config';
 import { discoverKubeConfig, makeKubeClients } from '../common/src/kube/clients';
 import { EventForwarder } from '../common/src/forwarding';
 import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
@@ -25,10 +24,9 @@ import { MetricsRegistry } from '../common/src/metrics';
 import { startOperator } from '../operator/src/operator';
 import { startSandbox, type Sandbox } from '../sandbox/src/index';
 import { startSimulation, type Simulation } from '../sandbox/src/simulation';
+import { launcherConfig, type LocalSecrets } from './start-config';
 
 const STATE_DIR = path.resolve(process.env.ROOMKEEPER_STATE_DIR ?? '.roomkeeper');
-
-interface LocalSecrets { username: string; password: string; roomTokenSecret: string }
 
 /** Credentials kept across restarts, so rooms created before a restart can still ping. */
 function localSecrets(): LocalSecrets {
@@ -92,12 +90,7 @@ async function main(): Promise<void> {
 
   const secrets = localSecrets();
   const env = process.env;
-  const config = loadConfig(env, {
-    authUsername: env.ROOMKEEPER_AUTH_USERNAME || secrets.username,
-    authPassword: env.ROOMKEEPER_AUTH_PASSWORD || secrets.password,
-    roomTokenSecret: env.ROOMKEEPER_ROOM_TOKEN_SECRET || secrets.roomTokenSecret,
-    ...(sandbox ? { healthInterval: 2000 } : {}),
-  });
+  const config = launcherConfig(env, secrets, sandbox !== undefined);
   ports = { ...ports, gateway: config.gatewayPort, rooms: config.roomsPort, operator: config.operatorPort };
   phase = 'gateway';
   const gateway = await startGateway({ config, kubeConfig: kc, logger: logger.child({ component: 'gateway' }) });
