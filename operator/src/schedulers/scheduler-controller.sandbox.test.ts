@@ -5,7 +5,7 @@
  */
 import { createSchedulerOperationId } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
-import { SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
+import { SCHEDULER_FINALIZER, specChangeSourcePatch, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
 import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { schedulerObject } from '../../../test/support/scheduler-object';
 import { SchedulerController } from './scheduler-controller';
@@ -38,6 +38,21 @@ describe('SchedulerController on the sandbox', () => {
     expect(s.status?.lastOperation).toMatchObject({ definitionName: OperationDefinition.CreateScheduler, status: 'pending' });
 
     expect(await h.writesOf(() => controller.reconcile('fresh'))).toBe(0);
+  });
+
+  test('a Scheduler not created yet whose spec the API changed (a PATCH after a failed creation): its create_scheduler is the API\'s', async () => {
+    await h.api.createScheduler(schedulerObject('repatched', { roomsReplicas: 0 }) as never);
+    // The gateway's spec write: the next generation, said to be the API's in the same patch.
+    const read = await h.api.getScheduler('repatched');
+    await h.api.jsonPatchScheduler('repatched', [{ op: 'replace', path: '/spec/roomsReplicas', value: 1 }, ...specChangeSourcePatch(read, 'api', 'op-of-the-patch')]);
+    await h.converge(() => controller.reconcile('repatched'));
+
+    const s = await h.api.getScheduler('repatched');
+    expect(s.metadata.generation).toBe(2);
+    const ops = (await h.api.listOperations('repatched')).items;
+    expect(ops.map((op) => [op.metadata.name, op.spec.definitionName, op.spec.source])).toEqual([
+      [createSchedulerOperationId(s.metadata.uid as string, 2), OperationDefinition.CreateScheduler, OperationSourceName.Api],
+    ]);
   });
 
   test('a created Scheduler with a room: its version protected, its status in-sync with the room counted; once more: no write', async () => {

@@ -76,7 +76,9 @@ export class SchedulerController {
       const creating = ops.some((op) => op.spec.definitionName === OperationDefinition.CreateScheduler && ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
       const firstId = createSchedulerOperationId(uid, generation);
       if (!creating) {
-        wake = await this.attempt(name, ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } });
+        // A spec the API changed after a failed creation (a PATCH) is the API's doing, not kubectl's.
+        const madeBy = specChangeSource(s.metadata.annotations, generation)?.source;
+        wake = await this.attempt(name, ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } }, madeBy);
       }
     } else if (generation > (s.status.versionedGeneration ?? 0)) {
       const id = newVersionOperationId(uid, generation);
@@ -170,13 +172,17 @@ export class SchedulerController {
     }
   }
 
-  /** Enqueues the first or the next attempt of what the Scheduler wants done (attempts.ts). */
-  private async attempt(name: string, ops: readonly Operation[], rule: AttemptRule): Promise<ReconcileResult> {
+  /**
+   * Enqueues the first or the next attempt of what the Scheduler wants done (attempts.ts).
+   * `firstSource`: who made the change the first attempt is for, when the Scheduler says so.
+   */
+  private async attempt(name: string, ops: readonly Operation[], rule: AttemptRule, firstSource?: OperationSource): Promise<ReconcileResult> {
     const decision = decideAttempt(ops, rule, this.deps.now());
     if (decision.action === 'wait') return { requeueAfterMs: decision.ms };
     if (decision.action === 'enqueue') {
-      // A first attempt is what the Scheduler object asks (a kubectl user's change); another is the operator's retry.
-      const created = await this.enqueue(name, decision.id, rule.definitionName, decision.input, decision.id === rule.firstId ? undefined : OperationSourceName.Operator);
+      // A first attempt is what the Scheduler object asks (a kubectl user's change, unless it says
+      // otherwise); another is the operator's retry.
+      const created = await this.enqueue(name, decision.id, rule.definitionName, decision.input, decision.id === rule.firstId ? firstSource : OperationSourceName.Operator);
       if (created === 'created' && decision.id !== rule.firstId) {
         this.deps.logger.warn('enqueued another attempt of an operation that ended without doing its work', { scheduler: name, operation: decision.id, definition: rule.definitionName, attempt: decision.input.attempt });
       }
