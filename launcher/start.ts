@@ -95,20 +95,27 @@ async function main(): Promise<void> {
   phase = 'gateway';
   const gateway = await startGateway({ config, kubeConfig: kc, logger: logger.child({ component: 'gateway' }) });
   const roomsApiUrl = gateway.roomsUrl;
-  phase = 'operator';
-  // The operator forwards the status changes it makes (a room removed is `terminated`, an
-  // allocation and the end of its TTL) as operator/src/main.ts does; its metrics count them.
-  const operatorLogger = logger.child({ component: 'operator' });
-  const operatorMetrics = new MetricsRegistry();
-  const forwarder = new EventForwarder({ logger: operatorLogger, metrics: operatorMetrics });
-  const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: operatorLogger, metrics: operatorMetrics, forwarder });
-
+  // The simulated nodes (they go with the simulation at each stop) are registered before the
+  // operator starts: its first look at the rooms left from the last run must find their nodes, or
+  // it gives them the pods' host IPs (the nodes' internal addresses) as the rooms' addresses.
   phase = 'other';
   let simulation: Simulation | undefined;
   const nodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items;
   if (nodes.length === 0) {
     simulation = await startSimulation({ kubeConfig: kc, roomsApiUrl, logger: logger.child({ component: 'simulation' }) });
   }
+
+  phase = 'operator';
+  // The operator forwards the status changes it makes (a room removed is `terminated`, an
+  // allocation and the end of its TTL) as operator/src/main.ts does; its metrics count them.
+  const operatorLogger = logger.child({ component: 'operator' });
+  const operatorMetrics = new MetricsRegistry();
+  const forwarder = new EventForwarder({ logger: operatorLogger, metrics: operatorMetrics });
+  const operator = await startOperator({ kubeConfig: kc, config: { ...config, roomsApiUrl }, logger: operatorLogger, metrics: operatorMetrics, forwarder })
+    .catch(async (err: unknown) => {
+      await simulation?.stop(); // no simulated node left behind for the next npm start to take for a real one
+      throw err;
+    });
 
   const lines = [
     '',
@@ -140,9 +147,10 @@ async function main(): Promise<void> {
     }
     stoppingSince = Date.now();
     process.stdout.write(`\n${signal}: stopping...\n`);
-    await simulation?.stop();
+    // The operator first: it must not see the simulated nodes go (the simulation deletes them).
     await operator.stop();
     forwarder.close();
+    await simulation?.stop();
     await gateway.stop();
     await sandbox?.stop();
     process.stdout.write('Stopped.\n');

@@ -2,18 +2,21 @@
  * `npm start` against a real cluster (KUBECONFIG = the real API server's administrator): operator,
  * gateway and, as the cluster has no nodes, the simulated kubelet and rooms come up; a scheduler
  * created over HTTP gets its rooms ready; Ctrl-C stops everything cleanly and leaves no
- * simulated node behind (the next `npm start` on that cluster must start its simulation again).
+ * simulated node behind (the next `npm start` on that cluster must start its simulation again);
+ * the next `npm start` keeps the rooms' addresses (their nodes' ExternalIPs: the simulated nodes
+ * are registered again before the operator looks at the rooms, which gave them the pods' host
+ * IPs, the nodes' InternalIPs, when it came first).
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { spawnNpmStart, type NpmStart } from '../support/npm-start';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
-import { REPO_ROOT, schedulerObject } from '../support/stack';
+import { schedulerObject } from '../support/stack';
 import { waitFor } from '../support/wait';
 
-test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simulated node behind', async () => {
+test('npm start on a real cluster: rooms become ready and keep their addresses across a restart, and Ctrl-C leaves no simulated node behind', async () => {
   const plane = realApiServer();
   if (!plane) {
     expect(reportNotRun('npm start on a real cluster')).toMatch(/NOT RUN/);
@@ -31,17 +34,22 @@ test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simu
     ROOMKEEPER_LEASE_NAME: 'roomkeeper-npm-start',
   };
   delete env.E2E_KUBECONFIG;
-  const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let run: NpmStart = spawnNpmStart(env);
+  const out = (): string => run.output();
+  const stop = async (r: NpmStart): Promise<void> => {
+    process.kill(-(r.child.pid as number), 'SIGINT');
+    await r.exited;
+  };
+  const roomHosts = async (scheduler: string): Promise<Record<string, string | undefined>> => {
+    const list = await custom.listNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: scheduler, plural: 'gamerooms' }) as { items: { metadata: { name: string }; status?: { host?: string } }[] };
+    return Object.fromEntries(list.items.map((r) => [r.metadata.name, r.status?.host]));
+  };
   const name = 'npm-start-real';
   try {
-    const url = await waitFor(() => /Management API: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1], { timeoutMs: 90_000, message: `npm start is running; output so far:\n${out}` });
-    const auth = await waitFor(() => /\(HTTP Basic: (\S+) \/ (\S+)\)/.exec(out), { timeoutMs: 5_000, message: 'credentials printed' });
-    expect(out).toMatch(/Kubernetes cluster from KUBECONFIG/);
-    expect(out).toMatch(/Simulated nodes and game rooms: on/);
+    const url = await waitFor(() => /Management API: (http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1], { timeoutMs: 90_000, message: `npm start is running; output so far:\n${out()}` });
+    const auth = await waitFor(() => /\(HTTP Basic: (\S+) \/ (\S+)\)/.exec(out()), { timeoutMs: 5_000, message: 'credentials printed' });
+    expect(out()).toMatch(/Kubernetes cluster from KUBECONFIG/);
+    expect(out()).toMatch(/Simulated nodes and game rooms: on/);
     const spec = (schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec;
     const res = await fetch(`${url}/schedulers`, {
       method: 'POST',
@@ -53,15 +61,27 @@ test('npm start on a real cluster: rooms become ready, and Ctrl-C leaves no simu
       const s = await custom.getClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name }) as { status?: { rooms?: { ready?: number } } };
       return s.status?.rooms?.ready === 2;
     }, { timeoutMs: 90_000, message: '2 rooms ready' });
+    const hosts = await roomHosts(name);
+    expect(Object.values(hosts)).toEqual([expect.stringMatching(/^127\.0\.0\.\d+$/), expect.stringMatching(/^127\.0\.0\.\d+$/)]);
+
+    // Ctrl-C and npm start again: once its operator has looked at both rooms, their addresses are unchanged.
+    await stop(run);
+    expect(out()).toContain('Stopped.');
+    run = spawnNpmStart(env);
+    const metrics = await waitFor(() => /Operator: +(http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out())?.[1], { timeoutMs: 90_000, message: `npm start is running again; output so far:\n${out()}` });
+    await waitFor(async () => {
+      const text = await (await fetch(metrics)).text();
+      return Number(/^roomkeeper_reconcile_total\{controller="gamerooms",outcome="success"\} (\d+)/m.exec(text)?.[1] ?? 0) >= 2;
+    }, { timeoutMs: 60_000, message: 'the restarted operator reconciled both rooms' });
+    expect(await roomHosts(name)).toEqual(hosts);
     // Delete it while npm start still runs (its operator removes the finalizer).
     await custom.deleteClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name });
     await waitFor(async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === name), { timeoutMs: 120_000, message: 'scheduler and its namespace deleted' });
   } finally {
-    process.kill(-(child.pid as number), 'SIGINT');
-    await exited;
+    await stop(run);
   }
-  await waitFor(() => out.includes('Stopped.'), { timeoutMs: 30_000, message: `clean stop; output:\n${out}` });
-  expect(out).not.toMatch(/failed to start/);
+  await waitFor(() => out().includes('Stopped.'), { timeoutMs: 30_000, message: `clean stop; output:\n${out()}` });
+  expect(out()).not.toMatch(/failed to start/);
   const simulated = (await core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] === 'true');
   expect(simulated.map((n) => n.metadata?.name)).toEqual([]);
   await kc.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease({ name: 'roomkeeper-npm-start', namespace: plane.releaseNamespace }).catch(() => undefined);
