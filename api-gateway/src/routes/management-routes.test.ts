@@ -513,6 +513,9 @@ describe('reads', () => {
     expect(bodyOf(await api().get('/schedulers?version=v1.1.0').set('Authorization', AUTH)).schedulers).toHaveLength(1);
     expect((await api().get('/schedulers?name=zzz').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
     expect((await api().get('/schedulers?name=a&name=b').set('Authorization', AUTH)).status).toBe(400);
+    // An empty filter is no filter, as in Maestro (a client that sends every parameter, some empty).
+    expect(bodyOf(await api().get('/schedulers?game=&name=&version=').set('Authorization', AUTH)).schedulers!.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
+    expect(bodyOf(await api().get('/schedulers/info?game=').set('Authorization', AUTH)).schedulers!.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
   });
 
   it('reports room counts per scheduler of a game', async () => {

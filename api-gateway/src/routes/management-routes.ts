@@ -14,7 +14,7 @@ const OPERATION = `${SCHEDULER}/operations/:operationId`;
 export const MANAGEMENT_ROUTES = [
   { id: 'listSchedulers', method: 'get', path: '/schedulers', tag: 'schedulers', auth: 'basic', summary: 'List schedulers (without their room spec)',
     query: [
-      { name: 'name', description: 'Only the scheduler with this name' },
+      { name: 'name', description: 'Only the scheduler with this name (empty: no filter, as every filter here)' },
       { name: 'game', description: 'Only schedulers of this game' },
       { name: 'version', description: 'Only schedulers whose active version is this one' },
     ],
@@ -22,7 +22,7 @@ export const MANAGEMENT_ROUTES = [
   { id: 'createScheduler', method: 'post', path: '/schedulers', tag: 'schedulers', auth: 'basic', summary: 'Create a scheduler (enqueues create_scheduler)',
     requestBody: ref('CreateSchedulerRequest'), response: ref('CreateSchedulerResponse'), errors: [400, 401, 409, 413] },
   { id: 'schedulersInfo', method: 'get', path: '/schedulers/info', tag: 'schedulers', auth: 'basic', summary: 'Room counts of the schedulers of a game',
-    query: [{ name: 'game', description: 'The game (all schedulers when absent)' }],
+    query: [{ name: 'game', description: 'The game (all schedulers when absent or empty)' }],
     response: ref('SchedulersInfoResponse'), errors: [400, 401] },
   { id: 'getScheduler', method: 'get', path: SCHEDULER, tag: 'schedulers', auth: 'basic', summary: 'The active definition of a scheduler, or one version of it',
     query: [{ name: 'version', description: 'A version such as v1.1.0 (default: the active one)' }],

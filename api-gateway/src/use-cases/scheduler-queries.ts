@@ -29,25 +29,30 @@ function compareVersions(a: string, b: string): number {
   return a.localeCompare(b);
 }
 
+/** Whether a value passes a list filter: an absent or empty filter lets every value through. */
+function matches(filter: string | undefined, value: string | undefined): boolean {
+  return filter === undefined || filter === '' || value === filter;
+}
+
 export class SchedulerQueries {
   constructor(private readonly deps: SchedulerQueriesDeps) {}
 
-  /** GET /schedulers */
+  /** GET /schedulers. An empty filter (`?game=`) filters nothing, as Maestro's (proto3 strings: empty is unset). */
   async list(filter: SchedulerFilter): Promise<{ schedulers: Record<string, unknown>[] }> {
     const all = await this.deps.schedulers.listSchedulers();
     const matching = all
-      .filter((s) => (filter.name === undefined || s.metadata.name === filter.name)
-        && (filter.game === undefined || s.spec.game === filter.game)
-        && (filter.version === undefined || activeVersionOf(s) === filter.version))
+      .filter((s) => matches(filter.name, s.metadata.name)
+        && matches(filter.game, s.spec.game)
+        && matches(filter.version, activeVersionOf(s)))
       .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
     return { schedulers: matching.map(schedulerSummaryView) };
   }
 
-  /** GET /schedulers/info?game= */
+  /** GET /schedulers/info?game= (every scheduler without a game, or with an empty one, as Maestro). */
   async info(game: string | undefined): Promise<{ schedulers: Record<string, unknown>[] }> {
     const all = await this.deps.schedulers.listSchedulers();
     const matching = all
-      .filter((s) => game === undefined || s.spec.game === game)
+      .filter((s) => matches(game, s.spec.game))
       .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
     return { schedulers: matching.map((s) => this.infoOf(s)) };
   }
