@@ -102,7 +102,7 @@ export interface Answer {
   operationId?: string;
   operation?: unknown;
   operations?: { id: string }[];
-  scheduler?: { state: string; maxSurge: unknown; spec: { terminationGracePeriod: string; restartPolicy: string; containers: { ports: unknown }[] }; forwarders: { options: { timeout: string } }[] };
+  scheduler?: { state: string; maxSurge: unknown; spec: { terminationGracePeriod: string; restartPolicy: string; containers: { ports: unknown }[] }; forwarders: { enable?: boolean; options: { timeout: string } }[] };
   schedulers?: { name: string; state: string; autoscaling: unknown }[];
 }
 
