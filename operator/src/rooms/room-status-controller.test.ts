@@ -95,6 +95,43 @@ describe('RoomStatusController: the status it writes', () => {
   });
 });
 
+describe('RoomStatusController: the room\'s address', () => {
+  it('is its pod\'s hostIP while the cache does not show the pod\'s node, looked at again until it does, then the node\'s address', async () => {
+    let room: GameRoom = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: 'r1', namespace: 's', uid: 'uid-r1', resourceVersion: '5', creationTimestamp: new Date('2026-01-01T00:00:00Z') },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: '', ports: [], createdAt: '2026-01-01T00:00:00.000Z' },
+    };
+    const pod = { metadata: { name: 'r1', namespace: 's' }, spec: { nodeName: 'node-a', containers: [] }, status: { phase: 'Running', hostIP: '10.240.0.10', conditions: [{ type: 'Ready', status: 'True' }] } };
+    const nodes = new Map<string, object>();
+    const hosts: string[] = [];
+    const deps = {
+      api: {
+        patchGameRoomStatus: (_ns: string, _name: string, patch: { status: { host: string } }) => {
+          hosts.push(patch.status.host);
+          room = { ...room, status: { ...room.status, host: patch.status.host } };
+          return Promise.resolve({});
+        },
+      },
+      caches: { rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: (name: string) => nodes.get(name) }, schedulers: { get: () => undefined } },
+      events: { record: () => undefined },
+      logger: silentLogger(),
+      now: () => Date.parse('2026-01-01T00:01:00Z'),
+    } as unknown as OperatorDeps;
+    const controller = new RoomStatusController(deps);
+
+    expect(await controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 5_000 });
+    expect(hosts).toEqual(['10.240.0.10']);
+    expect(await controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 5_000 }); // still unseen: no write, looked at again
+    expect(hosts).toHaveLength(1);
+
+    nodes.set('node-a', { metadata: { name: 'node-a' }, status: { addresses: [{ type: 'InternalIP', address: '10.240.0.10' }, { type: 'ExternalIP', address: '127.0.0.2' }] } });
+    expect(await controller.reconcile('s/r1')).toEqual({});
+    expect(hosts).toEqual(['10.240.0.10', '127.0.0.2']);
+  });
+});
+
 describe('RoomStatusController: Events for a room becoming ready or occupied', () => {
   function setup() {
     const now = Date.parse('2026-01-01T00:00:05Z');
