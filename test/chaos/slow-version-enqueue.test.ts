@@ -5,7 +5,8 @@
  * generation). It then has to know that the API made the change, not a kubectl user: the spec
  * write says so (roomkeeper.io/spec-change-source). On kube-apiserver the operator won this race
  * in about one PATCH in six; here the sandbox holds the gateway's operation creates (its bearer
- * token) 3 s, so the operator always wins it. Sandbox only (the latency is a sandbox fault).
+ * token) 8 s, so the operator always wins it, on a loaded machine too. Sandbox only (the latency
+ * is a sandbox fault).
  */
 import type { Operation } from '../../common/src/generated/resources';
 import { withToken } from '../support/bearer-token';
@@ -31,7 +32,7 @@ describe("the gateway's version operation is created after the operator saw the 
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
     await waitFor(async () => (await stack.api.getScheduler(NAME)).status?.state === 'in-sync', { timeoutMs: 30_000, message: `${NAME} created` });
 
-    stack.sandbox!.faults.set({ latencyMs: 3000, match: { verb: 'create', resource: 'operations', token: GATEWAY_TOKEN } });
+    stack.sandbox!.faults.set({ latencyMs: 8000, match: { verb: 'create', resource: 'operations', token: GATEWAY_TOKEN } });
     const versionOps = async (): Promise<Operation[]> => (await stack.api.listOperations(NAME)).items
       .filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
     let answered = false;
