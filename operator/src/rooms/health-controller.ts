@@ -20,6 +20,7 @@ import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { nameList } from '../../../common/src/text/name-list';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
@@ -274,8 +275,8 @@ export class HealthController {
       });
       for (const room of outside?.names ?? []) leaving.push({ name: room, why: 'deleted outside Roomkeeper' });
       const lost = lostToName(s.status.lostRooms, ops, leaving);
-      const more = lost.more + (outside ? outside.count - outside.names.length : 0);
-      const lostText = lost.named.length > 0 ? `; lost: ${lost.named.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : '';
+      const total = lost.named.length + lost.more + (outside ? outside.count - outside.names.length : 0);
+      const lostText = lost.named.length > 0 ? `; lost: ${nameList(lost.named, { total })}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
       const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${plan.add} room${plan.add === 1 ? '' : 's'} (${counts}).`);
       if (plan.rollingUpdate) {

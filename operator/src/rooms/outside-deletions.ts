@@ -14,6 +14,7 @@
  * predecessor's deletions for someone else's.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
+import { nameList } from '../../../common/src/text/name-list';
 import type { Caches } from '../deps';
 import type { RoomExpectations } from './expectations';
 
@@ -101,10 +102,8 @@ export class OutsideDeletions {
  * about them (`outcome`, a sentence). At most `shown` names; the rest are counted.
  */
 export function outsideDeletionNote(deleted: OutsideDeletionsOf, outcome: string, shown = 10): string {
-  const names = deleted.names.slice(0, shown);
-  const more = deleted.count - names.length;
-  const list = `${names.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
-  const subject = deleted.count === 1 && names.length === 1
+  const list = nameList(deleted.names, { max: shown, total: deleted.count });
+  const subject = deleted.count === 1 && deleted.names.length === 1
     ? `Room ${list} was deleted outside Roomkeeper (by kubectl or another client; no operation deleted it)`
     : `${deleted.count} rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): ${list}`;
   return `${subject}. ${outcome}`;

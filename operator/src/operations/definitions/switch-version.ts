@@ -9,6 +9,7 @@
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { classifyChange } from '../../../../common/src/resources/scheduler-change';
+import { nameList } from '../../../../common/src/text/name-list';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
 import type { ExecutionContext, OperationDefinition } from '../execution';
@@ -93,7 +94,7 @@ async function pruneVersionHistory(ctx: ExecutionContext, active: string): Promi
     }
   }
   if (deleted.length === 0) return;
-  const listed = deleted.length > NAMES_LISTED ? `${deleted.slice(0, NAMES_LISTED).join(', ')} and ${deleted.length - NAMES_LISTED} more` : deleted.join(', ');
+  const listed = nameList(deleted, { max: NAMES_LISTED });
   ctx.event(`Deleted ${deleted.length} old ${deleted.length === 1 ? 'version' : 'versions'} beyond the history limit of ${limit} (ROOMKEEPER_VERSION_HISTORY_LIMIT; no room runs them): ${listed}`);
   schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionsPruned', 'SwitchActiveVersion', `Deleted ${deleted.length} old versions beyond the history limit of ${limit}: ${listed}`);
 }

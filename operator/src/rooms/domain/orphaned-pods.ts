@@ -18,6 +18,7 @@
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import { API_GROUP } from '../../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL } from '../../../../common/src/resources/labels';
+import { nameList } from '../../../../common/src/text/name-list';
 
 /**
  * Why a room pod has no GameRoom: `orphaned`, it has no ownerReference to one (its GameRoom was
@@ -119,9 +120,7 @@ export function orphanedPodsNote(deleted: readonly Pick<OrphanedPod, 'name' | 'k
   } else {
     why = `the GameRooms of ${orphaned} were deleted with their pods orphaned (${CASCADE_ORPHAN}); those of the other ${gone} are gone, and the garbage collector (kube-controller-manager) had not deleted their pods after ${after}`;
   }
-  const names = deleted.slice(0, NAMES_SHOWN).map((p) => p.name);
-  const more = deleted.length - names.length;
-  const list = `${names.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const list = nameList(deleted.map((p) => p.name), { max: NAMES_SHOWN });
   return one
     ? `Deleted room pod ${list}, which ran without its GameRoom: ${why}. Roomkeeper deleted it (with its grace period), so its host ports and its place on its node are free.`
     : `Deleted ${deleted.length} room pods that ran without their GameRooms: ${why}. Roomkeeper deleted them (with their grace period), so their host ports and their places on their nodes are free. Pods: ${list}.`;
