@@ -21,7 +21,7 @@ import type { Caches, OperatorDeps, StatusForwarder } from './deps';
 import { createOperatorInformers } from './operator-informers';
 import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
-import { OutsideDeletions, TAKEOVER_SETTLE_MS } from './rooms/outside-deletions';
+import { OutsideDeletions } from './rooms/outside-deletions';
 import { registerFleetMetrics } from './fleet-metrics';
 import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
@@ -29,7 +29,7 @@ import { OperationRunner } from './operations/operation-runner';
 import { HealthController } from './rooms/health-controller';
 import { RoomStatusController } from './rooms/room-status-controller';
 import { SchedulerController } from './schedulers/scheduler-controller';
-import { LeaderElector } from './runtime/leader-election';
+import { LeaderElector, TAKEOVER_SETTLE_MS } from './runtime/leader-election';
 import { WorkQueue, type ReconcileResult } from './runtime/work-queue';
 import { systemClock, type Clock } from '../../common/src/runtime/clock';
 

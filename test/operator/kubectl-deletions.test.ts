@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
-import { TAKEOVER_SETTLE_MS } from '../../operator/src/rooms/outside-deletions';
+import { TAKEOVER_SETTLE_MS } from '../../operator/src/runtime/leader-election';
 import { CRD_DIR, schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';

@@ -19,7 +19,7 @@ import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { planQueue, type QueueEnding } from './queue-plan';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
-import { TAKEOVER_SETTLE_MS } from '../rooms/outside-deletions';
+import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 
 /** The history line of an execution whose Operation object was deleted (never written: the object is gone). */
 const DELETED_WHILE_RUNNING = 'Operation deleted while it ran';

@@ -10,21 +10,13 @@
  * (expectations.ts), validation rooms (their operation tells), lost rooms (recorded in
  * `status.lostRooms`: the room status controller deleted them), and rooms that go with their
  * namespace or their Scheduler. A deletion that began while another replica led, or in this
- * replica's first TAKEOVER_SETTLE_MS as leader, is not told, so a new leader does not take its
- * predecessor's deletions for someone else's.
+ * replica's first TAKEOVER_SETTLE_MS as leader (leader-election.ts), is not told, so a new leader
+ * does not take its predecessor's deletions for someone else's.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { nameList } from '../../../common/src/text/name-list';
 import type { Caches } from '../deps';
 import type { RoomExpectations } from './expectations';
-
-/**
- * A replica that has led for less than this does not judge deletions: the previous leader's last
- * deletions (a hand-over on SIGTERM takes about 2 s) may show in its cache after it took over, and
- * it never asked for them. A deletion outside Roomkeeper in those seconds goes untold, rather than
- * the predecessor's told as someone else's.
- */
-export const TAKEOVER_SETTLE_MS = 10_000;
 
 /** The names a scheduler's record keeps; the rest are counted. */
 const NAMES_KEPT = 20;

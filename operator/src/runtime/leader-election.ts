@@ -15,6 +15,14 @@ import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 import type { Clock } from '../../../common/src/runtime/clock';
 
+/**
+ * A replica that has led for less than this does not judge deletions: the previous leader's last
+ * deletions (a hand-over on SIGTERM takes about 2 s) may show in its cache after it took over, and
+ * it never asked for them. A deletion outside Roomkeeper in those seconds goes untold, rather than
+ * the predecessor's told as someone else's.
+ */
+export const TAKEOVER_SETTLE_MS = 10_000;
+
 export interface LeaderElectionOptions {
   coordination: k8s.CoordinationV1Api;
   namespace: string;
