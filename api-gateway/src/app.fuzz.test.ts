@@ -8,7 +8,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { roomToken } from '../../common/src/rooms/room-token';
-import { roomsRequestListener } from './app';
+import { requestListener } from './app';
 import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { MANAGEMENT_LISTENER_ROUTES, ROOMS_LISTENER_ROUTES } from './openapi';
 import { AUTH, buildTestApps, MAX_BODY, ROOM_SECRET, validCreateBody, validSpec } from './testing/fixtures';
@@ -176,7 +176,7 @@ it(`answers 10,000+ malformed requests per listener without a 5xx (seed ${SEED})
   t.store.seedRoom('s1', 'room-1', { pingStatus: 'ready', instanceStatus: 'ready', status: 'ready' });
   t.store.seedRoom('tennis-eu', 'room-1', { pingStatus: 'ready', instanceStatus: 'ready', status: 'ready' });
   const management = await listen(t.management, MANAGEMENT_TIMEOUTS);
-  const rooms = await listen(roomsRequestListener(t.rooms), ROOMS_TIMEOUTS);
+  const rooms = await listen(requestListener(t.rooms), ROOMS_TIMEOUTS);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   const failures: string[] = [];
   const statuses = new Map<number, number>();

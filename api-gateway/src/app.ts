@@ -11,12 +11,13 @@ import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
 import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
+import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 import { buildOpenApiDocument } from './openapi';
 import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
-import { MANAGEMENT_ROUTES, managementHandlers } from './routes/management-routes';
+import { ALLOCATE_ROUTE, MANAGEMENT_ROUTES, managementHandlers } from './routes/management-routes';
 import { ROOMS_ROUTES, roomsHandlers } from './routes/rooms-routes';
 import { mountRoutes, type RouteAuth } from './routes/route-spec';
 import type { SchedulerValidator } from './scheduler-validator';
@@ -124,7 +125,12 @@ function finish(app: Express, deps: CommonAppDeps, extraErrorBody?: Record<strin
 }
 
 export function createManagementApp(deps: ManagementAppDeps): Express {
-  const app = baseApp(deps, 'management', 'info');
+  const allocations = new RoomAllocations({
+    rooms: deps.rooms, schedulers: deps.schedulers, store: deps.allocationStore, logger: deps.logger, metrics: deps.metrics, now: deps.now, settings: deps.allocationSettings, replicaId: deps.replicaId,
+  });
+  const fast = allocateFastPath({ allocations, credentials: deps.credentials, logger: deps.logger, metrics: deps.metrics, maxBodyBytes: deps.maxBodyBytes });
+  const app = baseApp(deps, 'management', 'info', fast);
+  app.set(FAST_PATH_SETTING, fast);
   const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
   const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType) };
   const router = express.Router();
@@ -135,9 +141,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
     commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
     operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
-    allocations: new RoomAllocations({
-      rooms: deps.rooms, schedulers: deps.schedulers, store: deps.allocationStore, logger: deps.logger, metrics: deps.metrics, now: deps.now, settings: deps.allocationSettings, replicaId: deps.replicaId,
-    }),
+    allocations,
   };
   mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);
   app.use(router);
@@ -145,15 +149,20 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
 }
 
 const FAST_PATH_SETTING = 'roomkeeper.fastPath';
-const ALLOCATE_PATH = '/scheduler/:schedulerName/rooms/allocate';
 const ALLOCATE_ON_MANAGEMENT_PORT = 'allocation is not served on the rooms API port: send POST /scheduler/{name}/rooms/allocate to the management API port, with HTTP Basic auth';
 
+/** The app's fast path, if it has one. */
+export function fastPathOf(app: Express): FastPath | undefined {
+  return app.get(FAST_PATH_SETTING) as FastPath | undefined;
+}
+
 /**
- * The rooms server's request listener: the ping fast path straight on node:http, then the Express
- * app for everything else (the app also tries the fast path first, so both entries behave alike).
+ * A server's request listener: the app's fast path (pings on the rooms API, bodiless allocations on
+ * the management API) straight on node:http, then the Express app for everything else (the app
+ * also tries the fast path first, so both entries behave alike).
  */
-export function roomsRequestListener(app: Express): (req: IncomingMessage, res: ServerResponse) => void {
-  const fast = app.get(FAST_PATH_SETTING) as FastPath | undefined;
+export function requestListener(app: Express): (req: IncomingMessage, res: ServerResponse) => void {
+  const fast = fastPathOf(app);
   return (req, res) => {
     if (!fast?.(req, res)) app(req, res);
   };
@@ -164,7 +173,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
     rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, pingQueue: deps.pingQueue, logger: deps.logger, metrics: deps.metrics,
     now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs,
   });
-  const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics });
+  const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics, logger: deps.logger });
   const app = baseApp(deps, 'rooms', 'debug', fast);
   app.set(FAST_PATH_SETTING, fast);
   const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
@@ -174,7 +183,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said
   // to whoever asks, with or without a token: it tells nothing of any scheduler or room.
-  router.post(ALLOCATE_PATH, (_req, _res, next) => next(new NotFoundError(ALLOCATE_ON_MANAGEMENT_PORT)));
+  router.post(ALLOCATE_ROUTE, (_req, _res, next) => next(new NotFoundError(ALLOCATE_ON_MANAGEMENT_PORT)));
   app.use(router);
   return finish(app, deps, { success: false });
 }

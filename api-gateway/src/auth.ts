@@ -57,12 +57,18 @@ export function credentialsMatch(given: Credentials, expected: Credentials): boo
   return userOk && passOk;
 }
 
+/** Whether an Authorization header carries the current Basic credentials. */
+export function basicAuthorized(provider: CredentialsProvider, header: string | undefined): boolean {
+  const expected = provider.current();
+  const given = parseBasicAuthorization(header);
+  return given !== undefined && expected !== undefined && credentialsMatch(given, expected);
+}
+
 /** Express middleware: 401 with `WWW-Authenticate` unless the Basic credentials match. */
 export function basicAuth(provider: CredentialsProvider): RequestHandler {
   return (req, res, next) => {
-    const expected = provider.current();
-    const given = parseBasicAuthorization(req.headers.authorization);
-    if (!given || !expected || !credentialsMatch(given, expected)) {
+    if (!basicAuthorized(provider, req.headers.authorization)) {
+      const given = parseBasicAuthorization(req.headers.authorization);
       res.setHeader('WWW-Authenticate', BASIC_REALM);
       const header = req.headers.authorization;
       next(new UnauthenticatedError(given ? 'invalid credentials'

@@ -17,7 +17,7 @@ import { MetricsRegistry } from '../../common/src/metrics';
 import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
 import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
-import { createManagementApp, createRoomsApp, roomsRequestListener } from './app';
+import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { PingRecorder } from './pings/ping-recorder';
@@ -154,9 +154,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     forwardResyncIntervalMs: config.forwardResyncInterval,
   });
 
-  const managementServer = createHttpServer(management, { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
+  const managementServer = createHttpServer(requestListener(management), { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
   // Rooms keep connections open between pings.
-  const roomsServer = createHttpServer(roomsRequestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections });
+  const roomsServer = createHttpServer(requestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections });
   // While shutting down, each answer closes its connection: a room or matchmaker that keeps one
   // open reconnects, through endpoints that no longer hold this replica.
   let draining = false;

@@ -19,6 +19,7 @@ import {
   ConflictError,
   UnavailableError,
   ValidationError,
+  type ErrorBody,
 } from '../errors';
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { jsonTypeName } from '../../../common/src/json/json-type';
@@ -71,6 +72,33 @@ export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   return new InternalError('internal error');
 }
 
+/** What an error is answered: status, headers and body. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+}
+
+/**
+ * The answer to an error, on every path that answers (the Express routes and the fast paths). The
+ * cause of a 500 is logged, never sent; a client refused for a while is told when to come back.
+ */
+export function errorAnswer(err: unknown, maxBodyBytes: number, logger: Logger): ErrorAnswer {
+  const apiError = toApiError(err, maxBodyBytes);
+  const headers: Record<string, string> = {};
+  if (apiError instanceof InternalError) {
+    logger.error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
+  }
+  if (apiError.retryAfterSeconds !== undefined) {
+    headers['Retry-After'] = String(apiError.retryAfterSeconds);
+  } else if (apiError instanceof UnavailableError) {
+    // The client is told when to come back (RFC 9110 Retry-After, in seconds).
+    headers['Retry-After'] = '5';
+    logger.warn('request refused: Kubernetes API unavailable', apiErrorFields(err));
+  }
+  return { status: apiError.httpStatus, headers, body: apiError.toBody() };
+}
+
 /** `extraBody` is merged into every error body (the rooms API adds `success: false`). */
 export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Record<string, unknown> = {}): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
@@ -78,20 +106,10 @@ export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Re
       next(err);
       return;
     }
-    const apiError = toApiError(err, maxBodyBytes);
+    const answer = errorAnswer(err, maxBodyBytes, requestLogger(res, logger));
     // A body left unread (too large, bad encoding) makes the connection unusable for another request.
     if (!req.complete) res.setHeader('Connection', 'close');
-    if (apiError instanceof InternalError) {
-      requestLogger(res, logger).error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
-    }
-    if (apiError.retryAfterSeconds !== undefined) {
-      res.setHeader('Retry-After', String(apiError.retryAfterSeconds));
-    } else if (apiError instanceof UnavailableError) {
-      // The client is told when to come back (RFC 9110 Retry-After, in seconds).
-      res.setHeader('Retry-After', '5');
-      requestLogger(res, logger).warn('request refused: Kubernetes API unavailable', apiErrorFields(err));
-    }
-    res.status(apiError.httpStatus).json({ ...extraBody, ...apiError.toBody() });
+    res.set(answer.headers).status(answer.status).json({ ...extraBody, ...answer.body });
   };
 }
 

@@ -27,7 +27,7 @@ async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_
   const logger = silentLogger();
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gw', logger });
   const reports = new RoomReports({ rooms: store, recorder, logger, metrics, now });
-  const fast = pingFastPath({ reports, roomTokenSecrets: secrets, maxBodyBytes: 16 * 1024, metrics, tokenCacheSize });
+  const fast = pingFastPath({ reports, roomTokenSecrets: secrets, maxBodyBytes: 16 * 1024, metrics, logger, tokenCacheSize });
   let fellThrough = 0;
   const server = http.createServer((req, res) => {
     if (fast(req, res)) return;

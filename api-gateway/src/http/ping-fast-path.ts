@@ -13,6 +13,7 @@
  * credentials cannot grow the gateway's memory.
  */
 import type * as http from 'node:http';
+import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import { matchingRoomToken } from '../../../common/src/rooms/room-token';
 import { timingSafeEqual } from 'node:crypto';
@@ -22,7 +23,7 @@ import type { RoomReports } from '../use-cases/room-reports';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
 import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
-import { toApiError } from './error-handler';
+import { errorAnswer } from './error-handler';
 import { TokenCache } from './token-cache';
 
 const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
@@ -36,6 +37,8 @@ export interface PingFastPathOptions {
   roomTokenSecrets?: readonly string[];
   maxBodyBytes: number;
   metrics: MetricsRegistry;
+  /** Where a failed ping's cause is logged (a 500, the Kubernetes API unavailable). */
+  logger: Logger;
   /** Rooms whose verified token is cached (default DEFAULT_TOKEN_CACHE_SIZE). */
   tokenCacheSize?: number;
 }
@@ -99,16 +102,16 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     }
 
     const start = process.hrtime.bigint();
-    const answer = (status: number, body: unknown): void => {
+    const answer = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       const text = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
       countAnswer(status);
       observe(Number(process.hrtime.bigint() - start) / 1e9);
     };
     const fail = (err: unknown): void => {
-      const apiError = toApiError(err, opts.maxBodyBytes);
-      answer(apiError.httpStatus, { success: false, ...apiError.toBody() });
+      const failed = errorAnswer(err, opts.maxBodyBytes, opts.logger);
+      answer(failed.status, { success: false, ...failed.body }, failed.headers);
     };
 
     const chunks: Buffer[] = [];

@@ -3,6 +3,7 @@
  * HTTP metrics (by route pattern, never by raw path, so label cardinality stays bounded).
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
@@ -18,18 +19,47 @@ export interface RequestContextOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** The client's `X-Request-Id` when it is one we can echo and log, else a new one. */
+export function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** The request's child logger `{requestId}` (made on first use: the ping path rarely logs). */
 export function requestLogger(res: Response, fallback: Logger): Logger {
   const make = res.locals.logger as (() => Logger) | undefined;
   return make ? make() : fallback;
 }
 
-export function requestContext(options: RequestContextOptions): RequestHandler {
+/** One answered request, as the metrics and the access log see it. */
+export interface AnsweredRequest {
+  route: string;
+  method: string;
+  status: number;
+  seconds: number;
+  /** The request's child logger `{requestId}`. */
+  logger: () => Logger;
+}
+
+/** Counts an answered request in the HTTP metrics and writes its access log line. */
+export function requestRecorder(options: RequestContextOptions): (answered: AnsweredRequest) => void {
   const requests = options.metrics.counter('roomkeeper_http_requests_total', 'HTTP requests answered, by api, route, method and status.');
   const duration = options.metrics.histogram('roomkeeper_http_request_duration_seconds', 'HTTP request duration by api and route.');
+  return ({ route, method, status, seconds, logger }) => {
+    requests.inc({ api: options.api, route, method, status });
+    duration.observe(seconds, { api: options.api, route });
+    const level = status >= 500 ? 'warn' : options.accessLogLevel;
+    // Only the route pattern and status: never headers (Authorization) or bodies.
+    if (options.logger.isLevelEnabled(level)) {
+      logger().log(level, 'request', { method, route, status, durationMs: Math.round(seconds * 1000) });
+    }
+  };
+}
+
+export function requestContext(options: RequestContextOptions): RequestHandler {
+  const record = requestRecorder(options);
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdOf(req.headers);
     res.setHeader('X-Request-Id', requestId);
     let child: Logger | undefined;
     const logger = () => (child ??= options.logger.child({ requestId }));
@@ -37,15 +67,7 @@ export function requestContext(options: RequestContextOptions): RequestHandler {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req.route as { path?: unknown } | undefined)?.path;
-      const routeLabel = typeof route === 'string' ? route : 'unmatched';
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      requests.inc({ api: options.api, route: routeLabel, method: req.method, status: res.statusCode });
-      duration.observe(seconds, { api: options.api, route: routeLabel });
-      const level = res.statusCode >= 500 ? 'warn' : options.accessLogLevel;
-      // Only the route pattern and status: never headers (Authorization) or bodies.
-      if (options.logger.isLevelEnabled(level)) {
-        logger().log(level, 'request', { method: req.method, route: routeLabel, status: res.statusCode, durationMs: Math.round(seconds * 1000) });
-      }
+      record({ route: typeof route === 'string' ? route : 'unmatched', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - start) / 1e9, logger });
     });
     next();
   };

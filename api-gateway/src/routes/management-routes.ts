@@ -11,6 +11,9 @@ const operationIdResponse = ref('OperationIdResponse');
 const SCHEDULER = '/schedulers/:schedulerName';
 const OPERATION = `${SCHEDULER}/operations/:operationId`;
 
+/** Where matchmakers allocate a room (Maestro's path). */
+export const ALLOCATE_ROUTE = '/scheduler/:schedulerName/rooms/allocate';
+
 export const MANAGEMENT_ROUTES = [
   { id: 'listSchedulers', method: 'get', path: '/schedulers', tag: 'schedulers', auth: 'basic', summary: 'List schedulers (without their room spec)',
     query: [
@@ -51,7 +54,7 @@ export const MANAGEMENT_ROUTES = [
     response: ref('ListOperationsResponse'), errors: [400, 401] },
   { id: 'getOperation', method: 'get', path: OPERATION, tag: 'operations', auth: 'basic', summary: 'One operation with its input and execution history',
     response: ref('GetOperationResponse'), errors: [401, 404] },
-  { id: 'allocateRoom', method: 'post', path: '/scheduler/:schedulerName/rooms/allocate', tag: 'rooms', auth: 'basic',
+  { id: 'allocateRoom', method: 'post', path: ALLOCATE_ROUTE, tag: 'rooms', auth: 'basic',
     summary: 'Allocate one ready room to a matchmaker (Maestro path; the body is optional); idempotent by allocationId or the Idempotency-Key header',
     requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 410, 413, 429, 503] },
   { id: 'cancelOperation', method: 'post', path: `${OPERATION}/cancel`, tag: 'operations', auth: 'basic', summary: 'Ask for an operation to be canceled',

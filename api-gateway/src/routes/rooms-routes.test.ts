@@ -10,7 +10,7 @@ import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
 import { bodyOf, buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { ROOMS_ROUTES } from './rooms-routes';
-import { roomsRequestListener } from '../app';
+import { requestListener } from '../app';
 import { ForwardingWorker } from '../../../common/src/forwarding/forwarding-worker';
 
 const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
@@ -333,7 +333,7 @@ describe('every rooms route', () => {
   });
 
   it('the ping fast path and the Express route answer a ping alike, whatever its content type (the fast path takes bodies of known length; chunked ones go to Express)', async () => {
-    const server = http.createServer(roomsRequestListener(t.rooms));
+    const server = http.createServer(requestListener(t.rooms));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/s1/rooms/room-1/ping`;
     const send = (contentType: string | undefined, body: string, chunked: boolean) => new Promise<{ status: number; body: unknown }>((resolve, reject) => {
