@@ -3,7 +3,7 @@ import { silentLogger } from '../../../../common/src/logger';
 import type { OperatorDeps } from '../../deps';
 import { ExecutionContext, OperationCanceled } from '../execution';
 import { waitFor } from '../../../../test/support/wait';
-import { addRoomsDefinition } from './rooms';
+import { addRoomsDefinition, creationStoppedNote } from './rooms';
 
 /**
  * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
@@ -72,5 +72,12 @@ describe('add_rooms and the replicas it changes', () => {
     // so an annotation added meanwhile by someone else fails the patch instead of being replaced.
     expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/resourceVersion'], ['/metadata/generation', '/metadata/resourceVersion']]);
     await t.ctx.finish('canceled');
+  });
+});
+
+describe('creationStoppedNote', () => {
+  it('says how far creation got, and that a cancel after the last request stopped nothing', () => {
+    expect(creationStoppedNote('the cancel', 7, 100, 4)).toBe('Room creation stopped by the cancel: 7/100 rooms created (the 4 requests in flight completed)');
+    expect(creationStoppedNote('the cancel', 100, 100, 3)).toBe('All 100 rooms had been requested when the cancel came: 100/100 rooms created');
   });
 });

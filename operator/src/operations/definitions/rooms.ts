@@ -98,6 +98,16 @@ function restByHealthCheck(ctx: ExecutionContext, verb: 'adds' | 'removes', rest
   return `; the health check ${verb} the other ${rest}${wants}`;
 }
 
+/**
+ * How far an add_rooms got when it was canceled (`cause`: "the cancel", "the deletion of the
+ * operation"). A cancel that comes once every room was requested stopped nothing: it says so.
+ */
+export function creationStoppedNote(cause: string, created: number, count: number, inFlight: number): string {
+  return created === count
+    ? `All ${count} rooms had been requested when ${cause} came: ${created}/${count} rooms created`
+    : `Room creation stopped by ${cause}: ${created}/${count} rooms created (the ${inFlight} requests in flight completed)`;
+}
+
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
 function stopIfCanceled(ctx: ExecutionContext, howFar: string): void {
   if (!ctx.canceled) return;
@@ -137,7 +147,7 @@ export const addRoomsDefinition: OperationDefinition = {
       },
     });
     ctx.state.createdRooms = result.created;
-    stopIfCanceled(ctx, `Room creation stopped by ${ctx.cancelCause}: ${result.created.length}/${count} rooms created (the ${result.inFlightAtAbort ?? 0} requests in flight completed)`);
+    stopIfCanceled(ctx, creationStoppedNote(ctx.cancelCause, result.created.length, count, result.inFlightAtAbort ?? 0));
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     ctx.event(`Added ${result.created.length} rooms${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
