@@ -1,7 +1,7 @@
 /**
  * The kubectl path: a Scheduler applied, edited and deleted with the real kubectl goes through
- * the same operations as the HTTP API, and a bad Scheduler is refused at admission with the field
- * named.
+ * the same operations as the HTTP API, and a bad Scheduler (or a cancel of an operation that has
+ * ended) is refused at admission with the field named.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -86,6 +86,11 @@ describe('Scheduler through kubectl', () => {
       ['switch_active_version', 'finished'],
     ]);
     expect(ops[0]!.spec.source).toBe('kubectl');
+    // An operation that has ended cannot be asked to cancel: refused at admission, the field named.
+    const ended = ops[0]!.metadata.name!;
+    const refused = await kubectlFails(['patch', 'rkop', ended, '--type=merge', '-p', '{"spec":{"cancelRequested":true}}']);
+    expect(refused).toMatch(/spec\.cancelRequested: Forbidden: the operation has already ended/);
+    expect((await stack.api.getOperation(ended)).spec.cancelRequested).toBe(false);
     // A replaced room's pod is deleted by the garbage collector after its GameRoom (foreground
     // deletion): on kube-apiserver that takes a moment more than the room.
     await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: 'kube-game' })).items

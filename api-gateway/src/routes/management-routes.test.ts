@@ -676,6 +676,21 @@ describe('operations', () => {
     expect((await api().post('/schedulers/zzz/operations/p-late/cancel').set('Authorization', AUTH)).status).toBe(404);
     expect(t.store.writes).toEqual([]);
   });
+
+  it('answers 409 when the operation ends between its read and the cancel (the API server refuses the write)', async () => {
+    const read = t.store.getOperation.bind(t.store);
+    t.store.getOperation = async (id) => {
+      const op = await read(id);
+      // The operator finishes it just after this read.
+      const stored = t.store.operations.get(id);
+      if (stored) stored.status = { ...stored.status, status: 'finished' };
+      return op;
+    };
+    const res = await api().post('/schedulers/a/operations/running/cancel').set('Authorization', AUTH);
+    expect(res.status).toBe(409);
+    expect(bodyOf(res).message).toBe('cannot cancel operation since status "finished" is a final status');
+    expect(t.store.operations.get('running')?.spec.cancelRequested).not.toBe(true);
+  });
 });
 
 describe('metrics', () => {

@@ -8,7 +8,8 @@ import { jsonEqual } from '../../../common/src/json/json-equal';
 import { allocationRecord, groupAllocatable, isBusyRoom, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../common/src/resources/labels';
-import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
+import { isFinalOperationStatus } from '../../../common/src/resources/operation-names';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError } from '../errors';
 import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
 
 export interface RecordedWrite {
@@ -162,6 +163,10 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   requestCancel(id: string): Promise<void> {
     const op = this.operations.get(id);
+    // The Operation CRD's rule: an operation that has ended cannot be asked to cancel.
+    if (op && !op.spec.cancelRequested && isFinalOperationStatus(op.status?.status)) {
+      return Promise.reject(new StoreInvalidError(`Operation.roomkeeper.io "${id}" is invalid: spec.cancelRequested: Forbidden: the operation has already ended`));
+    }
     if (op) op.spec.cancelRequested = true;
     this.writes.push({ kind: 'operation', verb: 'patch', name: id });
     return Promise.resolve();

@@ -1,7 +1,7 @@
 /** The management API's reads of operations (list by stage, get one) and cancellation. */
 import type { Operation } from '../../../common/src/generated/resources';
 import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
-import { AbortedError, InputError, NotFoundError } from '../errors';
+import { AbortedError, InputError, NotFoundError, StoreInvalidError } from '../errors';
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import type { OperationStore, SchedulerStore } from '../store-ports';
@@ -90,12 +90,24 @@ export class OperationQueries {
   async cancel(schedulerName: string, id: string): Promise<Record<string, never>> {
     if (!(await this.deps.schedulers.getScheduler(schedulerName))) throw new NotFoundError(`scheduler ${schedulerName} not found`);
     const op = await this.mustFind(schedulerName, id);
+    this.refuseIfEnded(op);
+    if (op.spec.cancelRequested !== true) {
+      try {
+        await this.deps.operations.requestCancel(id);
+      } catch (err) {
+        // The operation ended since it was read: the API server refuses a cancel of an ended one.
+        if (err instanceof StoreInvalidError) this.refuseIfEnded(await this.mustFind(schedulerName, id));
+        throw err;
+      }
+    }
+    return {};
+  }
+
+  private refuseIfEnded(op: Operation): void {
     const status = op.status?.status;
     if (isFinalOperationStatus(status)) {
       throw new AbortedError(`cannot cancel operation since status "${String(status)}" is a final status`);
     }
-    if (op.spec.cancelRequested !== true) await this.deps.operations.requestCancel(id);
-    return {};
   }
 
   private async mustFind(schedulerName: string, id: string): Promise<Operation> {

@@ -349,6 +349,14 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
     type: 'object',
     description: 'One enqueued operation. spec says what to do; status says how it went.',
     required: ['spec'],
+    'x-kubernetes-validations': [
+      {
+        rule: '!(has(self.spec.cancelRequested) && self.spec.cancelRequested) || (has(oldSelf.spec.cancelRequested) && oldSelf.spec.cancelRequested) || !has(self.status) || !has(self.status.status) || self.status.status in [\'pending\', \'in_progress\']',
+        message: 'the operation has already ended (its status is final: finished, error, canceled or evicted); there is nothing to cancel',
+        fieldPath: '.spec.cancelRequested',
+        reason: 'FieldValueForbidden',
+      },
+    ],
     properties: {
       apiVersion: {
         type: 'string',
