@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { notAJsonObject } from '../../common/src/json/json-type';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError, NotFoundError, UnsupportedMediaTypeError } from './errors';
@@ -113,7 +114,9 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
         next(new InputError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
         return;
       }
-      next();
+      // The body parser takes arrays; no route does.
+      const notAnObject = notAJsonObject(req.body);
+      next(notAnObject === undefined ? undefined : new InputError(notAnObject));
     });
   };
 }

@@ -22,10 +22,10 @@ import {
   type ErrorBody,
 } from '../errors';
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
-import { jsonTypeName } from '../../../common/src/json/json-type';
+import { notAJsonObject } from '../../../common/src/json/json-type';
 import { requestLogger } from './request-context';
 
-interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown }
+interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown; code?: unknown }
 
 function asHttpish(err: unknown): HttpishError {
   return typeof err === 'object' && err !== null ? err : {};
@@ -38,11 +38,15 @@ function asHttpish(err: unknown): HttpishError {
 function notAnObject(body: unknown): string | undefined {
   if (typeof body !== 'string') return undefined;
   try {
-    const value: unknown = JSON.parse(body);
-    return `the body must be a JSON object; got ${jsonTypeName(value)}`;
+    return notAJsonObject(JSON.parse(body));
   } catch {
     return undefined;
   }
+}
+
+/** An error of zlib or brotli while the body parser inflated a compressed body (`Z_DATA_ERROR`, `ERR_BROTLI_...`). */
+function isDecompressionError(e: HttpishError): boolean {
+  return typeof e.code === 'string' && (/^Z_[A-Z_]+$/.test(e.code) || e.code.startsWith('ERR_BROTLI') || e.code.startsWith('ERR_ZLIB'));
 }
 
 /** Turns any thrown value into an ApiError. */
@@ -53,6 +57,9 @@ export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (err instanceof StoreInvalidError) return err.violations.length > 0 ? new ValidationError(err.violations) : new InputError(`Validation Error:\n${err.message}`);
   if (err instanceof StoreUnavailableError) return new UnavailableError(err.message);
   const e = asHttpish(err);
+  if (isDecompressionError(e)) {
+    return new InputError('the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate or br');
+  }
   switch (e.type) {
     case 'entity.too.large':
       return new PayloadTooLargeError(`request body is larger than the limit of ${maxBodyBytes} bytes`);

@@ -161,12 +161,12 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
-  it.each([['POST', '/schedulers'], ['PATCH', '/schedulers/tennis-eu'], ['POST', '/schedulers/tennis-eu']])('%s %s answers 400 naming (body) for a JSON array', async (method, path) => {
+  it.each([['POST', '/schedulers'], ['PATCH', '/schedulers/tennis-eu'], ['POST', '/schedulers/tennis-eu']])('%s %s answers 400 for a JSON array, saying the body must be an object', async (method, path) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = method === 'PATCH' ? api().patch(path) : api().post(path);
     const res = await req.set('Authorization', AUTH).send([]);
     expect(res.status).toBe(400);
-    expect(bodyOf(res).details).toEqual([expect.objectContaining({ field: '(body)' })]);
+    expect(bodyOf(res).message).toBe('the body must be a JSON object; got an array');
     expect(t.store.writes).toEqual([]);
   });
 
@@ -185,6 +185,28 @@ describe('POST /schedulers', () => {
       const answer = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
       socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: ${MAX_BODY * 2}\r\n\r\n{`);
       expect(await answer).toMatch(/^HTTP\/1\.1 413 [\s\S]*request body is larger than the limit/);
+      expect(t.store.writes).toEqual([]);
+    } finally {
+      socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers 400 saying the body could not be decompressed when its Content-Encoding does not match it', async () => {
+    const server = createHttpServer(t.management, { ...MANAGEMENT_TIMEOUTS, maxConnections: 0 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      const answer = new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (c: Buffer) => {
+          text += c.toString('latin1');
+          if (text.includes('}')) resolve(text);
+        });
+      });
+      socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 7\r\n\r\nnotgzip`);
+      expect(await answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate or br"/);
       expect(t.store.writes).toEqual([]);
     } finally {
       socket.destroy();

@@ -12,7 +12,7 @@ import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../co
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { maxMatchesOf, PING_STATUSES, pingedRoomStatus, pingFollows, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
-import { jsonTypeName } from '../../../common/src/json/json-type';
+import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
 import type { RoomStore } from '../store-ports';
@@ -76,7 +76,7 @@ const MAX_RUNNING_MATCHES = 1_000_000;
 const MAX_EVENT_MESSAGE_CHARS = 1000;
 
 function bodyObject(body: unknown): Record<string, unknown> {
-  if (!isRecord(body)) throw new InputError('the body must be a JSON object');
+  if (!isRecord(body)) throw new InputError(notAJsonObject(body) ?? 'the body must be a JSON object');
   return body;
 }
 

@@ -2,3 +2,8 @@
 export function jsonTypeName(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
+
+/** Why a request body is not a JSON object (`the body must be a JSON object; got an array`), or undefined when it is one. */
+export function notAJsonObject(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : `the body must be a JSON object; got ${jsonTypeName(value)}`;
+}
