@@ -5,7 +5,8 @@
  * refuses the definition naming the field and writes nothing; one written with kubectl gets no
  * room, its operation ends in error naming the Scheduler's field and what to do, and the fix made
  * with kubectl brings the rooms up; a later kubectl edit to such a definition fails its version
- * change the same way while the fleet goes on serving. Runs on the sandbox, or on a real cluster when
+ * change the same way while the fleet goes on serving. Fixed with an HTTP PATCH instead, the
+ * answer names the create_scheduler that creates it. Runs on the sandbox, or on a real cluster when
  * E2E_KUBECONFIG is set (the real tier runs it against kube-apiserver v1.28).
  */
 import type { ErrorBody } from '../../api-gateway/src/errors';
@@ -83,5 +84,24 @@ describe('requests above limits', () => {
     expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
     const rooms = (await stack.api.listGameRooms(name)).items;
     expect(rooms.map((r) => [r.metadata.name, r.status?.status])).toEqual([[serving!.metadata.name, 'ready']]);
+  }, 240_000);
+
+  test('one written with kubectl and fixed with an HTTP PATCH: the answer names the create_scheduler that creates it, and it finishes', async () => {
+    const name = 'over-limit-patched';
+    await stack.api.createScheduler({ apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name }, spec: definition(name, { cpu: '2', memory: '64Mi' }, { cpu: '1', memory: '128Mi' }) } as never);
+    await explained(name, waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_scheduler' && o.status?.status === 'error'),
+      { timeoutMs: 60_000, message: `create_scheduler of ${name} ended in error` }));
+
+    const patched = await managementCall(stack, 'PATCH', `/schedulers/${name}`, { spec: definition(name, { cpu: '50m', memory: '64Mi' }, { cpu: '100m', memory: '128Mi' }).spec });
+    expect(patched.status).toBe(200);
+    const { operationId } = patched.body as { operationId: string };
+    const op = await explained(name, waitFor(async () => {
+      const o = await stack.api.getOperation(operationId);
+      return o.status?.status === 'finished' || o.status?.status === 'error' ? o : undefined;
+    }, { timeoutMs: 90_000, message: `operation ${operationId} answered to the PATCH has ended` }));
+    expect([op.spec.definitionName, op.spec.source, op.status?.status]).toEqual(['create_scheduler', 'api', 'finished']);
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+    await explained(name, waitFor(async () => (await stack.api.listGameRooms(name)).items.some((r) => r.status?.status === 'ready'),
+      { timeoutMs: 90_000, message: `a ready room of ${name} after the PATCH` }));
   }, 240_000);
 });

@@ -21,7 +21,7 @@ import {
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpecBase } from '../../../common/src/operations/operation-id';
-import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
+import { isFinalOperationStatus, OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
 import { roomLimitViolations } from '../../../common/src/validation/room-limits';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
@@ -258,11 +258,16 @@ export class SchedulerCommands {
       // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
       if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
       try {
-        // The generation this write makes (its precondition is the one read) names the operation.
-        const operationId = newVersionOperationId(current.metadata.uid ?? name, (current.metadata.generation ?? 0) + 1);
+        // The generation this write makes (its precondition is the one read) names the operation:
+        // a new version, or, when the scheduler's creation failed, a new creation (the
+        // create_scheduler the operator would enqueue for that generation: same id, same input).
+        const generation = (current.metadata.generation ?? 0) + 1;
+        const uid = current.metadata.uid ?? name;
+        const recreate = await this.creationFailed(current);
+        const operationId = recreate ? createSchedulerOperationId(uid, generation) : newVersionOperationId(uid, generation);
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
-        await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
-        this.deps.logger.info('new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
+        await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
+        this.deps.logger.info(recreate ? 'scheduler creation enqueued again for the changed spec (the last one failed)' : 'new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
         return { operationId };
       } catch (err) {
         if (!(err instanceof StoreConflictError) || attempt >= 4) {
@@ -274,6 +279,18 @@ export class SchedulerCommands {
         current = fresh;
       }
     }
+  }
+
+  /**
+   * Whether the scheduler was never created: no active version, and every create_scheduler it
+   * has ended without creating it (error, canceled). Its next spec is then created, not versioned
+   * (a version operation would fail: there is no version to change).
+   */
+  private async creationFailed(s: Scheduler): Promise<boolean> {
+    if (s.status?.version) return false;
+    const creations = (await this.deps.operations.listOperations(s.metadata.name ?? ''))
+      .filter((op) => op.spec.definitionName === OperationDefinition.CreateScheduler);
+    return creations.length > 0 && creations.every((op) => isFinalOperationStatus(op.status?.status) && op.status?.status !== 'finished');
   }
 
   /**
