@@ -50,7 +50,7 @@ function isDecompressionError(e: HttpishError): boolean {
 }
 
 /** Turns any thrown value into an ApiError. */
-export function toApiError(err: unknown, maxBodyBytes: number): ApiError {
+function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof StoreAlreadyExistsError) return new ConflictError(err.message);
   if (err instanceof StoreConflictError) return new AbortedError(`${err.message}; retry the request`);
