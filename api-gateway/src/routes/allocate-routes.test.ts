@@ -381,6 +381,37 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('s1', 'room-2')?.status?.allocation).toBeUndefined();
   });
 
+  it('a replayed allocationId whose room reported the match and runs none now answers 410 (the match is over), even before the room is allocated again', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const first = await allocate({ allocationId: 'm-1' });
+    expect(bodyOf(first).roomId).toBe('room-1');
+    // The players arrived: the match runs, and a replay answers the room.
+    endAllocation('s1', 'room-1', 'occupied', { status: 'occupied', pingStatus: 'occupied', runningMatches: 1 });
+    const during = await allocate({ allocationId: 'm-1' });
+    expect(during.status).toBe(200);
+    expect(bodyOf(during)).toMatchObject({ roomId: 'room-1', allocationId: 'm-1' });
+    // The match ended and the room is ready for the next one: not the match of m-1 any more.
+    endAllocation('s1', 'room-1', 'occupied', { status: 'ready', pingStatus: 'ready', runningMatches: 0 });
+    const writes = t.store.writes.length;
+    const after = await allocate({ allocationId: 'm-1' });
+    expect(after.status).toBe(410);
+    expect(after.body).toEqual({
+      code: 9,
+      message: 'allocation m-1 of room room-1 ended at 2026-01-01T00:01:00.000Z (occupied: the room reported the match, which has since ended); use a new allocationId for a new allocation',
+      details: [{ reason: 'ALLOCATION_ENDED', roomId: 'room-1', endedAt: '2026-01-01T00:01:00.000Z', endReason: 'occupied' }],
+    });
+    expect(t.store.writes).toHaveLength(writes);
+    expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toMatchObject({ id: 'm-1', endReason: 'occupied' });
+    // In a multi-match room, the same once the room runs no match.
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'arena', READY);
+    expect(bodyOf(await allocate({ allocationId: 'duel-1' }, 'mm')).roomId).toBe('arena');
+    endAllocation('mm', 'arena', 'occupied', { status: 'ready', pingStatus: 'ready', runningMatches: 0 });
+    const over = await allocate({ allocationId: 'duel-1' }, 'mm');
+    expect(over.status).toBe(410);
+    expect(bodyOf(over).message).toBe('allocation duel-1 of room arena ended at 2026-01-01T00:01:00.000Z (occupied: the room reported the match, and runs no match now); use a new allocationId for a new allocation');
+  });
+
   it('a replayed allocationId of a multi-match slot answers its room while the room runs matches, after newer slots were allocated', async () => {
     t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
     t.store.seedRoom('mm', 'arena', READY);

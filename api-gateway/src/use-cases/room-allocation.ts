@@ -380,7 +380,8 @@ interface AllocationWrite {
 
 /**
  * What a replay of an allocationId gets (pure): the room it was answered, or why not.
- * - The room's current allocation: the room, unless the allocation expired.
+ * - The room's current allocation: the room, unless the allocation expired, or the room took it
+ *   up (reported the match) and runs no match now (the match is over; the room is free again).
  * - An allocation a newer one replaced: the room while the match it was made for runs there (a
  *   multi-match room that reported it, `occupied`, and still runs matches); otherwise the match is
  *   over (it expired, or the single-match room was freed and given to another match).
@@ -407,6 +408,16 @@ function roomOutOfService(room: GameRoom): { endReason: 'terminating' | 'error';
   return undefined;
 }
 
+/** Whether the room runs a match now (its pings' runningMatches; an `occupied` ping counts one). */
+function runsMatches(room: GameRoom): boolean {
+  return (room.status?.runningMatches ?? 0) > 0 || room.status?.status === 'occupied' || room.status?.status === 'active';
+}
+
+/** Why an allocation the room took up is over, once the room runs no match. */
+function matchOverWhy(maxMatches: number): string {
+  return maxMatches > 1 ? 'occupied: the room reported the match, and runs no match now' : 'occupied: the room reported the match, which has since ended';
+}
+
 function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, maxMatches: number): ReplayDecision {
   const a = record.allocation;
   if (a.requestHash !== hash) return { kind: 'id_conflict' };
@@ -421,20 +432,28 @@ function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, 
     };
   }
   if (record.kind === 'current') {
-    if (!a.endedAt || a.endReason === 'occupied') return { kind: 'answer', allocation: a, message: 'replayed: this allocationId was already answered with this room' };
+    if (!a.endedAt || (a.endReason === 'occupied' && runsMatches(room))) return { kind: 'answer', allocation: a, message: 'replayed: this allocationId was already answered with this room' };
+    if (a.endReason === 'occupied') {
+      // The room reported the match and runs none now: the match is over, and the room is free
+      // for the next allocation; sending players there would put them in another match's room.
+      return {
+        kind: 'ended', endedAt: a.endedAt, endReason: 'occupied',
+        message: `allocation ${a.id} of room ${roomId} ended at ${a.endedAt} (${matchOverWhy(maxMatches)}); ${newAllocation}`,
+      };
+    }
     return {
       kind: 'ended', endedAt: a.endedAt, endReason: a.endReason ?? 'expired',
       message: `allocation ${a.id} of room ${roomId} ended at ${a.endedAt} (expired: the room never reported the match within its TTL, and went back to ready); ${newAllocation}`,
     };
   }
   const previous = record.allocation;
-  const stillRunning = previous.endReason === 'occupied' && maxMatches > 1 && !room.metadata.deletionTimestamp && (room.status?.runningMatches ?? 0) > 0;
+  const stillRunning = previous.endReason === 'occupied' && maxMatches > 1 && !room.metadata.deletionTimestamp && runsMatches(room);
   if (stillRunning) {
     return { kind: 'answer', allocation: previous, message: `replayed: this allocationId was answered with this room, which reported its match at ${previous.endedAt} and has taken newer allocations since` };
   }
   const why = previous.endReason === 'expired'
     ? 'expired: the room never reported the match within its TTL'
-    : maxMatches > 1 ? 'occupied: the room reported the match, and runs no match now' : 'occupied: the room reported the match, which has since ended';
+    : matchOverWhy(maxMatches);
   const since = previous.supersededAt ? ` at ${previous.supersededAt}` : '';
   return {
     kind: 'ended', endedAt: previous.endedAt, endReason: previous.endReason, ...(previous.supersededAt ? { supersededAt: previous.supersededAt } : {}),
