@@ -164,6 +164,28 @@ describe('RoomStatusController: Events for a room becoming ready or occupied', (
     await next.reconcile('s/r1');
     expect(t.events).toEqual(['r1 GameRoomReady: Room is ready (was pending)', 'r1 GameRoomOccupied: Room is occupied (was ready)']);
   });
+
+  it('says why an allocated room is ready again when its allocation expired without the match, and when', async () => {
+    const t = setup();
+    const controller = t.controller();
+    t.room.status = { status: 'ready' };
+    await controller.reconcile('s/r1');
+    const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:01.000Z', expiresAt: '2026-01-01T00:00:03.000Z' };
+    t.room.status = { status: 'allocated', allocation };
+    await controller.reconcile('s/r1');
+    t.room.status = { status: 'ready', allocation: { ...allocation, endedAt: '2026-01-01T00:00:03.050Z', endReason: 'expired' } };
+    await controller.reconcile('s/r1');
+    // A room freed by its game server after the match tells no allocation.
+    t.room.status = { status: 'occupied', allocation: { ...allocation, id: 'm-2', endedAt: '2026-01-01T00:00:04.000Z', endReason: 'occupied' } };
+    await controller.reconcile('s/r1');
+    t.room.status = { ...t.room.status, status: 'ready' };
+    await controller.reconcile('s/r1');
+    expect(t.events).toEqual([
+      'r1 GameRoomReady: Room is ready (was allocated): allocation m-1 expired at 2026-01-01T00:00:03.050Z, as the room did not report its match (an occupied ping, or one more runningMatches) before 2026-01-01T00:00:03.000Z; it can be allocated again',
+      'r1 GameRoomOccupied: Room is occupied (was ready)',
+      'r1 GameRoomReady: Room is ready (was occupied)',
+    ]);
+  });
 });
 
 describe('allocationStatusChange', () => {

@@ -26,6 +26,16 @@ const LOSS_RECORD_TRIES = 4;
 /** After a conflicting status write, when the room is looked at again if no newer version came by then. */
 const CONFLICT_REQUEUE_MS = 2_000;
 
+/**
+ * Why an allocated room is ready again, when its allocation's TTL ended without the match: the
+ * matchmaker's players never came, which the Event should say (not only "was allocated").
+ */
+function readyAgainWhy(before: string, room: GameRoom): string {
+  const a = room.status?.allocation;
+  if (before !== 'allocated' || !a || a.endReason !== 'expired') return '';
+  return `: allocation ${a.id} expired at ${a.endedAt ?? a.expiresAt}, as the room did not report its match (an occupied ping, or one more runningMatches) before ${a.expiresAt}; it can be allocated again`;
+}
+
 export class RoomStatusController {
   /**
    * The last status seen per room (`namespace/name`), to tell a room's becoming ready or occupied
@@ -40,7 +50,7 @@ export class RoomStatusController {
     const before = this.lastStatus.get(key);
     this.lastStatus.set(key, status);
     if (before === undefined || before === status || room.metadata.deletionTimestamp) return;
-    if (status === 'ready') roomEvent(this.deps, room, 'GameRoomReady', 'ReportStatus', `Room is ready (was ${before})`);
+    if (status === 'ready') roomEvent(this.deps, room, 'GameRoomReady', 'ReportStatus', `Room is ready (was ${before})${readyAgainWhy(before, room)}`);
     else if (status === 'occupied') roomEvent(this.deps, room, 'GameRoomOccupied', 'ReportStatus', `Room is occupied (was ${before})`);
     const change = allocationStatusChange(before, room);
     if (change) void this.forward(room, change.status, change.metadata);
