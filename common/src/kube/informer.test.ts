@@ -347,3 +347,27 @@ describe('ResilientInformer tells how old a change is when it arrives', () => {
     }
   });
 });
+
+describe('ResilientInformer tells each change with what the cache held before', () => {
+  test('an update comes with the object it replaced; an add and a delete without one', async () => {
+    const sandbox = await startSandbox();
+    const core = sandbox.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    const told: string[] = [];
+    const informer = new ResilientInformer<k8s.V1ConfigMap>({
+      kc: sandbox.kubeConfig(), path: '/api/v1/configmaps', name: 'configmaps', logger: silentLogger(),
+      list: () => core.listConfigMapForAllNamespaces(),
+      onEvent: (type, cm, before) => told.push(`${type} ${cm.data?.v ?? '-'} before ${before?.data?.v ?? '-'}`),
+    });
+    try {
+      await informer.start();
+      await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm' }, data: { v: '1' } } });
+      await core.replaceNamespacedConfigMap({ name: 'cm', namespace: 'default', body: { metadata: { name: 'cm' }, data: { v: '2' } } });
+      await core.deleteNamespacedConfigMap({ name: 'cm', namespace: 'default' });
+      await until(() => told.length >= 3);
+      expect(told).toEqual(['add 1 before -', 'update 2 before 1', 'delete 2 before -']);
+    } finally {
+      await informer.stop();
+      await sandbox.stop();
+    }
+  });
+});

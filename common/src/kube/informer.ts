@@ -40,7 +40,8 @@ export interface InformerOptions<T extends k8s.KubernetesObject> {
   labelSelector?: string;
   name: string;
   logger: Logger;
-  onEvent?: (type: EventType, obj: T) => void;
+  /** Told each change the cache applied; on an update, `before` is the object the cache held until then. */
+  onEvent?: (type: EventType, obj: T, before?: T) => void;
   /** Keeps what the cache needs of each object (default: the object as it came). */
   transform?: (obj: T) => T;
   minBackoffMs?: number;
@@ -438,7 +439,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       m.set(key, obj);
     }
     this.reindex(key, existing, obj);
-    this.opts.onEvent?.(existing ? 'update' : 'add', obj);
+    if (existing) this.opts.onEvent?.('update', obj, existing);
+    else this.opts.onEvent?.('add', obj);
   }
 
   private remove(obj: T): void {
