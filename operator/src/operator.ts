@@ -18,7 +18,7 @@ import { MetricsRegistry } from '../../common/src/metrics';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { API_GROUP } from '../../common/src/resources/api-group';
 import type { Caches, OperatorDeps, StatusForwarder } from './deps';
-import { createOperatorInformers } from './operator-informers';
+import { createOperatorInformers, watchLookups } from './operator-informers';
 import { keysFor, type EventType, type QueueName, type WatchedObjects, type WatchSource } from './controller-watches';
 import { RoomExpectations } from './rooms/expectations';
 import { OutsideDeletions } from './rooms/outside-deletions';
@@ -83,7 +83,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const queues: WorkQueue[] = [];
   // Late-bound: controllers need caches, informer callbacks need controllers. Which keys an event
   // enqueues is declared in controller-watches.ts; the hooks do what an event does besides.
-  let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S]) => void = () => undefined;
+  let enqueue: <S extends WatchSource>(source: S, type: EventType, obj: WatchedObjects[S], before?: WatchedObjects[S]) => void = () => undefined;
   const hooks: { scheduler: (t: EventType, s: Scheduler) => void; operation: (t: EventType, o: Operation) => void; room: (t: EventType, r: GameRoom) => void } = {
     scheduler: () => undefined,
     operation: () => undefined,
@@ -100,9 +100,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       pods: (t, o) => enqueue('pods', t, o),
       pingdigests: (t, o) => enqueue('pingdigests', t, o),
       namespaces: (t, o) => enqueue('namespaces', t, o),
+      nodes: (t, o, before) => enqueue('nodes', t, o, before),
     },
   });
   const caches: Caches = informers;
+  const lookups = watchLookups(informers);
   let leaderSince = 0;
   const sight = () => {
     const all = sightOfAll([informers.rooms.sight, informers.pods.sight, informers.digests.sight]);
@@ -142,8 +144,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     if (leading) fn();
   };
   const queueOf: Readonly<Record<QueueName, WorkQueue>> = { schedulers: schedulerQueue, operations: runnerQueue, gamerooms: roomQueue, health: healthQueue };
-  enqueue = (source, type, obj) => whenLeading(() => {
-    for (const e of keysFor(source, type, obj)) {
+  enqueue = (source, type, obj, before) => whenLeading(() => {
+    for (const e of keysFor(source, type, obj, { before, lookups })) {
       if (e.debounced) queueOf[e.queue].addAfter(e.key, config.autoscaleDebounce);
       else queueOf[e.queue].add(e.key);
     }

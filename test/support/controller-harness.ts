@@ -98,6 +98,7 @@ export async function startControllerHarness(): Promise<ControllerHarness> {
       pods: ignore,
       pingdigests: ignore,
       namespaces: ignore,
+      nodes: ignore,
     },
   });
   const api = new RoomkeeperApi(clients.custom);

@@ -16,6 +16,7 @@ import { allocationStep, withAllocation } from '../../../common/src/rooms/alloca
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf, whileDeleting } from '../../../common/src/rooms/room-status';
 import type { ForwardedRoom, OperatorDeps } from '../deps';
 import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
+import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
@@ -301,16 +302,6 @@ const NODE_UNSEEN_RECHECK_MS = 5_000;
 function earliest(a: number | undefined, b: number | undefined): ReconcileResult {
   const ms = a === undefined ? b : b === undefined ? a : Math.min(a, b);
   return ms === undefined ? {} : { requeueAfterMs: ms };
-}
-
-/** The room's address as a matchmaker needs it: ExternalDNS, ExternalIP, InternalDNS, InternalIP (Maestro's order). */
-function hostOf(pod: k8s.V1Pod, node: k8s.V1Node | undefined): string {
-  const addresses = node?.status?.addresses ?? [];
-  for (const type of ['ExternalDNS', 'ExternalIP', 'InternalDNS', 'InternalIP']) {
-    const a = addresses.find((x) => x.type === type);
-    if (a?.address) return a.address;
-  }
-  return pod.status?.hostIP ?? '';
 }
 
 function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
