@@ -96,7 +96,7 @@ describe('RoomStatusController: the status it writes', () => {
 });
 
 describe('RoomStatusController: the room\'s address', () => {
-  it('is its pod\'s hostIP while the cache does not show the pod\'s node, looked at again until it does, then the node\'s address', async () => {
+  it('is its pod\'s hostIP while the cache does not show the pod\'s node, then the node\'s address: no timed look meanwhile (the node\'s add event brings the room back)', async () => {
     let room: GameRoom = {
       apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
       metadata: { name: 'r1', namespace: 's', uid: 'uid-r1', resourceVersion: '5', creationTimestamp: new Date('2026-01-01T00:00:00Z') },
@@ -121,9 +121,9 @@ describe('RoomStatusController: the room\'s address', () => {
     } as unknown as OperatorDeps;
     const controller = new RoomStatusController(deps);
 
-    expect(await controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 5_000 });
+    expect(await controller.reconcile('s/r1')).toEqual({});
     expect(hosts).toEqual(['10.240.0.10']);
-    expect(await controller.reconcile('s/r1')).toEqual({ requeueAfterMs: 5_000 }); // still unseen: no write, looked at again
+    expect(await controller.reconcile('s/r1')).toEqual({}); // still unseen: no write
     expect(hosts).toHaveLength(1);
 
     nodes.set('node-a', { metadata: { name: 'node-a' }, status: { addresses: [{ type: 'InternalIP', address: '10.240.0.10' }, { type: 'ExternalIP', address: '127.0.0.2' }] } });

@@ -79,6 +79,8 @@ export class RoomStatusController {
     const next: GameRoomStatus = {
       status,
       instanceStatus: instance.status,
+      // The pod's hostIP while the cache does not show its node: the node's arrival, or a change
+      // of its address, brings the room back here (controller-watches.ts, `nodes`).
       host: hostOf(pod, this.deps.caches.nodes.get(pod.spec?.nodeName ?? '')),
       ports: portsOf(pod),
       reason: instance.reason ?? (status === 'error' ? 'the room is in error' : undefined),
@@ -91,12 +93,7 @@ export class RoomStatusController {
     const mine = (s: GameRoomStatus) => stableStringify({
       status: s.status, instanceStatus: s.instanceStatus, host: s.host ?? '', ports: s.ports ?? [], reason: s.reason ?? null, createdAt: s.createdAt,
     });
-    // A pod on a node the cache does not hold (yet) gets its own hostIP as the room's address: the
-    // room is looked at again until the node shows, whose address then replaces it (no Node event
-    // reaches this controller).
-    const nodeName = pod.spec?.nodeName;
-    const nodeUnseen = nodeName !== undefined && nodeName !== '' && this.deps.caches.nodes.get(nodeName) === undefined;
-    const later = earliest(step.kind === 'wait' ? Math.max(0, step.untilMs - now) + 50 : undefined, nodeUnseen ? NODE_UNSEEN_RECHECK_MS : undefined);
+    const later: ReconcileResult = step.kind === 'wait' ? { requeueAfterMs: Math.max(0, step.untilMs - now) + 50 } : {};
     if (mine(current) === mine(next) && step.kind !== 'end') return later;
     // Ending an allocation is one write with the resourceVersion: it happens once, and loses to
     // any write the operator has not seen (an occupied ping, a new allocation), then recomputes.
@@ -293,15 +290,6 @@ export function allocationStatusChange(before: string, room: GameRoom): { status
     return { status: 'ready', metadata: { roomStatus: 'ready', allocationId: a.id, allocationEnded: 'expired' } };
   }
   return undefined;
-}
-
-/** How soon a room whose pod's node the cache does not show is looked at again. */
-const NODE_UNSEEN_RECHECK_MS = 5_000;
-
-/** A requeue after the sooner of two delays, if any. */
-function earliest(a: number | undefined, b: number | undefined): ReconcileResult {
-  const ms = a === undefined ? b : b === undefined ? a : Math.min(a, b);
-  return ms === undefined ? {} : { requeueAfterMs: ms };
 }
 
 function portsOf(pod: k8s.V1Pod): NonNullable<GameRoomStatus['ports']> {
