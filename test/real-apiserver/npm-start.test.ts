@@ -5,18 +5,20 @@
  * simulated node behind (the next `npm start` on that cluster must start its simulation again);
  * the next `npm start` keeps the rooms' addresses (their nodes' ExternalIPs: the simulated nodes
  * are registered again before the operator looks at the rooms, which gave them the pods' host
- * IPs, the nodes' InternalIPs, when it came first).
+ * IPs, the nodes' InternalIPs, when it came first); a node whose ExternalIP then changes gives its
+ * room the new one.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { MERGE_PATCH } from '../../common/src/kube/clients';
 import { spawnNpmStart, type NpmStart } from '../support/npm-start';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
 import { schedulerObject } from '../support/stack';
 import { waitFor } from '../support/wait';
 
-test('npm start on a real cluster: rooms become ready and keep their addresses across a restart, and Ctrl-C leaves no simulated node behind', async () => {
+test('npm start on a real cluster: rooms become ready and keep their addresses across a restart, follow their node\'s new ExternalIP, and Ctrl-C leaves no simulated node behind', async () => {
   const plane = realApiServer();
   if (!plane) {
     expect(reportNotRun('npm start on a real cluster')).toMatch(/NOT RUN/);
@@ -74,6 +76,14 @@ test('npm start on a real cluster: rooms become ready and keep their addresses a
       return Number(/^roomkeeper_reconcile_total\{controller="gamerooms",outcome="success"\} (\d+)/m.exec(text)?.[1] ?? 0) >= 2;
     }, { timeoutMs: 60_000, message: 'the restarted operator reconciled both rooms' });
     expect(await roomHosts(name)).toEqual(hosts);
+
+    // A room's node gets another ExternalIP (as a cloud may give it): the room takes it.
+    const room = Object.keys(hosts)[0] as string;
+    const nodeName = (await core.readNamespacedPod({ name: room, namespace: name })).spec?.nodeName as string;
+    const node = await core.readNode({ name: nodeName });
+    const addresses = [...(node.status?.addresses ?? []).filter((a) => a.type !== 'ExternalIP'), { type: 'ExternalIP', address: '127.0.0.99' }];
+    await core.patchNodeStatus({ name: nodeName, body: { status: { addresses } } }, MERGE_PATCH);
+    await waitFor(async () => (await roomHosts(name))[room] === '127.0.0.99', { timeoutMs: 30_000, message: `${room}'s host its node's new ExternalIP` });
     // Delete it while npm start still runs (its operator removes the finalizer).
     await custom.deleteClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name });
     await waitFor(async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === name), { timeoutMs: 120_000, message: 'scheduler and its namespace deleted' });
