@@ -138,6 +138,25 @@ describe('rooms', () => {
     expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Removed 0 rooms[\s\S]*occupied rooms are never removed by amount/);
     expect((await liveRooms(stack, 'rooms-protect')).map((r) => r.metadata.name).sort()).toEqual(before);
   });
+
+  test('a scale-down that keeps allocated rooms above the desired count says so in its history', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-held', { roomsReplicas: 3 }));
+    await waitFor(async () => (await counts(stack, 'rooms-held')).ready === 3, { timeoutMs: 30_000, message: '3 ready rooms' });
+    for (const id of ['m-1', 'm-2']) {
+      const res = await fetch(`${stack.managementUrl as string}/scheduler/rooms-held/rooms/allocate`, {
+        method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify({ allocationId: id, ttlSeconds: 600 }),
+      });
+      expect(res.status).toBe(200);
+    }
+    await waitFor(async () => (await liveRooms(stack, 'rooms-held')).filter((r) => r.status?.status === 'allocated').length === 2, { timeoutMs: 10_000, message: '2 allocated rooms' });
+    expect((await http(stack, 'PATCH', '/schedulers/rooms-held', { roomsReplicas: 1 })).status).toBe(200);
+    const op = await waitFor(async () => {
+      const removal = (await stack.api.listOperations('rooms-held')).items.find((o) => o.spec.definitionName === 'remove_rooms' && o.spec.input?.reason === 'scale_down');
+      return removal?.status?.status === 'finished' ? removal : undefined;
+    }, { timeoutMs: 30_000, message: 'the scale-down finished' });
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain('Removed 1 rooms (reason: scale_down); kept 2 rooms held by players or a matchmaker (2 allocated), 1 above the desired count of 1: scale-down never removes such a room; the health check removes it once it is free');
+    expect((await liveRooms(stack, 'rooms-held')).map((r) => r.status?.status)).toEqual(['allocated', 'allocated']);
+  });
 });
 
 describe('rooms whose pods wait for the cluster', () => {

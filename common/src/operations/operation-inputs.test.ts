@@ -75,6 +75,11 @@ describe('operation inputs', () => {
       expect(parseOperationInput('remove_rooms', { amount: 2, reason: 'scale_down' }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { amount: 2, reason: 'scale_down' } });
     });
 
+    test("an amount with a scale-down's account of the rooms it keeps; a kept that is no text is dropped", () => {
+      expect(parseOperationInput('remove_rooms', { amount: 2, reason: 'scale_down', kept: 'kept 1 room' }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { amount: 2, reason: 'scale_down', kept: 'kept 1 room' } });
+      expect(parseOperationInput('remove_rooms', { amount: 2, kept: 3 }, REQUEST_BOUNDS)).toEqual({ ok: true, value: { amount: 2 } });
+    });
+
     test.each([
       ['nothing', {}, 'amount', 'is a required field (or give roomsIds)'],
       ['an empty list', { roomsIds: [] }, 'roomsIds', 'must be a non-empty list of room ids'],

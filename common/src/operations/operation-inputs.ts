@@ -69,6 +69,12 @@ export interface RemoveRoomsByAmountInput extends AttemptInput {
   amount: number;
   /** A RemoveRoomsReason (`api` when a user asked). */
   reason?: string;
+  /**
+   * A scale-down's account of the rooms it keeps above the desired count (rooms with players or a
+   * matchmaker's claim are never removed by amount), as the health check saw the fleet; told in
+   * the history after the count removed.
+   */
+  kept?: string;
 }
 
 export interface RemoveRoomsByIdsInput extends AttemptInput {
@@ -158,7 +164,8 @@ export function parseRemoveRoomsInput(input: unknown, bounds: InputBounds): Resu
   const amount = amountOf(input.amount, bounds);
   if (amount === undefined) return failed([{ field: 'amount', message: 'is a required field (or give roomsIds)' }]);
   if (typeof amount === 'string') return failed([{ field: 'amount', message: amount }]);
-  return ok({ ...attemptFields(input), amount, ...reason });
+  const kept = typeof input.kept === 'string' && input.kept !== '' ? { kept: input.kept } : {};
+  return ok({ ...attemptFields(input), amount, ...reason, ...kept });
 }
 
 /**

@@ -28,7 +28,7 @@ import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
-import { planHealth } from './domain/health-plan';
+import { keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
@@ -290,7 +290,7 @@ export class HealthController {
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
-        : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown };
+        : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown, ...keptNote(plan, decision.desired) };
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version` : undefined);
     }
     return interval;

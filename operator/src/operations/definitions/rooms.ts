@@ -295,7 +295,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       else if (outcome === 'absent') gone++;
       else changed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
-    ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}`);
+    ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
     stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
     // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
     // so roomsReplicas goes down by all of them and the health check removes the rest (never an

@@ -1,6 +1,6 @@
 import { desiredRooms } from './desired-count';
 import { summarizeFleet } from './fleet-summary';
-import { computeMaxSurge, planHealth, type HealthPlanInput } from './health-plan';
+import { computeMaxSurge, keptNote, planHealth, type HealthPlanInput } from './health-plan';
 import { roomView } from './test-rooms';
 import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
 
@@ -151,6 +151,28 @@ describe('planHealth', () => {
     expect(result.expired).toEqual([{ name: 'gone', reason: 'room reported terminated' }]);
     expect(result.remove).toBe(2);
     expect(result.removeRooms).toEqual(['b', 'a']);
+  });
+
+  it.each([
+    { name: 'held rooms within the desired count: nothing to tell', rooms: [...many('a', 2, { status: 'allocated' }), ...many('r', 5)], desired: 3, want: { remove: 4, note: {} } },
+    {
+      name: 'held rooms above the desired count are counted by what holds them',
+      rooms: [...many('a', 2, { status: 'allocated' }), fresh('o', { status: 'occupied' }), fresh('p', { pingStatus: 'occupied' }), fresh('x', { allocationOpen: true }), ...many('r', 3)],
+      desired: 1,
+      want: {
+        remove: 3,
+        note: { kept: 'kept 5 rooms held by players or a matchmaker (2 allocated, 1 occupied, 1 ready with players by its last ping, 1 ready with an open allocation), 4 above the desired count of 1: scale-down never removes such a room; the health check removes it once it is free' },
+      },
+    },
+    {
+      name: 'one held room above a desired count of 0',
+      rooms: [fresh('a', { status: 'allocated' }), ...many('r', 2)],
+      desired: 0,
+      want: { remove: 2, note: { kept: 'kept 1 room held by players or a matchmaker (1 allocated), 1 above the desired count of 0: scale-down never removes such a room; the health check removes it once it is free' } },
+    },
+  ])('scale-down: $name', ({ rooms, desired, want }) => {
+    const result = plan({ rooms, desired });
+    expect({ remove: result.remove, note: keptNote(result, desired) }).toEqual(want);
   });
 
   it('names only old-major rooms during a rolling update', () => {

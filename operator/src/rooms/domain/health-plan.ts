@@ -71,6 +71,12 @@ export interface HealthPlan {
   upper?: number;
   /** During a rolling update: the serving rooms its removals keep (the desired count). */
   keepServing?: number;
+  /**
+   * Scale-down only, when rooms with players or a matchmaker's claim stand above the desired
+   * count: how many (`aboveDesired`), and all such rooms by what holds them (`held`, e.g.
+   * `{ allocated: 2 }`). Scale-down never removes them; they go once they are free.
+   */
+  heldAboveDesired?: { aboveDesired: number; held: Record<string, number> };
 }
 
 export function planHealth(input: HealthPlanInput): HealthPlan {
@@ -90,10 +96,12 @@ export function planHealth(input: HealthPlanInput): HealthPlan {
       return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
     }
     // Rooms with players or a matchmaker's claim (occupied, active, allocated, or said so by a fresh ping while the pod is not ready) are never removed by amount.
-    const freeRooms = rooms.filter((r) => isFree(r, now, timeouts.pingTimeoutMs)).length;
-    const remove = Math.min(available - desired, freeRooms);
+    const heldRooms = rooms.filter((r) => !isFree(r, now, timeouts.pingTimeoutMs));
+    const remove = Math.min(available - desired, available - heldRooms.length);
     const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
-    return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false };
+    const aboveDesired = available - desired - remove;
+    const held = aboveDesired > 0 ? { heldAboveDesired: { aboveDesired, held: countHolds(heldRooms) } } : {};
+    return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false, ...held };
   }
 
   // Sized on the count before the downscale gate: see DesiredRooms.target.
@@ -135,6 +143,30 @@ function rollingUpdatePlan(
     upper,
     keepServing: desired,
   };
+}
+
+/**
+ * A scale-down's words for the rooms it keeps above the desired count, e.g. `kept 2 rooms held by
+ * players or a matchmaker (2 allocated), 1 above the desired count of 1: …`; `{}` when none.
+ */
+export function keptNote(plan: HealthPlan, desired: number): { kept?: string } {
+  const h = plan.heldAboveDesired;
+  if (!h) return {};
+  const total = Object.values(h.held).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(h.held).map(([hold, n]) => `${n} ${hold}`).join(', ');
+  return { kept: `kept ${total} ${total === 1 ? 'room' : 'rooms'} held by players or a matchmaker (${parts}), ${h.aboveDesired} above the desired count of ${count(desired)}: scale-down never removes such a room; the health check removes it once it is free` };
+}
+
+/** Rooms that are not free, by what holds them: their status, else an open allocation or a fresh ping's word. */
+function countHolds(rooms: readonly RoomView[]): Record<string, number> {
+  const held: Record<string, number> = {};
+  for (const r of rooms) {
+    const hold = r.status === 'allocated' || r.status === 'active' || r.status === 'occupied'
+      ? r.status
+      : r.allocationOpen === true ? `${r.status} with an open allocation` : `${r.status} with players by its last ping`;
+    held[hold] = (held[hold] ?? 0) + 1;
+  }
+  return held;
 }
 
 function count(n: number): number {
