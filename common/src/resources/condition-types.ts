@@ -51,7 +51,7 @@ export const ConditionReason = {
   /** Degraded True: the operation that ended last ended in error (stuck: its lease expired), or a running one is stuck. */
   OperationFailed: 'OperationFailed',
   OperationStuck: 'OperationStuck',
-  /** Degraded False: neither. */
-  NoFailedOperation: 'NoFailedOperation',
+  /** Degraded False: neither (a failed operation may stay in the history: a later one ended since). */
+  LastOperationDidNotFail: 'LastOperationDidNotFail',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];

@@ -89,22 +89,22 @@ describe('scheduler status', () => {
   const synced = () => scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 });
   test.each([
     ['in sync, rooms ready', synced(), [op('create_scheduler', 'finished')], [room('a', 'ready')],
-      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['in sync, rooms not ready yet', synced(), [op('create_scheduler', 'finished')], [room('a', 'pending')],
-      { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
+      { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['a spec change awaiting its version', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2, desired: 1 }), [], [room('a', 'ready')],
-      { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'NoFailedOperation'] }],
+      { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['the last operation failed', synced(), [op('add_rooms', 'error', 2)], [room('a', 'ready')],
       { Ready: ['False', 'OnError'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
     ['a spec change failed its version operation', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')],
       { Ready: ['False', 'OnError'], PendingChanges: ['False', 'SpecChangeFailed'], Degraded: ['True', 'OperationFailed'] }],
     ['a spec change failed, a later one was applied', synced(), [op('create_new_scheduler_version', 'error', 2), op('create_new_scheduler_version', 'finished', 3)], [room('a', 'ready')],
-      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'NoFailedOperation'] }],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['an operation is stuck', synced(), [stuckOp()], [room('a', 'ready')],
       { Degraded: ['True', 'OperationStuck'] }],
     // A failover long ago, and operations finished since: the latest outcome decides.
     ['an operation was stuck, later ones finished', synced(), [stuckOp(), op('add_rooms', 'finished', 4)], [room('a', 'ready')],
-      { Ready: ['True', 'InSync'], Degraded: ['False', 'NoFailedOperation'] }],
+      { Ready: ['True', 'InSync'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['a spec change whose version operation was canceled', synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')],
       { PendingChanges: ['False', 'SpecChangeFailed'] }],
   ])('condition reasons explain the current status: %s', (_n, s, ops, rooms, expected) => {
@@ -112,6 +112,17 @@ describe('scheduler status', () => {
     for (const [type, [status, reason]] of Object.entries(expected)) {
       expect(conditions.find((c) => c.type === type)).toMatchObject({ status, reason });
     }
+  });
+
+  test.each([
+    ['no operation ended yet', [], 'no operation has ended yet; none is stuck'],
+    ['the last finished', [op('add_rooms', 'finished', 2)], 'the operation that ended last, add_rooms-2 (add_rooms), finished; none is stuck'],
+    ['a failure before the last, which finished', [op('add_rooms', 'error', 2), op('remove_rooms', 'finished', 3)],
+      'the operation that ended last, remove_rooms-3 (remove_rooms), finished; operation add_rooms-2 (add_rooms) failed before it; none is stuck'],
+    ['the last was canceled', [op('add_rooms', 'canceled', 2)], 'the operation that ended last, add_rooms-2 (add_rooms), was canceled; none is stuck'],
+  ])('Degraded False says which operation ended last and how, not that none failed: %s', (_n, ops, message) => {
+    const degraded = (computeSchedulerStatus(synced(), ops, [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'False', reason: 'LastOperationDidNotFail', message });
   });
 
   test('a failed spec change names its operation and what to do', () => {

@@ -114,9 +114,10 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
       progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
-      stuck ? ConditionReason.OperationStuck : lastDone?.status?.status === 'error' ? ConditionReason.OperationFailed : ConditionReason.NoFailedOperation,
+      stuck ? ConditionReason.OperationStuck : lastDone?.status?.status === 'error' ? ConditionReason.OperationFailed : ConditionReason.LastOperationDidNotFail,
       stuck ? `operation ${stuck.metadata.name as string} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
-        ? `operation ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}) failed` : 'no failed operation'),
+        ? `operation ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}) failed`
+        : notFailedMessage(lastDone, lastFinal(ops.filter((op) => op.status?.status === 'error')))),
   ];
   return {
     state,
@@ -175,3 +176,14 @@ export function statusChanged(current: SchedulerStatus | undefined, next: Schedu
   return stableStringify(pick(current)) !== stableStringify(pick(next));
 }
 
+/**
+ * Degraded False's message: the operation that ended last and how (it did not fail), and the
+ * last failure still in the history, which no longer degrades the scheduler.
+ */
+function notFailedMessage(lastDone: Operation | undefined, lastFailed: Operation | undefined): string {
+  if (!lastDone) return 'no operation has ended yet; none is stuck';
+  const status = operationStatusOf(lastDone);
+  const how = status === 'canceled' || status === 'evicted' ? `was ${status}` : status;
+  const earlier = lastFailed ? `; operation ${lastFailed.metadata.name as string} (${lastFailed.spec.definitionName}) failed before it` : '';
+  return `the operation that ended last, ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}), ${how}${earlier}; none is stuck`;
+}
