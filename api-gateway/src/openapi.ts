@@ -95,7 +95,7 @@ function components(): Record<string, Schema> {
       properties: { schedulers: { type: 'array', items: { type: 'object', properties: {
         name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, roomsReplicas: { type: 'integer' }, roomsReady: { type: 'integer' },
         roomsOccupied: { type: 'integer', description: 'Occupied rooms, and allocated rooms (taken by a matchmaker, their match not reported yet)' }, roomsPending: { type: 'integer' }, roomsTerminating: { type: 'integer' }, autoscaling: { type: 'object' },
-        roomsActive: { type: 'integer', description: 'Multi-match rooms running at least one match and fewer than maxMatches' },
+        roomsActive: { type: 'integer', description: 'Multi-match rooms running at least one match and fewer than maxMatches, with no open allocation (the allocate API may offer them a slot); one holding an open allocation counts in roomsOccupied' },
         matchAllocation: { type: 'object', properties: { maxMatches: { type: 'integer' } } },
         runningMatches: { type: 'integer', description: 'Matches running in the serving rooms plus open allocations (each counts as one)' },
         matchSlots: { type: 'integer', description: 'Match capacity: serving rooms (ready, allocated, active, occupied) times maxMatches' },

@@ -1,6 +1,6 @@
 /** The management API's reads of schedulers: list, info, one definition, versions. */
 import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
-import { openAllocation } from '../../../common/src/rooms/allocation';
+import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
 import { NotFoundError } from '../errors';
 import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
@@ -116,14 +116,16 @@ export interface InfoCounts { ready: number; occupied: number; active: number; p
 /**
  * Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as
  * pending; allocated counts as occupied: taken by a matchmaker, its match not reported yet, as
- * autoscaling counts it; a room being deleted as terminating), and the match capacity: running
- * matches (open allocations counted as running) and the slots of the serving rooms.
+ * autoscaling counts it, and so does an active room holding an open allocation, which the allocate
+ * API offers no slot until its match is reported (`countedStatus`); a room being deleted as
+ * terminating), and the match capacity: running matches (open allocations counted as running) and
+ * the slots of the serving rooms.
  */
 export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCounts {
   const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0 };
   for (const r of rooms) {
     if (r.spec.validation === true) continue;
-    const status = r.metadata.deletionTimestamp ? 'terminating' : r.status?.status;
+    const status = r.metadata.deletionTimestamp ? 'terminating' : countedStatus(r.status);
     out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
     if (isServing(status)) out.matchSlots += maxMatches;
     switch (status ?? 'pending') {

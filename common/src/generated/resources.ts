@@ -403,9 +403,9 @@ export interface RoomCounts {
   unready?: number;
   ready?: number;
   occupied?: number;
-  /** Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling). */
+  /** Rooms held by an open allocation of the allocate API (counted as occupied by autoscaling); ready rooms, and active multi-match rooms, whose next slot the allocate API offers only once the match is reported. */
   allocated?: number;
-  /** Multi-match rooms running at least one match and fewer than maxMatches. */
+  /** Multi-match rooms running at least one match and fewer than maxMatches, with no open allocation (one holding an open allocation counts as allocated). */
   active?: number;
   /** Matches running in the available rooms plus open allocations (each counts as one running match, as in Maestro's autoscaling). */
   matches?: number;

@@ -1200,12 +1200,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               allocated: {
                 type: 'integer',
                 format: 'int32',
-                description: 'Ready rooms held by an allocation of the allocate API (counted as occupied by autoscaling).',
+                description: 'Rooms held by an open allocation of the allocate API (counted as occupied by autoscaling); ready rooms, and active multi-match rooms, whose next slot the allocate API offers only once the match is reported.',
               },
               active: {
                 type: 'integer',
                 format: 'int32',
-                description: 'Multi-match rooms running at least one match and fewer than maxMatches.',
+                description: 'Multi-match rooms running at least one match and fewer than maxMatches, with no open allocation (one holding an open allocation counts as allocated).',
               },
               matches: {
                 type: 'integer',

@@ -63,6 +63,16 @@ export function openAllocation(status: GameRoomStatus | undefined): GameRoomStat
 }
 
 /**
+ * The status a room is counted under in a scheduler's room counts (kubectl's ALLOCATED and ACTIVE,
+ * GET /schedulers/info): its own, except that an `active` multi-match room holding an open
+ * allocation counts as `allocated`. The allocate API offers it no slot until the match is
+ * reported (one open allocation a room), so ACTIVE counts only rooms it may offer a slot of.
+ */
+export function countedStatus(status: GameRoomStatus | undefined): string | undefined {
+  return status?.status === 'active' && openAllocation(status) ? 'allocated' : status?.status;
+}
+
+/**
  * A room an allocation may be given to, for some maxMatches: not being deleted, not a validation
  * room, its pod ready, no allocation open on it, and `ready` or `active` by status and ping. Whether
  * it has a free match slot depends on the scheduler's maxMatches (`isAllocatable` in the gateway).

@@ -21,7 +21,7 @@ function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
 }
 
 describe('match capacity in the scheduler status (kubectl get: Matches, Slots)', () => {
-  test('counts running matches, open allocations as running, and maxMatches slots per serving room', () => {
+  test('counts running matches, open allocations as running, and maxMatches slots per serving room; an active room with an open allocation as allocated', () => {
     const s = { ...scheduler({ version: 'v1.0.0', versioned: 1 }) };
     s.spec = { ...s.spec, matchAllocation: { maxMatches: 3 } };
     const slot = { id: 'm', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z', runningMatches: 1 };
@@ -31,7 +31,11 @@ describe('match capacity in the scheduler status (kubectl get: Matches, Slots)',
       { ...room('full', 'occupied'), status: { status: 'occupied', runningMatches: 3 } },
       room('starting', 'pending'),
     ];
-    expect(computeSchedulerStatus(s, [], rooms, 0).rooms).toMatchObject({ current: 4, ready: 1, active: 1, occupied: 1, pending: 1, matches: 5, matchSlots: 9 });
+    // 'one' holds an open allocation: the allocate API offers it no slot until the match is reported,
+    // so it counts as allocated, not active (a room with a free slot).
+    expect(computeSchedulerStatus(s, [], rooms, 0).rooms).toMatchObject({ current: 4, ready: 1, active: 0, allocated: 1, occupied: 1, pending: 1, matches: 5, matchSlots: 9 });
+    const reported = rooms.map((r) => (r.metadata.name === 'one' ? { ...r, status: { status: 'active' as const, runningMatches: 2, allocation: { ...slot, endedAt: '2026-01-01T00:01:00Z' } } } : r));
+    expect(computeSchedulerStatus(s, [], reported, 0).rooms).toMatchObject({ active: 1, allocated: 0, matches: 5 });
   });
 });
 

@@ -8,7 +8,7 @@
 import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
-import { openAllocation } from '../../../common/src/rooms/allocation';
+import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
@@ -57,7 +57,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const occupiedByVersion: Record<string, number> = {};
   for (const room of rooms) {
     if (room.spec.validation) continue;
-    const st = room.metadata.deletionTimestamp ? 'terminating' : room.status?.status ?? 'pending';
+    const st = room.metadata.deletionTimestamp ? 'terminating' : countedStatus(room.status) ?? 'pending';
     if (st === 'terminated') continue;
     if (st in counts) counts[st as keyof typeof counts]++;
     if (st !== 'terminating') {
