@@ -39,6 +39,15 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
   });
 
+  it.each([
+    ['a number', { runningMatches: 2 }],
+    ['a string of digits, as Maestro takes it', { runningMatches: '2' }],
+    ['spelled running_matches', { running_matches: 2 }],
+  ])('takes runningMatches as %s (docs/rooms-api.md)', async (_n, matches) => {
+    expect((await ping({ status: 'occupied', timestamp: 1, ...matches })).body).toEqual({ success: true });
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ runningMatches: 2 });
+  });
+
   it('answers 200 {success:false} for an unknown room, writing nothing', async () => {
     const res = await ping({ status: 'ready', timestamp: 1 }, 'ghost');
     expect(res.status).toBe(200);
@@ -103,6 +112,9 @@ describe('rooms API without forwarders', () => {
     [{ status: 'ready', timestamp: '9300000000000000000' }, 'timestamp'],
     [{ status: 'ready', runningMatches: -1 }, 'runningMatches'],
     [{ status: 'ready', runningMatches: 'two' }, 'runningMatches'],
+    [{ status: 'ready', runningMatches: '1.5' }, 'runningMatches'],
+    [{ status: 'ready', runningMatches: ' 2' }, 'runningMatches'],
+    [{ status: 'ready', runningMatches: 1_000_001 }, 'runningMatches'],
     [{ status: 'ready', metadata: 'x' }, 'metadata'],
     [[], '(body)'],
   ])('answers 400 (code 3) for %j', async (body, field) => {
