@@ -8,7 +8,7 @@ import { API_VERSION } from '../../common/src/resources/api-group';
 import type { OperatorDeps } from './deps';
 
 export type SchedulerEventReason =
-  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
+  | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationStopped' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
   | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted';
 

@@ -17,6 +17,18 @@ export class OperationCanceled extends Error {
   }
 }
 
+/**
+ * Thrown by an executor whose scheduler is being deleted: nothing is left for the operation to do
+ * (the deletion removes the scheduler's rooms and versions). It ends in error, told as a stop by
+ * the deletion, not as a failure that needs anyone.
+ */
+export class SchedulerBeingDeleted extends Error {
+  constructor(schedulerName: string) {
+    super(`scheduler ${schedulerName} is being deleted`);
+    this.name = 'SchedulerBeingDeleted';
+  }
+}
+
 /** Thrown when this replica lost leadership: stop at once, write nothing more. */
 export class ExecutionAbandoned extends Error {
   constructor(reason: string) {

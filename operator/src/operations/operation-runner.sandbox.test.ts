@@ -66,6 +66,32 @@ describe('OperationRunner on the sandbox', () => {
     expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
   });
 
+  test("an operation whose scheduler is being deleted ends in error, told as a stop by the deletion (a Normal Event), not as a failure", async () => {
+    await h.createdScheduler('going', { roomsReplicas: 0 });
+    await h.api.deleteScheduler('going'); // its finalizer holds it: it is being deleted
+    const id = newOperationId(h.deps.now());
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'going', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api }));
+    await waitFor(async () => h.deps.caches.schedulers.get('going')?.metadata.deletionTimestamp !== undefined, { message: 'the cache shows the deletion' });
+    await h.caughtUp();
+
+    await runner.reconcile('going');
+    const op = await waitFor(async () => {
+      const o = await h.api.getOperation(id);
+      return o.status?.status === 'error' ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'add_rooms ended' });
+    expect(op.status?.executionHistory?.map((e) => e.event)).toEqual(expect.arrayContaining([
+      'Operation stopped: scheduler going is being deleted, which removes its rooms and versions; nothing is left for this operation to do',
+      "Operation ended in error: stopped by its scheduler's deletion (nothing to do)",
+    ]));
+    const told = await waitFor(async () => {
+      const found = (await h.clients.events.listNamespacedEvent({ namespace: 'default' })).items
+        .filter((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === 'going' && e.reason !== 'OperationStarted');
+      return found.length > 0 ? found : undefined;
+    }, { timeoutMs: 30_000, message: 'the Event of the end' });
+    expect(told.map((e) => [e.type, e.reason])).toEqual([['Normal', 'OperationStopped']]);
+    expect(told[0]?.note).toMatch(new RegExp(`^Operation ${id} \\(add_rooms\\) stopped after \\S+s: scheduler going is being deleted, which removes its rooms and versions; nothing to do$`));
+  });
+
   /** A definition that runs until its test lets it go, and runners of it (each a leader in turn). */
   function waiting(): { letGo(): void; leaderOf(asked: string[]): OperationRunner; create(scheduler: string): Promise<string> } {
     let free = false;

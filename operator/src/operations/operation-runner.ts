@@ -13,7 +13,7 @@ import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src
 import { toMillis } from '../../../common/src/kube/timestamps';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, type HandOver, type OperationDefinition } from './execution';
+import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
@@ -240,6 +240,8 @@ export class OperationRunner {
     schedulerEvent(this.deps, ctx.schedulerName, 'OperationStarted', 'ExecuteOperation', `Operation ${opName} (${definition.name}) started`);
     let result: ExecutionResult = OperationStatusName.Finished;
     let failure = '';
+    // Ended in error because its scheduler is being deleted: expected, told as a stop, not a failure.
+    let byDeletion = false;
     try {
       // Another attempt of an operation that ended without doing its work says why it runs.
       if (typeof ctx.input.attemptNote === 'string') ctx.event(ctx.input.attemptNote);
@@ -263,8 +265,10 @@ export class OperationRunner {
       }
       result = err instanceof OperationCanceled || ctx.canceled ? OperationStatusName.Canceled : OperationStatusName.Error;
       failure = describeApiError(err);
+      byDeletion = result === OperationStatusName.Error && err instanceof SchedulerBeingDeleted;
       // A deleted operation's stop is told by the Scheduler Event below, not as the user's cancel.
-      if (result === OperationStatusName.Error) ctx.event(`Operation execution failed: ${describeApiError(err)}`);
+      if (byDeletion) ctx.event(`Operation stopped: ${failure}, which removes its rooms and versions; nothing is left for this operation to do`);
+      else if (result === OperationStatusName.Error) ctx.event(`Operation execution failed: ${describeApiError(err)}`);
       else if (!ctx.wasDeleted) ctx.event('Operation canceled by the user');
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
@@ -279,7 +283,7 @@ export class OperationRunner {
         // The last line says how the operation ended: only a finished one says "finished".
         // (A deleted operation's end is its Scheduler Event's first sentence.)
         if (ctx.wasDeleted) await ctx.finish(result);
-        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : 'Operation ended in error');
+        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : byDeletion ? "Operation ended in error: stopped by its scheduler's deletion (nothing to do)" : 'Operation ended in error');
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }
@@ -292,6 +296,7 @@ export class OperationRunner {
       schedulerEvent(this.deps, ctx.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(opName, definition.name, took, result, lines));
     } else if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
+    else if (byDeletion) schedulerEvent(this.deps, ctx.schedulerName, 'OperationStopped', 'ExecuteOperation', `Operation ${opName} (${definition.name}) stopped ${took}: ${failure}, which removes its rooms and versions; nothing to do`);
     else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
   }
 

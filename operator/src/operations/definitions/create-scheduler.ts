@@ -10,7 +10,7 @@ import { toIsoString } from '../../../../common/src/kube/timestamps';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { INITIAL_VERSION } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
-import type { ExecutionContext, OperationDefinition } from '../execution';
+import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
@@ -24,7 +24,7 @@ export const createSchedulerDefinition: OperationDefinition = {
   async execute(ctx: ExecutionContext): Promise<void> {
     const scheduler = await loadScheduler(ctx);
     const name = ctx.schedulerName;
-    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
+    if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(name);
     if (scheduler.status?.version) {
       ctx.event(`Scheduler already created (active version ${scheduler.status.version}); nothing to do`);
       return;

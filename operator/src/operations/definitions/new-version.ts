@@ -13,7 +13,7 @@ import { classifyChange, changedFields } from '../../../../common/src/resources/
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
-import type { ExecutionContext, OperationDefinition } from '../execution';
+import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
 import { deleteVersionOfRollback, listVersions, loadScheduler, loadVersion, newVersionObject, waitUntil } from './shared';
@@ -24,7 +24,7 @@ export const newVersionDefinition: OperationDefinition = {
   async execute(ctx: ExecutionContext): Promise<void> {
     const scheduler = await loadScheduler(ctx);
     const name = ctx.schedulerName;
-    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
+    if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(name);
     const input = ctx.inputOf(OperationName.CreateNewSchedulerVersion);
     const definition = specOfDefinitionInput(input) ?? scheduler.spec;
     const activeVersion = scheduler.status?.version;

@@ -12,7 +12,7 @@ import { roomEvent } from '../../events';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
-import type { ExecutionContext, HandOver, OperationDefinition } from '../execution';
+import { SchedulerBeingDeleted, type ExecutionContext, type HandOver, type OperationDefinition } from '../execution';
 import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
@@ -124,7 +124,7 @@ export const addRoomsDefinition: OperationDefinition = {
     const limit = ctx.deps.config.addRoomsLimit;
     const count = Math.min(amount, limit);
     const scheduler = await loadScheduler(ctx);
-    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${ctx.schedulerName} is being deleted`);
+    if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(ctx.schedulerName);
     const active = scheduler.status?.version;
     if (!active) throw new Error(`scheduler ${ctx.schedulerName} has no active version`);
     const version = await loadVersion(ctx, active);

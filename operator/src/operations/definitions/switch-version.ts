@@ -12,7 +12,7 @@ import { classifyChange } from '../../../../common/src/resources/scheduler-chang
 import { nameList } from '../../../../common/src/text/name-list';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
-import type { ExecutionContext, OperationDefinition } from '../execution';
+import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { schedulerEvent } from '../../events';
 import { listVersions, loadScheduler, loadVersion, versionObjectName } from './shared';
@@ -25,7 +25,7 @@ export const switchVersionDefinition: OperationDefinition = {
     const name = ctx.schedulerName;
     const target = ctx.inputOf(OperationName.SwitchActiveVersion).newActiveVersion;
     let scheduler = await loadScheduler(ctx);
-    if (scheduler.metadata.deletionTimestamp) throw new Error(`scheduler ${name} is being deleted`);
+    if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(name);
     const version = await loadVersion(ctx, target);
     if (!version) throw new Error(`version ${target} of scheduler ${name} not found: only versions the service created can be activated`);
     const previous = scheduler.status?.version;
