@@ -458,8 +458,8 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     t.store.seedRoom('short', 'room-2', READY);
     const capped = await allocate({ ttlSeconds: 60 }, 'short');
     expect(capped.body).toMatchObject({ message: "ttlSeconds capped at 30 (the scheduler's allocation.maxTtlSeconds)", expiresAt: '2026-01-01T00:00:30.000Z' });
-    // No ttlSeconds: the default TTL (300 s), held to the scheduler's cap without a message.
-    expect((await allocate({}, 'short')).body).toMatchObject({ message: '', expiresAt: '2026-01-01T00:00:30.000Z' });
+    // No ttlSeconds: the default TTL (300 s), held to the scheduler's cap; the message says so.
+    expect((await allocate({}, 'short')).body).toMatchObject({ message: "ttlSeconds not sent: the default 300 capped at 30 (the scheduler's allocation.maxTtlSeconds)", expiresAt: '2026-01-01T00:00:30.000Z' });
     const long = buildTestApps({ allocationSettings: { maxTtlSeconds: 100 } });
     long.store.seedScheduler('long', validSpec({ allocation: { maxTtlSeconds: 86_400 } }), { version: 'v1.0.0' });
     long.store.seedRoom('long', 'room-1', READY);

@@ -341,6 +341,15 @@ function ttlCap(scheduler: Scheduler, globalMaxSeconds: number): { seconds: numb
     : { seconds: globalMaxSeconds, by: 'ROOMKEEPER_ALLOCATION_MAX_TTL' };
 }
 
+/**
+ * The answer's message about its TTL: empty when the TTL asked for (or the default, when none
+ * was) is granted, as Maestro's; else the TTL granted and the cap that set it.
+ */
+function ttlNote(asked: number | undefined, granted: number, defaultSeconds: number, cappedBy: string): string {
+  if (asked === undefined) return granted < defaultSeconds ? `ttlSeconds not sent: the default ${defaultSeconds} capped at ${granted} (${cappedBy})` : '';
+  return granted < asked ? `ttlSeconds capped at ${granted} (${cappedBy})` : '';
+}
+
 function portsOf(room: GameRoom): AllocationAnswer['ports'] {
   return (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 }));
 }
@@ -741,7 +750,7 @@ export class RoomAllocations {
           write.written = written;
           write.before = room;
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });
-          return answerOf(written, allocation, ttl < requested ? `ttlSeconds capped at ${ttl} (${cap.by})` : '');
+          return answerOf(written, allocation, ttlNote(request.ttlSeconds, ttl, this.settings.defaultTtlSeconds, cap.by));
         } catch (err) {
           if (err instanceof StoreNotFoundError || err instanceof StoreConflictError) write.mayHaveLanded = false;
           if (err instanceof StoreNotFoundError) break;
