@@ -71,7 +71,7 @@ describe('OperationRunner on the sandbox', () => {
     await h.api.deleteScheduler('going'); // its finalizer holds it: it is being deleted
     const id = newOperationId(h.deps.now());
     await h.api.createOperation(buildOperation({ id, schedulerName: 'going', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api }));
-    await waitFor(async () => h.deps.caches.schedulers.get('going')?.metadata.deletionTimestamp !== undefined, { message: 'the cache shows the deletion' });
+    await waitFor(() => h.deps.caches.schedulers.get('going')?.metadata.deletionTimestamp !== undefined, { message: 'the cache shows the deletion' });
     await h.caughtUp();
 
     await runner.reconcile('going');
