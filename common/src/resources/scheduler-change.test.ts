@@ -1,5 +1,5 @@
 import type { SchedulerSpec } from '../generated/resources';
-import { changedFields, classifyChange } from './scheduler-change';
+import { changedFields, classifyChange, describeChange } from './scheduler-change';
 
 function definition(): SchedulerSpec {
   return {
@@ -82,6 +82,24 @@ describe('classifyChange', () => {
     next.maxSurge = 1;
     next.spec.affinity = 'z';
     expect(changedFields(definition(), next)).toEqual(['maxSurge', 'spec']);
+  });
+
+  it('tells a minor field that changed with a major one as minor, not as a cause of the major change', () => {
+    const next = definition();
+    next.forwarders![0]!.address = 'b:2';
+    next.roomsReplicas = 3;
+    next.spec.containers[0]!.image = 'i:2';
+    expect(classifyChange(definition(), next)).toBe('major');
+    expect(describeChange(definition(), next)).toBe('spec; with minor changes to forwarders, roomsReplicas');
+    next.labels = { l: 'w' };
+    expect(describeChange(definition(), next)).toBe('labels, spec; with minor changes to forwarders, roomsReplicas');
+    const minorOnly = definition();
+    minorOnly.forwarders = [];
+    minorOnly.maxSurge = 1;
+    expect(describeChange(definition(), minorOnly)).toBe('forwarders, maxSurge');
+    const majorOnly = definition();
+    majorOnly.portRange = { start: 3000, end: 4000 };
+    expect(describeChange(definition(), majorOnly)).toBe('portRange');
   });
 
   it('does not change its inputs', () => {

@@ -85,6 +85,19 @@ export function changedFields(oldDef: SchedulerSpec, newDef: SchedulerSpec): str
   return keys.filter((k) => JSON.stringify(canonical(a[k], k)) !== JSON.stringify(canonical(b[k], k)));
 }
 
+/**
+ * The changed fields as an operation's history tells them: for a major change, the fields that
+ * made it major first, then any minor field that changed with them, marked as such, so that a
+ * minor field (forwarders, roomsReplicas…) never reads as the cause of a major version.
+ */
+export function describeChange(oldDef: SchedulerSpec, newDef: SchedulerSpec): string {
+  const changed = changedFields(oldDef, newDef);
+  const major = changed.filter((f) => !MINOR_FIELDS.has(f));
+  const minor = changed.filter((f) => MINOR_FIELDS.has(f));
+  if (major.length === 0 || minor.length === 0) return changed.join(', ');
+  return `${major.join(', ')}; with minor changes to ${minor.join(', ')}`;
+}
+
 /** Whether a new definition is a major change of the old one, a minor one, or no change. */
 export function classifyChange(oldDef: SchedulerSpec, newDef: SchedulerSpec): VersionChange {
   const changed = changedFields(oldDef, newDef);

@@ -9,7 +9,7 @@ import type { GameRoom } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
-import { classifyChange, changedFields } from '../../../../common/src/resources/scheduler-change';
+import { classifyChange, describeChange } from '../../../../common/src/resources/scheduler-change';
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
@@ -53,7 +53,7 @@ export const newVersionDefinition: OperationDefinition = {
       return;
     }
     const version = nextVersion(versions.map((v) => v.spec.version), activeVersion, change);
-    ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${changedFields(active.spec.definition, definition).join(', ')}): new version ${version}`);
+    ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${describeChange(active.spec.definition, definition)}): new version ${version}`);
 
     if (change === 'major') {
       await validateWithRoom(ctx, scheduler, version, definition);
