@@ -361,6 +361,34 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     const minor = await waitFor(async () => (await stack.api.listSchedulerVersions('rb-version')).items.find((v) => v.spec.version === 'v1.1.0'), { timeoutMs: 30_000, message: 'minor version v1.1.0' });
     expect(minor.spec.kind).toBe('minor');
   });
+
+  test('create_new_scheduler_version whose validation room the API server refuses: the history says it was the validation room, tries it once, and says what to fix', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-refused', { roomsReplicas: 1 }) as never);
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('rb-refused')).items;
+      return rooms.length === 1 && rooms[0]!.status?.status === 'ready';
+    }, { timeoutMs: 20_000, message: 'rb-refused has a ready room' });
+    const next = schedulerObject('rb-refused', { roomsReplicas: 1 }, [{ name: 'NEW_MAJOR', value: '1' }]);
+    // As a ResourceQuota of the scheduler's namespace refuses a pod: every pod creation gets a 403.
+    stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'pods' } });
+    let events: string[];
+    try {
+      await stack.api.jsonPatchScheduler('rb-refused', [{ op: 'replace', path: '/spec', value: (next as { spec: never }).spec }]);
+      const op = await waitFor(async () => {
+        const ops = await historyOf('rb-refused', 'create_new_scheduler_version');
+        return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
+      }, { timeoutMs: 30_000, message: 'the version change ended in error' });
+      events = op.status?.executionHistory?.map((h) => h.event) ?? [];
+    } finally {
+      stack.sandbox!.faults.clear();
+    }
+    const attempts = events.filter((e) => /^\dº Attempt/.test(e));
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatch(/^1º Attempt: the validation room could not be created: 403 /);
+    expect(events).toContainEqual(expect.stringMatching(/^Operation execution failed: validation failed: the validation room could not be created: 403 .*; fix what it names \(the spec, or a ResourceQuota, LimitRange or admission policy of namespace rb-refused\), then send the change again; the active version keeps running$/));
+    expect((await stack.api.listSchedulerVersions('rb-refused')).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    expect((await stack.api.listGameRooms('rb-refused')).items.filter((r) => r.spec.validation)).toEqual([]);
+  });
 });
 
 describe('delete_scheduler', () => {
