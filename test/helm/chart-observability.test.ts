@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding';
+import { forwardResultLabel, startForwardReceiver, type ForwardReceiver } from '../../common/src/forwarding';
 import { startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
@@ -89,6 +89,17 @@ describe('dashboards and alerts', () => {
       expect(readme).toMatch(new RegExp(`^### ${r.alert}\\n\\n\\S`, 'm'));
       expect(r.expr).toContain('namespace="rk-system"');
     }
+  });
+
+  it('RoomkeeperForwarderFailing\'s runbook names every result its expression counts as not ok, and where each is told', () => {
+    const rule = rules.find((r) => r.alert === 'RoomkeeperForwarderFailing');
+    expect(rule?.expr).toContain('result!="ok"');
+    const readme = fs.readFileSync(path.join(CHART_DIR, 'README.md'), 'utf8');
+    const section = readme.split('\n### RoomkeeperForwarderFailing\n')[1]?.split('\n### ')[0] ?? '';
+    // A failed call, and a receiver's answer with each code Maestro maps and one it does not.
+    const counted = [forwardResultLabel({ forwarder: 'f', ok: false }), ...[404, 406, 500, 503].map((code) => forwardResultLabel({ forwarder: 'f', ok: true, code }))];
+    expect(counted).not.toContain('ok');
+    for (const label of counted) expect(section).toContain(`\`${label}\``);
   });
 
   it('reads metric names out of PromQL', () => {
