@@ -160,6 +160,36 @@ describe('forwarding', () => {
     }
   });
 
+  test('after a version change that was refused, the operator forwards an allocation to the active version\'s forwarders, as the gateway does, not to the refused definition\'s', async () => {
+    const refused = await startForwardReceiver();
+    try {
+      const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+      const spec = (schedulerObject('fwd-refused', { roomsReplicas: 1, forwarders }) as { spec: Record<string, unknown> }).spec;
+      expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-refused', ...spec })).status).toBe(200);
+      await waitFor(async () => (await stack.api.listGameRooms('fwd-refused')).items.some((r) => r.status?.status === 'ready'), { timeoutMs: 30_000, message: 'a room ready' });
+      // A major change whose validation room never starts, with another forwarder: refused, so v1.0.0 stays active.
+      const brokenForwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: refused.address, options: { timeout: 1000 } }];
+      const broken = (schedulerObject('fwd-refused', { roomsReplicas: 1, forwarders: brokenForwarders }, [{ name: 'ROOMKEEPER_SIM_POD', value: 'image-pull-failure' }]) as { spec: Record<string, unknown> }).spec;
+      const posted = await call(stack, 'POST', '/schedulers/fwd-refused', { name: 'fwd-refused', ...broken });
+      expect(posted.status).toBe(200);
+      const opId = (posted.body as OperationEnqueued).operationId;
+      await waitFor(async () => (await stack.api.getOperation(opId)).status?.status === 'error', { timeoutMs: 30_000, message: 'the version change refused' });
+      expect((await stack.api.getScheduler('fwd-refused')).status?.version).toBe('v1.0.0');
+
+      const answer = await waitFor(async () => {
+        const res = await call(stack, 'POST', '/scheduler/fwd-refused/rooms/allocate', {});
+        return res.status === 200 ? res.body as { roomId: string; allocationId: string } : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200, message: 'a room allocated' });
+      const allocated = (r: PartialMessage<ForwarderRequests['SendRoomStatus']>): boolean => r.room?.roomId === answer.roomId && r.room.metadata?.allocationId === answer.allocationId;
+      await waitFor(() => requestsOf('SendRoomStatus').find(allocated), { timeoutMs: 20_000, message: 'the allocation forwarded to the active version\'s forwarder' });
+      // The gateway's pings of the room go to the active version's forwarder too.
+      await waitFor(() => requestsOf('SendRoomResync').find((r) => r.room?.roomId === answer.roomId), { timeoutMs: 20_000, message: 'a ping of the room forwarded' });
+      expect(refused.received.filter((c) => JSON.stringify(c.request).includes(answer.roomId))).toEqual([]);
+    } finally {
+      await refused.stop();
+    }
+  });
+
   test('a room whose pod is deleted reaches the receiver as terminated once, and its scheduler\'s status records it lost', async () => {
     const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
     const spec = (schedulerObject('fwd-lost', { roomsReplicas: 1, forwarders }) as { spec: Record<string, unknown> }).spec;

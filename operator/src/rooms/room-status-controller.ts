@@ -18,6 +18,7 @@ import type { ForwardedRoom, OperatorDeps } from '../deps';
 import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
 import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
+import { versionObjectName } from '../operations/definitions/shared';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
@@ -249,11 +250,16 @@ export class RoomStatusController {
   private async forward(room: GameRoom, status: 'terminated' | 'ready' | 'occupied', metadata?: Record<string, unknown>): Promise<boolean> {
     const forwarder = this.deps.forwarder;
     if (!forwarder || room.spec.validation) return false;
-    const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(room.metadata.namespace as string);
-    const forwarders = scheduler?.spec.forwarders ?? [];
+    const schedulerName = room.metadata.namespace as string;
+    const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(schedulerName);
+    // The active version's forwarders, as the gateway forwards pings and events: the spec may hold
+    // a change that is not a version yet (validation under way) or never will be (refused).
+    const active = scheduler?.status?.version ? this.deps.caches.versions.get(versionObjectName(schedulerName, scheduler.status.version)) : undefined;
+    const definition = active?.spec.definition ?? scheduler?.spec;
+    const forwarders = definition?.forwarders ?? [];
     if (forwarders.length === 0) return false;
     const target: ForwardedRoom = {
-      game: scheduler?.spec.game ?? '',
+      game: definition?.game ?? '',
       schedulerName: room.metadata.namespace as string,
       roomId: room.metadata.name as string,
       host: room.status?.host ?? '',
