@@ -362,6 +362,20 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(minor.spec.kind).toBe('minor');
   });
 
+  test('switch_active_version to a version that does not exist ends in error, saying where the versions are listed, and the active version stays', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-switch', { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await stack.api.getScheduler('rb-switch')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });
+    const id = await enqueue(stack, 'rb-switch', { newActiveVersion: 'v9.0.0' }, Date.now(), 'switch_active_version');
+    const op = await waitFor(async () => {
+      const o = await opStatus(stack, id);
+      return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'the switch ended' });
+    expect(op.status?.status).toBe('error');
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain('Operation execution failed: version v9.0.0 of scheduler rb-switch not found: only versions the service created can be activated; '
+      + 'GET /schedulers/rb-switch/versions (or kubectl get rksv -l roomkeeper.io/scheduler=rb-switch) lists them');
+    expect((await stack.api.getScheduler('rb-switch')).status?.version).toBe('v1.0.0');
+  });
+
   test('create_new_scheduler_version whose validation room the API server refuses: the history says it was the validation room, tries it once, and says what to fix', async () => {
     await stack.api.createScheduler(schedulerObject('rb-refused', { roomsReplicas: 1 }) as never);
     await waitFor(async () => {

@@ -9,6 +9,7 @@
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
 import { classifyChange } from '../../../../common/src/resources/scheduler-change';
+import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { nameList } from '../../../../common/src/text/name-list';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
@@ -27,7 +28,7 @@ export const switchVersionDefinition: OperationDefinition = {
     let scheduler = await loadScheduler(ctx);
     if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(name);
     const version = await loadVersion(ctx, target);
-    if (!version) throw new Error(`version ${target} of scheduler ${name} not found: only versions the service created can be activated`);
+    if (!version) throw new Error(`version ${target} of scheduler ${name} not found: only versions the service created can be activated; GET /schedulers/${name}/versions (or kubectl get rksv -l ${SCHEDULER_LABEL}=${name}) lists them`);
     const previous = scheduler.status?.version;
     const definition = version.spec.definition;
 
