@@ -115,7 +115,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       // refused the same way, so none is made, and the history says it was the validation room.
       const why = `the validation room could not be created: ${describeApiError(err)}`;
       ctx.event(`${attempt}º Attempt: ${why}`);
-      throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`);
+      throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`, { cause: err });
     }
     ctx.state.validationRoom = room;
     const outcome = await waitUntil(ctx, () => {
