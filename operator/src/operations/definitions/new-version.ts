@@ -10,7 +10,7 @@ import { buildOperation } from '../../../../common/src/operations/operation-fact
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, describeChange } from '../../../../common/src/resources/scheduler-change';
-import { describeApiError } from '../../../../common/src/kube/clients';
+import { describeApiError, isApiUnavailable } from '../../../../common/src/kube/clients';
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
@@ -110,9 +110,11 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
     try {
       room = await rooms.createRoom({ scheduler, version, definition, validation: true, signal: ctx.signal });
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      // Refused by the API server (transient errors were retried): another attempt would be
-      // refused the same way, so none is made, and the history says it was the validation room.
+      // Only a refusal is the validation room's: an API server that cannot be reached or is
+      // overloaded (its retries spent) fails the operation as any other step would.
+      if (ctx.signal.aborted || isApiUnavailable(err)) throw err;
+      // Refused by the API server: another attempt would be refused the same way, so none is
+      // made, and the history says it was the validation room.
       const why = `the validation room could not be created: ${describeApiError(err)}`;
       ctx.event(`${attempt}º Attempt: ${why}`);
       throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`, { cause: err });
