@@ -352,6 +352,15 @@ describe('chart variants', () => {
     ]);
   });
 
+  it('refuses a PodDisruptionBudget that would let no pod be evicted (minAvailable at or above replicas, or 100%)', async () => {
+    for (const [component, minAvailable] of [['gateway', 2], ['operator', 3], ['gateway', '100%']] as const) {
+      const result = await helmTemplateRaw({ values: { [component]: { replicas: 2, podDisruptionBudget: { enabled: true, minAvailable } } } });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`${component}.podDisruptionBudget.minAvailable=${minAvailable} with ${component}.replicas=2 would let no ${component} pod be evicted`);
+    }
+    expect((await helmTemplateRaw({ values: { gateway: { replicas: 3, podDisruptionBudget: { enabled: true, minAvailable: 2 } } } })).code).toBe(0);
+  });
+
   it('refuses two unelected operators', async () => {
     const result = await helmTemplateRaw({ values: { operator: { replicas: 2, leaderElection: { enabled: false } } } });
     expect(result.code).not.toBe(0);
