@@ -10,7 +10,7 @@ import type { OperatorDeps } from './deps';
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationStopped' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
-  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted';
+  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 

@@ -234,3 +234,49 @@ describe('HealthController and rooms deleted outside Roomkeeper', () => {
     ]);
   });
 });
+
+describe('HealthController and a fleet above the desired count whose surplus rooms are all held', () => {
+  /** Rooms of the scheduler, heard 5 s ago, with the given statuses. */
+  function fleet(deps: OperatorDeps, statuses: string[]) {
+    const now = deps.now();
+    const rooms = statuses.map((status, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `r${i}`, namespace: 's', uid: `uid-${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status, pingStatus: status, lastPingAt: new Date(now - 5_000).toISOString() },
+    }));
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+  }
+  const kept = (events: KubeEvent[]) => events.filter((e) => e.reason === 'RoomsKeptAboveDesired');
+
+  it('removes none, and says so in one Normal Event when it starts and again only when its numbers change or it comes back', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 1 };
+    s.status = { ...s.status, rooms: { desired: 1 }, autoscaling: { desired: 1, lastDecision: 'roomsReplicas is 1' } };
+    const events: KubeEvent[] = [];
+    Object.assign(deps, { events: { record: (e: KubeEvent) => events.push(e) } });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    fleet(deps, ['allocated', 'allocated', 'allocated']);
+    for (let run = 0; run < 3; run++) await health.reconcile('s');
+    expect(created).toEqual([]);
+    expect(kept(events).map((e) => [e.regarding.kind, e.regarding.name, e.type, e.action])).toEqual([['Scheduler', 's', 'Normal', 'ScaleDown']]);
+    expect(kept(events).map((e) => e.note)).toEqual([
+      '3 rooms, 1 desired: kept 3 rooms held by players or a matchmaker (3 allocated), 2 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free',
+    ]);
+    // One match ended and its room went: the numbers changed.
+    fleet(deps, ['allocated', 'occupied']);
+    for (let run = 0; run < 2; run++) await health.reconcile('s');
+    expect(kept(events).map((e) => e.note)).toEqual([
+      expect.stringMatching(/^3 rooms, 1 desired/),
+      '2 rooms, 1 desired: kept 2 rooms held by players or a matchmaker (1 allocated, 1 occupied), 1 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free',
+    ]);
+    // A room is free: remove_rooms tells what it keeps; when the fleet is all held again, the Event comes back.
+    fleet(deps, ['allocated', 'occupied', 'ready']);
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount])).toEqual([['remove_rooms', 1]]);
+    fleet(deps, ['allocated', 'occupied']);
+    await health.reconcile('s');
+    expect(kept(events)).toHaveLength(3);
+  });
+});

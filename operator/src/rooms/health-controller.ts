@@ -28,7 +28,7 @@ import { isPortConflict } from './domain/host-ports';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
-import { keptNote, planHealth } from './domain/health-plan';
+import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
@@ -63,6 +63,11 @@ export class HealthController {
   private readonly heldStale = new Set<string>();
   /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
   private readonly heldRetry = new Map<string, string>();
+  /**
+   * Per scheduler, the RoomsKeptAboveDesired Event last told (its note): told again only when its
+   * numbers change, or when the situation ends and comes back.
+   */
+  private readonly keptAbove = new Map<string, string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
   private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
@@ -146,6 +151,7 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp) this.opts.outside?.clear(name); // its rooms go with it
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
       this.orphanedPods.forget(name);
+      this.keptAbove.delete(name);
       return {};
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
@@ -240,6 +246,7 @@ export class HealthController {
 
     const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;
     await this.writeDecision(s, decision, downscaled ? now : undefined);
+    this.tellKeptAboveDesired(name, keptAboveDesiredNote(plan, decision.desired));
 
     // One operation removes at most removeRoomsLimit rooms, expired ones and a rollout's alike: its
     // input and its history (which names each room removed) stay far below the largest object the
@@ -294,6 +301,21 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version` : undefined);
     }
     return interval;
+  }
+
+  /**
+   * Every room above the desired count is held by players or a matchmaker: no remove_rooms is
+   * enqueued, whose history would say why the fleet stays above it (keptNote), so a Normal Event
+   * on the Scheduler does, once each time the situation starts or its numbers change.
+   */
+  private tellKeptAboveDesired(name: string, note: string | undefined): void {
+    if (note === undefined) {
+      this.keptAbove.delete(name);
+      return;
+    }
+    if (this.keptAbove.get(name) === note) return;
+    this.keptAbove.set(name, note);
+    schedulerEvent(this.deps, name, 'RoomsKeptAboveDesired', 'ScaleDown', note);
   }
 
   /**

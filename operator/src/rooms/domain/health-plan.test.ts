@@ -1,6 +1,6 @@
 import { desiredRooms } from './desired-count';
 import { summarizeFleet } from './fleet-summary';
-import { computeMaxSurge, keptNote, planHealth, type HealthPlanInput } from './health-plan';
+import { computeMaxSurge, keptAboveDesiredNote, keptNote, planHealth, type HealthPlanInput } from './health-plan';
 import { roomView } from './test-rooms';
 import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
 
@@ -173,6 +173,22 @@ describe('planHealth', () => {
   ])('scale-down: $name', ({ rooms, desired, want }) => {
     const result = plan({ rooms, desired });
     expect({ remove: result.remove, note: keptNote(result, desired) }).toEqual(want);
+  });
+
+  it.each([
+    { name: 'every room above the desired count held: the Event tells it', rooms: many('a', 3, { status: 'allocated' }), desired: 1, want: '3 rooms, 1 desired: kept 3 rooms held by players or a matchmaker (3 allocated), 2 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free' },
+    {
+      name: 'held by different claims, above a desired count of 0',
+      rooms: [fresh('a', { status: 'allocated' }), fresh('o', { status: 'occupied' })],
+      desired: 0,
+      want: '2 rooms, 0 desired: kept 2 rooms held by players or a matchmaker (1 allocated, 1 occupied), 2 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free',
+    },
+    { name: 'one held room above a desired count of 0', rooms: [fresh('a', { status: 'allocated' })], desired: 0, want: '1 room, 0 desired: kept 1 room held by players or a matchmaker (1 allocated), 1 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free' },
+    { name: 'a free room above the desired count: the remove_rooms history tells it instead', rooms: [...many('a', 2, { status: 'allocated' }), ...many('r', 1)], desired: 1, want: undefined },
+    { name: 'held rooms within the desired count', rooms: many('a', 3, { status: 'allocated' }), desired: 3, want: undefined },
+    { name: 'held rooms of an older major during a rolling update', rooms: many('a', 3, { status: 'allocated', version: 'v1.0.0' }), desired: 1, want: undefined },
+  ])('scale-down that removes nothing: $name', ({ rooms, desired, want }) => {
+    expect(keptAboveDesiredNote(plan({ rooms, desired }), desired)).toEqual(want);
   });
 
   it('names only old-major rooms during a rolling update', () => {

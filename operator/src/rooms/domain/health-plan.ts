@@ -145,6 +145,16 @@ function rollingUpdatePlan(
   };
 }
 
+/** Why a scale-down keeps a room with players or a matchmaker's claim, told wherever it keeps one. */
+const HELD_RULE = 'scale-down never removes such a room; the health check removes it once it is free';
+
+/** The rooms held by players or a matchmaker, by what holds them: `2 rooms held by … (2 allocated)`. */
+function heldRoomsWords(held: Record<string, number>): string {
+  const total = Object.values(held).reduce((a, b) => a + b, 0);
+  const parts = Object.entries(held).map(([hold, n]) => `${n} ${hold}`).join(', ');
+  return `${total} ${total === 1 ? 'room' : 'rooms'} held by players or a matchmaker (${parts})`;
+}
+
 /**
  * A scale-down's words for the rooms it keeps above the desired count, e.g. `kept 2 rooms held by
  * players or a matchmaker (2 allocated), 1 above the desired count of 1: …`; `{}` when none.
@@ -152,9 +162,21 @@ function rollingUpdatePlan(
 export function keptNote(plan: HealthPlan, desired: number): { kept?: string } {
   const h = plan.heldAboveDesired;
   if (!h) return {};
-  const total = Object.values(h.held).reduce((a, b) => a + b, 0);
-  const parts = Object.entries(h.held).map(([hold, n]) => `${n} ${hold}`).join(', ');
-  return { kept: `kept ${total} ${total === 1 ? 'room' : 'rooms'} held by players or a matchmaker (${parts}), ${h.aboveDesired} above the desired count of ${count(desired)}: scale-down never removes such a room; the health check removes it once it is free` };
+  return { kept: `kept ${heldRoomsWords(h.held)}, ${h.aboveDesired} above the desired count of ${count(desired)}: ${HELD_RULE}` };
+}
+
+/**
+ * When every room above the desired count is held by players or a matchmaker, so the plan removes
+ * none and enqueues no remove_rooms to tell it: the words of the health check's
+ * RoomsKeptAboveDesired Event, e.g. `3 rooms, 1 desired: kept 3 rooms held by players or a
+ * matchmaker (3 allocated), 2 above the desired count, and removed none: …`, in the terms of
+ * `keptNote`; `undefined` otherwise (nothing above the desired count, or a removal tells it).
+ */
+export function keptAboveDesiredNote(plan: HealthPlan, desired: number): string | undefined {
+  const h = plan.heldAboveDesired;
+  if (!h || plan.remove > 0) return undefined;
+  const rooms = `${plan.available} ${plan.available === 1 ? 'room' : 'rooms'}`;
+  return `${rooms}, ${count(desired)} desired: kept ${heldRoomsWords(h.held)}, ${h.aboveDesired} above the desired count, and removed none: ${HELD_RULE}`;
 }
 
 /** Rooms that are not free, by what holds them: their status, else an open allocation or a fresh ping's word. */
