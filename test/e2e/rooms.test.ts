@@ -31,6 +31,17 @@ async function counts(stack: Stack, scheduler: string): Promise<{ ready: number;
   };
 }
 
+/** Allocates a room for each allocation id, as a matchmaker does, and waits until the rooms show it. */
+async function allocate(stack: Stack, scheduler: string, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const res = await fetch(`${stack.managementUrl as string}/scheduler/${scheduler}/rooms/allocate`, {
+      method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify({ allocationId: id, ttlSeconds: 600 }),
+    });
+    expect(res.status).toBe(200);
+  }
+  await waitFor(async () => (await liveRooms(stack, scheduler)).filter((r) => r.status?.status === 'allocated').length === ids.length, { timeoutMs: 10_000, message: `${ids.length} allocated rooms` });
+}
+
 async function ping(stack: Stack, scheduler: string, room: string, status: string): Promise<unknown> {
   const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
     method: 'PUT',
@@ -142,13 +153,7 @@ describe('rooms', () => {
   test('a scale-down that keeps allocated rooms above the desired count says so in its history', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-held', { roomsReplicas: 3 }));
     await waitFor(async () => (await counts(stack, 'rooms-held')).ready === 3, { timeoutMs: 30_000, message: '3 ready rooms' });
-    for (const id of ['m-1', 'm-2']) {
-      const res = await fetch(`${stack.managementUrl as string}/scheduler/rooms-held/rooms/allocate`, {
-        method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify({ allocationId: id, ttlSeconds: 600 }),
-      });
-      expect(res.status).toBe(200);
-    }
-    await waitFor(async () => (await liveRooms(stack, 'rooms-held')).filter((r) => r.status?.status === 'allocated').length === 2, { timeoutMs: 10_000, message: '2 allocated rooms' });
+    await allocate(stack, 'rooms-held', ['m-1', 'm-2']);
     expect((await http(stack, 'PATCH', '/schedulers/rooms-held', { roomsReplicas: 1 })).status).toBe(200);
     const op = await waitFor(async () => {
       const removal = (await stack.api.listOperations('rooms-held')).items.find((o) => o.spec.definitionName === 'remove_rooms' && o.spec.input?.reason === 'scale_down');
@@ -156,6 +161,19 @@ describe('rooms', () => {
     }, { timeoutMs: 30_000, message: 'the scale-down finished' });
     expect(op.status?.executionHistory?.map((h) => h.event)).toContain('Removed 1 rooms (reason: scale_down); kept 2 rooms held by players or a matchmaker (2 allocated), 1 above the desired count of 1: scale-down never removes such a room; the health check removes it once it is free');
     expect((await liveRooms(stack, 'rooms-held')).map((r) => r.status?.status)).toEqual(['allocated', 'allocated']);
+  });
+
+  test('a scale-down whose surplus rooms are all allocated removes none and says so in a Scheduler Event', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-all-held', { roomsReplicas: 2 }));
+    await waitFor(async () => (await counts(stack, 'rooms-all-held')).ready === 2, { timeoutMs: 30_000, message: '2 ready rooms' });
+    await allocate(stack, 'rooms-all-held', ['m-1', 'm-2']);
+    expect((await http(stack, 'PATCH', '/schedulers/rooms-all-held', { roomsReplicas: 1 })).status).toBe(200);
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const event = await waitFor(async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .find((e) => e.reason === 'RoomsKeptAboveDesired' && e.regarding?.name === 'rooms-all-held'), { timeoutMs: 30_000, intervalMs: 200, message: 'a RoomsKeptAboveDesired Event' });
+    expect([event.type, event.note]).toEqual(['Normal', '2 rooms, 1 desired: kept 2 rooms held by players or a matchmaker (2 allocated), 1 above the desired count, and removed none: scale-down never removes such a room; the health check removes it once it is free']);
+    expect((await stack.api.listOperations('rooms-all-held')).items.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
+    expect((await liveRooms(stack, 'rooms-all-held')).map((r) => r.status?.status)).toEqual(['allocated', 'allocated']);
   });
 });
 
