@@ -13,6 +13,7 @@ import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSourcePatch } from '../../../common/src/resources/labels';
+import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Clock } from '../../../common/src/runtime/clock';
@@ -287,7 +288,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async getVersion(schedulerName: string, version: string): Promise<SchedulerVersion | undefined> {
-    const name = `${schedulerName}-${version}`;
+    const name = versionObjectName(schedulerName, version);
     if (!VERSION_NAME.test(version) || !validName(name)) return undefined;
     const cached = this.versions.get(name);
     if (cached) return cached;
@@ -356,7 +357,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined {
-    return this.versions.get(`${schedulerName}-${version}`);
+    return this.versions.get(versionObjectName(schedulerName, version));
   }
 
   async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {

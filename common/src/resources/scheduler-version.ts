@@ -42,3 +42,8 @@ export function sameRooms(a: string, b: string): boolean {
   const y = majorOf(b);
   return x !== undefined && y !== undefined ? x === y : a === b;
 }
+
+/** The SchedulerVersion object of a scheduler's version: `<scheduler>-<version>`. */
+export function versionObjectName(schedulerName: string, version: string): string {
+  return `${schedulerName}-${version}`;
+}

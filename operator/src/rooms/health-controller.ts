@@ -20,6 +20,7 @@ import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { nameList } from '../../../common/src/text/name-list';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -372,7 +373,7 @@ export class HealthController {
   private fingerprint(s: Scheduler): string {
     const name = s.metadata.name as string;
     const ns = this.deps.caches.namespaces.get(name);
-    const version = s.status?.version ? this.deps.caches.versions.get(`${name}-${s.status.version}`) : undefined;
+    const version = s.status?.version ? this.deps.caches.versions.get(versionObjectName(name, s.status.version)) : undefined;
     const nodes = this.deps.caches.nodes.list()
       .filter((n) => !n.spec?.unschedulable && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       .map((n) => n.metadata?.name ?? '').sort();

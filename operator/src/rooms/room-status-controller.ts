@@ -18,7 +18,7 @@ import type { ForwardedRoom, OperatorDeps } from '../deps';
 import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
 import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { versionObjectName } from '../operations/definitions/shared';
+import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */

@@ -6,11 +6,8 @@ import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../com
 import { isNotFound, retryTransient } from '../../../../common/src/kube/clients';
 import { API_VERSION } from '../../../../common/src/resources/api-group';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
+import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import type { ExecutionContext } from '../execution';
-
-export function versionObjectName(schedulerName: string, version: string): string {
-  return `${schedulerName}-${version}`;
-}
 
 /**
  * The scheduler, read from the API (not the cache): operations act on the latest state. Reads

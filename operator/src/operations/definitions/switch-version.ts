@@ -16,7 +16,8 @@ import { RoomManager } from '../../rooms/room-manager';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { schedulerEvent } from '../../events';
-import { listVersions, loadScheduler, loadVersion, versionObjectName } from './shared';
+import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
+import { listVersions, loadScheduler, loadVersion } from './shared';
 import { versionsBeyondHistory } from '../../domain/version-history';
 
 export const switchVersionDefinition: OperationDefinition = {
