@@ -15,6 +15,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
+import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { planQueue, type QueueEnding } from './queue-plan';
@@ -268,7 +269,7 @@ export class OperationRunner {
       byDeletion = result === OperationStatusName.Error && err instanceof SchedulerBeingDeleted;
       // A deleted operation's stop is told by the Scheduler Event below, not as the user's cancel.
       if (byDeletion) ctx.event(`Operation stopped: ${failure}, which removes its rooms and versions; nothing is left for this operation to do`);
-      else if (result === OperationStatusName.Error) ctx.event(`Operation execution failed: ${describeApiError(err)}`);
+      else if (result === OperationStatusName.Error) ctx.event(`${FAILURE_PREFIX}${describeApiError(err)}`);
       else if (!ctx.wasDeleted) ctx.event('Operation canceled by the user');
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
@@ -283,7 +284,7 @@ export class OperationRunner {
         // The last line says how the operation ended: only a finished one says "finished".
         // (A deleted operation's end is its Scheduler Event's first sentence.)
         if (ctx.wasDeleted) await ctx.finish(result);
-        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : byDeletion ? "Operation ended in error: stopped by its scheduler's deletion (nothing to do)" : 'Operation ended in error');
+        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : byDeletion ? STOPPED_BY_DELETION_END : 'Operation ended in error');
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }

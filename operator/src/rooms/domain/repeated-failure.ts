@@ -14,6 +14,7 @@
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
 import { exponentialBackoff } from '../../../../common/src/runtime/backoff';
+import { failureCause } from '../../operations/operation-ending';
 
 /** The operations the health check enqueues (and whose repeated failures it holds back). */
 export const HEALING_DEFINITIONS = ['add_rooms', 'remove_rooms'] as const;
@@ -50,19 +51,7 @@ export type RetryDecision =
   | { action: 'enqueue'; attempt: number; reason: 'first' | 'changed' | 'backoff-passed' }
   | { action: 'wait'; retryAt: number; incident: Incident };
 
-const FAILURE_PREFIX = 'Operation execution failed: ';
-
 const at = (op: Operation): number => Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
-
-/** The reason an operation failed, as its history tells it. */
-function failureMessage(op: Operation): string {
-  const events = op.status?.executionHistory ?? [];
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]?.event ?? '';
-    if (e.startsWith(FAILURE_PREFIX)) return e.slice(FAILURE_PREFIX.length);
-  }
-  return 'unknown error';
-}
 
 function attemptOf(op: Operation): number | undefined {
   const n = Number(op.metadata.annotations?.[ATTEMPT_ANNOTATION]);
@@ -91,7 +80,7 @@ export function incidentOf(ops: readonly Operation[], definitionName: string): I
     tries: Math.max(attemptOf(last) ?? failed.length, failed.length),
     firstAt: at(first),
     lastAt: at(last),
-    message: failureMessage(last),
+    message: failureCause(last) ?? 'unknown error',
     fingerprint: last.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION],
     failed,
   };
