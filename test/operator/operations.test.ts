@@ -341,7 +341,12 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       const rooms = (await stack.api.listGameRooms('rb-version')).items;
       return JSON.stringify(rooms.map((r) => r.metadata.name)) === JSON.stringify(before);
     }, { timeoutMs: 10_000, message: 'validation room deleted, original room kept' });
-    expect((await stack.api.getScheduler('rb-version')).status?.state).toBe('on-error');
+    // The room serves on the active version: in-sync (as Maestro after a new version's rollback), and Degraded tells the refusal.
+    const refused = await waitFor(async () => {
+      const s = await stack.api.getScheduler('rb-version');
+      return s.status?.conditions?.some((c) => c.type === 'Degraded' && c.status === 'True' && c.message.startsWith(`operation ${op.metadata.name as string} (create_new_scheduler_version) failed`)) ? s : undefined;
+    }, { timeoutMs: 10_000, message: 'Degraded tells the failed change' });
+    expect(refused.status?.state).toBe('in-sync');
 
     // An add_rooms after the refusal builds on the active version, not on the refused definition:
     // the spec holds v1.0.0's again, one room more, and the version change that follows is minor.

@@ -2,7 +2,11 @@
 
 /** Scheduler conditions. */
 export const SchedulerConditionType = {
-  /** The active version's rooms match the desired count and no version change is pending. */
+  /**
+   * The scheduler serves on its active version at its desired room count and no version change is
+   * in flight. A failed operation (a failed or refused version change too) leaves it True when the
+   * rooms serve: Degraded tells the failure.
+   */
   Ready: 'Ready',
   /** spec changed since the last version operation (kubectl edit awaiting its operations). */
   PendingChanges: 'PendingChanges',
@@ -12,7 +16,10 @@ export const SchedulerConditionType = {
    * active major.
    */
   Progressing: 'Progressing',
-  /** The last operation of the scheduler ended in error. */
+  /**
+   * The operation of the scheduler that ended last failed (or one is stuck). One its scheduler's
+   * deletion stopped ends in error but failed nothing: not degraded.
+   */
   Degraded: 'Degraded',
 } as const;
 export type SchedulerConditionType = (typeof SchedulerConditionType)[keyof typeof SchedulerConditionType];
@@ -36,7 +43,7 @@ export const ConditionReason = {
   NoLease: 'NoLease',
   UnknownDefinition: 'UnknownDefinition',
   InvalidInput: 'InvalidInput',
-  /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError...) */
+  /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError (the create failed), Terminating.) */
   InSync: 'InSync',
   RoomsNotReady: 'RoomsNotReady',
   /** PendingChanges True: a version operation is queued or running. */
@@ -48,10 +55,12 @@ export const ConditionReason = {
   /** Progressing True / False. */
   ReplacingRooms: 'ReplacingRooms',
   RolloutComplete: 'RolloutComplete',
-  /** Degraded True: the operation that ended last ended in error (stuck: its lease expired), or a running one is stuck. */
+  /** Degraded True: the operation that ended last failed (stuck: its lease expired), or a running one is stuck. */
   OperationFailed: 'OperationFailed',
   OperationStuck: 'OperationStuck',
   /** Degraded False: neither (a failed operation may stay in the history: a later one ended since). */
   LastOperationDidNotFail: 'LastOperationDidNotFail',
+  /** Degraded False: the operation that ended last ended in error because its scheduler's deletion stopped it; nothing failed. */
+  OperationStoppedByDeletion: 'OperationStoppedByDeletion',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];

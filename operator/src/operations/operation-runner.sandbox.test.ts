@@ -14,6 +14,7 @@ import { waitFor } from '../../../test/support/wait';
 import { DEFINITIONS } from './definitions';
 import type { OperationDefinition as Definition } from './execution';
 import { OperationRunner } from './operation-runner';
+import { stoppedByDeletion } from './operation-ending';
 
 describe('OperationRunner on the sandbox', () => {
   let h: ControllerHarness;
@@ -83,6 +84,8 @@ describe('OperationRunner on the sandbox', () => {
       'Operation stopped: scheduler going is being deleted, which removes its rooms and versions; nothing is left for this operation to do',
       "Operation ended in error: stopped by its scheduler's deletion (nothing to do)",
     ]));
+    // What the Scheduler's Degraded condition reads (scheduler-status.ts): a stop, not a failure.
+    expect(stoppedByDeletion(op)).toBe(true);
     const told = await waitFor(async () => {
       const found = (await h.clients.events.listNamespacedEvent({ namespace: 'default' })).items
         .filter((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === 'going' && e.reason !== 'OperationStarted');

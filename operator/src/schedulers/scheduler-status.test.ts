@@ -1,5 +1,6 @@
 import type { GameRoom, Operation, Scheduler } from '../../../common/src/generated/resources';
 import { computeSchedulerStatus, computeState, statusChanged } from './scheduler-status';
+import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from '../operations/operation-ending';
 
 function scheduler(o: { generation?: number; version?: string; versioned?: number; deleting?: boolean; desired?: number } = {}): Scheduler {
   return {
@@ -15,6 +16,18 @@ function op(definitionName: string, status: string, at = 0): Operation {
     spec: { schedulerName: 's', definitionName, enqueuedAt: new Date(at).toISOString() },
     status: { status: status as never, finishedAt: new Date(at + 1).toISOString() },
   };
+}
+/** An operation that ended in error, its history telling why as the runner does. */
+function failedOp(definitionName: string, at: number, cause: string): Operation {
+  const o = op(definitionName, 'error', at);
+  o.status = { ...o.status, executionHistory: [{ createdAt: '', event: `${FAILURE_PREFIX}${cause}` }, { createdAt: '', event: 'Operation ended in error' }] };
+  return o;
+}
+/** An operation that its scheduler's deletion stopped, as the runner ends it. */
+function stoppedOp(definitionName: string, at: number): Operation {
+  const o = op(definitionName, 'error', at);
+  o.status = { ...o.status, executionHistory: [{ createdAt: '', event: 'Operation stopped: scheduler s is being deleted, which removes its rooms and versions; nothing is left for this operation to do' }, { createdAt: '', event: STOPPED_BY_DELETION_END }] };
+  return o;
 }
 function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 's', version }, status: { status: status as never } };
@@ -47,7 +60,9 @@ describe('scheduler state', () => {
     ['on-error when the create failed', scheduler(), [op('create_scheduler', 'error')], 'on-error'],
     ['pending-changes while a version operation is queued', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('create_new_scheduler_version', 'pending')], 'pending-changes'],
     ['pending-changes when the spec moved on', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2 }), [], 'pending-changes'],
-    ['on-error when the last operation failed', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('add_rooms', 'finished', 1), op('remove_rooms', 'error', 2)], 'on-error'],
+    // A failed operation leaves the active version serving (Maestro too sets in-sync after a new version's rollback): Degraded tells it.
+    ['in-sync when the last operation failed', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('add_rooms', 'finished', 1), op('remove_rooms', 'error', 2)], 'in-sync'],
+    ['in-sync when the last version change failed', scheduler({ version: 'v1.0.0', versioned: 2, generation: 2 }), [op('create_new_scheduler_version', 'error', 2)], 'in-sync'],
     ['in-sync otherwise', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('remove_rooms', 'error', 1), op('add_rooms', 'finished', 2)], 'in-sync'],
   ])('%s', (_n, s, ops, expected) => {
     expect(computeState(s, ops)).toBe(expected);
@@ -98,10 +113,24 @@ describe('scheduler status', () => {
       { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['a spec change awaiting its version', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2, desired: 1 }), [], [room('a', 'ready')],
       { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'LastOperationDidNotFail'] }],
+    // A failure does not take Ready away while the rooms serve on the active version: Degraded tells it.
     ['the last operation failed', synced(), [op('add_rooms', 'error', 2)], [room('a', 'ready')],
-      { Ready: ['False', 'OnError'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
-    ['a spec change failed its version operation', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')],
-      { Ready: ['False', 'OnError'], PendingChanges: ['False', 'SpecChangeFailed'], Degraded: ['True', 'OperationFailed'] }],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
+    ['a spec change failed its version operation (a major whose validation room failed, a refused minor)', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'SpecChangeFailed'], Degraded: ['True', 'OperationFailed'] }],
+    ['a switch of the active version failed', synced(), [op('switch_active_version', 'error', 2)], [room('a', 'ready')],
+      { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['True', 'OperationFailed'] }],
+    ['a spec change failed while rooms are short of the desired count', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'pending')],
+      { Ready: ['False', 'RoomsNotReady'], Degraded: ['True', 'OperationFailed'] }],
+    ['the create failed: no version, nothing serves', scheduler(), [op('create_scheduler', 'error', 2)], [],
+      { Ready: ['False', 'OnError'], Degraded: ['True', 'OperationFailed'] }],
+    // Commit 7ca52a4: an operation that found its scheduler being deleted ends in error, yet nothing failed.
+    ['the deletion stopped the last operation', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('add_rooms', 2)], [room('a', 'ready')],
+      { Ready: ['False', 'Terminating'], Degraded: ['False', 'OperationStoppedByDeletion'] }],
+    ['the deletion stopped a version change', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('create_new_scheduler_version', 2)], [room('a', 'ready')],
+      { Degraded: ['False', 'OperationStoppedByDeletion'] }],
+    ['the deletion itself failed', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('add_rooms', 2), op('delete_scheduler', 'error', 3)], [room('a', 'ready')],
+      { Ready: ['False', 'Terminating'], Degraded: ['True', 'OperationFailed'] }],
     ['a spec change failed, a later one was applied', synced(), [op('create_new_scheduler_version', 'error', 2), op('create_new_scheduler_version', 'finished', 3)], [room('a', 'ready')],
       { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['an operation is stuck', synced(), [stuckOp()], [room('a', 'ready')],
@@ -127,6 +156,37 @@ describe('scheduler status', () => {
   ])('Degraded False says which operation ended last and how, not that none failed: %s', (_n, ops, message) => {
     const degraded = (computeSchedulerStatus(synced(), ops, [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'False', reason: 'LastOperationDidNotFail', message });
+  });
+
+  test("Degraded False says the deletion stopped the last operation, and names the failure before it", () => {
+    const deleting = scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true });
+    const degraded = (computeSchedulerStatus(deleting, [op('add_rooms', 'error', 2), stoppedOp('remove_rooms', 3)], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({
+      status: 'False', reason: 'OperationStoppedByDeletion',
+      message: "the operation that ended last, remove_rooms-3 (remove_rooms), was stopped by the scheduler's deletion, which removes its rooms and versions: nothing failed and nothing is left to do; "
+        + 'operation add_rooms-2 (add_rooms) failed before it; none is stuck',
+    });
+  });
+
+  test.each([
+    ['a major change whose validation room failed', failedOp('create_new_scheduler_version', 2, 'validation failed: the validation room of v2.0.0 ended in error'),
+      'operation create_new_scheduler_version-2 (create_new_scheduler_version) failed: validation failed: the validation room of v2.0.0 ended in error; the change was not applied and the active version v1.0.0 '
+      + "still serves (kubectl get rkop create_new_scheduler_version-2 -o yaml shows its history): fix the spec and apply it again, or set it back to that version's"],
+    ['a switch to a version that does not exist', failedOp('switch_active_version', 2, 'version v9.0.0 of scheduler s not found'),
+      'operation switch_active_version-2 (switch_active_version) failed: version v9.0.0 of scheduler s not found; the active version v1.0.0 still serves '
+      + '(kubectl get rkop switch_active_version-2 -o yaml shows its history): switch to a version that exists and can run'],
+    ['a room operation', failedOp('add_rooms', 2, 'namespaces "s" not found'),
+      'operation add_rooms-2 (add_rooms) failed: namespaces "s" not found; kubectl get rkop add_rooms-2 -o yaml shows its history; this clears once a later operation of the scheduler ends without failing'],
+    ['a failure whose history tells no cause', op('remove_rooms', 'error', 2),
+      'operation remove_rooms-2 (remove_rooms) failed; kubectl get rkop remove_rooms-2 -o yaml shows its history; this clears once a later operation of the scheduler ends without failing'],
+  ])('Degraded True says what failed, why, and what to do: %s', (_n, failure, message) => {
+    const degraded = (computeSchedulerStatus(synced(), [op('create_scheduler', 'finished', 1), failure], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'OperationFailed', message });
+  });
+
+  test('Degraded quotes at most 400 characters of a cause', () => {
+    const degraded = (computeSchedulerStatus(synced(), [failedOp('add_rooms', 2, 'x'.repeat(1000))], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    expect(degraded?.message).toContain(`failed: ${'x'.repeat(400)}…; kubectl get rkop`);
   });
 
   test('a failed spec change names its operation and what to do', () => {

@@ -1,9 +1,21 @@
 /**
- * A Scheduler's status, computed from the scheduler, its operations and its rooms (pure).
- * State: terminating while deleted or while a delete_scheduler operation is queued or running;
- * creating until a version exists (on-error if the create failed); pending-changes while a version
- * operation is queued or running or the spec moved on; on-error when the last operation failed;
- * in-sync otherwise.
+ * A Scheduler's status, computed from the scheduler, its operations and its rooms (pure). This is
+ * the one writer of the Scheduler's state and of its Ready, PendingChanges, Progressing and
+ * Degraded conditions.
+ *
+ * State (Maestro's values, which a Maestro client reads): terminating while deleted or while a
+ * delete_scheduler operation is queued or running; creating until a version exists (on-error if
+ * the create failed: the scheduler has no version, nothing of it can serve); pending-changes while a
+ * version operation is queued or running or the spec moved on; in-sync otherwise: the active
+ * version is the scheduler, as Maestro sets in-sync after a new version's rollback.
+ *
+ * Ready (what `kubectl wait --for=condition=Ready` waits for) is True when the scheduler serves on
+ * its active version at its desired room count (ready, allocated, active or occupied rooms) and no
+ * version change is in flight. A failed operation, a failed or refused version change included,
+ * does not take Ready away: the rooms serve on the active version all the same. Degraded tells the
+ * failure (what failed, why, what to do), PendingChanges a spec change that was not applied.
+ * An operation that its scheduler's deletion stopped failed nothing (commit 7ca52a4): Degraded
+ * stays False and says so.
  */
 import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
@@ -13,6 +25,7 @@ import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/roo
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
+import { failureCause, stoppedByDeletion } from '../operations/operation-ending';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
@@ -46,7 +59,8 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
     return last && ['error', 'canceled', 'evicted'].includes(operationStatusOf(last)) ? 'on-error' : 'creating';
   }
   if (isVersionOperationActive(ops) || (s.metadata.generation ?? 1) > (s.status.versionedGeneration ?? 0)) return 'pending-changes';
-  return lastFinal(ops)?.status?.status === 'error' ? 'on-error' : 'in-sync';
+  // A failed operation leaves the active version serving: Degraded tells it, not the state.
+  return 'in-sync';
 }
 
 export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number): SchedulerStatus {
@@ -94,6 +108,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
   const isStuck = (op: Operation) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True') === true;
   const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
+  // The operation that ended last, when it failed (one its scheduler's deletion stopped did not).
+  const failure = lastDone && failed(lastDone) ? lastDone : undefined;
   const nowIso = new Date(now).toISOString();
   const generation = s.metadata.generation ?? 1;
   const cond = (type: string, ok: boolean, reason: string, message: string): Condition => ({
@@ -113,11 +129,12 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
           : 'the active version matches the spec'),
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
       progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
-    cond(SchedulerConditionType.Degraded, stuck !== undefined || lastDone?.status?.status === 'error',
-      stuck ? ConditionReason.OperationStuck : lastDone?.status?.status === 'error' ? ConditionReason.OperationFailed : ConditionReason.LastOperationDidNotFail,
-      stuck ? `operation ${stuck.metadata.name as string} is stuck (its lease expired)` : lastDone?.status?.status === 'error'
-        ? `operation ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}) failed`
-        : notFailedMessage(lastDone, lastFinal(ops.filter((op) => op.status?.status === 'error')))),
+    cond(SchedulerConditionType.Degraded, stuck !== undefined || failure !== undefined,
+      stuck ? ConditionReason.OperationStuck : failure ? ConditionReason.OperationFailed
+        : lastDone && stoppedByDeletion(lastDone) ? ConditionReason.OperationStoppedByDeletion : ConditionReason.LastOperationDidNotFail,
+      stuck ? `operation ${stuck.metadata.name as string} is stuck (its lease expired)` : failure
+        ? failedMessage(failure, s.status?.version)
+        : notFailedMessage(lastDone, lastFinal(ops.filter(failed)))),
   ];
   return {
     state,
@@ -176,14 +193,42 @@ export function statusChanged(current: SchedulerStatus | undefined, next: Schedu
   return stableStringify(pick(current)) !== stableStringify(pick(next));
 }
 
+/** Whether the operation failed: it ended in error, and not because its scheduler's deletion stopped it. */
+function failed(op: Operation): boolean {
+  return op.status?.status === 'error' && !stoppedByDeletion(op);
+}
+
+/** The longest cause quoted from an operation's history in a condition's message. */
+const CAUSE_LIMIT = 400;
+
 /**
- * Degraded False's message: the operation that ended last and how (it did not fail), and the
- * last failure still in the history, which no longer degrades the scheduler.
+ * Degraded True's message: which operation failed and why (its history's cause), that the active
+ * version still serves when a version change failed, and what to do.
+ */
+function failedMessage(op: Operation, activeVersion: string | undefined): string {
+  const name = op.metadata.name as string;
+  const cause = failureCause(op);
+  const why = cause ? `: ${cause.length > CAUSE_LIMIT ? `${cause.slice(0, CAUSE_LIMIT)}…` : cause}` : '';
+  const history = `kubectl get rkop ${name} -o yaml shows its history`;
+  const active = activeVersion ?? '(none)';
+  const next = op.spec.definitionName === 'create_new_scheduler_version'
+    ? `the change was not applied and the active version ${active} still serves (${history}): fix the spec and apply it again, or set it back to that version's`
+    : op.spec.definitionName === 'switch_active_version'
+      ? `the active version ${active} still serves (${history}): switch to a version that exists and can run`
+      : `${history}; this clears once a later operation of the scheduler ends without failing`;
+  return `operation ${name} (${op.spec.definitionName}) failed${why}; ${next}`;
+}
+
+/**
+ * Degraded False's message: the operation that ended last and how (it did not fail, or the
+ * scheduler's deletion stopped it), and the last failure still in the history, which no longer
+ * degrades the scheduler.
  */
 function notFailedMessage(lastDone: Operation | undefined, lastFailed: Operation | undefined): string {
   if (!lastDone) return 'no operation has ended yet; none is stuck';
   const status = operationStatusOf(lastDone);
-  const how = status === 'canceled' || status === 'evicted' ? `was ${status}` : status;
+  const how = stoppedByDeletion(lastDone) ? "was stopped by the scheduler's deletion, which removes its rooms and versions: nothing failed and nothing is left to do"
+    : status === 'canceled' || status === 'evicted' ? `was ${status}` : status;
   const earlier = lastFailed ? `; operation ${lastFailed.metadata.name as string} (${lastFailed.spec.definitionName}) failed before it` : '';
   return `the operation that ended last, ${lastDone.metadata.name as string} (${lastDone.spec.definitionName}), ${how}${earlier}; none is stuck`;
 }
