@@ -20,13 +20,16 @@ const version: SchedulerVersion = {
 /** Two room pods on node-a, none anywhere else. */
 const onNodeA: k8s.V1Pod[] = [{ metadata: { name: 'r1', namespace: 's1' } }, { metadata: { name: 'r2', namespace: 's2' } }];
 const event: WatchEvent<never> = { lookups: { podsOnNode: (name) => (name === 'node-a' ? onNodeA : []) } };
-const node = (name: string, externalIP?: string, heartbeat = '2026-01-01T00:00:00Z'): k8s.V1Node => ({
+const node = (name: string, externalIP?: string, heartbeat = '2026-01-01T00:00:00Z', ready: 'True' | 'False' = 'True'): k8s.V1Node => ({
   metadata: { name },
   status: {
     addresses: [{ type: 'InternalIP', address: '10.240.0.10' }, ...(externalIP ? [{ type: 'ExternalIP', address: externalIP }] : [])],
-    conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: new Date(heartbeat) }],
+    conditions: [{ type: 'Ready', status: ready, lastHeartbeatTime: new Date(heartbeat) }],
   },
 });
+/** Three room pods on node-c, two of them scheduler s1's. */
+const onNodeC: k8s.V1Pod[] = [{ metadata: { name: 'r1', namespace: 's1' } }, { metadata: { name: 'r3', namespace: 's1' } }, { metadata: { name: 'r2', namespace: 's2' } }];
+const nodeCEvent = (before?: k8s.V1Node): WatchEvent<k8s.V1Node> => ({ lookups: { podsOnNode: (name) => (name === 'node-c' ? onNodeC : []) }, before });
 const nodeEvent = (before?: k8s.V1Node): WatchEvent<k8s.V1Node> => ({ ...event, before });
 
 const now = (queue: Enqueue['queue'], key = 's1'): Enqueue => ({ queue, key, debounced: false });
@@ -45,10 +48,15 @@ describe('what each controller watches (the keys an event enqueues)', () => {
     ['a scheduler\'s namespace changed: its scheduler and a debounced health check', keysFor('namespaces', 'delete', namespace({ 'roomkeeper.io/scheduler': 's1' }), event), [now('schedulers'), later('health')]],
     ['a namespace that is no scheduler\'s: nothing', keysFor('namespaces', 'update', namespace(), event), []],
     ['a version changed: its scheduler', keysFor('schedulerversions', 'delete', version, event), [now('schedulers')]],
-    ['a node added: the rooms on it', keysFor('nodes', 'add', node('node-a', '127.0.0.2'), event), [now('gamerooms', 's1/r1'), now('gamerooms', 's2/r2')]],
+    ['a Ready node added: the rooms on it, a debounced health check of their schedulers', keysFor('nodes', 'add', node('node-a', '127.0.0.2'), event), [now('gamerooms', 's1/r1'), now('gamerooms', 's2/r2'), later('health', 's1'), later('health', 's2')]],
     ['a node\'s ExternalIP changed: the rooms on it', keysFor('nodes', 'update', node('node-a', '127.0.0.9'), nodeEvent(node('node-a', '127.0.0.2'))), [now('gamerooms', 's1/r1'), now('gamerooms', 's2/r2')]],
     ['a node\'s heartbeat, its address unchanged: nothing', keysFor('nodes', 'update', node('node-a', '127.0.0.2', '2026-01-01T00:00:20Z'), nodeEvent(node('node-a', '127.0.0.2'))), []],
-    ['a node deleted: nothing (its pods go with it)', keysFor('nodes', 'delete', node('node-a', '127.0.0.2'), event), []],
+    ['a Ready node deleted: a debounced health check of the schedulers with rooms on it (its pods tell their rooms)', keysFor('nodes', 'delete', node('node-a', '127.0.0.2'), event), [later('health', 's1'), later('health', 's2')]],
+    ['a NotReady node deleted: nothing (which nodes can take rooms did not change)', keysFor('nodes', 'delete', node('node-a', '127.0.0.2', undefined, 'False'), event), []],
+    ['a node turned NotReady: one debounced health check per scheduler with rooms on it', keysFor('nodes', 'update', node('node-c', '127.0.0.2', '2026-01-01T00:00:10Z', 'False'), nodeCEvent(node('node-c', '127.0.0.2'))), [later('health', 's1'), later('health', 's2')]],
+    ['a node Ready again: the same', keysFor('nodes', 'update', node('node-c', '127.0.0.2'), nodeCEvent(node('node-c', '127.0.0.2', undefined, 'False'))), [later('health', 's1'), later('health', 's2')]],
+    ['a NotReady node\'s heartbeat: nothing', keysFor('nodes', 'update', node('node-c', '127.0.0.2', '2026-01-01T00:00:10Z', 'False'), nodeCEvent(node('node-c', '127.0.0.2', undefined, 'False'))), []],
+    ['a node without rooms turned NotReady: nothing', keysFor('nodes', 'update', node('node-b', '127.0.0.3', undefined, 'False'), nodeEvent(node('node-b', '127.0.0.3'))), []],
     ['a node without rooms got its ExternalIP: nothing', keysFor('nodes', 'update', node('node-b', '127.0.0.3'), nodeEvent(node('node-b'))), []],
   ])('%s', (_name, got, expected) => {
     expect(got).toEqual(expected);

@@ -9,6 +9,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } from '../../common/src/generated/resources';
 import { SCHEDULER_LABEL } from '../../common/src/resources/labels';
 import { isFinalOperationStatus } from '../../common/src/resources/operation-names';
+import { nodeAvailabilityChanged } from './rooms/domain/node-availability';
 import { nodeAddressMoved } from './rooms/domain/room-address';
 
 export type EventType = 'add' | 'update' | 'delete';
@@ -114,6 +115,15 @@ const CONTROLLERS: readonly ControllerDeclaration[] = [
       gamerooms: { key: namespaceOf, debounced: always },
       pingdigests: { key: namespaceOf, debounced: always },
       namespaces: { key: schedulerLabelOf, debounced: always },
+      // Which nodes can take rooms is part of what a healing operation depends on (its
+      // fingerprint): a node turning NotReady or Ready, cordoned or a Ready one deleted brings back
+      // the schedulers with rooms on it, each once; a heartbeat, none.
+      nodes: {
+        key: (t, n, { before, lookups }) => (nodeAvailabilityChanged(t, n, before)
+          ? [...new Set(lookups.podsOnNode(n.metadata?.name ?? '').flatMap((p) => namespaceOf(t, p) ?? []))]
+          : undefined),
+        debounced: always,
+      },
     },
   },
 ];

@@ -26,6 +26,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
+import { canTakeRooms } from './domain/node-availability';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
@@ -375,7 +376,7 @@ export class HealthController {
     const ns = this.deps.caches.namespaces.get(name);
     const version = s.status?.version ? this.deps.caches.versions.get(versionObjectName(name, s.status.version)) : undefined;
     const nodes = this.deps.caches.nodes.list()
-      .filter((n) => !n.spec?.unschedulable && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      .filter(canTakeRooms)
       .map((n) => n.metadata?.name ?? '').sort();
     const seen = JSON.stringify([s.metadata.generation ?? 1, s.status?.version ?? '', ns?.metadata?.uid ?? '', version?.metadata.uid ?? '', nodes]);
     return createHash('sha256').update(seen).digest('hex').slice(0, 16);

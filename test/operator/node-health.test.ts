@@ -1,0 +1,73 @@
+/**
+ * A node turning NotReady brings the health check of the schedulers with rooms on it at once, with
+ * the operator, the simulated kubelet and rooms on the sandbox: which nodes can take rooms is part
+ * of what a healing operation depends on (its fingerprint), so an add_rooms held back after
+ * repeated failures is tried again then, not after its backoff or the next periodic check (both
+ * far off here: a 10-minute health interval, rooms that ping once every 10 minutes).
+ */
+import { MERGE_PATCH } from '../../common/src/kube/clients';
+import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../common/src/resources/labels';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NAME = 'node-health';
+const TEN_MINUTES = 600_000;
+
+describe('a node turning NotReady', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      simulation: { nodes: 2, pingIntervalMs: TEN_MINUTES },
+      config: { healthInterval: TEN_MINUTES, roomPingTimeout: 2 * TEN_MINUTES, roomInitTimeout: 2 * TEN_MINUTES },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await (stack as Stack | undefined)?.stop();
+  });
+
+  const addRooms = async () => (await stack.api.listOperations(NAME)).items
+    .filter((op) => op.spec.definitionName === 'add_rooms' && op.spec.source === 'operator')
+    .sort((a, b) => a.spec.enqueuedAt.localeCompare(b.spec.enqueuedAt));
+
+  test('brings an add_rooms held after repeated failures back at once, with the scheduler\'s room added', async () => {
+    await stack.api.createScheduler(schedulerObject(NAME, { roomsReplicas: 1 }) as never);
+    const node = await waitFor(async () => {
+      const [room] = (await stack.api.listGameRooms(NAME)).items;
+      if (room?.status?.status !== 'ready') return undefined;
+      return (await stack.core.readNamespacedPod({ name: room.metadata.name as string, namespace: NAME })).spec?.nodeName;
+    }, { timeoutMs: 30_000, intervalMs: 100, message: `${NAME} with a ready room on a node` });
+
+    // Every room creation refused (not a transient error): the health check's add_rooms fails,
+    // and is tried again with a backoff that doubles (1, 2, 4, 8 s, then 16 s after the 5th).
+    const faults = stack.sandbox!.faults;
+    faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'gamerooms' } });
+    await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: 2 } });
+    const held = await waitFor(async () => (await addRooms()).find((op) => op.metadata.annotations?.[ATTEMPT_ANNOTATION] === '5' && op.status?.status === 'error'),
+      { timeoutMs: 45_000, intervalMs: 50, message: 'the fifth add_rooms failed' });
+
+    // The health checks the failure brought (its end, its history pruned, the Scheduler's status)
+    // over: the next one waits for the backoff.
+    const healthChecks = () => stack.operators.reduce((n, o) => n + o.metrics.sum('roomkeeper_reconcile_total', { controller: 'health' }), 0);
+    let seen = -1;
+    let since = 0;
+    await waitFor(() => {
+      const n = healthChecks();
+      if (n !== seen) [seen, since] = [n, Date.now()];
+      return Date.now() - since >= 1_000;
+    }, { timeoutMs: 10_000, intervalMs: 50, message: 'no health check for a second after the fifth failure (the add_rooms held)' });
+
+    // Room creation works again, and the room's node turns NotReady: the scheduler's add_rooms
+    // is a new incident's first try (another fingerprint), well before its 16 s backoff ends.
+    faults.clear();
+    await stack.core.patchNodeStatus({
+      name: node,
+      body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'test: the node turned NotReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] } },
+    }, MERGE_PATCH);
+    const retried = await waitFor(async () => (await addRooms()).find((op) => op.metadata.annotations?.[ATTEMPT_ANNOTATION] === '1' && op.spec.enqueuedAt > held.spec.enqueuedAt),
+      { timeoutMs: 6_000, intervalMs: 50, message: 'an add_rooms tried again at once after the node turned NotReady (the held one waits 16 s)' });
+    expect(retried.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION]).not.toBe(held.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION]);
+    await waitFor(async () => (await stack.api.listGameRooms(NAME)).items.length === 2, { timeoutMs: 15_000, message: `${NAME} with its second room` });
+  }, 90_000);
+});
