@@ -8,6 +8,7 @@ import type { GameRoom, Operation, PingDigest, Scheduler, SchedulerVersion } fro
 import type { CrdKind } from '../../common/src/generated/schemas';
 import type { KubeClients } from '../../common/src/kube/clients';
 import { ResilientInformer, type Indexer, type ListPage } from '../../common/src/kube/informer';
+import { slimNode } from '../../common/src/kube/slim-node';
 import { slimPod } from '../../common/src/kube/slim-pod';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
@@ -69,7 +70,7 @@ export function createOperatorInformers(clients: KubeClients, opts: { logger: Lo
     pods: informer<k8s.V1Pod>('pods', '/api/v1/pods',
       (page) => core.listPodForAllNamespaces({ labelSelector: managed, ...page }), on.pods, managed, roomPod,
       { [PODS_BY_NODE]: (pod) => pod.spec?.nodeName || undefined }),
-    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', (page) => core.listNode({ ...page }), on.nodes),
+    nodes: informer<k8s.V1Node>('nodes', '/api/v1/nodes', (page) => core.listNode({ ...page }), on.nodes, undefined, slimNode),
     digests: crdInformer<PingDigest>('PingDigest', on.pingdigests),
     namespaces: informer<k8s.V1Namespace>('namespaces', '/api/v1/namespaces',
       (page) => core.listNamespace({ labelSelector: managed, ...page }), on.namespaces, managed),

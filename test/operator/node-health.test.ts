@@ -3,7 +3,8 @@
  * the operator, the simulated kubelet and rooms on the sandbox: which nodes can take rooms is part
  * of what a healing operation depends on (its fingerprint), so an add_rooms held back after
  * repeated failures is tried again then, not after its backoff or the next periodic check (both
- * far off here: a 10-minute health interval, rooms that ping once every 10 minutes).
+ * far off here: a 10-minute health interval, rooms that ping once every 10 minutes). And the
+ * operator's nodes cache holds Nodes slim, as its pods cache does pods.
  */
 import { MERGE_PATCH } from '../../common/src/kube/clients';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../common/src/resources/labels';
@@ -30,6 +31,16 @@ describe('a node turning NotReady', () => {
   const addRooms = async () => (await stack.api.listOperations(NAME)).items
     .filter((op) => op.spec.definitionName === 'add_rooms' && op.spec.source === 'operator')
     .sort((a, b) => a.spec.enqueuedAt.localeCompare(b.spec.enqueuedAt));
+
+  test('the operator\'s nodes cache holds the slim Node (common/src/kube/slim-node.ts), not the whole one', async () => {
+    const [name] = (await stack.core.listNode()).items.map((n) => n.metadata?.name as string);
+    const whole = await stack.core.readNode({ name: name as string });
+    expect(whole.status?.nodeInfo).toBeDefined();
+    const cached = await waitFor(() => stack.operators[0]?.caches.nodes.get(name as string), { message: `${name as string} in the operator's cache` });
+    expect(cached.status?.nodeInfo).toBeUndefined();
+    expect(cached.status?.capacity).toBeUndefined();
+    expect(cached.status?.addresses).toEqual(whole.status?.addresses);
+  });
 
   test('brings an add_rooms held after repeated failures back at once, with the scheduler\'s room added', async () => {
     await stack.api.createScheduler(schedulerObject(NAME, { roomsReplicas: 1 }) as never);

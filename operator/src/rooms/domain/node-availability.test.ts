@@ -1,5 +1,7 @@
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { slimNode } from '../../../../common/src/kube/slim-node';
 import { canTakeRooms, nodeAvailabilityChanged } from './node-availability';
+import { hostOf, nodeAddressMoved } from './room-address';
 
 /** A node as its kubelet reports it; `heartbeat` moves the conditions' times only (as every ~10 s). */
 const node = (ready: 'True' | 'False' | 'Unknown' | undefined, opts: { heartbeat?: string; unschedulable?: boolean; pressure?: 'True' | 'False' } = {}): V1Node => {
@@ -47,5 +49,31 @@ describe('nodeAvailabilityChanged: which Node events change the fingerprint', ()
     ['a NotReady node deleted', 'delete', node('False'), undefined, false],
   ])('%s', (_name, type, n, before, want) => {
     expect(nodeAvailabilityChanged(type, n, before)).toBe(want);
+  });
+});
+
+describe('the operator\'s Node readers on the slim Node its cache keeps (common/src/kube/slim-node.ts)', () => {
+  const pod: V1Pod = { metadata: { name: 'r1', namespace: 's' }, spec: { nodeName: 'node-a', containers: [] }, status: { hostIP: '10.240.0.10' } };
+  const full = (ready: 'True' | 'False', externalIP: string, unschedulable = false): V1Node => ({
+    metadata: { name: 'node-a', uid: 'u', resourceVersion: '7', labels: { 'kubernetes.io/hostname': 'node-a' } },
+    spec: { unschedulable, podCIDR: '10.200.0.0/24', taints: [{ key: 'k', effect: 'NoSchedule' }] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '10.240.0.10' }, { type: 'ExternalIP', address: externalIP }],
+      conditions: [{ type: 'Ready', status: ready, reason: 'KubeletReady', lastHeartbeatTime: new Date('2026-01-01T00:00:00Z') }],
+      images: [{ names: ['registry.example/game:v1'], sizeBytes: 100_000_000 }],
+      capacity: { pods: '110' },
+    },
+  });
+  const nodes = [full('True', '127.0.0.2'), full('False', '127.0.0.2'), full('True', '127.0.0.3'), full('True', '127.0.0.2', true)];
+
+  test('answer as on the whole Node: a room\'s address, which nodes can take rooms, which events matter', () => {
+    for (const n of nodes) {
+      expect(hostOf(pod, slimNode(n))).toBe(hostOf(pod, n));
+      expect(canTakeRooms(slimNode(n))).toBe(canTakeRooms(n));
+      for (const before of nodes) {
+        expect(nodeAvailabilityChanged('update', slimNode(n), slimNode(before))).toBe(nodeAvailabilityChanged('update', n, before));
+        expect(nodeAddressMoved('update', slimNode(n), slimNode(before))).toBe(nodeAddressMoved('update', n, before));
+      }
+    }
   });
 });
