@@ -42,7 +42,7 @@ export interface CommonAppDeps {
 export interface ManagementAppDeps extends CommonAppDeps {
   schedulers: SchedulerStore;
   operations: OperationStore;
-  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler' | 'findRoom'>;
+  rooms: Pick<RoomStore, 'listRooms' | 'findScheduler' | 'findVersion' | 'findRoom'>;
   allocationStore: RoomAllocationStore;
   allocationSettings?: Partial<AllocationSettings>;
   /** This replica's name, in the AllocationClaims of the allocationIds it answers. */

@@ -5,6 +5,7 @@
  */
 import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, PreviousAllocation, PingDigestSpec, PingDigestStatus, RoomStatus, Scheduler, SchedulerSpec, SchedulerVersion } from '../../common/src/generated/resources';
 import type { AllocatableGroup } from '../../common/src/rooms/allocation';
+import type { FindVersion } from '../../common/src/resources/scheduler-version';
 
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
@@ -48,6 +49,11 @@ export interface RoomPingStatusPatch {
   runningMatches: number;
 }
 
+/** Finds a scheduler's version in the store's cache (no API call: the ping path reads it once a ping). */
+export function cachedVersions(rooms: Pick<RoomStore, 'findVersion'>): FindVersion {
+  return (schedulerName, version) => rooms.findVersion(schedulerName, version);
+}
+
 /** The rooms API's view: synchronous cache lookups on the hot path, one write when a status changes. */
 export interface RoomStore {
   /** The GameRoom `roomId` in namespace `schedulerName`, from the cache. */
@@ -56,7 +62,7 @@ export interface RoomStore {
   listRooms(schedulerName: string): GameRoom[];
   /** The Scheduler from the cache (for its forwarders and game). */
   findScheduler(schedulerName: string): Scheduler | undefined;
-  /** The active version's snapshot from the cache, when known. */
+  /** A version's snapshot from the cache, when known (the active one's: its forwarders and maxMatches). */
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
   /**
    * Merge-patches the room's status subresource; with `resourceVersion`, on condition that the room

@@ -11,6 +11,7 @@ import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import type { RoomExpectations } from './rooms/expectations';
 import type { Clock } from '../../common/src/runtime/clock';
+import { versionObjectName, type FindVersion } from '../../common/src/resources/scheduler-version';
 
 export interface Cache<T> {
   list(namespace?: string): readonly T[];
@@ -28,6 +29,11 @@ export interface Caches {
   digests: Cache<PingDigest>;
   /** The schedulers' namespaces (labelled app.kubernetes.io/managed-by=roomkeeper). */
   namespaces: Cache<k8s.V1Namespace>;
+}
+
+/** Finds a scheduler's version in the versions cache (no API call). */
+export function cachedVersions(caches: Pick<Caches, 'versions'>): FindVersion {
+  return (schedulerName, version) => caches.versions.get(versionObjectName(schedulerName, version));
 }
 
 /** A room as the forwarder needs it. */

@@ -29,8 +29,8 @@ import { apiErrorFields, isConflict, isNotFound } from '../../../common/src/kube
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
-import { maxMatchesOf, pingedRoomStatus } from '../../../common/src/rooms/room-status';
-import type { PingDigestWriter, RoomStore } from '../store-ports';
+import { pingedRoomStatus, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import { cachedVersions, type PingDigestWriter, type RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 import type { Clock } from '../../../common/src/runtime/clock';
@@ -39,10 +39,10 @@ export interface PingRecorderOptions {
   /** Milliseconds since the epoch. */
   now: Clock;
   /**
-   * `findScheduler`: the scheduler's maxMatches composes a multi-match room's status (ready, active,
+   * `findScheduler` and `findVersion`: the active version's maxMatches (cache reads) composes a multi-match room's status (ready, active,
    * occupied); `findRoom`: the room as the cache shows it when a pending write is retried.
    */
-  rooms: Pick<RoomStore, 'patchRoomStatus' | 'findScheduler' | 'findRoom'>;
+  rooms: Pick<RoomStore, 'patchRoomStatus' | 'findScheduler' | 'findVersion' | 'findRoom'>;
   digests: PingDigestWriter;
   /** This gateway replica (ROOMKEEPER_POD_NAME or hostname). */
   replicaId: string;
@@ -215,7 +215,7 @@ export class PingRecorder {
    * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
   private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number): Promise<void> {
-    const status = pingedRoomStatus(room, ping, maxMatchesOf(this.options.rooms.findScheduler(scheduler)?.spec), at);
+    const status = pingedRoomStatus(room, ping, roomsMaxMatches(this.options.rooms.findScheduler(scheduler), cachedVersions(this.options.rooms)), at);
     const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status };
     const resourceVersion = status === 'ready' || status === 'allocated' ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);

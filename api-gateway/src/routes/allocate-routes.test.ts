@@ -490,6 +490,24 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsReady: 0, roomsActive: 0, roomsOccupied: 3, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
   });
 
+  it('after a refused change that set maxMatches 3, pings, allocation and /schedulers/info keep the active version\'s maxMatches 1', async () => {
+    // The operator left v1.0.0 (single-match) active; the spec holds the refused maxMatches 3.
+    const refused = t.store.seedScheduler('mm', validSpec(), { version: 'v1.0.0' });
+    refused.spec = { ...refused.spec, matchAllocation: { maxMatches: 3 } };
+    t.store.seedRoom('mm', 'arena', READY);
+    const first = await allocate({}, 'mm');
+    expect(bodyOf(first).roomId).toBe('arena');
+    expect(t.store.findRoom('mm', 'arena')?.status).toMatchObject({ status: 'allocated' });
+    // The match starts: a single-match room running a match is occupied, not active.
+    const ping = await request(t.rooms).put('/scheduler/mm/rooms/arena/ping').set('Authorization', `Bearer ${roomToken(ROOM_SECRET, 'mm', 'arena')}`).send({ status: 'occupied', runningMatches: 1 });
+    expect(ping.body).toMatchObject({ success: true });
+    expect(t.store.findRoom('mm', 'arena')?.status).toMatchObject({ status: 'occupied', runningMatches: 1 });
+    // Its other two slots are not offered: it has none.
+    expect((await allocate({}, 'mm')).status).toBe(429);
+    const info = await request(t.management).get('/schedulers/info?game=tennis').set('Authorization', AUTH);
+    expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsOccupied: 1, roomsActive: 0, matchAllocation: { maxMatches: 1 }, runningMatches: 1, matchSlots: 1 });
+  });
+
   it('tries the next candidate when a room changed since the cache showed it, and never hands a room out twice', async () => {
     for (let i = 0; i < 5; i++) t.store.seedRoom('s1', `room-${i}`, READY);
     const answers = await Promise.all(Array.from({ length: 8 }, () => allocate({})));

@@ -28,11 +28,11 @@ import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/me
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { sameRooms } from '../../../common/src/resources/scheduler-version';
 import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
-import { maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
-import { ALLOCATION_CLAIM_STALE_MS, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
+import { ALLOCATION_CLAIM_STALE_MS, cachedVersions, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export type AllocationStrategy = 'packed' | 'distributed';
@@ -93,7 +93,7 @@ const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze(
 });
 
 export interface RoomAllocationDeps {
-  rooms: Pick<RoomStore, 'findScheduler' | 'findRoom'>;
+  rooms: Pick<RoomStore, 'findScheduler' | 'findRoom' | 'findVersion'>;
   schedulers: Pick<SchedulerStore, 'getScheduler'>;
   store: RoomAllocationStore;
   logger: Logger;
@@ -606,7 +606,7 @@ export class RoomAllocations {
    */
   private async allocateWithId(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, started: number): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
-    const maxMatches = maxMatchesOf(scheduler.spec);
+    const maxMatches = roomsMaxMatches(scheduler, cachedVersions(this.deps.rooms));
     const cached = () => earliestAllocation(this.deps.store.roomsWithAllocationId(name, id), id);
     for (;;) {
       let earlier = cached();
@@ -711,7 +711,7 @@ export class RoomAllocations {
 
   private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number, write: AllocationWrite = { mayHaveLanded: false }): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
-    const maxMatches = maxMatchesOf(scheduler.spec);
+    const maxMatches = roomsMaxMatches(scheduler, cachedVersions(this.deps.rooms));
 
     const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);

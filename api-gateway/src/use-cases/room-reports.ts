@@ -11,11 +11,12 @@ import type { Forwarder, GameRoom } from '../../../common/src/generated/resource
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
-import { maxMatchesOf, PING_STATUSES, pingedRoomStatus, pingFollows, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
+import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
-import type { RoomStore } from '../store-ports';
+import { cachedVersions, type RoomStore } from '../store-ports';
+import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 
 /** What the rooms API needs from the event forwarder (`EventForwarder` satisfies it). */
 export interface RoomEventSink {
@@ -280,14 +281,14 @@ export class RoomReports {
     const schedulerName = room.metadata.namespace ?? room.spec.scheduler;
     const scheduler = this.deps.rooms.findScheduler(schedulerName);
     if (!scheduler) return undefined;
-    const active = scheduler.status?.version ? this.deps.rooms.findVersion(schedulerName, scheduler.status.version) : undefined;
-    const definition = active?.spec.definition ?? scheduler.spec;
+    const findVersion = cachedVersions(this.deps.rooms);
+    const definition = activeDefinition(scheduler, findVersion);
     const forwarders = definition.forwarders ?? [];
     if (forwarders.length === 0) return undefined;
     return {
       sink,
       forwarders,
-      maxMatches: maxMatchesOf(scheduler.spec),
+      maxMatches: roomsMaxMatches(scheduler, findVersion),
       room: {
         game: definition.game,
         schedulerName,

@@ -1,14 +1,14 @@
 /** The management API's reads of schedulers: list, info, one definition, versions. */
 import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
-import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
+import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { NotFoundError } from '../errors';
 import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
-import type { RoomStore, SchedulerStore } from '../store-ports';
+import { cachedVersions, type RoomStore, type SchedulerStore } from '../store-ports';
 
 export interface SchedulerQueriesDeps {
   schedulers: SchedulerStore;
-  rooms: Pick<RoomStore, 'listRooms'>;
+  rooms: Pick<RoomStore, 'listRooms' | 'findVersion'>;
 }
 
 export interface SchedulerFilter {
@@ -89,7 +89,7 @@ export class SchedulerQueries {
 
   private infoOf(s: Scheduler): Record<string, unknown> {
     const name = s.metadata.name ?? '';
-    const maxMatches = maxMatchesOf(s.spec);
+    const maxMatches = roomsMaxMatches(s, cachedVersions(this.deps.rooms));
     const counts = countRooms(this.deps.rooms.listRooms(name), maxMatches);
     const a = s.spec.autoscaling;
     return {

@@ -1,4 +1,5 @@
 /** The names of scheduler versions, `v<major>.<minor>.<patch>`, as Maestro numbers them. */
+import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../generated/resources';
 
 export interface ParsedVersion {
   major: number;
@@ -46,4 +47,20 @@ export function sameRooms(a: string, b: string): boolean {
 /** The SchedulerVersion object of a scheduler's version: `<scheduler>-<version>`. */
 export function versionObjectName(schedulerName: string, version: string): string {
   return `${schedulerName}-${version}`;
+}
+
+/** Finds a scheduler's version object (from a cache: no API call), undefined when it holds none. */
+export type FindVersion = (schedulerName: string, version: string) => SchedulerVersion | undefined;
+
+/**
+ * The definition a scheduler's rooms run with: its active version's. The spec may hold a change
+ * that is no version yet (being validated) or never will be (refused), so it is read only as the
+ * fallback: before the first version exists (`status.version` unset: no room runs yet, and the
+ * first version is made from the spec), or while the cache does not hold the active version's
+ * object yet (just after a switch).
+ */
+export function activeDefinition(scheduler: Scheduler, findVersion: FindVersion): SchedulerSpec {
+  const name = scheduler.metadata.name ?? '';
+  const active = scheduler.status?.version ? findVersion(name, scheduler.status.version) : undefined;
+  return active?.spec.definition ?? scheduler.spec;
 }

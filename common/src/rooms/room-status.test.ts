@@ -1,4 +1,5 @@
-import { composeMatchStatus, composeRoomStatus, maxMatchesOf, PING_STATUSES, pingFollows, podStartedAt, roomMatchCount, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
+import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../generated/resources';
+import { composeMatchStatus, composeRoomStatus, PING_STATUSES, pingFollows, podStartedAt, roomMatchCount, roomsMaxMatches, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
 
 describe('composeRoomStatus', () => {
   // Maestro's table (maestro-behaviour.md section 3.3): rows are the ping status, columns the instance status.
@@ -76,13 +77,47 @@ describe('composeMatchStatus', () => {
   });
 
   it('reads maxMatches from the scheduler spec, 1 when absent or out of bounds', () => {
-    expect(maxMatchesOf({ matchAllocation: { maxMatches: 3 } })).toBe(3);
-    expect(maxMatchesOf({})).toBe(1);
-    expect(maxMatchesOf(undefined)).toBe(1);
-    expect(maxMatchesOf({ matchAllocation: { maxMatches: 36 } })).toBe(1);
-    expect(maxMatchesOf({ matchAllocation: { maxMatches: 0 } })).toBe(1);
+    const none = () => undefined;
+    expect(roomsMaxMatches(scheduler({ matchAllocation: { maxMatches: 3 } }), none)).toBe(3);
+    expect(roomsMaxMatches(scheduler({}), none)).toBe(1);
+    expect(roomsMaxMatches(undefined, none)).toBe(1);
+    expect(roomsMaxMatches(scheduler({ matchAllocation: { maxMatches: 36 } }), none)).toBe(1);
+    expect(roomsMaxMatches(scheduler({ matchAllocation: { maxMatches: 0 } }), none)).toBe(1);
   });
 });
+
+describe('roomsMaxMatches', () => {
+  const v1 = (maxMatches: number | undefined): SchedulerVersion => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 'duel-v1.0.0' },
+    spec: { scheduler: 'duel', version: 'v1.0.0', kind: 'major', definition: { ...scheduler({}).spec, ...(maxMatches ? { matchAllocation: { maxMatches } } : {}) } },
+  });
+
+  it('is the active version\'s, not a spec change that was refused (or is being validated)', () => {
+    const refused = scheduler({ matchAllocation: { maxMatches: 3 } }, 'v1.0.0');
+    const asked: string[] = [];
+    const find = (name: string, version: string) => {
+      asked.push(`${name} ${version}`);
+      return v1(undefined);
+    };
+    expect(roomsMaxMatches(refused, find)).toBe(1);
+    expect(asked).toEqual(['duel v1.0.0']);
+    expect(roomsMaxMatches(scheduler({}, 'v1.0.0'), () => v1(4))).toBe(4);
+  });
+
+  it('falls back to the spec before the first version exists, or while the cache lacks the active version', () => {
+    expect(roomsMaxMatches(scheduler({ matchAllocation: { maxMatches: 3 } }), () => v1(2))).toBe(3);
+    expect(roomsMaxMatches(scheduler({ matchAllocation: { maxMatches: 3 } }, 'v1.0.0'), () => undefined)).toBe(3);
+  });
+});
+
+function scheduler(extra: Partial<SchedulerSpec>, version?: string): Scheduler {
+  const spec: SchedulerSpec = {
+    game: 'duel', maxSurge: '10%', roomsReplicas: 1,
+    spec: { terminationGracePeriod: 10, containers: [] },
+    ...extra,
+  } as SchedulerSpec;
+  return { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name: 'duel' }, spec, ...(version ? { status: { version } } : {}) };
+}
 
 describe('roomMatchCount', () => {
   it('counts running matches plus one per open allocation, capped at maxMatches; rooms that do not serve count none', () => {

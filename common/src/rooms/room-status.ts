@@ -3,7 +3,8 @@
  * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { GameRoom, PingStatus, RoomStatus as GameRoomStatusValue } from '../generated/resources';
+import type { GameRoom, PingStatus, RoomStatus as GameRoomStatusValue, Scheduler } from '../generated/resources';
+import { activeDefinition, type FindVersion } from '../resources/scheduler-version';
 import { toMillis } from '../kube/timestamps';
 import { withAllocation } from './allocation';
 
@@ -110,8 +111,20 @@ export function composeRoomStatus(ping: PingStatus, instance: InstanceStatus): R
 const MIN_MAX_MATCHES = 1;
 const MAX_MAX_MATCHES = 35;
 
-/** A scheduler's `matchAllocation.maxMatches`, 1 when absent (or out of bounds: the CRD refuses those). */
-export function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {
+/**
+ * The maxMatches a scheduler's rooms run with: its active version's `matchAllocation.maxMatches`
+ * (a minor field, so every room, of any version, runs with the active version's), never a spec
+ * change that is not a version (being validated, or refused). Before the first version exists
+ * it falls back to the spec, as `activeDefinition` says; 1 without a scheduler. Cheap (cache
+ * reads only): the ping path calls it once a ping. The operator and the gateway read it here
+ * only, so rooms, pings, allocation, counts and autoscaling agree.
+ */
+export function roomsMaxMatches(scheduler: Scheduler | undefined, findVersion: FindVersion): number {
+  return scheduler ? maxMatchesOf(activeDefinition(scheduler, findVersion)) : 1;
+}
+
+/** A definition's `matchAllocation.maxMatches`, 1 when absent (or out of bounds: the CRD refuses those). */
+function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {
   const n = spec?.matchAllocation?.maxMatches;
   return typeof n === 'number' && Number.isInteger(n) && n >= MIN_MAX_MATCHES && n <= MAX_MAX_MATCHES ? n : 1;
 }

@@ -42,6 +42,23 @@ function setup() {
   return { deps, created };
 }
 
+describe('HealthController: autoscaling of a multi-match scheduler', () => {
+  it('counts with the active version\'s maxMatches, not a refused spec change\'s', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    const autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy' as const, parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
+    s.spec = { ...s.spec, autoscaling };
+    const active = { metadata: { name: 's-v1.0.0', uid: 'v-1' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'minor', definition: { ...s.spec } } };
+    // The refused change asked for 3 matches a room; v1.0.0 runs single-match rooms.
+    s.spec = { ...s.spec, matchAllocation: { maxMatches: 3 } };
+    Object.assign(deps.caches, { versions: { list: () => [active], get: (name: string) => (name === 's-v1.0.0' ? active : undefined) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    const reason = (created[0]?.spec.input as { reason?: string } | undefined)?.reason;
+    expect(reason).toContain('roomOccupancy: ceil(0 occupied / (1 - 0.5)) = 0');
+    expect(reason).not.toContain('matches per room');
+  });
+});
+
 describe('HealthController on an operations cache that lags (its watch broken after an outage)', () => {
   it('enqueues one healing operation and counts it at once, however often it runs before the cache shows it', async () => {
     const { deps, created } = setup();

@@ -19,10 +19,10 @@ import { newOperationId } from '../../../common/src/operations/operation-id';
 import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src/operations/operation-inputs';
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
-import { maxMatchesOf } from '../../../common/src/rooms/room-status';
+import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { nameList } from '../../../common/src/text/name-list';
-import type { OperatorDeps } from '../deps';
+import { cachedVersions, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
@@ -182,7 +182,7 @@ export class HealthController {
     const fleet = views.filter((r) => !r.validation);
     // The version of each room the decisions below are made on (the cache moves on meanwhile).
     const decidedOn = new Map(views.map((r) => [r.name, r.resourceVersion]));
-    const maxMatches = maxMatchesOf(s.spec);
+    const maxMatches = roomsMaxMatches(s, cachedVersions(this.deps.caches));
     const summary = summarizeFleet(views, now, timeouts, maxMatches);
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
     const decision = desiredRooms({

@@ -57,7 +57,7 @@ describe('RoomStatusController: a room whose pod the cache never showed', () => 
 });
 
 describe('RoomStatusController: the status it writes', () => {
-  function setup(writeAnswer: () => Promise<unknown>, deleting = false) {
+  function setup(writeAnswer: () => Promise<unknown>, deleting = false, scheduler?: { spec: object; status: object }, versions: Record<string, object> = {}) {
     const room: GameRoom = {
       apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
       metadata: { name: 'r1', namespace: 's', uid: 'uid-r1', resourceVersion: '5', creationTimestamp: new Date('2026-01-01T00:00:00Z'), ...(deleting ? { deletionTimestamp: new Date('2026-01-01T00:00:30Z') } : {}) },
@@ -68,13 +68,30 @@ describe('RoomStatusController: the status it writes', () => {
     const writes: object[] = [];
     const deps = {
       api: { patchGameRoomStatus: (_ns: string, _name: string, patch: object) => (writes.push(patch), writeAnswer()) },
-      caches: { rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: () => undefined }, schedulers: { get: () => undefined } },
+      caches: {
+        rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: () => undefined },
+        schedulers: { get: () => (scheduler ? { metadata: { name: 's' }, ...scheduler } : undefined) }, versions: { get: (name: string) => versions[name] },
+      },
       events: { record: () => undefined },
       logger: silentLogger(),
       now: () => Date.parse('2026-01-01T00:01:00Z'),
     } as unknown as OperatorDeps;
-    return { controller: new RoomStatusController(deps), writes };
+    return { controller: new RoomStatusController(deps), room, writes };
   }
+
+  it('composes a room\'s running matches with the active version\'s maxMatches, not a refused spec change\'s', async () => {
+    const refused = { spec: { game: 'g', matchAllocation: { maxMatches: 3 } }, status: { version: 'v1.0.0' } };
+    const single = { spec: { scheduler: 's', version: 'v1.0.0', definition: { game: 'g' } } };
+    const t = setup(() => Promise.resolve({}), false, refused, { 's-v1.0.0': single });
+    t.room.status = { ...t.room.status, status: 'ready' };
+    expect(await t.controller.reconcile('s/r1')).toEqual({});
+    // One match in a single-match room: occupied (maxMatches 3 would make it active).
+    expect(t.writes[0]).toMatchObject({ status: { status: 'occupied' } });
+    const multi = setup(() => Promise.resolve({}), false, refused, { 's-v1.0.0': { spec: { ...single.spec, definition: { game: 'g', matchAllocation: { maxMatches: 3 } } } } });
+    multi.room.status = { ...multi.room.status, status: 'ready' };
+    await multi.controller.reconcile('s/r1');
+    expect(multi.writes[0]).toMatchObject({ status: { status: 'active' } });
+  });
 
   it('writes terminating for a room whose deletion has begun, whatever its game server last said', async () => {
     const t = setup(() => Promise.resolve({}), true);

@@ -13,12 +13,12 @@ import { apiStatus, isJsonPatchNotApplied } from '../../../common/src/kube/clien
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
-import { composeMatchStatus, composeRoomStatus, instanceFromPod, maxMatchesOf, whileDeleting } from '../../../common/src/rooms/room-status';
-import type { ForwardedRoom, OperatorDeps } from '../deps';
+import { composeMatchStatus, composeRoomStatus, instanceFromPod, roomsMaxMatches, whileDeleting } from '../../../common/src/rooms/room-status';
+import { cachedVersions, type ForwardedRoom, type OperatorDeps } from '../deps';
 import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
 import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { versionObjectName } from '../../../common/src/resources/scheduler-version';
+import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
@@ -73,7 +73,7 @@ export class RoomStatusController {
     const ping = room.status?.pingStatus ?? 'unknown';
     const now = this.deps.now();
     const step = allocationStep(room, now);
-    const maxMatches = maxMatchesOf(this.deps.caches.schedulers.get(namespace)?.spec);
+    const maxMatches = roomsMaxMatches(this.deps.caches.schedulers.get(namespace), cachedVersions(this.deps.caches));
     let status: NonNullable<GameRoomStatus['status']> = composeMatchStatus(composeRoomStatus(ping, instance.status), room.status?.runningMatches ?? 0, maxMatches);
     if (step.kind !== 'end') status = withAllocation(status, room.status, now);
     status = whileDeleting(status, room.metadata.deletionTimestamp !== undefined);
@@ -254,8 +254,7 @@ export class RoomStatusController {
     const scheduler: Scheduler | undefined = this.deps.caches.schedulers.get(schedulerName);
     // The active version's forwarders, as the gateway forwards pings and events: the spec may hold
     // a change that is not a version yet (validation under way) or never will be (refused).
-    const active = scheduler?.status?.version ? this.deps.caches.versions.get(versionObjectName(schedulerName, scheduler.status.version)) : undefined;
-    const definition = active?.spec.definition ?? scheduler?.spec;
+    const definition = scheduler ? activeDefinition(scheduler, cachedVersions(this.deps.caches)) : undefined;
     const forwarders = definition?.forwarders ?? [];
     if (forwarders.length === 0) return false;
     const target: ForwardedRoom = {

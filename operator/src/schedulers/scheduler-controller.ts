@@ -23,7 +23,7 @@ import {
 import { INITIAL_VERSION } from '../domain/versioning';
 import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
-import type { OperatorDeps } from '../deps';
+import { cachedVersions, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
@@ -206,7 +206,7 @@ export class SchedulerController {
 
   private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = []): Promise<ReconcileResult> {
     const name = s.metadata.name as string;
-    const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now());
+    const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now(), cachedVersions(this.deps.caches));
     const stamp = { observedGeneration: s.metadata.generation ?? 1, lastTransitionTime: new Date(this.deps.now()).toISOString() };
     const next = extra.length === 0 ? computed
       : { ...computed, conditions: mergeConditions(s.status?.conditions ?? [], [...(computed.conditions ?? []), ...extra.map((c) => ({ ...c, ...stamp }))]) };

@@ -1,4 +1,4 @@
-import type { GameRoom, Operation, Scheduler } from '../../../common/src/generated/resources';
+import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { computeSchedulerStatus, computeState, statusChanged } from './scheduler-status';
 import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from '../operations/operation-ending';
 
@@ -29,6 +29,8 @@ function stoppedOp(definitionName: string, at: number): Operation {
   o.status = { ...o.status, executionHistory: [{ createdAt: '', event: 'Operation stopped: scheduler s is being deleted, which removes its rooms and versions; nothing is left for this operation to do' }, { createdAt: '', event: STOPPED_BY_DELETION_END }] };
   return o;
 }
+/** No version object in the cache: maxMatches falls back to the spec's. */
+const none = (): undefined => undefined;
 function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 's', version }, status: { status: status as never } };
 }
@@ -46,9 +48,17 @@ describe('match capacity in the scheduler status (kubectl get: Matches, Slots)',
     ];
     // 'one' holds an open allocation: the allocate API offers it no slot until the match is reported,
     // so it counts as allocated, not active (a room with a free slot).
-    expect(computeSchedulerStatus(s, [], rooms, 0).rooms).toMatchObject({ current: 4, ready: 1, active: 0, allocated: 1, occupied: 1, pending: 1, matches: 5, matchSlots: 9 });
+    expect(computeSchedulerStatus(s, [], rooms, 0, none).rooms).toMatchObject({ current: 4, ready: 1, active: 0, allocated: 1, occupied: 1, pending: 1, matches: 5, matchSlots: 9 });
     const reported = rooms.map((r) => (r.metadata.name === 'one' ? { ...r, status: { status: 'active' as const, runningMatches: 2, allocation: { ...slot, endedAt: '2026-01-01T00:01:00Z' } } } : r));
-    expect(computeSchedulerStatus(s, [], reported, 0).rooms).toMatchObject({ active: 1, allocated: 0, matches: 5 });
+    expect(computeSchedulerStatus(s, [], reported, 0, none).rooms).toMatchObject({ active: 1, allocated: 0, matches: 5 });
+  });
+
+  test('counts with the active version\'s maxMatches, not a refused spec change\'s', () => {
+    const s = { ...scheduler({ version: 'v1.0.0', versioned: 1 }) };
+    const active: SchedulerVersion = { apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 's-v1.0.0' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'major', definition: s.spec } };
+    s.spec = { ...s.spec, matchAllocation: { maxMatches: 3 } };
+    const rooms = [room('a', 'ready'), { ...room('b', 'occupied'), status: { status: 'occupied' as const, runningMatches: 1 } }];
+    expect(computeSchedulerStatus(s, [], rooms, 0, (name, version) => (name === 's' && version === 'v1.0.0' ? active : undefined)).rooms).toMatchObject({ matches: 1, matchSlots: 2 });
   });
 });
 
@@ -74,7 +84,7 @@ describe('scheduler status', () => {
     const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 3 });
     const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),
       { ...room('v', 'ready', 'v3.0.0'), spec: { scheduler: 's', version: 'v3.0.0', validation: true } }];
-    const status = computeSchedulerStatus(s, [], rooms, 0);
+    const status = computeSchedulerStatus(s, [], rooms, 0, none);
     expect(status.rooms).toMatchObject({ desired: 3, current: 3, ready: 2, occupied: 1, updated: 2, matches: 1, matchSlots: 3 });
     expect(status.roomsByVersion).toEqual({ 'v2.0.0': 2, 'v1.0.0': 1 });
     expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
@@ -85,7 +95,7 @@ describe('scheduler status', () => {
   test('names the older rooms that are occupied, counted across the older versions', () => {
     const s = scheduler({ version: 'v3.0.0', versioned: 1, desired: 4 });
     const rooms = [room('a', 'ready', 'v3.0.0'), room('b', 'occupied', 'v1.0.0'), room('c', 'occupied', 'v2.0.0'), room('d', 'ready', 'v2.0.0'), room('e', 'occupied', 'v3.0.0')];
-    const status = computeSchedulerStatus(s, [], rooms, 0);
+    const status = computeSchedulerStatus(s, [], rooms, 0, none);
     expect(status.rooms).toMatchObject({ current: 5, updated: 2 });
     expect(status.conditions?.find((c) => c.type === 'Progressing')?.message)
       .toBe('2 of 5 rooms run the major of the active version v3.0.0; the health check is replacing the others; 2 of the older rooms are occupied and are replaced once their players leave');
@@ -93,7 +103,7 @@ describe('scheduler status', () => {
 
   test('reports the rollout complete once every room runs the active major, minor versions included', () => {
     const s = scheduler({ version: 'v2.1.0', versioned: 1, desired: 2 });
-    const status = computeSchedulerStatus(s, [], [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.1.0')], 0);
+    const status = computeSchedulerStatus(s, [], [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.1.0')], 0, none);
     expect(status.rooms).toMatchObject({ current: 2, updated: 2 });
     expect(status.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutComplete' });
   });
@@ -141,7 +151,7 @@ describe('scheduler status', () => {
     ['a spec change whose version operation was canceled', synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')],
       { PendingChanges: ['False', 'SpecChangeFailed'] }],
   ])('condition reasons explain the current status: %s', (_n, s, ops, rooms, expected) => {
-    const conditions = computeSchedulerStatus(s, ops, rooms, 0).conditions ?? [];
+    const conditions = computeSchedulerStatus(s, ops, rooms, 0, none).conditions ?? [];
     for (const [type, [status, reason]] of Object.entries(expected)) {
       expect(conditions.find((c) => c.type === type)).toMatchObject({ status, reason });
     }
@@ -154,13 +164,13 @@ describe('scheduler status', () => {
       'the operation that ended last, remove_rooms-3 (remove_rooms), finished; operation add_rooms-2 (add_rooms) failed before it; none is stuck'],
     ['the last was canceled', [op('add_rooms', 'canceled', 2)], 'the operation that ended last, add_rooms-2 (add_rooms), was canceled; none is stuck'],
   ])('Degraded False says which operation ended last and how, not that none failed: %s', (_n, ops, message) => {
-    const degraded = (computeSchedulerStatus(synced(), ops, [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    const degraded = (computeSchedulerStatus(synced(), ops, [room('a', 'ready')], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'False', reason: 'LastOperationDidNotFail', message });
   });
 
   test("Degraded False says the deletion stopped the last operation, and names the failure before it", () => {
     const deleting = scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true });
-    const degraded = (computeSchedulerStatus(deleting, [op('add_rooms', 'error', 2), stoppedOp('remove_rooms', 3)], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    const degraded = (computeSchedulerStatus(deleting, [op('add_rooms', 'error', 2), stoppedOp('remove_rooms', 3)], [room('a', 'ready')], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({
       status: 'False', reason: 'OperationStoppedByDeletion',
       message: "the operation that ended last, remove_rooms-3 (remove_rooms), was stopped by the scheduler's deletion, which removes its rooms and versions: nothing failed and nothing is left to do; "
@@ -180,31 +190,31 @@ describe('scheduler status', () => {
     ['a failure whose history tells no cause', op('remove_rooms', 'error', 2),
       'operation remove_rooms-2 (remove_rooms) failed; kubectl get rkop remove_rooms-2 -o yaml shows its history; this clears once a later operation of the scheduler ends without failing'],
   ])('Degraded True says what failed, why, and what to do: %s', (_n, failure, message) => {
-    const degraded = (computeSchedulerStatus(synced(), [op('create_scheduler', 'finished', 1), failure], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    const degraded = (computeSchedulerStatus(synced(), [op('create_scheduler', 'finished', 1), failure], [room('a', 'ready')], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded).toMatchObject({ status: 'True', reason: 'OperationFailed', message });
   });
 
   test('Degraded quotes at most 400 characters of a cause', () => {
-    const degraded = (computeSchedulerStatus(synced(), [failedOp('add_rooms', 2, 'x'.repeat(1000))], [room('a', 'ready')], 0).conditions ?? []).find((c) => c.type === 'Degraded');
+    const degraded = (computeSchedulerStatus(synced(), [failedOp('add_rooms', 2, 'x'.repeat(1000))], [room('a', 'ready')], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded?.message).toContain(`failed: ${'x'.repeat(400)}…; kubectl get rkop`);
   });
 
   test('a failed spec change names its operation and what to do', () => {
-    const failed = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')], 0).conditions ?? [];
+    const failed = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'ready')], 0, none).conditions ?? [];
     expect(failed.find((c) => c.type === 'PendingChanges')?.message).toBe("the spec's last change was not applied: operation create_new_scheduler_version-2 (create_new_scheduler_version) failed "
       + "(kubectl get rkop create_new_scheduler_version-2 -o yaml shows why); the active version v1.0.0 runs: fix the spec, or set it back to that version's");
   });
 
   test('a canceled spec change says so', () => {
-    const canceled = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')], 0).conditions ?? [];
+    const canceled = computeSchedulerStatus(synced(), [op('create_new_scheduler_version', 'canceled', 2)], [room('a', 'ready')], 0, none).conditions ?? [];
     expect(canceled.find((c) => c.type === 'PendingChanges')?.message).toBe("the spec's last change was not applied: operation create_new_scheduler_version-2 (create_new_scheduler_version) was canceled "
       + "(kubectl get rkop create_new_scheduler_version-2 -o yaml shows why); the active version v1.0.0 runs: fix the spec, or set it back to that version's");
   });
 
   test('is level-based: computing it again from its own result changes nothing', () => {
     const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 });
-    const first = computeSchedulerStatus(s, [op('create_scheduler', 'finished')], [room('a', 'ready')], 1000);
-    const again = computeSchedulerStatus({ ...s, status: { ...s.status, ...first } }, [op('create_scheduler', 'finished')], [room('a', 'ready')], 5000);
+    const first = computeSchedulerStatus(s, [op('create_scheduler', 'finished')], [room('a', 'ready')], 1000, none);
+    const again = computeSchedulerStatus({ ...s, status: { ...s.status, ...first } }, [op('create_scheduler', 'finished')], [room('a', 'ready')], 5000, none);
     expect(statusChanged({ ...s.status, ...first }, again)).toBe(false);
   });
 });

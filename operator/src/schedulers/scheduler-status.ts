@@ -21,7 +21,8 @@ import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, Schedul
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
-import { isServing, maxMatchesOf, roomMatchCount } from '../../../common/src/rooms/room-status';
+import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import type { FindVersion } from '../../../common/src/resources/scheduler-version';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
@@ -63,10 +64,11 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
   return 'in-sync';
 }
 
-export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number): SchedulerStatus {
+/** `findVersion` reads the active version (from the cache), whose maxMatches the rooms run with. */
+export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number, findVersion: FindVersion): SchedulerStatus {
   const state = computeState(s, ops);
   const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
-  const maxMatches = maxMatchesOf(s.spec);
+  const maxMatches = roomsMaxMatches(s, findVersion);
   const byVersion: Record<string, number> = {};
   const occupiedByVersion: Record<string, number> = {};
   for (const room of rooms) {
