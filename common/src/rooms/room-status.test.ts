@@ -1,5 +1,5 @@
 import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../generated/resources';
-import { composeMatchStatus, composeRoomStatus, PING_STATUSES, pingFollows, podStartedAt, roomMatchCount, roomsMaxMatches, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
+import { composeMatchStatus, composeRoomStatus, PING_STATUSES, pingFollows, podStartedAt, roomFreeSlots, roomMatchCount, roomsMaxMatches, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
 
 describe('composeRoomStatus', () => {
   // Maestro's table (maestro-behaviour.md section 3.3): rows are the ping status, columns the instance status.
@@ -118,6 +118,19 @@ function scheduler(extra: Partial<SchedulerSpec>, version?: string): Scheduler {
   } as SchedulerSpec;
   return { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name: 'duel' }, spec, ...(version ? { status: { version } } : {}) };
 }
+
+describe('roomFreeSlots', () => {
+  it('counts the slots the allocate API may offer now: none behind an open allocation, none in a room that does not serve', () => {
+    expect(roomFreeSlots({ status: 'ready', runningMatches: 0 }, 3)).toBe(3);
+    expect(roomFreeSlots({ status: 'active', runningMatches: 1 }, 3)).toBe(2);
+    expect(roomFreeSlots({ status: 'active', runningMatches: 1, allocationOpen: true }, 3)).toBe(0);
+    expect(roomFreeSlots({ status: 'allocated', runningMatches: 0 }, 3)).toBe(0);
+    expect(roomFreeSlots({ status: 'occupied', runningMatches: 3 }, 3)).toBe(0);
+    expect(roomFreeSlots({ status: 'pending' }, 3)).toBe(0);
+    expect(roomFreeSlots({ status: 'ready' }, 1)).toBe(1);
+    expect(roomFreeSlots({ status: 'occupied' }, 1)).toBe(0);
+  });
+});
 
 describe('roomMatchCount', () => {
   it('counts running matches plus one per open allocation, capped at maxMatches; rooms that do not serve count none', () => {

@@ -166,3 +166,14 @@ export function roomMatchCount(room: { status?: string; runningMatches?: number;
   const reported = Math.max(room.status === 'occupied' ? 1 : 0, room.runningMatches ?? 0);
   return Math.min(maxMatches, reported + (room.allocationOpen || room.status === 'allocated' ? 1 : 0));
 }
+
+/**
+ * The match slots of one room the allocate API may offer now: a serving room's maxMatches less its
+ * running matches, and none while it holds an open allocation. A room holds one open allocation at
+ * a time, so the slots past it are held back until the room reports the match (or the TTL ends):
+ * they are neither running matches nor free. Autoscaling's downscale gate counts these free slots.
+ */
+export function roomFreeSlots(room: { status?: string; runningMatches?: number; allocationOpen?: boolean }, maxMatches: number): number {
+  if (room.allocationOpen || room.status === 'allocated') return 0;
+  return isServing(room.status) ? maxMatches - roomMatchCount(room, maxMatches) : 0;
+}

@@ -222,6 +222,15 @@ describe('desiredRooms for multi-match rooms (Maestro §6, allocated counted as 
       desired: 4, target: 3, downscaleAllowed: false,
     },
     {
+      // 4 rooms each running 1 match with an open allocation (2 of 3 counted) and 1 fresh room:
+      // desired ceil(ceil(8 / 0.8) / 3) = 4 of 5. The held-back slots are not free: the allocate API
+      // offers only the fresh room's 3, so ceil(4*3*0.2) = 3 / 3 > 0.99 holds the downscale (counting
+      // them, 3 / 7, would remove the one room it can offer a slot of).
+      name: 'downscale held: slots held back behind open allocations are not free slots',
+      in: multi({ ready: 1, allocated: 4, occupied: 0, matches: 8, matchSlots: 15, freeSlots: 3 }, 5, occupancy(0.2)),
+      desired: 5, target: 4, downscaleAllowed: false,
+    },
+    {
       name: 'fixedBuffer counts rooms in use (occupied, active, allocated) + amount',
       in: multi({ ready: 1, active: 2, allocated: 1, occupied: 1, matches: 7, matchSlots: 15 }, 5, buffer(2)),
       desired: 6, downscaleAllowed: true,

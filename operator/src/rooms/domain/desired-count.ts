@@ -11,7 +11,13 @@
  * Multi-match schedulers (maxMatches > 1) use Maestro's match formulas (§6), with `allocated`
  * counted as running:
  *  - runningMatches = the rooms' running matches + open allocations (`counts.matches`);
- *  - freeSlots = the match slots of the serving rooms (`counts.matchSlots`) - runningMatches;
+ *  - freeSlots = the slots the allocate API may offer now (`counts.freeSlots`): the match slots of
+ *    the serving rooms less runningMatches, and less the slots a room holds back behind its open
+ *    allocation (one a room: its next slot is offered once the match is reported). Maestro counts
+ *    an allocated room's slots as free; counting slots the allocate API will not offer would let
+ *    the gate remove the rooms it can offer from and leave matchmakers with 429s. The desired count
+ *    keeps Maestro's formula (held-back slots are neither running nor free): they come back within
+ *    a match report, and adding rooms for them would grow the fleet on every burst of allocations;
  *  - desiredMatches = ceil(runningMatches / (1 - readyTarget)), desired = ceil(desiredMatches / maxMatches);
  *  - the gate compares desiredFreeSlots = ceil(desired × maxMatches × readyTarget) with freeSlots.
  * With maxMatches 1 these are the single-match formulas above (an occupied or allocated room is
@@ -34,6 +40,8 @@ export interface RoomCountsInput {
   matches?: number;
   /** Match slots of the serving rooms (FleetCounts.matchSlots); absent: the serving rooms × maxMatches. */
   matchSlots?: number;
+  /** Slots the allocate API may offer now (FleetCounts.freeSlots); absent: matchSlots − matches. */
+  freeSlots?: number;
   pending?: number;
   unready?: number;
   terminating?: number;
@@ -132,7 +140,7 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const inUse = nonNegativeInt(c.occupied) + nonNegativeInt(c.allocated ?? 0) + nonNegativeInt(c.active ?? 0);
   const running = c.matches === undefined ? nonNegativeInt(c.occupied) + nonNegativeInt(c.allocated ?? 0) : nonNegativeInt(c.matches);
   const slots = c.matchSlots === undefined ? (inUse + nonNegativeInt(c.ready)) * maxMatches : nonNegativeInt(c.matchSlots);
-  const freeSlots = Math.max(0, slots - running);
+  const freeSlots = c.freeSlots === undefined ? Math.max(0, slots - running) : nonNegativeInt(c.freeSlots);
   const policy = policyTarget(autoscaling, { inUse, running, maxMatches });
   if ('error' in policy) {
     return {

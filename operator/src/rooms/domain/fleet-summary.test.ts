@@ -26,7 +26,7 @@ describe('summarizeFleet', () => {
     const summary = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS);
     expect(summary.expired.map((e) => e.room.name)).toEqual(['silent', 'stuck-pending', 'expired-error', 'terminated', 'old-validation']);
     expect(summary.available.map((r) => r.name)).toEqual(['ready', 'occupied', 'allocated', 'pending', 'unready']);
-    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, allocated: 1, active: 0, terminating: 3, error: 2, matches: 2, matchSlots: 3 });
+    expect(summary.counts).toEqual({ pending: 1, unready: 1, ready: 1, occupied: 1, allocated: 1, active: 0, terminating: 3, error: 2, matches: 2, matchSlots: 3, freeSlots: 1 });
   });
 
   it('counts matches and match slots of a multi-match fleet (maxMatches 3)', () => {
@@ -41,5 +41,8 @@ describe('summarizeFleet', () => {
     const { counts } = summarizeFleet(rooms, NOW, DEFAULT_ROOM_TIMEOUTS, 3);
     // 0 + 1 + (2 + 1 allocated) + (0 + 1 allocated) + 3 (capped at maxMatches)
     expect(counts).toMatchObject({ ready: 1, active: 2, allocated: 1, occupied: 1, pending: 1, matches: 8, matchSlots: 15 });
+    // Free slots are what the allocate API may offer: 3 (fresh) + 2 (one); 'two-and-a-slot' holds its
+    // last slot back behind its open allocation, and 'allocated' its other two.
+    expect(counts.freeSlots).toBe(5);
   });
 });

@@ -5,7 +5,7 @@
  * `terminating` or `terminated`, and not expired. Error rooms do not count toward the desired
  * count, so replacements get made while they wait for their expiry.
  */
-import { isServing, roomMatchCount } from '../../../../common/src/rooms/room-status';
+import { isServing, roomFreeSlots, roomMatchCount } from '../../../../common/src/rooms/room-status';
 import { findExpiredRooms, type ExpiredRoom } from './expiry';
 import type { RoomTimeouts, RoomView } from './types';
 
@@ -27,6 +27,11 @@ export interface FleetCounts {
   matches: number;
   /** Match capacity: the serving rooms (ready, allocated, active, occupied) times maxMatches. */
   matchSlots: number;
+  /**
+   * The slots the allocate API may offer now (`roomFreeSlots`): matchSlots less the running
+   * matches and open allocations, and less the slots a room holds back behind its open allocation.
+   */
+  freeSlots: number;
   /** Fleet rooms being deleted, or that pinged terminating/terminated. */
   terminating: number;
   /** Fleet rooms in error (expired or not). */
@@ -45,7 +50,7 @@ export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts
   const expired = findExpiredRooms(rooms, now, timeouts);
   const expiredNames = new Set(expired.map((e) => e.room.name));
   const counts: FleetCounts = {
-    pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0,
+    pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0, freeSlots: 0,
   };
   const available: RoomView[] = [];
   for (const room of rooms) {
@@ -62,6 +67,7 @@ export function summarizeFleet(rooms: readonly RoomView[], now: number, timeouts
     counts[room.status]++;
     counts.matches += roomMatchCount(room, maxMatches);
     if (isServing(room.status)) counts.matchSlots += maxMatches;
+    counts.freeSlots += roomFreeSlots(room, maxMatches);
     available.push(room);
   }
   return { expired, available, counts };
