@@ -467,6 +467,13 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(res.body).toMatchObject({ message: 'ttlSeconds capped at 100 (ROOMKEEPER_ALLOCATION_MAX_TTL)', expiresAt: '2026-01-01T00:01:40.000Z' });
   });
 
+  it('caps ttlSeconds at the active version\'s maxTtlSeconds, not at a refused change\'s in the spec', async () => {
+    const refused = t.store.seedScheduler('short', validSpec({ allocation: { maxTtlSeconds: 30 } }), { version: 'v1.0.0' });
+    refused.spec = { ...refused.spec, allocation: { maxTtlSeconds: 600 } };
+    t.store.seedRoom('short', 'room-1', READY);
+    expect((await allocate({ ttlSeconds: 60 }, 'short')).body).toMatchObject({ message: "ttlSeconds capped at 30 (the scheduler's allocation.maxTtlSeconds)", expiresAt: '2026-01-01T00:00:30.000Z' });
+  });
+
   it('multi-match (maxMatches 3): a slot of an active room before a fresh room, the room stays active, and a full room is never offered', async () => {
     t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
     t.store.seedRoom('mm', 'fresh', READY);

@@ -19,14 +19,14 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { GameRoom, GameRoomStatusAllocation, PreviousAllocation, Scheduler } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatusAllocation, PreviousAllocation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { isRecord } from '../../../common/src/json/is-record';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 import { isLabelValue, LABEL_VALUE_MESSAGE, labelKeyProblems } from '../../../common/src/kube/label-syntax';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
-import { sameRooms } from '../../../common/src/resources/scheduler-version';
+import { activeDefinition, sameRooms } from '../../../common/src/resources/scheduler-version';
 import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
@@ -333,11 +333,14 @@ export function chooseCandidates(
   return chosen;
 }
 
-/** The largest TTL granted on this scheduler, and what sets it (for the answer's message). */
-function ttlCap(scheduler: Scheduler, globalMaxSeconds: number): { seconds: number; by: string } {
-  const own = scheduler.spec.allocation?.maxTtlSeconds ?? DEFAULT_ALLOCATION_TTL_SECONDS;
+/**
+ * The largest TTL granted on this scheduler, and what sets it (for the answer's message): the
+ * active version's `allocation.maxTtlSeconds`, not a spec change that is no version (refused, say).
+ */
+function ttlCap(definition: SchedulerSpec, globalMaxSeconds: number): { seconds: number; by: string } {
+  const own = definition.allocation?.maxTtlSeconds ?? DEFAULT_ALLOCATION_TTL_SECONDS;
   return own <= globalMaxSeconds
-    ? { seconds: own, by: `the scheduler's allocation.maxTtlSeconds${scheduler.spec.allocation?.maxTtlSeconds === undefined ? ', default' : ''}` }
+    ? { seconds: own, by: `the scheduler's allocation.maxTtlSeconds${definition.allocation?.maxTtlSeconds === undefined ? ', default' : ''}` }
     : { seconds: globalMaxSeconds, by: 'ROOMKEEPER_ALLOCATION_MAX_TTL' };
 }
 
@@ -712,8 +715,7 @@ export class RoomAllocations {
   private async allocateOnce(scheduler: Scheduler, id: string, hash: string, request: AllocationRequest, claimedAt?: number, write: AllocationWrite = { mayHaveLanded: false }): Promise<AllocationAnswer> {
     const name = scheduler.metadata.name ?? '';
     const maxMatches = roomsMaxMatches(scheduler, cachedVersions(this.deps.rooms));
-
-    const cap = ttlCap(scheduler, this.settings.maxTtlSeconds);
+    const cap = ttlCap(activeDefinition(scheduler, cachedVersions(this.deps.rooms)), this.settings.maxTtlSeconds);
     const requested = request.ttlSeconds ?? Math.min(this.settings.defaultTtlSeconds, cap.seconds);
     const ttl = Math.min(requested, cap.seconds);
     const claimed = this.pendingClaims(name);
