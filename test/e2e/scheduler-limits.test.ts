@@ -2,7 +2,7 @@
  * Per-scheduler limits end to end (issue 12, M4), with small limits: at most 6 rooms per scheduler,
  * at most 2 created per operation. create_scheduler creates 2 and the health check adds the rest in
  * add_rooms of at most 2; a roomsReplicas above the limit is refused over HTTP naming the field, and
- * one written with kubectl (past the gateway) is refused by the operator: the fleet is kept. The room count is checked on
+ * one written with kubectl (past the gateway) is refused by the operator: the count last decided is kept, during a rolling update too. The room count is checked on
  * every room event. An add-rooms above the add limit moves roomsReplicas by its whole amount. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -25,6 +25,20 @@ describe('per-scheduler limits', () => {
     await stack.stop();
   });
 
+  /** The most fleet rooms (not deleted, not validation) a scheduler had at any room event since the call. */
+  async function mostRooms(scheduler: string): Promise<{ readonly most: number; stop(): Promise<void> }> {
+    let most = 0;
+    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${scheduler}/gamerooms`, () => stack.api.listGameRooms(scheduler));
+    const count = () => {
+      most = Math.max(most, informer.list(scheduler).filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation).length);
+    };
+    informer.on('add', count);
+    informer.on('update', count);
+    informer.on('delete', count);
+    await informer.start();
+    return { get most() { return most; }, stop: () => informer.stop() };
+  }
+
   test('create_scheduler creates in batches of the add limit, and the fleet never passes the room limit', async () => {
     const live = async () => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
     const body = (over: Record<string, unknown>) => ({ name: NAME, ...(schedulerObject(NAME, over) as { spec: Record<string, unknown> }).spec });
@@ -34,15 +48,7 @@ describe('per-scheduler limits', () => {
     expect((refused.body as ErrorBody).details).toEqual([{ field: 'roomsReplicas', message: `must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got ${MAX_ROOMS + 1}` }]);
 
     // Every room event: never more fleet rooms than the limit.
-    let most = 0;
-    const informer = k8s.makeInformer<GameRoom & k8s.KubernetesObject>(stack.kc, `/apis/roomkeeper.io/v1/namespaces/${NAME}/gamerooms`, () => stack.api.listGameRooms(NAME));
-    const count = () => {
-      most = Math.max(most, informer.list(NAME).filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation).length);
-    };
-    informer.on('add', count);
-    informer.on('update', count);
-    informer.on('delete', count);
-    await informer.start();
+    const rooms = await mostRooms(NAME);
     try {
       expect((await managementCall(stack, 'POST', '/schedulers', body({ roomsReplicas: 5 }))).status).toBe(200);
       await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 5, { timeoutMs: 60_000, message: '5 ready rooms' });
@@ -70,7 +76,7 @@ describe('per-scheduler limits', () => {
       await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 20 * 5, { timeoutMs: 60_000, message: '20 more pings per room' });
       expect((await live()).length).toBe(5);
       expect((await stack.api.getScheduler(NAME)).spec.roomsReplicas).toBe(1000);
-      expect(most).toBeLessThanOrEqual(5);
+      expect(rooms.most).toBeLessThanOrEqual(5);
       // The change's version operation refused it, naming the field, and made no version: the
       // active version keeps its count, and the conditions say the spec's change was not applied.
       const versionOp = await waitFor(async () => (await stack.api.listOperations(NAME)).items
@@ -83,9 +89,43 @@ describe('per-scheduler limits', () => {
       // Back within the limit, the count is acted on again.
       await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: MAX_ROOMS } });
       await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === MAX_ROOMS, { timeoutMs: 60_000, message: `${MAX_ROOMS} ready rooms` });
-      expect(most).toBeLessThanOrEqual(MAX_ROOMS);
+      expect(rooms.most).toBeLessThanOrEqual(MAX_ROOMS);
     } finally {
-      await informer.stop();
+      await rooms.stop();
+    }
+  });
+
+  test('a roomsReplicas above the limit written during a rolling update keeps the count last decided: the fleet does not grow', async () => {
+    const name = `${NAME}-roll`;
+    const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 3, maxSurge: 1 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+    // A matchmaker holds one room of v1: the update to v2 cannot replace it until it is free.
+    const allocated = await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, { ttlSeconds: 300 });
+    expect(allocated.status).toBe(200);
+    const held = (allocated.body as { roomId: string }).roomId;
+    expect((await managementCall(stack, 'PATCH', `/schedulers/${name}`, { spec: { containers: [{ image: 'example.com/game:2.0.0' }] } })).status).toBe(200);
+    await waitFor(async () => (await live()).filter((r) => r.spec.version.startsWith('v2.') && r.status?.status === 'ready').length === 3, { timeoutMs: 60_000, message: '3 ready rooms of v2' });
+
+    // kubectl (past the gateway) asks for more rooms than the limit while the update waits for the held room.
+    await stack.api.patchScheduler(name, { spec: { roomsReplicas: 1000 } });
+    const refusal = `spec.roomsReplicas 1000 is above ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)`;
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.autoscaling?.lastDecision?.startsWith(refusal), { timeoutMs: 60_000, intervalMs: 200, message: 'the refusal in status.autoscaling.lastDecision' });
+    const counted = await mostRooms(name);
+    try {
+      // Many health cycles later (the rooms' pings measure the wait): 3 rooms of v2 and the held one, no more.
+      const pings = stack.simulation!.rooms!.stats().pingsSent;
+      await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 20 * 4, { timeoutMs: 60_000, message: '20 more pings per room' });
+      const rooms = await live();
+      expect(rooms.map((r) => r.metadata.name)).toContain(held);
+      expect(rooms).toHaveLength(4);
+      expect(counted.most).toBeLessThanOrEqual(4);
+      const status = (await stack.api.getScheduler(name)).status;
+      expect(status?.rooms?.desired).toBe(3);
+      expect(status?.autoscaling?.lastDecision).toBe(`${refusal}: the spec is refused, as the gateway refuses it, and the fleet keeps the desired count last decided, 3 rooms; set it to at most ${MAX_ROOMS}`);
+    } finally {
+      await counted.stop();
     }
   });
 

@@ -187,7 +187,7 @@ export class HealthController {
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
     const decision = desiredRooms({
       roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
-      maxRooms: this.deps.config.maxRoomsPerScheduler,
+      maxRooms: this.deps.config.maxRoomsPerScheduler, lastDesired: s.status.rooms?.desired,
     });
     const activeVersion = s.status.version;
     const planWith = (t: typeof timeouts) => planHealth({

@@ -174,6 +174,18 @@ describe('desiredRooms under the per-scheduler room limit (issue 12 M4)', () => 
     expect(desiredRooms(input({ ready: 0, occupied: 0, roomsReplicas: 100, maxRooms: 100 })).desired).toBe(100);
   });
 
+  it('keeps the count last decided, not the current fleet, while the spec is refused', () => {
+    const d = desiredRooms(input({ ready: 6, occupied: 1, roomsReplicas: 20_000, maxRooms: 100, lastDesired: 5 }));
+    expect(d.desired).toBe(5);
+    expect(d.target).toBe(5);
+    expect(d.reason).toBe('spec.roomsReplicas 20000 is above 100, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): '
+      + 'the spec is refused, as the gateway refuses it, and the fleet keeps the desired count last decided, 5 rooms; set it to at most 100');
+    const policy = desiredRooms(input({ ready: 7, occupied: 0, autoscaling: { ...buffer(1), policy: { type: 'fixedBuffer', parameters: {} } }, lastDesired: 4 }));
+    expect(policy.error).toBeDefined();
+    expect(policy.desired).toBe(4);
+    expect(policy.reason).toMatch(/; keeping the desired count last decided, 4 rooms$/);
+  });
+
   it('refuses an autoscaling.min above the limit the same way', () => {
     const d = desiredRooms(input({ ready: 4, occupied: 0, autoscaling: buffer(10, { min: 101, max: 200 }), maxRooms: 100 }));
     expect(d.desired).toBe(4);

@@ -68,6 +68,12 @@ export interface DesiredRoomsInput {
    * it (autoscaling.max -1, or above the limit) is capped at it.
    */
   maxRooms?: number;
+  /**
+   * The count last decided (`status.rooms.desired`). While the spec's count cannot be acted on (a
+   * count above the limit, an unusable policy) it is kept: keeping the current fleet instead would
+   * let a rolling update in progress surge above it on every run, and take that as the new count.
+   */
+  lastDesired?: number;
 }
 
 export interface DesiredRooms {
@@ -101,11 +107,11 @@ export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
   if (max === undefined) return uncappedDesiredRooms(input);
   const refused = countAboveLimit(input, max);
   if (refused !== undefined) {
-    const available = nonNegativeInt(input.available);
+    const kept = keptCount(input);
     return {
-      desired: available,
-      target: available,
-      reason: `${refused} is above ${max}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): the spec is refused, as the gateway refuses it, and the fleet keeps its ${available} rooms; set it to at most ${max}`,
+      desired: kept,
+      target: kept,
+      reason: `${refused} is above ${max}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): the spec is refused, as the gateway refuses it, and the fleet keeps ${keptWords(input, kept)}; set it to at most ${max}`,
       downscaleAllowed: false,
       recordDownscale: false,
       error: `${refused} is above ${max}`,
@@ -114,6 +120,15 @@ export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const decision = uncappedDesiredRooms(input);
   if (decision.desired <= max) return decision;
   return { ...decision, desired: max, target: Math.min(decision.target, max), reason: `${decision.reason}; capped at ${max}, the most rooms one scheduler may have` };
+}
+
+/** The count kept while the spec's count cannot be acted on: the last decided one, else the fleet's. */
+function keptCount(input: DesiredRoomsInput): number {
+  return input.lastDesired === undefined ? nonNegativeInt(input.available) : nonNegativeInt(input.lastDesired);
+}
+
+function keptWords(input: DesiredRoomsInput, kept: number): string {
+  return input.lastDesired === undefined ? `its ${kept} rooms` : `the desired count last decided, ${kept} rooms`;
 }
 
 /** The field, and its value, of a count the spec asks for above the limit (see `maxRooms`). */
@@ -143,10 +158,11 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const freeSlots = c.freeSlots === undefined ? Math.max(0, slots - running) : nonNegativeInt(c.freeSlots);
   const policy = policyTarget(autoscaling, { inUse, running, maxMatches });
   if ('error' in policy) {
+    const kept = keptCount(input);
     return {
-      desired: available,
-      target: available,
-      reason: `autoscaling policy unusable (${policy.error}); keeping ${available} rooms`,
+      desired: kept,
+      target: kept,
+      reason: `autoscaling policy unusable (${policy.error}); keeping ${keptWords(input, kept)}`,
       downscaleAllowed: false,
       recordDownscale: false,
       error: policy.error,

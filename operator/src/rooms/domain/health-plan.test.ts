@@ -271,6 +271,33 @@ describe('planHealth', () => {
     expect(rooms.every((r) => r.version === 'v2.0.0')).toBe(true);
   });
 
+  // A roomsReplicas above the per-scheduler limit (written with kubectl) cannot be acted on, so the
+  // count is kept. Kept as the current fleet, each run's surge room became the next run's count:
+  // with an old room held by a matchmaker the update never ended and the fleet grew by one a run.
+  it('does not grow the fleet when the spec asks for more rooms than the limit during a rolling update', () => {
+    let rooms: RoomView[] = [...many('old', 4, { version: 'v1.0.0' }), fresh('held', { version: 'v1.0.0', status: 'allocated' })];
+    let lastDesired: number | undefined = 5;
+    let created = 0;
+    let largest = 0;
+    for (let cycle = 1; cycle <= 20; cycle++) {
+      const now = NOW + cycle * 60 * S;
+      rooms = rooms.map((r) => ({ ...r, lastPingAt: now, status: r.status === 'pending' ? 'ready' : r.status }));
+      const fleet = summarizeFleet(rooms, now, DEFAULT_ROOM_TIMEOUTS);
+      const want = desiredRooms({ roomsReplicas: 20_000, counts: fleet.counts, available: fleet.available.length, now, maxRooms: 10_000, lastDesired });
+      expect(want.error).toBe('spec.roomsReplicas 20000 is above 10000');
+      lastDesired = want.desired;
+      const p = planHealth({ rooms, desired: want.desired, target: want.target, now, timeouts: DEFAULT_ROOM_TIMEOUTS, activeVersion: 'v2.0.0', maxSurge: 1 });
+      rooms = rooms.filter((r) => !p.removeRooms.includes(r.name));
+      for (let i = 0; i < p.add; i++) rooms.push(fresh(`new-${created++}`, { status: 'pending', createdAt: now, lastPingAt: undefined }));
+      largest = Math.max(largest, rooms.length);
+    }
+    expect(lastDesired).toBe(5);
+    expect(largest).toBe(6);
+    // The update ran to its end but for the held room: 5 rooms of the new version, and the held one.
+    expect(rooms.filter((r) => r.version === 'v2.0.0')).toHaveLength(5);
+    expect(rooms.map((r) => r.name)).toContain('held');
+  });
+
   it('is idempotent: the same observation gives the same plan', () => {
     const input: HealthPlanInput = {
       rooms: [...many('new', 3), ...many('old', 10, { version: 'v1.0.0' })],
