@@ -299,7 +299,7 @@ describe('rolling replacement', () => {
         // Every room but the occupied one is on v2.0.0: 10 new rooms (the desired count) beside it.
         return c?.status === 'True' && s.status?.rooms?.current === 11 && s.status.rooms.updated === 10 ? c : undefined;
       }, { timeoutMs: 30_000, message: 'Progressing True with 10 of 11 rooms updated' });
-      expect(progressing.message).toBe('10 of 11 rooms run the major of the active version v2.0.0; the health check is replacing the others; 1 of the older rooms are occupied and are replaced once their players leave');
+      expect(progressing.message).toBe('10 of 11 rooms run the major of the active version v2.0.0; the health check is replacing the others; of the older rooms, 1 room held by players or a matchmaker (1 occupied) is replaced once free');
 
       // The players leave: the old room is replaced by the health check.
       await ping(stack, 'rolling', occupiedRoom, 'ready');

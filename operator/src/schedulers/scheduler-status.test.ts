@@ -98,7 +98,15 @@ describe('scheduler status', () => {
     const status = computeSchedulerStatus(s, [], rooms, 0, none);
     expect(status.rooms).toMatchObject({ current: 5, updated: 2 });
     expect(status.conditions?.find((c) => c.type === 'Progressing')?.message)
-      .toBe('2 of 5 rooms run the major of the active version v3.0.0; the health check is replacing the others; 2 of the older rooms are occupied and are replaced once their players leave');
+      .toBe('2 of 5 rooms run the major of the active version v3.0.0; the health check is replacing the others; of the older rooms, 2 rooms held by players or a matchmaker (2 occupied) are replaced once free');
+  });
+
+  test('names the older rooms a matchmaker holds, as a rolling update replaces no allocated or active room either', () => {
+    const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 3 });
+    const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'allocated', 'v1.0.0'), room('c', 'allocated', 'v1.0.0'), room('d', 'ready', 'v2.0.0'), room('e', 'allocated', 'v2.0.0')];
+    const status = computeSchedulerStatus(s, [], rooms, 0, none);
+    expect(status.conditions?.find((c) => c.type === 'Progressing')?.message)
+      .toBe('3 of 5 rooms run the major of the active version v2.0.0; the health check is replacing the others; of the older rooms, 2 rooms held by players or a matchmaker (2 allocated) are replaced once free');
   });
 
   test('reports the rollout complete once every room runs the active major, minor versions included', () => {

@@ -20,6 +20,7 @@
 import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, SchedulerStatus } from '../../../common/src/generated/resources';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
+import { heldRoomsWords } from '../rooms/domain/health-plan';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import type { FindVersion } from '../../../common/src/resources/scheduler-version';
@@ -70,7 +71,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
   const maxMatches = roomsMaxMatches(s, findVersion);
   const byVersion: Record<string, number> = {};
-  const occupiedByVersion: Record<string, number> = {};
+  // Rooms a rolling update never replaces while they are held: by version, then by status.
+  const heldByVersion: Record<string, Record<string, number>> = {};
   for (const room of rooms) {
     if (room.spec.validation) continue;
     const st = room.metadata.deletionTimestamp ? 'terminating' : countedStatus(room.status) ?? 'pending';
@@ -81,17 +83,20 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
       if (isServing(st)) counts.matchSlots += maxMatches;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
-      if (st === 'occupied') occupiedByVersion[room.spec.version] = (occupiedByVersion[room.spec.version] ?? 0) + 1;
+      if (st === 'occupied' || st === 'allocated' || st === 'active') {
+        const held = (heldByVersion[room.spec.version] ??= {});
+        held[st] = (held[st] ?? 0) + 1;
+      }
     }
   }
   // Majors are read once a version, not once a room (thousands of rooms share a few versions).
   let oldMajor = 0;
-  let oldOccupied = 0;
+  const oldHeld: Record<string, number> = {};
   const activeVersion = s.status?.version;
   for (const [version, n] of Object.entries(byVersion)) {
     if (!activeVersion || !isOtherMajor(version, { activeVersion })) continue;
     oldMajor += n;
-    oldOccupied += occupiedByVersion[version] ?? 0;
+    for (const [st, m] of Object.entries(heldByVersion[version] ?? {})) oldHeld[st] = (oldHeld[st] ?? 0) + m;
   }
   const desired = s.status?.rooms?.desired;
   const last = [...ops].sort(compareQueueOrder).reduce<Operation | undefined>((acc, op) => {
@@ -130,7 +135,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
           + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
           : 'the active version matches the spec'),
     cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
-      progressMessage(counts.current - oldMajor, counts.current, oldOccupied, s.status?.version)),
+      progressMessage(counts.current - oldMajor, counts.current, oldHeld, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || failure !== undefined,
       stuck ? ConditionReason.OperationStuck : failure ? ConditionReason.OperationFailed
         : lastDone && stoppedByDeletion(lastDone) ? ConditionReason.OperationStoppedByDeletion : ConditionReason.LastOperationDidNotFail,
@@ -148,11 +153,14 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   };
 }
 
-function progressMessage(updated: number, current: number, oldOccupied: number, version: string | undefined): string {
+function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined): string {
   const active = version ?? '(none)';
   if (updated === current) return `every room (${current}) runs the major of the active version ${active}`;
-  const occupied = oldOccupied > 0 ? `; ${oldOccupied} of the older rooms are occupied and are replaced once their players leave` : '';
-  return `${updated} of ${current} rooms run the major of the active version ${active}; the health check is replacing the others${occupied}`;
+  // Occupied, active and allocated older rooms are never replaced while held (DESIGN.md "Rooms
+  // with players are protected"): saying only "replacing" would leave a user waiting on them.
+  const total = Object.values(oldHeld).reduce((a, b) => a + b, 0);
+  const held = total > 0 ? `; of the older rooms, ${heldRoomsWords(oldHeld)} ${total === 1 ? 'is' : 'are'} replaced once free` : '';
+  return `${updated} of ${current} rooms run the major of the active version ${active}; the health check is replacing the others${held}`;
 }
 
 function stateReason(state: SchedulerState): string {

@@ -149,7 +149,7 @@ function rollingUpdatePlan(
 const HELD_RULE = 'scale-down never removes such a room; the health check removes it once it is free';
 
 /** The rooms held by players or a matchmaker, by what holds them: `2 rooms held by … (2 allocated)`. */
-function heldRoomsWords(held: Record<string, number>): string {
+export function heldRoomsWords(held: Record<string, number>): string {
   const total = Object.values(held).reduce((a, b) => a + b, 0);
   const parts = Object.entries(held).map(([hold, n]) => `${n} ${hold}`).join(', ');
   return `${total} ${total === 1 ? 'room' : 'rooms'} held by players or a matchmaker (${parts})`;
