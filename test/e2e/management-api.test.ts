@@ -198,6 +198,26 @@ describe('management API end to end', () => {
     expect(answers['same-forwarder']).toEqual({ ...answers['same-plain'], body: { code: 6, message: 'no change found to scheduler same-forwarder', details: [] } });
   });
 
+  test('a scheduler named as a namespace Roomkeeper did not make: its create_scheduler fails saying what to do, and its deletion leaves the namespace', async () => {
+    const name = 'taken-ns';
+    const core = stack.kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name, labels: { owner: 'someone-else' } } } });
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    expect(created.status).toBe(200);
+    const op = await finished(stack, (created.body as OperationEnqueued).operationId, 'error');
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain(`Operation execution failed: namespace ${name} already exists and is not managed by Roomkeeper: `
+      + `a scheduler's rooms live in the namespace of its name, and Roomkeeper never takes over one it did not make; `
+      + `delete this scheduler (DELETE /schedulers/${name}, or kubectl delete rks ${name}: the namespace is left as it is) and create it under another name`);
+    // Doing what it says: the scheduler goes, the namespace stays as it was.
+    const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
+    expect(deleted.status).toBe(200);
+    await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).status === 404, { timeoutMs: 30_000, message: `${name} deleted` });
+    const ns = await core.readNamespace({ name });
+    expect(ns.metadata?.deletionTimestamp).toBeUndefined();
+    expect(ns.metadata?.labels).toEqual(expect.objectContaining({ owner: 'someone-else' }));
+    await core.deleteNamespace({ name });
+  });
+
   test('the same change through kubectl and through HTTP leaves the same history', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {

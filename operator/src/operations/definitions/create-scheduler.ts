@@ -34,7 +34,8 @@ export const createSchedulerDefinition: OperationDefinition = {
     try {
       const ns = await ctx.deps.core.readNamespace({ name });
       if (ns.metadata?.labels?.[SCHEDULER_LABEL] !== name) {
-        throw new Error(`namespace ${name} already exists and is not managed by Roomkeeper`);
+        throw new Error(`namespace ${name} already exists and is not managed by Roomkeeper: a scheduler's rooms live in the namespace of its name, and Roomkeeper never takes over one it did not make; `
+          + `delete this scheduler (DELETE /schedulers/${name}, or kubectl delete rks ${name}: the namespace is left as it is) and create it under another name`);
       }
       namespaceExists = true;
       // Ours but being removed (an earlier attempt's rollback, a deletion of the scheduler under
