@@ -316,12 +316,18 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-us')?.spec.spec.containers[0]?.image).toBe('registry.example/game:3.0');
   });
 
-  it.each([['an empty object', {}], ['no body', undefined], ['only unknown fields', { colour: 'red' }]])('answers 409 "no change found" for %s', async (_what, body) => {
+  it.each([
+    ['an empty object', {}, ''],
+    ['no body', undefined, ''],
+    ['only unknown fields', { colour: 'red' }, ': PATCH ignores colour; not fields of a scheduler: colour (the fields are listed in GET /openapi.json)'],
+    ['only game, which PATCH does not change', { game: 'squash' },
+      ': PATCH ignores game; game is changed with the whole definition: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it), or kubectl edit rks tennis-eu'],
+  ])('answers 409 "no change found" for %s, naming the fields it ignored', async (_what, body, ignored) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
     const res = body === undefined ? await req : await req.send(body);
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ code: 6, message: 'no change found to scheduler tennis-eu', details: [] });
+    expect(res.body).toEqual({ code: 6, message: `no change found to scheduler tennis-eu${ignored}`, details: [] });
     expect(t.store.writes).toEqual([]);
   });
 

@@ -121,7 +121,7 @@ export class SchedulerCommands {
     const parsed = this.deps.validator.validatePatchBody(body);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const current = await this.mustExist(name);
-    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}`);
+    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body)}`);
     await this.assertNoOngoingVersionOperation(current);
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
@@ -328,4 +328,19 @@ export class SchedulerCommands {
 /** Input field errors as the request body's: `(body)` for the whole, and renamed fields. */
 function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<string, string>> = {}): FieldViolation[] {
   return errors.map((e) => ({ field: e.field === '' ? '(body)' : renamed[e.field] ?? e.field, message: e.message }));
+}
+
+/**
+ * What a PATCH body that changed nothing named that PATCH does not take (Maestro drops such fields
+ * too, and answers the same 409): `game` is changed by a whole definition, anything else is not a
+ * field of the scheduler. Empty when the body named nothing; otherwise told after the 409's words.
+ */
+function ignoredPatchFields(name: string, body: unknown): string {
+  const fields = isRecord(body) ? Object.keys(body) : [];
+  if (fields.length === 0) return '';
+  const game = fields.includes('game')
+    ? `; game is changed with the whole definition: POST /schedulers/${name} (GET /schedulers/${name} gives it), or kubectl edit rks ${name}` : '';
+  const unknown = fields.filter((f) => f !== 'game');
+  const others = unknown.length > 0 ? `; not fields of a scheduler: ${unknown.join(', ')} (the fields are listed in GET /openapi.json)` : '';
+  return `: PATCH ignores ${fields.join(', ')}${game}${others}`;
 }
