@@ -75,6 +75,18 @@ describe('add_rooms and the replicas it changes', () => {
   });
 });
 
+describe('add_rooms canceled before it changed anything', () => {
+  it('writes no roomsReplicas (so no version and switch of it, and none back): the cancel stops it first', async () => {
+    const t = setup();
+    // The cancel request reaches the execution while it reads the scheduler.
+    t.ctx.cancel();
+    await expect(addRoomsDefinition.execute(t.ctx)).rejects.toBeInstanceOf(OperationCanceled);
+    expect(t.specPatches).toEqual([]);
+    expect(t.ctx.state.replicasBefore).toBeUndefined();
+    await t.ctx.finish('canceled');
+  });
+});
+
 describe('creationStoppedNote', () => {
   it('says how far creation got, and that a cancel after the last request stopped nothing', () => {
     expect(creationStoppedNote('the cancel', 7, 100, 4)).toBe('Room creation stopped by the cancel: 7/100 rooms created (the 4 requests in flight completed)');

@@ -130,6 +130,9 @@ export const addRoomsDefinition: OperationDefinition = {
     const version = await loadVersion(ctx, active);
     if (!version) throw new Error(`active version ${active} not found`);
     const rooms = new RoomManager(ctx.deps);
+    // A cancel that came meanwhile stops it before it changes anything: the change of roomsReplicas
+    // would make a version and a switch, and its rollback two more, for nothing.
+    ctx.checkpoint();
     // roomsReplicas moves by the whole amount; one operation creates at most the add limit, and
     // the health check adds the rest, as the scheduler now wants them (autoscaling: it decides).
     await adjustReplicas(ctx, amount);
