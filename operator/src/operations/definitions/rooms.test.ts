@@ -3,7 +3,7 @@ import { silentLogger } from '../../../../common/src/logger';
 import type { OperatorDeps } from '../../deps';
 import { ExecutionContext, OperationCanceled } from '../execution';
 import { waitFor } from '../../../../test/support/wait';
-import { addRoomsDefinition, creationStoppedNote } from './rooms';
+import { addRoomsDefinition, creationStoppedNote, removalShortNote } from './rooms';
 
 /**
  * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
@@ -93,3 +93,16 @@ describe('creationStoppedNote', () => {
     expect(creationStoppedNote('the cancel', 100, 100, 3)).toBe('All 100 rooms had been requested when the cancel came: 100/100 rooms created');
   });
 });
+
+describe('removalShortNote', () => {
+  it('says why fewer rooms were removed than asked, each cause that applied and no other', () => {
+    // 4 rooms, none held: no word of occupied rooms.
+    expect(removalShortNote({ amount: 500, limit: 500, removed: 4, changed: 0, fleet: 4, chosen: 4 }))
+      .toBe('Asked to remove 500 rooms; 4 could be removed: the scheduler had 4 rooms');
+    expect(removalShortNote({ amount: 5, limit: 5, removed: 1, changed: 1, fleet: 6, chosen: 2 }))
+      .toBe('Asked to remove 5 rooms; 1 could be removed: the scheduler had 6 rooms, 4 of them held by players or a matchmaker, which a removal by amount never takes; 1 changed status before deletion and were kept');
+    expect(removalShortNote({ amount: 80, limit: 50, removed: 50, changed: 0, chosen: 50 }))
+      .toBe('Asked to remove 80 rooms; 50 could be removed: one operation removes at most 50 (ROOMKEEPER_REMOVE_ROOMS_LIMIT): send remove-rooms again for more');
+  });
+});
+

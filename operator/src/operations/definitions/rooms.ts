@@ -108,6 +108,23 @@ export function creationStoppedNote(cause: string, created: number, count: numbe
     : `Room creation stopped by ${cause}: ${created}/${count} rooms created (the ${inFlight} requests in flight completed)`;
 }
 
+/**
+ * Why a remove_rooms by amount removed fewer rooms than asked, each cause that applied: the
+ * scheduler had fewer rooms it may remove by amount (`fleet`, given then: the rooms it had, of
+ * which those not `chosen` are held by players or a matchmaker), rooms that changed before their
+ * deletion, or the remove limit.
+ */
+export function removalShortNote(a: { amount: number; limit: number; removed: number; changed: number; fleet?: number; chosen: number }): string {
+  const causes: string[] = [];
+  if (a.fleet !== undefined) {
+    const held = Math.max(0, a.fleet - a.chosen);
+    causes.push(`the scheduler had ${a.fleet} rooms${held > 0 ? `, ${held} of them held by players or a matchmaker, which a removal by amount never takes` : ''}`);
+  }
+  if (a.changed > 0) causes.push(`${a.changed} changed status before deletion and were kept`);
+  if (a.limit < a.amount) causes.push(`one operation removes at most ${a.limit} (ROOMKEEPER_REMOVE_ROOMS_LIMIT): send remove-rooms again for more`);
+  return `Asked to remove ${a.amount} rooms; ${a.removed} could be removed: ${causes.join('; ')}`;
+}
+
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
 function stopIfCanceled(ctx: ExecutionContext, howFar: string): void {
   if (!ctx.canceled) return;
@@ -279,7 +296,8 @@ export const removeRoomsDefinition: OperationDefinition = {
     const { amount } = input;
     const count = Math.min(amount, ctx.deps.config.removeRoomsLimit);
     const scheduler = ctx.deps.caches.schedulers.get(name);
-    const choice = chooseRoomsToRemove(rooms.views(name).filter((r) => !r.validation), count, ctx.deps.now(), {
+    const fleet = rooms.views(name).filter((r) => !r.validation);
+    const choice = chooseRoomsToRemove(fleet, count, ctx.deps.now(), {
       pingTimeoutMs: ctx.deps.config.roomPingTimeout,
       activeVersion: scheduler?.status?.version,
     });
@@ -309,7 +327,8 @@ export const removeRoomsDefinition: OperationDefinition = {
     await adjustReplicas(ctx, -(removed + gone + unreached));
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
-      ctx.event(`Asked to remove ${amount} rooms; ${removed + gone} could be removed (occupied rooms are never removed by amount${changed > 0 ? `; ${changed} changed status before deletion and were kept` : ''})`);
+      const had = fleet.filter((r) => !r.terminating).length;
+      ctx.event(removalShortNote({ amount, limit: count, removed: removed + gone, changed, fleet: choice.shortBy > 0 ? had : undefined, chosen: choice.remove.length }));
     }
   },
 
