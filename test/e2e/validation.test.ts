@@ -33,13 +33,10 @@ async function post(stack: Stack, payload: unknown): Promise<{ status: number; b
 }
 
 const RFC1123 = "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit";
-const CLUSTER_NAMESPACE = "name must not be 'default' or start with 'kube-': a scheduler's rooms live in the namespace of its name, and those names belong to namespaces of the Kubernetes cluster itself";
 const cases: Array<[string, (b: Body) => void, { field: string; message: string }]> = [
   ['name not RFC 1123', (b) => { b.name = 'bad-name-'; }, { field: 'name', message: RFC1123 }],
   ['name of 64 chars', (b) => { b.name = `v${'a'.repeat(63)}`; }, { field: 'name', message: RFC1123 }],
   ['name info', (b) => { b.name = 'info'; }, { field: 'name', message: "name must not be 'info' (reserved by GET /schedulers/info)" }],
-  ['name default', (b) => { b.name = 'default'; }, { field: 'name', message: CLUSTER_NAMESPACE }],
-  ['name kube-system', (b) => { b.name = 'kube-system'; }, { field: 'name', message: CLUSTER_NAMESPACE }],
   ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
   ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],

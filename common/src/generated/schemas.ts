@@ -565,11 +565,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         message: 'name must not be \'info\' (reserved by GET /schedulers/info)',
         reason: 'FieldValueForbidden',
       },
-      {
-        rule: 'self.metadata.name != \'default\' && !self.metadata.name.startsWith(\'kube-\')',
-        message: 'name must not be \'default\' or start with \'kube-\': a scheduler\'s rooms live in the namespace of its name, and those names belong to namespaces of the Kubernetes cluster itself',
-        reason: 'FieldValueForbidden',
-      },
     ],
     properties: {
       apiVersion: {
