@@ -297,3 +297,30 @@ describe('HealthController and a fleet above the desired count whose surplus roo
     expect(kept(events)).toHaveLength(3);
   });
 });
+
+describe('HealthController: a room count decision', () => {
+  it('is written and told once, although the schedulers cache shows the status from before the write at the next check', async () => {
+    const { deps } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 5 };
+    const events: KubeEvent[] = [];
+    const writes: unknown[] = [];
+    Object.assign(deps, { events: { record: (e: KubeEvent) => events.push(e) } });
+    Object.assign(deps.api, { patchSchedulerStatus: (_name: string, patch: unknown) => { writes.push(patch); return Promise.resolve(s); } });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    const decisions = () => events.filter((e) => e.reason === 'AutoscalingDecision').map((e) => e.note);
+    // The cache has not seen the write yet: the second check reads desired 3 again.
+    await health.reconcile('s');
+    await health.reconcile('s');
+    expect(decisions()).toEqual(['Desired rooms 3 -> 5: roomsReplicas is 5']);
+    expect(writes).toHaveLength(1);
+    // The cache catches up; then a new count is written and told.
+    s.status = { ...s.status, rooms: { desired: 5 }, autoscaling: (writes[0] as { status: Scheduler['status'] }).status?.autoscaling };
+    await health.reconcile('s');
+    expect(writes).toHaveLength(1);
+    s.spec = { ...s.spec, roomsReplicas: 6 };
+    await health.reconcile('s');
+    expect(decisions()).toEqual(['Desired rooms 3 -> 5: roomsReplicas is 5', 'Desired rooms 5 -> 6: roomsReplicas is 6']);
+    expect(writes).toHaveLength(2);
+  });
+});

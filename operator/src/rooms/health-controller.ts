@@ -54,6 +54,11 @@ export interface HealthControllerOptions {
 const PORT_CONFLICT_GRACE_MS = 5_000;
 /** How soon a health check held for a stale cache looks again (a relist takes about this long). */
 const STALE_RECHECK_MS = 1_000;
+/**
+ * How long a decision this replica wrote is taken as on its way to the schedulers cache; after it,
+ * a cache that still shows an older decision is believed (written again: level-based).
+ */
+const DECISION_ECHO_MS = 30_000;
 
 export class HealthController {
   private readonly rooms: RoomManager;
@@ -70,6 +75,12 @@ export class HealthController {
    * numbers change, or when the situation ends and comes back.
    */
   private readonly keptAbove = new Map<string, string>();
+  /**
+   * Per scheduler, the room count decision this replica wrote last, and when: until the schedulers
+   * cache shows that write (its watch event is on its way), a check reads the status before it
+   * and would write the same decision again and tell its AutoscalingDecision Event twice.
+   */
+  private readonly decisionWritten = new Map<string, { decision: string; at: number }>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
   private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
@@ -154,6 +165,7 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
       this.orphanedPods.forget(name);
       this.keptAbove.delete(name);
+      this.decisionWritten.delete(name);
       return {};
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
@@ -394,13 +406,20 @@ export class HealthController {
     }
   }
 
-  private async writeDecision(s: Scheduler, decision: DesiredRooms, downscaleAt: number | undefined): Promise<void> {
-    const { desired, reason } = decision;
+  private async writeDecision(s: Scheduler, choice: DesiredRooms, downscaleAt: number | undefined): Promise<void> {
+    const { desired, reason, error } = choice;
     const current = s.status?.autoscaling;
     if (s.status?.rooms?.desired === desired && current?.desired === desired && current.lastDecision === reason && downscaleAt === undefined) return;
-    const nowIso = new Date(this.deps.now()).toISOString();
+    const name = s.metadata.name as string;
+    const now = this.deps.now();
+    const written = this.decisionWritten.get(name);
+    const decision = `${desired} ${reason}`;
+    const shownAt = Date.parse(current?.lastDecisionAt ?? '') || 0;
+    // The same decision, written moments ago, that the cache does not show yet: nothing to write or tell.
+    if (downscaleAt === undefined && written?.decision === decision && shownAt < written.at && now - written.at < DECISION_ECHO_MS) return;
+    const nowIso = new Date(now).toISOString();
     const before = s.status?.rooms?.desired;
-    await this.deps.api.patchSchedulerStatus(s.metadata.name as string, {
+    await this.deps.api.patchSchedulerStatus(name, {
       status: {
         rooms: { desired },
         autoscaling: {
@@ -411,12 +430,13 @@ export class HealthController {
         },
       },
     });
-    if (decision.error !== undefined && current?.lastDecision !== reason) {
+    this.decisionWritten.set(name, { decision, at: now });
+    if (error !== undefined && current?.lastDecision !== reason) {
       // The spec cannot be acted on (a count above the limit, an unusable policy): the count may
       // not move, so this is told on its own, once per reason.
-      schedulerEvent(this.deps, s.metadata.name as string, 'RoomCountNotDecided', 'DecideRoomCount', `Desired rooms kept at ${desired}: ${reason}`);
+      schedulerEvent(this.deps, name, 'RoomCountNotDecided', 'DecideRoomCount', `Desired rooms kept at ${desired}: ${reason}`);
     } else if (before !== desired) {
-      schedulerEvent(this.deps, s.metadata.name as string, 'AutoscalingDecision', 'DecideRoomCount', `Desired rooms ${before ?? '(none)'} -> ${desired}: ${reason}`);
+      schedulerEvent(this.deps, name, 'AutoscalingDecision', 'DecideRoomCount', `Desired rooms ${before ?? '(none)'} -> ${desired}: ${reason}`);
     }
   }
 }
