@@ -48,7 +48,8 @@ export function requestRecorder(options: RequestContextOptions): (answered: Answ
   return ({ route, method, status, seconds, logger }) => {
     requests.inc({ api: options.api, route, method, status });
     duration.observe(seconds, { api: options.api, route });
-    const level = status >= 500 ? 'warn' : options.accessLogLevel;
+    // A failure of ours is a warning; a 501 is the client's (a method the path does not take).
+    const level = status >= 500 && status !== 501 ? 'warn' : options.accessLogLevel;
     // Only the route pattern and status: never headers (Authorization) or bodies.
     if (options.logger.isLevelEnabled(level)) {
       logger().log(level, 'request', { method, route, status, durationMs: Math.round(seconds * 1000) });
