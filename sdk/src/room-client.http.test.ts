@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RoomsApiError } from './errors';
-import { RoomClient } from './room-client';
+import { RoomClient, type PingFailure } from './room-client';
 
 interface Seen { method: string; url: string; authorization?: string; body: unknown }
 
@@ -65,5 +65,60 @@ test('a 503 with Retry-After from the rooms API (or a proxy before it) sets the 
   } finally {
     room.close();
     await api.close();
+  }
+});
+
+test('a rooms API that cannot be reached is told with its cause (connection refused), not only "fetch failed"', async () => {
+  // A port nothing listens on: a server that listened there and closed.
+  const closed = http.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const room = new RoomClient({ config: { schedulerName: 'arena', roomId: 'arena-1', roomsApiUrl: `http://127.0.0.1:${port}`, pingIntervalMs: 60_000 } });
+  const failed = new Promise<PingFailure>((resolve) => room.once('pingFailed', resolve));
+  void room.ready().catch(() => undefined);
+  try {
+    expect((await failed).reason).toMatch(/^fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+    const event = room.roomEvent('matchStarted');
+    await expect(event).rejects.toBeInstanceOf(RoomsApiError);
+    await expect(event).rejects.toThrow(/^the rooms API could not be reached for roomevent: fetch failed: connect ECONNREFUSED/);
+  } finally {
+    room.close();
+  }
+});
+
+test('an event waits for the forwarders within its own deadline; past it, a typed error says the event may still reach them and what to raise', async () => {
+  // The rooms API answers an event only once the scheduler's forwarders took it: here, once the
+  // room client gave up on a hung ping (past requestTimeoutMs), so the event outlives that deadline.
+  let releaseEvent: (() => void) | undefined;
+  const pingGaveUp = new Promise<void>((resolve) => { releaseEvent = resolve; });
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.url ?? '');
+    req.resume();
+    if (req.url?.endsWith('/ping')) {
+      req.socket.on('close', () => releaseEvent?.());
+      return; // never answered
+    }
+    if (req.url?.endsWith('/playerevent')) return; // a receiver that never answers
+    void pingGaveUp.then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true,"message":""}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const config = { schedulerName: 'arena', roomId: 'arena-1', roomsApiUrl: `http://127.0.0.1:${port}`, pingIntervalMs: 60_000 };
+  const room = new RoomClient({ config, requestTimeoutMs: 100, eventTimeoutMs: 60_000 });
+  const short = new RoomClient({ config, requestTimeoutMs: 60_000, eventTimeoutMs: 100 });
+  try {
+    const event = room.roomEvent('matchStarted');
+    void room.ready().catch(() => undefined);
+    await expect(event).resolves.toEqual({ success: true, message: '' });
+    const late = short.playerEvent('playerJoin', 'p1');
+    await expect(late).rejects.toBeInstanceOf(RoomsApiError);
+    await expect(late).rejects.toThrow('the rooms API did not answer playerevent within 100 ms: it answers once the scheduler\'s forwarders took the event or their options.timeout passed, so the event may still reach them; give the room client an eventTimeoutMs above the forwarders\' options.timeout');
+  } finally {
+    room.close();
+    short.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });

@@ -13,15 +13,21 @@ import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } f
 import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, type ReportedStatus, type RoomStatus } from './lifecycle.js';
 import { AllocationTracker, parsePingAnswer, reportedMatches, type Allocation, type PingAnswer } from './ping-answer.js';
 import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
-import { Transport, type FetchLike, type HttpAnswer } from './transport.js';
+import { failureText, NoAnswerError, Transport, type FetchLike, type HttpAnswer } from './transport.js';
 
 export interface RoomClientOptions {
   /** Default: `readRoomConfig(process.env)`. */
   config?: RoomConfig;
   /** Default: the config's `pingIntervalMs`. */
   pingIntervalMs?: number;
-  /** Deadline of one request. Default 5000 ms. */
+  /** Deadline of one ping. Default 5000 ms. */
   requestTimeoutMs?: number;
+  /**
+   * Deadline of one room or player event. The rooms API answers an event once the scheduler's
+   * forwarders took it or their `options.timeout` passed, so keep it above those. Default
+   * `requestTimeoutMs`.
+   */
+  eventTimeoutMs?: number;
   /** Retry delays after failed pings (see `backoffDelay`). Default base 500 ms, cap 30 s. */
   backoff?: BackoffPolicy;
   /** `unhealthy` is emitted after this many consecutive failed pings. Default 3. */
@@ -91,6 +97,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   readonly config: RoomConfig;
   private readonly transport: Transport;
   private readonly intervalMs: number;
+  private readonly eventTimeoutMs: number;
   private readonly backoff: BackoffPolicy;
   private readonly unhealthyAfter: number;
   private readonly random: () => number;
@@ -120,6 +127,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+    this.eventTimeoutMs = options.eventTimeoutMs ?? options.requestTimeoutMs ?? 5000;
     this.transport = new Transport({ fetch: fetchImpl, timeoutMs: options.requestTimeoutMs ?? 5000, ...(this.config.token ? { token: this.config.token } : {}) });
   }
 
@@ -285,7 +293,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
       });
       outcome = pingOutcome(res, this.now());
     } catch (err) {
-      outcome = { reason: err instanceof Error ? err.message : String(err) };
+      outcome = { reason: failureText(err) };
     } finally {
       this.inFlight = false;
     }
@@ -354,7 +362,16 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
 
   private async postEvent(action: 'roomevent' | 'playerevent', body: Record<string, unknown>): Promise<{ success: boolean; message?: string }> {
     if (this.closed) throw new ClosedError();
-    const res = await this.transport.send('POST', roomUrl(this.config, action), body);
+    let res: HttpAnswer;
+    try {
+      res = await this.transport.send('POST', roomUrl(this.config, action), body, this.eventTimeoutMs);
+    } catch (err) {
+      if (err instanceof ClosedError) throw err;
+      if (err instanceof NoAnswerError) {
+        throw new RoomsApiError(`the rooms API did not answer ${action} within ${err.timeoutMs} ms: it answers once the scheduler's forwarders took the event or their options.timeout passed, so the event may still reach them; give the room client an eventTimeoutMs above the forwarders' options.timeout`, undefined);
+      }
+      throw new RoomsApiError(`the rooms API could not be reached for ${action}: ${failureText(err)}; check ROOMKEEPER_ROOMS_API_URL and that the gateway runs, then send the event again`, undefined);
+    }
     let json: unknown;
     try {
       json = JSON.parse(res.body);

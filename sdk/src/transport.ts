@@ -22,16 +22,41 @@ export interface TransportOptions {
   timeoutMs: number;
 }
 
+/** No answer came within the request's deadline (the request was aborted). */
+export class NoAnswerError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * An error's message with its causes: `fetch` rejects every failure to connect as `fetch failed`
+ * and keeps why (`connect ECONNREFUSED 10.0.0.7:8090`, `getaddrinfo ENOTFOUND ...`) in `cause`.
+ * Read by shape, not `instanceof`: fetch's errors may come from another realm.
+ */
+export function failureText(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const message = typeof current === 'object' ? ('message' in current && typeof current.message === 'string' ? current.message : '')
+      : typeof current === 'string' || typeof current === 'number' ? String(current) : '';
+    if (message !== '' && !parts.includes(message)) parts.push(message);
+    current = typeof current === 'object' && 'cause' in current ? current.cause : undefined;
+  }
+  return parts.length > 0 ? parts.join(': ') : 'no cause given';
+}
+
 /** Requests in flight can all be aborted at once by `abortAll()` (used by `close()`). */
 export class Transport {
   private readonly inFlight = new Set<AbortController>();
 
   constructor(private readonly options: TransportOptions) {}
 
-  async send(method: 'PUT' | 'POST', url: string, body: unknown): Promise<HttpAnswer> {
+  /** `timeoutMs`: this request's deadline (default the transport's). */
+  async send(method: 'PUT' | 'POST', url: string, body: unknown, timeoutMs = this.options.timeoutMs): Promise<HttpAnswer> {
     const controller = new AbortController();
     this.inFlight.add(controller);
-    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+    const timer = setTimeout(() => controller.abort(new NoAnswerError(timeoutMs)), timeoutMs);
     timer.unref();
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
@@ -41,7 +66,7 @@ export class Transport {
       return { status: res.status, body: await res.text(), ...(retryAfter !== undefined ? { retryAfter } : {}) };
     } catch (err) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-      throw reason instanceof Error ? reason : new Error(String(reason));
+      throw reason instanceof Error ? reason : new Error(failureText(reason));
     } finally {
       clearTimeout(timer);
       this.inFlight.delete(controller);
