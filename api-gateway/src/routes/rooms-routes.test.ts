@@ -161,6 +161,14 @@ describe('rooms API without forwarders', () => {
     expect(unknown.body).toMatchObject({ success: false });
   });
 
+  it('tells a room it does not know that its event was not forwarded, and what to do', async () => {
+    const expected = 'room ghost not found in scheduler s1, so the event was not forwarded: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); send it again in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID';
+    for (const [path, body] of [['roomevent', { event: 'x' }], ['playerevent', { event: 'playerJoin', metadata: { playerId: 'p1' } }]] as const) {
+      const res = await request(t.rooms).post(`/scheduler/s1/rooms/ghost/${path}`).set('Authorization', token('s1', 'ghost')).send(body);
+      expect(res.body).toEqual({ success: false, message: expected });
+    }
+  });
+
   it.each([
     ['/roomevent', { timestamp: 1 }],
     ['/roomevent', { event: 7 }],
@@ -185,6 +193,7 @@ describe('rooms API without forwarders', () => {
     const missing = await request(t.rooms).get('/scheduler/s1/rooms/ghost/address').set('Authorization', token('s1', 'ghost'));
     expect(missing.status).toBe(404);
     expect(bodyOf(missing).code).toBe(5);
+    expect(bodyOf(missing).message).toBe('room ghost not found in scheduler s1: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ask again in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID');
   });
 
   it('answers 404 for unknown paths and 501 for a wrong method', async () => {

@@ -76,6 +76,11 @@ const MAX_RUNNING_MATCHES = 1_000_000;
 /** Most characters of a failed event's message (a scheduler has at most 16 forwarders). */
 const MAX_EVENT_MESSAGE_CHARS = 1000;
 
+/** Why a room the gateway's cache does not hold is refused, and what the room can do. */
+function unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
+  return `room ${roomId} not found in scheduler ${schedulerName}${consequence}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
+}
+
 function bodyObject(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new InputError(notAJsonObject(body) ?? 'the body must be a JSON object');
   return body;
@@ -241,7 +246,7 @@ export class RoomReports {
   /** GET /scheduler/{name}/rooms/{id}/address */
   address(schedulerName: string, roomId: string): { ports: { name: string; protocol: string; port: number }[]; host: string; ipv6Label: string } {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) throw new NotFoundError(`room ${roomId} not found in scheduler ${schedulerName}`);
+    if (!room) throw new NotFoundError(unknownRoom(schedulerName, roomId, '', 'ask again'));
     return { ports: portsOf(room), host: room.status?.host ?? '', ipv6Label: '' };
   }
 
@@ -252,7 +257,7 @@ export class RoomReports {
     send: (t: { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom }) => Promise<ForwardOutcome>,
   ): Promise<{ success: boolean; message: string }> {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) return { success: false, message: `room ${roomId} not found in scheduler ${schedulerName}` };
+    if (!room) return { success: false, message: unknownRoom(schedulerName, roomId, ', so the event was not forwarded', 'send it again') };
     const target = this.forwardTarget(room);
     if (!target) {
       this.forwards.inc({ type, result: 'skipped' });
