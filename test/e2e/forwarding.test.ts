@@ -204,4 +204,21 @@ describe('forwarding', () => {
     expect(told).toHaveLength(1);
     expect((await stack.api.getScheduler('fwd-lost')).status?.lostRooms).toEqual([{ name: victim, reason: 'its pod was deleted', lostAt: expect.any(String) as string }]);
   });
+
+  test('a room that pings terminated reaches the receiver as a terminated resync, and as terminated status once, at its removal (as Maestro)', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 1000 } }];
+    const spec = (schedulerObject('fwd-ends', { roomsReplicas: 1, forwarders }) as { spec: Record<string, unknown> }).spec;
+    expect((await call(stack, 'POST', '/schedulers', { name: 'fwd-ends', ...spec })).status).toBe(200);
+    const ended = await waitFor(async () => (await stack.api.listGameRooms('fwd-ends')).items.find((r) => r.status?.status === 'ready')?.metadata.name, { timeoutMs: 30_000, message: 'a room ready' });
+    expect(await roomPing(stack, 'fwd-ends', ended, 'terminating')).toBe(200);
+    expect(await roomPing(stack, 'fwd-ends', ended, 'terminated')).toBe(200);
+    await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms('fwd-ends')).items;
+      return !rooms.some((r) => r.metadata.name === ended) && rooms.some((r) => r.status?.status === 'ready');
+    }, { timeoutMs: 30_000, message: 'the terminated room removed and replaced' });
+    const statuses = () => requestsOf('SendRoomStatus').filter((r) => r.room?.roomId === ended && statusName(r.statusType) === 'terminated');
+    await waitFor(() => statuses().length > 0, { timeoutMs: 10_000, message: 'the removal forwarded as terminated status' });
+    expect(statuses()).toHaveLength(1);
+    expect(requestsOf('SendRoomResync').filter((r) => r.room?.roomId === ended && statusName(r.statusType) === 'terminated')).toHaveLength(1);
+  });
 });

@@ -287,6 +287,28 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
     }
   });
 
+  it('forwards a terminated ping as a ping (SendRoomResync, statusType terminated), as Maestro: the one SendRoomStatus terminated is the room\'s removal\'s', async () => {
+    const worker = new ForwardingWorker({ logger: silentLogger(), metrics: new MetricsRegistry(), logLevel: 'error', record: (f) => forwarder.recordRelayed(f) });
+    try {
+      for (const [apps, room] of [[t, 'room-1'], [buildTestApps({ forwarder, pingQueue: worker }), 'room-2']] as const) {
+        apps.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 60_000 } }] }));
+        apps.store.seedRoom('s1', room, { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: 'h', ports: [] });
+        for (const status of ['terminating', 'terminated']) {
+          expect((await request(apps.rooms).put(`/scheduler/s1/rooms/${room}/ping`).set('Authorization', token('s1', room)).send({ status })).body).toEqual({ success: true });
+        }
+        const roomOf = (c: (typeof receiver.received)[number]) => (c.request as { room?: { roomId?: string; metadata?: Record<string, string> } }).room;
+        const mine = () => receiver.received.filter((c) => roomOf(c)?.roomId === room);
+        await waitFor(() => mine().length === 2, { timeoutMs: 10_000, message: `both pings of ${room} forwarded` });
+        expect(mine().map((c) => [c.rpc, (c.request as { statusType?: unknown }).statusType, roomOf(c)?.metadata?.eventType])).toEqual([
+          ['SendRoomResync', 'terminating', 'resync'],
+          ['SendRoomResync', 'terminated', 'resync'],
+        ]);
+      }
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('answers a ping without waiting for forwarding, and forwards it', async () => {
     receiver.setReply(() => NO_REPLY);
     const res = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });

@@ -20,7 +20,7 @@ import { activeDefinition } from '../../../common/src/resources/scheduler-versio
 
 /** What the rooms API needs from the event forwarder (`EventForwarder` satisfies it). */
 export interface RoomEventSink {
-  forwardPing(forwarders: readonly Forwarder[], room: ForwardedRoom, status: 'ready' | 'occupied' | 'terminating', metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
+  forwardPing(forwarders: readonly Forwarder[], room: ForwardedRoom, status: ReportedPingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
   forwardStatus(forwarders: readonly Forwarder[], room: ForwardedRoom, status: ReportedPingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
   forwardRoomEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
   forwardPlayerEvent(forwarders: readonly Forwarder[], room: ForwardedRoom, event: PlayerEventName, playerId: string, metadata?: Record<string, unknown>): Promise<ForwardOutcome>;
@@ -185,12 +185,11 @@ export class RoomReports {
     if (target && !this.throttle.take(`${schedulerName}/${roomId}`, `${status}/${roomStatus ?? ''}`)) {
       this.forwards.inc({ type: 'ping', result: 'skipped' });
     } else if (target && this.deps.pingQueue) {
-      this.deps.pingQueue.offer({ kind: status === 'terminated' ? 'status' : 'resync', forwarders: target.forwarders, room: target.room, status, metadata: attributes });
+      // Every ping is a resync, `terminated` too, as in Maestro: the room's removal is the one
+      // SendRoomStatus terminated a receiver gets (a status here made two for every room that ended).
+      this.deps.pingQueue.offer({ kind: 'resync', forwarders: target.forwarders, room: target.room, status, metadata: attributes });
     } else if (target) {
-      const sent = status === 'terminated'
-        ? target.sink.forwardStatus(target.forwarders, target.room, 'terminated', attributes)
-        : target.sink.forwardPing(target.forwarders, target.room, status, attributes);
-      void sent.then(
+      void target.sink.forwardPing(target.forwarders, target.room, status, attributes).then(
         (o) => this.forwards.inc({ type: 'ping', result: o.ok ? 'ok' : 'failed' }),
         () => this.forwards.inc({ type: 'ping', result: 'failed' }),
       );

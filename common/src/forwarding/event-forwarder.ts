@@ -16,7 +16,7 @@ import { loadForwarderProtocol, type ForwarderProtocol, type ForwarderRequests, 
 import type { ForwardedEventType, ForwardedRoom, ForwarderConfig, ForwardOutcome, ForwardResult, PlayerEventName } from './forwarder-types';
 import { playerEventMessage, resyncMessage, roomEventMessage, roomStatusMessage } from './forward-messages';
 import { forwarderLabel } from './forward-pump';
-import type { LivePingStatus, ReportedPingStatus } from '../rooms/room-status';
+import type { ReportedPingStatus } from '../rooms/room-status';
 
 export interface EventForwarderOptions {
   logger: Logger;
@@ -180,10 +180,11 @@ export class EventForwarder {
   }
 
   /**
-   * Forwards a ping as `SendRoomResync(RoomStatus)`, whether or not the status changed. Pings of
-   * a room whose pod is terminating (`room.terminating`) are not forwarded, as in Maestro.
+   * Forwards a ping as `SendRoomResync(RoomStatus)`, whether or not the status changed, a
+   * `terminated` ping included (its room's removal is the one `SendRoomStatus` terminated). Pings
+   * of a room whose pod is terminating (`room.terminating`) are not forwarded, as in Maestro.
    */
-  forwardPing(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, pingStatus: LivePingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
+  forwardPing(forwarders: readonly ForwarderConfig[], room: ForwardedRoom, pingStatus: ReportedPingStatus, metadata?: Record<string, unknown>): Promise<ForwardOutcome> {
     return this.dispatch(forwarders, room, 'resync', 'SendRoomResync', (f) => resyncMessage(f, room, pingStatus, metadata), { skipTerminating: true });
   }
 

@@ -12,7 +12,7 @@ import { isRecord } from '../json/is-record';
 import { forwarderMetadata } from './forwarder-options';
 import type { PartialMessage, PlayerEventMessage, RoomEventMessage, RoomMessage, RoomStatusMessage } from './forwarder-protocol';
 import type { ForwardedRoom, ForwarderConfig, PlayerEventName, RoomPort } from './forwarder-types';
-import type { LivePingStatus, ReportedPingStatus } from '../rooms/room-status';
+import type { ReportedPingStatus } from '../rooms/room-status';
 
 /** Metadata values go on the wire as strings: strings as they are, objects as JSON. */
 export function metadataValue(value: unknown): string | undefined {
@@ -88,7 +88,7 @@ function statusMessage(
 export function resyncMessage(
   forwarder: ForwarderConfig,
   room: ForwardedRoom,
-  pingStatus: LivePingStatus,
+  pingStatus: ReportedPingStatus,
   metadata?: Record<string, unknown>,
 ): PartialMessage<RoomStatusMessage> {
   const attributes = { ...stringifyMetadata(metadata), eventType: 'resync', pingType: pingStatus };

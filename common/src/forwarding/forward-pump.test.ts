@@ -37,7 +37,7 @@ describe('ForwardPump', () => {
     const circuit: string[] = [];
     const p = new ForwardPump({
       maxQueuedPerReceiver: options.maxQueued, maxInFlightPerReceiver: options.maxInFlight,
-      send: (f, ping) => forwarder.forwardPing([f], ping.room, ping.status as LivePingStatus, ping.metadata),
+      send: (f, ping) => forwarder.forwardPing([f], ping.room, ping.status, ping.metadata),
       onPingDone: (r) => results.push(r),
       onLost: (reason, name, scheduler) => {
         lost.push(`${reason} ${name}/${scheduler}`);

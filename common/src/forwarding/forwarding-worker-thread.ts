@@ -16,7 +16,6 @@ import { createLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { EventForwarder, forwardResultLabel, type RelayedForward } from './event-forwarder';
 import { ForwardPump, forwarderLabel, type LostReason, type PingForward, type PingForwardResult } from './forward-pump';
-import type { LivePingStatus } from '../rooms/room-status';
 
 export interface ForwardingWorkerSettings {
   logLevel: string;
@@ -96,7 +95,7 @@ function main(): void {
     send: async (f, ping) => {
       const started = process.hrtime.bigint();
       const outcome = ping.kind === 'resync'
-        ? await forwarder.forwardPing([f], ping.room, ping.status as LivePingStatus, ping.metadata)
+        ? await forwarder.forwardPing([f], ping.room, ping.status, ping.metadata)
         : await forwarder.forwardStatus([f], ping.room, ping.status, ping.metadata);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const result = outcome.results[0];
