@@ -371,6 +371,26 @@ describe('installSignalHandlers', () => {
   });
 });
 
+describe('installSignalHandlers after the room ended', () => {
+  test('a SIGTERM after terminated was acknowledged reports it acknowledged and sends nothing more', async () => {
+    const api = new FakeRoomsApi();
+    const source = new EventEmitter();
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    await r.terminating();
+    await r.terminated();
+    const sent = api.pings().length;
+    const results: ShutdownResult[] = [];
+    r.on('shutdown', (res) => results.push(res));
+    r.installSignalHandlers({ source });
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(results).toEqual([{ signal: 'SIGTERM', drain: 'none', terminatedAcknowledged: true }]);
+    expect(api.pings()).toHaveLength(sent);
+    r.close();
+  });
+});
+
 describe('close()', () => {
   test('clears every timer, aborts the request in flight and rejects pending changes', async () => {
     const api = new FakeRoomsApi();

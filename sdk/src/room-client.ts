@@ -117,6 +117,8 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   private closed = false;
   private finished = false;
   private uninstallSignals: (() => void) | undefined;
+  /** The acknowledgement of `terminated()`, once it was asked for (a later SIGTERM waits on it). */
+  private terminatedAck: Promise<void> | undefined;
 
   constructor(options: RoomClientOptions = {}) {
     super();
@@ -169,7 +171,9 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
 
   /** The room is done; the last ping. After its acknowledgement the loop stops. */
   terminated(): Promise<void> {
-    return this.transition('terminated');
+    const acked = this.transition('terminated');
+    if (this.statusValue === 'terminated') this.terminatedAck ??= acked;
+    return acked;
   }
 
   /** Reports how many matches run (multi-match rooms); sent with every later ping. */
@@ -351,7 +355,9 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
       if (drain === 'timedOut') controller.abort(new Error(`drain budget of ${budgetMs} ms ran out`));
     }
     await withDeadline(terminating, this.transportTimeoutBound(), false);
-    const terminatedAcknowledged = await withDeadline(this.transition('terminated').then(() => true, () => false), this.transportTimeoutBound(), false);
+    // A room that reported terminated already (acknowledged or not yet) sends nothing more.
+    const terminated = this.terminatedAck ?? this.terminated();
+    const terminatedAcknowledged = await withDeadline(terminated.then(() => true, () => false), this.transportTimeoutBound(), false);
     return { signal, drain, terminatedAcknowledged };
   }
 
