@@ -196,6 +196,13 @@ describe('rooms API without forwarders', () => {
     expect(bodyOf(missing).message).toBe('room ghost not found in scheduler s1: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ask again in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID');
   });
 
+  it('answers 404 saying so for a room whose address is not known yet, not an empty host with 200', async () => {
+    t.store.seedRoom('s1', 'unplaced', { status: 'pending', instanceStatus: 'pending', ports: [{ name: 'game', protocol: 'UDP', port: 40124, containerPort: 7777 }] });
+    const res = await request(t.rooms).get('/scheduler/s1/rooms/unplaced/address').set('Authorization', token('s1', 'unplaced'));
+    expect(res.status).toBe(404);
+    expect(bodyOf(res)).toMatchObject({ code: 5, message: 'room unplaced of scheduler s1 has no address yet: its pod is not on a node yet, or the operator has not written its host; ask again in a moment' });
+  });
+
   it('answers 404 for unknown paths and 501 for a wrong method', async () => {
     expect((await request(t.rooms).get('/schedulers')).status).toBe(404);
     const wrong = await request(t.rooms).post('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready' });

@@ -246,7 +246,11 @@ export class RoomReports {
   address(schedulerName: string, roomId: string): { ports: { name: string; protocol: string; port: number }[]; host: string; ipv6Label: string } {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) throw new NotFoundError(unknownRoom(schedulerName, roomId, '', 'ask again'));
-    return { ports: portsOf(room), host: room.status?.host ?? '', ipv6Label: '' };
+    // No host is no address (Maestro answers an error for an instance without one): a 200 with an
+    // empty host would read as the room's address.
+    const host = room.status?.host ?? '';
+    if (host === '') throw new NotFoundError(`room ${roomId} of scheduler ${schedulerName} has no address yet: its pod is not on a node yet, or the operator has not written its host; ask again in a moment`);
+    return { ports: portsOf(room), host, ipv6Label: '' };
   }
 
   private async forwardEvent(
