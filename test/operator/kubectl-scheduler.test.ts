@@ -102,6 +102,28 @@ describe('Scheduler through kubectl', () => {
     await waitFor(() => isGone(() => stack.core.readNamespace({ name: 'kube-game' })), { message: 'namespace deleted' });
   });
 
+  test('an Operation created with kubectl (no labels) runs, and the scheduler\'s deletion takes it with the others', async () => {
+    const name = 'kube-made-op';
+    const file = path.join(dir, `${name}.yaml`);
+    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 })));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: '1 room ready' });
+    // What a kubectl user writes: the spec only, none of the labels the service puts on its operations.
+    const opFile = path.join(dir, `${name}-op.yaml`);
+    fs.writeFileSync(opFile, stringify({
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${name}-add` },
+      spec: { schedulerName: name, definitionName: 'add_rooms', enqueuedAt: new Date().toISOString(), input: { amount: 1 } },
+    }));
+    await kubectl(['create', '-f', opFile]);
+    await waitFor(async () => (await stack.api.getOperation(`${name}-add`)).status?.status === 'finished', { timeoutMs: 30_000, message: 'the kubectl-made add_rooms finished' });
+
+    await kubectl(['delete', 'scheduler', name, '--timeout=60s']);
+    // Only the deletion's own record stays (until a scheduler of that name is made again).
+    const left = (await stack.api.listOperations()).items.filter((o) => o.spec.schedulerName === name)
+      .map((o) => `${o.metadata.name as string} ${o.spec.definitionName}`);
+    expect(left).toEqual([expect.stringMatching(/ delete_scheduler$/)]);
+  }, 120_000);
+
   test('an invalid Scheduler is refused at admission with the field named, and nothing is created', async () => {
     const file = path.join(dir, 'bad.yaml');
     const bad = schedulerObject('bad-game');

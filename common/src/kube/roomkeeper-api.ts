@@ -71,10 +71,13 @@ export class RoomkeeperApi {
   }
 
   // Operations (cluster scope)
-  listOperations(scheduler?: string): Promise<OperationList> {
-    return this.custom.listClusterCustomObject({
-      group, version, plural: PLURALS.Operation, labelSelector: scheduler ? `${SCHEDULER_LABEL}=${scheduler}` : undefined,
-    }) as Promise<OperationList>;
+  /**
+   * Every operation, or a scheduler's: those whose `spec.schedulerName` names it, as the queue
+   * reads them. Not by the scheduler label: an Operation made with kubectl runs without it.
+   */
+  async listOperations(scheduler?: string): Promise<OperationList> {
+    const list = await this.custom.listClusterCustomObject({ group, version, plural: PLURALS.Operation }) as OperationList;
+    return scheduler === undefined ? list : { ...list, items: list.items.filter((o) => o.spec.schedulerName === scheduler) };
   }
   getOperation(name: string): Promise<Operation> {
     return this.custom.getClusterCustomObject({ group, version, plural: PLURALS.Operation, name }) as Promise<Operation>;
