@@ -124,6 +124,27 @@ describe('Scheduler through kubectl', () => {
     expect(left).toEqual([expect.stringMatching(/ delete_scheduler$/)]);
   }, 120_000);
 
+  test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
+    const name = 'kube-autoscaled';
+    const file = path.join(dir, `${name}.yaml`);
+    const scheduler = schedulerObject(name, { roomsReplicas: 1 });
+    (scheduler.spec as Record<string, unknown>).autoscaling = {
+      enabled: true, min: 1, max: 5, policy: { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 2 } } },
+    };
+    fs.writeFileSync(file, stringify(scheduler));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: 'the autoscaler\'s 2 rooms ready' });
+
+    expect((await kubectl(['scale', 'rks', name, '--replicas=4'])).stdout).toMatch(/scaled/);
+    const told = /roomsReplicas 4 does not set the number of rooms while autoscaling is enabled: the autoscaler keeps it between min 1 and max 5; set spec\.autoscaling\.enabled to false to have 4 rooms/;
+    const versionOp = await waitFor(async () => (await stack.api.listOperations(name)).items
+      .find((o) => o.spec.definitionName === 'create_new_scheduler_version' && o.status?.status === 'finished'), { timeoutMs: 30_000, message: 'the scale made a version' });
+    expect((versionOp.status?.executionHistory ?? []).map((h) => h.event).join('\n')).toMatch(told);
+    await waitFor(async () => told.test((await kubectl(['describe', 'rks', name])).stdout), { timeoutMs: 30_000, message: 'kubectl describe tells it' });
+    expect((await stack.api.getScheduler(name)).status?.rooms?.desired).toBe(2);
+    await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 120_000);
+
   test('an invalid Scheduler is refused at admission with the field named, and nothing is created', async () => {
     const file = path.join(dir, 'bad.yaml');
     const bad = schedulerObject('bad-game');

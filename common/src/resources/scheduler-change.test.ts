@@ -1,5 +1,5 @@
 import type { SchedulerSpec } from '../generated/resources';
-import { changedFields, classifyChange, describeChange } from './scheduler-change';
+import { changedFields, classifyChange, describeChange, unusedRoomsReplicas } from './scheduler-change';
 
 function definition(): SchedulerSpec {
   return {
@@ -109,5 +109,22 @@ describe('classifyChange', () => {
     const before = JSON.stringify([a, b]);
     classifyChange(a, b);
     expect(JSON.stringify([a, b])).toBe(before);
+  });
+});
+
+describe('unusedRoomsReplicas', () => {
+  const cases: Array<[string, Change, RegExp | undefined]> = [
+    ['roomsReplicas changed, autoscaling enabled', (d) => { d.roomsReplicas = 5; }, /^roomsReplicas 5 does not set the number of rooms while autoscaling is enabled: the autoscaler keeps it between min 1 and max 10; set spec\.autoscaling\.enabled to false to have 5 rooms$/],
+    ['max -1 named as the limit', (d) => { d.roomsReplicas = 5; d.autoscaling!.max = -1; }, /between min 1 and max -1 \(the most rooms one scheduler may have\)/],
+    ['roomsReplicas changed, autoscaling disabled', (d) => { d.roomsReplicas = 5; d.autoscaling!.enabled = false; }, undefined],
+    ['roomsReplicas changed, no autoscaling', (d) => { d.roomsReplicas = 5; delete d.autoscaling; }, undefined],
+    ['autoscaling changed, roomsReplicas not', (d) => { d.autoscaling!.max = 20; }, undefined],
+  ];
+  test.each(cases)('%s', (_name, change, told) => {
+    const after = definition();
+    change(after);
+    const said = unusedRoomsReplicas(definition(), after);
+    if (told) expect(said).toMatch(told);
+    else expect(said).toBeUndefined();
   });
 });

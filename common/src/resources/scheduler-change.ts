@@ -104,3 +104,17 @@ export function classifyChange(oldDef: SchedulerSpec, newDef: SchedulerSpec): Ve
   if (changed.length === 0) return 'none';
   return changed.some((f) => !MINOR_FIELDS.has(f)) ? 'major' : 'minor';
 }
+
+/**
+ * A roomsReplicas changed while autoscaling is enabled sets no count: the autoscaler decides it
+ * (Maestro's GetDesiredNumberOfRooms), and the value waits for autoscaling to be turned off. The
+ * sentence that tells so (for the change's history and Event), or undefined when it does not apply.
+ */
+export function unusedRoomsReplicas(oldDef: SchedulerSpec, newDef: SchedulerSpec): string | undefined {
+  const autoscaling = newDef.autoscaling;
+  if (autoscaling?.enabled !== true || !changedFields(oldDef, newDef).includes('roomsReplicas')) return undefined;
+  const replicas = newDef.roomsReplicas ?? 0;
+  const max = autoscaling.max === -1 ? '-1 (the most rooms one scheduler may have)' : String(autoscaling.max);
+  return `roomsReplicas ${replicas} does not set the number of rooms while autoscaling is enabled: the autoscaler keeps it between min ${autoscaling.min} and max ${max}; `
+    + `set spec.autoscaling.enabled to false to have ${replicas} rooms`;
+}

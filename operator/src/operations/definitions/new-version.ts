@@ -9,7 +9,7 @@ import type { GameRoom } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
-import { classifyChange, describeChange } from '../../../../common/src/resources/scheduler-change';
+import { classifyChange, describeChange, unusedRoomsReplicas } from '../../../../common/src/resources/scheduler-change';
 import { describeApiError, isApiUnavailable } from '../../../../common/src/kube/clients';
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
@@ -54,7 +54,9 @@ export const newVersionDefinition: OperationDefinition = {
       return;
     }
     const version = nextVersion(versions.map((v) => v.spec.version), activeVersion, change);
-    ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${describeChange(active.spec.definition, definition)}): new version ${version}`);
+    const unused = unusedRoomsReplicas(active.spec.definition, definition);
+    const told = unused ? `; ${unused}` : '';
+    ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${describeChange(active.spec.definition, definition)}): new version ${version}${told}`);
 
     if (change === 'major') {
       await validateWithRoom(ctx, scheduler, version, definition);
@@ -65,7 +67,7 @@ export const newVersionDefinition: OperationDefinition = {
     await ctx.deps.api.createSchedulerVersion(object);
     ctx.state.createdVersion = version;
     ctx.event(`Created version ${version}`);
-    schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionCreated', 'CreateVersion', `Created ${change} version ${version} (from ${activeVersion}) by operation ${ctx.op.metadata.name as string}`);
+    schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionCreated', 'CreateVersion', `Created ${change} version ${version} (from ${activeVersion}) by operation ${ctx.op.metadata.name as string}${told}`);
     await enqueueSwitch(ctx, version);
   },
 
