@@ -145,6 +145,27 @@ describe('Scheduler through kubectl', () => {
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
   }, 120_000);
 
+  test('a Scheduler whose create failed claims no applied spec and no finished rollout: kubectl wait on them does not pass', async () => {
+    const name = 'kube-taken';
+    await kubectl(['create', 'namespace', name]); // not Roomkeeper's: create_scheduler refuses it
+    try {
+      const file = path.join(dir, `${name}.yaml`);
+      fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 })));
+      await kubectl(['apply', '-f', file]);
+      await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=30s']);
+      const conditions = JSON.parse((await kubectl(['get', 'rks', name, '-o', 'jsonpath={.status.conditions}'])).stdout) as Array<{ type: string; status: string; reason: string; message: string }>;
+      const of = (type: string) => conditions.find((c) => c.type === type);
+      expect(of('PendingChanges')).toMatchObject({ status: 'False', reason: 'CreateFailed' });
+      expect(of('PendingChanges')?.message).toMatch(/^the spec was not applied: no version was made, as operation \S+ \(create_scheduler\) failed; Degraded says why and what to do$/);
+      expect(of('Progressing')).toMatchObject({ status: 'False', reason: 'CreateFailed' });
+      expect(of('Progressing')?.message).toMatch(/^no version is active, so no rooms roll out: operation \S+ \(create_scheduler\) failed; Degraded says why and what to do$/);
+      expect(of('Ready')?.message).toBe('0 rooms ready, allocated, active or occupied (no desired count decided yet); state on-error');
+      await kubectl(['delete', 'rks', name, '--timeout=60s']);
+    } finally {
+      await kubectl(['delete', 'namespace', name, '--wait=false']);
+    }
+  }, 120_000);
+
   test('an invalid Scheduler is refused at admission with the field named, and nothing is created', async () => {
     const file = path.join(dir, 'bad.yaml');
     const bad = schedulerObject('bad-game');

@@ -55,6 +55,10 @@ export const ConditionReason = {
   /** Progressing True / False. */
   ReplacingRooms: 'ReplacingRooms',
   RolloutComplete: 'RolloutComplete',
+  /** PendingChanges and Progressing True: no version yet, create_scheduler is queued or running. */
+  Creating: 'Creating',
+  /** PendingChanges and Progressing False: no version, create_scheduler ended without making one. */
+  CreateFailed: 'CreateFailed',
   /** Degraded True: the operation that ended last failed (stuck: its lease expired), or a running one is stuck. */
   OperationFailed: 'OperationFailed',
   OperationStuck: 'OperationStuck',

@@ -141,7 +141,10 @@ describe('scheduler status', () => {
     ['a spec change failed while rooms are short of the desired count', synced(), [op('create_new_scheduler_version', 'error', 2)], [room('a', 'pending')],
       { Ready: ['False', 'RoomsNotReady'], Degraded: ['True', 'OperationFailed'] }],
     ['the create failed: no version, nothing serves', scheduler(), [op('create_scheduler', 'error', 2)], [],
-      { Ready: ['False', 'OnError'], Degraded: ['True', 'OperationFailed'] }],
+      { Ready: ['False', 'OnError'], PendingChanges: ['False', 'CreateFailed'], Progressing: ['False', 'CreateFailed'], Degraded: ['True', 'OperationFailed'] }],
+    // Nothing is applied nor rolled out before the first version: neither condition may say it is.
+    ['creating: no version yet', scheduler(), [op('create_scheduler', 'in_progress')], [],
+      { Ready: ['False', 'Creating'], PendingChanges: ['True', 'Creating'], Progressing: ['True', 'Creating'] }],
     // Commit 7ca52a4: an operation that found its scheduler being deleted ends in error, yet nothing failed.
     ['the deletion stopped the last operation', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('add_rooms', 2)], [room('a', 'ready')],
       { Ready: ['False', 'Terminating'], Degraded: ['False', 'OperationStoppedByDeletion'] }],

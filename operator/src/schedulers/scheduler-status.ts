@@ -53,11 +53,19 @@ function lastFinal(ops: readonly Operation[]): Operation | undefined {
   return best;
 }
 
+/** The scheduler's latest create_scheduler, in queue order. */
+function lastCreate(ops: readonly Operation[]): Operation | undefined {
+  const creates = ops.filter((op) => op.spec.definitionName === 'create_scheduler').sort(compareQueueOrder);
+  return creates[creates.length - 1];
+}
+
+/** How an operation that did not finish ended, as a condition's message says it. */
+const ENDED_WORDS = { error: 'failed', canceled: 'was canceled', evicted: 'was evicted' } as const;
+
 export function computeState(s: Scheduler, ops: readonly Operation[]): SchedulerState {
   if (s.metadata.deletionTimestamp || ops.some((op) => op.spec.definitionName === 'delete_scheduler' && isActive(op))) return 'terminating';
   if (!s.status?.version) {
-    const creates = ops.filter((op) => op.spec.definitionName === 'create_scheduler').sort(compareQueueOrder);
-    const last = creates[creates.length - 1];
+    const last = lastCreate(ops);
     return last && ['error', 'canceled', 'evicted'].includes(operationStatusOf(last)) ? 'on-error' : 'creating';
   }
   if (isVersionOperationActive(ops) || (s.metadata.generation ?? 1) > (s.status.versionedGeneration ?? 0)) return 'pending-changes';
@@ -110,7 +118,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const lastVersioning = lastFinal(ops.filter((op) => op.spec.definitionName === 'create_new_scheduler_version'));
   const unapplied = state !== 'pending-changes' && lastVersioning && ['error', 'canceled', 'evicted'].includes(operationStatusOf(lastVersioning)) ? lastVersioning : undefined;
   const failedChange = unapplied?.metadata.name;
-  const howEnded = unapplied ? { error: 'failed', canceled: 'was canceled', evicted: 'was evicted' }[operationStatusOf(unapplied) as 'error' | 'canceled' | 'evicted'] : '';
+  const howEnded = unapplied ? ENDED_WORDS[operationStatusOf(unapplied) as 'error' | 'canceled' | 'evicted'] : '';
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
   const isStuck = (op: Operation) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True') === true;
@@ -123,19 +131,27 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation, lastTransitionTime: nowIso,
   });
   const ready = counts.ready + counts.occupied + counts.allocated + counts.active;
+  // No version yet: nothing of the spec is applied and nothing rolls out, whatever the rooms.
+  const create = state === 'creating' || state === 'on-error' ? lastCreate(ops) : undefined;
+  const createEnded = create && state === 'on-error'
+    ? `operation ${create.metadata.name as string} (create_scheduler) ${ENDED_WORDS[operationStatusOf(create) as 'error' | 'canceled' | 'evicted']}; Degraded says why and what to do` : '';
   const conditions = [
     cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${ready} of ${desired ?? '?'} rooms ready, allocated, active or occupied; state ${state}`),
+      `${ready} ${desired === undefined ? 'rooms' : `of ${desired} rooms`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
-    cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
+    state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
+      : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
+      : cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
       state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running'
         : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) ${howEnded} (kubectl get rkop ${failedChange} -o yaml shows why); `
           + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
           : 'the active version matches the spec'),
-    cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
-      progressMessage(counts.current - oldMajor, counts.current, oldHeld, s.status?.version)),
+    state === 'creating' ? cond(SchedulerConditionType.Progressing, true, ConditionReason.Creating, 'no version is active yet: create_scheduler, queued or running, makes v1.0.0; its rooms follow')
+      : state === 'on-error' ? cond(SchedulerConditionType.Progressing, false, ConditionReason.CreateFailed, `no version is active, so no rooms roll out: ${createEnded}`)
+      : cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
+        progressMessage(counts.current - oldMajor, counts.current, oldHeld, s.status?.version)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || failure !== undefined,
       stuck ? ConditionReason.OperationStuck : failure ? ConditionReason.OperationFailed
         : lastDone && stoppedByDeletion(lastDone) ? ConditionReason.OperationStoppedByDeletion : ConditionReason.LastOperationDidNotFail,
