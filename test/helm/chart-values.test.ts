@@ -127,5 +127,8 @@ describe('NOTES.txt', () => {
     expect(text).toContain('export ROOMKEEPER_URL=https://games.example.com\n');
     expect(text).toContain('Rooms API: https://rooms.games.example.com (path /)');
     expect(text).toContain('get secret roomkeeper-credentials');
+    // The port-forward offered instead of the Ingress says which URL then reaches the API, and
+    // binds a local port a user may bind (the Service listens on 80 here).
+    expect(text).toMatch(/port-forward svc\/roomkeeper-full-gateway 8080:80 &\n {2}\(then, instead of the Ingress URL: export ROOMKEEPER_URL=http:\/\/127\.0\.0\.1:8080\)\n/);
   });
 });
