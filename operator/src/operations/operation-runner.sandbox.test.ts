@@ -123,6 +123,18 @@ describe('OperationRunner on the sandbox', () => {
     };
   }
 
+  test('an operation enqueued by a writer whose clock runs behind the API server\'s keeps its history once it ends', async () => {
+    await h.createdScheduler('skewed', { roomsReplicas: 0 });
+    // enqueuedAt from a clock a minute behind: before the Scheduler's creationTimestamp, which the
+    // API server wrote. An unknown definition ends at once (evicted), with its history.
+    const id = newOperationId(h.deps.now() - 60_000);
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'skewed', definitionName: 'no_such_definition', input: {}, source: OperationSourceName.Api, enqueuedAt: h.deps.now() - 60_000 }));
+    await h.caughtUp();
+    await h.converge(() => runner.reconcile('skewed'));
+    await h.converge(() => runner.reconcile('skewed'));
+    expect((await h.api.getOperation(id)).status).toMatchObject({ status: 'evicted' });
+  });
+
   test('a graceful stop starts no operation and lets the running one end as it would within the drain', async () => {
     await h.createdScheduler('drain', { roomsReplicas: 0 });
     await h.createdScheduler('drain-next', { roomsReplicas: 0 });

@@ -360,11 +360,14 @@ export class OperationRunner {
       maxAgeMs: this.deps.config.operationRetentionAge,
     });
     // A scheduler deleted and created again under the same name: the old one's finished
-    // operations (its delete_scheduler last) are not part of the new one's history.
+    // operations (its delete_scheduler last) are not part of the new one's history. Judged by the
+    // operation's creationTimestamp, which the API server writes as it writes the scheduler's: an
+    // enqueuedAt comes from the writer's clock (a gateway's running behind, a kubectl user's).
     const born = toMillis(this.deps.caches.schedulers.get(schedulerName)?.metadata.creationTimestamp);
     if (born !== undefined) {
       for (const op of finalOperations(ops)) {
-        if (Date.parse(op.spec.enqueuedAt) < born - 5000 && !victims.includes(op)) victims.push(op);
+        const made = toMillis(op.metadata.creationTimestamp) ?? Date.parse(op.spec.enqueuedAt);
+        if (made < born - 5000 && !victims.includes(op)) victims.push(op);
       }
     }
     for (const op of victims) {
