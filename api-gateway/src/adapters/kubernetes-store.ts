@@ -10,7 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
-import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, isNamespaceTerminating, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSourcePatch } from '../../../common/src/resources/labels';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
@@ -599,10 +599,5 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
  * cause NamespaceTerminating): the scheduler is gone, and no retry can succeed.
  */
 function isNamespaceGone(err: unknown): boolean {
-  const status = apiStatus(err);
-  if (status === 404) return true;
-  if (status !== 403) return false;
-  const body = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
-  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
-  return text.includes('NamespaceTerminating') || describeApiError(err).includes('because it is being terminated');
+  return apiStatus(err) === 404 || isNamespaceTerminating(err);
 }

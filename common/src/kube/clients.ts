@@ -353,6 +353,17 @@ export function isJsonPatchNotApplied(err: unknown): boolean {
     || (body?.message === PATCH_NOT_APPLIED && (!Array.isArray(causes) || causes.every((c) => !c.field)));
 }
 
+/**
+ * A create refused because its namespace is being deleted (403, cause NamespaceTerminating): no
+ * retry can succeed, and in a scheduler's deletion it is what happens, not a fault.
+ */
+export function isNamespaceTerminating(err: unknown): boolean {
+  if (apiStatus(err) !== 403) return false;
+  const body = typeof err === 'object' && err !== null && 'body' in err ? err.body : undefined;
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  return text.includes('NamespaceTerminating') || describeApiError(err).includes('because it is being terminated');
+}
+
 /** kube-apiserver's whole message for a JSON Patch that could not be applied. */
 const PATCH_NOT_APPLIED = 'the server rejected our request due to an error in our request';
 

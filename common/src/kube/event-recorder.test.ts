@@ -1,5 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
-import { silentLogger } from '../logger';
+import { Writable } from 'node:stream';
+import { createLogger, silentLogger } from '../logger';
 import { EventRecorder, type EventSink, type KubeEvent } from './event-recorder';
 
 class FakeSink implements EventSink {
@@ -116,5 +117,22 @@ describe('EventRecorder', () => {
     }).not.toThrow();
     await recorder.flush();
     expect(sink.patched).toEqual([]);
+  });
+
+  it('logs an Event refused because its namespace is being deleted (a scheduler\'s deletion) at debug, not as a warning', async () => {
+    let logged = '';
+    const stream = new Writable({ write(chunk: Buffer, _enc, done) { logged += chunk.toString(); done(); } });
+    const terminating = {
+      code: 403,
+      body: JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403,
+        message: 'events.events.k8s.io "room-1.1" is forbidden: unable to create new content in namespace sched-a because it is being terminated',
+        details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace sched-a is being terminated', field: 'metadata.namespace' }] } }),
+    };
+    const refusing: EventSink = { create: () => Promise.reject(Object.assign(new Error('forbidden'), terminating)), patchSeries: () => Promise.resolve(undefined) };
+    const quiet = new EventRecorder({ sink: refusing, controller: 'roomkeeper.io/operator', instance: 'op-1', logger: createLogger('operator', { level: 'info', stream }), now: () => clock });
+    quiet.record(roomDeleted('room-1'));
+    await quiet.flush();
+    await quiet.close();
+    expect(logged).toBe('');
   });
 });

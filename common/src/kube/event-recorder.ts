@@ -15,7 +15,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
-import { apiErrorFields, MERGE_PATCH } from './clients';
+import { apiErrorFields, isNamespaceTerminating, MERGE_PATCH } from './clients';
 import type { Clock } from '../runtime/clock';
 import { TokenBucket } from './rate-limiter';
 
@@ -137,7 +137,10 @@ export class EventRecorder {
     aggregate.creating = this.track(this.opts.sink.create(namespace, this.body(event, namespace, name, now)).then(
       () => true,
       (err: unknown) => {
-        this.opts.logger.warn('could not create a Kubernetes Event', { reason: event.reason, regarding: `${event.regarding.kind}/${event.regarding.name}`, ...apiErrorFields(err) });
+        const fields = { reason: event.reason, regarding: `${event.regarding.kind}/${event.regarding.name}`, ...apiErrorFields(err) };
+        // A room's Event during its scheduler's deletion: the namespace goes, and the Event with it.
+        if (isNamespaceTerminating(err)) this.opts.logger.debug('Kubernetes Event not created: its namespace is being deleted, as a scheduler\'s deletion deletes it', fields);
+        else this.opts.logger.warn('could not create a Kubernetes Event', fields);
         return false;
       },
     ));
