@@ -277,6 +277,37 @@ describe('every history line is true', () => {
       watch.stop();
     }
   });
+  test('add_rooms canceled after it moved roomsReplicas: no version is made from the canceled count, and the count restored stays active', async () => {
+    const name = 'ht-cancel-count';
+    await readyScheduler(name, 2);
+    // Room creation held, so the cancel comes after roomsReplicas moved and before the rooms are made.
+    stack.sandbox!.faults.set({ latencyMs: 1000, match: { verb: 'create', resource: 'gamerooms' } });
+    try {
+      const id = await enqueue(name, 'add_rooms', { amount: 20 });
+      await waitFor(async () => eventsOf(await stack.api.getOperation(id)).includes('roomsReplicas changed from 2 to 22'), { timeoutMs: 15_000, message: 'roomsReplicas moved' });
+      await stack.api.patchOperation(id, { spec: { cancelRequested: true } });
+      const op = await ended(id);
+      expect(op.status?.status).toBe('canceled');
+      expect(eventsOf(op)).toContain('roomsReplicas restored to 2');
+    } finally {
+      stack.sandbox!.faults.clear();
+    }
+    // Every spec generation versioned and every operation ended: the queue has drained.
+    const versionOps = await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      const ops = (await stack.api.listOperations(name)).items;
+      const settled = (s.status?.versionedGeneration ?? 0) >= (s.metadata.generation ?? 1) && ops.every((o) => FINAL.includes(o.status?.status ?? ''));
+      return settled ? ops.filter((o) => o.spec.definitionName === 'create_new_scheduler_version') : undefined;
+    }, { timeoutMs: 30_000, message: 'every spec generation versioned and every operation ended' });
+    const versions = (await stack.api.listSchedulerVersions(name)).items;
+    expect(versions.map((v) => v.spec.definition.roomsReplicas)).not.toContain(22);
+    const activeVersion = (await stack.api.getScheduler(name)).status?.version;
+    const active = versions.find((v) => v.spec.version === activeVersion);
+    expect(active?.spec.definition.roomsReplicas).toBe(2);
+    // The version operation of the canceled count says why it made no version.
+    expect(versionOps.flatMap(eventsOf)).toContainEqual(expect.stringMatching(/^The spec changed again \(generation \d+\) before this operation ran; no version made from its definition: the latest spec is versioned next$/));
+  });
+
   test('create_new_scheduler_version canceled during validation: the history says the validation room and nothing else was undone, and no version came of it', async () => {
     const name = 'ht-cancel-version';
     await readyScheduler(name, 1);

@@ -32,6 +32,15 @@ export const newVersionDefinition: OperationDefinition = {
     if (!activeVersion) throw new Error(`scheduler ${name} has no active version yet`);
     const active = await loadVersion(ctx, activeVersion);
     if (!active) throw new Error(`active version ${activeVersion} of scheduler ${name} not found`);
+    // The spec was written again after this definition was taken (an add-rooms' rollback restoring
+    // roomsReplicas, a second kubectl edit) and that generation is not versioned yet: its own
+    // operation follows this one. A version of a definition the spec no longer holds would be
+    // active for a moment, and the health check could add or remove rooms for it.
+    const generation = scheduler.metadata.generation ?? 1;
+    if (generation > (scheduler.status?.versionedGeneration ?? 0) && classifyChange(definition, scheduler.spec) !== 'none') {
+      ctx.event(`The spec changed again (generation ${generation}) before this operation ran; no version made from its definition: the latest spec is versioned next`);
+      return;
+    }
 
     const change = classifyChange(active.spec.definition, definition);
     if (change === 'none') {
