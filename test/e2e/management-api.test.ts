@@ -218,6 +218,24 @@ describe('management API end to end', () => {
     await core.deleteNamespace({ name });
   });
 
+  test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler', async () => {
+    const name = 'cancel-delete';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));
+    expect(created.status).toBe(200);
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
+    expect(deleted.status).toBe(200);
+    const id = (deleted.body as OperationEnqueued).operationId;
+    // Sent at once: the deletion (namespace, two room pods) is still pending or running.
+    const canceled = await call(stack, 'POST', `/schedulers/${name}/operations/${id}/cancel`);
+    expect(canceled).toMatchObject({ status: 200, body: {} });
+    const op = await finished(stack, id, 'canceled');
+    const events = op.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect(events).toContain(`A cancel does not undo a deletion: scheduler ${name} stays marked for deletion, and the scheduler controller enqueues another delete_scheduler after a backoff (DELETE /schedulers/${name} enqueues it at once)`);
+    expect(events[events.length - 1]).toBe('Operation canceled');
+    await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).status === 404, { timeoutMs: 60_000, message: `${name} deleted by the next attempt` });
+  });
+
   test('the same change through kubectl and through HTTP leaves the same history', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {

@@ -18,7 +18,7 @@ import { schedulerEvent } from '../events';
 import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
-import { planQueue, type QueueEnding } from './queue-plan';
+import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 
@@ -270,7 +270,11 @@ export class OperationRunner {
       // A deleted operation's stop is told by the Scheduler Event below, not as the user's cancel.
       if (byDeletion) ctx.event(`Operation stopped: ${failure}, which removes its rooms and versions; nothing is left for this operation to do`);
       else if (result === OperationStatusName.Error) ctx.event(`${FAILURE_PREFIX}${describeApiError(err)}`);
-      else if (!ctx.wasDeleted) ctx.event('Operation canceled by the user');
+      else if (!ctx.wasDeleted) {
+        ctx.event('Operation canceled by the user');
+        const next = afterCancel(ctx.op);
+        if (next !== undefined) ctx.event(next);
+      }
       if (definition.rollback) {
         ctx.event('Starting operation rollback');
         try {

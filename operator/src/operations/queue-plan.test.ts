@@ -67,6 +67,14 @@ describe('planQueue', () => {
     expect(ending).toMatchObject({ status: 'evicted', events: ['Unknown operation definition "nope": evicted'], condition: { type: 'Invalid', reason: 'UnknownDefinition' } });
   });
 
+  test('a canceled pending delete_scheduler says the deletion goes on; another canceled operation says only that it was canceled', () => {
+    const ends = planQueue([op('d', { definition: 'delete_scheduler', cancel: true }), op('a', { at: 1, cancel: true })], NOW, view()).end;
+    expect(ends.map((e) => e.events)).toEqual([
+      ['Operation canceled by the user before it started', 'A cancel does not undo a deletion: scheduler s stays marked for deletion, and the scheduler controller enqueues another delete_scheduler after a backoff (DELETE /schedulers/s enqueues it at once)'],
+      ['Operation canceled by the user before it started'],
+    ]);
+  });
+
   test('the plan is the same when made twice (pure)', () => {
     const ops = [op('r', { status: 'in_progress', ttl: -1 }), op('a', { cancel: true }), op('b')];
     expect(planQueue(ops, NOW, view())).toEqual(planQueue(ops, NOW, view()));

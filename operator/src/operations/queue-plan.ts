@@ -48,13 +48,24 @@ const AFTER_STUCK: Readonly<Record<string, string>> = {
   [OperationDefinition.SwitchActiveVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
 };
 
+/**
+ * What follows the cancel of an operation whose goal a cancel does not undo, or undefined: a
+ * Scheduler marked for deletion stays marked, so its deletion is attempted again (attempts.ts).
+ */
+export function afterCancel(op: Operation): string | undefined {
+  if (op.spec.definitionName !== OperationDefinition.DeleteScheduler) return undefined;
+  const name = op.spec.schedulerName;
+  return `A cancel does not undo a deletion: scheduler ${name} stays marked for deletion, and the scheduler controller enqueues another delete_scheduler after a backoff (DELETE /schedulers/${name} enqueues it at once)`;
+}
+
 /** The decision of one reconcile of a scheduler's queue at `now`. */
 export function planQueue(ops: readonly Operation[], now: number, view: QueueView): QueuePlan {
   const end: QueueEnding[] = [];
   const pending = pendingQueue(ops);
   for (const op of pending) {
     if (op.spec.cancelRequested) {
-      end.push({ op, status: OperationStatusName.Canceled, events: ['Operation canceled by the user before it started'] });
+      const next = afterCancel(op);
+      end.push({ op, status: OperationStatusName.Canceled, events: ['Operation canceled by the user before it started', ...(next === undefined ? [] : [next])] });
     } else if (!view.isKnown(op.spec.definitionName)) {
       end.push({
         op, status: OperationStatusName.Evicted, events: [`Unknown operation definition "${op.spec.definitionName}": evicted`],
