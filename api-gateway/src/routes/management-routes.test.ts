@@ -322,6 +322,8 @@ describe('PATCH /schedulers/{name}', () => {
     ['only unknown fields', { colour: 'red' }, ': PATCH ignores colour; not fields of a scheduler: colour (the fields are listed in GET /openapi.json)'],
     ['only game, which PATCH does not change', { game: 'squash' },
       ': PATCH ignores game; game is changed with the whole definition: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it), or kubectl edit rks tennis-eu'],
+    ['only name, which the path gives', { name: 'tennis-us' },
+      ': PATCH ignores name; the path names the scheduler, and a scheduler is never renamed: create one under the new name (POST /schedulers) and delete this one'],
   ])('answers 409 "no change found" for %s, naming the fields it ignored', async (_what, body, ignored) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
