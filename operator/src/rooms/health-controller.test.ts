@@ -113,7 +113,7 @@ describe('HealthController and rooms deleted in the foreground', () => {
 });
 
 describe('HealthController during a rolling update', () => {
-  it('names the rooms lost since its last add_rooms in the rollout\'s add_rooms too (the next one would not name them)', async () => {
+  it('names the rooms lost since its last add_rooms in the rollout\'s add_rooms too (the next one would not name them), and the counts that make its amount', async () => {
     const { deps, created } = setup();
     const s = deps.caches.schedulers.get('s') as Scheduler;
     s.status = { ...s.status, version: 'v2.0.0', lostRooms: [{ name: 'gone', reason: 'its pod was deleted', lostAt: '2025-12-31T23:59:59Z' }] };
@@ -122,7 +122,7 @@ describe('HealthController during a rolling update', () => {
     const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.metadata.annotations?.[LOST_ROOMS_ANNOTATION]])).toEqual([
-      ['add_rooms', 'rolling update to v2.0.0: 3 new rooms (surge 1); lost: gone (its pod was deleted)', 'gone'],
+      ['add_rooms', 'rolling update to v2.0.0: 3 new rooms (1 room now; 3 desired + surge 1 = 4); lost: gone (its pod was deleted)', 'gone'],
     ]);
   });
 });

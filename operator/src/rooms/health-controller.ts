@@ -301,7 +301,10 @@ export class HealthController {
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
       const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${plan.add} room${plan.add === 1 ? '' : 's'} (${counts}).`);
       if (plan.rollingUpdate) {
-        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (surge ${plan.surge ?? 1})${lostText}`;
+        // The counts that make the amount: a rise of the desired count adds rooms beyond the surge.
+        const replaced = plan.remove > 0 ? `, ${plan.remove} of them to be replaced` : '';
+        const bound = `${plan.available} room${plan.available === 1 ? '' : 's'} now${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
+        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (${bound})${lostText}`;
         return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`, annotations, enqueued);
       }
       const why = `${decision.reason}; ${counts}${lostText}`;
