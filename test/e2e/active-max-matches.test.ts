@@ -7,6 +7,7 @@
  */
 import type { GameRoom } from '../../common/src/generated/resources';
 import { managementCall, roomPing } from '../support/http';
+import { refuseChange } from '../support/refused-change';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -43,12 +44,7 @@ describe('maxMatches of the active version', () => {
     }, { timeoutMs: 60_000, message: 'a ready room' });
 
     // A change whose validation room never starts, with maxMatches 3: refused, so v1.0.0 stays active.
-    const broken = (schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [neverPing, { name: 'ROOMKEEPER_SIM_POD', value: 'image-pull-failure' }]) as { spec: Record<string, unknown> }).spec;
-    const posted = await managementCall(stack, 'POST', `/schedulers/${name}`, { name, ...broken });
-    expect(posted.status).toBe(200);
-    const opId = (posted.body as { operationId: string }).operationId;
-    await waitFor(async () => (await stack.api.getOperation(opId)).status?.status === 'error', { timeoutMs: 60_000, message: 'the version change refused' });
-    const scheduler = await stack.api.getScheduler(name);
+    const scheduler = await refuseChange(stack, name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [neverPing]);
     expect(scheduler.status?.version).toBe('v1.0.0');
     expect(scheduler.spec.matchAllocation).toEqual({ maxMatches: 3 });
 

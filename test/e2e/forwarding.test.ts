@@ -7,6 +7,7 @@
 import { startForwardReceiver, type ForwarderRequests, type ForwarderRpc, type ForwardReceiver, type PartialMessage } from '../../common/src/forwarding';
 import { roomToken } from '../../common/src/rooms/room-token';
 import { roomPing } from '../support/http';
+import { refuseChange } from '../support/refused-change';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { OperationEnqueued, SchedulerAnswer } from './management-bodies';
@@ -169,12 +170,7 @@ describe('forwarding', () => {
       await waitFor(async () => (await stack.api.listGameRooms('fwd-refused')).items.some((r) => r.status?.status === 'ready'), { timeoutMs: 30_000, message: 'a room ready' });
       // A major change whose validation room never starts, with another forwarder: refused, so v1.0.0 stays active.
       const brokenForwarders = [{ name: 'matchmaker', enable: true, type: 'gRPC', address: refused.address, options: { timeout: 1000 } }];
-      const broken = (schedulerObject('fwd-refused', { roomsReplicas: 1, forwarders: brokenForwarders }, [{ name: 'ROOMKEEPER_SIM_POD', value: 'image-pull-failure' }]) as { spec: Record<string, unknown> }).spec;
-      const posted = await call(stack, 'POST', '/schedulers/fwd-refused', { name: 'fwd-refused', ...broken });
-      expect(posted.status).toBe(200);
-      const opId = (posted.body as OperationEnqueued).operationId;
-      await waitFor(async () => (await stack.api.getOperation(opId)).status?.status === 'error', { timeoutMs: 30_000, message: 'the version change refused' });
-      expect((await stack.api.getScheduler('fwd-refused')).status?.version).toBe('v1.0.0');
+      expect((await refuseChange(stack, 'fwd-refused', { roomsReplicas: 1, forwarders: brokenForwarders })).status?.version).toBe('v1.0.0');
 
       const answer = await waitFor(async () => {
         const res = await call(stack, 'POST', '/scheduler/fwd-refused/rooms/allocate', {});

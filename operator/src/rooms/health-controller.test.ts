@@ -59,6 +59,38 @@ describe('HealthController: autoscaling of a multi-match scheduler', () => {
   });
 });
 
+describe('HealthController: a spec change that was refused', () => {
+  /** Puts the active version's definition in the versions cache, and the refused change in the spec. */
+  function refused(deps: OperatorDeps, version: string, change: Partial<Scheduler['spec']>) {
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.status = { ...s.status, version };
+    const active = { metadata: { name: `s-${version}`, uid: 'v-1' }, spec: { scheduler: 's', version, kind: 'major', definition: { ...s.spec } } };
+    Object.assign(deps.caches, { versions: { list: () => [active], get: (name: string) => (name === `s-${version}` ? active : undefined) } });
+    s.spec = { ...s.spec, ...change };
+  }
+
+  it('decides the room count by the active version\'s autoscaling, not a refused change that enables it', async () => {
+    const { deps, created } = setup();
+    refused(deps, 'v1.0.0', { autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 5 } } } } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount, o.spec.input?.reason])).toEqual([
+      ['add_rooms', 3, 'roomsReplicas is 3; 0 available of 3 desired'],
+    ]);
+  });
+
+  it('replaces rooms maxSurge of the active version at a time, not a refused change\'s', async () => {
+    const { deps, created } = setup();
+    refused(deps, 'v2.0.0', { maxSurge: 3 });
+    const old = (name: string) => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'ready', pingStatus: 'ready', lastPingAt: '2025-12-31T23:59:59Z' } });
+    const rooms = [old('a'), old('b'), old('c')];
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount, o.spec.input?.reason])).toEqual([
+      ['add_rooms', 1, 'rolling update to v2.0.0: 1 new rooms (surge 1)'],
+    ]);
+  });
+});
+
 describe('HealthController on an operations cache that lags (its watch broken after an outage)', () => {
   it('enqueues one healing operation and counts it at once, however often it runs before the cache shows it', async () => {
     const { deps, created } = setup();

@@ -20,7 +20,7 @@ import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
-import { versionObjectName } from '../../../common/src/resources/scheduler-version';
+import { activeDefinition, versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { nameList } from '../../../common/src/text/name-list';
 import { cachedVersions, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -197,8 +197,13 @@ export class HealthController {
     const maxMatches = roomsMaxMatches(s, cachedVersions(this.deps.caches));
     const summary = summarizeFleet(views, now, timeouts, maxMatches);
     const lastDownscaleAt = Date.parse(s.status.autoscaling?.lastDownscaleAt ?? '') || undefined;
+    // The autoscaling policy and maxSurge are the active version's: the spec may hold a change that
+    // was refused (or is still being validated). roomsReplicas is the spec's: the count kubectl
+    // scale (the scale subresource) and add/remove-rooms write, in force as written, as a
+    // Deployment's replicas are whatever its rollout does (baseAfterRefusal keeps it the same way).
+    const { autoscaling, maxSurge } = activeDefinition(s, cachedVersions(this.deps.caches));
     const decision = desiredRooms({
-      roomsReplicas: s.spec.roomsReplicas, autoscaling: s.spec.autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
+      roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
       maxRooms: this.deps.config.maxRoomsPerScheduler, lastDesired: s.status.rooms?.desired,
     });
     const activeVersion = s.status.version;
@@ -209,8 +214,8 @@ export class HealthController {
       now,
       timeouts: t,
       activeVersion,
-      maxSurge: s.spec.maxSurge,
-      autoscalingMax: s.spec.autoscaling?.enabled && s.spec.autoscaling.max >= 0 ? s.spec.autoscaling.max : undefined,
+      maxSurge,
+      autoscalingMax: autoscaling?.enabled && autoscaling.max >= 0 ? autoscaling.max : undefined,
     });
     let plan = planWith(timeouts);
     // The expiry brake: rooms that look dead only because their pings were not seen are held
