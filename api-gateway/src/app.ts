@@ -141,7 +141,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const document = buildOpenApiDocument();
   mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
   const useCases = {
-    commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
+    commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, rooms: deps.rooms, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
     operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
     allocations,

@@ -2,7 +2,9 @@
  * The room count is decided by the active version's autoscaling, not the Scheduler spec's: a
  * refused version change stays in the spec (kubectl shows it) while the active version runs, and
  * its autoscaling takes no effect. The health check's decision (kubectl's Desired,
- * status.autoscaling.lastDecision) reads the active version's.
+ * status.autoscaling.lastDecision), GET /schedulers/info and add-rooms read the active version's;
+ * a change made after the refusal builds on the active version, so the refused autoscaling does
+ * not come back with it.
  * Runs on the sandbox, or on a real cluster (test/real-apiserver/e2e-suite.test.ts).
  */
 import type { GameRoom } from '../../common/src/generated/resources';
@@ -44,5 +46,27 @@ describe('autoscaling of the active version', () => {
     const status = (await stack.api.getScheduler(name)).status;
     expect(status?.rooms?.desired).toBe(1);
     expect(status?.autoscaling?.lastDecision).toBe('roomsReplicas is 1');
+    // GET /schedulers/info shows the autoscaling in force: v1.0.0 has none.
+    const info = await managementCall(stack, 'GET', '/schedulers/info?game=test-game');
+    const mine = (info.body as { schedulers: { name: string; roomsReplicas: number; autoscaling?: unknown }[] }).schedulers.find((s) => s.name === name);
+    expect(mine).toMatchObject({ roomsReplicas: 1 });
+    expect(mine?.autoscaling).toBeUndefined();
+
+    // An add-rooms moves the count in force (autoscaling does not decide it), and the version it
+    // makes builds on v1.0.0: the refused autoscaling does not come back with it.
+    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 1 });
+    expect(added.status).toBe(200);
+    const addId = (added.body as { operationId: string }).operationId;
+    const add = await waitFor(async () => {
+      const op = await stack.api.getOperation(addId);
+      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
+    }, { timeoutMs: 60_000, message: 'the add_rooms ended' });
+    expect(add.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining(['roomsReplicas changed from 1 to 2']));
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.1.0', { timeoutMs: 60_000, message: 'v1.1.0 active' });
+    expect((await stack.api.listSchedulerVersions(name)).items.find((v) => v.spec.version === 'v1.1.0')?.spec.definition.autoscaling).toBeUndefined();
+    const after = stack.simulation!.rooms!.stats().pingsSent;
+    await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > after + 40, { timeoutMs: 60_000, message: '40 more pings' });
+    expect(live((await stack.api.listGameRooms(name)).items)).toHaveLength(2);
+    expect((await stack.api.getScheduler(name)).status?.autoscaling?.lastDecision).toBe('roomsReplicas is 2');
   });
 });

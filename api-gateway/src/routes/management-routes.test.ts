@@ -828,4 +828,15 @@ describe('the per-scheduler room limit (issue 12 M4)', () => {
     expect(app.store.writes.length).toBe(writes);
     expect((await request(app.management).post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 5 })).status).toBe(200);
   });
+
+  it('checks an add-rooms against the count in force when the spec holds a refused change that enables autoscaling (the active version has none)', async () => {
+    const app = buildTestApps({ maxRoomsPerScheduler: 50 });
+    const s = app.store.seedScheduler('tennis-eu', validSpec({ roomsReplicas: 45 }));
+    s.spec = { ...s.spec, autoscaling: { enabled: true, min: 1, max: 50, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } };
+    const writes = app.store.writes.length;
+    const add = await request(app.management).post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 6 });
+    expect(add.status).toBe(400);
+    expect(fieldsOf(add)).toEqual([{ field: 'amount', message: 'would take roomsReplicas from 45 to 51, above 50, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)' }]);
+    expect(app.store.writes.length).toBe(writes);
+  });
 });

@@ -37,7 +37,8 @@ import {
 } from '../errors';
 import { schedulerView } from '../maestro-views';
 import type { SchedulerValidator } from '../scheduler-validator';
-import type { OperationStore, SchedulerStore } from '../store-ports';
+import { cachedVersions, type OperationStore, type RoomStore, type SchedulerStore } from '../store-ports';
+import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSchedulerVersion, OperationDefinition.SwitchActiveVersion];
@@ -45,6 +46,8 @@ const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSch
 export interface SchedulerCommandsDeps {
   schedulers: SchedulerStore;
   operations: OperationStore;
+  /** The versions cache: the autoscaling in force is the active version's. */
+  rooms: Pick<RoomStore, 'findVersion'>;
   validator: SchedulerValidator;
   /** Milliseconds since the epoch. */
   now: Clock;
@@ -179,8 +182,9 @@ export class SchedulerCommands {
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const { amount } = parsed.value;
     const current = await this.mustExist(name);
+    // The count in force: the spec's roomsReplicas, unless the active version's autoscaling decides it.
     const replicas = current.spec.roomsReplicas ?? 0;
-    if (!current.spec.autoscaling?.enabled && replicas + amount > this.maxRooms) {
+    if (!activeDefinition(current, cachedVersions(this.deps.rooms)).autoscaling?.enabled && replicas + amount > this.maxRooms) {
       throw new ValidationError([{ field: 'amount', message: `would take roomsReplicas from ${replicas} to ${replicas + amount}, above ${this.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)` }]);
     }
     const operationId = newOperationId();

@@ -2,6 +2,7 @@
 import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 import { NotFoundError } from '../errors';
 import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
 import { cachedVersions, type RoomStore, type SchedulerStore } from '../store-ports';
@@ -91,7 +92,8 @@ export class SchedulerQueries {
     const name = s.metadata.name ?? '';
     const maxMatches = roomsMaxMatches(s, cachedVersions(this.deps.rooms));
     const counts = countRooms(this.deps.rooms.listRooms(name), maxMatches);
-    const a = s.spec.autoscaling;
+    // The autoscaling in force (the active version's, not a refused change's) and the count in force (the spec's).
+    const a = activeDefinition(s, cachedVersions(this.deps.rooms)).autoscaling;
     return {
       name,
       game: s.spec.game,

@@ -49,10 +49,10 @@ describe('refusedSpec and baseAfterRefusal', () => {
     expect([{ status: { status: 'error' } }, { status: { status: 'canceled' } }].map(refusedSpec)).toEqual([true, true]);
   });
 
-  it('builds on the active definition with the room count in force (the spec\'s roomsReplicas and autoscaling, also when the active one has none)', () => {
+  it('builds on the active definition with the room count in force: the spec\'s roomsReplicas (also when the active one has none) and the active version\'s autoscaling (a refused one takes no effect)', () => {
     type Spec = { image: string; roomsReplicas?: number; autoscaling?: { enabled: boolean } };
     const active: Spec = { image: 'game:1', roomsReplicas: 3, autoscaling: { enabled: false } };
-    expect(baseAfterRefusal<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7 });
-    expect(baseAfterRefusal<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2, autoscaling: { enabled: true } });
+    expect(baseAfterRefusal<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7, autoscaling: { enabled: false } });
+    expect(baseAfterRefusal<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2 });
   });
 });

@@ -88,18 +88,14 @@ export function refusedSpec(op: { status?: { status?: string } } | undefined): b
 
 /**
  * What a change builds on after the spec was refused: the active version's definition, with the
- * room count the health check runs the fleet by (the spec's `roomsReplicas` and `autoscaling`, in
- * force whatever the version), so that dropping the refused definition adds or removes no room.
+ * room count the health check runs the fleet by (the spec's `roomsReplicas`, in force whatever the
+ * version; the autoscaling in force is the active version's), so that dropping the refused
+ * definition adds or removes no room, and none of it, its autoscaling included, comes back.
  */
-export function baseAfterRefusal<S extends { roomsReplicas?: number; autoscaling?: unknown }>(active: S, spec: S): S {
+export function baseAfterRefusal<S extends { roomsReplicas?: number }>(active: S, spec: S): S {
   const base = { ...active };
   delete base.roomsReplicas;
-  delete base.autoscaling;
-  return {
-    ...base,
-    ...(spec.roomsReplicas !== undefined ? { roomsReplicas: spec.roomsReplicas } : {}),
-    ...(spec.autoscaling !== undefined ? { autoscaling: spec.autoscaling } : {}),
-  };
+  return { ...base, ...(spec.roomsReplicas !== undefined ? { roomsReplicas: spec.roomsReplicas } : {}) };
 }
 
 /** How `refusedSpecBase` reads: the operation of an id (from a cache or the API), a version's definition. */
@@ -113,7 +109,7 @@ export interface RefusalReads<S> {
  * (`refusedSpec`), the definition a change asked for through the API builds on
  * (`baseAfterRefusal`) and the active version it comes from; else undefined (build on the spec).
  */
-export async function refusedSpecBase<S extends { roomsReplicas?: number; autoscaling?: unknown }>(
+export async function refusedSpecBase<S extends { roomsReplicas?: number }>(
   s: { metadata: { uid?: string; generation?: number }; status?: { version?: string }; spec: S },
   read: RefusalReads<S>,
 ): Promise<{ definition: S; version: string } | undefined> {

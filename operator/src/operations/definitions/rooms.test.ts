@@ -40,7 +40,7 @@ function setup() {
   };
   const deps = {
     api,
-    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined } },
+    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined }, versions: { list: () => [], get: () => undefined } },
     config: { addRoomsLimit: 1000 },
     logger: silentLogger(),
     now: Date.now,

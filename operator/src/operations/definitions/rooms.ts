@@ -20,6 +20,8 @@ import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsR
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { awaitSpecObserved, loadScheduler, loadVersion, pollUntil } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
+import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
+import { cachedVersions } from '../../deps';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -39,7 +41,8 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     // Transient answers (429, 5xx) are retried (loadScheduler too): the rooms may already be
     // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
-    if (s.spec.autoscaling?.enabled) {
+    const active = s.status?.version ? await loadVersion(ctx, s.status.version) : undefined;
+    if (autoscaled(s, () => active)) {
       ctx.state.autoscaled = true;
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
       return;
@@ -49,7 +52,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     // The refusal is read from the operations cache: it ended before this operation started.
     const refused = await refusedSpecBase(s, {
       operation: (id) => ctx.deps.caches.operations.get(id),
-      activeDefinition: async (version) => (await loadVersion(ctx, version))?.spec.definition,
+      activeDefinition: () => Promise.resolve(active?.spec.definition),
     });
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
@@ -74,6 +77,14 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
   }
+}
+
+/**
+ * Whether autoscaling decides the scheduler's room count: the active version's autoscaling, as the
+ * health check reads it (not a refused change's in the spec).
+ */
+function autoscaled(s: Scheduler, findVersion: FindVersion): boolean {
+  return activeDefinition(s, findVersion).autoscaling?.enabled === true;
 }
 
 /** JSON Patch operations that say this operation made the spec change (specChangeSourcePatch). */
@@ -236,7 +247,7 @@ async function restoreReplicas(ctx: ExecutionContext, value: number): Promise<Sc
 function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
   const s = ctx.deps.caches.schedulers.get(ctx.schedulerName);
   if (!s) return undefined;
-  if (s.spec.autoscaling?.enabled) return s.status?.rooms?.desired;
+  if (autoscaled(s, cachedVersions(ctx.deps.caches))) return s.status?.rooms?.desired;
   const restored = ctx.state.replicasBefore as number | undefined;
   return restored ?? s.spec.roomsReplicas;
 }
