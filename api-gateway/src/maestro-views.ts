@@ -7,6 +7,7 @@ import type { Autoscaling, Container, Forwarder, Operation, Scheduler, Scheduler
 import { forwarderTimeoutMs, isForwarderEnabled } from '../../common/src/forwarding/forwarder-options';
 import { toIsoString } from '../../common/src/kube/timestamps';
 import { operationStatusOf } from '../../common/src/resources/operation-names';
+import { activeDefinition, type FindVersion } from '../../common/src/resources/scheduler-version';
 
 export { toIsoString };
 
@@ -105,18 +106,23 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
   };
 }
 
-/** Maestro's `SchedulerWithoutSpec`, as listed by GET /schedulers. */
-export function schedulerSummaryView(s: Scheduler): Record<string, unknown> {
+/**
+ * Maestro's `SchedulerWithoutSpec`, as listed by GET /schedulers: the fields of the version it
+ * names (the active one), not those of a change the spec holds that was refused or is still being
+ * validated; roomsReplicas is the count in force, the spec's (the scale subresource's replicas).
+ */
+export function schedulerSummaryView(s: Scheduler, findVersion: FindVersion): Record<string, unknown> {
+  const active = activeDefinition(s, findVersion);
   return {
     name: s.metadata.name ?? '',
     game: s.spec.game,
     state: schedulerStateOf(s),
     version: activeVersionOf(s),
-    ...(s.spec.portRange ? { portRange: s.spec.portRange } : {}),
+    ...(active.portRange ? { portRange: active.portRange } : {}),
     createdAt: schedulerCreatedAt(s),
-    maxSurge: String(s.spec.maxSurge),
+    maxSurge: String(active.maxSurge),
     roomsReplicas: s.spec.roomsReplicas ?? 0,
-    ...(s.spec.matchAllocation ? { matchAllocation: s.spec.matchAllocation } : {}),
+    ...(active.matchAllocation ? { matchAllocation: active.matchAllocation } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
  * Multi-match rooms run with the active version's `matchAllocation.maxMatches`, not the
  * Scheduler spec's: a refused version change stays in the spec (kubectl shows it) while the active
  * version runs. The room status (operator and gateway's pings), the allocate API, the Scheduler
- * status (kubectl's Matches and Slots) and GET /schedulers/info all read the active version's.
+ * status (kubectl's Matches and Slots), GET /schedulers and GET /schedulers/info all read the active version's.
  * Runs on the sandbox, or on a real cluster (test/real-apiserver/e2e-suite.test.ts).
  */
 import type { GameRoom } from '../../common/src/generated/resources';
@@ -47,6 +47,11 @@ describe('maxMatches of the active version', () => {
     const scheduler = await refuseChange(stack, name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [neverPing]);
     expect(scheduler.status?.version).toBe('v1.0.0');
     expect(scheduler.spec.matchAllocation).toEqual({ maxMatches: 3 });
+    // GET /schedulers lists v1.0.0's fields beside its version: no matchAllocation (1 match a room).
+    const listed = await waitFor(async () => ((await managementCall(stack, 'GET', `/schedulers?name=${name}`)).body as { schedulers: Record<string, unknown>[] }).schedulers[0],
+      { timeoutMs: 30_000, message: 'the scheduler listed' });
+    expect(listed).toMatchObject({ version: 'v1.0.0', roomsReplicas: 1 });
+    expect(listed.matchAllocation).toBeUndefined();
 
     // kubectl's Slots: one serving room of one slot, not three.
     await roomPing(stack, name, room, 'ready', 0);

@@ -548,6 +548,14 @@ describe('reads', () => {
     expect(bodyOf(await api().get('/schedulers/info?game=').set('Authorization', AUTH)).schedulers!.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
   });
 
+  it('lists the fields of the active version, not of a change the spec holds that was refused, and the count in force', async () => {
+    const s = t.store.seedScheduler('a', validSpec({ maxSurge: 1 }));
+    s.spec = { ...s.spec, maxSurge: 5, portRange: { start: 30000, end: 31000 }, matchAllocation: { maxMatches: 3 }, roomsReplicas: 4 };
+    expect(bodyOf(await api().get('/schedulers').set('Authorization', AUTH)).schedulers).toEqual([
+      { name: 'a', game: 'tennis', state: 'in-sync', version: 'v1.0.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '1', roomsReplicas: 4 },
+    ]);
+  });
+
   it('reports room counts per scheduler of a game', async () => {
     t.store.seedScheduler('a', validSpec({ autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }));
     t.store.seedRoom('a', 'r1', { status: 'ready' });

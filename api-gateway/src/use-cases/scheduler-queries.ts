@@ -46,7 +46,7 @@ export class SchedulerQueries {
         && matches(filter.game, s.spec.game)
         && matches(filter.version, activeVersionOf(s)))
       .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
-    return { schedulers: matching.map(schedulerSummaryView) };
+    return { schedulers: matching.map((s) => schedulerSummaryView(s, cachedVersions(this.deps.rooms))) };
   }
 
   /** GET /schedulers/info?game= (every scheduler without a game, or with an empty one, as Maestro). */
