@@ -76,6 +76,31 @@ describe('WorkQueue', () => {
     await queue.shutDown();
   });
 
+  it('wakes a key asked for beyond the longest timer Node keeps (24.8 days) after that long, not after 1 ms', async () => {
+    // A lease or an allocation written with kubectl to expire in year 9999 asks for a wake-up
+    // about 2.5e14 ms away; Node fires such a timer after 1 ms, and the key ran 1,000 times a second.
+    jest.useFakeTimers({ now: Date.parse('2026-01-01T00:00:00Z') });
+    let runs = 0;
+    const queue = new WorkQueue({
+      concurrency: 1,
+      handler: () => {
+        runs++;
+        return Promise.resolve({ requeueAfterMs: Date.parse('9999-12-31T23:59:59Z') - Date.now() });
+      },
+    });
+    try {
+      queue.add('far');
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(runs).toBe(1);
+      // Decided again once the longest timer has run: a level-based reconcile asks anew.
+      await jest.advanceTimersByTimeAsync(2 ** 31 - 1);
+      expect(runs).toBe(2);
+    } finally {
+      await queue.shutDown();
+      jest.useRealTimers();
+    }
+  });
+
   it('shutDown clears pending timers and waits for running handlers', async () => {
     let finished = false;
     let started = false;

@@ -3,7 +3,10 @@
  *
  * - A key is queued at most once; adding a key that is being processed marks it dirty, and it is
  *   processed again after the current run (bursts of events merge).
- * - `addAfter` keeps one timer per key, the earliest.
+ * - `addAfter` keeps one timer per key, the earliest. A delay beyond the longest timer Node keeps
+ *   (2^31-1 ms, 24.8 days) wakes the key after that long: Node would fire it after 1 ms, and a
+ *   time written far ahead into an object (a lease or an allocation expiring in year 9999, with
+ *   kubectl) made its key run without pause. Handlers are level-based, so they decide again then.
  * - The handler returns `{ requeueAfterMs }` to be woken later, or throws to be retried with a
  *   per-key exponential back-off; success resets the key's back-off.
  */
@@ -23,6 +26,9 @@ export interface WorkQueueOptions {
   /** Called when the handler throws, before the retry is scheduled. */
   onError?: (key: string, err: unknown, retryInMs: number) => void;
 }
+
+/** The longest delay `setTimeout` keeps; longer ones fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkQueue {
   private readonly fifo: string[] = [];
@@ -58,14 +64,15 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const at = Date.now() + delayMs;
+    const wait = Math.min(delayMs, MAX_TIMER_MS);
+    const at = Date.now() + wait;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;
     if (existing) clearTimeout(existing.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
-    }, delayMs);
+    }, wait);
     this.timers.set(key, { at, timer });
   }
 
