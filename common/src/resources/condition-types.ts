@@ -41,6 +41,8 @@ export const ConditionReason = {
   LeaseExpired: 'LeaseExpired',
   /** Invalid True: an operation in progress without a lease. */
   NoLease: 'NoLease',
+  /** Invalid True: an operation in progress whose lease expires further ahead than any replica writes one. */
+  LeaseTooFarAhead: 'LeaseTooFarAhead',
   UnknownDefinition: 'UnknownDefinition',
   InvalidInput: 'InvalidInput',
   /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError (the create failed), Terminating.) */

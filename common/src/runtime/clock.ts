@@ -5,3 +5,10 @@
 export type Clock = () => number;
 
 export const systemClock: Clock = () => Date.now();
+
+/**
+ * How far the clocks of two replicas may run apart for a time one wrote to count for another: a
+ * time further ahead than this (plus what the writer adds to its own clock) was not written by
+ * a replica's clock (a digest or a lease written by hand to expire in year 2100).
+ */
+export const MAX_CLOCK_SKEW_MS = 60_000;

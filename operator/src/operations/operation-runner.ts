@@ -159,7 +159,7 @@ export class OperationRunner {
     if (!this.leading) return {};
     const now = this.deps.now();
     const ops = this.operationsOf(schedulerName);
-    const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name });
+    const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl });
     const after = plan.requeueAfterMs === undefined ? {} : { requeueAfterMs: plan.requeueAfterMs };
     for (const ending of plan.end) {
       const name = ending.op.metadata.name as string;

@@ -33,10 +33,15 @@ function finishedAt(op: Operation): number {
   return Date.parse(op.status?.finishedAt ?? op.spec.enqueuedAt) || 0;
 }
 
-/** Whether an in-progress operation's lease has expired (or it has none: invalid). */
-export function leaseState(op: Operation, now: number): 'valid' | 'expired' | 'missing' {
+/**
+ * Whether an in-progress operation's lease has expired (or it has none: invalid). A lease that
+ * expires further ahead than `maxAheadMs` is no replica's (an edit of the status): held, it
+ * blocked the scheduler's queue until then (year 9999).
+ */
+export function leaseState(op: Operation, now: number, maxAheadMs = Infinity): 'valid' | 'expired' | 'missing' | 'too-far-ahead' {
   const ttl = op.status?.lease?.ttl;
   if (!ttl) return 'missing';
   const at = Date.parse(ttl);
-  return Number.isFinite(at) && at > now ? 'valid' : 'expired';
+  if (!Number.isFinite(at) || at <= now) return 'expired';
+  return at - now > maxAheadMs ? 'too-far-ahead' : 'valid';
 }

@@ -20,7 +20,9 @@ function op(name: string, o: OpShape = {}): Operation {
 }
 
 const known = (name: string) => ['add_rooms', 'remove_rooms', 'delete_scheduler'].includes(name);
-const view = (runningHere?: string): QueueView => ({ isKnown: known, ...(runningHere ? { runningHere } : {}) });
+/** Leases are written 5 s ahead (ROOMKEEPER_OPERATION_LEASE_TTL). */
+const LEASE_TTL = 5_000;
+const view = (runningHere?: string): QueueView => ({ isKnown: known, leaseTtlMs: LEASE_TTL, ...(runningHere ? { runningHere } : {}) });
 
 /** The plan in a form a table can state: what ends (name:status), what starts, idle, requeue. */
 function summary(ops: Operation[], runningHere?: string) {
@@ -45,6 +47,8 @@ describe('planQueue', () => {
     ['another replica\'s valid lease holds the queue until it expires (+50 ms)', [op('r', { status: 'in_progress', ttl: 5_000 }), op('b')], undefined, { end: [], start: undefined, idle: false, requeueAfterMs: 5_050 }],
     ['an expired lease: the operation is stuck (error), the next one starts', [op('r', { status: 'in_progress', ttl: -1 }), op('b')], undefined, { end: ['r:error'], start: 'b', idle: false, requeueAfterMs: undefined }],
     ['in progress without a lease: invalid (error)', [op('r', { status: 'in_progress' })], undefined, { end: ['r:error'], start: undefined, idle: true, requeueAfterMs: undefined }],
+    ['a lease clocks 60 s apart could write still holds the queue', [op('r', { status: 'in_progress', ttl: LEASE_TTL + 60_000 }), op('b')], undefined, { end: [], start: undefined, idle: false, requeueAfterMs: LEASE_TTL + 60_050 }],
+    ['a lease further ahead than any replica writes (year 9999, by kubectl): stuck (error), the next one starts', [op('r', { status: 'in_progress', ttl: Date.parse('9999-12-31T23:59:59Z') - NOW }), op('b')], undefined, { end: ['r:error'], start: 'b', idle: false, requeueAfterMs: undefined }],
     ['cancels are written even while another replica holds the queue', [op('r', { status: 'in_progress', ttl: 100 }), op('c', { cancel: true })], undefined, { end: ['c:canceled'], start: undefined, idle: false, requeueAfterMs: 150 }],
   ])('%s', (_name, ops, runningHere, expected) => {
     expect(summary(ops, runningHere)).toEqual(expected);
@@ -60,6 +64,14 @@ describe('planQueue', () => {
   test('an operation in progress without a lease is Invalid (NoLease)', () => {
     const [ending] = planQueue([op('x', { status: 'in_progress' })], NOW, view()).end;
     expect(ending?.condition).toMatchObject({ type: 'Invalid', reason: 'NoLease' });
+  });
+
+  test('a lease too far ahead is Invalid (LeaseTooFarAhead), and says when it would have expired and what follows', () => {
+    const [ending] = planQueue([op('a', { status: 'in_progress', ttl: Date.parse('9999-12-31T23:59:59Z') - NOW, holder: 'ghost' })], NOW, view()).end;
+    const text = 'Operation lease expires at 9999-12-31T23:59:59.000Z (holder ghost), further ahead than any operator replica writes one (5 s, ROOMKEEPER_OPERATION_LEASE_TTL, plus 60 s of clock skew): '
+      + 'it was not written by a running operation (an edit of the status?), so the operation is taken as stuck, its execution and rollback are not guaranteed. It is not resumed; the health check brings the rooms to the desired count.';
+    expect(ending).toMatchObject({ status: 'error', events: [text], condition: { type: 'Invalid', reason: 'LeaseTooFarAhead', message: text } });
+    expect(ending?.stuck).toBe(`Operation a (add_rooms) ended in error: ${text}`);
   });
 
   test('an evicted operation is Invalid (UnknownDefinition)', () => {

@@ -7,6 +7,7 @@
 import type { Operation } from '../../../common/src/generated/resources';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
 import { OperationDefinition, OperationStatusName } from '../../../common/src/resources/operation-names';
+import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { inProgress, leaseState, pendingQueue } from './queue-order';
 
 /** An operation that ends without (more) running, and what its history and conditions say. */
@@ -36,6 +37,8 @@ export interface QueueView {
   isKnown(definitionName: string): boolean;
   /** The operation this replica is executing for the scheduler, if any. */
   runningHere?: string;
+  /** How far ahead a replica writes an operation's lease (ROOMKEEPER_OPERATION_LEASE_TTL). */
+  leaseTtlMs: number;
 }
 
 /** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
@@ -78,7 +81,7 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
   let blocked = view.runningHere !== undefined;
   for (const op of inProgress(ops)) {
     if (op.metadata.name === view.runningHere) continue;
-    const lease = leaseState(op, now);
+    const lease = leaseState(op, now, view.leaseTtlMs + MAX_CLOCK_SKEW_MS);
     if (lease === 'valid') {
       blocked = true;
       const ms = Math.max(50, Date.parse(op.status?.lease?.ttl ?? '') - now + 50);
@@ -86,14 +89,20 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
       continue;
     }
     const after = AFTER_STUCK[op.spec.definitionName] ?? '.';
+    const holder = `(holder ${op.status?.lease?.holder ?? 'unknown'})`;
     const text = lease === 'missing'
       ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
-      : `Operation lease expired at ${op.status?.lease?.ttl ?? 'an unrecorded time'} (holder ${op.status?.lease?.holder ?? 'unknown'}): the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${after}`;
+      : lease === 'too-far-ahead'
+        ? `Operation lease expires at ${new Date(Date.parse(op.status?.lease?.ttl ?? '')).toISOString()} ${holder}, further ahead than any operator replica writes one (${seconds(view.leaseTtlMs)}, ROOMKEEPER_OPERATION_LEASE_TTL, plus ${seconds(MAX_CLOCK_SKEW_MS)} of clock skew): `
+          + `it was not written by a running operation (an edit of the status?), so the operation is taken as stuck, its execution and rollback are not guaranteed. It is not resumed${after}`
+        : `Operation lease expired at ${op.status?.lease?.ttl ?? 'an unrecorded time'} ${holder}: the operation is stuck, its execution and rollback are not guaranteed. It is not resumed${after}`;
     end.push({
       op, status: OperationStatusName.Error, events: [text],
       condition: lease === 'missing'
         ? { type: OperationConditionType.Invalid, reason: ConditionReason.NoLease, message: text }
-        : { type: OperationConditionType.Stuck, reason: ConditionReason.LeaseExpired, message: text },
+        : lease === 'too-far-ahead'
+          ? { type: OperationConditionType.Invalid, reason: ConditionReason.LeaseTooFarAhead, message: text }
+          : { type: OperationConditionType.Stuck, reason: ConditionReason.LeaseExpired, message: text },
       stuck: `Operation ${op.metadata.name as string} (${op.spec.definitionName}) ended in error: ${text}`,
     });
   }
@@ -101,4 +110,9 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
   if (blocked) return withRequeue({ end, idle: false });
   const start = pending.find((op) => !op.spec.cancelRequested && view.isKnown(op.spec.definitionName));
   return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
+}
+
+/** `5 s`, `1.5 s`: a duration of the message above. */
+function seconds(ms: number): string {
+  return `${ms / 1000} s`;
 }

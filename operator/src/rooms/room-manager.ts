@@ -14,6 +14,7 @@ import { CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULE
 import { openAllocation } from '../../../common/src/rooms/allocation';
 import { instanceFromPod, podStartedAt } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
+import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
 import { requestsAboveLimits } from '../../../common/src/validation';
 import type { OperatorDeps } from '../deps';
@@ -362,7 +363,7 @@ export class RoomManager {
    */
   lastPings(schedulerName: string): Map<string, number> {
     const out = new Map<string, number>();
-    const latest = this.deps.now() + DIGEST_CLOCK_SKEW_MS;
+    const latest = this.deps.now() + MAX_CLOCK_SKEW_MS;
     for (const digest of this.deps.caches.digests.list(schedulerName)) {
       for (const [room, at] of decodePingDigest(digest.status)) {
         if (at <= latest && at > (out.get(room) ?? 0)) out.set(room, at);
@@ -372,8 +373,6 @@ export class RoomManager {
   }
 }
 
-/** How far a gateway's clock may run ahead of the operator's for its digest times to count. */
-const DIGEST_CLOCK_SKEW_MS = 60_000;
 
 /**
  * When an object's deletion was asked for, epoch ms. The API server sets `deletionTimestamp` to

@@ -1,0 +1,51 @@
+/**
+ * Values written straight into an object's status with kubectl (`kubectl patch --subresource=status`)
+ * that the CRD schema allows but no replica writes. They must not stall the operator: an
+ * Operation shown in progress under a lease that expires in year 9999 held its scheduler's queue
+ * for good (every later operation stayed pending) and woke the queue's key every millisecond.
+ * Runs on the sandbox, and on the real API server through the real-apiserver tier.
+ */
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
+import { managementCall } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { waitFor } from '../support/wait';
+import type { OperationEnqueued } from './management-bodies';
+
+describe('status values written with kubectl', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // No operator yet: the status below is written before any replica can see the operation.
+    stack = await startStack({ external: true, operators: 0, config: { healthInterval: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('an operation in progress under a lease that expires in year 9999 ends in error, saying why, and the queue moves on', async () => {
+    const name = 'far-lease';
+    const created = await managementCall(stack, 'POST', '/schedulers', { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec });
+    expect(created.status).toBe(200);
+    const createId = (created.body as OperationEnqueued).operationId;
+
+    const ghost = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'add_rooms', input: { amount: 1 }, source: 'kubectl', enqueuedAt: Date.now() });
+    const ghostId = ghost.metadata.name as string;
+    await stack.api.createOperation(ghost);
+    await stack.api.patchOperationStatus(ghostId, { status: { status: 'in_progress', lease: { holder: 'ghost', ttl: '9999-12-31T23:59:59Z', renewedAt: new Date().toISOString() } } });
+
+    await stack.addOperator();
+    const create = await waitFor(async () => {
+      const op = await stack.api.getOperation(createId);
+      return op.status?.status === 'finished' ? op : undefined;
+    }, { timeoutMs: 30_000, message: `create_scheduler ${createId} finished (not held behind the year-9999 lease)` });
+    expect(create.status?.status).toBe('finished');
+
+    const ended = await stack.api.getOperation(ghostId);
+    expect(ended.status?.status).toBe('error');
+    expect(ended.status?.lease).toBeUndefined();
+    const invalid = ended.status?.conditions?.find((c) => c.type === 'Invalid');
+    expect(invalid).toMatchObject({ status: 'True', reason: 'LeaseTooFarAhead' });
+    expect(invalid?.message).toMatch(/^Operation lease expires at 9999-12-31T23:59:59\.000Z \(holder ghost\), further ahead than any operator replica writes one \(.* s, ROOMKEEPER_OPERATION_LEASE_TTL, plus 60 s of clock skew\): it was not written by a running operation/);
+    expect(ended.status?.executionHistory?.map((h) => h.event)).toContain(invalid?.message);
+  });
+});
