@@ -2,7 +2,8 @@
  * Values written straight into an object's status with kubectl (`kubectl patch --subresource=status`)
  * that the CRD schema allows but no replica writes. They must not stall the operator: an
  * Operation shown in progress under a lease that expires in year 9999 held its scheduler's queue
- * for good (every later operation stayed pending) and woke the queue's key every millisecond.
+ * for good (every later operation stayed pending) and woke the queue's key every millisecond; a
+ * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent.
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
 import { buildOperation } from '../../common/src/operations/operation-factory';
@@ -47,5 +48,30 @@ describe('status values written with kubectl', () => {
     expect(invalid).toMatchObject({ status: 'True', reason: 'LeaseTooFarAhead' });
     expect(invalid?.message).toMatch(/^Operation lease expires at 9999-12-31T23:59:59\.000Z \(holder ghost\), further ahead than any operator replica writes one \(.* s, ROOMKEEPER_OPERATION_LEASE_TTL, plus 60 s of clock skew\): it was not written by a running operation/);
     expect(ended.status?.executionHistory?.map((h) => h.event)).toContain(invalid?.message);
+  });
+});
+
+describe('a GameRoom status value written with kubectl', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, config: { healthInterval: 300, roomPingTimeout: 3000 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('a silent room whose lastPingAt reads year 2100 still expires on the ping timeout', async () => {
+    const name = 'far-ping';
+    // The room pings ready, then hangs (a hung game server): only its ping timeout removes it.
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'stop-after:1' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const room = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => !r.spec.validation && r.status?.status === 'ready' && r.status.lastPingAt !== undefined), { timeoutMs: 30_000, message: 'a ready room' });
+    const roomName = room.metadata.name as string;
+    await stack.api.patchGameRoomStatus(name, roomName, { status: { lastPingAt: '2100-01-01T00:00:00Z' } });
+
+    await waitFor(async () => {
+      const now = (await stack.api.listGameRooms(name)).items.find((r) => r.metadata.name === roomName);
+      return now === undefined || now.metadata.deletionTimestamp !== undefined;
+    }, { timeoutMs: 30_000, message: `room ${roomName} removed on its ping timeout (3 s) despite a lastPingAt of year 2100` });
   });
 });

@@ -131,3 +131,17 @@ describe('lastPings (the gateways\' ping digests)', () => {
     expect(new RoomManager(deps).lastPings('s')).toEqual(new Map([['a', now - 1_000], ['b', now + 30_000]]));
   });
 });
+
+describe('views (the rooms as the pure rules see them)', () => {
+  it('takes no GameRoom lastPingAt further ahead than clocks drift (written with kubectl, it kept a silent room from expiring)', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const room = (name: string, lastPingAt: string): GameRoom => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', creationTimestamp: new Date(now - 600_000) }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'ready', lastPingAt },
+    });
+    const rooms = [room('far', '2100-01-01T00:00:00Z'), room('skewed', new Date(now + 30_000).toISOString()), room('past', new Date(now - 5_000).toISOString())];
+    const digests = [{ status: { lastPings: JSON.stringify({ far: now - 90_000 }), flushedAt: String(now) } }];
+    const deps = { now: () => now, caches: { digests: { list: () => digests }, rooms: { list: () => rooms }, pods: { get: () => undefined } } } as unknown as OperatorDeps;
+    const lastPing = Object.fromEntries(new RoomManager(deps).views('s').map((v) => [v.name, v.lastPingAt]));
+    expect(lastPing).toEqual({ far: now - 90_000, skewed: now + 30_000, past: now - 5_000 });
+  });
+});

@@ -353,17 +353,26 @@ export class RoomManager {
   /** The scheduler's rooms as the pure rules see them (validation rooms included, flagged). */
   views(schedulerName: string): RoomView[] {
     const digest = this.lastPings(schedulerName);
-    return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest));
+    const latest = this.latestPingTime();
+    return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest, latest));
+  }
+
+  /**
+   * The latest time a gateway can have heard a room: further ahead than clocks drift apart is no
+   * ping (a digest or a GameRoom `lastPingAt` written by hand with a year-2100 time would keep a
+   * dead room alive for ever).
+   */
+  private latestPingTime(): number {
+    return this.deps.now() + MAX_CLOCK_SKEW_MS;
   }
 
   /**
    * Last ping per room from the gateways' digests (max over replicas; see
-   * common/src/rooms/ping-digest.ts). A time further ahead than clocks drift apart is no ping
-   * (a digest written by hand with a year-2100 entry would keep a dead room alive for ever).
+   * common/src/rooms/ping-digest.ts), none after `latestPingTime`.
    */
   lastPings(schedulerName: string): Map<string, number> {
     const out = new Map<string, number>();
-    const latest = this.deps.now() + MAX_CLOCK_SKEW_MS;
+    const latest = this.latestPingTime();
     for (const digest of this.deps.caches.digests.list(schedulerName)) {
       for (const [room, at] of decodePingDigest(digest.status)) {
         if (at <= latest && at > (out.get(room) ?? 0)) out.set(room, at);
@@ -385,9 +394,11 @@ export function deletionStartedAt(meta: { deletionTimestamp?: unknown; deletionG
   return at - Math.max(0, meta?.deletionGracePeriodSeconds ?? 0) * 1000;
 }
 
-export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>): RoomView {
+/** `latestPingAt`: a `status.lastPingAt` after it is no ping (see `RoomManager.latestPingTime`). */
+export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>, latestPingAt = Infinity): RoomView {
   const status = room.status;
-  const fromRoom = toMillis(status?.lastPingAt);
+  const written = toMillis(status?.lastPingAt);
+  const fromRoom = written !== undefined && written <= latestPingAt ? written : undefined;
   const fromDigest = digest.get(room.metadata.name as string);
   const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
   const deletion = deletionStartedAt(room.metadata) ?? deletionStartedAt(pod?.metadata);
