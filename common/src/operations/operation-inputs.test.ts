@@ -10,6 +10,7 @@ import {
 } from './operation-inputs';
 import { knownDefinitionNames } from '../resources/operation-names';
 import type { SchedulerSpec } from '../generated/resources';
+import { schedulerObject } from '../../../test/support/scheduler-object';
 
 const OPERATOR_BOUNDS: InputBounds = { maxAmount: 20_000, maxRoomIds: 40_000 };
 
@@ -130,11 +131,11 @@ describe('operation inputs', () => {
   });
 
   describe('create_scheduler and create_new_scheduler_version', () => {
-    const spec = { game: 'tennis', roomsReplicas: 2 } as unknown as SchedulerSpec;
+    const spec = (schedulerObject('tennis-eu') as { spec: SchedulerSpec }).spec;
 
     test('carry the definition with the scheduler\'s name; the executor reads the spec back without it', () => {
       const input = schedulerDefinitionInput('tennis-eu', spec);
-      expect(input).toEqual({ scheduler: { game: 'tennis', roomsReplicas: 2, name: 'tennis-eu' } });
+      expect(input).toEqual({ scheduler: { ...spec, name: 'tennis-eu' } });
       const parsed = parseOperationInput('create_new_scheduler_version', { ...input, firstAttempt: 'op-1' }, REQUEST_BOUNDS);
       expect(parsed).toEqual({ ok: true, value: { ...input, firstAttempt: 'op-1' } });
       expect(parsed.ok && specOfDefinitionInput(parsed.value)).toEqual(spec);
@@ -145,6 +146,20 @@ describe('operation inputs', () => {
       expect(parsed).toEqual({ ok: true, value: {} });
       expect(parsed.ok && specOfDefinitionInput(parsed.value)).toBeUndefined();
       expect(parseOperationInput('create_scheduler', { scheduler: 'x' }, REQUEST_BOUNDS)).toEqual({ ok: false, errors: [{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }] });
+    });
+
+    test.each<[string, unknown, string[]]>([
+      ['a room template that is not an object', { name: 'tennis-eu', ...spec, spec: 'oops' }, ['scheduler.spec']],
+      ['no definition but a name', { name: 'tennis-eu' }, ['scheduler.game', 'scheduler.maxSurge', 'scheduler.spec']],
+      ['no container', { name: 'tennis-eu', ...spec, spec: { terminationGracePeriod: '10s', containers: [] } }, ['scheduler.spec.containers']],
+      ['ports that are no list', { name: 'tennis-eu', ...spec, spec: { terminationGracePeriod: '10s', containers: [{ name: 'x', image: 'y', ports: 7 }] } }, ['scheduler.spec.containers[0].ports']],
+      ['a negative roomsReplicas', { name: 'tennis-eu', ...spec, roomsReplicas: -5 }, ['scheduler.roomsReplicas']],
+    ])('a definition the Scheduler schema refuses (%s, in an Operation written with kubectl: no API server judged it) is refused naming each field, before an executor reads it', (_what, scheduler, fields) => {
+      for (const definition of ['create_scheduler', 'create_new_scheduler_version'] as const) {
+        const parsed = parseOperationInput(definition, { scheduler }, REQUEST_BOUNDS);
+        expect(parsed.ok).toBe(false);
+        expect(parsed.ok ? [] : parsed.errors.map((e) => e.field)).toEqual(expect.arrayContaining(fields));
+      }
     });
   });
 

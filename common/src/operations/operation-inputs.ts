@@ -18,6 +18,7 @@ import { OperationDefinition, type OperationDefinitionName } from '../resources/
 import { parseVersion } from '../resources/scheduler-version';
 import { joinIndex } from '../validation/field-path';
 import { failed, ok, type FieldError, type Result } from '../validation/result';
+import { validateSchedulerSpec } from '../validation/scheduler-validator';
 
 /** Most rooms one add-rooms or remove-rooms request may ask for. */
 export const MAX_ROOMS_PER_REQUEST = 10_000;
@@ -186,13 +187,20 @@ export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActi
 }
 
 /**
- * The definition a create or new-version operation carries. The spec itself was judged by the API
- * server when the Scheduler was written; here only its shape is checked.
+ * The definition a create or new-version operation carries, held to the Scheduler schema (the
+ * validator compiled from crds/): the API server judged the Scheduler's spec, but never this copy,
+ * which an Operation written with kubectl may carry in any shape (the executor failed on it with
+ * "Cannot read properties of undefined (reading 'flatMap')").
  */
 function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefinitionInput> {
   if (!isRecord(input)) return failed([notAnObject]);
   const s = input.scheduler;
   if (s !== undefined && !isRecord(s)) return failed([{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }]);
+  if (s !== undefined) {
+    const { name: _name, ...spec } = s;
+    const checked = validateSchedulerSpec(spec, { prefix: 'scheduler', acceptSnakeCase: false });
+    if (!checked.ok) return checked;
+  }
   return ok({
     ...attemptFields(input),
     ...(s !== undefined ? { scheduler: s as unknown as NonNullable<SchedulerDefinitionInput['scheduler']> } : {}),

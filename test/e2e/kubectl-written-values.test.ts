@@ -1,9 +1,12 @@
 /**
- * Values written straight into an object's status with kubectl (`kubectl patch --subresource=status`)
- * that the CRD schema allows but no replica writes. They must not stall the operator: an
+ * Values written straight into objects with kubectl that the CRD schema allows but no replica
+ * writes (a status through `kubectl patch --subresource=status`, an Operation's free-form input).
+ * They must not stall the operator nor reach code that does not expect them: an
  * Operation shown in progress under a lease that expires in year 9999 held its scheduler's queue
  * for good (every later operation stayed pending) and woke the queue's key every millisecond; a
- * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent.
+ * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent; a
+ * create_new_scheduler_version whose input carried a definition no API server had judged failed
+ * with "Cannot read properties of undefined (reading 'flatMap')".
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
 import { buildOperation } from '../../common/src/operations/operation-factory';
@@ -51,7 +54,7 @@ describe('status values written with kubectl', () => {
   });
 });
 
-describe('a GameRoom status value written with kubectl', () => {
+describe('values written with kubectl, with an operator running', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({ external: true, config: { healthInterval: 300, roomPingTimeout: 3000 }, simulation: { pingIntervalMs: 300 } });
@@ -73,5 +76,27 @@ describe('a GameRoom status value written with kubectl', () => {
       const now = (await stack.api.listGameRooms(name)).items.find((r) => r.metadata.name === roomName);
       return now === undefined || now.metadata.deletionTimestamp !== undefined;
     }, { timeoutMs: 30_000, message: `room ${roomName} removed on its ping timeout (3 s) despite a lastPingAt of year 2100` });
+  });
+
+  test('a new-version Operation whose input definition the Scheduler schema refuses ends in error naming each field under input, and changes nothing', async () => {
+    const name = 'bad-definition';
+    const spec = (schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec;
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.0.0', { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+
+    const op = buildOperation({
+      id: newOperationId(), schedulerName: name, definitionName: 'create_new_scheduler_version', source: 'kubectl', enqueuedAt: Date.now(),
+      input: { scheduler: { name, ...spec, spec: { terminationGracePeriod: '10s', containers: [{ name: 'x', image: 'y', ports: 7 }] } } },
+    });
+    await stack.api.createOperation(op);
+    const ended = await waitFor(async () => {
+      const o = await stack.api.getOperation(op.metadata.name as string);
+      return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'the operation ended' });
+    expect(ended.status?.status).toBe('error');
+    expect(ended.status?.executionHistory?.map((h) => h.event)).toContain('Operation execution failed: input.scheduler.spec.containers[0].ports must be of type array');
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    expect((await stack.api.listGameRooms(name)).items.filter((r) => r.spec.validation)).toEqual([]);
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
   });
 });
