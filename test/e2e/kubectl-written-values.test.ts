@@ -4,7 +4,8 @@
  * They must not stall the operator nor reach code that does not expect them: an
  * Operation shown in progress under a lease that expires in year 9999 held its scheduler's queue
  * for good (every later operation stayed pending) and woke the queue's key every millisecond; a
- * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent; a
+ * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent; one
+ * whose allocation expired in year 9999 was kept from every matchmaker until then; a
  * create_new_scheduler_version whose input carried a definition no API server had judged failed
  * with "Cannot read properties of undefined (reading 'flatMap')".
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
@@ -98,5 +99,23 @@ describe('values written with kubectl, with an operator running', () => {
     expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
     expect((await stack.api.listGameRooms(name)).items.filter((r) => r.spec.validation)).toEqual([]);
     expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+  });
+
+  test('an allocation that expires in year 9999 (no allocate call takes a TTL over a year) is ended, and the room can be allocated again', async () => {
+    const name = 'far-allocation';
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec })).status).toBe(200);
+    const room = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => !r.spec.validation && r.status?.status === 'ready'), { timeoutMs: 30_000, message: 'a ready room' });
+    const roomName = room.metadata.name as string;
+    const allocation = { id: 'kubectl-9999', requestHash: 'h', allocatedAt: new Date().toISOString(), expiresAt: '9999-12-31T23:59:59Z' };
+    await stack.api.patchGameRoomStatus(name, roomName, { status: { allocation } });
+
+    const ended = await waitFor(async () => {
+      const r = await stack.api.getGameRoom(name, roomName);
+      return r.status?.allocation?.endedAt !== undefined && r.status.status === 'ready' ? r : undefined;
+    }, { timeoutMs: 30_000, message: `the year-9999 allocation of ${roomName} ended and the room ready` });
+    expect(ended.status?.allocation).toMatchObject({ id: 'kubectl-9999', endReason: 'expired' });
+    const allocated = await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, {});
+    expect(allocated.status).toBe(200);
+    expect(allocated.body).toMatchObject({ roomId: roomName });
   });
 });

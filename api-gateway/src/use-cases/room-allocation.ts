@@ -27,7 +27,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { activeDefinition, sameRooms } from '../../../common/src/resources/scheduler-version';
-import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
@@ -145,7 +145,7 @@ const REQUEST_SCHEMA: JsonSchemaProps = {
     allocationId: { type: 'string', minLength: 1, maxLength: 128, pattern: ALLOCATION_ID_PATTERN },
     selectors: { type: 'array', maxItems: 16, items: SELECTOR_SCHEMA },
     strategy: { type: 'string', enum: ['packed', 'distributed'] },
-    ttlSeconds: { type: 'integer', minimum: 1, maximum: 31_536_000 },
+    ttlSeconds: { type: 'integer', minimum: 1, maximum: MAX_ALLOCATION_TTL_SECONDS },
     metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
   },
 };

@@ -1,5 +1,5 @@
 import type { GameRoom, GameRoomStatus } from '../generated/resources';
-import { allocationNotice, allocationRecord, allocationStep, heldAllocation, previousAllocationCap, supersededAllocations, withAllocation } from './allocation';
+import { allocationNotice, allocationRecord, allocationStep, heldAllocation, MAX_ALLOCATION_TTL_SECONDS, previousAllocationCap, supersededAllocations, withAllocation } from './allocation';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', metadata: { mode: 'duel' } };
@@ -27,6 +27,17 @@ describe('allocation rules', () => {
     // Ended once: an ended allocation asks for nothing more.
     expect(allocationStep(room({ pingStatus: 'ready', allocation: { ...allocation, endedAt: '2026-01-01T00:05:00.000Z', endReason: 'expired' } }), T0 + 600_000)).toEqual({ kind: 'none' });
     expect(allocationStep(room({ pingStatus: 'ready' }), T0)).toEqual({ kind: 'none' });
+  });
+
+  it('takes an allocation that expires further ahead than the longest TTL (a year) allows as over: no allocate call wrote it (year 9999, by kubectl)', () => {
+    const forever = { ...allocation, expiresAt: '9999-12-31T23:59:59.000Z' };
+    expect(heldAllocation({ allocation: forever }, T0)).toBeUndefined();
+    expect(withAllocation('ready', { allocation: forever }, T0)).toBe('ready');
+    expect(allocationStep(room({ pingStatus: 'ready', allocation: forever }), T0)).toEqual({ kind: 'end', reason: 'expired' });
+    // The longest TTL the allocate API takes, plus clock skew, still holds.
+    const yearLong = { ...allocation, expiresAt: new Date(T0 + MAX_ALLOCATION_TTL_SECONDS * 1000 + 60_000).toISOString() };
+    expect(heldAllocation({ allocation: yearLong }, T0)).toBe(yearLong);
+    expect(allocationStep(room({ pingStatus: 'ready', allocation: yearLong }), T0)).toEqual({ kind: 'wait', untilMs: Date.parse(yearLong.expiresAt) });
   });
 
   it('ends a match-slot allocation when the room reports one more running match than when it was made', () => {

@@ -7,9 +7,12 @@
  * `status.allocation` is the truth; `status.status: allocated` is its display, composed from it.
  */
 import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, PreviousAllocation, RoomStatus } from '../generated/resources';
+import { MAX_CLOCK_SKEW_MS } from '../runtime/clock';
 
 /** Maestro's allocation TTL (roomAllocationTTLMillis). */
 export const DEFAULT_ALLOCATION_TTL_SECONDS = 300;
+/** The longest `ttlSeconds` the allocate API takes: a year. */
+export const MAX_ALLOCATION_TTL_SECONDS = 31_536_000;
 
 /**
  * How many ended allocations a room keeps in `status.previousAllocations`: every match slot of a
@@ -47,13 +50,22 @@ export function allocationRecord(status: GameRoomStatus | undefined, id: string)
   return earlier ? { kind: 'previous', allocation: earlier, current: status?.allocation } : undefined;
 }
 
+/**
+ * When the allocation's TTL ends, or undefined when it is over at `now`: past, unreadable, or
+ * further ahead than the longest TTL (plus clock skew) allows, which no allocate call wrote (an
+ * expiresAt of year 9999 written with kubectl held the room from every matchmaker until then).
+ */
+function allocationExpiry(a: GameRoomStatusAllocation, now: number): number | undefined {
+  const expires = Date.parse(a.expiresAt);
+  if (!Number.isFinite(expires) || now >= expires) return undefined;
+  return expires - now > MAX_ALLOCATION_TTL_SECONDS * 1000 + MAX_CLOCK_SKEW_MS ? undefined : expires;
+}
+
 /** The allocation that holds the room now, or undefined (none, ended, or its TTL is over). */
 export function heldAllocation(status: GameRoomStatus | undefined, now: number): GameRoomStatusAllocation | undefined {
   const a = status?.allocation;
   if (!a || a.endedAt) return undefined;
-  const expires = Date.parse(a.expiresAt);
-  if (!Number.isFinite(expires) || now >= expires) return undefined;
-  return a;
+  return allocationExpiry(a, now) === undefined ? undefined : a;
 }
 
 /** An allocation not yet ended (its TTL may be over: the operator has not ended it yet). */
@@ -158,9 +170,8 @@ export function allocationStep(room: GameRoom, now: number): AllocationStep {
   const a = openAllocation(room.status);
   if (!a) return { kind: 'none' };
   if (allocationTaken(room.status, a)) return { kind: 'end', reason: 'occupied' };
-  const expires = Date.parse(a.expiresAt);
-  if (!Number.isFinite(expires) || now >= expires) return { kind: 'end', reason: 'expired' };
-  return { kind: 'wait', untilMs: expires };
+  const expires = allocationExpiry(a, now);
+  return expires === undefined ? { kind: 'end', reason: 'expired' } : { kind: 'wait', untilMs: expires };
 }
 
 /** What the room is told in its ping answer while an allocation holds it. */

@@ -182,26 +182,37 @@ describe('RoomStatusController: Events for a room becoming ready or occupied', (
     expect(t.events).toEqual(['r1 GameRoomReady: Room is ready (was pending)', 'r1 GameRoomOccupied: Room is occupied (was ready)']);
   });
 
-  it('says why an allocated room is ready again when its allocation expired without the match, and when', async () => {
+  /** A ready room allocated, then ready again with its allocation ended (expired) at `endedAt`. */
+  async function allocatedThenEnded(expiresAt: string, endedAt: string) {
     const t = setup();
     const controller = t.controller();
     t.room.status = { status: 'ready' };
     await controller.reconcile('s/r1');
-    const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:01.000Z', expiresAt: '2026-01-01T00:00:03.000Z' };
+    const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:01.000Z', expiresAt };
     t.room.status = { status: 'allocated', allocation };
     await controller.reconcile('s/r1');
-    t.room.status = { status: 'ready', allocation: { ...allocation, endedAt: '2026-01-01T00:00:03.050Z', endReason: 'expired' } };
+    t.room.status = { status: 'ready', allocation: { ...allocation, endedAt, endReason: 'expired' } };
     await controller.reconcile('s/r1');
+    return { ...t, controller, allocation };
+  }
+
+  it('says why an allocated room is ready again when its allocation expired without the match, and when', async () => {
+    const t = await allocatedThenEnded('2026-01-01T00:00:03.000Z', '2026-01-01T00:00:03.050Z');
     // A room freed by its game server after the match tells no allocation.
-    t.room.status = { status: 'occupied', allocation: { ...allocation, id: 'm-2', endedAt: '2026-01-01T00:00:04.000Z', endReason: 'occupied' } };
-    await controller.reconcile('s/r1');
+    t.room.status = { status: 'occupied', allocation: { ...t.allocation, id: 'm-2', endedAt: '2026-01-01T00:00:04.000Z', endReason: 'occupied' } };
+    await t.controller.reconcile('s/r1');
     t.room.status = { ...t.room.status, status: 'ready' };
-    await controller.reconcile('s/r1');
+    await t.controller.reconcile('s/r1');
     expect(t.events).toEqual([
       'r1 GameRoomReady: Room is ready (was allocated): allocation m-1 expired at 2026-01-01T00:00:03.050Z, as the room did not report its match (an occupied ping, or one more runningMatches) before 2026-01-01T00:00:03.000Z; it can be allocated again',
       'r1 GameRoomOccupied: Room is occupied (was ready)',
       'r1 GameRoomReady: Room is ready (was occupied)',
     ]);
+  });
+
+  it('says why a room is ready again when its allocation expired further ahead than any TTL allows (year 9999, by kubectl) and was ended early', async () => {
+    const t = await allocatedThenEnded('9999-12-31T23:59:59.000Z', '2026-01-01T00:00:05.000Z');
+    expect(t.events).toEqual(['r1 GameRoomReady: Room is ready (was allocated): allocation m-1 was ended at 2026-01-01T00:00:05.000Z: its expiresAt 9999-12-31T23:59:59.000Z is further ahead than the longest allocation TTL (a year) allows, so no allocate call wrote it; it can be allocated again']);
   });
 });
 

@@ -35,6 +35,10 @@ const CONFLICT_REQUEUE_MS = 2_000;
 function readyAgainWhy(before: string, room: GameRoom): string {
   const a = room.status?.allocation;
   if (before !== 'allocated' || !a || a.endReason !== 'expired') return '';
+  if (a.endedAt !== undefined && Date.parse(a.endedAt) < Date.parse(a.expiresAt)) {
+    // Ended before its expiresAt: one no allocate call wrote (common/src/rooms/allocation.ts).
+    return `: allocation ${a.id} was ended at ${a.endedAt}: its expiresAt ${a.expiresAt} is further ahead than the longest allocation TTL (a year) allows, so no allocate call wrote it; it can be allocated again`;
+  }
   return `: allocation ${a.id} expired at ${a.endedAt ?? a.expiresAt}, as the room did not report its match (an occupied ping, or one more runningMatches) before ${a.expiresAt}; it can be allocated again`;
 }
 
