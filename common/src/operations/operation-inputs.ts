@@ -190,7 +190,9 @@ export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActi
  * The definition a create or new-version operation carries, held to the Scheduler schema (the
  * validator compiled from crds/): the API server judged the Scheduler's spec, but never this copy,
  * which an Operation written with kubectl may carry in any shape (the executor failed on it with
- * "Cannot read properties of undefined (reading 'flatMap')").
+ * "Cannot read properties of undefined (reading 'flatMap')"). Only the schema, as the API server
+ * judges a Scheduler: a definition it accepts whose requests pass its limits fails where its room
+ * is made, naming the Scheduler's field, for a kubectl edit of the Scheduler and an Operation alike.
  */
 function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefinitionInput> {
   if (!isRecord(input)) return failed([notAnObject]);
@@ -198,7 +200,7 @@ function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefiniti
   if (s !== undefined && !isRecord(s)) return failed([{ field: 'scheduler', message: 'must be the scheduler\'s definition (an object)' }]);
   if (s !== undefined) {
     const { name: _name, ...spec } = s;
-    const checked = validateSchedulerSpec(spec, { prefix: 'scheduler', acceptSnakeCase: false });
+    const checked = validateSchedulerSpec(spec, { prefix: 'scheduler', acceptSnakeCase: false, schemaOnly: true });
     if (!checked.ok) return checked;
   }
   return ok({

@@ -25,6 +25,12 @@ export interface ValidateOptions {
   prefix?: string;
   /** Accept Maestro's snake_case field names (default true). */
   acceptSnakeCase?: boolean;
+  /**
+   * Only what the Scheduler CRD's schema holds, as the API server judges a Scheduler (default
+   * false): no requests-within-limits check. A definition the API server accepted fails that check
+   * where its room is made, in the words of the Scheduler's field (`spec.spec.containers[0]…`).
+   */
+  schemaOnly?: boolean;
 }
 
 export interface SchedulerCreateBody {
@@ -98,7 +104,7 @@ function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOpt
 /** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
 export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
   const checked = validators().spec(normalised(data, schedulerSpecSchema(), options));
-  const errors = checked.errors.length === 0 ? requestsAboveLimits(checked.value as SchedulerSpec, options.prefix) : prefixed(checked.errors, options.prefix ?? '');
+  const errors = checked.errors.length === 0 ? (options.schemaOnly ? [] : requestsAboveLimits(checked.value as SchedulerSpec, options.prefix)) : prefixed(checked.errors, options.prefix ?? '');
   return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(errors);
 }
 
