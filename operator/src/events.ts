@@ -10,11 +10,11 @@ import type { OperatorDeps } from './deps';
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationStopped' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
-  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired';
+  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired' | 'StatusVersionRestored';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted', 'StatusVersionRestored']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

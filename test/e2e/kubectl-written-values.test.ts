@@ -7,9 +7,12 @@
  * GameRoom whose lastPingAt reads year 2100 never expired, however long the room stayed silent; one
  * whose allocation expired in year 9999 was kept from every matchmaker until then; a
  * create_new_scheduler_version whose input carried a definition no API server had judged failed
- * with "Cannot read properties of undefined (reading 'flatMap')".
+ * with "Cannot read properties of undefined (reading 'flatMap')"; a Scheduler whose status.version
+ * was patched to v99.0.0, a version that never existed, got a SchedulerVersion v99.0.0 rebuilt from
+ * its spec (said to be "deleted and rebuilt") and its rooms replaced to run it.
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
+import * as k8s from '@kubernetes/client-node';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import { managementCall } from '../support/http';
@@ -117,5 +120,34 @@ describe('values written with kubectl, with an operator running', () => {
     const allocated = await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, {});
     expect(allocated.status).toBe(200);
     expect(allocated.body).toMatchObject({ roomId: roomName });
+  });
+
+  test('status.version patched to a version no SchedulerVersion holds is set back to the active one: nothing is rebuilt and no room is replaced', async () => {
+    const name = 'edited-version';
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec })).status).toBe(200);
+    const room = await waitFor(async () => (await stack.api.listGameRooms(name)).items.find((r) => !r.spec.validation && r.status?.status === 'ready'), { timeoutMs: 30_000, message: 'a ready room' });
+    const roomName = room.metadata.name as string;
+    expect(room.spec.version).toBe('v1.0.0');
+
+    const patched = await stack.api.patchSchedulerStatus(name, { status: { version: 'v99.0.0' } });
+    expect(patched.status?.version).toBe('v99.0.0');
+
+    // Set back: no operation queued or running, and the status counts the room on the active version.
+    const settled = await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      const busy = (await stack.api.listOperations(name)).items.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
+      const available = s.status?.conditions?.find((c) => c.type === 'ActiveVersionAvailable');
+      return !busy && s.status?.version === 'v1.0.0' && available?.reason === 'Present' && s.status.rooms?.updated === 1 ? s : undefined;
+    }, { timeoutMs: 30_000, message: 'status.version v1.0.0 again, ActiveVersionAvailable Present, no operation queued or running' });
+    expect(settled.status?.roomsByVersion).toEqual({ 'v1.0.0': 1 });
+
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const restored = await waitFor(async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .find((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === name && e.reason === 'StatusVersionRestored'), { timeoutMs: 30_000, message: 'a StatusVersionRestored Event about the Scheduler' });
+    expect(restored.note).toMatch(/^status\.version named v99\.0\.0, which no SchedulerVersion holds; v1\.0\.0 is active \(its SchedulerVersion says so\); status\.version was set back to it/);
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    const rooms = (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation);
+    expect(rooms.map((r) => [r.metadata.name, r.spec.version])).toEqual([[roomName, 'v1.0.0']]);
+    expect((await stack.api.listOperations(name)).items.map((op) => op.spec.definitionName).filter((d) => d !== 'create_scheduler')).toEqual([]);
   });
 });

@@ -21,6 +21,10 @@ export const RecoveryReason = {
   NamespaceMissing: 'NamespaceMissing',
   ActiveVersionMissing: 'ActiveVersionMissing',
   CannotRebuild: 'CannotRebuild',
+  /** status.version named a version no SchedulerVersion holds; set back to the one that says it is active. */
+  StatusVersionRestored: 'StatusVersionRestored',
+  /** status.version names a version no SchedulerVersion holds, and more than one says it is active. */
+  ActiveVersionAmbiguous: 'ActiveVersionAmbiguous',
   VersionInUse: 'VersionInUse',
   NoneBlocked: 'NoneBlocked',
   RepeatedFailure: 'RepeatedFailure',

@@ -11,7 +11,7 @@ function scheduler(over: { deleting?: boolean; generation?: number; version?: st
   };
 }
 
-function version(v: string, over: { protectedBy?: boolean; deleting?: boolean; rebuilt?: boolean } = {}): SchedulerVersion {
+function version(v: string, over: { protectedBy?: boolean; deleting?: boolean; rebuilt?: boolean; active?: boolean } = {}): SchedulerVersion {
   return {
     apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion',
     metadata: {
@@ -21,6 +21,7 @@ function version(v: string, over: { protectedBy?: boolean; deleting?: boolean; r
       ...(over.rebuilt ? { annotations: { [REBUILT_AT_ANNOTATION]: '2026-01-01T00:00:00.000Z' } } : {}),
     },
     spec: { scheduler: 's', version: v, kind: 'minor', definition: {} as SchedulerVersion['spec']['definition'] },
+    ...(over.active !== undefined ? { status: { active: over.active } } : {}),
   };
 }
 
@@ -58,6 +59,10 @@ describe('planOwnedObjects', () => {
     { name: 'active version deleted and waiting', in: { versions: [version('v1.1.0', { protectedBy: true, deleting: true })] }, want: { rebuildVersion: undefined }, condition: ['VersionDeletionBlocked', 'True', 'VersionInUse'] },
     { name: 'active version gone: rebuilt from the spec', in: { versions: [] }, want: { rebuildVersion: 'v1.1.0' }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionMissing'] },
     { name: 'active version gone, spec moved on: not rebuilt', in: { versions: [], scheduler: scheduler({ generation: 3 }) }, want: { rebuildVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'CannotRebuild'] },
+    { name: 'active version gone, no other says active: rebuilt from the spec', in: { versions: [version('v1.0.0', { active: false })] }, want: { rebuildVersion: 'v1.1.0', restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionMissing'] },
+    { name: 'status.version edited to a version no object holds: set back to the one that says active, nothing rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true }), version('v1.0.0', { active: false })] }, want: { rebuildVersion: undefined, restoreVersion: 'v1.1.0', protect: [], release: [] }, condition: ['ActiveVersionAvailable', 'False', 'StatusVersionRestored'] },
+    { name: 'status.version edited, the version saying active being deleted: rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true, deleting: true })] }, want: { rebuildVersion: 'v99.0.0', restoreVersion: undefined } },
+    { name: 'status.version edited, two versions say active: neither restored nor rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] }, want: { rebuildVersion: undefined, restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionAmbiguous'] },
     { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
   ];
   test.each(cases)('$name', ({ in: input, want, condition }) => {

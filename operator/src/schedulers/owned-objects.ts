@@ -7,6 +7,9 @@
  *    version of a Scheduler being deleted) does not. A deletion that waits is said in a condition.
  *  - The active version gone anyway: rebuilt from the Scheduler's spec when the spec still holds
  *    its definition (no version change pending), said in a condition either way.
+ *  - status.version naming a version no SchedulerVersion holds while another one of the scheduler
+ *    says `status.active: true` is an edited status (kubectl patch --subresource=status), not a
+ *    deleted version: nothing is rebuilt and status.version is set back to the version that says so.
  *  - A healing operation held back because it would fail as its last try did: said in a condition.
  */
 import type { Condition, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
@@ -35,6 +38,8 @@ export interface OwnedObjectsPlan {
   release: string[];
   /** The active version to rebuild from the spec. */
   rebuildVersion?: string;
+  /** The version status.version is set back to: the one whose SchedulerVersion says it is active. */
+  restoreVersion?: string;
   conditions: ConditionDraft[];
 }
 
@@ -60,15 +65,20 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   const name = s.metadata.name as string;
   const deleting = s.metadata.deletionTimestamp !== undefined;
   const active = s.status?.version;
+  const current = input.versions.find((v) => v.spec.version === active);
+  // Versions that say they are active (switch_active_version writes the flag before status.version).
+  const sayActive = input.versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
+  const edited = active !== undefined && !current && sayActive.length > 0;
+  const restore = edited && sayActive.length === 1 ? sayActive[0] : undefined;
   const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
-  const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, conditions: [] };
+  const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, conditions: [] };
 
   // Versions: protect what is needed, release the rest (everything while the Scheduler goes).
   const inUse = versionsInUse(input.ops);
   const blocked: string[] = [];
   for (const v of input.versions) {
     const objectName = v.metadata.name as string;
-    const why = v.spec.version === active ? 'it is the active version' : inUse.has(v.spec.version) ? `operation ${inUse.get(v.spec.version) as string} uses it` : undefined;
+    const why = v.spec.version === active || v.spec.version === restore ? 'it is the active version' : inUse.has(v.spec.version) ? `operation ${inUse.get(v.spec.version) as string} uses it` : undefined;
     const needed = !deleting && why !== undefined;
     const has = v.metadata.finalizers?.includes(VERSION_PROTECTION_FINALIZER) ?? false;
     if (needed && !has && !v.metadata.deletionTimestamp) plan.protect.push(objectName);
@@ -94,8 +104,12 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   }
 
   // The active version.
-  const current = input.versions.find((v) => v.spec.version === active);
-  if (current && !current.metadata.deletionTimestamp) {
+  if (edited && !lifecycle) {
+    plan.restoreVersion = restore;
+    plan.conditions.push(restore
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${active}, which no SchedulerVersion holds; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"activeVersion": "..."}, which enqueues switch_active_version)` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${active}, which no SchedulerVersion holds, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"activeVersion": "..."})` });
+  } else if (current && !current.metadata.deletionTimestamp) {
     const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
     plan.conditions.push(rebuiltAt
       ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Rebuilt, message: `active version ${active} was deleted and rebuilt from the Scheduler's spec at ${rebuiltAt}` }

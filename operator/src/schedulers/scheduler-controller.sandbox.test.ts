@@ -8,6 +8,7 @@ import { OperationDefinition, OperationSourceName } from '../../../common/src/re
 import { SCHEDULER_FINALIZER, specChangeSourcePatch, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
 import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { schedulerObject } from '../../../test/support/scheduler-object';
+import { waitFor } from '../../../test/support/wait';
 import { SchedulerController } from './scheduler-controller';
 
 describe('SchedulerController on the sandbox', () => {
@@ -68,6 +69,22 @@ describe('SchedulerController on the sandbox', () => {
     expect(v.metadata.finalizers).toContain(VERSION_PROTECTION_FINALIZER);
 
     expect(await h.writesOf(() => controller.reconcile('made'))).toBe(0);
+  });
+
+  test('status.version patched to a version no SchedulerVersion holds: set back by a controller that just started, nothing rebuilt; once more: no write', async () => {
+    const created = await h.createdScheduler('status-edited', { roomsReplicas: 1 });
+    await h.readyRoom(created);
+    await h.converge(() => controller.reconcile('status-edited'));
+    await h.api.patchSchedulerStatus('status-edited', { status: { version: 'v99.0.0' } });
+    await waitFor(() => h.deps.caches.schedulers.get('status-edited')?.status?.version === 'v99.0.0', { timeoutMs: 10_000, message: 'the cache shows status.version v99.0.0' });
+
+    // A replica that starts now knows nothing of the edit but what the objects say.
+    const restarted = new SchedulerController(h.deps, { operationsOf: (s) => h.runner.operationsOf(s), track: (op) => h.runner.track(op) });
+    await h.converge(() => restarted.reconcile('status-edited'));
+
+    expect((await h.api.getScheduler('status-edited')).status?.version).toBe('v1.0.0');
+    expect((await h.api.listSchedulerVersions('status-edited')).items.map((v) => [v.spec.version, v.metadata.finalizers])).toEqual([['v1.0.0', [VERSION_PROTECTION_FINALIZER]]]);
+    expect(await h.writesOf(() => restarted.reconcile('status-edited'))).toBe(0);
   });
 
   test('a spec edit enqueues one version operation and marks the generation versioned; once more: no write', async () => {

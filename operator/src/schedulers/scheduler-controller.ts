@@ -7,12 +7,15 @@
  *  - `kubectl delete` runs `delete_scheduler` through the Scheduler's finalizer;
  *  - an operation that got stuck (its operator died) where only an operation can finish the work
  *    (creation, deletion, the latest version change) gets another attempt (attempts.ts);
- *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts).
+ *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts), and a
+ *    status.version edited to a version no SchedulerVersion holds is set back to the active one.
  * Level-based: running it twice in a row changes nothing the second time.
  */
 import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { specChangeSource } from '../../../common/src/resources/labels';
-import { apiStatus } from '../../../common/src/kube/clients';
+import { apiStatus, isNotFound } from '../../../common/src/kube/clients';
+import { versionObjectName } from '../../../common/src/resources/scheduler-version';
+import { schedulerEvent } from '../events';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
@@ -100,12 +103,12 @@ export class SchedulerController {
       if (rule) wake = await this.attempt(name, ops, rule);
     }
     const owned = await this.applyOwned(s, this.opts.operationsOf(name));
-    const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions);
+    const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions, owned.restoreVersion);
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
   }
 
   /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */
-  private async applyOwned(s: Scheduler, ops: readonly Operation[]): Promise<{ conditions: ConditionDraft[]; requeueAfterMs?: number }> {
+  private async applyOwned(s: Scheduler, ops: readonly Operation[]): Promise<{ conditions: ConditionDraft[]; requeueAfterMs?: number; restoreVersion?: string }> {
     const name = s.metadata.name as string;
     const ns = this.deps.caches.namespaces.get(name);
     const plan = planOwnedObjects({
@@ -145,7 +148,25 @@ export class SchedulerController {
         requeueAfterMs = 1000;
       }
     }
-    return { conditions: plan.conditions, requeueAfterMs };
+    let restoreVersion: string | undefined;
+    if (plan.restoreVersion) {
+      // Read again, not from the caches: a switch the version cache has not seen yet (its new
+      // version object, its flags) must not be undone.
+      if (await this.confirmEdited(name, s.status?.version as string, plan.restoreVersion)) restoreVersion = plan.restoreVersion;
+      else requeueAfterMs = 1000;
+    }
+    return { conditions: plan.conditions, requeueAfterMs, restoreVersion };
+  }
+
+  /** Whether the API server agrees: no SchedulerVersion holds `named`, and `active`'s says it is active. */
+  private async confirmEdited(name: string, named: string, active: string): Promise<boolean> {
+    const read = async (version: string) => this.deps.api.getSchedulerVersion(versionObjectName(name, version)).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (await read(named)) return false;
+    const v = await read(active);
+    return v?.status?.active === true && !v.metadata.deletionTimestamp;
   }
 
   private versionsOf(schedulerName: string): SchedulerVersion[] {
@@ -204,19 +225,23 @@ export class SchedulerController {
     }
   }
 
-  private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = []): Promise<ReconcileResult> {
+  /**
+   * `restoreVersion`: status.version named a version no SchedulerVersion holds and this one's says it
+   * is active (owned-objects.ts): written in the same patch, on the resourceVersion read.
+   */
+  private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = [], restoreVersion?: string): Promise<ReconcileResult> {
     const name = s.metadata.name as string;
     const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now(), cachedVersions(this.deps.caches));
     const stamp = { observedGeneration: s.metadata.generation ?? 1, lastTransitionTime: new Date(this.deps.now()).toISOString() };
     const next = extra.length === 0 ? computed
       : { ...computed, conditions: mergeConditions(s.status?.conditions ?? [], [...(computed.conditions ?? []), ...extra.map((c) => ({ ...c, ...stamp }))]) };
-    if (!statusChanged(s.status, next)) return {};
+    if (!restoreVersion && !statusChanged(s.status, next)) return {};
     // Room counts alone are written at most once a debounce: each write comes back as an update
     // event and a recount, and while thousands of rooms change that loop recounted the fleet several
     // times a second (benchmark 10's operator profile). Any other change is written at once.
     const now = this.deps.now();
     const last = this.statusWrittenAt.get(name);
-    if (last !== undefined && onlyRoomCountsChanged(s.status, next)) {
+    if (!restoreVersion && last !== undefined && onlyRoomCountsChanged(s.status, next)) {
       const wait = last + this.deps.config.autoscaleDebounce - now;
       if (wait > 0) return { requeueAfterMs: wait };
     }
@@ -227,9 +252,19 @@ export class SchedulerController {
       // status.rooms.desired is the health check's (its decision); the merge patch leaves it as it
       // is, where writing back this cache's copy could undo a decision the cache has not seen yet.
       const { desired: _healthChecks, ...rooms } = next.rooms ?? {};
-      await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
+      if (restoreVersion) {
+        const edited = s.status?.version as string;
+        await this.deps.api.patchSchedulerStatus(name, { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { ...next, rooms, roomsByVersion, version: restoreVersion } });
+        const note = `status.version named ${edited}, which no SchedulerVersion holds; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"activeVersion": "..."})`;
+        schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
+        this.deps.logger.warn('set status.version back to the active version: it named a version no SchedulerVersion holds', { scheduler: name, named: edited, active: restoreVersion });
+      } else {
+        await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
+      }
       this.statusWrittenAt.set(name, now);
     } catch (err) {
+      // 409 on a restore: the Scheduler changed since it was read; its update event brings us back.
+      if (apiStatus(err) === 409 && restoreVersion) return { requeueAfterMs: 1000 };
       if (apiStatus(err) !== 404) throw err;
     }
     return {};
