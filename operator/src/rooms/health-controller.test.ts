@@ -91,6 +91,21 @@ describe('HealthController: a spec change that was refused', () => {
   });
 });
 
+describe('HealthController: status.version edited with kubectl', () => {
+  it('replaces no room towards a status.version no SchedulerVersion holds while another says it is active (the scheduler controller sets it back)', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.status = { ...s.status, version: 'v99.0.0' };
+    const active = { metadata: { name: 's-v1.0.0', uid: 'v-1' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'major', definition: { ...s.spec } }, status: { active: true } };
+    Object.assign(deps.caches, { versions: { list: () => [active], get: (name: string) => (name === 's-v1.0.0' ? active : undefined) } });
+    const room = (name: string) => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'ready', pingStatus: 'ready', lastPingAt: '2025-12-31T23:59:59Z' } });
+    const rooms = [room('a'), room('b'), room('c')];
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created).toEqual([]);
+  });
+});
+
 describe('HealthController on an operations cache that lags (its watch broken after an outage)', () => {
   it('enqueues one healing operation and counts it at once, however often it runs before the cache shows it', async () => {
     const { deps, created } = setup();

@@ -36,6 +36,7 @@ import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
+import { editedStatusVersion } from '../schedulers/owned-objects';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 
 export interface HealthControllerOptions {
@@ -183,6 +184,9 @@ export class HealthController {
       this.opts.outside?.clear(name);
       return interval;
     }
+    // status.version edited to a version no SchedulerVersion holds (owned-objects.ts): no rolling
+    // update towards it; the scheduler controller sets it back, and its informer event brings us back.
+    if (editedStatusVersion(s, this.deps.caches.versions.list().filter((v) => v.spec.scheduler === name))) return interval;
 
     const now = this.deps.now();
     const views = this.rooms.views(name);

@@ -60,16 +60,26 @@ function versionsInUse(ops: readonly Operation[]): Map<string, string> {
   return used;
 }
 
+/**
+ * The versions saying `status.active: true` (not being deleted) when status.version names a version
+ * none of `versions` holds: an edited status (kubectl patch --subresource=status), not a deleted
+ * active version. Undefined otherwise (switch_active_version writes the flag before status.version).
+ */
+export function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[]): string[] | undefined {
+  const named = s.status?.version;
+  if (named === undefined || versions.some((v) => v.spec.version === named)) return undefined;
+  const sayActive = versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
+  return sayActive.length > 0 ? sayActive : undefined;
+}
+
 export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   const s = input.scheduler;
   const name = s.metadata.name as string;
   const deleting = s.metadata.deletionTimestamp !== undefined;
   const active = s.status?.version;
   const current = input.versions.find((v) => v.spec.version === active);
-  // Versions that say they are active (switch_active_version writes the flag before status.version).
-  const sayActive = input.versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
-  const edited = active !== undefined && !current && sayActive.length > 0;
-  const restore = edited && sayActive.length === 1 ? sayActive[0] : undefined;
+  const sayActive = editedStatusVersion(s, input.versions);
+  const restore = sayActive?.length === 1 ? sayActive[0] : undefined;
   const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
   const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, conditions: [] };
 
@@ -104,7 +114,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   }
 
   // The active version.
-  if (edited && !lifecycle) {
+  if (sayActive && !lifecycle) {
     plan.restoreVersion = restore;
     plan.conditions.push(restore
       ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${active}, which no SchedulerVersion holds; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"activeVersion": "..."}, which enqueues switch_active_version)` }
