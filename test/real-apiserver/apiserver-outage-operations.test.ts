@@ -200,7 +200,12 @@ describe('control-plane outages in the middle of the work (a real control plane 
       await waitFor(async () => !(await s.api.listSchedulers()).items.some((x) => x.metadata.name === C), { timeoutMs: 240_000, intervalMs: 1000, message: `scheduler ${C} deleted` });
       await waitFor(async () => (await s.core.listNamespace()).items.every((n) => n.metadata?.name !== C), { timeoutMs: 120_000, intervalMs: 1000, message: `namespace ${C} removed` });
       expect((await s.api.listGameRooms(C)).items).toEqual([]);
-      const deletions = (await s.api.listOperations(C)).items;
+      // The deletion writes its last lines once the Scheduler is gone (it sees its finalizer released):
+      // wait for them, on a deadline, rather than read its history a moment before they land.
+      const deletions = await waitFor(async () => {
+        const ops = (await s.api.listOperations(C)).items;
+        return ops.every((o) => ENDED.includes(o.status?.status ?? '')) ? ops : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 500, message: `every operation of ${C} ended` });
       expectEndedWithReason(deletions);
       expect(deletions.some((o) => o.status?.status === 'finished' && o.status.executionHistory?.some((h) => h.event === `Scheduler ${C} deleted`))).toBe(true);
 
