@@ -36,6 +36,11 @@ export function cachedVersions(caches: Pick<Caches, 'versions'>): FindVersion {
   return (schedulerName, version) => caches.versions.get(versionObjectName(schedulerName, version));
 }
 
+/** A scheduler's SchedulerVersions from the cache (a walk over every version: not per room or per ping). */
+export function cachedVersionsOf(caches: Pick<Caches, 'versions'>, schedulerName: string): SchedulerVersion[] {
+  return caches.versions.list().filter((v) => v.spec.scheduler === schedulerName);
+}
+
 /** A room as the forwarder needs it. */
 export interface ForwardedRoom {
   game: string;

@@ -22,7 +22,7 @@ import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATIO
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { activeDefinition, versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { nameList } from '../../../common/src/text/name-list';
-import { cachedVersions, type OperatorDeps } from '../deps';
+import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
@@ -186,7 +186,9 @@ export class HealthController {
     }
     // status.version edited to a version no SchedulerVersion holds (owned-objects.ts): no rolling
     // update towards it; the scheduler controller sets it back, and its informer event brings us back.
-    if (editedStatusVersion(s, this.deps.caches.versions.list().filter((v) => v.spec.scheduler === name))) return interval;
+    // The cache holds the named version (every check but that one) before the scheduler's versions are walked.
+    if (!cachedVersions(this.deps.caches)(name, s.status.version)
+      && editedStatusVersion(s, cachedVersionsOf(this.deps.caches, name))) return interval;
 
     const now = this.deps.now();
     const views = this.rooms.views(name);

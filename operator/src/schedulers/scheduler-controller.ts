@@ -26,7 +26,7 @@ import {
 import { INITIAL_VERSION } from '../domain/versioning';
 import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
-import { cachedVersions, type OperatorDeps } from '../deps';
+import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
@@ -170,7 +170,7 @@ export class SchedulerController {
   }
 
   private versionsOf(schedulerName: string): SchedulerVersion[] {
-    return this.deps.caches.versions.list().filter((v) => v.spec.scheduler === schedulerName);
+    return cachedVersionsOf(this.deps.caches, schedulerName);
   }
 
   private async setProtection(objectName: string, on: boolean): Promise<void> {
