@@ -107,6 +107,7 @@ export interface RoomAllocationDeps {
 }
 
 const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
+const ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
 
 /**
  * How long a try of a new allocationId waits for its cache to show its own room write before it also
@@ -195,7 +196,7 @@ function parseAllocationRequest(body: unknown, idempotencyKey: string | undefine
     violations.push({ field: 'metadata', message: `must be at most ${maxMetadataBytes} bytes as JSON` });
   }
   if (idempotencyKey !== undefined) {
-    if (idempotencyKey === '' || idempotencyKey.length > 128 || !new RegExp(ALLOCATION_ID_PATTERN).test(idempotencyKey)) {
+    if (idempotencyKey === '' || idempotencyKey.length > 128 || !ALLOCATION_ID.test(idempotencyKey)) {
       violations.push({ field: 'Idempotency-Key', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" });
     } else if (request.allocationId !== undefined && request.allocationId !== idempotencyKey) {
       violations.push({ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' });
