@@ -13,6 +13,7 @@
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
 import * as k8s from '@kubernetes/client-node';
+import type { Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import { managementCall } from '../support/http';
@@ -55,6 +56,78 @@ describe('status values written with kubectl', () => {
     expect(invalid).toMatchObject({ status: 'True', reason: 'LeaseTooFarAhead' });
     expect(invalid?.message).toMatch(/^Operation lease expires at 9999-12-31T23:59:59\.000Z \(holder ghost\), further ahead than any operator replica writes one \(.* s, ROOMKEEPER_OPERATION_LEASE_TTL, plus 60 s of clock skew\): it was not written by a running operation/);
     expect(ended.status?.executionHistory?.map((h) => h.event)).toContain(invalid?.message);
+  });
+});
+
+describe('Operations written with kubectl', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // No operator yet: the operations below are written before any replica can see them.
+    stack = await startStack({ external: true, operators: 0, config: { healthInterval: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  const SCHEDULER = 'roomkeeper.io/scheduler';
+  const DEFINITION = 'roomkeeper.io/definition';
+  const MANAGED_BY = 'app.kubernetes.io/managed-by';
+  /** What `kubectl create -f` of an Operation sends: the spec only, with the labels given, no source. */
+  const kubectlOperation = (name: string, scheduler: string, definitionName: string, labels?: Record<string, string>): Operation => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name, ...(labels ? { labels } : {}) },
+    spec: { schedulerName: scheduler, definitionName, enqueuedAt: new Date().toISOString(), input: definitionName === 'add_rooms' ? { amount: 1 } : {} },
+  });
+  const labeled = async (scheduler: string): Promise<string[]> => {
+    const custom = stack.kc.makeApiClient(k8s.CustomObjectsApi);
+    const list = await custom.listClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'operations', labelSelector: `${SCHEDULER}=${scheduler}` }) as { items: Operation[] };
+    return list.items.map((o) => o.metadata.name as string);
+  };
+
+  test('one written without labels or source gets source kubectl and, once, the labels the gateway\'s carry, so a label selector finds it, also after a restart', async () => {
+    const name = 'kubectl-op';
+    const created = await managementCall(stack, 'POST', '/schedulers', { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec });
+    expect(created.status).toBe(200);
+    const createId = (created.body as OperationEnqueued).operationId;
+
+    const bare = await stack.api.createOperation(kubectlOperation(`${name}-add`, name, 'add_rooms'));
+    // The source is the CRD's default: whoever writes an Operation past the gateway and the operator.
+    expect(bare.spec.source).toBe('kubectl');
+    expect(bare.metadata.labels).toBeUndefined();
+    // A label naming another scheduler than the spec, and another tool's managed-by.
+    const mislabeled = await stack.api.createOperation(kubectlOperation(`${name}-unknown`, name, 'no_such_definition', { [SCHEDULER]: 'someone-else', [MANAGED_BY]: 'Helm', team: 'blue' }));
+    expect(await labeled(name)).toEqual([createId]);
+
+    await stack.addOperator();
+    const both = await waitFor(async () => {
+      const names = await labeled(name);
+      return [`${name}-add`, `${name}-unknown`].every((n) => names.includes(n)) ? names : undefined;
+    }, { timeoutMs: 30_000, message: `both kubectl-written operations listed by ${SCHEDULER}=${name}` });
+    expect(both).toContain(createId);
+    expect((await stack.api.getOperation(`${name}-add`)).metadata.labels).toEqual({ [SCHEDULER]: name, [DEFINITION]: 'add_rooms', [MANAGED_BY]: 'roomkeeper' });
+    expect((await stack.api.getOperation(`${name}-unknown`)).metadata.labels).toEqual({ [SCHEDULER]: name, [DEFINITION]: 'no_such_definition', [MANAGED_BY]: 'Helm', team: 'blue' });
+    expect((await stack.api.getOperation(`${name}-unknown`)).spec.source).toBe('kubectl');
+    expect(mislabeled.spec.source).toBe('kubectl');
+
+    // Both end (the add runs; the unknown definition is evicted), then nothing writes them again.
+    const ended = async (op: string) => waitFor(async () => {
+      const o = await stack.api.getOperation(op);
+      return ['finished', 'evicted', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: `operation ${op} ended` });
+    expect((await ended(`${name}-add`)).status?.status).toBe('finished');
+    expect((await ended(`${name}-unknown`)).status?.status).toBe('evicted');
+    // The add moved roomsReplicas: the version of that change was made by the same kubectl user.
+    const version = await waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_new_scheduler_version'),
+      { timeoutMs: 30_000, message: 'the version of the roomsReplicas the add moved' });
+    expect(version.spec.source).toBe('kubectl');
+    await ended(version.metadata.name as string);
+    const before = [(await ended(`${name}-add`)).metadata.resourceVersion, (await ended(`${name}-unknown`)).metadata.resourceVersion];
+
+    // A new leader labels what it finds unlabeled (a third, written while no replica ran) and
+    // writes nothing to the ones labeled already: the labels are derived from each object.
+    await stack.restartOperators({});
+    await stack.api.createOperation(kubectlOperation(`${name}-later`, name, 'no_such_definition'));
+    await waitFor(async () => (await labeled(name)).includes(`${name}-later`), { timeoutMs: 30_000, message: `${name}-later labeled by the new leader` });
+    expect([(await stack.api.getOperation(`${name}-add`)).metadata.resourceVersion, (await stack.api.getOperation(`${name}-unknown`)).metadata.resourceVersion]).toEqual(before);
   });
 });
 

@@ -102,7 +102,7 @@ describe('Scheduler through kubectl', () => {
     await waitFor(() => isGone(() => stack.core.readNamespace({ name: 'kube-game' })), { message: 'namespace deleted' });
   });
 
-  test('an Operation created with kubectl (no labels) runs, and the scheduler\'s deletion takes it with the others', async () => {
+  test('an Operation created with kubectl (no labels) is labeled by the operator, so kubectl wait -l finds it; it runs, and the scheduler\'s deletion takes it with the others', async () => {
     const name = 'kube-made-op';
     const file = path.join(dir, `${name}.yaml`);
     fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 })));
@@ -115,7 +115,14 @@ describe('Scheduler through kubectl', () => {
       spec: { schedulerName: name, definitionName: 'add_rooms', enqueuedAt: new Date().toISOString(), input: { amount: 1 } },
     }));
     await kubectl(['create', '-f', opFile]);
-    await waitFor(async () => (await stack.api.getOperation(`${name}-add`)).status?.status === 'finished', { timeoutMs: 30_000, message: 'the kubectl-made add_rooms finished' });
+    // The operator labels it as the gateway labels its own, so the README's label selectors find
+    // it (kubectl wait -l answers "no matching resources found" until one matches).
+    const selector = `roomkeeper.io/scheduler=${name},roomkeeper.io/definition=add_rooms`;
+    await waitFor(async () => (await kubectl(['get', 'rkop', '-l', selector, '-o', 'name'])).stdout.trim() === `operation.roomkeeper.io/${name}-add`,
+      { timeoutMs: 30_000, message: `kubectl get rkop -l ${selector} lists the kubectl-made add_rooms` });
+    await kubectl(['wait', 'rkop', '-l', selector, '--for=jsonpath={.status.status}=finished', '--timeout=30s']);
+    // Who enqueued it: kubectl (the CRD's default for an Operation written past the service).
+    expect((await kubectl(['get', 'rkop', `${name}-add`, '-o', 'jsonpath={.spec.source} {.metadata.labels.app\\.kubernetes\\.io/managed-by}'])).stdout).toBe('kubectl roomkeeper');
 
     await kubectl(['delete', 'scheduler', name, '--timeout=60s']);
     // Only the deletion's own record stays (until a scheduler of that name is made again).

@@ -140,6 +140,7 @@ export interface OperationSpec {
   priority?: boolean;
   /** RFC 3339 with milliseconds; orders the queue (ties broken by name). */
   enqueuedAt: string;
+  /** Who enqueued the operation: api (an HTTP request to the gateway), operator (its health check, rollouts, another attempt of an operation that did not finish) or kubectl (made past the service: the operator's operation for a Scheduler edited with kubectl, or an Operation written with kubectl or any other client, which gets this default). */
   source?: OperationSource;
   /** Set to true to ask the operator to cancel the operation. */
   cancelRequested?: boolean;

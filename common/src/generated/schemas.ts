@@ -406,7 +406,9 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           source: {
             type: 'string',
+            description: 'Who enqueued the operation: api (an HTTP request to the gateway), operator (its health check, rollouts, another attempt of an operation that did not finish) or kubectl (made past the service: the operator\'s operation for a Scheduler edited with kubectl, or an Operation written with kubectl or any other client, which gets this default).',
             enum: ['api', 'kubectl', 'operator'],
+            default: 'kubectl',
           },
           cancelRequested: {
             type: 'boolean',

@@ -1,4 +1,5 @@
 /** Label and annotation keys Roomkeeper puts on the objects it owns (the API group: api-group.ts). */
+import { operationSourceValues, type OperationSource } from '../generated/resources';
 
 /** On Operation, SchedulerVersion, GameRoom and room Pods: the scheduler's name. */
 export const SCHEDULER_LABEL = 'roomkeeper.io/scheduler';
@@ -49,7 +50,8 @@ export const TERMINATED_FORWARDED_ANNOTATION = 'roomkeeper.io/terminated-forward
 /**
  * On a Scheduler: who made the spec change of one generation, when an operation of the service
  * made it (an add-rooms or remove-rooms moving roomsReplicas, a rollback restoring it):
- * `<generation> <source> <operation id>`. The scheduler controller gives the version operation
+ * `<generation> <source> <operation id>`, the source that operation's (`kubectl` for one written
+ * with kubectl). The scheduler controller gives the version operation
  * of that generation this source; any other spec change was made past the service (kubectl).
  */
 export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
@@ -64,7 +66,7 @@ export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
  */
 export function specChangeSourcePatch(
   read: { metadata: { generation?: number; resourceVersion?: string; annotations?: Record<string, string> } },
-  source: 'api' | 'operator',
+  source: OperationSource,
   operation: string,
 ): { op: string; path: string; value: unknown }[] {
   const generation = read.metadata.generation ?? 1;
@@ -75,7 +77,11 @@ export function specChangeSourcePatch(
 }
 
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */
-export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: 'api' | 'operator'; operation: string } | undefined {
+export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: OperationSource; operation: string } | undefined {
   const [gen, source, operation] = (annotations?.[SPEC_CHANGE_SOURCE_ANNOTATION] ?? '').split(' ');
-  return gen === String(generation) && (source === 'api' || source === 'operator') && operation ? { source, operation } : undefined;
+  return gen === String(generation) && isOperationSource(source) && operation ? { source, operation } : undefined;
+}
+
+function isOperationSource(v: string | undefined): v is OperationSource {
+  return (operationSourceValues as readonly (string | undefined)[]).includes(v);
 }

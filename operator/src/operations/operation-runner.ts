@@ -19,6 +19,7 @@ import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { finalOperations, operationsToPrune } from './queue-order';
 import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
+import { labelsToWrite } from '../../../common/src/operations/operation-factory';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 
@@ -26,6 +27,9 @@ import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 const DELETED_WHILE_RUNNING = 'Operation deleted while it ran';
 
 type ExecutionResult = typeof OperationStatusName.Finished | typeof OperationStatusName.Error | typeof OperationStatusName.Canceled;
+
+/** How soon the labels of an operation are written again after a write was refused. */
+const LABEL_RETRY_MS = 5_000;
 
 /** How long the unwritten history of an abandoned execution is kept for the one who marks it stuck. */
 const UNWRITTEN_KEPT_MS = 10 * 60_000;
@@ -158,9 +162,12 @@ export class OperationRunner {
   async reconcile(schedulerName: string): Promise<ReconcileResult> {
     if (!this.leading) return {};
     const now = this.deps.now();
+    const unlabeled = await this.label(this.operationsOf(schedulerName));
+    // Read again: the queue is planned on the labeled objects (their resourceVersion preconditions).
     const ops = this.operationsOf(schedulerName);
     const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl });
-    const after = plan.requeueAfterMs === undefined ? {} : { requeueAfterMs: plan.requeueAfterMs };
+    const requeue = unlabeled > 0 ? Math.min(plan.requeueAfterMs ?? LABEL_RETRY_MS, LABEL_RETRY_MS) : plan.requeueAfterMs;
+    const after = requeue === undefined ? {} : { requeueAfterMs: requeue };
     for (const ending of plan.end) {
       const name = ending.op.metadata.name as string;
       if (ending.stuck) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
@@ -175,6 +182,31 @@ export class OperationRunner {
     if (this.running.size >= this.maxConcurrent) return { requeueAfterMs: 200 };
     this.start(plan.start, this.definitions.get(plan.start.spec.definitionName) as OperationDefinition);
     return after;
+  }
+
+  /**
+   * Gives each operation the labels the gateway's and the operator's carry (`labelsToWrite`): one
+   * written with kubectl has none, so `kubectl get rkop -l roomkeeper.io/scheduler=<name>` (and
+   * `kubectl wait`) did not find it. A metadata patch, once per operation: what is written is
+   * remembered until the cache has it. Returns how many could not be labeled now (tried again
+   * later; the queue does not wait for them).
+   */
+  private async label(ops: readonly Operation[]): Promise<number> {
+    let failed = 0;
+    for (const op of ops) {
+      const labels = labelsToWrite(op);
+      if (!labels) continue;
+      const name = op.metadata.name as string;
+      try {
+        this.remember(await this.deps.api.patchOperation(name, { metadata: { labels } }));
+        this.deps.logger.info('labeled an operation written without the labels of its scheduler and definition', { operation: name, scheduler: op.spec.schedulerName, labels });
+      } catch (err) {
+        if (apiStatus(err) === 404) continue;
+        failed++;
+        this.deps.logger.warn(`could not label operation ${name}; it runs all the same, and the labels are written again in ${LABEL_RETRY_MS / 1000} s`, { operation: name, ...apiErrorFields(err) });
+      }
+    }
+    return failed;
   }
 
   /**

@@ -89,7 +89,7 @@ function autoscaled(s: Scheduler, findVersion: FindVersion): boolean {
 
 /** JSON Patch operations that say this operation made the spec change (specChangeSourcePatch). */
 function sourceOfChange(ctx: ExecutionContext, s: Scheduler): { op: string; path: string; value: unknown }[] {
-  return specChangeSourcePatch(s, ctx.op.spec.source === OperationSourceName.Operator ? 'operator' : 'api', ctx.op.metadata.name as string);
+  return specChangeSourcePatch(s, ctx.op.spec.source ?? OperationSourceName.Kubectl, ctx.op.metadata.name as string);
 }
 
 /**
