@@ -73,7 +73,12 @@ export class RoomkeeperApi {
   // Operations (cluster scope)
   /**
    * Every operation, or a scheduler's: those whose `spec.schedulerName` names it, as the queue
-   * reads them. Not by the scheduler label: an Operation made with kubectl runs without it.
+   * reads them. Not by the scheduler label, though the operator labels every operation: an
+   * Operation written with kubectl has no label until the leader has seen it (one created a
+   * moment before its scheduler's deletion lists, or while no replica leads, would be missed and
+   * outlive the scheduler), and a label is its writer's word (one naming another scheduler would
+   * take that scheduler's operation in the deletion). v1.28 has no field selectors for custom
+   * resources (`selectableFields` come in v1.30), so the spec is filtered here.
    */
   async listOperations(scheduler?: string): Promise<OperationList> {
     const list = await this.custom.listClusterCustomObject({ group, version, plural: PLURALS.Operation }) as OperationList;
