@@ -698,6 +698,25 @@ describe('operations', () => {
     expect(bodyOf(wrongScheduler).message).toBe('operation other not found in scheduler a');
   });
 
+  it('answers 404 saying so for an id too long to be an operation id, on a read and a cancel, writing nothing', async () => {
+    const id = `${'a'.repeat(64)}${'b'.repeat(236)}`;
+    const message = `operation id ${'a'.repeat(64)}… (300 characters) is too long to be an operation id, so scheduler a has no such operation: `
+      + 'an operation id is the name of its Operation object, at most 253 characters of lowercase letters, digits, \'-\' and \'.\' (a DNS-1123 subdomain), '
+      + 'such as the UUID the management API answers when it enqueues one (e.g. 0190c2d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d) or the name given to one written with kubectl; GET /schedulers/a/operations?stage=final lists them';
+    for (const res of [
+      await api().get(`/schedulers/a/operations/${id}`).set('Authorization', AUTH),
+      await api().post(`/schedulers/a/operations/${id}/cancel`).set('Authorization', AUTH),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ code: 5, message, details: [] });
+    }
+    // The longest id an object can have is still looked up (and not found here).
+    const longest = await api().get(`/schedulers/a/operations/${'a'.repeat(253)}`).set('Authorization', AUTH);
+    expect(longest.status).toBe(404);
+    expect(bodyOf(longest).message).toBe(`operation ${'a'.repeat(253)} not found in scheduler a`);
+    expect(t.store.writes).toEqual([]);
+  });
+
   it('cancels a pending or active operation', async () => {
     const res = await api().post('/schedulers/a/operations/p-late/cancel').set('Authorization', AUTH);
     expect(res.status).toBe(200);

@@ -1,4 +1,7 @@
 /** The management API's route table (Maestro's paths plus add-rooms and remove-rooms) and its handlers. */
+import type { Request } from 'express';
+import { MAX_OBJECT_NAME_LENGTH } from '../../../common/src/kube/object-names';
+import { NotFoundError } from '../errors';
 import type { OperationQueries } from '../use-cases/operation-queries';
 import type { RoomAllocations } from '../use-cases/room-allocation';
 import type { SchedulerCommands } from '../use-cases/scheduler-commands';
@@ -72,6 +75,20 @@ export interface ManagementUseCases {
 
 const opNotFound = (scheduler: string) => (id: string) => `operation ${id} not found in scheduler ${scheduler}`;
 
+/**
+ * The operation id of the path. One longer than any object name is told so (a 404, as Maestro
+ * answers for any id it does not hold): named by its start and length, and what an id looks like.
+ */
+function operationIdParam(req: Request, scheduler: string): string {
+  const id = stringParam(req, 'operationId');
+  if (id.length > MAX_OBJECT_NAME_LENGTH) {
+    throw new NotFoundError(`operation id ${id.slice(0, 64)}… (${id.length} characters) is too long to be an operation id, so scheduler ${scheduler} has no such operation: `
+      + `an operation id is the name of its Operation object, at most ${MAX_OBJECT_NAME_LENGTH} characters of lowercase letters, digits, '-' and '.' (a DNS-1123 subdomain), `
+      + `such as the UUID the management API answers when it enqueues one (e.g. 0190c2d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d) or the name given to one written with kubectl; GET /schedulers/${scheduler}/operations?stage=final lists them`);
+  }
+  return objectNameParam(req, 'operationId', opNotFound(scheduler));
+}
+
 export function managementHandlers(u: ManagementUseCases): Record<ManagementRouteId, RouteHandler> {
   return {
     listSchedulers: (req) => u.schedulerQueries.list({ name: queryString(req, 'name'), game: queryString(req, 'game'), version: queryString(req, 'version') }),
@@ -101,12 +118,12 @@ export function managementHandlers(u: ManagementUseCases): Record<ManagementRout
     },
     getOperation: (req) => {
       const scheduler = schedulerNameParam(req);
-      return u.operationQueries.get(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));
+      return u.operationQueries.get(scheduler, operationIdParam(req, scheduler));
     },
     allocateRoom: (req) => u.allocations.allocate(schedulerNameParam(req), req.body, req.get('idempotency-key')),
     cancelOperation: (req) => {
       const scheduler = schedulerNameParam(req);
-      return u.operationQueries.cancel(scheduler, objectNameParam(req, 'operationId', opNotFound(scheduler)));
+      return u.operationQueries.cancel(scheduler, operationIdParam(req, scheduler));
     },
   };
 }

@@ -9,7 +9,10 @@ export function isDnsLabel(name: string): boolean {
   return name.length <= 63 && DNS1123_LABEL.test(name);
 }
 
+/** The most characters of an object name (a DNS-1123 subdomain: rooms, operations). */
+export const MAX_OBJECT_NAME_LENGTH = 253;
+
 /** A DNS-1123 subdomain (object names: rooms, operations): at most 253 characters. */
 export function isDnsSubdomain(name: string): boolean {
-  return name.length <= 253 && DNS1123_SUBDOMAIN.test(name);
+  return name.length <= MAX_OBJECT_NAME_LENGTH && DNS1123_SUBDOMAIN.test(name);
 }
