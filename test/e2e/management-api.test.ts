@@ -170,7 +170,7 @@ describe('management API end to end', () => {
         const lost = JSON.stringify((await stack.api.getScheduler(name)).status?.lostRooms ?? []);
         throw new Error(`${(err as Error).message} (room ${victim})\n${await describeScheduler(stack, name)}\nlostRooms: ${lost}`);
       });
-      expect(healing.executionHistory.map((h) => h.event)).toContain(`Added 1 rooms (reason: ${String(healing.input.reason)})`);
+      expect(healing.executionHistory.map((h) => h.event)).toContain(`Added 1 room (reason: ${String(healing.input.reason)})`);
       expect(seen).toBeGreaterThan(0);
       expect(problems).toEqual([]);
     } finally {

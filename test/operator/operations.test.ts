@@ -310,7 +310,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       return o.status?.status === 'error' ? o : undefined;
     }, { timeoutMs: 30_000 });
     stack.sandbox!.faults.clear();
-    expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Deleted the \d+ rooms created by this operation/);
+    expect(op.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/Deleted the \d+ rooms? created by this operation/);
     expect(op.status?.executionHistory?.map((h) => h.event)).toContainEqual(expect.stringMatching(/^Operation execution failed: \S/));
     expect(op.status?.executionHistory?.at(-1)?.event).toBe('Operation ended in error');
     await waitFor(async () => {

@@ -34,6 +34,7 @@ import { compileSchemaValidator } from '../../../common/src/validation/schema-va
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
 import { ALLOCATION_CLAIM_STALE_MS, cachedVersions, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
+import { counted } from '../../../common/src/text/counted';
 
 export type AllocationStrategy = 'packed' | 'distributed';
 
@@ -730,7 +731,7 @@ export class RoomAllocations {
       let room: GameRoom | undefined = first;
       while (room) {
         if (writes >= this.settings.maxWrites) {
-          throw new AllocationContentionError(`every room tried for scheduler ${name} was changed by concurrent requests ${writes} times in a row; retry shortly`);
+          throw new AllocationContentionError(`every room tried for scheduler ${name} was changed by concurrent requests ${counted(writes, 'time')} in a row; retry shortly`);
         }
         const now = this.deps.now();
         if (claimedAt !== undefined && now - claimedAt > CLAIM_HOLD_MS) {

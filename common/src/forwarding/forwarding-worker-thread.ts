@@ -16,6 +16,7 @@ import { createLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { EventForwarder, forwardResultLabel, type RelayedForward } from './event-forwarder';
 import { ForwardPump, forwarderLabel, type LostReason, type PingForward, type PingForwardResult } from './forward-pump';
+import { counted } from '../text/counted';
 
 export interface ForwardingWorkerSettings {
   logLevel: string;
@@ -89,7 +90,7 @@ function main(): void {
       else lost.set(key, { reason, forwarder: name, scheduler, count: 1 });
     },
     onCircuit: ({ forwarder: name, address, state, failures, openMs }) => {
-      if (state === 'open') logger.warn(`forwarder failed ${failures} times in a row: its ping forwards are skipped for ${openMs} ms, then one is tried again`, { forwarder: name, address, failures, openMs });
+      if (state === 'open') logger.warn(`forwarder failed ${counted(failures, 'time')} in a row: its ping forwards are skipped for ${openMs} ms, then one is tried again`, { forwarder: name, address, failures, openMs });
       else logger.info('forwarder answers again: ping forwards to it resume', { forwarder: name, address });
     },
     send: async (f, ping) => {

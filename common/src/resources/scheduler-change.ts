@@ -12,6 +12,7 @@
  */
 import type { SchedulerSpec } from '../generated/resources';
 import { forwarderTimeoutMs } from '../forwarding/forwarder-options';
+import { counted } from '../text/counted';
 
 export type VersionChange = 'major' | 'minor' | 'none';
 
@@ -116,5 +117,5 @@ export function unusedRoomsReplicas(oldDef: SchedulerSpec, newDef: SchedulerSpec
   const replicas = newDef.roomsReplicas ?? 0;
   const max = autoscaling.max === -1 ? '-1 (the most rooms one scheduler may have)' : String(autoscaling.max);
   return `roomsReplicas ${replicas} does not set the number of rooms while autoscaling is enabled: the autoscaler keeps it between min ${autoscaling.min} and max ${max}; `
-    + `set spec.autoscaling.enabled to false to have ${replicas} rooms`;
+    + `set spec.autoscaling.enabled to false to have ${counted(replicas, 'room')}`;
 }

@@ -86,7 +86,7 @@ describe('HealthController: a spec change that was refused', () => {
     Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
     await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount, o.spec.input?.reason])).toEqual([
-      ['add_rooms', 1, 'rolling update to v2.0.0: 1 new rooms (3 rooms now; 3 desired + surge 1 = 4)'],
+      ['add_rooms', 1, 'rolling update to v2.0.0: 1 new room (3 rooms now; 3 desired + surge 1 = 4)'],
     ]);
   });
 });

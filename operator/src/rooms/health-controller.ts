@@ -38,6 +38,7 @@ import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions'
 import { OrphanedPods } from './orphaned-pods';
 import { editedStatusVersion } from '../schedulers/owned-objects';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
+import { counted } from '../../../common/src/text/counted';
 
 export interface HealthControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
@@ -288,7 +289,7 @@ export class HealthController {
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
     if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired);
-      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version`);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, `Rolling update to ${s.status.version}: replacing ${counted(input.roomsIds.length, 'room')} of an older version`);
     }
     // Rooms deleted outside Roomkeeper are told with what this decision does about them.
     const outside = this.opts.outside?.of(name);
@@ -310,13 +311,13 @@ export class HealthController {
       const total = lost.named.length + lost.more + (outside ? outside.count - outside.names.length : 0);
       const lostText = lost.named.length > 0 ? `; lost: ${nameList(lost.named, { total })}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
-      const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${plan.add} room${plan.add === 1 ? '' : 's'} (${counts}).`);
+      const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${counted(plan.add, 'room')} (${counts}).`);
       if (plan.rollingUpdate) {
         // The counts that make the amount: a rise of the desired count adds rooms beyond the surge.
         const replaced = plan.remove > 0 ? `, ${plan.remove} of them to be replaced` : '';
-        const bound = `${plan.available} room${plan.available === 1 ? '' : 's'} now${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
-        const why = `rolling update to ${s.status.version}: ${plan.add} new rooms (${bound})${lostText}`;
-        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${plan.add} rooms`, annotations, enqueued);
+        const bound = `${counted(plan.available, 'room')} now${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
+        const why = `rolling update to ${s.status.version}: ${counted(plan.add, 'new room')} (${bound})${lostText}`;
+        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${counted(plan.add, 'room')}`, annotations, enqueued);
       }
       const why = `${decision.reason}; ${counts}${lostText}`;
       return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations, enqueued);
@@ -326,7 +327,7 @@ export class HealthController {
       const input: OperationInputs['remove_rooms'] = plan.removeReason === RemoveRoomsReason.RollingUpdateReplace
         ? this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired)
         : { amount: plan.remove, reason: plan.removeReason ?? RemoveRoomsReason.ScaleDown, ...keptNote(plan, decision.desired) };
-      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${input.roomsIds.length} rooms of an older version` : undefined);
+      return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${counted(input.roomsIds.length, 'room')} of an older version` : undefined);
     }
     return interval;
   }

@@ -28,6 +28,7 @@ import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
 import { failureCause, stoppedByDeletion } from '../operations/operation-ending';
+import { counted } from '../../../common/src/text/counted';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
@@ -138,7 +139,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const conditions = [
     cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
       state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${ready} ${desired === undefined ? 'rooms' : `of ${desired} rooms`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
+      `${desired === undefined ? counted(ready, 'room') : `${ready} of ${counted(desired, 'room')}`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
@@ -176,7 +177,7 @@ function progressMessage(updated: number, current: number, oldHeld: Record<strin
   // with players are protected"): saying only "replacing" would leave a user waiting on them.
   const total = Object.values(oldHeld).reduce((a, b) => a + b, 0);
   const held = total > 0 ? `; of the older rooms, ${heldRoomsWords(oldHeld)} ${total === 1 ? 'is' : 'are'} replaced once free` : '';
-  return `${updated} of ${current} rooms run the major of the active version ${active}; the health check is replacing the others${held}`;
+  return `${updated} of ${counted(current, 'room')} run the major of the active version ${active}; the health check is replacing the others${held}`;
 }
 
 function stateReason(state: SchedulerState): string {

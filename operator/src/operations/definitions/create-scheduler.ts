@@ -14,6 +14,7 @@ import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition 
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
+import { counted } from '../../../../common/src/text/counted';
 
 /** How long a version an earlier attempt's rollback is deleting is waited for. */
 const VERSION_REMOVAL_MS = 60_000;
@@ -88,23 +89,23 @@ export const createSchedulerDefinition: OperationDefinition = {
 
     // Rooms an earlier attempt created count towards the first rooms.
     const already = new RoomManager(ctx.deps).views(name).filter((r) => !r.validation && !r.terminating).length;
-    if (already > 0) ctx.event(`${already} rooms exist already (made by an earlier attempt)`);
+    if (already > 0) ctx.event(`${counted(already, 'room')} ${already === 1 ? 'exists' : 'exist'} already (made by an earlier attempt)`);
     const wanted = Math.max(0, Math.min(initialRoomCount(scheduler.spec), ctx.deps.config.maxRoomsPerScheduler) - already);
     // One operation creates at most the add limit (issue 12, M4); the health check adds the rest
     // in add_rooms operations of at most as many rooms each.
     const count = Math.min(wanted, ctx.deps.config.addRoomsLimit);
-    if (count < wanted) ctx.event(`Creating ${count} of ${wanted} rooms (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT); the health check adds the other ${wanted - count}`);
+    if (count < wanted) ctx.event(`Creating ${count} of ${counted(wanted, 'room')} (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT); the health check adds the other ${wanted - count}`);
     if (count > 0) {
       const rooms = new RoomManager(ctx.deps);
       const step = Math.max(1, Math.ceil(count / 10));
       const result = await rooms.createRooms({
         scheduler, version: INITIAL_VERSION, definition: scheduler.spec, count, signal: ctx.signal,
         onCreated: (_n, created) => {
-          if (created % step === 0 || created === count) ctx.event(`Created ${created}/${count} rooms`);
+          if (created % step === 0 || created === count) ctx.event(`Created ${created}/${counted(count, 'room')}`);
         },
       });
       ctx.state.createdRooms = result.created;
-      if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
+      if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${counted(count, 'room')}: ${result.failure}`);
       ctx.checkpoint();
     }
   },

@@ -10,6 +10,7 @@ import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
 import { deletionStartedAt, RoomManager } from '../../rooms/room-manager';
 import { awaitNamespaceRemoved, listVersions, namespaceRemovalBudgetMs, waitUntil } from './shared';
+import { counted } from '../../../../common/src/text/counted';
 
 const ignoreNotFound = (err: unknown): void => {
   if (!isNotFound(err)) throw err;
@@ -51,7 +52,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       // A small fleet's room pods start terminating now, not when the cluster's namespace
       // controller gets to them (see PODS_DELETED_AT_ONCE).
       const atOnce = podsAtStart <= PODS_DELETED_AT_ONCE;
-      ctx.event(`Deleting namespace ${name}${atOnce ? ' and its room pods' : ''}: ${roomsAtStart} rooms, ${podsAtStart} room pods`);
+      ctx.event(`Deleting namespace ${name}${atOnce ? ' and its room pods' : ''}: ${counted(roomsAtStart, 'room')}, ${counted(podsAtStart, 'room pod')}`);
       const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}`;
       const refused = !atOnce ? undefined : await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: selector })
         .then(() => undefined, (err: unknown) => (isNotFound(err) ? undefined : err));
@@ -90,10 +91,10 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         return left.pods === 0 && left.rooms === 0 ? true : undefined;
       }, DELETION_STALL_MS, { intervalMs: 200, remaining: () => left.pods + left.rooms });
       if (!gone) {
-        throw new Error(`rooms of ${name} were not deleted: ${left.pods} room pods and ${left.rooms} rooms `
+        throw new Error(`rooms of ${name} were not deleted: ${counted(left.pods, 'room pod')} and ${counted(left.rooms, 'room')} `
           + `left, none gone in the last ${DELETION_STALL_MS / 60_000} minutes (kubectl get pods -n ${name} shows what holds them); the Scheduler's deletion tries again after a backoff`);
       }
-      if (forced.size > 0) ctx.event(`Force-deleted ${forced.size} pods stuck terminating past the deletion timeout`);
+      if (forced.size > 0) ctx.event(`Force-deleted ${counted(forced.size, 'pod')} stuck terminating past the deletion timeout`);
       // The scheduler is only reported deleted once its namespace is gone: a scheduler created
       // again under the same name needs that namespace anew.
       if (!await awaitNamespaceRemoved(ctx, name)) {

@@ -22,6 +22,7 @@ import { awaitSpecObserved, loadScheduler, loadVersion, pollUntil } from './shar
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions } from '../../deps';
+import { counted } from '../../../../common/src/text/counted';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -115,8 +116,8 @@ function restByHealthCheck(ctx: ExecutionContext, verb: 'adds' | 'removes', rest
  */
 export function creationStoppedNote(cause: string, created: number, count: number, inFlight: number): string {
   return created === count
-    ? `All ${count} rooms had been requested when ${cause} came: ${created}/${count} rooms created`
-    : `Room creation stopped by ${cause}: ${created}/${count} rooms created (the ${inFlight} requests in flight completed)`;
+    ? `All ${counted(count, 'room')} had been requested when ${cause} came: ${created}/${counted(count, 'room')} created`
+    : `Room creation stopped by ${cause}: ${created}/${counted(count, 'room')} created (the ${counted(inFlight, 'request')} in flight completed)`;
 }
 
 /**
@@ -129,11 +130,11 @@ export function removalShortNote(a: { amount: number; limit: number; removed: nu
   const causes: string[] = [];
   if (a.fleet !== undefined) {
     const held = Math.max(0, a.fleet - a.chosen);
-    causes.push(`the scheduler had ${a.fleet} rooms${held > 0 ? `, ${held} of them held by players or a matchmaker, which a removal by amount never takes` : ''}`);
+    causes.push(`the scheduler had ${counted(a.fleet, 'room')}${held > 0 ? `, ${held} of them held by players or a matchmaker, which a removal by amount never takes` : ''}`);
   }
   if (a.changed > 0) causes.push(`${a.changed} changed status before deletion and were kept`);
   if (a.limit < a.amount) causes.push(`one operation removes at most ${a.limit} (ROOMKEEPER_REMOVE_ROOMS_LIMIT): send remove-rooms again for more`);
-  return `Asked to remove ${a.amount} rooms; ${a.removed} could be removed: ${causes.join('; ')}`;
+  return `Asked to remove ${counted(a.amount, 'room')}; ${a.removed} could be removed: ${causes.join('; ')}`;
 }
 
 /** After a cancel: records how far the work got, then ends the execution as canceled. */
@@ -166,7 +167,7 @@ export const addRoomsDefinition: OperationDefinition = {
     await adjustReplicas(ctx, amount);
     if (count < amount) {
       const rest = ctx.state.replicasBefore !== undefined || ctx.op.spec.priority ? `; the health check adds the other ${amount - count}` : '';
-      ctx.event(`Asked for ${amount} rooms; adding ${count} now (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT)${rest}`);
+      ctx.event(`Asked for ${counted(amount, 'room')}; adding ${count} now (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT)${rest}`);
     }
     const step = Math.max(1, Math.ceil(count / 10));
     const result = await rooms.createRooms({
@@ -174,14 +175,14 @@ export const addRoomsDefinition: OperationDefinition = {
       onCreated: (_n, created) => {
         // After a cancel only the requests in flight complete; the line below counts them.
         if (ctx.signal.aborted) return;
-        if (created % step === 0 || created === count) ctx.event(`Created ${created}/${count} rooms`);
+        if (created % step === 0 || created === count) ctx.event(`Created ${created}/${counted(count, 'room')}`);
       },
     });
     ctx.state.createdRooms = result.created;
     stopIfCanceled(ctx, creationStoppedNote(ctx.cancelCause, result.created.length, count, result.inFlightAtAbort ?? 0));
-    if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${count} rooms: ${result.failure}`);
+    if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${counted(count, 'room')}: ${result.failure}`);
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
-    ctx.event(`Added ${result.created.length} rooms${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
+    ctx.event(`Added ${counted(result.created.length, 'room')}${input.reason !== undefined ? ` (reason: ${input.reason})` : ''}`);
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
@@ -210,8 +211,8 @@ export const addRoomsDefinition: OperationDefinition = {
     }
     const gone = surplus - deleted;
     const kept = created.length - surplus;
-    if (surplus > 0) ctx.event(`Deleted the ${deleted} rooms created by this operation${gone > 0 ? ` (${gone} were already gone)` : ''}`);
-    if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired ?? '?'} rooms`);
+    if (surplus > 0) ctx.event(`Deleted the ${counted(deleted, 'room')} created by this operation${gone > 0 ? ` (${gone} ${gone === 1 ? 'was' : 'were'} already gone)` : ''}`);
+    if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired === undefined ? '? rooms' : counted(desired, 'room')}`);
   },
 
   /**
@@ -227,7 +228,7 @@ export const addRoomsDefinition: OperationDefinition = {
     if (!countSettled(ctx)) return { outcome: 'requeued', account: 'nothing yet (roomsReplicas not changed, no room created)' };
     const { amount } = ctx.inputOf(OperationName.AddRooms);
     const count = ctx.state.replicasBefore === undefined ? '' : `roomsReplicas is ${(ctx.state.replicasBefore as number) + amount}, `;
-    return { outcome: 'finished', account: `${count}${made} of the ${amount} rooms asked for were created${restByHealthCheck(ctx, 'adds', amount - made)}` };
+    return { outcome: 'finished', account: `${count}${made} of the ${counted(amount, 'room')} asked for ${made === 1 ? 'was' : 'were'} created${restByHealthCheck(ctx, 'adds', amount - made)}` };
   },
 };
 
@@ -289,18 +290,18 @@ export const removeRoomsDefinition: OperationDefinition = {
       const forced = idsWith((o) => o === 'forced');
       const notFound = idsWith((o) => o === 'not-found');
       if (notFound.length > 0) ctx.event(`${notFound.length === 1 ? 'Room' : 'Rooms'} ${notFound.join(', ')} not found in scheduler ${name}: skipped`);
-      ctx.event(`Removed ${removed.length} rooms by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
+      ctx.event(`Removed ${counted(removed.length, 'room')} by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
       const why = removed.slice(0, WHY_LISTED).flatMap((id) => { const d = detailOf(input.details, id); return d === '' ? [] : [`${id}${d}`]; });
-      if (why.length > 0) ctx.event(`Why: ${why.join('; ')}${removed.length > WHY_LISTED ? `; the other ${removed.length - WHY_LISTED} rooms' reasons are in their DeleteRoom events` : ''}`);
-      if (changed.length > 0) ctx.event(`Kept ${changed.length} rooms that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
+      if (why.length > 0) ctx.event(`Why: ${why.join('; ')}${removed.length > WHY_LISTED ? `; the other ${counted(removed.length - WHY_LISTED, "room's", "rooms'")} reasons are in their DeleteRoom events` : ''}`);
+      if (changed.length > 0) ctx.event(`Kept ${counted(changed.length, 'room')} that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
       const kept = idsWith((o) => o === 'floor');
-      if (kept.length > 0) ctx.event(`Kept ${kept.length} ready rooms: removing them would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces them once more rooms serve): ${kept.join(', ')}`);
+      if (kept.length > 0) ctx.event(`Kept ${counted(kept.length, 'ready room')}: removing ${kept.length === 1 ? 'it' : 'them'} would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces ${kept.length === 1 ? 'it' : 'them'} once more rooms serve): ${kept.join(', ')}`);
       const unsure = idsWith((o) => o === 'unsure');
-      if (unsure.length > 0) ctx.event(`Kept ${unsure.length} serving rooms: for the ${FLOOR_SIGHT_WAIT_MS / 1000} s this removal waited, the operator's view of rooms and pods was not current, or not yet for ${FLOOR_SIGHT_SETTLE_MS / 1000} s after a lost watch, so it could not tell that removing them would leave at least ${String(input.keepServing)} serving (the health check replaces them once it can): ${unsure.join(', ')}`);
-      if (forced.length > 0) ctx.event(`Force-deleted the pods of ${forced.length} rooms stuck terminating: ${forced.join(', ')}`);
+      if (unsure.length > 0) ctx.event(`Kept ${counted(unsure.length, 'serving room')}: for the ${FLOOR_SIGHT_WAIT_MS / 1000} s this removal waited, the operator's view of rooms and pods was not current, or not yet for ${FLOOR_SIGHT_SETTLE_MS / 1000} s after a lost watch, so it could not tell that removing them would leave at least ${String(input.keepServing)} serving (the health check replaces them once it can): ${unsure.join(', ')}`);
+      if (forced.length > 0) ctx.event(`Force-deleted the pods of ${counted(forced.length, 'room')} stuck terminating: ${forced.join(', ')}`);
       const deleting = idsWith((o) => o === 'deleting');
       if (deleting.length > 0) ctx.event(`${deleting.length === 1 ? 'Room' : 'Rooms'} ${deleting.join(', ')} already being deleted: left to finish (a pod still there after ROOMKEEPER_ROOM_DELETION_TIMEOUT is force-deleted)`);
-      stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${handled}/${ids.length} room ids; the rooms of the others were not touched`);
+      stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${handled}/${counted(ids.length, 'room id')}; the rooms of the others were not touched`);
       ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
       return;
     }
@@ -327,8 +328,8 @@ export const removeRoomsDefinition: OperationDefinition = {
       else if (outcome === 'absent') gone++;
       else changed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
-    ctx.event(`Removed ${removed} rooms (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
-    stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${choice.remove.length} rooms; roomsReplicas is left as it was`);
+    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
+    stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; roomsReplicas is left as it was`);
     // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
     // so roomsReplicas goes down by all of them and the health check removes the rest (never an
     // occupied room). Running it again would remove `amount` rooms more.
@@ -354,7 +355,7 @@ export const removeRoomsDefinition: OperationDefinition = {
     const account = ctx.state.removeAccount as { removed: number; unreached: number } | undefined;
     if (!account || (!countSettled(ctx) && account.removed === 0)) return { outcome: 'requeued', account: 'nothing yet (no room removed)' };
     const count = ctx.state.replicasBefore === undefined ? '' : `roomsReplicas went down by ${account.removed + account.unreached}, `;
-    return { outcome: 'finished', account: `${count}${account.removed} rooms were removed${restByHealthCheck(ctx, 'removes', account.unreached)}` };
+    return { outcome: 'finished', account: `${count}${counted(account.removed, 'room')} ${account.removed === 1 ? 'was' : 'were'} removed${restByHealthCheck(ctx, 'removes', account.unreached)}` };
   },
 };
 

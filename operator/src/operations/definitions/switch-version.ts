@@ -19,6 +19,7 @@ import { schedulerEvent } from '../../events';
 import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import { listVersions, loadScheduler, loadVersion } from './shared';
 import { versionsBeyondHistory } from '../../domain/version-history';
+import { counted } from '../../../../common/src/text/counted';
 
 export const switchVersionDefinition: OperationDefinition = {
   name: OperationName.SwitchActiveVersion,
@@ -58,7 +59,7 @@ export const switchVersionDefinition: OperationDefinition = {
     const older = new RoomManager(ctx.deps).views(name)
       .filter((r) => !r.validation && !r.terminating && isOtherMajor(r.version, { activeVersion: target })).length;
     if (older > 0) {
-      ctx.event(`${older} rooms run another major version than ${target}'s; the health check replaces them (maxSurge ${String(definition.maxSurge)}, occupied rooms once free): see the Scheduler's Progressing condition`);
+      ctx.event(`${counted(older, 'room')} ${older === 1 ? 'runs' : 'run'} another major version than ${target}'s; the health check replaces ${older === 1 ? 'it' : 'them'} (maxSurge ${String(definition.maxSurge)}, occupied rooms once free): see the Scheduler's Progressing condition`);
     }
     // The switch is done: a version that cannot be deleted now is said, not an error of the switch.
     await pruneVersionHistory(ctx, target).catch((err: unknown) => {
@@ -97,8 +98,8 @@ async function pruneVersionHistory(ctx: ExecutionContext, active: string): Promi
   }
   if (deleted.length === 0) return;
   const listed = nameList(deleted, { max: NAMES_LISTED });
-  ctx.event(`Deleted ${deleted.length} old ${deleted.length === 1 ? 'version' : 'versions'} beyond the history limit of ${limit} (ROOMKEEPER_VERSION_HISTORY_LIMIT; no room runs them): ${listed}`);
-  schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionsPruned', 'SwitchActiveVersion', `Deleted ${deleted.length} old versions beyond the history limit of ${limit}: ${listed}`);
+  ctx.event(`Deleted ${counted(deleted.length, 'old version')} beyond the history limit of ${limit} (ROOMKEEPER_VERSION_HISTORY_LIMIT; no room runs them): ${listed}`);
+  schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionsPruned', 'SwitchActiveVersion', `Deleted ${counted(deleted.length, 'old version')} beyond the history limit of ${limit}: ${listed}`);
 }
 
 /** Writes the version's definition into Scheduler.spec, so kubectl shows what is active. */

@@ -25,6 +25,7 @@
  * active, allocated) + amount.
  */
 import type { Autoscaling } from './types';
+import { counted } from '../../../../common/src/text/counted';
 
 /** Maestro's default `downThreshold` when it is omitted or 0 (PR #619). */
 const DEFAULT_DOWN_THRESHOLD = 0.99;
@@ -128,7 +129,7 @@ function keptCount(input: DesiredRoomsInput): number {
 }
 
 function keptWords(input: DesiredRoomsInput, kept: number): string {
-  return input.lastDesired === undefined ? `its ${kept} rooms` : `the desired count last decided, ${kept} rooms`;
+  return input.lastDesired === undefined ? `its ${counted(kept, 'room')}` : `the desired count last decided, ${counted(kept, 'room')}`;
 }
 
 /** The field, and its value, of a count the spec asks for above the limit (see `maxRooms`). */

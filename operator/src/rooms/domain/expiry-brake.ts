@@ -11,6 +11,8 @@
  * cross their timeout spread over a ping interval and a digest flush, a few checks' worth, so no
  * single check sees most of them expire, while every one of them has long been silent.
  */
+import { counted } from '../../../../common/src/text/counted';
+
 export interface ExpiryBrakeInput {
   /** Rooms that would expire now on the init or ping timeout. */
   expiring: number;
@@ -40,19 +42,19 @@ export type ExpiryBrake =
 export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
   if (input.expiring === 0) return { hold: false };
   if (input.sightImpaired) {
-    return { hold: true, reason: 'sight-impaired', retryAfterMs: 1000, message: `${input.expiring} rooms look expired, but the operator's room caches cannot reach the API server; no room is expired until they can` };
+    return { hold: true, reason: 'sight-impaired', retryAfterMs: 1000, message: `${counted(input.expiring, 'room')} ${input.expiring === 1 ? 'looks' : 'look'} expired, but the operator's room caches cannot reach the API server; no room is expired until they can` };
   }
   const freshFor = input.now - input.sightSince;
   if (freshFor < input.graceMs) {
     const left = input.graceMs - freshFor;
-    return { hold: true, reason: 'fresh-sight', retryAfterMs: left, message: `${input.expiring} rooms look expired, but the operator has seen the cluster for only ${Math.round(freshFor / 1000)} s (leadership gained or caches reconnected); expiry waits ${Math.ceil(left / 1000)} s more for fresh pings` };
+    return { hold: true, reason: 'fresh-sight', retryAfterMs: left, message: `${counted(input.expiring, 'room')} ${input.expiring === 1 ? 'looks' : 'look'} expired, but the operator has seen the cluster for only ${Math.round(freshFor / 1000)} s (leadership gained or caches reconnected); expiry waits ${Math.ceil(left / 1000)} s more for fresh pings` };
   }
   // `expiring` may count validation rooms, which `silent` and `fleet` leave out.
   const silent = Math.max(input.silent, input.expiring);
   if (silent > input.min && silent > input.share * input.fleet) {
     return {
       hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs,
-      message: `${input.expiring} rooms would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
+      message: `${counted(input.expiring, 'room')} would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
     };
   }
   return { hold: false };

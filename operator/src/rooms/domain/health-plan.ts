@@ -28,6 +28,7 @@ import { summarizeFleet, type FleetCounts } from './fleet-summary';
 import { chooseRoomsToRemove, hasPlayers, isFree, type RemovalOptions } from './removal-order';
 import { isOtherMajor } from './version-major';
 import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
+import { counted } from '../../../../common/src/text/counted';
 
 export type RemoveReason = Extract<RemoveRoomsReason, 'scale_down' | 'rolling_update_replace'>;
 
@@ -152,7 +153,7 @@ const HELD_RULE = 'scale-down never removes such a room; the health check remove
 export function heldRoomsWords(held: Record<string, number>): string {
   const total = Object.values(held).reduce((a, b) => a + b, 0);
   const parts = Object.entries(held).map(([hold, n]) => `${n} ${hold}`).join(', ');
-  return `${total} ${total === 1 ? 'room' : 'rooms'} held by players or a matchmaker (${parts})`;
+  return `${counted(total, 'room')} held by players or a matchmaker (${parts})`;
 }
 
 /**
@@ -175,7 +176,7 @@ export function keptNote(plan: HealthPlan, desired: number): { kept?: string } {
 export function keptAboveDesiredNote(plan: HealthPlan, desired: number): string | undefined {
   const h = plan.heldAboveDesired;
   if (!h || plan.remove > 0) return undefined;
-  const rooms = `${plan.available} ${plan.available === 1 ? 'room' : 'rooms'}`;
+  const rooms = counted(plan.available, 'room');
   return `${rooms}, ${count(desired)} desired: kept ${heldRoomsWords(h.held)}, ${h.aboveDesired} above the desired count, and removed none: ${HELD_RULE}`;
 }
 

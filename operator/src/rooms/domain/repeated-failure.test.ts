@@ -47,7 +47,7 @@ describe('decideRetry', () => {
 
   test('a failure the API server caused is tried again within 5 s, however often it repeated', () => {
     const failed = op('add_rooms', 'error', 6 * S, { attempt: 9 });
-    failed.status!.executionHistory = [{ createdAt: '', event: 'Operation execution failed: room creation failed after 0/1 rooms: 500 Internal error occurred: injected fault' }];
+    failed.status!.executionHistory = [{ createdAt: '', event: 'Operation execution failed: room creation failed after 0/1 room: 500 Internal error occurred: injected fault' }];
     expect(decideRetry({ ops: [failed], definitionName: 'add_rooms', fingerprint: 'fp', now: NOW })).toMatchObject({ action: 'enqueue', attempt: 10 });
     expect(isTransientFailure('429 Too Many Requests')).toBe(true);
     expect(isTransientFailure('403 pods "x" is forbidden: exceeded quota: rooms')).toBe(false);
