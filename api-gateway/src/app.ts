@@ -20,7 +20,7 @@ import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
 import { ALLOCATE_ROUTE, MANAGEMENT_ROUTES, managementHandlers } from './routes/management-routes';
 import { ROOMS_ROUTES, roomsHandlers } from './routes/rooms-routes';
-import { mountRoutes, type RouteAuth } from './routes/route-spec';
+import { mountRoutes, pathDecodingGuard, type RouteAuth } from './routes/route-spec';
 import type { SchedulerValidator } from './scheduler-validator';
 import type { OperationStore, RoomAllocationStore, RoomStore, SchedulerStore } from './store-ports';
 import { OperationQueries } from './use-cases/operation-queries';
@@ -186,6 +186,8 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said
   // to whoever asks, with or without a token: it tells nothing of any scheduler or room.
+  const allocateGuard = pathDecodingGuard([ALLOCATE_ROUTE]);
+  router.use((req, res, next) => (req.method === 'POST' ? allocateGuard(req, res, next) : next()));
   router.post(ALLOCATE_ROUTE, (_req, _res, next) => next(new NotFoundError(ALLOCATE_ON_MANAGEMENT_PORT)));
   app.use(router);
   return finish(app, deps, { success: false });

@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -6,6 +7,7 @@ import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type
 import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
+import { requestListener } from '../app';
 
 let t: TestApps;
 beforeEach(() => {
@@ -774,6 +776,31 @@ describe('every management route', () => {
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Basic realm="roomkeeper"/);
     expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(MANAGEMENT_ROUTES.filter((r) => r.path.includes('/:')).map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 400 naming each path part that is not percent-encoded UTF-8 and what to send, and writes nothing', async (_m, _p, route) => {
+    const res = await api()[route.method](route.path.replace(':schedulerName', '%C0%AF').replace(':operationId', '%E0%A4%A')).set('Authorization', AUTH).send({});
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message: expect.stringContaining("the scheduler name in the path, '%C0%AF', is not percent-encoded UTF-8 and cannot be decoded: send each character") as unknown, details: [] });
+    expect(bodyOf(res).message).toContain("a scheduler name is an RFC 1123 label: at most 63 lower-case letters, digits or '-'");
+    if (route.path.includes(':operationId')) expect(bodyOf(res).message).toContain("; and the operation id in the path, '%E0%A4%A', is not percent-encoded UTF-8");
+    if (route.path.includes(':operationId')) {
+      const badId = await api()[route.method](route.path.replace(':schedulerName', 'tennis-eu').replace(':operationId', '%E0%A4%A')).set('Authorization', AUTH).send({});
+      expect(badId.body).toMatchObject({ code: 3, message: expect.stringMatching(/^the operation id in the path, '%E0%A4%A', is not percent-encoded UTF-8 .*an operation id is the operationId a management call answered/) as unknown });
+    }
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers an undecodable scheduler name on the allocate fast path\'s route as Express does, naming it', async () => {
+    const server = http.createServer(requestListener(t.management));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/%C0%AF/rooms/allocate`, { method: 'POST', headers: { authorization: AUTH } });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ code: 3, message: expect.stringMatching(/^the scheduler name in the path, '%C0%AF', is not percent-encoded UTF-8/) as unknown, details: [] });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 413 for a body over the limit and writes nothing', async (_m, _p, route) => {

@@ -355,6 +355,32 @@ describe('every rooms route', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each(ROOMS_ROUTES.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 400 (success:false) naming the path part that is not percent-encoded UTF-8 and what to send', async (_m, _p, route) => {
+    const badRoom = await request(t.rooms)[route.method](route.path.replace(':schedulerName', 's1').replace(':roomId', '%C0%AF')).set('Authorization', token('s1', 'room-1')).send({ status: 'occupied', timestamp: 1 });
+    expect(badRoom.status).toBe(400);
+    expect(badRoom.body).toEqual({ success: false, code: 3, message: expect.stringMatching(/^the room id in the path, '%C0%AF', is not percent-encoded UTF-8 and cannot be decoded: send each character .*; a room id is its pod's name \(ROOMKEEPER_ROOM_ID/) as unknown, details: [] });
+    const badScheduler = await request(t.rooms)[route.method](route.path.replace(':schedulerName', '%FF').replace(':roomId', 'room-1')).send({ status: 'occupied', timestamp: 1 });
+    expect(badScheduler.body).toMatchObject({ success: false, code: 3, message: expect.stringMatching(/^the scheduler name in the path, '%FF', .*a scheduler name is an RFC 1123 label/) as unknown });
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('names an undecodable part of the path on the ping fast path\'s route and on allocate sent to the rooms port', async () => {
+    const server = http.createServer(requestListener(t.rooms));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const body = JSON.stringify({ status: 'ready', timestamp: 1 });
+      const ping = await fetch(`${base}/scheduler/s1/rooms/%C0%AF/ping`, { method: 'PUT', headers: { authorization: token('s1', 'room-1'), 'content-type': 'application/json' }, body });
+      expect(ping.status).toBe(400);
+      expect(await ping.json()).toEqual({ success: false, code: 3, message: expect.stringMatching(/^the room id in the path, '%C0%AF', is not percent-encoded UTF-8/) as unknown, details: [] });
+      const allocate = await fetch(`${base}/scheduler/%C0%AF/rooms/allocate`, { method: 'POST' });
+      expect(allocate.status).toBe(400);
+      expect(await allocate.json()).toMatchObject({ success: false, code: 3, message: expect.stringMatching(/^the scheduler name in the path, '%C0%AF', is not percent-encoded UTF-8/) as unknown });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 413 over the limit and 400 for malformed JSON', async (_m, _p, route) => {
     const big = await request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1')).send({ blob: 'z'.repeat(MAX_BODY + 1) });
     expect(big.status).toBe(413);

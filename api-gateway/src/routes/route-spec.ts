@@ -48,8 +48,12 @@ export interface MountOptions {
   json: RequestHandler;
 }
 
-/** Registers every route, then a 501 for any other method on a known path (as grpc-gateway). */
+/**
+ * Registers every route, then a 501 for any other method on a known path (as grpc-gateway). A
+ * path parameter that is not percent-encoded UTF-8 is answered first, naming it (`pathDecodingGuard`).
+ */
 export function mountRoutes<Id extends string>(router: Router, specs: readonly RouteSpec<Id>[], handlers: Record<Id, RouteHandler>, options: MountOptions): void {
+  router.use(pathDecodingGuard(specs.map((s) => s.path)));
   for (const spec of specs) {
     const handler = handlers[spec.id];
     const run: RequestHandler = async (req, res) => {
@@ -61,6 +65,58 @@ export function mountRoutes<Id extends string>(router: Router, specs: readonly R
   }
   const notAllowed: RequestHandler = (_req, _res, next) => next(new NotImplementedError('Method Not Allowed'));
   for (const path of new Set(specs.map((s) => s.path))) router.all(path, notAllowed);
+}
+
+/** What a path parameter holds, for the answer to one that cannot be decoded. */
+const PATH_PARAM_SHAPES: Record<string, { what: string; shape: string }> = {
+  schedulerName: { what: 'scheduler name', shape: "a scheduler name is an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit" },
+  roomId: { what: 'room id', shape: "a room id is its pod's name (ROOMKEEPER_ROOM_ID, or MAESTRO_ROOM_ID, in the room's environment): at most 253 lower-case letters, digits, '-' or '.', starting and ending with a letter or digit" },
+  operationId: { what: 'operation id', shape: 'an operation id is the operationId a management call answered (a UUID such as 0190f7a2-8c1e-7b3d-9f00-1a2b3c4d5e6f)' },
+};
+
+function decodable(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The answer to a path parameter that is not percent-encoded UTF-8 (Express's own says only "Failed to decode param"). */
+function undecodablePathParamMessage(param: string, raw: string): string {
+  const known = PATH_PARAM_SHAPES[param];
+  const what = known?.what ?? `path parameter ${param}`;
+  return `the ${what} in the path, '${raw.slice(0, 64)}', is not percent-encoded UTF-8 and cannot be decoded: send each character that is not a letter, digit, '-', '.', '_' or '~' as the %XX escapes of its UTF-8 bytes (RFC 3986)${known ? `; ${known.shape}, which needs no escaping` : ''}`;
+}
+
+/**
+ * Answers 400 for a request whose path matches one of `paths` (Express syntax, any method) but
+ * holds a parameter that is not percent-encoded UTF-8, naming that part of the path and what to
+ * send; Express's router would refuse it while matching, with no next step. Mounted before the
+ * routes it guards; a path matching none of them goes on (to a 404).
+ */
+export function pathDecodingGuard(paths: readonly string[]): RequestHandler {
+  const patterns = [...new Set(paths)].filter((p) => p.includes('/:')).map((p) => p.split('/'));
+  return (req, _res, next) => {
+    if (!req.path.includes('%')) {
+      next();
+      return;
+    }
+    // Express matches case-insensitively and takes one trailing slash.
+    const segments = req.path.replace(/(.)\/$/, '$1').split('/');
+    for (const pattern of patterns) {
+      if (pattern.length !== segments.length) continue;
+      const matches = pattern.every((part, i) => part.startsWith(':') || part.toLowerCase() === segments[i]?.toLowerCase());
+      if (!matches) continue;
+      const bad = pattern.flatMap((part, i) => (part.startsWith(':') && !decodable(segments[i] ?? '') ? [undecodablePathParamMessage(part.slice(1), segments[i] ?? '')] : []));
+      if (bad.length > 0) {
+        next(new InputError(bad.join('; and ')));
+        return;
+      }
+    }
+    next();
+  };
 }
 
 /** `/schedulers/:schedulerName` -> `/schedulers/{schedulerName}`. */
