@@ -31,11 +31,25 @@ const STAGE_STATUSES: Record<OperationStage, readonly string[]> = {
 const DEFAULT_PER_PAGE = 15;
 const MAX_PER_PAGE = 100;
 
-/** An integer of any length (the caller checks its range, with Maestro's messages). */
-function parseInteger(raw: string | undefined, field: string): number | undefined {
+/**
+ * The paging fields of a list, each with its rule in one sentence that begins with Maestro's own
+ * words (maestro-behaviour.md: "page must be greater than 0", "page size must be between 0 and
+ * 100"), which clients may match, and goes on to the value sent.
+ */
+const PAGING_RULES = {
+  page: { min: 1, max: Number.MAX_SAFE_INTEGER, rule: `page must be greater than 0 (up to ${Number.MAX_SAFE_INTEGER})`, after: '' },
+  perPage: { min: 1, max: MAX_PER_PAGE, rule: `page size must be between 0 and ${MAX_PER_PAGE}, 0 excluded`, after: ` (without perPage a page holds ${DEFAULT_PER_PAGE})` },
+} as const;
+
+/** A paging field's value, or an InputError naming the field, the value sent and the range. */
+function parsePaging(raw: string | undefined, field: keyof typeof PAGING_RULES): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^-?\d+$/.test(raw.trim())) throw new InputError(`invalid ${field}: ${JSON.stringify(raw.slice(0, 64))} is not an integer`);
-  return Number(raw.trim());
+  const { min, max, rule, after } = PAGING_RULES[field];
+  const text = raw.trim();
+  const value = /^-?\d+$/.test(text) ? Number(text) : undefined;
+  if (value !== undefined && value >= min && value <= max) return value;
+  const shown = value === undefined ? `${JSON.stringify(raw.slice(0, 32))}, not an integer` : text.slice(0, 32);
+  throw new InputError(`${rule}, but ${field} was ${shown}${after}`);
 }
 
 export class OperationQueries {
@@ -49,15 +63,12 @@ export class OperationQueries {
       throw new InputError(`invalid stage filter: ${stage ? stage.slice(0, 64) : '(none given)'}; stage must be pending, active or final`);
     }
     const descending = parseOrderBy(query.orderBy);
-    const page = parseInteger(query.page, 'page');
-    const perPage = parseInteger(query.perPage, 'perPage');
-    if (stage !== 'final' && (page !== undefined || perPage !== undefined)) {
-      throw new InputError(`there is no pagination filter implemented for ${stage} stage`);
+    if (stage !== 'final' && (query.page !== undefined || query.perPage !== undefined)) {
+      const sent = (['page', 'perPage'] as const).filter((f) => query[f] !== undefined);
+      throw new InputError(`there is no pagination filter implemented for ${stage} stage, so leave ${sent.join(' and ')} out: only stage=final is paged`);
     }
-    if (page !== undefined && page < 1) throw new InputError('page must be greater than 0');
-    if (page !== undefined && !Number.isSafeInteger(page)) throw new InputError(`invalid page: ${JSON.stringify(query.page?.trim().slice(0, 64))} is out of range (at most ${Number.MAX_SAFE_INTEGER})`);
-    // Maestro's words, "0" and all (maestro-behaviour.md), which clients may match, then what is accepted.
-    if (perPage !== undefined && (perPage < 1 || perPage > MAX_PER_PAGE)) throw new InputError(`page size must be between 0 and ${MAX_PER_PAGE}: perPage must be 1 to ${MAX_PER_PAGE}, got ${String(query.perPage?.trim().slice(0, 32))}`);
+    const page = parsePaging(query.page, 'page');
+    const perPage = parsePaging(query.perPage, 'perPage');
 
     const all = await this.deps.operations.listOperations(schedulerName);
     const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));
