@@ -65,6 +65,8 @@ export interface RoomsAppDeps extends CommonAppDeps {
   roomTokenSecrets: readonly string[] | undefined;
   /** A ping that changes nothing is forwarded at most this often per room (0: every ping). */
   forwardResyncIntervalMs?: number;
+  /** Whether ping answers carry the room's allocation (default true; ROOMKEEPER_PING_ANSWER_ALLOCATION). */
+  pingAnswerAllocation?: boolean;
   now?: Clock;
 }
 
@@ -174,7 +176,7 @@ export function requestListener(app: Express): (req: IncomingMessage, res: Serve
 export function createRoomsApp(deps: RoomsAppDeps): Express {
   const reports = new RoomReports({
     rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, pingQueue: deps.pingQueue, logger: deps.logger, metrics: deps.metrics,
-    now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs,
+    now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs, answerAllocation: deps.pingAnswerAllocation,
   });
   const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics, logger: deps.logger });
   const app = baseApp(deps, 'rooms', 'debug', fast);

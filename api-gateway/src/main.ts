@@ -151,7 +151,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const rooms = createRoomsApp({
     ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, pingQueue, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
-    forwardResyncIntervalMs: config.forwardResyncInterval,
+    forwardResyncIntervalMs: config.forwardResyncInterval, pingAnswerAllocation: config.pingAnswerAllocation,
   });
 
   const managementServer = createHttpServer(requestListener(management), { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });

@@ -201,7 +201,7 @@ describe('chart with default values', () => {
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));
     expect(gateway).toMatchObject({
       gatewayPort: 8080, roomsPort: 8090, authSecretName: 'rk-roomkeeper-auth', authSecretNamespace: 'games-system',
-      pingAuth: true, maxBodyBytes: 1_048_576, roomsMaxBodyBytes: 16_384, maxConnections: 20_000, pingFlushInterval: 30_000, shutdownTimeout: 10_000, shutdownDrainDelay: 5_000,
+      pingAuth: true, pingAnswerAllocation: true, maxBodyBytes: 1_048_576, roomsMaxBodyBytes: 16_384, maxConnections: 20_000, pingFlushInterval: 30_000, shutdownTimeout: 10_000, shutdownDrainDelay: 5_000,
     });
     expect(gateway.roomTokenSecret).toBe(operator.roomTokenSecret);
   });
@@ -311,7 +311,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     });
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'gw-0'));
     expect(gateway).toMatchObject({
-      gatewayPort: 9080, roomsPort: 9090, pingAuth: false, maxBodyBytes: 2_097_152, roomsMaxBodyBytes: 32_768, maxConnections: 5_000, pingFlushInterval: 45_000, shutdownTimeout: 1_500, shutdownDrainDelay: 3_000,
+      gatewayPort: 9080, roomsPort: 9090, pingAuth: false, pingAnswerAllocation: false, maxBodyBytes: 2_097_152, roomsMaxBodyBytes: 32_768, maxConnections: 5_000, pingFlushInterval: 45_000, shutdownTimeout: 1_500, shutdownDrainDelay: 3_000,
       authSecretName: 'roomkeeper-credentials', authSecretNamespace: 'games',
     });
   });

@@ -3,6 +3,8 @@
  * resourceVersion preconditions behave as the API server's); the behaviour across real replicas
  * and the API server is in test/e2e/allocation.test.ts and test/real-apiserver/allocation.test.ts.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { groupAllocatable } from '../../../common/src/rooms/allocation';
@@ -10,6 +12,7 @@ import { roomToken } from '../../../common/src/rooms/room-token';
 import { waitFor } from '../../../test/support/wait';
 import { StoreUnavailableError } from '../errors';
 import { AUTH, bodyOf, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
+import { requestListener } from '../app';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] };
 
@@ -543,6 +546,26 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     t.store.seedRoom('s1', 'room-2', READY);
     expect((await allocate({ allocationId: 'term-1' })).body).toMatchObject({ roomId: 'room-2' });
     expect((await pingAs('s1', 'room-2', { status: 'terminating' })).body).toEqual({ success: true });
+  });
+
+  it('with ROOMKEEPER_PING_ANSWER_ALLOCATION=false answers an allocated room\'s pings as Maestro ({success:true} only, no field a strict parser would refuse), on the fast path too, and the room stays allocated', async () => {
+    const strict = buildTestApps({ pingAnswerAllocation: false });
+    strict.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
+    strict.store.seedRoom('s1', 'room-1', READY);
+    const res = await request(strict.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).send({ allocationId: 'm-8' });
+    expect(bodyOf(res).roomId).toBe('room-1');
+    const token = `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`;
+    const ready = await request(strict.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token).send({ status: 'ready', timestamp: 1 });
+    expect(ready.text).toBe('{"success":true}');
+    const server = http.createServer(requestListener(strict.rooms));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const fast = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/s1/rooms/room-1/ping`, { method: 'PUT', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ status: 'occupied', timestamp: 1 }) });
+      expect(await fast.text()).toBe('{"success":true}');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(strict.store.findRoom('s1', 'room-1')?.status).toMatchObject({ allocation: { id: 'm-8' } });
   });
 
   it('tells the room of its allocation in the answer to its next ready ping', async () => {

@@ -61,7 +61,7 @@ export interface TestApps {
 }
 
 export function buildTestApps(options: {
-  forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings>;
+  forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; pingAnswerAllocation?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings>;
   /** Another replica of these apps: the same store and clock, its own memory and metrics. */
   replicaOf?: TestApps;
 } = {}): TestApps {
@@ -80,7 +80,7 @@ export function buildTestApps(options: {
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, pingQueue: options.pingQueue, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
-    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now,
+    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now, pingAnswerAllocation: options.pingAnswerAllocation,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };
 }

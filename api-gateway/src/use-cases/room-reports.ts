@@ -43,6 +43,11 @@ export interface RoomReportsDeps {
    * forwarded at once. 0 forwards every ping, as Maestro does. Default 30 s.
    */
   forwardResyncIntervalMs?: number;
+  /**
+   * Whether a ping's answer tells the room of its allocation (`allocation`, a field Maestro's
+   * answer does not have). Default true; false for game servers whose parser refuses unknown fields.
+   */
+  answerAllocation?: boolean;
   now?: () => number;
 }
 
@@ -199,7 +204,9 @@ export class RoomReports {
     // players may arrive before it; `room` is the room as the cache showed it before this ping, so
     // that answer carries it too (the operator ends it after). A terminating room is told nothing:
     // it accepts no new players, and a replay of the allocation answers 410.
-    const allocation = status === 'terminating' || status === 'terminated' ? undefined : allocationNotice(room.status, (this.deps.now ?? Date.now)());
+    // Off (ROOMKEEPER_PING_ANSWER_ALLOCATION=false): Maestro's answer, for parsers that refuse unknown fields.
+    const told = this.deps.answerAllocation !== false && status !== 'terminating' && status !== 'terminated';
+    const allocation = told ? allocationNotice(room.status, (this.deps.now ?? Date.now)()) : undefined;
     return allocation ? { success: true, allocation } : { success: true };
   }
 
