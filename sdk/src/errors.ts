@@ -14,10 +14,13 @@ export class ConfigError extends RoomkeeperSdkError {
   }
 }
 
-/** A status change the room's life does not allow (e.g. `ready()` after `terminating()`). */
+/**
+ * A status change the room's life does not allow (e.g. `ready()` after `terminating()`), or a
+ * running-matches report before the first status; nothing was sent. The message says what to call.
+ */
 export class IllegalTransitionError extends RoomkeeperSdkError {
-  constructor(readonly from: string, readonly to: string) {
-    super(`a room cannot go from ${from} to ${to}`);
+  constructor(readonly from: string, readonly to: string, advice?: string) {
+    super(`a room cannot go from ${from} to ${to}${advice ? `: ${advice}` : ''}`);
   }
 }
 

@@ -79,6 +79,38 @@ describe('status changes', () => {
     r.close();
   });
 
+  test('setRunningMatches(n) before the first status is refused, sending nothing, and says to call ready() or occupied() first', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api);
+    const early = r.setRunningMatches(2);
+    await expect(early).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(early).rejects.toThrow('a room cannot go from starting to a running-matches report: running matches go with a status: call ready() (or occupied()) first, then setRunningMatches(n)');
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.requests).toHaveLength(0);
+    // Then as documented: the count goes with the status it follows, and is acknowledged.
+    await r.ready();
+    await r.setRunningMatches(2);
+    expect(api.pings().map((p) => ({ ...p.body, timestamp: undefined }))).toEqual([{ status: 'ready', timestamp: undefined }, { status: 'ready', timestamp: undefined, runningMatches: 2 }]);
+    r.close();
+  });
+
+  test('terminated() straight after ready() or occupied() is refused, sending nothing, and says to call terminating() first (Maestro\'s rooms API takes terminated only after terminating)', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api);
+    await expect(r.terminated()).rejects.toThrow('a room cannot go from starting to terminated: call terminating() first and wait for it, then terminated()');
+    await r.ready();
+    await expect(r.terminated()).rejects.toThrow('a room cannot go from ready to terminated: call terminating() first and wait for it, then terminated()');
+    await r.occupied();
+    const before = api.requests.length;
+    await expect(r.terminated()).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect(api.requests).toHaveLength(before);
+    await r.terminating();
+    await expect(r.ready()).rejects.toThrow('a room cannot go from terminating to ready: a terminating room takes no new players and runs no new matches: only terminated() may follow');
+    await r.terminated();
+    await expect(r.occupied()).rejects.toThrow('a room cannot go from terminated to occupied: the room already reported terminated, its last ping: send nothing more and exit');
+    r.close();
+  });
+
   test('a change made before the previous one was acknowledged supersedes it', async () => {
     const api = new FakeRoomsApi();
     api.answer = () => 'hang';
@@ -275,8 +307,8 @@ describe('allocation events', () => {
     const r = room(api, { random: () => 0.5 });
     const expired: string[] = [];
     r.on('allocationExpired', (a) => expired.push(a.id));
-    await r.setRunningMatches(2);
     await r.ready();
+    await r.setRunningMatches(2);
     api.answer = () => allocation('a1');
     await jest.advanceTimersByTimeAsync(1000);
     // One match ended and another began: still 2, as when allocated (the rooms API counts so too).

@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { readRoomConfig, roomUrl, type RoomConfig } from './config.js';
 import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } from './errors.js';
-import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, type ReportedStatus, type RoomStatus } from './lifecycle.js';
+import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, RUNNING_MATCHES_REPORT, transitionAdvice, type ReportedStatus, type RoomStatus } from './lifecycle.js';
 import { AllocationTracker, parsePingAnswer, reportedMatches, type Allocation, type PingAnswer } from './ping-answer.js';
 import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
 import { failureText, NoAnswerError, Transport, type FetchLike, type HttpAnswer } from './transport.js';
@@ -176,18 +176,24 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     return acked;
   }
 
-  /** Reports how many matches run (multi-match rooms); sent with every later ping. */
+  /**
+   * Reports how many matches run (multi-match rooms): sent at once with the current status and with
+   * every later ping; resolves when the rooms API acknowledged it. Only after `ready()` or
+   * `occupied()`: before the first status it rejects with `IllegalTransitionError`, sending nothing.
+   */
   setRunningMatches(n: number): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError());
     if (!Number.isInteger(n) || n < 0 || n > MAX_RUNNING_MATCHES) {
       return Promise.reject(new RangeError(`runningMatches must be an integer between 0 and ${MAX_RUNNING_MATCHES}, got ${n}`));
     }
-    if (!acceptsRunningMatches(this.statusValue)) return Promise.reject(new IllegalTransitionError(this.statusValue, 'a running-matches report'));
+    const status = this.statusValue;
+    if (!acceptsRunningMatches(status)) {
+      return Promise.reject(new IllegalTransitionError(status, RUNNING_MATCHES_REPORT, transitionAdvice(status, RUNNING_MATCHES_REPORT)));
+    }
     this.runningMatches = n;
     // A match reported while an allocation waits takes it up, as `occupied()` does.
-    this.allocations.noteMatches(reportedMatches({ status: this.statusValue, runningMatches: n }));
-    if (this.statusValue === 'starting') return Promise.resolve();
-    return this.change(this.statusValue);
+    this.allocations.noteMatches(reportedMatches({ status, runningMatches: n }));
+    return this.change(status);
   }
 
   /** Sends a room event (forwarded to the scheduler's forwarders). One attempt. */
@@ -244,7 +250,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
 
   private transition(to: ReportedStatus): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError());
-    if (!isLegalTransition(this.statusValue, to)) return Promise.reject(new IllegalTransitionError(this.statusValue, to));
+    if (!isLegalTransition(this.statusValue, to)) return Promise.reject(new IllegalTransitionError(this.statusValue, to, transitionAdvice(this.statusValue, to)));
     if (to === 'occupied') this.allocations.noteOccupied();
     return this.change(to);
   }
