@@ -196,6 +196,26 @@ describe('ping loop', () => {
     r.close();
   });
 
+  test('after a gateway restart of any length, a room on the default backoff and interval pings again within about two intervals of its return, and hears of its allocation in that answer', async () => {
+    const api = new FakeRoomsApi();
+    // The default ping interval (5 s) and the top of the jitter: the longest waits.
+    const r = room(api, { random: () => 0.999999, pingIntervalMs: 5000 });
+    await r.ready();
+    const allocated: string[] = [];
+    r.on('allocated', (a) => allocated.push(a.id));
+    api.answer = () => 'network-error';
+    await jest.advanceTimersByTimeAsync(180_000);
+    const back = Date.now();
+    api.answer = () => ({ status: 200, body: { success: true, allocation: { id: 'after-restart', metadata: {}, expiresAt: '2026-11-26T05:00:00Z' } } });
+    await jest.advanceTimersByTimeAsync(11_000);
+    expect(allocated).toEqual(['after-restart']);
+    expect(api.pings().find((p) => p.at >= back)!.at - back).toBeLessThanOrEqual(11_000);
+    // Well inside the rooms' ping timeout (240 s by default) whatever the outage: silence past its
+    // end is at most one cap and its jitter.
+    expect(Math.max(...api.pings().slice(1).map((p, i) => p.at - api.pings()[i]!.at))).toBeLessThanOrEqual(11_000);
+    r.close();
+  });
+
   test('the first retry is random in [0, base]; the later ones come no sooner than the ping interval allows', async () => {
     const api = new FakeRoomsApi();
     api.answer = () => 'network-error';
@@ -239,9 +259,9 @@ describe('ping loop', () => {
     const acked = r.ready();
     await jest.advanceTimersByTimeAsync(40_000);
     await acked;
-    // 7 s as asked; 120 s asked but 30 s, the cap (a room silent much longer risks expiry); a 500's
-    // Retry-After is not read (the backoff's own: 500·2² ms at the third failure).
-    expect(delays).toEqual([7000, 30_000, 2000]);
+    // 7 s as asked; 120 s asked but 10 s, the cap (a room silent longer hears late of its
+    // allocation); a 500's Retry-After is not read (the backoff's own: 500·2² ms at the third failure).
+    expect(delays).toEqual([7000, 10_000, 2000]);
     r.close();
   });
 });

@@ -28,7 +28,7 @@ export interface RoomClientOptions {
    * `requestTimeoutMs`.
    */
   eventTimeoutMs?: number;
-  /** Retry delays after failed pings (see `backoffDelay`). Default base 500 ms, cap 30 s. */
+  /** Retry delays after failed pings (see `backoffDelay`). Default base 500 ms, cap 10 s (`DEFAULT_BACKOFF`). */
   backoff?: BackoffPolicy;
   /** `unhealthy` is emitted after this many consecutive failed pings. Default 3. */
   unhealthyAfter?: number;

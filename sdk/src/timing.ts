@@ -12,7 +12,17 @@ export interface BackoffPolicy {
   capMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 500, capMs: 30_000 };
+/**
+ * The cap is two default ping intervals. What it bounds is the wait, after the rooms API is back
+ * (a gateway restart, a rollout), before a room that failed for a while pings again: its allocation
+ * is told in that answer, and its `healthy` comes then. At 30 s (the former cap, +10 % jitter) a
+ * room heard of its allocation up to 33 s after the gateway returned, where a healthy one hears
+ * within one interval; at 10 s it is 11 s. Liveness allows either: a room is expired after
+ * ROOMKEEPER_ROOM_PING_TIMEOUT (240 s by default) without a ping, and pings change nothing more
+ * than a cap's worth of that. A longer cap would only spare a rooms API that is down pings it
+ * cannot answer; a failing room never pings more often than a healthy one anyway (the floor).
+ */
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 500, capMs: 10_000 };
 
 /**
  * The wait before the next try after the n-th consecutive failed ping (n ≥ 1). The first failure
