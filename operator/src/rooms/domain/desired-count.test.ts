@@ -186,10 +186,14 @@ describe('desiredRooms under the per-scheduler room limit (issue 12 M4)', () => 
     expect(policy.reason).toMatch(/; keeping the desired count last decided, 4 rooms$/);
   });
 
-  it('refuses an autoscaling.min above the limit the same way', () => {
+  it('keeps the fleet when the active version\'s autoscaling.min is above a limit lowered since, and says to fix the spec or the limit', () => {
     const d = desiredRooms(input({ ready: 4, occupied: 0, autoscaling: buffer(10, { min: 101, max: 200 }), maxRooms: 100 }));
     expect(d.desired).toBe(4);
-    expect(d.error).toBe('spec.autoscaling.min 101 is above 100');
+    expect(d.downscaleAllowed).toBe(false);
+    expect(d.error).toBe("the active version's autoscaling.min 101 is above 100");
+    expect(d.reason).toBe("the active version's autoscaling.min 101 is above 100, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER), "
+      + 'which was lowered after that version was made: no count is decided and the fleet keeps its 4 rooms; '
+      + 'set spec.autoscaling.min to at most 100 (a new version), or raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER to at least 101');
   });
 
   it('reads autoscaling.max -1 (unbounded) as the limit', () => {

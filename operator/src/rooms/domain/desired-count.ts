@@ -63,10 +63,12 @@ export interface DesiredRoomsInput {
   lastDownscaleAt?: number;
   /**
    * The most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, issue 12 M4): the
-   * gateway refuses a count above it. A Scheduler applied with kubectl that asks for more (a
-   * roomsReplicas, or an autoscaling.min, above it) is refused here as the gateway refuses it: the
-   * fleet is kept as it is, and the reason says which field to fix. An autoscaling decision above
-   * it (autoscaling.max -1, or above the limit) is capped at it.
+   * gateway refuses a count above it. A roomsReplicas above it written with kubectl is refused
+   * here as the gateway refuses it: the fleet is kept as it is, and the reason says which field to
+   * fix. An autoscaling.min above it is refused by the version operation (new-version.ts), so the
+   * `autoscaling` given here (the active version's) has one above it only when the limit was
+   * lowered after that version was made: the fleet is kept too, and the reason says so. An
+   * autoscaling decision above it (autoscaling.max -1, or above the limit) is capped at it.
    */
   maxRooms?: number;
   /**
@@ -109,14 +111,13 @@ export function desiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const refused = countAboveLimit(input, max);
   if (refused !== undefined) {
     const kept = keptCount(input);
-    return {
-      desired: kept,
-      target: kept,
-      reason: `${refused} is above ${max}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER): the spec is refused, as the gateway refuses it, and the fleet keeps ${keptWords(input, kept)}; set it to at most ${max}`,
-      downscaleAllowed: false,
-      recordDownscale: false,
-      error: `${refused} is above ${max}`,
-    };
+    const above = `${refused.field} ${refused.value} is above ${max}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)`;
+    const reason = refused.field === 'spec.roomsReplicas'
+      ? `${above}: the spec is refused, as the gateway refuses it, and the fleet keeps ${keptWords(input, kept)}; set it to at most ${max}`
+      // The version operation refuses a min above the limit, so the active version was made under a higher one.
+      : `${above}, which was lowered after that version was made: no count is decided and the fleet keeps ${keptWords(input, kept)}; `
+        + `set spec.autoscaling.min to at most ${max} (a new version), or raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER to at least ${refused.value}`;
+    return { desired: kept, target: kept, reason, downscaleAllowed: false, recordDownscale: false, error: `${refused.field} ${refused.value} is above ${max}` };
   }
   const decision = uncappedDesiredRooms(input);
   if (decision.desired <= max) return decision;
@@ -132,14 +133,14 @@ function keptWords(input: DesiredRoomsInput, kept: number): string {
   return input.lastDesired === undefined ? `its ${counted(kept, 'room')}` : `the desired count last decided, ${counted(kept, 'room')}`;
 }
 
-/** The field, and its value, of a count the spec asks for above the limit (see `maxRooms`). */
-function countAboveLimit(input: DesiredRoomsInput, max: number): string | undefined {
+/** The field, and its value, of a count asked for above the limit (see `maxRooms`). */
+function countAboveLimit(input: DesiredRoomsInput, max: number): { field: string; value: number } | undefined {
   const autoscaling = input.autoscaling;
   if (!autoscaling || autoscaling.enabled === false) {
     const replicas = input.roomsReplicas ?? 0;
-    return replicas > max ? `spec.roomsReplicas ${replicas}` : undefined;
+    return replicas > max ? { field: 'spec.roomsReplicas', value: replicas } : undefined;
   }
-  return autoscaling.min > max ? `spec.autoscaling.min ${autoscaling.min}` : undefined;
+  return autoscaling.min > max ? { field: "the active version's autoscaling.min", value: autoscaling.min } : undefined;
 }
 
 function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
