@@ -3,7 +3,9 @@
  * create_scheduler, and `events.k8s.io/v1` Events about the Scheduler say that the operation
  * started and finished; the same Events are visible through core/v1 (what `kubectl describe`
  * reads). A room removed by id gets a GameRoomDeleted Event saying which operation removed it and
- * why. A major change tells VersionCreated, VersionSwitched and the rollout's progress. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
+ * why. A major change tells VersionCreated, VersionSwitched and the rollout's progress. A room
+ * whose pod was deleted gets a GameRoomDeleted Event saying what the health check does about its
+ * place, which it then does. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
  * kube-apiserver tier runs it with the operator under the chart's RBAC).
  */
 import { execFile } from 'node:child_process';
@@ -12,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
+import { LOST_ROOMS_ANNOTATION } from '../../common/src/resources/labels';
 import { describeScheduler, managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
@@ -111,5 +114,27 @@ describe('Kubernetes Events', () => {
       .catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}\nEvents: ${JSON.stringify(await notes('RolloutProgress'))}`);
       })).toBeTruthy();
+  });
+
+  test('a room whose pod was deleted gets a GameRoomDeleted Event that says the health check adds a room in its place, and it does', async () => {
+    // The rollout above over: one ready v2.0.0 room, the whole fleet (roomsReplicas 1).
+    const room = await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.spec.validation);
+      const only = rooms.length === 1 ? rooms[0] : undefined;
+      return only && !only.metadata.deletionTimestamp && only.spec.version === 'v2.0.0' && only.status?.status === 'ready' ? only : undefined;
+    }, { timeoutMs: 90_000, message: 'one ready v2.0.0 room, the rollout over' });
+    const roomName = room.metadata.name as string;
+    // What `kubectl delete pod` does.
+    await stack.kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name: roomName, namespace: NAME, gracePeriodSeconds: 0 });
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const deleted = await waitFor(async () => (await events.listNamespacedEvent({ namespace: NAME })).items
+      .find((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === roomName && e.reason === 'GameRoomDeleted'), { timeoutMs: 60_000, message: `a GameRoomDeleted Event for ${roomName}` });
+    expect(deleted.note).toBe('Room deleted: its pod was deleted; the health check adds a room in its place (an add_rooms naming it) '
+      + 'if fewer than spec.roomsReplicas 1 rooms are available; none while 1 or more are');
+    // And so it does.
+    const replacing = await waitFor(async () => (await stack.api.listOperations(NAME)).items
+      .find((o) => o.spec.definitionName === 'add_rooms' && (o.metadata.annotations?.[LOST_ROOMS_ANNOTATION] ?? '').split(',').includes(roomName)),
+    { timeoutMs: 60_000, message: `an add_rooms naming ${roomName}` });
+    expect(String(replacing.spec.input?.reason)).toContain(`lost: ${roomName} (its pod was deleted)`);
   });
 });

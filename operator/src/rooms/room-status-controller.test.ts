@@ -12,7 +12,7 @@ function setup(podOnServer: boolean) {
     spec: { scheduler: 's', version: 'v1.0.0' },
   };
   const calls: string[] = [];
-  const scheduler = { metadata: { name: 's', resourceVersion: '9' }, status: { version: 'v1.0.0', lostRooms: [] } };
+  const scheduler = { metadata: { name: 's', resourceVersion: '9' }, spec: { roomsReplicas: 1 }, status: { version: 'v1.0.0', lostRooms: [] } };
   const deps = {
     api: {
       deleteGameRoom: (ns: string, name: string) => {
@@ -30,7 +30,7 @@ function setup(podOnServer: boolean) {
         return podOnServer ? Promise.resolve({ metadata: { name: req.name } }) : Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
       },
     },
-    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => scheduler }, namespaces: { get: () => ({ metadata: { name: 's' } }) } },
+    caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => scheduler }, namespaces: { get: () => ({ metadata: { name: 's' } }) }, versions: { get: () => undefined } },
     logger: silentLogger(),
     now: () => now,
   } as unknown as OperatorDeps;

@@ -15,7 +15,7 @@ import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/l
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, roomsMaxMatches, whileDeleting } from '../../../common/src/rooms/room-status';
 import { cachedVersions, type ForwardedRoom, type OperatorDeps } from '../deps';
-import { lostRoomPatch, podWasSeen } from './domain/lost-rooms';
+import { lostRoomPatch, lostRoomPlace, podWasSeen } from './domain/lost-rooms';
 import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
@@ -161,7 +161,9 @@ export class RoomStatusController {
       const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
       await this.recordLoss(namespace, name, why);
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
-      roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}`);
+      const s = this.deps.caches.schedulers.get(namespace);
+      const next = lostRoomPlace(namespace, s, s && activeDefinition(s, cachedVersions(this.deps.caches)).autoscaling);
+      roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}; ${next}`);
       await this.forwardTerminatedOnce(room);
       await this.deleteRoom(namespace, name);
     }

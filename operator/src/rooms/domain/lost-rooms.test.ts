@@ -1,7 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
-import { leavingOnItsOwn, lostRoomPatch, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
+import { leavingOnItsOwn, lostRoomPatch, lostRoomPlace, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
+import type { Autoscaling } from './types';
 
 const lost = (name: string, lostAt = '2026-01-01T00:00:10.000Z'): LostRoom => ({ name, reason: 'its pod was deleted', lostAt });
 
@@ -120,5 +121,34 @@ describe('podWasSeen', () => {
   ] as const)('instanceStatus $instanceStatus: $want', ({ instanceStatus, want }) => {
     const room: GameRoom = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, ...(instanceStatus ? { status: { instanceStatus } } : {}) };
     expect(podWasSeen(room)).toBe(want);
+  });
+});
+
+describe('lostRoomPlace: what the health check does about a lost room\'s place', () => {
+  const autoscaling = (enabled: boolean): Autoscaling => ({ enabled, min: 2, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } });
+  const withReplicas = (replicas: number, deleting = false): Scheduler => ({
+    ...scheduler({}), spec: { roomsReplicas: replicas } as Scheduler['spec'],
+    metadata: { name: 's', ...(deleting ? { deletionTimestamp: new Date(0) } : {}) },
+  });
+  test.each([
+    { name: 'no Scheduler', s: undefined, as: undefined, want: 'no room replaces it: no Scheduler s exists' },
+    { name: 'its Scheduler being deleted', s: withReplicas(3, true), as: undefined, want: 'no room replaces it: its Scheduler s is being deleted' },
+    {
+      name: 'roomsReplicas in force',
+      s: withReplicas(3), as: undefined,
+      want: 'the health check adds a room in its place (an add_rooms naming it) if fewer than spec.roomsReplicas 3 rooms are available; none while 3 or more are',
+    },
+    {
+      name: 'autoscaling disabled: roomsReplicas in force',
+      s: withReplicas(0), as: autoscaling(false),
+      want: 'no room replaces it: spec.roomsReplicas is 0',
+    },
+    {
+      name: 'autoscaling enabled: the policy decides',
+      s: withReplicas(3), as: autoscaling(true),
+      want: 'the health check adds a room in its place (an add_rooms naming it) only if autoscaling (roomOccupancy, min 2) then wants more rooms than are available; if not, the fleet stays smaller',
+    },
+  ])('$name', ({ s, as, want }) => {
+    expect(lostRoomPlace('s', s, as)).toBe(want);
   });
 });

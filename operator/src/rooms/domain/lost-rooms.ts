@@ -9,6 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../../common/src/resources/operation-names';
+import type { Autoscaling } from './types';
 
 export type LostRoom = SchedulerStatusLostRoomsItem;
 
@@ -35,6 +36,25 @@ export function lostRoomPatch(s: Scheduler, entry: LostRoom, max = MAX_LOST_ROOM
   }
   const drop = Math.max(0, current.length + 1 - max);
   return [{ op: 'add', path: '/status/lostRooms/-', value: entry }, ...Array.from({ length: drop }, () => ({ op: 'remove', path: '/status/lostRooms/0' }))];
+}
+
+/**
+ * What happens to a lost room's place, as the health check decides it (health-controller.ts), for
+ * the GameRoom's Event: given the Scheduler as the cache shows it and the autoscaling of its active
+ * version. A scheduler gone or being deleted gets no room back (the loss is not recorded); else the
+ * next health check adds rooms only while fewer are available than the desired count, which is
+ * spec.roomsReplicas or, with autoscaling enabled, what the policy decides.
+ */
+export function lostRoomPlace(scheduler: string, s: Scheduler | undefined, autoscaling: Autoscaling | undefined): string {
+  if (!s) return `no room replaces it: no Scheduler ${scheduler} exists`;
+  if (s.metadata.deletionTimestamp) return `no room replaces it: its Scheduler ${scheduler} is being deleted`;
+  const adds = 'the health check adds a room in its place (an add_rooms naming it)';
+  if (autoscaling && autoscaling.enabled !== false) {
+    return `${adds} only if autoscaling (${autoscaling.policy.type}, min ${autoscaling.min}) then wants more rooms than are available; if not, the fleet stays smaller`;
+  }
+  const replicas = s.spec.roomsReplicas ?? 0;
+  if (replicas === 0) return 'no room replaces it: spec.roomsReplicas is 0';
+  return `${adds} if fewer than spec.roomsReplicas ${replicas} rooms are available; none while ${replicas} or more are`;
 }
 
 /** Whether the room was ever seen with its pod: a room whose pod is then missing was deleted, not late. */
