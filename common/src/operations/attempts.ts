@@ -36,7 +36,8 @@ export interface AttemptRule {
   input: Record<string, unknown>;
 }
 
-function isStuck(op: Operation): boolean {
+/** Whether the operation is shown stuck: its lease expired, its operator stopped mid-way. */
+export function isStuck(op: Operation): boolean {
   return op.status?.conditions?.some((c) => c.type === OperationConditionType.Stuck && c.status === 'True') ?? false;
 }
 

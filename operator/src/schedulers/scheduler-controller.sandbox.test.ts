@@ -3,6 +3,8 @@
  * clients (test/support/controller-harness.ts): it converges, and a reconcile of objects it
  * already converged makes no write at all (every write counts at 10,000 rooms).
  */
+import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { createSchedulerOperationId } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
 import { SCHEDULER_FINALIZER, specChangeSourcePatch, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
@@ -39,6 +41,25 @@ describe('SchedulerController on the sandbox', () => {
     expect(s.status?.lastOperation).toMatchObject({ definitionName: OperationDefinition.CreateScheduler, status: 'pending' });
 
     expect(await h.writesOf(() => controller.reconcile('fresh'))).toBe(0);
+  });
+
+  test('a delete_scheduler written with kubectl released the finalizer: not added back while it runs; the Scheduler deleted before the cache shows it: no error', async () => {
+    await h.createdScheduler('released', { roomsReplicas: 0 });
+    await h.converge(() => controller.reconcile('released'));
+    // What the running delete_scheduler does last: the finalizer released, then the Scheduler deleted.
+    await h.api.patchScheduler('released', { metadata: { finalizers: [] } });
+    await waitFor(() => (h.informers.schedulers.get('released')?.metadata.finalizers ?? []).length === 0, { message: 'the finalizer gone from the cache' });
+    const running = { ...buildOperation({ id: 'released-del', schedulerName: 'released', definitionName: OperationDefinition.DeleteScheduler, input: {}, source: OperationSourceName.Kubectl }), status: { status: 'in_progress' } } as Operation;
+    const deleting = new SchedulerController(h.deps, { operationsOf: (s) => [...h.runner.operationsOf(s), running] });
+    expect(await h.writesOf(() => deleting.reconcile('released'))).toBe(0);
+    expect((await h.api.getScheduler('released')).metadata.finalizers ?? []).toEqual([]);
+
+    // Deleted on the server while this cache still shows it without the finalizer (no operation seen).
+    const seen = h.informers.schedulers.get('released') as Scheduler;
+    await h.api.deleteScheduler('released');
+    const stale = new SchedulerController({ ...h.deps, caches: { ...h.deps.caches, schedulers: { ...h.deps.caches.schedulers, get: (name: string) => (name === 'released' ? seen : undefined) } } },
+      { operationsOf: (s) => h.runner.operationsOf(s) });
+    await expect(stale.reconcile('released')).resolves.toEqual({});
   });
 
   test('a Scheduler not created yet whose spec the API changed (a PATCH after a failed creation): its create_scheduler is the API\'s', async () => {

@@ -18,7 +18,7 @@ import { versionObjectName } from '../../../common/src/resources/scheduler-versi
 import { schedulerEvent } from '../events';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
-import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
+import { OperationDefinition, OperationSourceName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import {
   REBUILT_AT_ANNOTATION, SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER,
@@ -28,7 +28,7 @@ import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
-import { decideAttempt, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
+import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
 import { planOwnedObjects, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels } from './room-namespace';
@@ -68,9 +68,18 @@ export class SchedulerController {
     }
 
     if (!s.metadata.finalizers?.includes(SCHEDULER_FINALIZER)) {
-      await this.deps.api.patchScheduler(name, {
-        metadata: { finalizers: [...(s.metadata.finalizers ?? []), SCHEDULER_FINALIZER], resourceVersion: s.metadata.resourceVersion },
-      });
+      // A delete_scheduler written with kubectl on a Scheduler not being deleted releases the
+      // finalizer, then deletes it: adding it back in between would leave the Scheduler held.
+      if (ops.some((op) => op.spec.definitionName === OperationDefinition.DeleteScheduler && operationStatusOf(op) === 'in_progress' && !isStuck(op))) return {};
+      try {
+        await this.deps.api.patchScheduler(name, {
+          metadata: { finalizers: [...(s.metadata.finalizers ?? []), SCHEDULER_FINALIZER], resourceVersion: s.metadata.resourceVersion },
+        });
+      } catch (err) {
+        // Deleted since the cache showed it: its deletion event brings the key back, as gone.
+        if (!isNotFound(err)) throw err;
+        this.deps.logger.debug('Scheduler deleted before its finalizer was added; nothing to do', { scheduler: name });
+      }
       return {}; // the update event brings us back with the new object
     }
 

@@ -24,6 +24,7 @@ import { heldRoomsWords } from '../rooms/domain/health-plan';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import type { FindVersion } from '../../../common/src/resources/scheduler-version';
+import { isStuck } from '../../../common/src/operations/attempts';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
@@ -122,7 +123,6 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const howEnded = unapplied ? ENDED_WORDS[operationStatusOf(unapplied) as 'error' | 'canceled' | 'evicted'] : '';
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
-  const isStuck = (op: Operation) => op.status?.conditions?.some((c) => c.type === 'Stuck' && c.status === 'True') === true;
   const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
   // The operation that ended last, when it failed (one its scheduler's deletion stopped did not).
   const failure = lastDone && failed(lastDone) ? lastDone : undefined;
