@@ -12,9 +12,9 @@ export type SchedulerEventReason =
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
   | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired' | 'StatusVersionRestored';
 
-export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted';
+export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted' | 'GameRoomNotManaged';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted', 'StatusVersionRestored']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted', 'StatusVersionRestored', 'GameRoomNotManaged']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

@@ -5,7 +5,8 @@
  * reads). A room removed by id gets a GameRoomDeleted Event saying which operation removed it and
  * why. A major change tells VersionCreated, VersionSwitched and the rollout's progress. A room
  * whose pod was deleted gets a GameRoomDeleted Event saying what the health check does about its
- * place, which it then does. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
+ * place, which it then does; a GameRoom made with kubectl in a namespace that is no scheduler's gets
+ * a Warning saying it is not managed and what to do. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (the real
  * kube-apiserver tier runs it with the operator under the chart's RBAC).
  */
 import { execFile } from 'node:child_process';
@@ -114,6 +115,32 @@ describe('Kubernetes Events', () => {
       .catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}\nEvents: ${JSON.stringify(await notes('RolloutProgress'))}`);
       })).toBeTruthy();
+  });
+
+  test('a GameRoom made with kubectl in a namespace that is no scheduler\'s gets a Warning saying it is not managed and what to do', async () => {
+    const namespace = `${NAME}-handmade`;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-events-'));
+    try {
+      const kubeconfig = path.join(dir, 'kubeconfig');
+      stack.writeKubeconfig(kubeconfig);
+      const kubectl = (args: string[]) => run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 });
+      const file = path.join(dir, 'room.yaml');
+      fs.writeFileSync(file, JSON.stringify({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'my-room', namespace }, spec: { scheduler: namespace, version: 'v1.0.0' } }));
+      await kubectl(['create', 'namespace', namespace]);
+      await kubectl(['create', '-f', file]);
+      const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+      const told = await waitFor(async () => (await events.listNamespacedEvent({ namespace })).items
+        .find((e) => e.regarding?.kind === 'GameRoom' && e.regarding.name === 'my-room' && e.reason === 'GameRoomNotManaged'), { timeoutMs: 30_000, message: 'a GameRoomNotManaged Event' });
+      expect(told).toMatchObject({ type: 'Warning', action: 'IgnoreRoom' });
+      expect(told.note).toBe(`Not managed: namespace ${namespace} is no scheduler's (no Scheduler ${namespace}), so Roomkeeper makes no pod for this room, keeps no status and never deletes it. `
+        + 'Rooms are made by their scheduler, in the namespace named as it: add rooms to a scheduler with POST /schedulers/<name>/add-rooms or '
+        + `kubectl scale scheduler <name> --replicas=<n>, and delete this one with kubectl delete gameroom my-room -n ${namespace}`);
+      const { stdout } = await kubectl(['describe', 'gameroom', 'my-room', '-n', namespace]);
+      expect(stdout.slice(stdout.lastIndexOf('Events:'))).toMatch(/Warning\s+GameRoomNotManaged\s+.*Not managed: namespace/);
+      await kubectl(['delete', 'namespace', namespace, '--wait=false']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a room whose pod was deleted gets a GameRoomDeleted Event that says the health check adds a room in its place, and it does', async () => {

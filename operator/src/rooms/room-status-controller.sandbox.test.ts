@@ -64,6 +64,36 @@ describe('RoomStatusController on the sandbox', () => {
     expect((await h.api.getScheduler('rl')).status?.lostRooms).toEqual(lostRooms);
   });
 
+  test('a GameRoom made by hand in a namespace that is no scheduler\'s: one Warning saying why and what to do, and left alone, also past the pod\'s grace', async () => {
+    await h.core.createNamespace({ body: { metadata: { name: 'handmade' } } });
+    await h.api.createGameRoom({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'my-room', namespace: 'handmade' }, spec: { scheduler: 'handmade', version: 'v1.0.0' } });
+    await waitFor(() => h.informers.rooms.get('my-room', 'handmade') !== undefined, { message: 'the room in the cache' });
+    const events: { type: string; reason: string; note: string }[] = [];
+    // A minute later: a room of a scheduler whose pod never appeared would count as lost by then.
+    const later = new RoomStatusController({
+      ...h.deps, now: () => Date.now() + 60_000,
+      events: { record: (e: { type: string; reason: string; note: string }) => events.push(e) },
+    });
+    expect(await h.writesOf(() => later.reconcile('handmade/my-room'))).toBe(0);
+    expect(await h.writesOf(() => later.reconcile('handmade/my-room'))).toBe(0);
+    expect(events).toEqual([{
+      regarding: expect.objectContaining({ kind: 'GameRoom', name: 'my-room', namespace: 'handmade' }) as object, type: 'Warning', reason: 'GameRoomNotManaged', action: 'IgnoreRoom',
+      note: 'Not managed: namespace handmade is no scheduler\'s (no Scheduler handmade), so Roomkeeper makes no pod for this room, keeps no status and never deletes it. '
+        + 'Rooms are made by their scheduler, in the namespace named as it: add rooms to a scheduler with POST /schedulers/<name>/add-rooms or '
+        + 'kubectl scale scheduler <name> --replicas=<n>, and delete this one with kubectl delete gameroom my-room -n handmade',
+    }]);
+    expect((await h.api.getGameRoom('handmade', 'my-room')).metadata.deletionTimestamp).toBeUndefined();
+    // Made again under the same name (another object): told again.
+    const before = h.informers.rooms.get('my-room', 'handmade');
+    await h.api.deleteGameRoom('handmade', 'my-room');
+    await waitFor(() => h.informers.rooms.get('my-room', 'handmade') === undefined, { message: 'the room gone from the cache' });
+    await later.roomDeleted(before as never);
+    await h.api.createGameRoom({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'my-room', namespace: 'handmade' }, spec: { scheduler: 'handmade', version: 'v1.0.0' } });
+    await waitFor(() => h.informers.rooms.get('my-room', 'handmade') !== undefined, { message: 'the room back in the cache' });
+    await later.reconcile('handmade/my-room');
+    expect(events.map((e) => e.reason)).toEqual(['GameRoomNotManaged', 'GameRoomNotManaged']);
+  });
+
   /**
    * A ready room of `s` whose pod is deleted, with the pod's deletion in the cache; then the
    * Scheduler's watch events reach the cache 2 s late (the caller clears the faults).

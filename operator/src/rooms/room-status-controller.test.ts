@@ -70,7 +70,7 @@ describe('RoomStatusController: the status it writes', () => {
       api: { patchGameRoomStatus: (_ns: string, _name: string, patch: object) => (writes.push(patch), writeAnswer()) },
       caches: {
         rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: () => undefined },
-        schedulers: { get: () => (scheduler ? { metadata: { name: 's' }, ...scheduler } : undefined) }, versions: { get: (name: string) => versions[name] },
+        schedulers: { get: () => (scheduler ? { metadata: { name: 's' }, ...scheduler } : undefined) }, namespaces: { get: () => ({ metadata: { name: 's' } }) }, versions: { get: (name: string) => versions[name] },
       },
       events: { record: () => undefined },
       logger: silentLogger(),
@@ -131,7 +131,7 @@ describe('RoomStatusController: the room\'s address', () => {
           return Promise.resolve({});
         },
       },
-      caches: { rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: (name: string) => nodes.get(name) }, schedulers: { get: () => undefined } },
+      caches: { rooms: { get: () => room }, pods: { get: () => pod }, nodes: { get: (name: string) => nodes.get(name) }, schedulers: { get: () => undefined }, namespaces: { get: () => ({ metadata: { name: 's' } }) } },
       events: { record: () => undefined },
       logger: silentLogger(),
       now: () => Date.parse('2026-01-01T00:01:00Z'),
@@ -160,7 +160,7 @@ describe('RoomStatusController: Events for a room becoming ready or occupied', (
     const events: string[] = [];
     const deps = {
       // The pod is not in the cache yet and the room is young: the reconcile only waits for it.
-      caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => undefined } },
+      caches: { rooms: { get: () => room }, pods: { get: () => undefined }, nodes: { get: () => undefined }, schedulers: { get: () => undefined }, namespaces: { get: () => ({ metadata: { name: 's' } }) } },
       events: { record: (e: { regarding: { name: string }; reason: string; note: string }) => events.push(`${e.regarding.name} ${e.reason}: ${e.note}`) },
       logger: silentLogger(),
       now: () => now,

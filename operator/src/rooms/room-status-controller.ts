@@ -28,6 +28,13 @@ const LOSS_RECORD_TRIES = 4;
 /** After a conflicting status write, when the room is looked at again if no newer version came by then. */
 const CONFLICT_REQUEUE_MS = 2_000;
 
+/** What a GameRoom made by hand outside any scheduler's namespace is told: why nothing happens, and what to do. */
+function notManagedNote(namespace: string, name: string): string {
+  return `Not managed: namespace ${namespace} is no scheduler's (no Scheduler ${namespace}), so Roomkeeper makes no pod for this room, keeps no status and never deletes it. `
+    + 'Rooms are made by their scheduler, in the namespace named as it: add rooms to a scheduler with POST /schedulers/<name>/add-rooms or '
+    + `kubectl scale scheduler <name> --replicas=<n>, and delete this one with kubectl delete gameroom ${name} -n ${namespace}`;
+}
+
 /**
  * Why an allocated room is ready again, when its allocation's TTL ended without the match: the
  * matchmaker's players never came, which the Event should say (not only "was allocated").
@@ -49,6 +56,12 @@ export class RoomStatusController {
    */
   private readonly lastStatus = new Map<string, string>();
 
+  /**
+   * GameRooms made by hand in a namespace no Scheduler holds, by `namespace/name`, with the uid
+   * told about: each gets one Warning, not one per update (roomDeleted forgets it).
+   */
+  private readonly toldNotManaged = new Map<string, string>();
+
   constructor(private readonly deps: OperatorDeps) {}
 
   private tellStatusChange(key: string, room: GameRoom): void {
@@ -69,6 +82,9 @@ export class RoomStatusController {
       this.lastStatus.delete(key);
       return {};
     }
+    const scheduler = this.deps.caches.schedulers.get(namespace);
+    // Neither a Scheduler nor a namespace of Roomkeeper's by that name: a room made by hand.
+    if (!scheduler && !this.deps.caches.namespaces.get(namespace)) return this.notManaged(key, room);
     this.tellStatusChange(key, room);
     const pod = this.deps.caches.pods.get(name, namespace);
     if (!pod) return this.podMissing(room);
@@ -77,7 +93,7 @@ export class RoomStatusController {
     const ping = room.status?.pingStatus ?? 'unknown';
     const now = this.deps.now();
     const step = allocationStep(room, now);
-    const maxMatches = roomsMaxMatches(this.deps.caches.schedulers.get(namespace), cachedVersions(this.deps.caches));
+    const maxMatches = roomsMaxMatches(scheduler, cachedVersions(this.deps.caches));
     let status: NonNullable<GameRoomStatus['status']> = composeMatchStatus(composeRoomStatus(ping, instance.status), room.status?.runningMatches ?? 0, maxMatches);
     if (step.kind !== 'end') status = withAllocation(status, room.status, now);
     status = whileDeleting(status, room.metadata.deletionTimestamp !== undefined);
@@ -129,9 +145,24 @@ export class RoomStatusController {
    * `terminated` was told already (a lost room, by whichever replica found it lost).
    */
   async roomDeleted(room: GameRoom): Promise<void> {
-    this.lastStatus.delete(`${room.metadata.namespace as string}/${room.metadata.name as string}`);
-    if (terminatedForwarded(room)) return;
+    const key = `${room.metadata.namespace as string}/${room.metadata.name as string}`;
+    this.lastStatus.delete(key);
+    if (this.toldNotManaged.delete(key) || terminatedForwarded(room)) return;
     await this.forward(room, 'terminated');
+  }
+
+  /**
+   * A GameRoom in a namespace that is no scheduler's (made with kubectl): Roomkeeper neither makes
+   * its pod nor keeps its status nor deletes it. Said once, in a Warning on the room.
+   */
+  private notManaged(key: string, room: GameRoom): ReconcileResult {
+    const uid = room.metadata.uid ?? '';
+    if (this.toldNotManaged.get(key) === uid) return {};
+    this.toldNotManaged.set(key, uid);
+    const { namespace, name } = room.metadata as { namespace: string; name: string };
+    this.deps.logger.info('GameRoom in a namespace that is no scheduler\'s: not managed', { namespace, room: name });
+    roomEvent(this.deps, room, 'GameRoomNotManaged', 'IgnoreRoom', notManagedNote(namespace, name));
+    return {};
   }
 
   private async podMissing(room: GameRoom): Promise<ReconcileResult> {
