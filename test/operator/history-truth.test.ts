@@ -82,6 +82,19 @@ describe('every history line is true', () => {
         if (progress) expect(Number(progress[1])).toBeLessThanOrEqual(created);
       }
     }
+    // How far it had got when the cancel came, told with it: the rooms created then and those
+    // then in flight make the count created in the end.
+    const stopping = events.map((e) => /^When the cancel came: (\d+)\/(\d+) rooms created and (\d+) being created, which complete; (?:all (\d+) had been requested|the other (\d+) are not started)$/.exec(e)).find(Boolean);
+    // Creation reached (else the cancel stopped it before): said with the cancel.
+    if (stopped) expect(stopping).toBeTruthy();
+    if (stopping) {
+      const [atCreated, atCount, atInFlight] = [Number(stopping[1]), Number(stopping[2]), Number(stopping[3])];
+      expect(events.indexOf(stopping[0])).toBeGreaterThan(cancelAt);
+      expect(atCount).toBe(amount);
+      expect(atCreated + atInFlight).toBe(created);
+      expect(atCreated + atInFlight + Number(stopping[5] ?? 0)).toBe(amount);
+      if (stopped?.[3] !== undefined) expect(atInFlight).toBe(Number(stopped[3]));
+    }
     const deletedLines = events.filter((e) => e.startsWith('Deleted the '));
     expect(deletedLines).toEqual(created > 0 ? [`Deleted the ${created} rooms created by this operation`] : []);
     expect(events.indexOf('Operation canceled by the user')).toBeGreaterThan(cancelAt);
@@ -241,10 +254,10 @@ describe('every history line is true', () => {
   // The stages of add_rooms a cancel can hit: while roomsReplicas is being changed (before any
   // room), during the first batches (creation slowed down), and after half its rooms.
   test.each([
-    { stage: 'early, before its first room', amount: 600, latencyMs: 1000, cancelAfterRooms: 0 },
-    { stage: 'early, during its first batches', amount: 600, latencyMs: 1000, cancelAfterRooms: 1 },
-    { stage: 'late, after half its rooms', amount: 200, latencyMs: 20, cancelAfterRooms: 100 },
-  ])('add_rooms canceled $stage: creation stops within one batch, no line after the cancel says created or added, counts agree with the objects', async ({ amount, latencyMs, cancelAfterRooms }) => {
+    { stage: 'early, before its first room', amount: 600, latencyMs: 1000, cancelAfterRooms: 0, held: false },
+    { stage: 'early, during its first batches', amount: 600, latencyMs: 1000, cancelAfterRooms: 1, held: true },
+    { stage: 'late, after half its rooms', amount: 200, latencyMs: 20, cancelAfterRooms: 100, held: true },
+  ])('add_rooms canceled $stage: creation stops within one batch, no line after the cancel says created or added, counts agree with the objects', async ({ amount, latencyMs, cancelAfterRooms, held }) => {
     const name = `ht-cancel-${cancelAfterRooms}`;
     const before = await readyScheduler(name, 2);
     const watch = await watchCreatedRooms(name, before);
@@ -263,6 +276,14 @@ describe('every history line is true', () => {
       stack.sandbox!.faults.set({ latencyMs: 3_000, match: createMatch });
       const startedAtCancel = stack.sandbox!.faults.requests(createMatch) - createsBefore;
       await stack.api.patchOperation(id, { spec: { cancelRequested: true } });
+      if (held) {
+        // Written with the cancel, while the requests in flight are still held: not once they end.
+        const told = await waitFor(async () => {
+          const o = await stack.api.getOperation(id);
+          return eventsOf(o).some((e) => e.startsWith('When the cancel came: ')) ? o : undefined;
+        }, { timeoutMs: 10_000, message: 'how far the creation got, written with the cancel' });
+        expect(told.status?.status).toBe('in_progress');
+      }
       const op = await ended(id);
       stack.sandbox!.faults.clear();
       const created = expectConsistentCanceledAddRooms(op, amount);

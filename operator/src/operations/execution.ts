@@ -149,9 +149,14 @@ export class ExecutionContext {
     if (this.stopped !== undefined) throw new ExecutionStopped(this.stopped);
   }
 
+  /**
+   * The user's cancel: the signal aborts (its listeners record how far the work got) and the
+   * history is written at once, not after the coalescing delay of `event`.
+   */
   cancel(): void {
     this.userCanceled = true;
     this.abort.abort();
+    this.flushNow();
   }
 
   /**
@@ -220,6 +225,14 @@ export class ExecutionContext {
         void this.write({}).catch(() => undefined);
       }, 250);
     }
+  }
+
+  /** Writes the history recorded so far now, instead of when the coalescing timer of `event` fires. */
+  private flushNow(): void {
+    if (!this.flushTimer) return;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    void this.write({}).catch(() => undefined);
   }
 
   /** Marks the operation in progress with a fresh lease; fails (409) if it changed meanwhile. */

@@ -33,6 +33,11 @@ export interface CreateRoomsRequest {
   signal?: AbortSignal;
   /** Called after each room is created (for progress in the history). */
   onCreated?: (name: string, created: number) => void;
+  /**
+   * Called once, at once, when `signal` aborts the creation: the rooms created by then, the
+   * requests in flight (they complete) and those never started.
+   */
+  onAbort?: (at: { created: number; inFlight: number; notStarted: number }) => void;
 }
 
 export interface CreateRoomsResult {
@@ -83,6 +88,7 @@ export class RoomManager {
     let inFlightAtAbort: number | undefined;
     const onAbort = (): void => {
       inFlightAtAbort = inFlight;
+      req.onAbort?.({ created: created.length, inFlight, notStarted: req.count - next });
     };
     if (req.signal?.aborted) onAbort();
     else req.signal?.addEventListener('abort', onAbort, { once: true });

@@ -121,6 +121,15 @@ export function creationStoppedNote(cause: string, created: number, count: numbe
 }
 
 /**
+ * How far an add_rooms had got at the moment it was canceled, told then (the progress lines come
+ * only every tenth of the rooms): created, in flight (they complete), and never started.
+ */
+function creationStoppingNote(cause: string, at: { created: number; inFlight: number; notStarted: number }, count: number): string {
+  const rest = at.notStarted === 0 ? `all ${count} had been requested` : `the other ${at.notStarted} are not started`;
+  return `When ${cause} came: ${at.created}/${count} rooms created and ${at.inFlight} being created, which complete; ${rest}`;
+}
+
+/**
  * Why a remove_rooms by amount removed fewer rooms than asked, each cause that applied: the
  * scheduler had fewer rooms it may remove by amount (`fleet`, given then: the rooms it had, of
  * which those not `chosen` are held by players or a matchmaker), rooms that changed before their
@@ -176,6 +185,10 @@ export const addRoomsDefinition: OperationDefinition = {
         // After a cancel only the requests in flight complete; the line below counts them.
         if (ctx.signal.aborted) return;
         if (created % step === 0 || created === count) ctx.event(`Created ${created}/${counted(count, 'room')}`);
+      },
+      // The progress lines come every tenth: how far it got when the cancel came, said with it.
+      onAbort: (at) => {
+        if (ctx.canceled) ctx.event(creationStoppingNote(ctx.cancelCause, at, count));
       },
     });
     ctx.state.createdRooms = result.created;
