@@ -373,6 +373,35 @@ describe('chart variants', () => {
     expect(result.stderr).toContain('operator.leaderElection needs leaseDuration > renewDeadline > retryPeriod, got 10s, 10000, 2s');
   });
 
+  // The kubelet silently takes the last entry of a name: a duplicate is refused, naming it and where it is set.
+  const duplicateEnv: [string, Record<string, unknown>, string][] = [
+    ['twice in extraEnv', { extraEnv: [{ name: 'TZ', value: 'UTC' }, { name: 'TZ', value: 'Europe/Paris' }] },
+      'extraEnv sets TZ twice: the kubelet would silently use the last entry. Keep one entry of TZ in extraEnv'],
+    ['twice in gateway.extraEnv', { gateway: { extraEnv: [{ name: 'A', value: '1' }, { name: 'A', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] } },
+      'gateway.extraEnv sets A twice: the kubelet would silently use the last entry. Keep one entry of A in gateway.extraEnv'],
+    ['in extraEnv and operator.extraEnv', { extraEnv: [{ name: 'TZ', value: 'UTC' }], operator: { extraEnv: [{ name: 'TZ', value: 'Asia/Tokyo' }] } },
+      'operator.extraEnv sets TZ, which extraEnv already sets for the operator: the kubelet would silently use the last entry. Keep it in one of them'],
+    ['a name the chart sets, in extraEnv', { extraEnv: [{ name: 'ROOMKEEPER_LOG_LEVEL', value: 'debug' }] },
+      'extraEnv sets ROOMKEEPER_LOG_LEVEL, which the chart already sets for the operator: the kubelet would silently use the last entry. Remove it from extraEnv and set the chart value for it instead'],
+    ['a name the chart sets, in operator.extraEnv', { operator: { extraEnv: [{ name: 'ROOMKEEPER_LEASE_NAME', value: 'elsewhere' }] } },
+      'operator.extraEnv sets ROOMKEEPER_LEASE_NAME, which the chart already sets for the operator'],
+    ['a name the chart sets for the gateway only', { gateway: { extraEnv: [{ name: 'ROOMKEEPER_PING_AUTH', value: 'false' }] } },
+      'gateway.extraEnv sets ROOMKEEPER_PING_AUTH, which the chart already sets for the gateway'],
+  ];
+  it.each(duplicateEnv)('refuses a duplicate environment variable (%s), naming it', async (_where, values, message) => {
+    const result = await helmTemplateRaw({ values });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('keeps distinct extra variables, after the chart\'s own; a name of one component\'s own env is free in the other\'s extraEnv', async () => {
+    const objects = await renderChart({ values: { extraEnv: [{ name: 'TZ', value: 'UTC' }], operator: { extraEnv: [{ name: 'ROOMKEEPER_PING_AUTH', value: 'x' }] }, gateway: { extraEnv: [{ name: 'ROOMKEEPER_OPERATOR_PORT', value: '1' }] } } });
+    const names = (suffix: string) => containerOf(findObject(objects, 'Deployment', suffix)).env.map((e) => e.name);
+    expect(names('-operator').slice(-2)).toEqual(['TZ', 'ROOMKEEPER_PING_AUTH']);
+    expect(names('-gateway').slice(-2)).toEqual(['TZ', 'ROOMKEEPER_OPERATOR_PORT']);
+    for (const suffix of ['-operator', '-gateway']) expect(new Set(names(suffix)).size).toBe(names(suffix).length);
+  });
+
   it('reads durations in every unit config.ts accepts', async () => {
     const objects = await renderChart({ values: { operator: { shutdownTimeout: '1.5m' }, gateway: { shutdownTimeout: 2500 } } });
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(95);

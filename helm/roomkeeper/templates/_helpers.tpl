@@ -185,3 +185,37 @@ imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/*
+A container's env: the chart's own entries (`own`, rendered YAML), then extraEnv, then the
+component's extraEnv (`component`: "operator" or "gateway"). A name given twice fails the render,
+naming it: the kubelet would silently use the last entry, and a chart setting overridden from
+extraEnv escapes values.schema.json and the checks of this chart (a lease name its RBAC does not name).
+*/}}
+{{- define "roomkeeper.containerEnv" -}}
+{{- $component := .component -}}
+{{- $sources := list (dict "what" "extraEnv" "env" (.ctx.Values.extraEnv | default list)) (dict "what" (printf "%s.extraEnv" $component) "env" ((index .ctx.Values $component).extraEnv | default list)) -}}
+{{- $setBy := dict -}}
+{{- range (fromYamlArray .own) -}}
+{{- $_ := set $setBy .name "the chart" -}}
+{{- end -}}
+{{- range $source := $sources -}}
+{{- range $source.env -}}
+{{- $by := get $setBy .name -}}
+{{- if eq $by "the chart" -}}
+{{- fail (printf "%s sets %s, which the chart already sets for the %s: the kubelet would silently use the last entry. Remove it from %s and set the chart value for it instead (values.yaml names the variable each value sets; one it does not name, the chart derives from the release)" $source.what .name $component $source.what) -}}
+{{- else if eq $by $source.what -}}
+{{- fail (printf "%s sets %s twice: the kubelet would silently use the last entry. Keep one entry of %s in %s" $source.what .name .name $source.what) -}}
+{{- else if $by -}}
+{{- fail (printf "%s sets %s, which %s already sets for the %s: the kubelet would silently use the last entry. Keep it in one of them" $source.what .name $by $component) -}}
+{{- end -}}
+{{- $_ := set $setBy .name $source.what -}}
+{{- end -}}
+{{- end -}}
+{{ .own }}
+{{- range $sources }}
+{{- with .env }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+{{- end -}}
