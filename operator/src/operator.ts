@@ -3,7 +3,8 @@
  * and leader election. `startOperator` is used by `main.ts`, by `npm start` and by the tests
  * (several instances may run in one process, each with its own identity).
  *
- * Every replica keeps warm caches and is ready; only the leader reconciles and executes.
+ * Every replica keeps warm caches and is ready; only the leader reconciles and executes, and only
+ * while no older Roomkeeper operator of another release leads (runtime/other-operators.ts).
  */
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
@@ -30,6 +31,7 @@ import { HealthController } from './rooms/health-controller';
 import { RoomStatusController } from './rooms/room-status-controller';
 import { SchedulerController } from './schedulers/scheduler-controller';
 import { LeaderElector, TAKEOVER_SETTLE_MS } from './runtime/leader-election';
+import { OtherOperators, standBackMessage, type Verdict } from './runtime/other-operators';
 import { WorkQueue, type ReconcileResult } from './runtime/work-queue';
 import { systemClock, type Clock } from '../../common/src/runtime/clock';
 
@@ -192,6 +194,35 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     if (value) enqueueAll();
   };
 
+  // Leading is holding the Lease while no other Roomkeeper operator it stands back for leads.
+  const ownLease = { namespace: config.leaseNamespace, name: config.leaseName };
+  let elected = false;
+  const others = new OtherOperators({
+    coordination: clients.coordination,
+    own: ownLease,
+    intervalMs: Math.max(config.retryPeriod, Math.floor(config.leaseDuration / 3)),
+    logger,
+    now,
+    onChange: () => decideLeading(),
+  });
+  let toldStandBack: string | undefined;
+  const decideLeading = () => {
+    const { standBackFor } = others.verdict;
+    if (leading !== (elected && !standBackFor)) setLeading(!leading);
+    // The elected replica says so on its Lease, once for each operator it stands back for.
+    const key = standBackFor ? `${standBackFor.namespace}/${standBackFor.name}` : undefined;
+    if (!standBackFor) toldStandBack = undefined;
+    else if (elected && key !== toldStandBack) {
+      toldStandBack = key;
+      events.record({
+        regarding: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...ownLease },
+        type: 'Warning', reason: 'AnotherOperatorLeads', action: 'StandBack', note: standBackMessage(ownLease, standBackFor),
+      });
+    }
+  };
+  const standingBack = (v: Verdict) => (v.standBackFor ? standBackMessage(ownLease, v.standBackFor) : undefined);
+  const othersGauge = metrics.gauge('roomkeeper_operator_other_operators', 'Other Roomkeeper operators (other releases) whose leader Lease is live in this cluster; 0 when this one is alone.', () => othersGauge.set(others.verdict.others));
+
   // Health and readiness answer while the caches sync: /readyz says what keeps them from it, and
   // answers 503 while the API server refuses our credentials or the caches' lists and watches.
   const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
@@ -205,6 +236,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       name: 'api access',
       ready: () => clients.access.notReadyReason() === undefined,
       why: () => clients.access.notReadyReason(),
+    }, {
+      name: 'one operator per cluster',
+      ready: () => standingBack(others.verdict) === undefined,
+      why: () => standingBack(others.verdict),
     }],
   });
 
@@ -222,15 +257,18 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       retryPeriodMs: config.retryPeriod,
       logger,
       now,
-      onStartedLeading: () => setLeading(true),
-      onStoppedLeading: () => setLeading(false),
+      onStartedLeading: () => { elected = true; decideLeading(); },
+      onStoppedLeading: () => { elected = false; decideLeading(); },
     })
     : undefined;
+  // The first look is over before this replica campaigns: it never reconciles beside an older operator.
+  await others.start();
   if (elector) {
     await ensureNamespace(clients.core, config.leaseNamespace);
     elector.start();
   } else {
-    setLeading(true);
+    elected = true;
+    decideLeading();
   }
 
   let stopped = false;
@@ -244,8 +282,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       const budget = config.shutdownTimeout;
       await runner.shutDown(reason, { drainMs: drainMs ?? Math.floor(budget * 0.5), handOverMs: Math.floor(budget * 0.3) });
       setLeading(false);
+      others.stop();
       await elector?.stop();
     } else {
+      others.stop();
       runner.abandonAll('crashed');
       leading = false;
       runner.setLeading(false);

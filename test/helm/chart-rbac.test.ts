@@ -39,6 +39,8 @@ describe('RBAC', () => {
       'core/nodes': ['list', 'watch'],
       'roomkeeper.io/pingdigests': ['list', 'watch', 'delete'],
       'events.k8s.io/events': ['create', 'patch'],
+      // Leader Leases of the cluster, listed by label to find another Roomkeeper release's operator; read-only.
+      'coordination.k8s.io/leases': ['list'],
     }));
     // Issue 12 M2: no read of ConfigMaps or Secrets anywhere in the cluster.
     expect(grants(findObject(objects, 'ClusterRole', '-operator')).filter((g) => /^core\/(configmaps|secrets)\b/.test(g))).toEqual([]);
@@ -112,6 +114,11 @@ describe('RBAC', () => {
     expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'rk-system', name: 'rk-roomkeeper-operator' })).toBe(true);
     expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'rk-system', name: 'someone-else' })).toBe(false);
     expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'kube-system', name: 'rk-roomkeeper-operator' })).toBe(false);
+    // Every Lease may be listed (to find other Roomkeeper operators), none written but its own.
+    expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb: 'list' })).toBe(true);
+    for (const verb of ['create', 'update', 'patch', 'delete', 'watch', 'get']) {
+      expect(allows(operator, { group: 'coordination.k8s.io', resource: 'leases', verb, namespace: 'kube-system', name: 'kube-controller-manager' })).toBe(false);
+    }
     expect(allows(gateway, { group: '', resource: 'secrets', verb: 'get', namespace: 'rk-system', name: 'rk-roomkeeper-auth' })).toBe(true);
     expect(allows(gateway, { group: '', resource: 'secrets', verb: 'get', namespace: 'rk-system', name: 'rk-roomkeeper-room-token' })).toBe(false);
     expect(allows(gateway, { group: 'roomkeeper.io', resource: 'gamerooms/status', verb: 'patch', namespace: 'my-game' })).toBe(true);

@@ -12,6 +12,12 @@ export const DEFINITION_LABEL = 'roomkeeper.io/definition';
 /** `app.kubernetes.io/managed-by` value on everything Roomkeeper creates. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'roomkeeper';
+/**
+ * On every Roomkeeper operator's leader Lease ("true"): an operator lists the Leases of the whole
+ * cluster by it, to find another Roomkeeper operator (another release, in another namespace or
+ * under another lease name) that leads too (operator/src/runtime/other-operators.ts).
+ */
+export const OPERATOR_LEASE_LABEL = 'roomkeeper.io/operator-lease';
 /** Finalizer the operator puts on a Scheduler to clean up its namespace and operations. */
 export const SCHEDULER_FINALIZER = 'roomkeeper.io/scheduler-cleanup';
 /** Lets the cluster autoscaler evict room pods (as Maestro does). */

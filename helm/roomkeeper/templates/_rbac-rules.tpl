@@ -4,7 +4,7 @@ exactly the verbs on exactly the resources its code calls, and nothing here depe
 test/rbac/ derives the calls the code makes (TypeScript type checker) and fails when these lists
 grant less, or more, than the code uses; test/helm/ checks the rendered tables.
 
-  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read), events (create/patch)
+  operator (ClusterRole)  roomkeeper.io resources, pods, namespaces, nodes (read), leases (list), events (create/patch)
   operator (Role)         its leader-election Lease, in the release namespace
   gateway  (ClusterRole)  roomkeeper.io resources only; never pods, ConfigMaps or any core resource
   gateway  (Role)         get on the management-API credentials Secret only, by name
@@ -15,8 +15,8 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   by the operator, would need the operator to hold create on roles and rolebindings plus every
   right it grants (RBAC's escalation check), which is wider than what it replaces.
 - `create` and `list`/`watch` cannot be limited by resourceNames, and RBAC has no label selectors:
-  the pods and namespaces informers ask only for objects labelled managed-by roomkeeper, but the
-  grant covers all of them.
+  the pods and namespaces informers ask only for objects labelled managed-by roomkeeper, and the
+  operator lists only the Leases labelled roomkeeper.io/operator-lease, but the grant covers all of them.
 - No ConfigMaps at all: the gateway's ping digests are PingDigest custom resources
   (crds/roomkeeper.io_pingdigests.yaml) in the scheduler's namespace.
 */}}
@@ -78,6 +78,14 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["list", "watch"]
+# Leader Leases of the whole cluster, listed by the label every Roomkeeper operator puts on its own
+# (roomkeeper.io/operator-lease=true) to find another Roomkeeper release's operator leading too: the
+# newer of the two stands back. RBAC cannot narrow a list to a label, so this reads every Lease
+# (node heartbeats, controllers' leader Leases: holder names and times, no secrets); only `list`,
+# every few seconds from the API server's cache, no watch. Writes stay on the operator's own Lease (Role).
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["list"]
 # Events for `kubectl describe`: about Schedulers (cluster-scoped, so in `default`) and GameRooms
 # (in the schedulers' namespaces). Created once, then only their count patched; never read.
 - apiGroups: ["events.k8s.io"]

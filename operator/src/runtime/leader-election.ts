@@ -6,7 +6,8 @@
  * standby takes over at once. A leader renews with one request, an update of the lease as it last
  * wrote it (client-go's fast path): a loaded API server answers one request sooner than a read and
  * an update. A conflict (someone else wrote the lease) falls back to reading it at once; any other
- * failure, at the next attempt.
+ * failure, at the next attempt. Every write labels the lease OPERATOR_LEASE_LABEL, so the operators of
+ * other releases find it (a lease made before the label gets it at its next renewal).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
@@ -14,6 +15,7 @@ import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 import type { Clock } from '../../../common/src/runtime/clock';
+import { OPERATOR_LEASE_LABEL } from '../../../common/src/resources/labels';
 
 /**
  * A replica that has led for less than this does not judge deletions: the previous leader's last
@@ -127,7 +129,7 @@ export class LeaderElector {
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name, namespace },
+          metadata: withOperatorLabel({ name, namespace }),
           spec: {
             holderIdentity: identity,
             leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),
@@ -154,6 +156,7 @@ export class LeaderElector {
     }
     const body: k8s.V1Lease = {
       ...lease,
+      metadata: withOperatorLabel(lease.metadata),
       spec: {
         ...spec,
         holderIdentity: identity,
@@ -198,4 +201,11 @@ export class LeaderElector {
       this.opts.logger.warn('could not release the leader lease', apiErrorFields(err));
     }
   }
+}
+
+/** A copy of `metadata` with OPERATOR_LEASE_LABEL added to its labels. */
+function withOperatorLabel(metadata: k8s.V1ObjectMeta | undefined): k8s.V1ObjectMeta {
+  const out = Object.assign(new k8s.V1ObjectMeta(), metadata);
+  out.labels = { ...metadata?.labels, [OPERATOR_LEASE_LABEL]: 'true' };
+  return out;
 }

@@ -1,0 +1,68 @@
+/**
+ * Which Roomkeeper operator stands back, as pure tables: liveness of the labelled Leases on this
+ * replica's clock, and the judgement (the operator of the Lease made first reconciles).
+ */
+import { judge, liveLeases, standBackMessage, type OperatorLease, type Sightings } from './other-operators';
+
+const lease = (namespace: string, createdAt: string, over: Partial<OperatorLease> = {}): OperatorLease => ({
+  namespace, name: `${namespace}-roomkeeper-operator`, holder: `${namespace}-pod-1`, renewTime: '2026-12-03T10:00:00.000000Z', createdAt, acquiredAt: createdAt, durationMs: 15_000, ...over,
+});
+const A = lease('ns-a', '2026-12-01T08:00:00Z');
+const B = lease('ns-b', '2026-12-02T08:00:00Z');
+const C = lease('ns-c', '2026-12-03T08:00:00Z');
+const own = (l: OperatorLease) => ({ namespace: l.namespace, name: l.name });
+const keys = (ls: readonly OperatorLease[] | undefined) => (ls ?? []).map((l) => l.namespace);
+
+describe('liveLeases: held and renewed within its duration, as this replica saw it', () => {
+  const T = 1_000_000;
+  test.each<[string, OperatorLease, Sightings, number, boolean]>([
+    ['seen for the first time: live (its renewals are not known yet)', A, new Map(), T, true],
+    ['released (no holder): not live', { ...A, holder: '' }, new Map(), T, false],
+    ['unchanged for less than its duration: live', A, new Map([[`ns-a/${A.name}`, { holder: A.holder, renewTime: A.renewTime, at: T - 14_999 }]]), T, true],
+    ['unchanged for its duration: expired, whatever its renewTime says', A, new Map([[`ns-a/${A.name}`, { holder: A.holder, renewTime: A.renewTime, at: T - 15_000 }]]), T, false],
+    ['renewed since the last look: live again', A, new Map([[`ns-a/${A.name}`, { holder: A.holder, renewTime: '2026-12-03T09:59:58.000000Z', at: T - 60_000 }]]), T, true],
+    ['taken by another holder since: live', A, new Map([[`ns-a/${A.name}`, { holder: 'gone-pod', renewTime: A.renewTime, at: T - 60_000 }]]), T, true],
+  ])('%s', (_what, l, before, now, live) => {
+    const { live: found, sightings } = liveLeases([l], before, now);
+    expect(found.length === 1).toBe(live);
+    expect(sightings.get(`ns-a/${A.name}`)?.renewTime).toBe(l.renewTime);
+  });
+
+  test('a sighting is kept while nothing changes, so expiry counts from the first time it was seen', () => {
+    const first = liveLeases([A], new Map(), 0).sightings;
+    const second = liveLeases([A], first, 10_000);
+    expect(second.live).toEqual([A]);
+    expect(liveLeases([A], second.sightings, 15_000).live).toEqual([]);
+  });
+});
+
+describe('judge: the operator of the Lease made first reconciles; every other stands back', () => {
+  test.each<[string, OperatorLease, OperatorLease[], OperatorLease[], string | undefined, string[]]>([
+    ['alone', A, [A], [A], undefined, []],
+    ['the older of two: goes on, and knows of the newer', A, [A, B], [A, B], undefined, ['ns-b']],
+    ['the newer of two: stands back for the older', B, [A, B], [A, B], 'ns-a', []],
+    ['the newest of three: stands back for the oldest', C, [A, B, C], [A, B, C], 'ns-a', []],
+    ['the middle of three: stands back for the oldest, and knows of the newest', B, [A, B, C], [A, B, C], 'ns-a', ['ns-c']],
+    ['no Lease of its own yet (just started): the newest', B, [A], [A], 'ns-a', []],
+    ['the older one released or expired: goes on', B, [A, B], [B], undefined, []],
+    ['its own Lease not live (another replica of it just stopped): judged by its creation all the same', B, [A, B], [A], 'ns-a', []],
+    ['made in the same second, acquired later: stands back, whatever the names', lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' }),
+      [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], 'ns-a', []],
+    ['made in the same second, acquired earlier: goes on', A, [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], undefined, ['ns-0']],
+    ['made and acquired in the same instant: the namespace/name decides', lease('ns-b', A.createdAt), [A, lease('ns-b', A.createdAt)], [A, lease('ns-b', A.createdAt)], 'ns-a', []],
+    ['same namespace, another lease name (two releases in one namespace): one stands back', lease('ns-a', B.createdAt, { name: 'z-lease' }), [A, lease('ns-a', B.createdAt, { name: 'z-lease' })], [A, lease('ns-a', B.createdAt, { name: 'z-lease' })], 'ns-a', []],
+  ])('%s', (_what, mine, all, live, standBackFor, newer) => {
+    const verdict = judge(own(mine), all, live);
+    expect(verdict.standBackFor?.namespace).toBe(standBackFor);
+    expect(keys(verdict.newer)).toEqual(newer);
+    expect(verdict.others).toBe(live.filter((l) => l !== mine && !(l.namespace === mine.namespace && l.name === mine.name)).length);
+  });
+
+  test('the message names both Leases, who holds the older, and what to do', () => {
+    expect(standBackMessage(own(B), A)).toBe(
+      'another Roomkeeper operator leads in this cluster (Lease ns-a/ns-a-roomkeeper-operator, held by ns-a-pod-1, made before this operator\'s Lease ns-b/ns-b-roomkeeper-operator): '
+      + 'Schedulers are cluster-scoped, so this operator reconciles nothing and executes no operation while that one runs. '
+      + 'Run one Roomkeeper per cluster: uninstall this release (helm list -n ns-b, then helm uninstall <release> -n ns-b), or uninstall the one in namespace ns-a and this operator takes over by itself',
+    );
+  });
+});
