@@ -219,3 +219,35 @@ extraEnv escapes values.schema.json and the checks of this chart (a lease name i
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+On the operator Deployment: marks it as a Roomkeeper operator, for the one-operator check below
+(the roomkeeper.io/ prefix is Roomkeeper's own; nothing else sets it).
+*/}}
+{{- define "roomkeeper.operatorMarkerLabel" -}}
+roomkeeper.io/operator: "true"
+{{- end -}}
+
+{{/*
+One Roomkeeper operator per cluster: Schedulers, versions and operations are cluster-scoped, so a
+second release's operator would hold a leader Lease of its own and reconcile every Scheduler too.
+The install fails naming the release that runs one already. `lookup` sees the cluster under
+`helm install`, `helm upgrade` and `--dry-run=server`, not under `helm template` or a client-side
+dry run: there the operator's own check refuses to reconcile instead (README, "One Roomkeeper per
+cluster"). A Deployment of a chart from before the marker label is found by its component labels.
+*/}}
+{{- define "roomkeeper.oneOperatorPerCluster" -}}
+{{- range (lookup "apps/v1" "Deployment" "" "").items -}}
+{{- $labels := .metadata.labels | default dict -}}
+{{- $annotations := .metadata.annotations | default dict -}}
+{{- $marked := eq (get $labels "roomkeeper.io/operator") "true" -}}
+{{- $legacy := and (eq (get $labels "app.kubernetes.io/part-of") "roomkeeper") (eq (get $labels "app.kubernetes.io/component") "operator") -}}
+{{- if or $marked $legacy -}}
+{{- $release := get $annotations "meta.helm.sh/release-name" | default (get $labels "app.kubernetes.io/instance") -}}
+{{- $namespace := get $annotations "meta.helm.sh/release-namespace" | default .metadata.namespace -}}
+{{- if not (and (eq $release $.Release.Name) (eq $namespace $.Release.Namespace)) -}}
+{{- fail (printf "another Roomkeeper operator runs in this cluster: Deployment %s/%s of release %s in namespace %s. Roomkeeper's Schedulers are cluster-scoped, so two operators would both lead and both reconcile every one of them. Change that release instead (helm upgrade %s -n %s), or uninstall it first (helm uninstall %s -n %s: its Schedulers and rooms stay, and this release's operator takes them over)" .metadata.namespace .metadata.name $release $namespace $release $namespace $release $namespace) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
