@@ -1,8 +1,12 @@
 /**
  * Which Roomkeeper operator stands back, as pure tables: liveness of the labelled Leases on this
- * replica's clock, and the judgement (the operator of the Lease made first reconciles).
+ * replica's clock, and the judgement (the operator of the Lease made first reconciles); and what
+ * the watch does when the API server refuses its list.
  */
-import { judge, liveLeases, standBackMessage, type OperatorLease, type Sightings } from './other-operators';
+import { ApiException, type CoordinationV1Api } from '@kubernetes/client-node';
+import { captureLogs } from '../../../test/support/log-capture';
+import { waitFor } from '../../../test/support/wait';
+import { judge, liveLeases, OtherOperators, standBackMessage, type OperatorLease, type Sightings, type Verdict } from './other-operators';
 
 const lease = (namespace: string, createdAt: string, over: Partial<OperatorLease> = {}): OperatorLease => ({
   namespace, name: `${namespace}-roomkeeper-operator`, holder: `${namespace}-pod-1`, renewTime: '2026-12-03T10:00:00.000000Z', createdAt, acquiredAt: createdAt, durationMs: 15_000, ...over,
@@ -64,5 +68,33 @@ describe('judge: the operator of the Lease made first reconciles; every other st
       + 'Schedulers are cluster-scoped, so this operator reconciles nothing and executes no operation while that one runs. '
       + 'Run one Roomkeeper per cluster: uninstall this release (helm list -n ns-b, then helm uninstall <release> -n ns-b), or uninstall the one in namespace ns-a and this operator takes over by itself',
     );
+  });
+});
+
+describe('OtherOperators when the list is refused (RBAC without list on leases)', () => {
+  test('decides nothing (nothing stands back), says so once with what to do, and judges again once the list is allowed', async () => {
+    const logs = captureLogs('info', 'operator');
+    let refuse = true;
+    const coordination = {
+      listLeaseForAllNamespaces: () => (refuse
+        ? Promise.reject(new ApiException(403, 'leases is forbidden: User "system:serviceaccount:ns-b:b" cannot list resource "leases" in API group "coordination.k8s.io" at the cluster scope', {}, {}))
+        : Promise.resolve({ items: [{ metadata: { namespace: 'ns-a', name: A.name, creationTimestamp: new Date(A.createdAt) }, spec: { holderIdentity: A.holder, renewTime: new Date(), leaseDurationSeconds: 15 } }] })),
+    } as unknown as CoordinationV1Api;
+    const changes: Verdict[] = [];
+    const watch = new OtherOperators({ coordination, own: own(B), intervalMs: 10, logger: logs.logger, now: Date.now, onChange: (v) => changes.push(v) });
+    await watch.start();
+    try {
+      await waitFor(() => logs.lines.length > 0, { timeoutMs: 5_000, message: 'the refusal logged' });
+      expect(watch.verdict.standBackFor).toBeUndefined();
+      expect(changes).toEqual([]);
+      const refusals = logs.lines.filter((l) => String(l.message).startsWith('cannot list the leader Leases of the cluster'));
+      expect(refusals).toHaveLength(1);
+      expect(refusals[0]).toMatchObject({ level: 'warn', statusCode: 403 });
+      refuse = false;
+      await waitFor(() => watch.verdict.standBackFor?.namespace === 'ns-a', { timeoutMs: 5_000, message: 'stands back once the list is allowed' });
+      expect(logs.lines.filter((l) => String(l.message).startsWith('cannot list the leader Leases of the cluster'))).toHaveLength(1);
+    } finally {
+      watch.stop();
+    }
   });
 });
