@@ -40,6 +40,11 @@ type WatchFault = 'status-410' | 'event-410' | 'status-500' | 'reset';
 interface WatchChaos {
   cutWatches(): number;
   failWatches(fault: WatchFault | undefined): void;
+  /**
+   * The operator's and gateway's LIST or WATCH requests so far, but for leases: the operator lists
+   * the cluster's leader Leases every few seconds to see another release's operator
+   * (operator/src/runtime/other-operators.ts), a periodic read and no cache's relist.
+   */
   requests(verb: 'list' | 'watch'): number;
   /** Requests a fault answered so far. */
   injected(): number;
@@ -53,7 +58,7 @@ function sandboxChaos(stack: Stack): WatchChaos {
   return {
     cutWatches: () => faults.cutWatches(),
     failWatches: (fault) => (fault ? faults.set({ errorRate: 1, errorStatus: status[fault], match: { verb: 'watch', token: SUBJECT_TOKEN } }) : faults.clear()),
-    requests: (verb) => faults.requests({ verb, token: SUBJECT_TOKEN }),
+    requests: (verb) => faults.requests({ verb, token: SUBJECT_TOKEN }) - faults.requests({ verb, resource: 'leases', token: SUBJECT_TOKEN }),
     injected: () => faults.injected,
     openWatches: () => faults.openWatches(SUBJECT_TOKEN),
   };
@@ -64,7 +69,7 @@ function proxyChaos(proxy: FaultProxy): WatchChaos {
   return {
     cutWatches: () => proxy.cutWatches(),
     failWatches: (f) => (f ? proxy.set([{ verbs: ['watch'], fault: fault[f] }]) : proxy.clear()),
-    requests: (verb) => proxy.requests({ verb }),
+    requests: (verb) => proxy.requests({ verb }) - proxy.requests({ verb, resource: 'leases' }),
     injected: () => proxy.injected,
     openWatches: () => proxy.openWatches,
   };
