@@ -25,7 +25,7 @@ const NS_A = 'rk-two-a';
 const NS_B = 'rk-two-b';
 const SCHEDULER = 'two-releases';
 
-/** The reportingInstance (operator identity) of every Event about the test's Scheduler. */
+/** An operator's /readyz answer. */
 async function readyz(op: RunningOperator): Promise<{ status: number; body: string }> {
   const res = await fetch(`${op.opsUrl ?? ''}/readyz`);
   return { status: res.status, body: await res.text() };
