@@ -10,6 +10,7 @@
  * ROOMKEEPER_PING_INTERVAL (ms, default 5000), ROOMKEEPER_SIM_DRAIN_MS (ms the simulated drain
  * takes on SIGTERM, default 0).
  */
+import { counted } from '../../../common/src/text/counted';
 import { ConfigError, readRoomConfig, RoomClient } from '../../../sdk/src/index';
 import { DEFAULT_SCRIPT, parseRoomScript, type RoomScript } from './room-script';
 import { ScriptPlayer } from './script-player';
@@ -42,7 +43,7 @@ function main(): void {
   const { schedulerName, roomId, roomsApiUrl } = config;
   const room = new RoomClient({ config });
   room.on('pingFailed', (f) => log('warn', 'ping failed', { schedulerName, roomId, reason: f.reason, consecutiveFailures: f.consecutiveFailures, retryInMs: f.retryInMs }));
-  room.on('unhealthy', (f) => log('error', `rooms API unreachable after ${f.consecutiveFailures} tries; still trying`, { schedulerName, roomId, reason: f.reason }));
+  room.on('unhealthy', (f) => log('error', `rooms API unreachable after ${counted(f.consecutiveFailures, 'try', 'tries')}; still trying`, { schedulerName, roomId, reason: f.reason }));
   room.on('healthy', () => log('info', 'rooms API reachable again', { schedulerName, roomId }));
   room.on('allocated', (a) => log('info', 'room allocated', { schedulerName, roomId, allocationId: a.id, expiresAt: a.expiresAt }));
   room.on('allocationExpired', (a) => log('info', 'allocation expired before the room reported occupied', { schedulerName, roomId, allocationId: a.id }));

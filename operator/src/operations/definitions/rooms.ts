@@ -341,7 +341,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       else if (outcome === 'absent') gone++;
       else changed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
-    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more were already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
+    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
     stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; roomsReplicas is left as it was`);
     // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
     // so roomsReplicas goes down by all of them and the health check removes the rest (never an
