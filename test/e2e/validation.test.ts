@@ -32,13 +32,16 @@ async function post(stack: Stack, payload: unknown): Promise<{ status: number; b
   return { status: res.status, body: await res.json() };
 }
 
-const RFC1123 = "name must be an RFC 1123 label: at most 63 lower-case letters, digits or '-', starting and ending with a letter or digit";
+/** The rule's message names the value it refused (the API server shows only the type, or nothing, there). */
+const RFC1123 = (name: string) => `name "${name}" is not accepted: it must be an RFC 1123 label, at most 63 lower-case letters, digits or hyphens, starting and ending with a letter or digit`;
+const MAX_SURGE = (value: string) => `maxSurge ${value} is not accepted: use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"`;
 const cases: Array<[string, (b: Body) => void, { field: string; message: string }]> = [
-  ['name not RFC 1123', (b) => { b.name = 'bad-name-'; }, { field: 'name', message: RFC1123 }],
-  ['name of 64 chars', (b) => { b.name = `v${'a'.repeat(63)}`; }, { field: 'name', message: RFC1123 }],
+  ['name not RFC 1123', (b) => { b.name = 'bad-name-'; }, { field: 'name', message: RFC1123('bad-name-') }],
+  ['name of 64 chars', (b) => { b.name = `v${'a'.repeat(63)}`; }, { field: 'name', message: RFC1123(`v${'a'.repeat(63)}`) }],
   ['name info', (b) => { b.name = 'info'; }, { field: 'name', message: "name must not be 'info' (reserved by GET /schedulers/info)" }],
-  ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
-  ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"' }],
+  ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: MAX_SURGE('0') }],
+  ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: MAX_SURGE('"lots"') }],
+  ['maxSurge "-5%"', (b) => { b.maxSurge = '-5%'; }, { field: 'maxSurge', message: MAX_SURGE('"-5%"') }],
   ['portRange start >= end', (b) => { b.portRange = { start: 50000, end: 50000 }; }, { field: 'portRange.start', message: 'start must be less than end' }],
   ['portRange and hostPortRange', (b) => { b.spec.containers[0]!.ports[0]!.hostPortRange = { start: 10000, end: 20000 }; }, { field: 'portRange', message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set' }],
   ['neither portRange nor hostPortRange', (b) => { delete b.portRange; }, { field: 'spec.containers', message: 'every container port must set hostPortRange when portRange is not set' }],
@@ -46,12 +49,12 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   ['autoscaling min > max', (b) => { b.autoscaling = { enabled: true, min: 11, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
   ['roomOccupancy without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: {} } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.roomOccupancy is required when the policy type is roomOccupancy' }],
   ['fixedBuffer without its parameters', (b) => { b.autoscaling = { enabled: true, min: 1, max: 10, policy: { type: 'fixedBuffer', parameters: { roomOccupancy: { readyTarget: 0.5 } } } }; }, { field: 'autoscaling.policy.parameters', message: 'parameters.fixedBuffer is required when the policy type is fixedBuffer' }],
-  ['terminationGracePeriod 0s', (b) => { b.spec.terminationGracePeriod = '0s'; }, { field: 'spec.terminationGracePeriod', message: 'terminationGracePeriod must be greater than 0' }],
+  ['terminationGracePeriod 0s', (b) => { b.spec.terminationGracePeriod = '0s'; }, { field: 'spec.terminationGracePeriod', message: 'terminationGracePeriod "0s" must be greater than 0, such as "30s"' }],
   ['duplicate container names', (b) => { b.spec.containers.push({ ...b.spec.containers[0]!, ports: [] }); }, { field: 'spec.containers', message: 'container names must be unique' }],
   ['env with value and valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
   ['env with neither value nor valueFrom', (b) => { b.spec.containers[0]!.environment = [{ name: 'A' }]; }, { field: 'spec.containers[0].environment[0]', message: 'exactly one of value or valueFrom must be set' }],
   // What kube-apiserver would refuse in the room's Pod (test/real-apiserver/differential.test.ts shows it does).
-  ['port name without a letter', (b) => { (b.spec.containers[0]!.ports[0] as { name?: string }).name = '123'; }, { field: 'spec.containers[0].ports[0].name', message: 'port names must contain at least one letter' }],
+  ['port name without a letter', (b) => { (b.spec.containers[0]!.ports[0] as { name?: string }).name = '123'; }, { field: 'spec.containers[0].ports[0].name', message: 'port name "123" must contain at least one letter (an IANA service name such as "game")' }],
   ['two forwarders of one name', (b) => { b.forwarders = [{ name: 'fw', address: 'fw.example:9000' }, { name: 'fw', address: 'fw2.example:9000' }]; }, { field: 'forwarders', message: 'forwarder names must be unique' }],
   ['forwarder port above 65535', (b) => { b.forwarders = [{ name: 'fw', address: 'fw.example:99999' }]; }, { field: 'forwarders[0].address', message: 'must be host:port: a DNS name' }],
   ['two ports of one name', (b) => { b.spec.containers[0]!.ports.push({ ...b.spec.containers[0]!.ports[0]!, port: 7778 } as never); }, { field: 'spec.containers[0].ports', message: 'port names must be unique within a container' }],

@@ -198,4 +198,25 @@ describe('Scheduler through kubectl', () => {
     expect(await isGone(() => stack.api.getScheduler('bad-game'))).toBe(true);
     expect((await stack.api.listOperations('bad-game')).items).toHaveLength(0);
   });
+
+  test('a maxSurge kubectl writes as "abc" is refused naming the field, the value and the accepted forms, in a Scheduler and in a SchedulerVersion', async () => {
+    const accepted = 'use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"';
+    const file = path.join(dir, 'surge.yaml');
+    const bad = schedulerObject('surge-game', { maxSurge: 'abc' });
+    fs.writeFileSync(file, stringify(bad));
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/^ {2}maxSurge: abc$/m);
+    expect(await kubectlFails(['apply', '-f', file])).toContain(`spec.maxSurge: Invalid value: "": maxSurge "abc" is not accepted: ${accepted}`);
+    fs.writeFileSync(file, stringify(schedulerObject('surge-game', { maxSurge: 0 })));
+    expect(await kubectlFails(['apply', '-f', file])).toContain(`maxSurge 0 is not accepted: ${accepted}`);
+
+    const version = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 'surge-game-v1.0.0' },
+      spec: { scheduler: 'surge-game', version: 'v1.0.0', kind: 'initial', definition: bad.spec },
+    };
+    fs.writeFileSync(file, stringify(version));
+    expect(await kubectlFails(['apply', '-f', file])).toContain(`spec.definition.maxSurge: Invalid value: "": maxSurge "abc" is not accepted: ${accepted}`);
+
+    expect(await isGone(() => stack.api.getScheduler('surge-game'))).toBe(true);
+    expect((await stack.api.listSchedulerVersions('surge-game')).items).toHaveLength(0);
+  });
 });

@@ -560,6 +560,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
       {
         rule: 'self.metadata.name.matches(\'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$\') && size(self.metadata.name) <= 63',
         message: 'name must be an RFC 1123 label: at most 63 lower-case letters, digits or \'-\', starting and ending with a letter or digit',
+        messageExpression: '\'name "\' + self.metadata.name + \'" is not accepted: it must be an RFC 1123 label, at most 63 lower-case letters, digits or hyphens, starting and ending with a letter or digit\'',
         reason: 'FieldValueInvalid',
       },
       {
@@ -610,7 +611,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             'x-kubernetes-validations': [
               {
                 rule: 'type(self) == int ? self >= 1 : self.matches(\'^([1-9][0-9]*|[0-9]+%)$\')',
-                message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"',
+                message: 'maxSurge must be an integer >= 1, a numeric string such as "3" or a percentage such as "10%"',
+                messageExpression: '\'maxSurge \' + (type(self) == int ? string(self) : \'"\' + string(self) + \'"\') + \' is not accepted: use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"\'',
                 reason: 'FieldValueInvalid',
               },
             ],
@@ -882,6 +884,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   {
                     rule: 'self.matches(\'[1-9]\')',
                     message: 'terminationGracePeriod must be greater than 0',
+                    messageExpression: '\'terminationGracePeriod "\' + self + \'" must be greater than 0, such as "30s"\'',
                     reason: 'FieldValueInvalid',
                   },
                 ],
@@ -1051,6 +1054,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               {
                                 rule: 'self.matches(\'[a-z]\')',
                                 message: 'port names must contain at least one letter',
+                                messageExpression: '\'port name "\' + self + \'" must contain at least one letter (an IANA service name such as "game")\'',
                                 reason: 'FieldValueInvalid',
                               },
                             ],
@@ -1387,7 +1391,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 'x-kubernetes-validations': [
                   {
                     rule: 'type(self) == int ? self >= 1 : self.matches(\'^([1-9][0-9]*|[0-9]+%)$\')',
-                    message: 'maxSurge must be an integer >= 1 or a percentage such as "10%"',
+                    message: 'maxSurge must be an integer >= 1, a numeric string such as "3" or a percentage such as "10%"',
+                    messageExpression: '\'maxSurge \' + (type(self) == int ? string(self) : \'"\' + string(self) + \'"\') + \' is not accepted: use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"\'',
                     reason: 'FieldValueInvalid',
                   },
                 ],
@@ -1659,6 +1664,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                       {
                         rule: 'self.matches(\'[1-9]\')',
                         message: 'terminationGracePeriod must be greater than 0',
+                        messageExpression: '\'terminationGracePeriod "\' + self + \'" must be greater than 0, such as "30s"\'',
                         reason: 'FieldValueInvalid',
                       },
                     ],
@@ -1828,6 +1834,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                   {
                                     rule: 'self.matches(\'[a-z]\')',
                                     message: 'port names must contain at least one letter',
+                                    messageExpression: '\'port name "\' + self + \'" must contain at least one letter (an IANA service name such as "game")\'',
                                     reason: 'FieldValueInvalid',
                                   },
                                 ],
