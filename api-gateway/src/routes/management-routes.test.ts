@@ -690,6 +690,19 @@ describe('operations', () => {
     expect(res.body).toEqual({ code: 3, message, details: [] });
   });
 
+  it.each([
+    ['/schedulers/a/operations?stage=final&stage=active', 'query parameter stage must be given once'],
+    ['/schedulers/a/operations?stage[]=final', 'query parameter stage must be given once as stage=<value>; "stage[]" (a list or object in brackets) is not read'],
+    ['/schedulers/a/operations?stage=final&perPage[0]=5', 'query parameter perPage must be given once as perPage=<value>; "perPage[0]" (a list or object in brackets) is not read'],
+    ['/schedulers/a?version[x]=v9.9.9', 'query parameter version must be given once as version=<value>; "version[x]" (a list or object in brackets) is not read'],
+    ['/schedulers?name[]=b', 'query parameter name must be given once as name=<value>; "name[]" (a list or object in brackets) is not read'],
+    ['/schedulers/info?game[]=tennis', 'query parameter game must be given once as game=<value>; "game[]" (a list or object in brackets) is not read'],
+  ])('answers 400 naming the parameter for %s, not the answer without its filter', async (path, message) => {
+    const res = await api().get(path).set('Authorization', AUTH);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message, details: [] });
+  });
+
   it('lists nothing for an unknown scheduler', async () => {
     const res = await api().get('/schedulers/zzz/operations?stage=final').set('Authorization', AUTH);
     expect(res.body).toEqual({ page: 1, pageSize: 15, total: 0, operations: [] });

@@ -124,9 +124,18 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-/** A single-valued query parameter; repeated parameters are a client error. */
+/**
+ * A single-valued query parameter; repeated parameters are a client error, and so is the bracket
+ * syntax some clients use for lists and objects (`stage[]=final`, `version[x]=1`): the query
+ * parser is `simple`, so such a key is not the parameter, and the filter it meant was ignored.
+ */
 export function queryString(req: Request, name: string): string | undefined {
-  const v: unknown = (req.query as Record<string, unknown>)[name];
+  const query = req.query as Record<string, unknown>;
+  const v: unknown = query[name];
+  const bracketed = Object.keys(query).find((key) => key.startsWith(`${name}[`));
+  if (bracketed !== undefined) {
+    throw new InputError(`query parameter ${name} must be given once as ${name}=<value>; ${JSON.stringify(bracketed.slice(0, 64))} (a list or object in brackets) is not read`);
+  }
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new InputError(`query parameter ${name} must be given once`);
   return v;
