@@ -128,7 +128,7 @@ function components(): Record<string, Schema> {
         selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', additionalProperties: false, properties: { version: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } } },
         strategy: { type: 'string', enum: ['packed', 'distributed'], default: 'packed' },
         ttlSeconds: { type: 'integer', minimum: 1, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL)" },
-        metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON)' },
+        metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON; no "__proto__" key at any depth)' },
       },
     },
     AllocateRoomResponse: {

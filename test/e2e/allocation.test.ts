@@ -153,6 +153,19 @@ describe('room allocation', () => {
     expect(holding.map((r) => r.metadata.name)).toEqual([first.body.roomId]);
   });
 
+  test('metadata holding a "__proto__" key is refused with 400 naming its path, the same on every API server, and takes no room', async () => {
+    const name = 'alloc-proto';
+    expect((await managementCall(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }))).status).toBe(200);
+    await waitFor(async () => (await readyRooms(stack, name)) === 1, { timeoutMs: 60_000, message: '1 ready room' });
+    // Parsed, not written as a literal: a "__proto__" key in an object literal would set its prototype.
+    const refused = await allocateAt(stack, stack.managementUrl as string, name, JSON.parse('{"allocationId":"proto-1","metadata":{"mode":"duel","__proto__":{"admin":true}}}'));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 3, details: [{ field: 'metadata.__proto__', message: 'the key "__proto__" is not accepted (it names a JavaScript object\'s prototype): rename it' }] });
+    expect((await fleet(stack, name)).filter((r) => r.status?.allocation !== undefined)).toEqual([]);
+    await waitFor(async () => (await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'proto-2', metadata: { mode: 'duel' } })).status === 200,
+      { timeoutMs: 30_000, message: 'the room is allocated without the key' });
+  });
+
   test('one allocationId sent to 3 gateway replicas at once, 3 times each: every answer names the same room, and only that room holds the id', async () => {
     const name = 'alloc-same-id';
     const M = 6;

@@ -94,6 +94,18 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
   });
 
+  it('refuses a "__proto__" key anywhere in metadata with 400 naming its path, and changes nothing', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    // As JSON text: a "__proto__" key in an object literal would set its prototype instead.
+    const res = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Content-Type', 'application/json')
+      .send('{"metadata":{"__proto__":{"x":1},"players":[{"a":{"__proto__":null}}],"mode":"duel"}}');
+    expect(res.status).toBe(400);
+    const rule = 'the key "__proto__" is not accepted (it names a JavaScript object\'s prototype): rename it';
+    expect(bodyOf(res).details).toEqual([{ field: 'metadata.__proto__', message: rule }, { field: 'metadata.players[0].a.__proto__', message: rule }]);
+    expect(t.store.writes).toEqual([]);
+    expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
+  });
+
   it.each<[string, unknown, string[]]>([
     ['an unknown selector field', { selectors: [{ bogus: 1 }] }, ['selectors[0].bogus']],
     ['a typo of labels, and of ttlSeconds', { selectors: [{ version: 'v1.0.0' }, { label: { tier: 'gold' } }], ttlSecond: 5 }, ['ttlSecond', 'selectors[1].label']],

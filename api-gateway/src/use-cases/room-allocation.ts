@@ -186,6 +186,20 @@ function labelProblems(selectors: readonly RoomSelector[]): FieldViolation[] {
   }));
 }
 
+/**
+ * The `__proto__` keys in the allocation's metadata, by field path. Such a key names an object's
+ * prototype in JavaScript: the sandbox API server refuses it in the room's status patch (400 with
+ * no field named) and kube-apiserver keeps it, so the gateway refuses it itself, the same on both.
+ */
+function protoKeyPaths(value: unknown, field: string): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => protoKeyPaths(v, joinIndex(field, i)));
+  if (!isRecord(value)) return [];
+  return Object.keys(value).flatMap((key) => {
+    const path = joinField(field, key);
+    return key === '__proto__' ? [path] : protoKeyPaths(value[key], path);
+  });
+}
+
 /** Validates an allocate body (empty is fine); every violation names its field. */
 function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
   if (!isRecord(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
@@ -195,6 +209,9 @@ function parseAllocationRequest(body: unknown, idempotencyKey: string | undefine
   if (check.errors.length === 0) violations.push(...labelProblems(request.selectors ?? []));
   if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata)) > maxMetadataBytes) {
     violations.push({ field: 'metadata', message: `must be at most ${maxMetadataBytes} bytes as JSON` });
+  }
+  for (const field of protoKeyPaths(request.metadata, 'metadata').slice(0, 10)) {
+    violations.push({ field, message: 'the key "__proto__" is not accepted (it names a JavaScript object\'s prototype): rename it' });
   }
   if (idempotencyKey !== undefined) {
     if (idempotencyKey === '' || idempotencyKey.length > 128 || !ALLOCATION_ID.test(idempotencyKey)) {
