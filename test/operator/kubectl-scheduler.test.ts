@@ -219,4 +219,33 @@ describe('Scheduler through kubectl', () => {
     expect(await isGone(() => stack.api.getScheduler('surge-game'))).toBe(true);
     expect((await stack.api.listSchedulerVersions('surge-game')).items).toHaveLength(0);
   });
+
+  test('a SchedulerVersion or an Operation written by hand is refused saying what was wrong and what to do instead', async () => {
+    const file = path.join(dir, 'by-hand.yaml');
+    const version = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 'hand-game-v1.0.1' },
+      spec: { scheduler: 'hand-game', version: 'v1.0.0', kind: 'initial', definition: schedulerObject('hand-game').spec },
+    };
+    fs.writeFileSync(file, stringify(version));
+    expect(await kubectlFails(['apply', '-f', file])).toContain('name must be <spec.scheduler>-<spec.version>, here "hand-game-v1.0.0"');
+
+    version.metadata.name = 'hand-game-v1.0.0';
+    fs.writeFileSync(file, stringify(version));
+    await kubectl(['apply', '-f', file]);
+    const operation = {
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'hand-game-op' },
+      // Its scheduler does not exist: the operator ends it (kept, as a recent operation is), and its spec stays immutable.
+      spec: { schedulerName: 'hand-game', definitionName: 'add_rooms', enqueuedAt: new Date().toISOString(), input: { amount: 1 } },
+    };
+    fs.writeFileSync(file, stringify(operation));
+    await kubectl(['apply', '-f', file]);
+    try {
+      expect(await kubectlFails(['patch', 'rksv', 'hand-game-v1.0.0', '--type=merge', '-p', '{"spec":{"kind":"major"}}']))
+        .toContain('spec: Invalid value: "object": a SchedulerVersion is immutable: the operator writes one for each version of a scheduler; to change a scheduler, edit its Scheduler (kubectl edit rks <name>), which makes a new version');
+      expect(await kubectlFails(['patch', 'rkop', 'hand-game-op', '--type=merge', '-p', '{"spec":{"definitionName":"remove_rooms"}}']))
+        .toContain('spec: Forbidden: schedulerName, definitionName and enqueuedAt are immutable: create a new Operation for other work (only cancelRequested may be set later)');
+    } finally {
+      await kubectl(['delete', 'rksv/hand-game-v1.0.0', 'rkop/hand-game-op', '--ignore-not-found']);
+    }
+  });
 });

@@ -373,7 +373,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         'x-kubernetes-validations': [
           {
             rule: 'self.schedulerName == oldSelf.schedulerName && self.definitionName == oldSelf.definitionName && self.enqueuedAt == oldSelf.enqueuedAt',
-            message: 'schedulerName, definitionName and enqueuedAt are immutable',
+            message: 'schedulerName, definitionName and enqueuedAt are immutable: create a new Operation for other work (only cancelRequested may be set later)',
             reason: 'FieldValueForbidden',
           },
         ],
@@ -1319,6 +1319,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
       {
         rule: 'self.metadata.name == self.spec.scheduler + \'-\' + self.spec.version',
         message: 'name must be <spec.scheduler>-<spec.version>',
+        messageExpression: '\'name must be <spec.scheduler>-<spec.version>, here "\' + self.spec.scheduler + \'-\' + self.spec.version + \'"\'',
         reason: 'FieldValueInvalid',
       },
     ],
@@ -1338,7 +1339,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         'x-kubernetes-validations': [
           {
             rule: 'self == oldSelf',
-            message: 'a SchedulerVersion is immutable',
+            message: 'a SchedulerVersion is immutable: the operator writes one for each version of a scheduler; to change a scheduler, edit its Scheduler (kubectl edit rks <name>), which makes a new version',
           },
         ],
         properties: {
