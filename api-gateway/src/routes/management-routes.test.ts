@@ -321,6 +321,8 @@ describe('PATCH /schedulers/{name}', () => {
   it.each([
     ['an empty object', {}, ''],
     ['no body', undefined, ''],
+    ['matchAllocation {} on a scheduler without one (its default, one match per room)', { matchAllocation: {} }, ''],
+    ['allocation at its default TTL cap on a scheduler without one', { allocation: { maxTtlSeconds: 300 } }, ''],
     ['only unknown fields', { colour: 'red' }, ': PATCH ignores colour; not fields of a scheduler: colour (the fields are listed in GET /openapi.json)'],
     ['only game, which PATCH does not change', { game: 'squash' },
       ': PATCH ignores game; game is changed with the whole definition: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it), or kubectl edit rks tennis-eu'],

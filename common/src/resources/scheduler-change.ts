@@ -12,6 +12,7 @@
  */
 import type { SchedulerSpec } from '../generated/resources';
 import { forwarderTimeoutMs } from '../forwarding/forwarder-options';
+import { DEFAULT_ALLOCATION_TTL_SECONDS } from '../rooms/allocation';
 import { counted } from '../text/counted';
 
 export type VersionChange = 'major' | 'minor' | 'none';
@@ -54,16 +55,21 @@ const DEFAULTS: ReadonlyArray<{ path: string[]; value: Json }> = [
   { path: ['autoscaling', 'enabled'], value: false },
   { path: ['autoscaling', 'cooldown'], value: 0 },
   { path: ['roomsReplicas'], value: 0 },
+  { path: ['matchAllocation', 'maxMatches'], value: 1 },
+  { path: ['allocation', 'maxTtlSeconds'], value: DEFAULT_ALLOCATION_TTL_SECONDS },
 ];
 
 /**
  * The definition with its defaults applied. A forwarder's timeout is the deadline that applies
  * (`forwarderTimeoutMs`): absent, 1000 and "1000" are the same, so the forwarder GET shows with
  * `options: {timeout: "1000", metadata: {}}`, POSTed back unchanged, is no change of one created
- * without options.
+ * without options. `matchAllocation` and `allocation` absent are their defaults (one match per
+ * room, a 300 s TTL cap), as `{}` is once the API server fills it in: sending either is no change.
  */
 function withDefaults(def: SchedulerSpec): Record<string, unknown> {
   const copy = structuredClone(def) as unknown as Record<string, unknown>;
+  copy.matchAllocation ??= {};
+  copy.allocation ??= {};
   for (const f of (copy as unknown as SchedulerSpec).forwarders ?? []) {
     f.options = { ...f.options, timeout: forwarderTimeoutMs(f) };
   }
