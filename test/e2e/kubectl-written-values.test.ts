@@ -171,7 +171,7 @@ describe('values written with kubectl, with an operator running', () => {
       return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
     }, { timeoutMs: 30_000, message: 'the operation ended' });
     expect(ended.status?.status).toBe('error');
-    expect(ended.status?.executionHistory?.map((h) => h.event)).toContain('Operation execution failed: input.scheduler.spec.containers[0].ports must be of type array');
+    expect(ended.status?.executionHistory?.map((h) => h.event)).toContain('Operation execution failed: input.scheduler.spec.containers[0].ports must be of type array; got number 7');
     expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
     expect((await stack.api.listGameRooms(name)).items.filter((r) => r.spec.validation)).toEqual([]);
     expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');

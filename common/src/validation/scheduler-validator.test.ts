@@ -132,13 +132,13 @@ describe('validateSchedulerCreateBody', () => {
     ['missing name', (b) => { delete b.name; }, { field: 'name', message: 'Required value' }],
     ['missing game', (b) => { delete b.game; }, { field: 'game', message: 'Required value' }],
     ['missing maxSurge', (b) => { delete b.maxSurge; }, { field: 'maxSurge', message: 'Required value' }],
-    ['maxSurge boolean', (b) => { b.maxSurge = true; }, { field: 'maxSurge', message: 'must be of type integer or string' }],
+    ['maxSurge boolean', (b) => { b.maxSurge = true; }, { field: 'maxSurge', message: 'must be of type integer or string; got boolean true' }],
     // An int-or-string's integer is an int32 on the API server: larger numbers are refused here, naming the field.
     ['maxSurge 1e308', (b) => { b.maxSurge = 1e308; }, { field: 'maxSurge', message: 'should be less than or equal to 2147483647' }],
     ['maxSurge 2^64', (b) => { b.maxSurge = 2 ** 64; }, { field: 'maxSurge', message: 'should be less than or equal to 2147483647' }],
     ['roomsReplicas 2^31 (an int32)', (b) => { b.roomsReplicas = 2 ** 31; }, { field: 'roomsReplicas', message: 'should be less than or equal to 2147483647' }],
     ['negative roomsReplicas', (b) => { b.roomsReplicas = -1; }, { field: 'roomsReplicas', message: 'should be greater than or equal to 0' }],
-    ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer' }],
+    ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer; got string "1"' }],
     ['portRange end > 65535', (b) => { b.portRange!.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
     ['portRange without end', (b) => { delete b.portRange!.end; }, { field: 'portRange.end', message: 'Required value' }],
     // Issue 12 L5: host ports below 1024 are privileged on the node.
@@ -166,10 +166,10 @@ describe('validateSchedulerCreateBody', () => {
     ['matchAllocation maxMatches 36', (b) => { b.matchAllocation = { maxMatches: 36 }; }, { field: 'matchAllocation.maxMatches', message: 'should be less than or equal to 35' }],
     ['matchAllocation maxMatches 0', (b) => { b.matchAllocation = { maxMatches: 0 }; }, { field: 'matchAllocation.maxMatches', message: 'should be greater than or equal to 1' }],
     ['allocation maxTtlSeconds 0', (b) => { b.allocation = { maxTtlSeconds: 0 }; }, { field: 'allocation.maxTtlSeconds', message: 'should be greater than or equal to 1' }],
-    ['annotation value not a string', (b) => { b.annotations!.a = 1; }, { field: 'annotations[a]', message: 'must be of type string' }],
+    ['annotation value not a string', (b) => { b.annotations!.a = 1; }, { field: 'annotations[a]', message: 'must be of type string; got number 1' }],
     ['label value with spaces', (b) => { b.labels!.team = 'a b'; }, { field: 'labels[team]', message: "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit" }],
     ['missing spec', (b) => { delete (b as Json).spec; }, { field: 'spec', message: 'Required value' }],
-    ['null spec', (b) => { (b as Json).spec = null; }, { field: 'spec', message: 'must be of type object' }],
+    ['null spec', (b) => { (b as Json).spec = null; }, { field: 'spec', message: 'must be of type object; got null' }],
     ['missing terminationGracePeriod', (b) => { delete b.spec.terminationGracePeriod; }, { field: 'spec.terminationGracePeriod', message: 'Required value' }],
     ['terminationGracePeriod without unit', (b) => { b.spec.terminationGracePeriod = '100'; }, { field: 'spec.terminationGracePeriod', message: 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit' }],
     // No pod gets a grace its deletion cannot be dated with (the sandbox's deletion stalled on 3.6e23 s).
@@ -178,7 +178,7 @@ describe('validateSchedulerCreateBody', () => {
     ['container name not RFC 1123', (b) => { b.spec.containers[0]!.name = 'Game_Room'; }, { field: 'spec.containers[0].name', message: "must be an RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit" }],
     ['empty image', (b) => { b.spec.containers[0]!.image = ''; }, { field: 'spec.containers[0].image', message: 'must not be empty' }],
     ['bad imagePullPolicy', (b) => { b.spec.containers[0]!.imagePullPolicy = 'Sometimes'; }, { field: 'spec.containers[0].imagePullPolicy', message: 'Unsupported value: "Sometimes": supported values: "Always", "Never", "IfNotPresent"' }],
-    ['command not strings', (b) => { b.spec.containers[0]!.command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string' }],
+    ['command not strings', (b) => { b.spec.containers[0]!.command = [1]; }, { field: 'spec.containers[0].command[0]', message: 'must be of type string; got number 1' }],
     ['env without name', (b) => { delete b.spec.containers[0]!.environment![0]!.name; }, { field: 'spec.containers[0].environment[0].name', message: 'Required value' }],
     ['secretKeyRef without key', (b) => { delete b.spec.containers[0]!.environment![2]!.valueFrom!.secretKeyRef!.key; }, { field: 'spec.containers[0].environment[2].valueFrom.secretKeyRef.key', message: 'Required value' }],
     ['bad memory quantity', (b) => { b.spec.containers[0]!.requests!.memory = '100 megabytes'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
@@ -190,7 +190,7 @@ describe('validateSchedulerCreateBody', () => {
     ['protocol http', (b) => { b.spec.containers[0]!.ports![0]!.protocol = 'http'; }, { field: 'spec.containers[0].ports[0].protocol', message: 'must be TCP, UDP or SCTP (in either case)' }],
     ['port 0', (b) => { b.spec.containers[0]!.ports![0]!.port = 0; }, { field: 'spec.containers[0].ports[0].port', message: 'should be greater than or equal to 1' }],
     ['port 65536', (b) => { b.spec.containers[0]!.ports![0]!.port = 65536; }, { field: 'spec.containers[0].ports[0].port', message: 'should be less than or equal to 65535' }],
-    ['port 1.5', (b) => { b.spec.containers[0]!.ports![0]!.port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer' }],
+    ['port 1.5', (b) => { b.spec.containers[0]!.ports![0]!.port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer; got number 1.5' }],
     // What kube-apiserver refuses in the Pod a room becomes is refused here, in the scheduler's own terms.
     ['negative memory request', (b) => { b.spec.containers[0]!.requests!.memory = '-1Mi'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
     ['image with a trailing space', (b) => { b.spec.containers[0]!.image = 'registry/game:1.2 '; }, { field: 'spec.containers[0].image', message: 'must not begin or end with whitespace' }],
@@ -316,9 +316,9 @@ describe('validateSchedulerSpec', () => {
     }] });
   });
 
-  it.each([null, 42, 'x', [], [1, 2], true])('rejects %p as a whole', (data) => {
+  it.each([[null, 'null'], [42, 'number 42'], ['x', 'string "x"'], [[], 'an array'], [[1, 2], 'an array'], [true, 'boolean true']])('rejects %p as a whole, naming what it got', (data, got) => {
     const r = validateSchedulerSpec(data);
-    expect(r).toEqual({ ok: false, errors: [{ field: '', message: 'must be of type object' }] });
+    expect(r).toEqual({ ok: false, errors: [{ field: '', message: `must be of type object; got ${got}` }] });
   });
 
   it('never throws on random JSON', () => {

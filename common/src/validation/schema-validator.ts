@@ -5,6 +5,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { jsonText } from '../json/json-text';
+import { jsonTypeName } from '../json/json-type';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import { toAjvSchema, type AjvSchema, type TranslateOptions } from './ajv-schema';
 import { joinField, joinIndex, joinMapKey } from './field-path';
@@ -115,13 +116,18 @@ function describe(value: unknown): string {
   return text === undefined ? String(value) : text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }
 
+/** The value a type error got, by its JSON type and, for a scalar, its text: `string "5"`, `number 1.5`, `an array`. */
+function gotValue(data: unknown): string {
+  return data === null || typeof data === 'object' ? jsonTypeName(data) : `${jsonTypeName(data)} ${describe(data)}`;
+}
+
 function messageOf(error: ErrorObject, data: unknown): string {
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return 'Required value';
     case 'type':
-      return `must be of type ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}`;
+      return `must be of type ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}; got ${gotValue(data)}`;
     case 'enum':
       return `Unsupported value: ${describe(data)}: supported values: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'pattern':
