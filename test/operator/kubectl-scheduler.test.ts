@@ -8,8 +8,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { isNotFound } from '../../common/src/kube/clients';
+import type { Scheduler } from '../../common/src/generated/resources';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -150,6 +152,29 @@ describe('Scheduler through kubectl', () => {
     await waitFor(async () => told.test((await kubectl(['describe', 'rks', name])).stdout), { timeoutMs: 30_000, message: 'kubectl describe tells it' });
     expect((await stack.api.getScheduler(name)).status?.rooms?.desired).toBe(2);
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 120_000);
+
+  test('kubectl wait --for=condition=Ready passes only once the desired count is decided and that many rooms serve; no status in between says Ready on rooms not counted', async () => {
+    const name = 'kube-ready';
+    // Every status the API server stores, watched from before the apply.
+    const seen: Scheduler[] = [];
+    const watch = await new k8s.Watch(stack.kc).watch('/apis/roomkeeper.io/v1/schedulers', { fieldSelector: `metadata.name=${name}` },
+      (_phase: string, obj: Scheduler) => { seen.push(obj); }, () => undefined);
+    try {
+      const file = path.join(dir, `${name}.yaml`);
+      fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 2 })));
+      await kubectl(['apply', '-f', file]);
+      // kubectl wait prints the object it found Ready.
+      const met = JSON.parse((await kubectl(['wait', 'rks', name, '--for=condition=Ready', '--timeout=60s', '-o', 'json'])).stdout) as Scheduler;
+      const rooms = met.status?.rooms;
+      expect(rooms?.desired).toBe(2);
+      expect((rooms?.ready ?? 0) + (rooms?.occupied ?? 0) + (rooms?.allocated ?? 0) + (rooms?.active ?? 0)).toBeGreaterThanOrEqual(2);
+      const readyTooEarly = seen.filter((s) => s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && s.status.rooms?.desired === undefined);
+      expect(readyTooEarly.map((s) => s.status?.conditions?.find((c) => c.type === 'Ready')?.message)).toEqual([]);
+      await kubectl(['delete', 'rks', name, '--timeout=60s']);
+    } finally {
+      watch.abort();
+    }
   }, 120_000);
 
   test('a Scheduler whose create failed claims no applied spec and no finished rollout: kubectl wait on them does not pass', async () => {

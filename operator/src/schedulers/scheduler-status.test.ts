@@ -129,6 +129,10 @@ describe('scheduler status', () => {
       { Ready: ['True', 'InSync'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['in sync, rooms not ready yet', synced(), [op('create_scheduler', 'finished')], [room('a', 'pending')],
       { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
+    // create_scheduler ended and the health check has not decided a count yet: `kubectl wait
+    // --for=condition=Ready` passed here on 0 ready rooms (seen on kube-apiserver v1.28).
+    ['in sync, no desired count decided yet', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('create_scheduler', 'finished')], [room('a', 'pending')],
+      { Ready: ['False', 'RoomsNotReady'], PendingChanges: ['False', 'VersionMatchesSpec'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     ['a spec change awaiting its version', scheduler({ version: 'v1.0.0', versioned: 1, generation: 2, desired: 1 }), [], [room('a', 'ready')],
       { Ready: ['False', 'PendingChanges'], PendingChanges: ['True', 'SpecChanged'], Degraded: ['False', 'LastOperationDidNotFail'] }],
     // A failure does not take Ready away while the rooms serve on the active version: Degraded tells it.

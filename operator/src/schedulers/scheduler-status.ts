@@ -137,8 +137,10 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const createEnded = create && state === 'on-error'
     ? `operation ${create.metadata.name as string} (create_scheduler) ${ENDED_WORDS[operationStatusOf(create) as 'error' | 'canceled' | 'evicted']}; Degraded says why and what to do` : '';
   const conditions = [
-    cond(SchedulerConditionType.Ready, state === 'in-sync' && (desired === undefined || ready >= desired),
-      state === 'in-sync' ? (desired === undefined || ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
+    // No desired count yet (create_scheduler ended, the health check has not decided): nothing
+    // says the rooms are enough, so `kubectl wait --for=condition=Ready` must not pass on 0 rooms.
+    cond(SchedulerConditionType.Ready, state === 'in-sync' && desired !== undefined && ready >= desired,
+      state === 'in-sync' ? (desired !== undefined && ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
       `${desired === undefined ? counted(ready, 'room') : `${ready} of ${counted(desired, 'room')}`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
