@@ -154,6 +154,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   });
   hooks.scheduler = (t, s) => {
     expectations.observeScheduler(t, s);
+    if (t === 'delete' || s.metadata.deletionTimestamp) runner.schedulerDeleting(s.metadata.name as string);
     enqueue('schedulers', t, s);
   };
   hooks.operation = (t, op) => {

@@ -61,6 +61,26 @@ describe('Scheduler through kubectl', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** `kubectl apply` of a Scheduler of one room, once that room is ready. */
+  const applyWithOneRoom = async (name: string): Promise<void> => {
+    const file = path.join(dir, `${name}.yaml`);
+    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 })));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: '1 room ready' });
+  };
+  /**
+   * `kubectl create` of an add_rooms Operation named `<scheduler>-add`, as a kubectl user writes
+   * it: the spec only, none of the labels the service puts on its operations.
+   */
+  const createAddRooms = async (name: string, amount: number): Promise<void> => {
+    const opFile = path.join(dir, `${name}-op.yaml`);
+    fs.writeFileSync(opFile, stringify({
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${name}-add` },
+      spec: { schedulerName: name, definitionName: 'add_rooms', enqueuedAt: new Date().toISOString(), input: { amount } },
+    }));
+    await kubectl(['create', '-f', opFile]);
+  };
+
   test('apply, edit the image, delete: the history holds create, new version and switch, and v2.0.0 is active', async () => {
     const file = path.join(dir, 'scheduler.yaml');
     fs.writeFileSync(file, stringify(schedulerObject('kube-game', { roomsReplicas: 2 })));
@@ -106,17 +126,8 @@ describe('Scheduler through kubectl', () => {
 
   test('an Operation created with kubectl (no labels) is labeled by the operator, so kubectl wait -l finds it; it runs, and the scheduler\'s deletion takes it with the others', async () => {
     const name = 'kube-made-op';
-    const file = path.join(dir, `${name}.yaml`);
-    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 })));
-    await kubectl(['apply', '-f', file]);
-    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: '1 room ready' });
-    // What a kubectl user writes: the spec only, none of the labels the service puts on its operations.
-    const opFile = path.join(dir, `${name}-op.yaml`);
-    fs.writeFileSync(opFile, stringify({
-      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${name}-add` },
-      spec: { schedulerName: name, definitionName: 'add_rooms', enqueuedAt: new Date().toISOString(), input: { amount: 1 } },
-    }));
-    await kubectl(['create', '-f', opFile]);
+    await applyWithOneRoom(name);
+    await createAddRooms(name, 1);
     // The operator labels it as the gateway labels its own, so the README's label selectors find
     // it (kubectl wait -l answers "no matching resources found" until one matches).
     const selector = `roomkeeper.io/scheduler=${name},roomkeeper.io/definition=add_rooms`;
@@ -132,6 +143,29 @@ describe('Scheduler through kubectl', () => {
       .map((o) => `${o.metadata.name as string} ${o.spec.definitionName}`);
     expect(left).toEqual([expect.stringMatching(/ delete_scheduler$/)]);
   }, 120_000);
+
+  test('kubectl delete of a Scheduler while its add_rooms runs stops the add_rooms (a Normal OperationStopped): it does not go on making rooms for the deletion to remove', async () => {
+    const name = 'kube-going';
+    // One room at a time, so the add_rooms still runs when the deletion comes.
+    await stack.restartOperators({ addRoomsConcurrency: 1 });
+    try {
+      await applyWithOneRoom(name);
+      await createAddRooms(name, 1000);
+      await kubectl(['wait', 'rkop', `${name}-add`, '--for=jsonpath={.status.status}=in_progress', '--timeout=30s']);
+      await kubectl(['delete', 'rks', name, '--timeout=120s']);
+
+      const events = (await kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`,
+        '-o', 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}'])).stdout;
+      expect(events).toMatch(new RegExp(`^OperationStopped Operation ${name}-add \\(add_rooms\\) stopped after \\S+s: scheduler ${name} is being deleted, which removes its rooms and versions; nothing to do$`, 'm'));
+      expect(events).not.toMatch(/OperationFinished Operation kube-going-add /);
+      // The rooms the deletion found: the one of the spec and those made before the stop, not 1,000.
+      const deletion = (await stack.api.listOperations()).items.find((o) => o.spec.schedulerName === name && o.spec.definitionName === 'delete_scheduler');
+      const found = deletion?.status?.executionHistory?.map((e) => /^Deleting namespace .*: (\d+) rooms?/.exec(e.event)?.[1]).find((n) => n !== undefined);
+      expect(Number(found)).toBeLessThan(1000);
+    } finally {
+      await stack.restartOperators({});
+    }
+  }, 240_000);
 
   test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
     const name = 'kube-autoscaled';

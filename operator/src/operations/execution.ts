@@ -91,6 +91,8 @@ export class ExecutionContext {
   private userCanceled = false;
   /** The Operation object was deleted while this ran: nothing is written any more. */
   private objectDeleted = false;
+  /** The operation's scheduler is being deleted: the next checkpoint throws SchedulerBeingDeleted. */
+  private schedulerGoing = false;
   /** Bookkeeping an executor leaves for its rollback (what it created). */
   readonly state: Record<string, unknown> = {};
 
@@ -147,6 +149,19 @@ export class ExecutionContext {
     if (this.abandoned !== undefined) throw new ExecutionAbandoned(this.abandoned);
     if (this.userCanceled) throw new OperationCanceled();
     if (this.stopped !== undefined) throw new ExecutionStopped(this.stopped);
+    if (this.schedulerGoing) throw new SchedulerBeingDeleted(this.schedulerName);
+  }
+
+  /**
+   * The scheduler is being deleted (kubectl delete rks) while this runs: its deletion removes
+   * every room and version, so no further step starts (the signal aborts, the requests in flight
+   * complete) and the next checkpoint ends it as stopped by the deletion. An add_rooms of 1,000
+   * rooms otherwise made them all for the deletion to remove, which waited for it.
+   */
+  schedulerDeleted(): void {
+    if (this.schedulerGoing) return;
+    this.schedulerGoing = true;
+    this.abort.abort();
   }
 
   /**

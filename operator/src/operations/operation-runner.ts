@@ -97,6 +97,15 @@ export class OperationRunner {
   }
 
   /**
+   * Informer hook: a scheduler is being deleted (or is gone). The operation running for it, other
+   * than its delete_scheduler, stops at its next safe point, as stopped by the deletion.
+   */
+  schedulerDeleting(schedulerName: string): void {
+    const ctx = this.running.get(schedulerName);
+    if (ctx && ctx.op.spec.definitionName !== DefinitionName.DeleteScheduler) ctx.schedulerDeleted();
+  }
+
+  /**
    * An operation this replica just created or read (the scheduler controller's, one an executor
    * enqueued): seen at once by `operationsOf`, before the cache has it, and its scheduler's queue
    * looked at.
@@ -307,7 +316,8 @@ export class OperationRunner {
         const next = afterCancel(ctx.op);
         if (next !== undefined) ctx.event(next);
       }
-      if (definition.rollback) {
+      // Stopped by its scheduler's deletion: that removes what a rollback would (rooms, versions).
+      if (definition.rollback && !byDeletion) {
         ctx.event('Starting operation rollback');
         try {
           await definition.rollback(ctx);
