@@ -167,6 +167,19 @@ describe('Scheduler through kubectl', () => {
     }
   }, 240_000);
 
+  test('a major change whose validation room pings occupied fails saying what the room reported and what a game server must ping', async () => {
+    const name = 'kube-busy';
+    const file = path.join(dir, `${name}.yaml`);
+    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }])));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.occupied === 1, { timeoutMs: 30_000, message: '1 room occupied' });
+    await kubectl(['patch', 'rks', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:2.0.0' }])]);
+    await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=60s']);
+    const degraded = (await kubectl(['get', 'rks', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].message}'])).stdout;
+    expect(degraded).toMatch(/\(create_new_scheduler_version\) failed: validation failed: the validation room did not report ready within \d+s \(it reported occupied; only ready validates a version: the game server must ping ready once it can take players\)/);
+    await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 120_000);
+
   test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
     const name = 'kube-autoscaled';
     const file = path.join(dir, `${name}.yaml`);

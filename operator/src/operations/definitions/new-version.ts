@@ -108,6 +108,16 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
   ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name as string}`);
 }
 
+/**
+ * What the validation room last showed when its time ran out. A game server that pings
+ * `occupied` at start (one a matchmaker holds at once) is running, yet not validated: only
+ * `ready` is, so the line says what it reported rather than leave it read as silence.
+ */
+function lastStatusNote(status: string | undefined): string {
+  if (status === undefined || status === 'pending' || status === 'unready') return ' (it never reported ready: check that the game server starts and pings the rooms API)';
+  return ` (it reported ${status}; only ready validates a version: the game server must ping ready once it can take players)`;
+}
+
 /** Runs validation-room attempts; throws when every attempt fails. */
 async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<RoomManager['createRoom']>[0]['scheduler'], version: string, definition: Parameters<RoomManager['createRoom']>[0]['definition']): Promise<void> {
   const rooms = new RoomManager(ctx.deps);
@@ -131,9 +141,11 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`, { cause: err });
     }
     ctx.state.validationRoom = room;
+    let last: string | undefined;
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
       const s = r?.status?.status;
+      last = s;
       if (s === 'ready') return { ok: true as const };
       if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
       return undefined;
@@ -144,7 +156,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       ctx.event(`${attempt}º Attempt: Game room validation success!`);
       return;
     }
-    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s`;
+    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last)}`;
     ctx.event(`${attempt}º Attempt: ${lastFailure}`);
   }
   ctx.event('All validation attempts have failed, operation aborted!');
