@@ -80,6 +80,17 @@ describe('scheduler state', () => {
 });
 
 describe('scheduler status', () => {
+  test.each([
+    [1, ['ready'], '1 of 1 room ready, allocated, active or occupied; state in-sync'],
+    [2, ['ready'], '1 of 2 rooms ready, allocated, active or occupied; state in-sync'],
+    // More serve than desired (occupied rooms kept above the count): never "3 of 1 room".
+    [1, ['ready', 'occupied', 'allocated'], '3 rooms (1 desired) ready, allocated, active or occupied; state in-sync'],
+  ] as const)('Ready\'s message with %p desired and rooms %p: %p', (desired, statuses, message) => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 1, desired });
+    const rooms = statuses.map((st, i) => room(`r${i}`, st));
+    expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none).conditions?.find((c) => c.type === 'Ready')?.message).toBe(message);
+  });
+
   test('counts rooms by status and version, leaving validation rooms out', () => {
     const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 3 });
     const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),

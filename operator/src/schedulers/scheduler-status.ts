@@ -141,7 +141,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     // says the rooms are enough, so `kubectl wait --for=condition=Ready` must not pass on 0 rooms.
     cond(SchedulerConditionType.Ready, state === 'in-sync' && desired !== undefined && ready >= desired,
       state === 'in-sync' ? (desired !== undefined && ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${desired === undefined ? counted(ready, 'room') : `${ready} of ${counted(desired, 'room')}`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
+      `${desired === undefined ? counted(ready, 'room') : ready <= desired ? `${ready} of ${counted(desired, 'room')}` : `${counted(ready, 'room')} (${desired} desired)`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
