@@ -31,15 +31,34 @@ describe('chart NetworkPolicies', () => {
     expect(ports(field(findObject(objects, 'NetworkPolicy', '-operator'), 'spec.ingress') as Rule[])).toEqual(['TCP/8081']);
   });
 
+  it('lets the metrics sources scrape the gateway, whose /metrics is on the management port, only when both are narrowed', async () => {
+    const monitoring = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }];
+    const ops = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } } }];
+    const gatewayIn = async (networkPolicy: Record<string, unknown>) =>
+      field(findObject(policies(await renderChart({ values: { networkPolicy: { enabled: true, ...networkPolicy } } })), 'NetworkPolicy', '-gateway'), 'spec.ingress') as Rule[];
+    // Management narrowed, metrics sources named: a rule of their own on the management port.
+    expect(await gatewayIn({ managementFrom: ops, metricsFrom: monitoring })).toEqual([
+      { ports: [{ protocol: 'TCP', port: 8080 }], from: ops },
+      { ports: [{ protocol: 'TCP', port: 8090 }] },
+      { ports: [{ protocol: 'TCP', port: 8080 }], from: monitoring },
+    ]);
+    // Management open to anyone: Prometheus reaches it already. Metrics sources unnamed ("anyone"
+    // for the operator): opening the management API to anyone for them would undo managementFrom.
+    expect(ports(await gatewayIn({ metricsFrom: monitoring }))).toEqual(['TCP/8080', 'TCP/8090']);
+    expect(ports(await gatewayIn({ managementFrom: ops }))).toEqual(['TCP/8080', 'TCP/8090']);
+  });
+
   it('narrows sources, the API server address and adds egress as configured (values-full.yaml)', async () => {
     const objects = await renderChart({ valuesFiles: [FULL_VALUES_FILE] });
     const gateway = findObject(policies(objects), 'NetworkPolicy', '-gateway');
     const operator = findObject(policies(objects), 'NetworkPolicy', '-operator');
     const gatewayIn = field(gateway, 'spec.ingress') as Rule[];
-    expect(ports(gatewayIn)).toEqual(['TCP/9080', 'TCP/9090']);
+    expect(ports(gatewayIn)).toEqual(['TCP/9080', 'TCP/9090', 'TCP/9080']);
     expect(gatewayIn[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } } }]);
     // Pings only from room namespaces (the operator labels them managed-by roomkeeper).
     expect(gatewayIn[1]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'roomkeeper' } } }]);
+    // The gateway's /metrics is on its management port: the ServiceMonitor's Prometheus (metricsFrom) reaches it too.
+    expect(gatewayIn[2]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
     expect(field(operator, 'spec.ingress')).toEqual([{ ports: [{ protocol: 'TCP', port: 9081 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
     for (const policy of [gateway, operator]) {
       expect(field(policy, 'spec.egress')).toEqual([
