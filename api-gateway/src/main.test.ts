@@ -171,6 +171,22 @@ describe('startGateway', () => {
     }
   }, 90_000); // a child process under tsx: its start-up alone takes seconds on a loaded machine
 
+  it('as a process: a start that fails says so in one JSON line (component, what failed) and exits 1', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {
+      env: { PATH: process.env.PATH ?? '', ROOMKEEPER_KUBE_QPS: 'fast' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    const lines = out.split('\n').filter(Boolean);
+    expect(lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return l; } })).toEqual([
+      expect.objectContaining({ level: 'error', component: 'gateway', message: 'failed to start', error: expect.stringContaining('ROOMKEEPER_KUBE_QPS: expected a number, got "fast"') as unknown }),
+    ]);
+  }, 60_000); // a child process under tsx
+
   describe('running', () => {
     let gw: RunningGateway;
     beforeAll(async () => {

@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding/event-forwarder';
 import { ForwardingWorker } from '../../common/src/forwarding/forwarding-worker';
 import { discoverKubeConfig, makeKubeClients, roomkeeperUserAgent } from '../../common/src/kube/clients';
-import { createLogger, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
+import { createLogger, exitOnStartFailure, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
 import { KubernetesStore } from './adapters/kubernetes-store';
@@ -233,8 +233,5 @@ export async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : String(err));
-    process.exit(1);
-  });
+  main().catch((err: unknown) => exitOnStartFailure('gateway', err));
 }

@@ -75,6 +75,16 @@ function dropDisabledLevels(logger: winston.Logger): winston.Logger {
   return logger;
 }
 
+/**
+ * A process that could not start (no logger yet, or its configuration refused) says so as one JSON
+ * line on stderr, as every other line it writes, so a log pipeline that parses JSON keeps it; then
+ * it exits 1. `err`'s message says what failed and what to do.
+ */
+export function exitOnStartFailure(component: string, err: unknown): never {
+  process.stderr.write(`${JSON.stringify({ level: 'error', component, message: 'failed to start', error: String(err), timestamp: new Date().toISOString() })}\n`);
+  process.exit(1);
+}
+
 /** A logger that drops everything, for tests and benchmarks that do not read logs. */
 export function silentLogger(): Logger {
   return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });

@@ -5,7 +5,7 @@
 import { loadConfig } from '../../common/src/config';
 import { EventForwarder } from '../../common/src/forwarding';
 import { discoverKubeConfig } from '../../common/src/kube/clients';
-import { createLogger, toggleDebugOnSignal } from '../../common/src/logger';
+import { createLogger, exitOnStartFailure, toggleDebugOnSignal } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { onShutdownSignal } from '../../common/src/ops-server';
 import { startOperator, type RunningOperator } from './operator';
@@ -40,7 +40,4 @@ async function main(): Promise<void> {
   logger.info('operator started', { cluster: cluster.source, opsUrl: operator.opsUrl, identity: operator.identity });
 }
 
-main().catch((err: unknown) => {
-  console.error(JSON.stringify({ level: 'error', component: 'operator', message: 'failed to start', error: String(err) }));
-  process.exit(1);
-});
+main().catch((err: unknown) => exitOnStartFailure('operator', err));
