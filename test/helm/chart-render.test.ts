@@ -137,7 +137,11 @@ describe('chart with default values', () => {
         seccompProfile: { type: 'RuntimeDefault' },
       });
       const resources = containerOf(deployment).resources;
-      expect(resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+      // Memory requested as the process holds it at 10,000 rooms: the benchmarks hold the operator to
+      // 300 MB resident and the gateway to 200 MB (README, benchmarks 3 and 10c/10d); a pod above its
+      // request is the kubelet's first choice to evict under node memory pressure.
+      expect(resources.requests).toEqual({ cpu: '100m', memory: suffix === '-operator' ? '288Mi' : '192Mi' });
+      expect(Number(resources.requests?.memory?.replace('Mi', '')) * 2 ** 20).toBeGreaterThanOrEqual(suffix === '-operator' ? 300e6 : 200e6);
       expect(resources.limits).toEqual({ cpu: '1', memory: '512Mi' });
       // A read-only root file system still gets a writable /tmp.
       expect(field(deployment, 'spec.template.spec.volumes')).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
@@ -359,6 +363,29 @@ describe('chart variants', () => {
       expect(result.stderr).toContain(`${component}.podDisruptionBudget.minAvailable=${minAvailable} with ${component}.replicas=2 would let no ${component} pod be evicted`);
     }
     expect((await helmTemplateRaw({ values: { gateway: { replicas: 3, podDisruptionBudget: { enabled: true, minAvailable: 2 } } } })).code).toBe(0);
+  });
+
+  it('refuses a memory limit that leaves Node less than 128 MiB above its V8 heap limit (maxHeapMB): the container would be OOM-killed before V8 collects', async () => {
+    for (const [component, values, said] of [
+      ['operator', { resources: { limits: { memory: '256Mi' } } }, 'operator.resources.limits.memory=256Mi'],
+      ['operator', { resources: { limits: { memory: '0.25Gi' } } }, 'operator.resources.limits.memory=0.25Gi'],
+      ['gateway', { maxHeapMB: 450 }, 'gateway.resources.limits.memory=512Mi'],
+      ['gateway', { resources: { limits: { memory: '300M' } } }, 'gateway.resources.limits.memory=300M'],
+    ] as const) {
+      const result = await helmTemplateRaw({ values: { [component]: values } });
+      expect(result.code).not.toBe(0);
+      const heap = component === 'operator' && !('maxHeapMB' in values) ? 160 : 'maxHeapMB' in values ? values.maxHeapMB : 192;
+      expect(result.stderr).toContain(`${said} leaves less than 128 MiB above ${component}.maxHeapMB=${heap}`);
+      expect(result.stderr).toContain(`at least ${heap + 128}Mi`);
+    }
+    for (const values of [
+      { operator: { resources: { limits: { memory: '288Mi' } } }, gateway: { resources: { limits: { memory: '1G' } } } },
+      { operator: { resources: { limits: null } }, gateway: { resources: { limits: { cpu: '2' } } } }, // no memory limit: nothing to fit in
+    ]) {
+      const result = await helmTemplateRaw({ values });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
   });
 
   it('refuses two unelected operators', async () => {

@@ -69,6 +69,7 @@ describe('values.yaml and values.schema.json', () => {
     ['a relative Ingress path', { ingress: { enabled: true, management: { path: 'schedulers', pathType: 'Prefix' } } }, /ingress\.management\.path: Does not match pattern '\^\/'/],
     ['a bad Service type', { gateway: { service: { type: 'External', port: 8080, roomsPort: 8090 } } }, /gateway\.service\.type: gateway\.service\.type must be one of the following/],
     ['a malformed digest', { image: { digest: 'latest' } }, /image\.digest: Does not match pattern/],
+    ['a resource quantity Kubernetes would not parse', { gateway: { resources: { requests: { memory: 'lots' } } } }, /gateway\.resources\.requests\.memory: Does not match pattern/],
   ];
 
   it.each(refused)('refuses %s in helm template', async (_name, values, message) => {

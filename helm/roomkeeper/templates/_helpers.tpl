@@ -129,6 +129,37 @@ milliseconds (values.schema.json guarantees the form).
 {{- end -}}
 
 {{/*
+MiB of a memory quantity written as a plain, decimal-SI (k, M, G, T) or binary-SI (Ki, Mi, Gi, Ti)
+number; empty for any other form (an exponent), which the checks below then leave alone.
+*/}}
+{{- define "roomkeeper.memoryMiB" -}}
+{{- $q := toString . | trim -}}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" $q -}}
+{{- $factors := dict "" 1.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 -}}
+{{- $unit := trimPrefix $n $q -}}
+{{- if and $n (hasKey $factors $unit) -}}
+{{- divf (mulf ($n | float64) (get $factors $unit)) 1048576.0 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A component's memory limit must hold its V8 heap limit (maxHeapMB) plus what Node holds outside
+the heap (code, buffers, sockets: a process with the Kubernetes client and an almost empty heap
+is about 127 MB resident, docs/benchmarks.md): with less, the container is OOM-killed before V8
+ever collects to stay under its limit. (dict "component" "operator" "values" .Values.operator)
+*/}}
+{{- define "roomkeeper.heapFitsMemoryLimit" -}}
+{{- $limit := (.values.resources.limits | default dict).memory -}}
+{{- if $limit -}}
+{{- $mib := include "roomkeeper.memoryMiB" $limit -}}
+{{- $needed := add (int .values.maxHeapMB) 128 -}}
+{{- if and $mib (lt ($mib | float64) ($needed | float64)) -}}
+{{- fail (printf "%s.resources.limits.memory=%v leaves less than 128 MiB above %s.maxHeapMB=%d, the V8 heap limit (Node holds about that much outside its heap): the %s would be OOM-killed before V8 collects to stay under its limit. Set %s.resources.limits.memory to at least %dMi, or lower %s.maxHeapMB" .component $limit .component (int .values.maxHeapMB) .component .component $needed .component) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Environment both processes read: logging, the Kubernetes client, the per-scheduler room limit and the room-token secret.
 */}}
 {{- define "roomkeeper.commonEnv" -}}
