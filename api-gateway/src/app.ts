@@ -70,6 +70,9 @@ export interface RoomsAppDeps extends CommonAppDeps {
   now?: Clock;
 }
 
+/** Health, readiness and metrics: polled every few seconds by probes and Prometheus. */
+const POLLED_ROUTES: ReadonlySet<string> = new Set(HEALTH_ROUTES.map((r) => r.path));
+
 function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'debug', fastPath?: FastPath): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -80,7 +83,7 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
       if (!fastPath(req, res)) next();
     });
   }
-  app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, api, accessLogLevel }));
+  app.use(requestContext({ logger: deps.logger, metrics: deps.metrics, api, accessLogLevel, polledRoutes: POLLED_ROUTES }));
   return app;
 }
 

@@ -15,6 +15,11 @@ export interface RequestContextOptions {
   api: string;
   /** Level of the access log line; the rooms API logs at debug to keep the ping path quiet. */
   accessLogLevel: 'info' | 'debug';
+  /**
+   * Routes machines poll (kubelet probes, Prometheus scrapes): their answers log at debug, so two
+   * replicas do not write a line every few seconds each at info; a failure of ours still warns.
+   */
+  polledRoutes?: ReadonlySet<string>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -49,7 +54,7 @@ export function requestRecorder(options: RequestContextOptions): (answered: Answ
     requests.inc({ api: options.api, route, method, status });
     duration.observe(seconds, { api: options.api, route });
     // A failure of ours is a warning; a 501 is the client's (a method the path does not take).
-    const level = status >= 500 && status !== 501 ? 'warn' : options.accessLogLevel;
+    const level = status >= 500 && status !== 501 ? 'warn' : options.polledRoutes?.has(route) ? 'debug' : options.accessLogLevel;
     // Only the route pattern and status: never headers (Authorization) or bodies.
     if (options.logger.isLevelEnabled(level)) {
       logger().log(level, 'request', { method, route, status, durationMs: Math.round(seconds * 1000) });

@@ -1,7 +1,10 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import request from 'supertest';
+import { createLogger } from '../../../common/src/logger';
+import { waitFor } from '../../../test/support/wait';
 import { createHttpServer, MANAGEMENT_TIMEOUTS } from '../../../common/src/http-server';
 import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { nextAttemptId } from '../../../common/src/operations/attempts';
@@ -44,6 +47,19 @@ describe('authentication', () => {
     const metrics = await api().get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('roomkeeper_http_requests_total');
+  });
+
+  it('logs the polls of probes and Prometheus (health, readiness, metrics) only at debug, a failing one as a warning, and other requests at info', async () => {
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => chunk.toString().split('\n').filter(Boolean).forEach((l) => lines.push(JSON.parse(l) as Record<string, unknown>)));
+    const polled = buildTestApps({ logger: createLogger('gateway', { level: 'info', stream }) });
+    for (const path of ['/healthz', '/readyz', '/metrics']) expect((await request(polled.management).get(path)).status).toBe(200);
+    polled.ready.reason = 'caches not synced';
+    expect((await request(polled.management).get('/readyz')).status).toBe(503);
+    expect((await request(polled.management).get('/schedulers').set('Authorization', AUTH)).status).toBe(200);
+    await waitFor(() => lines.some((l) => l.route === '/schedulers'), { message: 'the access line of GET /schedulers' });
+    expect(lines.filter((l) => l.message === 'request').map((l) => [l.level, l.route, l.status])).toEqual([['warn', '/readyz', 503], ['info', '/schedulers', 200]]);
   });
 
   it('reports not ready with 503', async () => {

@@ -1,6 +1,6 @@
 /** Shared test fixtures: valid bodies and apps wired to the in-memory store. */
 import type { Express } from 'express';
-import { silentLogger } from '../../../common/src/logger';
+import { silentLogger, type Logger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import type { SchedulerSpec } from '../../../common/src/generated/resources';
 import { createManagementApp, createRoomsApp } from '../app';
@@ -64,12 +64,14 @@ export function buildTestApps(options: {
   forwarder?: RoomEventSink; pingQueue?: PingForwardQueue; pingAuth?: boolean; pingAnswerAllocation?: boolean; maxRoomsPerScheduler?: number; allocationSettings?: Partial<AllocationSettings>;
   /** Another replica of these apps: the same store and clock, its own memory and metrics. */
   replicaOf?: TestApps;
+  /** Where the apps log; default nowhere. */
+  logger?: Logger;
 } = {}): TestApps {
   const clock = options.replicaOf?.clock ?? { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
   const store = options.replicaOf?.store ?? new InMemoryStore(now);
   const metrics = new MetricsRegistry();
-  const logger = silentLogger();
+  const logger = options.logger ?? silentLogger();
   const ready = { reason: undefined as string | undefined };
   const readiness = { notReadyReason: () => ready.reason };
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
