@@ -37,6 +37,46 @@ afterAll(async () => {
   await (sandbox as Sandbox | undefined)?.stop(); // undefined when beforeAll failed before assigning it
 });
 
+/**
+ * The gateway as the chart runs it (api-gateway/src/main.ts in a process of its own) on the
+ * sandbox, with these settings besides the credentials; its JSON lines as they come, until it
+ * has listened. `stop()` kills it if still running and removes its kubeconfig.
+ */
+async function spawnGatewayProcess(podName: string, env: Record<string, string>) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${podName}-`));
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(kubeconfig, sandbox.kubeConfig().exportConfig(), { mode: 0o600 });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {
+    env: {
+      PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_POD_NAME: podName,
+      ROOMKEEPER_AUTH_USERNAME: 'ops', ROOMKEEPER_AUTH_PASSWORD: 'pw-123', ROOMKEEPER_ROOM_TOKEN_SECRET: SECRET, ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    const parts = out.split('\n');
+    out = parts.pop() ?? '';
+    for (const line of parts.filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const listening = await waitFor(() => lines.find((l) => l.message === 'gateway listening'), { timeoutMs: 20_000, message: `the gateway process to listen (stderr: ${stderr})` });
+    return { child, lines, exited, stop, managementUrl: String(listening.managementUrl), roomsUrl: String(listening.roomsUrl) };
+  } catch (err) {
+    stop();
+    throw err;
+  }
+}
+
 describe('startGateway', () => {
   it('refuses to start without management credentials', async () => {
     await expect(startGateway({ config: config({ authUsername: '', authPassword: '' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' })).rejects.toBeInstanceOf(GatewayStartupError);
@@ -126,32 +166,9 @@ describe('startGateway', () => {
   });
 
   it('as a process: SIGTERM turns /readyz to 503 while requests are still answered for ROOMKEEPER_SHUTDOWN_DRAIN_DELAY, then the process closes its listeners and exits 0', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-sigterm-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(kubeconfig, sandbox.kubeConfig().exportConfig(), { mode: 0o600 });
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {
-      env: {
-        PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_POD_NAME: 'gw-sigterm',
-        ROOMKEEPER_AUTH_USERNAME: 'ops', ROOMKEEPER_AUTH_PASSWORD: 'pw-123', ROOMKEEPER_ROOM_TOKEN_SECRET: SECRET,
-        // Long enough that a request sent after the 503 is seen is answered inside it on a loaded machine.
-        ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '6s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: Record<string, unknown>[] = [];
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const parts = out.split('\n');
-      out = parts.pop() ?? '';
-      for (const line of parts.filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // A drain long enough that a request sent after the 503 is seen is answered inside it on a loaded machine.
+    const { child, lines, exited, stop, managementUrl } = await spawnGatewayProcess('gw-sigterm', { ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '6s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s' });
     try {
-      const listening = await waitFor(() => lines.find((l) => l.message === 'gateway listening'), { timeoutMs: 20_000, message: `the gateway process to listen (stderr: ${stderr})` });
-      const managementUrl = String(listening.managementUrl);
       await waitFor(async () => (await fetch(`${managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000, message: 'the gateway process ready' });
       child.kill('SIGTERM');
       const notReady = await waitFor(async () => {
@@ -163,13 +180,33 @@ describe('startGateway', () => {
       expect(await Promise.race([exited, delay(30_000, 'still running 30 s after SIGTERM', { ref: false })])).toBe(0);
       await expect(fetch(`${managementUrl}/readyz`)).rejects.toThrow();
       const said = lines.map((l) => l.message);
-      expect(said.indexOf('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting')).toBeGreaterThan(said.indexOf('signal received'));
-      expect(said.slice(-2)).toEqual(['gateway stopping', 'gateway stopped']);
+      expect(said.indexOf('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting')).toBeGreaterThan(said.indexOf('shutting down'));
+      expect(said.slice(-3)).toEqual(['gateway stopping', 'gateway stopped', 'stopped cleanly']);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      fs.rmSync(dir, { recursive: true, force: true });
+      stop();
     }
   }, 90_000); // a child process under tsx: its start-up alone takes seconds on a loaded machine
+
+  it('as a process: a SIGTERM whose stop hangs (the API server holds the last ping-digest write) exits 1 within the drain and the shutdown budget, saying so, before the pod\'s grace period ends in SIGKILL', async () => {
+    const { core, custom } = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
+    await core.createNamespace({ body: { metadata: { name: 'hang-ns' } } });
+    await custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'hang-ns', plural: 'gamerooms', body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 'hang-ns' }, spec: { scheduler: 'hang-ns', version: 'v1.0.0' } } });
+    const { child, lines, exited, stop, roomsUrl } = await spawnGatewayProcess('gw-hang', { ROOMKEEPER_PING_FLUSH_INTERVAL: '10m', ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '1s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s' });
+    try {
+      // A ping the gateway holds in memory until its next flush: at the latest, its stop.
+      await waitFor(async () => {
+        const res = await fetch(`${roomsUrl}/scheduler/hang-ns/rooms/r1/ping`, { method: 'PUT', headers: { Authorization: `Bearer ${roomToken(SECRET, 'hang-ns', 'r1')}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ status: 'ready', timestamp: 1 }) });
+        return ((await res.json()) as { success?: boolean }).success;
+      }, { timeoutMs: 10_000, message: 'a ping answered' });
+      sandbox.faults.set({ latencyMs: 120_000, match: { resource: 'pingdigests' } });
+      child.kill('SIGTERM');
+      expect(await Promise.race([exited, delay(30_000, 'still running 30 s after SIGTERM', { ref: false })])).toBe(1);
+      expect(lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'graceful shutdown timed out', timeoutMs: 3000 }));
+    } finally {
+      sandbox.faults.clear();
+      stop();
+    }
+  }, 90_000); // a child process under tsx
 
   it('as a process: a start that fails says so in one JSON line (component, what failed) and exits 1', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {

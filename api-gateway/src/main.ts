@@ -20,6 +20,7 @@ import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
+import { onShutdownSignal } from '../../common/src/ops-server';
 import { PingRecorder } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
@@ -224,12 +225,9 @@ export async function main(): Promise<void> {
   const found = discoverKubeConfig();
   if (!found) throw new GatewayStartupError('no Kubernetes cluster configured (E2E_KUBECONFIG, KUBECONFIG or in-cluster); `npm start` runs the gateway against the sandbox');
   const gateway = await startGateway({ config, kubeConfig: found.kc, logger });
-  const onSignal = (signal: string) => {
-    logger.info('signal received', { signal, drainMs: config.shutdownDrainDelay });
-    void gateway.stop({ drainMs: config.shutdownDrainDelay }).then(() => process.exit(0));
-  };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  // Bounded by the drain plus the shutdown budget, as the chart's grace period (plus 5 s) is: a
+  // stop that hangs (an API server holding the last ping-digest write) exits 1 saying so, not SIGKILLed unsaid.
+  onShutdownSignal(logger, config.shutdownDrainDelay + config.shutdownTimeout, () => gateway.stop({ drainMs: config.shutdownDrainDelay }));
 }
 
 if (require.main === module) {
