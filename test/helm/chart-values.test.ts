@@ -123,6 +123,16 @@ describe('NOTES.txt', () => {
     expect(text).toContain('kubectl get rks');
   });
 
+  it('after an upgrade, first says to apply the new version\'s CRDs, which Helm never upgrades', async () => {
+    const upgrade = await notes(['--is-upgrade']);
+    expect(upgrade.split('\n')[0]).toBe('Roomkeeper 0.1.0 is upgraded in namespace games-system.');
+    expect(upgrade).toContain('helm show crds <this chart> --version 0.1.0 | kubectl apply --server-side -f -');
+    expect(upgrade.indexOf('helm show crds')).toBeLessThan(upgrade.indexOf('1. Reach the management API'));
+    const install = await notes([]);
+    expect(install.split('\n')[0]).toBe('Roomkeeper 0.1.0 is installed in namespace games-system.');
+    expect(install).not.toContain('helm show crds');
+  });
+
   it('gives the Ingress URL when the Ingress is on', async () => {
     const text = await notes(['-f', FULL_VALUES_FILE]);
     expect(text).toContain('export ROOMKEEPER_URL=https://games.example.com\n');
