@@ -176,9 +176,21 @@ describe('Scheduler through kubectl', () => {
     await kubectl(['patch', 'rks', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:2.0.0' }])]);
     await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=60s']);
     const degraded = (await kubectl(['get', 'rks', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].message}'])).stdout;
-    expect(degraded).toMatch(/\(create_new_scheduler_version\) failed: validation failed: the validation room did not report ready within \d+s \(it reported occupied; only ready validates a version: the game server must ping ready once it can take players\)/);
+    expect(degraded).toMatch(/\(create_new_scheduler_version\) failed: validation failed: the validation room did not report ready within \d+s \(it reported occupied; only ready validates a version: the game server must ping ready once it can take players, or set ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED \(the chart's operator\.validation\.acceptOccupied\) to true if it is taken by a matchmaker as soon as it starts\)/);
+
+    // With the setting (Maestro's roomValidationAcceptOccupiedStatus), the same change validates by occupied.
+    await stack.restartOperators({ validationAcceptOccupied: true });
+    try {
+      await kubectl(['patch', 'rks', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:3.0.0' }])]);
+      const switched = await waitFor(async () => (await stack.api.listOperations(name)).items
+        .find((o) => o.spec.definitionName === 'create_new_scheduler_version' && o.status?.status === 'finished'), { timeoutMs: 60_000, message: 'the change validated by occupied' });
+      expect((switched.status?.executionHistory ?? []).map((h) => h.event)).toContain('1º Attempt: Game room validation success! (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)');
+      await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v2.0.0', { timeoutMs: 30_000, message: 'the new major active' });
+    } finally {
+      await stack.restartOperators({});
+    }
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
-  }, 120_000);
+  }, 180_000);
 
   test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
     const name = 'kube-autoscaled';

@@ -115,7 +115,8 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
  */
 function lastStatusNote(status: string | undefined): string {
   if (status === undefined || status === 'pending' || status === 'unready') return ' (it never reported ready: check that the game server starts and pings the rooms API)';
-  return ` (it reported ${status}; only ready validates a version: the game server must ping ready once it can take players)`;
+  const occupied = status === 'occupied' ? ', or set ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED (the chart\'s operator.validation.acceptOccupied) to true if it is taken by a matchmaker as soon as it starts' : '';
+  return ` (it reported ${status}; only ready validates a version: the game server must ping ready once it can take players${occupied})`;
 }
 
 /** Runs validation-room attempts; throws when every attempt fails. */
@@ -123,6 +124,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
   const rooms = new RoomManager(ctx.deps);
   const attempts = ctx.deps.config.validationAttempts;
   const timeoutMs = ctx.deps.config.validationTimeout;
+  const acceptOccupied = ctx.deps.config.validationAcceptOccupied;
   ctx.event('Major version detected, starting game room validation process...');
   let lastFailure = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -146,14 +148,15 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
       const s = r?.status?.status;
       last = s;
-      if (s === 'ready') return { ok: true as const };
+      if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
       if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
       return undefined;
     }, timeoutMs);
     await rooms.deleteRoom(ctx.schedulerName, room, undefined, 'Background');
     ctx.state.validationRoom = undefined;
     if (outcome?.ok) {
-      ctx.event(`${attempt}º Attempt: Game room validation success!`);
+      // Maestro's exact text; a room that validated by occupied says so after it.
+      ctx.event(`${attempt}º Attempt: Game room validation success!${outcome.status === 'occupied' ? ' (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)' : ''}`);
       return;
     }
     lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last)}`;
