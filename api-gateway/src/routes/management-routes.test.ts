@@ -635,6 +635,28 @@ describe('reads', () => {
     expect(bodyOf(res).scheduler).toMatchObject({ name: 'fresh', state: 'creating', spec: { version: 'v1.0.0' } });
   });
 
+  it('answers for v1.0.0 of a scheduler being created, as GET shows it (Maestro writes v1.0.0 with the create): by ?version= and in the versions list', async () => {
+    await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('fresh'));
+    const shown = (await api().get('/schedulers/fresh').set('Authorization', AUTH)).body as { scheduler: { createdAt: string } };
+    const byVersion = await api().get('/schedulers/fresh?version=v1.0.0').set('Authorization', AUTH);
+    expect(byVersion.status).toBe(200);
+    expect(byVersion.body).toEqual(shown);
+    expect((await api().get('/schedulers/fresh?version=v1.1.0').set('Authorization', AUTH)).status).toBe(404);
+    const versions = await api().get('/schedulers/fresh/versions').set('Authorization', AUTH);
+    expect(versions.body).toEqual({ versions: [{ version: 'v1.0.0', isActive: true, createdAt: shown.scheduler.createdAt }] });
+    // The operator wrote the version, not yet the status that names it: still the active one.
+    t.store.seedVersion('fresh', 'v1.0.0', validSpec(), '2026-01-01T00:00:00.000Z');
+    expect((await api().get('/schedulers/fresh/versions').set('Authorization', AUTH)).body).toEqual({ versions: [{ version: 'v1.0.0', isActive: true, createdAt: '2026-01-01T00:00:00.000Z' }] });
+  });
+
+  it('lists no version of a scheduler whose creation failed (no version serves)', async () => {
+    t.store.seedScheduler('failed', validSpec(), { state: 'on-error' });
+    const s = t.store.schedulers.get('failed')!;
+    delete s.status!.version;
+    t.store.versions.clear();
+    expect((await api().get('/schedulers/failed/versions').set('Authorization', AUTH)).body).toEqual({ versions: [] });
+  });
+
   it('lists versions newest first', async () => {
     t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
     t.store.seedVersion('a', 'v1.1.0', validSpec(), '2026-01-02T00:00:00.000Z');

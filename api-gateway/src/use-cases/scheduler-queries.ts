@@ -63,9 +63,9 @@ export class SchedulerQueries {
     const s = await this.deps.schedulers.getScheduler(name);
     if (!s) throw new NotFoundError(`scheduler ${name} not found`);
     const wanted = version ?? s.status?.version;
-    if (wanted === undefined) {
-      // Still being created: the definition is the spec, shown as v1.0.0.
-      return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: 'v1.0.0', createdAt: schedulerCreatedAt(s) }) };
+    if (wanted === undefined || (s.status?.version === undefined && wanted === activeVersionOf(s))) {
+      // Still being created: the definition is the spec, shown as v1.0.0, asked for by that version or not.
+      return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: activeVersionOf(s), createdAt: schedulerCreatedAt(s) }) };
     }
     const snapshot = await this.deps.schedulers.getVersion(name, wanted);
     if (!snapshot) {
@@ -79,13 +79,19 @@ export class SchedulerQueries {
   async versions(name: string): Promise<{ versions: { version: string; isActive: boolean; createdAt: string }[] }> {
     const s = await this.deps.schedulers.getScheduler(name);
     if (!s) throw new NotFoundError(`scheduler ${name} not found`);
-    const active = s.status?.version;
+    // v1.0.0 while the scheduler is being created, as GET shows it: Maestro's create writes v1.0.0 at once.
+    const active = activeVersionOf(s);
     const list: SchedulerVersion[] = await this.deps.schedulers.listVersions(name);
     const sorted = [...list].sort((a, b) => {
       const byTime = toIsoString(b.metadata.creationTimestamp).localeCompare(toIsoString(a.metadata.creationTimestamp));
       return byTime !== 0 ? byTime : compareVersions(b.spec.version, a.spec.version);
     });
-    return { versions: sorted.map((v) => ({ version: v.spec.version, isActive: v.spec.version === active, createdAt: toIsoString(v.metadata.creationTimestamp) })) };
+    const versions = sorted.map((v) => ({ version: v.spec.version, isActive: v.spec.version === active, createdAt: toIsoString(v.metadata.creationTimestamp) }));
+    // Before the operator has written it; a scheduler whose creation failed has none (no version serves).
+    if (versions.length === 0 && s.status?.version === undefined && schedulerStateOf(s) === 'creating') {
+      versions.push({ version: active, isActive: true, createdAt: schedulerCreatedAt(s) });
+    }
+    return { versions };
   }
 
   private infoOf(s: Scheduler): Record<string, unknown> {
