@@ -91,6 +91,9 @@ export function basicAuthorized(provider: CredentialsProvider, header: string | 
   return ok;
 }
 
+/** Well-formed Basic credentials that are not the management API's: where the right ones come from. */
+const INVALID_CREDENTIALS = "invalid credentials: the user or the password is wrong; send the management API's, set by ROOMKEEPER_AUTH_USERNAME and ROOMKEEPER_AUTH_PASSWORD or held in the Secret ROOMKEEPER_AUTH_SECRET_NAME names (npm start prints them; a Helm install's NOTES say how to read them)";
+
 /** Express middleware: 401 with `WWW-Authenticate` unless the Basic credentials match. */
 export function basicAuth(provider: CredentialsProvider): RequestHandler {
   return (req, res, next) => {
@@ -98,7 +101,7 @@ export function basicAuth(provider: CredentialsProvider): RequestHandler {
       const given = parseBasicAuthorization(req.headers.authorization);
       res.setHeader('WWW-Authenticate', BASIC_REALM);
       const header = req.headers.authorization;
-      next(new UnauthenticatedError(given ? 'invalid credentials'
+      next(new UnauthenticatedError(given ? INVALID_CREDENTIALS
         : header === undefined ? 'missing credentials: use HTTP Basic authentication'
           : 'malformed credentials: send Authorization: Basic <base64 of user:password>'));
       return;
@@ -114,6 +117,11 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/** A bearer token that is not the room's (another room's, or made under a secret no longer accepted). */
+function invalidRoomToken(schedulerName: string, roomId: string): string {
+  return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only)`;
+}
+
 /** Express middleware for `/scheduler/:schedulerName/rooms/:roomId/...`: the room's token must match. */
 export function roomTokenAuth(secrets: readonly string[]): RequestHandler {
   return (req, res, next) => {
@@ -121,7 +129,7 @@ export function roomTokenAuth(secrets: readonly string[]): RequestHandler {
     const token = bearerToken(req.headers.authorization);
     if (!verifyRoomToken(secrets, params.schedulerName ?? '', params.roomId ?? '', token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="roomkeeper-rooms"');
-      next(new UnauthenticatedError(token ? 'invalid room token' : 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'));
+      next(new UnauthenticatedError(token ? invalidRoomToken(params.schedulerName ?? '', params.roomId ?? '') : 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'));
       return;
     }
     next();

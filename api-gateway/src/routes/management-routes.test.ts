@@ -21,10 +21,11 @@ const api = () => request(t.management);
 const errorBody = (code: number): unknown => expect.objectContaining({ code, message: expect.any(String) as unknown, details: expect.any(Array) as unknown });
 
 describe('authentication', () => {
+  const INVALID_CREDENTIALS = "invalid credentials: the user or the password is wrong; send the management API's, set by ROOMKEEPER_AUTH_USERNAME and ROOMKEEPER_AUTH_PASSWORD or held in the Secret ROOMKEEPER_AUTH_SECRET_NAME names (npm start prints them; a Helm install's NOTES say how to read them)";
   it.each([
     ['missing', undefined, 'missing credentials: use HTTP Basic authentication'],
-    ['wrong password', `Basic ${Buffer.from('admin:nope').toString('base64')}`, 'invalid credentials'],
-    ['wrong user', `Basic ${Buffer.from('root:s3cret-pass').toString('base64')}`, 'invalid credentials'],
+    ['wrong password', `Basic ${Buffer.from('admin:nope').toString('base64')}`, INVALID_CREDENTIALS],
+    ['wrong user', `Basic ${Buffer.from('root:s3cret-pass').toString('base64')}`, INVALID_CREDENTIALS],
     ['not basic', 'Bearer abc', 'malformed credentials: send Authorization: Basic <base64 of user:password>'],
     ['garbage', 'Basic !!!', 'malformed credentials: send Authorization: Basic <base64 of user:password>'],
   ])('answers 401 with WWW-Authenticate when credentials are %s, saying which', async (_what, header, message) => {

@@ -132,16 +132,17 @@ describe('rooms API without forwarders', () => {
     expect(huge.status).toBe(413);
   });
 
+  const MISSING = 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
   it.each([
-    ['missing', undefined],
-    ['for another room', token('s1', 'room-2')],
-    ['malformed', 'Bearer'],
-    ['basic', 'Basic YTpi'],
-  ])('answers 401 (code 16) when the token is %s', async (_what, header) => {
+    ['missing', undefined, MISSING],
+    ['for another room', token('s1', 'room-2'), "invalid room token: it is not the token of room room-1 of scheduler s1; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only)"],
+    ['malformed', 'Bearer', MISSING],
+    ['basic', 'Basic YTpi', MISSING],
+  ])('answers 401 (code 16) when the token is %s, saying what to send', async (_what, header, message) => {
     const req = request(t.rooms).put('/scheduler/s1/rooms/room-1/ping');
     const res = header ? await req.set('Authorization', header).send({ status: 'occupied' }) : await req.send({ status: 'occupied' });
     expect(res.status).toBe(401);
-    expect(res.body).toMatchObject({ code: 16, success: false, details: [] });
+    expect(res.body).toEqual({ code: 16, success: false, message, details: [] });
     expect(t.store.writes).toEqual([]);
   });
 
