@@ -18,7 +18,6 @@ beforeEach(() => {
 });
 
 const api = () => request(t.management);
-const errorBody = (code: number): unknown => expect.objectContaining({ code, message: expect.any(String) as unknown, details: expect.any(Array) as unknown });
 
 describe('authentication', () => {
   const INVALID_CREDENTIALS = "invalid credentials: the user or the password is wrong; send the management API's, set by ROOMKEEPER_AUTH_USERNAME and ROOMKEEPER_AUTH_PASSWORD or held in the Secret ROOMKEEPER_AUTH_SECRET_NAME names (npm start prints them; a Helm install's NOTES say how to read them)";
@@ -86,15 +85,16 @@ describe('routing', () => {
   });
 
   it.each([
-    ['put', '/schedulers'],
-    ['delete', '/schedulers'],
-    ['post', '/schedulers/x/versions'],
-    ['delete', '/schedulers/x/operations/abc'],
-    ['get', '/schedulers/x/add-rooms'],
-  ] as const)('answers 501 for %s %s (wrong method)', async (method, path) => {
+    ['put', '/schedulers', '/schedulers takes GET or POST', 'GET, POST, HEAD'],
+    ['delete', '/schedulers', '/schedulers takes GET or POST', 'GET, POST, HEAD'],
+    ['post', '/schedulers/x/versions', '/schedulers/{schedulerName}/versions takes GET', 'GET, HEAD'],
+    ['delete', '/schedulers/x/operations/abc', '/schedulers/{schedulerName}/operations/{operationId} takes GET', 'GET, HEAD'],
+    ['get', '/schedulers/x/add-rooms', '/schedulers/{schedulerName}/add-rooms takes POST', 'POST'],
+  ] as const)('answers 501 for %s %s (wrong method), naming the methods the path takes', async (method, path, takes, allow) => {
     const res = await api()[method](path).set('Authorization', AUTH);
     expect(res.status).toBe(501);
-    expect(res.body).toEqual(errorBody(12));
+    expect(res.body).toEqual({ code: 12, message: `Method Not Allowed: ${takes}`, details: [] });
+    expect(res.headers.allow).toBe(allow);
   });
 
   it('routes GET /schedulers/info before GET /schedulers/{name}', async () => {
@@ -896,7 +896,7 @@ describe('every management route', () => {
     // OPTIONS is served nowhere (the other methods of /schedulers/info reach /schedulers/{name}, as in grpc-gateway).
     const res = await api().options(concrete(path)).set('Authorization', AUTH);
     expect(res.status).toBe(501);
-    expect(res.body).toEqual({ code: 12, message: 'Method Not Allowed', details: [] });
+    expect(res.body).toEqual({ code: 12, message: expect.stringMatching(/^Method Not Allowed: \/\S+ takes [A-Z]+( or [A-Z]+)*$/) as unknown, details: [] });
     expect(t.store.writes).toEqual([]);
   });
 });

@@ -208,6 +208,8 @@ describe('rooms API without forwarders', () => {
     expect((await request(t.rooms).get('/schedulers')).status).toBe(404);
     const wrong = await request(t.rooms).post('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready' });
     expect(wrong.status).toBe(501);
+    expect(wrong.body).toEqual({ success: false, code: 12, message: 'Method Not Allowed: /scheduler/{schedulerName}/rooms/{roomId}/ping takes PUT', details: [] });
+    expect(wrong.headers.allow).toBe('PUT');
   });
 
   it('counts pings by status and result', async () => {

@@ -63,8 +63,21 @@ export function mountRoutes<Id extends string>(router: Router, specs: readonly R
     const chain = [...options.auth[spec.auth], ...(spec.requestBody ? [options.json] : []), run];
     router[spec.method](spec.path, ...chain);
   }
-  const notAllowed: RequestHandler = (_req, _res, next) => next(new NotImplementedError('Method Not Allowed'));
-  for (const path of new Set(specs.map((s) => s.path))) router.all(path, notAllowed);
+  for (const path of new Set(specs.map((s) => s.path))) router.all(path, notAllowed(path, specs.filter((s) => s.path === path).map((s) => s.method)));
+}
+
+/**
+ * grpc-gateway's 501 `Method Not Allowed` for a known path, going on to name the methods the path
+ * takes (also in `Allow`, where Express answers HEAD as GET), so the client learns what to send.
+ */
+function notAllowed(path: string, methods: readonly HttpMethod[]): RequestHandler {
+  const names = methods.map((m) => m.toUpperCase());
+  const message = `Method Not Allowed: ${openApiPath(path)} takes ${names.join(' or ')}`;
+  const allow = (names.includes('GET') ? [...names, 'HEAD'] : names).join(', ');
+  return (_req, res, next) => {
+    res.setHeader('Allow', allow);
+    next(new NotImplementedError(message));
+  };
 }
 
 /** What a path parameter holds, for the answer to one that cannot be decoded. */
