@@ -79,7 +79,11 @@ function components(): Record<string, Schema> {
     },
     CreateSchedulerRequest: { type: 'object', required: ['name', ...required], properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }, ...specProps } },
     PatchSchedulerRequest: { type: 'object', description: 'Every field optional; spec.containers are patched by index.', properties: Object.fromEntries(Object.entries(specProps).filter(([k]) => k !== 'game')) },
-    SwitchActiveVersionRequest: { type: 'object', required: ['version'], properties: { version: { type: 'string', example: 'v1.1.0' } } },
+    SwitchActiveVersionRequest: {
+      type: 'object',
+      description: 'The version to make active, as version (Maestro) or newActiveVersion (the operation input); one of them',
+      properties: { version: { type: 'string', example: 'v1.1.0' }, newActiveVersion: { type: 'string', example: 'v1.1.0' } },
+    },
     AddRoomsRequest: { type: 'object', required: ['amount'], properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ROOMS_PER_REQUEST } } },
     RemoveRoomsRequest: { type: 'object', description: 'amount or roomsIds', properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ROOMS_PER_REQUEST }, roomsIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_ROOM_ID_LENGTH }, minItems: 1, maxItems: MAX_ROOM_IDS_PER_REQUEST } } },
     OperationIdResponse: { type: 'object', properties: { operationId: { type: 'string' } } },

@@ -401,6 +401,20 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
   });
 
+  it('takes the version as newActiveVersion too, the operation input the spec names for the switch, and refuses a body whose two names disagree', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ newActiveVersion: 'v1.1.0' });
+    expect(res.status).toBe(200);
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v1.1.0' } });
+    const bad = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ newActiveVersion: 'v1.2' });
+    expect(bad.body).toEqual({ code: 3, message: 'Validation Error:\nnewActiveVersion: must be a version such as "v1.2.0"', details: [{ field: 'newActiveVersion', message: 'must be a version such as "v1.2.0"' }] });
+    const writes = t.store.writes.length;
+    const both = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v1.1.0', newActiveVersion: 'v2.0.0' });
+    expect(both.status).toBe(400);
+    expect(both.body).toEqual({ code: 3, message: expect.stringContaining('newActiveVersion: is "v2.0.0" while version is "v1.1.0"') as unknown, details: [{ field: 'newActiveVersion', message: 'is "v2.0.0" while version is "v1.1.0"; send the version to make active once, as version (Maestro) or newActiveVersion' }] });
+    expect(t.store.writes).toHaveLength(writes);
+  });
+
   it.each(['../v1', 'v99999999999999999999.0.0', '1.2.0', 'v1.2', 'v01.2.0', 'v1.2.0-rc1'])('answers 400 naming version for %p, which cannot be a version Roomkeeper makes, and enqueues nothing', async (version) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version });

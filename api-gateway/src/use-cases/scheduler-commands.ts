@@ -136,9 +136,14 @@ export class SchedulerCommands {
 
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
-    // The body names the version `version`; the operation's input, `newActiveVersion`.
-    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: isRecord(body) ? body.version : undefined });
-    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: 'version' }));
+    // Maestro's body names the version `version`; the operation's input (and the spec), `newActiveVersion`: either is taken.
+    const given = isRecord(body) ? body : {};
+    if (given.version !== undefined && given.newActiveVersion !== undefined && given.version !== given.newActiveVersion) {
+      throw new ValidationError([{ field: 'newActiveVersion', message: `is ${JSON.stringify(given.newActiveVersion).slice(0, 80)} while version is ${JSON.stringify(given.version).slice(0, 80)}; send the version to make active once, as version (Maestro) or newActiveVersion` }]);
+    }
+    const field = given.version === undefined && given.newActiveVersion !== undefined ? 'newActiveVersion' : 'version';
+    const parsed = parseSwitchActiveVersionInput({ newActiveVersion: given[field] });
+    if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: field }));
     const version = parsed.value.newActiveVersion;
     await this.assertNoOngoingVersionOperation(await this.mustExist(name));
     const operationId = newOperationId();
