@@ -21,6 +21,7 @@ const schema = compileSchema({
         optional: { type: 'string' },
         limits: { type: 'object', additionalProperties: { type: 'integer', default: 7 } },
         tags: { type: 'array', items: { type: 'string', default: 'x' } },
+        extra: { type: 'object', properties: { a: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { b: { type: 'string' } } } }, map: { type: 'object', additionalProperties: { type: 'object', properties: { c: { type: 'string' } } } } } },
       },
     },
   },
@@ -53,6 +54,11 @@ describe('structural defaulting', () => {
     ['null in a non-nullable field with a default is replaced', { replicas: null }, { replicas: 1, strategy: { type: 'RollingUpdate', maxSurge: '25%' }, note: 'n' }],
     ['null in a nullable field is kept', { note: null }, { replicas: 1, strategy: { type: 'RollingUpdate', maxSurge: '25%' }, note: null }],
     ['null in a non-nullable field without default is dropped', { optional: null }, { replicas: 1, strategy: { type: 'RollingUpdate', maxSurge: '25%' }, note: 'n' }],
+    [
+      'a null deep under an object with no default below is dropped too, in list items and map values (kube-apiserver prunes the whole object)',
+      { extra: { a: null, list: [{ b: null }], map: { k: { c: null } } } },
+      { replicas: 1, strategy: { type: 'RollingUpdate', maxSurge: '25%' }, note: 'n', extra: { list: [{}], map: { k: {} } } },
+    ],
     [
       'map values and list items: null replaced by the default',
       { limits: { cpu: null, mem: 3 }, tags: [null, 'y'] },

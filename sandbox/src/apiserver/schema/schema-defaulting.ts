@@ -1,14 +1,19 @@
 /**
  * Structural defaulting as the real apiserver does it: a default applies when a field is absent
  * (or null and not nullable); defaults are then defaulted further inside; non-nullable nulls without
- * a default are dropped (PruneNonNullableNullsWithoutDefaults). Nested objects are only visited
- * when present.
+ * a default are dropped (PruneNonNullableNullsWithoutDefaults), at any depth, under objects with no
+ * default below too. Nested objects are only visited when present.
  */
 import type { SchemaNode } from './schema-node';
 import { isRecord } from '../../../../common/src/json/is-record';
 
 function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
+}
+
+/** Whether `value` under `node` may hold something to default or a null to drop. */
+function worthVisiting(node: SchemaNode, value: unknown): boolean {
+  return node.hasDefaultsBelow || (typeof value === 'object' && value !== null);
 }
 
 /** Applies defaults under `node` to `value` in place. */
@@ -18,7 +23,7 @@ export function applyDefaultsTo(node: SchemaNode, value: unknown, isRoot = false
     if (items === undefined) return;
     for (let i = 0; i < value.length; i++) {
       if (value[i] === null && items.hasDefault && !items.nullable) value[i] = clone(items.defaultValue);
-      if (items.hasDefaultsBelow) applyDefaultsTo(items, value[i]);
+      if (worthVisiting(items, value[i])) applyDefaultsTo(items, value[i]);
     }
     return;
   }
@@ -31,7 +36,7 @@ export function applyDefaultsTo(node: SchemaNode, value: unknown, isRoot = false
         if (prop.hasDefault) value[k] = clone(prop.defaultValue);
         else if (present) delete value[k];
       }
-      if (prop.hasDefaultsBelow && value[k] !== undefined) applyDefaultsTo(prop, value[k]);
+      if (value[k] !== undefined && worthVisiting(prop, value[k])) applyDefaultsTo(prop, value[k]);
     }
   }
   const additional = node.additionalProperties;
@@ -42,7 +47,7 @@ export function applyDefaultsTo(node: SchemaNode, value: unknown, isRoot = false
         if (additional.hasDefault) value[k] = clone(additional.defaultValue);
         else delete value[k];
       }
-      if (additional.hasDefaultsBelow) applyDefaultsTo(additional, value[k]);
+      if (worthVisiting(additional, value[k])) applyDefaultsTo(additional, value[k]);
     }
   }
 }
