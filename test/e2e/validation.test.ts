@@ -104,6 +104,26 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect((await stack.api.getScheduler('validation-ok')).metadata.name).toBe('validation-ok');
   });
 
+  it('takes fields sent as null as not set, as Maestro (protojson) does and as the API server does for the same Scheduler written with kubectl', async () => {
+    // What a Go client sends for the nil maps, slices and pointers it leaves out.
+    const withNulls = (b: Body): Body => {
+      const c = b.spec.containers[0]!;
+      return {
+        ...b, autoscaling: null, matchAllocation: null, labels: null, annotations: null,
+        forwarders: [{ name: 'fw', enable: false, type: 'gRPC', address: 'fw.example:9000', options: { timeout: 500, metadata: null } }],
+        spec: { ...b.spec, toleration: null, affinity: null, containers: [{ ...c, command: null, ports: c.ports.map((p) => ({ ...p, hostPortRange: null })) as never }] },
+      };
+    };
+    const res = await post(stack, withNulls(body('validation-nulls')));
+    expect(res.status).toBe(200);
+    const { name: _name, ...definition } = withNulls(body('validation-nulls-kubectl'));
+    await stack.api.createScheduler({ apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name: 'validation-nulls-kubectl' }, spec: definition } as never);
+    const [viaHttp, viaKubectl] = await Promise.all([stack.api.getScheduler('validation-nulls'), stack.api.getScheduler('validation-nulls-kubectl')]);
+    expect(JSON.stringify(viaHttp.spec)).not.toContain('null');
+    expect(viaHttp.spec).toEqual(viaKubectl.spec);
+    expect(viaHttp.spec.forwarders?.[0]?.options?.timeout).toBe(500);
+  });
+
   it('refuses a change of a GameRoom\'s spec (kubectl), naming the rule, and keeps its metadata writable', async () => {
     // A room's spec is what the operator made it from: moved to another scheduler or version by
     // hand, the operator kept removing it from the scheduler whose namespace holds it (a fuzz run).

@@ -345,6 +345,8 @@ describe('PATCH /schedulers/{name}', () => {
       ': PATCH ignores game; game is changed with the whole definition: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it), or kubectl edit rks tennis-eu'],
     ['only name, which the path gives', { name: 'tennis-us' },
       ': PATCH ignores name; the path names the scheduler, and a scheduler is never renamed: create one under the new name (POST /schedulers) and delete this one'],
+    ['only fields sent as null', { spec: null, autoscaling: null },
+      ': PATCH ignores spec, autoscaling; sent as null, which is read as not set (as Maestro reads it): spec, autoscaling'],
   ])('answers 409 "no change found" for %s, naming the fields it ignored', async (_what, body, ignored) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
@@ -352,6 +354,24 @@ describe('PATCH /schedulers/{name}', () => {
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ code: 6, message: `no change found to scheduler tennis-eu${ignored}`, details: [] });
     expect(t.store.writes).toEqual([]);
+  });
+
+  it('reads a field sent as null as not set, as Maestro (protojson) and kube-apiserver do: a Go client\'s nil maps, slices and pointers', async () => {
+    const body = {
+      ...validCreateBody('nulls'), autoscaling: null, matchAllocation: null, labels: null, annotations: null,
+      forwarders: [{ name: 'f', enable: true, type: 'gRPC', address: '127.0.0.1:9000', options: { timeout: null, metadata: null } }],
+      spec: { ...validSpec().spec, toleration: null, affinity: null, containers: [{ ...validSpec().spec.containers[0], command: null, ports: [{ name: 'game', protocol: 'udp', port: 7777, hostPortRange: null }] }] },
+    };
+    const created = await api().post('/schedulers').set('Authorization', AUTH).send(body);
+    expect(created.status).toBe(200);
+    const stored = t.store.schedulers.get('nulls')?.spec;
+    expect(JSON.stringify(stored)).not.toContain('null');
+    expect(stored).toMatchObject({ forwarders: [{ name: 'f' }], spec: { containers: [{ ports: [{ name: 'game', port: 7777 }] }] } });
+    expect(stored?.autoscaling).toBeUndefined();
+    expect(stored?.spec.containers[0]?.command).toBeUndefined();
+    const patched = await api().patch('/schedulers/nulls').set('Authorization', AUTH).send({ maxSurge: '2', autoscaling: null, spec: { containers: null, toleration: null } });
+    expect(patched.status).toBe(200);
+    expect(t.store.schedulers.get('nulls')?.spec).toMatchObject({ maxSurge: '2', spec: { containers: [{ image: 'registry.example/game:1.0' }] } });
   });
 
   it('validates the merged result', async () => {

@@ -20,6 +20,19 @@ describe('normaliseMaestroBody', () => {
     expect(normaliseMaestroBody(body, schema)).toEqual(body);
   });
 
+  it('drops a field sent as null, as protojson and kube-apiserver (a CRD field not nullable) read it: not set', () => {
+    const body = {
+      name: 'a', autoscaling: null, match_allocation: null, forwarders: [{ name: 'f', options: { timeout: null, metadata: { kept: null } } }],
+      spec: { toleration: null, containers: [{ name: 'c', command: null, environment: [{ name: 'E', value: 'v', value_from: null }], ports: [{ name: 'p', host_port_range: null }] }] },
+      annotations: { kept: null },
+    };
+    expect(normaliseMaestroBody(body, schema)).toEqual({
+      name: 'a', forwarders: [{ name: 'f', options: { metadata: { kept: null } } }],
+      spec: { containers: [{ name: 'c', environment: [{ name: 'E', value: 'v' }], ports: [{ name: 'p' }] }] },
+      annotations: { kept: null },
+    });
+  });
+
   it.each([null, 1, 'x', [1]])('returns %p unchanged', (v) => {
     expect(normaliseMaestroBody(v, schema)).toEqual(v);
   });
