@@ -374,6 +374,21 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('nulls')?.spec).toMatchObject({ maxSurge: '2', spec: { containers: [{ image: 'registry.example/game:1.0' }] } });
   });
 
+  it('reads a field sent as null as not set in the add-rooms, remove-rooms and switch bodies too', async () => {
+    t.store.seedScheduler('nulls', validSpec());
+    const removed = await api().post('/schedulers/nulls/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['nulls-abcde'], amount: null });
+    expect(removed.status).toBe(200);
+    expect(t.store.operations.get(bodyOf(removed).operationId!)?.spec.input).toEqual({ roomsIds: ['nulls-abcde'], reason: 'api' });
+    const byAmount = await api().post('/schedulers/nulls/remove-rooms').set('Authorization', AUTH).send({ amount: 1, roomsIds: null });
+    expect(t.store.operations.get(bodyOf(byAmount).operationId!)?.spec.input).toEqual({ amount: 1 });
+    const noAmount = await api().post('/schedulers/nulls/add-rooms').set('Authorization', AUTH).send({ amount: null });
+    expect(noAmount.body).toEqual({ code: 3, message: 'Validation Error:\namount: is a required field', details: [{ field: 'amount', message: 'is a required field' }] });
+    const switched = await api().put('/schedulers/nulls').set('Authorization', AUTH).send({ version: 'v1.1.0', newActiveVersion: null });
+    expect(switched.status).toBe(200);
+    expect(t.store.operations.get(bodyOf(switched).operationId!)?.spec.input).toEqual({ newActiveVersion: 'v1.1.0' });
+    expect(bodyOf(await api().put('/schedulers/nulls').set('Authorization', AUTH).send({ version: null })).details).toEqual([{ field: 'version', message: 'is a required field' }]);
+  });
+
   it('validates the merged result', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { terminationGracePeriod: '100' } });
@@ -443,7 +458,7 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     expect(t.store.writes).toEqual([]);
   });
 
-  it.each([[{ version: 5 }, 'must be a string such as "v1.2.0"; got number'], [{ version: null }, 'must be a string such as "v1.2.0"; got null'], [{ version: ['v1.0.0'] }, 'must be a string such as "v1.2.0"; got an array']])('answers 400 for %j naming the type, not a missing field', async (body, message) => {
+  it.each([[{ version: 5 }, 'must be a string such as "v1.2.0"; got number'], [{ version: ['v1.0.0'] }, 'must be a string such as "v1.2.0"; got an array']])('answers 400 for %j naming the type, not a missing field', async (body, message) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send(body);
     expect(res.status).toBe(400);

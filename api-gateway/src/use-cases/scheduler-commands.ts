@@ -137,7 +137,7 @@ export class SchedulerCommands {
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     // Maestro's body names the version `version`; the operation's input (and the spec), `newActiveVersion`: either is taken.
-    const given = isRecord(body) ? body : {};
+    const given = requestFields(body);
     if (given.version !== undefined && given.newActiveVersion !== undefined && given.version !== given.newActiveVersion) {
       throw new ValidationError([{ field: 'newActiveVersion', message: `is ${JSON.stringify(given.newActiveVersion).slice(0, 80)} while version is ${JSON.stringify(given.version).slice(0, 80)}; send the version to make active once, as version (Maestro) or newActiveVersion` }]);
     }
@@ -183,7 +183,7 @@ export class SchedulerCommands {
 
   /** POST /schedulers/{name}/add-rooms */
   async addRooms(name: string, body: unknown): Promise<{ operationId: string }> {
-    const parsed = parseAddRoomsInput(isRecord(body) ? { amount: body.amount } : {}, REQUEST_BOUNDS);
+    const parsed = parseAddRoomsInput({ amount: requestFields(body).amount }, REQUEST_BOUNDS);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const { amount } = parsed.value;
     const current = await this.mustExist(name);
@@ -200,7 +200,8 @@ export class SchedulerCommands {
   /** POST /schedulers/{name}/remove-rooms: `{amount}` or `{roomsIds}`. */
   async removeRooms(name: string, body: unknown): Promise<{ operationId: string }> {
     // Only the fields a request may set: a rollout's resourceVersions or details are the operator's.
-    const requested = isRecord(body) ? { amount: body.amount, roomsIds: body.roomsIds ?? body.rooms_ids ?? body.roomIds } : body;
+    const given = requestFields(body);
+    const requested = isRecord(body) ? { amount: given.amount, roomsIds: given.roomsIds ?? given.rooms_ids ?? given.roomIds } : body;
     const parsed = parseRemoveRoomsInput(requested, REQUEST_BOUNDS);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const input: OperationInputs['remove_rooms'] = 'roomsIds' in parsed.value
@@ -335,6 +336,11 @@ export class SchedulerCommands {
 }
 
 /** Input field errors as the request body's: `(body)` for the whole, and renamed fields. */
+/** A body's fields but those sent as null, which protojson (Maestro) reads as not set; {} for a body that is no object. */
+function requestFields(body: unknown): Record<string, unknown> {
+  return isRecord(body) ? Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)) : {};
+}
+
 function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<string, string>> = {}): FieldViolation[] {
   return errors.map((e) => ({ field: e.field === '' ? '(body)' : renamed[e.field] ?? e.field, message: e.message }));
 }
