@@ -120,5 +120,7 @@ export function errorHandler(logger: Logger, maxBodyBytes: number, extraBody: Re
   };
 }
 
-/** Unknown paths: 404 `Not Found` as grpc-gateway. */
-export const notFoundHandler: RequestHandler = (_req, _res, next) => next(new NotFoundError('Not Found'));
+/** Unknown paths: 404 `Not Found` as grpc-gateway, going on to name the request and where the routes are listed. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => next(new NotFoundError(
+  `Not Found: no route ${req.method} ${req.path.slice(0, 200)}; the routes of both APIs are listed in GET /openapi.json on the management API`,
+));

@@ -81,7 +81,7 @@ describe('routing', () => {
   it('answers 404 Not Found for an unknown path', async () => {
     const res = await api().get('/nope').set('Authorization', AUTH);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 5, message: 'Not Found', details: [] });
+    expect(res.body).toEqual({ code: 5, message: 'Not Found: no route GET /nope; the routes of both APIs are listed in GET /openapi.json on the management API', details: [] });
   });
 
   it.each([

@@ -205,7 +205,9 @@ describe('rooms API without forwarders', () => {
   });
 
   it('answers 404 for unknown paths and 501 for a wrong method', async () => {
-    expect((await request(t.rooms).get('/schedulers')).status).toBe(404);
+    const unknown = await request(t.rooms).put('/scheduler/s1/rooms/room-1/pong').set('Authorization', token('s1', 'room-1')).send({ status: 'ready' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ success: false, code: 5, message: 'Not Found: no route PUT /scheduler/s1/rooms/room-1/pong; the routes of both APIs are listed in GET /openapi.json on the management API', details: [] });
     const wrong = await request(t.rooms).post('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'ready' });
     expect(wrong.status).toBe(501);
     expect(wrong.body).toEqual({ success: false, code: 12, message: 'Method Not Allowed: /scheduler/{schedulerName}/rooms/{roomId}/ping takes PUT', details: [] });
