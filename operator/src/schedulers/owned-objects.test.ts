@@ -74,4 +74,10 @@ describe('planOwnedObjects', () => {
     expect(p).toMatchObject(want);
     if (condition) expect(conditionOf(p, condition[0])).toMatchObject({ status: condition[1], reason: condition[2] });
   });
+
+  test('an edited status.version is told how to switch with a body PUT /schedulers/{name} takes ({"version": ...}, Maestro\'s)', () => {
+    const restored = plan({ scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true })] });
+    const ambiguous = plan({ scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] });
+    for (const p of [restored, ambiguous]) expect(conditionOf(p, 'ActiveVersionAvailable')?.message).toContain('(PUT /schedulers/s with {"version": "..."}');
+  });
 });

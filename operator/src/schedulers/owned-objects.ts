@@ -130,8 +130,8 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   if (sayActive && !lifecycle) {
     plan.restoreVersion = restore;
     plan.conditions.push(restore
-      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${editedVersionWords(active, input.versions)}; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"activeVersion": "..."}, which enqueues switch_active_version)` }
-      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${editedVersionWords(active, input.versions)}, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"activeVersion": "..."})` });
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${editedVersionWords(active, input.versions)}; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."}, which enqueues switch_active_version)` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${editedVersionWords(active, input.versions)}, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"version": "..."})` });
   } else if (current && !current.metadata.deletionTimestamp) {
     const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
     plan.conditions.push(rebuiltAt

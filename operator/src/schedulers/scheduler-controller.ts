@@ -265,7 +265,7 @@ export class SchedulerController {
       if (restoreVersion) {
         const edited = s.status?.version as string;
         await this.deps.api.patchSchedulerStatus(name, { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { ...next, rooms, roomsByVersion, version: restoreVersion } });
-        const note = `status.version named ${editedVersionWords(edited, this.versionsOf(name))}; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"activeVersion": "..."})`;
+        const note = `status.version named ${editedVersionWords(edited, this.versionsOf(name))}; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."})`;
         schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
         this.deps.logger.warn('set status.version back to the active version: it named a version that is not the active one (edited)', { scheduler: name, named: edited, active: restoreVersion });
       } else {
