@@ -101,6 +101,30 @@ describe('startGateway', () => {
     }
   });
 
+  it('answers a request Node cannot parse with a JSON 400 in each API\'s error shape (the rooms API\'s with success: false)', async () => {
+    const gw = await startGateway({ config: config(), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' });
+    const malformed = (url: string) => new Promise<string>((resolve) => {
+      const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('error', () => undefined);
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+      socket.write('PUT /scheduler/s/rooms/r/ping HTTP/1.1 extra\r\nHost: x\r\n\r\n');
+    });
+    const bodyOf = (answer: string): unknown => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    try {
+      const message = expect.stringMatching(/^malformed HTTP request \(HPE_/) as unknown;
+      const management = await malformed(gw.managementUrl);
+      expect(management).toMatch(/^HTTP\/1\.1 400 /);
+      expect(bodyOf(management)).toEqual({ code: 3, message, details: [] });
+      const rooms = await malformed(gw.roomsUrl);
+      expect(rooms).toMatch(/^HTTP\/1\.1 400 /);
+      expect(bodyOf(rooms)).toEqual({ success: false, code: 3, message, details: [] });
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('warns loudly at start-up when ping authentication is off, and limits connections per listener', async () => {
     const stream = new PassThrough();
     const lines: Record<string, unknown>[] = [];

@@ -157,7 +157,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const managementServer = createHttpServer(requestListener(management), { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
   // Rooms keep connections open between pings.
-  const roomsServer = createHttpServer(requestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections });
+  const roomsServer = createHttpServer(requestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections }, { errorBody: { success: false } });
   // While shutting down, each answer closes its connection: a room or matchmaker that keeps one
   // open reconnects, through endpoints that no longer hold this replica.
   let draining = false;

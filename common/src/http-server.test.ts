@@ -2,17 +2,17 @@
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type * as http from 'node:http';
-import { createHttpServer, type HttpServerLimits } from './http-server';
+import { createHttpServer, type HttpServerLimits, type HttpServerOptions } from './http-server';
 import { MetricsRegistry } from './metrics';
 import { startOpsServer } from './ops-server';
 
 const LIMITS: HttpServerLimits = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 0 };
 
-async function serve(limits: Partial<HttpServerLimits>): Promise<{ server: http.Server; port: number }> {
+async function serve(limits: Partial<HttpServerLimits>, options: HttpServerOptions = {}): Promise<{ server: http.Server; port: number }> {
   const server = createHttpServer((req, res) => {
     req.resume();
     req.on('end', () => res.end('ok'));
-  }, { ...LIMITS, ...limits });
+  }, { ...LIMITS, ...limits }, options);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port };
 }
@@ -35,11 +35,13 @@ describe('createHttpServer', () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  it('answers 408 and closes a connection whose headers never end', async () => {
+  it('answers 408 and closes a connection whose headers never end, saying so in JSON', async () => {
     const s = await serve({});
     server = s.server;
     const { closed } = exchange(s.port, 'PUT /scheduler/s/rooms/r/ping HTTP/1.1\r\nHost: x\r\nX-Slow: a');
-    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ code: 4, message: 'the request did not arrive in time (its headers within 0.3 s, the whole request within 0.6 s); send it again', details: [] });
   });
 
   it('answers 408 and closes a connection whose body never ends', async () => {
@@ -47,6 +49,35 @@ describe('createHttpServer', () => {
     server = s.server;
     const { closed } = exchange(s.port, 'PUT /scheduler/s/rooms/r/ping HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"sta');
     expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('answers a request Node cannot parse 400 with a JSON body naming the parser\'s error, and closes', async () => {
+    const s = await serve({});
+    server = s.server;
+    const { closed } = exchange(s.port, 'GET /a b c\r\n\r\n');
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Content-Type: application\/json; charset=utf-8\r\n[\s\S]*Connection: close\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      code: 3, message: expect.stringMatching(/^malformed HTTP request \(HPE_[A-Z_]+\): the request line, a header or the body's framing \(Content-Length, Transfer-Encoding\) could not be read; the connection is closed$/) as unknown, details: [],
+    });
+  });
+
+  it('answers a body longer than its Content-Length (the rest cannot be a request) with the same JSON 400, in the rooms API\'s shape when asked', async () => {
+    const s = await serve({}, { errorBody: { success: false } });
+    server = s.server;
+    const { closed } = exchange(s.port, 'PUT /scheduler/s/rooms/r/ping HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{"status":"ready"}');
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ success: false, code: 3, message: expect.stringMatching(/^malformed HTTP request \(HPE_/) as unknown, details: [] });
+  });
+
+  it('answers headers over Node\'s limit 431 with a JSON body saying what to do', async () => {
+    const s = await serve({});
+    server = s.server;
+    const { closed } = exchange(s.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ code: 3, message: expect.stringMatching(/^the request headers are larger than the limit \(\d+ bytes in all\); send fewer or shorter headers$/) as unknown, details: [] });
   });
 
   it('closes an idle keep-alive connection', async () => {

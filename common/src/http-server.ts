@@ -7,6 +7,7 @@
  * amount of the process.
  */
 import * as http from 'node:http';
+import type { Duplex } from 'node:stream';
 
 export interface HttpServerLimits {
   /** Time to receive the request headers (slow-header clients are answered 408 and closed). */
@@ -31,13 +32,42 @@ export const ROOMS_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_0
  */
 export const OPS_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 };
 
-export function createHttpServer(listener: http.RequestListener, limits: HttpServerLimits): http.Server {
+/**
+ * What a request Node's HTTP parser refused (or that did not arrive in time) is answered: the
+ * status Node would send, with a JSON body in the APIs' error shape (grpc-gateway's `{code,
+ * message, details}`, plus `extraBody`: the rooms API's `success: false`) that says what was
+ * wrong, instead of Node's bare status line. The connection is closed, as Node does.
+ */
+function clientErrorAnswer(err: NodeJS.ErrnoException, limits: HttpServerLimits, extraBody: Record<string, unknown>): string {
+  const [status, code, message] = err.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 3, `the request headers are larger than the limit (${http.maxHeaderSize} bytes in all); send fewer or shorter headers`]
+    : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+      ? [413, 3, 'the chunk extensions of the request body are larger than the limit; send the body without chunk extensions']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 4, `the request did not arrive in time (its headers within ${limits.headersTimeoutMs / 1000} s, the whole request within ${limits.requestTimeoutMs / 1000} s); send it again`]
+        : [400, 3, `malformed HTTP request (${err.code ?? 'parse error'}): the request line, a header or the body's framing (Content-Length, Transfer-Encoding) could not be read; the connection is closed`];
+  const body = JSON.stringify({ ...extraBody, code, message, details: [] });
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+export interface HttpServerOptions {
+  /** Merged into the JSON body of a refused request (the rooms API's `success: false`). */
+  errorBody?: Record<string, unknown>;
+}
+
+export function createHttpServer(listener: http.RequestListener, limits: HttpServerLimits, options: HttpServerOptions = {}): http.Server {
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     // How often those two are checked (Node's default is 30 s, coarser than the limits).
     connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
   }, listener);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // As Node's own answer: only when no answer of a request on this connection has begun.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) socket.write(clientErrorAnswer(err, limits, options.errorBody ?? {}));
+    socket.destroy(err);
+  });
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   return server;
