@@ -75,6 +75,12 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
   return 'in-sync';
 }
 
+/** How many rooms serve, against the desired count when one is decided: "1 of 2 rooms", "3 rooms (1 desired)". */
+function servingCount(ready: number, desired: number | undefined): string {
+  if (desired === undefined) return counted(ready, 'room');
+  return ready <= desired ? `${ready} of ${counted(desired, 'room')}` : `${counted(ready, 'room')} (${desired} desired)`;
+}
+
 /** `findVersion` reads the active version (from the cache), whose maxMatches the rooms run with. */
 export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number, findVersion: FindVersion): SchedulerStatus {
   const state = computeState(s, ops);
@@ -141,7 +147,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     // says the rooms are enough, so `kubectl wait --for=condition=Ready` must not pass on 0 rooms.
     cond(SchedulerConditionType.Ready, state === 'in-sync' && desired !== undefined && ready >= desired,
       state === 'in-sync' ? (desired !== undefined && ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${desired === undefined ? counted(ready, 'room') : ready <= desired ? `${ready} of ${counted(desired, 'room')}` : `${counted(ready, 'room')} (${desired} desired)`} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
+      `${servingCount(ready, desired)} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
