@@ -185,12 +185,11 @@ export class HealthController {
       this.opts.outside?.clear(name);
       return interval;
     }
-    // status.version edited to a version no SchedulerVersion holds, or to one that is not active
-    // (owned-objects.ts): no rolling update towards it; the scheduler controller sets it back, and
-    // its informer event brings us back. The cache shows the named version active (every check but
-    // those) before the scheduler's versions are walked.
-    if (cachedVersions(this.deps.caches)(name, s.status.version)?.status?.active !== true
-      && editedStatusVersion(s, cachedVersionsOf(this.deps.caches, name), ops)) return interval;
+    // status.version edited to a version no SchedulerVersion holds (owned-objects.ts): no rolling
+    // update towards it; the scheduler controller sets it back, and its informer event brings us back.
+    // The cache holds the named version (every check but that one) before the scheduler's versions are walked.
+    if (!cachedVersions(this.deps.caches)(name, s.status.version)
+      && editedStatusVersion(s, cachedVersionsOf(this.deps.caches, name))) return interval;
 
     const now = this.deps.now();
     const views = this.rooms.views(name);

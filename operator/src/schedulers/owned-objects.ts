@@ -7,8 +7,7 @@
  *    version of a Scheduler being deleted) does not. A deletion that waits is said in a condition.
  *  - The active version gone anyway: rebuilt from the Scheduler's spec when the spec still holds
  *    its definition (no version change pending), said in a condition either way.
- *  - status.version naming a version no SchedulerVersion holds (or one whose SchedulerVersion does
- *    not say it is active, no switch running) while another one of the scheduler
+ *  - status.version naming a version no SchedulerVersion holds while another one of the scheduler
  *    says `status.active: true` is an edited status (kubectl patch --subresource=status), not a
  *    deleted version: nothing is rebuilt and status.version is set back to the version that says so.
  *  - A healing operation held back because it would fail as its last try did: said in a condition.
@@ -63,26 +62,14 @@ function versionsInUse(ops: readonly Operation[]): Map<string, string> {
 
 /**
  * The versions saying `status.active: true` (not being deleted) when status.version names a version
- * none of `versions` holds, or one whose SchedulerVersion does not say it is active, while no
- * switch_active_version is queued or running (a switch writes the flags before status.version):
- * an edited status (kubectl patch --subresource=status), not a deleted active version nor a switch.
- * Undefined otherwise. Edited to an older version, the health check had replaced every room to
- * run it, with no operation in the history.
+ * none of `versions` holds: an edited status (kubectl patch --subresource=status), not a deleted
+ * active version. Undefined otherwise (switch_active_version writes the flag before status.version).
  */
-export function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[], ops: readonly Operation[] = []): string[] | undefined {
+export function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[]): string[] | undefined {
   const named = s.status?.version;
-  if (named === undefined) return undefined;
-  const held = versions.find((v) => v.spec.version === named);
-  if (held && (held.status?.active === true || ops.some((op) => op.spec.definitionName === 'switch_active_version' && isActive(op)))) return undefined;
-  const sayActive = versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp && v.spec.version !== named).map((v) => v.spec.version);
+  if (named === undefined || versions.some((v) => v.spec.version === named)) return undefined;
+  const sayActive = versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
   return sayActive.length > 0 ? sayActive : undefined;
-}
-
-/** How an edited status.version (editedStatusVersion) is named in a message. */
-export function editedVersionWords(named: string, versions: readonly SchedulerVersion[]): string {
-  return versions.some((v) => v.spec.version === named)
-    ? `${named}, whose SchedulerVersion does not say it is active (no switch_active_version made it so)`
-    : `${named}, which no SchedulerVersion holds`;
 }
 
 export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
@@ -91,7 +78,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   const deleting = s.metadata.deletionTimestamp !== undefined;
   const active = s.status?.version;
   const current = input.versions.find((v) => v.spec.version === active);
-  const sayActive = editedStatusVersion(s, input.versions, input.ops);
+  const sayActive = editedStatusVersion(s, input.versions);
   const restore = sayActive?.length === 1 ? sayActive[0] : undefined;
   const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
   const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, conditions: [] };
@@ -130,8 +117,8 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   if (sayActive && !lifecycle) {
     plan.restoreVersion = restore;
     plan.conditions.push(restore
-      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${editedVersionWords(active, input.versions)}; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."}, which enqueues switch_active_version)` }
-      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${editedVersionWords(active, input.versions)}, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"version": "..."})` });
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${active}, which no SchedulerVersion holds; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."}, which enqueues switch_active_version)` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${active}, which no SchedulerVersion holds, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"version": "..."})` });
   } else if (current && !current.metadata.deletionTimestamp) {
     const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
     plan.conditions.push(rebuiltAt

@@ -29,7 +29,7 @@ import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
-import { editedVersionWords, planOwnedObjects, type ConditionDraft } from './owned-objects';
+import { planOwnedObjects, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels } from './room-namespace';
 
@@ -167,13 +167,13 @@ export class SchedulerController {
     return { conditions: plan.conditions, requeueAfterMs, restoreVersion };
   }
 
-  /** Whether the API server agrees: no SchedulerVersion holds `named` or its does not say it is active, and `active`'s says it is. */
+  /** Whether the API server agrees: no SchedulerVersion holds `named`, and `active`'s says it is active. */
   private async confirmEdited(name: string, named: string, active: string): Promise<boolean> {
     const read = async (version: string) => this.deps.api.getSchedulerVersion(versionObjectName(name, version)).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
-    if ((await read(named))?.status?.active === true) return false;
+    if (await read(named)) return false;
     const v = await read(active);
     return v?.status?.active === true && !v.metadata.deletionTimestamp;
   }
@@ -235,8 +235,7 @@ export class SchedulerController {
   }
 
   /**
-   * `restoreVersion`: status.version named a version no SchedulerVersion holds (or one whose does not
-   * say it is active, no switch running) and this one's says it
+   * `restoreVersion`: status.version named a version no SchedulerVersion holds and this one's says it
    * is active (owned-objects.ts): written in the same patch, on the resourceVersion read.
    */
   private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = [], restoreVersion?: string): Promise<ReconcileResult> {
@@ -265,9 +264,9 @@ export class SchedulerController {
       if (restoreVersion) {
         const edited = s.status?.version as string;
         await this.deps.api.patchSchedulerStatus(name, { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { ...next, rooms, roomsByVersion, version: restoreVersion } });
-        const note = `status.version named ${editedVersionWords(edited, this.versionsOf(name))}; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."})`;
+        const note = `status.version named ${edited}, which no SchedulerVersion holds; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."})`;
         schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
-        this.deps.logger.warn('set status.version back to the active version: it named a version that is not the active one (edited)', { scheduler: name, named: edited, active: restoreVersion });
+        this.deps.logger.warn('set status.version back to the active version: it named a version no SchedulerVersion holds', { scheduler: name, named: edited, active: restoreVersion });
       } else {
         await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
       }
