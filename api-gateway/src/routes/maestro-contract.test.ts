@@ -35,6 +35,17 @@ describe('request encodings of a Maestro client', () => {
     expect(stored?.spec).not.toHaveProperty('rooms_replicas');
   });
 
+  it('reads integer fields sent as strings of digits as integers, as protojson does, on create and on PATCH', async () => {
+    const body = { ...validCreateBody('quoted'), roomsReplicas: '2', portRange: { start: '40000', end: '40100' } };
+    expect((await api().post('/schedulers').set('Authorization', AUTH).send(body)).status).toBe(200);
+    expect(t.store.schedulers.get('quoted')?.spec).toMatchObject({ roomsReplicas: 2, portRange: { start: 40000, end: 40100 } });
+    const patched = await api().patch('/schedulers/quoted').set('Authorization', AUTH).send({ roomsReplicas: '3' });
+    expect(patched.status).toBe(200);
+    const refused = await api().patch('/schedulers/quoted').set('Authorization', AUTH).send({ roomsReplicas: 'three' });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(bodyOf(refused))).toContain('roomsReplicas');
+  });
+
   it('accepts rooms_ids in a remove-rooms body and stores the input as roomsIds with reason api', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().post('/schedulers/tennis-eu/remove-rooms').set('Authorization', AUTH).send({ rooms_ids: ['tennis-eu-abcde'] });

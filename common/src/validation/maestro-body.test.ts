@@ -33,6 +33,12 @@ describe('normaliseMaestroBody', () => {
     });
   });
 
+  it('reads an integer field sent as a string of digits as that integer, as protojson does; other strings are left for the validation', () => {
+    const body = { rooms_replicas: '5', portRange: { start: '40000', end: '40010' }, spec: { containers: [{ ports: [{ port: '7777' }] }] }, maxSurge: '10%', annotations: { n: '5' } };
+    expect(normaliseMaestroBody(body, schema)).toEqual({ roomsReplicas: 5, portRange: { start: 40000, end: 40010 }, spec: { containers: [{ ports: [{ port: 7777 }] }] }, maxSurge: '10%', annotations: { n: '5' } });
+    expect(normaliseMaestroBody({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } }, schema)).toEqual({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } });
+  });
+
   it.each([null, 1, 'x', [1]])('returns %p unchanged', (v) => {
     expect(normaliseMaestroBody(v, schema)).toEqual(v);
   });

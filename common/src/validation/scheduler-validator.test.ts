@@ -138,7 +138,7 @@ describe('validateSchedulerCreateBody', () => {
     ['maxSurge 2^64', (b) => { b.maxSurge = 2 ** 64; }, { field: 'maxSurge', message: 'should be less than or equal to 2147483647' }],
     ['roomsReplicas 2^31 (an int32)', (b) => { b.roomsReplicas = 2 ** 31; }, { field: 'roomsReplicas', message: 'should be less than or equal to 2147483647' }],
     ['negative roomsReplicas', (b) => { b.roomsReplicas = -1; }, { field: 'roomsReplicas', message: 'should be greater than or equal to 0' }],
-    ['roomsReplicas as a string', (b) => { b.roomsReplicas = '1'; }, { field: 'roomsReplicas', message: 'must be of type integer; got string "1"' }],
+    ['roomsReplicas as a string that is not digits', (b) => { b.roomsReplicas = '1.5'; }, { field: 'roomsReplicas', message: 'must be of type integer; got string "1.5"' }],
     ['portRange end > 65535', (b) => { b.portRange!.end = 70000; }, { field: 'portRange.end', message: 'should be less than or equal to 65535' }],
     ['portRange without end', (b) => { delete b.portRange!.end; }, { field: 'portRange.end', message: 'Required value' }],
     // Issue 12 L5: host ports below 1024 are privileged on the node.
