@@ -144,6 +144,14 @@ function components(): Record<string, Schema> {
       },
     },
     SuccessResponse: { type: 'object', properties: { success: { type: 'boolean' } } },
+    PingResponse: {
+      type: 'object',
+      properties: {
+        success: { type: 'boolean' },
+        allocation: { type: 'object', description: 'A matchmaker allocated the room (not sent with ROOMKEEPER_PING_ANSWER_ALLOCATION=false)', properties: { id: { type: 'string' }, metadata: { type: 'object' }, expiresAt: { type: 'string', format: 'date-time' } } },
+        message: { type: 'string', description: 'With success false only: why the ping was not recorded, and what the room should do' },
+      },
+    },
     EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } },
     RoomAddressResponse: { type: 'object', properties: { ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string' }, port: { type: 'integer' } } } }, host: { type: 'string' }, ipv6Label: { type: 'string' } } },
   };

@@ -136,6 +136,19 @@ describe('rooms', () => {
     expect(removals[0]?.status?.executionHistory?.some((h) => h.event.startsWith('Force-deleted'))).toBe(false);
   });
 
+  test('a room that pinged terminating and then ready is told why the ping was not recorded and what to send, and stays terminating', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-ending', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
+    const room = await waitFor(async () => (await liveRooms(stack, 'rooms-ending'))[0]?.metadata.name, { timeoutMs: 20_000 });
+    expect(await ping(stack, 'rooms-ending', room, 'ready')).toEqual({ success: true });
+    expect(await ping(stack, 'rooms-ending', room, 'terminating')).toEqual({ success: true });
+    expect(await ping(stack, 'rooms-ending', room, 'ready')).toEqual({
+      success: false,
+      message: `room ${room} reported terminating, so this ready ping was not recorded: a terminating room accepts no new players and only terminated follows; finish or hand over its matches, ping terminated and exit (keep pinging terminating meanwhile)`,
+    });
+    await waitFor(async () => (await stack.api.listGameRooms('rooms-ending')).items.find((r) => r.metadata.name === room)?.status?.pingStatus === 'terminating', { timeoutMs: 10_000, message: 'the room terminating on the API server' });
+    expect((await stack.api.listGameRooms('rooms-ending')).items.find((r) => r.metadata.name === room)?.status?.status).toBe('terminating');
+  });
+
   test('remove-rooms with an amount never deletes an occupied room', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-protect', { roomsReplicas: 3 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:0.5' }]));
     await waitFor(async () => (await counts(stack, 'rooms-protect')).occupied === 3, { timeoutMs: 30_000, message: '3 occupied rooms' });

@@ -48,24 +48,25 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ runningMatches: 2 });
   });
 
-  it('answers 200 {success:false} for an unknown room, writing nothing', async () => {
+  it('answers 200 {success:false} for an unknown room, saying why and what to check, writing nothing', async () => {
     const res = await ping({ status: 'ready', timestamp: 1 }, 'ghost');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: false });
+    expect(res.body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ping again in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID' });
     expect(t.store.writes).toEqual([]);
   });
 
   it('refuses to bring a terminated room back', async () => {
     t.store.seedRoom('s1', 'gone', { pingStatus: 'terminated', status: 'terminated' });
-    expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false });
+    expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false, message: 'room gone already reported terminated, so this ready ping was not recorded: nothing follows terminated; stop pinging and exit (the room is removed and replaced)' });
   });
 
-  it('keeps a room that pinged terminating terminating: a later ready or occupied ping is refused ({success:false}) and changes nothing; terminated is taken', async () => {
+  it('keeps a room that pinged terminating terminating: a later ready or occupied ping is refused ({success:false}, saying why and what to send) and changes nothing; terminated is taken', async () => {
     expect((await ping({ status: 'terminating' })).body).toEqual({ success: true });
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
     const writes = t.store.writes.length;
-    expect((await ping({ status: 'ready' })).body).toEqual({ success: false });
-    expect((await ping({ status: 'occupied', runningMatches: 1 })).body).toEqual({ success: false });
+    const refused = (status: string) => ({ success: false, message: `room room-1 reported terminating, so this ${status} ping was not recorded: a terminating room accepts no new players and only terminated follows; finish or hand over its matches, ping terminated and exit (keep pinging terminating meanwhile)` });
+    expect((await ping({ status: 'ready' })).body).toEqual(refused('ready'));
+    expect((await ping({ status: 'occupied', runningMatches: 1 })).body).toEqual(refused('occupied'));
     expect(t.store.writes).toHaveLength(writes);
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
     expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="rejected",status="ready"} 1');
@@ -78,11 +79,17 @@ describe('rooms API without forwarders', () => {
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('service unavailable'), { code: 503 }));
     expect((await ping({ status: 'terminating' })).body).toEqual({ success: true });
     expect(t.recorder.pendingWrites).toBe(1);
-    expect((await ping({ status: 'ready' })).body).toEqual({ success: false });
+    expect((await ping({ status: 'ready' })).body).toMatchObject({ success: false, message: expect.stringContaining('room room-1 reported terminating, so this ready ping was not recorded') as unknown });
     t.clock.now += 60_000;
     await t.recorder.retryDue();
     expect(t.recorder.pendingWrites).toBe(0);
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
+  });
+
+  it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do', async () => {
+    jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
+    expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit' });
+    expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="write_failed",status="occupied"} 1');
   });
 
   it('takes terminated from a ready room, without terminating first (Maestro refuses it): the room says it is done, and the operator replaces it', async () => {

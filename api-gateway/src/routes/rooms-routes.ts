@@ -6,8 +6,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const ROOM = '/scheduler/:schedulerName/rooms/:roomId';
 
 export const ROOMS_ROUTES = [
-  { id: 'ping', method: 'put', path: `${ROOM}/ping`, tag: 'rooms-api', auth: 'room-token', summary: 'A room reports its status (200 {success:false} for an unknown room)',
-    requestBody: ref('PingRequest'), response: ref('SuccessResponse'), errors: [400, 401, 413] },
+  { id: 'ping', method: 'put', path: `${ROOM}/ping`, tag: 'rooms-api', auth: 'room-token', summary: 'A room reports its status (200 {success:false, message} when it is not recorded: an unknown room, or a status after terminating)',
+    requestBody: ref('PingRequest'), response: ref('PingResponse'), errors: [400, 401, 413] },
   { id: 'roomEvent', method: 'post', path: `${ROOM}/roomevent`, tag: 'rooms-api', auth: 'room-token', summary: 'A room event, forwarded to the scheduler\'s forwarders',
     requestBody: ref('RoomEventRequest'), response: ref('EventResponse'), errors: [400, 401, 413] },
   { id: 'playerEvent', method: 'post', path: `${ROOM}/playerevent`, tag: 'rooms-api', auth: 'room-token', summary: 'A player joined or left, forwarded to the scheduler\'s forwarders',

@@ -11,7 +11,7 @@ import type { Forwarder, GameRoom } from '../../../common/src/generated/resource
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
-import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
+import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type PingStatus, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import type { PingRecorder } from '../pings/ping-recorder';
@@ -86,6 +86,17 @@ function unknownRoom(schedulerName: string, roomId: string, consequence: string,
   return `room ${roomId} not found in scheduler ${schedulerName}${consequence}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
 }
 
+/**
+ * Why a ping was refused for following `terminating` or `terminated` (Maestro answers a bare
+ * `{success:false}`; the room is told why, and what to send instead).
+ */
+function refusedTransition(roomId: string, previous: PingStatus, status: ReportedPingStatus): string {
+  if (previous === 'terminated') {
+    return `room ${roomId} already reported terminated, so this ${status} ping was not recorded: nothing follows terminated; stop pinging and exit (the room is removed and replaced)`;
+  }
+  return `room ${roomId} reported terminating, so this ${status} ping was not recorded: a terminating room accepts no new players and only terminated follows; finish or hand over its matches, ping terminated and exit (keep pinging terminating meanwhile)`;
+}
+
 function bodyObject(body: unknown): Record<string, unknown> {
   if (!isRecord(body)) throw new InputError(notAJsonObject(body) ?? 'the body must be a JSON object');
   return body;
@@ -148,7 +159,7 @@ export class RoomReports {
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
-  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; allocation?: RoomAllocationNotice }> {
+  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; allocation?: RoomAllocationNotice; message?: string }> {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
@@ -160,14 +171,16 @@ export class RoomReports {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) {
       this.countPing(status, 'unknown_room');
-      return { success: false };
+      return { success: false, message: unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again') };
     }
     // Only `terminated` follows `terminating` (a terminating room accepts no new players), and
     // nothing follows `terminated`: refused as Maestro refuses an invalid transition. This replica's
     // own last report counts too, as the cache may not show it yet (a write still pending).
-    if (!pingFollows(room.status?.pingStatus, status) || !pingFollows(this.deps.recorder.lastReported(schedulerName, roomId), status)) {
+    const reported = this.deps.recorder.lastReported(schedulerName, roomId);
+    const refusedAfter = !pingFollows(room.status?.pingStatus, status) ? room.status?.pingStatus : !pingFollows(reported, status) ? reported : undefined;
+    if (refusedAfter !== undefined) {
       this.countPing(status, 'rejected');
-      return { success: false };
+      return { success: false, message: refusedTransition(roomId, refusedAfter, status) };
     }
     try {
       const outcome = await this.deps.recorder.record(room, { status, runningMatches });
@@ -176,9 +189,12 @@ export class RoomReports {
       this.countPing(status, 'write_failed');
       // A room deleted after the cache showed it (a scale-down, the scheduler's deletion): nothing
       // to warn about; a large fleet's deletion made dozens of these warnings.
-      if (isNotFound(err)) this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
-      else this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
-      return { success: false };
+      if (isNotFound(err)) {
+        this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
+        return { success: false, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit` };
+      }
+      this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
+      return { success: false, message: 'the gateway could not record this ping (its write to the Kubernetes API failed; see the gateway log); ping again at the usual interval' };
     }
     // Fire and forget: the answer never waits for forwarding, and forwarding never changes it.
     const target = this.forwardTarget(room);
