@@ -70,6 +70,7 @@ describe('parsePingAnswer', () => {
   test.each([
     ['{"success":true}', { success: true }],
     ['{"success":false}', { success: false }],
+    ['{"success":false,"message":"room r reported terminating, so this ready ping was not recorded"}', { success: false, message: 'room r reported terminating, so this ready ping was not recorded' }],
     ['{"success":true,"allocation":{"id":"a","metadata":{"k":1},"expiresAt":"2026-01-01T00:00:00Z"}}', { success: true, allocation: { id: 'a', metadata: { k: 1 }, expiresAt: '2026-01-01T00:00:00Z' } }],
     ['{"success":true,"allocation":{"id":"a"}}', { success: true, allocation: { id: 'a', metadata: {} } }],
     ['{"success":true,"allocation":{"id":""}}', { success: true }],

@@ -3,7 +3,8 @@
  * answer to `AllocationTracker.observe` and emits what comes back.
  *
  * Answer (issue 13): `{"success":true}` or
- * `{"success":true,"allocation":{"id":"...","metadata":{...},"expiresAt":"<RFC 3339>"}}`.
+ * `{"success":true,"allocation":{"id":"...","metadata":{...},"expiresAt":"<RFC 3339>"}}`; a ping
+ * not recorded is `{"success":false,"message":"<why, and what to do>"}` (Maestro: no `message`).
  */
 
 export interface Allocation {
@@ -16,6 +17,8 @@ export interface Allocation {
 export interface PingAnswer {
   success: boolean;
   allocation?: Allocation;
+  /** Why a ping was not recorded (`success: false`), as Roomkeeper's rooms API says it. */
+  message?: string;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -32,6 +35,7 @@ export function parsePingAnswer(body: string): PingAnswer | undefined {
   }
   if (!isRecord(json) || typeof json.success !== 'boolean') return undefined;
   const answer: PingAnswer = { success: json.success };
+  if (typeof json.message === 'string' && json.message !== '') answer.message = json.message;
   const a = json.allocation;
   if (isRecord(a) && typeof a.id === 'string' && a.id !== '') {
     answer.allocation = {

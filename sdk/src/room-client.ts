@@ -410,7 +410,10 @@ function pingOutcome({ status, body, retryAfter }: HttpAnswer, nowMs: number): {
   }
   const answer = parsePingAnswer(body);
   if (!answer) return { reason: `HTTP ${status} with an answer that is not {"success": boolean}: ${body.slice(0, 200)}` };
-  if (!answer.success) return { reason: 'the rooms API answered {"success":false}: it does not know this room (yet), or the room already reported terminated' };
+  if (!answer.success) {
+    // Roomkeeper says why; Maestro's answer is bare.
+    return { reason: `the rooms API answered {"success":false}: ${answer.message?.slice(0, 300) ?? 'it does not know this room (yet), or the room already reported terminating or terminated'}` };
+  }
   return { answer };
 }
 
