@@ -119,7 +119,14 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /** A bearer token that is not the room's (another room's, or made under a secret no longer accepted). */
 function invalidRoomToken(schedulerName: string, roomId: string): string {
-  return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only)`;
+  return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only), and check that the path's scheduler and room id are that room's ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
+}
+
+/** Why a request carries no room token: no Authorization header, or one that is not `Bearer <token>` (never echoed: it may hold a secret). */
+function missingRoomToken(header: string | undefined): string {
+  const send = 'send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
+  if (header === undefined || header.trim() === '') return `missing room token: ${send}`;
+  return /^Bearer\b/i.test(header.trim()) ? `missing room token: the Authorization header says Bearer but holds no token; ${send}` : `missing room token: the Authorization header is not a Bearer token (the word Bearer, a space, then the token); ${send}`;
 }
 
 /** Express middleware for `/scheduler/:schedulerName/rooms/:roomId/...`: the room's token must match. */
@@ -129,7 +136,7 @@ export function roomTokenAuth(secrets: readonly string[]): RequestHandler {
     const token = bearerToken(req.headers.authorization);
     if (!verifyRoomToken(secrets, params.schedulerName ?? '', params.roomId ?? '', token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="roomkeeper-rooms"');
-      next(new UnauthenticatedError(token ? invalidRoomToken(params.schedulerName ?? '', params.roomId ?? '') : 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'));
+      next(new UnauthenticatedError(token ? invalidRoomToken(params.schedulerName ?? '', params.roomId ?? '') : missingRoomToken(req.headers.authorization)));
       return;
     }
     next();

@@ -140,11 +140,13 @@ describe('rooms API without forwarders', () => {
   });
 
   const MISSING = 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
+  const NOT_BEARER = 'missing room token: the Authorization header is not a Bearer token (the word Bearer, a space, then the token); send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
   it.each([
     ['missing', undefined, MISSING],
-    ['for another room', token('s1', 'room-2'), "invalid room token: it is not the token of room room-1 of scheduler s1; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only)"],
-    ['malformed', 'Bearer', MISSING],
-    ['basic', 'Basic YTpi', MISSING],
+    ['for another room (or the path names another room)', token('s1', 'room-2'), "invalid room token: it is not the token of room room-1 of scheduler s1; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only), and check that the path's scheduler and room id are that room's ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID"],
+    ['malformed', 'Bearer', 'missing room token: the Authorization header says Bearer but holds no token; send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'],
+    ['basic', 'Basic YTpi', NOT_BEARER],
+    ['sent without the Bearer word', roomToken(ROOM_SECRET, 's1', 'room-1'), NOT_BEARER],
   ])('answers 401 (code 16) when the token is %s, saying what to send', async (_what, header, message) => {
     const req = request(t.rooms).put('/scheduler/s1/rooms/room-1/ping');
     const res = header ? await req.set('Authorization', header).send({ status: 'occupied' }) : await req.send({ status: 'occupied' });
