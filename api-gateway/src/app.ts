@@ -20,7 +20,7 @@ import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
 import { ALLOCATE_ROUTE, MANAGEMENT_ROUTES, managementHandlers } from './routes/management-routes';
 import { ROOMS_ROUTES, roomsHandlers } from './routes/rooms-routes';
-import { mountRoutes, pathDecodingGuard, type RouteAuth } from './routes/route-spec';
+import { mountRoutes, openApiPath, pathDecodingGuard, type RouteAuth } from './routes/route-spec';
 import type { SchedulerValidator } from './scheduler-validator';
 import type { OperationStore, RoomAllocationStore, RoomStore, SchedulerStore } from './store-ports';
 import { OperationQueries } from './use-cases/operation-queries';
@@ -152,8 +152,18 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
     allocations,
   };
   mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);
+  // A game server given this port's URL for the rooms API is told where its calls go, with or
+  // without credentials: it tells nothing of any scheduler or room.
+  router.use(pathDecodingGuard(ROOMS_ROUTES.map((r) => r.path)));
+  for (const route of ROOMS_ROUTES) {
+    router[route.method](route.path, (_req, _res, next) => next(new NotFoundError(roomsCallOnManagementPort(route.method, route.path))));
+  }
   app.use(router);
   return finish(app, deps);
+}
+
+function roomsCallOnManagementPort(method: string, path: string): string {
+  return `the rooms API is not served on the management API port: a game server sends ${method.toUpperCase()} ${openApiPath(path)} to the rooms API port (the URL in the room's ROOMKEEPER_ROOMS_API_URL; 8090 by default), with Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN`;
 }
 
 const FAST_PATH_SETTING = 'roomkeeper.fastPath';

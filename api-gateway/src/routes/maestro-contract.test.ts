@@ -15,6 +15,7 @@ import { AUTH, bodyOf, buildTestApps, MAX_BODY, PASSWORD, ROOM_SECRET, USER, val
 import { InMemoryStore } from '../testing/in-memory-store';
 import { RoomReports, type RoomEventSink } from '../use-cases/room-reports';
 import { roomToken } from '../../../common/src/rooms/room-token';
+import { ROOMS_ROUTES } from './rooms-routes';
 
 let t: TestApps;
 beforeEach(() => {
@@ -176,6 +177,26 @@ describe('rooms API routes beside Maestro\'s', () => {
     }
     expect(t.store.writes).toEqual([]);
   });
+});
+
+describe('rooms API calls sent to the management port', () => {
+  it.each(ROOMS_ROUTES.map((r) => [r.method.toUpperCase(), r.path.replace(':schedulerName', 's1').replace(':roomId', 'room-1')] as const))(
+    '%s %s answers 404 (code 5) naming the rooms API port, with or without credentials, and writes nothing',
+    async (method, path) => {
+      const openApi = path.replace('/s1/', '/{schedulerName}/').replace('/room-1/', '/{roomId}/');
+      const message = `the rooms API is not served on the management API port: a game server sends ${method} ${openApi} to the rooms API port (the URL in the room's ROOMKEEPER_ROOMS_API_URL; 8090 by default), with Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN`;
+      const send = (withToken: boolean) => {
+        const req = request(t.management)[method.toLowerCase() as 'put' | 'post' | 'get'](path);
+        if (withToken) void req.set('Authorization', token('s1', 'room-1'));
+        return method === 'GET' ? req : req.send({ status: 'ready', event: 'x' });
+      };
+      for (const withToken of [true, false]) {
+        const res = await send(withToken);
+        expect([res.status, res.body]).toEqual([404, { code: 5, message, details: [] }]);
+      }
+      expect(t.store.writes).toEqual([]);
+    },
+  );
 });
 
 describe('ping forwarding', () => {
