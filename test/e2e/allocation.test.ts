@@ -385,6 +385,14 @@ describe('room allocation', () => {
       const s = await stack.api.getScheduler(name);
       return s.status?.rooms?.matches === 4 && s.status.rooms.matchSlots === 6 && s.status.rooms.occupied === 1;
     }, { timeoutMs: 30_000, message: 'scheduler status: 4 matches of 6 slots' });
+    // The fresh room's free slots are held back by its open allocation: the 429 says so.
+    const held = await allocateAt(stack, stack.managementUrl as string, name, { strategy: 'packed' });
+    expect([held.status, held.body.message]).toEqual([429, `no ready rooms available for scheduler ${name} (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation's TTL ends); retry later or add rooms`]);
+    // Both rooms full: nothing is held back, and the 429 does not say it is.
+    await ping(stack, name, next.body.roomId as string, { status: 'occupied', runningMatches: 3 });
+    await waitFor(async () => (await infoOf(stack, name))?.runningMatches === 6, { timeoutMs: 30_000, message: '6 running matches in /schedulers/info' });
+    const none = await allocateAt(stack, stack.managementUrl as string, name, { strategy: 'packed' });
+    expect([none.status, none.body.message]).toEqual([429, `no ready rooms available for scheduler ${name}; retry later or add rooms`]);
   });
 
   test('multi-match autoscaling follows Maestro\'s match formulas on a scripted sequence (maxMatches 3, readyTarget 0.5): 1, 2, 3, 4 rooms', async () => {

@@ -512,6 +512,19 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(bodyOf(info).schedulers!.find((s: { name: string }) => s.name === 'mm')).toMatchObject({ roomsReady: 0, roomsActive: 0, roomsOccupied: 3, matchAllocation: { maxMatches: 3 }, runningMatches: 6, matchSlots: 9 });
   });
 
+  it('multi-match: a 429 with every room full (or not ready) and no open allocation does not say slots are held back by one', async () => {
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'full', { ...READY, status: 'occupied', pingStatus: 'occupied', runningMatches: 3 });
+    t.store.seedRoom('mm', 'silent', { ...READY, status: 'unready', pingStatus: 'unknown' });
+    const none = await allocate({}, 'mm');
+    expect(none.status).toBe(429);
+    expect(bodyOf(none).message).toBe('no ready rooms available for scheduler mm; retry later or add rooms');
+    // A room whose open allocation takes its last free slot holds nothing back either.
+    t.store.seedRoom('mm', 'last-slot', { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 2 });
+    expect((await allocate({}, 'mm')).status).toBe(200);
+    expect(bodyOf(await allocate({}, 'mm')).message).toBe('no ready rooms available for scheduler mm; retry later or add rooms');
+  });
+
   it('after a refused change that set maxMatches 3, pings, allocation and /schedulers/info keep the active version\'s maxMatches 1', async () => {
     // The operator left v1.0.0 (single-match) active; the spec holds the refused maxMatches 3.
     const refused = t.store.seedScheduler('mm', validSpec(), { version: 'v1.0.0' });

@@ -27,7 +27,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { activeDefinition, sameRooms } from '../../../common/src/resources/scheduler-version';
-import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
@@ -94,7 +94,7 @@ const DEFAULT_ALLOCATION_SETTINGS: Readonly<AllocationSettings> = Object.freeze(
 });
 
 export interface RoomAllocationDeps {
-  rooms: Pick<RoomStore, 'findScheduler' | 'findRoom' | 'findVersion'>;
+  rooms: Pick<RoomStore, 'findScheduler' | 'findRoom' | 'findVersion' | 'listRooms'>;
   schedulers: Pick<SchedulerStore, 'getScheduler'>;
   store: RoomAllocationStore;
   logger: Logger;
@@ -789,8 +789,11 @@ export class RoomAllocations {
       }
     }
     const selectors = request.selectors && request.selectors.length > 0 ? ' matching the selectors' : '';
-    // A multi-match room may have free slots it does not offer yet: say why, and when they come.
-    const slots = maxMatches > 1 ? ` (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation's TTL ends)` : '';
+    // A multi-match room may have free slots it does not offer yet: say why, and when they come;
+    // only when one does (a room with an open allocation and a slot beyond it), not when every room
+    // is full or not ready (only on this refusal: one pass over the scheduler's cached rooms).
+    const heldBack = maxMatches > 1 && this.deps.rooms.listRooms(name).some((r) => openAllocation(r.status) !== undefined && (r.status?.runningMatches ?? 0) + 1 < maxMatches);
+    const slots = heldBack ? ` (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation's TTL ends)` : '';
     throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}${slots}; retry later or add rooms`, {
       retryAfterSeconds: this.settings.noRoomRetryAfterSeconds, maestroStatus: this.settings.maestroNoRoomStatus,
     });
