@@ -132,6 +132,19 @@ describe('rooms API without forwarders', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each([
+    [{ timestamp: 1 }, 'is a required field: one of ready, occupied, terminating, terminated'],
+    [{ Status: 'ready' }, 'is a required field: one of ready, occupied, terminating, terminated'],
+    [{ status: 'READY' }, 'must be one of ready, occupied, terminating, terminated (in lower case); got "READY"'],
+    [{ status: ' ready' }, 'must be one of ready, occupied, terminating, terminated (in lower case); got " ready"'],
+    [{ status: 1 }, 'must be one of ready, occupied, terminating, terminated (in lower case); got number'],
+    [{ status: null }, 'must be one of ready, occupied, terminating, terminated (in lower case); got null'],
+  ])('a ping with %j is told what status it sent, not only which it may send', async (body, message) => {
+    const res = await ping(body);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([{ field: 'status', message }]);
+  });
+
   it('answers 400 for malformed JSON and 413 for a huge body', async () => {
     const bad = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).set('Content-Type', 'application/json').send('{"status"');
     expect(bad.status).toBe(400);

@@ -124,7 +124,10 @@ function checkMetadata(value: unknown): Record<string, unknown> | undefined {
 
 function parseStatus(value: unknown): ReportedPingStatus {
   if (typeof value === 'string' && (PING_STATUSES as readonly string[]).includes(value)) return value as ReportedPingStatus;
-  throw new ValidationError([{ field: 'status', message: `must be one of ${PING_STATUSES.join(', ')}` }]);
+  // Says what came (none, or the value: `"READY"` and `" ready"` show what differs), not only what may.
+  const allowed = PING_STATUSES.join(', ');
+  const got = typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value) : jsonTypeName(value);
+  throw new ValidationError([{ field: 'status', message: value === undefined ? `is a required field: one of ${allowed}` : `must be one of ${allowed} (in lower case); got ${got}` }]);
 }
 
 function parseRunningMatches(value: unknown): number | undefined {
