@@ -113,7 +113,10 @@ describe('rooms', () => {
       const op = await stack.api.getOperation(expired?.metadata.name as string);
       return op.status?.status === 'finished' ? (op.status.executionHistory ?? []).map((h) => h.event) : undefined;
     }, { timeoutMs: 20_000, message: 'the expiry removal finished' });
-    expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: (pending|unready) \\S+ after (its pod started|creation) \\(initialization timeout \\S+\\)$`)));
+    // ... and what its game server's developer should do about it.
+    const fix = '(unready .*; its game server never pinged: make it ping the rooms API \\(ROOMKEEPER_ROOMS_API_URL\\) within that time of its start|pending .*; its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log)';
+    expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: (pending|unready) \\S+ after (its pod started|creation) \\(initialization timeout \\S+\\); `)));
+    expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: ${fix}$`)));
   });
 
   test('a room that reports terminated is removed once, within its grace period, and replaced', async () => {

@@ -92,11 +92,16 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
       return `terminating for ${elapsed} (timeout ${formatMs(timeouts.deletionTimeoutMs)})`;
     case 'init': {
       const from = room.startedAt === undefined ? 'creation' : 'its pod started';
-      return `${room.status} ${elapsed} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)})`;
+      // What the game server's developer does about it: the room never pinged.
+      const fix = room.status === 'unready'
+        ? 'its game server never pinged: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start'
+        : 'its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log';
+      return `${room.status} ${elapsed} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)}); ${fix}`;
     }
     case 'ping': {
       const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';
-      return `${what} for ${elapsed} (timeout ${formatMs(timeouts.pingTimeoutMs)})`;
+      const fix = room.lastPingAt !== undefined ? 'its game server stopped pinging (hung or crashed: see its log)' : 'its game server never pinged (see its log)';
+      return `${what} for ${elapsed} (timeout ${formatMs(timeouts.pingTimeoutMs)}); ${fix}`;
     }
   }
 }
