@@ -47,7 +47,7 @@ describe('what each controller watches (the keys an event enqueues)', () => {
     ['pings arrived: a debounced health check', keysFor('pingdigests', 'update', digest, event), [later('health')]],
     ['a scheduler\'s namespace changed: its scheduler and a debounced health check', keysFor('namespaces', 'delete', namespace({ 'roomkeeper.io/scheduler': 's1' }), event), [now('schedulers'), later('health')]],
     ['a namespace that is no scheduler\'s: nothing', keysFor('namespaces', 'update', namespace(), event), []],
-    ['a version changed: its scheduler', keysFor('schedulerversions', 'delete', version, event), [now('schedulers')]],
+    ['a version changed (its active flag): its scheduler, and a debounced health check', keysFor('schedulerversions', 'update', version, event), [now('schedulers'), later('health')]],
     ['a Ready node added: the rooms on it, a debounced health check of their schedulers', keysFor('nodes', 'add', node('node-a', '127.0.0.2'), event), [now('gamerooms', 's1/r1'), now('gamerooms', 's2/r2'), later('health', 's1'), later('health', 's2')]],
     ['a node\'s ExternalIP changed: the rooms on it', keysFor('nodes', 'update', node('node-a', '127.0.0.9'), nodeEvent(node('node-a', '127.0.0.2'))), [now('gamerooms', 's1/r1'), now('gamerooms', 's2/r2')]],
     ['a node\'s heartbeat, its address unchanged: nothing', keysFor('nodes', 'update', node('node-a', '127.0.0.2', '2026-01-01T00:00:20Z'), nodeEvent(node('node-a', '127.0.0.2'))), []],

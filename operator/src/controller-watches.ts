@@ -109,6 +109,9 @@ const CONTROLLERS: readonly ControllerDeclaration[] = [
     queue: 'health',
     watches: {
       schedulers: { key: nameOf, debounced: always },
+      // A version's active flag: the health check holds while status.version names a version whose
+      // SchedulerVersion does not say it is active (a switch's flags not in the cache yet).
+      schedulerversions: { key: (_t, v) => v.spec.scheduler, debounced: always },
       // An operation that ended frees the queue for the health check's next decision (a rollout's
       // next batch): at once, not after the debounce meant for bursts of room changes.
       operations: { key: schedulerOfOperation, debounced: (t, op) => t === 'delete' || !isFinalOperationStatus(op.status?.status) },

@@ -64,3 +64,27 @@ export function activeDefinition(scheduler: Scheduler, findVersion: FindVersion)
   const active = scheduler.status?.version ? findVersion(name, scheduler.status.version) : undefined;
   return active?.spec.definition ?? scheduler.spec;
 }
+
+/**
+ * The versions of a scheduler whose SchedulerVersion says `status.active: true` (not being
+ * deleted): the operator's own record of what is active. Only the create, a switch_active_version
+ * and the rebuild of a deleted active version write that flag, and a switch writes the flags
+ * before status.version.
+ */
+export function flaggedActive(versions: readonly SchedulerVersion[]): string[] {
+  return versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
+}
+
+/**
+ * The version a scheduler's rooms are made of, checked against that record: status.version alone
+ * proves nothing, as `kubectl patch --subresource=status` writes it too.
+ *  - `named` (status.version) when its SchedulerVersion says it is active, or when none of the
+ *    scheduler's does (no record to check against: a deleted active version is rebuilt as `named`).
+ *  - Otherwise the one version flagged active (status.version was edited, or a switch stands
+ *    between its flags and status.version), or undefined when several are.
+ */
+export function recordedActiveVersion(named: string | undefined, versions: readonly SchedulerVersion[]): string | undefined {
+  const flagged = flaggedActive(versions);
+  if (named !== undefined && (flagged.length === 0 || versions.some((v) => v.spec.version === named && v.status?.active === true))) return named;
+  return flagged.length === 1 ? flagged[0] : undefined;
+}

@@ -3,7 +3,10 @@
  * (test/support/controller-harness.ts): it writes its decision and enqueues what heals the fleet
  * once, and a check of a fleet it already decided on makes no write at all.
  */
+import { buildOperation } from '../../../common/src/operations/operation-factory';
+import { newOperationId } from '../../../common/src/operations/operation-id';
 import { LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
+import { newVersionObject } from '../operations/definitions/shared';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
 import { ROOM_HOST, startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { waitFor } from '../../../test/support/wait';
@@ -150,6 +153,39 @@ describe('HealthController on the sandbox', () => {
     await h.converge(() => health.reconcile('late-record'));
     const ops = (await h.api.listOperations('late-record')).items;
     expect(ops.map((op) => op.spec.input?.reason)).toEqual([`roomsReplicas is 1; 0 available of 1 desired; lost: ${room} (its pod was deleted)`]);
+  });
+
+  test('status.version edited back to an older version that exists: the health check adds, removes and replaces no room, and an add_rooms run meanwhile makes rooms of the version flagged active', async () => {
+    const created = await h.createdScheduler('edited', { roomsReplicas: 1 });
+    // v2.0.0 made active as a switch makes it: the versions' flags first, status.version last.
+    const v2 = await h.api.createSchedulerVersion(newVersionObject(created, 'v2.0.0', 'major', created.spec));
+    await h.api.patchSchedulerVersionStatus('edited-v1.0.0', { status: { active: false } });
+    await h.api.patchSchedulerVersionStatus(v2.metadata.name as string, { status: { active: true } });
+    const switched = await h.api.patchSchedulerStatus('edited', { status: { version: 'v2.0.0' } });
+    const room = await h.readyRoom(switched);
+    await h.converge(() => health.reconcile('edited'));
+    expect((await h.api.listOperations('edited')).items).toEqual([]);
+
+    // kubectl patch --subresource=status: no rolling update towards v1.0.0, no write at all.
+    await h.api.patchSchedulerStatus('edited', { status: { version: 'v1.0.0' } });
+    expect(await h.writesOf(() => health.reconcile('edited'))).toBe(0);
+    expect((await h.api.listOperations('edited')).items).toEqual([]);
+
+    // An add_rooms the health check enqueued just before the edit runs after it: a room of v2.0.0.
+    const add = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: 'edited', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, priority: true, source: OperationSourceName.Operator });
+    await h.api.createOperation(add);
+    await h.caughtUp();
+    h.runner.setLeading(true);
+    try {
+      await h.runner.reconcile('edited');
+      await waitFor(async () => (await h.api.getOperation(add.metadata.name as string)).status?.status === 'finished', { timeoutMs: 30_000, message: 'add_rooms finished' });
+    } finally {
+      h.runner.setLeading(false);
+    }
+    const rooms = (await h.api.listGameRooms('edited')).items;
+    expect(rooms.filter((r) => r.metadata.name !== room).map((r) => r.spec.version)).toEqual(['v2.0.0']);
+    expect((await h.api.getOperation(add.metadata.name as string)).status?.executionHistory?.map((e) => e.event))
+      .toContain('status.version names v1.0.0, which no switch_active_version made active: the rooms are made of v2.0.0, the version whose SchedulerVersion says it is active; the scheduler controller sets status.version back to it');
   });
 
   test('a scheduler whose rooms are all there and ready: its decision written once; once more: no write', async () => {

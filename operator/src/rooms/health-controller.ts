@@ -20,7 +20,7 @@ import type { OperationInputs, RemoveRoomsByIdsInput } from '../../../common/src
 import { OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION, LOST_ROOMS_ANNOTATION } from '../../../common/src/resources/labels';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
-import { activeDefinition, versionObjectName } from '../../../common/src/resources/scheduler-version';
+import { activeDefinition, flaggedActive, recordedActiveVersion, versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { nameList } from '../../../common/src/text/name-list';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
@@ -36,7 +36,6 @@ import { summarizeFleet } from './domain/fleet-summary';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
-import { editedStatusVersion } from '../schedulers/owned-objects';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 import { counted } from '../../../common/src/text/counted';
 
@@ -68,6 +67,8 @@ export class HealthController {
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
+  /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
+  private readonly heldVersion = new Map<string, string>();
   /** Schedulers whose health check waits for current caches (logged once per wait). */
   private readonly heldStale = new Set<string>();
   /** Per scheduler, the healing operation held back by a repeated failure (logged once). */
@@ -168,6 +169,7 @@ export class HealthController {
       this.orphanedPods.forget(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
+      this.heldVersion.delete(name);
       return {};
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
@@ -185,11 +187,25 @@ export class HealthController {
       this.opts.outside?.clear(name);
       return interval;
     }
-    // status.version edited to a version no SchedulerVersion holds (owned-objects.ts): no rolling
-    // update towards it; the scheduler controller sets it back, and its informer event brings us back.
-    // The cache holds the named version (every check but that one) before the scheduler's versions are walked.
-    if (!cachedVersions(this.deps.caches)(name, s.status.version)
-      && editedStatusVersion(s, cachedVersionsOf(this.deps.caches, name))) return interval;
+    // Rooms are made only of the version the operator's record says is active: status.version
+    // edited (kubectl patch --subresource=status) to an older version or to one no SchedulerVersion
+    // holds, or a versions cache that does not show a switch's flags yet, is no rollout towards it.
+    // Nothing is decided until they agree: the scheduler controller sets an edited status.version
+    // back, and its informer event (or the versions') brings us back. The named version's flag is
+    // read first, so the scheduler's versions are walked only when it is not set.
+    if (cachedVersions(this.deps.caches)(name, s.status.version)?.status?.active !== true) {
+      const versions = cachedVersionsOf(this.deps.caches, name);
+      if (recordedActiveVersion(s.status.version, versions) !== s.status.version) {
+        if (this.heldVersion.get(name) !== s.status.version) {
+          this.deps.logger.info('health check holds: status.version names a version whose SchedulerVersion does not say it is active; no room is added, removed or replaced until they agree (the scheduler controller sets an edited status.version back to the active one; switch versions with PUT /schedulers/{name})', {
+            scheduler: name, statusVersion: s.status.version, sayActive: flaggedActive(versions),
+          });
+        }
+        this.heldVersion.set(name, s.status.version);
+        return interval;
+      }
+    }
+    this.heldVersion.delete(name);
 
     const now = this.deps.now();
     const views = this.rooms.views(name);

@@ -65,7 +65,7 @@ function versionsInUse(ops: readonly Operation[]): Map<string, string> {
  * none of `versions` holds: an edited status (kubectl patch --subresource=status), not a deleted
  * active version. Undefined otherwise (switch_active_version writes the flag before status.version).
  */
-export function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[]): string[] | undefined {
+function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[]): string[] | undefined {
   const named = s.status?.version;
   if (named === undefined || versions.some((v) => v.spec.version === named)) return undefined;
   const sayActive = versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);

@@ -24,7 +24,7 @@ function setup() {
   const conditions: string[][] = [];
   const api = {
     getScheduler: () => Promise.resolve(scheduler),
-    getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec } }),
+    getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec }, status: { active: true } }),
     patchScheduler: (_n: string, patch: { spec: { roomsReplicas: number } }) => {
       specPatches.push(patch.spec);
       scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, ...patch.spec } };

@@ -18,7 +18,7 @@ import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-st
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
-import { awaitSpecObserved, loadScheduler, loadVersion, pollUntil } from './shared';
+import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions } from '../../deps';
@@ -42,7 +42,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     // Transient answers (429, 5xx) are retried (loadScheduler too): the rooms may already be
     // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
-    const active = s.status?.version ? await loadVersion(ctx, s.status.version) : undefined;
+    const active = await loadActiveVersion(ctx, s);
     if (autoscaled(s, () => active)) {
       ctx.state.autoscaled = true;
       ctx.event('Autoscaling is enabled: it decides the number of rooms from now on');
@@ -163,10 +163,13 @@ export const addRoomsDefinition: OperationDefinition = {
     const count = Math.min(amount, limit);
     const scheduler = await loadScheduler(ctx);
     if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(ctx.schedulerName);
-    const active = scheduler.status?.version;
-    if (!active) throw new Error(`scheduler ${ctx.schedulerName} has no active version`);
-    const version = await loadVersion(ctx, active);
-    if (!version) throw new Error(`active version ${active} not found`);
+    const named = scheduler.status?.version;
+    if (!named) throw new Error(`scheduler ${ctx.schedulerName} has no active version`);
+    // The version the operator's record says is active, whatever status.version was edited to.
+    const version = await loadActiveVersion(ctx, scheduler);
+    if (!version) throw new Error(`active version ${named} not found, and not exactly one other SchedulerVersion of the scheduler says it is active (the Scheduler's ActiveVersionAvailable condition tells which): switch to the version to run (PUT /schedulers/${ctx.schedulerName} with {"version": "..."})`);
+    const active = version.spec.version;
+    if (active !== named) ctx.event(`status.version names ${named}, which no switch_active_version made active: the rooms are made of ${active}, the version whose SchedulerVersion says it is active; the scheduler controller sets status.version back to it`);
     const rooms = new RoomManager(ctx.deps);
     // A cancel that came meanwhile stops it before it changes anything: the change of roomsReplicas
     // would make a version and a switch, and its rollback two more, for nothing.

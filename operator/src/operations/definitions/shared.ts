@@ -6,7 +6,7 @@ import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../../../../com
 import { isNotFound, retryTransient } from '../../../../common/src/kube/clients';
 import { API_VERSION } from '../../../../common/src/resources/api-group';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
-import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
+import { recordedActiveVersion, versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import type { ExecutionContext } from '../execution';
 
 /**
@@ -33,6 +33,22 @@ export async function loadVersion(ctx: ExecutionContext, version: string): Promi
 
 export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVersion[]> {
   return (await retryTransient(() => ctx.deps.api.listSchedulerVersions(ctx.schedulerName), READ_ATTEMPTS)).items;
+}
+
+/**
+ * The active version's object as the operator's record says (recordedActiveVersion): status.version's
+ * when its SchedulerVersion says it is active, the one that says so when status.version was edited
+ * (kubectl patch --subresource=status writes it): no room is made of a version no switch made
+ * active. Undefined when status.version names no object and none other says it is active, or
+ * several do. Read from the API server, where a switch's flags precede its status.version.
+ */
+export async function loadActiveVersion(ctx: ExecutionContext, scheduler: Scheduler): Promise<SchedulerVersion | undefined> {
+  const named = scheduler.status?.version;
+  const version = named ? await loadVersion(ctx, named) : undefined;
+  if (version?.status?.active === true) return version;
+  const versions = await listVersions(ctx);
+  const recorded = recordedActiveVersion(named, versions);
+  return versions.find((v) => v.spec.version === recorded);
 }
 
 const READ_ATTEMPTS = 10;
