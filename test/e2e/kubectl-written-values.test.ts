@@ -9,11 +9,13 @@
  * create_new_scheduler_version whose input carried a definition no API server had judged failed
  * with "Cannot read properties of undefined (reading 'flatMap')"; a Scheduler whose status.version
  * was patched to v99.0.0, a version that never existed, got a SchedulerVersion v99.0.0 rebuilt from
- * its spec (said to be "deleted and rebuilt") and its rooms replaced to run it.
+ * its spec (said to be "deleted and rebuilt") and its rooms replaced to run it; one patched back to
+ * v1.0.0, an older version that exists, had every room replaced to run v1.0.0 with no operation in
+ * its history (the health check took status.version for the active version).
  * Runs on the sandbox, and on the real API server through the real-apiserver tier.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { Operation } from '../../common/src/generated/resources';
+import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import { managementCall } from '../support/http';
@@ -223,4 +225,66 @@ describe('values written with kubectl, with an operator running', () => {
     expect(rooms.map((r) => [r.metadata.name, r.spec.version])).toEqual([[roomName, 'v1.0.0']]);
     expect((await stack.api.listOperations(name)).items.map((op) => op.spec.definitionName).filter((d) => d !== 'create_scheduler')).toEqual([]);
   });
+
+  test('status.version patched back to an older version that exists is set back to the active one: no room of it is ever made, until a switch makes it active', async () => {
+    const name = 'edited-older';
+    const body = (image: string) => {
+      const object = schedulerObject(name, { roomsReplicas: 1 }) as { spec: { spec: { containers: { image: string }[] } } & Record<string, unknown> };
+      object.spec.spec.containers[0]!.image = image;
+      return { name, ...object.spec };
+    };
+    expect((await managementCall(stack, 'POST', '/schedulers', body('example.com/game:1.0.0'))).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: 'a ready room' });
+    expect((await managementCall(stack, 'POST', `/schedulers/${name}`, body('example.com/game:2.0.0'))).status).toBe(200);
+    const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp);
+    await waitFor(async () => {
+      const rooms = await live();
+      return (await stack.api.getScheduler(name)).status?.version === 'v2.0.0' && rooms.length === 1 && rooms[0]!.spec.version === 'v2.0.0' && rooms[0]!.status?.status === 'ready';
+    }, { timeoutMs: 60_000, message: 'v2.0.0 active and its one room ready' });
+
+    // Every room the API server holds from here on, as a watch sees it come (not only the end state).
+    const listed = await stack.api.listGameRooms(name);
+    const made: { name: string; version: string; validation: boolean }[] = [];
+    const watch = new k8s.Watch(stack.kc);
+    const request = await watch.watch(`/apis/roomkeeper.io/v1/namespaces/${name}/gamerooms`, { resourceVersion: listed.metadata.resourceVersion },
+      (type: string, room: GameRoom) => {
+        if (type === 'ADDED') made.push({ name: room.metadata.name as string, version: room.spec.version, validation: room.spec.validation === true });
+      }, () => undefined);
+    try {
+      await stack.api.patchSchedulerStatus(name, { status: { version: 'v1.0.0' } });
+
+      const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+      const restored = await waitFor(async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+        .find((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === name && e.reason === 'StatusVersionRestored'), { timeoutMs: 30_000, message: 'a StatusVersionRestored Event about the Scheduler' });
+      expect(restored.type).toBe('Warning');
+      expect(restored.note).toBe('status.version named v1.0.0, whose SchedulerVersion does not say it is active (no switch_active_version made it so); v2.0.0 is active (its SchedulerVersion says so); '
+        + 'status.version was set back to it, and no room was made, replaced or rebuilt for v1.0.0: to run v1.0.0, switch to it: PUT /schedulers/edited-older with {"version": "v1.0.0"}, '
+        + 'or kubectl create an Operation with spec {schedulerName: edited-older, definitionName: switch_active_version, input: {newActiveVersion: v1.0.0}} (README, kubectl)');
+      await waitFor(async () => {
+        const s = await stack.api.getScheduler(name);
+        const busy = (await stack.api.listOperations(name)).items.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'));
+        return !busy && s.status?.version === 'v2.0.0' && s.status.conditions?.find((c) => c.type === 'ActiveVersionAvailable')?.reason === 'Present';
+      }, { timeoutMs: 30_000, message: 'status.version v2.0.0 again, ActiveVersionAvailable Present, no operation queued or running' });
+      // The room of v2.0.0 still runs; no room of v1.0.0 was made (watched) nor is there (listed).
+      const [rooms, all] = [await live(), (await stack.api.listGameRooms(name)).items];
+      expect(made.filter((r) => r.version === 'v1.0.0')).toEqual([]);
+      expect(all.filter((r) => r.spec.version === 'v1.0.0').map((r) => r.metadata.name)).toEqual([]);
+      expect(rooms.map((r) => r.spec.version)).toEqual(['v2.0.0']);
+
+      // The way the Event tells: a switch made with kubectl makes v1.0.0 active, and only then its rooms.
+      const before = made.length;
+      await stack.api.createOperation({
+        apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${name}-switch-back` },
+        spec: { schedulerName: name, definitionName: 'switch_active_version', enqueuedAt: new Date().toISOString(), input: { newActiveVersion: 'v1.0.0' } },
+      });
+      await waitFor(async () => {
+        const r = await live();
+        return (await stack.api.getScheduler(name)).status?.version === 'v1.0.0' && r.length === 1 && r[0]!.spec.version === 'v1.0.0' && r[0]!.status?.status === 'ready';
+      }, { timeoutMs: 60_000, message: 'v1.0.0 active after the switch, its one room ready and the v2.0.0 room replaced' });
+      expect(made.slice(0, before).filter((r) => r.version === 'v1.0.0')).toEqual([]);
+      expect(made.slice(before).filter((r) => !r.validation).map((r) => r.version)).toContain('v1.0.0');
+    } finally {
+      request.abort();
+    }
+  }, 180_000);
 });

@@ -61,6 +61,11 @@ describe('planOwnedObjects', () => {
     { name: 'active version gone, spec moved on: not rebuilt', in: { versions: [], scheduler: scheduler({ generation: 3 }) }, want: { rebuildVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'CannotRebuild'] },
     { name: 'active version gone, no other says active: rebuilt from the spec', in: { versions: [version('v1.0.0', { active: false })] }, want: { rebuildVersion: 'v1.1.0', restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionMissing'] },
     { name: 'status.version edited to a version no object holds: set back to the one that says active, nothing rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true }), version('v1.0.0', { active: false })] }, want: { rebuildVersion: undefined, restoreVersion: 'v1.1.0', protect: [], release: [] }, condition: ['ActiveVersionAvailable', 'False', 'StatusVersionRestored'] },
+    // Edited back to an older version that exists: the health check had replaced every room to run it, no operation said so.
+    { name: 'status.version edited to an older version that exists: set back to the one that says active', in: { scheduler: scheduler({ version: 'v1.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true }), version('v1.0.0', { active: false })] }, want: { rebuildVersion: undefined, restoreVersion: 'v1.1.0' }, condition: ['ActiveVersionAvailable', 'False', 'StatusVersionRestored'] },
+    // A switch writes the versions' flags before status.version: mid-switch is not an edit.
+    { name: 'a switch between its flags and status.version: left to it', in: { scheduler: scheduler({ version: 'v1.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: false })], ops: [op('switch_active_version', { newActiveVersion: 'v1.1.0' }, 'in_progress')] }, want: { restoreVersion: undefined } },
+    { name: 'status.version names an existing version, none says active (no record): as it is', in: { scheduler: scheduler({ version: 'v1.0.0' }), versions: [version('v1.1.0'), version('v1.0.0', { protectedBy: true })] }, want: { restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'True', 'Present'] },
     { name: 'status.version edited, the version saying active being deleted: rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true, deleting: true })] }, want: { rebuildVersion: 'v99.0.0', restoreVersion: undefined } },
     { name: 'status.version edited, two versions say active: neither restored nor rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] }, want: { rebuildVersion: undefined, restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionAmbiguous'] },
     { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
@@ -71,9 +76,15 @@ describe('planOwnedObjects', () => {
     if (condition) expect(conditionOf(p, condition[0])).toMatchObject({ status: condition[1], reason: condition[2] });
   });
 
+  test('status.version edited to an older version: the condition says what was edited, what it is set back to and how to switch to it', () => {
+    const p = plan({ scheduler: scheduler({ version: 'v1.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true }), version('v1.0.0', { active: false })] });
+    expect(conditionOf(p, 'ActiveVersionAvailable')?.message).toBe('status.version named v1.0.0, whose SchedulerVersion does not say it is active (no switch_active_version made it so); v1.1.0 is active (its SchedulerVersion says so); status.version is set back to it, and no room is made, replaced or rebuilt for v1.0.0: '
+      + 'to run v1.0.0, switch to it: PUT /schedulers/s with {"version": "v1.0.0"}, or kubectl create an Operation with spec {schedulerName: s, definitionName: switch_active_version, input: {newActiveVersion: v1.0.0}} (README, kubectl)');
+  });
+
   test('an edited status.version is told how to switch with a body PUT /schedulers/{name} takes ({"version": ...}, Maestro\'s)', () => {
     const restored = plan({ scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true })] });
     const ambiguous = plan({ scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] });
-    for (const p of [restored, ambiguous]) expect(conditionOf(p, 'ActiveVersionAvailable')?.message).toContain('(PUT /schedulers/s with {"version": "..."}');
+    for (const p of [restored, ambiguous]) expect(conditionOf(p, 'ActiveVersionAvailable')?.message).toContain('PUT /schedulers/s with {"version": "..."}');
   });
 });

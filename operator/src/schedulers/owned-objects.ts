@@ -7,14 +7,17 @@
  *    version of a Scheduler being deleted) does not. A deletion that waits is said in a condition.
  *  - The active version gone anyway: rebuilt from the Scheduler's spec when the spec still holds
  *    its definition (no version change pending), said in a condition either way.
- *  - status.version naming a version no SchedulerVersion holds while another one of the scheduler
- *    says `status.active: true` is an edited status (kubectl patch --subresource=status), not a
- *    deleted version: nothing is rebuilt and status.version is set back to the version that says so.
+ *  - status.version naming a version no SchedulerVersion holds, or an older one whose SchedulerVersion
+ *    does not say `status.active: true` (no switch running), while another one of the scheduler says
+ *    so is an edited status (kubectl patch --subresource=status), not a deleted version nor a
+ *    switch: nothing is rebuilt and status.version is set back to the version that says so.
  *  - A healing operation held back because it would fail as its last try did: said in a condition.
  */
 import type { Condition, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { REBUILT_AT_ANNOTATION, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
 import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
+import { OperationDefinition } from '../../../common/src/resources/operation-names';
+import { flaggedActive, recordedActiveVersion } from '../../../common/src/resources/scheduler-version';
 import { describeIncident, incidentOf, type Incident } from '../rooms/domain/repeated-failure';
 import { isVersionOperationActive } from './scheduler-status';
 
@@ -61,15 +64,40 @@ function versionsInUse(ops: readonly Operation[]): Map<string, string> {
 }
 
 /**
- * The versions saying `status.active: true` (not being deleted) when status.version names a version
- * none of `versions` holds: an edited status (kubectl patch --subresource=status), not a deleted
- * active version. Undefined otherwise (switch_active_version writes the flag before status.version).
+ * The versions saying `status.active: true` (flaggedActive) when status.version is not the version
+ * that record names (recordedActiveVersion): it names a version none of `versions` holds, or one
+ * whose SchedulerVersion does not say it is active while no switch_active_version is queued or
+ * running (a switch writes the flags before status.version). That is an edited status (kubectl
+ * patch --subresource=status), not a deleted active version nor a switch. Undefined otherwise.
  */
-function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[]): string[] | undefined {
+function editedStatusVersion(s: Scheduler, versions: readonly SchedulerVersion[], ops: readonly Operation[] = []): string[] | undefined {
   const named = s.status?.version;
-  if (named === undefined || versions.some((v) => v.spec.version === named)) return undefined;
-  const sayActive = versions.filter((v) => v.status?.active === true && !v.metadata.deletionTimestamp).map((v) => v.spec.version);
-  return sayActive.length > 0 ? sayActive : undefined;
+  if (named === undefined || recordedActiveVersion(named, versions) === named) return undefined;
+  const held = versions.some((v) => v.spec.version === named);
+  if (held && switchInFlight(ops)) return undefined;
+  return flaggedActive(versions);
+}
+
+/** Whether a switch_active_version is queued or running: it writes the flags before status.version. */
+export function switchInFlight(ops: readonly Operation[]): boolean {
+  return ops.some((op) => op.spec.definitionName === OperationDefinition.SwitchActiveVersion && isActive(op));
+}
+
+/** How an edited status.version (editedStatusVersion) is named in a message. */
+export function editedVersionWords(named: string, versions: readonly SchedulerVersion[]): string {
+  return versions.some((v) => v.spec.version === named)
+    ? `${named}, whose SchedulerVersion does not say it is active (no switch_active_version made it so)`
+    : `${named}, which no SchedulerVersion holds`;
+}
+
+/**
+ * How to change the active version the way that enqueues switch_active_version, for a message
+ * about an edited status.version: to `version` when it names one that exists.
+ */
+export function switchHint(name: string, version: string | undefined): string {
+  const v = version ?? '...';
+  return `to run ${version ?? 'another version'}, switch to it: PUT /schedulers/${name} with {"version": "${v}"}, `
+    + `or kubectl create an Operation with spec {schedulerName: ${name}, definitionName: switch_active_version, input: {newActiveVersion: ${v}}} (README, kubectl)`;
 }
 
 export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
@@ -78,7 +106,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   const deleting = s.metadata.deletionTimestamp !== undefined;
   const active = s.status?.version;
   const current = input.versions.find((v) => v.spec.version === active);
-  const sayActive = editedStatusVersion(s, input.versions);
+  const sayActive = editedStatusVersion(s, input.versions, input.ops);
   const restore = sayActive?.length === 1 ? sayActive[0] : undefined;
   const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
   const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, conditions: [] };
@@ -116,9 +144,11 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   // The active version.
   if (sayActive && !lifecycle) {
     plan.restoreVersion = restore;
+    const edited = editedVersionWords(active, input.versions);
+    const hint = switchHint(name, current ? active : undefined);
     plan.conditions.push(restore
-      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${active}, which no SchedulerVersion holds; ${restore} is active (its SchedulerVersion says so); status.version is set back to it and nothing is rebuilt: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."}, which enqueues switch_active_version)` }
-      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${active}, which no SchedulerVersion holds, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt; switch the active version to the one that should run (PUT /schedulers/${name} with {"version": "..."})` });
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${edited}; ${restore} is active (its SchedulerVersion says so); status.version is set back to it, and no room is made, replaced or rebuilt for ${active}: ${hint}` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${edited}, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt and the health check adds, removes and replaces no room until one version is active; switch to the one that should run: PUT /schedulers/${name} with {"version": "..."}` });
   } else if (current && !current.metadata.deletionTimestamp) {
     const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
     plan.conditions.push(rebuiltAt

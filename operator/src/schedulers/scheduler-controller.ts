@@ -8,7 +8,8 @@
  *  - an operation that got stuck (its operator died) where only an operation can finish the work
  *    (creation, deletion, the latest version change) gets another attempt (attempts.ts);
  *  - what kubectl users delete of what it owns is rebuilt or protected (owned-objects.ts), and a
- *    status.version edited to a version no SchedulerVersion holds is set back to the active one.
+ *    status.version edited (to a version no SchedulerVersion holds, or to one whose SchedulerVersion
+ *    does not say it is active) is set back to the active one.
  * Level-based: running it twice in a row changes nothing the second time.
  */
 import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
@@ -29,7 +30,7 @@ import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
-import { planOwnedObjects, type ConditionDraft } from './owned-objects';
+import { editedVersionWords, planOwnedObjects, switchHint, switchInFlight, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels } from './room-namespace';
 
@@ -167,13 +168,19 @@ export class SchedulerController {
     return { conditions: plan.conditions, requeueAfterMs, restoreVersion };
   }
 
-  /** Whether the API server agrees: no SchedulerVersion holds `named`, and `active`'s says it is active. */
+  /**
+   * Whether the API server agrees: `named`'s SchedulerVersion (if any) does not say it is active,
+   * `active`'s does, and no switch_active_version is queued or running (one between its flags and
+   * status.version is not an edit).
+   */
   private async confirmEdited(name: string, named: string, active: string): Promise<boolean> {
     const read = async (version: string) => this.deps.api.getSchedulerVersion(versionObjectName(name, version)).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
-    if (await read(named)) return false;
+    const held = await read(named);
+    if (held?.status?.active === true) return false;
+    if (held && switchInFlight((await this.deps.api.listOperations(name)).items)) return false;
     const v = await read(active);
     return v?.status?.active === true && !v.metadata.deletionTimestamp;
   }
@@ -235,8 +242,9 @@ export class SchedulerController {
   }
 
   /**
-   * `restoreVersion`: status.version named a version no SchedulerVersion holds and this one's says it
-   * is active (owned-objects.ts): written in the same patch, on the resourceVersion read.
+   * `restoreVersion`: status.version named a version no SchedulerVersion holds, or one whose does not
+   * say it is active, and this one's says it is (owned-objects.ts): written in the same patch, on the
+   * resourceVersion read.
    */
   private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = [], restoreVersion?: string): Promise<ReconcileResult> {
     const name = s.metadata.name as string;
@@ -264,9 +272,11 @@ export class SchedulerController {
       if (restoreVersion) {
         const edited = s.status?.version as string;
         await this.deps.api.patchSchedulerStatus(name, { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { ...next, rooms, roomsByVersion, version: restoreVersion } });
-        const note = `status.version named ${edited}, which no SchedulerVersion holds; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it and nothing was rebuilt or replaced: to change the active version, switch it (PUT /schedulers/${name} with {"version": "..."})`;
+        const versions = this.versionsOf(name);
+        const held = versions.some((v) => v.spec.version === edited);
+        const note = `status.version named ${editedVersionWords(edited, versions)}; ${restoreVersion} is active (its SchedulerVersion says so); status.version was set back to it, and no room was made, replaced or rebuilt for ${edited}: ${switchHint(name, held ? edited : undefined)}`;
         schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
-        this.deps.logger.warn('set status.version back to the active version: it named a version no SchedulerVersion holds', { scheduler: name, named: edited, active: restoreVersion });
+        this.deps.logger.warn('set status.version back to the active version: it was edited to a version that is not the active one', { scheduler: name, named: edited, active: restoreVersion });
       } else {
         await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
       }
