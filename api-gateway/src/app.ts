@@ -30,11 +30,14 @@ import { RoomReports, type RoomEventSink } from './use-cases/room-reports';
 import { SchedulerCommands } from './use-cases/scheduler-commands';
 import { SchedulerQueries } from './use-cases/scheduler-queries';
 import type { Clock } from '../../common/src/runtime/clock';
+import type { Liveness } from '../../common/src/runtime/liveness';
 
 export interface CommonAppDeps {
   logger: Logger;
   metrics: MetricsRegistry;
   readiness: Readiness;
+  /** What `/healthz` checks (none: it answers 200 while the process answers HTTP). */
+  liveness?: Liveness;
   /** Largest accepted body; larger ones get 413. */
   maxBodyBytes: number;
 }
@@ -142,7 +145,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
   const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType) };
   const router = express.Router();
-  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
+  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   const document = buildOpenApiDocument();
   mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
   const useCases = {
@@ -197,7 +200,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType) };
   const router = express.Router();
-  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness), options);
+  mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said
   // to whoever asks, with or without a token: it tells nothing of any scheduler or room.

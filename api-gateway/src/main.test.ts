@@ -101,6 +101,38 @@ describe('startGateway', () => {
     }
   });
 
+  it('/healthz answers 503 naming a cache whose watch has had no answer for longer than ROOMKEEPER_LIVENESS_CACHE_TIMEOUT, logged once; 200 once answered', async () => {
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
+    const gw = await startGateway({ config: config({ livenessCacheTimeout: 1000 }), kubeConfig: sandbox.kubeConfig(), logger: createLogger('gateway', { stream, level: 'info' }), host: '127.0.0.1' });
+    const healthz = async () => {
+      const res = await fetch(`${gw.managementUrl}/healthz`);
+      return { status: res.status, body: await res.json() as { status: string; failing?: { check: string; what: string; meaning: string; failingSince: string }[] } };
+    };
+    try {
+      await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { message: 'the gateway is ready' });
+      expect(await healthz()).toEqual({ status: 200, body: { status: 'ok' } });
+      // The rooms cache's next watch is answered after 6 s: longer than the 1 s the check allows.
+      sandbox.faults.set({ latencyMs: 6000, match: { verb: 'watch', resource: 'gamerooms' } });
+      sandbox.faults.cutWatches();
+      const unhealthy = await waitFor(async () => {
+        const answer = await healthz();
+        return answer.status === 503 ? answer.body : undefined;
+      }, { timeoutMs: 6000, intervalMs: 50, message: '/healthz answers 503' });
+      sandbox.faults.clear();
+      expect(unhealthy).toEqual({ status: 'unhealthy', failing: [expect.objectContaining({ check: 'caches', what: expect.stringMatching(/^the gamerooms cache's watch request has had no answer since \d{4}-/) as unknown, meaning: expect.stringContaining('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT') as unknown })] });
+      // The rooms listener answers the same.
+      expect((await fetch(`${gw.roomsUrl}/healthz`)).status).toBe(503);
+      await waitFor(async () => (await healthz()).status === 200, { timeoutMs: 15_000, message: '/healthz answers 200 once the watch started' });
+      expect(lines.filter((l) => String(l.message).startsWith('liveness check caches fails: the gamerooms cache')).map((l) => l.level)).toEqual(['warn']);
+      expect(lines.filter((l) => l.message === 'liveness check caches passes again: /healthz answers 200')).toHaveLength(1);
+    } finally {
+      sandbox.faults.clear();
+      await gw.stop();
+    }
+  });
+
   it('answers a request Node cannot parse with a JSON 400 in each API\'s error shape (the rooms API\'s with success: false)', async () => {
     const gw = await startGateway({ config: config(), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' });
     const malformed = (url: string) => new Promise<string>((resolve) => {

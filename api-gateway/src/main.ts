@@ -15,6 +15,7 @@ import { discoverKubeConfig, makeKubeClients, roomkeeperUserAgent } from '../../
 import { createLogger, exitOnStartFailure, toggleDebugOnSignal, type Logger } from '../../common/src/logger';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { acceptedRoomTokenSecrets, roomTokenKeyId } from '../../common/src/rooms/room-token';
+import { cacheCheck, Liveness } from '../../common/src/runtime/liveness';
 import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, requestListener } from './app';
@@ -145,7 +146,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // Not ready while shutting down, while the API server refuses our credentials or the caches'
   // lists and watches (a restart would not help: /healthz stays 200), or until the caches synced.
   const readiness = { notReadyReason: () => shuttingDown ?? clients.access.notReadyReason() ?? store.notReadyReason() };
-  const common = { logger, metrics, readiness };
+  // Liveness fails only on what a restart fixes: a cache request that will never be answered. A
+  // blocked event loop cannot be seen from inside (the probe itself goes unanswered then).
+  const liveness = new Liveness([cacheCheck(store.cacheRequests, config.livenessCacheTimeout)], { logger, now: Date.now });
+  const common = { logger, metrics, readiness, liveness };
   const management = createManagementApp({ ...common, maxBodyBytes: config.maxBodyBytes, schedulers: store, operations: store, rooms: store, validator: createSchedulerValidator(), credentials: provider, now: Date.now, maxRoomsPerScheduler: config.maxRoomsPerScheduler,
     allocationStore: store, replicaId,
     allocationSettings: { defaultTtlSeconds: Math.ceil(config.allocationTtl / 1000), maxTtlSeconds: Math.floor(config.allocationMaxTtl / 1000), maestroNoRoomStatus: config.allocationNoRoomMaestro },

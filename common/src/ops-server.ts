@@ -1,5 +1,6 @@
 /**
- * The operations endpoints every process serves: `/healthz` (the process is alive),
+ * The operations endpoints every process serves: `/healthz` (the process is not wedged: its
+ * liveness checks pass; 503 with a JSON body naming the failing ones),
  * `/readyz` (it can do its job; never tied to leadership) and `/metrics` (Prometheus).
  * Plus graceful shutdown on SIGTERM/SIGINT for whatever a process registers.
  */
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createHttpServer, OPS_LIMITS, type HttpServerLimits } from './http-server';
 import type { Logger } from './logger';
 import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from './metrics';
+import { unhealthyBody, type Liveness } from './runtime/liveness';
 
 export interface ReadinessCheck {
   name: string;
@@ -21,6 +23,8 @@ export interface OpsServerOptions {
   host?: string;
   metrics: MetricsRegistry;
   readiness: ReadinessCheck[];
+  /** What `/healthz` checks (none: it answers 200 while the process answers HTTP). */
+  liveness?: Liveness;
   /** Slow or idle clients' limits (default OPS_LIMITS). */
   limits?: HttpServerLimits;
 }
@@ -31,7 +35,9 @@ export interface OpsServer { readonly url: string; close(): Promise<void> }
 function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host' | 'limits'>): boolean {
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/healthz' || path === '/livez') {
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    const report = opts.liveness?.report();
+    if (report && !report.ok) res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify(unhealthyBody(report)));
+    else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     return true;
   }
   if (path === '/readyz') {

@@ -34,6 +34,7 @@ import { LeaderElector, TAKEOVER_SETTLE_MS } from './runtime/leader-election';
 import { OtherOperators, standBackMessage, type Verdict } from './runtime/other-operators';
 import { WorkQueue, type ReconcileResult } from './runtime/work-queue';
 import { systemClock, type Clock } from '../../common/src/runtime/clock';
+import { cacheCheck, leaderLeaseCheck, Liveness, reconcileCheck } from '../../common/src/runtime/liveness';
 
 export interface OperatorOptions {
   kubeConfig: k8s.KubeConfig;
@@ -49,6 +50,8 @@ export interface OperatorOptions {
   random?: () => number;
   /** The clock of every part (default the system's). */
   now?: Clock;
+  /** For tests: awaited before each reconcile of every controller queue (a test blocks one with it). */
+  beforeReconcile?: (queue: QueueName, key: string) => Promise<void>;
 }
 
 export interface RunningOperator {
@@ -124,21 +127,26 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   // delayed add) are dropped, not reconciled: its health checks went on every interval while
   // another replica led. Leading again looks at everything (enqueueAll). The runner checks itself.
   const ifLeading = (reconcile: (key: string) => Promise<ReconcileResult>) => (key: string): Promise<ReconcileResult> => (leading ? reconcile(key) : Promise.resolve({}));
-  const runnerQueue = new WorkQueue({ name: 'operations', logger, metrics, concurrency: 8, reconcile: (key) => runner.reconcile(key) });
+  const { beforeReconcile } = opts;
+  const newQueue = (name: QueueName, concurrency: number, reconcile: (key: string) => Promise<ReconcileResult>) => new WorkQueue({
+    name, logger, metrics, concurrency, now,
+    reconcile: beforeReconcile ? async (key) => { await beforeReconcile(name, key); return reconcile(key); } : reconcile,
+  });
+  const runnerQueue = newQueue('operations', 8, (key) => runner.reconcile(key));
   // An operation that ended frees the scheduler for the health check's next decision (a rollout's
   // next batch) without waiting for the watch to bring its last status back.
   const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => healthQueue.add(s) });
   const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
-  const schedulerQueue = new WorkQueue({ name: 'schedulers', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => schedulerController.reconcile(key)) });
+  const schedulerQueue = newQueue('schedulers', 4, ifLeading((key) => schedulerController.reconcile(key)));
   const roomController = new RoomStatusController(deps);
-  const roomQueue = new WorkQueue({ name: 'gamerooms', logger, metrics, concurrency: 16, reconcile: ifLeading((key) => roomController.reconcile(key)) });
+  const roomQueue = newQueue('gamerooms', 16, ifLeading((key) => roomController.reconcile(key)));
   const outside = new OutsideDeletions({ caches, expectations });
   const health = new HealthController(deps, {
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
     outside,
   });
-  const healthQueue = new WorkQueue({ name: 'health', logger, metrics, concurrency: 4, reconcile: ifLeading((key) => health.reconcile(key)) });
+  const healthQueue = newQueue('health', 4, ifLeading((key) => health.reconcile(key)));
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
   registerFleetMetrics(metrics, caches, queues);
 
@@ -224,11 +232,35 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const standingBack = (v: Verdict) => (v.standBackFor ? standBackMessage(ownLease, v.standBackFor) : undefined);
   const othersGauge = metrics.gauge('roomkeeper_operator_other_operators', 'Other Roomkeeper operators (other releases) whose leader Lease is live in this cluster; 0 when this one is alone.', () => othersGauge.set(others.verdict.others));
 
+  const elector = config.leaderElection
+    ? new LeaderElector({
+      coordination: clients.coordination,
+      namespace: config.leaseNamespace,
+      name: config.leaseName,
+      identity,
+      leaseDurationMs: config.leaseDuration,
+      renewDeadlineMs: config.renewDeadline,
+      retryPeriodMs: config.retryPeriod,
+      logger,
+      now,
+      onStartedLeading: () => { elected = true; decideLeading(); },
+      onStoppedLeading: () => { elected = false; decideLeading(); },
+    })
+    : undefined;
+  // Liveness fails only on what a restart fixes: a reconcile that never ends, a leader whose
+  // election loop stopped renewing, a cache request that will never be answered.
+  const liveness = new Liveness([
+    reconcileCheck(queues, config.livenessReconcileTimeout),
+    ...(elector ? [leaderLeaseCheck(elector, config.leaseDuration, config.livenessLeaseSlack)] : []),
+    cacheCheck(Object.values(informers), config.livenessCacheTimeout),
+  ], { logger, now });
+
   // Health and readiness answer while the caches sync: /readyz says what keeps them from it, and
   // answers 503 while the API server refuses our credentials or the caches' lists and watches.
   const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
     port: config.operatorPort,
     metrics,
+    liveness,
     readiness: [{
       name: 'caches',
       ready: () => Object.values(informers).every((i) => i.synced),
@@ -247,21 +279,6 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   await Promise.all(Object.values(informers).map((i) => i.start()));
   for (const q of queues) q.start();
 
-  const elector = config.leaderElection
-    ? new LeaderElector({
-      coordination: clients.coordination,
-      namespace: config.leaseNamespace,
-      name: config.leaseName,
-      identity,
-      leaseDurationMs: config.leaseDuration,
-      renewDeadlineMs: config.renewDeadline,
-      retryPeriodMs: config.retryPeriod,
-      logger,
-      now,
-      onStartedLeading: () => { elected = true; decideLeading(); },
-      onStoppedLeading: () => { elected = false; decideLeading(); },
-    })
-    : undefined;
   // The first look is over before this replica campaigns: it never reconciles beside an older operator.
   await others.start();
   if (elector) {

@@ -8,14 +8,15 @@ import { CONFIG_SCHEMA, loadConfig } from '../../common/src/config';
 import { CHART_DIR, FULL_VALUES_FILE, KubeObject, field, findObject, helmLint, helmTemplateRaw, parseManifests, renderChart } from './helm-cli';
 
 interface EnvVar { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string; optional?: boolean } } }
+interface Probe { httpGet: { path: string; port: string | number }; initialDelaySeconds?: number; periodSeconds: number; failureThreshold: number }
 interface Container {
   name: string;
   image: string;
   command?: string[];
   ports: { name: string; containerPort: number }[];
   env: EnvVar[];
-  livenessProbe: { httpGet: { path: string; port: string | number } };
-  readinessProbe: { httpGet: { path: string; port: string | number } };
+  livenessProbe: Probe;
+  readinessProbe: Probe;
   securityContext: Record<string, unknown>;
   resources: { requests?: Record<string, string>; limits?: Record<string, string> };
 }
@@ -119,6 +120,12 @@ describe('chart with default values', () => {
     }
     expect(containerOf(findObject(objects, 'Deployment', '-operator')).ports).toEqual([{ name: 'http-health', containerPort: 8081, protocol: 'TCP' }]);
     expect(containerOf(findObject(objects, 'Deployment', '-gateway')).ports.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['rooms', 8090]]);
+  });
+
+  it('passes the liveness thresholds to the processes', () => {
+    const op = envOf(containerOf(findObject(objects, 'Deployment', '-operator')));
+    expect(['ROOMKEEPER_LIVENESS_RECONCILE_TIMEOUT', 'ROOMKEEPER_LIVENESS_LEASE_SLACK', 'ROOMKEEPER_LIVENESS_CACHE_TIMEOUT'].map((n) => op.get(n)?.value)).toEqual(['10m', '1m', '10m']);
+    expect(envOf(containerOf(findObject(objects, 'Deployment', '-gateway'))).get('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT')?.value).toBe('10m');
   });
 
   it('hardens every pod and container', () => {
@@ -293,6 +300,8 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     expect(gw.get('ROOMKEEPER_MAX_BODY_BYTES')?.value).toBe('2097152');
     expect(gw.get('ROOMKEEPER_AUTH_SECRET_NAME')?.value).toBe('roomkeeper-credentials');
     expect(gw.get('GATEWAY_ONLY')?.value).toBe('yes');
+    expect(['ROOMKEEPER_LIVENESS_RECONCILE_TIMEOUT', 'ROOMKEEPER_LIVENESS_LEASE_SLACK', 'ROOMKEEPER_LIVENESS_CACHE_TIMEOUT'].map((n) => op.get(n)?.value)).toEqual(['15m', '90s', '12m']);
+    expect(gw.get('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT')?.value).toBe('8m');
     expect(gw.has('OPERATOR_ONLY')).toBe(false);
     expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090]);
     expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(10); // 3 s drain + 2 s (1500ms) to stop + 5 s

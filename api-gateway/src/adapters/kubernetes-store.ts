@@ -17,6 +17,7 @@ import { versionObjectName } from '../../../common/src/resources/scheduler-versi
 import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Clock } from '../../../common/src/runtime/clock';
+import type { CacheRequests } from '../../../common/src/runtime/liveness';
 import type { Indexer } from '../../../common/src/kube/informer';
 import type { AccessAnswers } from '../../../common/src/kube/api-access';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
@@ -153,8 +154,13 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }
 
-  private get caches(): Pick<ResourceCache<k8s.KubernetesObject>, 'start' | 'stop' | 'isSynced' | 'error'>[] {
+  private get caches(): Pick<ResourceCache<k8s.KubernetesObject>, 'start' | 'stop' | 'isSynced' | 'error' | 'name' | 'pendingRequest'>[] {
     return [this.schedulers, this.versions, this.operations, this.rooms];
+  }
+
+  /** The caches as the liveness check sees them (`cacheCheck`). */
+  get cacheRequests(): readonly CacheRequests[] {
+    return this.caches;
   }
 
   /** For tests: what each cache holds now, by resource plural. */

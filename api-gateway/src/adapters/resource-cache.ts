@@ -62,6 +62,16 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
     return this.informer.lastError;
   }
 
+  /** The resource cached (its plural). */
+  get name(): string {
+    return this.informer.name;
+  }
+
+  /** The list or watch start waiting for its answer now, and since when (the liveness check's view). */
+  get pendingRequest(): { since: number; verb: 'list' | 'watch' } | undefined {
+    return this.informer.pendingRequest;
+  }
+
   get(name: string, namespace?: string): T | undefined {
     return this.informer.get(name, namespace);
   }

@@ -1,9 +1,10 @@
 /** Health, readiness, metrics and the OpenAPI document: the same on both listeners. */
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '../../../common/src/metrics';
+import { unhealthyBody, type Liveness } from '../../../common/src/runtime/liveness';
 import type { RouteHandler, RouteSpec } from './route-spec';
 
 export const HEALTH_ROUTES = [
-  { id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none', summary: 'The process is up', response: { type: 'object' }, errors: [] },
+  { id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none', summary: 'The process is not wedged: 503 names the liveness check that fails (a cache request that will never be answered), since when, and what it means', response: { type: 'object' }, errors: [503] },
   { id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none', summary: 'Caches are synced and the API server accepts our credentials and lets the caches list and watch (never depends on leadership)', response: { type: 'object' }, errors: [503] },
   { id: 'metrics', method: 'get', path: '/metrics', tag: 'health', auth: 'none', summary: 'Prometheus metrics', response: { type: 'string' }, responseContentType: PROMETHEUS_CONTENT_TYPE, errors: [] },
 ] as const satisfies readonly RouteSpec[];
@@ -17,9 +18,16 @@ export interface Readiness {
   notReadyReason(): string | undefined;
 }
 
-export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness): Record<HealthRouteId, RouteHandler> {
+export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness, liveness?: Liveness): Record<HealthRouteId, RouteHandler> {
   return {
-    healthz: () => ({ status: 'ok' }),
+    healthz: (_req, res) => {
+      const report = liveness?.report();
+      if (report && !report.ok) {
+        res.status(503).json(unhealthyBody(report));
+        return undefined;
+      }
+      return { status: 'ok' };
+    },
     readyz: (_req, res) => {
       const reason = readiness.notReadyReason();
       if (reason) {

@@ -167,6 +167,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private expired: Error | undefined;
   /** Whether the last retry was for a 410: a 410 after it backs off further, not from the start. */
   private lastRetryExpired = false;
+  /** The list page, or the start of a watch, waiting for its answer now (`pendingRequest`). */
+  private pending: { since: number; verb: 'list' | 'watch' } | undefined;
 
   private readonly counters: { relists: Counter; watchRestarts: Counter; changeAge: Histogram; impaired: Gauge } | undefined;
 
@@ -226,6 +228,14 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     // Sight lost after the first list and regained (a watch or list failed, a relist): `recoveredAt`.
     if (this.syncedOnce) this.recoveredAt = this.sightRegainedAt;
     this.counters?.impaired.set(0, { informer: this.opts.name });
+  }
+
+  /**
+   * The list request (one page), or the start of a watch, that has not been answered yet, and
+   * since when; undefined while a watch runs or a retry waits (the liveness check's view).
+   */
+  get pendingRequest(): { since: number; verb: 'list' | 'watch' } | undefined {
+    return this.pending;
   }
 
   /** Why the last list or watch failed; cleared by the next successful list. */
@@ -302,6 +312,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.timer = undefined;
     this.request?.abort();
     this.request = undefined;
+    this.pending = undefined;
     for (const w of this.syncWaiters.splice(0)) w();
     return Promise.resolve();
   }
@@ -315,9 +326,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (!this.isCurrent(generation)) return;
     let verb: 'list' | 'watch' = this.resourceVersion ? 'watch' : 'list';
     try {
+      this.pending = { since: Date.now(), verb };
       if (!this.resourceVersion) await this.relist();
       verb = 'watch';
       if (!this.isCurrent(generation)) return;
+      this.pending = { since: Date.now(), verb };
       const query: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
       if (this.opts.labelSelector) query.labelSelector = this.opts.labelSelector;
       this.expired = undefined;
@@ -345,6 +358,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       this.regainSight();
     } catch (err) {
       this.retryLater(err, generation, verb);
+    } finally {
+      if (this.isCurrent(generation)) this.pending = undefined;
     }
   }
 
@@ -373,6 +388,8 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
       // Every page is of the snapshot of the first (kube-apiserver: the continue token pins it;
       // an expired token is a 410, and the next relist starts over).
       const list = await this.opts.list({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
+      // Each page is a request of its own: the next one waits from now.
+      if (this.pending) this.pending = { since: Date.now(), verb: 'list' };
       // `items` is declared required, but an empty custom-object list is plain JSON and may leave it out.
       for (const raw of (list.items as T[] | undefined) ?? []) listed.push(this.keep(raw));
       resourceVersion = list.metadata?.resourceVersion ?? resourceVersion;

@@ -11,6 +11,7 @@
  *   per-key exponential back-off; success resets the key's back-off.
  */
 import { exponentialBackoff } from './backoff';
+import { systemClock, type Clock } from './clock';
 
 export interface WorkResult {
   requeueAfterMs?: number;
@@ -25,6 +26,8 @@ export interface WorkQueueOptions {
   maxBackoffMs?: number;
   /** Called when the handler throws, before the retry is scheduled. */
   onError?: (key: string, err: unknown, retryInMs: number) => void;
+  /** The clock that ages running keys (`oldestRunning`; default the system's). */
+  now?: Clock;
 }
 
 /** The longest delay `setTimeout` keeps; longer ones fire after 1 ms. */
@@ -34,7 +37,8 @@ export class WorkQueue {
   private readonly fifo: string[] = [];
   private head = 0;
   private readonly queued = new Set<string>();
-  private readonly processing = new Set<string>();
+  /** Key -> when its handler started. */
+  private readonly processing = new Map<string, number>();
   private readonly dirty = new Set<string>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
@@ -94,6 +98,13 @@ export class WorkQueue {
     return this.active;
   }
 
+  /** The key whose handler has run longest, and since when; undefined when none runs. */
+  oldestRunning(): { key: string; since: number } | undefined {
+    let oldest: { key: string; since: number } | undefined;
+    for (const [key, since] of this.processing) if (!oldest || since < oldest.since) oldest = { key, since };
+    return oldest;
+  }
+
   /** Stops taking work, clears timers and waits for running handlers to finish. */
   async shutDown(): Promise<void> {
     this.stopped = true;
@@ -116,7 +127,7 @@ export class WorkQueue {
         this.head = 0;
       }
       this.queued.delete(key);
-      this.processing.add(key);
+      this.processing.set(key, (this.options.now ?? systemClock)());
       this.active++;
       void this.run(key);
     }

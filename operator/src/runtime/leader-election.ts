@@ -58,6 +58,16 @@ export class LeaderElector {
     return this.leader;
   }
 
+  /** When this replica last acquired or renewed the lease, on its clock (0: never). */
+  get lastRenewedAt(): number {
+    return this.lastRenew;
+  }
+
+  /** The lease, as `namespace/name`. */
+  get lease(): string {
+    return `${this.opts.namespace}/${this.opts.name}`;
+  }
+
   start(): void {
     this.stopped = false;
     this.tick();
@@ -174,7 +184,7 @@ export class LeaderElector {
     this.lastRenew = this.now();
     if (this.leader || this.stopped) return;
     this.leader = true;
-    this.opts.logger.info('became leader', { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity });
+    this.opts.logger.info('became leader', { lease: this.lease, identity: this.opts.identity });
     this.opts.onStartedLeading();
   }
 

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../../common/src/logger';
 import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import type { MetricsRegistry } from '../../../common/src/metrics';
+import type { Clock } from '../../../common/src/runtime/clock';
 import { WorkQueue as KeyedQueue } from '../../../common/src/runtime/work-queue';
 
 /**
@@ -46,6 +47,8 @@ export interface WorkQueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   metrics?: MetricsRegistry;
+  /** The clock that ages running reconciles (`oldestRunning`, the liveness check). */
+  now?: Clock;
 }
 
 export class WorkQueue {
@@ -61,6 +64,7 @@ export class WorkQueue {
       concurrency: opts.concurrency ?? 4,
       baseBackoffMs: opts.baseDelayMs ?? 5,
       maxBackoffMs: opts.maxDelayMs ?? 30_000,
+      ...(opts.now ? { now: opts.now } : {}),
       handler: async (key) => {
         const reconcileId = nextReconcileId();
         const logger = opts.logger.child({ controller: opts.name, key, reconcileId });
@@ -95,6 +99,11 @@ export class WorkQueue {
 
   get length(): number {
     return this.queue.length + this.early.size;
+  }
+
+  /** The key whose reconcile has run longest, and since when; undefined when none runs. */
+  oldestRunning(): { key: string; since: number } | undefined {
+    return this.queue.oldestRunning();
   }
 
   add(key: string): void {
