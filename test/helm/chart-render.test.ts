@@ -15,6 +15,7 @@ interface Container {
   command?: string[];
   ports: { name: string; containerPort: number }[];
   env: EnvVar[];
+  startupProbe: Probe;
   livenessProbe: Probe;
   readinessProbe: Probe;
   securityContext: Record<string, unknown>;
@@ -120,6 +121,16 @@ describe('chart with default values', () => {
     }
     expect(containerOf(findObject(objects, 'Deployment', '-operator')).ports).toEqual([{ name: 'http-health', containerPort: 8081, protocol: 'TCP' }]);
     expect(containerOf(findObject(objects, 'Deployment', '-gateway')).ports.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['rooms', 8090]]);
+  });
+
+  it('gives a slow start 5 minutes (startupProbe on /healthz) before the livenessProbe counts, so that one starts at once', () => {
+    for (const suffix of ['-operator', '-gateway']) {
+      const c = containerOf(findObject(objects, 'Deployment', suffix));
+      expect(c.startupProbe.httpGet).toEqual(c.livenessProbe.httpGet);
+      expect(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold).toBe(300);
+      expect(c.livenessProbe.initialDelaySeconds).toBe(0);
+      expect(c.livenessProbe.periodSeconds * c.livenessProbe.failureThreshold).toBe(30);
+    }
   });
 
   it('passes the liveness thresholds to the processes', () => {
@@ -302,6 +313,8 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     expect(gw.get('GATEWAY_ONLY')?.value).toBe('yes');
     expect(['ROOMKEEPER_LIVENESS_RECONCILE_TIMEOUT', 'ROOMKEEPER_LIVENESS_LEASE_SLACK', 'ROOMKEEPER_LIVENESS_CACHE_TIMEOUT'].map((n) => op.get(n)?.value)).toEqual(['15m', '90s', '12m']);
     expect(gw.get('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT')?.value).toBe('8m');
+    // A start of 12 minutes is 144 tries 5 s apart; 61 s is 13 (rounded up).
+    expect([operator.startupProbe.failureThreshold, gateway.startupProbe.failureThreshold]).toEqual([144, 13]);
     expect(gw.has('OPERATOR_ONLY')).toBe(false);
     expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090]);
     expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(10); // 3 s drain + 2 s (1500ms) to stop + 5 s

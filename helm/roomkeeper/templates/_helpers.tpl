@@ -128,6 +128,11 @@ milliseconds (values.schema.json guarantees the form).
 {{- divf (include "roomkeeper.durationMs" . | float64) 1000 | ceil | int64 -}}
 {{- end -}}
 
+{{/* A startupProbe's failureThreshold (period 5 s) that covers a start of this duration (at least 1). */}}
+{{- define "roomkeeper.startupProbeFailures" -}}
+{{- max 1 (divf (include "roomkeeper.durationSeconds" . | float64) 5 | ceil | int64) -}}
+{{- end -}}
+
 {{/*
 MiB of a memory quantity written as a plain, decimal-SI (k, M, G, T) or binary-SI (Ki, Mi, Gi, Ti)
 number; empty for any other form (an exponent), which the checks below then leave alone.
