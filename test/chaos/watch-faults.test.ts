@@ -17,7 +17,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../common/src/resources/labels';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
+import { faultProxyForE2eCluster, type FaultProxy } from '../support/fault-proxy';
 import { describeScheduler, managementCall, roomPing } from '../support/http';
 import { withToken } from '../support/bearer-token';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
@@ -136,13 +136,7 @@ describe('watches cut, expired, failing and reset', () => {
   let proxy: FaultProxy | undefined;
   let chaos: WatchChaos;
   beforeAll(async () => {
-    const external = process.env.E2E_KUBECONFIG;
-    if (external) {
-      const kc = new k8s.KubeConfig();
-      kc.loadFromFile(external);
-      const cluster = kc.getCurrentCluster()!;
-      proxy = await startFaultProxy({ upstream: cluster.server, caFile: cluster.caFile });
-    }
+    proxy = await faultProxyForE2eCluster();
     const p = proxy;
     stack = await startStack({
       external: true, operators: 1,

@@ -3,17 +3,18 @@
  * operator and gateway as the Helm chart's ServiceAccounts (test/support/real-apiserver.ts).
  * - operator-down.test.ts: the operator scaled to 0 while room pods and rooms go (scenario 5);
  * - watch-faults.test.ts: watches cut, answered 410 (status and ERROR event), 500 and reset,
- *   through test/support/fault-proxy.ts in front of kube-apiserver (scenario 6).
+ *   through test/support/fault-proxy.ts in front of kube-apiserver (scenario 6);
+ * - unanswered-watch.test.ts: a gateway watch held unanswered by the fault proxy fails /healthz.
  */
 import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
 
-const SUITES = ['test/chaos/operator-down.test.ts', 'test/chaos/watch-faults.test.ts'];
+const SUITES = ['test/chaos/operator-down.test.ts', 'test/chaos/watch-faults.test.ts', 'test/chaos/unanswered-watch.test.ts'];
 
 describe('chaos scenarios on the real API server', () => {
-  test('the operator down, and watch faults through the fault proxy', async () => {
+  test('the operator down, watch faults and an unanswered watch through the fault proxy', async () => {
     const plane = realApiServer();
     if (!plane) {
-      expect(reportNotRun('test/chaos (operator down, watch faults)')).toMatch(/NOT RUN/);
+      expect(reportNotRun('test/chaos (operator down, watch faults, unanswered watch)')).toMatch(/NOT RUN/);
       return;
     }
     // ROOMKEEPER_CHAOS_FILES (comma-separated paths) runs only those suites, while working on them.

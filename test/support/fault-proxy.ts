@@ -15,8 +15,8 @@
  *   `Retry-After`, 410 Expired, 500...), a 200 watch that carries one `ERROR` event with 410
  *   Expired (`watch-expired`, as kube-apiserver ends a watch from a compacted resourceVersion),
  *   or a connection reset (`reset`: the socket is destroyed without an answer), or a lost answer
- *   (`lost-answer`: forwarded, so a write lands, then the socket is destroyed). The first rule
- *   that matches decides.
+ *   (`lost-answer`: forwarded, so a write lands, then the socket is destroyed), or no answer at all
+ *   (`unanswered`: held open and silent until the faults change). The first rule that matches decides.
  * - `cutWatches()`: ends every open watch now, cleanly (as the server's watch timeout does).
  * - `resetConnections()`: destroys every open client connection.
  * - `requests(filter)`: how many requests arrived (answered by a fault or not), by verb/resource;
@@ -46,7 +46,9 @@ export type Fault =
   /** The connection is destroyed without an answer. */
   | { kind: 'reset' }
   /** The request reaches the server (a write lands), then the connection is destroyed before its answer. */
-  | { kind: 'lost-answer' };
+  | { kind: 'lost-answer' }
+  /** The request is never answered: its connection stays open, silent, until `clear()` (or `set()`) resets it. */
+  | { kind: 'unanswered' };
 
 export interface FaultRule {
   /** Only these verbs (default: every verb). */
@@ -135,6 +137,19 @@ const REASONS: Record<number, string> = {
   409: 'Conflict', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
+/**
+ * A fault proxy in front of the cluster E2E_KUBECONFIG names, for a chaos suite that runs on it;
+ * undefined when it is not set (the suite runs on the sandbox and its own fault injection).
+ */
+export async function faultProxyForE2eCluster(): Promise<FaultProxy | undefined> {
+  const external = process.env.E2E_KUBECONFIG;
+  if (!external) return undefined;
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(external);
+  const cluster = kc.getCurrentCluster()!;
+  return startFaultProxy({ upstream: cluster.server, caFile: cluster.caFile });
+}
+
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.upstream);
   const secure = upstream.protocol === 'https:';
@@ -148,6 +163,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const counts = new Map<string, number>();
   const sockets = new Set<Socket>();
   const watches = new Set<{ end(): void }>();
+  /** Connections of `unanswered` requests, reset when the faults change. */
+  const held = new Set<Socket>();
+  const releaseHeld = (): void => {
+    for (const s of [...held]) s.destroy();
+    held.clear();
+  };
 
   const count = (info: RequestInfo): void => {
     const key = `${info.verb} ${info.resource}`;
@@ -168,6 +189,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     req.resume();
     if ('kind' in fault && fault.kind === 'reset') {
       req.socket.destroy();
+      return;
+    }
+    if ('kind' in fault && fault.kind === 'unanswered') {
+      held.add(req.socket);
+      req.socket.once('close', () => held.delete(req.socket));
       return;
     }
     if ('kind' in fault && info.verb === 'watch') {
@@ -262,9 +288,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     },
     set(next: readonly FaultRule[]): void {
       rules = [...next];
+      releaseHeld();
     },
     clear(): void {
       rules = [];
+      releaseHeld();
     },
     cutWatches(): number {
       const open = [...watches];
@@ -295,6 +323,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     },
     async close(): Promise<void> {
       rules = [];
+      releaseHeld();
       for (const w of [...watches]) w.end();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
