@@ -188,8 +188,9 @@ function labelProblems(selectors: readonly RoomSelector[]): FieldViolation[] {
 
 /**
  * The `__proto__` keys in the allocation's metadata, by field path. Such a key names an object's
- * prototype in JavaScript: the sandbox API server refuses it in the room's status patch (400 with
- * no field named) and kube-apiserver keeps it, so the gateway refuses it itself, the same on both.
+ * prototype in JavaScript, where the room or a forwarder reading the metadata may mistake it.
+ * kube-apiserver and the sandbox both store it as an ordinary key; refusing it is the gateway's
+ * own documented policy (openapi.json), the same on every API server.
  */
 function protoKeyPaths(value: unknown, field: string): string[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => protoKeyPaths(v, joinIndex(field, i)));

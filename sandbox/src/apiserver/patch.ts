@@ -3,33 +3,26 @@
  * and strategic merge patch (for built-in kinds; list merge keys follow the Go types' tags).
  * All functions return new values and never mutate their inputs.
  *
- * A patch never reaches a JavaScript prototype: a JSON patch whose path or from names
- * `__proto__`, `constructor` or `prototype` is refused with 422, pointers only walk own
- * properties, and a merge patch key `__proto__` is refused too (assigning it would replace an
- * object's prototype). kube-apiserver would keep such a key as a plain field; this sandbox runs
- * in the same process as the gateway and operator under `npm start`, so it refuses instead.
+ * A field named `__proto__`, `constructor` or `prototype` is an ordinary field, as on kube-apiserver:
+ * a patch stores it as the object's own member (ownField, setOwnField) and never reaches a
+ * JavaScript prototype, which matters because under `npm start` the sandbox shares its process
+ * with the gateway and the operator. JSON pointers walk own members only, so
+ * `/__proto__/polluted` names a missing path (422), as it does on kube-apiserver.
  */
 import { ApiError } from './api-error';
 import { deepCopy, fieldText } from './kube-object';
 import { isRecord } from '../../../common/src/json/is-record';
 import { jsonEqual } from '../../../common/src/json/json-equal';
+import { ownField, setOwnField } from '../../../common/src/json/own-field';
 
 type Json = Record<string, unknown>;
-
-/** Names that would reach a prototype when used as a property key. */
-const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-function refuseProtoKey(key: string): void {
-  if (key === '__proto__') throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request: the patch names the field "__proto__", which is not allowed');
-}
 
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isRecord(patch)) return deepCopy(patch);
   const result: Json = isRecord(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
-    refuseProtoKey(key);
     if (value === null) delete result[key];
-    else result[key] = applyMergePatch(result[key], value);
+    else setOwnField(result, key, applyMergePatch(ownField(result, key), value));
   }
   return result;
 }
@@ -48,17 +41,14 @@ function patchError(_why: string): ApiError {
 function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) throw patchError(`invalid JSON pointer: ${pointer}`);
-  const path = pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const forbidden = path.find((p) => PROTOTYPE_KEYS.has(p));
-  if (forbidden !== undefined) throw patchError(`the server rejected our request due to an error in our request: the path "${pointer}" names "${forbidden}", which is not allowed`);
-  return path;
+  return pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function getAt(doc: unknown, path: string[]): unknown {
   let cur = doc;
   for (const p of path) {
     if (Array.isArray(cur)) cur = Object.hasOwn(cur, p) ? cur[Number(p)] : undefined;
-    else if (isRecord(cur)) cur = Object.hasOwn(cur, p) ? cur[p] : undefined;
+    else if (isRecord(cur)) cur = ownField(cur, p);
     else return undefined;
   }
   return cur;
@@ -86,7 +76,7 @@ function addAt(doc: unknown, path: string[], value: unknown, pointer: string): u
   if (key === undefined) return value;
   const parent = parentOf(doc, path, 'add', pointer);
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, true, pointer), 0, value);
-  else (parent as Json)[key] = value;
+  else setOwnField(parent as Json, key, value);
   return doc;
 }
 
@@ -179,10 +169,9 @@ function stripDirectives(v: unknown): unknown {
   if (!isRecord(v)) return v;
   const out: Json = {};
   for (const [k, val] of Object.entries(v)) {
-    refuseProtoKey(k);
     if (k.startsWith('$')) continue;
     if (val === null) continue;
-    out[k] = stripDirectives(val);
+    setOwnField(out, k, stripDirectives(val));
   }
   return out;
 }
@@ -238,7 +227,6 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
   const result: Json = { ...original };
   const orders: [string, unknown[]][] = [];
   for (const [key, value] of Object.entries(patch)) {
-    refuseProtoKey(key);
     if (key === '$patch' || key === '$retainKeys') continue;
     if (key.startsWith('$setElementOrder/')) {
       if (Array.isArray(value)) orders.push([key.slice('$setElementOrder/'.length), value]);
@@ -246,34 +234,34 @@ function smpMap(original: Json, patch: Json, path: string[]): Json | typeof DELE
     }
     if (key.startsWith('$deleteFromPrimitiveList/')) {
       const field = key.slice('$deleteFromPrimitiveList/'.length);
-      const current = result[field];
-      if (Array.isArray(current) && Array.isArray(value)) result[field] = current.filter((x) => !value.some((v) => jsonEqual(v, x)));
+      const current = ownField(result, field);
+      if (Array.isArray(current) && Array.isArray(value)) setOwnField(result, field, current.filter((x) => !value.some((v) => jsonEqual(v, x))));
       continue;
     }
     if (value === null) {
       delete result[key];
       continue;
     }
-    const current = result[key];
+    const current = ownField(result, key);
     if (isRecord(value)) {
       const merged = smpMap(isRecord(current) ? current : {}, value, [...path, key]);
       if (merged === DELETE) delete result[key];
-      else result[key] = merged;
+      else setOwnField(result, key, merged);
     } else if (Array.isArray(value)) {
-      result[key] = smpList(Array.isArray(current) ? current : [], value, [...path, key]);
+      setOwnField(result, key, smpList(Array.isArray(current) ? current : [], value, [...path, key]));
     } else {
-      result[key] = value;
+      setOwnField(result, key, value);
     }
   }
   for (const [field, order] of orders) {
-    const list = result[field];
+    const list = ownField(result, field);
     if (!Array.isArray(list)) continue;
     const strategy = listStrategy([...path, field]);
-    result[field] = reorder(list, order, strategy.kind === 'merge' ? strategy.key : undefined);
+    setOwnField(result, field, reorder(list, order, strategy.kind === 'merge' ? strategy.key : undefined));
   }
   if (Array.isArray(patch.$retainKeys)) {
     const keep = new Set(patch.$retainKeys.map(String));
-    for (const k of Object.keys(result)) if (!keep.has(k) && !(k in patch)) delete result[k];
+    for (const k of Object.keys(result)) if (!keep.has(k) && !Object.hasOwn(patch, k)) delete result[k];
   }
   return result;
 }
