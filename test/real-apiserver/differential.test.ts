@@ -252,6 +252,22 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await raw(api, 'DELETE', room);
     return result;
   }),
+  'a read whose resourceVersion or integer parameter cannot be parsed is refused with the status and message kube-apiserver sends': (api) => outcome(async () => {
+    const rooms = '/apis/roomkeeper.io/v1/namespaces/default/gamerooms';
+    const ask = async (path: string) => statusOf(await raw(api, 'GET', path));
+    return {
+      list: await ask(`${rooms}?resourceVersion=abc`),
+      listNegative: await ask(`${rooms}?resourceVersion=-1`),
+      listWithLimit: await ask(`${rooms}?limit=1&resourceVersion=abc`),
+      listExact: await ask(`${rooms}?resourceVersionMatch=Exact&resourceVersion=abc`),
+      get: await ask(`/api/v1/namespaces/default/configmaps/absent?resourceVersion=abc`),
+      watch: await ask(`${rooms}?watch=true&resourceVersion=abc&timeoutSeconds=1`),
+      limitFraction: await ask(`${rooms}?limit=1.5`),
+      limitWord: await ask(`${rooms}?limit=abc`),
+      limitNegative: (await raw(api, 'GET', `${rooms}?limit=-1`)).code,
+      resourceVersionZero: (await raw(api, 'GET', `${rooms}?resourceVersion=0`)).code,
+    };
+  }),
   'the name of an object cannot change': (api) => outcome(async () => {
     const name = `imm-${api.id}`;
     const created = await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) }) as { metadata: Record<string, unknown> };

@@ -41,13 +41,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A `Status` body; an empty `reason` is left out, as kube-apiserver leaves out StatusReasonUnknown. */
 export function statusBody(code: number, reason: string, message: string, details?: StatusDetails): StatusBody {
-  const body: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+  const body: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message };
+  if (reason) body.reason = reason;
   if (details) body.details = details;
-  // keep `code` last, as the real server does
-  delete (body as Record<string, unknown>).code;
-  body.code = code;
-  return body;
+  // `code` last, as the real server sends it
+  return { ...body, code };
 }
 
 function qualifiedResource(r: ResourceName): string {

@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../../../common/src/logger';
 import { ApiError, badRequest, methodNotAllowed, statusBody, unsupportedMediaType } from './api-error';
 import {
-  boolParam, numberParam, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, splitPath, verbOf, writeOptions,
+  boolParam, checkReadResourceVersion, integerParam, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, splitPath, verbOf, writeOptions,
   type OutputFormat, type ResourcePath,
 } from './request-parsing';
 import type { Discovery } from './discovery';
@@ -312,6 +312,7 @@ export class ApiServer {
       this.send(res, 201, JSON.stringify(this.review(rt.kind, body)));
       return;
     }
+    if (method === 'GET') checkReadResourceVersion(q, !p.name && !watch);
     const format = outputFormat(req.headers.accept);
     if (rt.view) {
       await this.handleView(req, res, p, q, method, rt, rt.view, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
@@ -461,7 +462,7 @@ export class ApiServer {
       const result = ops.list(storageScope, {
         labelSelector: q.get('labelSelector') ?? undefined,
         fieldSelector: translate(q.get('fieldSelector')),
-        limit: numberParam(q.get('limit')),
+        limit: integerParam(q.get('limit')),
         continueToken: q.get('continue') ?? undefined,
       });
       const meta: Json = { resourceVersion: result.resourceVersion };
@@ -536,7 +537,7 @@ export class ApiServer {
 
   private deleteOptions(q: URLSearchParams, body: unknown): DeleteOptions {
     const b = isRecord(body) ? body : {};
-    const grace = numberParam(q.get('gracePeriodSeconds')) ?? (typeof b.gracePeriodSeconds === 'number' ? b.gracePeriodSeconds : undefined);
+    const grace = integerParam(q.get('gracePeriodSeconds')) ?? (typeof b.gracePeriodSeconds === 'number' ? b.gracePeriodSeconds : undefined);
     const policy = q.get('propagationPolicy') ?? (typeof b.propagationPolicy === 'string' ? b.propagationPolicy : undefined);
     if (policy !== undefined && policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {
       throw badRequest(`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`);
@@ -561,7 +562,7 @@ export class ApiServer {
     const result = this.deps.operations.list(scope, {
       labelSelector: q.get('labelSelector') ?? undefined,
       fieldSelector: q.get('fieldSelector') ?? undefined,
-      limit: numberParam(q.get('limit')),
+      limit: integerParam(q.get('limit')),
       continueToken: q.get('continue') ?? undefined,
     });
     const meta: Json = { resourceVersion: result.resourceVersion };
@@ -587,7 +588,7 @@ export class ApiServer {
     view?: { apiVersion: string; transform: (obj: KubeObject) => KubeObject },
   ): void {
     const labelSelector = q.get('labelSelector') ?? '';
-    const timeoutSeconds = numberParam(q.get('timeoutSeconds'));
+    const timeoutSeconds = integerParam(q.get('timeoutSeconds'));
     const stream = new WatchStream(this.deps.store, res, {
       resource: resourceKey(scope.rt.group, scope.rt.plural),
       rt: scope.rt,

@@ -70,6 +70,30 @@ describe('lists: selectors and paging', () => {
     expect(res.status).toBe(400);
   });
 
+  const PARSE_UINT = (v: string) => `resourceVersion: Invalid value: ${JSON.stringify(v)}: strconv.ParseUint: parsing ${JSON.stringify(v)}: invalid syntax`;
+  // As kube-apiserver v1.28 answers them (test/real-apiserver/differential.test.ts compares the two).
+  it.each([
+    ['a list', `${PODS}?resourceVersion=abc`, 500, undefined, PARSE_UINT('abc')],
+    ['a list of every namespace', '/api/v1/pods?resourceVersion=-1', 500, undefined, PARSE_UINT('-1')],
+    ['a get', `${PODS}/p-a?resourceVersion=abc`, 500, undefined, PARSE_UINT('abc')],
+    ['a watch', `${PODS}?watch=true&resourceVersion=abc`, 500, undefined, PARSE_UINT('abc')],
+    ['a list with a limit (read from etcd)', `${PODS}?limit=2&resourceVersion=abc`, 400, 'BadRequest', `invalid resource version: ${PARSE_UINT('abc')}`],
+    ['a list with resourceVersionMatch=Exact', `${PODS}?resourceVersionMatch=Exact&resourceVersion=1x`, 400, 'BadRequest', `invalid resource version: ${PARSE_UINT('1x')}`],
+    ['a limit that is not an integer', `${PODS}?limit=1.5`, 400, 'BadRequest', 'strconv.ParseInt: parsing "1.5": invalid syntax'],
+    ['an empty limit', `${PODS}?limit=`, 400, 'BadRequest', 'strconv.ParseInt: parsing "": invalid syntax'],
+    ['a watch timeout that is not an integer', `${PODS}?watch=true&timeoutSeconds=abc`, 400, 'BadRequest', 'strconv.ParseInt: parsing "abc": invalid syntax'],
+  ])('refuses %s whose resourceVersion or integer parameter kube-apiserver cannot parse, with its status and message', async (_what, path, status, reason, message) => {
+    const res = await request(sandbox.url, 'GET', path);
+    expect(res.status).toBe(status);
+    expect(res.json).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), code: status });
+  });
+
+  it('reads a limit of 0 or below as no limit, and resourceVersion 0 or empty as any', async () => {
+    expect(await namesFor('limit=-1')).toHaveLength(4);
+    expect(await namesFor('limit=0&resourceVersion=0')).toHaveLength(4);
+    expect(await namesFor('resourceVersion=')).toHaveLength(4);
+  });
+
   it('pages with limit and continue', async () => {
     const first = await core.listNamespacedPod({ namespace: 'sel', limit: 3 });
     expect(first.items.map((p) => p.metadata?.name)).toEqual(['p-a', 'p-b', 'p-c']);

@@ -2,7 +2,7 @@
  * Reading a Kubernetes REST request: the resource path, the verb, the wanted output format, the
  * patch type and the query parameters the server honours.
  */
-import { badRequest, unsupportedMediaType } from './api-error';
+import { ApiError, badRequest, unsupportedMediaType } from './api-error';
 import type { FieldValidation, PatchType, WriteOptions } from './resource-operations';
 
 export interface ResourcePath {
@@ -79,11 +79,46 @@ export function boolParam(v: string | null): boolean {
   return v === 'true' || v === '1';
 }
 
-export function numberParam(v: string | null): number | undefined {
-  if (v === null || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw badRequest(`invalid number: ${v}`);
-  return n;
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/**
+ * An integer query parameter (`limit`, `timeoutSeconds`, `gracePeriodSeconds`) read as
+ * kube-apiserver reads it, with Go's strconv.ParseInt: a present value that is not a decimal
+ * int64 (`1.5`, `abc`, an empty `limit=`) is a 400 with Go's message; an absent one is undefined.
+ */
+export function integerParam(v: string | null): number | undefined {
+  if (v === null) return undefined;
+  if (!/^[+-]?[0-9]+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  const n = BigInt(v);
+  if (n > INT64_MAX || n < -INT64_MAX - 1n) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  return Number(n);
+}
+
+/**
+ * Why a `resourceVersion` query parameter is not one kube-apiserver can read (it parses it with
+ * strconv.ParseUint: a decimal unsigned 64-bit number), worded as it words it; undefined when it is.
+ */
+function resourceVersionProblem(v: string): string | undefined {
+  const decimal = /^[0-9]+$/.test(v);
+  if (decimal && BigInt(v) <= UINT64_MAX) return undefined;
+  return `resourceVersion: Invalid value: ${JSON.stringify(v)}: strconv.ParseUint: parsing ${JSON.stringify(v)}: ${decimal ? 'value out of range' : 'invalid syntax'}`;
+}
+
+/**
+ * Refuses a read (get, list or watch) whose `resourceVersion` kube-apiserver v1.28 cannot parse,
+ * as it refuses it: a list it sends on to etcd (one with a limit or a continue token, or
+ * `resourceVersionMatch=Exact`) answers 400 BadRequest `invalid resource version: ...`; a read
+ * served from its watch cache (any other list, a get, a watch) answers 500 with no reason.
+ */
+export function checkReadResourceVersion(q: URLSearchParams, list: boolean): void {
+  const rv = q.get('resourceVersion');
+  if (rv === null || rv === '') return;
+  const problem = resourceVersionProblem(rv);
+  if (problem === undefined) return;
+  const fromEtcd = list && ((integerParam(q.get('limit')) ?? 0) > 0 || Boolean(q.get('continue')) || q.get('resourceVersionMatch') === 'Exact');
+  if (fromEtcd) throw badRequest(`invalid resource version: ${problem}`);
+  throw new ApiError(500, '', problem);
 }
 
 function fieldValidationOf(q: URLSearchParams): FieldValidation {
