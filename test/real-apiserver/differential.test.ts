@@ -268,6 +268,31 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       resourceVersionZero: (await raw(api, 'GET', `${rooms}?resourceVersion=0`)).code,
     };
   }),
+  'an update or patch leaving no resourceVersion is refused for a custom resource and unconditional for a ConfigMap; a stale one conflicts': (api) => outcome(async () => {
+    const name = `rvp-${api.id}`;
+    const path = `/apis/roomkeeper.io/v1/schedulers/${name}`;
+    const cm = `/api/v1/namespaces/default/configmaps/${name}`;
+    await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
+    await api.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name }, data: { a: '1' } } });
+    const merge = 'application/merge-patch+json';
+    const answer = async (method: string, at: string, body: unknown, contentType?: string) => {
+      const a = await raw(api, method, at, JSON.stringify(body), contentType);
+      // The name differs per target: the message is compared without it.
+      return a.code === 200 ? 200 : { ...statusOf(a), message: String(a.body.message).replace(name, '<name>'), causes: (a.body.details as { causes?: unknown } | undefined)?.causes };
+    };
+    const result = {
+      mergeEmpty: await answer('PATCH', path, { metadata: { resourceVersion: '' }, spec: { roomsReplicas: 3 } }, merge),
+      statusMergeEmpty: await answer('PATCH', `${path}/status`, { metadata: { resourceVersion: '' }, status: { state: 'creating' } }, merge),
+      jsonPatchRemove: await answer('PATCH', path, [{ op: 'remove', path: '/metadata/resourceVersion' }], 'application/json-patch+json'),
+      putWithout: await answer('PUT', path, scheduler(name)),
+      mergeStale: await answer('PATCH', path, { metadata: { resourceVersion: '1' }, spec: { roomsReplicas: 4 } }, merge),
+      configMapMergeEmpty: await answer('PATCH', cm, { metadata: { resourceVersion: '' }, data: { a: '2' } }, merge),
+      configMapPutWithout: await answer('PUT', cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '3' } }),
+    };
+    await api.custom.deleteClusterCustomObject({ ...G, name });
+    await api.core.deleteNamespacedConfigMap({ name, namespace: 'default' });
+    return result;
+  }),
   'the name of an object cannot change': (api) => outcome(async () => {
     const name = `imm-${api.id}`;
     const created = await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) }) as { metadata: Record<string, unknown> };

@@ -65,6 +65,31 @@ describe('object semantics against client-node', () => {
     });
   });
 
+  it('refuses an update or patch of a custom resource that leaves no resourceVersion, as kube-apiserver does; a built-in kind is updated unconditionally', async () => {
+    await custom.createNamespacedCustomObject({ ...W, body: widget('rv-patch', { color: 'red' }) });
+    const mustBeSpecified = {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
+      message: `widgets.${WIDGET_GROUP} "rv-patch" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+      details: { name: 'rv-patch', group: WIDGET_GROUP, kind: 'widgets', causes: [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }] },
+    };
+    const merge = { 'Content-Type': 'application/merge-patch+json' };
+    const refused = [
+      await request(sandbox.url, 'PATCH', `${WIDGETS}/rv-patch`, { metadata: { resourceVersion: '' }, spec: { color: 'green' } }, merge),
+      await request(sandbox.url, 'PATCH', `${WIDGETS}/rv-patch/status`, { metadata: { resourceVersion: '' }, status: { ready: true } }, merge),
+      await request(sandbox.url, 'PATCH', `${WIDGETS}/rv-patch`, [{ op: 'remove', path: '/metadata/resourceVersion' }], { 'Content-Type': 'application/json-patch+json' }),
+      await request(sandbox.url, 'PUT', `${WIDGETS}/rv-patch`, widget('rv-patch', { color: 'green' })),
+    ];
+    for (const res of refused) expect(res.json).toEqual(mustBeSpecified);
+    expect((await request(sandbox.url, 'PATCH', `${WIDGETS}/rv-patch`, { metadata: { resourceVersion: '1' }, spec: { color: 'green' } }, merge)).status).toBe(409);
+    expect(((await custom.getNamespacedCustomObject({ ...W, name: 'rv-patch' })) as Widget).spec.color).toBe('red');
+
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rv-patch' }, data: { a: '1' } } });
+    const unconditional = await request(sandbox.url, 'PATCH', '/api/v1/namespaces/default/configmaps/rv-patch', { metadata: { resourceVersion: '' }, data: { a: '2' } }, merge);
+    expect(unconditional.status).toBe(200);
+    expect(unconditional.json!.data).toEqual({ a: '2' });
+    expect((await request(sandbox.url, 'PUT', '/api/v1/namespaces/default/configmaps/rv-patch', { metadata: { name: 'rv-patch' }, data: { a: '3' } })).status).toBe(200);
+  });
+
   it('keeps spec on /status writes and status on main-resource writes', async () => {
     await custom.createNamespacedCustomObject({ ...W, body: { ...widget('split', { color: 'red' }), status: { state: 'ignored' } } });
     const afterCreate = (await custom.getNamespacedCustomObject({ ...W, name: 'split' })) as Widget;

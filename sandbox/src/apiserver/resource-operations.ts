@@ -119,6 +119,21 @@ function setPath(obj: Json, jsonPath: string, value: unknown): void {
   cur[last] = value;
 }
 
+/**
+ * The resourceVersion an update or patch leaves on the object, held to kube-apiserver's rules:
+ * empty or absent means "unconditional", which a custom resource's strategy refuses (422 naming
+ * metadata.resourceVersion, worded by resource as kube-apiserver words it); any other value must
+ * be the stored one (409).
+ */
+function checkUpdateResourceVersion(rt: ResourceType, name: string, rv: string | undefined, current: string | undefined): void {
+  if (rv === undefined || rv === '') {
+    if (!rt.custom) return;
+    const cause = { reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' };
+    throw new ApiError(422, 'Invalid', `${rt.plural}.${rt.group} "${name}" is invalid: ${cause.field}: ${cause.message}`, { name, group: rt.group, kind: rt.plural, causes: [cause] });
+  }
+  if (rv !== current) throw conflict(rt, name);
+}
+
 function isPod(rt: ResourceType): boolean {
   return rt.group === '' && rt.plural === 'pods';
 }
@@ -341,8 +356,7 @@ export class ResourceOperations {
       throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
     }
     const old = this.getStored(scope, name);
-    const rv = candidate.metadata.resourceVersion;
-    if (rv !== undefined && rv !== '' && rv !== old.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
+    checkUpdateResourceVersion(scope.rt, name, candidate.metadata.resourceVersion, old.obj.metadata.resourceVersion);
     return this.updateFrom(scope, old, candidate, opts, subresource);
   }
 
@@ -466,8 +480,7 @@ export class ResourceOperations {
     if (!isRecord(patched)) throw badRequest('the patch did not produce an object');
     const candidate = (view ? view.toStorage(patched) : patched) as KubeObject;
     if (!isRecord(candidate.metadata)) candidate.metadata = {};
-    const rv = candidate.metadata.resourceVersion;
-    if (rv !== undefined && rv !== existing.obj.metadata.resourceVersion) throw conflict(scope.rt, name);
+    checkUpdateResourceVersion(scope.rt, name, candidate.metadata.resourceVersion, existing.obj.metadata.resourceVersion);
     if (candidate.metadata.name !== undefined && candidate.metadata.name !== name) {
       throw badRequest(`the name of the object (${candidate.metadata.name}) does not match the name on the URL (${name})`);
     }
