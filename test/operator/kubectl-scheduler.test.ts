@@ -13,8 +13,8 @@ import { stringify } from 'yaml';
 import { isNotFound } from '../../common/src/kube/clients';
 import type { Scheduler } from '../../common/src/generated/resources';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
-import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
+import { toolPath } from '../support/tools';
 
 const run = promisify(execFile);
 
@@ -326,8 +326,12 @@ describe('Scheduler through kubectl', () => {
     try {
       expect(await kubectlFails(['patch', 'rksv', 'hand-game-v1.0.0', '--type=merge', '-p', '{"spec":{"kind":"major"}}']))
         .toContain('spec: Invalid value: "object": a SchedulerVersion is immutable: the operator writes one for each version of a scheduler; to change a scheduler, edit its Scheduler (kubectl edit rks <name>), which makes a new version');
-      expect(await kubectlFails(['patch', 'rkop', 'hand-game-op', '--type=merge', '-p', '{"spec":{"definitionName":"remove_rooms"}}']))
-        .toContain('spec: Forbidden: schedulerName, definitionName and enqueuedAt are immutable: create a new Operation for other work (only cancelRequested may be set later)');
+      const immutable = 'spec: Forbidden: the input of an operation cannot change once it is created (schedulerName, definitionName, input, priority, source, enqueuedAt), whether it is pending, running or ended: create a new Operation instead (only cancelRequested may be set later)';
+      expect(await kubectlFails(['patch', 'rkop', 'hand-game-op', '--type=merge', '-p', '{"spec":{"definitionName":"remove_rooms"}}'])).toContain(immutable);
+      // Once the operator has ended it, its input cannot be edited either (kubectl edit sends the same patch).
+      await waitFor(async () => ['finished', 'error', 'canceled', 'evicted'].includes((await stack.api.getOperation('hand-game-op')).status?.status ?? ''), { timeoutMs: 30_000, message: 'hand-game-op ended' });
+      expect(await kubectlFails(['patch', 'rkop', 'hand-game-op', '--type=merge', '-p', '{"spec":{"input":{"amount":5}}}'])).toContain(immutable);
+      expect((await stack.api.getOperation('hand-game-op')).spec.input).toEqual({ amount: 1 });
     } finally {
       await kubectl(['delete', 'rksv/hand-game-v1.0.0', 'rkop/hand-game-op', '--ignore-not-found']);
     }

@@ -93,6 +93,8 @@ function scheduler(name: string, overrides: Record<string, unknown> = {}): Recor
   return schedulerObject(name, overrides);
 }
 
+const OPERATION_INPUT_MESSAGE = 'the input of an operation cannot change once it is created (schedulerName, definitionName, input, priority, source, enqueuedAt), whether it is pending, running or ended: create a new Operation instead (only cancelRequested may be set later)';
+const OPERATION_INPUT_CASE = 'the spec of an Operation, its input above all, cannot change once it is created, even after it ended';
 const REVISIONS_CASE = 'a one-room list reads a decimal revision past every earlier write; a watch delivers room writes in increasing revisions';
 
 const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
@@ -291,6 +293,32 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     };
     await api.custom.deleteClusterCustomObject({ ...G, name });
     await api.core.deleteNamespacedConfigMap({ name, namespace: 'default' });
+    return result;
+  }),
+  [OPERATION_INPUT_CASE]: (api) => outcome(async () => {
+    const O = { group: 'roomkeeper.io', version: 'v1', plural: 'operations' };
+    const name = `opin-${api.id}`;
+    await api.custom.createClusterCustomObject({ ...O, body: { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name }, spec: { schedulerName: 'nobody', definitionName: 'add_rooms', enqueuedAt: '2026-12-03T15:00:00.000Z', input: { amount: 1 } } } });
+    // Ended, as the operator ends one (the cancel rule on the root then refuses cancelRequested).
+    await api.custom.patchClusterCustomObjectStatus({ ...O, name, body: { status: { status: 'error' } } }, MERGE);
+    const edit = (spec: Record<string, unknown>) => outcome(async () => {
+      await api.custom.patchClusterCustomObject({ ...O, name, body: { spec } }, MERGE);
+      return { edited: true };
+    });
+    const messages = async (spec: Record<string, unknown>) => {
+      const a = await raw(api, 'PATCH', `/apis/roomkeeper.io/v1/operations/${name}`, JSON.stringify({ spec }), 'application/merge-patch+json');
+      return { code: a.code, causes: (a.body.details as { causes?: unknown } | undefined)?.causes };
+    };
+    const result = {
+      input: await messages({ input: { amount: 5 } }),
+      inputRemoved: await edit({ input: null }),
+      inputAdded: await edit({ input: { amount: 1, extra: true } }),
+      priority: await edit({ priority: true }),
+      source: await edit({ source: 'api' }),
+      definitionName: await edit({ definitionName: 'remove_rooms' }),
+      sameInput: await edit({ input: { amount: 1 } }),
+    };
+    await api.custom.deleteClusterCustomObject({ ...O, name });
     return result;
   }),
   'the name of an object cannot change': (api) => outcome(async () => {
@@ -514,6 +542,21 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
     expected['cpu with a fractional exponent'] = { scheduler: 'refused 422', pod: 'refused 400' };
     expect(verdicts).toEqual(expected);
   }, 120_000);
+
+  test('kube-apiserver refuses any change to an ended Operation\'s input, saying to create a new Operation instead', async () => {
+    const r = targets.real;
+    if (!r) {
+      expect(reportNotRun('differential: Operation input on kube-apiserver')).toMatch(/NOT RUN/);
+      return;
+    }
+    const fn = CASES[OPERATION_INPUT_CASE] as (api: Api) => Promise<Outcome>;
+    const forbidden = { failed: { code: 422, reason: 'Invalid', causes: ['spec FieldValueForbidden'] } };
+    expect(await fn({ ...r, id: `${r.id}o` })).toEqual({
+      input: { code: 422, causes: [{ reason: 'FieldValueForbidden', field: 'spec', message: `Forbidden: ${OPERATION_INPUT_MESSAGE}` }] },
+      inputRemoved: forbidden, inputAdded: forbidden, priority: forbidden, source: forbidden, definitionName: forbidden,
+      sameInput: { edited: true },
+    });
+  }, 60_000);
 
   test('kube-apiserver admits matchAllocation.maxMatches 1 to 35 only, and defaults it to 1 and maxTtlSeconds to 300', async () => {
     const r = targets.real;

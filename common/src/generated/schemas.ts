@@ -372,8 +372,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         required: ['schedulerName', 'definitionName', 'enqueuedAt'],
         'x-kubernetes-validations': [
           {
-            rule: 'self.schedulerName == oldSelf.schedulerName && self.definitionName == oldSelf.definitionName && self.enqueuedAt == oldSelf.enqueuedAt',
-            message: 'schedulerName, definitionName and enqueuedAt are immutable: create a new Operation for other work (only cancelRequested may be set later)',
+            rule: 'self.schedulerName == oldSelf.schedulerName && self.definitionName == oldSelf.definitionName && self.enqueuedAt == oldSelf.enqueuedAt && has(self.input) == has(oldSelf.input) && (!has(self.input) || self.input == oldSelf.input) && has(self.priority) == has(oldSelf.priority) && (!has(self.priority) || self.priority == oldSelf.priority) && has(self.source) == has(oldSelf.source) && (!has(self.source) || self.source == oldSelf.source)',
+            message: 'the input of an operation cannot change once it is created (schedulerName, definitionName, input, priority, source, enqueuedAt), whether it is pending, running or ended: create a new Operation instead (only cancelRequested may be set later)',
             reason: 'FieldValueForbidden',
           },
         ],
