@@ -270,6 +270,12 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       resourceVersionZero: (await raw(api, 'GET', `${rooms}?resourceVersion=0`)).code,
     };
   }),
+  'a label selector is parsed with the grammar and messages of kube-apiserver': (api) => outcome(async () => {
+    const selectors = ['a===b', '!!a', 'a=b=c', '!a=b', 'a,', '=a', 'A B', 'a in b', 'a in (b', 'a>x', 'a in (b,-c)', '_a', 'a=', 'a notin ()', 'a in (b,,c)', 'example.com/a=b'];
+    const answers: Record<string, Outcome> = {};
+    for (const selector of selectors) answers[selector] = statusOf(await raw(api, 'GET', `/apis/roomkeeper.io/v1/namespaces/default/gamerooms?labelSelector=${encodeURIComponent(selector)}`));
+    return answers;
+  }),
   'an update or patch leaving no resourceVersion is refused for a custom resource and unconditional for a ConfigMap; a stale one conflicts': (api) => outcome(async () => {
     const name = `rvp-${api.id}`;
     const path = `/apis/roomkeeper.io/v1/schedulers/${name}`;

@@ -34,6 +34,40 @@ describe('parseLabelSelector', () => {
   it('throws a 400 on bad syntax', () => {
     expect(() => parseLabelSelector('a in b')).toThrow(expect.objectContaining({ code: 400 }) as Error);
   });
+
+  // Each message as kube-apiserver v1.28 sends it (test/real-apiserver/differential.test.ts compares the two).
+  it.each([
+    ['a===b', "unable to parse requirement: found '=', expected: identifier"],
+    ['!!a', "unable to parse requirement: found '!', expected: identifier"],
+    ['a=b=c', "found '=', expected: ',' or 'end of string'"],
+    ['!a=b', "found '=', expected: ',' or 'end of string'"],
+    ['a==b c', "found 'c', expected: ',' or 'end of string'"],
+    ['a,', "found '', expected: identifier after ','"],
+    ['x,,y', "found ',', expected: identifier after ','"],
+    ['=a', "found '=', expected: !, identifier, or 'end of string'"],
+    ['A B', "unable to parse requirement: found 'B', expected: in, notin, =, ==, !=, gt, lt"],
+    ['a in b', "unable to parse requirement: found 'b' expected: '('"],
+    ['a in (b', "unable to parse requirement: found '', expected: ',' or ')'"],
+    ['a in ((b))', "unable to parse requirement: found '(', expected: ',', ')' or identifier"],
+    ['a in (b))', "found ')', expected: ',' or 'end of string'"],
+    ['a>x', 'unable to parse requirement: values[0]: Invalid value: "x": for \'Gt\', \'Lt\' operators, the value must be an integer'],
+    ['a in (b,-c)', 'unable to parse requirement: values[0][a]: Invalid value: "-c": a valid label must be an empty string or consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyValue\',  or \'my_value\',  or \'12345\', regex used for validation is \'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\')'],
+    ['_a', 'unable to parse requirement: <nil>: Invalid value: "_a": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')'],
+  ])('refuses %j with 400: %s', (selector, message) => {
+    expect(() => parseLabelSelector(selector)).toThrow(expect.objectContaining({ code: 400, message }) as Error);
+  });
+
+  it.each([
+    ['a=', { a: '' }, true],
+    ['a!=', { a: 'x' }, true],
+    ['a notin ()', {}, true],
+    ['a in (b,,c)', { a: '' }, true],
+    ['a in (,b)', { a: 'b' }, true],
+    ['a   =   b', { a: 'b' }, true],
+    ['example.com/a=b', { 'example.com/a': 'b' }, true],
+  ])('reads %j as kube-apiserver does', (selector, labels, expected) => {
+    expect(parseLabelSelector(selector)(labels)).toBe(expected);
+  });
 });
 
 describe('structured label selectors', () => {
