@@ -210,7 +210,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
   }),
   // Roomkeeper retries a JSON Patch whose `test` failed as a conflict (isJsonPatchNotApplied): the
   // client must recognise that answer from what kube-apiserver sends, not only the sandbox.
-  'a JSON Patch whose test fails is a 422 that isJsonPatchNotApplied recognises': (api) => outcome(async () => {
+  'a JSON Patch whose test fails, or with an unknown op, is a 422; isJsonPatchNotApplied recognises the first': (api) => outcome(async () => {
     const name = `jtest-${api.id}`;
     await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
     const JSON_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
@@ -218,6 +218,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       await api.custom.patchClusterCustomObject({ ...G, name, body: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'add', path: '/metadata/labels', value: { a: 'b' } }] }, JSON_PATCH);
       return { patched: true };
     });
+    const unknownOp = statusOf(await raw(api, 'PATCH', `/apis/roomkeeper.io/v1/schedulers/${name}`, '[{"op":"bogus","path":"/spec/game"}]', 'application/json-patch+json'));
     let recognised: boolean | undefined;
     try {
       await api.custom.patchClusterCustomObject({ ...G, name, body: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }] }, JSON_PATCH);
@@ -225,7 +226,7 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       recognised = isJsonPatchNotApplied(err);
     }
     await api.custom.deleteClusterCustomObject({ ...G, name });
-    return { failedTest: r, recognised };
+    return { failedTest: r, recognised, unknownOp };
   }),
   // kube-apiserver keeps a field named `__proto__`, `constructor` or `prototype` as an ordinary
   // field; the sandbox must too, without reaching a JavaScript prototype of its process.

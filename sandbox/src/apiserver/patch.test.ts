@@ -27,6 +27,10 @@ describe('applyJsonPatch', () => {
     expect(() => applyJsonPatch(doc, { op: 'add' })).toThrow(expect.objectContaining({ code: 400 }) as Error);
     expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
   });
+
+  it('answers an unknown op as kube-apiserver does: 422 Invalid with its generic message', () => {
+    expect(() => applyJsonPatch(doc, [{ op: 'bogus', path: '/c' }])).toThrow(expect.objectContaining({ code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' }) as Error);
+  });
 });
 
 describe('applyStrategicMergePatch', () => {

@@ -129,7 +129,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         if (!jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
         break;
       default:
-        throw new ApiError(400, 'BadRequest', `unexpected json patch operation: ${op}`);
+        throw patchError(`unexpected json patch operation: ${op}`);
     }
   }
   return doc;
