@@ -61,6 +61,36 @@ describe('PingClient', () => {
     expect(result.error).toMatch(/ECONNREFUSED/);
   });
 
+  it('closes idle sockets before the server does: a burst after an event-loop stall is never sent on a connection the server is closing', async () => {
+    // The rooms API's stand-in in this process, as in the in-process stack: a stall delays the
+    // server's keep-alive timers and the burst's timer to the same turn of the event loop.
+    const closing = await listenLocally(Object.assign(http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{"success":true}'));
+    }), { keepAliveTimeout: 2_000 }));
+    try {
+      client = new PingClient({ timeoutMs: 5000, maxSockets: 20, idleSocketTimeoutMs: 500 });
+      const burst = async (): Promise<string[]> => (await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+        const result = await client?.send({ url: `${closing.url}/scheduler/s/rooms/r${i}/ping`, status: 'ready', timestamp: 1 });
+        return result?.ok === true ? 'ok' : String(result?.error);
+      })));
+      expect(await burst()).toEqual(Array(20).fill('ok'));
+      // Past the server's keep-alive timeout (and Node's grace after it) with the event loop
+      // blocked, then 20 pings at once on the pooled sockets.
+      const stall = (ms: number): void => {
+        const end = Date.now() + ms;
+        while (Date.now() < end) { /* a stalled event loop */ }
+      };
+      const second = new Promise<string[]>((resolve) => {
+        setTimeout(() => stall(2_500), 1_000);
+        setTimeout(() => void burst().then(resolve), 2_400);
+      });
+      expect(await second).toEqual(Array(20).fill('ok'));
+    } finally {
+      await closing.close();
+    }
+  });
+
   it('refuses a URL it cannot parse without sending', async () => {
     client = new PingClient();
     await expect(client.send({ url: 'not a url', status: 'ready', timestamp: 1 })).resolves.toEqual({ ok: false, error: 'invalid URL not a url' });

@@ -26,6 +26,12 @@ export interface PingResult {
 export interface PingClientOptions {
   maxSockets?: number;
   timeoutMs?: number;
+  /**
+   * An idle pooled socket is closed after this (default 30 s), well before the rooms API closes
+   * it (its keep-alive timeout is 65 s), so a ping is never sent on a connection the server is
+   * closing at that moment. The server's `Keep-Alive: timeout` hint is honoured when shorter.
+   */
+  idleSocketTimeoutMs?: number;
 }
 
 export class PingClient {
@@ -35,8 +41,13 @@ export class PingClient {
 
   constructor(options: PingClientOptions = {}) {
     const maxSockets = options.maxSockets ?? 64;
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
-    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+    // Without `timeout` Node's agent keeps an idle socket until the server closes it, and ignores
+    // the server's keep-alive hint. Seen in CI (simulation and gateway in one process): after a
+    // stall of the event loop, a burst of pings went out on sockets whose server side timed out in
+    // the same turn, and 21 pings failed at once with `socket hang up`.
+    const agentOptions = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: options.idleSocketTimeoutMs ?? 30_000 };
+    this.httpAgent = new http.Agent(agentOptions);
+    this.httpsAgent = new https.Agent(agentOptions);
     this.timeoutMs = options.timeoutMs ?? 5000;
   }
 
