@@ -15,6 +15,7 @@ import type { AccessAnswers } from './api-access';
 import { apiErrorFields, describeApiError, responseStatus, socketErrorCode } from './clients';
 import { whatToDo } from './diagnosis';
 import { toMillis } from './timestamps';
+import { RevisionWaiters } from '../runtime/revision-waiters';
 
 export type EventType = 'add' | 'update' | 'delete';
 
@@ -155,7 +156,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
   private syncedOnce = false;
   private readonly syncWaiters: (() => void)[] = [];
   /** Callers of `waitForResourceVersion`, each with the revision it waits for. */
-  private readonly revisionWaiters = new Set<{ target: bigint; done: (reached: boolean) => void }>();
+  private readonly revisionWaiters = new RevisionWaiters();
   private generation = 0;
   private lastErrorText: string | undefined;
   /** Since a list or watch failed, until one succeeds again: the cache may be missing changes. */
@@ -282,18 +283,7 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (target === undefined || this.stopped) return Promise.resolve(false);
     const now = revisionOf(this.resourceVersion);
     if (now !== undefined && now >= target) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter = {
-        target,
-        done: (reached: boolean) => {
-          clearTimeout(timer);
-          this.revisionWaiters.delete(waiter);
-          resolve(reached);
-        },
-      };
-      const timer = setTimeout(() => waiter.done(false), timeoutMs);
-      this.revisionWaiters.add(waiter);
-    });
+    return this.revisionWaiters.wait(target, timeoutMs);
   }
 
   /** Releases the waiters whose revision the cache has now reached. */
@@ -301,11 +291,11 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     if (this.revisionWaiters.size === 0) return;
     const now = revisionOf(this.resourceVersion);
     if (now === undefined) return;
-    for (const w of [...this.revisionWaiters]) if (now >= w.target) w.done(true);
+    this.revisionWaiters.advance(now);
   }
 
   stop(): Promise<void> {
-    for (const w of [...this.revisionWaiters]) w.done(false);
+    this.revisionWaiters.releaseAll();
     this.stopped = true;
     this.generation++;
     if (this.timer) clearTimeout(this.timer);
