@@ -24,6 +24,8 @@ interface Api {
   coordination: k8s.CoordinationV1Api;
   /** Unique per target and run (names on the shared real cluster). */
   id: string;
+  /** Drops the history before now, as etcd's compaction does (kube-apiserver compacts every 5 minutes). */
+  compact: () => Promise<void>;
 }
 
 const G = { group: 'roomkeeper.io', version: 'v1', plural: 'schedulers' };
@@ -58,7 +60,7 @@ async function outcome(fn: () => Promise<Outcome>): Promise<Outcome> {
  * and bodies a typed client would not send, or would rewrite (client-node's models read a map key
  * `__proto__` into the prototype).
  */
-async function raw(api: Api, method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ code: number; body: Record<string, unknown> }> {
+async function raw(api: Api, method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ code: number; body: Record<string, unknown>; headers: http.IncomingHttpHeaders }> {
   const server = api.kc.getCurrentCluster()?.server ?? '';
   const opts: https.RequestOptions = { method, headers: { 'Content-Type': contentType, Accept: 'application/json' } };
   await api.kc.applyToHTTPSOptions(opts);
@@ -76,12 +78,20 @@ async function raw(api: Api, method: string, path: string, body?: string, conten
         } catch {
           parsed = { text };
         }
-        resolve({ code: res.statusCode ?? 0, body: parsed });
+        resolve({ code: res.statusCode ?? 0, body: parsed, headers: res.headers });
       });
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** Compacts etcd's history up to its current revision (its v3 JSON gateway). */
+async function compactEtcd(etcdUrl: string): Promise<void> {
+  const range = await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) });
+  const revision = ((await range.json()) as { header: { revision: string } }).header.revision;
+  const compacted = await fetch(`${etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+  if (!compacted.ok) throw new Error(`etcd compaction at ${revision} answered ${compacted.status}: ${await compacted.text()}`);
 }
 
 /** A failed answer as a client reads it: status, reason and message. */
@@ -271,6 +281,131 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       resourceVersionZero: (await raw(api, 'GET', `${rooms}?resourceVersion=0`)).code,
     };
   }),
+  'a read naming a resourceVersion the server has not reached waits for it, then answers as the watch cache or etcd does': (api) => outcome(async () => {
+    const rooms = '/apis/roomkeeper.io/v1/namespaces/default/gamerooms';
+    // Revisions differ between the two servers: the message is compared with its numbers out.
+    const ask = async (path: string) => {
+      const a = await raw(api, 'GET', path);
+      return { ...statusOf(a), message: String(a.body.message).replace(/\d+/g, 'N'), details: a.body.details, retryAfter: a.headers['retry-after'] };
+    };
+    const current = ((await raw(api, 'GET', `${rooms}?limit=1`)).body.metadata as { resourceVersion: string }).resourceVersion;
+    const future = String(BigInt(current) + 1_000_000n);
+    // A list kube-apiserver serves from its watch cache waits for a write that reaches the resourceVersion.
+    const name = `fresh-${api.id}`;
+    const waiting = raw(api, 'GET', `${rooms}?resourceVersion=${String(BigInt(current) + 1n)}`);
+    await api.custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms', body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 'x', version: 'v1.0.0' } } });
+    const reached = await waiting;
+    const result = {
+      reachedByAWrite: { code: reached.code, listed: ((reached.body.items ?? []) as { metadata: { name: string } }[]).some((i) => i.metadata.name === name) },
+      listFromCache: await ask(`${rooms}?resourceVersion=${future}`),
+      listNotOlderThan: await ask(`${rooms}?resourceVersion=${future}&resourceVersionMatch=NotOlderThan`),
+      get: await ask(`${rooms}/${name}?resourceVersion=${future}`),
+      listWithLimit: await ask(`${rooms}?resourceVersion=${future}&limit=1`),
+      listExact: await ask(`${rooms}?resourceVersion=${future}&resourceVersionMatch=Exact`),
+      listNotOlderThanWithLimit: await ask(`${rooms}?resourceVersion=${future}&resourceVersionMatch=NotOlderThan&limit=1`),
+      listResourceVersionZero: (await raw(api, 'GET', `${rooms}?resourceVersion=0&resourceVersionMatch=NotOlderThan`)).code,
+    };
+    await api.custom.deleteNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms', name });
+    return result;
+  }),
+  'resourceVersionMatch and sendInitialEvents are held to the rules of ListOptions, after the parameters decoded before them': (api) => outcome(async () => {
+    const rooms = '/apis/roomkeeper.io/v1/namespaces/default/gamerooms';
+    const ask = async (query: string) => {
+      const a = await raw(api, 'GET', `${rooms}?${query}`);
+      return a.code === 200 ? 200 : { ...statusOf(a), details: a.body.details };
+    };
+    return {
+      exactWithout: await ask('resourceVersionMatch=Exact'),
+      notOlderThanWithout: await ask('resourceVersionMatch=NotOlderThan&resourceVersion='),
+      unsupported: await ask('resourceVersionMatch=Bogus&resourceVersion=1'),
+      exactZero: await ask('resourceVersionMatch=Exact&resourceVersion=0'),
+      withContinue: await ask('resourceVersionMatch=Exact&resourceVersion=abc&continue=x'),
+      allAtOnce: await ask('resourceVersionMatch=bogus&continue=x&sendInitialEvents=true'),
+      emptyMatch: await ask('resourceVersionMatch=&resourceVersion=1'),
+      notOlderThanOne: await ask('resourceVersionMatch=NotOlderThan&resourceVersion=1'),
+      watch: await ask('watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1'),
+      watchInitialEvents: await ask('watch=true&sendInitialEvents=true&timeoutSeconds=1'),
+      listInitialEvents: await ask('sendInitialEvents=false'),
+      selectorFirst: await ask('labelSelector=a%3D%3D%3Db&resourceVersionMatch=Exact'),
+      limitFirst: await ask('limit=abc&resourceVersionMatch=Exact'),
+    };
+  }),
+  'a continue token is read, refused and expired as kube-apiserver reads, refuses and expires it': (api) => outcome(async () => {
+    const ns = `cont-${api.id}`;
+    const rooms = `/apis/roomkeeper.io/v1/namespaces/${ns}/gamerooms`;
+    await api.core.createNamespace({ body: { metadata: { name: ns } } });
+    await api.core.createNamespace({ body: { metadata: { name: `${ns}-b` } } });
+    const create = (namespace: string, name: string) => api.custom.createNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace, plural: 'gamerooms', body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 'x', version: 'v1.0.0' } } });
+    for (const name of ['r1', 'r2', 'r3']) await create(ns, name);
+    await create(`${ns}-b`, 'r1');
+    type Page = { items?: { metadata: { name: string; namespace: string } }[]; metadata?: { continue?: string; resourceVersion?: string } };
+    const page = async (path: string) => {
+      const a = await raw(api, 'GET', path);
+      const body = a.body as Page;
+      return a.code === 200 ? { names: (body.items ?? []).map((i) => i.metadata.name), more: Boolean(body.metadata?.continue) } : statusOf(a);
+    };
+    const token = (json: unknown) => Buffer.from(JSON.stringify(json)).toString('base64url');
+    const first = (await raw(api, 'GET', `${rooms}?limit=1`)).body as Page;
+    const next = first.metadata?.continue ?? '';
+    const start = (JSON.parse(Buffer.from(next, 'base64url').toString('utf8')) as { start: string }).start;
+    const future = Number(first.metadata?.resourceVersion) + 1_000_000;
+    // Across namespaces, etcd orders keys as strings: `<ns>-b/r1` comes before `<ns>/r1`.
+    const everywhere = ((await raw(api, 'GET', '/apis/roomkeeper.io/v1/gamerooms?limit=500')).body as Page).items ?? [];
+    const result: Record<string, unknown> = {
+      order: everywhere.filter((i) => i.metadata.namespace.startsWith(ns)).map((i) => `${i.metadata.namespace.replace(ns, 'ns')}/${i.metadata.name}`),
+      second: await page(`${rooms}?limit=1&continue=${next}`),
+      remaining: (first.metadata as { remainingItemCount?: number } | undefined)?.remainingItemCount,
+      remainingWithSelector: (((await raw(api, 'GET', `${rooms}?limit=1&labelSelector=a!%3Db`)).body.metadata ?? {}) as { remainingItemCount?: number }).remainingItemCount ?? 'none',
+      rest: await page(`${rooms}?continue=${next}`),
+      withResourceVersion: await page(`${rooms}?limit=1&continue=${next}&resourceVersion=1`),
+      notBase64: await page(`${rooms}?limit=1&continue=!!!`),
+      padded: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: 5, start })}=`),
+      zeroRevision: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: 0, start })}`),
+      noStart: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: 5, start: '' })}`),
+      otherVersion: await page(`${rooms}?limit=1&continue=${token({ v: 'x/v2', rv: 5, start })}`),
+      outOfPrefix: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: 5, start: '../r1' })}`),
+      futureRevision: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: future, start })}`),
+      latestRevision: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: -1, start })}`),
+    };
+    // Not JSON: Go's decoder words its error its own way; the start of the message is what a client sees.
+    const notJson = await raw(api, 'GET', `${rooms}?limit=1&continue=${Buffer.from('not json').toString('base64url')}`);
+    result.notJson = { code: notJson.code, reason: notJson.body.reason, message: String(notJson.body.message).split(': ').slice(0, 2).join(': ') };
+    // Once the history is compacted past the token's revision (a write, then compaction), the token
+    // is too old; the answer carries one that goes on at the latest revision.
+    await create(`${ns}-b`, 'r0');
+    await api.compact();
+    const expired = await raw(api, 'GET', `${rooms}?limit=1&continue=${next}`);
+    const renewed = (expired.body.metadata as { continue?: string } | undefined)?.continue ?? '';
+    result.expired = { ...statusOf(expired), renewed: Boolean(renewed) };
+    result.afterRenewal = await page(`${rooms}?limit=5&continue=${renewed}`);
+    result.listTooOld = await page(`${rooms}?limit=1&resourceVersion=${String(first.metadata?.resourceVersion)}`);
+    await api.core.deleteNamespace({ name: ns });
+    await api.core.deleteNamespace({ name: `${ns}-b` });
+    return result;
+  }),
+  'boolean and integer query parameters are read as kube-apiserver reads them': (api) => outcome(async () => {
+    const rooms = '/apis/roomkeeper.io/v1/namespaces/default/gamerooms';
+    // What came back: a list, a watch stream (events or nothing), or a refusal.
+    const kind = async (query: string) => {
+      const a = await raw(api, 'GET', `${rooms}?${query}`);
+      if (a.code !== 200) return statusOf(a);
+      return a.body.kind === 'GameRoomList' ? 'list' : 'watch';
+    };
+    return {
+      watchWord: await kind('watch=abc&timeoutSeconds=1'),
+      watchEmpty: await kind('watch=&timeoutSeconds=1'),
+      watchFalseUpper: await kind('watch=FALSE'),
+      watchZero: await kind('watch=0'),
+      watchOne: await kind('watch=1&timeoutSeconds=1'),
+      watchNegativeTimeout: await kind('watch=true&timeoutSeconds=-1'),
+      timeoutWord: await kind('watch=true&timeoutSeconds=abc'),
+      listTimeoutWord: await kind('timeoutSeconds=abc'),
+      listNegativeTimeout: await kind('timeoutSeconds=-1'),
+      limitWord: await kind('limit=abc'),
+      limitNegative: await kind('limit=-1'),
+      bookmarksWord: await kind('allowWatchBookmarks=abc'),
+    };
+  }),
   'a label selector is parsed with the grammar and messages of kube-apiserver': (api) => outcome(async () => {
     const selectors = ['a===b', '!!a', 'a=b=c', '!a=b', 'a,', '=a', 'A B', 'a in b', 'a in (b', 'a>x', 'a in (b,-c)', '_a', 'a=', 'a notin ()', 'a in (b,,c)', 'example.com/a=b'];
     const answers: Record<string, Outcome> = {};
@@ -416,18 +551,22 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
   let sandbox: Sandbox | undefined;
   const targets: Record<'sandbox' | 'real', Api | undefined> = { sandbox: undefined, real: undefined };
   const run = Math.random().toString(36).slice(2, 7);
-  const make = (kc: k8s.KubeConfig, id: string): Api => ({
-    kc, id, core: kc.makeApiClient(k8s.CoreV1Api), custom: kc.makeApiClient(k8s.CustomObjectsApi), coordination: kc.makeApiClient(k8s.CoordinationV1Api),
+  const make = (kc: k8s.KubeConfig, id: string, compact: () => Promise<void>): Api => ({
+    kc, id, compact, core: kc.makeApiClient(k8s.CoreV1Api), custom: kc.makeApiClient(k8s.CustomObjectsApi), coordination: kc.makeApiClient(k8s.CoordinationV1Api),
   });
 
   beforeAll(async () => {
     const plane = realApiServer();
     if (!plane) return;
-    sandbox = await startSandbox({ crdDirs: [CRD_DIR], watchWindow: WATCH_WINDOW });
-    targets.sandbox = make(sandbox.kubeConfig(), `s${run}`);
+    const started = await startSandbox({ crdDirs: [CRD_DIR], watchWindow: WATCH_WINDOW });
+    sandbox = started;
+    targets.sandbox = make(started.kubeConfig(), `s${run}`, () => {
+      started.faults.forceGone();
+      return Promise.resolve();
+    });
     const real = new k8s.KubeConfig();
     real.loadFromFile(plane.adminKubeconfig);
-    targets.real = make(real, `r${run}`);
+    targets.real = make(real, `r${run}`, () => compactEtcd(plane.etcdUrl));
   });
   afterAll(async () => {
     await sandbox?.stop();

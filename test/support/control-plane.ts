@@ -37,6 +37,8 @@ export function controlPlaneAssets(env: NodeJS.ProcessEnv = process.env): { dir:
 /** What a started plane tells its users; also written as JSON for other processes. */
 export interface ControlPlaneInfo {
   readonly url: string;
+  /** etcd's client URL (plain HTTP on 127.0.0.1): for what only etcd can do, such as compacting its history. */
+  readonly etcdUrl: string;
   readonly caFile: string;
   readonly dir: string;
   /** Administrator (group system:masters). */
@@ -245,7 +247,7 @@ export async function startControlPlane(opts: { assetsDir: string; dir?: string 
     throw err;
   }
   const info: ControlPlaneInfo = {
-    url, caFile, dir, adminKubeconfig, adminToken, simKubeconfig, simToken,
+    url, etcdUrl: `http://127.0.0.1:${etcdPort}`, caFile, dir, adminKubeconfig, adminToken, simKubeconfig, simToken,
     pids: { etcd: etcd?.pid ?? 0, apiserver: apiserver?.pid ?? 0, controllerManager: kcm.pid ?? 0 },
   };
   fs.writeFileSync(path.join(dir, 'plane.json'), JSON.stringify(info, null, 2));

@@ -13,7 +13,8 @@ export interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
-  causes?: StatusCause[];
+  /** A cause that names no field leaves `field` out, as Go does. */
+  causes?: (Omit<StatusCause, 'field'> & { field?: string })[];
   retryAfterSeconds?: number;
 }
 
@@ -25,25 +26,31 @@ export interface ResourceName {
 
 export type StatusBody = Record<string, unknown> & { code: number };
 
+/** The list metadata a `Status` may carry: an expired continue token's replacement. */
+export interface StatusListMeta {
+  continue?: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly code: number,
     readonly reason: string,
     message: string,
     readonly details?: StatusDetails,
+    readonly listMeta?: StatusListMeta,
   ) {
     super(message);
     this.name = 'ApiError';
   }
 
   toStatus(): StatusBody {
-    return statusBody(this.code, this.reason, this.message, this.details);
+    return statusBody(this.code, this.reason, this.message, this.details, this.listMeta);
   }
 }
 
 /** A `Status` body; an empty `reason` is left out, as kube-apiserver leaves out StatusReasonUnknown. */
-export function statusBody(code: number, reason: string, message: string, details?: StatusDetails): StatusBody {
-  const body: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message };
+export function statusBody(code: number, reason: string, message: string, details?: StatusDetails, listMeta: StatusListMeta = {}): StatusBody {
+  const body: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: listMeta, status: 'Failure', message };
   if (reason) body.reason = reason;
   if (details) body.details = details;
   // `code` last, as the real server sends it
@@ -89,8 +96,19 @@ export function unsupportedMediaType(contentType: string, accepted: string[] = P
   return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
 }
 
-export function gone(message: string): ApiError {
-  return new ApiError(410, 'Expired', message);
+export function gone(message: string, listMeta?: StatusListMeta): ApiError {
+  return new ApiError(410, 'Expired', message, undefined, listMeta);
+}
+
+/**
+ * 504 Timeout: a read asked for a resourceVersion the server has not reached, worded as
+ * kube-apiserver v1.28 words it (storage.NewTooLargeResourceVersionError); a positive
+ * `retryAfterSeconds` goes in the details and in a Retry-After header.
+ */
+export function tooLargeResourceVersion(wanted: bigint | number, current: number, retryAfterSeconds: number): ApiError {
+  const details: StatusDetails = { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] };
+  if (retryAfterSeconds > 0) details.retryAfterSeconds = retryAfterSeconds;
+  return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${wanted}, current: ${current}`, details);
 }
 
 /**
@@ -101,6 +119,7 @@ export function invalid(kind: string, group: string, name: string, causes: Statu
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const parts = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
   const list = parts.length === 1 ? (parts[0] ?? '') : `[${parts.join(', ')}]`;
-  const details: StatusDetails = group ? { name, group, kind, causes } : { name, kind, causes };
+  // Go's StatusDetails leaves out an empty name, group or kind (ListOptions has no name).
+  const details: StatusDetails = { ...(name ? { name } : {}), ...(group ? { group } : {}), ...(kind ? { kind } : {}), causes };
   return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${list}`, details);
 }

@@ -7,10 +7,10 @@ import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../../../common/src/logger';
-import { ApiError, badRequest, methodNotAllowed, statusBody, unsupportedMediaType } from './api-error';
+import { ApiError, badRequest, methodNotAllowed, statusBody, tooLargeResourceVersion, unsupportedMediaType } from './api-error';
 import {
-  boolParam, checkReadResourceVersion, integerParam, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, splitPath, verbOf, writeOptions,
-  type OutputFormat, type ResourcePath,
+  boolParam, checkReadResourceVersion, integerParam, listReadsStorage, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, splitPath,
+  validateListOptions, verbOf, writeOptions, type OutputFormat, type ResourcePath,
 } from './request-parsing';
 import type { Discovery } from './discovery';
 import { SERVER_VERSION } from './discovery';
@@ -21,7 +21,7 @@ import { parseLabelSelector } from './label-selector';
 import { OpenApiDocuments } from './openapi-documents';
 import { decodeProtobufBody } from './protobuf-body';
 import type { ObjectStore, StoredObject } from './object-store';
-import type { DeleteOptions, ResourceOperations, Scope } from './resource-operations';
+import type { DeleteOptions, ListOptions, ResourceOperations, Scope } from './resource-operations';
 import type { ResourceRegistry } from './resource-registry';
 import { apiVersionOf, resourceKey, type ResourceType } from './resource-type';
 import { toTable, type IncludeObject } from './table-convertor';
@@ -61,6 +61,21 @@ function bearerToken(header: string | undefined): string | undefined {
 }
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** How long kube-apiserver's watch cache waits for a resourceVersion it has not reached (blockTimeout). */
+const CACHE_FRESHNESS_WAIT_MS = 3_000;
+
+/** The list options of a request; `fieldSelector` as the storage resource reads it. */
+function listOptionsOf(q: URLSearchParams, fieldSelector: string | undefined): ListOptions {
+  return {
+    labelSelector: q.get('labelSelector') ?? undefined,
+    fieldSelector,
+    limit: integerParam(q.get('limit')),
+    continueToken: q.get('continue') ?? undefined,
+    resourceVersion: q.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+  };
+}
 
 export class ApiServer {
   private readonly server: http.Server;
@@ -132,7 +147,9 @@ export class ApiServer {
 
   private sendError(res: http.ServerResponse, err: unknown): void {
     if (err instanceof ApiError) {
-      this.send(res, err.code, JSON.stringify(err.toStatus()));
+      // kube-apiserver sends a Status's retryAfterSeconds as a Retry-After header too.
+      const retry = err.details?.retryAfterSeconds;
+      this.send(res, err.code, JSON.stringify(err.toStatus()), JSON_TYPE, retry ? { 'Retry-After': String(retry) } : {});
       return;
     }
     this.deps.logger.error('request failed', { error: err instanceof Error ? err.stack : String(err) });
@@ -312,7 +329,13 @@ export class ApiServer {
       this.send(res, 201, JSON.stringify(this.review(rt.kind, body)));
       return;
     }
-    if (method === 'GET') checkReadResourceVersion(q, !p.name && !watch);
+    if (method === 'GET') {
+      if (!p.name || watch) validateListOptions(q, watch);
+      checkReadResourceVersion(q, !p.name && !watch);
+      // kube-apiserver serves a get with a resourceVersion, and a list that it does not send on to
+      // etcd, from its watch cache, which waits for a resourceVersion it has not reached.
+      if (!watch && (p.name ? true : !listReadsStorage(q))) await this.waitForResourceVersion(q.get('resourceVersion'));
+    }
     const format = outputFormat(req.headers.accept);
     if (rt.view) {
       await this.handleView(req, res, p, q, method, rt, rt.view, watch, format, { cutAfterEvents: fault.cutWatchAfterEvents, delayMs: fault.watchDelayMs, token });
@@ -459,12 +482,7 @@ export class ApiServer {
       return;
     }
     if (!p.name && method === 'GET') {
-      const result = ops.list(storageScope, {
-        labelSelector: q.get('labelSelector') ?? undefined,
-        fieldSelector: translate(q.get('fieldSelector')),
-        limit: integerParam(q.get('limit')),
-        continueToken: q.get('continue') ?? undefined,
-      });
+      const result = ops.list(storageScope, listOptionsOf(q, translate(q.get('fieldSelector'))));
       const meta: Json = { resourceVersion: result.resourceVersion };
       if (result.continueToken) meta.continue = result.continueToken;
       if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
@@ -515,6 +533,17 @@ export class ApiServer {
     }
   }
 
+  /**
+   * Waits, as kube-apiserver's watch cache does, up to 3 s for the store to reach the
+   * resourceVersion a read names; then 504 Timeout `Too large resource version` (retry after 1 s).
+   */
+  private async waitForResourceVersion(rv: string | null): Promise<void> {
+    if (!rv || rv === '0') return;
+    const wanted = BigInt(rv);
+    if (wanted <= BigInt(this.deps.store.resourceVersion)) return;
+    if (!(await this.deps.store.reached(wanted, CACHE_FRESHNESS_WAIT_MS))) throw tooLargeResourceVersion(wanted, this.deps.store.resourceVersion, 1);
+  }
+
   /** Access reviews: the sandbox has no authorization, so everything is allowed. */
   private review(kind: string, body: unknown): Json {
     const review: Json = isRecord(body) ? { ...body } : {};
@@ -559,12 +588,7 @@ export class ApiServer {
   }
 
   private sendList(res: http.ServerResponse, scope: Scope, q: URLSearchParams, format: OutputFormat): void {
-    const result = this.deps.operations.list(scope, {
-      labelSelector: q.get('labelSelector') ?? undefined,
-      fieldSelector: q.get('fieldSelector') ?? undefined,
-      limit: integerParam(q.get('limit')),
-      continueToken: q.get('continue') ?? undefined,
-    });
+    const result = this.deps.operations.list(scope, listOptionsOf(q, q.get('fieldSelector') ?? undefined));
     const meta: Json = { resourceVersion: result.resourceVersion };
     if (result.continueToken) meta.continue = result.continueToken;
     if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
@@ -600,10 +624,10 @@ export class ApiServer {
       fields: parseSupportedFieldSelector(fieldSelector, this.deps.operations.fieldLabels(scope)),
       filtered: labelSelector !== '' || fieldSelector !== '',
       resourceVersion: q.get('resourceVersion') ?? undefined,
-      sendInitialEvents: boolParam(q.get('sendInitialEvents')),
       bookmarks: boolParam(q.get('allowWatchBookmarks')),
       bookmarkIntervalMs: this.deps.bookmarkIntervalMs,
-      timeoutMs: timeoutSeconds !== undefined && timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined,
+      // A negative timeout ends the watch at once, as on kube-apiserver; 0 or none, never.
+      timeoutMs: timeoutSeconds !== undefined && timeoutSeconds !== 0 ? Math.max(0, timeoutSeconds * 1000) : undefined,
       cutAfterEvents: watchFaults.cutAfterEvents,
       delayMs: watchFaults.delayMs,
       table: format === 'table' ? { include: this.includeObject(q) } : undefined,

@@ -15,8 +15,9 @@ export interface KubeAnswer {
   kind?: string;
   apiVersion?: string;
   message?: string;
+  reason?: string;
   details?: { causes?: { reason?: string; field?: string; message?: string }[] };
-  metadata?: { name?: string; resourceVersion?: string; continue?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; continue?: string };
   spec?: { [field: string]: unknown; containers?: Record<string, unknown>[] };
   status?: { conditions?: { type: string; status: string }[] };
   data?: Record<string, string>;

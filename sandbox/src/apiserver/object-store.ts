@@ -6,6 +6,7 @@
  * stored object caches its JSON once, so lists and watch events are assembled from strings.
  */
 import type { KubeObject } from './kube-object';
+import { RevisionWaiters } from '../../../common/src/runtime/revision-waiters';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -108,6 +109,8 @@ export class ObjectStore {
   private readonly window: number;
 
   private readonly onListenerError: (err: unknown) => void;
+  /** Reads waiting for the store to reach a resourceVersion (`reached`). */
+  private readonly rvWaiters = new RevisionWaiters();
 
   constructor(options: ObjectStoreOptions = {}) {
     this.window = Math.max(1, options.watchWindow ?? 10_000);
@@ -177,6 +180,7 @@ export class ObjectStore {
     }
     const event = new StoreEvent(resource, type, stored, previous);
     b.append(event);
+    if (this.rvWaiters.size > 0) this.rvWaiters.advance(BigInt(this.rv));
     for (const l of this.listeners) {
       try {
         l(event);
@@ -194,6 +198,16 @@ export class ObjectStore {
       }
     }
     return stored;
+  }
+
+  /**
+   * Resolves true once the store's resourceVersion is at least `rv` (at once when it is), false
+   * when `timeoutMs` passes first: a read that names a resourceVersion the server has not reached
+   * yet waits for it, as kube-apiserver's watch cache does.
+   */
+  reached(rv: bigint, timeoutMs: number): Promise<boolean> {
+    if (BigInt(this.rv) >= rv) return Promise.resolve(true);
+    return this.rvWaiters.wait(rv, timeoutMs);
   }
 
   /** Counts one write request (create/update/patch/delete) that reached the resource, whatever its outcome. */

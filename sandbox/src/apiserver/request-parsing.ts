@@ -2,7 +2,8 @@
  * Reading a Kubernetes REST request: the resource path, the verb, the wanted output format, the
  * patch type and the query parameters the server honours.
  */
-import { ApiError, badRequest, unsupportedMediaType } from './api-error';
+import { ApiError, badRequest, invalid, unsupportedMediaType, type StatusCause } from './api-error';
+import { parseLabelSelector } from './label-selector';
 import type { FieldValidation, PatchType, WriteOptions } from './resource-operations';
 
 export interface ResourcePath {
@@ -75,8 +76,12 @@ export function parseResourcePath(segments: string[]): ResourcePath | 'discovery
   return { group, version, namespace, plural, name, subresource, watchPath };
 }
 
+/**
+ * A boolean query parameter read as kube-apiserver reads one (runtime.Convert_Slice_string_To_bool):
+ * absent, `0` or `false` (any case) is false; anything else, even `abc` or an empty value, is true.
+ */
 export function boolParam(v: string | null): boolean {
-  return v === 'true' || v === '1';
+  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
 }
 
 const INT64_MAX = 2n ** 63n - 1n;
@@ -106,6 +111,60 @@ function resourceVersionProblem(v: string): string | undefined {
 }
 
 /**
+ * Whether kube-apiserver v1.28 reads this list from etcd rather than from its watch cache
+ * (cacher.shouldDelegateList): a limit (unless resourceVersion is 0), a continue token, a
+ * resourceVersionMatch other than NotOlderThan, or no resourceVersion at all.
+ */
+export function listReadsStorage(q: URLSearchParams): boolean {
+  const rv = q.get('resourceVersion') ?? '';
+  const match = q.get('resourceVersionMatch') ?? '';
+  return rv === '' || Boolean(q.get('continue')) || ((integerParam(q.get('limit')) ?? 0) > 0 && rv !== '0') || (match !== '' && match !== 'NotOlderThan');
+}
+
+/**
+ * Refuses a list or watch whose options kube-apiserver v1.28 refuses before reading anything: an
+ * integer (limit, timeoutSeconds, for a list too) it cannot decode, 400; then what
+ * metainternalversion validation.ValidateListOptions refuses (WatchList feature gate off), with
+ * its 422 `ListOptions.meta.k8s.io "" is invalid` (a malformed label selector is a 400 before it).
+ */
+export function validateListOptions(q: URLSearchParams, watch: boolean): void {
+  integerParam(q.get('limit'));
+  integerParam(q.get('timeoutSeconds'));
+  const match = q.get('resourceVersionMatch') ?? '';
+  const sendInitialEvents = q.has('sendInitialEvents');
+  if (match === '' && !sendInitialEvents) return;
+  parseLabelSelector(q.get('labelSelector') ?? undefined);
+  const causes: StatusCause[] = [];
+  const forbidden = (field: string, why: string) => causes.push({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${why}` });
+  const notSupported = (supported: string[]) => causes.push({
+    reason: 'FieldValueNotSupported', field: 'resourceVersionMatch',
+    message: `Unsupported value: ${JSON.stringify(match)}: supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}`,
+  });
+  const resumed = Boolean(q.get('continue'));
+  if (watch) {
+    if (sendInitialEvents) {
+      if (match !== 'NotOlderThan') forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+      forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+    }
+    if (match !== '') {
+      if (!sendInitialEvents) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+      if (match !== 'NotOlderThan') notSupported(['NotOlderThan']);
+      if (resumed) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+    }
+  } else {
+    if (match !== '') {
+      const rv = q.get('resourceVersion') ?? '';
+      if (rv === '') forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (resumed) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+      if (match !== 'Exact' && match !== 'NotOlderThan') notSupported(['Exact', 'NotOlderThan', '']);
+      if (match === 'Exact' && rv === '0') forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    }
+    if (sendInitialEvents) forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list');
+  }
+  if (causes.length > 0) throw invalid('ListOptions', 'meta.k8s.io', '', causes);
+}
+
+/**
  * Refuses a read (get, list or watch) whose `resourceVersion` kube-apiserver v1.28 cannot parse,
  * as it refuses it: a list it sends on to etcd (one with a limit or a continue token, or
  * `resourceVersionMatch=Exact`) answers 400 BadRequest `invalid resource version: ...`; a read
@@ -116,8 +175,7 @@ export function checkReadResourceVersion(q: URLSearchParams, list: boolean): voi
   if (rv === null || rv === '') return;
   const problem = resourceVersionProblem(rv);
   if (problem === undefined) return;
-  const fromEtcd = list && ((integerParam(q.get('limit')) ?? 0) > 0 || Boolean(q.get('continue')) || q.get('resourceVersionMatch') === 'Exact');
-  if (fromEtcd) throw badRequest(`invalid resource version: ${problem}`);
+  if (list && listReadsStorage(q)) throw badRequest(`invalid resource version: ${problem}`);
   throw new ApiError(500, '', problem);
 }
 

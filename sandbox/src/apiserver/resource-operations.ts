@@ -6,10 +6,11 @@
  * The HTTP layer parses requests and calls these; the garbage collector calls them too.
  */
 import { randomUUID } from 'node:crypto';
+import { posix as posixPath } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../../../common/src/logger';
 import {
-  ApiError, alreadyExists, badRequest, conflict, forbidden, gone, invalid, notFound, unsupportedMediaType,
+  ApiError, alreadyExists, badRequest, conflict, forbidden, gone, invalid, notFound, tooLargeResourceVersion, unsupportedMediaType,
   type StatusCause,
 } from './api-error';
 import { pruneUnknownBuiltinFields } from './builtin-fields';
@@ -65,6 +66,9 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continueToken?: string;
+  /** A parseable resourceVersion (request-parsing checked it); '' or absent = the latest. */
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
 }
 
 export interface ListResult {
@@ -86,27 +90,50 @@ export interface ResourceOperationsDeps {
 
 const GENERATE_NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
-function continueTokenOf(rv: number, namespace: string, name: string): string {
-  return Buffer.from(JSON.stringify({ rv, ns: namespace, name })).toString('base64url');
+/**
+ * A continue token in kube-apiserver's format (storage.EncodeContinue): unpadded base64url of
+ * `{"v":"meta.k8s.io/v1","rv":N,"start":"<key after the last item>"}`, the key relative to the
+ * list's prefix; rv -1 continues at the latest resourceVersion.
+ */
+function continueTokenOf(rv: number, lastKey: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${lastKey}\u0000` })).toString('base64url');
 }
 
-function parseContinueToken(token: string): { rv: number; ns: string; name: string } {
-  try {
-    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: unknown; ns?: unknown; name?: unknown };
-    if (typeof parsed.rv === 'number' && typeof parsed.ns === 'string' && typeof parsed.name === 'string') {
-      return { rv: parsed.rv, ns: parsed.ns, name: parsed.name };
-    }
-  } catch {
-    // fall through
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/**
+ * Reads a continue token as kube-apiserver v1.28 does (storage.DecodeContinue), refusing it with
+ * its 400 `invalid continue token: continue key is not valid...`.
+ */
+function parseContinueToken(token: string): { rv: number; start: string } {
+  const refuse = (why: string) => badRequest(`invalid continue token: continue key is not valid${why}`);
+  if (!BASE64URL.test(token) || token.length % 4 === 1) {
+    const bad = token.search(/[^A-Za-z0-9_-]/);
+    throw refuse(`: illegal base64 data at input byte ${bad >= 0 ? bad : token.length - 1}`);
   }
-  throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch (err) {
+    throw refuse(`: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const fields = isRecord(parsed) ? parsed : {};
+  const version = typeof fields.v === 'string' ? fields.v : '';
+  const rv = typeof fields.rv === 'number' && Number.isInteger(fields.rv) ? fields.rv : 0;
+  const start = typeof fields.start === 'string' ? fields.start : '';
+  if (version !== 'meta.k8s.io/v1') throw refuse(`: server does not recognize this encoded version ${version}`);
+  if (rv === 0) throw refuse(': incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (start === '') throw refuse(': encoded start key empty (version meta.k8s.io/v1)');
+  // A start key that would reach out of the list's prefix (`../x`): Go's path.Clean changes it.
+  const rooted = start.startsWith('/') ? start : `/${start}`;
+  const cleaned = posixPath.normalize(rooted).replace(/(.)\/$/, '$1');
+  if (cleaned !== rooted) throw refuse(`: ${start}`);
+  return { rv, start: rooted.slice(1) };
 }
 
-function compareKeys(a: StoredObject, b: StoredObject): number {
-  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? -1 : 1;
-  if (a.name === b.name) return 0;
-  return a.name < b.name ? -1 : 1;
-}
+const FUTURE_REVISION = 'etcdserver: mvcc: required revision is a future revision';
+const LIST_TOO_OLD = 'The resourceVersion for the provided list is too old.';
+const CONTINUE_TOO_OLD = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 function setPath(obj: Json, jsonPath: string, value: unknown): void {
   const parts = jsonPath.replace(/^\./, '').split('.');
@@ -188,34 +215,53 @@ export class ResourceOperations {
     const key = this.key(scope.rt);
     const labels = parseLabelSelector(options.labelSelector);
     const fields = parseSupportedFieldSelector(options.fieldSelector, this.fieldLabels(scope));
+    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+    // The key of an object under the list's prefix, as etcd orders them (`ns/name` across namespaces:
+    // `a-b/x` comes before `a/x`).
+    const keyOf = scope.rt.namespaced && !scope.namespace ? (o: StoredObject) => `${o.namespace}/${o.name}` : (o: StoredObject) => o.name;
     let listRv = this.store.resourceVersion;
-    let start: { ns: string; name: string } | undefined;
+    let start: string | undefined;
     if (options.continueToken) {
       const token = parseContinueToken(options.continueToken);
-      if (token.rv < this.store.compactedRv(key)) {
-        throw gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      if (options.resourceVersion && options.resourceVersion !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+      if (token.rv > listRv) throw new ApiError(500, '', FUTURE_REVISION);
+      if (token.rv > 0 && token.rv < this.store.compactedRv(key)) {
+        // As kube-apiserver answers a continue token etcd has compacted: with a token that goes on at the latest revision.
+        throw gone(CONTINUE_TOO_OLD, { continue: Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: -1, start: token.start })).toString('base64url') });
       }
-      listRv = token.rv;
-      start = token;
+      if (token.rv > 0) listRv = token.rv;
+      start = token.start;
+    } else if (options.resourceVersion && options.resourceVersion !== '0' && (limit !== undefined || options.resourceVersionMatch === 'Exact')) {
+      // Read from etcd at (Exact, or a limit without a match) or after (NotOlderThan) that revision.
+      const rv = BigInt(options.resourceVersion);
+      if (options.resourceVersionMatch === 'NotOlderThan') {
+        if (rv > BigInt(listRv)) throw tooLargeResourceVersion(rv, listRv, 0);
+      } else {
+        if (rv > BigInt(listRv)) throw new ApiError(500, '', FUTURE_REVISION);
+        if (rv < BigInt(this.store.compactedRv(key))) throw gone(LIST_TOO_OLD);
+        // Under the resourceVersion asked for, as etcd answers; the objects are as they are now (no history).
+        listRv = Number(rv);
+      }
     }
-    let all = this.store.list(key, scope.namespace || undefined);
+    let keyed = this.store.list(key, scope.namespace || undefined).map((o) => ({ key: keyOf(o), o }));
     if (options.labelSelector || options.fieldSelector) {
-      all = all.filter((s) => labels(s.obj.metadata.labels) && fields(s.obj));
+      keyed = keyed.filter(({ o }) => labels(o.obj.metadata.labels) && fields(o.obj));
     }
-    all.sort(compareKeys);
-    if (start) {
-      const s = start;
-      all = all.filter((o) => o.namespace > s.ns || (o.namespace === s.ns && o.name > s.name));
+    if (start !== undefined) {
+      const from = start;
+      keyed = keyed.filter((k) => k.key >= from);
     }
-    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const all = keyed.map((k) => k.o);
     const items = limit === undefined ? all : all.slice(0, limit);
-    const last = items.at(-1);
+    const last = keyed[items.length - 1];
     if (items.length === all.length || last === undefined) return { items: all, resourceVersion: String(listRv) };
     return {
       items,
       resourceVersion: String(listRv),
-      continueToken: continueTokenOf(listRv, last.namespace, last.name),
-      remainingItemCount: all.length - items.length,
+      continueToken: continueTokenOf(listRv, last.key),
+      // kube-apiserver counts the rest only when nothing is filtered out (etcd counts keys, not matches).
+      ...(options.labelSelector || options.fieldSelector ? {} : { remainingItemCount: all.length - items.length }),
     };
   }
 

@@ -29,7 +29,6 @@ export interface WatchOptions {
   filtered: boolean;
   /** The resourceVersion to resume after; undefined or '0' = send the current state first. */
   resourceVersion?: string;
-  sendInitialEvents?: boolean;
   bookmarks: boolean;
   bookmarkIntervalMs: number;
   timeoutMs?: number;
@@ -73,14 +72,13 @@ export class WatchStream implements StoreWatcher {
     this.res.flushHeaders();
     this.res.on('close', () => this.close());
     const rvText = o.resourceVersion;
-    const initial = rvText === undefined || rvText === '' || rvText === '0' || o.sendInitialEvents === true;
+    const initial = rvText === undefined || rvText === '' || rvText === '0';
     if (initial) {
       const current = this.store.list(o.resource, o.namespace || undefined);
       for (const s of current) {
         if (this.closed) return;
         if (this.matches(s.obj)) this.write('ADDED', s);
       }
-      if (o.sendInitialEvents && o.bookmarks) this.bookmark(true);
     } else {
       const rv = Number(rvText);
       const events = Number.isFinite(rv) ? this.store.eventsSince(o.resource, rv) : undefined;
@@ -100,7 +98,7 @@ export class WatchStream implements StoreWatcher {
     if (this.closed) return;
     this.store.addWatcher(o.resource, this);
     if (o.bookmarks) {
-      this.bookmarkTimer = setInterval(() => this.bookmark(false), o.bookmarkIntervalMs);
+      this.bookmarkTimer = setInterval(() => this.bookmark(), o.bookmarkIntervalMs);
       this.bookmarkTimer.unref();
     }
     if (o.timeoutMs !== undefined) {
@@ -167,11 +165,10 @@ export class WatchStream implements StoreWatcher {
     if (cut !== undefined && this.sent >= cut) this.close();
   }
 
-  private bookmark(initialEnd: boolean): void {
+  private bookmark(): void {
     if (this.closed) return;
     const o = this.options;
-    const metadata: Record<string, unknown> = { resourceVersion: String(this.store.resourceVersion) };
-    if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    const metadata = { resourceVersion: String(this.store.resourceVersion) };
     this.writeRaw(JSON.stringify({ type: 'BOOKMARK', object: { kind: o.rt.kind, apiVersion: o.apiVersion, metadata } }) + '\n');
   }
 
