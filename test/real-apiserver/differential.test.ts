@@ -308,6 +308,27 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.custom.deleteNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms', name });
     return result;
   }),
+  'a watch from a resourceVersion the server has not reached gets no event up to it': (api) => outcome(async () => {
+    const rooms = { group: 'roomkeeper.io', version: 'v1', namespace: 'default', plural: 'gamerooms' };
+    const current = ((await raw(api, 'GET', `/apis/roomkeeper.io/v1/namespaces/default/gamerooms?limit=1`)).body.metadata as { resourceVersion: string }).resourceVersion;
+    const watched = async (from: string, name: string) => {
+      const seen: string[] = [];
+      let ended!: () => void;
+      const done = new Promise<void>((resolve) => { ended = resolve; });
+      const request = await new k8s.Watch(api.kc).watch('/apis/roomkeeper.io/v1/namespaces/default/gamerooms', { resourceVersion: from, timeoutSeconds: 2 }, (phase, obj: { metadata?: { name?: string } }) => {
+        if (obj.metadata?.name === name) seen.push(phase);
+      }, () => ended());
+      await api.custom.createNamespacedCustomObject({ ...rooms, body: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 'x', version: 'v1.0.0' } } });
+      await done;
+      request.abort();
+      await api.custom.deleteNamespacedCustomObject({ ...rooms, name });
+      return seen;
+    };
+    return {
+      fromTheFuture: await watched(String(BigInt(current) + 1_000_000n), `wf-${api.id}`),
+      fromNow: await watched(current, `wn-${api.id}`),
+    };
+  }),
   'resourceVersionMatch and sendInitialEvents are held to the rules of ListOptions, after the parameters decoded before them': (api) => outcome(async () => {
     const rooms = '/apis/roomkeeper.io/v1/namespaces/default/gamerooms';
     const ask = async (query: string) => {

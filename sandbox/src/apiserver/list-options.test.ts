@@ -5,8 +5,10 @@
  * test/real-apiserver/differential.test.ts; the answers here are what it answers.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
+import { waitFor } from '../../../test/support/wait';
 import { startSandbox, type Sandbox } from '../index';
 import { request } from './http-request.fixture';
+import { openWatch } from './watch-reader.fixture';
 
 const MAPS = '/api/v1/namespaces/opts/configmaps';
 
@@ -145,6 +147,17 @@ describe('list options', () => {
     const res = await request(sandbox.url, 'GET', `${MAPS}?${query}`);
     expect(res.status).toBe(200);
     expect(res.json?.kind === 'ConfigMapList' ? 'list' : 'watch').toBe(what);
+  });
+
+  it('holds back, in a watch from a resourceVersion not reached yet, every event up to it', async () => {
+    const from = sandbox.store.resourceVersion + 2;
+    const watch = openWatch(sandbox.url, `${MAPS}?watch=true&resourceVersion=${from}`);
+    expect(await watch.status).toBe(200);
+    for (const name of ['held-1', 'held-2', 'sent-3']) await core.createNamespacedConfigMap({ namespace: 'opts', body: { metadata: { name } } });
+    await waitFor(() => watch.events.length > 0, { timeoutMs: 10_000, message: 'the first event past the resourceVersion' });
+    watch.close();
+    expect(watch.events.map((e) => e.object?.metadata?.name)).toEqual(['sent-3']);
+    for (const name of ['held-1', 'held-2', 'sent-3']) await core.deleteNamespacedConfigMap({ name, namespace: 'opts' });
   });
 
   it('ends a watch with a negative timeout at once', async () => {

@@ -52,6 +52,11 @@ export class WatchStream implements StoreWatcher {
   private tableHeadersSent = false;
   private bookmarkTimer: NodeJS.Timeout | undefined;
   private timeoutTimer: NodeJS.Timeout | undefined;
+  /**
+   * A watch from a resourceVersion the store has not reached gets nothing up to it, as from
+   * kube-apiserver's watch cache (events and bookmarks at or below it are held back); 0 otherwise.
+   */
+  private holdUpTo = 0;
 
   constructor(
     private readonly store: ObjectStore,
@@ -81,6 +86,7 @@ export class WatchStream implements StoreWatcher {
       }
     } else {
       const rv = Number(rvText);
+      if (rv > this.store.resourceVersion) this.holdUpTo = rv;
       const events = Number.isFinite(rv) ? this.store.eventsSince(o.resource, rv) : undefined;
       if (!events) {
         this.writeRaw(JSON.stringify({
@@ -113,7 +119,7 @@ export class WatchStream implements StoreWatcher {
   }
 
   onEvent(event: StoreEvent): void {
-    if (this.closed) return;
+    if (this.closed || event.rv <= this.holdUpTo) return;
     if (this.namespace && event.object.namespace !== this.namespace) return;
     let type: EventType = event.type;
     if (this.options.filtered) {
@@ -166,7 +172,7 @@ export class WatchStream implements StoreWatcher {
   }
 
   private bookmark(): void {
-    if (this.closed) return;
+    if (this.closed || this.store.resourceVersion <= this.holdUpTo) return;
     const o = this.options;
     const metadata = { resourceVersion: String(this.store.resourceVersion) };
     this.writeRaw(JSON.stringify({ type: 'BOOKMARK', object: { kind: o.rt.kind, apiVersion: o.apiVersion, metadata } }) + '\n');
