@@ -388,6 +388,9 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       futureRevision: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: future, start })}`),
       latestRevision: await page(`${rooms}?limit=1&continue=${token({ v: 'meta.k8s.io/v1', rv: -1, start })}`),
     };
+    // resourceVersion 0 is read from the watch cache, which v1.28 does not page: the limit is ignored.
+    const fromCache = (await raw(api, 'GET', `${rooms}?limit=1&resourceVersion=0`)).body as Page;
+    result.limitFromCache = { more: Boolean(fromCache.metadata?.continue), several: (fromCache.items ?? []).length > 1 };
     // Not JSON: Go's decoder words its error its own way; the start of the message is what a client sees.
     const notJson = await raw(api, 'GET', `${rooms}?limit=1&continue=${Buffer.from('not json').toString('base64url')}`);
     result.notJson = { code: notJson.code, reason: notJson.body.reason, message: String(notJson.body.message).split(': ').slice(0, 2).join(': ') };

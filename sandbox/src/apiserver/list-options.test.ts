@@ -130,6 +130,12 @@ describe('list options', () => {
     expect(names.filter((n) => n.startsWith('opts'))).toEqual(['opts-b/c1', 'opts/c1', 'opts/c2', 'opts/c3']);
   });
 
+  it('ignores the limit of a list at resourceVersion 0, which kube-apiserver v1.28 reads from its watch cache unpaged', async () => {
+    const res = await request(sandbox.url, 'GET', `${MAPS}?limit=1&resourceVersion=0`);
+    expect(res.json!.items!.map((i) => i.metadata?.name)).toEqual(['c1', 'c2', 'c3']);
+    expect(res.json!.metadata!.continue).toBeUndefined();
+  });
+
   it('counts the remaining items of a page only when no selector filters them, as etcd counts keys', async () => {
     const plain = await request(sandbox.url, 'GET', `${MAPS}?limit=1`);
     expect((plain.json!.metadata as { remainingItemCount?: number }).remainingItemCount).toBe(2);

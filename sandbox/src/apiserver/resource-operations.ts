@@ -215,7 +215,9 @@ export class ResourceOperations {
     const key = this.key(scope.rt);
     const labels = parseLabelSelector(options.labelSelector);
     const fields = parseSupportedFieldSelector(options.fieldSelector, this.fieldLabels(scope));
-    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
+    // resourceVersion 0 without a continue token is read from kube-apiserver's watch cache, which v1.28 does not page.
+    const fromCache = options.resourceVersion === '0' && !options.continueToken;
+    const limit = options.limit && options.limit > 0 && !fromCache ? options.limit : undefined;
     // The key of an object under the list's prefix, as etcd orders them (`ns/name` across namespaces:
     // `a-b/x` comes before `a/x`).
     const keyOf = scope.rt.namespaced && !scope.namespace ? (o: StoredObject) => `${o.namespace}/${o.name}` : (o: StoredObject) => o.name;
