@@ -428,6 +428,9 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       limitWord: await kind('limit=abc'),
       limitNegative: await kind('limit=-1'),
       bookmarksWord: await kind('allowWatchBookmarks=abc'),
+      // `watch` on an object's own path: a get, or a watch of that object?
+      itemWatch: statusOf(await raw(api, 'GET', `${rooms}/absent-${api.id}?watch=true&timeoutSeconds=1`)).code,
+      itemWatchPath: statusOf(await raw(api, 'GET', `/apis/roomkeeper.io/v1/watch/namespaces/default/gamerooms/absent-${api.id}?timeoutSeconds=1`)).code,
     };
   }),
   'a label selector is parsed with the grammar and messages of kube-apiserver': (api) => outcome(async () => {

@@ -288,7 +288,9 @@ export class ApiServer {
     if (!rt) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     if (!rt.namespaced && p.namespace) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const scope: Scope = { rt, version: p.version, namespace: p.namespace };
-    const watch = p.watchPath || boolParam(q.get('watch'));
+    // `?watch=true` watches a collection; on an object's own path kube-apiserver reads it as a get
+    // (only the `/watch/` path watches one object).
+    const watch = p.watchPath || (!p.name && boolParam(q.get('watch')));
     const verb = verbOf(method, p, watch);
     const token = bearerToken(req.headers.authorization);
     const fault = this.deps.faults.decide(verb, rt.plural, token);

@@ -166,6 +166,14 @@ describe('list options', () => {
     for (const name of ['held-1', 'held-2', 'sent-3']) await core.deleteNamespacedConfigMap({ name, namespace: 'opts' });
   });
 
+  it('reads watch=true on an object\'s own path as a get, and watches one object only on the /watch/ path', async () => {
+    const got = await request(sandbox.url, 'GET', `${MAPS}/c1?watch=true`);
+    expect(got.json).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'c1' } });
+    expect((await request(sandbox.url, 'GET', `${MAPS}/absent?watch=true`)).status).toBe(404);
+    const watched = await request(sandbox.url, 'GET', `/api/v1/watch/namespaces/opts/configmaps/c1?timeoutSeconds=-1&resourceVersion=${sandbox.store.resourceVersion}`);
+    expect(watched.status).toBe(200);
+  });
+
   it('ends a watch with a negative timeout at once', async () => {
     const res = await request(sandbox.url, 'GET', `${MAPS}?watch=true&timeoutSeconds=-1&resourceVersion=${sandbox.store.resourceVersion}`);
     expect(res.status).toBe(200);
