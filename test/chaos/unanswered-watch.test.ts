@@ -9,31 +9,24 @@
  * goes through, holding the watch open and silent until the fault is cleared.
  */
 import type { FailingCheck } from '../../common/src/runtime/liveness';
-import { withToken } from '../support/bearer-token';
-import { faultProxyForE2eCluster, type FaultProxy } from '../support/fault-proxy';
-import { startStack, type Stack } from '../support/stack';
+import type { FaultProxy } from '../support/fault-proxy';
+import { startFaultedStack, type FaultedStack } from '../support/faulted-stack';
+import type { Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const SUBJECT_TOKEN = 'liveness-subject';
 
 describe('a cache watch that is never answered', () => {
+  let faulted: FaultedStack | undefined;
   let stack: Stack;
   let proxy: FaultProxy | undefined;
 
   beforeAll(async () => {
-    proxy = await faultProxyForE2eCluster();
-    const p = proxy;
-    stack = await startStack({
-      external: true, operators: 0, simulation: false,
-      config: { livenessCacheTimeout: 2000 },
-      kubeConfigFor: (component, kc) => (component !== 'gateway' ? kc : p ? p.kubeConfig(kc) : withToken(kc, SUBJECT_TOKEN)),
-    });
+    faulted = await startFaultedStack('gateway', SUBJECT_TOKEN, { operators: 0, simulation: false, config: { livenessCacheTimeout: 2000 } });
+    ({ stack, proxy } = faulted);
   });
   afterAll(async () => {
-    proxy?.clear();
-    (stack as Stack | undefined)?.sandbox?.faults.clear();
-    await (stack as Stack | undefined)?.stop();
-    await proxy?.close();
+    await faulted?.stop();
   });
 
   test('the gateway\'s /healthz answers 503 naming the gamerooms cache, then 200 once its watch is answered', async () => {
@@ -56,8 +49,7 @@ describe('a cache watch that is never answered', () => {
     }, { timeoutMs: 9_000, intervalMs: 50, message: '/healthz answers 503' });
     expect(failing).toEqual([expect.objectContaining({ check: 'caches', what: expect.stringMatching(/^the gamerooms cache's watch request has had no answer since /) as unknown })]);
 
-    if (proxy) proxy.clear();
-    else stack.sandbox!.faults.clear();
+    faulted?.clear();
     await waitFor(async () => (await healthz()).status === 200, { timeoutMs: 30_000, message: '/healthz answers 200 once the watch is answered' });
   }, 120_000);
 });
