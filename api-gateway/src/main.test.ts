@@ -112,7 +112,7 @@ describe('startGateway', () => {
     };
     try {
       await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { message: 'the gateway is ready' });
-      expect(await healthz()).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(await healthz()).toEqual({ status: 200, body: { status: 'ok', checks: [{ check: 'caches', ok: true, sees: 'every cache\'s list or watch is answered', timeoutSeconds: 1 }] } });
       // The rooms cache's next watch is answered after 6 s: longer than the 1 s the check allows.
       sandbox.faults.set({ latencyMs: 6000, match: { verb: 'watch', resource: 'gamerooms' } });
       sandbox.faults.cutWatches();
@@ -121,7 +121,12 @@ describe('startGateway', () => {
         return answer.status === 503 ? answer.body : undefined;
       }, { timeoutMs: 6000, intervalMs: 50, message: '/healthz answers 503' });
       sandbox.faults.clear();
-      expect(unhealthy).toEqual({ status: 'unhealthy', failing: [expect.objectContaining({ check: 'caches', what: expect.stringMatching(/^the gamerooms cache's watch request has had no answer since \d{4}-/) as unknown, meaning: expect.stringContaining('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT') as unknown })] });
+      expect(unhealthy).toEqual({
+        status: 'unhealthy',
+        failing: [expect.objectContaining({ check: 'caches', what: expect.stringMatching(/^the gamerooms cache's watch request has had no answer since \d{4}-/) as unknown, meaning: expect.stringContaining('ROOMKEEPER_LIVENESS_CACHE_TIMEOUT') as unknown })],
+        checks: [expect.objectContaining({ check: 'caches', ok: false })],
+        whatToDo: expect.stringContaining('the kubelet restarts the container') as unknown,
+      });
       // The rooms listener answers the same.
       expect((await fetch(`${gw.roomsUrl}/healthz`)).status).toBe(503);
       await waitFor(async () => (await healthz()).status === 200, { timeoutMs: 15_000, message: '/healthz answers 200 once the watch started' });
@@ -206,7 +211,11 @@ describe('startGateway', () => {
       const res = await fetch(`${gw.managementUrl}/readyz`);
       return res.status === 503 ? (await res.json()) as { status: string; reason: string } : undefined;
     }, { message: '/readyz to answer 503 once the drain began' });
-    expect(notReady).toEqual({ status: 'not ready', reason: expect.stringMatching(/^shutting down: this replica got SIGTERM; it serves requests for 5000 ms more .*send new requests to another replica$/) as unknown });
+    const shutdown = expect.stringMatching(/^shutting down: this replica got SIGTERM; it serves requests for 5000 ms more .*send new requests to another replica$/) as unknown;
+    expect(notReady).toEqual({
+      status: 'not ready', reason: shutdown,
+      checks: [{ check: 'shutdown', ready: false, reason: shutdown }, { check: 'api access', ready: true }, { check: 'caches', ready: true }, { check: 'api server', ready: true }],
+    });
     expect(drains).toEqual([5_000]);
     // Still served on both listeners, each answer closing its connection.
     const listed = await fetch(`${gw.managementUrl}/schedulers`, { headers: { Authorization: auth } });

@@ -25,6 +25,7 @@ import { onShutdownSignal } from '../../common/src/ops-server';
 import { PingRecorder } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
+import type { Readiness } from './routes/health-routes';
 
 /** How often a credentials Secret is re-read. */
 const SECRET_REFRESH_MS = 30_000;
@@ -145,7 +146,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let shuttingDown: string | undefined;
   // Not ready while shutting down, while the API server refuses our credentials or the caches'
   // lists and watches (a restart would not help: /healthz stays 200), or until the caches synced.
-  const readiness = { notReadyReason: () => shuttingDown ?? clients.access.notReadyReason() ?? store.notReadyReason() };
+  // An API server that does not answer is shown, but the gateway stays ready: it answers pings
+  // (kept until they can be written) and reads from its caches, and every replica sees the same.
+  const readiness: Readiness = [
+    { name: 'shutdown', notReadyReason: () => shuttingDown },
+    { name: 'api access', notReadyReason: () => clients.access.notReadyReason() },
+    { name: 'caches', notReadyReason: () => store.notReadyReason() },
+    {
+      name: 'api server', notReadyReason: () => clients.access.unreachableReason(), gates: false,
+      whyStillReady: 'the gateway answers pings (their changes are written once the API server answers) and reads from its caches meanwhile; writes through the management API fail until then',
+    },
+  ];
   // Liveness fails only on what a restart fixes: a cache request that will never be answered. A
   // blocked event loop cannot be seen from inside (the probe itself goes unanswered then).
   const liveness = new Liveness([cacheCheck(store.cacheRequests, config.livenessCacheTimeout)], { logger, now: Date.now });

@@ -1,28 +1,22 @@
 /**
  * The operations endpoints every process serves: `/healthz` (the process is not wedged: its
- * liveness checks pass; 503 with a JSON body naming the failing ones),
- * `/readyz` (it can do its job; never tied to leadership) and `/metrics` (Prometheus).
+ * liveness checks pass), `/readyz` (it can do its job; never tied to leadership), both answered as
+ * `health-answers.ts` says, the same as the gateway's, and `/metrics` (Prometheus).
  * Plus graceful shutdown on SIGTERM/SIGINT for whatever a process registers.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { healthzAnswer, readyzAnswer, type HealthAnswer, type ReadinessCheck } from './health-answers';
 import { createHttpServer, OPS_LIMITS, type HttpServerLimits } from './http-server';
 import type { Logger } from './logger';
 import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from './metrics';
-import { unhealthyBody, type Liveness } from './runtime/liveness';
-
-export interface ReadinessCheck {
-  name: string;
-  ready(): boolean;
-  /** Why it is not ready and what to do, when known (shown in the `/readyz` answer). */
-  why?(): string | undefined;
-}
+import type { Liveness } from './runtime/liveness';
 
 export interface OpsServerOptions {
   port: number;
   host?: string;
   metrics: MetricsRegistry;
-  readiness: ReadinessCheck[];
+  readiness: readonly ReadinessCheck[];
   /** What `/healthz` checks (none: it answers 200 while the process answers HTTP). */
   liveness?: Liveness;
   /** Slow or idle clients' limits (default OPS_LIMITS). */
@@ -35,18 +29,11 @@ export interface OpsServer { readonly url: string; close(): Promise<void> }
 function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, opts: Omit<OpsServerOptions, 'port' | 'host' | 'limits'>): boolean {
   const path = (req.url ?? '/').split('?')[0];
   if (path === '/healthz' || path === '/livez') {
-    const report = opts.liveness?.report();
-    if (report && !report.ok) res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify(unhealthyBody(report)));
-    else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    answerJson(res, healthzAnswer(opts.liveness));
     return true;
   }
   if (path === '/readyz') {
-    const failing = opts.readiness.filter((c) => !c.ready()).map((c) => {
-      const why = c.why?.();
-      return why ? `${c.name} (${why})` : c.name;
-    });
-    res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'text/plain' })
-      .end(failing.length === 0 ? 'ok' : `not ready: ${failing.join(', ')}`);
+    answerJson(res, readyzAnswer(opts.readiness));
     return true;
   }
   if (path === '/metrics') {
@@ -57,6 +44,10 @@ function handleOpsRequest(req: http.IncomingMessage, res: http.ServerResponse, o
     return true;
   }
   return false;
+}
+
+function answerJson(res: http.ServerResponse, answer: HealthAnswer<unknown>): void {
+  res.writeHead(answer.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
 }
 
 export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {

@@ -255,25 +255,20 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     cacheCheck(Object.values(informers), config.livenessCacheTimeout),
   ], { logger, now });
 
-  // Health and readiness answer while the caches sync: /readyz says what keeps them from it, and
-  // answers 503 while the API server refuses our credentials or the caches' lists and watches.
+  // Health and readiness answer from the start, while the caches make their first lists: /healthz
+  // answers 200 (a start is no fault: the startupProbe only waits for the port), /readyz 503 naming
+  // the caches still listing, until every cache synced. Then ready whether it leads or stands by,
+  // unless the API server refuses us, does not answer, or another release's operator leads.
   const ops: OpsServer | undefined = opts.serveOps === false ? undefined : await startOpsServer({
     port: config.operatorPort,
     metrics,
     liveness,
-    readiness: [{
-      name: 'caches',
-      ready: () => Object.values(informers).every((i) => i.synced),
-      why: () => Object.values(informers).filter((i) => !i.synced && i.lastError).map((i) => `${i.name}: ${i.lastError ?? ''}`)[0],
-    }, {
-      name: 'api access',
-      ready: () => clients.access.notReadyReason() === undefined,
-      why: () => clients.access.notReadyReason(),
-    }, {
-      name: 'one operator per cluster',
-      ready: () => standingBack(others.verdict) === undefined,
-      why: () => standingBack(others.verdict),
-    }],
+    readiness: [
+      { name: 'caches', notReadyReason: () => cachesNotSynced(Object.values(informers), Date.now()) },
+      { name: 'api access', notReadyReason: () => clients.access.notReadyReason() },
+      { name: 'api server', notReadyReason: () => clients.access.unreachableReason() },
+      { name: 'one operator per cluster', notReadyReason: () => standingBack(others.verdict) },
+    ],
   });
 
   await Promise.all(Object.values(informers).map((i) => i.start()));
@@ -334,6 +329,21 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     },
     caches,
   };
+}
+
+/** A cache as readiness sees it (`ResilientInformer`). */
+interface CacheSync { readonly name: string; readonly synced: boolean; readonly lastError: string | undefined; readonly pendingRequest: { since: number; verb: 'list' | 'watch' } | undefined }
+
+/** Undefined once every cache made its first list; otherwise which have not, how far each is, and what to do. */
+function cachesNotSynced(caches: readonly CacheSync[], now: number): string | undefined {
+  const waiting = caches.filter((c) => !c.synced);
+  if (waiting.length === 0) return undefined;
+  const each = waiting.map((c) => {
+    if (c.lastError) return `${c.name} (its list failed: ${c.lastError})`;
+    if (c.pendingRequest) return `${c.name} (listing for ${Math.round((now - c.pendingRequest.since) / 1000)} s)`;
+    return `${c.name} (retrying its list)`;
+  });
+  return `the caches have not all made their first list: ${each.join(', ')}; this replica is ready once they have (tens of seconds at 10,000 rooms); a failed list is retried by itself, and its error says what to fix`;
 }
 
 async function ensureNamespace(core: k8s.CoreV1Api, name: string): Promise<void> {

@@ -4,17 +4,19 @@
  * - operator-down.test.ts: the operator scaled to 0 while room pods and rooms go (scenario 5);
  * - watch-faults.test.ts: watches cut, answered 410 (status and ERROR event), 500 and reset,
  *   through test/support/fault-proxy.ts in front of kube-apiserver (scenario 6);
- * - unanswered-watch.test.ts: a gateway watch held unanswered by the fault proxy fails /healthz.
+ * - unanswered-watch.test.ts: a gateway watch held unanswered by the fault proxy fails /healthz;
+ * - api-outage-liveness.test.ts: every request of the operator held unanswered: /healthz stays
+ *   200 (a reconcile's waits on the API are not counted), /readyz 503 says the API does not answer.
  */
 import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
 
-const SUITES = ['test/chaos/operator-down.test.ts', 'test/chaos/watch-faults.test.ts', 'test/chaos/unanswered-watch.test.ts'];
+const SUITES = ['test/chaos/operator-down.test.ts', 'test/chaos/watch-faults.test.ts', 'test/chaos/unanswered-watch.test.ts', 'test/chaos/api-outage-liveness.test.ts'];
 
 describe('chaos scenarios on the real API server', () => {
-  test('the operator down, watch faults and an unanswered watch through the fault proxy', async () => {
+  test('the operator down, watch faults, an unanswered watch and an unanswered operator through the fault proxy', async () => {
     const plane = realApiServer();
     if (!plane) {
-      expect(reportNotRun('test/chaos (operator down, watch faults, unanswered watch)')).toMatch(/NOT RUN/);
+      expect(reportNotRun('test/chaos (operator down, watch faults, unanswered watch, API outage liveness)')).toMatch(/NOT RUN/);
       return;
     }
     // ROOMKEEPER_CHAOS_FILES (comma-separated paths) runs only those suites, while working on them.

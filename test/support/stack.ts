@@ -50,6 +50,8 @@ export interface StackOptions {
   kubeConfigFor?: (component: 'operator' | 'gateway' | 'simulation', kc: k8s.KubeConfig) => k8s.KubeConfig;
   /** The URL rooms ping (default: the stack's gateway), e.g. a balancer in front of several gateways. */
   roomsApiUrl?: string;
+  /** Each operator serves /healthz, /readyz and /metrics on a free port (`opsUrl`; default false). */
+  serveOps?: boolean;
 }
 
 export interface Stack {
@@ -160,7 +162,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // environment gives every replica the same ROOMKEEPER_POD_NAME here).
     const replica = config.identity ? { ...config, identity: `${config.identity}-${operators.length}` } : config;
     const op = await startOperator({
-      kubeConfig: kubeConfigOf('operator', identity?.operator), config: replica, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: false, forwarder,
+      kubeConfig: kubeConfigOf('operator', identity?.operator), config: replica, logger: logger.child({ component: 'operator' }), extraDefinitions: opts.extraDefinitions, serveOps: opts.serveOps === true, forwarder,
     });
     operators.push(op);
     return op;

@@ -1,6 +1,7 @@
 /** Health, readiness, metrics and the OpenAPI document: the same on both listeners. */
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from '../../../common/src/metrics';
-import { unhealthyBody, type Liveness } from '../../../common/src/runtime/liveness';
+import { healthzAnswer, readyzAnswer, type ReadinessCheck } from '../../../common/src/health-answers';
+import type { Liveness } from '../../../common/src/runtime/liveness';
 import type { RouteHandler, RouteSpec } from './route-spec';
 
 export const HEALTH_ROUTES = [
@@ -13,28 +14,22 @@ export const OPENAPI_ROUTE = { id: 'openapi', method: 'get', path: '/openapi.jso
 
 export type HealthRouteId = (typeof HEALTH_ROUTES)[number]['id'];
 
-export interface Readiness {
-  /** undefined when ready; otherwise why not. */
-  notReadyReason(): string | undefined;
-}
+/** What `/readyz` checks (`health-answers.ts`, the same as the operator's). */
+export type Readiness = readonly ReadinessCheck[];
 
 export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness, liveness?: Liveness): Record<HealthRouteId, RouteHandler> {
   return {
     healthz: (_req, res) => {
-      const report = liveness?.report();
-      if (report && !report.ok) {
-        res.status(503).json(unhealthyBody(report));
-        return undefined;
-      }
-      return { status: 'ok' };
+      const answer = healthzAnswer(liveness);
+      if (answer.statusCode === 200) return answer.body;
+      res.status(answer.statusCode).json(answer.body);
+      return undefined;
     },
     readyz: (_req, res) => {
-      const reason = readiness.notReadyReason();
-      if (reason) {
-        res.status(503).json({ status: 'not ready', reason });
-        return undefined;
-      }
-      return { status: 'ready' };
+      const answer = readyzAnswer(readiness);
+      if (answer.statusCode === 200) return answer.body;
+      res.status(answer.statusCode).json(answer.body);
+      return undefined;
     },
     metrics: async (_req, res) => {
       const text = await metrics.render();

@@ -131,7 +131,7 @@ describe('error codes', () => {
     });
     return createManagementApp({
       schedulers: failing, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
-      now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: { notReadyReason: () => undefined }, maxBodyBytes: MAX_BODY,
+      now: () => Date.now(), logger: silentLogger(), metrics: new MetricsRegistry(), readiness: [], maxBodyBytes: MAX_BODY,
     });
   };
 

@@ -73,7 +73,7 @@ export function buildTestApps(options: {
   const metrics = new MetricsRegistry();
   const logger = options.logger ?? silentLogger();
   const ready = { reason: undefined as string | undefined };
-  const readiness = { notReadyReason: () => ready.reason };
+  const readiness = [{ name: 'caches', notReadyReason: () => ready.reason }];
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
   const management = createManagementApp({
     schedulers: store, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),

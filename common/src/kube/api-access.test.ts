@@ -87,3 +87,24 @@ describe('whether the API server serves this process', () => {
   });
 
 });
+
+describe('whether the API server answers at all', () => {
+  it('from a request left unanswered until the next answer of any status: says since when, which request and what to do; logged once each way', () => {
+    const logs = captureLogs('info');
+    let now = Date.parse('2026-12-03T12:00:00Z');
+    const access = new ApiAccess({ logger: logs.logger, server: SERVER, now: () => now });
+    expect(access.unreachableReason()).toBeUndefined();
+    access.unanswered(patchLease, 'The operation was aborted due to timeout');
+    now += 30_000;
+    access.unanswered(getScheduler, 'connect ECONNREFUSED 10.0.0.1:6443');
+    expect(access.unreachableReason()).toBe('the Kubernetes API server at https://10.0.0.1:6443 has answered no request since 2026-12-03T12:00:00.000Z (patch leases.coordination.k8s.io in namespace rk: The operation was aborted due to timeout): check that the cluster\'s API server runs and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)');
+    // Unanswered is not refused: /readyz's refusals are another matter.
+    expect(access.notReadyReason()).toBeUndefined();
+    access.answered(getScheduler, 500);
+    expect(access.unreachableReason()).toBeUndefined();
+    expect(logs.lines.filter((l) => /answer/.test(String(l.message))).map((l) => [l.level, l.message])).toEqual([
+      ['warn', 'the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)'],
+      ['info', 'the Kubernetes API server answers again'],
+    ]);
+  });
+});

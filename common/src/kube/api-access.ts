@@ -10,6 +10,11 @@
  * back here) is sent every `probeIntervalMs`: a replica out of its Service's endpoints gets no work
  * that would send a request, and must still see its credentials accepted again.
  *
+ * It also tells whether the API server answers at all (`unreachableReason`): from a request that
+ * got no answer (timed out, connection refused or reset) until the next answer of any status. The
+ * operator's `/readyz` answers 503 with it; the gateway's reports it and stays ready (it answers
+ * pings and reads from its caches meanwhile).
+ *
  * Each change is logged once, with the request's verb, resource and status (never a token).
  */
 import type { Logger } from '../logger';
@@ -32,6 +37,8 @@ export interface AccessAnswers {
    * would ask it again to end the refusal).
    */
   answered(request: AccessRequest, status: number, cache?: string): void;
+  /** `request` got no answer: it timed out, or its connection was refused or reset (`error` says which). */
+  unanswered?(request: AccessRequest, error: string): void;
 }
 
 export interface ApiAccessOptions {
@@ -41,6 +48,8 @@ export interface ApiAccessOptions {
   /** A cheap request through the clients that report to this; sent while the credentials are refused. */
   probe?: () => Promise<unknown>;
   probeIntervalMs?: number;
+  /** The clock of `unreachableReason`'s times (default the system's). */
+  now?: () => number;
 }
 
 interface Refusal {
@@ -57,10 +66,33 @@ export class ApiAccess implements AccessAnswers {
   private readonly forbidden = new Map<string, Refusal>();
   private probeTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The first request left unanswered since the last answer, while no answer came after it. */
+  private silence: { request: string; error: string; at: number } | undefined;
 
   constructor(private readonly opts: ApiAccessOptions) {}
 
+  unanswered(request: AccessRequest, error: string): void {
+    if (this.silence) return;
+    this.silence = { request: this.describe(request), error, at: (this.opts.now ?? Date.now)() };
+    this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: this.silenceAdvice() });
+  }
+
+  /**
+   * Undefined while the API server answers; otherwise since when it does not, which request went
+   * unanswered and what to do. Any answer (whatever its status) ends it.
+   */
+  unreachableReason(): string | undefined {
+    const s = this.silence;
+    if (!s) return undefined;
+    return `the Kubernetes API server${this.opts.server ? ` at ${this.opts.server}` : ''} has answered no request since ${new Date(s.at).toISOString()} (${s.request}: ${s.error}): ${this.silenceAdvice()}`;
+  }
+
   answered(request: AccessRequest, status: number, cache?: string): void {
+    if (this.silence) {
+      const { at } = this.silence;
+      this.silence = undefined;
+      this.opts.logger.info('the Kubernetes API server answers again', { request: this.describe(request), statusCode: status, silentForMs: (this.opts.now ?? Date.now)() - at });
+    }
     if (status === 401) {
       if (!this.credentials) this.refuseCredentials(request);
     } else if (this.credentials) {
@@ -118,6 +150,10 @@ export class ApiAccess implements AccessAnswers {
   private stopProbing(): void {
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = undefined;
+  }
+
+  private silenceAdvice(): string {
+    return 'check that the cluster\'s API server runs and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)';
   }
 
   private describe(request: AccessRequest): string {

@@ -2,6 +2,8 @@ import * as k8s from '@kubernetes/client-node';
 import * as http from 'node:http';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { listenLocally } from '../../../test/support/local-server';
+import { waitFor } from '../../../test/support/wait';
+import { ApiWaits, countApiWaits } from '../runtime/api-waits';
 import { apiErrorFields, describeApiError, isApiUnavailable, makeKubeClients, roomkeeperUserAgent, socketErrorCode } from './clients';
 
 /** What client-node throws for a Kubernetes `Status` answer: the body as a string. */
@@ -147,6 +149,44 @@ describe('requests that get no whole answer', () => {
       expect(answer.headers.warning).toBe('299 - "first", 299 - "second"');
       expect(answer.data.items.map((n) => n.metadata?.name)).toEqual(['n1']);
       expect(answer.data.metadata?.resourceVersion).toBe('7');
+    } finally {
+      await clients.close();
+      await local.close();
+    }
+  });
+});
+
+describe('the time a reconcile waits on the Kubernetes API', () => {
+  test('counts while a request it sent waits for its answer, through client-node, and not after', async () => {
+    const held: http.ServerResponse[] = [];
+    const server = http.createServer((_req, res) => { held.push(res); });
+    const local = await listenLocally(server);
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: local.url, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const clients = makeKubeClients(kc, { qps: 100, burst: 100 });
+    let now = 0;
+    const waits = new ApiWaits(() => now);
+    try {
+      const reconcile = countApiWaits(waits, async () => {
+        await clients.core.listNamespace();
+        now += 5_000; // work of its own, after the answer: not a wait on the API
+      });
+      await waitFor(() => held.length === 1);
+      now += 40_000;
+      expect(waits.waitedMs()).toBe(40_000);
+      held[0]?.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: {}, items: [] }));
+      await reconcile;
+      expect(waits.waitedMs()).toBe(40_000);
+      // A request sent outside any counted work counts nowhere.
+      const outside = clients.core.listNamespace();
+      await waitFor(() => held.length === 2);
+      now += 1_000;
+      expect(waits.waitedMs()).toBe(40_000);
+      held[1]?.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: {}, items: [] }));
+      await outside;
     } finally {
       await clients.close();
       await local.close();

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../logger';
 import type { MetricsRegistry } from '../metrics';
+import { apiRequestStarted } from '../runtime/api-waits';
 import { PLURALS, ROOMKEEPER_API } from '../resources/api-group';
 import { ApiAccess, type AccessAnswers } from './api-access';
 import { TokenBucket } from './rate-limiter';
@@ -126,18 +127,24 @@ function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetr
     send: async (ctx) => {
       const url = ctx.getUrl();
       const { verb, resource } = requestKind(ctx.getHttpMethod(), url);
+      const request = { verb, path: url.replace(/^[a-z]+:\/\/[^/]+/i, '') };
       const start = measured ? process.hrtime.bigint() : 0n;
       const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+      // The reconcile that sent it waits on the API meanwhile (the liveness check does not count that).
+      const ended = apiRequestStarted();
       try {
         const res = await send(ctx);
         measured?.observe(verb, resource, seconds());
         if (res.httpStatusCode >= 400) measured?.failed(verb, resource, String(res.httpStatusCode));
-        access.answered({ verb, path: url.replace(/^[a-z]+:\/\/[^/]+/i, '') }, res.httpStatusCode);
+        access.answered(request, res.httpStatusCode);
         return res;
       } catch (err) {
         measured?.observe(verb, resource, seconds());
         measured?.failed(verb, resource, 'transport');
+        if (isTransportError(err) && (err as { name?: unknown }).name !== 'AbortError') access.unanswered?.(request, describeApiError(err));
         throw err;
+      } finally {
+        ended();
       }
     },
   });

@@ -1,5 +1,6 @@
 import { captureLogs } from '../../../test/support/log-capture';
 import { waitFor } from '../../../test/support/wait';
+import { apiRequestStarted } from './api-waits';
 import { cacheCheck, leaderLeaseCheck, Liveness, reconcileCheck, type CacheRequests, type LeaseHolder, type LivenessCheck } from './liveness';
 import { WorkQueue } from './work-queue';
 
@@ -25,7 +26,7 @@ describe('reconcileCheck', () => {
     const health = Object.assign(queue, { name: 'health' });
     const { liveness } = livenessOf([reconcileCheck([health], 10 * MIN)], clock.now);
 
-    expect(liveness.report()).toEqual({ ok: true, failing: [] });
+    expect(liveness.report()).toEqual({ ok: true, failing: [], checks: [{ check: 'reconciles', ok: true, sees: 'no reconcile runs', timeoutSeconds: 600 }] });
     queue.add('stuck');
     await waitFor(() => release);
     clock.advance(10 * MIN);
@@ -34,10 +35,43 @@ describe('reconcileCheck', () => {
     expect(liveness.report()).toEqual({
       ok: false,
       failing: [expect.objectContaining({ check: 'reconciles', failingSince: new Date(T0 + 10 * MIN).toISOString(), what: `the health reconcile of stuck has run since ${new Date(T0).toISOString()}` })],
+      checks: [{ check: 'reconciles', ok: false, sees: `the health reconcile of stuck has run since ${new Date(T0).toISOString()}`, timeoutSeconds: 600 }],
     });
     release?.();
     await waitFor(() => queue.inFlight === 0);
     expect(liveness.report().ok).toBe(true);
+    await queue.shutDown();
+  });
+
+  test('does not count the time a reconcile waits on the Kubernetes API (an outage that drops packets): only the rest of its run', async () => {
+    const clock = testClock();
+    const gates: { answer?: () => void; finish?: () => void } = {};
+    const queue = new WorkQueue({
+      concurrency: 1, now: clock.now,
+      handler: async () => {
+        // As the Kubernetes clients do for each request (common/src/kube/clients.ts): 11 minutes unanswered.
+        const ended = apiRequestStarted();
+        await new Promise<void>((r) => { gates.answer = r; });
+        ended();
+        await new Promise<void>((r) => { gates.finish = r; });
+        return undefined;
+      },
+    });
+    const { liveness } = livenessOf([reconcileCheck([Object.assign(queue, { name: 'schedulers' })], 10 * MIN)], clock.now);
+    queue.add('s1');
+    await waitFor(() => gates.answer);
+    clock.advance(11 * MIN);
+    const waiting = liveness.report();
+    expect(waiting.ok).toBe(true);
+    expect(waiting.checks[0]?.sees).toBe(`the schedulers reconcile of s1 has run since ${new Date(T0).toISOString()}, 11 min of it waiting on the Kubernetes API (not counted: requests time out)`);
+    gates.answer?.();
+    await waitFor(() => gates.finish);
+    // Answered: from here its time counts. 10 minutes more is the timeout; one more ms fails.
+    clock.advance(10 * MIN);
+    expect(liveness.report().ok).toBe(true);
+    clock.advance(1);
+    expect(liveness.report().failing).toEqual([expect.objectContaining({ check: 'reconciles', failingSince: new Date(T0 + 21 * MIN).toISOString() })]);
+    gates.finish?.();
     await queue.shutDown();
   });
 
@@ -91,7 +125,7 @@ describe('Liveness', () => {
   test('logs one warning when a check starts failing and one info when it passes again, however often it is asked', () => {
     const clock = testClock();
     let since: number | undefined = T0;
-    const check: LivenessCheck = { name: 'reconciles', timeoutMs: MIN, meaning: 'm', oldest: () => (since === undefined ? undefined : { since, what: 'w' }) };
+    const check: LivenessCheck = { name: 'reconciles', timeoutMs: MIN, meaning: 'm', idle: 'i', oldest: () => (since === undefined ? undefined : { since, what: 'w' }) };
     const { liveness, logs } = livenessOf([check], clock.now);
     clock.advance(2 * MIN);
     for (let i = 0; i < 5; i++) expect(liveness.report().ok).toBe(false);

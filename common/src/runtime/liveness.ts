@@ -21,6 +21,8 @@ export interface LivenessCheck {
   meaning: string;
   /** The oldest work waiting now, or undefined when none is. */
   oldest(): Waiting | undefined;
+  /** What the check sees when no work waits (in the `/healthz` answer). */
+  idle: string;
 }
 
 export interface FailingCheck {
@@ -31,12 +33,20 @@ export interface FailingCheck {
   meaning: string;
 }
 
-export interface LivenessReport { ok: boolean; failing: FailingCheck[] }
-
-/** The `/healthz` body of a failing report (answered with 503). */
-export function unhealthyBody(report: LivenessReport): { status: 'unhealthy'; failing: FailingCheck[] } {
-  return { status: 'unhealthy', failing: report.failing };
+/** One check as `/healthz` shows it: whether it passes, and what it sees now. */
+export interface CheckState {
+  check: string;
+  ok: boolean;
+  /** The oldest work the check watches and since when, or that none waits. */
+  sees: string;
+  /** How long that work may wait before the check fails, in seconds. */
+  timeoutSeconds: number;
 }
+
+export interface LivenessReport { ok: boolean; failing: FailingCheck[]; checks: CheckState[] }
+
+/** What a failing liveness check leads to, and what to do (in the `/healthz` answer). */
+export const LIVENESS_WHAT_TO_DO = 'the kubelet restarts the container after the livenessProbe\'s failureThreshold (3 answers of 503, 10 s apart); if it happens again, report it with the log line \'liveness check ... fails\'';
 
 export class Liveness {
   /** Check name -> when it started failing, while it fails. */
@@ -48,10 +58,13 @@ export class Liveness {
   report(): LivenessReport {
     const now = this.opts.now();
     const failing: FailingCheck[] = [];
+    const checks: CheckState[] = [];
     for (const check of this.checks) {
       const oldest = check.oldest();
       const since = oldest === undefined ? undefined : oldest.since + check.timeoutMs;
-      if (oldest === undefined || since === undefined || now <= since) {
+      const ok = oldest === undefined || since === undefined || now <= since;
+      checks.push({ check: check.name, ok, sees: oldest?.what ?? check.idle, timeoutSeconds: check.timeoutMs / 1000 });
+      if (ok) {
         const was = this.failing.get(check.name);
         if (was !== undefined) {
           this.failing.delete(check.name);
@@ -66,22 +79,34 @@ export class Liveness {
         this.opts.logger.warn(`liveness check ${check.name} fails: ${oldest.what}; /healthz answers 503 and the kubelet restarts the container after the liveness probe's failureThreshold; if it happens again, report it with this log`, { ...entry, timeoutMs: check.timeoutMs });
       }
     }
-    return { ok: failing.length === 0, failing };
+    return { ok: failing.length === 0, failing, checks };
   }
 }
 
-/** A queue of work whose running items can be aged (the operator's controller queues). */
-export interface RunningWork { readonly name: string; oldestRunning(): { key: string; since: number } | undefined }
+/**
+ * A queue of work whose running items can be aged (the operator's controller queues): the oldest,
+ * and how long it has waited on the Kubernetes API (`api-waits.ts`).
+ */
+export interface RunningWork { readonly name: string; oldestRunning(): { key: string; since: number; apiWaitMs?: number } | undefined }
 
-/** Fails when one reconcile of one of `queues` has run longer than `timeoutMs` (a promise that never settles). */
+/**
+ * Fails when one reconcile of one of `queues` has run longer than `timeoutMs` not counting the time
+ * it waited on the Kubernetes API (a promise that never settles). Every request times out, so a
+ * reconcile held by an API server that answers slowly or not at all (an outage that drops
+ * packets) is not wedged: a restart would not help and would lose the caches; `/readyz` tells of it.
+ */
 export function reconcileCheck(queues: readonly RunningWork[], timeoutMs: number): LivenessCheck {
   return {
     name: 'reconciles',
     timeoutMs,
-    meaning: `a reconcile has run for longer than ${seconds(timeoutMs)} (ROOMKEEPER_LIVENESS_RECONCILE_TIMEOUT): it waits on something that never ends, and holds one of its controller's workers and its key until the process restarts`,
+    meaning: `a reconcile has run for longer than ${seconds(timeoutMs)} (ROOMKEEPER_LIVENESS_RECONCILE_TIMEOUT), not counting its waits on the Kubernetes API: it waits on something that never ends, and holds one of its controller's workers and its key until the process restarts`,
+    idle: 'no reconcile runs',
     oldest: () => oldestOf(queues.map((q) => {
       const running = q.oldestRunning();
-      return running && { since: running.since, what: `the ${q.name} reconcile of ${running.key} has run since ${new Date(running.since).toISOString()}` };
+      if (!running) return undefined;
+      const apiWaitMs = running.apiWaitMs ?? 0;
+      const waited = apiWaitMs > 0 ? `, ${seconds(apiWaitMs)} of it waiting on the Kubernetes API (not counted: requests time out)` : '';
+      return { since: running.since + apiWaitMs, what: `the ${q.name} reconcile of ${running.key} has run since ${new Date(running.since).toISOString()}${waited}` };
     })),
   };
 }
@@ -99,6 +124,7 @@ export function leaderLeaseCheck(elector: LeaseHolder, leaseDurationMs: number, 
     name: 'leader-lease',
     timeoutMs: leaseDurationMs + slackMs,
     meaning: `this replica believes it leads but has not renewed its leader Lease for the lease duration plus ${seconds(slackMs)} (ROOMKEEPER_LIVENESS_LEASE_SLACK): its election loop is stuck (it steps down by itself when a renewal fails), another replica may lead by now, and a restart ends this one's reconciling`,
+    idle: 'this replica does not lead',
     oldest: () => (elector.isLeader ? { since: elector.lastRenewedAt, what: `this replica leads but last renewed the Lease ${elector.lease} at ${new Date(elector.lastRenewedAt).toISOString()}` } : undefined),
   };
 }
@@ -116,6 +142,7 @@ export function cacheCheck(caches: readonly CacheRequests[], timeoutMs: number):
     name: 'caches',
     timeoutMs,
     meaning: `a cache's list or watch request has had no answer for longer than ${seconds(timeoutMs)} (ROOMKEEPER_LIVENESS_CACHE_TIMEOUT), though requests time out after 30 s: the cache waits on a connection that will never answer and shows no change until the process restarts`,
+    idle: 'every cache\'s list or watch is answered',
     oldest: () => oldestOf(caches.map((c) => {
       const pending = c.pendingRequest;
       return pending && { since: pending.since, what: `the ${c.name} cache's ${pending.verb} request has had no answer since ${new Date(pending.since).toISOString()}` };
@@ -130,5 +157,5 @@ function oldestOf(items: readonly (Waiting | undefined)[]): Waiting | undefined 
 }
 
 function seconds(ms: number): string {
-  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+  return ms % 60_000 === 0 && ms > 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`;
 }

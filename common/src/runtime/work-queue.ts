@@ -10,6 +10,7 @@
  * - The handler returns `{ requeueAfterMs }` to be woken later, or throws to be retried with a
  *   per-key exponential back-off; success resets the key's back-off.
  */
+import { ApiWaits, countApiWaits } from './api-waits';
 import { exponentialBackoff } from './backoff';
 import { systemClock, type Clock } from './clock';
 
@@ -30,6 +31,9 @@ export interface WorkQueueOptions {
   now?: Clock;
 }
 
+/** A key whose handler runs: since when, and how long of that it waited on the Kubernetes API. */
+export interface RunningKey { key: string; since: number; apiWaitMs: number }
+
 /** The longest delay `setTimeout` keeps; longer ones fire after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -37,8 +41,8 @@ export class WorkQueue {
   private readonly fifo: string[] = [];
   private head = 0;
   private readonly queued = new Set<string>();
-  /** Key -> when its handler started. */
-  private readonly processing = new Map<string, number>();
+  /** Key -> when its handler started, and how long it has waited on the Kubernetes API since. */
+  private readonly processing = new Map<string, { since: number; api: ApiWaits }>();
   private readonly dirty = new Set<string>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
@@ -98,10 +102,16 @@ export class WorkQueue {
     return this.active;
   }
 
-  /** The key whose handler has run longest, and since when; undefined when none runs. */
-  oldestRunning(): { key: string; since: number } | undefined {
-    let oldest: { key: string; since: number } | undefined;
-    for (const [key, since] of this.processing) if (!oldest || since < oldest.since) oldest = { key, since };
+  /**
+   * The key whose handler has run longest not counting its waits on the Kubernetes API (see
+   * `api-waits.ts`), since when it runs and how long it waited on the API; undefined when none runs.
+   */
+  oldestRunning(): RunningKey | undefined {
+    let oldest: RunningKey | undefined;
+    for (const [key, { since, api }] of this.processing) {
+      const apiWaitMs = api.waitedMs();
+      if (!oldest || since + apiWaitMs < oldest.since + oldest.apiWaitMs) oldest = { key, since, apiWaitMs };
+    }
     return oldest;
   }
 
@@ -127,7 +137,8 @@ export class WorkQueue {
         this.head = 0;
       }
       this.queued.delete(key);
-      this.processing.set(key, (this.options.now ?? systemClock)());
+      const now = this.options.now ?? systemClock;
+      this.processing.set(key, { since: now(), api: new ApiWaits(now) });
       this.active++;
       void this.run(key);
     }
@@ -136,7 +147,9 @@ export class WorkQueue {
   private async run(key: string): Promise<void> {
     let requeueAfterMs: number | undefined;
     try {
-      const result = await this.options.handler(key);
+      const running = this.processing.get(key);
+      const handler = this.options.handler;
+      const result = await (running ? countApiWaits(running.api, () => handler(key)) : handler(key));
       this.failures.delete(key);
       requeueAfterMs = result?.requeueAfterMs;
     } catch (err) {

@@ -11,7 +11,7 @@ import type { Logger } from '../../../common/src/logger';
 import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { Clock } from '../../../common/src/runtime/clock';
-import { WorkQueue as KeyedQueue } from '../../../common/src/runtime/work-queue';
+import { WorkQueue as KeyedQueue, type RunningKey } from '../../../common/src/runtime/work-queue';
 
 /**
  * A reconcile's id in logs: this process's random tag and a sequence number. Unique across
@@ -101,8 +101,8 @@ export class WorkQueue {
     return this.queue.length + this.early.size;
   }
 
-  /** The key whose reconcile has run longest, and since when; undefined when none runs. */
-  oldestRunning(): { key: string; since: number } | undefined {
+  /** The key whose reconcile has run longest not counting its waits on the Kubernetes API; undefined when none runs. */
+  oldestRunning(): RunningKey | undefined {
     return this.queue.oldestRunning();
   }
 
