@@ -334,16 +334,14 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
 /** A cache as readiness sees it (`ResilientInformer`). */
 interface CacheSync { readonly name: string; readonly synced: boolean; readonly lastError: string | undefined; readonly pendingRequest: { since: number; verb: 'list' | 'watch' } | undefined }
 
-/** Undefined once every cache made its first list; otherwise which have not, how far each is, and what to do. */
+/** Undefined once every cache made its first list; otherwise which have not, how far, the first list error, and what to do. */
 function cachesNotSynced(caches: readonly CacheSync[], now: number): string | undefined {
   const waiting = caches.filter((c) => !c.synced);
   if (waiting.length === 0) return undefined;
-  const each = waiting.map((c) => {
-    if (c.lastError) return `${c.name} (its list failed: ${c.lastError})`;
-    if (c.pendingRequest) return `${c.name} (listing for ${Math.round((now - c.pendingRequest.since) / 1000)} s)`;
-    return `${c.name} (retrying its list)`;
-  });
-  return `the caches have not all made their first list: ${each.join(', ')}; this replica is ready once they have (tens of seconds at 10,000 rooms); a failed list is retried by itself, and its error says what to fix`;
+  const each = waiting.map((c) => (c.pendingRequest ? `${c.name} (listing for ${Math.round((now - c.pendingRequest.since) / 1000)} s)` : c.name));
+  const failed = waiting.find((c) => c.lastError);
+  const error = failed ? `; the ${failed.name} list failed: ${failed.lastError ?? ''}` : '';
+  return `the caches have not all made their first list: ${each.join(', ')}${error}; this replica is ready once they have (tens of seconds at 10,000 rooms); a failed list is retried by itself`;
 }
 
 async function ensureNamespace(core: k8s.CoreV1Api, name: string): Promise<void> {

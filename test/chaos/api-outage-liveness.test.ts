@@ -82,7 +82,7 @@ describe('an API server that drops every request of the operator', () => {
     expect(unhealthy).toEqual([]);
     expect(answers.filter((a) => a !== 200)).toEqual([]);
     expect(notReady.body.status).toBe('not ready');
-    expect(notReady.body.reason).toMatch(/^the Kubernetes API server at \S+ has answered no request since \S+ \(.*\): check that the cluster's API server runs and that this pod reaches it .*a restart would not help \(\/healthz stays 200\)/);
+    expect(notReady.body.reason).toMatch(/^the Kubernetes API server at \S+ has answered no request since \S+ \(.*\): check that the cluster runs and that the kubeconfig .* points at it, and that this pod reaches it .*a restart would not help \(\/healthz stays 200\)/);
 
     faulted?.clear();
     await waitFor(async () => {

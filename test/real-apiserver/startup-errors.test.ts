@@ -89,8 +89,10 @@ describe('the operator says what to do when it cannot use the API server', () =>
       return r?.body.includes('this identity may not list') ? r : undefined;
     }, { timeoutMs: 30_000, message: '/readyz saying why' });
     expect(ready.status).toBe(503);
-    expect(ready.body).toMatch(/^not ready: caches \([a-z]+: 403 .*forbidden.*; this identity may not list /);
-    expect(ready.body).toMatch(/, api access \(the Kubernetes API server refuses this replica's requests .*was answered 403 Forbidden: this identity may not /);
+    const body = JSON.parse(ready.body) as { status: string; reason: string; checks: { check: string; ready: boolean; reason?: string }[] };
+    expect(body.status).toBe('not ready');
+    expect(body.checks.find((c) => c.check === 'caches')?.reason).toMatch(/^the caches have not all made their first list: .*; the [a-z]+ list failed: 403 .*forbidden.*; this identity may not list /);
+    expect(body.checks.find((c) => c.check === 'api access')?.reason).toMatch(/^the Kubernetes API server refuses this replica's requests .*was answered 403 Forbidden: this identity may not /);
     expect((await fetch(`${s.opsUrl}/healthz`)).status).toBe(200);
   }, 120_000);
 

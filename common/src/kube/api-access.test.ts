@@ -97,7 +97,7 @@ describe('whether the API server answers at all', () => {
     access.unanswered(patchLease, 'The operation was aborted due to timeout');
     now += 30_000;
     access.unanswered(getScheduler, 'connect ECONNREFUSED 10.0.0.1:6443');
-    expect(access.unreachableReason()).toBe('the Kubernetes API server at https://10.0.0.1:6443 has answered no request since 2026-12-03T12:00:00.000Z (patch leases.coordination.k8s.io in namespace rk: The operation was aborted due to timeout): check that the cluster\'s API server runs and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)');
+    expect(access.unreachableReason()).toBe('the Kubernetes API server at https://10.0.0.1:6443 has answered no request since 2026-12-03T12:00:00.000Z (patch leases.coordination.k8s.io in namespace rk: The operation was aborted due to timeout): check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it, and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)');
     // Unanswered is not refused: /readyz's refusals are another matter.
     expect(access.notReadyReason()).toBeUndefined();
     access.answered(getScheduler, 500);

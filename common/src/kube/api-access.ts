@@ -18,7 +18,7 @@
  * Each change is logged once, with the request's verb, resource and status (never a token).
  */
 import type { Logger } from '../logger';
-import { refusalAdvice, resourceOf } from './diagnosis';
+import { refusalAdvice, resourceOf, UNANSWERED_ADVICE } from './diagnosis';
 
 /** How often the credentials are tried again while the API server refuses them. */
 const ACCESS_PROBE_INTERVAL_MS = 10_000;
@@ -74,7 +74,7 @@ export class ApiAccess implements AccessAnswers {
   unanswered(request: AccessRequest, error: string): void {
     if (this.silence) return;
     this.silence = { request: this.describe(request), error, at: (this.opts.now ?? Date.now)() };
-    this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: this.silenceAdvice() });
+    this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: `the Kubernetes API server${this.at()} does not answer: ${UNANSWERED_ADVICE}` });
   }
 
   /**
@@ -84,7 +84,7 @@ export class ApiAccess implements AccessAnswers {
   unreachableReason(): string | undefined {
     const s = this.silence;
     if (!s) return undefined;
-    return `the Kubernetes API server${this.opts.server ? ` at ${this.opts.server}` : ''} has answered no request since ${new Date(s.at).toISOString()} (${s.request}: ${s.error}): ${this.silenceAdvice()}`;
+    return `the Kubernetes API server${this.at()} has answered no request since ${new Date(s.at).toISOString()} (${s.request}: ${s.error}): ${UNANSWERED_ADVICE}, and that this pod reaches it (network policies, the node's network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)`;
   }
 
   answered(request: AccessRequest, status: number, cache?: string): void {
@@ -152,8 +152,8 @@ export class ApiAccess implements AccessAnswers {
     this.probeTimer = undefined;
   }
 
-  private silenceAdvice(): string {
-    return 'check that the cluster\'s API server runs and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)';
+  private at(): string {
+    return this.opts.server ? ` at ${this.opts.server}` : '';
   }
 
   private describe(request: AccessRequest): string {

@@ -21,13 +21,16 @@ const CHART_RBAC = 'install with the Helm chart, whose RBAC grants it (rbac.crea
 
 const CHECK_CREDENTIALS = 'the token or certificate of the kubeconfig is wrong or expired; in a pod, check its ServiceAccount token (a token of a ServiceAccount or token Secret that was deleted, or past its expiry, is refused)';
 
+/** What to do when the API server does not answer (a refused, reset or timed-out request). */
+export const UNANSWERED_ADVICE = 'check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it';
+
 export function whatToDo(err: unknown, ctx: RequestContext): string | undefined {
   const { statusCode } = apiErrorFields(err);
   const resource = resourceOf(ctx.path);
   const at = ctx.server ? ` at ${ctx.server}` : '';
   const on = ctx.server ? ` on ${ctx.server}` : '';
   if (statusCode === undefined && isApiUnavailable(err)) {
-    return `the Kubernetes API server${at} does not answer: check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it`;
+    return `the Kubernetes API server${at} does not answer: ${UNANSWERED_ADVICE}`;
   }
   if (statusCode === 401 || statusCode === 403) return refusalAdvice(statusCode, ctx);
   if (statusCode === 404 && resource.group === API_GROUP && !resource.name) {
