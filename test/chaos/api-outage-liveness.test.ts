@@ -58,8 +58,7 @@ describe('an API server that drops every request of the operator', () => {
     if (proxy) proxy.set([{ fault: { kind: 'unanswered' } }]);
     else stack.sandbox!.faults.set({ latencyMs: 35_000, match: { token: SUBJECT_TOKEN } });
     // A change the operator must write about, seen through its watch (open before the outage).
-    const s = await stack.api.getScheduler(SCHEDULER);
-    await stack.api.replaceScheduler({ ...s, spec: { ...s.spec, roomsReplicas: 1 } });
+    await stack.api.patchScheduler(SCHEDULER, { spec: { roomsReplicas: 1 } });
 
     // Every /healthz answer is 200 until a reconcile has waited on the API longer than the
     // reconcile timeout and /readyz says the API server does not answer.
