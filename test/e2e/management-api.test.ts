@@ -198,6 +198,26 @@ describe('management API end to end', () => {
     expect(answers['same-forwarder']).toEqual({ ...answers['same-plain'], body: { code: 6, message: 'no change found to scheduler same-forwarder', details: [] } });
   });
 
+  test('a GET answer that shows Maestro\'s zero values ("") for an imagePullPolicy, requests and limits never set is taken back: as a new version it is no change (409), under another name it creates a clone', async () => {
+    const name = 'bare-container';
+    const bare = createBody(name, { roomsReplicas: 1 }) as { spec: { containers: Record<string, unknown>[] } };
+    bare.spec.containers = bare.spec.containers.map(({ imagePullPolicy: _p, requests: _r, limits: _l, ...rest }) => rest);
+    expect((await call(stack, 'POST', '/schedulers', bare)).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.state === 'in-sync', { timeoutMs: 30_000, message: `${name} in sync` });
+    const shown = ((await call(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
+    expect(shown.spec.containers[0]).toMatchObject({ imagePullPolicy: '', requests: { memory: '', cpu: '' }, limits: { memory: '', cpu: '' } });
+
+    const generation = (await stack.api.getScheduler(name)).metadata.generation;
+    expect(await call(stack, 'POST', `/schedulers/${name}`, shown)).toEqual({ status: 409, body: { code: 6, message: `no change found to scheduler ${name}`, details: [] } });
+    expect((await stack.api.getScheduler(name)).metadata.generation).toBe(generation);
+
+    const clone = await call(stack, 'POST', '/schedulers', { ...shown, name: `${name}-clone` });
+    expect(clone.status).toBe(200);
+    await finished(stack, (clone.body as OperationEnqueued).operationId);
+    const cloned = ((await call(stack, 'GET', `/schedulers/${name}-clone`)).body as SchedulerAnswer).scheduler;
+    expect(cloned.spec.containers).toEqual(shown.spec.containers);
+  });
+
   test('a scheduler named as a namespace Roomkeeper did not make: its create_scheduler fails saying what to do, and its deletion leaves the namespace', async () => {
     const name = 'taken-ns';
     const core = stack.kc.makeApiClient(k8s.CoreV1Api);

@@ -39,6 +39,21 @@ describe('normaliseMaestroBody', () => {
     expect(normaliseMaestroBody({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } }, schema)).toEqual({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } });
   });
 
+  it('with emptyAsUnset, reads "" as not set where the field is optional and "" is no value of it (Maestro\'s zero value of imagePullPolicy, requests, limits); a "" a field may hold, or a required field\'s, is kept', () => {
+    const body = {
+      name: '', game: 'g',
+      forwarders: [{ name: 'f', type: '', address: 'a:1' }],
+      spec: { toleration: '', affinity: '', containers: [{ name: 'c', image: '', image_pull_policy: '', requests: { memory: '', cpu: '' }, limits: { memory: '1Gi', cpu: '' }, environment: [{ name: 'E', value: '' }] }] },
+    };
+    expect(normaliseMaestroBody(body, schema, { emptyAsUnset: true })).toEqual({
+      name: '', game: 'g',
+      forwarders: [{ name: 'f', address: 'a:1' }],
+      spec: { toleration: '', affinity: '', containers: [{ name: 'c', image: '', requests: {}, limits: { memory: '1Gi' }, environment: [{ name: 'E', value: '' }] }] },
+    });
+    // Without it (a PATCH body, whose fields have presence), a "" is a value, left to the validation.
+    expect(normaliseMaestroBody({ spec: { containers: [{ imagePullPolicy: '' }] } }, schema)).toEqual({ spec: { containers: [{ imagePullPolicy: '' }] } });
+  });
+
   it.each([null, 1, 'x', [1]])('returns %p unchanged', (v) => {
     expect(normaliseMaestroBody(v, schema)).toEqual(v);
   });

@@ -12,6 +12,13 @@
  * protojson reads an integer field sent as a JSON string of digits (`"roomsReplicas": "5"`) as
  * that integer, for int32 fields as for int64 ones (which Go clients send as strings): so is it
  * read here. Any other string (`"5.0"`, `"five"`) is left to the validation, which refuses it.
+ *
+ * protojson cannot tell a proto3 string sent as `""` from one not sent, and the management API
+ * shows a field left unset with Maestro's zero value: an `imagePullPolicy`, `requests` or `limits`
+ * never given is shown as `""`. So in a whole definition (create, new version) a `""` is read as
+ * not set where the field is optional and `""` is no value of it (its enum or pattern refuses it),
+ * and a GET answer sent back is taken. Not in a PATCH body, whose optional fields have presence in
+ * Maestro: a `""` there is a value, which the validation refuses.
  */
 import { isRecord } from '../json/is-record';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
@@ -23,10 +30,34 @@ function camel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
+export interface MaestroBodyOptions {
+  /** Read `""` as not set where the field is optional and `""` is no value of it (a whole definition; not a PATCH body). */
+  emptyAsUnset?: boolean;
+}
 
-/** A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property, its null fields dropped and its integer fields sent as strings of digits read as integers. */
-export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps): unknown {
-  if (Array.isArray(data)) return schema.items ? data.map((item) => normaliseMaestroBody(item, schema.items as JsonSchemaProps)) : data;
+const refusesEmptyByPattern = new Map<string, boolean>();
+
+/** Whether `""` is no value of a string field: its enum leaves it out, or its pattern does not match it. */
+function refusesEmpty(schema: JsonSchemaProps): boolean {
+  if (schema.type !== 'string') return false;
+  if (schema.enum && !schema.enum.includes('')) return true;
+  const pattern = schema.pattern;
+  if (pattern === undefined) return false;
+  let refused = refusesEmptyByPattern.get(pattern);
+  if (refused === undefined) {
+    refused = !new RegExp(pattern, 'u').test('');
+    refusesEmptyByPattern.set(pattern, refused);
+  }
+  return refused;
+}
+
+/**
+ * A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property,
+ * its null fields dropped (and, with `emptyAsUnset`, its optional fields sent as a `""` they cannot
+ * hold) and its integer fields sent as strings of digits read as integers.
+ */
+export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, options: MaestroBodyOptions = {}): unknown {
+  if (Array.isArray(data)) return schema.items ? data.map((item) => normaliseMaestroBody(item, schema.items as JsonSchemaProps, options)) : data;
   if (!isRecord(data)) return data;
   const properties = schema.properties;
   if (!properties) return data;
@@ -36,11 +67,12 @@ export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps): un
     if (target !== key && target in data) continue;
     const propSchema = properties[target];
     if (value === null && propSchema && propSchema.nullable !== true) continue;
+    if (value === '' && options.emptyAsUnset && propSchema && !(schema.required ?? []).includes(target) && refusesEmpty(propSchema)) continue;
     if (typeof value === 'string' && propSchema?.type === 'integer' && INTEGER_STRING.test(value)) {
       out[target] = Number(value);
       continue;
     }
-    out[target] = propSchema ? normaliseMaestroBody(value, propSchema) : value;
+    out[target] = propSchema ? normaliseMaestroBody(value, propSchema, options) : value;
   }
   return out;
 }

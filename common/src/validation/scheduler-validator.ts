@@ -15,7 +15,7 @@ import { crdSchemas } from '../generated/schemas';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
 import { withPrefix } from './field-path';
-import { normaliseMaestroBody } from './maestro-body';
+import { normaliseMaestroBody, type MaestroBodyOptions } from './maestro-body';
 import { requestsAboveLimits } from './requests-within-limits';
 import { failed, ok, type FieldError, type Result } from './result';
 import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
@@ -97,20 +97,20 @@ function prefixed(errors: FieldError[], prefix: string): FieldError[] {
   return errors.map((e) => ({ field: withPrefix(prefix, e.field), message: e.message }));
 }
 
-function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOptions): unknown {
-  return options.acceptSnakeCase === false ? data : normaliseMaestroBody(data, schema);
+function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOptions, body: MaestroBodyOptions = {}): unknown {
+  return options.acceptSnakeCase === false ? data : normaliseMaestroBody(data, schema, body);
 }
 
 /** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
 export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
-  const checked = validators().spec(normalised(data, schedulerSpecSchema(), options));
+  const checked = validators().spec(normalised(data, schedulerSpecSchema(), options, { emptyAsUnset: true }));
   const errors = checked.errors.length === 0 ? (options.schemaOnly ? [] : requestsAboveLimits(checked.value as SchedulerSpec, options.prefix)) : prefixed(checked.errors, options.prefix ?? '');
   return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(errors);
 }
 
 /** Validates the body of POST /schedulers: `name` plus the definition. */
 export function validateSchedulerCreateBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerCreateBody> {
-  const checked = validators().create(normalised(data, schedulerCreateBodySchema(), options));
+  const checked = validators().create(normalised(data, schedulerCreateBodySchema(), options, { emptyAsUnset: true }));
   const errors = [...checked.errors];
   const body = checked.value;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
