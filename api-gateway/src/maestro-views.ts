@@ -7,6 +7,7 @@ import type { Autoscaling, Container, Forwarder, Operation, Scheduler, Scheduler
 import { forwarderTimeoutMs, isForwarderEnabled } from '../../common/src/forwarding/forwarder-options';
 import { toIsoString } from '../../common/src/kube/timestamps';
 import { operationStatusOf } from '../../common/src/resources/operation-names';
+import { maxMatchesOf } from '../../common/src/rooms/room-status';
 import { activeDefinition, type FindVersion } from '../../common/src/resources/scheduler-version';
 
 export { toIsoString };
@@ -70,6 +71,11 @@ function autoscalingView(a: Autoscaling): Record<string, unknown> {
   return { enabled: a.enabled ?? false, min: a.min, max: a.max, cooldown: a.cooldown ?? 0, policy: a.policy };
 }
 
+/** Maestro's `matchAllocation`, shown for every scheduler: `{maxMatches: 1}` (one match a room) when the definition leaves it out, as Maestro defaults it. */
+function matchAllocationView(spec: SchedulerSpec): { maxMatches: number } {
+  return { maxMatches: maxMatchesOf(spec) };
+}
+
 export interface SchedulerViewMeta {
   name: string;
   state: string;
@@ -101,7 +107,7 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
     forwarders: (spec.forwarders ?? []).map(forwarderView),
     annotations: spec.annotations ?? {},
     labels: spec.labels ?? {},
-    ...(spec.matchAllocation ? { matchAllocation: spec.matchAllocation } : {}),
+    matchAllocation: matchAllocationView(spec),
     ...(spec.allocation ? { allocation: spec.allocation } : {}),
   };
 }
@@ -122,7 +128,7 @@ export function schedulerSummaryView(s: Scheduler, findVersion: FindVersion): Re
     createdAt: schedulerCreatedAt(s),
     maxSurge: String(active.maxSurge),
     roomsReplicas: s.spec.roomsReplicas ?? 0,
-    ...(active.matchAllocation ? { matchAllocation: active.matchAllocation } : {}),
+    matchAllocation: matchAllocationView(active),
   };
 }
 

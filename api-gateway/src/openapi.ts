@@ -92,7 +92,7 @@ function components(): Record<string, Schema> {
     GetSchedulerResponse: { type: 'object', properties: { scheduler: { $ref: '#/components/schemas/Scheduler' } } },
     ListSchedulersResponse: {
       type: 'object',
-      properties: { schedulers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, version: { type: 'string' }, portRange: { type: 'object' }, createdAt: { type: 'string' }, maxSurge: { type: 'string' }, roomsReplicas: { type: 'integer' } } } } },
+      properties: { schedulers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, version: { type: 'string' }, portRange: { type: 'object' }, createdAt: { type: 'string' }, maxSurge: { type: 'string' }, roomsReplicas: { type: 'integer' }, matchAllocation: { type: 'object', properties: { maxMatches: { type: 'integer' } } } } } } },
     },
     SchedulersInfoResponse: {
       type: 'object',

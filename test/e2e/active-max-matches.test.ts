@@ -47,11 +47,11 @@ describe('maxMatches of the active version', () => {
     const scheduler = await refuseChange(stack, name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [neverPing]);
     expect(scheduler.status?.version).toBe('v1.0.0');
     expect(scheduler.spec.matchAllocation).toEqual({ maxMatches: 3 });
-    // GET /schedulers lists v1.0.0's fields beside its version: no matchAllocation (1 match a room).
+    // GET /schedulers lists v1.0.0's fields beside its version: its matchAllocation is the default, 1 match a room.
     const listed = await waitFor(async () => ((await managementCall(stack, 'GET', `/schedulers?name=${name}`)).body as { schedulers: Record<string, unknown>[] }).schedulers[0],
       { timeoutMs: 30_000, message: 'the scheduler listed' });
     expect(listed).toMatchObject({ version: 'v1.0.0', roomsReplicas: 1 });
-    expect(listed.matchAllocation).toBeUndefined();
+    expect(listed.matchAllocation).toEqual({ maxMatches: 1 });
 
     // kubectl's Slots: one serving room of one slot, not three.
     await roomPing(stack, name, room, 'ready', 0);

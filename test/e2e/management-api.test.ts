@@ -56,7 +56,9 @@ describe('management API end to end', () => {
   test('create, rooms ping, info counts, add-rooms, remove-rooms, a new major version, operation stages and cancel', async () => {
     const created = await call(stack, 'POST', '/schedulers', createBody('http-game', { roomsReplicas: 2 }));
     expect(created.status).toBe(200);
-    expect((created.body as SchedulerAnswer).scheduler).toMatchObject({ name: 'http-game', state: 'creating', spec: { version: 'v1.0.0' } });
+    // Created without matchAllocation: shown with Maestro's default, one match a room, as the list shows it.
+    expect((created.body as SchedulerAnswer).scheduler).toMatchObject({ name: 'http-game', state: 'creating', spec: { version: 'v1.0.0' }, matchAllocation: { maxMatches: 1 } });
+    expect(((await call(stack, 'GET', '/schedulers?name=http-game')).body as { schedulers: unknown[] }).schedulers).toEqual([expect.objectContaining({ name: 'http-game', matchAllocation: { maxMatches: 1 } })]);
 
     await waitFor(async () => {
       const info = await call(stack, 'GET', '/schedulers/info?game=test-game');

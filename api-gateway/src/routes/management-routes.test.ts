@@ -114,6 +114,8 @@ describe('POST /schedulers', () => {
       portRange: { start: 40000, end: 60000 },
       spec: { version: 'v1.0.0', terminationGracePeriod: '100s', toleration: '', affinity: '' },
       forwarders: [], annotations: {}, labels: {},
+      // Sent without one: Maestro's default, one match a room.
+      matchAllocation: { maxMatches: 1 },
     });
     const stored = t.store.schedulers.get('tennis-eu');
     expect(stored?.spec).toEqual(validSpec());
@@ -608,7 +610,7 @@ describe('reads', () => {
     t.store.seedScheduler('b', validSpec(), { version: 'v1.1.0' });
     const all = await api().get('/schedulers').set('Authorization', AUTH);
     expect(bodyOf(all).schedulers!.map((s: { name: string }) => s.name)).toEqual(['a', 'b']);
-    expect(bodyOf(all).schedulers![1]).toEqual({ name: 'b', game: 'tennis', state: 'in-sync', version: 'v1.1.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '10%', roomsReplicas: 1 });
+    expect(bodyOf(all).schedulers![1]).toEqual({ name: 'b', game: 'tennis', state: 'in-sync', version: 'v1.1.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '10%', roomsReplicas: 1, matchAllocation: { maxMatches: 1 } });
     expect(bodyOf(await api().get('/schedulers?game=chess').set('Authorization', AUTH)).schedulers).toHaveLength(1);
     expect(bodyOf(await api().get('/schedulers?version=v1.1.0').set('Authorization', AUTH)).schedulers).toHaveLength(1);
     expect((await api().get('/schedulers?name=zzz').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
@@ -622,7 +624,7 @@ describe('reads', () => {
     const s = t.store.seedScheduler('a', validSpec({ maxSurge: 1 }));
     s.spec = { ...s.spec, maxSurge: 5, portRange: { start: 30000, end: 31000 }, matchAllocation: { maxMatches: 3 }, roomsReplicas: 4 };
     expect(bodyOf(await api().get('/schedulers').set('Authorization', AUTH)).schedulers).toEqual([
-      { name: 'a', game: 'tennis', state: 'in-sync', version: 'v1.0.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '1', roomsReplicas: 4 },
+      { name: 'a', game: 'tennis', state: 'in-sync', version: 'v1.0.0', portRange: { start: 40000, end: 60000 }, createdAt: '2026-01-01T00:00:00.000Z', maxSurge: '1', roomsReplicas: 4, matchAllocation: { maxMatches: 1 } },
     ]);
   });
 

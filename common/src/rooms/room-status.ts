@@ -124,7 +124,7 @@ export function roomsMaxMatches(scheduler: Scheduler | undefined, findVersion: F
 }
 
 /** A definition's `matchAllocation.maxMatches`, 1 when absent (or out of bounds: the CRD refuses those). */
-function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {
+export function maxMatchesOf(spec: { matchAllocation?: { maxMatches?: number } } | undefined): number {
   const n = spec?.matchAllocation?.maxMatches;
   return typeof n === 'number' && Number.isInteger(n) && n >= MIN_MAX_MATCHES && n <= MAX_MAX_MATCHES ? n : 1;
 }
