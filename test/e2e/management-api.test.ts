@@ -220,6 +220,23 @@ describe('management API end to end', () => {
     expect(cloned.spec.containers).toEqual(shown.spec.containers);
   });
 
+  test('a PATCH from a client that sends its empty lists (protojson\'s EmitUnpopulated) changes only what it sets, as Maestro reads it: forwarders, command, environment and ports stay, and the change is minor', async () => {
+    const name = 'patch-empty-lists';
+    const forwarders = [{ name: 'recv', enable: false, type: 'gRPC', address: 'recv.example:9090', options: { timeout: '500', metadata: {} } }];
+    const body = createBody(name, { roomsReplicas: 1, forwarders }) as { spec: { containers: Record<string, unknown>[] } };
+    body.spec.containers = body.spec.containers.map((c) => ({ ...c, environment: [{ name: 'MODE', value: 'ranked' }] }));
+    expect((await call(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.state === 'in-sync', { timeoutMs: 30_000, message: `${name} in sync` });
+    const before = ((await call(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
+
+    const patched = await call(stack, 'PATCH', `/schedulers/${name}`, { maxSurge: '5', forwarders: [], spec: { containers: [{ command: [], environment: [], ports: [] }] } });
+    expect(patched.status).toBe(200);
+    await finished(stack, (patched.body as OperationEnqueued).operationId);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.1.0', { timeoutMs: 30_000, message: `${name} switched to v1.1.0` });
+    const after = ((await call(stack, 'GET', `/schedulers/${name}`)).body as SchedulerAnswer).scheduler;
+    expect(after).toEqual({ ...before, state: after.state, maxSurge: '5', spec: { ...before.spec, version: 'v1.1.0' } });
+  });
+
   test('a scheduler named as a namespace Roomkeeper did not make: its create_scheduler fails saying what to do, and its deletion leaves the namespace', async () => {
     const name = 'taken-ns';
     const core = stack.kc.makeApiClient(k8s.CoreV1Api);

@@ -349,6 +349,9 @@ describe('PATCH /schedulers/{name}', () => {
       ': PATCH ignores name; the path names the scheduler, and a scheduler is never renamed: create one under the new name (POST /schedulers) and delete this one'],
     ['only fields sent as null', { spec: null, autoscaling: null },
       ': PATCH ignores spec, autoscaling; sent as null, which is read as not set (as Maestro reads it): spec, autoscaling'],
+    ['only an empty list', { forwarders: [] },
+      ': PATCH ignores forwarders; sent as an empty list, which is read as not set (as Maestro reads it): forwarders; '
+      + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it)'],
   ])('answers 409 "no change found" for %s, naming the fields it ignored', async (_what, body, ignored) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);
@@ -374,6 +377,18 @@ describe('PATCH /schedulers/{name}', () => {
     const patched = await api().patch('/schedulers/nulls').set('Authorization', AUTH).send({ maxSurge: '2', autoscaling: null, spec: { containers: null, toleration: null } });
     expect(patched.status).toBe(200);
     expect(t.store.schedulers.get('nulls')?.spec).toMatchObject({ maxSurge: '2', spec: { containers: [{ image: 'registry.example/game:1.0' }] } });
+  });
+
+  it('reads a list sent empty as not set, as Maestro (protojson) does, so a Go client that emits empty lists (EmitUnpopulated) changes only what it sets: forwarders, command, environment and ports are kept', async () => {
+    const forwarder = { name: 'mm', enable: true, type: 'gRPC' as const, address: 'mm.example:9000' };
+    t.store.seedScheduler('tennis-eu', validSpec({ forwarders: [forwarder] }));
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH)
+      .send({ maxSurge: '20%', forwarders: [], annotations: {}, labels: {}, spec: { containers: [{ image: 'registry.example/game:2.0', command: [], environment: [], ports: [] }] } });
+    expect(res.status).toBe(200);
+    expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({
+      ...validSpec({ forwarders: [forwarder], maxSurge: '20%' }),
+      spec: { ...validSpec().spec, containers: [{ ...validSpec().spec.containers[0]!, image: 'registry.example/game:2.0' }] },
+    });
   });
 
   it('reads a field sent as null as not set in the add-rooms, remove-rooms and switch bodies too', async () => {

@@ -348,19 +348,24 @@ function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<stri
 /**
  * What a PATCH body that changed nothing named that PATCH does not take (Maestro drops such fields
  * too, and answers the same 409): `game` is changed by a whole definition, `name` is the path's
- * (a scheduler is never renamed), a field sent as null is not set, anything else is not a field of the scheduler. Empty when the
+ * (a scheduler is never renamed), a field sent as null or as an empty list is not set, anything else is not a field of the scheduler. Empty when the
  * body named nothing; otherwise told after the 409's words.
  */
 function ignoredPatchFields(name: string, body: unknown): string {
   const fields = isRecord(body) ? Object.keys(body) : [];
   if (fields.length === 0) return '';
+  const wholeDefinition = `POST /schedulers/${name} (GET /schedulers/${name} gives it)`;
   const game = fields.includes('game')
-    ? `; game is changed with the whole definition: POST /schedulers/${name} (GET /schedulers/${name} gives it), or kubectl edit rks ${name}` : '';
+    ? `; game is changed with the whole definition: ${wholeDefinition}, or kubectl edit rks ${name}` : '';
   const renamed = fields.includes('name')
     ? '; the path names the scheduler, and a scheduler is never renamed: create one under the new name (POST /schedulers) and delete this one' : '';
-  const nulls = fields.filter((f) => f !== 'game' && f !== 'name' && isRecord(body) && body[f] === null);
+  const sentAs = (test: (v: unknown) => boolean) => fields.filter((f) => f !== 'game' && f !== 'name' && isRecord(body) && test(body[f]));
+  const nulls = sentAs((v) => v === null);
   const asNull = nulls.length > 0 ? `; sent as null, which is read as not set (as Maestro reads it): ${nulls.join(', ')}` : '';
-  const unknown = fields.filter((f) => f !== 'game' && f !== 'name' && !nulls.includes(f));
+  const emptyLists = sentAs((v) => Array.isArray(v) && v.length === 0);
+  const asEmpty = emptyLists.length > 0
+    ? `; sent as an empty list, which is read as not set (as Maestro reads it): ${emptyLists.join(', ')}; to remove every item of a list, send the whole definition without them: ${wholeDefinition}` : '';
+  const unknown = fields.filter((f) => f !== 'game' && f !== 'name' && !nulls.includes(f) && !emptyLists.includes(f));
   const others = unknown.length > 0 ? `; not fields of a scheduler: ${unknown.join(', ')} (the fields are listed in GET /openapi.json)` : '';
-  return `: PATCH ignores ${fields.join(', ')}${game}${renamed}${asNull}${others}`;
+  return `: PATCH ignores ${fields.join(', ')}${game}${renamed}${asNull}${asEmpty}${others}`;
 }

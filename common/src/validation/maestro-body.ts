@@ -19,6 +19,12 @@
  * not set where the field is optional and `""` is no value of it (its enum or pattern refuses it),
  * and a GET answer sent back is taken. Not in a PATCH body, whose optional fields have presence in
  * Maestro: a `""` there is a value, which the validation refuses.
+ *
+ * protojson reads a list sent empty (`"forwarders": []`) as not set too, and Maestro's PATCH leaves
+ * a list it did not get as it is. So in a PATCH body an empty list is read as not set: a Go client
+ * that emits its empty lists (protojson's EmitUnpopulated) changes only what it sets, and does not
+ * drop the forwarders, command, environment or ports it never meant to touch. In a whole definition
+ * an empty list is the list, empty.
  */
 import { isRecord } from '../json/is-record';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
@@ -33,6 +39,8 @@ function camel(key: string): string {
 export interface MaestroBodyOptions {
   /** Read `""` as not set where the field is optional and `""` is no value of it (a whole definition; not a PATCH body). */
   emptyAsUnset?: boolean;
+  /** Read a list sent empty as not set (a PATCH body). */
+  emptyListAsUnset?: boolean;
 }
 
 const refusesEmptyByPattern = new Map<string, boolean>();
@@ -54,7 +62,8 @@ function refusesEmpty(schema: JsonSchemaProps): boolean {
 /**
  * A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property,
  * its null fields dropped (and, with `emptyAsUnset`, its optional fields sent as a `""` they cannot
- * hold) and its integer fields sent as strings of digits read as integers.
+ * hold; with `emptyListAsUnset`, its lists sent empty) and its integer fields sent as strings of
+ * digits read as integers.
  */
 export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, options: MaestroBodyOptions = {}): unknown {
   if (Array.isArray(data)) return schema.items ? data.map((item) => normaliseMaestroBody(item, schema.items as JsonSchemaProps, options)) : data;
@@ -68,6 +77,7 @@ export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, opt
     const propSchema = properties[target];
     if (value === null && propSchema && propSchema.nullable !== true) continue;
     if (value === '' && options.emptyAsUnset && propSchema && !(schema.required ?? []).includes(target) && refusesEmpty(propSchema)) continue;
+    if (options.emptyListAsUnset && Array.isArray(value) && value.length === 0 && propSchema?.type === 'array') continue;
     if (typeof value === 'string' && propSchema?.type === 'integer' && INTEGER_STRING.test(value)) {
       out[target] = Number(value);
       continue;

@@ -126,8 +126,9 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
 /**
  * Validates the body of PATCH /schedulers/{name}: types, enums and ranges of the fields given. The
  * cross-field rules run on the merged definition: applySchedulerPatch, then validateSchedulerSpec.
+ * A list sent empty is not set, as protojson reads it (maestro-body.ts).
  */
 export function validateSchedulerPatchBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerPatch> {
-  const checked = validators().patch(normalised(data, schedulerPatchBodySchema(), options));
+  const checked = validators().patch(normalised(data, schedulerPatchBodySchema(), options, { emptyListAsUnset: true }));
   return checked.errors.length === 0 ? ok(checked.value as SchedulerPatch) : failed(prefixed(checked.errors, options.prefix ?? ''));
 }
