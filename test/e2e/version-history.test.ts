@@ -42,6 +42,9 @@ describe('the version history limit', () => {
     await waitFor(async () => (await listed()).join() === 'v1.0.0,v1.3.0,v1.4.0', { timeoutMs: 30_000, message: 'v1.1.0 and v1.2.0 deleted' });
     expect((await switchOf('v1.3.0')).status?.executionHistory?.map((h) => h.event)).toContain(
       `Deleted 1 old version beyond the history limit of ${LIMIT} (ROOMKEEPER_VERSION_HISTORY_LIMIT; no room runs them): v1.1.0`);
+    // A version deleted so is not found, and the answer says where the versions kept are listed, and why it went.
+    expect(await managementCall(stack, 'GET', `/schedulers/${NAME}?version=v1.1.0`)).toEqual({ status: 404, body: { code: 5, details: [],
+      message: `scheduler ${NAME} version v1.1.0 not found: GET /schedulers/${NAME}/versions lists the versions it has (each switch deletes the oldest beyond ROOMKEEPER_VERSION_HISTORY_LIMIT, but for the active one, one rooms still run and the greatest of each major)` } });
 
     // A major change: v1.3.0 goes, and once the rollout has replaced the v1.0.0 room, the next
     // switch deletes v1.0.0 too and keeps v1.4.0, the greatest of major 1.

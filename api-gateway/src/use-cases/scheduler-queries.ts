@@ -69,7 +69,10 @@ export class SchedulerQueries {
     }
     const snapshot = await this.deps.schedulers.getVersion(name, wanted);
     if (!snapshot) {
-      if (version !== undefined) throw new NotFoundError(`scheduler ${name} version ${version} not found`);
+      if (version !== undefined) {
+        throw new NotFoundError(`scheduler ${name} version ${version} not found: GET /schedulers/${name}/versions lists the versions it has `
+          + '(each switch deletes the oldest beyond ROOMKEEPER_VERSION_HISTORY_LIMIT, but for the active one, one rooms still run and the greatest of each major)');
+      }
       return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
     }
     return { scheduler: schedulerView(snapshot.spec.definition, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
