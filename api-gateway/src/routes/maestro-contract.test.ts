@@ -93,6 +93,14 @@ describe('new version (POST /schedulers/{name})', () => {
     expect(shown).not.toHaveProperty('portRange');
     expect(shown!.spec.containers[0]!.ports).toEqual([{ ...ports[0], hostPort: 0 }]);
   });
+
+  it('drops a hostPort sent in a port and shows 0: each room\'s host port is drawn from the range (Maestro stores and shows the one sent, which no room uses either)', async () => {
+    const spec = validSpec().spec;
+    const body = { ...validCreateBody('hp'), spec: { ...spec, containers: [{ ...spec.containers[0], ports: [{ name: 'game', protocol: 'udp', port: 7777, hostPort: 54321 }] }] } };
+    expect((await api().post('/schedulers').set('Authorization', AUTH).send(body)).status).toBe(200);
+    expect(t.store.schedulers.get('hp')?.spec.spec.containers[0]?.ports).toEqual([{ name: 'game', protocol: 'udp', port: 7777 }]);
+    expect(bodyOf(await api().get('/schedulers/hp').set('Authorization', AUTH)).scheduler!.spec.containers[0]!.ports).toEqual([{ name: 'game', protocol: 'udp', port: 7777, hostPort: 0 }]);
+  });
 });
 
 describe('SchedulerInfo', () => {
