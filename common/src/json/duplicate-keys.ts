@@ -1,0 +1,120 @@
+/**
+ * Finds the keys a JSON text sends more than once in one object (`{"name":"a","name":"b"}`).
+ * JSON.parse keeps the last value without a word; Go's protojson (Maestro) refuses the body. Keys
+ * are compared as JSON.parse decodes them, so `"a"` and `"\u0061"` are the same key.
+ *
+ * One pass over the text with a stack on the heap: linear in the text's length, whatever its depth.
+ * Meant for a text JSON.parse accepted; on any other text it still ends, in linear time.
+ */
+import { joinField, joinIndex } from '../validation/field-path';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+
+/** One open object or array. Paths are built only for a duplicate found, so deep input costs no path strings. */
+interface Frame {
+  isObject: boolean;
+  /** Object: the keys seen so far (made at its second key). */
+  keys: Set<string> | undefined;
+  /** Object: its first key, until `keys` is made. */
+  firstKey: string | undefined;
+  /** Object: the last key read (the member a child container belongs to). */
+  key: string;
+  /** Object: whether the next string is a key. */
+  expectKey: boolean;
+  /** Array: the index of the current element. */
+  index: number;
+}
+
+/** The index of the quote that ends the string whose opening quote is at `open`; -1 when it never ends. */
+function stringEnd(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at !== -1) {
+    let backslashes = 0;
+    for (let i = at - 1; i > open && text.charCodeAt(i) === BACKSLASH; i--) backslashes++;
+    if (backslashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return -1;
+}
+
+/** The key as JSON.parse reads it: escapes decoded (`\u0061` is `a`). */
+function decodeKey(text: string, open: number, close: number): string {
+  const raw = text.slice(open + 1, close);
+  if (!raw.includes('\\')) return raw;
+  try {
+    return JSON.parse(text.slice(open, close + 1)) as string;
+  } catch {
+    return raw;
+  }
+}
+
+/** `spec.containers[0].env[1].name`: where the duplicate `key` sits, from the frames above it. */
+function pathOf(stack: readonly Frame[], key: string): string {
+  let path = '';
+  for (let level = 0; level < stack.length - 1; level++) {
+    const frame = stack[level] as Frame;
+    path = frame.isObject ? memberPath(path, frame.key) : joinIndex(path, frame.index);
+  }
+  return memberPath(path, key);
+}
+
+/** A member's path; the empty key, which `joinField` reads as no member, is spelt `[""]`. */
+function memberPath(parent: string, key: string): string {
+  return key === '' ? `${parent}[""]` : joinField(parent, key);
+}
+
+/** Whether `frame` already holds `key`; records it if not. */
+function seenBefore(frame: Frame, key: string): boolean {
+  if (frame.firstKey === undefined) {
+    frame.firstKey = key;
+    return false;
+  }
+  if (frame.keys === undefined) {
+    if (frame.firstKey === key) return true;
+    frame.keys = new Set([frame.firstKey]);
+  }
+  if (frame.keys.has(key)) return true;
+  frame.keys.add(key);
+  return false;
+}
+
+/**
+ * The paths of the duplicate keys in `text` (`spec.containers[0].env[1].name`), in the order they
+ * appear, at most `limit` of them; [] when every object sends each key once.
+ */
+export function findDuplicateKeys(text: string, limit = 10): string[] {
+  const found: string[] = [];
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === QUOTE) {
+      const close = stringEnd(text, i);
+      if (close === -1) break;
+      if (top?.isObject === true && top.expectKey) {
+        const key = decodeKey(text, i, close);
+        top.expectKey = false;
+        top.key = key;
+        if (seenBefore(top, key)) {
+          found.push(pathOf(stack, key));
+          if (found.length >= limit) break;
+        }
+      }
+      i = close;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      stack.push({ isObject: c === OPEN_OBJECT, keys: undefined, firstKey: undefined, key: '', expectKey: c === OPEN_OBJECT, index: 0 });
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      stack.pop();
+    } else if (c === COMMA && top !== undefined) {
+      if (top.isObject) top.expectKey = true;
+      else top.index++;
+    }
+  }
+  return found;
+}
