@@ -2,8 +2,9 @@
  * Fuzzing both apps over real sockets: >= 10,000 malformed requests per listener (random JSON,
  * wrong types, huge strings and numbers, deep nesting, `__proto__`/`constructor` keys, names far
  * longer than Kubernetes allows, bad paths, bad methods, bad auth, every kind of content type and
- * encoding). No answer may be a 5xx other than grpc-gateway's 501 for a wrong method, nothing may
- * reach Object.prototype, and the process must keep serving.
+ * encoding, keys sent twice in one object). No answer may be a 5xx other than grpc-gateway's 501
+ * for a wrong method, nothing may reach Object.prototype, no management route that reads a body
+ * may take one with a key sent twice, and the process must keep serving.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,6 +72,39 @@ function deepObject(depth: number): string {
   return '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 }
 
+/** `key` with its first character written as a `\u` escape: the same key to JSON.parse. */
+function escapedKey(key: string): string {
+  return key === '' ? '' : `\\u${key.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(key.slice(1)).slice(1, -1)}`;
+}
+
+/**
+ * `value` as JSON text with one key of one of its objects (picked at random, at any depth) sent a
+ * second time, as it is or with an escape that spells the same key; undefined when it has no key.
+ */
+function withDuplicateKey(value: unknown): string | undefined {
+  const objects: Record<string, unknown>[] = [];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) {
+      if (Object.keys(v).length > 0) objects.push(v as Record<string, unknown>);
+      Object.values(v).forEach(walk);
+    }
+  };
+  walk(value);
+  if (objects.length === 0) return undefined;
+  const target = pick(objects);
+  const key = pick(Object.keys(target));
+  const spelling = rnd() < 0.5 ? JSON.stringify(key).slice(1, -1) : escapedKey(key);
+  const write = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map(write).join(',')}]`;
+    if (typeof v !== 'object' || v === null) return JSON.stringify(v);
+    const members = Object.entries(v).filter(([, m]) => m !== undefined).map(([k, m]) => `${JSON.stringify(k)}:${write(m)}`);
+    if (v === target) members.splice(int(members.length + 1), 0, `"${spelling}":${write(randomJson(3))}`);
+    return `{${members.join(',')}}`;
+  };
+  return write(value);
+}
+
 /** A body whose numeric fields hold numbers no field accepts. */
 function hugeNumberBody(): string {
   const n = () => pick(HUGE_NUMBERS);
@@ -97,6 +131,10 @@ const ROUTE_METHODS: Record<string, string[]> = Object.fromEntries(
 for (const r of [...MANAGEMENT_LISTENER_ROUTES, ...ROOMS_LISTENER_ROUTES]) {
   ROUTE_METHODS[r.path.replace(/:schedulerName/, '{s}').replace(/:operationId/, '{o}').replace(/:roomId/, '{r}')]?.push(r.method.toUpperCase());
 }
+/** `METHOD template` of each management route that reads a body: it never takes one with a key sent twice. */
+const MANAGEMENT_BODY_ROUTES: ReadonlySet<string> = new Set(
+  MANAGEMENT_LISTENER_ROUTES.filter((r) => r.requestBody !== undefined).map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:schedulerName/, '{s}').replace(/:operationId/, '{o}')}`),
+);
 const QUERIES = ['', '?stage=final', '?stage=pending&page=1', '?stage=final&page=-1&perPage=1000', '?stage=a&stage=b', '?version=v1.0.0', '?version=%ZZ', '?game=tennis', '?name[]=x', '?orderBy=createdAt%20sideways', `?q=${'z'.repeat(2000)}`];
 const CONTENT_TYPES = [
   undefined, '', 'application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=utf-16', 'application/json; charset=latin1',
@@ -104,7 +142,7 @@ const CONTENT_TYPES = [
   'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/octet-stream', '*/*', 'garbage', 'application/', ';;;',
 ];
 
-interface FuzzRequest { method: string; path: string; headers: Record<string, string>; body?: Buffer }
+interface FuzzRequest { method: string; path: string; headers: Record<string, string>; body?: Buffer; template?: string; duplicateKey?: boolean }
 
 function randomRequest(api: 'management' | 'rooms'): FuzzRequest {
   const template = pick(api === 'management' ? MANAGEMENT_PATHS : ROOMS_PATHS);
@@ -125,8 +163,20 @@ function randomRequest(api: 'management' | 'rooms'): FuzzRequest {
   const ct = pick(CONTENT_TYPES);
   if (ct) headers['content-type'] = ct;
   let body: Buffer | undefined;
-  switch (int(12)) {
+  let duplicateKey = false;
+  switch (int(13)) {
     case 0: break;
+    case 12: {
+      const text = withDuplicateKey(rnd() < 0.5 ? mutatedCreateBody() : { ...validCreateBody(pick(['fz', 'tennis-eu'])), amount: 1, version: 'v1.0.0', ...(rnd() < 0.5 ? { spec: { containers: [{ image: 'x' }] } } : {}) });
+      if (text !== undefined) {
+        body = Buffer.from(text);
+        duplicateKey = true;
+        // Mostly past auth and the content type, so most reach the check.
+        if (rnd() < 0.8) headers['content-type'] = 'application/json';
+        if (api === 'management' && rnd() < 0.8) headers.authorization = AUTH;
+      }
+      break;
+    }
     case 9: body = Buffer.from(hugeNumberBody()); break;
     case 10: body = Buffer.from(pick(PROTO_BODIES)); break;
     case 11: body = Buffer.from(rnd() < 0.5 ? deepObject(pick([50, 200, 2000])) : deepJson(pick([100, 1000]))); break;
@@ -144,7 +194,7 @@ function randomRequest(api: 'management' | 'rooms'): FuzzRequest {
   }
   const methods = ROUTE_METHODS[template];
   const method = methods && rnd() < 0.7 ? pick(methods) : pick(METHODS);
-  return { method, path, headers, body };
+  return { method, path, headers, body, template, duplicateKey };
 }
 
 function send(agent: http.Agent, port: number, r: FuzzRequest): Promise<{ status: number; body: string }> {
@@ -183,6 +233,7 @@ it(`answers 10,000+ malformed requests per listener without a 5xx (seed ${SEED})
   const PER_LISTENER = 10_200;
   const TOTAL = 2 * PER_LISTENER;
   const answeredBy = { management: 0, rooms: 0 };
+  let duplicatesRefused = 0;
   let next = 0;
   try {
     const worker = async () => {
@@ -201,6 +252,10 @@ it(`answers 10,000+ malformed requests per listener without a 5xx (seed ${SEED})
         answeredBy[api]++;
         const allowed501 = res.status === 501 && (r.method === 'HEAD' || (JSON.parse(res.body) as { code?: unknown }).code === 12);
         if (res.status >= 500 && !allowed501) failures.push(`${api} ${r.method} ${r.path.slice(0, 120)} -> ${res.status} ${res.body.slice(0, 200)}`);
+        if (api === 'management' && r.duplicateKey === true && MANAGEMENT_BODY_ROUTES.has(`${r.method} ${r.template ?? ''}`)) {
+          if (res.status < 300) failures.push(`management took a key sent twice: ${r.method} ${r.path.slice(0, 120)} ${r.body?.toString().slice(0, 300) ?? ''} -> ${res.status}`);
+          if (res.status === 400 && res.body.includes('duplicate key: sent more than once')) duplicatesRefused++;
+        }
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
@@ -208,6 +263,8 @@ it(`answers 10,000+ malformed requests per listener without a 5xx (seed ${SEED})
     // The mix reached handlers, validation, auth, routing and the body limit, not just one of them.
     for (const status of [200, 400, 401, 404, 413, 415, 501]) expect(statuses.get(status) ?? 0).toBeGreaterThan(20);
     expect(answeredBy).toEqual({ management: PER_LISTENER, rooms: PER_LISTENER });
+    // Keys sent twice reached the check, at many depths, and were refused by it.
+    expect(duplicatesRefused).toBeGreaterThan(30);
     expect((({}) as Record<string, unknown>).polluted).toBeUndefined();
     expect((({}) as Record<string, unknown>).admin).toBeUndefined();
     // Both apps still serve.

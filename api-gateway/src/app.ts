@@ -4,10 +4,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
+import { decode } from 'iconv-lite';
+import { findDuplicateKeys } from '../../common/src/json/duplicate-keys';
 import { notAJsonObject } from '../../common/src/json/json-type';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
-import { InputError, NotFoundError, UnsupportedMediaTypeError } from './errors';
+import { InputError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
 import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -90,9 +92,17 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
   return app;
 }
 
-/** `readsAsJson`: which Content-Types are read as JSON (others get 415); the rooms API takes more than the management API. */
-function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean): RequestHandler {
-  const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true });
+/**
+ * `readsAsJson`: which Content-Types are read as JSON (others get 415); the rooms API takes more than
+ * the management API. `refuseDuplicateKeys`: a body that sends a key twice in one object gets 400
+ * naming it, as Maestro's protojson answers, instead of JSON.parse keeping the last value unseen.
+ */
+function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean, refuseDuplicateKeys: boolean): RequestHandler {
+  // The body parser's verify hook is the one place that sees the bytes it parses: kept for the
+  // check, which reads them once the parser has taken them as JSON (so malformed JSON is said first).
+  const raw = new WeakMap<IncomingMessage, { bytes: Buffer; charset: string | null }>();
+  const verify = refuseDuplicateKeys ? (req: IncomingMessage, _res: ServerResponse, bytes: Buffer, charset: string | null) => { raw.set(req, { bytes, charset }); } : undefined;
+  const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true, verify });
   return (req, res, next) => {
     if (!hasRequestBody(req.headers)) {
       // Nothing to read (Maestro's allocate sends no body): the body parser's stream set-up is skipped.
@@ -124,10 +134,26 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
       }
       // The body parser takes arrays; no route does.
       const notAnObject = notAJsonObject(req.body);
-      next(notAnObject === undefined ? undefined : new InputError(notAnObject));
+      if (notAnObject !== undefined) {
+        next(new InputError(notAnObject));
+        return;
+      }
+      const read = raw.get(req);
+      raw.delete(req);
+      // Decoded as the body parser decoded it (charset, BOM), so keys compare as it read them.
+      next(read === undefined ? undefined : duplicateKeysError(decode(read.bytes, read.charset ?? 'utf-8')));
     });
   };
 }
+
+/** The error for a body that sends a key twice in one object (each duplicate named by its path), if it does. */
+function duplicateKeysError(text: string): ValidationError | undefined {
+  const paths = findDuplicateKeys(text);
+  if (paths.length === 0) return undefined;
+  return new ValidationError(paths.map((field) => ({ field, message: DUPLICATE_KEY })));
+}
+
+const DUPLICATE_KEY = 'duplicate key: sent more than once in the same object, and JSON keeps only one of the values; send each key once (the request was refused and nothing changed)';
 
 function finish(app: Express, deps: CommonAppDeps, extraErrorBody?: Record<string, unknown>): Express {
   app.use(notFoundHandler);
@@ -143,7 +169,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const app = baseApp(deps, 'management', 'info', fast);
   app.set(FAST_PATH_SETTING, fast);
   const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
-  const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType) };
+  const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType, true) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   const document = buildOpenApiDocument();
@@ -198,7 +224,9 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   const app = baseApp(deps, 'rooms', 'debug', fast);
   app.set(FAST_PATH_SETTING, fast);
   const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
-  const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType) };
+  // Duplicate keys are not looked for here: a rooms body is a game server's own output, not a
+  // person's edit, and a ping refused that was taken before would leave its room to expire.
+  const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType, false) };
   const router = express.Router();
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);

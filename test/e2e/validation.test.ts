@@ -104,6 +104,26 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect((await stack.api.getScheduler('validation-ok')).metadata.name).toBe('validation-ok');
   });
 
+  it('refuses a body that sends a key twice, naming its path, and the API server\'s Scheduler stays as it was (a create is not made, a patch not applied)', async () => {
+    const send = async (method: string, path: string, text: string) => {
+      const res = await fetch(`${stack.managementUrl!}${path}`, { method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: text });
+      return { status: res.status, body: (await res.json()) as ErrorBody };
+    };
+    const twice = JSON.stringify(body('validation-twice')).replace('"image":', '"image":"registry.example/other:9.9","image":');
+    const create = await send('POST', '/schedulers', twice);
+    expect(create.status).toBe(400);
+    expect(create.body.details).toEqual([{ field: 'spec.containers[0].image', message: expect.stringContaining('send each key once') as unknown }]);
+    expect((await stack.api.listSchedulers()).items.map((s) => s.metadata.name)).not.toContain('validation-twice');
+
+    expect((await post(stack, body('validation-twice'))).status).toBe(200);
+    const before = await stack.api.getScheduler('validation-twice');
+    const patch = await send('PATCH', '/schedulers/validation-twice', '{"roomsReplicas":3,"roomsReplicas":0}');
+    expect(patch.status).toBe(400);
+    expect(patch.body).toMatchObject({ code: 3, message: expect.stringMatching(/^Validation Error:\nroomsReplicas: duplicate key: .*send each key once/) as unknown });
+    const after = await stack.api.getScheduler('validation-twice');
+    expect([after.metadata.generation, after.spec]).toEqual([before.metadata.generation, before.spec]);
+  });
+
   it('takes fields sent as null as not set, as Maestro (protojson) does and as the API server does for the same Scheduler written with kubectl', async () => {
     // What a Go client sends for the nil maps, slices and pointers it leaves out.
     const withNulls = (b: Body): Body => {

@@ -18,6 +18,7 @@ beforeEach(() => {
 });
 
 const api = () => request(t.management);
+const DUPLICATE_KEY = 'duplicate key: sent more than once in the same object, and JSON keeps only one of the values; send each key once (the request was refused and nothing changed)';
 
 describe('authentication', () => {
   const INVALID_CREDENTIALS = "invalid credentials: the user or the password is wrong; send the management API's, set by ROOMKEEPER_AUTH_USERNAME and ROOMKEEPER_AUTH_PASSWORD or held in the Secret ROOMKEEPER_AUTH_SECRET_NAME names (npm start prints them; a Helm install's NOTES say how to read them)";
@@ -182,6 +183,53 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each([
+    ['a nested key sent twice', (text: string) => text.replace('{"name":"MODE","value":"ranked"}', '{"name":"A","value":"1"},{"name":"MODE","value":"ranked","name":"B"}'), 'spec.containers[0].environment[1].name'],
+    ['"name" and "\\u006eame", which are one key', (text: string) => text.replace('{"name":"tennis-eu"', '{"name":"tennis-eu","\\u006eame":"other"'), 'name'],
+    ['a key sent twice in a free-form map', (text: string) => text.replace('"annotations":{}', '"annotations":{"team":"a","team":"b"}'), 'annotations.team'],
+  ])('answers 400 naming %s by its path, saying to send each key once, and creates nothing', async (_what, edit, field) => {
+    const text = edit(JSON.stringify({ ...validCreateBody(), annotations: {} }));
+    expect(JSON.parse(text)).toBeTruthy();
+    const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message: `Validation Error:\n${field}: ${DUPLICATE_KEY}`, details: [{ field, message: DUPLICATE_KEY }] });
+    expect(t.store.writes).toEqual([]);
+    expect((await api().get('/schedulers/tennis-eu').set('Authorization', AUTH)).status).toBe(404);
+  });
+
+  it('names every key sent twice, in the order sent', async () => {
+    const text = JSON.stringify(validCreateBody()).replace('{"name":"tennis-eu"', '{"name":"tennis-eu","game":"x","name":"y"').replace('"image":', '"image":"a","image":');
+    const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([{ field: 'name', message: DUPLICATE_KEY }, { field: 'game', message: DUPLICATE_KEY }, { field: 'spec.containers[0].image', message: DUPLICATE_KEY }]);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('reads a body in another UTF charset as the body parser does to find a key sent twice in it', async () => {
+    const server = http.createServer(t.management);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const post = async (text: string) => fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/schedulers`, {
+      method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json; charset=utf-16le' }, body: Buffer.from(text, 'utf16le'),
+    });
+    try {
+      const twice = await post(JSON.stringify(validCreateBody()).replace('{"name":"tennis-eu"', '{"name":"tennis-eu","\\u006eame":"tennis-é"'));
+      expect(twice.status).toBe(400);
+      expect(await twice.json()).toEqual({ code: 3, message: `Validation Error:\nname: ${DUPLICATE_KEY}`, details: [{ field: 'name', message: DUPLICATE_KEY }] });
+      expect(t.store.writes).toEqual([]);
+      expect((await post(JSON.stringify(validCreateBody('tennis-utf16')))).status).toBe(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers a body nested too deep with the depth limit first, also when it sends a key twice', async () => {
+    const text = '{"name":"a","name":"b","x":' + '['.repeat(40) + ']'.repeat(40) + '}';
+    const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).message).toBe('the JSON body nests deeper than 32 levels');
+    expect(t.store.writes).toEqual([]);
+  });
+
   it.each([['POST', '/schedulers'], ['PATCH', '/schedulers/tennis-eu'], ['POST', '/schedulers/tennis-eu']])('%s %s answers 400 for a JSON array, saying the body must be an object', async (method, path) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = method === 'PATCH' ? api().patch(path) : api().post(path);
@@ -317,6 +365,17 @@ describe('PATCH /schedulers/{name}', () => {
     expect(spec?.roomsReplicas).toBe(5);
     expect(spec?.spec.containers[0]).toMatchObject({ name: 'game', image: 'registry.example/game:2.0', ports: [{ name: 'game', protocol: 'udp', port: 7777 }] });
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec.definitionName).toBe('create_new_scheduler_version');
+  });
+
+  it('refuses a patch that sends a container\'s key twice, naming it, and leaves the scheduler as it was', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.writes.length = 0;
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).set('Content-Type', 'application/json')
+      .send('{"spec":{"containers":[{"image":"registry.example/game:2.0","image":"registry.example/game:3.0"}]}}');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message: `Validation Error:\nspec.containers[0].image: ${DUPLICATE_KEY}`, details: [{ field: 'spec.containers[0].image', message: DUPLICATE_KEY }] });
+    expect(t.store.writes).toEqual([]);
+    expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual(validSpec());
   });
 
   it('builds on the active version when the spec\'s own version change was refused: maxSurge alone is a minor change, the refused image is dropped, the room count kept', async () => {
@@ -938,6 +997,14 @@ describe('every management route', () => {
     const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"a":');
     expect(res.status).toBe(400);
     expect(bodyOf(res).code).toBe(3);
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it.each(withBody.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s answers 400 naming a key sent twice, and writes nothing', async (_m, _p, route) => {
+    const text = JSON.stringify({ ...validCreateBody(), amount: 1, version: 'v1.0.0' }).replace('"amount":1', '"amount":1,"amount":2');
+    const res = await api()[route.method](concrete(route.path)).set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: 3, message: `Validation Error:\namount: ${DUPLICATE_KEY}`, details: [{ field: 'amount', message: DUPLICATE_KEY }] });
     expect(t.store.writes).toEqual([]);
   });
 
