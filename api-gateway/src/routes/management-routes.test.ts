@@ -197,6 +197,20 @@ describe('POST /schedulers', () => {
     expect((await api().get('/schedulers/tennis-eu').set('Authorization', AUTH)).status).toBe(404);
   });
 
+  it('answers 400 for a field sent in both spellings (max_surge and maxSurge), which protojson counts as one field sent twice, naming it, on create and PATCH, and writes nothing', async () => {
+    const create = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody(), max_surge: '50%' });
+    expect(create.status).toBe(400);
+    expect(create.body).toEqual({ code: 3, message: expect.stringMatching(/^Validation Error:\nmaxSurge: duplicate key: sent as both max_surge and maxSurge, .*send it once/) as unknown, details: [{ field: 'maxSurge', message: expect.stringContaining('send it once') as unknown }] });
+    expect((await api().get('/schedulers/tennis-eu').set('Authorization', AUTH)).status).toBe(404);
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.writes.length = 0;
+    const patch = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { containers: [{ imagePullPolicy: 'Never', image_pull_policy: 'Always' }] } });
+    expect(patch.status).toBe(400);
+    expect(bodyOf(patch).details).toEqual([{ field: 'spec.containers[0].imagePullPolicy', message: expect.stringMatching(/^duplicate key: sent as both image_pull_policy and imagePullPolicy/) as unknown }]);
+    expect(t.store.writes).toEqual([]);
+    expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual(validSpec());
+  });
+
   it('names every key sent twice, in the order sent', async () => {
     const text = JSON.stringify(validCreateBody()).replace('{"name":"tennis-eu"', '{"name":"tennis-eu","game":"x","name":"y"').replace('"image":', '"image":"a","image":');
     const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);

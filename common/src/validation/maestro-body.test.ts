@@ -11,8 +11,14 @@ describe('normaliseMaestroBody', () => {
     });
   });
 
-  it('keeps camelCase when both spellings are sent', () => {
-    expect(normaliseMaestroBody({ max_surge: '1', maxSurge: '2' }, schema)).toEqual({ maxSurge: '2' });
+  it('reports each field sent in both spellings, by its path, as protojson refuses one field sent twice; the copy keeps the camelCase value', () => {
+    const sentTwice: { field: string; message: string }[] = [];
+    const body = { max_surge: '1', maxSurge: '2', spec: { containers: [{}, { imagePullPolicy: 'Never', image_pull_policy: 'Always' }] }, annotations: { a_b: '1', aB: '2' } };
+    expect(normaliseMaestroBody(body, schema, {}, sentTwice)).toEqual({ maxSurge: '2', spec: { containers: [{}, { imagePullPolicy: 'Never' }] }, annotations: { a_b: '1', aB: '2' } });
+    expect(sentTwice).toEqual([
+      { field: 'maxSurge', message: 'duplicate key: sent as both max_surge and maxSurge, one field in its two spellings, and only one of the values could be kept; send it once (the request was refused and nothing changed)' },
+      { field: 'spec.containers[1].imagePullPolicy', message: expect.stringMatching(/^duplicate key: sent as both image_pull_policy and imagePullPolicy, /) as unknown },
+    ]);
   });
 
   it('leaves free-form maps and unknown keys alone', () => {

@@ -2,7 +2,9 @@
  * Maestro's management API (protojson) accepts snake_case field names (`rooms_replicas`,
  * `max_surge`, `termination_grace_period`...) as well as camelCase. This renames snake_case keys to
  * their camelCase property, guided by the schema, so free-form maps (annotations, labels,
- * forwarder metadata) are left exactly as sent. When both spellings are present, camelCase wins.
+ * forwarder metadata) are left exactly as sent. A field sent in both spellings is one field sent
+ * twice, which protojson refuses (`duplicate field`): each is reported, with its path, to the
+ * caller's list; the camelCase value is the one in the copy.
  *
  * protojson also reads a field sent as `null` as not set, and so does kube-apiserver for a CRD
  * field that is not `nullable` (it prunes the null before defaulting): a client that sends `null`
@@ -28,6 +30,8 @@
  */
 import { isRecord } from '../json/is-record';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
+import { joinField, joinIndex } from './field-path';
+import type { FieldError } from './result';
 
 /** A JSON string protojson reads as an integer: decimal digits with an optional sign, short enough to stay exact. */
 const INTEGER_STRING = /^-?\d{1,15}$/;
@@ -63,17 +67,24 @@ function refusesEmpty(schema: JsonSchemaProps): boolean {
  * A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property,
  * its null fields dropped (and, with `emptyAsUnset`, its optional fields sent as a `""` they cannot
  * hold; with `emptyListAsUnset`, its lists sent empty) and its integer fields sent as strings of
- * digits read as integers.
+ * digits read as integers. Each field sent in both spellings is added to `sentTwice`.
  */
-export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, options: MaestroBodyOptions = {}): unknown {
-  if (Array.isArray(data)) return schema.items ? data.map((item) => normaliseMaestroBody(item, schema.items as JsonSchemaProps, options)) : data;
+export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, options: MaestroBodyOptions = {}, sentTwice: FieldError[] = []): unknown {
+  return normalise(data, schema, options, sentTwice, '');
+}
+
+function normalise(data: unknown, schema: JsonSchemaProps, options: MaestroBodyOptions, sentTwice: FieldError[], path: string): unknown {
+  if (Array.isArray(data)) return schema.items ? data.map((item, i) => normalise(item, schema.items as JsonSchemaProps, options, sentTwice, joinIndex(path, i))) : data;
   if (!isRecord(data)) return data;
   const properties = schema.properties;
   if (!properties) return data;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) {
     const target = key in properties || !(camel(key) in properties) ? key : camel(key);
-    if (target !== key && target in data) continue;
+    if (target !== key && target in data) {
+      sentTwice.push({ field: joinField(path, target), message: bothSpellings(key, target) });
+      continue;
+    }
     const propSchema = properties[target];
     if (value === null && propSchema && propSchema.nullable !== true) continue;
     if (value === '' && options.emptyAsUnset && propSchema && !(schema.required ?? []).includes(target) && refusesEmpty(propSchema)) continue;
@@ -82,7 +93,11 @@ export function normaliseMaestroBody(data: unknown, schema: JsonSchemaProps, opt
       out[target] = Number(value);
       continue;
     }
-    out[target] = propSchema ? normaliseMaestroBody(value, propSchema, options) : value;
+    out[target] = propSchema ? normalise(value, propSchema, options, sentTwice, joinField(path, target)) : value;
   }
   return out;
+}
+
+function bothSpellings(snake: string, camelCase: string): string {
+  return `duplicate key: sent as both ${snake} and ${camelCase}, one field in its two spellings, and only one of the values could be kept; send it once (the request was refused and nothing changed)`;
 }

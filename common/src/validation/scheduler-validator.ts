@@ -97,24 +97,31 @@ function prefixed(errors: FieldError[], prefix: string): FieldError[] {
   return errors.map((e) => ({ field: withPrefix(prefix, e.field), message: e.message }));
 }
 
-function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOptions, body: MaestroBodyOptions = {}): unknown {
-  return options.acceptSnakeCase === false ? data : normaliseMaestroBody(data, schema, body);
+/** The body with Maestro's spellings read (unless refused by the options), and the fields it sent in both spellings. */
+function normalised(data: unknown, schema: JsonSchemaProps, options: ValidateOptions, read: MaestroBodyOptions = {}): { body: unknown; sentTwice: FieldError[] } {
+  const sentTwice: FieldError[] = [];
+  const body = options.acceptSnakeCase === false ? data : normaliseMaestroBody(data, schema, read, sentTwice);
+  return { body, sentTwice: prefixed(sentTwice, options.prefix ?? '') };
 }
 
 /** Validates a scheduler definition (Scheduler `spec`, the create body without `name`). */
 export function validateSchedulerSpec(data: unknown, options: ValidateOptions = {}): Result<SchedulerSpec> {
-  const checked = validators().spec(normalised(data, schedulerSpecSchema(), options, { emptyAsUnset: true }));
+  const { body, sentTwice } = normalised(data, schedulerSpecSchema(), options, { emptyAsUnset: true });
+  if (sentTwice.length > 0) return failed(sentTwice);
+  const checked = validators().spec(body);
   const errors = checked.errors.length === 0 ? (options.schemaOnly ? [] : requestsAboveLimits(checked.value as SchedulerSpec, options.prefix)) : prefixed(checked.errors, options.prefix ?? '');
   return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(errors);
 }
 
 /** Validates the body of POST /schedulers: `name` plus the definition. */
 export function validateSchedulerCreateBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerCreateBody> {
-  const checked = validators().create(normalised(data, schedulerCreateBodySchema(), options, { emptyAsUnset: true }));
+  const { body, sentTwice } = normalised(data, schedulerCreateBodySchema(), options, { emptyAsUnset: true });
+  if (sentTwice.length > 0) return failed(sentTwice);
+  const checked = validators().create(body);
   const errors = [...checked.errors];
-  const body = checked.value;
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const { name, ...spec } = body as Record<string, unknown>;
+  const value = checked.value;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const { name, ...spec } = value as Record<string, unknown>;
     if (errors.length === 0) {
       const refused = requestsAboveLimits(spec as unknown as SchedulerSpec, options.prefix);
       return refused.length === 0 ? ok({ name: name as string, spec: spec as unknown as SchedulerSpec }) : failed(refused);
@@ -129,6 +136,8 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
  * A list sent empty is not set, as protojson reads it (maestro-body.ts).
  */
 export function validateSchedulerPatchBody(data: unknown, options: ValidateOptions = {}): Result<SchedulerPatch> {
-  const checked = validators().patch(normalised(data, schedulerPatchBodySchema(), options, { emptyListAsUnset: true }));
+  const { body, sentTwice } = normalised(data, schedulerPatchBodySchema(), options, { emptyListAsUnset: true });
+  if (sentTwice.length > 0) return failed(sentTwice);
+  const checked = validators().patch(body);
   return checked.errors.length === 0 ? ok(checked.value as SchedulerPatch) : failed(prefixed(checked.errors, options.prefix ?? ''));
 }
