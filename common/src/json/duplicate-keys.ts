@@ -16,13 +16,18 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 
-/** One open object or array. Paths are built only for a duplicate found, so deep input costs no path strings. */
+/**
+ * One open object or array. Frames are reused level by level (many small objects make no garbage),
+ * and paths are built only for a duplicate found, so deep input costs no path strings.
+ */
 interface Frame {
   isObject: boolean;
-  /** Object: the keys seen so far (made at its second key). */
+  /** Object: how many distinct keys it has shown so far. */
+  count: number;
+  /** Object: its first key. */
+  firstKey: string;
+  /** Object: its keys, once it has shown a second one (kept across uses of the frame, cleared). */
   keys: Set<string> | undefined;
-  /** Object: its first key, until `keys` is made. */
-  firstKey: string | undefined;
   /** Object: the last key read (the member a child container belongs to). */
   key: string;
   /** Object: whether the next string is a key. */
@@ -54,10 +59,10 @@ function decodeKey(text: string, open: number, close: number): string {
   }
 }
 
-/** `spec.containers[0].env[1].name`: where the duplicate `key` sits, from the frames above it. */
-function pathOf(stack: readonly Frame[], key: string): string {
+/** `spec.containers[0].env[1].name`: where the duplicate `key` sits, from the `depth` open frames. */
+function pathOf(stack: readonly Frame[], depth: number, key: string): string {
   let path = '';
-  for (let level = 0; level < stack.length - 1; level++) {
+  for (let level = 0; level < depth - 1; level++) {
     const frame = stack[level] as Frame;
     path = frame.isObject ? memberPath(path, frame.key) : joinIndex(path, frame.index);
   }
@@ -71,16 +76,21 @@ function memberPath(parent: string, key: string): string {
 
 /** Whether `frame` already holds `key`; records it if not. */
 function seenBefore(frame: Frame, key: string): boolean {
-  if (frame.firstKey === undefined) {
+  if (frame.count === 0) {
     frame.firstKey = key;
+    frame.count = 1;
     return false;
   }
-  if (frame.keys === undefined) {
+  if (frame.count === 1) {
     if (frame.firstKey === key) return true;
-    frame.keys = new Set([frame.firstKey]);
+    frame.keys ??= new Set();
+    frame.keys.clear();
+    frame.keys.add(frame.firstKey);
   }
-  if (frame.keys.has(key)) return true;
-  frame.keys.add(key);
+  const keys = frame.keys as Set<string>;
+  if (keys.has(key)) return true;
+  keys.add(key);
+  frame.count++;
   return false;
 }
 
@@ -91,9 +101,10 @@ function seenBefore(frame: Frame, key: string): boolean {
 export function findDuplicateKeys(text: string, limit = 10): string[] {
   const found: string[] = [];
   const stack: Frame[] = [];
+  let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    const top = stack[stack.length - 1];
+    const top = depth > 0 ? stack[depth - 1] : undefined;
     if (c === QUOTE) {
       const close = stringEnd(text, i);
       if (close === -1) break;
@@ -102,15 +113,25 @@ export function findDuplicateKeys(text: string, limit = 10): string[] {
         top.expectKey = false;
         top.key = key;
         if (seenBefore(top, key)) {
-          found.push(pathOf(stack, key));
+          found.push(pathOf(stack, depth, key));
           if (found.length >= limit) break;
         }
       }
       i = close;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      stack.push({ isObject: c === OPEN_OBJECT, keys: undefined, firstKey: undefined, key: '', expectKey: c === OPEN_OBJECT, index: 0 });
+      let frame = stack[depth];
+      if (frame === undefined) {
+        frame = { isObject: false, count: 0, firstKey: '', keys: undefined, key: '', expectKey: false, index: 0 };
+        stack.push(frame);
+      }
+      frame.isObject = c === OPEN_OBJECT;
+      frame.count = 0;
+      frame.key = '';
+      frame.expectKey = frame.isObject;
+      frame.index = 0;
+      depth++;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      stack.pop();
+      if (depth > 0) depth--;
     } else if (c === COMMA && top !== undefined) {
       if (top.isObject) top.expectKey = true;
       else top.index++;
