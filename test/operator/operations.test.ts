@@ -367,6 +367,19 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(minor.spec.kind).toBe('minor');
   });
 
+  test('create_new_scheduler_version whose validation room is never scheduled: the history names the pod\'s reason and what to check, not the game server', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-unplaced', { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await stack.api.getScheduler('rb-unplaced')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });
+    // A required node label no node has: the validation room's pod stays Pending, Unschedulable.
+    await stack.api.jsonPatchScheduler('rb-unplaced', [{ op: 'add', path: '/spec/spec/affinity', value: 'no-node-has-this-label' }]);
+    const op = await waitFor(async () => {
+      const ops = await historyOf('rb-unplaced', 'create_new_scheduler_version');
+      return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
+    }, { timeoutMs: 40_000, message: 'the version change failed' });
+    const attempt = op.status?.executionHistory?.map((h) => h.event).find((e) => e.startsWith('1º Attempt: '));
+    expect(attempt).toMatch(/^1º Attempt: the validation room did not report ready within 10s \(it never reported ready: its pod was never scheduled on a node: Unschedulable: 0\/\d+ nodes are available: .*didn't match Pod's node affinity\/selector.*; check the version's affinity, toleration and resource requests against the cluster's nodes, then send the change again\)$/);
+  });
+
   test('switch_active_version to a version that does not exist ends in error, saying where the versions are listed, and the active version stays', async () => {
     await stack.api.createScheduler(schedulerObject('rb-switch', { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await stack.api.getScheduler('rb-switch')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });

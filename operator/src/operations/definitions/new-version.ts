@@ -113,8 +113,18 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
  * `occupied` at start (one a matchmaker holds at once) is running, yet not validated: only
  * `ready` is, so the line says what it reported rather than leave it read as silence.
  */
-function lastStatusNote(status: string | undefined): string {
-  if (status === undefined || status === 'pending' || status === 'unready') return ' (it never reported ready: check that the game server starts and pings the rooms API)';
+/**
+ * Why a validation room that never reported ready did not: its pod's own reason when the pod never
+ * ran (not scheduled, an image not pulled yet), otherwise the game server, which did not ping ready.
+ */
+function lastStatusNote(status: string | undefined, reason: string | undefined): string {
+  if (status === undefined || status === 'pending' || status === 'unready') {
+    if (reason && reason !== 'containers not ready') {
+      const unschedulable = /^Unschedulable\b/.test(reason);
+      return ` (it never reported ready: its pod ${unschedulable ? 'was never scheduled on a node' : 'never ran'}: ${reason}; ${unschedulable ? 'check the version\'s affinity, toleration and resource requests against the cluster\'s nodes' : 'fix what that names'}, then send the change again)`;
+    }
+    return ' (it never reported ready: check that the game server starts and pings the rooms API)';
+  }
   const occupied = status === 'occupied' ? ', or set ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED (the chart\'s operator.validation.acceptOccupied) to true if it is taken by a matchmaker as soon as it starts' : '';
   return ` (it reported ${status}; only ready validates a version: the game server must ping ready once it can take players${occupied})`;
 }
@@ -144,10 +154,12 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
     }
     ctx.state.validationRoom = room;
     let last: string | undefined;
+    let lastReason: string | undefined;
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
       const s = r?.status?.status;
       last = s;
+      lastReason = r?.status?.reason ?? undefined;
       if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
       if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
       return undefined;
@@ -159,7 +171,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       ctx.event(`${attempt}º Attempt: Game room validation success!${outcome.status === 'occupied' ? ' (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)' : ''}`);
       return;
     }
-    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last)}`;
+    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, lastReason)}`;
     ctx.event(`${attempt}º Attempt: ${lastFailure}`);
   }
   ctx.event('All validation attempts have failed, operation aborted!');
