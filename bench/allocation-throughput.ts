@@ -112,6 +112,7 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
     let gatewayCpuMs = Number.NaN;
     let conflicts: number;
     let checks: { cache: number; list: number };
+    let limiterWaitMs = Number.NaN;
     try {
       const gatewayCpu = process.cpuUsage();
       result = await allocate('bench-alloc');
@@ -120,7 +121,10 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
       const text = await lab.stack.gatewayMetrics.render();
       inside = sumMetricText(text, 'roomkeeper_allocation_duration_seconds_sum') / Math.max(1, sumMetricText(text, 'roomkeeper_allocation_duration_seconds_count'));
       conflicts = sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_conflicts_total', {});
+      const limiterWait = async () => sumMetricText(await lab.stack.gatewayMetrics.render(), 'roomkeeper_kube_client_rate_limiter_wait_seconds_sum');
+      const waitedBefore = await limiterWait();
       withIds = await allocate('bench-alloc-ids', 'match');
+      limiterWaitMs = (await limiterWait() - waitedBefore) * 1000;
       checks = { cache: sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_replay_checks_total', { by: 'cache' }), list: sumMetric(lab.stack.gatewayMetrics, 'roomkeeper_allocation_replay_checks_total', { by: 'list' }) };
     } finally {
       await child.stop();
@@ -145,7 +149,7 @@ export async function run(target: BenchTarget = 'sandbox', rooms = 1000): Promis
     figures.push(figure(NAME, 'allocation p50 latency', percentile(gateway.latenciesMs, 50), 'ms'));
     figures.push(figure(NAME, 'allocation p99 latency', percentile(gateway.latenciesMs, 99), 'ms', { target: { op: '<=', value: 100 } }));
     const idAnswers = Object.entries(withIds.statuses).map(([s, n]) => `${n}x ${s}`).join(', ');
-    figures.push(figure(NAME, 'gateway allocations, a new allocationId each', withIds.allocated / withIds.seconds, 'alloc/s', { note: `${withIds.allocated} allocated (${idAnswers}); ${ids.held} rooms held, ${ids.distinct} distinct ids; after each write, no other room with the id made sure of by the cache ${checks.cache} times, by a list ${checks.list} times; p50 ${percentile(withIds.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(withIds.latenciesMs, 99).toFixed(1)} ms` }));
+    figures.push(figure(NAME, 'gateway allocations, a new allocationId each', withIds.allocated / withIds.seconds, 'alloc/s', { note: `${withIds.allocated} allocated (${idAnswers}); ${ids.held} rooms held, ${ids.distinct} distinct ids; after each write, no other room with the id made sure of by the cache ${checks.cache} times, by a list ${checks.list} times; p50 ${percentile(withIds.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(withIds.latenciesMs, 99).toFixed(1)} ms; the gateway's requests waited ${(limiterWaitMs / Math.max(1, withIds.allocated)).toFixed(1)} ms per allocation for its client rate limit (${cfg.kubeQps} req/s, its burst spent by the empty-body run; two writes per allocation: the AllocationClaim and the room)` }));
     if (gateway.done !== rooms || held !== rooms || distinct !== rooms) throw new Error(`expected ${rooms} distinct allocations; answers ${answers}, ${held} rooms held, ${distinct} distinct ids`);
     if (withIds.allocated !== rooms || ids.held !== rooms || ids.distinct !== rooms) throw new Error(`expected ${rooms} distinct allocations with ids; answers ${idAnswers}, ${ids.held} rooms held, ${ids.distinct} distinct ids`);
     return {
