@@ -6,7 +6,7 @@
  */
 import type { SchedulerSpec } from '../../common/src/generated/resources';
 import type { SchedulerPatch } from '../../common/src/resources/scheduler-patch';
-import { validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from '../../common/src/validation';
+import { schedulerPatchField, validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from '../../common/src/validation';
 import type { FieldViolation } from './errors';
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldViolation[] };
@@ -18,6 +18,8 @@ export interface SchedulerValidator {
   validateSpec(data: unknown): ValidationResult<SchedulerSpec>;
   /** A PATCH body: every field optional; unknown fields are dropped. */
   validatePatchBody(data: unknown): ValidationResult<SchedulerPatch>;
+  /** The PATCH body field a top-level key names (camelCase or snake_case); undefined for a key PATCH does not take. */
+  patchField(key: string): string | undefined;
 }
 
 export function createSchedulerValidator(): SchedulerValidator {
@@ -25,5 +27,6 @@ export function createSchedulerValidator(): SchedulerValidator {
     validateCreateBody: (data) => validateSchedulerCreateBody(data),
     validateSpec: (data) => validateSchedulerSpec(data),
     validatePatchBody: (data) => validateSchedulerPatchBody(data),
+    patchField: (key) => schedulerPatchField(key),
   };
 }

@@ -425,6 +425,13 @@ describe('PATCH /schedulers/{name}', () => {
     ['only an empty list', { forwarders: [] },
       ': PATCH ignores forwarders; sent as an empty list, which is read as not set (as Maestro reads it): forwarders; '
       + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it)'],
+    ['an unknown field sent as an empty list or as null, which is no field of a scheduler whatever its value', { notAField: [], colour: null },
+      ': PATCH ignores notAField, colour; not fields of a scheduler: notAField, colour (the fields are listed in GET /openapi.json)'],
+    ['known fields (in either spelling) and unknown ones, each sent as an empty list or as null', { forwarders: [], not_a_field: [], max_surge: null, colour: null },
+      ': PATCH ignores forwarders, not_a_field, max_surge, colour; sent as null, which is read as not set (as Maestro reads it): max_surge; '
+      + 'sent as an empty list, which is read as not set (as Maestro reads it): forwarders; '
+      + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it); '
+      + 'not fields of a scheduler: not_a_field, colour (the fields are listed in GET /openapi.json)'],
   ])('answers 409 "no change found" for %s, naming the fields it ignored', async (_what, body, ignored) => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const req = api().patch('/schedulers/tennis-eu').set('Authorization', AUTH);

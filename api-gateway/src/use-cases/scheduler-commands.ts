@@ -124,7 +124,7 @@ export class SchedulerCommands {
     const parsed = this.deps.validator.validatePatchBody(body);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const current = await this.mustExist(name);
-    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body)}`);
+    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body, (key) => this.deps.validator.patchField(key) !== undefined)}`);
     await this.assertNoOngoingVersionOperation(current);
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
@@ -348,10 +348,10 @@ function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<stri
 /**
  * What a PATCH body that changed nothing named that PATCH does not take (Maestro drops such fields
  * too, and answers the same 409): `game` is changed by a whole definition, `name` is the path's
- * (a scheduler is never renamed), a field sent as null or as an empty list is not set, anything else is not a field of the scheduler. Empty when the
- * body named nothing; otherwise told after the 409's words.
+ * (a scheduler is never renamed), a field of the scheduler sent as null or as an empty list is not set, and any other key
+ * is not a field of the scheduler, whatever its value. Empty when the body named nothing; otherwise told after the 409's words.
  */
-function ignoredPatchFields(name: string, body: unknown): string {
+function ignoredPatchFields(name: string, body: unknown, isField: (key: string) => boolean): string {
   const fields = isRecord(body) ? Object.keys(body) : [];
   if (fields.length === 0) return '';
   const wholeDefinition = `POST /schedulers/${name} (GET /schedulers/${name} gives it)`;
@@ -359,13 +359,13 @@ function ignoredPatchFields(name: string, body: unknown): string {
     ? `; game is changed with the whole definition: ${wholeDefinition}, or kubectl edit rks ${name}` : '';
   const renamed = fields.includes('name')
     ? '; the path names the scheduler, and a scheduler is never renamed: create one under the new name (POST /schedulers) and delete this one' : '';
-  const sentAs = (test: (v: unknown) => boolean) => fields.filter((f) => f !== 'game' && f !== 'name' && isRecord(body) && test(body[f]));
+  const sentAs = (test: (v: unknown) => boolean) => fields.filter((f) => isField(f) && isRecord(body) && test(body[f]));
   const nulls = sentAs((v) => v === null);
   const asNull = nulls.length > 0 ? `; sent as null, which is read as not set (as Maestro reads it): ${nulls.join(', ')}` : '';
   const emptyLists = sentAs((v) => Array.isArray(v) && v.length === 0);
   const asEmpty = emptyLists.length > 0
     ? `; sent as an empty list, which is read as not set (as Maestro reads it): ${emptyLists.join(', ')}; to remove every item of a list, send the whole definition without them: ${wholeDefinition}` : '';
-  const unknown = fields.filter((f) => f !== 'game' && f !== 'name' && !nulls.includes(f) && !emptyLists.includes(f));
+  const unknown = fields.filter((f) => f !== 'game' && f !== 'name' && !isField(f));
   const others = unknown.length > 0 ? `; not fields of a scheduler: ${unknown.join(', ')} (the fields are listed in GET /openapi.json)` : '';
   return `: PATCH ignores ${fields.join(', ')}${game}${renamed}${asNull}${asEmpty}${others}`;
 }

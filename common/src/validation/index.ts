@@ -3,5 +3,6 @@ export {
   validateSchedulerSpec,
   validateSchedulerCreateBody,
   validateSchedulerPatchBody,
+  schedulerPatchField,
 } from './scheduler-validator';
 export { requestsAboveLimits } from './requests-within-limits';

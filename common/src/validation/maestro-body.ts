@@ -40,6 +40,14 @@ function camel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
+/** The property of `schema` a key names, in its camelCase or its snake_case spelling; undefined for a key that names none. */
+export function propertyNamed(key: string, schema: JsonSchemaProps): string | undefined {
+  const properties = schema.properties ?? {};
+  if (key in properties) return key;
+  const camelCase = camel(key);
+  return camelCase in properties ? camelCase : undefined;
+}
+
 export interface MaestroBodyOptions {
   /** Read `""` as not set where the field is optional and `""` is no value of it (a whole definition; not a PATCH body). */
   emptyAsUnset?: boolean;
@@ -80,7 +88,7 @@ function normalise(data: unknown, schema: JsonSchemaProps, options: MaestroBodyO
   if (!properties) return data;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) {
-    const target = key in properties || !(camel(key) in properties) ? key : camel(key);
+    const target = propertyNamed(key, schema) ?? key;
     if (target !== key && target in data) {
       sentTwice.push({ field: joinField(path, target), message: bothSpellings(key, target) });
       continue;

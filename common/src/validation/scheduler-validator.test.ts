@@ -1,4 +1,4 @@
-import { validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
+import { schedulerPatchField, validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
 import type { FieldError } from './result';
 
 const TIMEOUT_WORDS = 'must be a whole number of milliseconds from 1 to 3600000: an integer such as 1000, or a string of digits such as "1000"; leave it out for 1000';
@@ -373,5 +373,14 @@ describe('validateSchedulerPatchBody', () => {
       { field: 'spec.spec.containers[0].image', message: 'must not be empty' },
       { field: 'spec.forwarders[0].address', message: 'Required value' },
     ]));
+  });
+});
+
+describe('schedulerPatchField', () => {
+  it.each([
+    ['maxSurge', 'maxSurge'], ['max_surge', 'maxSurge'], ['forwarders', 'forwarders'], ['rooms_replicas', 'roomsReplicas'],
+    ['game', undefined], ['name', undefined], ['notAField', undefined], ['not_a_field', undefined],
+  ])('names the PATCH field %s stands for: %s', (key, field) => {
+    expect(schedulerPatchField(key)).toBe(field);
   });
 });

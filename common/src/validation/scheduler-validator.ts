@@ -15,7 +15,7 @@ import { crdSchemas } from '../generated/schemas';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
 import { withPrefix } from './field-path';
-import { normaliseMaestroBody, type MaestroBodyOptions } from './maestro-body';
+import { normaliseMaestroBody, propertyNamed, type MaestroBodyOptions } from './maestro-body';
 import { requestsAboveLimits } from './requests-within-limits';
 import { failed, ok, type FieldError, type Result } from './result';
 import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
@@ -74,6 +74,11 @@ function schedulerPatchBodySchema(): JsonSchemaProps {
   }
   if (properties.autoscaling) properties.autoscaling = { ...properties.autoscaling, required: [] };
   return { ...spec, required: [], properties };
+}
+
+/** The field of a PATCH body a top-level key names (camelCase or snake_case); undefined for a key that is none (`game` and `name` among them). */
+export function schedulerPatchField(key: string): string | undefined {
+  return propertyNamed(key, schedulerPatchBodySchema());
 }
 
 interface Compiled {
