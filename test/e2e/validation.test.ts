@@ -98,6 +98,16 @@ describe('cross-field validation by the API server, through the gateway', () => 
     expect((await stack.api.listSchedulers()).items.map((s) => s.metadata.name)).not.toContain('validation-grace');
   });
 
+  it('refuses, past the gateway (kubectl), a forwarder type sent empty: the CRD\'s enum takes gRPC only, and its default fills only a type not sent', async () => {
+    const object = schedulerObject('validation-fw-type', {}) as { spec: { forwarders?: unknown[] } };
+    object.spec.forwarders = [{ name: 'fw', enable: true, type: '', address: 'fw.example:9000' }];
+    const refused = await stack.api.createScheduler(object as never).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    const status = (typeof refused?.body === 'string' ? JSON.parse(refused.body) : refused?.body) as { details?: { causes?: unknown[] } };
+    expect(status.details?.causes).toContainEqual({ reason: 'FieldValueNotSupported', field: 'spec.forwarders[0].type', message: 'Unsupported value: "": supported values: "gRPC"' });
+    expect((await stack.api.listSchedulers()).items.map((s) => s.metadata.name)).not.toContain('validation-fw-type');
+  });
+
   it('accepts the same body when it breaks no rule', async () => {
     const res = await post(stack, body('validation-ok'));
     expect(res.status).toBe(200);

@@ -150,6 +150,22 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('refuses a forwarder type sent empty (400, code 3, naming the field and the type it takes), as Maestro does, in a create, a new version and a PATCH, instead of taking it as gRPC', async () => {
+    const forwarders = [{ name: 'matchmaker', enable: true, type: '', address: 'mm:9090', options: { timeout: 1000 } }];
+    const refusal = { field: 'forwarders[0].type', message: 'Unsupported value: "": supported values: "gRPC"' };
+    const created = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody('fw'), forwarders });
+    expect(created.status).toBe(400);
+    expect(created.body).toEqual({ code: 3, message: `Validation Error:\n${refusal.field}: ${refusal.message}`, details: [refusal] });
+    expect(t.store.writes).toEqual([]);
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const { name: _name, ...definition } = validCreateBody('tennis-eu');
+    const versioned = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({ ...definition, forwarders });
+    expect([versioned.status, bodyOf(versioned).details]).toEqual([400, [refusal]]);
+    const patched = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ forwarders });
+    expect([patched.status, bodyOf(patched).details]).toEqual([400, [refusal]]);
+    expect(t.store.writes).toEqual([]);
+  });
+
   it.each(['mm:9090', '10.0.0.7:50051', '[fd00::7]:50051', 'matchmaker.games.svc.cluster.local:9000'])('accepts the forwarder address %p', async (address) => {
     const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address, options: { timeout: 1000 } }] });
     expect((await api().post('/schedulers').set('Authorization', AUTH).send(body)).status).toBe(200);

@@ -45,7 +45,7 @@ describe('normaliseMaestroBody', () => {
     expect(normaliseMaestroBody({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } }, schema)).toEqual({ roomsReplicas: '5.0', portRange: { start: 'five', end: ' 1' } });
   });
 
-  it('with emptyAsUnset, reads "" as not set where the field is optional and "" is no value of it (Maestro\'s zero value of imagePullPolicy, requests, limits); a "" a field may hold, or a required field\'s, is kept', () => {
+  it('with emptyAsUnset, reads "" as not set where the field is optional, has no default and "" is no value of it (Maestro\'s zero value of imagePullPolicy, requests, limits); a "" a field may hold, a required field\'s, or a defaulted one\'s (a forwarder\'s type, which Maestro refuses empty) is kept for the validation', () => {
     const body = {
       name: '', game: 'g',
       forwarders: [{ name: 'f', type: '', address: 'a:1' }],
@@ -53,7 +53,7 @@ describe('normaliseMaestroBody', () => {
     };
     expect(normaliseMaestroBody(body, schema, { emptyAsUnset: true })).toEqual({
       name: '', game: 'g',
-      forwarders: [{ name: 'f', address: 'a:1' }],
+      forwarders: [{ name: 'f', type: '', address: 'a:1' }],
       spec: { toleration: '', affinity: '', containers: [{ name: 'c', image: '', requests: {}, limits: { memory: '1Gi' }, environment: [{ name: 'E', value: '' }] }] },
     });
     // Without it (a PATCH body, whose fields have presence), a "" is a value, left to the validation.

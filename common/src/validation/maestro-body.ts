@@ -18,8 +18,9 @@
  * protojson cannot tell a proto3 string sent as `""` from one not sent, and the management API
  * shows a field left unset with Maestro's zero value: an `imagePullPolicy`, `requests` or `limits`
  * never given is shown as `""`. So in a whole definition (create, new version) a `""` is read as
- * not set where the field is optional and `""` is no value of it (its enum or pattern refuses it),
- * and a GET answer sent back is taken. Not in a PATCH body, whose optional fields have presence in
+ * not set where the field is optional, has no default and `""` is no value of it (its enum or
+ * pattern refuses it), and a GET answer sent back is taken. A field with a default (a forwarder's
+ * `type`) is shown with it, never as `""`: a `""` there is refused, as Maestro refuses it. Not in a PATCH body, whose optional fields have presence in
  * Maestro: a `""` there is a value, which the validation refuses.
  *
  * protojson reads a list sent empty (`"forwarders": []`) as not set too, and Maestro's PATCH leaves
@@ -72,6 +73,16 @@ function refusesEmpty(schema: JsonSchemaProps): boolean {
 }
 
 /**
+ * Whether a `""` sent for a field is read as not set (in a whole definition): the field is optional,
+ * `""` is no value of it, and it has no default. A field with a default is never shown as `""`
+ * (GET shows its default), so a `""` there is no GET answer sent back: as Maestro refuses an empty
+ * forwarder `type`, so is it refused here (by the validation), not taken as the default.
+ */
+function readsEmptyAsUnset(field: JsonSchemaProps, name: string, parent: JsonSchemaProps): boolean {
+  return !(parent.required ?? []).includes(name) && field.default === undefined && refusesEmpty(field);
+}
+
+/**
  * A copy of `data` with snake_case keys renamed wherever the schema names the camelCase property,
  * its null fields dropped (and, with `emptyAsUnset`, its optional fields sent as a `""` they cannot
  * hold; with `emptyListAsUnset`, its lists sent empty) and its integer fields sent as strings of
@@ -95,7 +106,7 @@ function normalise(data: unknown, schema: JsonSchemaProps, options: MaestroBodyO
     }
     const propSchema = properties[target];
     if (value === null && propSchema && propSchema.nullable !== true) continue;
-    if (value === '' && options.emptyAsUnset && propSchema && !(schema.required ?? []).includes(target) && refusesEmpty(propSchema)) continue;
+    if (value === '' && options.emptyAsUnset && propSchema && readsEmptyAsUnset(propSchema, target, schema)) continue;
     if (options.emptyListAsUnset && Array.isArray(value) && value.length === 0 && propSchema?.type === 'array') continue;
     if (typeof value === 'string' && propSchema?.type === 'integer' && INTEGER_STRING.test(value)) {
       out[target] = Number(value);

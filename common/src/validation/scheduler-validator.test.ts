@@ -146,6 +146,8 @@ describe('validateSchedulerCreateBody', () => {
     ['portRange end 1023', (b) => { b.portRange = { start: 1000, end: 1023 }; }, { field: 'portRange.end', message: 'should be greater than or equal to 1024' }],
     ['hostPortRange start 1', (b) => { delete b.portRange; b.spec.containers[0]!.ports![0]!.hostPortRange = { start: 1, end: 2000 }; }, { field: 'spec.containers[0].ports[0].hostPortRange.start', message: 'should be greater than or equal to 1024' }],
     ['forwarder type http', (b) => { b.forwarders![0]!.type = 'http'; }, { field: 'forwarders[0].type', message: 'Unsupported value: "http": supported values: "gRPC"' }],
+    // Maestro refuses an empty type; it is not read as not set (and so gRPC), as it has a default a GET would show.
+    ['forwarder type ""', (b) => { b.forwarders![0]!.type = ''; }, { field: 'forwarders[0].type', message: 'Unsupported value: "": supported values: "gRPC"' }],
     ['forwarder without address', (b) => { delete b.forwarders![0]!.address; }, { field: 'forwarders[0].address', message: 'Required value' }],
     ['forwarder without name', (b) => { delete b.forwarders![0]!.name; }, { field: 'forwarders[0].name', message: 'Required value' }],
     // What is expected, in words (the CRD says it with a minimum, a maximum and a pattern; no CEL rule: see the CRD).
