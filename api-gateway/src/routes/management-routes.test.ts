@@ -539,6 +539,21 @@ describe('PATCH /schedulers/{name}', () => {
     expect(res.status).toBe(400);
     expect(bodyOf(res).code).toBe(9);
   });
+
+  it('tells a change that would not be taken its validation errors (code 3) while a version operation is in progress, as it would start nothing; only a valid one is told to wait (code 9)', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'in_progress' });
+    // Valid as a PATCH body, invalid once merged: the appended container has no name.
+    const patched = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ spec: { containers: [{}, { image: 'registry.example/sidecar:1.0' }] } });
+    expect([patched.status, bodyOf(patched).code]).toEqual([400, 3]);
+    expect(bodyOf(patched).details).toContainEqual(expect.objectContaining({ field: 'spec.containers[1].name' }));
+    const { name: _name, ...definition } = validCreateBody('tennis-eu', { maxSurge: 3 });
+    const versioned = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({ ...definition, roomsReplicas: -1 });
+    expect([versioned.status, bodyOf(versioned).details]).toEqual([400, [{ field: 'roomsReplicas', message: 'should be greater than or equal to 0' }]]);
+    const valid = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 });
+    expect([valid.status, bodyOf(valid).code]).toEqual([400, 9]);
+    expect(t.store.writes).toEqual([]);
+  });
 });
 
 describe('PUT /schedulers/{name} (switch active version)', () => {

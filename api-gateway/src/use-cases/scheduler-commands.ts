@@ -112,7 +112,6 @@ export class SchedulerCommands {
   /** POST /schedulers/{name}: a whole new definition. */
   async newVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     const current = await this.mustExist(name);
-    await this.assertNoOngoingVersionOperation(current);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
     if (!result.ok) throw new ValidationError(bodyFields(result.errors));
     this.assertWithinRoomLimit(result.value.spec);
@@ -125,7 +124,6 @@ export class SchedulerCommands {
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const current = await this.mustExist(name);
     if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body, (key) => this.deps.validator.patchField(key) !== undefined)}`);
-    await this.assertNoOngoingVersionOperation(current);
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
       if (!merged.ok) throw new ValidationError(merged.errors);
@@ -258,12 +256,16 @@ export class SchedulerCommands {
   /**
    * Writes the spec `change` computes from the current one (resourceVersion precondition; up to
    * four retries on a conflict, each with a fresh read: the operator writes status often), then enqueues the operation of the new generation.
+   * A version operation still running refuses the change (FailedPrecondition), once `change` has
+   * validated it: an invalid change is told its validation errors, whether or not one runs.
    */
   private async changeSpec(initial: Scheduler, change: (spec: SchedulerSpec) => SchedulerSpec): Promise<{ operationId: string }> {
     const name = initial.metadata.name ?? '';
     let current = initial;
     for (let attempt = 0; ; attempt++) {
       const spec = change(await this.definitionToChange(current));
+      // After the change is validated (its 400 comes first: a refused change would start nothing), once.
+      if (attempt === 0) await this.assertNoOngoingVersionOperation(current);
       // Compared as the operator compares versions (defaults applied, key order and empty values
       // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
       if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
