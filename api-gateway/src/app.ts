@@ -146,12 +146,24 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
   };
 }
 
-/** The error for a body that sends a key twice in one object (each duplicate named by its path), if it does. */
+/**
+ * The error for a body that sends a key twice in one object, if it does: the first duplicates
+ * named by their paths, and those past them counted, so the sender knows the list is not all.
+ */
 function duplicateKeysError(text: string): ValidationError | undefined {
-  const paths = findDuplicateKeys(text);
+  const { paths, total } = findDuplicateKeys(text, DUPLICATE_KEYS_NAMED);
   if (paths.length === 0) return undefined;
-  return new ValidationError(paths.map((field) => ({ field, message: DUPLICATE_KEY })));
+  const named = paths.map((field) => ({ field, message: DUPLICATE_KEY }));
+  const more = total - paths.length;
+  if (more === 0) return new ValidationError(named);
+  return new ValidationError([...named, {
+    field: '(body)',
+    message: `and ${more} more duplicate ${more === 1 ? 'key' : 'keys'}, not named here (only the first ${paths.length} are); send each key once`,
+  }]);
 }
+
+/** How many duplicate keys a refusal names by their paths. */
+const DUPLICATE_KEYS_NAMED = 10;
 
 const DUPLICATE_KEY = 'duplicate key: sent more than once in the same object, and JSON keeps only one of the values; send each key once (the request was refused and nothing changed)';
 

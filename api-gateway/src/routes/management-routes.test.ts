@@ -235,6 +235,19 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it.each([[10, []], [11, [{ field: '(body)', message: 'and 1 more duplicate key, not named here (only the first 10 are); send each key once' }]],
+    [15, [{ field: '(body)', message: 'and 5 more duplicate keys, not named here (only the first 10 are); send each key once' }]]])(
+    'names the first 10 of %i keys sent twice and says how many more were not named', async (count, more) => {
+      const labels = Array.from({ length: count }, (_, i) => `"k${i}":"a","k${i}":"b"`).join(',');
+      const text = JSON.stringify({ ...validCreateBody(), labels: {} }).replace('"labels":{}', `"labels":{${labels}}`);
+      const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
+      expect(res.status).toBe(400);
+      const named = Array.from({ length: 10 }, (_, i) => ({ field: `labels.k${i}`, message: DUPLICATE_KEY }));
+      expect(bodyOf(res).details).toEqual([...named, ...more]);
+      expect(bodyOf(res).message).toBe(`Validation Error:\n${[...named, ...more].map((d) => `${d.field}: ${d.message}`).join('\n')}`);
+      expect(t.store.writes).toEqual([]);
+    });
+
   it('reads a body in another UTF charset as the body parser does to find a key sent twice in it', async () => {
     const server = http.createServer(t.management);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -23,12 +23,13 @@ describe('findDuplicateKeys', () => {
     ['every duplicate, in order', '{"a":1,"a":2,"b":{"c":1,"c":2},"a":3}', ['a', 'b.c', 'a']],
     ['whitespace between tokens', ' { "a" : 1 ,\n\t"a" : 2 } ', ['a']],
   ])('%s', (_name, text, paths) => {
-    expect(findDuplicateKeys(text)).toEqual(paths);
+    expect(findDuplicateKeys(text)).toEqual({ paths, total: paths.length });
   });
 
-  test('stops at the limit', () => {
-    const text = `{${Array.from({ length: 50 }, () => '"a":1').join(',')}}`;
-    expect(findDuplicateKeys(text, 3)).toEqual(['a', 'a', 'a']);
+  test('names the first duplicates up to the limit and counts them all', () => {
+    const text = `{${Array.from({ length: 50 }, () => '"a":1').join(',')},"b":{"c":1,"c":2}}`;
+    expect(findDuplicateKeys(text, 3)).toEqual({ paths: ['a', 'a', 'a'], total: 50 });
+    expect(findDuplicateKeys(text, 100)).toEqual({ paths: [...Array.from({ length: 49 }, () => 'a'), 'b.c'], total: 50 });
   });
 
   test('agrees with JSON.parse on what one key is, for every escape of each character of a key', () => {
@@ -36,21 +37,21 @@ describe('findDuplicateKeys', () => {
     const escaped = key.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
     const text = `{${JSON.stringify(key)}:1,"${escaped}":2}`;
     expect(Object.keys(JSON.parse(text) as object)).toEqual([key]);
-    expect(findDuplicateKeys(text)).toEqual([`[${JSON.stringify(key)}]`]);
+    expect(findDuplicateKeys(text).paths).toEqual([`[${JSON.stringify(key)}]`]);
   });
 
   test('reads text nested half a million levels deep without recursion', () => {
     const depth = 500_000;
-    expect(findDuplicateKeys('['.repeat(depth) + ']'.repeat(depth))).toEqual([]);
+    expect(findDuplicateKeys('['.repeat(depth) + ']'.repeat(depth)).paths).toEqual([]);
     const deepObject = '{"a":'.repeat(100_000) + '{"x":1,"x":2}' + '}'.repeat(100_000);
-    const found = findDuplicateKeys(deepObject);
+    const found = findDuplicateKeys(deepObject).paths;
     expect(found).toHaveLength(1);
     expect(found[0]).toBe(`${'a.'.repeat(100_000)}x`);
   });
 
   test('ends on text that is not JSON', () => {
     for (const text of ['{"a":1,"a', '{"a', '"', '}}]]{"a":1,"a":2', '{"a\\"', '\\"a\\":1', '{,,"a":1,,"a":2', ':::', '']) {
-      expect(Array.isArray(findDuplicateKeys(text))).toBe(true);
+      expect(Array.isArray(findDuplicateKeys(text).paths)).toBe(true);
     }
   });
 
@@ -58,6 +59,6 @@ describe('findDuplicateKeys', () => {
     const containers = Array.from({ length: 6000 }, (_, i) => ({ name: `c${i}`, image: 'nginx:1.27', env: [{ name: 'A', value: 'x'.repeat(40) }] }));
     const text = JSON.stringify({ name: 'big', spec: { containers } }).replace('"value":"x', '"value":"y","value":"x');
     expect(text.length).toBeGreaterThan(500_000);
-    expect(findDuplicateKeys(text)).toEqual(['spec.containers[0].env[0].value']);
+    expect(findDuplicateKeys(text)).toEqual({ paths: ['spec.containers[0].env[0].value'], total: 1 });
   });
 });

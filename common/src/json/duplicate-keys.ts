@@ -94,12 +94,21 @@ function seenBefore(frame: Frame, key: string): boolean {
   return false;
 }
 
+/** The duplicate keys of a JSON text: the paths of the first of them, and how many there are in all. */
+export interface DuplicateKeys {
+  /** The paths of the first `limit` duplicates (`spec.containers[0].env[1].name`), in the order they appear; [] for none. */
+  paths: string[];
+  /** How many duplicates the text sends in all (a key sent three times in one object counts twice), `paths` among them. */
+  total: number;
+}
+
 /**
- * The paths of the duplicate keys in `text` (`spec.containers[0].env[1].name`), in the order they
- * appear, at most `limit` of them; [] when every object sends each key once.
+ * The duplicate keys in `text`: the paths of the first `limit` of them, in the order they appear,
+ * and how many there are in all (the rest are counted, their paths not built).
  */
-export function findDuplicateKeys(text: string, limit = 10): string[] {
+export function findDuplicateKeys(text: string, limit = 10): DuplicateKeys {
   const found: string[] = [];
+  let total = 0;
   const stack: Frame[] = [];
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
@@ -113,8 +122,8 @@ export function findDuplicateKeys(text: string, limit = 10): string[] {
         top.expectKey = false;
         top.key = key;
         if (seenBefore(top, key)) {
-          found.push(pathOf(stack, depth, key));
-          if (found.length >= limit) break;
+          total++;
+          if (found.length < limit) found.push(pathOf(stack, depth, key));
         }
       }
       i = close;
@@ -137,5 +146,5 @@ export function findDuplicateKeys(text: string, limit = 10): string[] {
       else top.index++;
     }
   }
-  return found;
+  return { paths: found, total };
 }
