@@ -1,5 +1,9 @@
+import Ajv from 'ajv';
 import type { Express } from 'express';
 import request from 'supertest';
+import { healthzAnswer, readyzAnswer } from '../../common/src/health-answers';
+import { silentLogger } from '../../common/src/logger';
+import { Liveness } from '../../common/src/runtime/liveness';
 import { buildOpenApiDocument } from './openapi';
 import { openApiPath } from './routes/route-spec';
 import { AUTH, buildTestApps } from './testing/fixtures';
@@ -33,6 +37,21 @@ function documentedRoutes(doc: Record<string, unknown>): Set<string> {
   return out;
 }
 
+type Schema = Record<string, unknown>;
+
+/** A documented schema with its $refs resolved and every object closed: a key it does not name fails. */
+function closed(schema: Schema, components: Record<string, Schema>): Schema {
+  const ref = schema.$ref;
+  if (typeof ref === 'string') return closed(components[ref.replace('#/components/schemas/', '')] ?? {}, components);
+  const out: Schema = { ...schema };
+  if (schema.properties) {
+    out.properties = Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>).map(([k, v]) => [k, closed(v, components)]));
+    out.additionalProperties = false;
+  }
+  if (schema.items) out.items = closed(schema.items as Schema, components);
+  return out;
+}
+
 describe('OpenAPI document', () => {
   const t = buildTestApps();
   const doc = buildOpenApiDocument();
@@ -58,6 +77,31 @@ describe('OpenAPI document', () => {
     for (const ref of refs) expect(schemas).toHaveProperty(ref.slice(22, -1));
     const ids = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('describes the JSON /healthz and /readyz answer, per check, with 200 and with 503, and says so in their summaries', () => {
+    const components = (doc.components as { schemas: Record<string, Schema> }).schemas;
+    const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+    const documented = (path: string, status: number) => {
+      const responses = (doc.paths as Record<string, { get: { responses: Record<number, { content: Record<string, { schema: Schema }> }> } }>)[path]?.get.responses;
+      return ajv.compile(closed(responses?.[status]?.content['application/json']?.schema ?? {}, components));
+    };
+    const failing = { name: 'cache requests', timeoutMs: 1000, meaning: 'a cache request never ends', idle: 'none waits', oldest: () => ({ since: 0, what: 'a list of schedulers since 1970' }) };
+    const liveness = (ok: boolean) => new Liveness(ok ? [] : [failing], { logger: silentLogger(), now: () => 10_000 });
+    const answers = [
+      ['/healthz', healthzAnswer(liveness(true))], ['/healthz', healthzAnswer(liveness(false))],
+      ['/readyz', readyzAnswer([{ name: 'caches', notReadyReason: () => undefined }])],
+      ['/readyz', readyzAnswer([{ name: 'api server', notReadyReason: () => 'no answer', gates: false, whyStillReady: 'caches serve' }])],
+      ['/readyz', readyzAnswer([{ name: 'caches', notReadyReason: () => 'not synced yet' }])],
+    ] as const;
+    expect(answers.map(([, a]) => a.statusCode)).toEqual([200, 503, 200, 200, 503]);
+    for (const [path, answer] of answers) {
+      const validate = documented(path, answer.statusCode);
+      expect([path, answer.statusCode, validate(answer.body), validate.errors ?? []]).toEqual([path, answer.statusCode, true, []]);
+    }
+    const summaries = (doc.paths as Record<string, { get: { summary: string } }>);
+    expect(summaries['/healthz']?.get.summary).toMatch(/JSON with one entry per liveness check.*503 \{status: "unhealthy".*naming it in failing/);
+    expect(summaries['/readyz']?.get.summary).toMatch(/JSON with one entry per check.*503 \{status: "not ready", reason, checks\}/);
   });
 
   it('is what /openapi.json serves', async () => {

@@ -152,6 +152,33 @@ function components(): Record<string, Schema> {
         message: { type: 'string', description: 'With success false only: why the ping was not recorded, and what the room should do' },
       },
     },
+    HealthzAnswer: {
+      type: 'object', required: ['status', 'checks'], description: 'What /healthz answers (common/src/health-answers.ts); failing and whatToDo with 503 only',
+      properties: {
+        status: { type: 'string', enum: ['ok', 'unhealthy'] },
+        checks: { type: 'array', items: { type: 'object', required: ['check', 'ok', 'sees', 'timeoutSeconds'], properties: {
+          check: { type: 'string', description: 'The check\'s name' }, ok: { type: 'boolean' },
+          sees: { type: 'string', description: 'The oldest work the check watches and since when, or that none waits' },
+          timeoutSeconds: { type: 'number', description: 'How long that work may wait before the check fails' },
+        } } },
+        failing: { type: 'array', items: { type: 'object', required: ['check', 'failingSince', 'what', 'meaning'], properties: {
+          check: { type: 'string' }, failingSince: { type: 'string', format: 'date-time' }, what: { type: 'string', description: 'The work that has waited too long' }, meaning: { type: 'string', description: 'What the failure means' },
+        } } },
+        whatToDo: { type: 'string' },
+      },
+    },
+    ReadyzAnswer: {
+      type: 'object', required: ['status', 'checks'], description: 'What /readyz answers (common/src/health-answers.ts); reason with 503 only',
+      properties: {
+        status: { type: 'string', enum: ['ready', 'not ready'] },
+        reason: { type: 'string', description: 'The reasons of the checks that make the process not ready, joined by "; "' },
+        checks: { type: 'array', items: { type: 'object', required: ['check', 'ready'], properties: {
+          check: { type: 'string', description: 'The check\'s name' }, ready: { type: 'boolean' },
+          reason: { type: 'string', description: 'Why not ready and what to do (when not ready)' },
+          stillReadyBecause: { type: 'string', description: 'A check that fails but does not gate readiness: why the process is ready all the same' },
+        } } },
+      },
+    },
     EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } },
     RoomAddressResponse: { type: 'object', properties: { ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string' }, port: { type: 'integer' } } } }, host: { type: 'string' }, ipv6Label: { type: 'string' } } },
   };
@@ -168,8 +195,11 @@ function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
   };
   // Every route that reads a body refuses one that is not JSON.
   for (const status of route.requestBody ? [...route.errors, 415] : route.errors) {
+    const own = route.errorBodies?.[status];
     const text = status === 415 && server === 'rooms' ? ROOMS_UNSUPPORTED_MEDIA_TYPE : STATUS_TEXT[status];
-    responses[status] = { description: text ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    responses[status] = own
+      ? { description: own.description, content: { 'application/json': { schema: own.schema } } }
+      : { description: text ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {
     operationId: `${route.id}${server === 'rooms' && route.tag === 'health' ? 'Rooms' : ''}`,

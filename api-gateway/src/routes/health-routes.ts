@@ -4,9 +4,21 @@ import { healthzAnswer, readyzAnswer, type ReadinessCheck } from '../../../commo
 import type { Liveness } from '../../../common/src/runtime/liveness';
 import type { RouteHandler, RouteSpec } from './route-spec';
 
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
 export const HEALTH_ROUTES = [
-  { id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none', summary: 'The process is not wedged: 503 names the liveness check that fails (a cache request that will never be answered), since when, and what it means', response: { type: 'object' }, errors: [503] },
-  { id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none', summary: 'Caches are synced and the API server accepts our credentials and lets the caches list and watch (never depends on leadership)', response: { type: 'object' }, errors: [503] },
+  {
+    id: 'healthz', method: 'get', path: '/healthz', tag: 'health', auth: 'none',
+    summary: 'Liveness, as JSON with one entry per liveness check (the gateway\'s: cache requests that must end), each with whether it passes, what it sees and its timeout: 200 {status: "ok", checks} while the process is not wedged; 503 {status: "unhealthy", failing, checks, whatToDo} when a check fails, naming it in failing with since when and what it means',
+    response: ref('HealthzAnswer'), errors: [503],
+    errorBodies: { 503: { description: 'A liveness check fails (a cache request that will never be answered): failing names it, since when and what it means; whatToDo says that the kubelet restarts the container and what to report if it happens again', schema: ref('HealthzAnswer') } },
+  },
+  {
+    id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none',
+    summary: 'Readiness, as JSON with one entry per check (shutdown, api access, caches, api server), each ready or not with why and what to do: 200 {status: "ready", checks} when caches are synced and the API server accepts our credentials and lets the caches list and watch (an API server that does not answer is shown as not ready with stillReadyBecause, and the gateway stays ready); 503 {status: "not ready", reason, checks} otherwise. Never depends on leadership',
+    response: ref('ReadyzAnswer'), errors: [503],
+    errorBodies: { 503: { description: 'Not ready: the checks that fail are marked ready: false in checks, each with its reason; reason joins those reasons', schema: ref('ReadyzAnswer') } },
+  },
   { id: 'metrics', method: 'get', path: '/metrics', tag: 'health', auth: 'none', summary: 'Prometheus metrics', response: { type: 'string' }, responseContentType: PROMETHEUS_CONTENT_TYPE, errors: [] },
 ] as const satisfies readonly RouteSpec[];
 

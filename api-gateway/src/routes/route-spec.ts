@@ -36,6 +36,8 @@ export interface RouteSpec<Id extends string = string> {
   responseContentType?: string;
   /** Documented failure statuses besides 200. */
   errors: number[];
+  /** Failure statuses whose body is not the `{code, message, details}` error (health answers): what it holds. */
+  errorBodies?: Readonly<Record<number, { description: string; schema: Schema }>>;
 }
 
 /** Returns the JSON body of a 200 answer, or undefined when it wrote the response itself. */
