@@ -309,6 +309,22 @@ describe('scheduling with host ports on one node', () => {
     expect(sandbox.writeCount('pods')).toBe(podWrites);
   });
 
+  it('reports its node NotReady when told, keeps it so through its heartbeats, and Ready again when told', async () => {
+    const name = 'roomkeeper-sim-node-0';
+    const ready = async () => (await core.readNode({ name })).status?.conditions?.find((c) => c.type === 'Ready');
+    await sim.kubelet.setNodeReady(name, false, 'container runtime is down');
+    const notReady = await ready();
+    expect(notReady).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message: 'container runtime is down' });
+    const writes = sandbox.writeCount('nodes');
+    await waitFor(() => sandbox.writeCount('nodes') >= writes + 3, { message: 'node heartbeats' });
+    const kept = await ready();
+    expect(kept).toMatchObject({ status: 'False', reason: 'KubeletNotReady', lastTransitionTime: notReady?.lastTransitionTime });
+    await expect(sim.kubelet.setNodeReady('no-such-node', false)).rejects.toThrow(/no-such-node is not a node of this simulated kubelet \(its nodes: roomkeeper-sim-node-0\)/);
+    await sim.kubelet.setNodeReady(name, true);
+    await waitFor(() => sandbox.writeCount('nodes') >= writes + 6, { message: 'node heartbeats' });
+    expect(await ready()).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+  });
+
   it('honours the pods capacity of the node', async () => {
     // capacity 3: second + other-port + this one fill it; the next waits.
     await core.createNamespacedPod({ namespace: ns, body: roomPod('fill') });

@@ -16,7 +16,7 @@ import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 import { computePodStatus, type PodStatusBody } from './pod-status';
 import { PodInformer } from './pod-informer';
 import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, roomkeeperUserAgent, type KubeClients } from '../../../common/src/kube/clients';
-import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type SimNodeSpec } from './sim-node';
+import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type NodeReadiness, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 import { systemClock, type Clock } from '../../../common/src/runtime/clock';
 
@@ -82,6 +82,10 @@ interface SimNodeState {
   ipCounter: number;
   pods: Map<string, string[]>;
   usedPorts: Map<string, number>;
+  /** Set once `setNodeReady` was called; before that the node is Ready since registration. */
+  readiness?: NodeReadiness;
+  /** The node's status writes, one after the other: a heartbeat never lands after a later change. */
+  writes: Promise<void>;
 }
 
 export class SimKubelet {
@@ -127,7 +131,7 @@ export class SimKubelet {
     for (let i = 0; i < (options.nodes ?? 3); i++) {
       const spec = simNodeSpec(i, podsPerNode);
       const candidate: NodeCandidate = { name: spec.name, labels: {}, taints: [], unschedulable: false, podCapacity: podsPerNode };
-      this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map() });
+      this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map(), writes: Promise.resolve() });
       this.candidates.push(candidate);
     }
     this.informer = new PodInformer({ name: 'pods', kubeConfig, core: this.core, logger: this.logger });
@@ -165,6 +169,20 @@ export class SimKubelet {
 
   get nodeNames(): string[] {
     return [...this.nodes.keys()];
+  }
+
+  /**
+   * Reports a node NotReady from now on (`ready` false, with the kubelet's `message`), as a kubelet
+   * whose container runtime or network failed does, or Ready again: written at once, and kept so by
+   * the heartbeats (which would otherwise write Ready=True again). Resolves once written.
+   */
+  async setNodeReady(name: string, ready: boolean, message?: string): Promise<void> {
+    const node = this.nodes.get(name);
+    if (!node) throw new Error(`setNodeReady: ${name} is not a node of this simulated kubelet (its nodes: ${this.nodeNames.join(', ')})`);
+    const current = node.readiness ?? { ready: true, sinceIso: this.readySinceIso };
+    const sinceIso = current.ready === ready ? current.sinceIso : rfc3339(this.clock());
+    node.readiness = ready ? { ready, sinceIso } : { ready, sinceIso, message: message ?? 'container runtime network not ready: NetworkReady=false (simulated)' };
+    await this.writeNodeConditions(node);
   }
 
   stats(): SimKubeletStats {
@@ -214,15 +232,23 @@ export class SimKubelet {
   }
 
   private async heartbeatNodes(): Promise<void> {
-    const nowIso = rfc3339(this.clock());
     await Promise.all([...this.nodes.values()].map(async (node) => {
       try {
-        const conditions = nodeStatusBody(node.spec, nowIso, this.readySinceIso).conditions;
-        await this.core.patchNodeStatus({ name: node.spec.name, body: { status: { conditions } } }, MERGE_PATCH);
+        await this.writeNodeConditions(node);
       } catch (err) {
         this.logger.debug('node heartbeat failed', { node: node.spec.name, ...apiErrorFields(err) });
       }
     }));
+  }
+
+  /** Writes the node's conditions as they are when its turn comes (after its earlier writes). */
+  private writeNodeConditions(node: SimNodeState): Promise<void> {
+    const write = node.writes.then(async () => {
+      const conditions = nodeStatusBody(node.spec, rfc3339(this.clock()), this.readySinceIso, node.readiness).conditions;
+      await this.core.patchNodeStatus({ name: node.spec.name, body: { status: { conditions } } }, MERGE_PATCH);
+    });
+    node.writes = write.catch(() => undefined);
+    return write;
   }
 
   // ---- pod bookkeeping (synchronous, from informer events) ----

@@ -45,10 +45,18 @@ function nodeLabels(spec: SimNodeSpec): Record<string, string> {
   };
 }
 
-export function nodeStatusBody(spec: SimNodeSpec, nowIso: string, readySinceIso: string) {
+/** A node's Ready condition as its kubelet reports it: Ready or not since `sinceIso`, and why not. */
+export interface NodeReadiness {
+  ready: boolean;
+  sinceIso: string;
+  /** The kubelet's message when not Ready. */
+  message?: string;
+}
+
+export function nodeStatusBody(spec: SimNodeSpec, nowIso: string, readySinceIso: string, readiness: NodeReadiness = { ready: true, sinceIso: readySinceIso }) {
   const resources = { cpu: '64', memory: '256Gi', 'ephemeral-storage': '200Gi', pods: String(spec.podCapacity) };
-  const cond = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
-    type, status, reason, message, lastHeartbeatTime: nowIso, lastTransitionTime: readySinceIso,
+  const cond = (type: string, status: 'True' | 'False', reason: string, message: string, sinceIso = readySinceIso) => ({
+    type, status, reason, message, lastHeartbeatTime: nowIso, lastTransitionTime: sinceIso,
   });
   return {
     capacity: resources,
@@ -57,7 +65,9 @@ export function nodeStatusBody(spec: SimNodeSpec, nowIso: string, readySinceIso:
       cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
       cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
       cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-      cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
+      readiness.ready
+        ? cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status', readiness.sinceIso)
+        : cond('Ready', 'False', 'KubeletNotReady', readiness.message ?? 'kubelet is not ready', readiness.sinceIso),
     ],
     addresses: [
       { type: 'InternalIP', address: spec.internalIP },
