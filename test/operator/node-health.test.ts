@@ -5,9 +5,18 @@
  * repeated failures is tried again then, not after its backoff or the next periodic check (both
  * far off here: a 10-minute health interval, rooms that ping once every 10 minutes). And the
  * operator's nodes cache holds Nodes slim, as its pods cache does pods.
+ *
+ * The node turns NotReady as its kubelet reports it (the simulated kubelet's `setNodeReady`), so
+ * the kubelet's heartbeats keep it NotReady rather than write Ready=True again.
+ *
+ * On the sandbox by default; on the cluster named by E2E_KUBECONFIG (the real-API-server tier runs
+ * it so: test/real-apiserver/node-health.test.ts), where the refused room creations come from
+ * test/support/fault-proxy.ts, which only the operator goes through, and kube-controller-manager's
+ * node lifecycle controller taints the NotReady node and marks its pods not ready (the simulated
+ * kubelet schedules without looking at the taint, and sets its pods Ready again).
  */
-import { MERGE_PATCH } from '../../common/src/kube/clients';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../common/src/resources/labels';
+import { faultProxyForE2eCluster, type FaultProxy } from '../support/fault-proxy';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -16,17 +25,32 @@ const TEN_MINUTES = 600_000;
 
 describe('a node turning NotReady', () => {
   let stack: Stack;
+  let proxy: FaultProxy | undefined;
 
   beforeAll(async () => {
+    proxy = await faultProxyForE2eCluster();
+    const p = proxy;
     stack = await startStack({
+      external: true,
       simulation: { nodes: 2, pingIntervalMs: TEN_MINUTES },
       config: { healthInterval: TEN_MINUTES, roomPingTimeout: 2 * TEN_MINUTES, roomInitTimeout: 2 * TEN_MINUTES },
+      kubeConfigFor: (component, kc) => (component === 'operator' && p ? p.kubeConfig(kc) : kc),
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await (stack as Stack | undefined)?.stop();
+    await proxy?.close();
   });
+
+  /** Every room creation of the operator refused with 403 (not a transient error), or none. */
+  const refuseRoomCreations = (refuse: boolean): void => {
+    if (proxy) {
+      if (refuse) proxy.set([{ verbs: ['create'], resources: ['gamerooms'], fault: { status: 403 } }]);
+      else proxy.clear();
+    } else if (refuse) stack.sandbox!.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'gamerooms' } });
+    else stack.sandbox!.faults.clear();
+  };
 
   const addRooms = async () => (await stack.api.listOperations(NAME)).items
     .filter((op) => op.spec.definitionName === 'add_rooms' && op.spec.source === 'operator')
@@ -52,8 +76,7 @@ describe('a node turning NotReady', () => {
 
     // Every room creation refused (not a transient error): the health check's add_rooms fails,
     // and is tried again with a backoff that doubles (1, 2, 4, 8 s, then 16 s after the 5th).
-    const faults = stack.sandbox!.faults;
-    faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'gamerooms' } });
+    refuseRoomCreations(true);
     await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: 2 } });
     const held = await waitFor(async () => (await addRooms()).find((op) => op.metadata.annotations?.[ATTEMPT_ANNOTATION] === '5' && op.status?.status === 'error'),
       { timeoutMs: 45_000, intervalMs: 50, message: 'the fifth add_rooms failed' });
@@ -71,11 +94,8 @@ describe('a node turning NotReady', () => {
 
     // Room creation works again, and the room's node turns NotReady: the scheduler's add_rooms
     // is a new incident's first try (another fingerprint), well before its 16 s backoff ends.
-    faults.clear();
-    await stack.core.patchNodeStatus({
-      name: node,
-      body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'test: the node turned NotReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] } },
-    }, MERGE_PATCH);
+    refuseRoomCreations(false);
+    await stack.simulation!.kubelet.setNodeReady(node, false, 'test: the node turned NotReady');
     const retried = await waitFor(async () => (await addRooms()).find((op) => op.metadata.annotations?.[ATTEMPT_ANNOTATION] === '1' && op.spec.enqueuedAt > held.spec.enqueuedAt),
       { timeoutMs: 6_000, intervalMs: 50, message: 'an add_rooms tried again at once after the node turned NotReady (the held one waits 16 s)' });
     expect(retried.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION]).not.toBe(held.metadata.annotations?.[HEALTH_FINGERPRINT_ANNOTATION]);

@@ -134,7 +134,7 @@ function statusBody(code: number, reason: string, message: string, retryAfterSec
 }
 
 const REASONS: Record<number, string> = {
-  409: 'Conflict', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  403: 'Forbidden', 409: 'Conflict', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
 /**

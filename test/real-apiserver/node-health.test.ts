@@ -1,0 +1,23 @@
+/**
+ * A node turning NotReady brings the health check of the schedulers with rooms on it at once, on
+ * the real API server: the suite test/operator/node-health.test.ts (an add_rooms held after
+ * repeated 403s from the fault proxy is tried again as soon as its room's node turns NotReady, and
+ * the operator's nodes cache holds the slim Node) against kube-apiserver v1.28 with
+ * kube-controller-manager (whose node lifecycle controller taints the NotReady node and marks its
+ * pods not ready), the operator and gateway running as the chart's ServiceAccounts.
+ */
+import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
+
+describe('node health on the real API server', () => {
+  test('test/operator/node-health.test.ts passes against kube-apiserver', async () => {
+    const plane = realApiServer();
+    if (!plane) {
+      expect(reportNotRun('node health')).toMatch(/NOT RUN/);
+      return;
+    }
+    const output = await runSuitesOnPlane(plane, 'node health', 'integration', ['test/operator/node-health.test.ts']);
+    const summary = output.split('\n').filter((l) => /^Tests:/.test(l)).join('; ');
+    process.stdout.write(`\n[real-apiserver] node health: ${summary}\n`);
+    expect(summary).toMatch(/Tests:\s+2 passed, 2 total/);
+  }, 300_000);
+});
