@@ -55,11 +55,19 @@ export function schedulerCreateBodySchema(): JsonSchemaProps {
   };
 }
 
+let patchBodySchema: JsonSchemaProps | undefined;
+
 /**
  * The PATCH body: the spec fields, each optional; containers and autoscaling fields optional too.
- * `game` is not patchable (as in Maestro's PatchSchedulerRequest), so it is dropped.
+ * `game` is not patchable (as in Maestro's PatchSchedulerRequest), so it is dropped. Built once
+ * (every PATCH is validated against it, and a 409 looks up each key it names); not to be mutated.
  */
 function schedulerPatchBodySchema(): JsonSchemaProps {
+  patchBodySchema ??= buildPatchBodySchema();
+  return patchBodySchema;
+}
+
+function buildPatchBodySchema(): JsonSchemaProps {
   const spec = schedulerSpecSchema();
   const { game: _game, ...properties } = { ...spec.properties };
   const room = properties.spec;
