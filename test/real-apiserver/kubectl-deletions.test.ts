@@ -9,20 +9,16 @@
  * garbage collector are the real ones), the operator and gateway running as the chart's
  * ServiceAccounts.
  */
-import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
+import { expectSuitesPassOnPlane } from '../support/real-apiserver';
+
+/** The suite's figures: the `[kubectl-deletions]` line and its indented lines. */
+function deletionFigures(output: string): string {
+  const lines = output.slice(output.indexOf('[kubectl-deletions]')).split('\n');
+  return lines.slice(0, lines.findIndex((l, i) => i > 0 && !/^ {2}\S/.test(l))).join('\n');
+}
 
 describe('kubectl deletions on the real API server', () => {
-  test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', async () => {
-    const plane = realApiServer();
-    if (!plane) {
-      expect(reportNotRun('kubectl deletions')).toMatch(/NOT RUN/);
-      return;
-    }
-    const output = await runSuitesOnPlane(plane, 'kubectl deletions', 'integration', ['test/operator/kubectl-deletions.test.ts']);
-    const lines = output.slice(output.indexOf('[kubectl-deletions]')).split('\n');
-    const figures = lines.slice(0, lines.findIndex((l, i) => i > 0 && !/^ {2}\S/.test(l)));
-    const summary = output.split('\n').filter((l) => /^Tests:/.test(l)).join('; ');
-    process.stdout.write(`\n[real-apiserver] kubectl deletions: ${summary}\n${figures.join('\n')}\n`);
-    expect(summary).toMatch(/Tests:\s+12 passed, 12 total/);
-  }, 420_000);
+  test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
+    what: 'kubectl deletions', project: 'integration', files: ['test/operator/kubectl-deletions.test.ts'], tests: 12, figures: deletionFigures,
+  }), 420_000);
 });

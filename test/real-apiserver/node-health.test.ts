@@ -6,18 +6,10 @@
  * kube-controller-manager (whose node lifecycle controller taints the NotReady node and marks its
  * pods not ready), the operator and gateway running as the chart's ServiceAccounts.
  */
-import { realApiServer, reportNotRun, runSuitesOnPlane } from '../support/real-apiserver';
+import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 
 describe('node health on the real API server', () => {
-  test('test/operator/node-health.test.ts passes against kube-apiserver', async () => {
-    const plane = realApiServer();
-    if (!plane) {
-      expect(reportNotRun('node health')).toMatch(/NOT RUN/);
-      return;
-    }
-    const output = await runSuitesOnPlane(plane, 'node health', 'integration', ['test/operator/node-health.test.ts']);
-    const summary = output.split('\n').filter((l) => /^Tests:/.test(l)).join('; ');
-    process.stdout.write(`\n[real-apiserver] node health: ${summary}\n`);
-    expect(summary).toMatch(/Tests:\s+2 passed, 2 total/);
-  }, 300_000);
+  test('test/operator/node-health.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
+    what: 'node health', project: 'integration', files: ['test/operator/node-health.test.ts'], tests: 2,
+  }), 300_000);
 });

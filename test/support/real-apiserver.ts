@@ -164,3 +164,33 @@ export async function runSuitesOnPlane(plane: RealApiServer, what: string, proje
   process.stdout.write(passed.map((l) => `[real-apiserver] ${l}\n`).join(''));
   return output;
 }
+
+export interface SuitesOnPlane {
+  /** What the suites prove, in the NOT RUN line and the summary (`[real-apiserver] <what>: Tests: ...`). */
+  readonly what: string;
+  /** The jest project of the files (their config: e2e, integration). */
+  readonly project: string;
+  readonly files: string[];
+  /** How many tests must pass, when the suite's count is fixed; otherwise any count, none failed or skipped. */
+  readonly tests?: number;
+  /** Lines of the output to print after the summary (the suites' own figures). */
+  readonly figures?: (output: string) => string;
+}
+
+/**
+ * A real-tier test that runs suites of another tier on the shared plane (`runSuitesOnPlane`) and
+ * passes when they all did, printing their summary; without a plane it reports NOT RUN and passes.
+ */
+export async function expectSuitesPassOnPlane(o: SuitesOnPlane): Promise<void> {
+  const plane = realApiServer();
+  if (!plane) {
+    expect(reportNotRun(o.what)).toMatch(/NOT RUN/);
+    return;
+  }
+  const output = await runSuitesOnPlane(plane, o.what, o.project, o.files);
+  const summary = output.split('\n').filter((l) => /^(Tests|Test Suites):/.test(l)).join('; ');
+  const figures = o.figures?.(output);
+  process.stdout.write(`\n[real-apiserver] ${o.what}: ${summary}\n${figures ? `${figures}\n` : ''}`);
+  expect(summary).toMatch(o.tests === undefined ? /Tests:\s+\d+ passed, \d+ total/ : new RegExp(`Tests:\\s+${o.tests} passed, ${o.tests} total`));
+  expect(summary).not.toMatch(/failed|skipped/);
+}
