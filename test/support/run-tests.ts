@@ -2,14 +2,17 @@
  * `npm test`'s runner. Jest runs twice:
  *   1. the unit, integration and end-to-end projects (on the embedded sandbox), two suites at once;
  *   2. the real-API-server tier (test/real-apiserver/) against real Kubernetes control planes from
- *      ROOMKEEPER_K8S_ASSETS. The suites that bring down a control plane of their own (outages,
- *      a 429 window: OWN_PLANE) run one at a time beside the others, which run one at a time
- *      against one control plane started here for the run. Without the binaries the tier says
- *      NOT RUN, here and in each of its suites, and passes.
- * Tried on 2 cores (2026-12-01) and not kept: both runs at once (five suites at a time: test
- * operation leases expired, a 1,000-room chaos test could not bring its rooms up), and the real
- * tier in three groups on two shared planes (690 s instead of 853 s, but once the 1,000 rooms of
- * the outage-operations suite saw 36 pings reset at one instant beside them).
+ *      ROOMKEEPER_K8S_ASSETS, in three groups side by side, each one suite at a time: the whole
+ *      end-to-end suite on a shared control plane of its own; the other shared-plane suites on a
+ *      second one; and the suites that start, stop and kill a control plane of their own (outages,
+ *      a 429 window) spread over the groups so their times even out. The output lines of the
+ *      first and third groups are prefixed `[real e2e]` and `[outages]`. Without the binaries the
+ *      tier says NOT RUN, here and in each of its suites, and passes.
+ * Tried on 2 cores and not kept: both runs at once (2026-12-01; five suites at a time: test
+ * operation leases expired, a 1,000-room chaos test could not bring its rooms up). The three
+ * groups were tried on 2026-12-01 too and withdrawn when the outage-operations suite's 1,000 rooms
+ * once saw 36 pings reset at one instant; that was the simulated rooms' ping client writing to
+ * keep-alive sockets the gateway had timed out, fixed on 2026-12-03 (sandbox/src/rooms/ping-client.ts).
  * Arguments are passed to both runs unchanged (`npm test -- test/e2e`). With `--selectProjects`
  * only the projects named run (`npm run test:real -- test/real-apiserver/e2e-suite.test.ts`,
  * `npm run test:real -- -t 'Ctrl-C' test/real-apiserver/npm-start.test.ts`).
@@ -23,11 +26,15 @@ import { startRealApiServer } from './real-apiserver';
 const JEST = path.resolve(__dirname, '../../node_modules/.bin/jest');
 const children = new Set<ReturnType<typeof spawn>>();
 
+/** The real-tier suite that runs all of test/e2e (the longest, about 480 s alone): on a shared plane of its own. */
+const E2E_SUITE = 'test/real-apiserver/e2e-suite\\.test\\.ts$';
 /**
  * The real-tier suites that start, stop and kill a control plane of their own
- * (`startOutageLab`): they never touch the shared one, so they run beside its suites.
+ * (`startOutageLab`): they never touch a shared one. Alone: outage 195 s, outage operations
+ * 300 s, throttled writes 110 s; the other shared-plane suites about 590 s together.
  */
-const OWN_PLANE = 'test/real-apiserver/apiserver-(outage|outage-operations|throttled-writes)\\.test\\.ts$';
+const OUTAGES = 'test/real-apiserver/apiserver-(outage|outage-operations)\\.test\\.ts$';
+const THROTTLED_WRITES = 'test/real-apiserver/apiserver-throttled-writes\\.test\\.ts$';
 
 /** Runs jest; with `prefix`, each line of its output is printed after it (two runs at once stay readable). */
 function runJest(args: string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> {
@@ -64,30 +71,42 @@ async function main(): Promise<number> {
   if (!wantsReal) return sandboxTiers;
 
   const assets = controlPlaneAssets();
-  const env: NodeJS.ProcessEnv = { ...process.env };
   const started = Date.now();
-  let stop: (() => Promise<void>) | undefined;
-  if ('missing' in assets) {
-    env.ROOMKEEPER_REAL_APISERVER_NOT_RUN = assets.missing;
-    process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
-  } else {
-    const { plane, info, infoFile } = await startRealApiServer(assets.dir);
-    stop = () => plane.stop();
-    env[REAL_APISERVER_INFO_ENV] = infoFile;
-    process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
-  }
+  // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
+  const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
+  // The whole tier (no file or option given): three groups; otherwise what was asked, on one plane.
+  const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
+  // Each group names the shared plane it uses (the outage suites never touch theirs: it is the
+  // sign for them that the tier runs).
+  const asked = selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs];
+  const groups: Array<{ name: string | undefined; args: string[]; plane: number }> = whole
+    ? [
+      { name: '[real e2e]', args: [...tier, E2E_SUITE, THROTTLED_WRITES], plane: 0 },
+      { name: undefined, args: [...tier, '--testPathIgnorePatterns', '/node_modules/', E2E_SUITE, THROTTLED_WRITES, OUTAGES], plane: 1 },
+      { name: '[outages]', args: [...tier, OUTAGES], plane: 1 },
+    ]
+    : [{ name: undefined, args: asked, plane: 0 }];
+  const planes: Array<Awaited<ReturnType<typeof startRealApiServer>>> = [];
   let realTier: number;
   try {
-    // --forceExit: a suite that fails half-way may leave a killed API server's sockets behind; the run must end.
-    // The whole tier (no file or option given): the own-plane suites beside the others.
-    const whole = jestArgs.every((a) => a === 'real-apiserver' || a.startsWith('--selectProjects'));
-    const tier = ['--selectProjects', 'real-apiserver', '--runInBand', '--forceExit', '--passWithNoTests'];
-    const codes = await Promise.all(whole
-      ? [runJest([...tier, '--testPathIgnorePatterns', '/node_modules/', OWN_PLANE], env), runJest([...tier, OWN_PLANE], env, '[own planes]')]
-      : [runJest(selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs], env)]);
-    realTier = codes.find((c) => c !== 0) ?? 0;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    if ('missing' in assets) {
+      env.ROOMKEEPER_REAL_APISERVER_NOT_RUN = assets.missing;
+      process.stdout.write(`\n[real-apiserver] NOT RUN: ${assets.missing}\n`);
+      realTier = await runJest(asked, env); // every suite says NOT RUN
+    } else {
+      const count = Math.max(...groups.map((g) => g.plane)) + 1;
+      const starts = await Promise.allSettled(Array.from({ length: count }, () => startRealApiServer(assets.dir)));
+      for (const r of starts) if (r.status === 'fulfilled') planes.push(r.value); // stopped below whatever happens
+      for (const r of starts) if (r.status === 'rejected') throw r.reason;
+      for (const { info } of planes) {
+        process.stdout.write(`\n[real-apiserver] RUN: kube-apiserver v1.28 at ${info.url} with etcd and kube-controller-manager, ready and prepared in ${Date.now() - started} ms (logs: ${info.dir})\n`);
+      }
+      const codes = await Promise.all(groups.map((g) => runJest(g.args, { ...env, [REAL_APISERVER_INFO_ENV]: planes[g.plane]?.infoFile }, g.name)));
+      realTier = codes.find((c) => c !== 0) ?? 0;
+    }
   } finally {
-    await stop?.();
+    await Promise.all(planes.map(({ plane }) => plane.stop()));
   }
   process.stdout.write(`[real-apiserver] tier ${realTier === 0 ? 'passed' : 'FAILED'}; it added ${Math.round((Date.now() - started) / 1000)} s to this run\n`);
   return sandboxTiers !== 0 ? sandboxTiers : realTier;
