@@ -151,7 +151,7 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
  * that wrap them do: the cluster environment of `realClusterEnv`, in band. Prints the suites'
  * PASS lines (with their times) and resolves to jest's output; throws with its last part when jest failed.
  */
-export async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: string[]): Promise<string> {
+async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: string[]): Promise<string> {
   const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
     cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
   });
