@@ -287,6 +287,23 @@ describe('object semantics against client-node', () => {
     expect((await request(sandbox.url, 'GET', '/api/v1/namespaces/default/configmaps/dry')).status).toBe(404);
   });
 
+  it('on dryRun=All, validates a custom resource\'s patch and update (CEL rules too) and answers the object it would store, storing nothing', async () => {
+    const created = (await custom.createNamespacedCustomObject({ ...W, body: widget('dry-cel', { color: 'red', replicas: 2 }) })) as Widget;
+    const JSON_PATCH = { 'Content-Type': 'application/json-patch+json' };
+    const patchTo = (replicas: number) => [{ op: 'test', path: '/metadata/generation', value: 1 }, { op: 'replace', path: '/spec/replicas', value: replicas }];
+    const refused = await request(sandbox.url, 'PATCH', `${WIDGETS}/dry-cel?dryRun=All`, patchTo(11), JSON_PATCH);
+    expect(refused.status).toBe(422);
+    expect(refused.json!.details).toMatchObject({ causes: [{ field: 'spec', message: expect.stringContaining('replicas must be at most 10') as unknown }] });
+    const admitted = await request(sandbox.url, 'PATCH', `${WIDGETS}/dry-cel?dryRun=All`, patchTo(5), JSON_PATCH);
+    expect(admitted.status).toBe(200);
+    expect(admitted.json).toMatchObject({ spec: { replicas: 5 }, metadata: { generation: 2 } });
+    const put = await request(sandbox.url, 'PUT', `${WIDGETS}/dry-cel?dryRun=All`, { ...created, spec: { color: 'red', replicas: 12 } });
+    expect(put.status).toBe(422);
+    expect((await request(sandbox.url, 'PUT', `${WIDGETS}/dry-cel?dryRun=All`, { ...created, spec: { color: 'blue', replicas: 3 } })).status).toBe(200);
+    const stored = (await custom.getNamespacedCustomObject({ ...W, name: 'dry-cel' })) as Widget;
+    expect([stored.spec, stored.metadata.generation, stored.metadata.resourceVersion]).toEqual([{ color: 'red', replicas: 2 }, 1, created.metadata.resourceVersion]);
+  });
+
   it('checks delete preconditions', async () => {
     const cm = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'precond' } } });
     const res = await request(sandbox.url, 'DELETE', '/api/v1/namespaces/default/configmaps/precond', { preconditions: { resourceVersion: '1' } });
