@@ -7,6 +7,11 @@ import type { GameRoom, GameRoomStatus, GameRoomStatusAllocation, Operation, Pre
 import type { AllocatableGroup } from '../../common/src/rooms/allocation';
 import type { FindVersion } from '../../common/src/resources/scheduler-version';
 
+export interface SpecWriteOptions {
+  /** Validate and admit only (`dryRun=All`): nothing is stored. */
+  dryRun?: boolean;
+}
+
 export interface SchedulerStore {
   /** A fresh read (read-your-writes), or undefined when there is no such scheduler. */
   getScheduler(name: string): Promise<Scheduler | undefined>;
@@ -19,9 +24,11 @@ export interface SchedulerStore {
    * object (with its new generation). Throws StoreConflictError when it lost a race. The same
    * write says the API made the change, for `operationId` (SPEC_CHANGE_SOURCE_ANNOTATION): the
    * operator, should it see the new generation before that operation exists, enqueues it as the
-   * API's, not as a kubectl user's.
+   * API's, not as a kubectl user's. With `dryRun`, the same write as a server-side dry run: the
+   * API server validates it (the CRD's CEL rules too) and answers the object it would store,
+   * and nothing is stored. Throws StoreInvalidError when the API server refuses the spec.
    */
-  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler>;
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string, options?: SpecWriteOptions): Promise<Scheduler>;
   /** Deletes the Scheduler (the operator's finalizer keeps it until cleanup); a missing one is fine. */
   deleteScheduler(name: string): Promise<void>;
   /** One version snapshot (`<scheduler>-<version>`), or undefined. */

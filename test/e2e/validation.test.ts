@@ -25,12 +25,14 @@ function body(name: string): Body {
   return { name, ...(schedulerObject(name) as { spec: Definition }).spec };
 }
 
-async function post(stack: Stack, payload: unknown): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${stack.managementUrl!}/schedulers`, {
-    method: 'POST', headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify(payload),
+async function call(stack: Stack, method: string, path: string, payload: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${stack.managementUrl!}${path}`, {
+    method, headers: { authorization: stack.authHeader, 'content-type': 'application/json' }, body: JSON.stringify(payload),
   });
   return { status: res.status, body: await res.json() };
 }
+
+const post = (stack: Stack, payload: unknown) => call(stack, 'POST', '/schedulers', payload);
 
 /** The rule's message names the value it refused (the API server shows only the type, or nothing, there). */
 const RFC1123 = (name: string) => `name "${name}" is not accepted: it must be an RFC 1123 label, at most 63 lower-case letters, digits or hyphens, starting and ending with a letter or digit`;
@@ -87,6 +89,36 @@ describe('cross-field validation by the API server, through the gateway', () => 
     for (const detail of refused.details as Array<{ message?: string }>) expect(detail.message).not.toMatch(/^Invalid value: "[a-z]*": /);
     const names = (await stack.api.listSchedulers()).items.map((s) => s.metadata.name);
     expect(names).not.toContain(payload.name);
+  });
+
+  it('refuses a change that breaks a CEL rule with its validation error (400, code 3, the field) also while a version operation runs, not code 9 (waiting would not make it valid), and writes nothing', async () => {
+    const name = 'validation-busy';
+    expect((await post(stack, body(name))).status).toBe(200);
+    // No operator runs here: the version operation this change enqueues stays pending.
+    expect((await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 4 })).status).toBe(200);
+    const before = await stack.api.getScheduler(name);
+    const operations = async () => (await stack.api.listOperations(name)).items.map((op) => op.metadata.name).sort();
+    const operationsBefore = await operations();
+    const autoscaling = { enabled: true, min: 5, max: 2, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
+    const { name: _name, ...twoOfOneName } = body(name);
+    twoOfOneName.spec.containers.push({ ...twoOfOneName.spec.containers[0]!, ports: [] });
+    const refusals: Array<[string, string, unknown, { field: string; message: string }]> = [
+      ['PATCH', `/schedulers/${name}`, { autoscaling }, { field: 'autoscaling.min', message: 'min must be less than or equal to max' }],
+      ['POST', `/schedulers/${name}`, twoOfOneName, { field: 'spec.containers', message: 'container names must be unique' }],
+    ];
+    for (const [method, path, payload, expected] of refusals) {
+      const res = await call(stack, method, path, payload);
+      expect(res.status).toBe(400);
+      const refused = res.body as ErrorBody;
+      expect(refused.code).toBe(3);
+      expect(refused.details).toContainEqual({ field: expected.field, message: expect.stringContaining(expected.message) as unknown });
+    }
+    // A valid change is told to wait: the operation still runs.
+    const valid = await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 5 });
+    expect([valid.status, (valid.body as ErrorBody).code]).toEqual([400, 9]);
+    const after = await stack.api.getScheduler(name);
+    expect([after.metadata.generation, after.metadata.resourceVersion, after.spec]).toEqual([before.metadata.generation, before.metadata.resourceVersion, before.spec]);
+    expect(await operations()).toEqual(operationsBefore);
   });
 
   it('refuses, past the gateway (kubectl), a terminationGracePeriod of more than 7 digits before a unit: the CRD\'s pattern, naming the field', async () => {

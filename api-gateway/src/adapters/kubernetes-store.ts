@@ -21,7 +21,7 @@ import type { CacheRequests } from '../../../common/src/runtime/liveness';
 import type { Indexer } from '../../../common/src/kube/informer';
 import type { AccessAnswers } from '../../../common/src/kube/api-access';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
-import { ALLOCATION_CLAIM_STALE_MS, type AllocationCommit, type AllocationIdClaim, type AllocationRestore, type AllocationIdClaimResult, type OperationStore, type PingDigestWrite, type PingDigestWriter, type RoomAllocationStore, type RoomPingStatusPatch, type RoomStore, type SchedulerStore } from '../store-ports';
+import { ALLOCATION_CLAIM_STALE_MS, type AllocationCommit, type AllocationIdClaim, type AllocationRestore, type AllocationIdClaimResult, type OperationStore, type PingDigestWrite, type PingDigestWriter, type RoomAllocationStore, type RoomPingStatusPatch, type RoomStore, type SchedulerStore, type SpecWriteOptions } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 import { CLAIM_SECOND_LABEL, ClaimSweeper } from './claim-sweeper';
@@ -263,8 +263,9 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
    * Replaces the spec if nobody changed it since `current` was read: a JSON Patch whose `test` of
    * metadata.generation is the precondition. Status writes (the operator's, many a second during
    * a rollout) change the resourceVersion but not the generation, so they do not conflict.
+   * A dry run sends the same patch with `dryRun=All`; it is no write, and is not counted as one.
    */
-  async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler> {
+  async updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string, options: SpecWriteOptions = {}): Promise<Scheduler> {
     const name = current.metadata.name ?? '';
     const body = [
       { op: 'test', path: '/metadata/uid', value: current.metadata.uid },
@@ -273,11 +274,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       ...specChangeSourcePatch(current, 'api', operationId),
     ];
     try {
-      const updated = (await this.options.custom.patchClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name, body }, JSON_PATCH)) as Scheduler;
-      this.writes.inc({ kind: 'scheduler' });
+      const dryRun = options.dryRun ? 'All' : undefined;
+      const updated = (await this.options.custom.patchClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name, body, dryRun }, JSON_PATCH)) as Scheduler;
+      if (!dryRun) this.writes.inc({ kind: 'scheduler' });
       return updated;
     } catch (err) {
-      this.countFailedWrite(err, 'scheduler');
+      if (!options.dryRun) this.countFailedWrite(err, 'scheduler');
       if (apiStatus(err) === 409 || isJsonPatchNotApplied(err)) throw new StoreConflictError('scheduler', name);
       return mapWriteError(err);
     }

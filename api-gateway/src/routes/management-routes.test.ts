@@ -567,6 +567,35 @@ describe('PATCH /schedulers/{name}', () => {
     expect([valid.status, bodyOf(valid).code]).toEqual([400, 9]);
     expect(t.store.writes).toEqual([]);
   });
+
+  it('tells a change only the API server refuses (a CEL rule of the CRD) its validation errors while a version operation is in progress, from a dry run of the write that stores nothing; a dry run without a verdict (a conflict) leaves code 9', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const dryRuns: boolean[] = [];
+    const update = t.store.updateSchedulerSpec.bind(t.store);
+    t.store.updateSchedulerSpec = (current, spec, operationId, options) => {
+      dryRuns.push(options?.dryRun === true);
+      return update(current, spec, operationId, options);
+    };
+    t.store.specViolations = (spec) => ((spec.autoscaling?.min ?? 0) > (spec.autoscaling?.max ?? 0) ? [{ field: 'autoscaling.min', message: 'min must be less than or equal to max' }] : []);
+    const minAboveMax = { autoscaling: { enabled: true, min: 5, max: 2, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } };
+    // No operation runs: the write itself is refused, and no dry run precedes it.
+    const idle = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send(minAboveMax);
+    expect([idle.status, bodyOf(idle).details]).toEqual([400, [{ field: 'autoscaling.min', message: 'min must be less than or equal to max' }]]);
+    expect(dryRuns).toEqual([false]);
+
+    t.store.seedOperation('op-1', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'in_progress' });
+    const busy = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send(minAboveMax);
+    expect(busy.body).toEqual(idle.body);
+    expect(dryRuns).toEqual([false, true]);
+    const valid = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 });
+    expect([valid.status, bodyOf(valid).code]).toEqual([400, 9]);
+    t.store.conflictsToInject = 1;
+    const conflicted = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send(minAboveMax);
+    expect([conflicted.status, bodyOf(conflicted).code]).toEqual([400, 9]);
+    expect(dryRuns).toEqual([false, true, true, true]);
+    expect(t.store.schedulers.get('tennis-eu')?.metadata.generation).toBe(1);
+    expect(t.store.writes).toEqual([]);
+  });
 });
 
 describe('PUT /schedulers/{name} (switch active version)', () => {

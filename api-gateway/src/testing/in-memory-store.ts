@@ -9,8 +9,8 @@ import { allocationRecord, groupAllocatable, isBusyRoom, type AllocatableGroup }
 import type { GameRoom, Operation, PingDigestSpec, PingDigestStatus, Scheduler, SchedulerSpec, SchedulerState, SchedulerVersion } from '../../../common/src/generated/resources';
 import { SPEC_CHANGE_SOURCE_ANNOTATION } from '../../../common/src/resources/labels';
 import { isFinalOperationStatus } from '../../../common/src/resources/operation-names';
-import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError } from '../errors';
-import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore } from '../store-ports';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, type FieldViolation } from '../errors';
+import type { AllocationCommit, AllocationIdClaim, AllocationIdClaimResult, AllocationRestore, OperationStore, PingDigestWrite, PingDigestWriter, RoomAllocationStore, RoomPingStatusPatch, RoomStore, SchedulerStore, SpecWriteOptions } from '../store-ports';
 
 export interface RecordedWrite {
   kind: 'scheduler' | 'operation' | 'gameroom-status' | 'ping-digest' | 'allocationclaim';
@@ -29,6 +29,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   readonly writes: RecordedWrite[] = [];
   /** Makes the next N scheduler updates fail with a conflict (to test the retry). */
   conflictsToInject = 0;
+  /**
+   * What the API server refuses in a Scheduler's spec (the CRD's CEL rules, which this store does
+   * not judge): a test sets it, and a spec update (dry run or not) with violations is refused as invalid.
+   */
+  specViolations: (spec: SchedulerSpec) => FieldViolation[] = () => [];
   private rv = 1;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -108,7 +113,7 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return Promise.resolve(structuredClone(s));
   }
 
-  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string): Promise<Scheduler> {
+  updateSchedulerSpec(current: Scheduler, spec: SchedulerSpec, operationId: string, options: SpecWriteOptions = {}): Promise<Scheduler> {
     const name = current.metadata.name ?? '';
     const stored = this.schedulers.get(name);
     if (!stored) return Promise.reject(Object.assign(new Error(`scheduler ${name} not found`), { code: 404 }));
@@ -118,12 +123,17 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
       return Promise.reject(new StoreConflictError('scheduler', name));
     }
     if (stored.metadata.generation !== current.metadata.generation) return Promise.reject(new StoreConflictError('scheduler', name));
-    if (!jsonEqual(stored.spec, spec)) stored.metadata.generation = (stored.metadata.generation ?? 1) + 1;
-    stored.metadata.annotations = { ...stored.metadata.annotations, [SPEC_CHANGE_SOURCE_ANNOTATION]: `${stored.metadata.generation ?? 1} api ${operationId}` };
-    stored.spec = structuredClone(spec);
-    stored.metadata.resourceVersion = String(this.rv++);
+    const violations = this.specViolations(spec);
+    if (violations.length > 0) return Promise.reject(new StoreInvalidError(`Scheduler.roomkeeper.io "${name}" is invalid`, violations));
+    // A dry run answers the object it would store, and stores nothing.
+    const updated = options.dryRun ? structuredClone(stored) : stored;
+    if (!jsonEqual(stored.spec, spec)) updated.metadata.generation = (stored.metadata.generation ?? 1) + 1;
+    updated.metadata.annotations = { ...stored.metadata.annotations, [SPEC_CHANGE_SOURCE_ANNOTATION]: `${updated.metadata.generation ?? 1} api ${operationId}` };
+    updated.spec = structuredClone(spec);
+    if (options.dryRun) return Promise.resolve(updated);
+    updated.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'scheduler', verb: 'update', name });
-    return Promise.resolve(structuredClone(stored));
+    return Promise.resolve(structuredClone(updated));
   }
 
   deleteScheduler(name: string): Promise<void> {

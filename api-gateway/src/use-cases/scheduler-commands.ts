@@ -32,6 +32,7 @@ import {
   NotFoundError,
   StoreAlreadyExistsError,
   StoreConflictError,
+  StoreInvalidError,
   ValidationError,
   type FieldViolation,
 } from '../errors';
@@ -257,7 +258,8 @@ export class SchedulerCommands {
    * Writes the spec `change` computes from the current one (resourceVersion precondition; up to
    * four retries on a conflict, each with a fresh read: the operator writes status often), then enqueues the operation of the new generation.
    * A version operation still running refuses the change (FailedPrecondition), once `change` has
-   * validated it: an invalid change is told its validation errors, whether or not one runs.
+   * validated it: an invalid change is told its validation errors, whether or not one runs (see
+   * refuseWhileVersionOperation for the rules only the API server judges).
    */
   private async changeSpec(initial: Scheduler, change: (spec: SchedulerSpec) => SchedulerSpec): Promise<{ operationId: string }> {
     const name = initial.metadata.name ?? '';
@@ -265,18 +267,12 @@ export class SchedulerCommands {
     for (let attempt = 0; ; attempt++) {
       const spec = change(await this.definitionToChange(current));
       // After the change is validated (its 400 comes first: a refused change would start nothing), once.
-      if (attempt === 0) await this.assertNoOngoingVersionOperation(current);
+      if (attempt === 0) await this.refuseWhileVersionOperation(current, spec);
       // Compared as the operator compares versions (defaults applied, key order and empty values
       // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
       if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
       try {
-        // The generation this write makes (its precondition is the one read) names the operation:
-        // a new version, or, when the scheduler's creation failed, a new creation (the
-        // create_scheduler the operator would enqueue for that generation: same id, same input).
-        const generation = (current.metadata.generation ?? 0) + 1;
-        const uid = current.metadata.uid ?? name;
-        const recreate = await this.creationFailed(current);
-        const operationId = recreate ? createSchedulerOperationId(uid, generation) : newVersionOperationId(uid, generation);
+        const { operationId, recreate } = await this.nextGenerationOperation(current);
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
         await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
         this.deps.logger.info(recreate ? 'scheduler creation enqueued again for the changed spec (the last one failed)' : 'new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
@@ -290,6 +286,42 @@ export class SchedulerCommands {
         if (!fresh) throw new NotFoundError(`scheduler ${name} not found`);
         current = fresh;
       }
+    }
+  }
+
+  /**
+   * The operation a spec write enqueues, named by the generation the write makes (its
+   * precondition is the one read): a new version, or, when the scheduler's creation failed, a new
+   * creation (the create_scheduler the operator would enqueue for that generation: same id, same input).
+   */
+  private async nextGenerationOperation(current: Scheduler): Promise<{ operationId: string; recreate: boolean }> {
+    const generation = (current.metadata.generation ?? 0) + 1;
+    const uid = current.metadata.uid ?? current.metadata.name ?? '';
+    const recreate = await this.creationFailed(current);
+    return { operationId: recreate ? createSchedulerOperationId(uid, generation) : newVersionOperationId(uid, generation), recreate };
+  }
+
+  /**
+   * assertNoOngoingVersionOperation for a spec change, which the API server may still refuse: the
+   * CRD's CEL rules (autoscaling min <= max, unique names, ...) are judged by it alone, when the
+   * spec is written. So before a change is told to wait (code 9), the write it would make is sent
+   * as a dry run (only then: no other request pays for it), and a refusal as invalid is answered
+   * as the write's would be (400, code 3, the fields named): waiting would not make it valid.
+   * Any other answer (a conflict, the API server busy) gives no verdict, and code 9 stands.
+   */
+  private async refuseWhileVersionOperation(current: Scheduler, spec: SchedulerSpec): Promise<void> {
+    try {
+      await this.assertNoOngoingVersionOperation(current);
+    } catch (err) {
+      if (!(err instanceof FailedPreconditionError)) throw err;
+      try {
+        const { operationId } = await this.nextGenerationOperation(current);
+        await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId, { dryRun: true });
+      } catch (dryRunErr) {
+        if (dryRunErr instanceof StoreInvalidError) throw dryRunErr;
+        this.deps.logger.debug('dry run of a spec change gave no verdict; the change is told to wait for the version operation', { scheduler: current.metadata.name, error: String(dryRunErr) });
+      }
+      throw err;
     }
   }
 
