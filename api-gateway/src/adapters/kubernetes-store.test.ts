@@ -8,7 +8,7 @@ import { makeKubeClients, MERGE_PATCH, type KubeClients } from '../../../common/
 import type { GameRoom, PingDigest } from '../../../common/src/generated/resources';
 import { startSandbox, type Sandbox } from '../../../sandbox/src/index';
 import { waitFor } from '../../../test/support/wait';
-import { StoreAlreadyExistsError, StoreConflictError, StoreNotFoundError } from '../errors';
+import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError } from '../errors';
 import { validSpec } from '../testing/fixtures';
 import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { SPEC_CHANGE_SOURCE_ANNOTATION, specChangeSource } from '../../../common/src/resources/labels';
@@ -78,6 +78,23 @@ describe('KubernetesStore on the sandbox', () => {
     const second = await store.updateSchedulerSpec(read!, validSpec({ roomsReplicas: 5 }), 'op-of-gen-3');
     expect(second.metadata.annotations).toEqual({ team: 'arena', [SPEC_CHANGE_SOURCE_ANNOTATION]: '3 api op-of-gen-3' });
     expect(specChangeSource(second.metadata.annotations, 3)).toEqual({ source: 'api', operation: 'op-of-gen-3' });
+  });
+
+  it('a dry-run spec update is judged by the API server (the CRD\'s CEL rules too) and stores nothing; it is no write in the metrics', async () => {
+    const created = await store.createScheduler('adapter-dry', validSpec());
+    const writes = async () => /roomkeeper_kube_writes_total\{kind="scheduler"\} (\d+)/.exec(await metrics.render())?.[1];
+    const writesBefore = await writes();
+    const admitted = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }), 'op-dry-gen-2', { dryRun: true });
+    expect([admitted.metadata.generation, admitted.spec.roomsReplicas]).toEqual([2, 4]);
+    const minAboveMax = validSpec({ autoscaling: { enabled: true, min: 5, max: 2, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } });
+    const refused = await store.updateSchedulerSpec(created, minAboveMax, 'op-dry-gen-2', { dryRun: true }).then(() => undefined, (err: unknown) => err);
+    expect(refused).toBeInstanceOf(StoreInvalidError);
+    expect((refused as StoreInvalidError).violations).toContainEqual({ field: 'autoscaling.min', message: 'min must be less than or equal to max' });
+    const stale = { ...created, metadata: { ...created.metadata, generation: 7 } };
+    await expect(store.updateSchedulerSpec(stale, validSpec({ roomsReplicas: 4 }), 'op-dry-gen-8', { dryRun: true })).rejects.toBeInstanceOf(StoreConflictError);
+    const stored = await store.getScheduler('adapter-dry');
+    expect([stored?.metadata.generation, stored?.metadata.resourceVersion, stored?.spec]).toEqual([1, created.metadata.resourceVersion, created.spec]);
+    expect(await writes()).toBe(writesBefore);
   });
 
   it('creates operations once (AlreadyExists is "exists"), lists them from the cache and requests cancellation', async () => {
