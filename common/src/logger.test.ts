@@ -53,4 +53,19 @@ describe('lines of a level that is off', () => {
     expect(formatted).toHaveBeenCalled();
     expect(lines.map((l) => [l.message, l.probe, l.requestId])).toEqual([['on', 'probe', 'r-1']]);
   });
+
+  it('are not even built by the level methods: a field of their meta is never read', async () => {
+    const { logger, lines } = capture('warn');
+    const child = logger.child({ requestId: 'r-2' }).child({ scheduler: 's' });
+    const read = jest.fn(() => 'value');
+    const meta = Object.defineProperty({}, 'field', { get: read, enumerable: true });
+    expect(child.info('off', meta)).toBe(child);
+    logger.debug('off too', meta);
+    await flushed();
+    expect(read).not.toHaveBeenCalled();
+    child.warn('on', meta);
+    await flushed();
+    expect(read).toHaveBeenCalled();
+    expect(lines.map((l) => [l.message, l.field, l.requestId, l.scheduler])).toEqual([['on', 'value', 'r-2', 's']]);
+  });
 });

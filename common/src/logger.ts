@@ -72,6 +72,17 @@ function dropDisabledLevels(logger: winston.Logger): winston.Logger {
     return true;
   };
   logger.write = dropping as typeof logger.write;
+  // The level methods (`info`, `debug`, ...) build the line's object before it reaches `write`: a
+  // line of a level that is off returns before that. Children inherit these (`child` derives from
+  // the logger it is called on).
+  const methods = logger as unknown as Record<string, unknown>;
+  for (const level of Object.keys(logger.levels)) {
+    const method = methods[level];
+    if (typeof method !== 'function') continue;
+    methods[level] = function (this: winston.Logger, ...args: unknown[]): unknown {
+      return this.isLevelEnabled(level) ? (method as (...a: unknown[]) => unknown).apply(this, args) : this;
+    };
+  }
   return logger;
 }
 
