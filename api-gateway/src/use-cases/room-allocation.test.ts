@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { groupAllocatable, isBusyRoom } from '../../../common/src/rooms/allocation';
 import { candidatesOfFleet } from '../testing/fixtures';
@@ -129,5 +130,12 @@ describe('requestHash', () => {
   it('ignores the allocationId and key order, and changes with the body', () => {
     expect(requestHash({ allocationId: 'a', metadata: { x: 1, y: 2 } })).toBe(requestHash({ metadata: { y: 2, x: 1 } }));
     expect(requestHash({ metadata: { x: 1 } })).not.toBe(requestHash({ metadata: { x: 2 } }));
+  });
+
+  it('of an empty request is the SHA-256 of {}, as stored by earlier releases, whatever its allocationId', () => {
+    const empty = createHash('sha256').update('{}').digest('hex');
+    expect(requestHash({})).toBe(empty);
+    expect(requestHash({ allocationId: 'a', selectors: undefined })).toBe(empty);
+    expect(requestHash({ metadata: {} })).not.toBe(empty);
   });
 });

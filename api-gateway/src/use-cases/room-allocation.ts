@@ -225,10 +225,14 @@ function parseAllocationRequest(body: unknown, idempotencyKey: string | undefine
   return { ...request, allocationId: request.allocationId ?? idempotencyKey };
 }
 
+/** The hash of a request that asks for nothing but a room (Maestro's empty body), the form sent most. */
+const EMPTY_REQUEST_HASH = createHash('sha256').update('{}').digest('hex');
+
 /** The hash stored with an allocation: the same allocationId with another body is refused. */
 export function requestHash(request: AllocationRequest): string {
   const { allocationId: _id, ...rest } = request;
-  return createHash('sha256').update(stableStringify(rest)).digest('hex');
+  const text = stableStringify(rest);
+  return text === '{}' ? EMPTY_REQUEST_HASH : createHash('sha256').update(text).digest('hex');
 }
 
 /**
