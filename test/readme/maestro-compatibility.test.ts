@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { escapeRegExp } from '../support/regexp';
 
 const REPO = path.resolve(__dirname, '../..');
 const DOC = 'docs/maestro-compatibility.md';
@@ -62,10 +63,6 @@ export function parseDoc(text: string): { rows: DocRow[]; problems: string[] } {
   return { rows, problems };
 }
 
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /**
  * Whether `source` holds `title` as a test's title: the first argument of it(…)/test(…) or of the
  * call it.each(…) returns; in a table-driven file, also a row's name (`['name', …` or `name: 'name'`).
@@ -80,7 +77,7 @@ export function holdsTestTitle(source: string, title: string): boolean {
   const code = source.split('\n').filter((l) => !/^\s*(?:\/\/|\/?\*)/.test(l)).join('\n');
   const tableDriven = /\b(?:it|test)\.each\s*\(/.test(code);
   const before = tableDriven ? String.raw`(?:\b(?:it|test)\(|\)\(|\[|\bname:)` : String.raw`(?:\b(?:it|test)\(|\)\()`;
-  return quoted.some((q) => new RegExp(`${before}\\s*${escapeRe(q)}`).test(code));
+  return quoted.some((q) => new RegExp(`${before}\\s*${escapeRegExp(q)}`).test(code));
 }
 
 /** The problems of one reference: a missing file, or a title the file does not hold. */

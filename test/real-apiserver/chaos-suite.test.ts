@@ -8,15 +8,14 @@
  * - api-outage-liveness.test.ts: every request of the operator held unanswered: /healthz stays
  *   200 (a reconcile's waits on the API are not counted), /readyz 503 says the API does not answer.
  */
+import { PLANE_SUITES } from '../support/plane-suites';
 import { expectSuitesPassOnPlane } from '../support/real-apiserver';
-
-const SUITES = ['test/chaos/operator-down.test.ts', 'test/chaos/watch-faults.test.ts', 'test/chaos/unanswered-watch.test.ts', 'test/chaos/api-outage-liveness.test.ts'];
 
 describe('chaos scenarios on the real API server', () => {
   test('the operator down, watch faults, an unanswered watch and an unanswered operator through the fault proxy', () => expectSuitesPassOnPlane({
     what: 'test/chaos (operator down, watch faults, unanswered watch, API outage liveness)', project: 'integration',
     // ROOMKEEPER_CHAOS_FILES (comma-separated paths) runs only those suites, while working on them.
-    files: process.env.ROOMKEEPER_CHAOS_FILES?.split(',').filter(Boolean) ?? SUITES,
+    files: process.env.ROOMKEEPER_CHAOS_FILES?.split(',').filter(Boolean) ?? PLANE_SUITES.chaos,
     figures: (output) => output.split('\n').filter((l) => l.includes('[chaos]')).join('\n'),
   }), 900_000);
 });

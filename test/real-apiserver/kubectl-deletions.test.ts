@@ -9,6 +9,7 @@
  * garbage collector are the real ones), the operator and gateway running as the chart's
  * ServiceAccounts.
  */
+import { PLANE_SUITES } from '../support/plane-suites';
 import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 
 /** The suite's figures: the `[kubectl-deletions]` line and its indented lines. */
@@ -19,6 +20,6 @@ function deletionFigures(output: string): string {
 
 describe('kubectl deletions on the real API server', () => {
   test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
-    what: 'kubectl deletions', project: 'integration', files: ['test/operator/kubectl-deletions.test.ts'], tests: 12, figures: deletionFigures,
+    what: 'kubectl deletions', project: 'integration', files: PLANE_SUITES.kubectlDeletions, tests: 12, figures: deletionFigures,
   }), 420_000);
 });

@@ -4,10 +4,11 @@
  * refused at admission with the field named, delete through the finalizer) on the real API
  * server, with the real kubectl as administrator and the operator as the chart's ServiceAccount.
  */
+import { PLANE_SUITES } from '../support/plane-suites';
 import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 
 describe('kubectl acceptance on the real API server', () => {
   test('test/operator/kubectl-scheduler.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
-    what: 'kubectl acceptance', project: 'integration', files: ['test/operator/kubectl-scheduler.test.ts'],
+    what: 'kubectl acceptance', project: 'integration', files: PLANE_SUITES.kubectlAcceptance,
   }), 600_000);
 });

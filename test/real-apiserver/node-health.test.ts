@@ -6,10 +6,11 @@
  * kube-controller-manager (whose node lifecycle controller taints the NotReady node and marks its
  * pods not ready), the operator and gateway running as the chart's ServiceAccounts.
  */
+import { PLANE_SUITES } from '../support/plane-suites';
 import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 
 describe('node health on the real API server', () => {
   test('test/operator/node-health.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
-    what: 'node health', project: 'integration', files: ['test/operator/node-health.test.ts'], tests: 2,
+    what: 'node health', project: 'integration', files: PLANE_SUITES.nodeHealth, tests: 2,
   }), 300_000);
 });

@@ -151,7 +151,7 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
  * that wrap them do: the cluster environment of `realClusterEnv`, in band. Prints the suites'
  * PASS lines (with their times) and resolves to jest's output; throws with its last part when jest failed.
  */
-async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: string[]): Promise<string> {
+async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: readonly string[]): Promise<string> {
   const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
     cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -170,7 +170,7 @@ export interface SuitesOnPlane {
   readonly what: string;
   /** The jest project of the files (their config: e2e, integration). */
   readonly project: string;
-  readonly files: string[];
+  readonly files: readonly string[];
   /** How many tests must pass, when the suite's count is fixed; otherwise any count, none failed or skipped. */
   readonly tests?: number;
   /** Lines of the output to print after the summary (the suites' own figures). */
