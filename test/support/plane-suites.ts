@@ -2,8 +2,8 @@
  * The sandbox-tier suites that the real-API-server tier runs again on a real control plane, each
  * through its wrapper in test/real-apiserver/. When `npm test` runs the whole real tier, the
  * sandbox tier leaves them out: a real kube-apiserver is the judge of what crosses the API, and on
- * 2 cores running each of them twice cost about 2.8 min (2026-12-04: the sandbox tiers took 296 s
- * without them, 463 s with them). `npm run test:e2e`, `npm run test:integration` and a path given
+ * 2 cores running each of them twice cost about 2.5 min (2026-12-04, `.ci/run` in a clean clone:
+ * the sandbox tiers took 310 s without them, 463 s with them). `npm run test:e2e`, `npm run test:integration` and a path given
  * to `npm test` still run them on the sandbox.
  */
 import * as fs from 'node:fs';

@@ -4,7 +4,7 @@
  *      (on 2 cores, 2026-12-03/04: 653–691 s with two, 436 and 448 s with three, 361 s with four; they
  *      mostly wait on their deadlines' polls, about 44 % of the CPU idle even with three). When the
  *      whole real tier follows (no argument, the binaries present), the suites it runs again on a
- *      real plane (test/support/plane-suites.ts) are left out here: 296 s instead of 463 s on 2026-12-04;
+ *      real plane (test/support/plane-suites.ts) are left out here: 310 s instead of 463 s in CI on 2026-12-04;
  *   2. the real-API-server tier (test/real-apiserver/) against real Kubernetes control planes from
  *      ROOMKEEPER_K8S_ASSETS, in three groups side by side, each one suite at a time: the whole
  *      end-to-end suite on a shared control plane of its own; the other shared-plane suites on a
