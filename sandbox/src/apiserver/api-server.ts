@@ -40,8 +40,8 @@ export interface ApiServerDeps {
   logger: Logger;
   bookmarkIntervalMs: number;
   now: Clock;
-  /** Waits out injected latency. */
-  sleep: (ms: number) => Promise<void>;
+  /** Waits out injected latency; ends early when `signal` aborts (the request's connection closed). */
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -294,7 +294,14 @@ export class ApiServer {
     const verb = verbOf(method, p, watch);
     const token = bearerToken(req.headers.authorization);
     const fault = this.deps.faults.decide(verb, rt.plural, token);
-    if (fault.latencyMs > 0) await this.deps.sleep(fault.latencyMs);
+    if (fault.latencyMs > 0) {
+      // Held as a slow server holds it. A client that gives up, or the sandbox stopping (it closes
+      // every connection), ends the wait, and the request is not served: no timer outlives it.
+      const closed = new AbortController();
+      res.once('close', () => closed.abort());
+      await this.deps.sleep(fault.latencyMs, closed.signal);
+      if (closed.signal.aborted) return;
+    }
     if (fault.errorStatus === 'reset') {
       req.socket.destroy();
       return;

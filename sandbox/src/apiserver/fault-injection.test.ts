@@ -102,6 +102,31 @@ describe('fault injection', () => {
     }
   });
 
+  it('ends a held request\'s wait when its client goes away, and does not serve it', async () => {
+    const signals: AbortSignal[] = [];
+    const held = await startSandbox({ sleep: (_ms, signal) => new Promise<void>((resolve) => {
+      signals.push(signal);
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    }) });
+    try {
+      held.faults.set({ latencyMs: 120_000, match: { resource: 'configmaps' } });
+      const client = new AbortController();
+      const create = fetch(`${held.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST', signal: client.signal, headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held' } }),
+      });
+      await waitUntil(() => signals.length === 1);
+      expect(signals[0]?.aborted).toBe(false);
+      client.abort();
+      await expect(create).rejects.toThrow();
+      await waitUntil(() => signals[0]?.aborted === true);
+      held.faults.clear();
+      expect((await request(held.url, 'GET', '/api/v1/namespaces/default/configmaps/held')).status).toBe(404);
+    } finally {
+      await held.stop();
+    }
+  });
+
   it('answers watches 410 as a status or as an ERROR event, and resets connections', async () => {
     sandbox.faults.set({ errorRate: 1, errorStatus: 410, match: { verb: 'watch' } });
     expect((await request(sandbox.url, 'GET', '/api/v1/pods?watch=true')).json).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });

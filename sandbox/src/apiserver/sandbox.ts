@@ -4,6 +4,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../../../common/src/logger';
 import { ApiServer } from './api-server';
@@ -37,8 +38,11 @@ export interface SandboxOptions {
   now?: Clock;
   /** Random source for fault injection (default Math.random). */
   random?: () => number;
-  /** Waits out injected latency (default: a timer); a test passes one it can observe and release. */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Waits out injected latency (default: a timer, cleared when `signal` aborts: the request's
+   * connection closed); a test passes one it can observe and release.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Read-only counters for tests and benchmarks. */
@@ -137,7 +141,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     logger,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5_000,
     now,
-    sleep: options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    sleep: options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined)),
   });
   faults.bindWatches({ cutWatches: () => server.cutWatches(), openWatches: (token) => server.openWatches(token) });
   const port = await server.listen(options.port ?? 0);
