@@ -309,7 +309,10 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
     const worker = new ForwardingWorker({ logger: silentLogger(), metrics, logLevel: 'error', record: (f) => forwarder.recordRelayed(f), reportIntervalMs: 20 });
     try {
       const w = buildTestApps({ forwarder, pingQueue: worker });
-      w.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 300 } }] }));
+      // 3 s, so that the call reaches the receiver before its deadline also when the worker thread
+      // (at nice 10) waits for a CPU: with 300 ms, two other suites on the 2 cores sometimes let the
+      // deadline pass while the channel was still connecting, and the receiver never saw the call.
+      w.store.seedScheduler('s1', validSpec({ forwarders: [{ name: 'mm', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 3000 } }] }));
       w.store.seedRoom('s1', 'room-1', { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', host: 'h', ports: [] });
       const res = await request(w.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).send({ status: 'occupied', timestamp: 1 });
       expect(res.body).toEqual({ success: true });
