@@ -52,6 +52,8 @@ export class WatchStream implements StoreWatcher {
   private tableHeadersSent = false;
   private bookmarkTimer: NodeJS.Timeout | undefined;
   private timeoutTimer: NodeJS.Timeout | undefined;
+  /** Lines held back by an injected watch delay, until they are written or the watch closes. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   /**
    * A watch from a resourceVersion the store has not reached gets nothing up to it, as from
    * kube-apiserver's watch cache (events and bookmarks at or below it are held back); 0 otherwise.
@@ -180,8 +182,15 @@ export class WatchStream implements StoreWatcher {
 
   private writeRaw(line: string): void {
     const delay = this.options.delayMs;
-    if (delay !== undefined && delay > 0) setTimeout(() => this.writeNow(line), delay);
-    else this.writeNow(line);
+    if (delay === undefined || delay <= 0) {
+      this.writeNow(line);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.delayed.delete(timer);
+      this.writeNow(line);
+    }, delay);
+    this.delayed.add(timer);
   }
 
   private writeNow(line: string): void {
@@ -196,6 +205,8 @@ export class WatchStream implements StoreWatcher {
     this.closed = true;
     if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
     if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     this.store.removeWatcher(this.options.resource, this);
     if (!this.res.writableEnded) this.res.end();
     this.onClosed(this);
