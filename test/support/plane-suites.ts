@@ -3,12 +3,13 @@
  * through its wrapper in test/real-apiserver/. When `npm test` runs the whole real tier, the
  * sandbox tier leaves them out: a real kube-apiserver is the judge of what crosses the API, and on
  * 2 cores running each of them twice cost about 2.5 min (2026-12-04, `.ci/run` in a clean clone:
- * the sandbox tiers took 310 s without them, 463 s with them). `npm run test:e2e`, `npm run test:integration` and a path given
- * to `npm test` still run them on the sandbox.
+ * the sandbox tiers took 310 s without them, 463 s with them). `npm run test:e2e`,
+ * `npm run test:integration` and a path given to `npm test` still run them on the sandbox.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+// Not stack.ts's REPO_ROOT: importing stack.ts would load the operator and the sandbox into npm test's runner.
 const ROOT = path.resolve(__dirname, '../..');
 
 export const PLANE_SUITES = {
