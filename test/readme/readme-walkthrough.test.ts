@@ -38,9 +38,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../support/ports';
 import { REPO_ROOT } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -333,17 +333,6 @@ function jsonDiff(answerText: string, output: string): string[] {
 
 // ---------------------------------------------------------------------------------------------
 // Running
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** One bash, fed a command at a time; output up to a marker line is the command's output. */
 class Shell {

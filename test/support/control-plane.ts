@@ -1,6 +1,7 @@
 /**
  * A real Kubernetes control plane as a test fixture (the envtest approach): etcd, kube-apiserver
- * and kube-controller-manager as local processes on free loopback ports, with a fresh data dir.
+ * and kube-controller-manager as local processes on free loopback ports (see ports.ts), with a
+ * fresh data dir.
  *
  * The binaries come from `ROOMKEEPER_K8S_ASSETS` (a folder holding the three). Authentication is
  * by static tokens (`tokens.csv`): an administrator for the tests themselves and a simulation
@@ -12,9 +13,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from './ports';
 
 const K8S_ASSETS_ENV = 'ROOMKEEPER_K8S_ASSETS';
 /** The shared plane's description (JSON file) for suites that need more than the kubeconfig. */
@@ -58,18 +59,6 @@ export interface ControlPlane extends ControlPlaneInfo {
   stopEtcd(): Promise<void>;
   startEtcd(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function kubeconfigYaml(url: string, caFile: string, user: string, token: string): string {
