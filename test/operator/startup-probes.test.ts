@@ -5,23 +5,14 @@
  * and /readyz 503 naming the cache still listing and for how long. Once every cache has listed,
  * /readyz answers 200 whether this replica leads or not.
  */
-import * as net from 'node:net';
 import { loadConfig } from '../../common/src/config';
 import type { ReadinessState } from '../../common/src/health-answers';
 import { startOperator, type RunningOperator } from '../../operator/src/operator';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
 import { captureLogs } from '../support/log-capture';
+import { freePort } from '../support/ports';
 import { CRD_DIR, TEST_CONFIG } from '../support/stack';
 import { waitFor } from '../support/wait';
-
-/** A loopback port free now (the operator listens on it next). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('the operator\'s probes while it starts (sandbox)', () => {
   let sandbox: Sandbox;

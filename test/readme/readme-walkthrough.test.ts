@@ -40,7 +40,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { freePort } from '../support/ports';
+import { freePorts } from '../support/ports';
 import { REPO_ROOT } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -393,7 +393,7 @@ describe('README parsing', () => {
 test('every command of the README walkthrough runs against npm start and answers what the README shows', async () => {
   const { blocks } = parseReadme(README);
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
-  const [gatewayPort, roomsPort, operatorPort] = [await freePort(), await freePort(), await freePort()];
+  const [gatewayPort, roomsPort, operatorPort] = await freePorts(3) as [number, number, number];
   const ports = {
     ROOMKEEPER_STATE_DIR: state,
     ROOMKEEPER_GATEWAY_PORT: String(gatewayPort),

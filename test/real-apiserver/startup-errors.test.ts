@@ -9,21 +9,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeTokenKubeconfig } from '../support/control-plane';
+import { freePort } from '../support/ports';
 import { kubectl, realApiServer, reportNotRun, RELEASE_NAMESPACE } from '../support/real-apiserver';
 import { REPO_ROOT } from '../support/stack';
 import { waitFor } from '../support/wait';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface Started { child: ChildProcess; lines: () => Record<string, unknown>[]; opsUrl: string }
 

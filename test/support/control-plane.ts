@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { freePort } from './ports';
+import { freePorts } from './ports';
 
 const K8S_ASSETS_ENV = 'ROOMKEEPER_K8S_ASSETS';
 /** The shared plane's description (JSON file) for suites that need more than the kubeconfig. */
@@ -149,7 +149,7 @@ export async function startControlPlane(opts: { assetsDir: string; dir?: string 
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rk-plane-'));
   fs.mkdirSync(path.join(dir, 'serving'), { recursive: true });
   const bin = (name: string): string => path.join(opts.assetsDir, name);
-  const [etcdPort, peerPort, apiPort, kcmPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [etcdPort, peerPort, apiPort, kcmPort] = await freePorts(4) as [number, number, number, number];
   const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   fs.writeFileSync(path.join(dir, 'sa.key'), privateKey.export({ type: 'pkcs1', format: 'pem' }));
   fs.writeFileSync(path.join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));

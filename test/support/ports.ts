@@ -57,14 +57,28 @@ function ephemeralPort(): Promise<number> {
 }
 
 /** A loopback port no one listens on, outside the ephemeral range where the machine has one. */
-export async function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
+  return onePort(new Set());
+}
+
+/**
+ * `count` different loopback ports no one listens on, outside the ephemeral range where the
+ * machine has one, for programs started together.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await onePort(ports));
+  return [...ports];
+}
+
+async function onePort(taken: ReadonlySet<number>): Promise<number> {
   const spans = candidateSpans();
   const size = spans.reduce((n, [a, b]) => n + b - a + 1, 0);
   for (let tries = 0; size > 0 && tries < 50; tries += 1) {
     let pick = Math.floor(Math.random() * size);
     for (const [a, b] of spans) {
       if (pick <= b - a) {
-        if (await isFree(a + pick)) return a + pick;
+        if (!taken.has(a + pick) && await isFree(a + pick)) return a + pick;
         break;
       }
       pick -= b - a + 1;
