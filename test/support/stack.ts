@@ -272,8 +272,11 @@ async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<stri
   const mine = (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => !before.has(n));
   for (const name of mine) await api.deleteScheduler(name).catch(() => undefined);
   const remaining = async () => (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => mine.includes(n));
+  // Deleting takes seconds (the namespace's removal), and each poll lists every scheduler of a
+  // shared cluster: at the default 20 ms these lists were one in six requests to the real plane
+  // during the e2e suites.
   const gone = await waitFor(async () => (await remaining()).length === 0,
-    { timeoutMs: 60_000, message: 'schedulers created by the suite deleted' }).then(() => true, () => false);
+    { timeoutMs: 60_000, intervalMs: 250, message: 'schedulers created by the suite deleted' }).then(() => true, () => false);
   if (!gone) return remaining();
   for (const name of mine) {
     for (const op of (await api.listOperations(name)).items) await api.deleteOperation(op.metadata.name as string).catch(() => undefined);
