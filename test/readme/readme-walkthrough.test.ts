@@ -40,8 +40,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { makeKubeClients } from '../../common/src/kube/clients';
+import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { freePorts } from '../support/ports';
-import { REPO_ROOT } from '../support/stack';
+import { deleteSchedulersCreatedSince, REPO_ROOT } from '../support/stack';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
 
@@ -364,6 +367,14 @@ class Shell {
 }
 
 const README = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+/** A cluster to run the walkthrough on instead of the sandbox (the real tier sets it: test/real-apiserver/readme-walkthrough.test.ts). */
+const CLUSTER = process.env.E2E_KUBECONFIG;
+
+function clusterApi(kubeconfig: string): RoomkeeperApi {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return new RoomkeeperApi(makeKubeClients(kc, { qps: 50, burst: 100 }).custom);
+}
 
 describe('README parsing', () => {
   test('finds the walkthrough, skips only marked blocks, and reads answers', () => {
@@ -390,7 +401,7 @@ describe('README parsing', () => {
   });
 });
 
-test('every command of the README walkthrough runs against npm start and answers what the README shows', async () => {
+test(`every command of the README walkthrough runs against npm start${CLUSTER ? ' on a cluster of one\'s own (E2E_KUBECONFIG)' : ''} and answers what the README shows`, async () => {
   const { blocks } = parseReadme(README);
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
   const [gatewayPort, roomsPort, operatorPort] = await freePorts(3) as [number, number, number];
@@ -400,10 +411,14 @@ test('every command of the README walkthrough runs against npm start and answers
     ROOMKEEPER_ROOMS_PORT: String(roomsPort),
     ROOMKEEPER_OPERATOR_PORT: String(operatorPort),
   };
-  const env: NodeJS.ProcessEnv = { ...process.env, ...ports };
-  delete env.KUBECONFIG;
-  delete env.E2E_KUBECONFIG;
-  delete env.KUBERNETES_SERVICE_HOST;
+  // No cluster but the one meant: not the caller's KUBECONFIG, E2E_* or in-cluster account.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries({ ...process.env, ...ports })
+    .filter(([name]) => !name.startsWith('E2E_') && name !== 'KUBECONFIG' && name !== 'KUBERNETES_SERVICE_HOST'));
+  // "On a cluster of your own": KUBECONFIG set in both shells, as the README says. A Lease of
+  // its own, as a Helm release's operator may hold the default one.
+  const cluster = CLUSTER ? clusterApi(CLUSTER) : undefined;
+  if (CLUSTER) Object.assign(env, { KUBECONFIG: CLUSTER, ROOMKEEPER_LEASE_NAME: 'roomkeeper-readme' });
+  const schedulersBefore = new Set(cluster ? (await cluster.listSchedulers()).items.map((x) => x.metadata.name as string) : []);
   toolPath('kubectl'); // the README's alias points at the unpacked kubectl
   const child = spawn('npm', ['start'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -420,6 +435,8 @@ test('every command of the README walkthrough runs against npm start and answers
     await waitFor(() => out.includes('Press Ctrl-C to stop.'), { timeoutMs: 180_000, message: 'npm start came up' }).catch((err: unknown) => {
       throw new Error(`${err instanceof Error ? err.message : String(err)}; its output so far:\n${out}`, { cause: err });
     });
+    const where = CLUSTER ? 'Kubernetes cluster from KUBECONFIG' : 'Kubernetes API (embedded sandbox)';
+    if (!out.includes(where)) failures.push(`npm start did not say "${where}":\n${out}`);
     for (const block of blocks) {
       for (const step of block.steps) {
         const { output, code } = await shell.run(withStatus(step));
@@ -432,6 +449,9 @@ test('every command of the README walkthrough runs against npm start and answers
     }
   } finally {
     shell.stop();
+    // On a cluster, what the walkthrough created goes, through npm start's operator, before it stops.
+    const left = cluster ? await deleteSchedulersCreatedSince(cluster, schedulersBefore) : [];
+    if (left.length > 0) failures.push(`schedulers the walkthrough created, still there a minute after their deletion: ${left.join(', ')}`);
     // npm start may have ended on its own (a crash): then the error above, with its output, is the one to see.
     if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGINT');
   }

@@ -268,7 +268,7 @@ async function installCrds(kc: k8s.KubeConfig): Promise<void> {
  * removes their rooms and namespaces), then the history the operator keeps of them (each one's
  * finished delete_scheduler operation, otherwise pruned only after the retention age).
  */
-async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: Set<string>): Promise<string[]> {
+export async function deleteSchedulersCreatedSince(api: RoomkeeperApi, before: ReadonlySet<string>): Promise<string[]> {
   const mine = (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => !before.has(n));
   for (const name of mine) await api.deleteScheduler(name).catch(() => undefined);
   const remaining = async () => (await api.listSchedulers()).items.map((x) => x.metadata.name as string).filter((n) => mine.includes(n));
