@@ -34,6 +34,8 @@ const children = new Set<ReturnType<typeof spawn>>();
 
 /** The real-tier suite that runs all of test/e2e (the longest, about 480 s alone): on a shared plane of its own. */
 const E2E_SUITE = 'test/real-apiserver/e2e-suite\\.test\\.ts$';
+/** The README walkthrough on the plane (about 40 s): with the e2e suite, in the group that ended first. */
+const README_WALKTHROUGH = 'test/real-apiserver/readme-walkthrough\\.test\\.ts$';
 /**
  * The real-tier suites that start, stop and kill a control plane of their own
  * (`startOutageLab`): they never touch a shared one. Alone: outage 195 s, outage operations
@@ -93,8 +95,8 @@ async function main(): Promise<number> {
   const asked = selected ? ['--runInBand', '--forceExit', ...jestArgs] : [...tier, ...jestArgs];
   const groups: Array<{ name: string | undefined; args: string[]; plane: number }> = whole
     ? [
-      { name: '[real e2e]', args: [...tier, E2E_SUITE], plane: 0 },
-      { name: undefined, args: [...tier, '--testPathIgnorePatterns', '/node_modules/', E2E_SUITE, THROTTLED_WRITES, OUTAGES], plane: 1 },
+      { name: '[real e2e]', args: [...tier, E2E_SUITE, README_WALKTHROUGH], plane: 0 },
+      { name: undefined, args: [...tier, '--testPathIgnorePatterns', '/node_modules/', E2E_SUITE, README_WALKTHROUGH, THROTTLED_WRITES, OUTAGES], plane: 1 },
       { name: '[outages]', args: [...tier, OUTAGES, THROTTLED_WRITES], plane: 1 },
     ]
     : [{ name: undefined, args: asked, plane: 0 }];
