@@ -40,8 +40,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
-import { makeKubeClients } from '../../common/src/kube/clients';
+import { discoverKubeConfig, makeKubeClients, type KubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { freePorts } from '../support/ports';
 import { deleteSchedulersCreatedSince, REPO_ROOT } from '../support/stack';
@@ -370,10 +369,11 @@ const README = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
 /** A cluster to run the walkthrough on instead of the sandbox (the real tier sets it: test/real-apiserver/readme-walkthrough.test.ts). */
 const CLUSTER = process.env.E2E_KUBECONFIG;
 
-function clusterApi(kubeconfig: string): RoomkeeperApi {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return new RoomkeeperApi(makeKubeClients(kc, { qps: 50, burst: 100 }).custom);
+/** The test's own clients of that cluster (to see and remove what the walkthrough created), as the components load a kubeconfig. */
+function clusterClients(kubeconfig: string): KubeClients {
+  const found = discoverKubeConfig({ E2E_KUBECONFIG: kubeconfig });
+  if (!found) throw new Error(`E2E_KUBECONFIG names ${kubeconfig}, which does not exist`);
+  return makeKubeClients(found.kc, { qps: 50, burst: 100 });
 }
 
 describe('README parsing', () => {
@@ -416,7 +416,8 @@ test(`every command of the README walkthrough runs against npm start${CLUSTER ? 
     .filter(([name]) => !name.startsWith('E2E_') && name !== 'KUBECONFIG' && name !== 'KUBERNETES_SERVICE_HOST'));
   // "On a cluster of your own": KUBECONFIG set in both shells, as the README says. A Lease of
   // its own, as a Helm release's operator may hold the default one.
-  const cluster = CLUSTER ? clusterApi(CLUSTER) : undefined;
+  const clients = CLUSTER ? clusterClients(CLUSTER) : undefined;
+  const cluster = clients ? new RoomkeeperApi(clients.custom) : undefined;
   if (CLUSTER) Object.assign(env, { KUBECONFIG: CLUSTER, ROOMKEEPER_LEASE_NAME: 'roomkeeper-readme' });
   const schedulersBefore = new Set(cluster ? (await cluster.listSchedulers()).items.map((x) => x.metadata.name as string) : []);
   toolPath('kubectl'); // the README's alias points at the unpacked kubectl
@@ -452,6 +453,7 @@ test(`every command of the README walkthrough runs against npm start${CLUSTER ? 
     // On a cluster, what the walkthrough created goes, through npm start's operator, before it stops.
     const left = cluster ? await deleteSchedulersCreatedSince(cluster, schedulersBefore) : [];
     if (left.length > 0) failures.push(`schedulers the walkthrough created, still there a minute after their deletion: ${left.join(', ')}`);
+    await clients?.close();
     // npm start may have ended on its own (a crash): then the error above, with its output, is the one to see.
     if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGINT');
   }

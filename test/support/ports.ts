@@ -24,13 +24,17 @@ function ephemeralRange(): readonly [number, number] {
   return FALLBACK_EPHEMERAL;
 }
 
-/** The ports outside the ephemeral range, as [first, last] spans. */
-function candidateSpans(): Array<readonly [number, number]> {
+let cachedSpans: ReadonlyArray<readonly [number, number]> | undefined;
+
+/** The ports outside the ephemeral range, as [first, last] spans (the range read once per process). */
+function candidateSpans(): ReadonlyArray<readonly [number, number]> {
+  if (cachedSpans) return cachedSpans;
   const [low, high] = ephemeralRange();
-  const spans: Array<readonly [number, number]> = [];
-  if (low - 1 >= LOWEST) spans.push([LOWEST, low - 1]);
-  if (high + 1 <= 65535) spans.push([high + 1, 65535]);
-  return spans;
+  const found: Array<readonly [number, number]> = [];
+  if (low - 1 >= LOWEST) found.push([LOWEST, low - 1]);
+  if (high + 1 <= 65535) found.push([high + 1, 65535]);
+  cachedSpans = found;
+  return found;
 }
 
 function isFree(port: number): Promise<boolean> {
