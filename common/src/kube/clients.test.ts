@@ -135,6 +135,18 @@ describe('requests that get no whole answer', () => {
     }
   });
 
+  test('a request that outlived its timeout is the API being unavailable, not an answer: a DOMException\'s legacy code (23) is no HTTP status', () => {
+    // What undici rejects with when a request's AbortSignal.timeout fires (the server went away mid-request).
+    const timedOut = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    expect(timedOut.code).toBe(23);
+    expect(isApiUnavailable(timedOut)).toBe(true);
+    expect(apiErrorFields(timedOut)).toEqual({ error: 'The operation was aborted due to timeout' });
+    // A caller's own cancel is not an outage.
+    const canceled = new DOMException('This operation was aborted', 'AbortError');
+    expect(isApiUnavailable(canceled)).toBe(false);
+    expect(apiErrorFields(canceled)).toEqual({ error: 'This operation was aborted' });
+  });
+
   test('an answer with headers that repeat reaches client-node joined, and a JSON body is read as client-node reads it', async () => {
     const server = http.createServer((_req, res) => {
       res.setHeader('content-type', 'application/json');

@@ -177,10 +177,10 @@ export function retryAfterMs(status: number, header: string | undefined): number
   return Math.min(Number(header.trim()) * 1000, RETRY_AFTER_MAX_MS);
 }
 
+/** A request that got no answer at all: no connection, a cut-off answer, a timeout, or an abort. */
 function isTransportError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const e = err as { name?: unknown };
-  return e.name === 'TimeoutError' || e.name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
+  return (err as { name?: unknown }).name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
 }
 
 function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, access: AccessAnswers, Api: new (config: k8s.Configuration) => T): T {
@@ -254,10 +254,14 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
   };
 }
 
-/** The HTTP status of an error thrown by the client, if it came from the API server. */
+/**
+ * The HTTP status of an error thrown by the client, if it came from the API server. Only a number
+ * an HTTP status can be counts: a DOMException carries a legacy numeric `code` too (23 for the
+ * `TimeoutError` of a request that outlived its timeout), which is no answer at all.
+ */
 export function apiStatus(err: unknown): number | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    if (typeof err.code === 'number') return err.code;
+    if (typeof err.code === 'number' && Number.isInteger(err.code) && err.code >= 100 && err.code <= 599) return err.code;
   }
   return undefined;
 }
@@ -296,7 +300,9 @@ export async function retryTransient<T>(fn: () => Promise<T>, attempts = 5): Pro
 /**
  * The API server could not answer: the connection failed (our requests fail with
  * `KubeTransportError`, client-node's watches with `TypeError: fetch failed`, each with the socket
- * error as its cause), or it answered 429 or a 5xx.
+ * error as its cause), the request outlived its timeout (`TimeoutError`: a server that went away
+ * mid-request, or hangs while it restarts), or it answered 429 or a 5xx. An `AbortError` is not
+ * one: the caller canceled its own request.
  */
 export function isApiUnavailable(err: unknown): boolean {
   const s = apiStatus(err);
@@ -305,7 +311,7 @@ export function isApiUnavailable(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { name?: unknown; message?: unknown };
   const code = socketErrorCode(err);
-  return (e.name === 'TypeError' && e.message === 'fetch failed') || e.name === 'KubeTransportError' || (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
+  return (e.name === 'TypeError' && e.message === 'fetch failed') || e.name === 'KubeTransportError' || e.name === 'TimeoutError' || (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code));
 }
 
 /** The socket's error code behind a request that got no answer (`ECONNREFUSED`, `UND_ERR_SOCKET`...), if any. */
