@@ -22,7 +22,7 @@ import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { onShutdownSignal } from '../../common/src/ops-server';
-import { PingRecorder } from './pings/ping-recorder';
+import { PingRecorder, type PendingWriteView } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
 import type { Readiness } from './routes/health-routes';
@@ -68,6 +68,8 @@ export interface RunningGateway {
   stop(options?: StopOptions): Promise<void>;
   /** For tests: what the gateway's caches hold now, by resource plural. */
   cached(): Record<string, readonly k8s.KubernetesObject[]>;
+  /** For tests: the room status writes this replica answered and has not written yet. */
+  pendingPingWrites(): PendingWriteView[];
 }
 
 async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logger): Promise<{ provider: CredentialsProvider; secret?: SecretCredentials }> {
@@ -212,6 +214,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     managementUrl,
     roomsUrl,
     cached: () => store.cached(),
+    pendingPingWrites: () => recorder.pendingWriteList(),
     stop: (stopOptions = {}) => {
       stopping ??= (async () => {
         draining = true;

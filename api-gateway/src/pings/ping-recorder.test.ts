@@ -207,6 +207,27 @@ describe('PingRecorder', () => {
 });
 
 describe('PingRecorder: an answered status change is never lost', () => {
+  /** A recorder whose status writes are held until `held` releases them, then (after `release()`) pass at once; both counted. */
+  function heldWrites() {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), inlineWriteMs: 20, random: () => 0 });
+    const working = store.patchRoomStatus.bind(store);
+    const held: (() => void)[] = [];
+    const writes = { held: 0, after: 0 };
+    store.patchRoomStatus = (sc, r, v, p) => {
+      writes.held++;
+      return new Promise<void>((resolve, reject) => held.push(() => working(sc, r, v, p).then(resolve, reject)));
+    };
+    const release = (): void => {
+      store.patchRoomStatus = (sc, r, v, p) => {
+        writes.after++;
+        return working(sc, r, v, p);
+      };
+    };
+    return { clock, store, recorder, held, writes, release };
+  }
+
   function failing() {
     const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
     const store = new InMemoryStore(() => clock.now);
@@ -236,11 +257,15 @@ describe('PingRecorder: an answered status change is never lost', () => {
     expect(outage.attempts).toBe(2);
     expect(recorder.pendingWrites).toBe(1);
     expect(await metrics.render()).toContain('roomkeeper_ping_status_writes_pending 1');
+    // What waits, since when, and why: the report answered first, the latest one kept.
+    expect(recorder.pendingWriteList()).toEqual([{ scheduler: 's1', roomId: 'room-1', status: 'occupied', attempts: 2, inFlight: false, pendingForMs: 5000, lastError: 'connect ECONNREFUSED 127.0.0.1:6443' }]);
+    expect(await metrics.render()).toContain('roomkeeper_ping_status_write_oldest_pending_seconds 5');
     // Back: the next due retry writes the latest report, with the latest ping time.
     outage.on = false;
     clock.now += 60_000;
     await recorder.retryDue();
     expect(recorder.pendingWrites).toBe(0);
+    expect(await metrics.render()).toContain('roomkeeper_ping_status_write_oldest_pending_seconds 0');
     expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', runningMatches: 2, status: 'occupied', lastPingAt: '2026-01-01T00:00:05.000Z' });
     expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 2 })).toBe('recorded');
     await recorder.stop();
@@ -339,28 +364,40 @@ describe('PingRecorder: an answered status change is never lost', () => {
   });
 
   it('answers a ping whose write is throttled (the client waiting out Retry-After) as pending, without a second write while the first is under way', async () => {
-    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
-    const store = new InMemoryStore(() => clock.now);
-    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), inlineWriteMs: 20, random: () => 0 });
-    const working = store.patchRoomStatus.bind(store);
-    const held: (() => void)[] = [];
-    let writes = 0;
-    store.patchRoomStatus = (sc, r, v, p) => {
-      writes++;
-      return new Promise<void>((resolve, reject) => held.push(() => working(sc, r, v, p).then(resolve, reject)));
-    };
+    const { store, recorder, held, writes, release } = heldWrites();
     const r = room(store, 'room-1');
     expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
     expect(recorder.pendingWrites).toBe(1);
     // A newer report while the first write is under way: coalesced, and not written yet.
     expect(await recorder.record(r, { status: 'ready', runningMatches: 0 })).toBe('pending');
     await recorder.retryDue();
-    expect(writes).toBe(1);
+    expect(writes.held).toBe(1);
     // The slow write lands (occupied); the newer report (ready) is written after it, never before.
-    store.patchRoomStatus = working;
+    release();
     held.shift()?.();
     for (let i = 0; i < 500 && recorder.pendingWrites > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect({ pending: recorder.pendingWrites, status: store.findRoom('s1', 'room-1')?.status?.pingStatus, writes }).toEqual({ pending: 0, status: 'ready', writes: 1 });
+    expect({ pending: recorder.pendingWrites, status: store.findRoom('s1', 'room-1')?.status?.pingStatus, writes: writes.held }).toEqual({ pending: 0, status: 'ready', writes: 1 });
+    await recorder.stop();
+  });
+
+  it('ends a slow write\'s entry when it lands, however many pings repeat its report meanwhile: no second write of the same report', async () => {
+    const { clock, store, recorder, held, writes, release } = heldWrites();
+    const r = room(store, 'room-1');
+    // This replica's cache lags: it shows the room as before the write for the whole test.
+    const stale = structuredClone(r);
+    const fresh = store.findRoom.bind(store);
+    store.findRoom = () => stale;
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    // The game server pings every second while the write is under way, always the same report.
+    for (let i = 0; i < 5; i++) {
+      clock.now += 1000;
+      expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    }
+    expect(recorder.pendingWriteList()).toEqual([{ scheduler: 's1', roomId: 'room-1', status: 'occupied', attempts: 1, inFlight: true, pendingForMs: 5000 }]);
+    release();
+    held.shift()?.();
+    for (let i = 0; i < 500 && recorder.pendingWrites > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect({ pending: recorder.pendingWrites, status: fresh('s1', 'room-1')?.status?.pingStatus, writes: writes.held + writes.after }).toEqual({ pending: 0, status: 'occupied', writes: 1 });
     await recorder.stop();
   });
 

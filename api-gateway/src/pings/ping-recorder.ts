@@ -25,7 +25,7 @@
  * that dies loses its pending writes; the room's next ping, to any replica, carries its status
  * again and is written then (every ping that differs from the stored status is written).
  */
-import { apiErrorFields, isConflict, isNotFound } from '../../../common/src/kube/clients';
+import { apiErrorFields, describeApiError, isConflict, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
@@ -74,6 +74,22 @@ interface PendingWrite {
   report: PingReport;
   attempts: number;
   dueAt: number;
+  /** When the first report of this run of failed writes was answered (ms since the epoch). */
+  since: number;
+  /** Why the last try failed (a 409 included), if one has. */
+  lastError?: string;
+}
+
+/** One status write answered and not yet written, as `pendingWriteList()` tells it. */
+export interface PendingWriteView {
+  scheduler: string;
+  roomId: string;
+  status: PingReport['status'];
+  attempts: number;
+  /** A write of it is under way now (one that outlasted its ping's answer). */
+  inFlight: boolean;
+  pendingForMs: number;
+  lastError?: string;
 }
 
 export interface PingReport {
@@ -82,6 +98,9 @@ export interface PingReport {
 }
 
 interface Written { pingStatus: PingReport['status']; runningMatches: number }
+
+/** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
+const STALE_CONFLICT_WARN_S = 60;
 
 /** `pending`: the status change could not be written yet; it is retried until it is. */
 export type PingOutcome = 'status-written' | 'recorded' | 'pending';
@@ -104,6 +123,7 @@ export class PingRecorder {
   /** First failed writes since the last line that told them, and when that line was written. */
   private untoldFailures = 0;
   private failuresToldAt = Number.NEGATIVE_INFINITY;
+  private conflictsToldAt = Number.NEGATIVE_INFINITY;
   private stopped = false;
   private readonly pendingDropped: { inc(by?: number): void };
   private readonly pendingRetries: { inc(by?: number): void };
@@ -115,6 +135,9 @@ export class PingRecorder {
     const metrics = options.metrics;
     metrics?.gauge('roomkeeper_ping_status_writes_pending', 'Room status changes answered but not yet written to the API server (retried until written).', () => {
       metrics.gauge('roomkeeper_ping_status_writes_pending', '').set(this.pending.size);
+    });
+    metrics?.gauge('roomkeeper_ping_status_write_oldest_pending_seconds', 'How long the oldest room status change answered and not yet written has waited (0: none pending). Growing past an outage means writes keep failing: see the gateway\'s "pending room status writes failed again" log lines.', () => {
+      metrics.gauge('roomkeeper_ping_status_write_oldest_pending_seconds', '').set(this.oldestPendingMs() / 1000);
     });
     this.pendingDropped = metrics?.counter('roomkeeper_ping_status_writes_dropped_total', 'Pending room status writes dropped because more than the pending limit were waiting.').bind({}) ?? { inc: () => undefined };
     this.pendingRetries = metrics?.counter('roomkeeper_ping_status_write_retries_total', 'Retries of pending room status writes.').bind({}) ?? { inc: () => undefined };
@@ -132,6 +155,21 @@ export class PingRecorder {
     return this.pending.size;
   }
 
+  /** Each status change answered and not yet written, oldest first: what it is, how long it waited, and why its last try failed. */
+  pendingWriteList(): PendingWriteView[] {
+    const now = this.options.now();
+    return [...this.pending.values()].sort((a, b) => a.since - b.since).map((w) => ({
+      scheduler: w.scheduler, roomId: w.roomId, status: w.report.status, attempts: w.attempts,
+      inFlight: w.dueAt === Number.POSITIVE_INFINITY, pendingForMs: now - w.since, ...(w.lastError !== undefined ? { lastError: w.lastError } : {}),
+    }));
+  }
+
+  private oldestPendingMs(): number {
+    let since = Number.POSITIVE_INFINITY;
+    for (const w of this.pending.values()) since = Math.min(since, w.since);
+    return since === Number.POSITIVE_INFINITY ? 0 : Math.max(0, this.options.now() - since);
+  }
+
   /**
    * Records one ping of a room known to exist (`room` from the cache). Writes the status at once
    * when it changes; throws when that write fails (the room may be gone).
@@ -144,8 +182,9 @@ export class PingRecorder {
     const key = `${scheduler}/${roomId}`;
     const waiting = this.pending.get(key);
     if (waiting) {
-      // Coalesced: the retry writes the latest report; no extra request per ping.
-      waiting.report = ping;
+      // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
+      // same report keeps the one under way, so a write of it that succeeds ends the entry.
+      if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches) waiting.report = ping;
       return 'pending';
     }
     if (!this.needsWrite(key, room, ping)) return 'recorded';
@@ -161,13 +200,13 @@ export class PingRecorder {
     if (result === 'slow') {
       // Pending, and not retried while this write is under way (an older write landing after a
       // newer one would undo it): its outcome settles the entry.
-      const entry = this.addPending(key, { scheduler, roomId, report: ping, attempts: 1 }, Number.POSITIVE_INFINITY);
+      const entry = this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now }, Number.POSITIVE_INFINITY);
       void write.then((r) => this.settleSlowWrite(key, entry, ping, r.ok ? undefined : r.err));
       return 'pending';
     }
     if (!result.ok) {
       if (isNotFound(result.err)) throw result.err;
-      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1 });
+      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now, lastError: describeApiError(result.err) });
       this.tellFailedWrite(scheduler, roomId, ping, result.err);
       return 'pending';
     }
@@ -177,15 +216,18 @@ export class PingRecorder {
 
   /** A write that outlasted its ping's answer has ended: written, gone, or retried as any pending one. */
   private settleSlowWrite(key: string, entry: PendingWrite, report: PingReport, err: unknown): void {
+    if (err === undefined) this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
     if (this.pending.get(key) !== entry) return; // dropped (too many pending) or flushed meanwhile
     if (err === undefined && entry.report === report) {
       this.pending.delete(key);
-      this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
     } else if (err !== undefined && isNotFound(err)) {
       this.pending.delete(key);
     } else {
       // Failed, or a newer report came meanwhile: the retries write the latest one.
-      if (err !== undefined) this.tellFailedWrite(entry.scheduler, entry.roomId, report, err);
+      if (err !== undefined) {
+        entry.lastError = describeApiError(err);
+        this.tellFailedWrite(entry.scheduler, entry.roomId, report, err);
+      }
       entry.dueAt = this.options.now() + (err === undefined ? 0 : this.backoffMs(entry.attempts));
     }
     this.scheduleRetry();
@@ -290,6 +332,7 @@ export class PingRecorder {
     // Failures other than a 409 (the API server down, throttling, a refusal), told once per round:
     // a line per room would flood the log in an outage of a whole fleet.
     let failed = 0;
+    let conflicts = 0;
     let firstFailure: unknown;
     try {
       const now = this.options.now();
@@ -308,25 +351,34 @@ export class PingRecorder {
         try {
           this.pendingRetries.inc();
           await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing);
+          this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
-          this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
           this.options.logger.info('pending room status written', { scheduler: w.scheduler, roomId: w.roomId, status: report.status, attempts: w.attempts });
         } catch (err) {
           if (isNotFound(err)) {
             this.pending.delete(key);
             continue;
           }
-          if (isConflict(err)) this.tellFailedWrite(w.scheduler, w.roomId, report, err);
-          else if (failed++ === 0) firstFailure = err;
+          w.lastError = describeApiError(err);
+          if (isConflict(err)) {
+            conflicts++;
+            this.tellFailedWrite(w.scheduler, w.roomId, report, err);
+          } else if (failed++ === 0) firstFailure = err;
           w.attempts++;
           w.dueAt = this.options.now() + this.backoffMs(w.attempts);
         }
       }
     } finally {
       this.retrying = false;
+      const oldestPendingSeconds = Math.round(this.oldestPendingMs() / 1000);
       if (failed > 0) {
-        this.options.logger.warn('pending room status writes failed again; each is retried with backoff until written', { failed, pending: this.pending.size, ...apiErrorFields(firstFailure) });
+        this.options.logger.warn('pending room status writes failed again; each is retried with backoff until written', { failed, pending: this.pending.size, oldestPendingSeconds, ...apiErrorFields(firstFailure) });
+      } else if (conflicts > 0 && oldestPendingSeconds >= STALE_CONFLICT_WARN_S && this.options.now() - this.conflictsToldAt >= (this.options.failureLogIntervalMs ?? 10_000)) {
+        // A 409 is retried on the room as the cache shows it next; one still refused after a minute
+        // means this replica's cache of rooms has not shown the room's newer version for that long.
+        this.conflictsToldAt = this.options.now();
+        this.options.logger.warn('pending room status writes refused again: each room changed since the version this gateway\'s cache shows, and the cache has not caught up; retried with backoff', { conflicts, pending: this.pending.size, oldestPendingSeconds });
       }
       this.scheduleRetry();
     }
