@@ -238,6 +238,26 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.custom.deleteClusterCustomObject({ ...G, name });
     return { failedTest: r, recognised, unknownOp };
   }),
+  // A spec write to a Scheduler without annotations adds the map whole, on the condition that there
+  // is still none (specChangeSourcePatch): a JSON Patch `test` of null, which passes for a missing
+  // member of an object that exists, and fails for a member that is there or a missing parent.
+  'a JSON Patch test of null passes for a missing member only': (api) => outcome(async () => {
+    const name = `jnull-${api.id}`;
+    await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
+    const JSON_PATCH = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
+    const patch = (body: object[]) => outcome(async () => {
+      const o = await api.custom.patchClusterCustomObject({ ...G, name, body }, JSON_PATCH) as { metadata: { annotations?: Record<string, string> } };
+      return { annotations: o.metadata.annotations };
+    });
+    const result = {
+      noneYet: await patch([{ op: 'test', path: '/metadata/annotations', value: null }, { op: 'add', path: '/metadata/annotations', value: { first: '1' } }]),
+      thereNow: await patch([{ op: 'test', path: '/metadata/annotations', value: null }, { op: 'add', path: '/metadata/annotations', value: { second: '2' } }]),
+      missingMember: await patch([{ op: 'test', path: '/metadata/annotations/other', value: null }]),
+      missingParent: await patch([{ op: 'test', path: '/metadata/nothing/other', value: null }]),
+    };
+    await api.custom.deleteClusterCustomObject({ ...G, name });
+    return result;
+  }),
   // kube-apiserver keeps a field named `__proto__`, `constructor` or `prototype` as an ordinary
   // field; the sandbox must too, without reaching a JavaScript prototype of its process.
   'fields named __proto__, constructor and prototype are ordinary fields to merge and JSON patches': (api) => outcome(async () => {

@@ -80,6 +80,20 @@ describe('KubernetesStore on the sandbox', () => {
     expect(specChangeSource(second.metadata.annotations, 3)).toEqual({ source: 'api', operation: 'op-of-gen-3' });
   });
 
+  it('a spec update of a scheduler without annotations loses to no status write, and to an annotation added meanwhile it conflicts instead of replacing it', async () => {
+    const created = await store.createScheduler('adapter-fresh', validSpec());
+    expect(created.metadata.annotations).toBeUndefined();
+    // The operator writes the status after the read (a new resourceVersion, the same generation).
+    await new RoomkeeperApi(clients.custom).patchSchedulerStatus('adapter-fresh', { status: { state: 'in-sync' } });
+    const first = await store.updateSchedulerSpec(created, validSpec({ roomsReplicas: 4 }), 'op-fresh-gen-2');
+    expect([first.metadata.generation, first.metadata.annotations]).toEqual([2, { [SPEC_CHANGE_SOURCE_ANNOTATION]: '2 api op-fresh-gen-2' }]);
+    // Someone annotates a scheduler read without annotations, after the read: the write must not drop it.
+    const other = await store.createScheduler('adapter-fresh-2', validSpec());
+    await new RoomkeeperApi(clients.custom).jsonPatchScheduler('adapter-fresh-2', [{ op: 'add', path: '/metadata/annotations', value: { team: 'arena' } }]);
+    await expect(store.updateSchedulerSpec(other, validSpec({ roomsReplicas: 4 }), 'op-fresh2-gen-2')).rejects.toBeInstanceOf(StoreConflictError);
+    expect((await store.getScheduler('adapter-fresh-2'))?.metadata.annotations).toEqual({ team: 'arena' });
+  });
+
   it('a dry-run spec update is judged by the API server (the CRD\'s CEL rules too) and stores nothing; it is no write in the metrics', async () => {
     const created = await store.createScheduler('adapter-dry', validSpec());
     const writes = async () => /roomkeeper_kube_writes_total\{kind="scheduler"\} (\d+)/.exec(await metrics.render())?.[1];

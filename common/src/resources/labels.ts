@@ -66,12 +66,16 @@ export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
  * JSON Patch operations that say `operation` of `source` makes the spec change the same patch
  * makes (SPEC_CHANGE_SOURCE_ANNOTATION, read back by `specChangeSource`): conditional on the
  * generation read, which the change moves by exactly one (a status write does not move it). An
- * object read without annotations gets the map whole, conditional on the resourceVersion read too:
- * an annotation added by someone else meanwhile (which moves no generation) makes the patch fail
- * and the caller read again, instead of being replaced.
+ * object read without annotations gets the map whole, conditional on there still being none (a
+ * JSON Patch `test` of null passes for a member that is missing, on kube-apiserver): an annotation
+ * added by someone else meanwhile (which moves no generation) makes the patch fail and the caller
+ * read again, instead of being replaced. Not conditional on the resourceVersion: that moves with
+ * every status write, and a scheduler just created (no annotations yet), whose status the operator
+ * writes several times a second while its rooms start, made a spec write lose five times running
+ * (the likely cause of a 409 "changed concurrently" answered once to a PATCH in CI).
  */
 export function specChangeSourcePatch(
-  read: { metadata: { generation?: number; resourceVersion?: string; annotations?: Record<string, string> } },
+  read: { metadata: { generation?: number; annotations?: Record<string, string> } },
   source: OperationSource,
   operation: string,
 ): { op: string; path: string; value: unknown }[] {
@@ -79,7 +83,7 @@ export function specChangeSourcePatch(
   const value = `${generation + 1} ${source} ${operation}`;
   const ofGeneration = { op: 'test', path: '/metadata/generation', value: generation };
   if (read.metadata.annotations) return [ofGeneration, { op: 'add', path: `/metadata/annotations/${SPEC_CHANGE_SOURCE_ANNOTATION.replace('/', '~1')}`, value }];
-  return [ofGeneration, { op: 'test', path: '/metadata/resourceVersion', value: read.metadata.resourceVersion }, { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } }];
+  return [ofGeneration, { op: 'test', path: '/metadata/annotations', value: null }, { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } }];
 }
 
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */

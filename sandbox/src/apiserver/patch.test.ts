@@ -28,6 +28,14 @@ describe('applyJsonPatch', () => {
     expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
   });
 
+  it('tests a missing member of an object as null, as kube-apiserver does, and nothing else', () => {
+    const doc = { metadata: { name: 'a' }, data: { x: '1' } };
+    expect(applyJsonPatch(doc, [{ op: 'test', path: '/metadata/annotations', value: null }, { op: 'add', path: '/metadata/annotations', value: { k: 'v' } }])).toEqual({ metadata: { name: 'a', annotations: { k: 'v' } }, data: { x: '1' } });
+    for (const path of ['/data/x', '/metadata/nothing/other']) {
+      expect(() => applyJsonPatch(doc, [{ op: 'test', path, value: null }])).toThrow(expect.objectContaining({ code: 422 }) as Error);
+    }
+  });
+
   it('answers an unknown op as kube-apiserver does: 422 Invalid with its generic message', () => {
     expect(() => applyJsonPatch(doc, [{ op: 'bogus', path: '/c' }])).toThrow(expect.objectContaining({ code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' }) as Error);
   });

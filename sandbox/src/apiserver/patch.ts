@@ -125,9 +125,14 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
         doc = addAt(doc, path, value, pointer);
         break;
       }
-      case 'test':
-        if (!jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
+      case 'test': {
+        // As kube-apiserver's json-patch (v1.28): a member missing from an object that exists
+        // tests equal to null (a missing parent still fails), the one way to test for absence.
+        const parent = getAt(doc, path.slice(0, -1));
+        const missingMember = raw.value === null && path.length > 0 && isRecord(parent) && ownField(parent, path[path.length - 1] as string) === undefined;
+        if (!missingMember && !jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
         break;
+      }
       default:
         throw patchError(`unexpected json patch operation: ${op}`);
     }
