@@ -23,7 +23,7 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 
 /** How long a GameRoom may wait for its pod to appear before it counts as lost. */
 const POD_APPEAR_GRACE_MS = 30_000;
-/** Tries of a lost room's record whose resourceVersion condition failed, each on a fresh read. */
+/** Tries of a lost room's record whose condition failed (another loss created the list first), each on a fresh read. */
 const LOSS_RECORD_TRIES = 4;
 /** After a conflicting status write, when the room is looked at again if no newer version came by then. */
 const CONFLICT_REQUEUE_MS = 2_000;
@@ -241,8 +241,9 @@ export class RoomStatusController {
       } catch (err) {
         this.deps.expectations?.cancelLossRecord(scheduler, room);
         if (apiStatus(err) === 404) return;
-        // The first record is conditional on the Scheduler's resourceVersion, which status writes
-        // move often: decide again on a fresh read at once, rather than on the cache after a backoff.
+        // The first record is conditional on there being no list yet: another room's loss may
+        // have created it meanwhile; decide again on a fresh read at once (an append then), rather
+        // than on the cache after a backoff.
         if (!isJsonPatchNotApplied(err) || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
         current = await this.deps.api.getScheduler(scheduler);
         if (current.metadata.deletionTimestamp) return;

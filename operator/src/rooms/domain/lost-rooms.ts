@@ -23,16 +23,17 @@ export const MAX_LOST_ROOMS = 20;
  * once never conflict with each other nor with the room counts written meanwhile; the list stays
  * bounded because every append to a full list removes as many of the oldest (the API server
  * refuses a list longer than `maxItems`, when this cache was behind, and the retry decides again).
- * Only the first record, which creates the list, is conditional on the resourceVersion.
+ * The first record, which creates the list, is conditional on there still being none (a JSON Patch
+ * `test` of null passes for a missing member, on kube-apiserver): not on the resourceVersion, which
+ * every room count written meanwhile moves.
  */
 export function lostRoomPatch(s: Scheduler, entry: LostRoom, max = MAX_LOST_ROOMS): object[] | undefined {
   const current = s.status?.lostRooms;
   if (current?.some((e) => e.name === entry.name)) return undefined;
   if (!current) {
-    const guard = { op: 'test', path: '/metadata/resourceVersion', value: s.metadata.resourceVersion };
     return s.status
-      ? [guard, { op: 'add', path: '/status/lostRooms', value: [entry] }]
-      : [guard, { op: 'add', path: '/status', value: { lostRooms: [entry] } }];
+      ? [{ op: 'test', path: '/status/lostRooms', value: null }, { op: 'add', path: '/status/lostRooms', value: [entry] }]
+      : [{ op: 'test', path: '/status', value: null }, { op: 'add', path: '/status', value: { lostRooms: [entry] } }];
   }
   const drop = Math.max(0, current.length + 1 - max);
   return [{ op: 'add', path: '/status/lostRooms/-', value: entry }, ...Array.from({ length: drop }, () => ({ op: 'remove', path: '/status/lostRooms/0' }))];
