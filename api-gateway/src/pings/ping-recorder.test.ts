@@ -276,7 +276,7 @@ describe('PingRecorder: an answered status change is never lost', () => {
     const stream = new PassThrough();
     const lines: Record<string, unknown>[] = [];
     stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
-    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: createLogger('gateway', { level: 'warn', stream }), random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: createLogger('gateway', { level: 'info', stream }), random: () => 0.5, retryBaseMs: 1000, retryCapMs: 4000 });
     for (let i = 0; i < 50; i++) await recorder.record(room(store, `room-${i}`), { status: 'occupied', runningMatches: 1 });
     await new Promise((r) => setImmediate(r));
     // The first failures: one line, naming the first room; the other 49 wait for the next line.
@@ -294,9 +294,13 @@ describe('PingRecorder: an answered status change is never lost', () => {
     await new Promise((r) => setImmediate(r));
     expect(lines).toEqual([expect.objectContaining({ message: 'room status writes failed; each is kept pending and retried until written', failed: 50, roomId: 'room-50' })]);
     outage.on = false;
+    lines.length = 0;
     clock.now += 10_000;
     await recorder.retryDue();
+    await new Promise((r) => setImmediate(r));
     expect(recorder.pendingWrites).toBe(0);
+    // Written: one line for the round, naming the room that waited longest, not one per room.
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', message: 'pending room status writes written', written: 51, pending: 0, longestWaitSeconds: 20, roomId: 'room-0', tries: 3 })]);
     await recorder.stop();
   });
 

@@ -85,6 +85,7 @@ export interface PendingWriteView {
   scheduler: string;
   roomId: string;
   status: PingReport['status'];
+  /** Writes tried so far: those that failed, and the one under way if any. */
   attempts: number;
   /** A write of it is under way now (one that outlasted its ping's answer). */
   inFlight: boolean;
@@ -334,6 +335,10 @@ export class PingRecorder {
     let failed = 0;
     let conflicts = 0;
     let firstFailure: unknown;
+    // Written this round: told in one line too (after an outage, every room whose status changed
+    // in it is written in the first rounds), naming the room that waited longest.
+    let writtenNow = 0;
+    let longest: { scheduler: string; roomId: string; status: string; tries: number; waitedMs: number } | undefined;
     try {
       const now = this.options.now();
       const due = [...this.pending.entries()].filter(([, w]) => w.dueAt <= now);
@@ -354,7 +359,9 @@ export class PingRecorder {
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it
-          this.options.logger.info('pending room status written', { scheduler: w.scheduler, roomId: w.roomId, status: report.status, attempts: w.attempts });
+          writtenNow++;
+          const waitedMs = this.options.now() - w.since;
+          if (!longest || waitedMs > longest.waitedMs) longest = { scheduler: w.scheduler, roomId: w.roomId, status: report.status, tries: w.attempts + 1, waitedMs };
         } catch (err) {
           if (isNotFound(err)) {
             this.pending.delete(key);
@@ -371,6 +378,12 @@ export class PingRecorder {
       }
     } finally {
       this.retrying = false;
+      if (longest) {
+        this.options.logger.info('pending room status writes written', {
+          written: writtenNow, pending: this.pending.size, longestWaitSeconds: Math.round(longest.waitedMs / 1000),
+          scheduler: longest.scheduler, roomId: longest.roomId, status: longest.status, tries: longest.tries,
+        });
+      }
       const oldestPendingSeconds = Math.round(this.oldestPendingMs() / 1000);
       if (failed > 0) {
         this.options.logger.warn('pending room status writes failed again; each is retried with backoff until written', { failed, pending: this.pending.size, oldestPendingSeconds, ...apiErrorFields(firstFailure) });
