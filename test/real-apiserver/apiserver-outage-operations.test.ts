@@ -335,9 +335,10 @@ describe('control-plane outages in the middle of the work (a real control plane 
     try {
       // Every status answered in the gap reached the API server; nothing is left pending.
       let seen = '';
+      let wrong: string[] = [];
       await waitFor(async () => {
         const rooms = new Map(live((await s.api.listGameRooms(D)).items).map((r) => [r.metadata.name as string, r]));
-        const wrong = names.filter((n) => rooms.get(n)?.status?.status !== played.get(n));
+        wrong = names.filter((n) => rooms.get(n)?.status?.status !== played.get(n));
         // What each room not as reported says of itself: its pod's side (instance) and its pings'.
         seen = wrong.map((n) => {
           const st = rooms.get(n)?.status;
@@ -347,7 +348,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
       }, { timeoutMs: 120_000, intervalMs: 500, message: 'the statuses answered in the gap written' }).catch(async (err: unknown) => {
         // Failed twice in CI (4 rooms left pending; then writes still pending with every room right): say what waits, and on what.
         const pods = new Map((await s.core.listNamespacedPod({ namespace: D })).items.map((p) => [p.metadata?.name ?? '', p]));
-        const podsOfWrong = names.filter((n) => seen.includes(`${n}=`)).map((n) => `${n}: ${JSON.stringify(pods.get(n)?.status?.conditions?.map((c) => `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}`))}`);
+        const podsOfWrong = wrong.map((n) => `${n}: ${JSON.stringify(pods.get(n)?.status?.conditions?.map((c) => `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}`))}`);
         const leader = s.operators.some((o) => o.isLeader);
         throw new Error(`${(err as Error).message}; rooms not (yet) as reported: ${seen}; their pods' conditions: ${podsOfWrong.join('; ')}; an operator leads: ${String(leader)}; `
           + `the gateway's pending status writes: ${JSON.stringify(s.gateway?.pendingPingWrites().slice(0, 20))}`);

@@ -128,9 +128,11 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
       case 'test': {
         // As kube-apiserver's json-patch (v1.28): a member missing from an object that exists
         // tests equal to null (a missing parent still fails), the one way to test for absence.
-        const parent = getAt(doc, path.slice(0, -1));
-        const missingMember = raw.value === null && path.length > 0 && isRecord(parent) && ownField(parent, path[path.length - 1] as string) === undefined;
-        if (!missingMember && !jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
+        const missingMember = (): boolean => {
+          const parent = getAt(doc, path.slice(0, -1));
+          return isRecord(parent) && ownField(parent, path[path.length - 1] as string) === undefined;
+        };
+        if (!(raw.value === null && path.length > 0 && missingMember()) && !jsonEqual(getAt(doc, path), raw.value)) throw patchError(`the server rejected our request due to an error in our request: testing value ${pointer} failed: test failed`);
         break;
       }
       default:
