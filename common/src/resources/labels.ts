@@ -1,5 +1,6 @@
 /** Label and annotation keys Roomkeeper puts on the objects it owns (the API group: api-group.ts). */
 import { operationSourceValues, type OperationSource } from '../generated/resources';
+import { addWhereAbsent } from '../kube/json-patch';
 
 /** On Operation, SchedulerVersion, GameRoom and room Pods: the scheduler's name. */
 export const SCHEDULER_LABEL = 'roomkeeper.io/scheduler';
@@ -66,9 +67,8 @@ export const SPEC_CHANGE_SOURCE_ANNOTATION = 'roomkeeper.io/spec-change-source';
  * JSON Patch operations that say `operation` of `source` makes the spec change the same patch
  * makes (SPEC_CHANGE_SOURCE_ANNOTATION, read back by `specChangeSource`): conditional on the
  * generation read, which the change moves by exactly one (a status write does not move it). An
- * object read without annotations gets the map whole, conditional on there still being none (a
- * JSON Patch `test` of null passes for a member that is missing, on kube-apiserver): an annotation
- * added by someone else meanwhile (which moves no generation) makes the patch fail and the caller
+ * object read without annotations gets the map whole, conditional on there still being none
+ * (`addWhereAbsent`): an annotation added by someone else meanwhile (which moves no generation) makes the patch fail and the caller
  * read again, instead of being replaced. Not conditional on the resourceVersion: that moves with
  * every status write, and a scheduler just created (no annotations yet), whose status the operator
  * writes several times a second while its rooms start, made a spec write lose five times running
@@ -83,7 +83,7 @@ export function specChangeSourcePatch(
   const value = `${generation + 1} ${source} ${operation}`;
   const ofGeneration = { op: 'test', path: '/metadata/generation', value: generation };
   if (read.metadata.annotations) return [ofGeneration, { op: 'add', path: `/metadata/annotations/${SPEC_CHANGE_SOURCE_ANNOTATION.replace('/', '~1')}`, value }];
-  return [ofGeneration, { op: 'test', path: '/metadata/annotations', value: null }, { op: 'add', path: '/metadata/annotations', value: { [SPEC_CHANGE_SOURCE_ANNOTATION]: value } }];
+  return [ofGeneration, ...addWhereAbsent('/metadata/annotations', { [SPEC_CHANGE_SOURCE_ANNOTATION]: value })];
 }
 
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */

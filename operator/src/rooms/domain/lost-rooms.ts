@@ -7,6 +7,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
+import { addWhereAbsent } from '../../../../common/src/kube/json-patch';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import type { Autoscaling } from './types';
@@ -23,17 +24,14 @@ export const MAX_LOST_ROOMS = 20;
  * once never conflict with each other nor with the room counts written meanwhile; the list stays
  * bounded because every append to a full list removes as many of the oldest (the API server
  * refuses a list longer than `maxItems`, when this cache was behind, and the retry decides again).
- * The first record, which creates the list, is conditional on there still being none (a JSON Patch
- * `test` of null passes for a missing member, on kube-apiserver): not on the resourceVersion, which
- * every room count written meanwhile moves.
+ * The first record, which creates the list, is conditional on there still being none
+ * (`addWhereAbsent`): not on the resourceVersion, which every room count written meanwhile moves.
  */
 export function lostRoomPatch(s: Scheduler, entry: LostRoom, max = MAX_LOST_ROOMS): object[] | undefined {
   const current = s.status?.lostRooms;
   if (current?.some((e) => e.name === entry.name)) return undefined;
   if (!current) {
-    return s.status
-      ? [{ op: 'test', path: '/status/lostRooms', value: null }, { op: 'add', path: '/status/lostRooms', value: [entry] }]
-      : [{ op: 'test', path: '/status', value: null }, { op: 'add', path: '/status', value: { lostRooms: [entry] } }];
+    return s.status ? addWhereAbsent('/status/lostRooms', [entry]) : addWhereAbsent('/status', { lostRooms: [entry] });
   }
   const drop = Math.max(0, current.length + 1 - max);
   return [{ op: 'add', path: '/status/lostRooms/-', value: entry }, ...Array.from({ length: drop }, () => ({ op: 'remove', path: '/status/lostRooms/0' }))];
