@@ -16,7 +16,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, numberBeyondDoubleError } from './json-body-limits';
 import { buildOpenApiDocument } from './openapi';
 import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
@@ -94,14 +94,16 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
 
 /**
  * `readsAsJson`: which Content-Types are read as JSON (others get 415); the rooms API takes more than
- * the management API. `refuseDuplicateKeys`: a body that sends a key twice in one object gets 400
- * naming it, as Maestro's protojson answers, instead of JSON.parse keeping the last value unseen.
+ * the management API. `protojsonStrict`: a body that sends a key twice in one object, or a number
+ * beyond a double, gets 400 naming it, as Maestro's protojson answers, instead of JSON.parse keeping
+ * the last value unseen or reading Infinity. The rooms API takes both (docs/maestro-compatibility.md:
+ * a game server's ping taken before is not refused now, which would leave its room to expire).
  */
-function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean, refuseDuplicateKeys: boolean): RequestHandler {
+function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean, protojsonStrict: boolean): RequestHandler {
   // The body parser's verify hook is the one place that sees the bytes it parses: kept for the
   // check, which reads them once the parser has taken them as JSON (so malformed JSON is said first).
   const raw = new WeakMap<IncomingMessage, { bytes: Buffer; charset: string | null }>();
-  const verify = refuseDuplicateKeys ? (req: IncomingMessage, _res: ServerResponse, bytes: Buffer, charset: string | null) => { raw.set(req, { bytes, charset }); } : undefined;
+  const verify = protojsonStrict ? (req: IncomingMessage, _res: ServerResponse, bytes: Buffer, charset: string | null) => { raw.set(req, { bytes, charset }); } : undefined;
   const parse = express.json({ limit: maxBodyBytes, type: () => true, strict: true, verify });
   return (req, res, next) => {
     if (!hasRequestBody(req.headers)) {
@@ -136,6 +138,11 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
       const notAnObject = notAJsonObject(req.body);
       if (notAnObject !== undefined) {
         next(new InputError(notAnObject));
+        return;
+      }
+      const beyondDouble = protojsonStrict ? numberBeyondDoubleError(req.body) : undefined;
+      if (beyondDouble !== undefined) {
+        next(beyondDouble);
         return;
       }
       const read = raw.get(req);

@@ -20,7 +20,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { bearerToken } from '../auth';
 import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../json-body-limits';
 import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
 import { errorAnswer } from './error-handler';

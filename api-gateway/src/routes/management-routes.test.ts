@@ -11,6 +11,7 @@ import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
 import { requestListener } from '../app';
+import { NUMBER_TOO_LARGE } from '../json-body-limits';
 
 let t: TestApps;
 beforeEach(() => {
@@ -270,6 +271,17 @@ describe('POST /schedulers', () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
     expect(res.status).toBe(400);
     expect(bodyOf(res).message).toBe('the JSON body nests deeper than 32 levels');
+    expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers a number beyond a double (read as Infinity) with 400 naming its field, not as the null JSON would write it', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"roomsReplicas":1e400}');
+    expect(res.status).toBe(400);
+    expect(bodyOf(res).details).toEqual([{ field: 'roomsReplicas', message: NUMBER_TOO_LARGE }]);
+    const create = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json')
+      .send(JSON.stringify(validCreateBody('tennis-us')).replace('"start":40000', '"start":-1e999'));
+    expect(bodyOf(create).details).toEqual([{ field: 'portRange.start', message: NUMBER_TOO_LARGE }]);
     expect(t.store.writes).toEqual([]);
   });
 

@@ -1,0 +1,48 @@
+/** What a parsed JSON request body must satisfy before anything recurses into it or reads a number from it. */
+import { joinField, joinIndex } from '../../common/src/validation/field-path';
+import { ValidationError } from './errors';
+
+/** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
+export const MAX_JSON_DEPTH = 32;
+
+/** True when `value` nests objects/arrays deeper than `max` (iterative: safe on any input). */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: { v: unknown; d: number }[] = [{ v: value, d: 0 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop() as { v: unknown; d: number };
+    if (typeof v !== 'object' || v === null) continue;
+    if (d >= max) return true;
+    for (const child of Object.values(v)) stack.push({ v: child, d: d + 1 });
+  }
+  return false;
+}
+
+/** What a number beyond a double's range is told. */
+export const NUMBER_TOO_LARGE = 'is a number too large to read: JSON numbers here must be within ±1.7976931348623157e308';
+
+interface Visit { v: unknown; key: string | number; parent: Visit | undefined }
+
+function pathOf(visit: Visit): string {
+  const keys: (string | number)[] = [];
+  for (let at = visit; at.parent !== undefined; at = at.parent) keys.push(at.key);
+  return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? joinIndex(path, key) : joinField(path, key)), '');
+}
+
+/**
+ * The 400 for a body holding a number beyond a double's range, or undefined. JSON.parse reads one
+ * (`1e400`) as Infinity, which no field holds and JSON writes back as null: unchecked, a PATCH of
+ * `{"roomsReplicas":1e400}` was told it "got null". Maestro's protojson refuses such a number too.
+ * Call it on a body within MAX_JSON_DEPTH (iterative all the same).
+ */
+export function numberBeyondDoubleError(body: unknown): ValidationError | undefined {
+  const stack: Visit[] = [{ v: body, key: '', parent: undefined }];
+  while (stack.length > 0) {
+    const visit = stack.pop() as Visit;
+    const { v } = visit;
+    if (typeof v === 'number' && !Number.isFinite(v)) return new ValidationError([{ field: pathOf(visit) || '(body)', message: NUMBER_TOO_LARGE }]);
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) v.forEach((child: unknown, i) => stack.push({ v: child, key: i, parent: visit }));
+    else for (const [key, child] of Object.entries(v)) stack.push({ v: child, key, parent: visit });
+  }
+  return undefined;
+}
