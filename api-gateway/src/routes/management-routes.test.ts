@@ -99,6 +99,12 @@ describe('routing', () => {
     expect(res.headers.allow).toBe(allow);
   });
 
+  it('names a scheduler name longer than any message quotes by its start and its length', async () => {
+    const res = await api().get(`/schedulers/${'a'.repeat(5000)}`).set('Authorization', AUTH);
+    expect(res.status).toBe(404);
+    expect(bodyOf(res).message).toBe(`scheduler ${'a'.repeat(64)}… (5000 characters) not found`);
+  });
+
   it('routes GET /schedulers/info before GET /schedulers/{name}', async () => {
     t.store.seedScheduler('info-like', validSpec());
     const res = await api().get('/schedulers/info').query({ game: 'tennis' }).set('Authorization', AUTH);

@@ -7,6 +7,7 @@ import type { RoomAllocations } from '../use-cases/room-allocation';
 import type { SchedulerCommands } from '../use-cases/scheduler-commands';
 import type { SchedulerQueries } from '../use-cases/scheduler-queries';
 import { objectNameParam, queryString, type RouteHandler, type RouteSpec, schedulerNameParam, stringParam } from './route-spec';
+import { clipped } from '../../../common/src/text/clipped';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const operationIdResponse = ref('OperationIdResponse');
@@ -82,7 +83,7 @@ const opNotFound = (scheduler: string) => (id: string) => `operation ${id} not f
 function operationIdParam(req: Request, scheduler: string): string {
   const id = stringParam(req, 'operationId');
   if (id.length > MAX_OBJECT_NAME_LENGTH) {
-    throw new NotFoundError(`operation id ${id.slice(0, 64)}… (${id.length} characters) is too long to be an operation id, so scheduler ${scheduler} has no such operation: `
+    throw new NotFoundError(`operation id ${clipped(id)} is too long to be an operation id, so scheduler ${scheduler} has no such operation: `
       + `an operation id is the name of its Operation object, at most ${MAX_OBJECT_NAME_LENGTH} characters of lowercase letters, digits, '-' and '.' (a DNS-1123 subdomain), `
       + `such as the UUID the management API answers when it enqueues one (e.g. 0190c2d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d) or the name given to one written with kubectl; GET /schedulers/${scheduler}/operations?stage=final lists them`);
   }

@@ -5,6 +5,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { InputError, NotFoundError, NotImplementedError } from '../errors';
+import { clipped } from '../../../common/src/text/clipped';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type RouteAuth = 'none' | 'basic' | 'room-token';
@@ -102,7 +103,7 @@ function decodable(segment: string): boolean {
 function undecodablePathParamMessage(param: string, raw: string): string {
   const known = PATH_PARAM_SHAPES[param];
   const what = known?.what ?? `path parameter ${param}`;
-  return `the ${what} in the path, '${raw.slice(0, 64)}', is not percent-encoded UTF-8 and cannot be decoded: send each character that is not a letter, digit, '-', '.', '_' or '~' as the %XX escapes of its UTF-8 bytes (RFC 3986)${known ? `; ${known.shape}, which needs no escaping` : ''}`;
+  return `the ${what} in the path, '${clipped(raw)}', is not percent-encoded UTF-8 and cannot be decoded: send each character that is not a letter, digit, '-', '.', '_' or '~' as the %XX escapes of its UTF-8 bytes (RFC 3986)${known ? `; ${known.shape}, which needs no escaping` : ''}`;
 }
 
 /**
@@ -149,7 +150,7 @@ export function queryString(req: Request, name: string): string | undefined {
   const v: unknown = query[name];
   const bracketed = Object.keys(query).find((key) => key.startsWith(`${name}[`));
   if (bracketed !== undefined) {
-    throw new InputError(`query parameter ${name} must be given once as ${name}=<value>; ${JSON.stringify(bracketed.slice(0, 64))} (a list or object in brackets) is not read`);
+    throw new InputError(`query parameter ${name} must be given once as ${name}=<value>; ${clipped(JSON.stringify(bracketed))} (a list or object in brackets) is not read`);
   }
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new InputError(`query parameter ${name} must be given once`);
@@ -159,14 +160,14 @@ export function queryString(req: Request, name: string): string | undefined {
 /** A scheduler name from the path; a name Kubernetes cannot hold cannot exist (404). */
 export function schedulerNameParam(req: Request, notFoundMessage?: (name: string) => string): string {
   const name = stringParam(req, 'schedulerName');
-  if (!isDnsLabel(name)) throw new NotFoundError(notFoundMessage ? notFoundMessage(name.slice(0, 64)) : `scheduler ${name.slice(0, 64)} not found`);
+  if (!isDnsLabel(name)) throw new NotFoundError(notFoundMessage ? notFoundMessage(clipped(name)) : `scheduler ${clipped(name)} not found`);
   return name;
 }
 
 /** An object name (operation id) from the path; an impossible name cannot exist (404). */
 export function objectNameParam(req: Request, param: string, notFoundMessage: (name: string) => string): string {
   const name = stringParam(req, param);
-  if (!isDnsSubdomain(name)) throw new NotFoundError(notFoundMessage(name.slice(0, 64)));
+  if (!isDnsSubdomain(name)) throw new NotFoundError(notFoundMessage(clipped(name)));
   return name;
 }
 

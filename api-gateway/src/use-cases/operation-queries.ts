@@ -5,6 +5,7 @@ import { AbortedError, InputError, NotFoundError, StoreInvalidError } from '../e
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import type { OperationStore, SchedulerStore } from '../store-ports';
+import { clipped } from '../../../common/src/text/clipped';
 
 export type OperationStage = 'pending' | 'active' | 'final';
 
@@ -60,7 +61,7 @@ export class OperationQueries {
     const stage = query.stage;
     if (stage !== 'pending' && stage !== 'active' && stage !== 'final') {
       // Maestro's words first (clients may match them), then what is accepted.
-      throw new InputError(`invalid stage filter: ${stage ? stage.slice(0, 64) : '(none given)'}; stage must be pending, active or final`);
+      throw new InputError(`invalid stage filter: ${stage ? clipped(stage) : '(none given)'}; stage must be pending, active or final`);
     }
     const descending = parseOrderBy(query.orderBy);
     if (stage !== 'final' && (query.page !== undefined || query.perPage !== undefined)) {
@@ -132,6 +133,6 @@ export class OperationQueries {
 function parseOrderBy(raw: string | undefined): boolean {
   if (raw === undefined || raw.trim() === '') return true;
   const m = /^\s*createdAt(?:\s+(asc|desc))?\s*$/i.exec(raw);
-  if (!m) throw new InputError(`invalid order by: ${raw.slice(0, 64)} (use "createdAt asc" or "createdAt desc")`);
+  if (!m) throw new InputError(`invalid order by: ${clipped(raw)} (use "createdAt asc" or "createdAt desc")`);
   return (m[1] ?? 'desc').toLowerCase() === 'desc';
 }
