@@ -1,5 +1,6 @@
 import type { Scheduler, SchedulerSpec, SchedulerVersion } from '../generated/resources';
-import { composeMatchStatus, composeRoomStatus, PING_STATUSES, pingFollows, podStartedAt, roomFreeSlots, roomMatchCount, roomsMaxMatches, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
+import type { V1Pod } from '@kubernetes/client-node';
+import { composeMatchStatus, composeRoomStatus, instanceFromPod, PING_STATUSES, pingFollows, podStartedAt, roomFreeSlots, roomMatchCount, roomsMaxMatches, type Instance, type InstanceStatus, type PingStatus, type RoomStatus } from './room-status';
 
 describe('composeRoomStatus', () => {
   // Maestro's table (maestro-behaviour.md section 3.3): rows are the ping status, columns the instance status.
@@ -145,3 +146,20 @@ describe('roomMatchCount', () => {
     expect(roomMatchCount({ status: 'terminating', runningMatches: 2, allocationOpen: true }, 3)).toBe(0);
   });
 });
+
+describe('instanceFromPod', () => {
+  const exited = (exitCode: number, reason: string) => ({ name: 'server', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode, reason } } });
+  test.each<[string, V1Pod | undefined, Instance]>([
+    ['no pod: unknown', undefined, { status: 'unknown' }],
+    ['a Failed pod with a reason of its own: that reason', { status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on memory.' } }, { status: 'error', reason: 'pod phase Failed: Evicted: The node was low on memory.' }],
+    ['a Failed pod whose container exited non-zero (restartPolicy Never): the exit',
+      { status: { phase: 'Failed', containerStatuses: [exited(0, 'Completed'), { ...exited(137, 'OOMKilled'), name: 'sidecar' }] } },
+      { status: 'error', reason: 'pod phase Failed: container sidecar terminated: OOMKilled (exit code 137)' }],
+    ['a Failed pod with nothing to say why: its phase', { status: { phase: 'Failed' } }, { status: 'error', reason: 'pod phase Failed' }],
+    ['a running pod whose container exited non-zero: the exit', { status: { phase: 'Running', containerStatuses: [exited(1, 'Error')] } }, { status: 'error', reason: 'container server terminated: Error (exit code 1)' }],
+    ['a ready pod: ready', { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } }, { status: 'ready' }],
+  ])('%s', (_name, pod, instance) => {
+    expect(instanceFromPod(pod)).toEqual(instance);
+  });
+});
+

@@ -2,7 +2,7 @@
  * A room's status, composed from its pod (the instance) and its last ping, as Maestro does
  * (maestro-behaviour.md §3.2 and §3.3). Pure functions; both the operator and the gateway use them.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, PingStatus, RoomStatus as GameRoomStatusValue, Scheduler } from '../generated/resources';
 import { activeDefinition, type FindVersion } from '../resources/scheduler-version';
 import { toMillis } from '../kube/timestamps';
@@ -33,7 +33,10 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded') return { status: 'terminating' };
   if (phase === 'Failed' || phase === 'Unknown') {
-    return { status: 'error', reason: [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || `pod phase ${phase}` };
+    // The kubelet gives a pod whose container exited (restartPolicy Never) no reason of its own:
+    // the container's exit says why, and what to look at (its logs).
+    const why = [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || failedContainer(pod);
+    return { status: 'error', reason: why ? `pod phase ${phase}: ${why}` : `pod phase ${phase}` };
   }
   for (const cs of pod.status?.containerStatuses ?? []) {
     const waiting = cs.state?.waiting;
@@ -45,7 +48,7 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
     const terminated = cs.state?.terminated;
     if (terminated) {
       if (terminated.reason === 'Completed' || terminated.exitCode === 0) return { status: 'terminating' };
-      return { status: 'error', reason: `container ${cs.name} terminated: ${terminated.reason ?? 'Error'} (exit code ${terminated.exitCode})` };
+      return { status: 'error', reason: containerExit(cs.name, terminated) };
     }
   }
   for (const c of pod.status?.conditions ?? []) {
@@ -58,6 +61,19 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
   if (phase === 'Pending' || phase === undefined) return { status: 'pending' };
   if (phase === 'Running') return ready?.status === 'False' ? { status: 'pending', reason: 'containers not ready' } : { status: 'ready' };
   return { status: 'error', reason: `pod phase ${phase}` };
+}
+
+function containerExit(name: string, terminated: V1ContainerStateTerminated): string {
+  return `container ${name} terminated: ${terminated.reason ?? 'Error'} (exit code ${terminated.exitCode})`;
+}
+
+/** The first container that ended with a failure, as containerExit says it, if one did. */
+function failedContainer(pod: V1Pod): string | undefined {
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    const terminated = cs.state?.terminated;
+    if (terminated && terminated.exitCode !== 0) return containerExit(cs.name, terminated);
+  }
+  return undefined;
 }
 
 /**
