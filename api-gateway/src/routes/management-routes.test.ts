@@ -199,6 +199,19 @@ describe('POST /schedulers', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('answers 409 while a scheduler of that name is being deleted, saying so and when to create it again, writing nothing', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    s.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody());
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      code: 6,
+      message: 'error creating scheduler tennis-eu: name already exists: scheduler tennis-eu is being deleted (its rooms and namespace go first); create it again once GET /schedulers/tennis-eu answers 404',
+      details: [],
+    });
+    expect(t.store.writes).toEqual([]);
+  });
+
   it('answers 400 for malformed JSON', async () => {
     const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"name": ');
     expect(res.status).toBe(400);

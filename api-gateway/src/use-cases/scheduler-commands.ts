@@ -95,7 +95,13 @@ export class SchedulerCommands {
     const { name, spec } = result.value;
     this.assertWithinRoomLimit(spec);
     const alreadyExists = new ConflictError(`error creating scheduler ${name}: name already exists`);
-    if (await this.deps.schedulers.getScheduler(name)) throw alreadyExists;
+    const existing = await this.deps.schedulers.getScheduler(name);
+    if (existing?.metadata.deletionTimestamp) {
+      // Maestro's words first (clients match on them), then why this one is passing and when to retry.
+      throw new ConflictError(`error creating scheduler ${name}: name already exists: scheduler ${name} is being deleted (its rooms and namespace go first); `
+        + `create it again once GET /schedulers/${name} answers 404`);
+    }
+    if (existing) throw alreadyExists;
     let created: Scheduler;
     try {
       created = await this.deps.schedulers.createScheduler(name, spec);
