@@ -872,6 +872,16 @@ describe('reads', () => {
     expect(missing.body).toEqual({ code: 5, message: 'scheduler zzz not found', details: [] });
   });
 
+  it('shows the active version with the count in force (the spec\'s, as the list says), and a version asked for as it was made', async () => {
+    const s = t.store.seedScheduler('a', validSpec({ roomsReplicas: 6 }), { version: 'v1.1.0' });
+    // kubectl scale of a spec whose major change failed: the count applies, the version stays.
+    s.spec = { ...s.spec, roomsReplicas: 7, spec: { ...s.spec.spec, terminationGracePeriod: '45s' } };
+    const active = bodyOf(await api().get('/schedulers/a').set('Authorization', AUTH)).scheduler;
+    expect(active).toMatchObject({ roomsReplicas: 7, spec: { version: 'v1.1.0', terminationGracePeriod: '100s' } });
+    expect(bodyOf(await api().get('/schedulers').set('Authorization', AUTH)).schedulers).toMatchObject([{ name: 'a', roomsReplicas: 7 }]);
+    expect(bodyOf(await api().get('/schedulers/a?version=v1.1.0').set('Authorization', AUTH)).scheduler).toMatchObject({ roomsReplicas: 6 });
+  });
+
   it('shows spec.restartPolicy Never (Maestro\'s default; rooms are never restarted in place), for every version', async () => {
     t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
     t.store.seedVersion('a', 'v1.0.0', validSpec({ maxSurge: 1 }));

@@ -75,7 +75,11 @@ export class SchedulerQueries {
       }
       return { scheduler: schedulerView(s.spec, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
     }
-    return { scheduler: schedulerView(snapshot.spec.definition, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
+    // Without ?version=, the scheduler as it runs: the active definition with the count in force,
+    // the spec's (kept by the health check also when the change that set it was refused, as
+    // `kubectl scale` of a spec holding a failed major), as GET /schedulers and /schedulers/info say.
+    const definition = version === undefined ? { ...snapshot.spec.definition, roomsReplicas: s.spec.roomsReplicas } : snapshot.spec.definition;
+    return { scheduler: schedulerView(definition, { name, state: schedulerStateOf(s), version: wanted, createdAt: schedulerCreatedAt(s) }) };
   }
 
   /** GET /schedulers/{name}/versions, newest first. */
