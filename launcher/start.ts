@@ -23,7 +23,7 @@ import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
 import { MetricsRegistry } from '../common/src/metrics';
 import { startOperator } from '../operator/src/operator';
 import { startSandbox, type Sandbox } from '../sandbox/src/index';
-import { startSimulation, type Simulation } from '../sandbox/src/simulation';
+import { isSimulatedNode, startSimulation, type Simulation } from '../sandbox/src/simulation';
 import { launcherConfig, type LocalSecrets } from './start-config';
 
 const STATE_DIR = path.resolve(process.env.ROOMKEEPER_STATE_DIR ?? '.roomkeeper');
@@ -100,8 +100,10 @@ async function main(): Promise<void> {
   // it gives them the pods' host IPs (the nodes' internal addresses) as the rooms' addresses.
   phase = 'other';
   let simulation: Simulation | undefined;
-  const nodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items;
-  if (nodes.length === 0) {
+  // Simulated nodes a run left behind (killed, so its stop never deleted them) are no real ones:
+  // taking them for real ones left every room Pending, bound to a node no kubelet served.
+  const realNodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items.filter((n) => !isSimulatedNode(n));
+  if (realNodes.length === 0) {
     simulation = await startSimulation({ kubeConfig: kc, roomsApiUrl, logger: logger.child({ component: 'simulation' }) });
   }
 

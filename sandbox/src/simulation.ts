@@ -7,6 +7,8 @@ import type { MetricsRegistry } from '../../common/src/metrics';
 import { SimKubelet, type SimKubeletOptions } from './kubelet/sim-kubelet';
 import { SimRooms } from './rooms/sim-rooms';
 
+export { isSimulatedNode } from './kubelet/sim-node';
+
 /** The kubelet's settings (documented on `SimKubeletOptions`) and the rooms'. */
 export interface SimulationOptions
   extends Pick<SimKubeletOptions, 'kubeConfig' | 'nodes' | 'podsPerNode' | 'startDelayMs' | 'deletionCapMs' | 'restartBackoffMs' | 'concurrency' | 'heartbeatMs' | 'logger'> {

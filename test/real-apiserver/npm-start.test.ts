@@ -6,19 +6,21 @@
  * the next `npm start` keeps the rooms' addresses (their nodes' ExternalIPs: the simulated nodes
  * are registered again before the operator looks at the rooms, which gave them the pods' host
  * IPs, the nodes' InternalIPs, when it came first); a node whose ExternalIP then changes gives its
- * room the new one.
+ * room the new one; an npm start killed with kill -9 leaves its simulated nodes behind, and the next
+ * one runs its simulation on them (it took them for real nodes, and every new room stayed Pending).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { MERGE_PATCH } from '../../common/src/kube/clients';
+import { isSimulatedNode } from '../../sandbox/src/simulation';
 import { spawnNpmStart, type NpmStart } from '../support/npm-start';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
 import { schedulerObject } from '../support/stack';
 import { waitFor } from '../support/wait';
 
-test('npm start on a real cluster: rooms become ready and keep their addresses across a restart, follow their node\'s new ExternalIP, and Ctrl-C leaves no simulated node behind', async () => {
+test('npm start on a real cluster: rooms become ready and keep their addresses across a restart, follow their node\'s new ExternalIP, get ready after a kill -9 and a restart, and Ctrl-C leaves no simulated node behind', async () => {
   const plane = realApiServer();
   if (!plane) {
     expect(reportNotRun('npm start on a real cluster')).toMatch(/NOT RUN/);
@@ -84,6 +86,20 @@ test('npm start on a real cluster: rooms become ready and keep their addresses a
     const addresses = [...(node.status?.addresses ?? []).filter((a) => a.type !== 'ExternalIP'), { type: 'ExternalIP', address: '127.0.0.99' }];
     await core.patchNodeStatus({ name: nodeName, body: { status: { addresses } } }, MERGE_PATCH);
     await waitFor(async () => (await roomHosts(name))[room] === '127.0.0.99', { timeoutMs: 30_000, message: `${room}'s host its node's new ExternalIP` });
+    // Killed (kill -9: its stop never runs), npm start leaves its simulated nodes behind. The next
+    // one does not take them for real nodes: it runs the simulation on them again, and a room
+    // added then gets ready (taken for real, they left every new room Pending).
+    process.kill(-(run.child.pid as number), 'SIGKILL');
+    await run.exited;
+    expect((await core.listNode()).items.filter(isSimulatedNode)).not.toEqual([]);
+    run = spawnNpmStart(env);
+    await waitFor(() => /Operator: /.test(out()), { timeoutMs: 90_000, message: `npm start is running after a kill; output so far:\n${out()}` });
+    expect(out()).toMatch(/Simulated nodes and game rooms: on/);
+    await custom.patchClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name, body: { spec: { roomsReplicas: 3 } } }, MERGE_PATCH);
+    await waitFor(async () => {
+      const s = await custom.getClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name }) as { status?: { rooms?: { ready?: number } } };
+      return s.status?.rooms?.ready === 3;
+    }, { timeoutMs: 120_000, message: '3 rooms ready after npm start was killed and started again' });
     // Delete it while npm start still runs (its operator removes the finalizer).
     await custom.deleteClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name });
     await waitFor(async () => !(await core.listNamespace()).items.some((n) => n.metadata?.name === name), { timeoutMs: 120_000, message: 'scheduler and its namespace deleted' });
@@ -92,7 +108,7 @@ test('npm start on a real cluster: rooms become ready and keep their addresses a
   }
   await waitFor(() => out().includes('Stopped.'), { timeoutMs: 30_000, message: `clean stop; output:\n${out()}` });
   expect(out()).not.toMatch(/failed to start/);
-  const simulated = (await core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] === 'true');
+  const simulated = (await core.listNode()).items.filter(isSimulatedNode);
   expect(simulated.map((n) => n.metadata?.name)).toEqual([]);
   await kc.makeApiClient(k8s.CoordinationV1Api).deleteNamespacedLease({ name: 'roomkeeper-npm-start', namespace: plane.releaseNamespace }).catch(() => undefined);
   fs.rmSync(state, { recursive: true, force: true });

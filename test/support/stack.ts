@@ -21,7 +21,7 @@ import { startGateway, type RunningGateway } from '../../api-gateway/src/main';
 import { EventForwarder } from '../../common/src/forwarding';
 import { MetricsRegistry } from '../../common/src/metrics';
 import { startSandbox, type Sandbox } from '../../sandbox/src/index';
-import { startSimulation, type Simulation } from '../../sandbox/src/simulation';
+import { isSimulatedNode, startSimulation, type Simulation } from '../../sandbox/src/simulation';
 
 export { schedulerObject } from './scheduler-object';
 
@@ -139,7 +139,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   // On a real cluster the simulated kubelet and rooms attach only when no real node can run pods.
   // ROOMKEEPER_E2E_CORDON_REAL_NODES=true (throwaway clusters such as the K3s container) cordons
   // the real nodes first, so room pods go to simulated nodes and need no game-server image.
-  let realNodes = external ? (await clients.core.listNode()).items.filter((n) => n.metadata?.labels?.['roomkeeper.io/simulated'] !== 'true') : [];
+  let realNodes = external ? (await clients.core.listNode()).items.filter((n) => !isSimulatedNode(n)) : [];
   if (external && process.env.ROOMKEEPER_E2E_CORDON_REAL_NODES === 'true') {
     for (const node of realNodes) {
       await clients.core.patchNode({ name: node.metadata?.name as string, body: { spec: { unschedulable: true } } }, MERGE_PATCH);

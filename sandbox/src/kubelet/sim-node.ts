@@ -29,6 +29,14 @@ export function simNodeSpec(index: number, podCapacity: number): SimNodeSpec {
   };
 }
 
+/**
+ * Whether a Node is one a simulated kubelet registered (by its label). A run stopped without its
+ * stop (kill -9, a crash) leaves them behind; they are not real nodes that can run rooms.
+ */
+export function isSimulatedNode(node: { metadata?: { labels?: Record<string, string> } }): boolean {
+  return node.metadata?.labels?.[SIMULATED_LABEL] === 'true';
+}
+
 /** The n-th pod IP handed out on a node (n from 0). */
 export function podIpOf(nodeIndex: number, n: number): string {
   const slot = n % (250 * 250);
