@@ -63,6 +63,10 @@ describe('OperationRunner on the sandbox', () => {
     expect(runner.isRunning('ends')).toBe(false);
     expect((await h.api.getOperation(unknown)).status).toMatchObject({ status: 'evicted' });
     expect((await h.api.getOperation(canceled.metadata.name as string)).status).toMatchObject({ status: 'canceled' });
+    // kubectl describe scheduler tells the cancel, as it tells one of a running operation.
+    const told = await waitFor(async () => (await h.clients.events.listNamespacedEvent({ namespace: 'default' })).items
+      .find((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === 'ends' && e.reason === 'OperationCanceled'), { timeoutMs: 30_000, message: 'the Event of the cancel' });
+    expect(told.note).toBe(`Operation ${canceled.metadata.name as string} (add_rooms) canceled by the user before it started: it did nothing`);
 
     expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
   });

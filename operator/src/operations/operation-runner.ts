@@ -394,6 +394,10 @@ export class OperationRunner {
       // An unknown definition name is user input: it never becomes a label value.
       const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
       this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition, result: status });
+      // Told as a cancel of a running one is (runOperation), so kubectl describe shows every cancel.
+      if (status === OperationStatusName.Canceled) {
+        schedulerEvent(this.deps, op.spec.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${op.metadata.name as string} (${definition}) canceled by the user before it started: it did nothing`);
+      }
     } catch (err) {
       if (apiStatus(err) !== 409 && apiStatus(err) !== 404) throw err;
     }
