@@ -34,7 +34,7 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
   if (phase === 'Succeeded') return { status: 'terminating' };
   if (phase === 'Failed' || phase === 'Unknown') {
     // The kubelet gives a pod whose container exited (restartPolicy Never) no reason of its own:
-    // the container's exit says why, and what to look at (its logs).
+    // the container's exit (its reason and exit code) says why.
     const why = [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || failedContainer(pod);
     return { status: 'error', reason: why ? `pod phase ${phase}: ${why}` : `pod phase ${phase}` };
   }
