@@ -371,3 +371,23 @@ describe('HealthController: a room count decision', () => {
     expect(writes).toHaveLength(2);
   });
 });
+
+describe('HealthController and rooms in error', () => {
+  it('removes at once the rooms in error beyond the newest ERROR_ROOMS_KEPT, which no expiry brake holds, and keeps the newest', async () => {
+    const { deps, created } = setup();
+    const now = deps.now();
+    // 8 rooms in error, created a second apart (e0 the oldest), all heard from a moment ago.
+    const rooms = Array.from({ length: 8 }, (_, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `e${i}`, namespace: 's', uid: `uid-e${i}`, resourceVersion: `rv-e${i}`, creationTimestamp: new Date(now - (60 - i) * 1000).toISOString() },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)', lastPingAt: new Date(now - 1000).toISOString() },
+    }));
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    // The operator has only just come to see the cluster: the brake would hold ping expiry, not this.
+    const health = new HealthController({ ...deps, sight: () => ({ impaired: false, since: now }) }, { operationsOf: () => [], track: () => undefined });
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.spec.input?.roomsIds])).toEqual([['remove_rooms', 'expired_room', ['e2', 'e1', 'e0']]]);
+    expect(created[0]?.spec.input?.details).toContain("e0: in error, and 5 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
+  });
+});

@@ -28,7 +28,7 @@ import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { isPortConflict } from './domain/host-ports';
 import { canTakeRooms } from './domain/node-availability';
 import { expiryBrake } from './domain/expiry-brake';
-import { isSilent } from './domain/expiry';
+import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
@@ -284,6 +284,9 @@ export class HealthController {
       if (pod && isPortConflict(pod) && now - room.createdAt > PORT_CONFLICT_GRACE_MS && !expired.some((e) => e.name === room.name)) {
         expired.push({ name: room.name, reason: 'its pod cannot be placed: host port conflict (replaced with other ports)' });
       }
+    }
+    for (const { room, reason } of surplusErrorRooms(fleet)) {
+      if (!expired.some((e) => e.name === room.name)) expired.push({ name: room.name, reason });
     }
 
     const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;

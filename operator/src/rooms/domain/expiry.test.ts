@@ -1,4 +1,4 @@
-import { expiryReason, findExpiredRooms, formatMs, isSilent } from './expiry';
+import { expiryReason, findExpiredRooms, formatMs, isSilent, surplusErrorRooms } from './expiry';
 import { roomView } from './test-rooms';
 import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
 
@@ -135,6 +135,27 @@ describe('findExpiredRooms', () => {
 
   it('returns nothing for no rooms', () => {
     expect(findExpiredRooms([], NOW, timeouts)).toEqual([]);
+  });
+});
+
+describe('surplusErrorRooms', () => {
+  const error = (name: string, createdAt: number, more: Partial<RoomView> = {}) => roomView(name, { status: 'error', createdAt, ...more });
+
+  it('keeps the newest rooms in error and names the older ones, oldest last, with why', () => {
+    const rooms = [error('e1', NOW - 50 * S), error('e2', NOW - 40 * S), error('e3', NOW - 30 * S), roomView('ok'), error('e4', NOW - 20 * S)];
+    const surplus = surplusErrorRooms(rooms, 2);
+    expect(surplus.map((e) => e.room.name)).toEqual(['e2', 'e1']);
+    expect(surplus[0]?.reason).toBe("in error, and 2 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
+  });
+
+  it('counts neither rooms being deleted, validation rooms, nor rooms whose game server last said it has players, and names none up to the number kept', () => {
+    const rooms = [
+      error('gone', NOW - 90 * S, { terminating: true }), error('valid', NOW - 80 * S, { validation: true }),
+      error('occupied', NOW - 79 * S, { pingStatus: 'occupied' }), error('matches', NOW - 78 * S, { runningMatches: 1 }), error('allocated', NOW - 77 * S, { allocationOpen: true }),
+      error('e1', NOW - 50 * S), error('e2', NOW - 40 * S),
+    ];
+    expect(surplusErrorRooms(rooms, 2)).toEqual([]);
+    expect(surplusErrorRooms(rooms, 1).map((e) => e.room.name)).toEqual(['e1']);
   });
 });
 
