@@ -1,5 +1,5 @@
 /** What a parsed JSON request body must satisfy before anything recurses into it or reads a number from it. */
-import { joinField, joinIndex } from '../../common/src/validation/field-path';
+import { joinIndex, memberPath } from '../../common/src/validation/field-path';
 import { ValidationError } from './errors';
 
 /** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
@@ -25,7 +25,7 @@ interface Visit { v: unknown; key: string | number; parent: Visit | undefined }
 function pathOf(visit: Visit): string {
   const keys: (string | number)[] = [];
   for (let at = visit; at.parent !== undefined; at = at.parent) keys.push(at.key);
-  return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? joinIndex(path, key) : joinField(path, key)), '');
+  return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? joinIndex(path, key) : memberPath(path, key)), '');
 }
 
 /**

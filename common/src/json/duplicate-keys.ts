@@ -6,7 +6,7 @@
  * One pass over the text with a stack on the heap: linear in the text's length, whatever its depth.
  * Meant for a text JSON.parse accepted; on any other text it still ends, in linear time.
  */
-import { joinField, joinIndex } from '../validation/field-path';
+import { joinIndex, memberPath } from '../validation/field-path';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -67,11 +67,6 @@ function pathOf(stack: readonly Frame[], depth: number, key: string): string {
     path = frame.isObject ? memberPath(path, frame.key) : joinIndex(path, frame.index);
   }
   return memberPath(path, key);
-}
-
-/** A member's path; the empty key, which `joinField` reads as no member, is spelt `[""]`. */
-function memberPath(parent: string, key: string): string {
-  return key === '' ? `${parent}[""]` : joinField(parent, key);
 }
 
 /** Whether `frame` already holds `key`; records it if not. */

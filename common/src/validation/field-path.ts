@@ -8,6 +8,11 @@ export function joinField(parent: string, property: string): string {
   return key.startsWith('[') ? `${parent}${key}` : `${parent}.${key}`;
 }
 
+/** A member of a request's JSON object; the empty key, which `joinField` reads as no member, is spelt `[""]`. */
+export function memberPath(parent: string, key: string): string {
+  return key === '' ? `${parent}[""]` : joinField(parent, key);
+}
+
 /** A map entry, as Kubernetes writes it: `labels[app]`. */
 export function joinMapKey(parent: string, key: string): string {
   return `${parent}[${key}]`;
