@@ -10,7 +10,11 @@ export const RecoveryConditionType = {
   ActiveVersionAvailable: 'ActiveVersionAvailable',
   /** A `kubectl delete` of a SchedulerVersion is waiting on the version-protection finalizer. */
   VersionDeletionBlocked: 'VersionDeletionBlocked',
-  /** The health check holds back an operation that failed the same way as its last try. */
+  /**
+   * The health check holds back an operation that failed the same way as its last try
+   * (RepeatedFailure), or makes rooms one at a time because every room of the active version
+   * failed before its game server pinged (RoomsFailing).
+   */
   HealingHeld: 'HealingHeld',
 } as const;
 
@@ -28,5 +32,6 @@ export const RecoveryReason = {
   VersionInUse: 'VersionInUse',
   NoneBlocked: 'NoneBlocked',
   RepeatedFailure: 'RepeatedFailure',
+  RoomsFailing: 'RoomsFailing',
   NotHeld: 'NotHeld',
 } as const;

@@ -391,3 +391,30 @@ describe('HealthController and rooms in error', () => {
     expect(created[0]?.spec.input?.details).toContain("e0: in error, and 5 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
   });
 });
+
+describe('HealthController and rooms that fail before they ping', () => {
+  it('makes one room at a time, once the probe interval passed since the newest, instead of replacing every failed room', async () => {
+    const { deps, created } = setup();
+    let now = deps.now();
+    // 2 rooms of the active version in error, that never pinged, made 20 s and 10 s ago; 3 desired.
+    const rooms = [20, 10].map((ago, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `f${i}`, namespace: 's', uid: `uid-f${i}`, resourceVersion: `rv-f${i}`, creationTimestamp: new Date(now - ago * 1000).toISOString() },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' },
+    }));
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    const health = new HealthController({ ...deps, now: () => now }, { operationsOf: () => [], track: () => undefined });
+    // The probe interval is six health checks (60 s): the next room is due 51 s from now (creation times have a second's precision).
+    const held = await health.reconcile('s');
+    expect(created).toEqual([]);
+    expect(held.requeueAfterMs).toBe(deps.config.healthInterval);
+    now += 50_000;
+    await health.reconcile('s');
+    expect(created).toEqual([]);
+    now += 1_000;
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount])).toEqual([['add_rooms', 1]]);
+    expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; .*; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 2 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
+  });
+});

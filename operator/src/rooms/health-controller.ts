@@ -33,6 +33,7 @@ import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
+import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probeWords, type FailingRooms } from './domain/failing-rooms';
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
@@ -84,6 +85,8 @@ export class HealthController {
    * and would write the same decision again and tell its AutoscalingDecision Event twice.
    */
   private readonly decisionWritten = new Map<string, { decision: string; at: number }>();
+  /** Per scheduler, the version whose failing rooms are made one at a time (told once per hold). */
+  private readonly failingVersion = new Map<string, string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
   private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
@@ -170,6 +173,7 @@ export class HealthController {
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);
+      this.failingVersion.delete(name);
       return {};
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
@@ -318,7 +322,16 @@ export class HealthController {
       schedulerEvent(this.deps, name, 'RoomsDeletedOutsideRoomkeeper', 'DeleteRoom', outsideDeletionNote(outside, outcome));
     };
     const counts = `${plan.available} available of ${decision.desired} desired`;
-    if (plan.add > 0) {
+    // Rooms of the active version that all fail before they ping are made one at a time (failing-rooms.ts).
+    const failing = failingRooms(fleet, { activeVersion }, probeIntervalMs(this.deps.config.healthInterval, this.deps.config.roomPingTimeout));
+    this.tellFailing(s, failing);
+    const add = failing ? probeAmount(plan.add, failing, now) : plan.add;
+    if (failing && add === 0 && plan.add > 0) {
+      tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'} yet (${counts}): ${describeFailingRooms(failing, name, activeVersion)}.`);
+      return { requeueAfterMs: Math.max(100, Math.min(failing.probeAt - now, this.deps.config.healthInterval)) };
+    }
+    const probe = failing ? `; ${probeWords(failing, activeVersion)}` : '';
+    if (add > 0) {
       // Every add_rooms of the health check names the rooms lost since its last one, a rollout's
       // included: the next one would not name them (lost-rooms.ts).
       const leaving = this.deps.caches.rooms.list(name).flatMap((r) => {
@@ -330,16 +343,16 @@ export class HealthController {
       const total = lost.named.length + lost.more + (outside ? outside.count - outside.names.length : 0);
       const lostText = lost.named.length > 0 ? `; lost: ${nameList(lost.named, { total })}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
-      const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${counted(plan.add, 'room')} (${counts}).`);
+      const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${counted(add, 'room')} (${counts}).`);
       if (plan.rollingUpdate) {
         // The counts that make the amount: a rise of the desired count adds rooms beyond the surge.
         const replaced = plan.remove > 0 ? `, ${plan.remove} of them to be replaced` : '';
         const bound = `${counted(plan.available, 'room')} now${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
-        const why = `rolling update to ${s.status.version}: ${counted(plan.add, 'new room')} (${bound})${lostText}`;
-        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, `Rolling update to ${s.status.version}: adding ${counted(plan.add, 'room')}`, annotations, enqueued);
+        const why = `rolling update to ${s.status.version}: ${counted(add, 'new room')} (${bound})${lostText}${probe}`;
+        return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: add, reason: why }, `Rolling update to ${s.status.version}: adding ${counted(add, 'room')}`, annotations, enqueued);
       }
-      const why = `${decision.reason}; ${counts}${lostText}`;
-      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: plan.add, reason: why }, undefined, annotations, enqueued);
+      const why = `${decision.reason}; ${counts}${lostText}${probe}`;
+      return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: add, reason: why }, undefined, annotations, enqueued);
     }
     tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'}: ${counts}.`);
     if (plan.remove > 0 && plan.removeRooms.length > 0) {
@@ -349,6 +362,27 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${counted(input.roomsIds.length, 'room')} of an older version` : undefined);
     }
     return interval;
+  }
+
+  /**
+   * When the active version's rooms start failing before they ping (failing-rooms.ts): a Warning
+   * Event and a log line, once each time it starts; a log line when a room of it pings again.
+   */
+  private tellFailing(s: Scheduler, failing: FailingRooms | undefined): void {
+    const name = s.metadata.name as string;
+    const version = s.status?.version ?? '';
+    if (!failing) {
+      const was = this.failingVersion.get(name);
+      if (was !== undefined && this.failingVersion.delete(name) && was === version) {
+        this.deps.logger.info('rooms of the active version ping again: missing rooms are made at once', { scheduler: name, version });
+      }
+      return;
+    }
+    if (this.failingVersion.get(name) === version) return;
+    this.failingVersion.set(name, version);
+    const words = describeFailingRooms(failing, name, version);
+    this.deps.logger.warn('rooms of the active version fail before they ping: they are made one at a time', { scheduler: name, version, failed: failing.failed.length, detail: words });
+    schedulerEvent(this.deps, name, 'RoomsFailing', 'AddRooms', words);
   }
 
   /**

@@ -422,6 +422,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     startedAt: podStartedAt(pod),
     lastPingAt,
     ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
+    ...(status?.reason !== undefined ? { reason: status.reason } : {}),
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,

@@ -68,6 +68,8 @@ describe('planOwnedObjects', () => {
     { name: 'status.version names an existing version, none says active (no record): as it is', in: { scheduler: scheduler({ version: 'v1.0.0' }), versions: [version('v1.1.0'), version('v1.0.0', { protectedBy: true })] }, want: { restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'True', 'Present'] },
     { name: 'status.version edited, the version saying active being deleted: rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { protectedBy: true, active: true, deleting: true })] }, want: { rebuildVersion: 'v99.0.0', restoreVersion: undefined } },
     { name: 'status.version edited, two versions say active: neither restored nor rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] }, want: { rebuildVersion: undefined, restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionAmbiguous'] },
+    { name: 'healing held by nothing', in: {}, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
+    { name: 'the active version\'s rooms failing: said so', in: { failingRooms: 'rooms of v1.1.0 fail before their game server pings: …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
     { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
   ];
   test.each(cases)('$name', ({ in: input, want, condition }) => {

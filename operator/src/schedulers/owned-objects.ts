@@ -11,7 +11,8 @@
  *    does not say `status.active: true` (no switch running), while another one of the scheduler says
  *    so is an edited status (kubectl patch --subresource=status), not a deleted version nor a
  *    switch: nothing is rebuilt and status.version is set back to the version that says so.
- *  - A healing operation held back because it would fail as its last try did: said in a condition.
+ *  - A healing operation held back because it would fail as its last try did, and rooms made one at
+ *    a time because the active version's rooms fail before they ping: said in a condition.
  */
 import type { Condition, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { REBUILT_AT_ANNOTATION, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
@@ -32,6 +33,8 @@ export interface OwnedObjectsInput {
   ops: readonly Operation[];
   /** The operations the health check enqueues, whose repeated failures are reported. */
   healingDefinitions: readonly string[];
+  /** The active version's rooms fail before they ping, so the health check makes them one at a time: its words (failing-rooms.ts). */
+  failingRooms?: string;
 }
 
 export interface OwnedObjectsPlan {
@@ -168,8 +171,9 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
 
   // Healing held back by a repeated failure.
   const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
-  plan.conditions.push(incidents.length > 0
-    ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason: RecoveryReason.RepeatedFailure, message: incidents.map((i) => describeIncident(i)).join('; ') }
+  const held = [...incidents.map((i) => describeIncident(i)), ...(input.failingRooms ? [input.failingRooms] : [])];
+  plan.conditions.push(held.length > 0
+    ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason: incidents.length > 0 ? RecoveryReason.RepeatedFailure : RecoveryReason.RoomsFailing, message: held.join('; ') }
     : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail' });
   return plan;
 }

@@ -27,6 +27,8 @@ import {
 import { INITIAL_VERSION } from '../domain/versioning';
 import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
+import { describeFailingRooms, failingRooms, probeIntervalMs } from '../rooms/domain/failing-rooms';
+import { RoomManager } from '../rooms/room-manager';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
@@ -44,8 +46,12 @@ export interface SchedulerControllerOptions {
 export class SchedulerController {
   /** When this replica last wrote each scheduler's status (epoch ms), to space out writes of room counts. */
   private readonly statusWrittenAt = new Map<string, number>();
+  /** The rooms as the health check sees them (RoomManager.views). */
+  private readonly rooms: RoomManager;
 
-  constructor(private readonly deps: OperatorDeps, private readonly opts: SchedulerControllerOptions) {}
+  constructor(private readonly deps: OperatorDeps, private readonly opts: SchedulerControllerOptions) {
+    this.rooms = new RoomManager(deps);
+  }
 
   async reconcile(name: string): Promise<ReconcileResult> {
     const s = this.deps.caches.schedulers.get(name);
@@ -117,6 +123,18 @@ export class SchedulerController {
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
   }
 
+  /**
+   * The words of the HealingHeld condition when the active version's rooms fail before they ping
+   * (failing-rooms.ts, which the health check acts on); only read when a room is in error.
+   */
+  private failingRoomsWords(s: Scheduler): string | undefined {
+    const name = s.metadata.name as string;
+    const activeVersion = s.status?.version;
+    if (!activeVersion || s.metadata.deletionTimestamp || !this.deps.caches.rooms.list(name).some((r) => r.status?.status === 'error')) return undefined;
+    const failing = failingRooms(this.rooms.views(name), { activeVersion }, probeIntervalMs(this.deps.config.healthInterval, this.deps.config.roomPingTimeout));
+    return failing ? describeFailingRooms(failing, name, activeVersion) : undefined;
+  }
+
   /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */
   private async applyOwned(s: Scheduler, ops: readonly Operation[]): Promise<{ conditions: ConditionDraft[]; requeueAfterMs?: number; restoreVersion?: string }> {
     const name = s.metadata.name as string;
@@ -127,6 +145,7 @@ export class SchedulerController {
       versions: this.versionsOf(name),
       ops,
       healingDefinitions: HEALING_DEFINITIONS,
+      failingRooms: this.failingRoomsWords(s),
     });
     let requeueAfterMs: number | undefined;
     for (const v of plan.protect) await this.setProtection(v, true);

@@ -15,6 +15,8 @@ export interface RoomView {
   name: string;
   /** The composed room status (common/src/rooms/room-status.ts). */
   status: RoomStatus;
+  /** Why the room is in error (its GameRoom's `status.reason`), for people. */
+  reason?: string;
   /** Matches the room reported running (multi-match rooms); absent counts as none. */
   runningMatches?: number;
   /** An allocation the operator has not ended holds a match slot of the room (counted as one running match). */
