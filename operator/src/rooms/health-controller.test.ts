@@ -415,6 +415,26 @@ describe('HealthController and rooms that fail before they ping', () => {
     now += 1_000;
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount])).toEqual([['add_rooms', 1]]);
-    expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; .*; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 2 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
+    // The probe starts: nothing more until it failed or pinged, checked at the usual pace.
+    created.length = 0;
+    rooms.push({ ...rooms[1]!, metadata: { ...rooms[1]!.metadata, name: 'probe', creationTimestamp: new Date(now).toISOString() }, status: { status: 'pending', instanceStatus: 'pending', reason: '' } });
+    now += 120_000;
+    expect(await health.reconcile('s')).toEqual({ requeueAfterMs: deps.config.healthInterval });
+    expect(created).toEqual([]);
+  });
+
+  it("says in the probe's history why it makes one room", async () => {
+    const { deps, created } = setup();
+    const now = deps.now();
+    const rooms = [{
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: 'f1', namespace: 's', uid: 'uid-f1', resourceVersion: 'rv-f1', creationTimestamp: new Date(now - 120_000).toISOString() },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' },
+    }];
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount])).toEqual([['add_rooms', 1]]);
+    expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; .*; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 1 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
   });
 });

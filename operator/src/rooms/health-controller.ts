@@ -328,7 +328,9 @@ export class HealthController {
     const add = failing ? probeAmount(plan.add, failing, now) : plan.add;
     if (failing && add === 0 && plan.add > 0) {
       tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'} yet (${counts}): ${describeFailingRooms(failing, name, activeVersion)}.`);
-      return { requeueAfterMs: Math.max(100, Math.min(failing.probeAt - now, this.deps.config.healthInterval)) };
+      // A room still starting is waited for at the usual pace (its status change brings a check sooner).
+      const untilProbe = failing.starting > 0 ? this.deps.config.healthInterval : failing.probeAt - now;
+      return { requeueAfterMs: Math.max(100, Math.min(untilProbe, this.deps.config.healthInterval)) };
     }
     const probe = failing ? `; ${probeWords(failing, activeVersion)}` : '';
     if (add > 0) {

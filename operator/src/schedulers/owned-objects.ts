@@ -169,11 +169,11 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
     ? { type: RecoveryConditionType.VersionDeletionBlocked, status: 'True', reason: RecoveryReason.VersionInUse, message: `deletion of ${blocked.join(', ')} waits on finalizer ${VERSION_PROTECTION_FINALIZER}: switch the active version first, wait for the operation, or delete the Scheduler` }
     : { type: RecoveryConditionType.VersionDeletionBlocked, status: 'False', reason: RecoveryReason.NoneBlocked, message: 'no deletion of a version is waiting' });
 
-  // Healing held back by a repeated failure.
+  // Healing held back by a repeated failure, or made one room at a time for rooms that fail before they ping.
   const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
   const held = [...incidents.map((i) => describeIncident(i)), ...(input.failingRooms ? [input.failingRooms] : [])];
   plan.conditions.push(held.length > 0
     ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason: incidents.length > 0 ? RecoveryReason.RepeatedFailure : RecoveryReason.RoomsFailing, message: held.join('; ') }
-    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail' });
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, and rooms of the active version do not all fail before they ping' });
   return plan;
 }
