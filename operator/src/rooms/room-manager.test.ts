@@ -28,6 +28,14 @@ describe('deletionStartedAt', () => {
     const ended = { ...allocation, endedAt: '2026-01-01T00:05:00Z', endReason: 'expired' as const };
     expect(toView({ ...base, status: { status: 'ready', allocation: ended } }, undefined, new Map()).status).toBe('ready');
   });
+
+  it('says why a room is in error: its status.reason, or, before its status is written, its failed pod\'s', () => {
+    const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' } } as const;
+    const failed = { metadata: { name: 'r1' }, status: { phase: 'Failed', containerStatuses: [{ name: 'server', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, reason: 'Error' } } }] } };
+    expect(toView({ ...base, status: { status: 'error', reason: 'written' } }, failed, new Map())).toMatchObject({ status: 'error', reason: 'written' });
+    expect(toView(base, failed, new Map())).toMatchObject({ status: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' });
+    expect(toView(base, undefined, new Map()).reason).toBeUndefined();
+  });
 });
 
 describe('removeRoomById (remove-rooms by id)', () => {

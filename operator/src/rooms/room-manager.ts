@@ -422,7 +422,8 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     startedAt: podStartedAt(pod),
     lastPingAt,
     ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
-    ...(status?.reason !== undefined ? { reason: status.reason } : {}),
+    // A room whose status is not written yet is in error by its pod: the pod says why.
+    ...(status?.reason !== undefined ? { reason: status.reason } : !status?.status && instance.reason !== undefined ? { reason: instance.reason } : {}),
     terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,
