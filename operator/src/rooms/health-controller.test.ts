@@ -438,3 +438,23 @@ describe('HealthController and rooms that fail before they ping', () => {
     expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; .*; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 1 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
   });
 });
+
+describe('HealthController and rooms in error of another major', () => {
+  it('removes them at once once another major is active: no rollout replaces them, and they held Progressing True until their ping timeout', async () => {
+    const { deps, created } = setup();
+    const now = deps.now();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.status = { ...s.status, version: 'v2.0.0' };
+    const room = (name: string, version: string, status: 'error' | 'ready') => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: `rv-${name}`, creationTimestamp: new Date(now - 30_000).toISOString() },
+      spec: { scheduler: 's', version },
+      status: { status, instanceStatus: status, ...(status === 'ready' ? { pingStatus: 'ready', lastPingAt: new Date(now - 1000).toISOString() } : { reason: 'pod phase Failed: container server terminated: Error (exit code 1)' }) },
+    });
+    const rooms = [room('old-1', 'v1.0.0', 'error'), room('old-2', 'v1.0.0', 'error'), room('new-1', 'v2.0.0', 'ready'), room('new-2', 'v2.0.0', 'ready'), room('new-3', 'v2.0.0', 'ready')];
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.spec.input?.roomsIds])).toEqual([['remove_rooms', 'expired_room', ['old-1', 'old-2']]]);
+    expect(created[0]?.spec.input?.details).toContain("old-1: in error, and of v1.0.0, another major than the active version v2.0.0: no room of it is kept (its GameRoom's status.reason says why it failed)");
+  });
+});

@@ -289,7 +289,7 @@ export class HealthController {
         expired.push({ name: room.name, reason: 'its pod cannot be placed: host port conflict (replaced with other ports)' });
       }
     }
-    for (const { room, reason } of surplusErrorRooms(fleet)) {
+    for (const { room, reason } of surplusErrorRooms(fleet, { activeVersion })) {
       if (!expired.some((e) => e.name === room.name)) expired.push({ name: room.name, reason });
     }
 

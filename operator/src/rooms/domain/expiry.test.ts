@@ -139,11 +139,12 @@ describe('findExpiredRooms', () => {
 });
 
 describe('surplusErrorRooms', () => {
+  const ACTIVE = { activeVersion: 'v1.0.0' };
   const error = (name: string, createdAt: number, more: Partial<RoomView> = {}) => roomView(name, { status: 'error', createdAt, ...more });
 
   it('keeps the newest rooms in error and names the older ones, oldest last, with why', () => {
     const rooms = [error('e1', NOW - 50 * S), error('e2', NOW - 40 * S), error('e3', NOW - 30 * S), roomView('ok'), error('e4', NOW - 20 * S)];
-    const surplus = surplusErrorRooms(rooms, 2);
+    const surplus = surplusErrorRooms(rooms, ACTIVE, 2);
     expect(surplus.map((e) => e.room.name)).toEqual(['e2', 'e1']);
     expect(surplus[0]?.reason).toBe("in error, and 2 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
   });
@@ -154,8 +155,17 @@ describe('surplusErrorRooms', () => {
       error('occupied', NOW - 79 * S, { pingStatus: 'occupied' }), error('matches', NOW - 78 * S, { runningMatches: 1 }), error('allocated', NOW - 77 * S, { allocationOpen: true }),
       error('e1', NOW - 50 * S), error('e2', NOW - 40 * S),
     ];
-    expect(surplusErrorRooms(rooms, 2)).toEqual([]);
-    expect(surplusErrorRooms(rooms, 1).map((e) => e.room.name)).toEqual(['e1']);
+    expect(surplusErrorRooms(rooms, ACTIVE, 2)).toEqual([]);
+    expect(surplusErrorRooms(rooms, ACTIVE, 1).map((e) => e.room.name)).toEqual(['e1']);
+  });
+
+  it('names every room in error of another major than the active version, however new, and keeps the newest of the active major', () => {
+    const rooms = [error('old1', NOW - 10 * S, { version: 'v1.2.0' }), error('old2', NOW - 5 * S, { version: 'v1.0.0' }), error('e1', NOW - 50 * S, { version: 'v2.0.0' })];
+    const surplus = surplusErrorRooms(rooms, { activeVersion: 'v2.0.0' }, 5);
+    expect(surplus.map((e) => e.room.name)).toEqual(['old2', 'old1']);
+    expect(surplus[0]?.reason).toBe("in error, and of v1.0.0, another major than the active version v2.0.0: no room of it is kept (its GameRoom's status.reason says why it failed)");
+    // A room of another major whose game server last said it has players waits for its ping timeout.
+    expect(surplusErrorRooms([error('old', NOW, { version: 'v1.0.0', pingStatus: 'occupied' })], { activeVersion: 'v2.0.0' })).toEqual([]);
   });
 });
 

@@ -28,6 +28,7 @@
  * Comparisons are strict (`>`), as Maestro's.
  */
 import type { RoomTimeouts, RoomView } from './types';
+import { isOtherMajor } from './version-major';
 
 export interface ExpiredRoom {
   room: RoomView;
@@ -48,23 +49,34 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
 const ERROR_ROOMS_KEPT = 5;
 
 /**
- * The rooms in error beyond the newest `kept` (by creation), which the health check removes at
- * once rather than at their ping timeout. An error room is not available, so the health check
- * replaces it; a scheduler whose rooms all fail (a crashing image) gathered desired × (ping timeout
- * ÷ time to crash) of them, 21 after 25 s for a scheduler of 1 room on the sandbox. Rooms being
- * deleted and validation rooms are left out, and so are rooms whose game server last said it has
- * players (pinged occupied, runs matches, or holds an allocation): with its pod in error it is most
- * likely gone, but only its ping timeout says so (DESIGN.md, "Rooms with players are protected").
- * No ping decides this, so the expiry brake holds none.
+ * The rooms in error beyond the newest `kept` (by creation) of the active major, and every room in
+ * error of another major, which the health check removes at once rather than at their ping
+ * timeout. An error room is not available, so the health check replaces it; a scheduler whose rooms
+ * all fail (a crashing image) gathered desired × (ping timeout ÷ time to crash) of them, 21 after
+ * 25 s for a scheduler of 1 room on the sandbox. Those of another major no rollout would replace:
+ * they held the Scheduler's Progressing condition True (rooms of an older major left) for a ping
+ * timeout after the rollout to a fixed version had ended (Maestro's rolling update removes rooms in
+ * error first). Rooms being deleted and validation rooms are left out, and so are rooms whose game
+ * server last said it has players (pinged occupied, runs matches, or holds an allocation): with its
+ * pod in error it is most likely gone, but only its ping timeout says so (DESIGN.md, "Rooms with
+ * players are protected"). No ping decides this, so the expiry brake holds none.
  */
-export function surplusErrorRooms(rooms: readonly RoomView[], kept = ERROR_ROOMS_KEPT): ExpiredRoom[] {
+export function surplusErrorRooms(rooms: readonly RoomView[], active: { activeVersion: string; activeMajor?: number }, kept = ERROR_ROOMS_KEPT): ExpiredRoom[] {
   const withPlayers = (r: RoomView): boolean => r.pingStatus === 'occupied' || (r.runningMatches ?? 0) > 0 || r.allocationOpen === true;
   const errors = rooms.filter((r) => r.status === 'error' && !r.terminating && !r.validation && !withPlayers(r))
     .sort((a, b) => b.createdAt - a.createdAt || a.name.localeCompare(b.name));
-  return errors.slice(kept).map((room) => ({
-    room,
-    reason: `in error, and ${kept} newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)`,
-  }));
+  const why = "its GameRoom's status.reason says why it failed";
+  const current = errors.filter((r) => !isOtherMajor(r.version, active));
+  return [
+    ...errors.filter((r) => isOtherMajor(r.version, active)).map((room) => ({
+      room,
+      reason: `in error, and of ${room.version}, another major than the active version ${active.activeVersion}: no room of it is kept (${why})`,
+    })),
+    ...current.slice(kept).map((room) => ({
+      room,
+      reason: `in error, and ${kept} newer rooms in error are kept for their pods' status and logs (${why})`,
+    })),
+  ];
 }
 
 /** The rule (1 to 4 above) by which a room has expired, and how long it has been in that state. */
