@@ -17,6 +17,7 @@
  * failed room expires at its ping timeout, and the next probe must fail before the last one
  * expires, or the hold would lapse and every missing room be made at once.
  */
+import { isServing } from '../../../../common/src/rooms/room-status';
 import { counted } from '../../../../common/src/text/counted';
 import { formatMs } from './expiry';
 import { isOtherMajor } from './version-major';
@@ -38,8 +39,7 @@ export interface FailingRooms {
   probeIntervalMs: number;
 }
 
-const SERVING = new Set(['ready', 'occupied', 'allocated', 'active']);
-const pinged = (r: RoomView): boolean => r.lastPingAt !== undefined || r.pingStatus !== undefined || SERVING.has(r.status);
+const pinged = (r: RoomView): boolean => r.lastPingAt !== undefined || r.pingStatus !== undefined || isServing(r.status);
 
 /**
  * The active version's failing rooms, or undefined when its rooms are not failing (see above). One
