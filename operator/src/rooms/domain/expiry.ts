@@ -45,6 +45,11 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
   return expired;
 }
 
+/** Rooms by creation, newest first (by name among rooms made in the same second). */
+export function newestFirst(a: RoomView, b: RoomView): number {
+  return b.createdAt - a.createdAt || a.name.localeCompare(b.name);
+}
+
 /** How many of a scheduler's rooms in error are kept until their ping timeout (the newest), for their pods' status and logs. */
 const ERROR_ROOMS_KEPT = 5;
 
@@ -63,12 +68,13 @@ const ERROR_ROOMS_KEPT = 5;
  */
 export function surplusErrorRooms(rooms: readonly RoomView[], active: { activeVersion: string; activeMajor?: number }, kept = ERROR_ROOMS_KEPT): ExpiredRoom[] {
   const withPlayers = (r: RoomView): boolean => r.pingStatus === 'occupied' || (r.runningMatches ?? 0) > 0 || r.allocationOpen === true;
-  const errors = rooms.filter((r) => r.status === 'error' && !r.terminating && !r.validation && !withPlayers(r))
-    .sort((a, b) => b.createdAt - a.createdAt || a.name.localeCompare(b.name));
+  const errors = rooms.filter((r) => r.status === 'error' && !r.terminating && !r.validation && !withPlayers(r)).sort(newestFirst);
   const why = "its GameRoom's status.reason says why it failed";
-  const current = errors.filter((r) => !isOtherMajor(r.version, active));
+  const other: RoomView[] = [];
+  const current: RoomView[] = [];
+  for (const r of errors) (isOtherMajor(r.version, active) ? other : current).push(r);
   return [
-    ...errors.filter((r) => isOtherMajor(r.version, active)).map((room) => ({
+    ...other.map((room) => ({
       room,
       reason: `in error, and of ${room.version}, another major than the active version ${active.activeVersion}: no room of it is kept (${why})`,
     })),

@@ -19,7 +19,7 @@
  */
 import { isServing } from '../../../../common/src/rooms/room-status';
 import { counted } from '../../../../common/src/text/counted';
-import { formatMs } from './expiry';
+import { formatMs, newestFirst } from './expiry';
 import { isOtherMajor } from './version-major';
 import type { RoomView } from './types';
 
@@ -57,7 +57,7 @@ export function failingRooms(rooms: readonly RoomView[], active: { activeVersion
     newest = Math.max(newest, r.createdAt);
   }
   if (failed.length === 0) return undefined;
-  failed.sort((a, b) => b.createdAt - a.createdAt || a.name.localeCompare(b.name));
+  failed.sort(newestFirst);
   // Creation times have a second's precision (metadata.creationTimestamp): a second more keeps the interval.
   return { failed, starting, probeAt: newest + 1000 + intervalMs, probeIntervalMs: intervalMs };
 }
