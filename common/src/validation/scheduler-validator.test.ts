@@ -1,5 +1,6 @@
 import { schedulerPatchField, validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from './scheduler-validator';
 import type { FieldError } from './result';
+import { VIOLATIONS_NAMED } from './schema-validator';
 
 const TIMEOUT_WORDS = 'must be a whole number of milliseconds from 1 to 3600000: an integer such as 1000, or a string of digits such as "1000"; leave it out for 1000';
 const HOST_PORT_WORDS = 'must be host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then ":" and a port from 1 to 65535, such as "matchmaker.games.svc:9000" (no scheme such as unix: or dns:)';
@@ -265,6 +266,19 @@ describe('validateSchedulerCreateBody', () => {
     body.spec.containers[0]!.ports![0]!.port = 0;
     body.spec.terminationGracePeriod = '100';
     expect(errorsOf(body).map((e) => e.field).sort()).toEqual(['maxSurge', 'roomsReplicas', 'spec.containers[0].ports[0].port', 'spec.terminationGracePeriod']);
+  });
+
+  it('names the first VIOLATIONS_NAMED violations and counts the rest, so a body of 60,000 bad labels gets a short answer', () => {
+    const body = validBody();
+    body.labels = Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${String(i)}`, '!']));
+    const errors = errorsOf(body);
+    expect(errors).toHaveLength(VIOLATIONS_NAMED + 1);
+    expect(errors.slice(0, 2)).toEqual([
+      { field: 'labels', message: 'Too many: must have at most 64 properties' },
+      { field: 'labels[k0]', message: expect.stringMatching(/^must be a label value/) as string },
+    ]);
+    // 60,001 in all: the count of labels, then each label's value.
+    expect(errors.at(-1)).toEqual({ field: '(body)', message: `and ${String(60_001 - VIOLATIONS_NAMED)} more violations, not named here (only the first ${String(VIOLATIONS_NAMED)} are); mend these and send it again` });
   });
 
   it('accepts Maestro snake_case names and leaves free-form maps alone', () => {

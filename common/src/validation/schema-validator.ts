@@ -169,6 +169,12 @@ function valueAt(root: unknown, instancePath: string): unknown {
   return node;
 }
 
+/**
+ * How many violations a refusal names. A body of tens of thousands of bad labels must not cost a
+ * second of CPU and a response of megabytes (ajv still finds them all, in a few milliseconds).
+ */
+export const VIOLATIONS_NAMED = 50;
+
 /** Compiles once; the returned function is safe to call with anything. */
 export function compileSchemaValidator(schema: JsonSchemaProps, options: TranslateOptions = {}): SchemaValidator {
   const ajvSchema = toAjvSchema(schema, options);
@@ -180,7 +186,11 @@ export function compileSchemaValidator(schema: JsonSchemaProps, options: Transla
     if (validate(value)) return { value, errors: [] };
     const errors: FieldError[] = [];
     const seen = new Set<string>();
-    for (const error of validate.errors ?? []) {
+    const found = validate.errors ?? [];
+    let read = 0;
+    for (const error of found) {
+      if (errors.length === VIOLATIONS_NAMED) break;
+      read += 1;
       const base = fieldOf(error.instancePath, value, ajvSchema);
       const field = error.keyword === 'required' ? joinField(base, (error.params as { missingProperty: string }).missingProperty) : base;
       const message = fieldMessage(field, error.keyword) ?? messageOf(error, valueAt(value, error.instancePath));
@@ -190,6 +200,8 @@ export function compileSchemaValidator(schema: JsonSchemaProps, options: Transla
         errors.push({ field, message });
       }
     }
+    const more = found.length - read;
+    if (more > 0) errors.push({ field: '(body)', message: `and ${more} more ${more === 1 ? 'violation' : 'violations'}, not named here (only the first ${VIOLATIONS_NAMED} are); mend these and send it again` });
     return { value, errors };
   };
 }
