@@ -62,7 +62,6 @@ describe('per-scheduler limits', () => {
       expect(adds.length).toBeGreaterThanOrEqual(2);
       for (const add of adds) expect(Number((add.spec.input as { amount?: unknown }).amount)).toBeLessThanOrEqual(5);
 
-      // kubectl (past the gateway): roomsReplicas far above the limit is held to it.
       // kubectl (past the gateway): roomsReplicas far above the limit is refused as the gateway
       // refuses it: the fleet keeps its 5 rooms, and the status and a Warning say which field.
       await stack.api.patchScheduler(NAME, { spec: { roomsReplicas: 1000 } });
@@ -127,6 +126,22 @@ describe('per-scheduler limits', () => {
     } finally {
       await counted.stop();
     }
+  });
+
+  test('a Scheduler written with kubectl above the limit is refused by its create_scheduler, which makes nothing; kubectl scale within the limit creates it', async () => {
+    const name = `${NAME}-kubectl`;
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: 2_147_483_647 }) as never);
+    const failed = await waitFor(async () => (await stack.api.listOperations(name)).items
+      .find((o) => o.spec.definitionName === 'create_scheduler' && o.status?.status === 'error'), { timeoutMs: 60_000, message: 'create_scheduler refused the count' });
+    expect(failed.status?.executionHistory?.map((h) => h.event).join('\n')).toContain(`nothing made: spec.roomsReplicas must be at most ${MAX_ROOMS}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); got 2147483647; `
+      + `set it to at most ${MAX_ROOMS} (kubectl scale rks/${name} --replicas=<n>, kubectl edit scheduler ${name}, or PATCH /schedulers/${name}), which creates the scheduler`);
+    expect((await stack.api.listGameRooms(name)).items).toEqual([]);
+    expect((await stack.api.listSchedulerVersions(name)).items).toEqual([]);
+    expect((await stack.api.getScheduler(name)).status?.version).toBeUndefined();
+
+    await stack.api.patchScheduler(name, { spec: { roomsReplicas: 2 } });
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === 2, { timeoutMs: 60_000, message: '2 ready rooms after the fix' });
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
   });
 
   test('add-rooms above the add limit moves roomsReplicas by the whole amount; the health check adds what one operation does not', async () => {

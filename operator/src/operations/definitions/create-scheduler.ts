@@ -15,6 +15,7 @@ import { OperationDefinition as OperationName } from '../../../../common/src/res
 import { awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 import { counted } from '../../../../common/src/text/counted';
+import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
 
 /** How long a version an earlier attempt's rollback is deleting is waited for. */
 const VERSION_REMOVAL_MS = 60_000;
@@ -29,6 +30,13 @@ export const createSchedulerDefinition: OperationDefinition = {
     if (scheduler.status?.version) {
       ctx.event(`Scheduler already created (active version ${scheduler.status.version}); nothing to do`);
       return;
+    }
+    // The gateway refuses such a definition; one written past it (kubectl apply) is refused here,
+    // before anything is made, as a version operation refuses it (new-version.ts).
+    const tooMany = roomLimitViolations(scheduler.spec, ctx.deps.config.maxRoomsPerScheduler);
+    if (tooMany.length > 0) {
+      throw new Error(`nothing made: ${tooMany.map((v) => `spec.${v.field} ${v.message}`).join('; ')}; set it to at most ${ctx.deps.config.maxRoomsPerScheduler} `
+        + `(kubectl scale rks/${name} --replicas=<n>, kubectl edit scheduler ${name}, or PATCH /schedulers/${name}), which creates the scheduler`);
     }
     // The namespace: ours, or fail. One that exists and is not ours is never adopted.
     let namespaceExists = false;
@@ -90,7 +98,7 @@ export const createSchedulerDefinition: OperationDefinition = {
     // Rooms an earlier attempt created count towards the first rooms.
     const already = new RoomManager(ctx.deps).views(name).filter((r) => !r.validation && !r.terminating).length;
     if (already > 0) ctx.event(`${counted(already, 'room')} ${already === 1 ? 'exists' : 'exist'} already (made by an earlier attempt)`);
-    const wanted = Math.max(0, Math.min(initialRoomCount(scheduler.spec), ctx.deps.config.maxRoomsPerScheduler) - already);
+    const wanted = Math.max(0, initialRoomCount(scheduler.spec) - already);
     // One operation creates at most the add limit (issue 12, M4); the health check adds the rest
     // in add_rooms operations of at most as many rooms each.
     const count = Math.min(wanted, ctx.deps.config.addRoomsLimit);
