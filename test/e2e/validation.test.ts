@@ -37,10 +37,13 @@ const post = (stack: Stack, payload: unknown) => call(stack, 'POST', '/scheduler
 /** The rule's message names the value it refused (the API server shows only the type, or nothing, there). */
 const RFC1123 = (name: string) => `name "${name}" is not accepted: it must be an RFC 1123 label, at most 63 lower-case letters, digits or hyphens, starting and ending with a letter or digit`;
 const MAX_SURGE = (value: string) => `maxSurge ${value} is not accepted: use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"`;
+const KUBERNETES_NAMESPACE = "name must not be 'default' or start with 'kube-': a scheduler's rooms live in the namespace of its name, and those are Kubernetes' own namespaces; choose another name";
 const cases: Array<[string, (b: Body) => void, { field: string; message: string }]> = [
   ['name not RFC 1123', (b) => { b.name = 'bad-name-'; }, { field: 'name', message: RFC1123('bad-name-') }],
   ['name of 64 chars', (b) => { b.name = `v${'a'.repeat(63)}`; }, { field: 'name', message: RFC1123(`v${'a'.repeat(63)}`) }],
   ['name info', (b) => { b.name = 'info'; }, { field: 'name', message: "name must not be 'info' (reserved by GET /schedulers/info)" }],
+  ['name default', (b) => { b.name = 'default'; }, { field: 'name', message: KUBERNETES_NAMESPACE }],
+  ['name kube-system', (b) => { b.name = 'kube-system'; }, { field: 'name', message: KUBERNETES_NAMESPACE }],
   ['maxSurge 0', (b) => { b.maxSurge = 0; }, { field: 'maxSurge', message: MAX_SURGE('0') }],
   ['maxSurge "lots"', (b) => { b.maxSurge = 'lots'; }, { field: 'maxSurge', message: MAX_SURGE('"lots"') }],
   ['maxSurge "-5%"', (b) => { b.maxSurge = '-5%'; }, { field: 'maxSurge', message: MAX_SURGE('"-5%"') }],

@@ -568,6 +568,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         message: 'name must not be \'info\' (reserved by GET /schedulers/info)',
         reason: 'FieldValueForbidden',
       },
+      {
+        rule: 'self.metadata.name != \'default\' && !self.metadata.name.startsWith(\'kube-\')',
+        message: 'name must not be \'default\' or start with \'kube-\': a scheduler\'s rooms live in the namespace of its name, and those are Kubernetes\' own namespaces; choose another name',
+        reason: 'FieldValueForbidden',
+      },
     ],
     properties: {
       apiVersion: {
