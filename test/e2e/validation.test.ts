@@ -65,6 +65,9 @@ const cases: Array<[string, (b: Body) => void, { field: string; message: string 
   ['two ports of one name', (b) => { b.spec.containers[0]!.ports.push({ ...b.spec.containers[0]!.ports[0]!, port: 7778 } as never); }, { field: 'spec.containers[0].ports', message: 'port names must be unique within a container' }],
   ['label key with a space', (b) => { b.labels = { 'a b': 'x' }; }, { field: 'labels', message: 'label keys must be qualified names' }],
   ['annotation key with a slash too many', (b) => { b.annotations = { 'a/b/c': 'x' }; }, { field: 'annotations', message: 'annotation keys must be qualified names' }],
+  // kube-apiserver refuses a pod whose label key has a prefix over 253 characters, under the 317 of a whole key.
+  ['label key with a prefix of 254 characters', (b) => { b.labels = { [`${'a'.repeat(254)}/k`]: 'x' }; }, { field: 'labels', message: 'label keys must be qualified names' }],
+  ['affinity with a prefix of 254 characters', (b) => { b.spec.affinity = `${'a'.repeat(254)}/k`; }, { field: 'spec.affinity', message: "the prefix of affinity (before '/') must be at most 253 characters, as a label key's" }],
   ['valueFrom with both refs', (b) => { b.spec.containers[0]!.environment = [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.podIP' }, secretKeyRef: { name: 'a', key: 'b' } } }]; }, { field: 'spec.containers[0].environment[0].valueFrom', message: 'exactly one of fieldRef or secretKeyRef must be set' }],
 ];
 

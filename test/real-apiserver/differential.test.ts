@@ -672,6 +672,9 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       'affinity with a space': (s) => { s.spec.affinity = 'node pool'; },
       'label key with a space': (s) => { s.labels = { 'a b': 'x' }; },
       'annotation key with a space': (s) => { s.annotations = { 'a b': 'x' }; },
+      'label key with a prefix of 254 characters': (s) => { s.labels = { [`${'a'.repeat(254)}/k`]: 'x' }; },
+      'annotation key with a prefix of 254 characters': (s) => { s.annotations = { [`${'a'.repeat(254)}/k`]: 'x' }; },
+      'affinity with a prefix of 254 characters': (s) => { s.spec.affinity = `${'a'.repeat(254)}/k`; },
     };
     const admitted: Record<string, Change> = {
       'env names, downward-API paths and secret references at the edges': (s) => {
@@ -694,8 +697,8 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
         c0(s).limits = { memory: '1E9', cpu: '2e+0' };
         s.spec.toleration = 'game_Rooms.1';
         s.spec.affinity = `pools.example.com/${'a'.repeat(63)}`;
-        s.labels = { 'app.kubernetes.io/part-of': 'tennis' };
-        s.annotations = { 'example.com/note': 'x' };
+        s.labels = { 'app.kubernetes.io/part-of': 'tennis', [`${'a'.repeat(253)}/k`]: 'x' };
+        s.annotations = { 'example.com/note': 'x', [`${'a'.repeat(253)}/k`]: 'x' };
       },
     };
     // The one rule the CRD cannot state (v1.28's CEL has no quantity library): the gateway refuses

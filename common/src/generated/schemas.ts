@@ -847,8 +847,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             maxProperties: 64,
             'x-kubernetes-validations': [
               {
-                rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                message: 'annotation keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                message: 'annotation keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
                 reason: 'FieldValueInvalid',
               },
             ],
@@ -863,8 +863,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             maxProperties: 64,
             'x-kubernetes-validations': [
               {
-                rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                message: 'label keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                message: 'label keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
                 reason: 'FieldValueInvalid',
               },
             ],
@@ -1120,6 +1120,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 description: 'Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity.',
                 maxLength: 317,
                 pattern: '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$',
+                'x-kubernetes-validations': [
+                  {
+                    rule: '!self.contains(\'/\') || self.matches(\'^[^/]{1,253}/\')',
+                    message: 'the prefix of affinity (before \'/\') must be at most 253 characters, as a label key\'s',
+                    reason: 'FieldValueInvalid',
+                  },
+                ],
               },
             },
           },
@@ -1628,8 +1635,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 maxProperties: 64,
                 'x-kubernetes-validations': [
                   {
-                    rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                    message: 'annotation keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                    rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                    message: 'annotation keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
                     reason: 'FieldValueInvalid',
                   },
                 ],
@@ -1644,8 +1651,8 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 maxProperties: 64,
                 'x-kubernetes-validations': [
                   {
-                    rule: 'self.all(k, size(k) <= 317 && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                    message: 'label keys must be qualified names: an optional DNS subdomain prefix and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                    rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                    message: 'label keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
                     reason: 'FieldValueInvalid',
                   },
                 ],
@@ -1901,6 +1908,13 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     description: 'Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity.',
                     maxLength: 317,
                     pattern: '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$',
+                    'x-kubernetes-validations': [
+                      {
+                        rule: '!self.contains(\'/\') || self.matches(\'^[^/]{1,253}/\')',
+                        message: 'the prefix of affinity (before \'/\') must be at most 253 characters, as a label key\'s',
+                        reason: 'FieldValueInvalid',
+                      },
+                    ],
                   },
                 },
               },

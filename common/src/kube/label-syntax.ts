@@ -16,6 +16,7 @@ export function labelKeyProblems(key: string): string[] {
   const prefix = slash >= 0 ? key.slice(0, slash) : '';
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   const problems: string[] = [];
+  if (prefix.length > 253) problems.push('prefix part must be no more than 253 characters');
   if (slash >= 0 && (prefix === '' || !DNS1123_SUBDOMAIN.test(prefix))) problems.push('prefix part ' + SUBDOMAIN_MESSAGE);
   if (name.length === 0 || name.length > 63 || !QUALIFIED_NAME.test(name)) {
     problems.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
