@@ -5,18 +5,6 @@ import { ValidationError } from './errors';
 /** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
 export const MAX_JSON_DEPTH = 32;
 
-/** True when `value` nests objects/arrays deeper than `max` (iterative: safe on any input). */
-export function jsonDepthExceeds(value: unknown, max: number): boolean {
-  const stack: { v: unknown; d: number }[] = [{ v: value, d: 0 }];
-  while (stack.length > 0) {
-    const { v, d } = stack.pop() as { v: unknown; d: number };
-    if (typeof v !== 'object' || v === null) continue;
-    if (d >= max) return true;
-    for (const child of Object.values(v)) stack.push({ v: child, d: d + 1 });
-  }
-  return false;
-}
-
 /** What a number beyond a double's range is told. */
 export const NUMBER_TOO_LARGE = 'is a number too large to read: JSON numbers here must be within ±1.7976931348623157e308';
 

@@ -6,6 +6,8 @@ import type { Autoscaling, Container, Forwarder, Operation, Scheduler, Scheduler
 
 import { forwarderTimeoutMs, isForwarderEnabled } from '../../common/src/forwarding/forwarder-options';
 import { toIsoString } from '../../common/src/kube/timestamps';
+import { jsonDepthExceeds } from '../../common/src/json/json-depth';
+import { MAX_JSON_DEPTH } from './json-body-limits';
 import { operationStatusOf } from '../../common/src/resources/operation-names';
 import { maxMatchesOf } from '../../common/src/rooms/room-status';
 import { activeDefinition, type FindVersion } from '../../common/src/resources/scheduler-version';
@@ -150,11 +152,18 @@ export function operationItemView(op: Operation): Record<string, unknown> {
   };
 }
 
-/** Maestro's `Operation`: the list item plus input and execution history. */
+/**
+ * Maestro's `Operation`: the list item plus input and execution history. An input nested deeper
+ * than any request may be (only an Operation written past the gateway has one; kube-apiserver keeps
+ * up to 10,000 levels) is not shown: writing it out would overflow the stack, a 500 for every GET.
+ */
 export function operationView(op: Operation): Record<string, unknown> {
+  const input = op.spec.input ?? {};
   return {
     ...operationItemView(op),
-    input: op.spec.input ?? {},
+    input: jsonDepthExceeds(input, MAX_JSON_DEPTH)
+      ? { notShown: `the input nests deeper than ${MAX_JSON_DEPTH} levels, deeper than any operation's input, and is not shown here` }
+      : input,
     executionHistory: op.status?.executionHistory ?? [],
   };
 }

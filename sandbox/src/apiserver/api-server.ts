@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../../../common/src/logger';
 import { ApiError, badRequest, methodNotAllowed, statusBody, tooLargeResourceVersion, unsupportedMediaType } from './api-error';
 import {
-  boolParam, checkReadResourceVersion, integerParam, listReadsStorage, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, splitPath,
+  boolParam, checkReadResourceVersion, integerParam, listReadsStorage, outputFormat, parseJsonBody, parseResourcePath, patchTypeOf, refuseTooDeep, splitPath,
   validateListOptions, verbOf, writeOptions, type OutputFormat, type ResourcePath,
 } from './request-parsing';
 import type { Discovery } from './discovery';
@@ -206,6 +206,12 @@ export class ApiServer {
   }
 
   private async readObjectBody(req: http.IncomingMessage): Promise<unknown> {
+    const body = await this.decodeObjectBody(req);
+    refuseTooDeep(body, 'the object');
+    return body;
+  }
+
+  private async decodeObjectBody(req: http.IncomingMessage): Promise<unknown> {
     const contentType = req.headers['content-type'] ?? '';
     if (contentType.startsWith('application/vnd.kubernetes.protobuf')) return decodeProtobufBody(await this.readRawBody(req));
     const raw = await this.readBody(req);

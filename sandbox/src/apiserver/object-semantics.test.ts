@@ -142,6 +142,23 @@ describe('object semantics against client-node', () => {
     expect(many.json!.message).toMatch(/is invalid: \[.*spec\.color: Required value.*\]/);
   });
 
+  it('refuses with a 400 a body, or the object a patch makes, nested deeper than it keeps, and writes nothing', async () => {
+    const nested = (depth: number): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = { x: v };
+      return v;
+    };
+    const deepWords = 'nests deeper than 1000 levels, the most the sandbox keeps (kube-apiserver keeps up to 10000); nothing was written';
+    const refused = await request(sandbox.url, 'POST', WIDGETS, { ...widget('deep-one', { color: 'red' }), extra: nested(1000) });
+    expect([refused.status, refused.json?.message]).toEqual([400, `the object ${deepWords}`]);
+    expect((await request(sandbox.url, 'GET', `${WIDGETS}/deep-one`)).status).toBe(404);
+    // Within the limit: stored (the unknown field pruned), served and deleted as any other.
+    expect((await request(sandbox.url, 'POST', WIDGETS, { ...widget('deep-one', { color: 'red' }), extra: nested(990) })).status).toBe(201);
+    const patched = await request(sandbox.url, 'PATCH', `${WIDGETS}/deep-one`, { spec: { extra: nested(1000) } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect([patched.status, patched.json?.message]).toEqual([400, `the patch ${deepWords}`]);
+    expect((await request(sandbox.url, 'DELETE', `${WIDGETS}/deep-one`)).status).toBe(200);
+  });
+
   it('handles fieldValidation Strict, Warn and Ignore for unknown fields', async () => {
     const body = widget('fv', { color: 'red', bogus: 1 });
     const strict = await request(sandbox.url, 'POST', `${WIDGETS}?fieldValidation=Strict`, body);

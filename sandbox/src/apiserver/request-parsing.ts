@@ -4,6 +4,7 @@
  */
 import { ApiError, badRequest, invalid, unsupportedMediaType, type StatusCause } from './api-error';
 import { parseLabelSelector } from './label-selector';
+import { jsonDepthExceeds } from '../../../common/src/json/json-depth';
 import type { FieldValidation, PatchType, WriteOptions } from './resource-operations';
 
 export interface ResourcePath {
@@ -200,6 +201,21 @@ export function parseJsonBody(raw: string): unknown {
     return JSON.parse(raw);
   } catch (err) {
     throw badRequest(`couldn't get version/kind; json parse error: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * The deepest nesting the sandbox keeps. kube-apiserver keeps up to 10,000 levels, but the sandbox
+ * writes objects out with JSON.stringify, whose recursion overflows Node's stack at about 5,000: an
+ * object it stored and could then neither serve, delete nor snapshot. No Kubernetes object nests a
+ * thousand levels.
+ */
+export const MAX_OBJECT_DEPTH = 1000;
+
+/** Refuses a body, or the object a patch makes, that nests deeper than the sandbox keeps; nothing is written. */
+export function refuseTooDeep(value: unknown, what: string): void {
+  if (jsonDepthExceeds(value, MAX_OBJECT_DEPTH)) {
+    throw badRequest(`${what} nests deeper than ${MAX_OBJECT_DEPTH} levels, the most the sandbox keeps (kube-apiserver keeps up to 10000); nothing was written`);
   }
 }
 

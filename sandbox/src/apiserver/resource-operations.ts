@@ -22,6 +22,7 @@ import { labelSelectorToString, parseLabelSelector } from './label-selector';
 import type { ObjectStore, StoredObject } from './object-store';
 import { validateObjectMeta } from './object-meta-validation';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './patch';
+import { refuseTooDeep } from './request-parsing';
 import type { ResourceRegistry } from './resource-registry';
 import { apiVersionOf, findVersion, resourceKey, type ResourceType, type ResourceVersion, type ResourceView } from './resource-type';
 import { isRecord } from '../../../common/src/json/is-record';
@@ -498,6 +499,7 @@ export class ResourceOperations {
     } catch (err) {
       throw badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
     }
+    refuseTooDeep(patchBody, 'the patch');
     const existing = this.store.get(this.key(scope.rt), scope.namespace, name);
     if (!existing) {
       if (type === 'apply' && subresource === undefined) {
@@ -526,6 +528,7 @@ export class ResourceOperations {
         break;
     }
     if (!isRecord(patched)) throw badRequest('the patch did not produce an object');
+    refuseTooDeep(patched, 'the object the patch makes');
     const candidate = (view ? view.toStorage(patched) : patched) as KubeObject;
     if (!isRecord(candidate.metadata)) candidate.metadata = {};
     checkUpdateResourceVersion(scope.rt, name, candidate.metadata.resourceVersion, existing.obj.metadata.resourceVersion);

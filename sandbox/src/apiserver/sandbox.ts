@@ -159,7 +159,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let snapshotTimer: NodeJS.Timeout | undefined;
   if (options.snapshotFile) {
     snapshotTimer = setInterval(() => {
-      saveSnapshot().catch((err: unknown) => logger.warn('sandbox snapshot failed', { error: err instanceof Error ? err.message : String(err) }));
+      saveSnapshot().catch((err: unknown) => logger.warn('sandbox snapshot failed; the snapshot file keeps the state of the last snapshot written', { error: err instanceof Error ? err.message : String(err) }));
     }, options.snapshotIntervalMs ?? 30_000);
     snapshotTimer.unref();
   }
@@ -201,7 +201,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         gc.stop();
         store.closeAllWatchers();
         await server.close();
-        await saveSnapshot();
+        // A stop goes on whatever the snapshot does: the file keeps the last one written whole.
+        await saveSnapshot().catch((err: unknown) => logger.error('sandbox snapshot at stop failed; the snapshot file keeps the state of the last snapshot written', {
+          error: err instanceof Error ? err.message : String(err),
+        }));
         logger.info('sandbox API server stopped', { url, at: rfc3339(now()) });
       })();
       return stopping;
