@@ -179,6 +179,14 @@ describe('values written with kubectl, with an operator running', () => {
     expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
   });
 
+  test('an Operation naming a scheduler by a name no Scheduler can have is refused at admission, naming schedulerName', async () => {
+    const op = buildOperation({ id: newOperationId(), schedulerName: 'NOSUCH', definitionName: 'add_rooms', input: { amount: 1 }, source: 'kubectl', enqueuedAt: Date.now() });
+    const refused = await stack.api.createOperation(op).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain('spec.schedulerName');
+    await expect(stack.api.getOperation(op.metadata.name as string)).rejects.toMatchObject({ code: 404 });
+  });
+
   test('an allocation that expires in year 9999 (no allocate call takes a TTL over a year) is ended, and the room can be allocated again', async () => {
     const name = 'far-allocation';
     expect((await managementCall(stack, 'POST', '/schedulers', { name, ...(schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec })).status).toBe(200);

@@ -131,6 +131,7 @@ export type OperationSource = 'api' | 'kubectl' | 'operator';
 export const operationSourceValues = ['api', 'kubectl', 'operator'] as const satisfies readonly OperationSource[];
 
 export interface OperationSpec {
+  /** The Scheduler's name, an RFC 1123 label as every Scheduler's. */
   schedulerName: string;
   /** create_scheduler, create_new_scheduler_version, switch_active_version, add_rooms, remove_rooms or delete_scheduler; any other name is stored and then evicted by the operator. */
   definitionName: string;

@@ -380,8 +380,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
         properties: {
           schedulerName: {
             type: 'string',
+            description: 'The Scheduler\'s name, an RFC 1123 label as every Scheduler\'s.',
             minLength: 1,
             maxLength: 63,
+            pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
           },
           definitionName: {
             type: 'string',
@@ -919,7 +921,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                       type: 'string',
                       minLength: 1,
                       maxLength: 1024,
-                      pattern: '^\\S(.*\\S)?$',
+                      pattern: '^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
                     },
                     imagePullPolicy: {
                       type: 'string',
@@ -1707,7 +1709,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           type: 'string',
                           minLength: 1,
                           maxLength: 1024,
-                          pattern: '^\\S(.*\\S)?$',
+                          pattern: '^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
                         },
                         imagePullPolicy: {
                           type: 'string',

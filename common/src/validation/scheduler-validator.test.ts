@@ -2,6 +2,7 @@ import { schedulerPatchField, validateSchedulerCreateBody, validateSchedulerPatc
 import type { FieldError } from './result';
 import { VIOLATIONS_NAMED } from './schema-validator';
 
+const IMAGE_WORDS = 'must not begin or end with whitespace, nor hold a control character (such as NUL or a newline)';
 const TIMEOUT_WORDS = 'must be a whole number of milliseconds from 1 to 3600000: an integer such as 1000, or a string of digits such as "1000"; leave it out for 1000';
 const HOST_PORT_WORDS = 'must be host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then ":" and a port from 1 to 65535, such as "matchmaker.games.svc:9000" (no scheme such as unix: or dns:)';
 
@@ -196,7 +197,9 @@ describe('validateSchedulerCreateBody', () => {
     ['port 1.5', (b) => { b.spec.containers[0]!.ports![0]!.port = 1.5; }, { field: 'spec.containers[0].ports[0].port', message: 'must be of type integer; got number 1.5' }],
     // What kube-apiserver refuses in the Pod a room becomes is refused here, in the scheduler's own terms.
     ['negative memory request', (b) => { b.spec.containers[0]!.requests!.memory = '-1Mi'; }, { field: 'spec.containers[0].requests.memory', message: 'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"' }],
-    ['image with a trailing space', (b) => { b.spec.containers[0]!.image = 'registry/game:1.2 '; }, { field: 'spec.containers[0].image', message: 'must not begin or end with whitespace' }],
+    ['image with a trailing space', (b) => { b.spec.containers[0]!.image = 'registry/game:1.2 '; }, { field: 'spec.containers[0].image', message: IMAGE_WORDS }],
+    ['image with a NUL', (b) => { b.spec.containers[0]!.image = 'registry/game\u0000:1.2'; }, { field: 'spec.containers[0].image', message: IMAGE_WORDS }],
+    ['image ending in a NUL', (b) => { b.spec.containers[0]!.image = 'registry/game:1.2\u0000'; }, { field: 'spec.containers[0].image', message: IMAGE_WORDS }],
     ['env name with a space', (b) => { b.spec.containers[0]!.environment![0]!.name = 'MY VAR'; }, { field: 'spec.containers[0].environment[0].name', message: "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit" }],
     ['env name starting with a digit', (b) => { b.spec.containers[0]!.environment![0]!.name = '1A'; }, { field: 'spec.containers[0].environment[0].name', message: "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit" }],
     ['unknown downward-API field', (b) => { b.spec.containers[0]!.environment![1]!.valueFrom = { fieldRef: { fieldPath: 'status.phase' } }; }, { field: 'spec.containers[0].environment[1].valueFrom.fieldRef.fieldPath', message: "must be a Pod field the downward API gives an environment variable: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs" }],

@@ -77,7 +77,7 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$': 'must be a duration with a unit, such as "100s", with at most 7 digits before a unit',
   '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$':
     'must be a Kubernetes quantity of at least 0, such as "100m", "0.5" or "512Mi"',
-  '^\\S(.*\\S)?$': 'must not begin or end with whitespace',
+  '^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$': 'must not begin or end with whitespace, nor hold a control character (such as NUL or a newline)',
   '^[-._a-zA-Z][-._a-zA-Z0-9]*$': "must be an environment variable name: letters, digits, '_', '-' or '.', not starting with a digit",
   "^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\['[^']+'\\])$":
     "must be a Pod field the downward API gives an environment variable: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs",
