@@ -13,7 +13,7 @@ describe('sync-schedulerversion-crd', () => {
   });
 
   it('carries a change of the Scheduler spec schema into the definition, keeping comments', () => {
-    const edited = schedulers.replace("maxLength: 1024\n                            pattern: '^\\S", "maxLength: 2048\n                            pattern: '^\\S");
+    const edited = schedulers.replace("maxLength: 1024\n                            pattern: '^[^", "maxLength: 2048\n                            pattern: '^[^");
     expect(edited).not.toBe(schedulers);
     const synced = syncedSchedulerVersionCrd(edited, versions);
     expect(synced).not.toBe(versions);
