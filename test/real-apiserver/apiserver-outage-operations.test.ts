@@ -363,7 +363,7 @@ describe('control-plane outages in the middle of the work (a real control plane 
       // served; replacing it is not the restart's doing.
       const unplaceable = (o: Operation): boolean => {
         const details = (o.spec.input as { details?: string[] } | undefined)?.details ?? [];
-        return details.length > 0 && details.every((d) => d.endsWith('its pod cannot be placed: host port conflict (replaced with other ports)'));
+        return details.length > 0 && details.every((d) => d.endsWith('its pod cannot be placed: its host ports are taken on every node that can take it (replaced by a room that draws others)'));
       };
       process.stdout.write(`[outage 3] rooms replaced meanwhile because their pods could not be placed (host port conflict; allowed): ${removals.filter(unplaceable).length}\n`);
       expect(removals.filter((o) => !unplaceable(o)).map(describeOp)).toEqual([]);

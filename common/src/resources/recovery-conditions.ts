@@ -13,7 +13,8 @@ export const RecoveryConditionType = {
   /**
    * The health check holds back an operation that failed the same way as its last try
    * (RepeatedFailure), or makes rooms one at a time because every room of the active version
-   * failed before its game server pinged (RoomsFailing).
+   * failed before its game server pinged (RoomsFailing), or keeps rooms waiting for host ports that
+   * no node has free instead of replacing them (HostPortsExhausted).
    */
   HealingHeld: 'HealingHeld',
 } as const;
@@ -33,5 +34,6 @@ export const RecoveryReason = {
   NoneBlocked: 'NoneBlocked',
   RepeatedFailure: 'RepeatedFailure',
   RoomsFailing: 'RoomsFailing',
+  HostPortsExhausted: 'HostPortsExhausted',
   NotHeld: 'NotHeld',
 } as const;

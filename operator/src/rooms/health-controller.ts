@@ -25,7 +25,6 @@ import { nameList } from '../../../common/src/text/name-list';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
-import { isPortConflict } from './domain/host-ports';
 import { canTakeRooms } from './domain/node-availability';
 import { expiryBrake } from './domain/expiry-brake';
 import { isSilent, surplusErrorRooms } from './domain/expiry';
@@ -37,6 +36,7 @@ import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probe
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
+import { portWaitWords, roomsWaitingForPorts } from './port-wait';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 import { counted } from '../../../common/src/text/counted';
 
@@ -52,8 +52,6 @@ export interface HealthControllerOptions {
   outside?: OutsideDeletions;
 }
 
-/** Pending pods with a host-port conflict are given this long before being replaced. */
-const PORT_CONFLICT_GRACE_MS = 5_000;
 /** How soon a health check held for a stale cache looks again (a relist takes about this long). */
 const STALE_RECHECK_MS = 1_000;
 /**
@@ -87,6 +85,8 @@ export class HealthController {
   private readonly decisionWritten = new Map<string, { decision: string; at: number }>();
   /** Per scheduler, the version whose failing rooms are made one at a time (told once per hold). */
   private readonly failingVersion = new Map<string, string>();
+  /** Schedulers whose rooms wait for host ports no node has free (told once each time it starts). */
+  private readonly portWaitTold = new Set<string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
   private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
@@ -174,6 +174,7 @@ export class HealthController {
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);
       this.failingVersion.delete(name);
+      this.portWaitTold.delete(name);
       return {};
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
@@ -283,12 +284,13 @@ export class HealthController {
         expired.push({ name: room.name, reason: 'a validation room no operation uses: the operation that made it stopped mid-way' });
       }
     }
-    for (const room of fleet) {
-      const pod = this.deps.caches.pods.get(room.name, name);
-      if (pod && isPortConflict(pod) && now - room.createdAt > PORT_CONFLICT_GRACE_MS && !expired.some((e) => e.name === room.name)) {
-        expired.push({ name: room.name, reason: 'its pod cannot be placed: host port conflict (replaced with other ports)' });
+    const ports = roomsWaitingForPorts(this.deps, s, now);
+    if (ports?.fits) {
+      for (const room of ports.rooms) {
+        if (!expired.some((e) => e.name === room)) expired.push({ name: room, reason: 'its pod cannot be placed: its host ports are taken on every node that can take it (replaced by a room that draws others)' });
       }
     }
+    this.tellPortWait(s, portWaitWords(ports));
     for (const { room, reason } of surplusErrorRooms(fleet, { activeVersion })) {
       if (!expired.some((e) => e.name === room.name)) expired.push({ name: room.name, reason });
     }
@@ -385,6 +387,22 @@ export class HealthController {
     const words = describeFailingRooms(failing, name, version);
     this.deps.logger.warn('rooms of the active version fail before they ping: they are made one at a time', { scheduler: name, version, failed: failing.failed.length, detail: words });
     schedulerEvent(this.deps, name, 'RoomsFailing', 'AddRooms', words);
+  }
+
+  /**
+   * When rooms start waiting for host ports that no node has free (port-wait.ts): a Warning Event
+   * and a log line, once each time it starts; a log line when none waits any more.
+   */
+  private tellPortWait(s: Scheduler, words: string | undefined): void {
+    const name = s.metadata.name as string;
+    if (words === undefined) {
+      if (this.portWaitTold.delete(name)) this.deps.logger.info('no room waits for host ports any more', { scheduler: name });
+      return;
+    }
+    if (this.portWaitTold.has(name)) return;
+    this.portWaitTold.add(name);
+    this.deps.logger.warn('rooms wait for host ports that no node has free: they are kept, not replaced', { scheduler: name, detail: words });
+    schedulerEvent(this.deps, name, 'HostPortsExhausted', 'AddRooms', words);
   }
 
   /**

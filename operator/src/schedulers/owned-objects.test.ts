@@ -70,6 +70,8 @@ describe('planOwnedObjects', () => {
     { name: 'status.version edited, two versions say active: neither restored nor rebuilt', in: { scheduler: scheduler({ version: 'v99.0.0' }), versions: [version('v1.1.0', { active: true }), version('v1.0.0', { active: true })] }, want: { rebuildVersion: undefined, restoreVersion: undefined }, condition: ['ActiveVersionAvailable', 'False', 'ActiveVersionAmbiguous'] },
     { name: 'healing held by nothing', in: {}, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
     { name: 'the active version\'s rooms failing: said so', in: { failingRooms: 'rooms of v1.1.0 fail before their game server pings: …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
+    { name: 'rooms waiting for host ports no node has free: said so', in: { waitingForPorts: '2 rooms (a, b) wait for host ports: …' }, want: {}, condition: ['HealingHeld', 'True', 'HostPortsExhausted'] },
+    { name: 'rooms failing and waiting for ports: the failing reason, both said', in: { failingRooms: 'rooms of v1.1.0 fail …', waitingForPorts: '2 rooms wait …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
     { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
   ];
   test.each(cases)('$name', ({ in: input, want, condition }) => {

@@ -35,6 +35,8 @@ export interface OwnedObjectsInput {
   healingDefinitions: readonly string[];
   /** The active version's rooms fail before they ping, so the health check makes them one at a time: its words (failing-rooms.ts). */
   failingRooms?: string;
+  /** Rooms wait for host ports no node has free, so the health check keeps them: its words (port-wait.ts). */
+  waitingForPorts?: string;
 }
 
 export interface OwnedObjectsPlan {
@@ -171,9 +173,10 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
 
   // Healing held back by a repeated failure, or made one room at a time for rooms that fail before they ping.
   const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
-  const held = [...incidents.map((i) => describeIncident(i)), ...(input.failingRooms ? [input.failingRooms] : [])];
+  const held = [...incidents.map((i) => describeIncident(i)), ...[input.failingRooms, input.waitingForPorts].filter((w): w is string => w !== undefined)];
+  const reason = incidents.length > 0 ? RecoveryReason.RepeatedFailure : input.failingRooms ? RecoveryReason.RoomsFailing : RecoveryReason.HostPortsExhausted;
   plan.conditions.push(held.length > 0
-    ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason: incidents.length > 0 ? RecoveryReason.RepeatedFailure : RecoveryReason.RoomsFailing, message: held.join('; ') }
-    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, and rooms of the active version do not all fail before they ping' });
+    ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason, message: held.join('; ') }
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, and no room waits for host ports that no node has free' });
   return plan;
 }

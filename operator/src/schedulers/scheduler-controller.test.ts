@@ -104,6 +104,8 @@ describe('SchedulerController: room counts', () => {
       caches: {
         schedulers: { get: () => s, list: () => [s] },
         rooms: { list: () => rooms, get: () => undefined },
+        pods: { list: () => [], get: () => undefined },
+        nodes: { list: () => [], get: () => undefined },
         versions: { list: () => [active], get: () => active },
         namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
       },

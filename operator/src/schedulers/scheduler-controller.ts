@@ -29,6 +29,7 @@ import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import { describeFailingRooms, failingRooms, probeIntervalMs } from '../rooms/domain/failing-rooms';
 import { RoomManager } from '../rooms/room-manager';
+import { portWaitWords, roomsWaitingForPorts } from '../rooms/port-wait';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
@@ -139,6 +140,7 @@ export class SchedulerController {
   private async applyOwned(s: Scheduler, ops: readonly Operation[]): Promise<{ conditions: ConditionDraft[]; requeueAfterMs?: number; restoreVersion?: string }> {
     const name = s.metadata.name as string;
     const ns = this.deps.caches.namespaces.get(name);
+    const ports = s.status?.version && !s.metadata.deletionTimestamp ? roomsWaitingForPorts(this.deps, s, this.deps.now()) : undefined;
     const plan = planOwnedObjects({
       scheduler: s,
       namespace: ns ? { deletionTimestamp: ns.metadata?.deletionTimestamp, annotations: ns.metadata?.annotations } : undefined,
@@ -146,8 +148,10 @@ export class SchedulerController {
       ops,
       healingDefinitions: HEALING_DEFINITIONS,
       failingRooms: this.failingRoomsWords(s),
+      waitingForPorts: portWaitWords(ports),
     });
-    let requeueAfterMs: number | undefined;
+    // Rooms whose pods just began to wait for ports are judged once their first seconds are over.
+    let requeueAfterMs: number | undefined = ports?.settlingMs;
     for (const v of plan.protect) await this.setProtection(v, true);
     for (const v of plan.release) await this.setProtection(v, false);
     if (plan.createNamespace) {

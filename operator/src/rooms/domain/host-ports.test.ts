@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isPortConflict, pickHostPorts, planHostPorts, type HostPortDefinition } from './host-ports';
+import { hostPortsByNode, isPortConflict, pickHostPorts, planHostPorts, roomFitsOnANode, type HostPortDefinition } from './host-ports';
 import { seededRandom } from './test-rooms';
 import type { SchedulerSpec } from './types';
 
@@ -128,5 +128,31 @@ describe('isPortConflict', () => {
     { name: 'pending with no conditions', pod: pod('Pending', []), expected: false },
   ])('$name -> $expected', ({ pod: p, expected }) => {
     expect(isPortConflict(p)).toBe(expected);
+  });
+});
+
+describe('whether a new room finds its host ports free on a node', () => {
+  const bound = (node: string | undefined, ports: number[], phase = 'Running'): V1Pod => ({
+    spec: { ...(node ? { nodeName: node } : {}), containers: [{ name: 'c', ports: ports.map((p) => ({ containerPort: 7777, hostPort: p })) }] },
+    status: { phase },
+  });
+  const def = (portRange: { start: number; end: number }, ports = 1): HostPortDefinition => ({
+    portRange, spec: { containers: [{ name: 'c', ports: Array.from({ length: ports }, (_, i) => ({ name: `p${i}`, port: 7000 + i })) }] },
+  });
+
+  it('reads the host ports of the pods bound to each node, not those of pods unbound or ended', () => {
+    const taken = hostPortsByNode([bound('a', [1, 2]), bound('a', [3]), bound('b', [1]), bound(undefined, [9]), bound('b', [5], 'Succeeded'), bound('c', [])]);
+    expect([...taken.entries()].map(([n, s]) => [n, [...s].sort()])).toEqual([['a', [1, 2, 3]], ['b', [1]]]);
+  });
+
+  it.each([
+    ['a port of the range free on one node', [new Set([42000, 42001]), new Set([42000])], def({ start: 42000, end: 42001 }), true],
+    ['every port of the range taken on every node', [new Set([42000, 42001]), new Set([42001, 42000])], def({ start: 42000, end: 42001 }), false],
+    ['no node', [], def({ start: 42000, end: 42001 }), false],
+    ['ports outside the range do not count', [new Set([41999, 42002])], def({ start: 42000, end: 42001 }), true],
+    ['two ports needed, one free on each node', [new Set([42000]), new Set([42001])], def({ start: 42000, end: 42001 }, 2), false],
+    ['two ports needed, two free on a node', [new Set([42000]), new Set<number>()], def({ start: 42000, end: 42001 }, 2), true],
+  ])('%s: %s', (_name, takenOnNodes, definition, fits) => {
+    expect(roomFitsOnANode(definition, takenOnNodes)).toBe(fits);
   });
 });

@@ -102,3 +102,52 @@ function index(rand: () => number, size: number): number {
   const i = Number.isFinite(r) ? Math.floor(r * size) : 0;
   return Math.min(size - 1, Math.max(0, i));
 }
+
+/** The host ports the pods bound to each node hold, by node name (pods that ended hold none). */
+export function hostPortsByNode(pods: readonly V1Pod[]): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  for (const pod of pods) {
+    const node = pod.spec?.nodeName;
+    if (!node || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue;
+    let taken = out.get(node);
+    for (const container of pod.spec?.containers ?? []) {
+      for (const port of container.ports ?? []) {
+        if (port.hostPort === undefined || port.hostPort === 0) continue;
+        if (!taken) out.set(node, (taken = new Set()));
+        taken.add(port.hostPort);
+      }
+    }
+  }
+  return out;
+}
+
+/** How many host ports a room of `def` draws from each range (`start-end`), as `planHostPorts` draws them. */
+export function portsNeeded(def: HostPortDefinition): Map<string, { range: PortRange; count: number }> {
+  const out = new Map<string, { range: PortRange; count: number }>();
+  for (const container of def.spec.containers) {
+    for (const port of container.ports ?? []) {
+      const range = port.hostPortRange ?? def.portRange;
+      if (!range) continue;
+      const key = `${range.start}-${range.end}`;
+      const need = out.get(key);
+      if (need) need.count += 1;
+      else out.set(key, { range, count: 1 });
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a new room of `def` finds its host ports free on at least one of the nodes whose taken
+ * ports are `takenOnNodes`: on that node, each range it draws from has as many ports free as the
+ * room needs from it. When on none it does, a room whose pod waits for ports (`isPortConflict`)
+ * replaced by another only makes one that waits the same way.
+ */
+export function roomFitsOnANode(def: HostPortDefinition, takenOnNodes: readonly ReadonlySet<number>[]): boolean {
+  const needs = [...portsNeeded(def).values()];
+  return takenOnNodes.some((taken) => needs.every(({ range, count }) => {
+    let used = 0;
+    for (const p of taken) if (p >= range.start && p <= range.end) used += 1;
+    return range.end - range.start + 1 - used >= count;
+  }));
+}
