@@ -119,6 +119,26 @@ describe('rooms', () => {
     expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: ${fix}$`)));
   });
 
+  test('a room whose game server pings but whose pod never becomes ready is removed after the initialisation timeout and replaced, its history saying to look at the pod\'s readiness', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-never-ready', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_POD', value: 'never-ready' }]));
+    const first = await waitFor(async () => {
+      const [room] = await liveRooms(stack, 'rooms-never-ready');
+      return room?.status?.pingStatus === 'ready' && room.status.status === 'pending' ? room.metadata.name : undefined;
+    }, { timeoutMs: 20_000, message: 'a pending room whose game server pings ready' });
+    await waitFor(async () => {
+      const rooms = await liveRooms(stack, 'rooms-never-ready');
+      return rooms.length === 1 && rooms[0]!.metadata.name !== first;
+    }, { timeoutMs: 30_000, message: 'the never-ready room was replaced' });
+    const expired = (await stack.api.listOperations('rooms-never-ready')).items
+      .find((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds as string[] | undefined)?.includes(first));
+    expect(expired?.spec.input?.reason).toBe('expired_room');
+    const history = await waitFor(async () => {
+      const op = await stack.api.getOperation(expired?.metadata.name as string);
+      return op.status?.status === 'finished' ? (op.status.executionHistory ?? []).map((h) => h.event) : undefined;
+    }, { timeoutMs: 20_000, message: 'the expiry removal finished' });
+    expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: pending \\S+ with its pod not ready \\(initialization timeout 3s\\), though its game server pings: see the pod's conditions and its readiness probe \\(kubectl describe pod\\)$`)));
+  });
+
   test('a room that reports terminated is removed once, within its grace period, and replaced', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-ended', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
     const room = await waitFor(async () => (await liveRooms(stack, 'rooms-ended'))[0]?.metadata.name, { timeoutMs: 20_000 });

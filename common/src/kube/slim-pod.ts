@@ -20,7 +20,7 @@ export function slimPod(pod: k8s.V1Pod): k8s.V1Pod {
       reason: pod.status?.reason,
       message: pod.status?.message,
       hostIP: pod.status?.hostIP,
-      conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+      conditions: pod.status?.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime })),
       containerStatuses: pod.status?.containerStatuses?.map((s) => ({ name: s.name, ready: s.ready, restartCount: s.restartCount, image: s.image, imageID: s.imageID, state: s.state })),
     },
   };

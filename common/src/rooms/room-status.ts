@@ -94,6 +94,16 @@ export function podStartedAt(pod: V1Pod | undefined): number | undefined {
 }
 
 /**
+ * When the pod's Ready condition turned False (its lastTransitionTime), epoch ms, as its kubelet
+ * reports it; undefined while it is not False, and when kube-controller-manager marked it so
+ * (reason NodeNotReady: its node's heartbeats stopped reaching the API server, an outage included).
+ */
+export function podNotReadySince(pod: V1Pod | undefined): number | undefined {
+  const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'False' && ready.reason !== 'NodeNotReady' ? toMillis(ready.lastTransitionTime) : undefined;
+}
+
+/**
  * A room whose deletion has begun (its GameRoom has a deletionTimestamp) reads `terminating` until
  * it is gone, whatever its game server still says; `error` and `terminated` say more and stay.
  */

@@ -210,7 +210,7 @@ describe('HealthController on the sandbox', () => {
       name: room, namespace: 'blip',
       body: [{ op: 'replace', path: '/status', value: {
         phase: 'Running', hostIP: ROOM_HOST, startTime: startedAt,
-        conditions: [{ type: 'Ready', status: 'False', reason: 'NodeNotReady' }, { type: 'ContainersReady', status: 'True' }],
+        conditions: [{ type: 'Ready', status: 'False', reason: 'NodeNotReady', lastTransitionTime: startedAt }, { type: 'ContainersReady', status: 'True' }],
         containerStatuses: [{ name: 'server', ready: true, restartCount: 0, image: 'example.com/game:1.0.0', imageID: '', started: true, state: { running: { startedAt } } }],
       } }],
     });

@@ -36,6 +36,16 @@ describe('deletionStartedAt', () => {
     expect(toView(base, failed, new Map())).toMatchObject({ status: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' });
     expect(toView(base, undefined, new Map()).reason).toBeUndefined();
   });
+
+  it('dates a pod not ready from its Ready condition, only on a node that is ready itself (a lost node\'s pods are marked not ready by the node controller, not by their kubelet)', () => {
+    const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'pending' } } as const;
+    const pod = (ready: string) => ({ metadata: { name: 'r1' }, spec: { nodeName: 'n1', containers: [] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready, lastTransitionTime: new Date('2026-01-01T00:02:00Z') }] } });
+    const node = (ready: string) => ({ metadata: { name: 'n1' }, status: { conditions: [{ type: 'Ready', status: ready }] } });
+    expect(toView(base, pod('False'), new Map(), Infinity, node('True')).notReadySince).toBe(Date.parse('2026-01-01T00:02:00Z'));
+    expect(toView(base, pod('False'), new Map(), Infinity, node('Unknown')).notReadySince).toBeUndefined();
+    expect(toView(base, pod('False'), new Map()).notReadySince).toBeUndefined();
+    expect(toView(base, pod('True'), new Map(), Infinity, node('True')).notReadySince).toBeUndefined();
+  });
 });
 
 describe('removeRoomById (remove-rooms by id)', () => {

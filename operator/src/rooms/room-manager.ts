@@ -12,7 +12,7 @@ import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION } from '../../../common/src/resources/api-group';
 import { CREATE_REQUEST_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_LABEL, VALIDATION_ROOM_LABEL, VERSION_LABEL } from '../../../common/src/resources/labels';
 import { openAllocation } from '../../../common/src/rooms/allocation';
-import { instanceFromPod, podStartedAt } from '../../../common/src/rooms/room-status';
+import { instanceFromPod, podNotReadySince, podStartedAt } from '../../../common/src/rooms/room-status';
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
@@ -20,6 +20,7 @@ import { requestsAboveLimits } from '../../../common/src/validation';
 import type { OperatorDeps } from '../deps';
 import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
+import { isNodeReady } from './domain/node-availability';
 import { buildRoomPod, roomName } from './domain/pod-template';
 import type { RoomView } from './domain/types';
 
@@ -360,7 +361,11 @@ export class RoomManager {
   views(schedulerName: string): RoomView[] {
     const digest = this.lastPings(schedulerName);
     const latest = this.latestPingTime();
-    return this.deps.caches.rooms.list(schedulerName).map((room) => toView(room, this.deps.caches.pods.get(room.metadata.name as string, schedulerName), digest, latest));
+    return this.deps.caches.rooms.list(schedulerName).map((room) => {
+      const pod = this.deps.caches.pods.get(room.metadata.name as string, schedulerName);
+      const nodeName = pod?.spec?.nodeName;
+      return toView(room, pod, digest, latest, nodeName ? this.deps.caches.nodes.get(nodeName) : undefined);
+    });
   }
 
   /**
@@ -401,7 +406,7 @@ export function deletionStartedAt(meta: { deletionTimestamp?: unknown; deletionG
 }
 
 /** `latestPingAt`: a `status.lastPingAt` after it is no ping (see `RoomManager.latestPingTime`). */
-export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>, latestPingAt = Infinity): RoomView {
+export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<string, number>, latestPingAt = Infinity, node?: k8s.V1Node): RoomView {
   const status = room.status;
   const written = toMillis(status?.lastPingAt);
   const fromRoom = written !== undefined && written <= latestPingAt ? written : undefined;
@@ -410,6 +415,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
   const deletion = deletionStartedAt(room.metadata) ?? deletionStartedAt(pod?.metadata);
   const instance = instanceFromPod(pod);
   const stored = status?.status ?? (instance.status === 'error' ? 'error' : 'pending');
+  const notReadySince = isNodeReady(node) ? podNotReadySince(pod) : undefined;
   return {
     name: room.metadata.name as string,
     // An allocation the operator has not ended protects the room from removal by amount, even
@@ -420,6 +426,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     version: room.spec.version,
     createdAt: toMillis(room.metadata.creationTimestamp) ?? 0,
     startedAt: podStartedAt(pod),
+    ...(notReadySince !== undefined ? { notReadySince } : {}),
     lastPingAt,
     ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
     // A room whose status is not written yet is in error by its pod: the pod says why.

@@ -97,6 +97,31 @@ describe('expiryReason', () => {
       reason: 'terminating for 200s (timeout 120s)',
     },
     {
+      name: 'room that pings, its pod not ready on a ready node past the init timeout',
+      room: { status: 'pending', pingStatus: 'ready', createdAt: NOW - 300 * S, startedAt: NOW - 200 * S, notReadySince: NOW - 125 * S, lastPingAt: NOW - S },
+      reason: 'pending 125s with its pod not ready (initialization timeout 120s), though its game server pings: see the pod\'s conditions and its readiness probe (kubectl describe pod)',
+    },
+    {
+      name: 'room that pings, its pod not ready since before it started: counted from its start',
+      room: { status: 'pending', pingStatus: 'ready', createdAt: NOW - 300 * S, startedAt: NOW - 100 * S, notReadySince: NOW - 290 * S, lastPingAt: NOW - S },
+      reason: undefined,
+    },
+    {
+      name: 'room that pings, its pod not ready, within the init timeout',
+      room: { status: 'pending', pingStatus: 'ready', createdAt: NOW - 300 * S, startedAt: NOW - 200 * S, notReadySince: NOW - 60 * S, lastPingAt: NOW - S },
+      reason: undefined,
+    },
+    {
+      name: 'room that pings occupied, its pod not ready past the init timeout: kept for its players (the ping timeout judges it)',
+      room: { status: 'pending', pingStatus: 'occupied', createdAt: NOW - 300 * S, startedAt: NOW - 200 * S, notReadySince: NOW - 125 * S, lastPingAt: NOW - S },
+      reason: undefined,
+    },
+    {
+      name: 'room that pings, its pod not ready on a node that is not (notReadySince absent): judged by its pings',
+      room: { status: 'pending', pingStatus: 'ready', createdAt: NOW - 300 * S, startedAt: NOW - 200 * S, lastPingAt: NOW - S },
+      reason: undefined,
+    },
+    {
       name: 'validation rooms expire like others',
       room: { status: 'pending', validation: true, createdAt: NOW - 300 * S, startedAt: NOW - 180 * S },
       reason: 'pending 180s after its pod started (initialization timeout 120s); its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log',
@@ -112,6 +137,7 @@ describe('isSilent', () => {
     { name: 'a room past the ping timeout', room: { status: 'ready', lastPingAt: NOW - 245 * S }, silent: true },
     { name: 'a room past the init timeout', room: { status: 'pending', startedAt: NOW - 121 * S }, silent: true },
     { name: 'a room within both', room: { status: 'ready', lastPingAt: NOW - 10 * S }, silent: false },
+    { name: 'a room that pings, its pod not ready past the init timeout (not a matter of pings)', room: { status: 'pending', lastPingAt: NOW - S, startedAt: NOW - 200 * S, notReadySince: NOW - 130 * S }, silent: false },
     { name: 'a room that reported terminated', room: { status: 'terminated', lastPingAt: NOW - 1000 * S }, silent: false },
     { name: 'a room stuck terminating, whatever its pings', room: { status: 'ready', terminating: true, terminatingSince: NOW - 500 * S, lastPingAt: NOW - 500 * S }, silent: false },
   ] satisfies { name: string; room: Partial<RoomView>; silent: boolean }[])('$name: $silent', ({ room, silent }) => {

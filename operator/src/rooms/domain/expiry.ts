@@ -19,6 +19,12 @@
  *     NotReady when the node's heartbeats stop reaching the API server, during an API server
  *     outage for one) has initialized, and rule 4 judges it by its pings. Maestro counts from
  *     creation and would remove such a room at once, players and all;
+ *  3b. `pending` after it pinged, its pod not ready on a node that is (its kubelet, not a lost
+ *     node, says so: a readiness probe that fails, a container that never got ready), for longer
+ *     than the initialization timeout, counted from when its pod's Ready condition turned False
+ *     (or its start, when later), unless its game server said it has players. Such a room serves
+ *     nobody (no one can allocate a pending room), yet it pings, so rule 4 never removed it: it
+ *     stayed for good. Maestro removes a pending room once it is older than the timeout;
  *  4. not `pending`, or `pending` after it pinged, and no ping for longer than the ping timeout; a
  *     room that never pinged counts from its pod's start, else its creation (Maestro stores
  *     `lastPingAt = createdAt` at creation).
@@ -45,6 +51,11 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
   return expired;
 }
 
+/** Whether the room's game server last said it has players: pinged occupied, runs matches, or holds an allocation. */
+export function saidItHasPlayers(r: RoomView): boolean {
+  return r.pingStatus === 'occupied' || (r.runningMatches ?? 0) > 0 || r.allocationOpen === true;
+}
+
 /** Rooms by creation, newest first (by name among rooms made in the same second). */
 export function newestFirst(a: RoomView, b: RoomView): number {
   return b.createdAt - a.createdAt || a.name.localeCompare(b.name);
@@ -67,8 +78,7 @@ const ERROR_ROOMS_KEPT = 5;
  * players are protected"). No ping decides this, so the expiry brake holds none.
  */
 export function surplusErrorRooms(rooms: readonly RoomView[], active: { activeVersion: string; activeMajor?: number }, kept = ERROR_ROOMS_KEPT): ExpiredRoom[] {
-  const withPlayers = (r: RoomView): boolean => r.pingStatus === 'occupied' || (r.runningMatches ?? 0) > 0 || r.allocationOpen === true;
-  const errors = rooms.filter((r) => r.status === 'error' && !r.terminating && !r.validation && !withPlayers(r)).sort(newestFirst);
+  const errors = rooms.filter((r) => r.status === 'error' && !r.terminating && !r.validation && !saidItHasPlayers(r)).sort(newestFirst);
   const why = "its GameRoom's status.reason says why it failed";
   const other: RoomView[] = [];
   const current: RoomView[] = [];
@@ -87,7 +97,7 @@ export function surplusErrorRooms(rooms: readonly RoomView[], active: { activeVe
 
 /** The rule (1 to 4 above) by which a room has expired, and how long it has been in that state. */
 interface Expiry {
-  rule: 'terminated' | 'deletion' | 'init' | 'ping';
+  rule: 'terminated' | 'deletion' | 'init' | 'not-ready' | 'ping';
   elapsedMs: number;
 }
 
@@ -106,6 +116,11 @@ function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry |
     const since = room.startedAt ?? (room.status === 'unready' ? room.createdAt : undefined);
     const elapsedMs = since === undefined ? 0 : now - since;
     if (elapsedMs > timeouts.initTimeoutMs) return { rule: 'init', elapsedMs };
+  }
+
+  if (room.status === 'pending' && room.lastPingAt !== undefined && room.notReadySince !== undefined && !saidItHasPlayers(room)) {
+    const elapsedMs = now - Math.max(room.notReadySince, room.startedAt ?? 0);
+    if (elapsedMs > timeouts.initTimeoutMs) return { rule: 'not-ready', elapsedMs };
   }
 
   if (room.status !== 'pending' || room.lastPingAt !== undefined) {
@@ -139,6 +154,10 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
         : 'its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log';
       return `${room.status} ${elapsed} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)}); ${fix}`;
     }
+    case 'not-ready':
+      // Its game server pings, so what the developer looks at is the pod's readiness.
+      return `pending ${elapsed} with its pod not ready (initialization timeout ${formatMs(timeouts.initTimeoutMs)}), though its game server pings: `
+        + 'see the pod\'s conditions and its readiness probe (kubectl describe pod)';
     case 'ping': {
       const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';
       const fix = room.lastPingAt !== undefined ? 'its game server stopped pinging (hung or crashed: see its log)' : 'its game server never pinged (see its log)';

@@ -4,9 +4,14 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 
+/** A Node whose Ready condition is True: its kubelet reports, and its pods' conditions are its kubelet's. */
+export function isNodeReady(node: V1Node | undefined): boolean {
+  return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
 /** A Node that can take rooms: its Ready condition True and not cordoned (`spec.unschedulable`). */
 export function canTakeRooms(node: V1Node | undefined): boolean {
-  return node !== undefined && !node.spec?.unschedulable && (node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+  return node !== undefined && !node.spec?.unschedulable && isNodeReady(node);
 }
 
 /**

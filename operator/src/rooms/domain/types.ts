@@ -31,6 +31,12 @@ export interface RoomView {
    * started by its kubelet) and when the room has no pod.
    */
   startedAt?: number;
+  /**
+   * When its pod's Ready condition turned False, epoch ms, while it is False on a node whose own
+   * Ready condition is True (so the kubelet, not a lost node, says the pod is not ready); absent
+   * otherwise.
+   */
+  notReadySince?: number;
   /** Server time of the last ping received, epoch ms; absent when the room never pinged. */
   lastPingAt?: number;
   /**
@@ -55,7 +61,9 @@ export interface RoomView {
 export interface RoomTimeouts {
   /**
    * A pending or unready room that never pinged, whose pod started longer ago than this, is expired
-   * (counted from the pod's start; an unready room with no known start counts from creation).
+   * (counted from the pod's start; an unready room with no known start counts from creation); so
+   * is a room that pinged but whose pod has not been ready for this long on a ready node, unless
+   * its game server said it has players.
    */
   initTimeoutMs: number;
   /** A room that is not pending, or pending after it pinged, and has not pinged for this long is expired. */
