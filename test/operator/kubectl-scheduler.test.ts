@@ -83,23 +83,23 @@ describe('Scheduler through kubectl', () => {
 
   test('apply, edit the image, delete: the history holds create, new version and switch, and v2.0.0 is active', async () => {
     const file = path.join(dir, 'scheduler.yaml');
-    fs.writeFileSync(file, stringify(schedulerObject('kube-game', { roomsReplicas: 2 })));
+    fs.writeFileSync(file, stringify(schedulerObject('kctl-game', { roomsReplicas: 2 })));
     await kubectl(['apply', '-f', file]);
-    await waitFor(async () => (await stack.api.getScheduler('kube-game')).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: '2 rooms ready' });
+    await waitFor(async () => (await stack.api.getScheduler('kctl-game')).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: '2 rooms ready' });
 
-    const table = (await kubectl(['get', 'rks', 'kube-game'])).stdout;
+    const table = (await kubectl(['get', 'rks', 'kctl-game'])).stdout;
     expect(table).toMatch(/GAME\s+STATE\s+VERSION\s+DESIRED\s+READY\s+ALLOCATED\s+ACTIVE\s+OCCUPIED/);
-    expect(table).toMatch(/kube-game\s+test-game\s+in-sync\s+v1\.0\.0/);
+    expect(table).toMatch(/kctl-game\s+test-game\s+in-sync\s+v1\.0\.0/);
 
-    await kubectl(['edit', 'scheduler', 'kube-game'], { KUBE_EDITOR: 'sed -i s#example.com/game:1.0.0#example.com/game:2.0.0#' });
+    await kubectl(['edit', 'scheduler', 'kctl-game'], { KUBE_EDITOR: 'sed -i s#example.com/game:1.0.0#example.com/game:2.0.0#' });
     await waitFor(async () => {
-      const s = await stack.api.getScheduler('kube-game');
-      const rooms = (await stack.api.listGameRooms('kube-game')).items.filter((r) => !r.metadata.deletionTimestamp);
+      const s = await stack.api.getScheduler('kctl-game');
+      const rooms = (await stack.api.listGameRooms('kctl-game')).items.filter((r) => !r.metadata.deletionTimestamp);
       return s.status?.version === 'v2.0.0' && s.status.state === 'in-sync' && rooms.length === 2
         && rooms.every((r) => r.spec.version === 'v2.0.0' && r.status?.status === 'ready');
     }, { timeoutMs: 60_000, message: 'v2.0.0 active and every room replaced' });
 
-    const ops = (await stack.api.listOperations('kube-game')).items
+    const ops = (await stack.api.listOperations('kctl-game')).items
       .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt))
       .filter((o) => !o.spec.priority);
     expect(ops.map((o) => [o.spec.definitionName, o.status?.status])).toEqual([
@@ -115,17 +115,17 @@ describe('Scheduler through kubectl', () => {
     expect((await stack.api.getOperation(ended)).spec.cancelRequested).toBe(false);
     // A replaced room's pod is deleted by the garbage collector after its GameRoom (foreground
     // deletion): on kube-apiserver that takes a moment more than the room.
-    await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: 'kube-game' })).items
+    await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: 'kctl-game' })).items
       .filter((p) => !p.metadata?.deletionTimestamp).every((p) => p.spec?.containers[0]?.image === 'example.com/game:2.0.0'),
     { timeoutMs: 30_000, message: 'every live pod runs example.com/game:2.0.0' });
 
-    await kubectl(['delete', 'scheduler', 'kube-game', '--wait=false']);
-    await waitFor(() => isGone(() => stack.api.getScheduler('kube-game')), { timeoutMs: 30_000, message: 'scheduler deleted through delete_scheduler' });
-    await waitFor(() => isGone(() => stack.core.readNamespace({ name: 'kube-game' })), { message: 'namespace deleted' });
+    await kubectl(['delete', 'scheduler', 'kctl-game', '--wait=false']);
+    await waitFor(() => isGone(() => stack.api.getScheduler('kctl-game')), { timeoutMs: 30_000, message: 'scheduler deleted through delete_scheduler' });
+    await waitFor(() => isGone(() => stack.core.readNamespace({ name: 'kctl-game' })), { message: 'namespace deleted' });
   });
 
   test('an Operation created with kubectl (no labels) is labeled by the operator, so kubectl wait -l finds it; it runs, and the scheduler\'s deletion takes it with the others', async () => {
-    const name = 'kube-made-op';
+    const name = 'kctl-made-op';
     await applyWithOneRoom(name);
     await createAddRooms(name, 1);
     // The operator labels it as the gateway labels its own, so the README's label selectors find
@@ -145,7 +145,7 @@ describe('Scheduler through kubectl', () => {
   }, 120_000);
 
   test('kubectl delete of a Scheduler while its add_rooms runs stops the add_rooms (a Normal OperationStopped): it does not go on making rooms for the deletion to remove', async () => {
-    const name = 'kube-going';
+    const name = 'kctl-going';
     // One room at a time, so the add_rooms still runs when the deletion comes.
     await stack.restartOperators({ addRoomsConcurrency: 1 });
     try {
@@ -157,7 +157,7 @@ describe('Scheduler through kubectl', () => {
       const events = (await kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`,
         '-o', 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}'])).stdout;
       expect(events).toMatch(new RegExp(`^OperationStopped Operation ${name}-add \\(add_rooms\\) stopped after \\S+s: scheduler ${name} is being deleted, which removes its rooms and versions; nothing to do$`, 'm'));
-      expect(events).not.toMatch(/OperationFinished Operation kube-going-add /);
+      expect(events).not.toMatch(/OperationFinished Operation kctl-going-add /);
       // The rooms the deletion found: the one of the spec and those made before the stop, not 1,000.
       const deletion = (await stack.api.listOperations()).items.find((o) => o.spec.schedulerName === name && o.spec.definitionName === 'delete_scheduler');
       const found = deletion?.status?.executionHistory?.map((e) => /^Deleting namespace .*: (\d+) rooms?/.exec(e.event)?.[1]).find((n) => n !== undefined);
@@ -168,7 +168,7 @@ describe('Scheduler through kubectl', () => {
   }, 240_000);
 
   test('a major change whose validation room pings occupied fails saying what the room reported and what a game server must ping', async () => {
-    const name = 'kube-busy';
+    const name = 'kctl-busy';
     const file = path.join(dir, `${name}.yaml`);
     fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }])));
     await kubectl(['apply', '-f', file]);
@@ -193,7 +193,7 @@ describe('Scheduler through kubectl', () => {
   }, 180_000);
 
   test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
-    const name = 'kube-autoscaled';
+    const name = 'kctl-autoscaled';
     const file = path.join(dir, `${name}.yaml`);
     const scheduler = schedulerObject(name, { roomsReplicas: 1 });
     (scheduler.spec as Record<string, unknown>).autoscaling = {
@@ -214,7 +214,7 @@ describe('Scheduler through kubectl', () => {
   }, 120_000);
 
   test('kubectl wait --for=condition=Ready passes only once the desired count is decided and that many rooms serve; no status in between says Ready on rooms not counted', async () => {
-    const name = 'kube-ready';
+    const name = 'kctl-ready';
     // Every status the API server stores, watched from before the apply.
     const seen: Scheduler[] = [];
     const watch = await new k8s.Watch(stack.kc).watch('/apis/roomkeeper.io/v1/schedulers', { fieldSelector: `metadata.name=${name}` },
@@ -237,7 +237,7 @@ describe('Scheduler through kubectl', () => {
   }, 120_000);
 
   test('a Scheduler whose create failed claims no applied spec and no finished rollout: kubectl wait on them does not pass', async () => {
-    const name = 'kube-taken';
+    const name = 'kctl-taken';
     await kubectl(['create', 'namespace', name]); // not Roomkeeper's: create_scheduler refuses it
     try {
       const file = path.join(dir, `${name}.yaml`);
