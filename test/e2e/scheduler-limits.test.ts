@@ -3,12 +3,18 @@
  * at most 2 created per operation. create_scheduler creates 2 and the health check adds the rest in
  * add_rooms of at most 2; a roomsReplicas above the limit is refused over HTTP naming the field, and
  * one written with kubectl (past the gateway) is refused by the operator: the count last decided is kept, during a rolling update too. The room count is checked on
- * every room event. An add-rooms above the add limit moves roomsReplicas by its whole amount. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
+ * every room event. An add-rooms above the add limit moves roomsReplicas by its whole amount. Add-rooms
+ * queued behind a running operation, each accepted by the gateway against the count of the moment,
+ * are checked again when they run: the one that would pass the limit ends in error, changing nothing.
+ * Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
 import type { ErrorBody } from '../../api-gateway/src/errors';
-import { managementCall } from '../support/http';
+import type { OperationDefinition } from '../../operator/src/operations/execution';
+import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
+import { describeScheduler, managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -16,10 +22,41 @@ const NAME = 'limits';
 const MAX_ROOMS = 6;
 const ADD_LIMIT = 2;
 
+/**
+ * A test-only operation that runs until released (or its execution is stopped): while it runs, the
+ * operations of its scheduler queued after it wait, as behind any long operation.
+ */
+function queueHolder(): { definition: OperationDefinition; release(): void } {
+  let released = false;
+  const waiting = new Set<() => void>();
+  return {
+    definition: {
+      name: 'test_hold_queue',
+      execute: async (ctx) => {
+        await new Promise<void>((resolve) => {
+          if (released || ctx.signal.aborted) {
+            resolve();
+            return;
+          }
+          waiting.add(resolve);
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        ctx.checkpoint();
+        ctx.event('released by the test');
+      },
+    },
+    release: () => {
+      released = true;
+      for (const resolve of waiting) resolve();
+    },
+  };
+}
+
 describe('per-scheduler limits', () => {
   let stack: Stack;
+  const holder = queueHolder();
   beforeAll(async () => {
-    stack = await startStack({ external: true, config: { healthInterval: 300, maxRoomsPerScheduler: MAX_ROOMS, addRoomsLimit: ADD_LIMIT } });
+    stack = await startStack({ external: true, extraDefinitions: [holder.definition], config: { healthInterval: 300, maxRoomsPerScheduler: MAX_ROOMS, addRoomsLimit: ADD_LIMIT } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -168,5 +205,59 @@ describe('per-scheduler limits', () => {
     // The version its roomsReplicas change made is the API's doing, not a kubectl user's.
     const versionOps = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
     expect(versionOps.map((o) => o.spec.source)).toEqual(['api']);
+  });
+
+  test('add-rooms queued behind a running operation that together pass the room limit: the one that would pass it ends in error when it runs, changing nothing', async () => {
+    const name = `${NAME}-queued`;
+    const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 3 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+
+    const rooms = await mostRooms(name);
+    try {
+      // An operation runs, and holds the scheduler's queue until released.
+      const hold = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: holder.definition.name, input: {}, source: 'kubectl', enqueuedAt: Date.now() });
+      await stack.api.createOperation(hold);
+      await waitFor(async () => (await stack.api.getOperation(hold.metadata.name as string)).status?.status === 'in_progress', { timeoutMs: 30_000, message: 'the holding operation running' });
+
+      // Each add-rooms fits the count of the moment (3 + 2 <= 6), so the gateway accepts both; together they pass it.
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 2 });
+        expect(added.status).toBe(200);
+        ids.push((added.body as { operationId: string }).operationId);
+      }
+      const [first, second] = ids as [string, string];
+      expect((await stack.api.getOperation(first)).status?.status).toBeUndefined();
+      expect((await stack.api.getOperation(second)).status?.status).toBeUndefined();
+      holder.release();
+
+      const ended = async (id: string) => {
+        const o = await stack.api.getOperation(id);
+        return o.status?.status === 'finished' || o.status?.status === 'error' ? o : undefined;
+      };
+      const done = await waitFor(() => ended(first), { timeoutMs: 60_000, message: 'the first add-rooms ended' });
+      const refused = await waitFor(() => ended(second), { timeoutMs: 60_000, message: 'the second add-rooms ended' })
+        .catch(async (err: unknown) => { throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, name)}`); });
+      expect(done.status?.status).toBe('finished');
+      expect(done.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining(['roomsReplicas changed from 3 to 5', 'Added 2 rooms']));
+      expect(refused.status?.status).toBe('error');
+      const history = refused.status?.executionHistory?.map((h) => h.event) ?? [];
+      expect(history).toContain('Operation execution failed: no room added: adding 2 rooms would take roomsReplicas from 5 to 7, above 6, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays 5: '
+        + `send add-rooms again for at most 1 more (POST /schedulers/${name}/add-rooms with {"amount": 1}), or raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (the chart's limits.maxRoomsPerScheduler)`);
+      // It changed nothing: no roomsReplicas line, no room created.
+      expect(history.filter((e) => e.startsWith('roomsReplicas') || e.startsWith('Created') || e.startsWith('Added'))).toEqual([]);
+      expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(5);
+      await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 5, { timeoutMs: 60_000, message: '5 ready rooms' });
+      // Many health cycles later (the rooms' pings measure the wait), still the 5 rooms.
+      const pings = stack.simulation!.rooms!.stats().pingsSent;
+      await waitFor(() => stack.simulation!.rooms!.stats().pingsSent > pings + 10 * 5, { timeoutMs: 60_000, message: '10 more pings per room' });
+      expect((await live()).length).toBe(5);
+      expect(rooms.most).toBeLessThanOrEqual(MAX_ROOMS);
+    } finally {
+      holder.release();
+      await rooms.stop();
+    }
   });
 });

@@ -380,6 +380,27 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(attempt).toMatch(/^1º Attempt: the validation room did not report ready within 10s \(it never reported ready: its pod was never scheduled on a node: Unschedulable: 0\/\d+ nodes are available: .*didn't match Pod's node affinity\/selector.*; check the version's affinity, toleration and resource requests against the cluster's nodes, then send the change again\)$/);
   });
 
+  test('create_new_scheduler_version whose validation room pings ready but whose pod never becomes Ready: the history says the game server pinged and points at the pod\'s readiness', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-unready', { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await stack.api.getScheduler('rb-unready')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });
+    // The sandbox's `never-ready` image: the pod runs (its game server pings ready) but never passes readiness.
+    await stack.api.jsonPatchScheduler('rb-unready', [{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:never-ready' }]);
+    let pinged: string | undefined;
+    const op = await waitFor(async () => {
+      // What the validation room reported while it lived: the test's own record of its ping.
+      const room = (await stack.api.listGameRooms('rb-unready')).items.find((r) => r.spec.validation);
+      if (room?.status?.pingStatus === 'ready' && room.status.lastPingAt) pinged = room.metadata.name;
+      const ops = await historyOf('rb-unready', 'create_new_scheduler_version');
+      return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
+    }, { timeoutMs: 40_000, intervalMs: 200, message: 'the version change failed' });
+    expect(pinged).toBeDefined();
+    const attempt = op.status?.executionHistory?.map((h) => h.event).find((e) => e.startsWith('1º Attempt: '));
+    expect(attempt).toMatch(new RegExp('^1º Attempt: the validation room did not report ready within 10s \\(the game server pinged ready, last at \\S+, but its pod never became ready: containers not ready; '
+      + 'check the readiness probe of the version\'s containers against the game server: the pod\'s Events, kept about an hour after the room is deleted, show its failed probes '
+      + `\\(kubectl get events -n rb-unready --field-selector involvedObject.name=${pinged as string}\\); then send the change again\\)$`));
+    expect(attempt).not.toContain('pings the rooms API');
+  });
+
   test('switch_active_version to a version that does not exist ends in error, saying where the versions are listed, and the active version stays', async () => {
     await stack.api.createScheduler(schedulerObject('rb-switch', { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await stack.api.getScheduler('rb-switch')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });

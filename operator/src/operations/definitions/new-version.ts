@@ -5,7 +5,7 @@
  * the operation created for the new version (validation room, version), except the operation.
  */
 import { schedulerEvent } from '../../events';
-import type { GameRoom } from '../../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
@@ -108,20 +108,33 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
   ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name as string}`);
 }
 
+/** The reason a room's instance gives for a pod that runs but is not Ready (room-status.ts, instanceFromPod). */
+const CONTAINERS_NOT_READY = 'containers not ready';
+
 /**
- * What the validation room last showed when its time ran out. A game server that pings
- * `occupied` at start (one a matchmaker holds at once) is running, yet not validated: only
- * `ready` is, so the line says what it reported rather than leave it read as silence.
+ * What the validation room last reported when its time ran out, said after "did not report ready
+ * within ...": its pod's own reason when the pod never ran (not scheduled, an image not pulled
+ * yet); the game server's last ping when it pinged but its pod never became ready (a readiness
+ * probe that never passed: the game server is not to blame); the game server, when it never
+ * pinged; and what it reported when that was not ready. A game server that pings `occupied` at
+ * start (one a matchmaker holds at once) is running, yet not validated: only `ready` is, so the
+ * line says what it reported rather than leave it read as silence. The room is deleted before the
+ * line is written: what to look at is what outlives it (the pod's Events).
  */
-/**
- * Why a validation room that never reported ready did not: its pod's own reason when the pod never
- * ran (not scheduled, an image not pulled yet), otherwise the game server, which did not ping ready.
- */
-function lastStatusNote(status: string | undefined, reason: string | undefined): string {
+export function lastStatusNote(last: Pick<GameRoomStatus, 'status' | 'reason' | 'pingStatus' | 'lastPingAt'> | undefined, room: string, namespace: string): string {
+  const status = last?.status;
+  const reason = last?.reason ?? undefined;
   if (status === undefined || status === 'pending' || status === 'unready') {
-    if (reason && reason !== 'containers not ready') {
+    if (reason && reason !== CONTAINERS_NOT_READY) {
       const unschedulable = /^Unschedulable\b/.test(reason);
       return ` (it never reported ready: its pod ${unschedulable ? 'was never scheduled on a node' : 'never ran'}: ${reason}; ${unschedulable ? 'check the version\'s affinity, toleration and resource requests against the cluster\'s nodes' : 'fix what that names'}, then send the change again)`;
+    }
+    const ping = last?.pingStatus;
+    if (last?.lastPingAt || (ping !== undefined && ping !== 'unknown')) {
+      const at = last?.lastPingAt ? `, last at ${last.lastPingAt},` : '';
+      return ` (the game server pinged ${ping ?? 'unknown'}${at} but its pod never became ready: ${reason ?? `room ${status ?? 'pending'}`}; `
+        + `check the readiness probe of the version's containers against the game server: the pod's Events, kept about an hour after the room is deleted, show its failed probes `
+        + `(kubectl get events -n ${namespace} --field-selector involvedObject.name=${room}); then send the change again)`;
     }
     return ' (it never reported ready: check that the game server starts and pings the rooms API)';
   }
@@ -153,13 +166,11 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`, { cause: err });
     }
     ctx.state.validationRoom = room;
-    let last: string | undefined;
-    let lastReason: string | undefined;
+    let last: GameRoomStatus | undefined;
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
       const s = r?.status?.status;
-      last = s;
-      lastReason = r?.status?.reason ?? undefined;
+      last = r?.status;
       if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
       if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
       return undefined;
@@ -171,7 +182,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       ctx.event(`${attempt}º Attempt: Game room validation success!${outcome.status === 'occupied' ? ' (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)' : ''}`);
       return;
     }
-    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, lastReason)}`;
+    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, room, ctx.schedulerName)}`;
     ctx.event(`${attempt}º Attempt: ${lastFailure}`);
   }
   ctx.event('All validation attempts have failed, operation aborted!');

@@ -3,13 +3,13 @@ import { silentLogger } from '../../../../common/src/logger';
 import type { OperatorDeps } from '../../deps';
 import { ExecutionContext, OperationCanceled } from '../execution';
 import { waitFor } from '../../../../test/support/wait';
-import { addRoomsDefinition, creationStoppedNote, removalShortNote } from './rooms';
+import { addRoomsDefinition, addRoomsOverLimit, creationStoppedNote, removalShortNote } from './rooms';
 
 /**
  * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
  * status has observed that change (so the status never reports the old generation as in sync).
  */
-function setup() {
+function setup(config: Record<string, unknown> = {}) {
   let scheduler: Scheduler = {
     apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
     metadata: { name: 's', uid: 'u', generation: 4, resourceVersion: '1' },
@@ -41,7 +41,7 @@ function setup() {
   const deps = {
     api,
     caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined }, versions: { list: () => [], get: () => undefined } },
-    config: { addRoomsLimit: 1000 },
+    config: { addRoomsLimit: 1000, maxRoomsPerScheduler: 10_000, ...config },
     logger: silentLogger(),
     now: Date.now,
   } as unknown as OperatorDeps;
@@ -85,6 +85,44 @@ describe('add_rooms canceled before it changed anything', () => {
     expect(t.specPatches).toEqual([]);
     expect(t.ctx.state.replicasBefore).toBeUndefined();
     await t.ctx.finish('canceled');
+  });
+});
+
+describe('add_rooms above the per-scheduler room limit, as the count is when it runs', () => {
+  it('ends in error before it changes anything, saying the count, what it would have been, the limit and what to do', async () => {
+    // roomsReplicas is 3 when it runs (an add-rooms queued before it moved it there); 2 more pass 4.
+    const t = setup({ maxRoomsPerScheduler: 4 });
+    await expect(addRoomsDefinition.execute(t.ctx)).rejects.toThrow(
+      'no room added: adding 2 rooms would take roomsReplicas from 3 to 5, above 4, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays 3: '
+      + 'send add-rooms again for at most 1 more (POST /schedulers/s/add-rooms with {"amount": 1}), or raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (the chart\'s limits.maxRoomsPerScheduler)');
+    expect(t.specPatches).toEqual([]);
+    expect(t.ctx.state.replicasBefore).toBeUndefined();
+    await t.ctx.finish('error');
+  });
+
+  it('up to the limit it adds as before', async () => {
+    const t = setup({ maxRoomsPerScheduler: 5 });
+    const running = addRoomsDefinition.execute(t.ctx);
+    await waitFor(() => t.specPatches.length === 1, { message: 'roomsReplicas changed' });
+    expect(t.specPatches).toEqual([{ roomsReplicas: 5 }]);
+    t.ctx.cancel();
+    await expect(running).rejects.toBeInstanceOf(OperationCanceled);
+    await t.ctx.finish('canceled');
+  });
+});
+
+describe('addRoomsOverLimit', () => {
+  const raise = 'raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (the chart\'s limits.maxRoomsPerScheduler)';
+  it.each([
+    ['within the limit', { before: 3, amount: 3, maxRooms: 6 }, undefined],
+    ['room for fewer', { before: 4, amount: 3, maxRooms: 6 },
+      `no room added: adding 3 rooms would take roomsReplicas from 4 to 7, above 6, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays 4: send add-rooms again for at most 2 more (POST /schedulers/s/add-rooms with {"amount": 2}), or ${raise}`],
+    ['at the limit', { before: 6, amount: 1, maxRooms: 6 },
+      `no room added: adding 1 room would take roomsReplicas from 6 to 7, above 6, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays 6: the scheduler already has the most rooms it may have: add no more, or ${raise}`],
+    ['above the limit (written with kubectl)', { before: 1000, amount: 1, maxRooms: 6 },
+      `no room added: adding 1 room would take roomsReplicas from 1000 to 1001, above 6, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays 1000: roomsReplicas is already above the limit (the operator keeps the count last decided): set it to at most 6 (PATCH /schedulers/s, or kubectl scale rks/s --replicas=<n>), or ${raise}`],
+  ])('%s', (_case, a, expected) => {
+    expect(addRoomsOverLimit({ scheduler: 's', ...a })).toBe(expected);
   });
 });
 

@@ -3,7 +3,9 @@
  *
  * add_rooms creates `amount` rooms of the active version in parallel (bounded), with progress in
  * the history; if a room cannot be created the operation fails and its rollback deletes the rooms
- * it created (spec). A cancel starts no further room (the requests in flight complete) and the
+ * it created (spec). A user's add_rooms that would take roomsReplicas above
+ * ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, as the count is when it runs, ends in error before it changes
+ * anything (addRoomsOverLimit). A cancel starts no further room (the requests in flight complete) and the
  * rollback deletes what was created. remove_rooms removes `amount` rooms in the order error,
  * expired, pending/unready, ready — never an occupied one (DESIGN.md) — or the rooms named by id
  * that are the scheduler's (the others are named in the history as skipped, and never touched).
@@ -57,6 +59,10 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     });
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
+    // Checked here, on the count read now: the gateway checked the amount against the count when
+    // it accepted the request, and add-rooms queued behind one another each passed that check.
+    const overLimit = delta > 0 ? addRoomsOverLimit({ scheduler: ctx.schedulerName, before, amount: delta, maxRooms: ctx.deps.config.maxRoomsPerScheduler }) : undefined;
+    if (overLimit !== undefined) throw new Error(overLimit);
     const change = refused
       ? [{ op: 'replace', path: '/spec', value: { ...refused.definition, roomsReplicas: after } }]
       : s.spec.roomsReplicas === undefined
@@ -78,6 +84,24 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
   }
+}
+
+/**
+ * Why an add of `amount` rooms is refused at run time, or undefined when it fits: it would take
+ * roomsReplicas (`before`, read when the operation runs) above the most rooms one scheduler may
+ * have. Said in the gateway's words for the same refusal, with what to do next.
+ */
+export function addRoomsOverLimit(a: { scheduler: string; before: number; amount: number; maxRooms: number }): string | undefined {
+  const after = a.before + a.amount;
+  if (after <= a.maxRooms) return undefined;
+  const raise = 'raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (the chart\'s limits.maxRoomsPerScheduler)';
+  const room = a.maxRooms - a.before;
+  const next = room > 0
+    ? `send add-rooms again for at most ${room} more (POST /schedulers/${a.scheduler}/add-rooms with {"amount": ${room}}), or ${raise}`
+    : a.before === a.maxRooms
+      ? `the scheduler already has the most rooms it may have: add no more, or ${raise}`
+      : `roomsReplicas is already above the limit (the operator keeps the count last decided): set it to at most ${a.maxRooms} (PATCH /schedulers/${a.scheduler}, or kubectl scale rks/${a.scheduler} --replicas=<n>), or ${raise}`;
+  return `no room added: adding ${counted(a.amount, 'room')} would take roomsReplicas from ${a.before} to ${after}, above ${a.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays ${a.before}: ${next}`;
 }
 
 /**
