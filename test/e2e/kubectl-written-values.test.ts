@@ -18,6 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
+import { newVersionObject } from '../../operator/src/operations/definitions/shared';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -185,6 +186,21 @@ describe('values written with kubectl, with an operator running', () => {
     expect(refused?.code).toBe(422);
     expect(JSON.stringify(refused?.body)).toContain('spec.schedulerName');
     await expect(stack.api.getOperation(op.metadata.name as string)).rejects.toMatchObject({ code: 404 });
+  });
+
+  test('a SchedulerVersion numbered with more than 9 digits is refused at admission, naming spec.version: no later version could be numbered after it', async () => {
+    const name = 'huge-version';
+    const spec = (schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec;
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    const s = await waitFor(async () => {
+      const found = await stack.api.getScheduler(name);
+      return found.status?.version === 'v1.0.0' ? found : undefined;
+    }, { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+    const version = 'v9007199254740991.0.0';
+    const refused = await stack.api.createSchedulerVersion(newVersionObject(s, version, 'major', s.spec)).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain('spec.version');
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
   });
 
   test('an allocation that expires in year 9999 (no allocate call takes a TTL over a year) is ended, and the room can be allocated again', async () => {

@@ -643,7 +643,7 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     expect(res.status).toBe(200);
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v1.1.0' } });
     const bad = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ newActiveVersion: 'v1.2' });
-    expect(bad.body).toEqual({ code: 3, message: 'Validation Error:\nnewActiveVersion: must be a version such as "v1.2.0"', details: [{ field: 'newActiveVersion', message: 'must be a version such as "v1.2.0"' }] });
+    expect(bad.body).toEqual({ code: 3, message: 'Validation Error:\nnewActiveVersion: must be a version such as "v1.2.0", each number of at most 9 digits', details: [{ field: 'newActiveVersion', message: 'must be a version such as "v1.2.0", each number of at most 9 digits' }] });
     const writes = t.store.writes.length;
     const both = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v1.1.0', newActiveVersion: 'v2.0.0' });
     expect(both.status).toBe(400);
@@ -655,7 +655,7 @@ describe('PUT /schedulers/{name} (switch active version)', () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 3, message: 'Validation Error:\nversion: must be a version such as "v1.2.0"', details: [{ field: 'version', message: 'must be a version such as "v1.2.0"' }] });
+    expect(res.body).toEqual({ code: 3, message: 'Validation Error:\nversion: must be a version such as "v1.2.0", each number of at most 9 digits', details: [{ field: 'version', message: 'must be a version such as "v1.2.0", each number of at most 9 digits' }] });
     expect(t.store.writes).toEqual([]);
   });
 

@@ -135,7 +135,7 @@ const CLAIM_POLL_READ_MS = 250;
 const SELECTOR_SCHEMA: JsonSchemaProps = {
   type: 'object',
   properties: {
-    version: { type: 'string', maxLength: 32, pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$' },
+    version: { type: 'string', maxLength: 32, pattern: '^v[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9}$' },
     // Keys and values are held to what Kubernetes takes by `labelProblems`.
     labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string' } },
   },

@@ -178,7 +178,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           version: {
             type: 'string',
             maxLength: 32,
-            pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$',
+            pattern: '^v[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9}$',
           },
           validation: {
             type: 'boolean',
@@ -1367,7 +1367,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'string',
             description: 'The version, e.g. v1.2.0.',
             maxLength: 32,
-            pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$',
+            pattern: '^v[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9}$',
           },
           kind: {
             type: 'string',

@@ -15,7 +15,7 @@ import { isRecord } from '../json/is-record';
 import { jsonTypeName } from '../json/json-type';
 import { isDnsSubdomain } from '../kube/object-names';
 import { OperationDefinition, type OperationDefinitionName } from '../resources/operation-names';
-import { parseVersion } from '../resources/scheduler-version';
+import { NOT_A_VERSION, parseVersion } from '../resources/scheduler-version';
 import { joinIndex } from '../validation/field-path';
 import { failed, ok, type FieldError, type Result } from '../validation/result';
 import { validateSchedulerSpec } from '../validation/scheduler-validator';
@@ -182,7 +182,7 @@ export function parseSwitchActiveVersionInput(input: unknown): Result<SwitchActi
   if (version === undefined || version.trim() === '') return failed([{ field: 'newActiveVersion', message: 'is a required field' }]);
   if (version.length > MAX_VERSION_LENGTH) return failed([{ field: 'newActiveVersion', message: `must be at most ${MAX_VERSION_LENGTH} characters` }]);
   // A well-formed version that does not exist is taken: the operation fails on it, as in Maestro.
-  if (!parseVersion(version)) return failed([{ field: 'newActiveVersion', message: 'must be a version such as "v1.2.0"' }]);
+  if (!parseVersion(version)) return failed([{ field: 'newActiveVersion', message: NOT_A_VERSION }]);
   return ok({ ...attemptFields(body), newActiveVersion: version });
 }
 

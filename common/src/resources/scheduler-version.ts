@@ -9,15 +9,18 @@ export interface ParsedVersion {
 
 const VERSION = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 
-/**
- * Parses `v1.2.3`; undefined when it is not a version, or a number of it is too large to count
- * exactly (no version made by adding one to another reaches it).
- */
+/** The greatest number of a version: the CRDs admit at most 9 digits a number. */
+export const MAX_VERSION_NUMBER = 999_999_999;
+
+/** What a text that is no version is told. */
+export const NOT_A_VERSION = 'must be a version such as "v1.2.0", each number of at most 9 digits';
+
+/** Parses `v1.2.3`; undefined when it is not a version, or a number of it has more than 9 digits (no SchedulerVersion holds one). */
 export function parseVersion(version: string): ParsedVersion | undefined {
   const m = VERSION.exec(version);
   if (!m) return undefined;
   const parsed = { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) };
-  return Object.values(parsed).every(Number.isSafeInteger) ? parsed : undefined;
+  return Object.values(parsed).every((n) => n <= MAX_VERSION_NUMBER) ? parsed : undefined;
 }
 
 /**

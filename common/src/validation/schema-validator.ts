@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import { jsonText } from '../json/json-text';
 import { jsonTypeName } from '../json/json-type';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
+import { NOT_A_VERSION } from '../resources/scheduler-version';
 import { toAjvSchema, type AjvSchema, type TranslateOptions } from './ajv-schema';
 import { joinField, joinIndex, joinMapKey } from './field-path';
 import type { FieldError } from './result';
@@ -86,7 +87,7 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   '^[a-z0-9]+(-[a-z0-9]+)*$': "must be an IANA service name: lower-case letters and digits, with single '-' between them",
   '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$':
     "must be empty or a qualified name (a label key): an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
-  '^v[0-9]+\\.[0-9]+\\.[0-9]+$': 'must be a version such as "v1.2.0"',
+  '^v[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9}$': NOT_A_VERSION,
   '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': "must be a label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
 };
 

@@ -1,5 +1,5 @@
 import { parseVersion } from '../../../common/src/resources/scheduler-version';
-import { compareVersions, InvalidVersionError, nextVersion } from './versioning';
+import { compareVersions, InvalidVersionError, nextVersion, VersionsExhaustedError } from './versioning';
 
 describe('nextVersion', () => {
   it.each<[string[], string, 'major' | 'minor', string]>([
@@ -33,6 +33,13 @@ describe('nextVersion', () => {
 
   it('rejects an active that is not a version', () => {
     expect(() => nextVersion([], '1.0', 'minor')).toThrow(InvalidVersionError);
+  });
+
+  it('numbers up to 9 digits, and says which version took the last number', () => {
+    expect(nextVersion(['v999999998.0.0'], 'v1.0.0', 'major')).toBe('v999999999.0.0');
+    expect(() => nextVersion(['v999999999.0.0'], 'v1.0.0', 'major')).toThrow('no major version can be numbered after v999999999.0.0: a version number has at most 9 digits (SchedulerVersion objects made by hand can take the last one); '
+      + 'delete that SchedulerVersion (kubectl get schedulerversions lists them) if no room runs it, then send the change again');
+    expect(() => nextVersion(['v1.999999999.0'], 'v1.0.0', 'minor')).toThrow(VersionsExhaustedError);
   });
 });
 

@@ -2,7 +2,7 @@
  * Scheduler versions, numbered as Maestro does (maestro-behaviour.md section 7). Which change is
  * major or minor is common/src/resources/scheduler-change.ts. Pure: no I/O.
  */
-import { parseVersion, type ParsedVersion } from '../../../common/src/resources/scheduler-version';
+import { MAX_VERSION_NUMBER, parseVersion, type ParsedVersion } from '../../../common/src/resources/scheduler-version';
 
 export const INITIAL_VERSION = 'v1.0.0';
 
@@ -40,8 +40,19 @@ export function nextVersion(existing: readonly string[], active: string, change:
   const all = [...existing, active].map(parseVersion).filter((v): v is ParsedVersion => v !== undefined);
   if (change === 'major') {
     const major = Math.max(...all.map((v) => v.major));
+    if (major >= MAX_VERSION_NUMBER) throw new VersionsExhaustedError(all.find((v) => v.major === major) as ParsedVersion, 'major');
     return formatVersion({ major: major + 1, minor: 0, patch: 0 });
   }
   const minor = Math.max(...all.filter((v) => v.major === current.major).map((v) => v.minor));
+  if (minor >= MAX_VERSION_NUMBER) throw new VersionsExhaustedError({ major: current.major, minor, patch: 0 }, 'minor');
   return formatVersion({ major: current.major, minor: minor + 1, patch: 0 });
+}
+
+/** No version can be numbered after the greatest one: a SchedulerVersion made by hand took the last number. */
+export class VersionsExhaustedError extends Error {
+  constructor(readonly greatest: ParsedVersion, readonly change: 'major' | 'minor') {
+    super(`no ${change} version can be numbered after ${formatVersion(greatest)}: a version number has at most 9 digits (SchedulerVersion objects made by hand can take the last one); `
+      + `delete that SchedulerVersion (kubectl get schedulerversions lists them) if no room runs it, then send the change again`);
+    this.name = 'VersionsExhaustedError';
+  }
 }
