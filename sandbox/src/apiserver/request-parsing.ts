@@ -210,7 +210,7 @@ export function parseJsonBody(raw: string): unknown {
  * object it stored and could then neither serve, delete nor snapshot. No Kubernetes object nests a
  * thousand levels.
  */
-export const MAX_OBJECT_DEPTH = 1000;
+const MAX_OBJECT_DEPTH = 1000;
 
 /** Refuses a body, or the object a patch makes, that nests deeper than the sandbox keeps; nothing is written. */
 export function refuseTooDeep(value: unknown, what: string): void {

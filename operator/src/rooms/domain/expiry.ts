@@ -52,7 +52,7 @@ export function findExpiredRooms(rooms: readonly RoomView[], now: number, timeou
 }
 
 /** Whether the room's game server last said it has players: pinged occupied, runs matches, or holds an allocation. */
-export function saidItHasPlayers(r: RoomView): boolean {
+function saidItHasPlayers(r: RoomView): boolean {
   return r.pingStatus === 'occupied' || (r.runningMatches ?? 0) > 0 || r.allocationOpen === true;
 }
 
