@@ -44,9 +44,9 @@ function notAnObject(body: unknown): string | undefined {
   }
 }
 
-/** An error of zlib or brotli while the body parser inflated a compressed body (`Z_DATA_ERROR`, `ERR_BROTLI_...`). */
+/** An error of zlib, brotli or zstd while the body parser inflated a compressed body (`Z_DATA_ERROR`, `ERR_BROTLI_...`, `ZSTD_error_...`). */
 function isDecompressionError(e: HttpishError): boolean {
-  return typeof e.code === 'string' && (/^Z_[A-Z_]+$/.test(e.code) || e.code.startsWith('ERR_BROTLI') || e.code.startsWith('ERR_ZLIB'));
+  return typeof e.code === 'string' && (/^Z_[A-Z_]+$/.test(e.code) || e.code.startsWith('ERR_BROTLI') || e.code.startsWith('ERR_ZLIB') || e.code.startsWith('ZSTD_error'));
 }
 
 /** Turns any thrown value into an ApiError. */

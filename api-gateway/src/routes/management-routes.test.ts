@@ -336,7 +336,7 @@ describe('POST /schedulers', () => {
     }
   });
 
-  it('answers 400 saying the body could not be decompressed when its Content-Encoding does not match it', async () => {
+  it.each(['gzip', 'zstd'])('answers 400 saying the body could not be decompressed when its Content-Encoding (%s) does not match it', async (encoding) => {
     const server = createHttpServer(t.management, { ...MANAGEMENT_TIMEOUTS, maxConnections: 0 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
@@ -348,7 +348,7 @@ describe('POST /schedulers', () => {
           if (text.includes('}')) resolve(text);
         });
       });
-      socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 7\r\n\r\nnotgzip`);
+      socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Encoding: ${encoding}\r\nContent-Length: 7\r\n\r\nnotgzip`);
       expect(await answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate or br"/);
       expect(t.store.writes).toEqual([]);
     } finally {
