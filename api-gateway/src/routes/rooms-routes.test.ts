@@ -48,6 +48,13 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ runningMatches: 2 });
   });
 
+  it('refuses runningMatches sent in both spellings, naming the field, writing nothing (the management API refuses such a body too)', async () => {
+    const res = await ping({ status: 'occupied', timestamp: 1, runningMatches: 2, running_matches: 3 });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 3, details: [{ field: 'runningMatches', message: 'duplicate key: sent as both running_matches and runningMatches, one field in its two spellings, and only one of the values could be kept; send it once (the request was refused and nothing changed)' }] });
+    expect(t.store.writes).toEqual([]);
+  });
+
   it('answers 200 {success:false} for an unknown room, saying why and what to check, writing nothing', async () => {
     const res = await ping({ status: 'ready', timestamp: 1 }, 'ghost');
     expect(res.status).toBe(200);

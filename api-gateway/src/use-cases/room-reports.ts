@@ -14,6 +14,7 @@ import { allocationNotice, type RoomAllocationNotice } from '../../../common/src
 import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type PingStatus, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
+import { bothSpellings } from '../../../common/src/validation/maestro-body';
 import type { PingRecorder } from '../pings/ping-recorder';
 import { cachedVersions, type RoomStore } from '../store-ports';
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
@@ -130,6 +131,12 @@ function parseStatus(value: unknown): ReportedPingStatus {
   throw new ValidationError([{ field: 'status', message: value === undefined ? `is a required field: one of ${allowed}` : `must be one of ${allowed} (in lower case); got ${got}` }]);
 }
 
+/** `runningMatches` of a body, in either spelling (Maestro's protojson reads both; sent in both, it is refused as the management API refuses it). */
+function runningMatchesOf(b: Record<string, unknown>): number | undefined {
+  if (b.runningMatches !== undefined && b.running_matches !== undefined) throw new ValidationError([{ field: 'runningMatches', message: bothSpellings('running_matches', 'runningMatches') }]);
+  return parseRunningMatches(b.runningMatches ?? b.running_matches);
+}
+
 function parseRunningMatches(value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
   const n = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value;
@@ -166,7 +173,7 @@ export class RoomReports {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
-    let runningMatches = parseRunningMatches(b.runningMatches ?? b.running_matches) ?? 0;
+    let runningMatches = runningMatchesOf(b) ?? 0;
     const metadata = checkMetadata(b.metadata);
     // Maestro stores an `occupied` ping with no running match as one match.
     if (status === 'occupied' && runningMatches === 0) runningMatches = 1;
@@ -262,7 +269,7 @@ export class RoomReports {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
-    parseRunningMatches(b.runningMatches ?? b.running_matches);
+    runningMatchesOf(b);
     const metadata = checkMetadata(b.metadata);
     const result = await this.forwardEvent(schedulerName, roomId, 'status', (t) => t.sink.forwardStatus(t.forwarders, t.room, status, metadata));
     return { success: result.success };

@@ -117,6 +117,7 @@ function normalise(data: unknown, schema: JsonSchemaProps, options: MaestroBodyO
   return out;
 }
 
-function bothSpellings(snake: string, camelCase: string): string {
+/** What a body that sends one field in both its spellings is told. */
+export function bothSpellings(snake: string, camelCase: string): string {
   return `duplicate key: sent as both ${snake} and ${camelCase}, one field in its two spellings, and only one of the values could be kept; send it once (the request was refused and nothing changed)`;
 }
