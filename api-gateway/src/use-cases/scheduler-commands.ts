@@ -23,7 +23,7 @@ import {
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpecBase } from '../../../common/src/operations/operation-id';
 import { isFinalOperationStatus, OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
-import { roomLimitViolations } from '../../../common/src/validation/room-limits';
+import { addAboveLimit, roomLimitViolations } from '../../../common/src/validation/room-limits';
 import { applySchedulerPatch, isEmptyPatch } from '../../../common/src/resources/scheduler-patch';
 import {
   AbortedError,
@@ -194,9 +194,8 @@ export class SchedulerCommands {
     const current = await this.mustExist(name);
     // The count in force: the spec's roomsReplicas, unless the active version's autoscaling decides it.
     const replicas = current.spec.roomsReplicas ?? 0;
-    if (!activeDefinition(current, cachedVersions(this.deps.rooms)).autoscaling?.enabled && replicas + amount > this.maxRooms) {
-      throw new ValidationError([{ field: 'amount', message: `would take roomsReplicas from ${replicas} to ${replicas + amount}, above ${this.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)` }]);
-    }
+    const above = activeDefinition(current, cachedVersions(this.deps.rooms)).autoscaling?.enabled ? undefined : addAboveLimit(replicas, amount, this.maxRooms);
+    if (above !== undefined) throw new ValidationError([{ field: 'amount', message: above }]);
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.AddRooms, { amount });
     return { operationId };

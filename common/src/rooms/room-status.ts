@@ -26,6 +26,9 @@ const ERROR_WAITING_REASONS = new Set([
 
 export interface Instance { status: InstanceStatus; reason?: string }
 
+/** The instance reason of a pod that runs but is not Ready. */
+export const CONTAINERS_NOT_READY = 'containers not ready';
+
 /** The instance status of a pod, checked in Maestro's order. A missing pod is `unknown`. */
 export function instanceFromPod(pod: V1Pod | undefined): Instance {
   if (!pod) return { status: 'unknown' };
@@ -59,7 +62,7 @@ export function instanceFromPod(pod: V1Pod | undefined): Instance {
   const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status === 'True') return { status: 'ready' };
   if (phase === 'Pending' || phase === undefined) return { status: 'pending' };
-  if (phase === 'Running') return ready?.status === 'False' ? { status: 'pending', reason: 'containers not ready' } : { status: 'ready' };
+  if (phase === 'Running') return ready?.status === 'False' ? { status: 'pending', reason: CONTAINERS_NOT_READY } : { status: 'ready' };
   return { status: 'error', reason: `pod phase ${phase}` };
 }
 

@@ -20,3 +20,12 @@ export function roomLimitViolations(spec: Pick<SchedulerSpec, 'roomsReplicas' | 
   over('autoscaling.max', spec.autoscaling?.max);
   return out;
 }
+
+/**
+ * Why adding `amount` rooms to a count of `before` is refused, or undefined when it fits: said the
+ * same by the gateway (when it accepts add-rooms) and the add_rooms executor (when it runs).
+ */
+export function addAboveLimit(before: number, amount: number, maxRooms: number): string | undefined {
+  const after = before + amount;
+  return after <= maxRooms ? undefined : `would take roomsReplicas from ${before} to ${after}, above ${maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER)`;
+}

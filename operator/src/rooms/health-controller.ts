@@ -36,7 +36,7 @@ import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probe
 import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
-import { portWaitWords, roomsWaitingForPorts } from './port-wait';
+import { roomsWaitingForPorts } from './port-wait';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 import { counted } from '../../../common/src/text/counted';
 
@@ -285,12 +285,12 @@ export class HealthController {
       }
     }
     const ports = roomsWaitingForPorts(this.deps, s, now);
-    if (ports?.fits) {
+    if (ports && ports.heldWords === undefined) {
       for (const room of ports.rooms) {
         if (!expired.some((e) => e.name === room)) expired.push({ name: room, reason: 'its pod cannot be placed: its host ports are taken on every node that can take it (replaced by a room that draws others)' });
       }
     }
-    this.tellPortWait(s, portWaitWords(ports));
+    this.tellPortWait(s, ports?.heldWords);
     for (const { room, reason } of surplusErrorRooms(fleet, { activeVersion })) {
       if (!expired.some((e) => e.name === room.name)) expired.push({ name: room.name, reason });
     }

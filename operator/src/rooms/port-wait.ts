@@ -24,10 +24,11 @@ export interface PortWait {
   rooms: string[];
   /** When rooms whose pods wait are still within their first seconds: how soon the first of them is not. */
   settlingMs?: number;
-  /** Whether a new room would find its ports free on some node that can take rooms. */
-  fits: boolean;
-  /** What the HealingHeld condition and the Event say when it would not. */
-  words: string;
+  /**
+   * Set when no node that can take rooms has the ports a new room needs free, so the rooms are kept:
+   * what the HealingHeld condition and the Event say. Unset, they are replaced.
+   */
+  heldWords?: string;
 }
 
 /** The scheduler's rooms waiting for host ports, or undefined when none is. */
@@ -43,21 +44,17 @@ export function roomsWaitingForPorts(deps: Pick<OperatorDeps, 'caches'>, s: Sche
     if (age > PORT_CONFLICT_GRACE_MS) rooms.push(r.metadata.name as string);
     else settlingMs = Math.min(settlingMs ?? Infinity, PORT_CONFLICT_GRACE_MS - age + 1);
   }
-  if (rooms.length === 0) return settlingMs === undefined ? undefined : { rooms, settlingMs, fits: true, words: '' };
+  const settling = settlingMs !== undefined ? { settlingMs } : {};
+  if (rooms.length === 0) return settlingMs === undefined ? undefined : { rooms, ...settling };
   const def = activeDefinition(s, cachedVersions(deps.caches));
   const affinity = def.spec.affinity;
   const nodes = deps.caches.nodes.list().filter((n) => canTakeRooms(n) && (!affinity || n.metadata?.labels?.[affinity] === 'true'));
   const taken = hostPortsByNode(deps.caches.pods.list());
-  const fits = roomFitsOnANode(def, nodes.map((n) => taken.get(n.metadata?.name ?? '') ?? new Set<number>()));
+  if (roomFitsOnANode(def, nodes.map((n) => taken.get(n.metadata?.name ?? '') ?? new Set<number>()))) return { rooms, ...settling };
   const needs = [...portsNeeded(def).values()].map(({ range, count }) => `${counted(count, 'free port')} in ${range.start}-${range.end}`).join(' and ');
-  const words = `${counted(rooms.length, 'room')} (${nameList(rooms, { max: 5 })}) wait for host ports: no node that can take rooms `
+  const heldWords = `${counted(rooms.length, 'room')} (${nameList(rooms, { max: 5 })}) wait for host ports: no node that can take rooms `
     + `(${counted(nodes.length, 'node')}${affinity ? ` labelled ${affinity}=true` : ''}) has ${needs}, as the rooms on them hold the rest. `
     + 'They are kept, not replaced (a new room would wait the same way), and placed as soon as ports free up. '
     + `To run more rooms, widen portRange or the ports' hostPortRange (a new version of scheduler ${name}), add nodes, or lower roomsReplicas`;
-  return { rooms, ...(settlingMs !== undefined ? { settlingMs } : {}), fits, words };
-}
-
-/** The HealingHeld words of a wait no replacement can end, or undefined. */
-export function portWaitWords(wait: PortWait | undefined): string | undefined {
-  return wait && !wait.fits ? wait.words : undefined;
+  return { rooms, ...settling, heldWords };
 }

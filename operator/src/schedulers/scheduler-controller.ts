@@ -29,7 +29,7 @@ import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
 import { describeFailingRooms, failingRooms, probeIntervalMs } from '../rooms/domain/failing-rooms';
 import { RoomManager } from '../rooms/room-manager';
-import { portWaitWords, roomsWaitingForPorts } from '../rooms/port-wait';
+import { roomsWaitingForPorts } from '../rooms/port-wait';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
@@ -148,7 +148,7 @@ export class SchedulerController {
       ops,
       healingDefinitions: HEALING_DEFINITIONS,
       failingRooms: this.failingRoomsWords(s),
-      waitingForPorts: portWaitWords(ports),
+      waitingForPorts: ports?.heldWords,
     });
     // Rooms whose pods just began to wait for ports are judged once their first seconds are over.
     let requeueAfterMs: number | undefined = ports?.settlingMs;

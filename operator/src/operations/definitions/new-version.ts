@@ -14,6 +14,7 @@ import { describeApiError, isApiUnavailable } from '../../../../common/src/kube/
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
+import { CONTAINERS_NOT_READY } from '../../../../common/src/rooms/room-status';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
@@ -107,9 +108,6 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
   // Maestro's exact text (lower case): clients find the switch operation by parsing it.
   ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name as string}`);
 }
-
-/** The reason a room's instance gives for a pod that runs but is not Ready (room-status.ts, instanceFromPod). */
-const CONTAINERS_NOT_READY = 'containers not ready';
 
 /**
  * What the validation room last reported when its time ran out, said after "did not report ready

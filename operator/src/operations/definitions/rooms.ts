@@ -20,6 +20,7 @@ import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-st
 import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
+import { addAboveLimit } from '../../../../common/src/validation/room-limits';
 import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
 import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
@@ -92,8 +93,8 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
  * have. Said in the gateway's words for the same refusal, with what to do next.
  */
 export function addRoomsOverLimit(a: { scheduler: string; before: number; amount: number; maxRooms: number }): string | undefined {
-  const after = a.before + a.amount;
-  if (after <= a.maxRooms) return undefined;
+  const above = addAboveLimit(a.before, a.amount, a.maxRooms);
+  if (above === undefined) return undefined;
   const raise = 'raise ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (the chart\'s limits.maxRoomsPerScheduler)';
   const room = a.maxRooms - a.before;
   const next = room > 0
@@ -101,7 +102,7 @@ export function addRoomsOverLimit(a: { scheduler: string; before: number; amount
     : a.before === a.maxRooms
       ? `the scheduler already has the most rooms it may have: add no more, or ${raise}`
       : `roomsReplicas is already above the limit (the operator keeps the count last decided): set it to at most ${a.maxRooms} (PATCH /schedulers/${a.scheduler}, or kubectl scale rks/${a.scheduler} --replicas=<n>), or ${raise}`;
-  return `no room added: adding ${counted(a.amount, 'room')} would take roomsReplicas from ${a.before} to ${after}, above ${a.maxRooms}, the most rooms one scheduler may have (ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER); roomsReplicas stays ${a.before}: ${next}`;
+  return `no room added: adding ${counted(a.amount, 'room')} ${above}; roomsReplicas stays ${a.before}: ${next}`;
 }
 
 /**
