@@ -257,7 +257,7 @@ describe('management API end to end', () => {
     await core.deleteNamespace({ name });
   });
 
-  test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler', async () => {
+  test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler; one created again under its name has a history of its own', async () => {
     const name = 'cancel-delete';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));
     expect(created.status).toBe(200);
@@ -273,6 +273,27 @@ describe('management API end to end', () => {
     expect(events).toContain(`A cancel does not undo a deletion: scheduler ${name} stays marked for deletion, and the scheduler controller enqueues another delete_scheduler after a backoff (DELETE /schedulers/${name} enqueues it at once)`);
     expect(events[events.length - 1]).toBe('Operation canceled');
     await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).status === 404, { timeoutMs: 60_000, message: `${name} deleted by the next attempt` });
+    // Its history stays readable while no scheduler has the name.
+    const deletions = await waitFor(async () => {
+      const ops = (await stack.api.listOperations(name)).items;
+      return ops.length >= 2 && ops.every((o) => o.spec.definitionName === 'delete_scheduler' && ['finished', 'canceled'].includes(o.status?.status ?? '')) ? ops : undefined;
+    }, { timeoutMs: 30_000, message: 'both delete_scheduler attempts ended' });
+    expect((await call(stack, 'GET', `/schedulers/${name}/operations/${id}`)).status).toBe(200);
+
+    // A scheduler created again under the name at once has a history of its own: the old one's
+    // operations are neither listed nor found by id, and the operator prunes them.
+    const again = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    expect(again.status).toBe(200);
+    const createId = (again.body as OperationEnqueued).operationId;
+    for (const stage of ['pending', 'active', 'final']) {
+      const listed = ((await call(stack, 'GET', `/schedulers/${name}/operations?stage=${stage}`)).body as OperationsAnswer).operations;
+      expect(listed.filter((o) => o.definitionName === 'delete_scheduler')).toEqual([]);
+    }
+    for (const old of deletions) expect((await call(stack, 'GET', `/schedulers/${name}/operations/${old.metadata.name as string}`)).status).toBe(404);
+    await finished(stack, createId);
+    await waitFor(async () => (await stack.api.listOperations(name)).items.every((o) => o.spec.definitionName !== 'delete_scheduler'), { timeoutMs: 30_000, message: 'the old scheduler\'s operations pruned' });
+    expect(((await call(stack, 'GET', `/schedulers/${name}/operations?stage=final`)).body as OperationsAnswer).operations.map((o) => o.id)).toContain(createId);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
   test('the same change through kubectl and through HTTP leaves the same history', async () => {

@@ -1,9 +1,9 @@
 /** The management API's reads of operations (list by stage, get one) and cancellation. */
-import type { Operation } from '../../../common/src/generated/resources';
+import type { Operation, Scheduler } from '../../../common/src/generated/resources';
 import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { AbortedError, InputError, NotFoundError, StoreInvalidError } from '../errors';
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
-import { compareQueueOrder } from '../../../common/src/operations/queue-order';
+import { compareQueueOrder, ofEarlierScheduler } from '../../../common/src/operations/queue-order';
 import type { OperationStore, SchedulerStore } from '../store-ports';
 import { clipped } from '../../../common/src/text/clipped';
 
@@ -71,7 +71,7 @@ export class OperationQueries {
     const page = parsePaging(query.page, 'page');
     const perPage = parsePaging(query.perPage, 'perPage');
 
-    const all = await this.deps.operations.listOperations(schedulerName);
+    const all = await this.ofThisScheduler(schedulerName, await this.deps.operations.listOperations(schedulerName));
     const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));
     if (stage === 'pending') {
       inStage.sort(compareQueueOrder); // the order the operator runs them in
@@ -100,15 +100,16 @@ export class OperationQueries {
    * operation; Roomkeeper answers 404, which says what happened.
    */
   async cancel(schedulerName: string, id: string): Promise<Record<string, never>> {
-    if (!(await this.deps.schedulers.getScheduler(schedulerName))) throw new NotFoundError(`scheduler ${schedulerName} not found`);
-    const op = await this.mustFind(schedulerName, id);
+    const scheduler = await this.deps.schedulers.getScheduler(schedulerName);
+    if (!scheduler) throw new NotFoundError(`scheduler ${schedulerName} not found`);
+    const op = await this.mustFind(schedulerName, id, scheduler);
     this.refuseIfEnded(op);
     if (op.spec.cancelRequested !== true) {
       try {
         await this.deps.operations.requestCancel(id);
       } catch (err) {
         // The operation ended since it was read: the API server refuses a cancel of an ended one.
-        if (err instanceof StoreInvalidError) this.refuseIfEnded(await this.mustFind(schedulerName, id));
+        if (err instanceof StoreInvalidError) this.refuseIfEnded(await this.mustFind(schedulerName, id, scheduler));
         throw err;
       }
     }
@@ -122,10 +123,21 @@ export class OperationQueries {
     }
   }
 
-  private async mustFind(schedulerName: string, id: string): Promise<Operation> {
+  private async mustFind(schedulerName: string, id: string, scheduler?: Scheduler): Promise<Operation> {
     const op = await this.deps.operations.getOperation(id);
-    if (!op || op.spec.schedulerName !== schedulerName) throw new NotFoundError(`operation ${id} not found in scheduler ${schedulerName}`);
-    return op;
+    const [found] = op?.spec.schedulerName === schedulerName ? await this.ofThisScheduler(schedulerName, [op], scheduler) : [];
+    if (!found) throw new NotFoundError(`operation ${id} not found in scheduler ${schedulerName}`);
+    return found;
+  }
+
+  /**
+   * Without the operations of an earlier scheduler of this name (deleted, then created again),
+   * which the operator prunes once the new one's queue is idle. With no scheduler of this name,
+   * its deletion's history stays readable.
+   */
+  private async ofThisScheduler(schedulerName: string, ops: Operation[], known?: Scheduler): Promise<Operation[]> {
+    const scheduler = known ?? await this.deps.schedulers.getScheduler(schedulerName);
+    return scheduler ? ops.filter((op) => !ofEarlierScheduler(op, scheduler)) : ops;
   }
 }
 

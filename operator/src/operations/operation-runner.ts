@@ -10,16 +10,16 @@
  */
 import type { ExecutionHistoryEntry, Operation } from '../../../common/src/generated/resources';
 import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src/kube/clients';
-import { toMillis } from '../../../common/src/kube/timestamps';
 import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
 import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
-import { finalOperations, operationsToPrune } from './queue-order';
+import { operationsToPrune } from './queue-order';
 import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
 import { labelsToWrite } from '../../../common/src/operations/operation-factory';
+import { ofEarlierScheduler } from '../../../common/src/operations/queue-order';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 
@@ -410,16 +410,9 @@ export class OperationRunner {
       maxAgeMs: this.deps.config.operationRetentionAge,
     });
     // A scheduler deleted and created again under the same name: the old one's finished
-    // operations (its delete_scheduler last) are not part of the new one's history. Judged by the
-    // operation's creationTimestamp, which the API server writes as it writes the scheduler's: an
-    // enqueuedAt comes from the writer's clock (a gateway's running behind, a kubectl user's).
-    const born = toMillis(this.deps.caches.schedulers.get(schedulerName)?.metadata.creationTimestamp);
-    if (born !== undefined) {
-      for (const op of finalOperations(ops)) {
-        const made = toMillis(op.metadata.creationTimestamp) ?? Date.parse(op.spec.enqueuedAt);
-        if (made < born - 5000 && !victims.includes(op)) victims.push(op);
-      }
-    }
+    // operations (its delete_scheduler last) are not part of the new one's history.
+    const scheduler = this.deps.caches.schedulers.get(schedulerName);
+    if (scheduler) victims.push(...ops.filter((op) => ofEarlierScheduler(op, scheduler) && !victims.includes(op)));
     for (const op of victims) {
       try {
         await this.deps.api.deleteOperation(op.metadata.name as string);

@@ -15,17 +15,13 @@ export function inProgress(ops: readonly Operation[]): Operation[] {
   return ops.filter((op) => operationStatusOf(op) === 'in_progress');
 }
 
-export function finalOperations(ops: readonly Operation[]): Operation[] {
-  return ops.filter((op) => isFinalOperationStatus(op.status?.status));
-}
-
 export interface RetentionPolicy { maxCount: number; maxAgeMs: number }
 
 /**
  * Final operations to prune: beyond the newest `maxCount`, or finished longer than `maxAgeMs` ago.
  */
 export function operationsToPrune(ops: readonly Operation[], now: number, policy: RetentionPolicy): Operation[] {
-  const finished = finalOperations(ops).sort((a, b) => finishedAt(b) - finishedAt(a));
+  const finished = ops.filter((op) => isFinalOperationStatus(op.status?.status)).sort((a, b) => finishedAt(b) - finishedAt(a));
   return finished.filter((op, i) => i >= policy.maxCount || now - finishedAt(op) > policy.maxAgeMs);
 }
 
