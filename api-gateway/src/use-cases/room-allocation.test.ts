@@ -85,7 +85,9 @@ describe('chooseCandidates with a limit', () => {
 
 describe('chooseCandidates over the groups of the cache\'s index', () => {
   const statuses: GameRoomStatus[] = [READY, { ...READY, status: 'occupied', pingStatus: 'occupied' }, { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 2 }, { ...READY, instanceStatus: 'pending' },
-    { ...READY, status: 'allocated', allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }, { ...READY, runningMatches: 1, status: 'active', pingStatus: 'ready' }];
+    { ...READY, status: 'allocated', allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' } }, { ...READY, runningMatches: 1, status: 'active', pingStatus: 'ready' },
+    // A single-match room whose ready ping also reports a match: the status decides, so it is free.
+    { ...READY, runningMatches: 1 }];
   const fleet = Array.from({ length: 240 }, (_, i) => room(`r${i}`, `node-${i % 5}`, statuses[i % statuses.length], i % 4 === 0 ? 'v1.0.0' : 'v2.0.0', { tier: i % 3 === 0 ? 'gold' : 'silver' }));
   const busyOnHost = (host: string) => fleet.filter((r) => isBusyRoom(r) && r.status?.host === host).length;
   let seed = 3;
@@ -96,6 +98,7 @@ describe('chooseCandidates over the groups of the cache\'s index', () => {
       for (const maxMatches of [1, 3]) {
         const order = chooseCandidates(groupAllocatable(fleet), { activeVersion: 'v2.0.0', strategy, maxMatches, random, busyOnHost });
         const free = fleet.filter((r) => isAllocatable(r, maxMatches)).map((r) => r.metadata.name).sort();
+        expect(free).toContain('r6');
         expect(order.map((r) => r.metadata.name).sort()).toEqual(free);
         const sign = strategy === 'packed' ? -1 : 1;
         const key = (r: GameRoom) => [r.spec.version === 'v2.0.0' ? 0 : 1, sign * (r.status?.runningMatches ?? 0), sign * busyOnHost(r.status?.host ?? '')];

@@ -322,7 +322,8 @@ export function chooseCandidates(
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
   const free = (room: GameRoom) => !options.skip?.(room) && isAllocatable(room, maxMatches);
-  const open = groups.filter((g) => g.runningMatches < maxMatches);
+  // A single-match room's status alone says whether it is free (isAllocatable).
+  const open = maxMatches <= 1 ? groups : groups.filter((g) => g.runningMatches < maxMatches);
   const selectors = options.selectors ?? [];
   const pool: { group: AllocatableGroup; rooms?: GameRoom[] }[] = selectors.length > 0 ? selectorPool(open, selectors, free) : open.map((group) => ({ group }));
   const sign = options.strategy === 'packed' ? -1 : 1;

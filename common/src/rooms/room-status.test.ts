@@ -131,6 +131,14 @@ describe('roomFreeSlots', () => {
     expect(roomFreeSlots({ status: 'ready' }, 1)).toBe(1);
     expect(roomFreeSlots({ status: 'occupied' }, 1)).toBe(0);
   });
+
+  it('lets the status alone decide in a single-match scheduler: a ready room that reports a running match is free and counts for none', () => {
+    expect(roomFreeSlots({ status: 'ready', runningMatches: 1 }, 1)).toBe(1);
+    expect(roomMatchCount({ status: 'ready', runningMatches: 1 }, 1)).toBe(0);
+    expect(roomMatchCount({ status: 'occupied', runningMatches: 0 }, 1)).toBe(1);
+    expect(roomMatchCount({ status: 'ready', runningMatches: 1, allocationOpen: true }, 1)).toBe(1);
+    expect(roomMatchCount({ status: 'ready', runningMatches: 1 }, 3)).toBe(1);
+  });
 });
 
 describe('roomMatchCount', () => {

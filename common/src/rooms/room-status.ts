@@ -188,11 +188,14 @@ export function isServing(status: string | undefined): boolean {
 /**
  * The matches one serving room counts for, as Maestro's autoscaling counts them with `allocated`
  * counted as running: its reported running matches (an occupied room at least one), plus one for
- * an open allocation, capped at maxMatches. A room that does not serve counts for none.
+ * an open allocation, capped at maxMatches. A room that does not serve counts for none. In a
+ * single-match scheduler the status alone decides, as it does for the room's status and for the
+ * allocate API: a `ready` ping that also reports a running match leaves the room ready, and free.
  */
 export function roomMatchCount(room: { status?: string; runningMatches?: number; allocationOpen?: boolean }, maxMatches: number): number {
   if (!isServing(room.status)) return 0;
-  const reported = Math.max(room.status === 'occupied' ? 1 : 0, room.runningMatches ?? 0);
+  const occupied = room.status === 'occupied' ? 1 : 0;
+  const reported = maxMatches <= 1 ? occupied : Math.max(occupied, room.runningMatches ?? 0);
   return Math.min(maxMatches, reported + (room.allocationOpen || room.status === 'allocated' ? 1 : 0));
 }
 
