@@ -449,6 +449,18 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('mm', 'fresh')?.status?.allocation).toBeUndefined();
   });
 
+  it('a replayed allocationId of a multi-match slot that expired says what the rule saw: no more running matches than when allocated, whatever the room runs now', async () => {
+    t.store.seedScheduler('mm', validSpec({ matchAllocation: { maxMatches: 3 } }), { version: 'v1.0.0' });
+    t.store.seedRoom('mm', 'arena', { ...READY, status: 'active', pingStatus: 'occupied', runningMatches: 2 });
+    expect(bodyOf(await allocate({ allocationId: 'duel-3' }, 'mm')).roomId).toBe('arena');
+    expect(t.store.findRoom('mm', 'arena')?.status?.allocation?.runningMatches).toBe(2);
+    // One match ended as the allocated one began: still 2 running when the TTL ended.
+    endAllocation('mm', 'arena', 'expired', { status: 'active', pingStatus: 'occupied', runningMatches: 2 });
+    const replay = await allocate({ allocationId: 'duel-3' }, 'mm');
+    expect(replay.status).toBe(410);
+    expect(bodyOf(replay).message).toBe('allocation duel-3 of room arena ended at 2026-01-01T00:01:00.000Z (expired: within its TTL the room never reported more running matches than the 2 it ran when allocated); use a new allocationId for a new allocation');
+  });
+
   it('takes the first selector that matches a ready room, and the active version first', async () => {
     t.store.seedRoom('s1', 'old', READY, { version: 'v0.9.0' });
     t.store.seedRoom('s1', 'new', READY);

@@ -450,6 +450,18 @@ function runsMatches(room: GameRoom): boolean {
   return (room.status?.runningMatches ?? 0) > 0 || room.status?.status === 'occupied' || room.status?.status === 'active';
 }
 
+/**
+ * Why an allocation expired, in the terms of the rule that ends one (common/src/rooms/allocation.ts,
+ * `allocationTaken`): a multi-match room's match counts as reported only by more running matches
+ * than it ran when allocated, so one match ending as another began reports none.
+ */
+function expiredWhy(a: GameRoomStatusAllocation, maxMatches: number): string {
+  if (maxMatches > 1 && a.runningMatches !== undefined) {
+    return `expired: within its TTL the room never reported more running matches than the ${a.runningMatches} it ran when allocated`;
+  }
+  return 'expired: the room never reported the match within its TTL';
+}
+
 /** Why an allocation the room took up is over, once the room runs no match. */
 function matchOverWhy(maxMatches: number): string {
   return maxMatches > 1 ? 'occupied: the room reported the match, and runs no match now' : 'occupied: the room reported the match, which has since ended';
@@ -480,7 +492,7 @@ function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, 
     }
     return {
       kind: 'ended', endedAt: a.endedAt, endReason: a.endReason ?? 'expired',
-      message: `allocation ${a.id} of room ${roomId} ended at ${a.endedAt} (expired: the room never reported the match within its TTL, and went back to ready); ${newAllocation}`,
+      message: `allocation ${a.id} of room ${roomId} ended at ${a.endedAt} (${expiredWhy(a, maxMatches)}); ${newAllocation}`,
     };
   }
   const previous = record.allocation;
@@ -488,9 +500,7 @@ function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, 
   if (stillRunning) {
     return { kind: 'answer', allocation: previous, message: `replayed: this allocationId was answered with this room, which reported its match at ${previous.endedAt} and has taken newer allocations since` };
   }
-  const why = previous.endReason === 'expired'
-    ? 'expired: the room never reported the match within its TTL'
-    : matchOverWhy(maxMatches);
+  const why = previous.endReason === 'expired' ? expiredWhy(previous, maxMatches) : matchOverWhy(maxMatches);
   const since = previous.supersededAt ? ` at ${previous.supersededAt}` : '';
   return {
     kind: 'ended', endedAt: previous.endedAt, endReason: previous.endReason, ...(previous.supersededAt ? { supersededAt: previous.supersededAt } : {}),
