@@ -62,6 +62,16 @@ describe('rooms API without forwarders', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again', async () => {
+    const s1 = t.store.findScheduler('s1');
+    if (!s1) throw new Error('no scheduler s1');
+    s1.metadata.deletionTimestamp = new Date();
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; ping terminated and exit' });
+    await t.store.deleteScheduler('s1');
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: ping terminated and exit' });
+    expect(t.store.writes.filter((w) => w.kind !== 'scheduler')).toEqual([]);
+  });
+
   it('refuses to bring a terminated room back', async () => {
     t.store.seedRoom('s1', 'gone', { pingStatus: 'terminated', status: 'terminated' });
     expect((await ping({ status: 'ready' }, 'gone')).body).toEqual({ success: false, message: 'room gone already reported terminated, so this ready ping was not recorded: nothing follows terminated; stop pinging and exit (the room is removed and replaced)' });

@@ -7,7 +7,7 @@ import { isRecord } from '../../../common/src/json/is-record';
 import { apiErrorFields, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { Forwarder, GameRoom } from '../../../common/src/generated/resources';
+import type { Forwarder, GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
 import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
@@ -82,9 +82,16 @@ const MAX_RUNNING_MATCHES = 1_000_000;
 /** Most characters of a failed event's message (a scheduler has at most 16 forwarders). */
 const MAX_EVENT_MESSAGE_CHARS = 1000;
 
-/** Why a room the gateway's cache does not hold is refused, and what the room can do. */
-function unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
-  return `room ${roomId} not found in scheduler ${schedulerName}${consequence}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
+/**
+ * Why a room the gateway's cache does not hold is refused, and what the room can do: exit, when
+ * its scheduler is being deleted or no longer exists (a room cannot start before its scheduler);
+ * otherwise try again, as the room may be newer than the cache.
+ */
+function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string): string {
+  const head = `room ${roomId} not found in scheduler ${schedulerName}${consequence}`;
+  if (scheduler?.metadata.deletionTimestamp) return `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ping terminated and exit`;
+  if (!scheduler) return `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ping terminated and exit`;
+  return `${head}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
 }
 
 /**
@@ -168,6 +175,10 @@ export class RoomReports {
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 
+  private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
+    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry);
+  }
+
   /** PUT /scheduler/{name}/rooms/{id}/ping */
   async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; allocation?: RoomAllocationNotice; message?: string }> {
     const b = bodyObject(body);
@@ -181,7 +192,7 @@ export class RoomReports {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) {
       this.countPing(status, 'unknown_room');
-      return { success: false, message: unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again') };
+      return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again') };
     }
     // Only `terminated` follows `terminating` (a terminating room accepts no new players), and
     // nothing follows `terminated`: refused as Maestro refuses an invalid transition. This replica's
@@ -278,7 +289,7 @@ export class RoomReports {
   /** GET /scheduler/{name}/rooms/{id}/address */
   address(schedulerName: string, roomId: string): { ports: { name: string; protocol: string; port: number }[]; host: string; ipv6Label: string } {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) throw new NotFoundError(unknownRoom(schedulerName, roomId, '', 'ask again'));
+    if (!room) throw new NotFoundError(this.unknownRoom(schedulerName, roomId, '', 'ask again'));
     // No host is no address (Maestro answers an error for an instance without one): a 200 with an
     // empty host would read as the room's address.
     const host = room.status?.host ?? '';
@@ -293,7 +304,7 @@ export class RoomReports {
     send: (t: { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom }) => Promise<ForwardOutcome>,
   ): Promise<{ success: boolean; message: string }> {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) return { success: false, message: unknownRoom(schedulerName, roomId, ', so the event was not forwarded', 'send it again') };
+    if (!room) return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the event was not forwarded', 'send it again') };
     const target = this.forwardTarget(room);
     if (!target) {
       this.forwards.inc({ type, result: 'skipped' });
