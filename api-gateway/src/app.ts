@@ -16,8 +16,7 @@ import { errorHandler, notFoundHandler } from './http/error-handler';
 import { pingFastPath, type FastPath } from './http/ping-fast-path';
 import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
-import { MAX_JSON_DEPTH, numberBeyondDoubleError } from './json-body-limits';
-import { jsonDepthExceeds } from '../../common/src/json/json-depth';
+import { numberBeyondDoubleError, tooDeepError } from './json-body-limits';
 import { buildOpenApiDocument } from './openapi';
 import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
@@ -131,8 +130,9 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
         return;
       }
       if (req.body === undefined) req.body = {};
-      if (jsonDepthExceeds(req.body, MAX_JSON_DEPTH)) {
-        next(new InputError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+      const tooDeep = tooDeepError(req.body);
+      if (tooDeep) {
+        next(tooDeep);
         return;
       }
       // The body parser takes arrays; no route does.

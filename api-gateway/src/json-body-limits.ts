@@ -1,9 +1,24 @@
 /** What a parsed JSON request body must satisfy before anything recurses into it or reads a number from it. */
 import { joinIndex, memberPath } from '../../common/src/validation/field-path';
 import { ValidationError } from './errors';
+import { jsonDepthExceeds } from '../../common/src/json/json-depth';
 
 /** Deepest JSON nesting accepted; deeper bodies are refused before anything recurses into them. */
 export const MAX_JSON_DEPTH = 32;
+
+/**
+ * The 400 for a body nested deeper than MAX_JSON_DEPTH, or undefined: it names the top-level field
+ * that nests too deep (`metadata`), or `(body)`, and says what to send instead.
+ */
+export function tooDeepError(body: unknown): ValidationError | undefined {
+  if (!jsonDepthExceeds(body, MAX_JSON_DEPTH)) return undefined;
+  const entries = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.entries(body) : [];
+  const field = entries.find(([, v]) => jsonDepthExceeds(v, MAX_JSON_DEPTH - 1))?.[0];
+  return new ValidationError([{
+    field: field === undefined ? '(body)' : memberPath('', field),
+    message: `nests deeper than the ${MAX_JSON_DEPTH} levels of objects and arrays a body may hold (no field of this API needs more); send it flatter`,
+  }]);
+}
 
 /** What a number beyond a double's range is told. */
 export const NUMBER_TOO_LARGE = 'is a number too large to read: JSON numbers here must be within ±1.7976931348623157e308';

@@ -62,7 +62,9 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   }
   switch (e.type) {
     case 'entity.too.large':
-      return new PayloadTooLargeError(`request body is larger than the limit of ${maxBodyBytes} bytes`);
+      return new PayloadTooLargeError(`request body is larger than the limit of ${maxBodyBytes} bytes; send a smaller body (in a ping or an event, less metadata), or raise the limit: ROOMKEEPER_MAX_BODY_BYTES on the management API, ROOMKEEPER_ROOMS_MAX_BODY_BYTES on the rooms API`);
+    case 'charset.unsupported':
+      return Object.assign(new InputError(`${typeof e.message === 'string' ? e.message.slice(0, 100) : 'unsupported charset'}: send the body in UTF-8 (Content-Type: application/json, or with charset=utf-8)`), { httpStatusOverride: 415 });
     case 'entity.parse.failed':
       return new InputError(notAnObject(e.body) ?? `invalid JSON body: ${typeof e.message === 'string' ? e.message.slice(0, 200) : 'parse error'}`);
     default:

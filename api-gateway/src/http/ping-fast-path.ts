@@ -20,8 +20,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { bearerToken } from '../auth';
 import { InputError } from '../errors';
 import type { RoomReports } from '../use-cases/room-reports';
-import { MAX_JSON_DEPTH } from '../json-body-limits';
-import { jsonDepthExceeds } from '../../../common/src/json/json-depth';
+import { tooDeepError } from '../json-body-limits';
 import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-names';
 import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
 import { errorAnswer } from './error-handler';
@@ -131,8 +130,9 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
         fail(new InputError(`invalid JSON body: ${err instanceof Error ? err.message.slice(0, 200) : 'parse error'}`));
         return;
       }
-      if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
-        fail(new InputError(`the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+      const tooDeep = tooDeepError(body);
+      if (tooDeep) {
+        fail(tooDeep);
         return;
       }
       opts.reports.ping(scheduler, room, body).then((result) => answer(200, result), fail);

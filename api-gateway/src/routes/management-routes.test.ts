@@ -289,7 +289,7 @@ describe('POST /schedulers', () => {
     const text = '{"name":"a","name":"b","x":' + '['.repeat(40) + ']'.repeat(40) + '}';
     const res = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(text);
     expect(res.status).toBe(400);
-    expect(bodyOf(res).message).toBe('the JSON body nests deeper than 32 levels');
+    expect(bodyOf(res)).toMatchObject({ code: 3, details: [{ field: 'x', message: 'nests deeper than the 32 levels of objects and arrays a body may hold (no field of this API needs more); send it flatter' }] });
     expect(t.store.writes).toEqual([]);
   });
 

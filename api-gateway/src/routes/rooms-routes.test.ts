@@ -167,6 +167,13 @@ describe('rooms API without forwarders', () => {
     expect(bad.status).toBe(400);
     const huge = await ping({ status: 'ready', metadata: { blob: 'x'.repeat(100_000) } });
     expect(huge.status).toBe(413);
+    expect(bodyOf(huge).message).toMatch(/^request body is larger than the limit of \d+ bytes; send a smaller body \(in a ping or an event, less metadata\), or raise the limit: .*ROOMKEEPER_ROOMS_MAX_BODY_BYTES on the rooms API$/);
+    let deep: unknown = {};
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const tooDeep = await ping({ status: 'ready', metadata: deep });
+    expect(tooDeep.status).toBe(400);
+    expect(bodyOf(tooDeep).details).toEqual([{ field: 'metadata', message: 'nests deeper than the 32 levels of objects and arrays a body may hold (no field of this API needs more); send it flatter' }]);
+    expect(t.store.writes).toEqual([]);
   });
 
   const MISSING = 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
@@ -221,10 +228,14 @@ describe('rooms API without forwarders', () => {
     expect(bodyOf(res).code).toBe(3);
   });
 
-  it('names the type of a playerId that is not a string, not a missing field', async () => {
+  it('names the type of a playerId that is not a string, not a missing field; a missing one and an empty one each as what it is', async () => {
     const res = await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerJoin', metadata: { playerId: 5 } });
     expect(res.status).toBe(400);
     expect(bodyOf(res).details).toEqual([{ field: 'metadata.playerId', message: 'must be a string; got number' }]);
+    for (const [metadata, message] of [[{}, 'is a required field: the id of the player who joined or left'], [{ playerId: '' }, 'must not be empty: send the id of the player who joined or left']] as const) {
+      const refused = await request(t.rooms).post('/scheduler/s1/rooms/room-1/playerevent').set('Authorization', token('s1', 'room-1')).send({ event: 'playerLeft', metadata });
+      expect([refused.status, bodyOf(refused).details]).toEqual([400, [{ field: 'metadata.playerId', message }]]);
+    }
   });
 
   it('returns the room address, or 404', async () => {
@@ -296,7 +307,7 @@ describe('rooms API forwarding to a real gRPC receiver', () => {
     const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted' });
     expect(ev.body).toEqual({ success: false, message: 'forwarding to mm failed: the receiver could not be reached (UNAVAILABLE: down for maintenance); check that it runs and listens at the forwarder\'s address' });
     const st = await request(t.rooms).put('/scheduler/s1/rooms/room-1/status').set('Authorization', token('s1', 'room-1')).send({ status: 'ready', timestamp: 1 });
-    expect(st.body).toEqual({ success: false });
+    expect(st.body).toEqual({ success: false, message: 'forwarding to mm failed: the receiver could not be reached (UNAVAILABLE: down for maintenance); check that it runs and listens at the forwarder\'s address' });
   });
 
   it('tells the cause of a failed event in its message: the receiver\'s error, the deadline that passed, a receiver gone; no address, bounded', async () => {
@@ -500,7 +511,7 @@ describe('every rooms route', () => {
     const body = JSON.stringify({ status: 'terminated', event: 'playerJoin', metadata: { playerId: 'p' }, timestamp: 1 });
     const res = await request(t.rooms)[route.method](concrete(route.path)).set('Authorization', token('s1', 'room-1')).set('Content-Type', `application/json; charset=${charset}`).send(body);
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ success: false, code: 3, message: `unsupported charset "${charset.toUpperCase()}"`, details: [] });
+    expect(res.body).toEqual({ success: false, code: 3, message: `unsupported charset "${charset.toUpperCase()}": send the body in UTF-8 (Content-Type: application/json, or with charset=utf-8)`, details: [] });
     expect(t.store.writes).toEqual([]);
     expect(t.recorder.pendingSchedulers).toBe(0);
   });

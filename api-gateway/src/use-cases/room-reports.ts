@@ -269,21 +269,22 @@ export class RoomReports {
     const metadata = checkMetadata(b.metadata);
     const playerId = metadata?.playerId;
     if (typeof playerId !== 'string' || playerId === '') {
-      throw new ValidationError([{ field: 'metadata.playerId', message: playerId === undefined || playerId === '' ? 'is a required field' : `must be a string; got ${jsonTypeName(playerId)}` }]);
+      throw new ValidationError([{ field: 'metadata.playerId', message: playerId === undefined ? 'is a required field: the id of the player who joined or left' : playerId === '' ? 'must not be empty: send the id of the player who joined or left' : `must be a string; got ${jsonTypeName(playerId)}` }]);
     }
     const event = b.event as PlayerEventName;
     return this.forwardEvent(schedulerName, roomId, 'playerEvent', (t) => t.sink.forwardPlayerEvent(t.forwarders, t.room, event, playerId, metadata));
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/status (deprecated, Maestro v9): only forwards the status. */
-  async status(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean }> {
+  async status(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; message?: string }> {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
     runningMatchesOf(b);
     const metadata = checkMetadata(b.metadata);
     const result = await this.forwardEvent(schedulerName, roomId, 'status', (t) => t.sink.forwardStatus(t.forwarders, t.room, status, metadata));
-    return { success: result.success };
+    // Maestro answers `{success}` only; a failure also says why, as the ping's and the events' do.
+    return result.success ? { success: true } : { success: false, message: result.message };
   }
 
   /** GET /scheduler/{name}/rooms/{id}/address */
