@@ -35,5 +35,7 @@ export const RecoveryReason = {
   RepeatedFailure: 'RepeatedFailure',
   RoomsFailing: 'RoomsFailing',
   HostPortsExhausted: 'HostPortsExhausted',
+  /** A version change runs (a major one's validation room may take minutes): the health check waits for the queue. */
+  VersionChangeRunning: 'VersionChangeRunning',
   NotHeld: 'NotHeld',
 } as const;

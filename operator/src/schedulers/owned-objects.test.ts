@@ -71,6 +71,8 @@ describe('planOwnedObjects', () => {
     { name: 'healing held by nothing', in: {}, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
     { name: 'the active version\'s rooms failing: said so', in: { failingRooms: 'rooms of v1.1.0 fail before their game server pings: …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
     { name: 'rooms waiting for host ports no node has free: said so', in: { waitingForPorts: '2 rooms (a, b) wait for host ports: …' }, want: {}, condition: ['HealingHeld', 'True', 'HostPortsExhausted'] },
+    { name: 'a version change running (a major one\'s validation room may take minutes): said so', in: { ops: [op('create_new_scheduler_version', {}, 'in_progress')] }, want: {}, condition: ['HealingHeld', 'True', 'VersionChangeRunning'] },
+    { name: 'a version change pending or ended: not held by it', in: { ops: [op('create_new_scheduler_version', {}), op('create_new_scheduler_version', {}, 'finished')] }, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
     { name: 'rooms failing and waiting for ports: the failing reason, both said', in: { failingRooms: 'rooms of v1.1.0 fail …', waitingForPorts: '2 rooms wait …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
     { name: 'active version rebuilt: said so', in: { versions: [version('v1.1.0', { protectedBy: true, rebuilt: true })] }, want: {}, condition: ['ActiveVersionAvailable', 'True', 'Rebuilt'] },
   ];
@@ -78,6 +80,13 @@ describe('planOwnedObjects', () => {
     const p = plan(input);
     expect(p).toMatchObject(want);
     if (condition) expect(conditionOf(p, condition[0])).toMatchObject({ status: condition[1], reason: condition[2] });
+  });
+
+  test('a running version change is said to hold healing and autoscaling, with how to heal now', () => {
+    const running = op('create_new_scheduler_version', {}, 'in_progress');
+    const id = running.metadata.name as string;
+    expect(conditionOf(plan({ ops: [running] }), 'HealingHeld')?.message).toBe(`healing and autoscaling wait for operation ${id} (create_new_scheduler_version) to end: the health check adds, removes and replaces rooms only while no operation runs, `
+      + `and a major change's validation room may take up to ROOMKEEPER_VALIDATION_TIMEOUT per attempt; to heal now, cancel it: POST /schedulers/s/operations/${id}/cancel`);
   });
 
   test('status.version edited to an older version: the condition says what was edited, what it is set back to and how to switch to it', () => {

@@ -173,10 +173,24 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
 
   // Healing held back by a repeated failure, or made one room at a time for rooms that fail before they ping.
   const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
-  const held = [...incidents.map((i) => describeIncident(i)), ...[input.failingRooms, input.waitingForPorts].filter((w): w is string => w !== undefined)];
-  const reason = incidents.length > 0 ? RecoveryReason.RepeatedFailure : input.failingRooms ? RecoveryReason.RoomsFailing : RecoveryReason.HostPortsExhausted;
+  const waitingForChange = versionChangeWords(name, input.ops);
+  const held = [...incidents.map((i) => describeIncident(i)), ...[input.failingRooms, input.waitingForPorts, waitingForChange].filter((w): w is string => w !== undefined)];
+  const reason = incidents.length > 0 ? RecoveryReason.RepeatedFailure : input.failingRooms ? RecoveryReason.RoomsFailing
+    : input.waitingForPorts ? RecoveryReason.HostPortsExhausted : RecoveryReason.VersionChangeRunning;
   plan.conditions.push(held.length > 0
     ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason, message: held.join('; ') }
-    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, and no room waits for host ports that no node has free' });
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, no room waits for host ports that no node has free, and no version change runs' });
   return plan;
+}
+
+/**
+ * While a create_new_scheduler_version runs, the health check (which acts only while the queue is
+ * idle, as Maestro's does) replaces no room and does not autoscale: a major change's validation
+ * room may keep it so for minutes. The words of HealingHeld then, or undefined.
+ */
+function versionChangeWords(name: string, ops: readonly Operation[]): string | undefined {
+  const running = ops.find((op) => op.spec.definitionName === OperationDefinition.CreateNewSchedulerVersion && op.status?.status === 'in_progress');
+  if (!running) return undefined;
+  const id = running.metadata.name as string;
+  return `healing and autoscaling wait for operation ${id} (create_new_scheduler_version) to end: the health check adds, removes and replaces rooms only while no operation runs, and a major change's validation room may take up to ROOMKEEPER_VALIDATION_TIMEOUT per attempt; to heal now, cancel it: POST /schedulers/${name}/operations/${id}/cancel`;
 }
