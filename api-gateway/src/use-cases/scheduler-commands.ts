@@ -20,7 +20,8 @@ import {
   schedulerDefinitionInput,
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
-import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId, refusedSpecBase } from '../../../common/src/operations/operation-id';
+import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
+import { refusedSpecBase } from '../../../common/src/operations/refused-spec';
 import { isFinalOperationStatus, OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
 import { addAboveLimit, roomLimitViolations } from '../../../common/src/validation/room-limits';

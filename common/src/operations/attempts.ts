@@ -37,7 +37,7 @@ export interface AttemptRule {
 }
 
 /** Whether the operation is shown stuck: its lease expired, its operator stopped mid-way. */
-export function isStuck(op: Operation): boolean {
+export function isStuck(op: Pick<Operation, 'status'>): boolean {
   return op.status?.conditions?.some((c) => c.type === OperationConditionType.Stuck && c.status === 'True') ?? false;
 }
 

@@ -1,4 +1,4 @@
-import { baseAfterRefusal, deterministicOperationId, newOperationId, refusedSpec, timeOrderedIdGenerator } from './operation-id';
+import { deterministicOperationId, newOperationId, timeOrderedIdGenerator } from './operation-id';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -40,19 +40,5 @@ describe('operation ids', () => {
     expect(id).toMatch(UUID);
     expect(id[14]).toBe('5');
     expect(deterministicOperationId('uid-1/delete_scheduler')).toBe(id);
-  });
-});
-
-describe('refusedSpec and baseAfterRefusal', () => {
-  it('calls a spec refused when its version change ended in error or canceled, not while it runs or once it finished', () => {
-    expect([undefined, {}, { status: { status: 'pending' } }, { status: { status: 'finished' } }].map(refusedSpec)).toEqual([false, false, false, false]);
-    expect([{ status: { status: 'error' } }, { status: { status: 'canceled' } }].map(refusedSpec)).toEqual([true, true]);
-  });
-
-  it('builds on the active definition with the room count in force: the spec\'s roomsReplicas (also when the active one has none) and the active version\'s autoscaling (a refused one takes no effect)', () => {
-    type Spec = { image: string; roomsReplicas?: number; autoscaling?: { enabled: boolean } };
-    const active: Spec = { image: 'game:1', roomsReplicas: 3, autoscaling: { enabled: false } };
-    expect(baseAfterRefusal<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7, autoscaling: { enabled: false } });
-    expect(baseAfterRefusal<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2 });
   });
 });

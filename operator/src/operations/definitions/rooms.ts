@@ -22,7 +22,7 @@ import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsR
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { addAboveLimit } from '../../../../common/src/validation/room-limits';
 import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
-import { refusedSpecBase } from '../../../../common/src/operations/operation-id';
+import { refusedSpecBase } from '../../../../common/src/operations/refused-spec';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';

@@ -1,0 +1,39 @@
+import type { Operation } from '../generated/resources';
+import { nextAttemptId } from './attempts';
+import { newVersionOperationId } from './operation-id';
+import { baseAfterRefusal, refusedSpec, refusedSpecBase } from './refused-spec';
+
+describe('refusedSpec and baseAfterRefusal', () => {
+  it('calls a spec refused when its version change ended in error or canceled, not while it runs, once it finished, or when it got stuck', () => {
+    expect([undefined, {}, { status: { status: 'pending' } }, { status: { status: 'finished' } }].map((op) => refusedSpec(op as Pick<Operation, 'status'>))).toEqual([false, false, false, false]);
+    expect([{ status: { status: 'error' } }, { status: { status: 'canceled' } }].map((op) => refusedSpec(op as Pick<Operation, 'status'>))).toEqual([true, true]);
+    expect(refusedSpec({ status: { status: 'error', conditions: [{ type: 'Stuck', status: 'True', reason: 'LeaseExpired', message: '', lastTransitionTime: '2026-12-05T12:00:00Z' }] } })).toBe(false);
+  });
+
+  it('builds on the active definition with the room count in force: the spec\'s roomsReplicas (also when the active one has none) and the active version\'s autoscaling (a refused one takes no effect)', () => {
+    type Spec = { image: string; roomsReplicas?: number; autoscaling?: { enabled: boolean } };
+    const active: Spec = { image: 'game:1', roomsReplicas: 3, autoscaling: { enabled: false } };
+    expect(baseAfterRefusal<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7, autoscaling: { enabled: false } });
+    expect(baseAfterRefusal<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2 });
+  });
+});
+
+describe('refusedSpecBase', () => {
+  type Spec = { image: string; roomsReplicas?: number };
+  const scheduler = { metadata: { uid: 'uid-1', generation: 4 }, status: { version: 'v1.0.0' }, spec: { image: 'game:2', roomsReplicas: 5 } };
+  const first = newVersionOperationId('uid-1', 4);
+  const stuck: Pick<Operation, 'status'> = { status: { status: 'error', conditions: [{ type: 'Stuck', status: 'True', reason: 'LeaseExpired', message: 'lease expired', lastTransitionTime: '2026-12-05T12:00:00Z' }] } };
+  const base = (ops: Record<string, Pick<Operation, 'status'>>) => refusedSpecBase<Spec>(scheduler, {
+    operation: (id) => ops[id],
+    activeDefinition: () => Promise.resolve({ image: 'game:1', roomsReplicas: 3 }),
+  });
+
+  it('builds on the active version after a refusal, and on the spec while the change has no verdict: a stuck attempt is none (its operator stopped, or lost the API server), its successor decides', async () => {
+    expect(await base({ [first]: { status: { status: 'error' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0' });
+    expect(await base({ [first]: stuck })).toBeUndefined();
+    expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'pending' } } })).toBeUndefined();
+    expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'finished' } } })).toBeUndefined();
+    expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'canceled' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0' });
+    expect(await base({})).toBeUndefined();
+  });
+});
