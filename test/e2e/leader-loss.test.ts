@@ -218,7 +218,7 @@ async function deleteWithLeaderLoss(stack: Stack): Promise<void> {
     });
     expect(attempts[0]!.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
     const second = attempts[1]!.status?.executionHistory?.map((h) => h.event) ?? [];
-    expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deletedId}\\) got stuck \\(its operator stopped mid-way\\); its last entry: `));
+    expect(second[1]).toMatch(new RegExp(`^Attempt 2: attempt 1 \\(${deletedId}\\) got stuck \\(its lease was not renewed in time: its operator stopped, or could not reach the API server\\); its last entry: `));
     expect(second.at(-2)).toBe(`Scheduler ${name} deleted`);
     await waitFor(async () => (await stack.core.listNamespace()).items.every((n) => n.metadata?.name !== name), { timeoutMs: 60_000, message: 'the namespace gone' })
       .catch(async (err: unknown) => {

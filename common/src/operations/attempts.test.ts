@@ -43,7 +43,7 @@ describe('another attempt of what the Scheduler wants done', () => {
   test('the next attempt says which attempt it follows and how that one ended', () => {
     const d = decideAttempt([op('first', 'delete_scheduler', 'error', { finishedAt: T0, stuck: true, last: 'Waiting for room pods to be deleted: 3' })], del, T0 + ATTEMPT_BACKOFF_MS);
     expect(d).toMatchObject({ action: 'enqueue', input: { attempt: 2, previousAttempt: 'first' } });
-    expect(d.action === 'enqueue' && d.input.attemptNote).toBe('Attempt 2: attempt 1 (first) got stuck (its operator stopped mid-way); its last entry: Waiting for room pods to be deleted: 3');
+    expect(d.action === 'enqueue' && d.input.attemptNote).toBe('Attempt 2: attempt 1 (first) got stuck (its lease was not renewed in time: its operator stopped, or could not reach the API server); its last entry: Waiting for room pods to be deleted: 3');
   });
 
   test('asked again by a user (nextAttempt, no backoff): the next attempt at once; otherwise the latest attempt\'s id', () => {

@@ -36,7 +36,7 @@ export interface AttemptRule {
   input: Record<string, unknown>;
 }
 
-/** Whether the operation is shown stuck: its lease expired, its operator stopped mid-way. */
+/** Whether the operation is shown stuck: its lease expired (its operator stopped, or lost the API server, mid-way). */
 export function isStuck(op: Pick<Operation, 'status'>): boolean {
   return op.status?.conditions?.some((c) => c.type === OperationConditionType.Stuck && c.status === 'True') ?? false;
 }
@@ -76,7 +76,7 @@ export function nextAttempt(ops: readonly Operation[], rule: AttemptRule): NextA
   const stuck = isStuck(last);
   if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none', latest };
   const failures = attempts.length;
-  const how = stuck ? 'got stuck (its operator stopped mid-way)' : `ended ${status}`;
+  const how = stuck ? 'got stuck (its lease was not renewed in time: its operator stopped, or could not reach the API server)' : `ended ${status}`;
   const lastEvent = last.status?.executionHistory?.at(-1)?.event;
   // The runner writes `attemptNote` as the new operation's first history entry.
   const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${latest}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;

@@ -44,7 +44,7 @@ export interface QueueView {
 /** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
 const AFTER_STUCK: Readonly<Record<string, string>> = {
   [OperationDefinition.DeleteScheduler]: '; the scheduler controller enqueues another attempt of the deletion.',
-  [OperationDefinition.CreateScheduler]: '; the scheduler controller enqueues another attempt of the creation.',
+  [OperationDefinition.CreateScheduler]: '; if it had not made the scheduler\'s first version yet, the scheduler controller enqueues another attempt of the creation, else the health check makes its rooms.',
   [OperationDefinition.AddRooms]: '; the health check brings the rooms to the desired count.',
   [OperationDefinition.RemoveRooms]: '; the health check brings the rooms to the desired count.',
   [OperationDefinition.CreateNewSchedulerVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',

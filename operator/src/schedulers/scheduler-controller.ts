@@ -115,7 +115,7 @@ export class SchedulerController {
         wake = { requeueAfterMs: 100 };
       }
     } else {
-      // The latest version change got stuck (its operator stopped mid-way): another attempt.
+      // The latest version change got stuck (its lease expired: its operator stopped, or lost the API server, mid-way): another attempt.
       const rule = stuckVersionOperation(ops);
       if (rule) wake = await this.attempt(name, ops, rule);
     }

@@ -118,7 +118,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       }
       await ctx.deps.api.deleteOperation(op.metadata.name as string).catch(ignoreNotFound);
     }
-    ctx.event(kept > 0 ? `Deleted the scheduler's other operations, except ${kept} earlier attempts of this deletion` : 'Deleted the scheduler\'s other operations');
+    ctx.event(kept > 0 ? `Deleted the scheduler's other operations, except ${counted(kept, 'earlier attempt')} of this deletion` : 'Deleted the scheduler\'s other operations');
 
     for (let attempt = 0; attempt < 5; attempt++) {
       let scheduler;
