@@ -33,7 +33,7 @@ import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probeWords, type FailingRooms } from './domain/failing-rooms';
-import { leavingOnItsOwn, lostToName } from './domain/lost-rooms';
+import { leavingOnItsOwn, lostToName, MAX_LOST_ROOMS } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
 import { roomsWaitingForPorts } from './port-wait';
@@ -345,7 +345,9 @@ export class HealthController {
       for (const room of outside?.names ?? []) leaving.push({ name: room, why: 'deleted outside Roomkeeper' });
       const lost = lostToName(s.status.lostRooms, ops, leaving);
       const total = lost.named.length + lost.more + (outside ? outside.count - outside.names.length : 0);
-      const lostText = lost.named.length > 0 ? `; lost: ${nameList(lost.named, { total })}` : '';
+      // The status keeps the last MAX_LOST_ROOMS: when all of them are this add's, more may have gone.
+      const beyond = lost.recordFull ? `, and maybe more: the Scheduler's status keeps the last ${MAX_LOST_ROOMS} lost rooms (the operator logs each one: "room lost, deleting it")` : '';
+      const lostText = lost.named.length > 0 ? `; lost: ${nameList(lost.named, { total })}${beyond}` : '';
       const annotations: Record<string, string> = lost.names.length > 0 ? { [LOST_ROOMS_ANNOTATION]: lost.names.join(',') } : {};
       const enqueued = (op: string) => tellOutside(`The health check enqueued add_rooms ${op} for ${counted(add, 'room')} (${counts}).`);
       if (plan.rollingUpdate) {

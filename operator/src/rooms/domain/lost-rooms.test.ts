@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
-import { leavingOnItsOwn, lostRoomPatch, lostRoomPlace, lostToName, podWasSeen, type LostRoom } from './lost-rooms';
+import { leavingOnItsOwn, lostRoomPatch, lostRoomPlace, lostToName, MAX_LOST_ROOMS, podWasSeen, type LostRoom } from './lost-rooms';
 import type { Autoscaling } from './types';
 
 const lost = (name: string, lostAt = '2026-01-01T00:00:10.000Z'): LostRoom => ({ name, reason: 'its pod was deleted', lostAt });
@@ -83,11 +83,17 @@ describe('lostToName: the lost rooms the next add_rooms of the health check name
   });
 
   test('a scheduler that never lost a room: none', () => {
-    expect(lostToName(undefined, [], [])).toEqual({ named: [], names: [], more: 0 });
+    expect(lostToName(undefined, [], [])).toEqual({ named: [], names: [], more: 0, recordFull: false });
   });
 
   test('at most `max` named, the rest counted; the names for the operation\'s annotation', () => {
-    expect(lostToName(recorded, [], [{ name: 'r4', why: 'its pod was deleted' }], 2)).toEqual({ named: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)'], names: ['r1', 'r2'], more: 2 });
+    expect(lostToName(recorded, [], [{ name: 'r4', why: 'its pod was deleted' }], 2)).toEqual({ named: ['r1 (its pod was deleted)', 'r2 (its pod was deleted)'], names: ['r1', 'r2'], more: 2, recordFull: false });
+  });
+
+  test('says when the record is full of rooms lost since the last add_rooms: older losses may have left it', () => {
+    const full = Array.from({ length: MAX_LOST_ROOMS }, (_, i) => ({ name: `f${i}`, reason: 'its pod never appeared', lostAt: '2026-12-05T12:00:00Z' }));
+    expect(lostToName(full, [], []).recordFull).toBe(true);
+    expect(lostToName(full.slice(1), [], []).recordFull).toBe(false);
   });
 });
 

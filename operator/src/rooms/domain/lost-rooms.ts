@@ -92,6 +92,11 @@ export interface LostToName {
   names: string[];
   /** Lost rooms not named (more than `max`, by default as many as the status keeps). */
   more: number;
+  /**
+   * Whether rooms lost since the last add_rooms may have left the record: it is full, and every
+   * room in it was lost since then (the oldest are dropped as new ones come).
+   */
+  recordFull: boolean;
 }
 
 /**
@@ -113,13 +118,14 @@ export function lostToName(recorded: readonly LostRoom[] | undefined, ops: reado
   const since = last ? Date.parse(last.spec.enqueuedAt) || 0 : Number.NEGATIVE_INFINITY;
   const namedBefore = new Set((last?.metadata.annotations?.[LOST_ROOMS_ANNOTATION] ?? '').split(',').filter((n) => n !== ''));
   const why = new Map<string, string>();
-  for (const e of recorded ?? []) {
-    if ((Date.parse(e.lostAt) || 0) > since && !namedBefore.has(e.name)) why.set(e.name, e.reason);
+  const sinceLast = (recorded ?? []).filter((e) => (Date.parse(e.lostAt) || 0) > since);
+  for (const e of sinceLast) {
+    if (!namedBefore.has(e.name)) why.set(e.name, e.reason);
   }
   for (const room of leaving) {
     if (!why.has(room.name) && !namedBefore.has(room.name)) why.set(room.name, room.why);
   }
   const all = [...why];
   const shown = all.slice(0, max);
-  return { named: shown.map(([name, w]) => `${name} (${w})`), names: shown.map(([name]) => name), more: all.length - shown.length };
+  return { named: shown.map(([name, w]) => `${name} (${w})`), names: shown.map(([name]) => name), more: all.length - shown.length, recordFull: sinceLast.length >= MAX_LOST_ROOMS };
 }
