@@ -9,6 +9,8 @@
  * rollback deletes what was created. remove_rooms removes `amount` rooms in the order error,
  * expired, pending/unready, ready — never an occupied one (DESIGN.md) — or the rooms named by id
  * that are the scheduler's (the others are named in the history as skipped, and never touched).
+ * A user's add or removal by amount moves roomsReplicas first, so a crash mid-way leaves the count
+ * asked for; its rollback (a cancel, a failure) sets it back.
  */
 import { roomEvent } from '../../events';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
@@ -354,6 +356,11 @@ export const removeRoomsDefinition: OperationDefinition = {
       pingTimeoutMs: ctx.deps.config.roomPingTimeout,
       activeVersion: scheduler?.status?.version,
     });
+    // roomsReplicas goes down by the rooms chosen before any is deleted: a stop or a crash
+    // mid-way leaves the count asked for, and the health check removes the rest (never a room
+    // with players), where deleting first had it add back the rooms already removed.
+    ctx.checkpoint();
+    await adjustReplicas(ctx, -choice.remove.length);
     let removed = 0;
     let gone = 0;
     let changed = 0;
@@ -370,14 +377,19 @@ export const removeRoomsDefinition: OperationDefinition = {
       else changed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
     ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
-    stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; roomsReplicas is left as it was`);
-    // Stopped by the operator's shutdown: the rooms chosen but not reached count as removed too,
-    // so roomsReplicas goes down by all of them and the health check removes the rest (never an
-    // occupied room). Running it again would remove `amount` rooms more.
+    const restored = ctx.state.replicasBefore === undefined ? 'roomsReplicas is left as it was' : `the rollback sets roomsReplicas back to ${ctx.state.replicasBefore as number}`;
+    stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; ${restored}`);
+    // Stopped by the operator's shutdown: roomsReplicas went down by every room chosen, and the
+    // health check removes those not reached. Running it again would remove `amount` rooms more.
     const unreached = ctx.stopping ? choice.remove.length - (removed + gone + changed) : 0;
     ctx.state.removeAccount = { removed: removed + gone, unreached };
-    // A room already gone is gone as asked: roomsReplicas goes down for it too.
-    await adjustReplicas(ctx, -(removed + gone + unreached));
+    if (changed > 0 && ctx.state.replicasBefore !== undefined) {
+      // The rooms kept because they changed (a player joined) stay in the count: it goes up again
+      // by them. The rollback's count is still the one before the removal.
+      const before = ctx.state.replicasBefore;
+      await adjustReplicas(ctx, changed);
+      ctx.state.replicasBefore = before;
+    }
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
       const had = fleet.filter((r) => !r.terminating).length;
@@ -385,11 +397,20 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
   },
 
+  /** A cancel (or a failure) after roomsReplicas went down sets it back, as the count was before. */
+  async rollback(ctx: ExecutionContext): Promise<void> {
+    const before = ctx.state.replicasBefore as number | undefined;
+    if (before === undefined) return;
+    const patched = await restoreReplicas(ctx, before);
+    ctx.event(`roomsReplicas restored to ${before}`);
+    await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
+  },
+
   /**
    * By ids: running it again is safe (the rooms already gone are skipped), so it is requeued.
    * By amount: running it again would remove the amount once more. Once roomsReplicas went down
-   * by the rooms removed and those the stop left unreached, the health check removes the rest;
-   * before that nothing was removed, and it runs again whole.
+   * by the rooms chosen, the health check removes those the stop left unreached; before that
+   * nothing was removed, and it runs again whole.
    */
   handOver(ctx: ExecutionContext): HandOver {
     if ('roomsIds' in (ctx.op.spec.input ?? {})) return { outcome: 'requeued', account: 'the removals above; running it again skips the rooms already gone' };
