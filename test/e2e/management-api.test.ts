@@ -296,6 +296,49 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
+  test('a major change that did not apply (canceled, or its operation deleted while it ran) is tried again when the same body is sent again, not answered 409 "no change found"', async () => {
+    const name = 'send-again';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    expect(created.status).toBe(200);
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    // A game server that never pings: the change's validation room waits, so it is caught running.
+    const v2 = createBody(name, { roomsReplicas: 1 });
+    const container = ((v2.spec as { containers: Record<string, unknown>[] }).containers[0]) as Record<string, unknown>;
+    Object.assign(container, { image: 'example.com/game:2.0.0', environment: [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }] });
+    const change = async (): Promise<string> => {
+      const sent = await call(stack, 'POST', `/schedulers/${name}`, v2);
+      expect(sent.status).toBe(200);
+      const id = (sent.body as OperationEnqueued).operationId;
+      await waitFor(async () => (await stack.api.getOperation(id)).status?.executionHistory?.some((h) => h.event.startsWith('Major change detected')), { timeoutMs: 30_000, message: `operation ${id} validating` });
+      return id;
+    };
+    const pendingChanges = async () => (await stack.api.getScheduler(name)).status?.conditions?.find((c) => c.type === 'PendingChanges');
+
+    // Canceled: told, and the same body sent again is another attempt of the change.
+    const first = await change();
+    expect((await call(stack, 'POST', `/schedulers/${name}/operations/${first}/cancel`)).status).toBe(200);
+    await finished(stack, first, 'canceled');
+    const second = await change();
+    expect(second).not.toBe(first);
+    expect((await stack.api.getOperation(second)).status?.executionHistory?.[1]?.event).toBe(`The same change was sent again through the API after operation ${first} did not apply it: tried again`);
+
+    // Deleted while it ran (kubectl delete rkop): the condition says the change is not applied; sent again, tried again.
+    await stack.api.deleteOperation(second);
+    const told = await waitFor(async () => {
+      const c = await pendingChanges();
+      return c?.reason === 'SpecChangeFailed' ? c : undefined;
+    }, { timeoutMs: 30_000, message: 'PendingChanges SpecChangeFailed' });
+    expect([told.status, told.message]).toEqual(['False', expect.stringMatching(/^the spec's last change .*was not applied/)]);
+    // The successor of the canceled one again: the deleted attempt left no trace to follow.
+    const third = await change();
+    expect(third).toBe(second);
+    const whileRunning = await call(stack, 'POST', `/schedulers/${name}`, v2);
+    expect([whileRunning.status, (whileRunning.body as { code: number }).code]).toEqual([400, 9]);
+    expect((await call(stack, 'POST', `/schedulers/${name}/operations/${third}/cancel`)).status).toBe(200);
+    await finished(stack, third, 'canceled');
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
   test('the same change through kubectl and through HTTP leaves the same history', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {

@@ -21,7 +21,8 @@ import {
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { refusedSpecBase } from '../../../common/src/operations/refused-spec';
+import { refusedSpecBase, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
+import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { isFinalOperationStatus, OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
 import { addAboveLimit, roomLimitViolations } from '../../../common/src/validation/room-limits';
@@ -271,12 +272,18 @@ export class SchedulerCommands {
     const name = initial.metadata.name ?? '';
     let current = initial;
     for (let attempt = 0; ; attempt++) {
-      const spec = change(await this.definitionToChange(current));
+      const refused = await this.refusedBase(current);
+      const spec = change(refused?.definition ?? current.spec);
       // After the change is validated (its 400 comes first: a refused change would start nothing), once.
       if (attempt === 0) await this.refuseWhileVersionOperation(current, spec);
       // Compared as the operator compares versions (defaults applied, key order and empty values
       // ignored): a GET answer POSTed back is no change, as its bytes differ only in those.
-      if (classifyChange(current.spec, spec) === 'none') throw new ConflictError(`no change found to scheduler ${name}`);
+      if (classifyChange(current.spec, spec) === 'none') {
+        // The spec already holds it, but its version change was refused (canceled, failed, its
+        // operation deleted): sent again, it is tried again, as Maestro makes a version of it anew.
+        if (refused && classifyChange(refused.definition, spec) !== 'none') return this.tryAgain(current, refused.lastAttempt, spec);
+        throw new ConflictError(`no change found to scheduler ${name}`);
+      }
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
@@ -344,18 +351,36 @@ export class SchedulerCommands {
   }
 
   /**
-   * The definition a change builds on: the Scheduler's spec, unless the version change made from
-   * that very spec was refused (its validation failed, say): then the active version's definition
-   * (`baseAfterRefusal`), so that a PATCH of maxSurge after a refused image is a minor change of
-   * what runs, as in Maestro.
+   * What a change builds on when the version change made from the Scheduler's current spec was
+   * refused (its validation failed, it was canceled, its operation deleted): the active version's
+   * definition (`baseAfterRefusal`), so that a PATCH of maxSurge after a refused image is a minor
+   * change of what runs, as in Maestro; undefined when a change builds on the spec.
    */
-  private async definitionToChange(s: Scheduler): Promise<SchedulerSpec> {
+  private refusedBase(s: Scheduler): Promise<{ definition: SchedulerSpec; lastAttempt: string } | undefined> {
     const name = s.metadata.name ?? '';
-    const refused = await refusedSpecBase(s, {
+    return refusedSpecBase(s, {
       operation: (id) => this.deps.operations.getOperation(id),
       activeDefinition: async (version) => (await this.deps.schedulers.getVersion(name, version))?.spec.definition,
+      differs: schedulerSpecsDiffer,
     });
-    return refused?.definition ?? s.spec;
+  }
+
+  /**
+   * The spec's refused change sent again: another attempt of its version operation (the refused
+   * one's successor, which `refusedSpecBase` follows), with no write of the spec, which holds it.
+   */
+  private async tryAgain(s: Scheduler, previous: string, spec: SchedulerSpec): Promise<{ operationId: string }> {
+    const name = s.metadata.name ?? '';
+    const operationId = nextAttemptId(previous);
+    const attemptNote = `The same change was sent again through the API after operation ${previous} did not apply it: tried again`;
+    try {
+      await this.enqueue(operationId, name, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, spec), previousAttempt: previous, attemptNote });
+    } catch (err) {
+      // Sent twice at once: the first one enqueued it.
+      if (!(err instanceof StoreAlreadyExistsError)) throw err;
+    }
+    this.deps.logger.info('refused scheduler change sent again; version operation enqueued', { scheduler: name, operationId });
+    return { operationId };
   }
 
   private rememberVersionOperation(schedulerName: string, id: string): void {

@@ -23,17 +23,32 @@ describe('refusedSpecBase', () => {
   const scheduler = { metadata: { uid: 'uid-1', generation: 4 }, status: { version: 'v1.0.0' }, spec: { image: 'game:2', roomsReplicas: 5 } };
   const first = newVersionOperationId('uid-1', 4);
   const stuck: Pick<Operation, 'status'> = { status: { status: 'error', conditions: [{ type: 'Stuck', status: 'True', reason: 'LeaseExpired', message: 'lease expired', lastTransitionTime: '2026-12-05T12:00:00Z' }] } };
-  const base = (ops: Record<string, Pick<Operation, 'status'>>) => refusedSpecBase<Spec>(scheduler, {
+  const base = (ops: Record<string, Pick<Operation, 'status'>>, s: typeof scheduler & { status: { versionedGeneration?: number } } = scheduler) => refusedSpecBase<Spec>(s, {
     operation: (id) => ops[id],
     activeDefinition: () => Promise.resolve({ image: 'game:1', roomsReplicas: 3 }),
+    differs: (a, b) => a.image !== b.image,
   });
 
   it('builds on the active version after a refusal, and on the spec while the change has no verdict: a stuck attempt is none (its operator stopped, or lost the API server), its successor decides', async () => {
-    expect(await base({ [first]: { status: { status: 'error' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0' });
+    expect(await base({ [first]: { status: { status: 'error' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0', lastAttempt: first });
     expect(await base({ [first]: stuck })).toBeUndefined();
     expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'pending' } } })).toBeUndefined();
     expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'finished' } } })).toBeUndefined();
-    expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'canceled' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0' });
+    expect(await base({ [first]: stuck, [nextAttemptId(first)]: { status: { status: 'canceled' } } })).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0', lastAttempt: nextAttemptId(first) });
     expect(await base({})).toBeUndefined();
+    // The same change sent again after a refusal is the refused attempt's successor: it decides.
+    expect(await base({ [first]: { status: { status: 'canceled' } }, [nextAttemptId(first)]: { status: { status: 'in_progress' } } })).toBeUndefined();
+  });
+
+  it('counts a versioned generation whose operation is gone (deleted while it ran, as a cancel; or pruned) as refused when the spec holds what the active version does not', async () => {
+    const versioned = { ...scheduler, status: { version: 'v1.0.0', versionedGeneration: 4 } };
+    expect(await base({}, versioned)).toEqual({ definition: { image: 'game:1', roomsReplicas: 5 }, version: 'v1.0.0', lastAttempt: first });
+    expect(await base({ [nextAttemptId(first)]: { status: { status: 'finished' } } }, versioned)).toBeUndefined();
+    // The spec is what runs (a switch, an add_rooms, a create): nothing refused.
+    expect(await base({}, { ...versioned, spec: { image: 'game:1', roomsReplicas: 5 } })).toBeUndefined();
+    // Not versioned yet: its operation is still to be enqueued.
+    expect(await base({}, { ...versioned, status: { version: 'v1.0.0', versionedGeneration: 3 } })).toBeUndefined();
+    // A stuck attempt whose successor is still to come is no verdict, versioned or not.
+    expect(await base({ [first]: stuck }, versioned)).toBeUndefined();
   });
 });

@@ -6,7 +6,8 @@
  */
 import { isStuck, nextAttemptId } from './attempts';
 import { newVersionOperationId } from './operation-id';
-import type { Operation } from '../generated/resources';
+import type { Operation, SchedulerSpec } from '../generated/resources';
+import { classifyChange } from '../resources/scheduler-change';
 
 /** What is read of an operation: its status and conditions. */
 type OperationRead = Pick<Operation, 'status'>;
@@ -22,21 +23,25 @@ export function refusedSpec(op: OperationRead | undefined): boolean {
   return op !== undefined && (status === 'error' || status === 'canceled') && !isStuck(op);
 }
 
-/** Stuck attempts are followed to their successors; more than this many is no verdict. */
+/** At most this many attempts of one change are followed. */
 const ATTEMPTS_FOLLOWED = 20;
 
 /**
- * The verdict on a spec generation's version change: its first attempt, or the successor of each
- * stuck one; undefined while an attempt is still to come (a stuck one's successor not enqueued yet).
+ * The last attempt of a spec generation's version change: the first, then each successor there is
+ * (another attempt after a stuck one, or the same change sent again after a refusal). `op` is
+ * undefined when there is none: not enqueued yet, or deleted.
  */
-async function lastAttempt(firstId: string, read: (id: string) => Promise<OperationRead | undefined> | OperationRead | undefined): Promise<OperationRead | undefined> {
+async function lastAttempt(firstId: string, read: (id: string) => Promise<OperationRead | undefined> | OperationRead | undefined): Promise<{ id: string; op: OperationRead | undefined }> {
   let id = firstId;
+  let op = await read(id);
   for (let i = 0; i < ATTEMPTS_FOLLOWED; i++) {
-    const op = await read(id);
-    if (!op || !isStuck(op)) return op;
-    id = nextAttemptId(id);
+    const nextId = nextAttemptId(id);
+    const next = await read(nextId);
+    if (!next) break;
+    id = nextId;
+    op = next;
   }
-  return undefined;
+  return { id, op };
 }
 
 /**
@@ -51,24 +56,39 @@ export function baseAfterRefusal<S extends { roomsReplicas?: number }>(active: S
   return { ...base, ...(spec.roomsReplicas !== undefined ? { roomsReplicas: spec.roomsReplicas } : {}) };
 }
 
-/** How `refusedSpecBase` reads: the operation of an id (from a cache or the API), a version's definition. */
+/** `RefusalReads.differs` for Scheduler specs: any change a version would be made for. */
+export function schedulerSpecsDiffer(a: SchedulerSpec, b: SchedulerSpec): boolean {
+  return classifyChange(a, b) !== 'none';
+}
+
+/** How `refusedSpecBase` reads: the operation of an id (from a cache or the API), a version's definition, and whether two definitions differ. */
 export interface RefusalReads<S> {
   operation(id: string): Promise<OperationRead | undefined> | OperationRead | undefined;
   activeDefinition(version: string): Promise<S | undefined>;
+  differs(a: S, b: S): boolean;
 }
 
 /**
  * When the version change made from a Scheduler's current spec generation was refused
  * (`refusedSpec`, on its last attempt), the definition a change asked for through the API builds on
- * (`baseAfterRefusal`) and the active version it comes from; else undefined (build on the spec).
+ * (`baseAfterRefusal`), the active version it comes from, and the last attempt (the same change
+ * sent again is its successor); else undefined (build on the spec). A stuck last attempt is no
+ * verdict: its successor is still to come. A generation that was versioned (its operation was
+ * enqueued) whose operation is gone, deleted while it ran (which stops it as a cancel does) or
+ * pruned, counts as refused when the spec holds what the active version does not: no version has it.
  */
 export async function refusedSpecBase<S extends { roomsReplicas?: number }>(
-  s: { metadata: { uid?: string; generation?: number }; status?: { version?: string }; spec: S },
+  s: { metadata: { uid?: string; generation?: number }; status?: { version?: string; versionedGeneration?: number }; spec: S },
   read: RefusalReads<S>,
-): Promise<{ definition: S; version: string } | undefined> {
+): Promise<{ definition: S; version: string; lastAttempt: string } | undefined> {
   const version = s.status?.version;
   if (!s.metadata.uid || !version) return undefined;
-  if (!refusedSpec(await lastAttempt(newVersionOperationId(s.metadata.uid, s.metadata.generation ?? 0), (id) => read.operation(id)))) return undefined;
+  const generation = s.metadata.generation ?? 0;
+  const last = await lastAttempt(newVersionOperationId(s.metadata.uid, generation), (id) => read.operation(id));
+  const gone = last.op === undefined && (s.status?.versionedGeneration ?? 0) >= generation;
+  if (!gone && !refusedSpec(last.op)) return undefined;
   const active = await read.activeDefinition(version);
-  return active ? { definition: baseAfterRefusal(active, s.spec), version } : undefined;
+  if (!active) return undefined;
+  const definition = baseAfterRefusal(active, s.spec);
+  return !gone || read.differs(definition, s.spec) ? { definition, version, lastAttempt: last.id } : undefined;
 }

@@ -35,6 +35,20 @@ function room(name: string, status: string, version = 'v1.0.0'): GameRoom {
   return { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name }, spec: { scheduler: 's', version }, status: { status: status as never } };
 }
 
+describe('PendingChanges when the spec holds a change no version has and no operation tells it', () => {
+  test('a change whose operation is gone (deleted while it ran) is said not applied, with what to do; a spec that matches the active version is said so', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 2, generation: 2 });
+    const version = (definition: Scheduler['spec']): SchedulerVersion => ({ apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 's-v1.0.0' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'major', definition } });
+    const pending = (def: Scheduler['spec']) => computeSchedulerStatus(s, [op('create_new_scheduler_version', 'finished')], [], 0, () => version(def)).conditions?.find((c) => c.type === 'PendingChanges');
+    expect(pending({ ...s.spec, maxSurge: 5 })).toMatchObject({
+      status: 'False', reason: 'SpecChangeFailed',
+      message: 'the spec\'s last change (maxSurge) was not applied: its create_new_scheduler_version is gone (deleted while it ran, which stops it as a cancel does); the active version v1.0.0 runs: send the change again (POST or PATCH /schedulers/s), or set the spec back to that version\'s',
+    });
+    expect(pending({ ...s.spec, roomsReplicas: 9 })).toMatchObject({ status: 'False', reason: 'VersionMatchesSpec' });
+    expect(pending(s.spec)).toMatchObject({ status: 'False', reason: 'VersionMatchesSpec' });
+  });
+});
+
 describe('match capacity in the scheduler status (kubectl get: Matches, Slots)', () => {
   test('counts running matches, open allocations as running, and maxMatches slots per serving room; an active room with an open allocation as allocated', () => {
     const s = { ...scheduler({ version: 'v1.0.0', versioned: 1 }) };

@@ -24,6 +24,8 @@ import { heldRoomsWords } from '../rooms/domain/health-plan';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import type { FindVersion } from '../../../common/src/resources/scheduler-version';
+import { describeChange } from '../../../common/src/resources/scheduler-change';
+import { baseAfterRefusal, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
 import { isStuck } from '../../../common/src/operations/attempts';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
@@ -127,6 +129,11 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const unapplied = state !== 'pending-changes' && lastVersioning && ['error', 'canceled', 'evicted'].includes(operationStatusOf(lastVersioning)) ? lastVersioning : undefined;
   const failedChange = unapplied?.metadata.name;
   const howEnded = unapplied ? ENDED_WORDS[operationStatusOf(unapplied) as 'error' | 'canceled' | 'evicted'] : '';
+  // A change whose operation is gone (deleted while it ran, which stops it as a cancel does)
+  // leaves the spec holding what no version has, with no operation to say so.
+  const activeDefinition = activeVersion && !unapplied && state === 'in-sync' ? findVersion(s.metadata.name as string, activeVersion)?.spec.definition : undefined;
+  const orphanChange = activeDefinition !== undefined && schedulerSpecsDiffer(baseAfterRefusal(activeDefinition, s.spec), s.spec)
+    ? describeChange(baseAfterRefusal(activeDefinition, s.spec), s.spec) : undefined;
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
   const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
@@ -152,10 +159,12 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
       : cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
-      state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
+      state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange || orphanChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running'
         : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) ${howEnded} (kubectl get rkop ${failedChange} -o yaml shows why); `
           + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
+          : orphanChange ? `the spec's last change (${orphanChange}) was not applied: its create_new_scheduler_version is gone (deleted while it ran, which stops it as a cancel does); `
+            + `the active version ${s.status?.version ?? '(none)'} runs: send the change again (POST or PATCH /schedulers/${s.metadata.name as string}), or set the spec back to that version's`
           : 'the active version matches the spec'),
     state === 'creating' ? cond(SchedulerConditionType.Progressing, true, ConditionReason.Creating, 'no version is active yet: create_scheduler, queued or running, makes v1.0.0; its rooms follow')
       : state === 'on-error' ? cond(SchedulerConditionType.Progressing, false, ConditionReason.CreateFailed, `no version is active, so no rooms roll out: ${createEnded}`)

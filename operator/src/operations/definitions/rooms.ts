@@ -24,7 +24,7 @@ import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsR
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { addAboveLimit } from '../../../../common/src/validation/room-limits';
 import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
-import { refusedSpecBase } from '../../../../common/src/operations/refused-spec';
+import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/operations/refused-spec';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';
@@ -59,6 +59,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
     const refused = await refusedSpecBase(s, {
       operation: (id) => ctx.deps.caches.operations.get(id),
       activeDefinition: () => Promise.resolve(active?.spec.definition),
+      differs: schedulerSpecsDiffer,
     });
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
