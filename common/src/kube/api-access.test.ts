@@ -94,17 +94,26 @@ describe('whether the API server answers at all', () => {
     let now = Date.parse('2026-12-03T12:00:00Z');
     const access = new ApiAccess({ logger: logs.logger, server: SERVER, now: () => now });
     expect(access.unreachableReason()).toBeUndefined();
+    // Never answered: said so, with the first request left unanswered.
+    access.unanswered(patchLease, 'The operation was aborted due to timeout');
+    expect(access.unreachableReason()).toMatch(/^the Kubernetes API server at https:\/\/10\.0\.0\.1:6443 has answered no request \(no request of this process was ever answered; the first one left unanswered, at 2026-12-03T12:00:00\.000Z: patch leases/);
+    access.answered(getScheduler, 200);
+    // The last answer at 12:00:00; the request it left unanswered timed out 10 s later.
+    now += 10_000;
     access.unanswered(patchLease, 'The operation was aborted due to timeout');
     now += 30_000;
     access.unanswered(getScheduler, 'connect ECONNREFUSED 10.0.0.1:6443');
-    expect(access.unreachableReason()).toBe('the Kubernetes API server at https://10.0.0.1:6443 has answered no request since 2026-12-03T12:00:00.000Z (patch leases.coordination.k8s.io in namespace rk: The operation was aborted due to timeout): check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it, and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)');
+    expect(access.unreachableReason()).toBe('the Kubernetes API server at https://10.0.0.1:6443 has answered no request since 2026-12-03T12:00:00.000Z (the first request left unanswered since, noticed at 2026-12-03T12:00:10.000Z: patch leases.coordination.k8s.io in namespace rk: The operation was aborted due to timeout): check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it, and that this pod reaches it (network policies, the node\'s network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)');
     // Unanswered is not refused: /readyz's refusals are another matter.
     expect(access.notReadyReason()).toBeUndefined();
     access.answered(getScheduler, 500);
     expect(access.unreachableReason()).toBeUndefined();
-    expect(logs.lines.filter((l) => /answer/.test(String(l.message))).map((l) => [l.level, l.message])).toEqual([
-      ['warn', 'the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)'],
-      ['info', 'the Kubernetes API server answers again'],
+    expect(logs.lines.filter((l) => /answer/.test(String(l.message))).map((l) => [l.level, l.message, l.silentForMs])).toEqual([
+      ['warn', 'the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', undefined],
+      ['info', 'the Kubernetes API server answers again', 0],
+      ['warn', 'the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', undefined],
+      // Silent from the last answer, not from when the first timeout was noticed.
+      ['info', 'the Kubernetes API server answers again', 40_000],
     ]);
   });
 });

@@ -66,14 +66,19 @@ export class ApiAccess implements AccessAnswers {
   private readonly forbidden = new Map<string, Refusal>();
   private probeTimer: NodeJS.Timeout | undefined;
   private stopped = false;
-  /** The first request left unanswered since the last answer, while no answer came after it. */
-  private silence: { request: string; error: string; at: number } | undefined;
+  /**
+   * The first request left unanswered since the last answer, while no answer came after it: `at`
+   * when that was noticed (a timeout ends long after the request was sent), `since` the last answer.
+   */
+  private silence: { request: string; error: string; at: number; since: number | undefined } | undefined;
+  /** When the API server last answered a request of this process. */
+  private lastAnswerAt: number | undefined;
 
   constructor(private readonly opts: ApiAccessOptions) {}
 
   unanswered(request: AccessRequest, error: string): void {
     if (this.silence) return;
-    this.silence = { request: this.describe(request), error, at: (this.opts.now ?? Date.now)() };
+    this.silence = { request: this.describe(request), error, at: (this.opts.now ?? Date.now)(), since: this.lastAnswerAt };
     this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: `the Kubernetes API server${this.at()} does not answer: ${UNANSWERED_ADVICE}` });
   }
 
@@ -84,15 +89,20 @@ export class ApiAccess implements AccessAnswers {
   unreachableReason(): string | undefined {
     const s = this.silence;
     if (!s) return undefined;
-    return `the Kubernetes API server${this.at()} has answered no request since ${new Date(s.at).toISOString()} (${s.request}: ${s.error}): ${UNANSWERED_ADVICE}, and that this pod reaches it (network policies, the node's network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)`;
+    const since = s.since === undefined ? `(no request of this process was ever answered; the first one left unanswered, at ${new Date(s.at).toISOString()}: ${s.request}: ${s.error})`
+      : `since ${new Date(s.since).toISOString()} (the first request left unanswered since, noticed at ${new Date(s.at).toISOString()}: ${s.request}: ${s.error})`;
+    return `the Kubernetes API server${this.at()} has answered no request ${since}: ${UNANSWERED_ADVICE}, and that this pod reaches it (network policies, the node's network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)`;
   }
 
   answered(request: AccessRequest, status: number, cache?: string): void {
+    const now = (this.opts.now ?? Date.now)();
     if (this.silence) {
-      const { at } = this.silence;
+      const { at, since } = this.silence;
       this.silence = undefined;
-      this.opts.logger.info('the Kubernetes API server answers again', { request: this.describe(request), statusCode: status, silentForMs: (this.opts.now ?? Date.now)() - at });
+      // Silent from the last answer before the silence (or, with none, from when it was noticed).
+      this.opts.logger.info('the Kubernetes API server answers again', { request: this.describe(request), statusCode: status, silentForMs: now - (since ?? at) });
     }
+    this.lastAnswerAt = now;
     if (status === 401) {
       if (!this.credentials) this.refuseCredentials(request);
     } else if (this.credentials) {
