@@ -197,7 +197,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const useCases = {
     commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, rooms: deps.rooms, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),
     schedulerQueries: new SchedulerQueries({ schedulers: deps.schedulers, rooms: deps.rooms }),
-    operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers }),
+    operationQueries: new OperationQueries({ operations: deps.operations, schedulers: deps.schedulers, rooms: deps.rooms }),
     allocations,
   };
   mountRoutes(router, MANAGEMENT_ROUTES, managementHandlers(useCases), options);

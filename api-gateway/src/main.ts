@@ -156,7 +156,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     { name: 'caches', notReadyReason: () => store.notReadyReason() },
     {
       name: 'api server', notReadyReason: () => clients.access.unreachableReason(), gates: false,
-      whyStillReady: 'the gateway answers pings (their changes are written once the API server answers) and reads from its caches meanwhile; writes through the management API fail until then',
+      whyStillReady: 'the gateway answers pings (their changes are written once the API server answers) and lists schedulers and their operations from its caches; the reads of one scheduler or its versions, allocations and the writes of the management API go to the API server and fail (503) until it answers',
     },
   ];
   // Liveness fails only on what a restart fixes: a cache request that will never be answered. A

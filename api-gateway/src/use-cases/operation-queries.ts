@@ -4,7 +4,7 @@ import { isFinalOperationStatus, operationStatusOf } from '../../../common/src/r
 import { AbortedError, InputError, NotFoundError, StoreInvalidError } from '../errors';
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
 import { compareQueueOrder, ofEarlierScheduler } from '../../../common/src/operations/queue-order';
-import type { OperationStore, SchedulerStore } from '../store-ports';
+import type { OperationStore, RoomStore, SchedulerStore } from '../store-ports';
 import { clipped } from '../../../common/src/text/clipped';
 
 export type OperationStage = 'pending' | 'active' | 'final';
@@ -54,7 +54,7 @@ function parsePaging(raw: string | undefined, field: keyof typeof PAGING_RULES):
 }
 
 export class OperationQueries {
-  constructor(private readonly deps: { operations: OperationStore; schedulers: SchedulerStore }) {}
+  constructor(private readonly deps: { operations: OperationStore; schedulers: SchedulerStore; rooms: Pick<RoomStore, 'findScheduler'> }) {}
 
   /** GET /schedulers/{name}/operations */
   async list(schedulerName: string, query: ListOperationsQuery): Promise<OperationPage> {
@@ -71,7 +71,7 @@ export class OperationQueries {
     const page = parsePaging(query.page, 'page');
     const perPage = parsePaging(query.perPage, 'perPage');
 
-    const all = await this.ofThisScheduler(schedulerName, await this.deps.operations.listOperations(schedulerName));
+    const all = this.ofThisScheduler(schedulerName, await this.deps.operations.listOperations(schedulerName));
     const inStage = all.filter((op) => STAGE_STATUSES[stage].includes(operationStatusOf(op)));
     if (stage === 'pending') {
       inStage.sort(compareQueueOrder); // the order the operator runs them in
@@ -125,7 +125,7 @@ export class OperationQueries {
 
   private async mustFind(schedulerName: string, id: string, scheduler?: Scheduler): Promise<Operation> {
     const op = await this.deps.operations.getOperation(id);
-    const [found] = op?.spec.schedulerName === schedulerName ? await this.ofThisScheduler(schedulerName, [op], scheduler) : [];
+    const [found] = op?.spec.schedulerName === schedulerName ? this.ofThisScheduler(schedulerName, [op], scheduler) : [];
     if (!found) throw new NotFoundError(`operation ${id} not found in scheduler ${schedulerName}`);
     return found;
   }
@@ -135,8 +135,10 @@ export class OperationQueries {
    * which the operator prunes once the new one's queue is idle. With no scheduler of this name,
    * its deletion's history stays readable.
    */
-  private async ofThisScheduler(schedulerName: string, ops: Operation[], known?: Scheduler): Promise<Operation[]> {
-    const scheduler = known ?? await this.deps.schedulers.getScheduler(schedulerName);
+  private ofThisScheduler(schedulerName: string, ops: Operation[], known?: Scheduler): Operation[] {
+    // The cache's: a scheduler's creationTimestamp never changes, and a list served from the
+    // caches does not wait on the API server.
+    const scheduler = known ?? this.deps.rooms.findScheduler(schedulerName);
     return scheduler ? ops.filter((op) => !ofEarlierScheduler(op, scheduler)) : ops;
   }
 }

@@ -23,8 +23,11 @@ import { request, type Dispatcher } from 'undici';
 class KubeTransportError extends Error {
   constructor(cause: unknown) {
     // Duck-typed: the socket's error may come from another realm (a jest VM).
-    const said = (cause as { message?: unknown } | null)?.message;
-    super(`no answer from the Kubernetes API server: ${typeof said === 'string' ? said : String(cause)}`, { cause });
+    const said = (cause as { message?: unknown; code?: unknown } | null)?.message;
+    // undici's words for a request failed because its pool was replaced (shared-dispatcher.ts).
+    const destroyed = (cause as { code?: unknown } | null)?.code === 'UND_ERR_DESTROYED';
+    const why = destroyed ? 'its connection was closed, as the connections to an API server that stopped answering are replaced' : typeof said === 'string' ? said : String(cause);
+    super(`no answer from the Kubernetes API server: ${why}`, { cause });
     this.name = 'KubeTransportError';
   }
 }
