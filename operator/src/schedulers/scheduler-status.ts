@@ -25,7 +25,7 @@ import { countedStatus, openAllocation } from '../../../common/src/rooms/allocat
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import type { FindVersion } from '../../../common/src/resources/scheduler-version';
 import { describeChange } from '../../../common/src/resources/scheduler-change';
-import { baseAfterRefusal, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
+import { baseAfterRefusal } from '../../../common/src/operations/refused-spec';
 import { isStuck } from '../../../common/src/operations/attempts';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
@@ -132,8 +132,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   // A change whose operation is gone (deleted while it ran, which stops it as a cancel does)
   // leaves the spec holding what no version has, with no operation to say so.
   const activeDefinition = activeVersion && !unapplied && state === 'in-sync' ? findVersion(s.metadata.name as string, activeVersion)?.spec.definition : undefined;
-  const orphanChange = activeDefinition !== undefined && schedulerSpecsDiffer(baseAfterRefusal(activeDefinition, s.spec), s.spec)
-    ? describeChange(baseAfterRefusal(activeDefinition, s.spec), s.spec) : undefined;
+  // The fields changed ('' for none), as a change asked for through the API would build on them.
+  const orphanChange = activeDefinition === undefined ? undefined : describeChange(baseAfterRefusal(activeDefinition, s.spec), s.spec) || undefined;
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
   const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
