@@ -127,6 +127,37 @@ describe('OperationRunner on the sandbox', () => {
     };
   }
 
+  test('a user\'s add_rooms canceled, then stuck before its rollback (its operator killed): the count it moved is set back as the cancel asked, or said when it changed since', async () => {
+    const stuckAdd = async (name: string, replicas: number): Promise<string> => {
+      await h.createdScheduler(name, { roomsReplicas: replicas });
+      const op = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: name, definitionName: OperationDefinition.AddRooms, input: { amount: 3 }, source: OperationSourceName.Api });
+      const id = op.metadata.name as string;
+      await h.api.createOperation(op);
+      // As a killed operator leaves it: started, the count moved (2 -> 5), the cancel asked, its lease expired.
+      const at = new Date(h.deps.now() - 60_000).toISOString();
+      await h.api.patchOperation(id, { spec: { cancelRequested: true } });
+      await h.api.patchOperationStatus(id, { status: { status: 'in_progress', startedAt: at, lease: { holder: 'killed-replica', ttl: at },
+        executionHistory: [{ createdAt: at, event: 'Starting operation' }, { createdAt: at, event: 'roomsReplicas changed from 2 to 5' }] } });
+      await h.caughtUp();
+      await runner.reconcile(name);
+      return id;
+    };
+    const events = async (id: string) => (await h.api.getOperation(id)).status?.executionHistory?.map((e) => e.event) ?? [];
+
+    const restored = await stuckAdd('stuck-cancel', 5);
+    expect((await h.api.getOperation(restored)).status?.status).toBe('error');
+    expect(await events(restored)).toEqual(expect.arrayContaining([
+      expect.stringMatching(/The cancel requested for it ran no rollback: its operator stopped first\.$/),
+      'roomsReplicas restored to 2, as the cancel asked; the health check removes the rooms above it, never one with players',
+    ]));
+    expect((await h.api.getScheduler('stuck-cancel')).spec.roomsReplicas).toBe(2);
+
+    // The count changed since (another change): left as it is, and said so with what to do.
+    const changed = await stuckAdd('stuck-cancel-moved', 7);
+    expect(await events(changed)).toContain('roomsReplicas was not set back to 2, as the cancel asked: it is 7 now, not the 5 this operation made it, so it changed since; to undo this operation, PATCH /schedulers/stuck-cancel-moved with {"roomsReplicas": 2}, or kubectl scale rks/stuck-cancel-moved --replicas=2');
+    expect((await h.api.getScheduler('stuck-cancel-moved')).spec.roomsReplicas).toBe(7);
+  });
+
   test('an operation enqueued by a writer whose clock runs behind the API server\'s keeps its history once it ends', async () => {
     await h.createdScheduler('skewed', { roomsReplicas: 0 });
     // enqueuedAt from a clock a minute behind: before the Scheduler's creationTimestamp, which the

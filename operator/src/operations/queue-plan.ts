@@ -88,7 +88,7 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
       requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
       continue;
     }
-    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${op.spec.cancelRequested ? cancelLost(op) : ''}`;
+    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${op.spec.cancelRequested ? cancelLost() : ''}`;
     const holder = `(holder ${op.status?.lease?.holder ?? 'unknown'})`;
     const text = lease === 'missing'
       ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
@@ -113,16 +113,12 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
 }
 
 /**
- * What a stuck operation whose cancel was requested is told: the cancel did not take effect, as
- * its operator stopped before the rollback; for a user's add_rooms or remove_rooms, how to undo the
- * count it may have moved (its history says so: `roomsReplicas changed from A to B`).
+ * What a stuck operation whose cancel was requested is told: its operator stopped before the
+ * rollback the cancel asked for. A user's add_rooms or remove_rooms then has the count it moved set
+ * back by the runner (`undoStuckCancel`), which says so on the next line.
  */
-function cancelLost(op: Operation): string {
-  const definition = op.spec.definitionName;
-  const count = !op.spec.priority && (definition === OperationDefinition.AddRooms || definition === OperationDefinition.RemoveRooms)
-    ? ` roomsReplicas stays as it left it: if its history says "roomsReplicas changed from A to B", set it back to A (PATCH /schedulers/${op.spec.schedulerName} with {"roomsReplicas": A}, or kubectl scale rks/${op.spec.schedulerName} --replicas=A).`
-    : '';
-  return ` The cancel requested for it did not take effect: its operator stopped before the rollback.${count}`;
+function cancelLost(): string {
+  return ' The cancel requested for it ran no rollback: its operator stopped first.';
 }
 
 /** `5 s`, `1.5 s`: a duration of the message above. */

@@ -17,16 +17,16 @@ import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
 import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import { SchedulerBeingDeleted, type ExecutionContext, type HandOver, type OperationDefinition } from '../execution';
-import type { GameRoom, Scheduler } from '../../../../common/src/generated/resources';
+import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
-import { apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { addAboveLimit } from '../../../../common/src/validation/room-limits';
 import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
 import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/operations/refused-spec';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
-import { cachedVersions } from '../../deps';
+import { cachedVersions, type OperatorDeps } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';
 
 /**
@@ -498,4 +498,35 @@ const WHY_LISTED = 20;
 function detailOf(details: readonly string[] | undefined, id: string): string {
   const line = details?.find((d) => d.startsWith(`${id}: `));
   return line ? `: ${line.slice(id.length + 2)}` : '';
+}
+
+/** The line adjustReplicas writes, read back to undo a count a stuck operation moved. */
+const COUNT_MOVED = /^roomsReplicas changed from (\d+) to (\d+)$/;
+
+/**
+ * The rollback a cancel asked for, when a user's add_rooms or remove_rooms got stuck before it
+ * could run it (its operator killed mid-way): roomsReplicas set back to what the operation's own
+ * history says it was, on condition that it still holds what the operation made it. The health
+ * check then removes (or adds) the rooms, never one with players. The lines for its history.
+ */
+export async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<string[]> {
+  const definition = op.spec.definitionName;
+  if (op.spec.priority || !op.spec.cancelRequested || (definition !== OperationName.AddRooms && definition !== OperationName.RemoveRooms)) return [];
+  const moved = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).find((m) => m !== null);
+  if (!moved) return [];
+  const [before, after] = [Number(moved[1]), Number(moved[2])];
+  const name = op.spec.schedulerName;
+  const by = `PATCH /schedulers/${name} with {"roomsReplicas": ${before}}, or kubectl scale rks/${name} --replicas=${before}`;
+  try {
+    const s = await retryTransient(() => deps.api.getScheduler(name), 3);
+    const restored = `roomsReplicas restored to ${before}, as the cancel asked; the health check ${definition === OperationName.AddRooms ? 'removes the rooms above it, never one with players' : 'adds rooms up to it'}`;
+    // Set back by an earlier try whose ending was not written (the operation's status lost a race).
+    if (s.spec.roomsReplicas === before) return [restored];
+    if (s.spec.roomsReplicas !== after) return [`roomsReplicas was not set back to ${before}, as the cancel asked: it is ${String(s.spec.roomsReplicas)} now, not the ${after} this operation made it, so it changed since; to undo this operation, ${by}`];
+    await deps.api.jsonPatchScheduler(name, [{ op: 'test', path: '/spec/roomsReplicas', value: after }, { op: 'replace', path: '/spec/roomsReplicas', value: before },
+      ...specChangeSourcePatch(s, op.spec.source ?? OperationSourceName.Kubectl, op.metadata.name as string)]);
+    return [restored];
+  } catch (err) {
+    return [`roomsReplicas was not set back to ${before}, as the cancel asked (${describeApiError(err)}); to undo this operation, ${by}`];
+  }
 }
