@@ -127,17 +127,17 @@ describe('OperationRunner on the sandbox', () => {
     };
   }
 
-  test('a user\'s add_rooms canceled, then stuck before its rollback (its operator killed): the count it moved is set back as the cancel asked, or said when it changed since', async () => {
-    const stuckAdd = async (name: string, replicas: number): Promise<string> => {
+  test('a user\'s add_rooms or remove_rooms canceled, then stuck before its rollback (its operator killed): the count it moved is set back as the cancel asked, or said when it changed since', async () => {
+    const stuckAdd = async (name: string, replicas: number, moves = ['roomsReplicas changed from 2 to 5'], definitionName: string = OperationDefinition.AddRooms): Promise<string> => {
       await h.createdScheduler(name, { roomsReplicas: replicas });
-      const op = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: name, definitionName: OperationDefinition.AddRooms, input: { amount: 3 }, source: OperationSourceName.Api });
+      const op = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: name, definitionName, input: { amount: 3 }, source: OperationSourceName.Api });
       const id = op.metadata.name as string;
       await h.api.createOperation(op);
       // As a killed operator leaves it: started, the count moved (2 -> 5), the cancel asked, its lease expired.
       const at = new Date(h.deps.now() - 60_000).toISOString();
       await h.api.patchOperation(id, { spec: { cancelRequested: true } });
       await h.api.patchOperationStatus(id, { status: { status: 'in_progress', startedAt: at, lease: { holder: 'killed-replica', ttl: at },
-        executionHistory: [{ createdAt: at, event: 'Starting operation' }, { createdAt: at, event: 'roomsReplicas changed from 2 to 5' }] } });
+        executionHistory: [{ createdAt: at, event: 'Starting operation' }, ...moves.map((event) => ({ createdAt: at, event }))] } });
       await h.caughtUp();
       await runner.reconcile(name);
       return id;
@@ -156,6 +156,11 @@ describe('OperationRunner on the sandbox', () => {
     const changed = await stuckAdd('stuck-cancel-moved', 7);
     expect(await events(changed)).toContain('roomsReplicas was not set back to 2, as the cancel asked: it is 7 now, not the 5 this operation made it, so it changed since; to undo this operation, PATCH /schedulers/stuck-cancel-moved with {"roomsReplicas": 2}, or kubectl scale rks/stuck-cancel-moved --replicas=2');
     expect((await h.api.getScheduler('stuck-cancel-moved')).spec.roomsReplicas).toBe(7);
+
+    // A removal that moved the count twice (down by the rooms chosen, up by those kept): set back from its last move to its first.
+    const removal = await stuckAdd('stuck-cancel-removal', 10, ['roomsReplicas changed from 12 to 8', 'roomsReplicas changed from 8 to 10'], OperationDefinition.RemoveRooms);
+    expect(await events(removal)).toContain('roomsReplicas restored to 12, as the cancel asked; the health check adds rooms up to it');
+    expect((await h.api.getScheduler('stuck-cancel-removal')).spec.roomsReplicas).toBe(12);
   });
 
   test('an operation enqueued by a writer whose clock runs behind the API server\'s keeps its history once it ends', async () => {

@@ -512,9 +512,11 @@ const COUNT_MOVED = /^roomsReplicas changed from (\d+) to (\d+)$/;
 export async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<string[]> {
   const definition = op.spec.definitionName;
   if (op.spec.priority || !op.spec.cancelRequested || (definition !== OperationName.AddRooms && definition !== OperationName.RemoveRooms)) return [];
-  const moved = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).find((m) => m !== null);
-  if (!moved) return [];
-  const [before, after] = [Number(moved[1]), Number(moved[2])];
+  // From its first move to its last (a removal moves it twice when rooms it chose were kept).
+  const moves = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).filter((m) => m !== null);
+  const [first, last] = [moves[0], moves[moves.length - 1]];
+  if (!first || !last) return [];
+  const [before, after] = [Number(first[1]), Number(last[2])];
   const name = op.spec.schedulerName;
   const by = `PATCH /schedulers/${name} with {"roomsReplicas": ${before}}, or kubectl scale rks/${name} --replicas=${before}`;
   try {
