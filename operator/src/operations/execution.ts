@@ -78,6 +78,12 @@ export interface OperationDefinition {
    * namespace, a switch already done, rooms already gone).
    */
   handOver?(ctx: ExecutionContext): HandOver;
+  /**
+   * The part of a rollback that can still be done once the operation got stuck (its operator
+   * stopped) after a cancel was asked, derived from the operation object alone; the lines for its
+   * history. Absent: nothing is undone.
+   */
+  undoStuckCancel?(deps: OperatorDeps, op: Operation): Promise<string[]>;
 }
 
 export class ExecutionContext {

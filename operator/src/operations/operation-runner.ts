@@ -20,7 +20,6 @@ import { operationsToPrune } from './queue-order';
 import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
 import { labelsToWrite } from '../../../common/src/operations/operation-factory';
 import { ofEarlierScheduler } from '../../../common/src/operations/queue-order';
-import { undoStuckCancel } from './definitions/rooms';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
 
@@ -181,8 +180,9 @@ export class OperationRunner {
     for (const ending of plan.end) {
       const name = ending.op.metadata.name as string;
       if (ending.stuck) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
-      // A cancel its stopped operator never rolled back: the count it moved is set back now.
-      const undone = ending.stuck && ending.op.spec.cancelRequested ? await undoStuckCancel(this.deps, ending.op) : [];
+      // A cancel its stopped operator never rolled back: what the definition can still undo is undone now.
+      const definition = ending.stuck && ending.op.spec.cancelRequested ? this.definitions.get(ending.op.spec.definitionName) : undefined;
+      const undone = (await definition?.undoStuckCancel?.(this.deps, ending.op)) ?? [];
       await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone] }, ending.stuck ? this.unwritten.get(name) : undefined);
       if (ending.stuck) this.unwritten.delete(name);
     }

@@ -267,6 +267,8 @@ export const addRoomsDefinition: OperationDefinition = {
    * does for an amount above the add limit: the count stays exact whatever the stop interrupted.
    * Before that nothing was changed, and the operation runs again whole under the next leader.
    */
+  undoStuckCancel,
+
   handOver(ctx: ExecutionContext): HandOver {
     const made = (ctx.state.createdRooms as string[] | undefined)?.length ?? 0;
     if (!countSettled(ctx)) return { outcome: 'requeued', account: 'nothing yet (roomsReplicas not changed, no room created)' };
@@ -398,6 +400,8 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
   },
 
+  undoStuckCancel,
+
   /** A cancel (or a failure) after roomsReplicas went down sets it back, as the count was before. */
   async rollback(ctx: ExecutionContext): Promise<void> {
     const before = ctx.state.replicasBefore as number | undefined;
@@ -509,9 +513,9 @@ const COUNT_MOVED = /^roomsReplicas changed from (\d+) to (\d+)$/;
  * history says it was, on condition that it still holds what the operation made it. The health
  * check then removes (or adds) the rooms, never one with players. The lines for its history.
  */
-export async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<string[]> {
+async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<string[]> {
   const definition = op.spec.definitionName;
-  if (op.spec.priority || !op.spec.cancelRequested || (definition !== OperationName.AddRooms && definition !== OperationName.RemoveRooms)) return [];
+  if (op.spec.priority || !op.spec.cancelRequested) return [];
   // From its first move to its last (a removal moves it twice when rooms it chose were kept).
   const moves = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).filter((m) => m !== null);
   const [first, last] = [moves[0], moves[moves.length - 1]];
