@@ -3,13 +3,14 @@ import { silentLogger } from '../../../../common/src/logger';
 import type { OperatorDeps } from '../../deps';
 import { ExecutionContext, OperationCanceled } from '../execution';
 import { waitFor } from '../../../../test/support/wait';
-import { addRoomsDefinition, addRoomsOverLimit, creationStoppedNote, removalShortNote } from './rooms';
+import { addRoomsDefinition, addRoomsOverLimit, creationStoppedNote, removalShortNote, removeRoomsDefinition } from './rooms';
+import type { GameRoom } from '../../../../common/src/generated/resources';
 
 /**
  * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
  * status has observed that change (so the status never reports the old generation as in sync).
  */
-function setup(config: Record<string, unknown> = {}) {
+function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]; deleteGameRoom?: (name: string) => Promise<void> } = {}) {
   let scheduler: Scheduler = {
     apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
     metadata: { name: 's', uid: 'u', generation: 4, resourceVersion: '1' },
@@ -37,10 +38,20 @@ function setup(config: Record<string, unknown> = {}) {
       return api.patchScheduler(n, { spec: { roomsReplicas: ops.find((o) => o.path === '/spec/roomsReplicas' && o.op !== 'test')?.value as number } });
     },
     patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
+    deleteGameRoom: (_ns: string, name: string) => fleet.deleteGameRoom?.(name) ?? Promise.resolve(),
+  };
+  /** A change of roomsReplicas by someone else (a user's PATCH, kubectl scale). */
+  const userSets = (roomsReplicas: number): void => {
+    scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, roomsReplicas } };
   };
   const deps = {
     api,
-    caches: { schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined }, rooms: { list: () => [], get: () => undefined }, pods: { list: () => [], get: () => undefined }, versions: { list: () => [], get: () => undefined } },
+    core: { deleteNamespacedPod: () => Promise.resolve() },
+    caches: {
+      schedulers: { get: () => cached.current, list: () => [cached.current] }, operations: { get: () => undefined },
+      rooms: { list: () => fleet.rooms ?? [], get: (name: string) => fleet.rooms?.find((r) => r.metadata.name === name) },
+      pods: { list: () => [], get: () => undefined }, versions: { list: () => [], get: () => undefined }, digests: { list: () => [] }, nodes: { get: () => undefined },
+    },
     config: { addRoomsLimit: 1000, maxRoomsPerScheduler: 10_000, ...config },
     logger: silentLogger(),
     now: Date.now,
@@ -50,7 +61,7 @@ function setup(config: Record<string, unknown> = {}) {
     spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 2 }, priority: false, enqueuedAt: new Date().toISOString(), source: 'api', cancelRequested: false },
   } as Operation;
   const ctx = new ExecutionContext(op, deps, silentLogger(), 60_000, () => undefined);
-  return { ctx, cached, specPatches, sources, conditions, latest: () => scheduler };
+  return { ctx, cached, specPatches, sources, conditions, userSets, latest: () => scheduler };
 }
 
 describe('add_rooms and the replicas it changes', () => {
@@ -71,8 +82,68 @@ describe('add_rooms and the replicas it changes', () => {
     // The scheduler had no annotations: the map written whole is conditional on there still being
     // none (not on the resourceVersion, which status writes move), so an annotation added meanwhile
     // by someone else fails the patch instead of being replaced.
-    expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations'], ['/metadata/generation', '/metadata/annotations']]);
+    // The restore is conditional on the count this operation set, as the change was on the count before.
+    expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations'], ['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations']]);
     await t.ctx.finish('canceled');
+  });
+
+  it('canceled after a user changed the count: the rollback leaves the user\'s count, and says how to undo the operation', async () => {
+    const t = setup();
+    const running = addRoomsDefinition.execute(t.ctx);
+    await waitFor(() => t.specPatches.length === 1, { message: 'roomsReplicas changed' });
+    t.userSets(9);
+    t.ctx.cancel();
+    await expect(running).rejects.toBeInstanceOf(OperationCanceled);
+    await addRoomsDefinition.rollback?.(t.ctx);
+    expect(t.specPatches).toEqual([{ roomsReplicas: 5 }]);
+    expect(t.latest().spec.roomsReplicas).toBe(9);
+    expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas was not set back to 3: it is 9 now, not the 5 this operation made it, so it changed since; to undo this operation, PATCH /schedulers/s with {"roomsReplicas": 3}, or kubectl scale rks/s --replicas=3');
+    await t.ctx.finish('canceled');
+  });
+});
+
+describe('remove_rooms by amount, and the rooms it keeps because they changed', () => {
+  const room = (name: string): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+    metadata: { name, namespace: 's', resourceVersion: '7', creationTimestamp: new Date() as unknown as string },
+    spec: { scheduler: 's', version: 'v1.0.0' },
+    status: { status: 'ready' },
+  } as unknown as GameRoom);
+  const changedOnDeletion = Object.assign(new Error('Conflict'), { code: 409 });
+
+  function removal(onChanged: () => void) {
+    const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, {
+      rooms: [room('r1'), room('r2')],
+      // r1 got a player between its choice and its deletion: the deletion's precondition fails.
+      deleteGameRoom: (name) => {
+        if (name !== 'r1') return Promise.resolve();
+        onChanged();
+        return Promise.reject(changedOnDeletion);
+      },
+    });
+    // Every spec change is observed at once.
+    t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
+    t.ctx.op.spec.definitionName = 'remove_rooms';
+    t.ctx.op.spec.input = { amount: 2 };
+    return t;
+  }
+
+  it('adds the kept room back to the count it set', async () => {
+    const t = removal(() => undefined);
+    await removeRoomsDefinition.execute(t.ctx);
+    expect(t.specPatches).toEqual([{ roomsReplicas: 1 }, { roomsReplicas: 2 }]);
+    // A rollback would still set back the count from before the removal.
+    expect(t.ctx.state).toMatchObject({ replicasBefore: 3, replicasSet: 2 });
+    await t.ctx.finish('finished');
+  });
+
+  it('leaves a count a user set between its two writes (a scale-down to 0 is not raised again), and says so', async () => {
+    const t = removal(() => t.userSets(0));
+    await removeRoomsDefinition.execute(t.ctx);
+    expect(t.specPatches).toEqual([{ roomsReplicas: 1 }]);
+    expect(t.latest().spec.roomsReplicas).toBe(0);
+    expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas is 0 now, not the 1 this removal set, so it changed meanwhile: it is left so, and the 1 room kept is not added back to it');
+    await t.ctx.finish('finished');
   });
 });
 

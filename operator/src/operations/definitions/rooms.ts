@@ -10,7 +10,7 @@
  * expired, pending/unready, ready — never an occupied one (DESIGN.md) — or the rooms named by id
  * that are the scheduler's (the others are named in the history as skipped, and never touched).
  * A user's add or removal by amount moves roomsReplicas first, so a crash mid-way leaves the count
- * asked for; its rollback (a cancel, a failure) sets it back.
+ * asked for; its rollback (a cancel, a failure) sets it back, unless it was changed meanwhile.
  */
 import { roomEvent } from '../../events';
 import { chooseRoomsToRemove } from '../../rooms/domain/removal-order';
@@ -37,7 +37,19 @@ import { counted } from '../../../../common/src/text/counted';
  */
 const REPLICAS_WRITE_DEADLINE_MS = 60_000;
 
-async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<void> {
+/** The line adjustReplicas writes for each move of the count, and how it is read back (undoStuckCancel). */
+function countMovedLine(before: number, after: number): string {
+  return `roomsReplicas changed from ${before} to ${after}`;
+}
+const COUNT_MOVED = /^roomsReplicas changed from (\d+) to (\d+)$/;
+
+/**
+ * Moves roomsReplicas by `delta`, from the count read now. With `onlyFrom`, only while the count
+ * still is that value (the one this operation set): a user's change meanwhile is not built on.
+ * Records the count before the operation's first move (`replicasBefore`, what its rollback sets
+ * back) and the count it set last (`replicasSet`, on which the rollback is conditional).
+ */
+async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: { value: number; skipped: (now: number | undefined) => string }): Promise<void> {
   if (ctx.op.spec.priority || delta === 0) return;
   // Conditional on roomsReplicas alone (a JSON Patch `test`), so the status writes that move the
   // Scheduler's resourceVersion all the time at scale never make it lose; it loses only to
@@ -61,6 +73,10 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
       activeDefinition: () => Promise.resolve(active?.spec.definition),
       differs: schedulerSpecsDiffer,
     });
+    if (onlyFrom && s.spec.roomsReplicas !== onlyFrom.value) {
+      ctx.event(onlyFrom.skipped(s.spec.roomsReplicas));
+      return;
+    }
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
     // Checked here, on the count read now: the gateway checked the amount against the count when
@@ -82,9 +98,10 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number): Promise<voi
       continue;
     }
     // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
-    ctx.state.replicasBefore = before;
+    ctx.state.replicasBefore ??= before;
+    ctx.state.replicasSet = after;
     if (refused) ctx.event(`The scheduler's spec held a definition whose version change was refused; it now holds the active version ${refused.version}'s, with this change`);
-    ctx.event(`roomsReplicas changed from ${before} to ${after}`);
+    ctx.event(countMovedLine(before, after));
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
   }
@@ -230,12 +247,7 @@ export const addRoomsDefinition: OperationDefinition = {
   },
 
   async rollback(ctx: ExecutionContext): Promise<void> {
-    const before = ctx.state.replicasBefore as number | undefined;
-    if (before !== undefined) {
-      const patched = await restoreReplicas(ctx, before);
-      ctx.event(`roomsReplicas restored to ${before}`);
-      await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
-    }
+    await restoreCount(ctx);
     // The rooms created so far are deleted (the spec), except those the scheduler wants anyway:
     // the desired count decides, not the operation's list (a health-check add_rooms keeps its
     // rooms; a user's, after roomsReplicas is restored, keeps none unless rooms went missing).
@@ -259,6 +271,8 @@ export const addRoomsDefinition: OperationDefinition = {
     if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired === undefined ? '? rooms' : counted(desired, 'room')}`);
   },
 
+  undoStuckCancel,
+
   /**
    * roomsReplicas moves by the whole amount first (adjustReplicas), before any room is made.
    * Running the operation again would move it a second time and add the rooms twice; and a
@@ -267,8 +281,6 @@ export const addRoomsDefinition: OperationDefinition = {
    * does for an amount above the add limit: the count stays exact whatever the stop interrupted.
    * Before that nothing was changed, and the operation runs again whole under the next leader.
    */
-  undoStuckCancel,
-
   handOver(ctx: ExecutionContext): HandOver {
     const made = (ctx.state.createdRooms as string[] | undefined)?.length ?? 0;
     if (!countSettled(ctx)) return { outcome: 'requeued', account: 'nothing yet (roomsReplicas not changed, no room created)' };
@@ -278,16 +290,50 @@ export const addRoomsDefinition: OperationDefinition = {
   },
 };
 
-/** Sets roomsReplicas back, saying this operation made the change; a spec changed meanwhile is read again (a few times). */
-async function restoreReplicas(ctx: ExecutionContext, value: number): Promise<Scheduler> {
+/**
+ * Sets roomsReplicas back to `before` on condition that it still holds `set`, the count the
+ * operation made it (a JSON Patch `test`), saying the operation made the change: a count changed
+ * since (a user's PATCH, kubectl scale) is left as it is. A spec changed meanwhile otherwise is
+ * read again (a few times).
+ */
+async function setCountBack(deps: OperatorDeps, op: Operation, before: number, set: number): Promise<{ outcome: 'restored'; generation: number | undefined } | { outcome: 'already' } | { outcome: 'changed'; now: number | undefined }> {
+  const name = op.spec.schedulerName;
   for (let attempt = 1; ; attempt++) {
-    const s = await loadScheduler(ctx);
+    const s = await retryTransient(() => deps.api.getScheduler(name), 3);
+    // Set back by an earlier try whose ending was not written (the operation's status lost a race).
+    if (s.spec.roomsReplicas === before) return { outcome: 'already' };
+    if (s.spec.roomsReplicas !== set) return { outcome: 'changed', now: s.spec.roomsReplicas };
     try {
-      return await ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, [{ op: 'add', path: '/spec/roomsReplicas', value }, ...sourceOfChange(ctx, s)]);
+      const patched = await deps.api.jsonPatchScheduler(name, [{ op: 'test', path: '/spec/roomsReplicas', value: set }, { op: 'replace', path: '/spec/roomsReplicas', value: before },
+        ...specChangeSourcePatch(s, op.spec.source ?? OperationSourceName.Kubectl, op.metadata.name as string)]);
+      return { outcome: 'restored', generation: patched.metadata.generation };
     } catch (err) {
       if ((!isJsonPatchNotApplied(err) && apiStatus(err) !== 409) || attempt >= 5) throw err;
     }
   }
+}
+
+/** Why a count was not set back, and how the user undoes the operation. */
+function countChangedLine(name: string, before: number, set: number, now: number | undefined, asked: string): string {
+  return `roomsReplicas was not set back to ${before}${asked}: it is ${String(now)} now, not the ${set} this operation made it, so it changed since; to undo this operation, ${undoBy(name, before)}`;
+}
+
+function undoBy(name: string, before: number): string {
+  return `PATCH /schedulers/${name} with {"roomsReplicas": ${before}}, or kubectl scale rks/${name} --replicas=${before}`;
+}
+
+/** The rollback of a user's add or removal by amount: roomsReplicas set back, unless it changed since. */
+async function restoreCount(ctx: ExecutionContext): Promise<void> {
+  const before = ctx.state.replicasBefore as number | undefined;
+  const set = ctx.state.replicasSet as number | undefined;
+  if (before === undefined || set === undefined) return;
+  const back = await setCountBack(ctx.deps, ctx.op, before, set);
+  if (back.outcome === 'changed') {
+    ctx.event(countChangedLine(ctx.schedulerName, before, set, back.now, ''));
+    return;
+  }
+  ctx.event(`roomsReplicas restored to ${before}`);
+  if (back.outcome === 'restored') await awaitSpecObserved(ctx, back.generation, { duringRollback: true });
 }
 
 /** The scheduler's desired count once the rollback restored roomsReplicas (the autoscaler's when it decides). */
@@ -386,12 +432,15 @@ export const removeRoomsDefinition: OperationDefinition = {
     // health check removes those not reached. Running it again would remove `amount` rooms more.
     const unreached = ctx.stopping ? choice.remove.length - (removed + gone + changed) : 0;
     ctx.state.removeAccount = { removed: removed + gone, unreached };
-    if (changed > 0 && ctx.state.replicasBefore !== undefined) {
+    const set = ctx.state.replicasSet as number | undefined;
+    if (changed > 0 && set !== undefined) {
       // The rooms kept because they changed (a player joined) stay in the count: it goes up again
-      // by them. The rollback's count is still the one before the removal.
-      const before = ctx.state.replicasBefore;
-      await adjustReplicas(ctx, changed);
-      ctx.state.replicasBefore = before;
+      // by them, unless the count changed since this removal set it (a user's scale-down to 0 is
+      // not raised). The rollback's count is still the one before the removal.
+      await adjustReplicas(ctx, changed, {
+        value: set,
+        skipped: (now) => `roomsReplicas is ${String(now)} now, not the ${set} this removal set, so it changed meanwhile: it is left so, and the ${counted(changed, 'room')} kept ${changed === 1 ? 'is' : 'are'} not added back to it`,
+      });
     }
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
     if (choice.shortBy > 0 || changed > 0 || count < amount) {
@@ -402,13 +451,9 @@ export const removeRoomsDefinition: OperationDefinition = {
 
   undoStuckCancel,
 
-  /** A cancel (or a failure) after roomsReplicas went down sets it back, as the count was before. */
+  /** A cancel (or a failure) after roomsReplicas went down sets it back, as the count was before (restoreCount). */
   async rollback(ctx: ExecutionContext): Promise<void> {
-    const before = ctx.state.replicasBefore as number | undefined;
-    if (before === undefined) return;
-    const patched = await restoreReplicas(ctx, before);
-    ctx.event(`roomsReplicas restored to ${before}`);
-    await awaitSpecObserved(ctx, patched.metadata.generation, { duringRollback: true });
+    await restoreCount(ctx);
   },
 
   /**
@@ -504,9 +549,6 @@ function detailOf(details: readonly string[] | undefined, id: string): string {
   return line ? `: ${line.slice(id.length + 2)}` : '';
 }
 
-/** The line adjustReplicas writes, read back to undo a count a stuck operation moved. */
-const COUNT_MOVED = /^roomsReplicas changed from (\d+) to (\d+)$/;
-
 /**
  * The rollback a cancel asked for, when a user's add_rooms or remove_rooms got stuck before it
  * could run it (its operator killed mid-way): roomsReplicas set back to what the operation's own
@@ -520,19 +562,14 @@ async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<strin
   const moves = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).filter((m) => m !== null);
   const [first, last] = [moves[0], moves[moves.length - 1]];
   if (!first || !last) return [];
-  const [before, after] = [Number(first[1]), Number(last[2])];
+  const [before, set] = [Number(first[1]), Number(last[2])];
   const name = op.spec.schedulerName;
-  const by = `PATCH /schedulers/${name} with {"roomsReplicas": ${before}}, or kubectl scale rks/${name} --replicas=${before}`;
+  const asked = ', as the cancel asked';
   try {
-    const s = await retryTransient(() => deps.api.getScheduler(name), 3);
-    const restored = `roomsReplicas restored to ${before}, as the cancel asked; the health check ${definition === OperationName.AddRooms ? 'removes the rooms above it, never one with players' : 'adds rooms up to it'}`;
-    // Set back by an earlier try whose ending was not written (the operation's status lost a race).
-    if (s.spec.roomsReplicas === before) return [restored];
-    if (s.spec.roomsReplicas !== after) return [`roomsReplicas was not set back to ${before}, as the cancel asked: it is ${String(s.spec.roomsReplicas)} now, not the ${after} this operation made it, so it changed since; to undo this operation, ${by}`];
-    await deps.api.jsonPatchScheduler(name, [{ op: 'test', path: '/spec/roomsReplicas', value: after }, { op: 'replace', path: '/spec/roomsReplicas', value: before },
-      ...specChangeSourcePatch(s, op.spec.source ?? OperationSourceName.Kubectl, op.metadata.name as string)]);
-    return [restored];
+    const back = await setCountBack(deps, op, before, set);
+    if (back.outcome === 'changed') return [countChangedLine(name, before, set, back.now, asked)];
+    return [`roomsReplicas restored to ${before}${asked}; the health check ${definition === OperationName.AddRooms ? 'removes the rooms above it, never one with players' : 'adds rooms up to it'}`];
   } catch (err) {
-    return [`roomsReplicas was not set back to ${before}, as the cancel asked (${describeApiError(err)}); to undo this operation, ${by}`];
+    return [`roomsReplicas was not set back to ${before}${asked} (${describeApiError(err)}); to undo this operation, ${undoBy(name, before)}`];
   }
 }
