@@ -357,7 +357,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     }, { timeoutMs: 30_000, message: 'add_rooms ended' });
     expect(add.status?.status).toBe('finished');
     expect(add.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
-      'The scheduler\'s spec held a definition whose version change was refused; it now holds the active version v1.0.0\'s, with this change',
+      'The scheduler\'s spec held a definition whose version change failed; it now holds the active version v1.0.0\'s, with this change',
       'roomsReplicas changed from 1 to 2',
     ]));
     const spec = (await stack.api.getScheduler('rb-version')).spec;

@@ -470,6 +470,27 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-us')?.spec.spec.containers[0]?.image).toBe('registry.example/game:3.0');
   });
 
+  it('builds on the active version when the spec\'s version was made but its switch was canceled: a PATCH drops the declined image, and the same definition sent again is tried again, not 409', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const declined = { ...validSpec(), spec: { ...validSpec().spec, containers: [{ ...validSpec().spec.containers[0]!, image: 'registry.example/game:declined' }] } };
+    s.spec = declined;
+    s.metadata.generation = 2;
+    const made = newVersionOperationId(s.metadata.uid ?? '', 2);
+    t.store.seedOperation(made, { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'finished', executionHistory: [
+      { createdAt: '2026-12-05T12:00:00Z', event: 'Created version v2.0.0' },
+      { createdAt: '2026-12-05T12:00:00Z', event: 'enqueued switch active version operation with id: sw-1' },
+    ] });
+    t.store.seedOperation('sw-1', { schedulerName: 'tennis-eu', definitionName: 'switch_active_version', input: { newActiveVersion: 'v2.0.0' } }, { status: 'canceled' });
+    // The same definition sent again: another attempt of the change, whose switch the user declined.
+    const again = await api().post('/schedulers/tennis-eu').set('Authorization', AUTH).send({ ...validCreateBody('tennis-eu'), spec: declined.spec });
+    expect([again.status, bodyOf(again).operationId]).toEqual([200, nextAttemptId(made)]);
+    t.store.operations.delete(nextAttemptId(made));
+    // Another change builds on what runs: the declined image is not rolled out with it.
+    const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '50%' });
+    expect(res.status).toBe(200);
+    expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec(), maxSurge: '50%' });
+  });
+
   it.each([
     ['an empty object', {}, ''],
     ['no body', undefined, ''],

@@ -71,24 +71,52 @@ export interface RefusalReads<S> {
 /**
  * When the version change made from a Scheduler's current spec generation was refused
  * (`refusedSpec`, on its last attempt), the definition a change asked for through the API builds on
- * (`baseAfterRefusal`), the active version it comes from, and the last attempt (the same change
- * sent again is its successor); else undefined (build on the spec). A stuck last attempt is no
- * verdict: its successor is still to come. A generation that was versioned (its operation was
- * enqueued) whose operation is gone, deleted while it ran (which stops it as a cancel does) or
- * pruned, counts as refused when the spec holds what the active version does not: no version has it.
+ * (`baseAfterRefusal`), the active version it comes from, the last attempt (the same change sent
+ * again is its successor), and how the change ended (`how`: "failed", "was canceled"...); else
+ * undefined (build on the spec). A stuck last attempt is no verdict: its successor is still to
+ * come. A generation that was versioned (its operation was enqueued) whose operation is gone,
+ * deleted while it ran (which stops it as a cancel does) or pruned, counts as refused when the spec
+ * holds what the active version does not: no version has it. So does one whose operation made a
+ * version but whose switch to it was canceled, failed or is gone (`declinedSwitch`): the next
+ * change builds on what runs, not on the version declined (switching to it stays a PUT away).
  */
 export async function refusedSpecBase<S extends { roomsReplicas?: number }>(
   s: { metadata: { uid?: string; generation?: number }; status?: { version?: string; versionedGeneration?: number }; spec: S },
   read: RefusalReads<S>,
-): Promise<{ definition: S; version: string; lastAttempt: string } | undefined> {
+): Promise<{ definition: S; version: string; lastAttempt: string; how: string } | undefined> {
   const version = s.status?.version;
   if (!s.metadata.uid || !version) return undefined;
   const generation = s.metadata.generation ?? 0;
   const last = await lastAttempt(newVersionOperationId(s.metadata.uid, generation), (id) => read.operation(id));
   const gone = last.op === undefined && (s.status?.versionedGeneration ?? 0) >= generation;
-  if (!gone && !refusedSpec(last.op)) return undefined;
+  const declined = last.op?.status?.status === 'finished' ? await declinedSwitch(last.op, read) : undefined;
+  const how = gone ? 'was deleted while it ran' : declined ?? (refusedSpec(last.op) ? ENDED[last.op?.status?.status as 'error' | 'canceled'] : undefined);
+  if (how === undefined) return undefined;
   const active = await read.activeDefinition(version);
   if (!active) return undefined;
   const definition = baseAfterRefusal(active, s.spec);
-  return !gone || read.differs(definition, s.spec) ? { definition, version, lastAttempt: last.id } : undefined;
+  // A version operation that ended refusing the spec is a verdict; a missing operation or switch
+  // is one only while the spec holds what the active version does not.
+  return refusedSpec(last.op) || read.differs(definition, s.spec) ? { definition, version, lastAttempt: last.id, how } : undefined;
+}
+
+const ENDED = { error: 'failed', canceled: 'was canceled' } as const;
+
+/**
+ * Maestro's words for the switch a create_new_scheduler_version enqueued (new-version.ts writes
+ * them; clients parse them too).
+ */
+const SWITCH_ENQUEUED = /^enqueued switch active version operation with id: (\S+)$/;
+
+/**
+ * How the switch that a finished create_new_scheduler_version enqueued declined its version: it
+ * was canceled or failed (not stuck), or is gone (deleted while pending or running); undefined
+ * while it is to run, ran, or is stuck. The version it made then exists, inactive.
+ */
+async function declinedSwitch(op: OperationRead, read: Pick<RefusalReads<unknown>, 'operation'>): Promise<string | undefined> {
+  const id = (op.status?.executionHistory ?? []).map((h) => SWITCH_ENQUEUED.exec(h.event)?.[1]).filter((m) => m !== undefined).pop();
+  if (id === undefined) return undefined;
+  const sw = await read.operation(id);
+  if (sw === undefined) return `made a version whose switch, operation ${id}, is gone`;
+  return refusedSpec(sw) ? `made a version whose switch, operation ${id}, ${ENDED[sw.status?.status as 'error' | 'canceled']}` : undefined;
 }

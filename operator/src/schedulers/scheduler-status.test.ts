@@ -47,6 +47,19 @@ describe('PendingChanges when the spec holds a change no version has and no oper
     expect(pending({ ...s.spec, roomsReplicas: 9 })).toMatchObject({ status: 'False', reason: 'VersionMatchesSpec' });
     expect(pending(s.spec)).toMatchObject({ status: 'False', reason: 'VersionMatchesSpec' });
   });
+
+  test('a change whose version was made but whose switch to it was canceled names the switch, the version and how to switch to it', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 2, generation: 2 });
+    const active: SchedulerVersion = { apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 's-v1.0.0' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'major', definition: { ...s.spec, maxSurge: 5 } } };
+    const sw = { ...op('switch_active_version', 'canceled', 10), spec: { ...op('switch_active_version', 'canceled', 10).spec, input: { newActiveVersion: 'v2.0.0' } } };
+    const pending = (ops: Operation[]) => computeSchedulerStatus(s, ops, [], 0, () => active).conditions?.find((c) => c.type === 'PendingChanges');
+    expect(pending([op('create_new_scheduler_version', 'finished', 5), sw])).toMatchObject({
+      status: 'False', reason: 'SpecChangeFailed',
+      message: 'the spec\'s last change (maxSurge) was not applied: version v2.0.0 was made of it, but operation switch_active_version-10 (switch_active_version) was canceled; the active version v1.0.0 runs: switch to v2.0.0 (PUT /schedulers/s with {"version": "v2.0.0"}), or set the spec back to the active version\'s; a change sent now builds on the active version',
+    });
+    // A switch enqueued before the last version operation is not its switch: it is not named.
+    expect(pending([op('create_new_scheduler_version', 'finished', 20), sw])?.message).not.toContain('switch_active_version-10');
+  });
 });
 
 describe('match capacity in the scheduler status (kubectl get: Matches, Slots)', () => {

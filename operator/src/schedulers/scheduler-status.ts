@@ -134,6 +134,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const activeDefinition = activeVersion && !unapplied && state === 'in-sync' ? findVersion(s.metadata.name as string, activeVersion)?.spec.definition : undefined;
   // The fields changed ('' for none), as a change asked for through the API would build on them.
   const orphanChange = activeDefinition === undefined ? undefined : describeChange(baseAfterRefusal(activeDefinition, s.spec), s.spec) || undefined;
+  // Or one whose version was made, but whose switch to it ended without making it active.
+  const declined = orphanChange ? declinedSwitch(ops, lastVersioning, activeVersion) : undefined;
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the
   // latest outcome: a failover long ago, followed by finished operations, degrades nothing now).
   const stuck = ops.find((op) => isActive(op) && isStuck(op)) ?? (lastDone && isStuck(lastDone) ? lastDone : undefined);
@@ -163,6 +165,8 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
       state === 'pending-changes' ? 'a version operation is queued or running'
         : failedChange ? `the spec's last change was not applied: operation ${failedChange} (create_new_scheduler_version) ${howEnded} (kubectl get rkop ${failedChange} -o yaml shows why); `
           + `the active version ${s.status?.version ?? '(none)'} runs: fix the spec, or set it back to that version's`
+          : declined ? `the spec's last change (${orphanChange ?? ''}) was not applied: version ${declined.version} was made of it, but operation ${declined.id} (switch_active_version) ${declined.how}; `
+            + `the active version ${s.status?.version ?? '(none)'} runs: switch to ${declined.version} (PUT /schedulers/${s.metadata.name as string} with {"version": "${declined.version}"}), or set the spec back to the active version's; a change sent now builds on the active version`
           : orphanChange ? `the spec's last change (${orphanChange}) was not applied: its create_new_scheduler_version is gone (deleted while it ran, which stops it as a cancel does); `
             + `the active version ${s.status?.version ?? '(none)'} runs: send the change again (POST or PATCH /schedulers/${s.metadata.name as string}), or set the spec back to that version's`
           : 'the active version matches the spec'),
@@ -185,6 +189,20 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     roomsByVersion: byVersion,
     ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: operationStatusOf(last) } } : {}),
   };
+}
+
+/**
+ * The switch a spec's version operation (`versioning`, finished) enqueued, when it ended without
+ * making its version active (canceled, failed, evicted); undefined otherwise.
+ */
+function declinedSwitch(ops: readonly Operation[], versioning: Operation | undefined, activeVersion: string | undefined): { id: string; version: string; how: string } | undefined {
+  if (!versioning || operationStatusOf(versioning) !== 'finished') return undefined;
+  const after = Date.parse(versioning.spec.enqueuedAt) || 0;
+  const sw = lastFinal(ops.filter((op) => op.spec.definitionName === 'switch_active_version' && (Date.parse(op.spec.enqueuedAt) || 0) >= after));
+  const version = (sw?.spec.input as { newActiveVersion?: unknown } | undefined)?.newActiveVersion;
+  const status = sw ? operationStatusOf(sw) : undefined;
+  if (!sw || typeof version !== 'string' || version === activeVersion || (status !== 'error' && status !== 'canceled' && status !== 'evicted')) return undefined;
+  return { id: sw.metadata.name as string, version, how: ENDED_WORDS[status] };
 }
 
 function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined): string {

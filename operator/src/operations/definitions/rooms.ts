@@ -100,7 +100,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
     // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
     ctx.state.replicasBefore ??= before;
     ctx.state.replicasSet = after;
-    if (refused) ctx.event(`The scheduler's spec held a definition whose version change was refused; it now holds the active version ${refused.version}'s, with this change`);
+    if (refused) ctx.event(`The scheduler's spec held a definition whose version change ${refused.how}; it now holds the active version ${refused.version}'s, with this change`);
     ctx.event(countMovedLine(before, after));
     await awaitSpecObserved(ctx, patched.metadata.generation);
     return;
