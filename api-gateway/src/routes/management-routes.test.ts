@@ -491,6 +491,31 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec(), maxSurge: '50%' });
   });
 
+  it('refuses a change that lost its write to another change of the spec (parallel requests, another replica, kubectl) with code 9, as if it had come a moment later; one that lost to a status write is written', async () => {
+    const s = t.store.seedScheduler('tennis-eu', validSpec());
+    const write = t.store.updateSchedulerSpec.bind(t.store);
+    // Another request's change lands between this one's read and its write; its operation is not enqueued yet.
+    let concurrent: (() => void) | undefined = () => {
+      s.spec = { ...validSpec(), maxSurge: '14' };
+      s.metadata.generation = (s.metadata.generation ?? 1) + 1;
+      s.metadata.resourceVersion = `${s.metadata.resourceVersion ?? ''}9`;
+    };
+    t.store.updateSchedulerSpec = (...args) => {
+      concurrent?.();
+      concurrent = undefined;
+      return write(...args);
+    };
+    const lost = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '15' });
+    const pending = newVersionOperationId(s.metadata.uid ?? '', s.metadata.generation ?? 0);
+    expect([lost.status, bodyOf(lost)]).toEqual([400, expect.objectContaining({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (create_new_scheduler_version ${pending} is being enqueued, for a change written just before this one, generation ${String(s.metadata.generation)}); retry once it has finished (GET /schedulers/tennis-eu/operations)` })]);
+    expect(s.spec.maxSurge).toBe('14');
+    // Once that change's operation finished, a change is written; a conflict with a status write alone is retried.
+    t.store.seedOperation(pending, { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'finished' });
+    t.store.conflictsToInject = 1;
+    expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '15' })).status).toBe(200);
+    expect(s.spec.maxSurge).toBe('15');
+  });
+
   it.each([
     ['an empty object', {}, ''],
     ['no body', undefined, ''],

@@ -236,9 +236,20 @@ export class SchedulerCommands {
    * (the cache may lag the scheduler's, which already shows the switch), and the version operation
    * this gateway enqueued last is read directly when the cache does not show it yet.
    */
-  private async assertNoOngoingVersionOperation(scheduler: Scheduler): Promise<void> {
+  private async assertNoOngoingVersionOperation(scheduler: Scheduler, changedJustNow = false): Promise<void> {
     const name = scheduler.metadata.name ?? '';
     const active = scheduler.status?.version;
+    // The version operation of the spec as it stands, read directly: a change written a moment ago
+    // (by another request, on any replica, or kubectl) may not be in the cache yet. One this request
+    // lost its write to (`changedJustNow`) is ongoing even before its operation is enqueued.
+    const generation = scheduler.metadata.generation ?? 0;
+    const own = scheduler.metadata.uid ? newVersionOperationId(scheduler.metadata.uid, generation) : undefined;
+    const latest = own === undefined ? undefined : await this.deps.operations.getOperation(own);
+    if (latest ? isOngoing(latest, active) : changedJustNow && own !== undefined) {
+      throw new FailedPreconditionError(
+        `scheduler ${name} has an ongoing version operation (create_new_scheduler_version ${own ?? ''} ${latest ? `is ${latest.status?.status ?? 'pending'}` : 'is being enqueued'}, for a change written just before this one, generation ${generation}); retry once it has finished (GET /schedulers/${name}/operations)`,
+      );
+    }
     const ops = await this.deps.operations.listOperations(name);
     let ongoing: Operation | undefined;
     for (const cached of ops.filter((op) => isOngoing(op, active))) {
@@ -297,6 +308,9 @@ export class SchedulerCommands {
         }
         const fresh = await this.deps.schedulers.getScheduler(name);
         if (!fresh) throw new NotFoundError(`scheduler ${name} not found`);
+        // Lost to another change of the spec (not to a status write): it is a version change
+        // under way, and this one waits for it, as it would have had it come a moment later.
+        if ((fresh.metadata.generation ?? 0) !== (current.metadata.generation ?? 0)) await this.assertNoOngoingVersionOperation(fresh, true);
         current = fresh;
       }
     }
