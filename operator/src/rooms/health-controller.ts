@@ -312,7 +312,7 @@ export class HealthController {
     }
     // A rollout's plan counts its removals before its additions: the removals go first (one
     // operation a run), so the fleet never exceeds desired + maxSurge live rooms.
-    if (plan.rollingUpdate && plan.remove > 0 && plan.removeRooms.length > 0) {
+    if (plan.removeReason === RemoveRoomsReason.RollingUpdateReplace && plan.remove > 0 && plan.removeRooms.length > 0) {
       const input = this.replacement(plan.removeRooms, decidedOn, plan.keepServing ?? decision.desired);
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, `Rolling update to ${s.status.version}: replacing ${counted(input.roomsIds.length, 'room')} of an older version`);
     }

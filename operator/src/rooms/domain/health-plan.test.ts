@@ -197,6 +197,16 @@ describe('planHealth', () => {
     expect(result).toMatchObject({ surge: 3, upper: 13 });
   });
 
+  it('scales down surplus new rooms while an old-major room stays held by players (the count fell during a rollout), never a held one', () => {
+    // 1 desired; 3 ready and 1 allocated new rooms; the old room is occupied, which may last for ever.
+    const rooms = [fresh('old', { version: 'v1.0.0', status: 'occupied' }), ...many('new', 3), fresh('held', { status: 'allocated' })];
+    expect(plan({ rooms, desired: 1 })).toMatchObject({ add: 0, remove: 3, removeReason: 'scale_down', rollingUpdate: true, removeRooms: ['new-0', 'new-1', 'new-2'] });
+    // Old rooms still to replace go first: the new surplus waits for them.
+    expect(plan({ rooms: [...rooms, fresh('old-ready', { version: 'v1.0.0' })], desired: 1 })).toMatchObject({ removeReason: 'rolling_update_replace', removeRooms: ['old-ready'] });
+    // At the desired count of new rooms, nothing is scaled down.
+    expect(plan({ rooms, desired: 4 })).toMatchObject({ add: 0, remove: 0, removeReason: undefined });
+  });
+
   it('ignores a junk desired count', () => {
     expect(plan({ rooms: many('r', 2), desired: Number.NaN })).toMatchObject({ remove: 2, removeReason: 'scale_down' });
   });

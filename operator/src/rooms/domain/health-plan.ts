@@ -20,8 +20,9 @@
  *    controller applies the removals first and the additions in its next run, so the fleet never
  *    exceeds `upper`), and never more than the new-version rooms still missing, so the update
  *    ends at `desired` rooms.
- *  - Only old-major rooms are removed during an update; surplus new rooms, if the desired count
- *    fell meanwhile, are trimmed by scale-down once the update is over.
+ *  - Old-major rooms are removed first; surplus new rooms, if the desired count fell meanwhile,
+ *    are scaled down (free ones, by amount) once no old room is to be removed: the old rooms left
+ *    may be held by players for as long as they play.
  */
 import type { RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { summarizeFleet, type FleetCounts } from './fleet-summary';
@@ -131,8 +132,20 @@ function rollingUpdatePlan(
   const oldIdle = rooms.filter((r) => isOld(r) && (r.status === 'pending' || r.status === 'unready') && !hasPlayers(r, input.now, input.timeouts.pingTimeoutMs)).length;
   const oldReady = rooms.filter((r) => isOld(r) && r.status === 'ready').length;
   const remove = oldIdle + Math.min(oldReady, Math.max(0, serving - desired));
-  const newRooms = rooms.filter((r) => !isOld(r)).length;
-  const add = Math.max(0, Math.min(upper - (available - remove), desired - newRooms));
+  const newRooms = rooms.filter((r) => !isOld(r));
+  const add = Math.max(0, Math.min(upper - (available - remove), desired - newRooms.length));
+  const bounds = { rollingUpdate: true, surge, upper, keepServing: desired };
+  if (remove === 0 && newRooms.length > desired) {
+    // Nothing old to replace now (the old rooms left are held by players or a matchmaker, or
+    // needed to serve), and more new rooms than desired (the count fell): the surplus free new
+    // rooms are scaled down now, not once the held old rooms are free, which may be never.
+    const free = newRooms.filter((r) => isFree(r, input.now, input.timeouts.pingTimeoutMs)).length;
+    const surplus = Math.min(newRooms.length - desired, free);
+    if (surplus > 0) {
+      const removeRooms = chooseRoomsToRemove(newRooms, surplus, input.now, removalOptions).remove.map((r) => r.name);
+      return { add: 0, remove: surplus, removeReason: 'scale_down', removeRooms, ...bounds };
+    }
+  }
   const removeRooms = chooseRoomsToRemove(rooms, remove, input.now, { ...removalOptions, otherMajorOnly: true }).remove.map((r) => r.name);
   return {
     add,
