@@ -339,6 +339,25 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
+  test('a switch back to a version made with another room count keeps the count in force, and says so: it adds or removes no room', async () => {
+    const name = 'switch-count';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    expect((await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 2 })).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.1.0', { timeoutMs: 30_000, message: 'v1.1.0 active' });
+    const put = await call(stack, 'PUT', `/schedulers/${name}`, { version: 'v1.0.0' });
+    expect(put.status).toBe(200);
+    const op = await finished(stack, (put.body as OperationEnqueued).operationId);
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain(
+      `roomsReplicas stays 2, the count in force (version v1.0.0 was made with 1): a switch adds or removes no room; to change it, PATCH /schedulers/${name} with {"roomsReplicas": n} or kubectl scale`);
+    const s = await stack.api.getScheduler(name);
+    expect([s.status?.version, s.spec.roomsReplicas]).toEqual(['v1.0.0', 2]);
+    // The spec is versioned as it stands: no version operation follows for the count.
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.versionedGeneration === s.metadata.generation, { timeoutMs: 15_000, message: 'the switched spec versioned' });
+    expect((await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version')).toHaveLength(1);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
   test('the same change through kubectl and through HTTP leaves the same history', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {

@@ -367,7 +367,7 @@ export class SchedulerCommands {
   /**
    * What a change builds on when the version change made from the Scheduler's current spec was
    * refused (its validation failed, it was canceled, its operation deleted): the active version's
-   * definition (`baseAfterRefusal`), so that a PATCH of maxSurge after a refused image is a minor
+   * definition (`withCountInForce`), so that a PATCH of maxSurge after a refused image is a minor
    * change of what runs, as in Maestro; undefined when a change builds on the spec.
    */
   private refusedBase(s: Scheduler): Promise<{ definition: SchedulerSpec; lastAttempt: string } | undefined> {

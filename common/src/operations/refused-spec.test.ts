@@ -1,9 +1,9 @@
 import type { Operation } from '../generated/resources';
 import { nextAttemptId } from './attempts';
 import { newVersionOperationId } from './operation-id';
-import { baseAfterRefusal, refusedSpec, refusedSpecBase } from './refused-spec';
+import { withCountInForce, refusedSpec, refusedSpecBase } from './refused-spec';
 
-describe('refusedSpec and baseAfterRefusal', () => {
+describe('refusedSpec and withCountInForce', () => {
   it('calls a spec refused when its version change ended in error or canceled, not while it runs, once it finished, or when it got stuck', () => {
     expect([undefined, {}, { status: { status: 'pending' } }, { status: { status: 'finished' } }].map((op) => refusedSpec(op as Pick<Operation, 'status'>))).toEqual([false, false, false, false]);
     expect([{ status: { status: 'error' } }, { status: { status: 'canceled' } }].map((op) => refusedSpec(op as Pick<Operation, 'status'>))).toEqual([true, true]);
@@ -13,8 +13,8 @@ describe('refusedSpec and baseAfterRefusal', () => {
   it('builds on the active definition with the room count in force: the spec\'s roomsReplicas (also when the active one has none) and the active version\'s autoscaling (a refused one takes no effect)', () => {
     type Spec = { image: string; roomsReplicas?: number; autoscaling?: { enabled: boolean } };
     const active: Spec = { image: 'game:1', roomsReplicas: 3, autoscaling: { enabled: false } };
-    expect(baseAfterRefusal<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7, autoscaling: { enabled: false } });
-    expect(baseAfterRefusal<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2 });
+    expect(withCountInForce<Spec>(active, { image: 'game:broken', roomsReplicas: 7 })).toEqual({ image: 'game:1', roomsReplicas: 7, autoscaling: { enabled: false } });
+    expect(withCountInForce<Spec>({ image: 'game:1' }, { image: 'game:broken', roomsReplicas: 2, autoscaling: { enabled: true } })).toEqual({ image: 'game:1', roomsReplicas: 2 });
   });
 });
 

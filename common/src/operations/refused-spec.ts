@@ -45,12 +45,13 @@ async function lastAttempt(firstId: string, read: (id: string) => Promise<Operat
 }
 
 /**
- * What a change builds on after the spec was refused: the active version's definition, with the
- * room count the health check runs the fleet by (the spec's `roomsReplicas`, in force whatever the
- * version; the autoscaling in force is the active version's), so that dropping the refused
- * definition adds or removes no room, and none of it, its autoscaling included, comes back.
+ * A version's definition with the room count the health check runs the fleet by (the spec's
+ * `roomsReplicas`, in force whatever the version; the autoscaling in force is the version's). What
+ * a change builds on after the spec was refused (`active`: the active version's), so that dropping
+ * the refused definition adds or removes no room, and none of it, its autoscaling included, comes
+ * back; and what a switch writes into the spec, so that it adds or removes no room.
  */
-export function baseAfterRefusal<S extends { roomsReplicas?: number }>(active: S, spec: S): S {
+export function withCountInForce<S extends { roomsReplicas?: number }>(active: S, spec: S): S {
   const base = { ...active };
   delete base.roomsReplicas;
   return { ...base, ...(spec.roomsReplicas !== undefined ? { roomsReplicas: spec.roomsReplicas } : {}) };
@@ -71,7 +72,7 @@ export interface RefusalReads<S> {
 /**
  * When the version change made from a Scheduler's current spec generation was refused
  * (`refusedSpec`, on its last attempt), the definition a change asked for through the API builds on
- * (`baseAfterRefusal`), the active version it comes from, the last attempt (the same change sent
+ * (`withCountInForce`), the active version it comes from, the last attempt (the same change sent
  * again is its successor), and how the change ended (`how`: "failed", "was canceled"...); else
  * undefined (build on the spec). A stuck last attempt is no verdict: its successor is still to
  * come. A generation that was versioned (its operation was enqueued) whose operation is gone,
@@ -94,7 +95,7 @@ export async function refusedSpecBase<S extends { roomsReplicas?: number }>(
   if (how === undefined) return undefined;
   const active = await read.activeDefinition(version);
   if (!active) return undefined;
-  const definition = baseAfterRefusal(active, s.spec);
+  const definition = withCountInForce(active, s.spec);
   // A version operation that ended refusing the spec is a verdict; a missing operation or switch
   // is one only while the spec holds what the active version does not.
   return refusedSpec(last.op) || read.differs(definition, s.spec) ? { definition, version, lastAttempt: last.id, how } : undefined;

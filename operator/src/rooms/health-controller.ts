@@ -228,7 +228,7 @@ export class HealthController {
     // The autoscaling policy and maxSurge are the active version's: the spec may hold a change that
     // was refused (or is still being validated). roomsReplicas is the spec's: the count kubectl
     // scale (the scale subresource) and add/remove-rooms write, in force as written, as a
-    // Deployment's replicas are whatever its rollout does (baseAfterRefusal keeps it the same way).
+    // Deployment's replicas are whatever its rollout does (withCountInForce keeps it the same way).
     const { autoscaling, maxSurge } = activeDefinition(s, cachedVersions(this.deps.caches));
     const decision = desiredRooms({
       roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,

@@ -25,7 +25,7 @@ import { countedStatus, openAllocation } from '../../../common/src/rooms/allocat
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import type { FindVersion } from '../../../common/src/resources/scheduler-version';
 import { describeChange } from '../../../common/src/resources/scheduler-change';
-import { baseAfterRefusal } from '../../../common/src/operations/refused-spec';
+import { withCountInForce } from '../../../common/src/operations/refused-spec';
 import { isStuck } from '../../../common/src/operations/attempts';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
@@ -133,7 +133,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   // leaves the spec holding what no version has, with no operation to say so.
   const activeDefinition = activeVersion && !unapplied && state === 'in-sync' ? findVersion(s.metadata.name as string, activeVersion)?.spec.definition : undefined;
   // The fields changed ('' for none), as a change asked for through the API would build on them.
-  const orphanChange = activeDefinition === undefined ? undefined : describeChange(baseAfterRefusal(activeDefinition, s.spec), s.spec) || undefined;
+  const orphanChange = activeDefinition === undefined ? undefined : describeChange(withCountInForce(activeDefinition, s.spec), s.spec) || undefined;
   // Or one whose version was made, but whose switch to it ended without making it active.
   const declined = orphanChange ? declinedSwitch(ops, lastVersioning, activeVersion) : undefined;
   // Stuck: an operation whose lease expired, while it is the latest outcome (Degraded follows the

@@ -18,6 +18,7 @@ import { OperationDefinition as OperationName } from '../../../../common/src/res
 import { schedulerEvent } from '../../events';
 import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import { listVersions, loadScheduler, loadVersion } from './shared';
+import { withCountInForce } from '../../../../common/src/operations/refused-spec';
 import { versionsBeyondHistory } from '../../domain/version-history';
 import { counted } from '../../../../common/src/text/counted';
 
@@ -37,8 +38,15 @@ export const switchVersionDefinition: OperationDefinition = {
     // An explicit switch makes Scheduler.spec the version's definition (what kubectl then shows).
     // The switch a new version enqueues leaves spec alone: it already matches, or the user has
     // edited it again since, and that newer edit must not be overwritten.
-    if (ctx.op.spec.source !== 'operator') scheduler = await makeSpecMatch(ctx, scheduler, definition);
-    const specMatches = classifyChange(scheduler.spec, definition) === 'none';
+    // The room count stays the one in force (the spec's, whatever the version: README "Versions").
+    if (ctx.op.spec.source !== 'operator') {
+      scheduler = await makeSpecMatch(ctx, scheduler, definition);
+      const count = scheduler.spec.roomsReplicas;
+      if (definition.roomsReplicas !== undefined && count !== undefined && definition.roomsReplicas !== count) {
+        ctx.event(`roomsReplicas stays ${count}, the count in force (version ${target} was made with ${definition.roomsReplicas}): a switch adds or removes no room; to change it, PATCH /schedulers/${name} with {"roomsReplicas": n} or kubectl scale`);
+      }
+    }
+    const specMatches = classifyChange(scheduler.spec, withCountInForce(definition, scheduler.spec)) === 'none';
     // The versions' flags first and the scheduler's active version last: once GET shows the new
     // version, nothing of the switch but its final status is left to write.
     if (previous && previous !== target) {
@@ -102,12 +110,16 @@ async function pruneVersionHistory(ctx: ExecutionContext, active: string): Promi
   schedulerEvent(ctx.deps, ctx.schedulerName, 'VersionsPruned', 'SwitchActiveVersion', `Deleted ${counted(deleted.length, 'old version')} beyond the history limit of ${limit}: ${listed}`);
 }
 
-/** Writes the version's definition into Scheduler.spec, so kubectl shows what is active. */
+/**
+ * Writes the version's definition into Scheduler.spec, so kubectl shows what is active, with the
+ * spec's roomsReplicas: the count in force whatever the version (a switch adds or removes no room).
+ */
 async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, definition: SchedulerSpec): Promise<Scheduler> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (classifyChange(scheduler.spec, definition) === 'none') return scheduler;
+    const spec = withCountInForce(definition, scheduler.spec);
+    if (classifyChange(scheduler.spec, spec) === 'none') return scheduler;
     try {
-      return await ctx.deps.api.replaceScheduler({ ...scheduler, spec: definition });
+      return await ctx.deps.api.replaceScheduler({ ...scheduler, spec });
     } catch (err) {
       if (apiStatus(err) !== 409) throw err;
       scheduler = await loadScheduler(ctx);
