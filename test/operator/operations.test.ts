@@ -380,6 +380,23 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     expect(attempt).toMatch(/^1º Attempt: the validation room did not report ready within 10s \(it never reported ready: its pod was never scheduled on a node: Unschedulable: 0\/\d+ nodes are available: .*didn't match Pod's node affinity\/selector.*; check the version's affinity, toleration and resource requests against the cluster's nodes, then send the change again\)$/);
   });
 
+  test('create_new_scheduler_version whose validation room is deleted by someone else: the attempt ends at once, saying so, not blaming the game server', async () => {
+    await stack.api.createScheduler(schedulerObject('rb-vroom-deleted', { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await stack.api.getScheduler('rb-vroom-deleted')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });
+    // A room that never becomes ready (the sandbox's `never-ready` image): validation waits on it.
+    await stack.api.jsonPatchScheduler('rb-vroom-deleted', [{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:never-ready' }]);
+    const room = await waitFor(async () => (await stack.api.listGameRooms('rb-vroom-deleted')).items.find((r) => r.spec.validation), { timeoutMs: 20_000, message: 'the validation room' });
+    // Seen by the operator's cache before it goes, as kubectl would delete it.
+    await waitFor(async () => (await historyOf('rb-vroom-deleted', 'create_new_scheduler_version'))[0]?.status?.executionHistory?.some((h) => h.event.startsWith('Major version detected')), { timeoutMs: 10_000, message: 'validating' });
+    await stack.api.deleteGameRoom('rb-vroom-deleted', room.metadata.name as string);
+    const op = await waitFor(async () => {
+      const ops = await historyOf('rb-vroom-deleted', 'create_new_scheduler_version');
+      return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
+    }, { timeoutMs: 40_000, message: 'the version change failed' });
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain(
+      `1º Attempt: the validation room ${room.metadata.name as string} was deleted before it reported ready, not by Roomkeeper (kubectl delete, or a deletion of namespace rb-vroom-deleted); nothing says the game server failed`);
+  });
+
   test('create_new_scheduler_version whose validation room pings ready but whose pod never becomes Ready: the history says the game server pinged and points at the pod\'s readiness', async () => {
     await stack.api.createScheduler(schedulerObject('rb-unready', { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await stack.api.getScheduler('rb-unready')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });

@@ -165,12 +165,17 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
     }
     ctx.state.validationRoom = room;
     let last: GameRoomStatus | undefined;
+    let seen = false;
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
+      // Deleted by someone else (kubectl, its namespace's deletion) once the cache showed it: it
+      // will never report; the attempt ends now, not when its time runs out.
+      if (seen && (!r || r.metadata.deletionTimestamp)) return { ok: false as const, failure: `the validation room ${room} was deleted before it reported ready, not by Roomkeeper (kubectl delete, or a deletion of namespace ${ctx.schedulerName}); nothing says the game server failed` };
+      seen ||= r !== undefined;
       const s = r?.status?.status;
       last = r?.status;
       if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
-      if (s === 'error') return { ok: false as const, why: r?.status?.reason ?? 'room in error' };
+      if (s === 'error') return { ok: false as const, failure: `the validation room failed: ${r?.status?.reason ?? 'room in error'}` };
       return undefined;
     }, timeoutMs);
     await rooms.deleteRoom(ctx.schedulerName, room, undefined, 'Background');
@@ -180,7 +185,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       ctx.event(`${attempt}º Attempt: Game room validation success!${outcome.status === 'occupied' ? ' (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)' : ''}`);
       return;
     }
-    lastFailure = outcome ? `the validation room failed: ${outcome.why}` : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, room, ctx.schedulerName)}`;
+    lastFailure = outcome ? outcome.failure : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, room, ctx.schedulerName)}`;
     ctx.event(`${attempt}º Attempt: ${lastFailure}`);
   }
   ctx.event('All validation attempts have failed, operation aborted!');
