@@ -99,6 +99,26 @@ describe('operations engine', () => {
     expect(history).toEqual(['Starting operation', 'test step done', 'Operation finished']);
   });
 
+  test('an ended operation whose status is edited back to pending never runs again: its end is written back, and the history says so', async () => {
+    const id = await enqueue(stack, 'sched-reopened', {}, Date.now());
+    const done = await waitFor(async () => {
+      const o = await opStatus(stack, id);
+      return o.status?.status === 'finished' ? o : undefined;
+    }, { timeoutMs: 15_000, message: 'finished' });
+    const runs = () => journal.events.filter((e) => e.id === id && e.phase === 'start').length;
+    expect(runs()).toBe(1);
+    // kubectl patch rkop <id> --subresource=status --type=merge -p '{"status":{"status":"pending"}}'
+    await stack.api.patchOperationStatus(id, { status: { status: 'pending' } });
+    const restored = await waitFor(async () => {
+      const o = await opStatus(stack, id);
+      return o.status?.status === 'finished' && (o.status.executionHistory?.length ?? 0) > 3 ? o : undefined;
+    }, { timeoutMs: 15_000, message: 'set back to finished' });
+    expect(restored.status?.executionHistory?.map((h) => h.event)).toEqual(['Starting operation', 'test step done', 'Operation finished',
+      `status.status was set to pending after the operation had ended (at ${done.status?.finishedAt as string}), an edit of its status: it is set back to finished, as its history ends, and it does not run again; to do the same again, send a new request (or create a new Operation)`]);
+    expect(restored.status?.finishedAt).toBe(done.status?.finishedAt);
+    expect(runs()).toBe(1);
+  });
+
   test('priority operations go to the head of the queue', async () => {
     const base = Date.now();
     const blocker = await enqueue(stack, 'sched-p', { waitFor: 'release-p' }, base);

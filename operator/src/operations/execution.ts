@@ -88,6 +88,7 @@ export interface OperationDefinition {
 
 export class ExecutionContext {
   private readonly history: ExecutionHistoryEntry[];
+  private endWritten = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -138,6 +139,11 @@ export class ExecutionContext {
 
   get signal(): AbortSignal {
     return this.abort.signal;
+  }
+
+  /** Its final status (or its requeue) is being written: nothing more happens to it. */
+  get ended(): boolean {
+    return this.endWritten;
   }
 
   /** Canceled by the user (not stopped by the operator, nor abandoned). */
@@ -270,6 +276,7 @@ export class ExecutionContext {
 
   /** Writes the final status, revoking the lease. */
   async finish(status: 'finished' | 'error' | 'canceled', lastEvent?: string): Promise<void> {
+    this.endWritten = true;
     this.stopTimers();
     if (lastEvent) this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: lastEvent });
     // The final status is retried through transient answers: an operation that did its work must
@@ -283,6 +290,7 @@ export class ExecutionContext {
    * run again; the history keeps every line of this execution.
    */
   async requeue(lastEvent: string): Promise<void> {
+    this.endWritten = true;
     this.stopTimers();
     this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: lastEvent });
     await retryTransient(() => this.write({ status: 'pending', startedAt: null, lease: null }), 10);

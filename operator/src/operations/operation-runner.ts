@@ -90,7 +90,8 @@ export class OperationRunner {
     const mine = this.overlay.get(op.metadata.name as string);
     if (mine && cacheCaughtUp(mine.metadata.resourceVersion, op.metadata.resourceVersion)) this.overlay.delete(op.metadata.name as string);
     const ctx = this.running.get(op.spec.schedulerName);
-    if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.canceled) {
+    // A cancel that lands as the execution writes its end (admission saw it running) cancels nothing, and says nothing.
+    if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.canceled && !ctx.ended) {
       ctx.event('Cancel requested by the user');
       ctx.cancel();
     }
@@ -378,7 +379,7 @@ export class OperationRunner {
   }
 
   /** Writes the end of an operation that does not (or no longer) run; `recorded`, an abandoned execution's account. */
-  private async finishWithoutRunning({ op, status, events, condition }: QueueEnding, recorded?: readonly ExecutionHistoryEntry[]): Promise<void> {
+  private async finishWithoutRunning({ op, status, events, condition, restored }: QueueEnding, recorded?: readonly ExecutionHistoryEntry[]): Promise<void> {
     const nowIso = new Date(this.deps.now()).toISOString();
     const written = op.status?.executionHistory ?? [];
     // Lines an execution here recorded after the last it could write (it started from the
@@ -391,9 +392,10 @@ export class OperationRunner {
     try {
       const written = await this.deps.api.patchOperationStatus(op.metadata.name as string, {
         metadata: { resourceVersion: op.metadata.resourceVersion },
-        status: { status, executionHistory: history, finishedAt: nowIso, lease: null, ...(conditions ? { conditions } : {}) },
+        status: { status, executionHistory: history, finishedAt: restored ? op.status?.finishedAt : nowIso, lease: null, ...(conditions ? { conditions } : {}) },
       });
       this.remember(written);
+      if (restored) return; // counted and told when it ended
       // An unknown definition name is user input: it never becomes a label value.
       const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
       this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition, result: status });

@@ -97,3 +97,19 @@ describe('planQueue', () => {
     expect(planQueue(ops, NOW, view())).toEqual(planQueue(ops, NOW, view()));
   });
 });
+
+describe('an ended operation whose status was edited back to pending or in progress', () => {
+  const ended = (name: string, status: string, last: string | undefined): Operation => {
+    const o = op(name, { status });
+    o.status = { ...o.status, finishedAt: new Date(NOW - 60_000).toISOString(), executionHistory: last === undefined ? [] : [{ createdAt: '', event: 'Starting operation' }, { createdAt: '', event: last }] };
+    return o;
+  };
+
+  it('never runs again: its end is written back as its history tells it, and the next pending one starts', () => {
+    const plan = planQueue([ended('done', 'pending', 'Operation finished'), ended('gone', 'in_progress', 'Operation canceled'), ended('lost', 'pending', undefined), op('next', { at: 1 })], NOW, view());
+    expect(plan.end.map((e) => [e.op.metadata.name, e.status, e.restored])).toEqual([['done', 'finished', true], ['gone', 'canceled', true], ['lost', 'error', true]]);
+    expect(plan.end[0]?.events).toEqual([`status.status was set to pending after the operation had ended (at ${new Date(NOW - 60_000).toISOString()}), an edit of its status: it is set back to finished, as its history ends, and it does not run again; to do the same again, send a new request (or create a new Operation)`]);
+    expect(plan.end[2]?.events[0]).toContain('its history does not say how it ended, so it is set to error');
+    expect(plan.start?.metadata.name).toBe('next');
+  });
+});

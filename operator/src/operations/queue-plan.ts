@@ -13,12 +13,14 @@ import { inProgress, leaseState, pendingQueue } from './queue-order';
 /** An operation that ends without (more) running, and what its history and conditions say. */
 export interface QueueEnding {
   op: Operation;
-  status: typeof OperationStatusName.Canceled | typeof OperationStatusName.Evicted | typeof OperationStatusName.Error;
+  status: typeof OperationStatusName.Canceled | typeof OperationStatusName.Evicted | typeof OperationStatusName.Error | typeof OperationStatusName.Finished;
   /** Lines appended to its history. */
   events: string[];
   condition?: { type: string; reason: string; message: string };
   /** Set for an operation found stuck: the scheduler Event to tell. */
   stuck?: string;
+  /** An ended operation whose status was edited back to pending or in_progress: its end is written again as it was (`finishedAt` kept). */
+  restored?: true;
 }
 
 export interface QueuePlan {
@@ -62,8 +64,14 @@ export function afterCancel(op: Operation): string | undefined {
 }
 
 /** The decision of one reconcile of a scheduler's queue at `now`. */
-export function planQueue(ops: readonly Operation[], now: number, view: QueueView): QueuePlan {
+export function planQueue(all: readonly Operation[], now: number, view: QueueView): QueuePlan {
   const end: QueueEnding[] = [];
+  // An operation that ended has a finishedAt (the runner writes it with the final status, and a
+  // requeue never does): one shown pending or in progress again was edited so, and never runs again.
+  const reopened = (op: Operation): boolean => op.status?.finishedAt !== undefined && op.metadata.name !== view.runningHere
+    && (op.status.status === undefined || op.status.status === OperationStatusName.Pending || op.status.status === OperationStatusName.InProgress);
+  for (const op of all.filter(reopened)) end.push(restoredEnd(op));
+  const ops = all.filter((op) => !reopened(op));
   const pending = pendingQueue(ops);
   for (const op of pending) {
     if (op.spec.cancelRequested) {
@@ -110,6 +118,28 @@ export function planQueue(ops: readonly Operation[], now: number, view: QueueVie
   if (blocked) return withRequeue({ end, idle: false });
   const start = pending.find((op) => !op.spec.cancelRequested && view.isKnown(op.spec.definitionName));
   return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
+}
+
+/** The status an ended operation's history says it ended with (its last line, as the runner writes it). */
+function endedStatus(op: Operation): QueueEnding['status'] | undefined {
+  const history = op.status?.executionHistory ?? [];
+  const last = history[history.length - 1]?.event ?? '';
+  if (last === 'Operation finished') return OperationStatusName.Finished;
+  if (last.startsWith('Operation canceled')) return OperationStatusName.Canceled;
+  if (last.startsWith('Unknown operation definition')) return OperationStatusName.Evicted;
+  if (last.startsWith('Operation ended in error') || last.startsWith('Operation lease') || last.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
+  return undefined;
+}
+
+function restoredEnd(op: Operation): QueueEnding {
+  const was = endedStatus(op);
+  const status = was ?? OperationStatusName.Error;
+  const shown = op.status?.status ?? '(none)';
+  const how = was ? `it is set back to ${was}, as its history ends` : 'its history does not say how it ended, so it is set to error';
+  return {
+    op, status, restored: true,
+    events: [`status.status was set to ${shown} after the operation had ended (at ${String(op.status?.finishedAt)}), an edit of its status: ${how}, and it does not run again; to do the same again, send a new request (or create a new Operation)`],
+  };
 }
 
 /**
