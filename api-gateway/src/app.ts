@@ -83,6 +83,8 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Maestro's routes are case-sensitive: /SCHEDULERS is no route (404), as there.
+  app.set('case sensitive routing', true);
   if (fastPath) {
     app.use((req, res, next) => {
       if (!fastPath(req, res)) next();
@@ -190,7 +192,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   app.set(FAST_PATH_SETTING, fast);
   const auth: Record<RouteAuth, RequestHandler[]> = { none: [], basic: [basicAuth(deps.credentials)], 'room-token': [] };
   const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType, true) };
-  const router = express.Router();
+  const router = express.Router({ caseSensitive: true, strict: false });
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   const document = buildOpenApiDocument();
   mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
@@ -247,7 +249,7 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   // Duplicate keys are not looked for here: a rooms body is a game server's own output, not a
   // person's edit, and a ping refused that was taken before would leave its room to expire.
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType, false) };
-  const router = express.Router();
+  const router = express.Router({ caseSensitive: true, strict: false });
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said

@@ -86,6 +86,11 @@ describe('routing', () => {
     expect(res.body).toEqual({ code: 5, message: 'Not Found: no route GET /nope; the routes of both APIs are listed in GET /openapi.json on the management API', details: [] });
   });
 
+  it('routes by case, as Maestro: /SCHEDULERS is no route', async () => {
+    const res = await api().get('/SCHEDULERS').set('Authorization', AUTH);
+    expect([res.status, (res.body as { message: string }).message]).toEqual([404, 'Not Found: no route GET /SCHEDULERS; the routes of both APIs are listed in GET /openapi.json on the management API']);
+  });
+
   it.each([
     ['put', '/schedulers', '/schedulers takes GET or POST', 'GET, POST, HEAD'],
     ['delete', '/schedulers', '/schedulers takes GET or POST', 'GET, POST, HEAD'],
