@@ -13,7 +13,22 @@ const MAX_NOTE = 1024;
  * first step to the end of its rollback). Lines in the middle give way first when the note would
  * be cut: how far it got and what its rollback left are the last ones.
  */
-export function deletedOperationNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], max = MAX_NOTE): string {
+export function deletedOperationNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], scheduler: string, max = MAX_NOTE): string {
+  const next = result === 'finished' ? '' : enqueuedAgain(definition, scheduler);
+  return `${recordedNote(operation, definition, took, result, lines, max - next.length)}${next}`;
+}
+
+/**
+ * What follows the deletion of an operation the scheduler controller enqueues from the
+ * Scheduler's own state (level-based), when it had not done its work: it is enqueued again.
+ */
+function enqueuedAgain(definition: string, scheduler: string): string {
+  if (definition === 'create_scheduler') return ` Scheduler ${scheduler} still has no version, so the scheduler controller enqueues its creation again; to stop it, delete the scheduler (DELETE /schedulers/${scheduler}, or kubectl delete rks ${scheduler}).`;
+  if (definition === 'delete_scheduler') return ` Scheduler ${scheduler} stays marked for deletion, so the scheduler controller enqueues its deletion again.`;
+  return '';
+}
+
+function recordedNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], max: number): string {
   const ended = result === 'canceled'
     ? `it stopped ${took} as a cancel does`
     : result === 'error'
@@ -35,6 +50,7 @@ export function deletedOperationNote(operation: string, definition: string, took
 }
 
 /** The note of the `OperationDeleted` Event of an operation deleted while it waited in the queue. */
-export function deletedPendingNote(operation: string, definition: string, enqueuedAt: string): string {
-  return `Operation ${operation} (${definition}) was deleted before it started (by kubectl or another client, not by Roomkeeper); it did nothing and will not run. It had waited in the scheduler's queue since ${enqueuedAt}.`;
+export function deletedPendingNote(operation: string, definition: string, enqueuedAt: string, scheduler: string): string {
+  const next = enqueuedAgain(definition, scheduler);
+  return `Operation ${operation} (${definition}) was deleted before it started (by kubectl or another client, not by Roomkeeper); it did nothing${next ? '' : ' and will not run'}. It had waited in the scheduler's queue since ${enqueuedAt}.${next}`;
 }

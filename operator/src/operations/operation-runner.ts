@@ -133,7 +133,7 @@ export class OperationRunner {
       ctx.event(DELETED_WHILE_RUNNING);
       ctx.deleted();
     } else if (this.deletedOutsideBeforeStart(op)) {
-      schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'DequeueOperation', deletedPendingNote(op.metadata.name as string, op.spec.definitionName, op.spec.enqueuedAt));
+      schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'DequeueOperation', deletedPendingNote(op.metadata.name as string, op.spec.definitionName, op.spec.enqueuedAt, op.spec.schedulerName));
     }
   }
 
@@ -344,7 +344,7 @@ export class OperationRunner {
     const took = `after ${seconds.toFixed(1)}s`;
     if (ctx.wasDeleted) {
       const lines = ctx.recorded.slice(firstLine).map((h) => h.event).filter((e) => e !== DELETED_WHILE_RUNNING);
-      schedulerEvent(this.deps, ctx.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(opName, definition.name, took, result, lines));
+      schedulerEvent(this.deps, ctx.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(opName, definition.name, took, result, lines, ctx.schedulerName));
     } else if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else if (byDeletion) schedulerEvent(this.deps, ctx.schedulerName, 'OperationStopped', 'ExecuteOperation', `Operation ${opName} (${definition.name}) stopped ${took}: ${failure}, which removes its rooms and versions; nothing to do`);
