@@ -5,4 +5,4 @@ export {
   validateSchedulerPatchBody,
   schedulerPatchField,
 } from './scheduler-validator';
-export { requestsAboveLimits } from './requests-within-limits';
+export { podRefusals } from './requests-within-limits';

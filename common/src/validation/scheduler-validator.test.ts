@@ -252,6 +252,14 @@ describe('validateSchedulerCreateBody', () => {
     expect(errorsOf(body).map((e) => e.field)).toEqual(['spec.containers[0].requests.memory']);
   });
 
+  it('refuses annotations above 256 KiB in all, which Kubernetes refuses on every room pod, naming the field; at the limit they pass', () => {
+    const body = { ...validBody(), annotations: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`k${i}`, 'x'.repeat(60_000)])) };
+    expect(errorsOf(body)).toEqual([{ field: 'annotations', message: 'are 300010 bytes in all (keys and values), above the 262144 (256 KiB) Kubernetes takes on a pod: every room\'s pod would be refused; make them smaller' }]);
+    // Four values of 65,534 bytes and four one-letter keys: 262,140 bytes, under the limit.
+    body.annotations = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [String(i), 'x'.repeat(65_534)]));
+    expect(errorsOf(body)).toEqual([]);
+  });
+
   it('accepts a request equal to its limit in another unit, and a request or a limit alone', () => {
     const body = validBody();
     body.spec.containers[0]!.requests = { cpu: '1000m', memory: '1024Mi' };

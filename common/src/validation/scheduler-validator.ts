@@ -16,7 +16,7 @@ import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
 import { withPrefix } from './field-path';
 import { normaliseMaestroBody, propertyNamed, type MaestroBodyOptions } from './maestro-body';
-import { requestsAboveLimits } from './requests-within-limits';
+import { podRefusals } from './requests-within-limits';
 import { failed, ok, type FieldError, type Result } from './result';
 import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
 
@@ -122,7 +122,7 @@ export function validateSchedulerSpec(data: unknown, options: ValidateOptions = 
   const { body, sentTwice } = normalised(data, schedulerSpecSchema(), options, { emptyAsUnset: true });
   if (sentTwice.length > 0) return failed(sentTwice);
   const checked = validators().spec(body);
-  const errors = checked.errors.length === 0 ? (options.schemaOnly ? [] : requestsAboveLimits(checked.value as SchedulerSpec, options.prefix)) : prefixed(checked.errors, options.prefix ?? '');
+  const errors = checked.errors.length === 0 ? (options.schemaOnly ? [] : podRefusals(checked.value as SchedulerSpec, options.prefix)) : prefixed(checked.errors, options.prefix ?? '');
   return errors.length === 0 ? ok(checked.value as SchedulerSpec) : failed(errors);
 }
 
@@ -136,7 +136,7 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const { name, ...spec } = value as Record<string, unknown>;
     if (errors.length === 0) {
-      const refused = requestsAboveLimits(spec as unknown as SchedulerSpec, options.prefix);
+      const refused = podRefusals(spec as unknown as SchedulerSpec, options.prefix);
       return refused.length === 0 ? ok({ name: name as string, spec: spec as unknown as SchedulerSpec }) : failed(refused);
     }
   }

@@ -16,7 +16,7 @@ import { instanceFromPod, podNotReadySince, podStartedAt } from '../../../common
 import { decodePingDigest } from '../../../common/src/rooms/ping-digest';
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
-import { requestsAboveLimits } from '../../../common/src/validation';
+import { podRefusals } from '../../../common/src/validation';
 import type { OperatorDeps } from '../deps';
 import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
@@ -128,7 +128,7 @@ export class RoomManager {
     const schedulerName = req.scheduler.metadata.name as string;
     // A definition the API server took (kubectl; a version stored before the gateway checked it)
     // may still ask for pods kube-apiserver refuses: no GameRoom is made for a pod that cannot be.
-    const refused = requestsAboveLimits(req.definition, 'spec');
+    const refused = podRefusals(req.definition, 'spec');
     if (refused.length > 0) throw new Error(`no room was created for version ${req.version} of scheduler ${schedulerName}: ${refused.map((e) => `${e.field} ${e.message}`).join('; ')} (kubectl edit scheduler ${schedulerName}, or PATCH /schedulers/${schedulerName})`);
     const ports = pickHostPorts(req.definition, used, this.rand);
     if ('error' in ports) throw new Error(`cannot pick host ports: ${ports.error}`);
