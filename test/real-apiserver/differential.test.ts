@@ -702,7 +702,7 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       },
     };
     // The one rule the CRD cannot state (v1.28's CEL has no quantity library): the gateway refuses
-    // such a definition (common/src/validation/requests-within-limits.ts) and the operator makes
+    // such a definition (common/src/validation/pod-refusals.ts) and the operator makes
     // no room of it; test/e2e/validation.test.ts shows both.
     const podOnly: Record<string, Change> = {
       'cpu request above its limit': (s) => { c0(s).requests = { cpu: '2' }; c0(s).limits = { cpu: '1' }; },

@@ -5,4 +5,4 @@ export {
   validateSchedulerPatchBody,
   schedulerPatchField,
 } from './scheduler-validator';
-export { podRefusals } from './requests-within-limits';
+export { podRefusals } from './pod-refusals';

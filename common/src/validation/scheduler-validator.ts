@@ -5,7 +5,7 @@
  * (cross-field checks) are evaluated by the one judge, the API server, when the gateway writes:
  * a refusal comes back as the same validation error (api-gateway's KubernetesStore). No copy of
  * a rule lives here, so none can drift from crds/. One rule the CRD cannot state is checked here
- * once the schema holds: a container's requests within its limits (requests-within-limits.ts).
+ * once the schema holds: a container's requests within its limits (pod-refusals.ts).
  *
  * Field paths are relative to the validated document (the HTTP body); pass `prefix: 'spec'` to get
  * the paths of the Scheduler resource. Unknown fields are dropped, defaults applied; nothing throws.
@@ -16,7 +16,7 @@ import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
 import { withPrefix } from './field-path';
 import { normaliseMaestroBody, propertyNamed, type MaestroBodyOptions } from './maestro-body';
-import { podRefusals } from './requests-within-limits';
+import { podRefusals } from './pod-refusals';
 import { failed, ok, type FieldError, type Result } from './result';
 import { compileSchemaValidator, type SchemaValidator } from './schema-validator';
 
@@ -27,7 +27,7 @@ export interface ValidateOptions {
   acceptSnakeCase?: boolean;
   /**
    * Only what the Scheduler CRD's schema holds, as the API server judges a Scheduler (default
-   * false): no requests-within-limits check. A definition the API server accepted fails that check
+   * false): no pod-refusals check. A definition the API server accepted fails that check
    * where its room is made, in the words of the Scheduler's field (`spec.spec.containers[0]…`).
    */
   schemaOnly?: boolean;
