@@ -147,6 +147,12 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
   const timeoutMs = ctx.deps.config.validationTimeout;
   const acceptOccupied = ctx.deps.config.validationAcceptOccupied;
   ctx.event('Major version detected, starting game room validation process...');
+  // One version operation runs at a time per scheduler: a validation room there now was left by
+  // an earlier run of this one, stopped with its operator (a restart, a failover). It goes first.
+  for (const left of ctx.deps.caches.rooms.list(ctx.schedulerName).filter((r) => r.spec.validation && !r.metadata.deletionTimestamp)) {
+    await rooms.deleteRoom(ctx.schedulerName, left.metadata.name as string, undefined, 'Background');
+    ctx.event(`Deleted validation room ${left.metadata.name as string}, left by an earlier validation that stopped before deleting it (its operator stopped)`);
+  }
   let lastFailure = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     ctx.checkpoint();
