@@ -24,6 +24,13 @@ import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { OperationEnqueued } from './management-bodies';
 
+
+/** A create (or new version) body of one room running `image`. */
+function createBodyWithImage(name: string, image: string): Record<string, unknown> {
+  const object = schedulerObject(name, { roomsReplicas: 1 }) as { spec: { spec: { containers: { image: string }[] } } & Record<string, unknown> };
+  object.spec.spec.containers[0]!.image = image;
+  return { name, ...object.spec };
+}
 describe('status values written with kubectl', () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -250,16 +257,34 @@ describe('values written with kubectl, with an operator running', () => {
     expect((await stack.api.listOperations(name)).items.map((op) => op.spec.definitionName).filter((d) => d !== 'create_scheduler')).toEqual([]);
   });
 
+  /** A scheduler of one room of game:1.0.0, ready, then a major change to game:2.0.0 sent. */
+  const majorAfterReadyRoom = async (name: string): Promise<void> => {
+    expect((await managementCall(stack, 'POST', '/schedulers', createBodyWithImage(name, 'example.com/game:1.0.0'))).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: 'a ready room' });
+    expect((await managementCall(stack, 'POST', `/schedulers/${name}`, createBodyWithImage(name, 'example.com/game:2.0.0'))).status).toBe(200);
+  };
+
+  test('another version\'s status patched to say it is active is set back to inactive, with a Warning: it never becomes active without a switch', async () => {
+    const name = 'edited-flag';
+    await majorAfterReadyRoom(name);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v2.0.0', { timeoutMs: 60_000, message: 'v2.0.0 active' });
+    await waitFor(async () => !(await stack.api.listOperations(name)).items.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending')), { timeoutMs: 30_000, message: 'no operation queued or running' });
+
+    // kubectl patch rksv edited-flag-v1.0.0 --subresource=status --type=merge -p '{"status":{"active":true}}'
+    await stack.api.patchSchedulerVersionStatus(`${name}-v1.0.0`, { status: { active: true } });
+    const events = stack.kc.makeApiClient(k8s.EventsV1Api);
+    const restored = await waitFor(async () => (await events.listNamespacedEvent({ namespace: 'default' })).items
+      .find((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === name && e.reason === 'StatusVersionRestored'), { timeoutMs: 30_000, message: 'a StatusVersionRestored Event about the Scheduler' });
+    expect([restored.type, restored.note]).toEqual(['Warning', `SchedulerVersion ${name}-v1.0.0 said it is active, but no switch_active_version made it so (an edit of its status): set back to inactive; v2.0.0 stays active and no room was made or replaced for v1.0.0: to run v1.0.0, switch to it: PUT /schedulers/${name} with {"version": "v1.0.0"}, `
+      + `or kubectl create an Operation with spec {schedulerName: ${name}, definitionName: switch_active_version, input: {newActiveVersion: v1.0.0}} (README, kubectl)`]);
+    await waitFor(async () => (await stack.api.getSchedulerVersion(`${name}-v1.0.0`)).status?.active === false, { timeoutMs: 30_000, message: 'v1.0.0 inactive again' });
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v2.0.0');
+    await managementCall(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
   test('status.version patched back to an older version that exists is set back to the active one: no room of it is ever made, until a switch makes it active', async () => {
     const name = 'edited-older';
-    const body = (image: string) => {
-      const object = schedulerObject(name, { roomsReplicas: 1 }) as { spec: { spec: { containers: { image: string }[] } } & Record<string, unknown> };
-      object.spec.spec.containers[0]!.image = image;
-      return { name, ...object.spec };
-    };
-    expect((await managementCall(stack, 'POST', '/schedulers', body('example.com/game:1.0.0'))).status).toBe(200);
-    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 1, { timeoutMs: 30_000, message: 'a ready room' });
-    expect((await managementCall(stack, 'POST', `/schedulers/${name}`, body('example.com/game:2.0.0'))).status).toBe(200);
+    await majorAfterReadyRoom(name);
     const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.spec.validation && !r.metadata.deletionTimestamp);
     await waitFor(async () => {
       const rooms = await live();

@@ -48,6 +48,11 @@ export interface OwnedObjectsPlan {
   rebuildVersion?: string;
   /** The version status.version is set back to: the one whose SchedulerVersion says it is active. */
   restoreVersion?: string;
+  /**
+   * Versions (numbers) whose SchedulerVersion says it is active beside the active one's, which
+   * says so too: an edit of their status (no switch made them active), set back to inactive.
+   */
+  unflag: string[];
   conditions: ConditionDraft[];
 }
 
@@ -114,7 +119,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   const sayActive = editedStatusVersion(s, input.versions, input.ops);
   const restore = sayActive?.length === 1 ? sayActive[0] : undefined;
   const lifecycle = input.ops.some((op) => LIFECYCLE_OPS.has(op.spec.definitionName) && isActive(op));
-  const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, conditions: [] };
+  const plan: OwnedObjectsPlan = { createNamespace: false, protect: [], release: [], rebuildVersion: undefined, restoreVersion: undefined, unflag: [], conditions: [] };
 
   // Versions: protect what is needed, release the rest (everything while the Scheduler goes).
   const inUse = versionsInUse(input.ops);
@@ -155,6 +160,9 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
       ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.StatusVersionRestored, message: `status.version named ${edited}; ${restore} is active (its SchedulerVersion says so); status.version is set back to it, and no room is made, replaced or rebuilt for ${active}: ${hint}` }
       : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'False', reason: RecoveryReason.ActiveVersionAmbiguous, message: `status.version names ${edited}, and SchedulerVersions ${sayActive.join(', ')} each say they are active: nothing is rebuilt and the health check adds, removes and replaces no room until one version is active; switch to the one that should run: PUT /schedulers/${name} with {"version": "..."}` });
   } else if (current && !current.metadata.deletionTimestamp) {
+    // The active version says so; another that says so too was edited so (a switch writes the
+    // old flag off before the new one on), unless a switch is in flight.
+    if (current.status?.active === true && !lifecycle && !switchInFlight(input.ops)) plan.unflag = flaggedActive(input.versions).filter((v) => v !== active);
     const rebuiltAt = current.metadata.annotations?.[REBUILT_AT_ANNOTATION];
     plan.conditions.push(rebuiltAt
       ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Rebuilt, message: `active version ${active} was deleted and rebuilt from the Scheduler's spec at ${rebuiltAt}` }

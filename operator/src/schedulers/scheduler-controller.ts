@@ -181,6 +181,9 @@ export class SchedulerController {
         requeueAfterMs = 1000;
       }
     }
+    for (const version of plan.unflag) {
+      if (!(await this.unflag(name, s.status?.version as string, version))) requeueAfterMs = 1000;
+    }
     let restoreVersion: string | undefined;
     if (plan.restoreVersion) {
       // Read again, not from the caches: a switch the version cache has not seen yet (its new
@@ -192,20 +195,39 @@ export class SchedulerController {
   }
 
   /**
-   * Whether the API server agrees: `named`'s SchedulerVersion (if any) does not say it is active,
-   * `active`'s does, and no switch_active_version is queued or running (one between its flags and
-   * status.version is not an edit).
+   * Whether the API server agrees: `named`'s SchedulerVersion (if any) does not say it is active
+   * (with `flaggedToo`, it does), `active`'s does, and no switch_active_version is queued or
+   * running (one between its flags and status.version is not an edit).
    */
-  private async confirmEdited(name: string, named: string, active: string): Promise<boolean> {
+  private async confirmEdited(name: string, named: string, active: string, flaggedToo = false): Promise<boolean> {
     const read = async (version: string) => this.deps.api.getSchedulerVersion(versionObjectName(name, version)).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
     const held = await read(named);
-    if (held?.status?.active === true) return false;
+    if ((held?.status?.active === true) !== flaggedToo) return false;
     if (held && switchInFlight((await this.deps.api.listOperations(name)).items)) return false;
     const v = await read(active);
     return v?.status?.active === true && !v.metadata.deletionTimestamp;
+  }
+
+  /**
+   * Sets `version`'s SchedulerVersion back to inactive when the API server agrees that `active`'s
+   * says it is active, `version`'s says so too and no switch is queued or running; says so in a
+   * Warning. False when it could not tell (read again later).
+   */
+  private async unflag(name: string, active: string, version: string): Promise<boolean> {
+    if (!(await this.confirmEdited(name, version, active, true))) return false;
+    try {
+      await this.deps.api.patchSchedulerVersionStatus(versionObjectName(name, version), { status: { active: false } });
+    } catch (err) {
+      if (apiStatus(err) === 404) return true;
+      throw err;
+    }
+    const note = `SchedulerVersion ${versionObjectName(name, version)} said it is active, but no switch_active_version made it so (an edit of its status): set back to inactive; ${active} stays active and no room was made or replaced for ${version}: ${switchHint(name, version)}`;
+    schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
+    this.deps.logger.warn('set a SchedulerVersion back to inactive: its status was edited to say it is active', { scheduler: name, version, active });
+    return true;
   }
 
   private versionsOf(schedulerName: string): SchedulerVersion[] {
