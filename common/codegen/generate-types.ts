@@ -147,6 +147,8 @@ class TypeEmitter {
       const type = this.typeOf(propSchema, path === '' ? prop : `${path}.${prop}`, name + pascal(prop));
       lines.push(`${docComment(propSchema.description, '  ')}  ${quoteKey(prop)}${required.has(prop) ? '' : '?'}: ${type};`);
     }
+    // Fields beside those declared are kept by the API server (and typed as unknown here).
+    if (schema['x-kubernetes-preserve-unknown-fields']) lines.push('  [field: string]: unknown;');
     // Shared shapes are documented where they are used (the property), not on the interface.
     this.declarations.push(`export interface ${name} {\n${lines.join('\n')}\n}`);
     return name;

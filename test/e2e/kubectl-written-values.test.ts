@@ -195,6 +195,21 @@ describe('values written with kubectl, with an operator running', () => {
     await expect(stack.api.getOperation(op.metadata.name as string)).rejects.toMatchObject({ code: 404 });
   });
 
+  test.each([
+    ['add_rooms with a negative amount', 'add_rooms', { amount: -3 }, 'spec.input.amount'],
+    ['add_rooms with an amount in words', 'add_rooms', { amount: 'two' }, 'spec.input.amount'],
+    ['add_rooms without an amount', 'add_rooms', { reason: 'more' }, 'spec.input.amount'],
+    ['remove_rooms with both an amount and ids', 'remove_rooms', { amount: 1, roomsIds: ['a'] }, 'spec.input'],
+    ['remove_rooms with neither', 'remove_rooms', {}, 'spec.input'],
+    ['switch_active_version without a version', 'switch_active_version', { version: 'v1.0.0' }, 'spec.input.newActiveVersion'],
+  ])('an Operation written with kubectl is refused at admission, naming the field: %s', async (_case, definitionName, input, field) => {
+    const op = buildOperation({ id: newOperationId(), schedulerName: 'admission', definitionName, input: input, source: 'kubectl', enqueuedAt: Date.now() });
+    const refused = await stack.api.createOperation(op).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain(field);
+    await expect(stack.api.getOperation(op.metadata.name as string)).rejects.toMatchObject({ code: 404 });
+  });
+
   test('a SchedulerVersion numbered with more than 9 digits is refused at admission, naming spec.version: no later version could be numbered after it', async () => {
     const name = 'huge-version';
     const spec = (schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec;

@@ -105,7 +105,7 @@ describe('rooms', () => {
       return rooms.length === 1 && rooms[0]!.metadata.name !== first;
     }, { timeoutMs: 30_000, message: 'the silent room was replaced' });
     const removals = (await stack.api.listOperations('rooms-silent')).items.filter((o) => o.spec.definitionName === 'remove_rooms');
-    const expired = removals.find((o) => (o.spec.input?.roomsIds as string[] | undefined)?.includes(first));
+    const expired = removals.find((o) => (o.spec.input?.roomsIds)?.includes(first));
     expect(expired?.spec.input?.reason).toBe('expired_room');
     expect(expired?.spec.priority).toBe(true);
     // Its history says why the room went, not only that it did.
@@ -130,7 +130,7 @@ describe('rooms', () => {
       return rooms.length === 1 && rooms[0]!.metadata.name !== first;
     }, { timeoutMs: 30_000, message: 'the never-ready room was replaced' });
     const expired = (await stack.api.listOperations('rooms-never-ready')).items
-      .find((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds as string[] | undefined)?.includes(first));
+      .find((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds)?.includes(first));
     expect(expired?.spec.input?.reason).toBe('expired_room');
     const history = await waitFor(async () => {
       const op = await stack.api.getOperation(expired?.metadata.name as string);
@@ -150,7 +150,7 @@ describe('rooms', () => {
       return rooms.length === 1 && rooms[0]!.metadata.name !== room && !(await stack.api.listGameRooms('rooms-ended')).items.some((r) => r.metadata.name === room);
     }, { timeoutMs: 30_000, message: 'the terminated room gone and replaced' });
     const removals = await waitFor(async () => {
-      const ops = (await stack.api.listOperations('rooms-ended')).items.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds as string[] | undefined)?.includes(room));
+      const ops = (await stack.api.listOperations('rooms-ended')).items.filter((o) => o.spec.definitionName === 'remove_rooms' && (o.spec.input?.roomsIds)?.includes(room));
       return ops.every((o) => o.status?.status === 'finished') ? ops : undefined;
     }, { timeoutMs: 20_000, message: 'the removals finished' });
     // One removal: while its deletion runs, the room is not removed again (a second removal took

@@ -126,6 +126,16 @@ export interface GameRoomList {
 
 // ---- Operation (crds/roomkeeper.io_operations.yaml) ----
 
+export interface OperationSpecInput {
+  /** add_rooms, remove_rooms by amount. At least 1. */
+  amount?: number;
+  /** remove_rooms by id. The rooms to remove. */
+  roomsIds?: string[];
+  /** switch_active_version. The version to make active, e.g. v1.2.0. */
+  newActiveVersion?: string;
+  [field: string]: unknown;
+}
+
 export type OperationSource = 'api' | 'kubectl' | 'operator';
 
 export const operationSourceValues = ['api', 'kubectl', 'operator'] as const satisfies readonly OperationSource[];
@@ -135,8 +145,8 @@ export interface OperationSpec {
   schedulerName: string;
   /** create_scheduler, create_new_scheduler_version, switch_active_version, add_rooms, remove_rooms or delete_scheduler; any other name is stored and then evicted by the operator. */
   definitionName: string;
-  /** Depends on the definition. */
-  input?: Record<string, unknown>;
+  /** Depends on the definition. The fields of add_rooms, remove_rooms and switch_active_version are checked at admission; each definition checks the rest when it runs. */
+  input?: OperationSpecInput;
   /** Enqueued by the operator to heal or scale; runs before the other pending operations. */
   priority?: boolean;
   /** RFC 3339 with milliseconds; orders the queue (ties broken by name). */

@@ -376,6 +376,24 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             message: 'the input of an operation cannot change once it is created (schedulerName, definitionName, input, priority, source, enqueuedAt), whether it is pending, running or ended: create a new Operation instead (only cancelRequested may be set later)',
             reason: 'FieldValueForbidden',
           },
+          {
+            rule: 'self.definitionName != \'add_rooms\' || (has(self.input) && has(self.input.amount))',
+            message: 'add_rooms takes input.amount, the number of rooms to add (at least 1)',
+            fieldPath: '.input.amount',
+            reason: 'FieldValueRequired',
+          },
+          {
+            rule: 'self.definitionName != \'remove_rooms\' || (has(self.input) && has(self.input.amount) != has(self.input.roomsIds))',
+            message: 'remove_rooms takes either input.amount (how many rooms to remove, at least 1) or input.roomsIds (the rooms to remove), not both',
+            fieldPath: '.input',
+            reason: 'FieldValueInvalid',
+          },
+          {
+            rule: 'self.definitionName != \'switch_active_version\' || (has(self.input) && has(self.input.newActiveVersion))',
+            message: 'switch_active_version takes input.newActiveVersion, the version to make active (e.g. v1.2.0)',
+            fieldPath: '.input.newActiveVersion',
+            reason: 'FieldValueRequired',
+          },
         ],
         properties: {
           schedulerName: {
@@ -393,8 +411,29 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           input: {
             type: 'object',
-            description: 'Depends on the definition.',
+            description: 'Depends on the definition. The fields of add_rooms, remove_rooms and switch_active_version are checked at admission; each definition checks the rest when it runs.',
             'x-kubernetes-preserve-unknown-fields': true,
+            properties: {
+              amount: {
+                type: 'integer',
+                description: 'add_rooms, remove_rooms by amount. At least 1.',
+                minimum: 1,
+              },
+              roomsIds: {
+                type: 'array',
+                description: 'remove_rooms by id. The rooms to remove.',
+                items: {
+                  type: 'string',
+                  maxLength: 253,
+                },
+              },
+              newActiveVersion: {
+                type: 'string',
+                description: 'switch_active_version. The version to make active, e.g. v1.2.0.',
+                minLength: 1,
+                maxLength: 64,
+              },
+            },
           },
           priority: {
             type: 'boolean',
