@@ -87,16 +87,22 @@ describe('add_rooms and the replicas it changes', () => {
     await t.ctx.finish('canceled');
   });
 
-  it('canceled after a user changed the count: the rollback leaves the user\'s count, and says how to undo the operation', async () => {
-    const t = setup();
+  it('canceled after a user changed the count: the rollback leaves the user\'s count, keeps the rooms it wants, and says how to undo the operation', async () => {
+    const deleted: string[] = [];
+    const fleet = ['a', 'b', 'c', 'made-1', 'made-2'].map((name) => ({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'ready' } }) as unknown as GameRoom);
+    const t = setup({}, { rooms: fleet, deleteGameRoom: (name) => { deleted.push(name); return Promise.resolve(); } });
     const running = addRoomsDefinition.execute(t.ctx);
     await waitFor(() => t.specPatches.length === 1, { message: 'roomsReplicas changed' });
     t.userSets(9);
     t.ctx.cancel();
     await expect(running).rejects.toBeInstanceOf(OperationCanceled);
+    t.ctx.state.createdRooms = ['made-1', 'made-2'];
     await addRoomsDefinition.rollback?.(t.ctx);
     expect(t.specPatches).toEqual([{ roomsReplicas: 5 }]);
     expect(t.latest().spec.roomsReplicas).toBe(9);
+    // 5 rooms for the 9 wanted now: the rooms it made stay.
+    expect(deleted).toEqual([]);
+    expect(t.ctx.recorded.map((h) => h.event)).toContain('Kept 2 of the rooms created by this operation: the scheduler wants 9 rooms');
     expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas was not set back to 3: it is 9 now, not the 5 this operation made it, so it changed since; to undo this operation, PATCH /schedulers/s with {"roomsReplicas": 3}, or kubectl scale rks/s --replicas=3');
     await t.ctx.finish('canceled');
   });

@@ -329,6 +329,8 @@ async function restoreCount(ctx: ExecutionContext): Promise<void> {
   if (before === undefined || set === undefined) return;
   const back = await setCountBack(ctx.deps, ctx.op, before, set);
   if (back.outcome === 'changed') {
+    // The count someone set since is the one the rollback's room deletions keep to.
+    ctx.state.countLeft = back.now;
     ctx.event(countChangedLine(ctx.schedulerName, before, set, back.now, ''));
     return;
   }
@@ -341,8 +343,9 @@ function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
   const s = ctx.deps.caches.schedulers.get(ctx.schedulerName);
   if (!s) return undefined;
   if (autoscaled(s, cachedVersions(ctx.deps.caches))) return s.status?.rooms?.desired;
+  const left = ctx.state.countLeft as number | undefined;
   const restored = ctx.state.replicasBefore as number | undefined;
-  return restored ?? s.spec.roomsReplicas;
+  return left ?? restored ?? s.spec.roomsReplicas;
 }
 
 export const removeRoomsDefinition: OperationDefinition = {
