@@ -112,4 +112,10 @@ describe('an ended operation whose status was edited back to pending or in progr
     expect(plan.end[2]?.events[0]).toContain('its history does not say how it ended, so it is set to error');
     expect(plan.start?.metadata.name).toBe('next');
   });
+
+  it('reads the end from the last line that tells one, whatever lines follow it', () => {
+    const o = ended('deletion', 'pending', 'Operation canceled by the user before it started');
+    o.status?.executionHistory?.push({ createdAt: '', event: 'A cancel does not undo a deletion: …' });
+    expect(planQueue([o], NOW, view()).end.map((e) => e.status)).toEqual(['canceled']);
+  });
 });

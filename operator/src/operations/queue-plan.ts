@@ -120,14 +120,19 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
   return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
 }
 
-/** The status an ended operation's history says it ended with (its last line, as the runner writes it). */
+/**
+ * The status an ended operation's history says it ended with: its last line that tells an end, as
+ * the runner writes them (lines may follow it: what a cancel leaves, a stuck cancel's undo).
+ */
 function endedStatus(op: Operation): QueueEnding['status'] | undefined {
   const history = op.status?.executionHistory ?? [];
-  const last = history[history.length - 1]?.event ?? '';
-  if (last === 'Operation finished') return OperationStatusName.Finished;
-  if (last.startsWith('Operation canceled')) return OperationStatusName.Canceled;
-  if (last.startsWith('Unknown operation definition')) return OperationStatusName.Evicted;
-  if (last.startsWith('Operation ended in error') || last.startsWith('Operation lease') || last.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const line = history[i]?.event ?? '';
+    if (line === 'Operation finished') return OperationStatusName.Finished;
+    if (line.startsWith('Operation canceled')) return OperationStatusName.Canceled;
+    if (line.startsWith('Unknown operation definition')) return OperationStatusName.Evicted;
+    if (line.startsWith('Operation ended in error') || line.startsWith('Operation lease') || line.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
+  }
   return undefined;
 }
 
