@@ -305,6 +305,8 @@ describe('values written with kubectl, with an operator running', () => {
       const rooms = await live();
       return (await stack.api.getScheduler(name)).status?.version === 'v2.0.0' && rooms.length === 1 && rooms[0]!.spec.version === 'v2.0.0' && rooms[0]!.status?.status === 'ready';
     }, { timeoutMs: 60_000, message: 'v2.0.0 active and its one room ready' });
+    // The v1.0.0 room the rollout replaced is gone too, not only being deleted (the count below is of every room stored).
+    await waitFor(async () => !(await stack.api.listGameRooms(name)).items.some((r) => r.spec.version === 'v1.0.0'), { timeoutMs: 60_000, message: 'the v1.0.0 room gone' });
 
     // Every room the API server holds from here on, as a watch sees it come (not only the end state).
     const listed = await stack.api.listGameRooms(name);

@@ -8,6 +8,7 @@ import { waitFor } from '../../../test/support/wait';
 import { createHttpServer, MANAGEMENT_TIMEOUTS } from '../../../common/src/http-server';
 import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
 import { nextAttemptId } from '../../../common/src/operations/attempts';
+import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
 import { requestListener } from '../app';
@@ -496,7 +497,7 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec(), maxSurge: '50%' });
   });
 
-  it('refuses a change that lost its write to another change of the spec (parallel requests, another replica, kubectl) with code 9, as if it had come a moment later; one that lost to a status write is written', async () => {
+  it('refuses a change that lost its write to another change of the spec (parallel requests, another replica, kubectl) with code 9, as if it had come a moment later; one that lost to a status write or to a move of the count alone is written', async () => {
     const s = t.store.seedScheduler('tennis-eu', validSpec());
     const write = t.store.updateSchedulerSpec.bind(t.store);
     // Another request's change lands between this one's read and its write; its operation is not enqueued yet.
@@ -519,6 +520,15 @@ describe('PATCH /schedulers/{name}', () => {
     t.store.conflictsToInject = 1;
     expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '15' })).status).toBe(200);
     expect(s.spec.maxSurge).toBe('15');
+    // Losing to a move of the count alone (an add-rooms, a kubectl scale) is no version change to wait
+    // for: the change is written on it, and a count it sends replaces that one, as a later scale would.
+    t.store.seedOperation(newVersionOperationId(s.metadata.uid ?? '', s.metadata.generation ?? 0), { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'finished' });
+    concurrent = () => {
+      s.spec = { ...s.spec, roomsReplicas: 7 };
+      s.metadata.generation = (s.metadata.generation ?? 1) + 1;
+    };
+    expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 0 })).status).toBe(200);
+    expect([s.spec.roomsReplicas, s.spec.maxSurge]).toEqual([0, '15']);
   });
 
   it.each([
@@ -633,6 +643,17 @@ describe('PATCH /schedulers/{name}', () => {
     const res = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 2 });
     expect(res.status).toBe(400);
     expect(bodyOf(res).code).toBe(9);
+  });
+
+  it('does not hold up a change for the version operation of an add-rooms or remove-rooms (a move of the count alone, and its switch), which no user asked for; a real one holds it up', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedVersion('tennis-eu', 'v1.1.0', validSpec({ roomsReplicas: 7 }), '2026-01-02T00:00:00.000Z');
+    t.store.seedOperation('count', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version', input: { ...schedulerDefinitionInput('tennis-eu', validSpec({ roomsReplicas: 7 })) } }, { status: 'in_progress' });
+    t.store.seedOperation('count-switch', { schedulerName: 'tennis-eu', definitionName: 'switch_active_version', source: 'operator', input: { newActiveVersion: 'v1.1.0' } }, { status: 'pending' });
+    expect((await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 0 })).status).toBe(200);
+    t.store.seedOperation('image', { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version', input: { ...schedulerDefinitionInput('tennis-eu', { ...validSpec(), maxSurge: '50%' }) } }, { status: 'pending' });
+    const held = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ roomsReplicas: 1 });
+    expect([held.status, bodyOf(held).code, bodyOf(held).message]).toEqual([400, 9, expect.stringContaining('create_new_scheduler_version image is pending')]);
   });
 
   it('tells a change that would not be taken its validation errors (code 3) while a version operation is in progress, as it would start nothing; only a valid one is told to wait (code 9)', async () => {

@@ -18,10 +18,12 @@ import {
   parseSwitchActiveVersionInput,
   REQUEST_BOUNDS,
   schedulerDefinitionInput,
+  specOfDefinitionInput,
+  type SchedulerDefinitionInput,
   type OperationInputs,
 } from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { refusedSpecBase, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
+import { refusedSpecBase, schedulerSpecsDiffer, withCountInForce } from '../../../common/src/operations/refused-spec';
 import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { isFinalOperationStatus, OperationDefinition, OperationSourceName, RemoveRoomsReason, type OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { FieldError } from '../../../common/src/validation/result';
@@ -236,25 +238,14 @@ export class SchedulerCommands {
    * (the cache may lag the scheduler's, which already shows the switch), and the version operation
    * this gateway enqueued last is read directly when the cache does not show it yet.
    */
-  private async assertNoOngoingVersionOperation(scheduler: Scheduler, changedJustNow = false): Promise<void> {
+  private async assertNoOngoingVersionOperation(scheduler: Scheduler): Promise<void> {
     const name = scheduler.metadata.name ?? '';
     const active = scheduler.status?.version;
-    // The version operation of the spec as it stands, read directly: a change written a moment ago
-    // (by another request, on any replica, or kubectl) may not be in the cache yet. One this request
-    // lost its write to (`changedJustNow`) is ongoing even before its operation is enqueued.
-    const generation = scheduler.metadata.generation ?? 0;
-    const own = scheduler.metadata.uid ? newVersionOperationId(scheduler.metadata.uid, generation) : undefined;
-    const latest = own === undefined ? undefined : await this.deps.operations.getOperation(own);
-    if (latest ? isOngoing(latest, active) : changedJustNow && own !== undefined) {
-      throw new FailedPreconditionError(
-        `scheduler ${name} has an ongoing version operation (create_new_scheduler_version ${own ?? ''} ${latest ? `is ${latest.status?.status ?? 'pending'}` : 'is being enqueued'}, for a change written just before this one, generation ${generation}); retry once it has finished (GET /schedulers/${name}/operations)`,
-      );
-    }
     const ops = await this.deps.operations.listOperations(name);
     let ongoing: Operation | undefined;
     for (const cached of ops.filter((op) => isOngoing(op, active))) {
       const fresh = await this.deps.operations.getOperation(cached.metadata.name ?? '');
-      if (fresh && isOngoing(fresh, active)) {
+      if (fresh && isOngoing(fresh, active) && !(await this.movesCountOnly(fresh, name, active))) {
         ongoing = fresh;
         break;
       }
@@ -270,6 +261,39 @@ export class SchedulerCommands {
         `scheduler ${name} has an ongoing version operation (${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}); retry once it has finished (GET /schedulers/${name}/operations)`,
       );
     }
+  }
+
+  /**
+   * Whether a version operation only carries a move of the room count, as an add-rooms or
+   * remove-rooms makes one (a minor version of the active definition with another roomsReplicas,
+   * and its switch): no version change a user asked for, so it holds up none (Maestro's add and
+   * remove make no version at all). A change sent meanwhile supersedes it.
+   */
+  private async movesCountOnly(op: Operation, name: string, active: string | undefined): Promise<boolean> {
+    if (!active) return false;
+    const activeDefinition = (await this.deps.schedulers.getVersion(name, active))?.spec.definition;
+    if (!activeDefinition) return false;
+    const target = op.spec.definitionName === OperationDefinition.SwitchActiveVersion && op.spec.source === OperationSourceName.Operator
+      ? (await this.deps.schedulers.getVersion(name, String((op.spec.input as { newActiveVersion?: unknown } | undefined)?.newActiveVersion)))?.spec.definition
+      : op.spec.definitionName === OperationDefinition.CreateNewSchedulerVersion ? specOfDefinitionInput((op.spec.input ?? {}) as SchedulerDefinitionInput) : undefined;
+    return target !== undefined && classifyChange(withCountInForce(activeDefinition, target), target) === 'none';
+  }
+
+  /**
+   * The guard for a change that lost its write to another change of the definition (`fresh` holds
+   * it): that change's version operation, read directly (it may not be in the cache, or not even
+   * enqueued yet, on another replica or by the operator for a kubectl edit), is ongoing unless it
+   * has already ended.
+   */
+  private async refuseAfterLostWrite(fresh: Scheduler): Promise<void> {
+    const name = fresh.metadata.name ?? '';
+    const generation = fresh.metadata.generation ?? 0;
+    const id = newVersionOperationId(fresh.metadata.uid ?? name, generation);
+    const op = await this.deps.operations.getOperation(id);
+    if (op && !isOngoing(op, fresh.status?.version)) return;
+    throw new FailedPreconditionError(
+      `scheduler ${name} has an ongoing version operation (create_new_scheduler_version ${id} ${op ? `is ${op.status?.status ?? 'pending'}` : 'is being enqueued'}, for a change written just before this one, generation ${generation}); retry once it has finished (GET /schedulers/${name}/operations)`,
+    );
   }
 
   /**
@@ -308,9 +332,11 @@ export class SchedulerCommands {
         }
         const fresh = await this.deps.schedulers.getScheduler(name);
         if (!fresh) throw new NotFoundError(`scheduler ${name} not found`);
-        // Lost to another change of the spec (not to a status write): it is a version change
-        // under way, and this one waits for it, as it would have had it come a moment later.
-        if ((fresh.metadata.generation ?? 0) !== (current.metadata.generation ?? 0)) await this.assertNoOngoingVersionOperation(fresh, true);
+        // Lost to another change of the definition (not to a status write, nor to a move of the
+        // count alone: an add-rooms, a scale, whose count this change replaces as a later scale
+        // would): a version change under way, which this one waits for, as it would have had it
+        // come a moment later.
+        if (classifyChange(withCountInForce(fresh.spec, current.spec), current.spec) !== 'none') await this.refuseAfterLostWrite(fresh);
         current = fresh;
       }
     }
