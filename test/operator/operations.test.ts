@@ -420,16 +420,18 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
   test('create_new_scheduler_version deletes a validation room an earlier run left (its operator stopped mid-validation), and says so', async () => {
     await stack.api.createScheduler(schedulerObject('rb-vroom-left', { roomsReplicas: 0 }) as never);
     await waitFor(async () => (await stack.api.getScheduler('rb-vroom-left')).status?.version === 'v1.0.0', { timeoutMs: 20_000, message: 'v1.0.0 active' });
-    // What a stopped run leaves: a validation room of the version it was validating.
-    await stack.api.createGameRoom({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'rb-vroom-left-old', namespace: 'rb-vroom-left', labels: { 'roomkeeper.io/scheduler': 'rb-vroom-left', 'roomkeeper.io/validation-room': 'true' } }, spec: { scheduler: 'rb-vroom-left', version: 'v2.0.0', validation: true } } as never);
-    await waitFor(async () => (await stack.api.listGameRooms('rb-vroom-left')).items.length === 1, { timeoutMs: 10_000, message: 'the left room stored' });
+    // A room that never becomes ready (the sandbox's `never-ready` image): validation waits on it.
     await stack.api.jsonPatchScheduler('rb-vroom-left', [{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:never-ready' }]);
+    const left = await waitFor(async () => (await stack.api.listGameRooms('rb-vroom-left')).items.find((r) => r.spec.validation), { timeoutMs: 20_000, message: 'the validation room' });
+    // The operator stops mid-validation (a rolling restart): the operation is put back in the queue, its room left.
+    await stack.restartOperators({});
     const op = await waitFor(async () => {
       const ops = await historyOf('rb-vroom-left', 'create_new_scheduler_version');
       return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
-    }, { timeoutMs: 40_000, message: 'the version change ended' });
-    expect(op.status?.executionHistory?.map((h) => h.event)).toContain('Deleted validation room rb-vroom-left-old, left by an earlier validation that stopped before deleting it (its operator stopped)');
-    await waitFor(async () => !(await stack.api.listGameRooms('rb-vroom-left')).items.some((r) => r.metadata.name === 'rb-vroom-left-old'), { timeoutMs: 10_000, message: 'the left room gone' });
+    }, { timeoutMs: 60_000, message: 'the version change ended' });
+    // The stopped run handed the operation over without deleting its room; the next run deletes it first.
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain(`Deleted validation room ${left.metadata.name as string}, left by an earlier validation that stopped before deleting it (its operator stopped)`);
+    await waitFor(async () => !(await stack.api.listGameRooms('rb-vroom-left')).items.some((r) => r.metadata.name === left.metadata.name), { timeoutMs: 10_000, message: 'the left room gone' });
   });
 
   test('create_new_scheduler_version whose validation room pings ready but whose pod never becomes Ready: the history says the game server pinged and points at the pod\'s readiness', async () => {

@@ -10,7 +10,7 @@ import { buildOperation } from '../../../../common/src/operations/operation-fact
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, describeChange, unusedRoomsReplicas } from '../../../../common/src/resources/scheduler-change';
-import { describeApiError, isApiUnavailable } from '../../../../common/src/kube/clients';
+import { describeApiError, isApiUnavailable, retryTransient } from '../../../../common/src/kube/clients';
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
@@ -149,7 +149,9 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
   ctx.event('Major version detected, starting game room validation process...');
   // One version operation runs at a time per scheduler: a validation room there now was left by
   // an earlier run of this one, stopped with its operator (a restart, a failover). It goes first.
-  for (const left of ctx.deps.caches.rooms.list(ctx.schedulerName).filter((r) => r.spec.validation && !r.metadata.deletionTimestamp)) {
+  // Listed from the API server, not the cache, which a restarted operator may not have filled yet.
+  const listed = await retryTransient(() => ctx.deps.api.listGameRooms(ctx.schedulerName), 3);
+  for (const left of listed.items.filter((r) => r.spec.validation && !r.metadata.deletionTimestamp)) {
     await rooms.deleteRoom(ctx.schedulerName, left.metadata.name as string, undefined, 'Background');
     ctx.event(`Deleted validation room ${left.metadata.name as string}, left by an earlier validation that stopped before deleting it (its operator stopped)`);
   }
