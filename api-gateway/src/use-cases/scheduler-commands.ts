@@ -243,9 +243,12 @@ export class SchedulerCommands {
     const active = scheduler.status?.version;
     const ops = await this.deps.operations.listOperations(name);
     let ongoing: Operation | undefined;
+    let activeDefinition: Promise<SchedulerSpec | undefined> | undefined;
     for (const cached of ops.filter((op) => isOngoing(op, active))) {
       const fresh = await this.deps.operations.getOperation(cached.metadata.name ?? '');
-      if (fresh && isOngoing(fresh, active) && !(await this.movesCountOnly(fresh, name, active))) {
+      // The active version is read once, and only when an operation is ongoing.
+      activeDefinition ??= active ? this.deps.schedulers.getVersion(name, active).then((v) => v?.spec.definition) : Promise.resolve(undefined);
+      if (fresh && isOngoing(fresh, active) && !(await this.movesCountOnly(fresh, name, await activeDefinition))) {
         ongoing = fresh;
         break;
       }
@@ -269,9 +272,7 @@ export class SchedulerCommands {
    * and its switch): no version change a user asked for, so it holds up none (Maestro's add and
    * remove make no version at all). A change sent meanwhile supersedes it.
    */
-  private async movesCountOnly(op: Operation, name: string, active: string | undefined): Promise<boolean> {
-    if (!active) return false;
-    const activeDefinition = (await this.deps.schedulers.getVersion(name, active))?.spec.definition;
+  private async movesCountOnly(op: Operation, name: string, activeDefinition: SchedulerSpec | undefined): Promise<boolean> {
     if (!activeDefinition) return false;
     const target = op.spec.definitionName === OperationDefinition.SwitchActiveVersion && op.spec.source === OperationSourceName.Operator
       ? (await this.deps.schedulers.getVersion(name, String((op.spec.input as { newActiveVersion?: unknown } | undefined)?.newActiveVersion)))?.spec.definition

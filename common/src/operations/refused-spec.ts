@@ -104,9 +104,12 @@ export async function refusedSpecBase<S extends { roomsReplicas?: number }>(
 const ENDED = { error: 'failed', canceled: 'was canceled' } as const;
 
 /**
- * Maestro's words for the switch a create_new_scheduler_version enqueued (new-version.ts writes
- * them; clients parse them too).
+ * Maestro's words for the switch a create_new_scheduler_version enqueued (lower case): new-version.ts
+ * writes them, `declinedSwitch` reads them back, and Maestro's clients parse them too.
  */
+export function switchEnqueuedLine(id: string): string {
+  return `enqueued switch active version operation with id: ${id}`;
+}
 const SWITCH_ENQUEUED = /^enqueued switch active version operation with id: (\S+)$/;
 
 /**

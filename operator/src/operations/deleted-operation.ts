@@ -4,6 +4,8 @@
  * deleted before it started. Pure.
  */
 
+import { OperationDefinition } from '../../../common/src/resources/operation-names';
+
 /** Events are cut at 1 kB (common/src/kube/event-recorder.ts): the account keeps its first and last lines. */
 const MAX_NOTE = 1024;
 
@@ -23,8 +25,8 @@ export function deletedOperationNote(operation: string, definition: string, took
  * Scheduler's own state (level-based), when it had not done its work: it is enqueued again.
  */
 function enqueuedAgain(definition: string, scheduler: string): string {
-  if (definition === 'create_scheduler') return ` Scheduler ${scheduler} still has no version, so the scheduler controller enqueues its creation again; to stop it, delete the scheduler (DELETE /schedulers/${scheduler}, or kubectl delete rks ${scheduler}).`;
-  if (definition === 'delete_scheduler') return ` Scheduler ${scheduler} stays marked for deletion, so the scheduler controller enqueues its deletion again.`;
+  if (definition === OperationDefinition.CreateScheduler) return ` Scheduler ${scheduler} still has no version, so the scheduler controller enqueues its creation again; to stop it, delete the scheduler (DELETE /schedulers/${scheduler}, or kubectl delete rks ${scheduler}).`;
+  if (definition === OperationDefinition.DeleteScheduler) return ` Scheduler ${scheduler} stays marked for deletion, so the scheduler controller enqueues its deletion again.`;
   return '';
 }
 

@@ -13,6 +13,11 @@ export const FAILURE_PREFIX = 'Operation execution failed: ';
  * The last history line of an operation that found its scheduler being deleted: it ends in error,
  * yet nothing failed (the deletion removes the rooms and versions it was working on).
  */
+/** The last history line of each way an execution ends (the runner writes them; queue-plan.ts reads them back). */
+export const FINISHED_END = 'Operation finished';
+export const CANCELED_END = 'Operation canceled';
+export const ERROR_END = 'Operation ended in error';
+
 export const STOPPED_BY_DELETION_END = "Operation ended in error: stopped by its scheduler's deletion (nothing to do)";
 
 /** The cause of an operation's error, as its history tells it; undefined when no line tells one. */

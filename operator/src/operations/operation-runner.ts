@@ -14,7 +14,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
-import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from './operation-ending';
+import { CANCELED_END, ERROR_END, FAILURE_PREFIX, FINISHED_END, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { operationsToPrune } from './queue-order';
 import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
@@ -295,7 +295,7 @@ export class OperationRunner {
       await definition.execute(ctx);
       // An execution that returned did all its work: a stop that came meanwhile changes nothing.
       if (!ctx.stopping) ctx.checkpoint();
-      await ctx.finish(OperationStatusName.Finished, 'Operation finished');
+      await ctx.finish(OperationStatusName.Finished, FINISHED_END);
     } catch (err) {
       if (err instanceof ExecutionStopped && !ctx.isAbandoned) {
         await this.handOver(ctx, definition, err.message);
@@ -334,7 +334,7 @@ export class OperationRunner {
         // The last line says how the operation ended: only a finished one says "finished".
         // (A deleted operation's end is its Scheduler Event's first sentence.)
         if (ctx.wasDeleted) await ctx.finish(result);
-        else await ctx.finish(result, result === OperationStatusName.Canceled ? 'Operation canceled' : byDeletion ? STOPPED_BY_DELETION_END : 'Operation ended in error');
+        else await ctx.finish(result, result === OperationStatusName.Canceled ? CANCELED_END : byDeletion ? STOPPED_BY_DELETION_END : ERROR_END);
       } catch (writeErr) {
         ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
       }
@@ -365,7 +365,7 @@ export class OperationRunner {
       const stopped = `The operator stopped (${reason}) during this operation, after "${last}"; what it did stays: ${plan.account}`;
       if (plan.outcome === 'finished') {
         ctx.event(stopped);
-        await ctx.finish(OperationStatusName.Finished, 'Operation finished');
+        await ctx.finish(OperationStatusName.Finished, FINISHED_END);
         this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result: OperationStatusName.Finished });
         schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished when the operator stopped (${reason}): ${plan.account}`);
       } else {

@@ -9,6 +9,7 @@ import { ConditionReason, OperationConditionType } from '../../../common/src/res
 import { OperationDefinition, OperationStatusName } from '../../../common/src/resources/operation-names';
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { inProgress, leaseState, pendingQueue } from './queue-order';
+import { CANCELED_END, ERROR_END, FINISHED_END } from './operation-ending';
 
 /** An operation that ends without (more) running, and what its history and conditions say. */
 export interface QueueEnding {
@@ -128,10 +129,10 @@ function endedStatus(op: Operation): QueueEnding['status'] | undefined {
   const history = op.status?.executionHistory ?? [];
   for (let i = history.length - 1; i >= 0; i--) {
     const line = history[i]?.event ?? '';
-    if (line === 'Operation finished') return OperationStatusName.Finished;
-    if (line.startsWith('Operation canceled')) return OperationStatusName.Canceled;
+    if (line === FINISHED_END) return OperationStatusName.Finished;
+    if (line.startsWith(CANCELED_END)) return OperationStatusName.Canceled;
     if (line.startsWith('Unknown operation definition')) return OperationStatusName.Evicted;
-    if (line.startsWith('Operation ended in error') || line.startsWith('Operation lease') || line.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
+    if (line.startsWith(ERROR_END) || line.startsWith('Operation lease') || line.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import { schedulerEvent } from '../../events';
 import type { GameRoom, GameRoomStatus } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
+import { switchEnqueuedLine } from '../../../../common/src/operations/refused-spec';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, describeChange, unusedRoomsReplicas } from '../../../../common/src/resources/scheduler-change';
 import { describeApiError, isApiUnavailable, retryTransient } from '../../../../common/src/kube/clients';
@@ -106,7 +107,7 @@ async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<vo
   });
   await ctx.createOperation(switchOp);
   // Maestro's exact text (lower case): clients find the switch operation by parsing it.
-  ctx.event(`enqueued switch active version operation with id: ${switchOp.metadata.name as string}`);
+  ctx.event(switchEnqueuedLine(switchOp.metadata.name as string));
 }
 
 /**
