@@ -464,12 +464,18 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
         return v && v !== v1 ? v : undefined;
       }, { timeoutMs: PHASE_TIMEOUT_MS, intervalMs: 200 });
       const tActive = Date.now();
+      const reqBeforeRollout = await apiRequests();
+      const cpuBeforeRollout = await readProcessesCpuMs(fleetPids);
       fleetA.resetPeak();
       const tRolled = await fleetA.until(() => fleetA.count(v2, true) >= ROOMS && fleetA.count(v2, false) === fleetA.live.size, PHASE_TIMEOUT_MS, 'rollout not complete');
       const batches = Math.ceil(100 / SURGE_PERCENT);
       const ideal = batches * startMs + (ROOMS / bareRate) * 1000;
       figures.push(figure(NAME, `major rollout of ${ROOMS} rooms, maxSurge ${SURGE_PERCENT}%: active -> all rooms on it`, seconds(tRolled - tActive), 's'));
       figures.push(figure(NAME, `rollout / ideal (${batches} x start time + ${ROOMS} rooms at the bare loop's rate)`, (tRolled - tActive) / ideal, 'ratio', { target: { op: '<=', value: 1.5 }, note: `ideal ${seconds(ideal).toFixed(1)} s` }));
+      const rolloutCpu = describeCpuPer(cpuBeforeRollout, await readProcessesCpuMs(fleetPids), ROOMS, 'room replaced');
+      figures.push(figure(NAME, 'rollout: CPU per room replaced (one made, one removed), all processes', rolloutCpu.totalMs, 'ms', {
+        note: `${rolloutCpu.note}; ${cpuShare(rolloutCpu.totalMs * ROOMS, tRolled - tActive)}; ${requestsNote(reqBeforeRollout, await apiRequests(), ROOMS, 'room replaced')}`,
+      }));
       figures.push(figure(NAME, 'most rooms at once during the rollout', fleetA.peak, 'rooms', { target: { op: '<=', value: ROOMS + ROOMS * SURGE_PERCENT / 100 } }));
       progress(`rollout done in ${seconds(tRolled - tActive).toFixed(1)} s`);
     }
