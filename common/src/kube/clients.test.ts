@@ -87,7 +87,7 @@ describe('who the API server sees', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
     });
     const ua = roomkeeperUserAgent('operator');
-    expect(ua).toMatch(/^roomkeeper-operator \(\w+\/\w+\) node\/v\d+/);
+    expect(ua).toMatch(/^roomkeeper-operator\/\d+\.\d+\.\d+ \(\w+\/\w+\) node\/v\d+/);
     const clients = makeKubeClients(kc, { qps: 100, burst: 100 }, { userAgent: ua });
     try {
       await clients.core.listNamespace();

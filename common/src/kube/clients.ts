@@ -12,6 +12,7 @@ import { ApiAccess, type AccessAnswers } from './api-access';
 import { TokenBucket } from './rate-limiter';
 import { RequestHttpLibrary } from './request-library';
 import { withSharedDispatcher } from './shared-dispatcher';
+import packageJson from '../../../package.json';
 
 export type KubeConfigSource = 'E2E_KUBECONFIG' | 'KUBECONFIG' | 'in-cluster';
 
@@ -206,10 +207,13 @@ const EVENTS_RATE_LIMIT: RateLimit = { qps: 25, burst: 50 };
 
 /**
  * The User-Agent of a Roomkeeper component's requests to the API server, as client-go's are made
- * (`<program> (<os>/<arch>) ...`): `roomkeeper-operator (linux/x64) node/v22.11.0`.
+ * (`<program>/<version> (<os>/<arch>) ...`): `roomkeeper-operator/0.1.0 (linux/x64) node/v22.11.0`.
+ * kube-apiserver names the field manager of a write sent without one by what comes before the
+ * first `/`, so `managedFields` (and a `kubectl apply --server-side` conflict) says
+ * `roomkeeper-operator`; without the version it said `roomkeeper-operator (linux`.
  */
 export function roomkeeperUserAgent(component: string): string {
-  return `roomkeeper-${component} (${process.platform}/${process.arch}) node/${process.version}`;
+  return `roomkeeper-${component}/${packageJson.version} (${process.platform}/${process.arch}) node/${process.version}`;
 }
 
 /**
