@@ -69,6 +69,8 @@ export interface RoomStore {
   listRooms(schedulerName: string): GameRoom[];
   /** The Scheduler from the cache (for its forwarders and game). */
   findScheduler(schedulerName: string): Scheduler | undefined;
+  /** When the cache saw the GameRoom `roomId` deleted, if it did lately (room-tombstones.ts); else undefined. */
+  roomDeletedAt(schedulerName: string, roomId: string): number | undefined;
   /** A version's snapshot from the cache, when known (the active one's: its forwarders and maxMatches). */
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined;
   /**

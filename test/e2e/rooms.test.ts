@@ -174,6 +174,20 @@ describe('rooms', () => {
     expect((await stack.api.listGameRooms('rooms-ending')).items.find((r) => r.metadata.name === room)?.status?.status).toBe('terminating');
   });
 
+  test('a room whose GameRoom was deleted without waiting for its pod (kubectl delete\'s default) is told at its next ping that it is gone and to exit, not to ping again', async () => {
+    await http(stack, 'POST', '/schedulers', createBody('rooms-gone', { roomsReplicas: 1 }));
+    const room = await waitFor(async () => (await liveRooms(stack, 'rooms-gone')).find((r) => r.status?.status === 'ready')?.metadata.name, { timeoutMs: 30_000, message: 'a ready room' });
+    await stack.api.deleteGameRoom('rooms-gone', room, undefined, 'Background');
+    const answer = await waitFor(async () => {
+      const a = await ping(stack, 'rooms-gone', room, 'terminating') as { success: boolean; message?: string };
+      return a.message?.includes('is gone') ? a : undefined;
+    }, { timeoutMs: 10_000, message: 'the gateway tells the room it is gone' });
+    expect(answer).toEqual({
+      success: false,
+      message: expect.stringMatching(new RegExp(`^room ${room} not found in scheduler rooms-gone, so the ping was not recorded: its GameRoom is gone \\(deleted by its scheduler or by a user; this gateway saw it go at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\), and its pod is deleted with it; no ping brings the room back: finish or hand over its matches and exit$`)) as unknown,
+    });
+  });
+
   test('remove-rooms with an amount never deletes an occupied room', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-protect', { roomsReplicas: 3 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:0.5' }]));
     await waitFor(async () => (await counts(stack, 'rooms-protect')).occupied === 3, { timeoutMs: 30_000, message: '3 occupied rooms' });

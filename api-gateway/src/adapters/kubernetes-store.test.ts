@@ -152,6 +152,21 @@ describe('KubernetesStore on the sandbox', () => {
     await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 404 });
   });
 
+  it('remembers the rooms its cache saw deleted, until a room of the same name is made again', async () => {
+    await createNamespace('adapter-gone');
+    await createRoom('adapter-gone', 'room-1');
+    await waitFor(() => store.findRoom('adapter-gone', 'room-1'));
+    expect(store.roomDeletedAt('adapter-gone', 'room-1')).toBeUndefined();
+    const before = Date.now();
+    await clients.custom.deleteNamespacedCustomObject({ group: 'roomkeeper.io', version: 'v1', namespace: 'adapter-gone', plural: 'gamerooms', name: 'room-1' });
+    const at = await waitFor(() => store.roomDeletedAt('adapter-gone', 'room-1'));
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(store.findRoom('adapter-gone', 'room-1')).toBeUndefined();
+    await createRoom('adapter-gone', 'room-1');
+    await waitFor(() => store.findRoom('adapter-gone', 'room-1'));
+    expect(store.roomDeletedAt('adapter-gone', 'room-1')).toBeUndefined();
+  });
+
   it('indexes the rooms that may be allocated, in groups, and the busy rooms per host, following every change', async () => {
     await createNamespace('adapter-index');
     const api = new RoomkeeperApi(clients.custom);

@@ -18,13 +18,14 @@ import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, 
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
 import type { Clock } from '../../../common/src/runtime/clock';
 import type { CacheRequests } from '../../../common/src/runtime/liveness';
-import type { Indexer } from '../../../common/src/kube/informer';
+import type { EventType, Indexer } from '../../../common/src/kube/informer';
 import type { AccessAnswers } from '../../../common/src/kube/api-access';
 import { StoreAlreadyExistsError, StoreConflictError, StoreInvalidError, StoreNotFoundError, StoreUnavailableError, type FieldViolation } from '../errors';
 import { ALLOCATION_CLAIM_STALE_MS, type AllocationCommit, type AllocationIdClaim, type AllocationRestore, type AllocationIdClaimResult, type OperationStore, type PingDigestWrite, type PingDigestWriter, type RoomAllocationStore, type RoomPingStatusPatch, type RoomStore, type SchedulerStore, type SpecWriteOptions } from '../store-ports';
 import { slimGameRoom, slimOperation } from './cache-shapes';
 import { ResourceCache } from './resource-cache';
 import { CLAIM_SECOND_LABEL, ClaimSweeper } from './claim-sweeper';
+import { RoomTombstones } from './room-tombstones';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const VERSION_NAME = /^v[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$/;
@@ -116,6 +117,8 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   private readonly versions: ResourceCache<SchedulerVersion>;
   private readonly operations: ResourceCache<Operation>;
   private readonly rooms: ResourceCache<GameRoom>;
+  /** The rooms this replica's cache saw deleted lately, to tell one that pings after its deletion. */
+  private readonly tombstones = new RoomTombstones();
   private readonly writes: Counter;
   private readonly writeErrors: Counter;
   /** Full lists of a scheduler's rooms, one at a time per scheduler, shared by the replays that wait for one. */
@@ -129,7 +132,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
     // four call sites only, and a shared helper's parameter would add the operator's kinds.
     // Rooms and operations are cached slim (`cache-shapes.ts`): at 10,000 rooms the cache is most
     // of the gateway's heap.
-    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T, indexers?: Record<string, Indexer<T>>) =>
+    const cache = <T extends k8s.KubernetesObject>(kind: CrdKind, transform?: (obj: T) => T, indexers?: Record<string, Indexer<T>>, onEvent?: (type: EventType, obj: T) => void) =>
       new ResourceCache<T>({
         kc: options.kc,
         path: `/apis/${API_VERSION}/${PLURALS[kind]}`,
@@ -138,6 +141,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
         metrics: options.metrics,
         transform,
         indexers,
+        onEvent,
         access: options.access,
         list: (page) => options.custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS[kind], ...page }) as Promise<k8s.KubernetesListObject<T>>,
       });
@@ -149,7 +153,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? `${room.metadata.namespace ?? ''}\u0000${allocatableGroupKey(room)}` : undefined,
       [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
       [ALLOCATION_ID]: allocationIdsOf,
-    });
+    }, (type, room) => this.tombstones.observe(type, room.metadata.namespace ?? '', room.metadata.name ?? ''));
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
   }
@@ -362,6 +366,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   findScheduler(schedulerName: string): Scheduler | undefined {
     return this.schedulers.get(schedulerName);
+  }
+
+  roomDeletedAt(schedulerName: string, roomId: string): number | undefined {
+    return this.tombstones.deletedAt(schedulerName, roomId);
   }
 
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined {

@@ -5,7 +5,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { AccessAnswers } from '../../../common/src/kube/api-access';
-import { ResilientInformer, type Indexer, type ListPage } from '../../../common/src/kube/informer';
+import { ResilientInformer, type EventType, type Indexer, type ListPage } from '../../../common/src/kube/informer';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 
@@ -20,6 +20,8 @@ export interface ResourceCacheOptions<T extends k8s.KubernetesObject> {
   transform?: (obj: T) => T;
   /** Named indexes of the cached objects (the informer's `indexers`). */
   indexers?: Record<string, Indexer<T>>;
+  /** Told each change the cache applied (the informer's `onEvent`). */
+  onEvent?: (type: EventType, obj: T) => void;
   logger: Logger;
   /** Counts relists and watch restarts, and how old changes are when they arrive (by resource). */
   metrics?: MetricsRegistry;
@@ -42,6 +44,7 @@ export class ResourceCache<T extends k8s.KubernetesObject> {
       metrics: options.metrics,
       transform: options.transform,
       indexers: options.indexers,
+      onEvent: options.onEvent,
       minBackoffMs: options.initialBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
       access: options.access,

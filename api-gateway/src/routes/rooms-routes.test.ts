@@ -62,6 +62,17 @@ describe('rooms API without forwarders', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('tells a room whose GameRoom the cache saw deleted to exit, not to ping again, writing nothing', async () => {
+    t.store.rooms.delete('s1/room-1');
+    t.store.deletedRooms.set('s1/room-1', Date.parse('2026-12-05T18:00:00Z'));
+    const res = await ping({ status: 'terminating', timestamp: 1 });
+    expect(res.body).toEqual({
+      success: false,
+      message: 'room room-1 not found in scheduler s1, so the ping was not recorded: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at 2026-12-05T18:00:00.000Z), and its pod is deleted with it; no ping brings the room back: finish or hand over its matches and exit',
+    });
+    expect(t.store.writes).toEqual([]);
+  });
+
   it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again', async () => {
     const s1 = t.store.findScheduler('s1');
     if (!s1) throw new Error('no scheduler s1');

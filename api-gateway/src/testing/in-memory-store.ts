@@ -23,6 +23,8 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
   readonly versions = new Map<string, SchedulerVersion>();
   readonly operations = new Map<string, Operation>();
   readonly rooms = new Map<string, GameRoom>();
+  /** Rooms a test says the cache saw deleted (`scheduler/room` -> when), for `roomDeletedAt`. */
+  readonly deletedRooms = new Map<string, number>();
   /** AllocationClaims, by `scheduler/allocationId`. */
   readonly claims = new Map<string, AllocationIdClaim>();
   readonly digests = new Map<string, { labels: Record<string, string>; spec: PingDigestSpec; status: PingDigestStatus }>();
@@ -194,6 +196,10 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
 
   findScheduler(schedulerName: string): Scheduler | undefined {
     return this.schedulers.get(schedulerName);
+  }
+
+  roomDeletedAt(schedulerName: string, roomId: string): number | undefined {
+    return this.deletedRooms.get(`${schedulerName}/${roomId}`);
   }
 
   findVersion(schedulerName: string, version: string): SchedulerVersion | undefined {

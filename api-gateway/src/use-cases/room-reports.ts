@@ -84,13 +84,18 @@ const MAX_EVENT_MESSAGE_CHARS = 1000;
 
 /**
  * Why a room the gateway's cache does not hold is refused, and what the room can do: exit, when
- * its scheduler is being deleted or no longer exists (a room cannot start before its scheduler);
- * otherwise try again, as the room may be newer than the cache.
+ * its scheduler is being deleted or no longer exists (a room cannot start before its scheduler),
+ * or when the cache saw its GameRoom deleted (`deletedAt`); otherwise try again, as the room may
+ * be newer than the cache.
  */
-function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string): string {
+function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined): string {
   const head = `room ${roomId} not found in scheduler ${schedulerName}${consequence}`;
   if (scheduler?.metadata.deletionTimestamp) return `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ping terminated and exit`;
   if (!scheduler) return `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ping terminated and exit`;
+  if (deletedAt !== undefined) {
+    return `${head}: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at ${new Date(deletedAt).toISOString()}), and its pod is deleted with it; `
+      + 'no ping brings the room back: finish or hand over its matches and exit';
+  }
   return `${head}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
 }
 
@@ -176,7 +181,7 @@ export class RoomReports {
   }
 
   private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
-    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry);
+    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId));
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
