@@ -87,6 +87,15 @@ describe('rooms deleted outside Roomkeeper', () => {
     expect(o.of('s')).toBeUndefined();
   });
 
+  test('counts the rooms that held players or an allocation when deleted', () => {
+    const o = make();
+    const withStatus = (name: string, status: string): GameRoom => ({ ...room(name), status: { status } } as GameRoom);
+    o.observe('delete', withStatus('a', 'occupied'), true);
+    o.observe('delete', withStatus('b', 'ready'), true);
+    o.observe('update', { ...withStatus('c', 'allocated'), metadata: room('c', { deleting: true }).metadata }, true);
+    expect(o.of('s')).toEqual({ names: ['a', 'b', 'c'], count: 3, busy: 2 });
+  });
+
   test('a thousand deletions keep 20 names and the count, until cleared', () => {
     const o = make();
     for (let i = 0; i < 1000; i++) o.observe('delete', room(`r${i}`), true);
@@ -100,6 +109,9 @@ describe('rooms deleted outside Roomkeeper', () => {
     [{ names: ['s-abcde'], count: 1 }, 'Room s-abcde was deleted outside Roomkeeper (by kubectl or another client; no operation deleted it). X.'],
     [{ names: ['a', 'b'], count: 2 }, '2 rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): a, b. X.'],
     [{ names: Array.from({ length: 20 }, (_, i) => `r${i}`), count: 1000 }, '1000 rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): r0, r1, r2, r3, r4, r5, r6, r7, r8, r9 and 990 more. X.'],
+    [{ names: ['s-abcde'], count: 1, busy: 1 }, 'Room s-abcde was deleted outside Roomkeeper (by kubectl or another client; no operation deleted it) while it held players or a matchmaker\'s allocation (allocated, occupied or active). X.'],
+    [{ names: ['a', 'b', 'c'], count: 3, busy: 1 }, '3 rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): a, b, c; 1 of them held players or a matchmaker\'s allocation (allocated, occupied or active). X.'],
+    [{ names: ['a', 'b'], count: 2, busy: 2 }, '2 rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): a, b; both held players or a matchmaker\'s allocation (allocated, occupied or active). X.'],
   ])('note %#', (deleted, note) => {
     expect(outsideDeletionNote(deleted, 'X.')).toBe(note);
   });

@@ -14,6 +14,7 @@
  * does not take its predecessor's deletions for someone else's.
  */
 import type { GameRoom } from '../../../common/src/generated/resources';
+import { isBusyRoom } from '../../../common/src/rooms/allocation';
 import { nameList } from '../../../common/src/text/name-list';
 import type { Caches } from '../deps';
 import type { RoomExpectations } from './expectations';
@@ -27,6 +28,11 @@ export interface OutsideDeletionsOf {
   names: string[];
   /** How many, named or not. */
   count: number;
+  /**
+   * How many of them held players or a matchmaker's allocation when deleted (allocated, occupied
+   * or active): the Event says so, as such a deletion ended matches.
+   */
+  busy?: number;
 }
 
 export interface OutsideDeletionsDeps {
@@ -64,6 +70,7 @@ export class OutsideDeletions {
     const record = this.pending.get(scheduler) ?? { names: [], count: 0 };
     if (record.names.length < NAMES_KEPT) record.names.push(name);
     record.count += 1;
+    if (isBusyRoom(room)) record.busy = (record.busy ?? 0) + 1;
     this.pending.set(scheduler, record);
   }
 
@@ -95,8 +102,13 @@ export class OutsideDeletions {
  */
 export function outsideDeletionNote(deleted: OutsideDeletionsOf, outcome: string, shown = 10): string {
   const list = nameList(deleted.names, { max: shown, total: deleted.count });
-  const subject = deleted.count === 1 && deleted.names.length === 1
+  const one = deleted.count === 1 && deleted.names.length === 1;
+  const subject = one
     ? `Room ${list} was deleted outside Roomkeeper (by kubectl or another client; no operation deleted it)`
     : `${deleted.count} rooms were deleted outside Roomkeeper (by kubectl or another client; no operation deleted them): ${list}`;
-  return `${subject}. ${outcome}`;
+  const busy = deleted.busy ?? 0;
+  const held = busy === 0 ? ''
+    : one ? ' while it held players or a matchmaker\'s allocation (allocated, occupied or active)'
+      : `; ${busy === deleted.count ? (busy === 2 ? 'both' : `all ${busy}`) : `${busy} of them`} held players or a matchmaker's allocation (allocated, occupied or active)`;
+  return `${subject}${held}. ${outcome}`;
 }
