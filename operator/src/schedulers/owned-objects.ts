@@ -167,7 +167,12 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
     plan.conditions.push(rebuiltAt
       ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Rebuilt, message: `active version ${active} was deleted and rebuilt from the Scheduler's spec at ${rebuiltAt}` }
       : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Present, message: `active version ${active} exists` });
-  } else if (!current && !lifecycle) {
+  } else if (current) {
+    // Being deleted (kubectl delete): it still exists and serves while the finalizer holds it.
+    plan.conditions.push(current.metadata.finalizers?.includes(VERSION_PROTECTION_FINALIZER)
+      ? { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.VersionInUse, message: `active version ${active} exists; its deletion waits on finalizer ${VERSION_PROTECTION_FINALIZER} while it is active (VersionDeletionBlocked says what to do)` }
+      : { type: RecoveryConditionType.ActiveVersionAvailable, status: 'True', reason: RecoveryReason.Present, message: `active version ${active} is being deleted; once it is gone it is rebuilt from the Scheduler's spec, unless a version change is pending` });
+  } else if (!lifecycle) {
     const specHoldsIt = !isVersionOperationActive(input.ops) && (s.metadata.generation ?? 1) <= (s.status?.versionedGeneration ?? 0);
     if (specHoldsIt) plan.rebuildVersion = active;
     plan.conditions.push(specHoldsIt
