@@ -86,7 +86,7 @@ describe('HealthController: a spec change that was refused', () => {
     Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
     await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount, o.spec.input?.reason])).toEqual([
-      ['add_rooms', 1, 'rolling update to v2.0.0: 1 new room (3 rooms now; 3 desired + surge 1 = 4)'],
+      ['add_rooms', 1, 'rolling update to v2.0.0: 1 new room (3 rooms when decided; 3 desired + surge 1 = 4)'],
     ]);
   });
 });
@@ -169,7 +169,7 @@ describe('HealthController during a rolling update', () => {
     const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.metadata.annotations?.[LOST_ROOMS_ANNOTATION]])).toEqual([
-      ['add_rooms', 'rolling update to v2.0.0: 3 new rooms (1 room now; 3 desired + surge 1 = 4); lost: gone (its pod was deleted)', 'gone'],
+      ['add_rooms', 'rolling update to v2.0.0: 3 new rooms (1 room when decided; 3 desired + surge 1 = 4); lost: gone (its pod was deleted)', 'gone'],
     ]);
   });
 });

@@ -353,7 +353,7 @@ export class HealthController {
       if (plan.rollingUpdate) {
         // The counts that make the amount: a rise of the desired count adds rooms beyond the surge.
         const replaced = plan.remove > 0 ? `, ${plan.remove} of them to be replaced` : '';
-        const bound = `${counted(plan.available, 'room')} now${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
+        const bound = `${counted(plan.available, 'room')} when decided${replaced}; ${plan.keepServing ?? decision.desired} desired + surge ${plan.surge ?? 1} = ${plan.upper ?? '?'}`;
         const why = `rolling update to ${s.status.version}: ${counted(add, 'new room')} (${bound})${lostText}${probe}`;
         return this.enqueue(s, ops, OperationDefinition.AddRooms, { amount: add, reason: why }, `Rolling update to ${s.status.version}: adding ${counted(add, 'room')}`, annotations, enqueued);
       }

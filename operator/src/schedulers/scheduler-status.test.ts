@@ -211,7 +211,7 @@ describe('scheduler status', () => {
   });
 
   test.each([
-    ['no operation ended yet', [], 'no operation has ended yet; none is stuck'],
+    ['no operation ended yet', [], 'no ended operation of this scheduler is kept (none has ended yet, or their history was deleted: by the retention of operations or with kubectl delete rkop); none is stuck'],
     ['the last finished', [op('add_rooms', 'finished', 2)], 'the operation that ended last, add_rooms-2 (add_rooms), finished; none is stuck'],
     ['a failure before the last, which finished', [op('add_rooms', 'error', 2), op('remove_rooms', 'finished', 3)],
       'the operation that ended last, remove_rooms-3 (remove_rooms), finished; operation add_rooms-2 (add_rooms) failed before it; none is stuck'],

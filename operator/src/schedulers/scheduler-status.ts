@@ -287,7 +287,7 @@ function failedMessage(op: Operation, activeVersion: string | undefined): string
  * degrades the scheduler.
  */
 function notFailedMessage(lastDone: Operation | undefined, lastFailed: Operation | undefined): string {
-  if (!lastDone) return 'no operation has ended yet; none is stuck';
+  if (!lastDone) return 'no ended operation of this scheduler is kept (none has ended yet, or their history was deleted: by the retention of operations or with kubectl delete rkop); none is stuck';
   const status = operationStatusOf(lastDone);
   const how = stoppedByDeletion(lastDone) ? "was stopped by the scheduler's deletion, which removes its rooms and versions: nothing failed and nothing is left to do"
     : status === 'canceled' || status === 'evicted' ? `was ${status}` : status;
