@@ -81,6 +81,19 @@ describe('Scheduler through kubectl', () => {
     await kubectl(['create', '-f', opFile]);
   };
 
+  /**
+   * `kubectl apply` of a Scheduler of one room whose game server pings occupied, then a major
+   * change (image 2.0.0) that its validation refuses: the validation room pings occupied too.
+   */
+  const applyAndRefuseMajor = async (name: string): Promise<void> => {
+    const file = path.join(dir, `${name}.yaml`);
+    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }])));
+    await kubectl(['apply', '-f', file]);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.occupied === 1, { timeoutMs: 30_000, message: '1 room occupied' });
+    await kubectl(['patch', 'rks', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:2.0.0' }])]);
+    await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=60s']);
+  };
+
   test('apply, edit the image, delete: the history holds create, new version and switch, and v2.0.0 is active', async () => {
     const file = path.join(dir, 'scheduler.yaml');
     fs.writeFileSync(file, stringify(schedulerObject('kctl-game', { roomsReplicas: 2 })));
@@ -169,12 +182,7 @@ describe('Scheduler through kubectl', () => {
 
   test('a major change whose validation room pings occupied fails saying what the room reported and what a game server must ping', async () => {
     const name = 'kctl-busy';
-    const file = path.join(dir, `${name}.yaml`);
-    fs.writeFileSync(file, stringify(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied' }])));
-    await kubectl(['apply', '-f', file]);
-    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.occupied === 1, { timeoutMs: 30_000, message: '1 room occupied' });
-    await kubectl(['patch', 'rks', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:2.0.0' }])]);
-    await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=60s']);
+    await applyAndRefuseMajor(name);
     const degraded = (await kubectl(['get', 'rks', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Degraded")].message}'])).stdout;
     expect(degraded).toMatch(/\(create_new_scheduler_version\) failed: validation failed: the validation room did not report ready within \d+s \(it reported occupied; only ready validates a version: the game server must ping ready once it can take players, or set ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED \(the chart's operator\.validation\.acceptOccupied\) to true if it is taken by a matchmaker as soon as it starts\)/);
 
@@ -189,6 +197,22 @@ describe('Scheduler through kubectl', () => {
     } finally {
       await stack.restartOperators({});
     }
+    await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 180_000);
+
+  test('kubectl scale after a refused major change scales the active version: the refused image is not tried again, and a Warning says so', async () => {
+    const name = 'kctl-rebase';
+    await applyAndRefuseMajor(name);
+
+    await kubectl(['scale', 'rks', name, '--replicas=2']);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.occupied === 2, { timeoutMs: 60_000, message: '2 rooms occupied' });
+    const s = await stack.api.getScheduler(name);
+    expect({ image: s.spec.spec.containers[0]?.image, roomsReplicas: s.spec.roomsReplicas, version: s.status?.version }).toEqual({ image: 'example.com/game:1.0.0', roomsReplicas: 2, version: 'v1.1.0' });
+    const changes = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
+    // The refused change and the count's: no second validation of the refused image.
+    expect(changes.map((o) => o.status?.status).sort()).toEqual(['error', 'finished']);
+    const described = (await kubectl(['describe', 'rks', name])).stdout.replace(/\s+/g, ' ');
+    expect(described).toMatch(/SpecRebasedOnActiveVersion .*roomsReplicas was set to 2 \(kubectl scale, or another client past the service\) on a spec whose last change failed \(operation \S+\); versioning that spec would try the refused change again, so the spec now holds the active version v1\.0\.0's definition with roomsReplicas 2\. To try the refused change again, apply it again/);
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
   }, 180_000);
 

@@ -14,11 +14,13 @@
  */
 import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { specChangeSource } from '../../../common/src/resources/labels';
-import { apiStatus, isNotFound } from '../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { schedulerEvent } from '../events';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
-import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
+import { schedulerDefinitionInput, specOfDefinitionInput, type SchedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
+import { refusedSpecBase, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
+import { changedFields } from '../../../common/src/resources/scheduler-change';
 import { OperationDefinition, OperationSourceName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import {
@@ -106,6 +108,8 @@ export class SchedulerController {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
         wake = { requeueAfterMs: 1000 }; // an earlier version change is still running; this edit queues after it
+      } else if (await this.countOnlyAfterRefusal(s, ops)) {
+        return {}; // the spec was written: its update event brings the new generation
       } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }, specChangeSource(s.metadata.annotations, generation)?.source) === 'created') {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else {
@@ -122,6 +126,50 @@ export class SchedulerController {
     const owned = await this.applyOwned(s, this.opts.operationsOf(name));
     const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions, owned.restoreVersion);
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
+  }
+
+  /**
+   * A kubectl change of `roomsReplicas` alone (`kubectl scale`, a patch of the count) made to a spec
+   * whose last change was refused (its version change failed, was canceled, or made a version whose
+   * switch was canceled or failed): versioning the spec as it is would try the refused change again
+   * (a declined image rolled out by a scale). As the HTTP API and add_rooms do (refused-spec.ts),
+   * the spec is replaced by the active version's definition with the new count, conditional on the
+   * Scheduler being unchanged since it was read, and a Warning Event says so. Returns whether it
+   * wrote. A change of any other field is a new change, versioned as it is.
+   */
+  private async countOnlyAfterRefusal(s: Scheduler, ops: readonly Operation[]): Promise<boolean> {
+    const name = s.metadata.name as string;
+    const generation = s.metadata.generation ?? 1;
+    const previous = s.status?.versionedGeneration;
+    if (previous === undefined || specChangeSource(s.metadata.annotations, generation)?.source === OperationSourceName.Api) return false;
+    const versions = cachedVersions(this.deps.caches);
+    const refused = await refusedSpecBase({ metadata: { uid: s.metadata.uid, generation: previous }, status: s.status, spec: s.spec }, {
+      operation: (id) => ops.find((op) => op.metadata.name === id),
+      activeDefinition: (version) => Promise.resolve(versions(name, version)?.spec.definition),
+      differs: schedulerSpecsDiffer,
+    });
+    if (!refused) return false;
+    const last = ops.find((op) => op.metadata.name === refused.lastAttempt);
+    const refusedSpec = last ? specOfDefinitionInput(last.spec.input as SchedulerDefinitionInput) : undefined;
+    if (!refusedSpec) return false;
+    const changed = changedFields(refusedSpec, s.spec);
+    if (changed.length !== 1 || changed[0] !== 'roomsReplicas') return false;
+    try {
+      await this.deps.api.jsonPatchScheduler(name, [
+        { op: 'test', path: '/metadata/resourceVersion', value: s.metadata.resourceVersion },
+        { op: 'replace', path: '/spec', value: refused.definition },
+      ]);
+    } catch (err) {
+      // Changed since the read (or gone): its event brings the scheduler back, decided afresh.
+      if (isJsonPatchNotApplied(err) || apiStatus(err) === 409 || isNotFound(err)) return true;
+      throw err;
+    }
+    const note = `roomsReplicas was set to ${String(s.spec.roomsReplicas)} (kubectl scale, or another client past the service) on a spec whose last change ${refused.how} `
+      + `(operation ${refused.lastAttempt}); versioning that spec would try the refused change again, so the spec now holds the active version ${refused.version}'s definition with roomsReplicas ${String(s.spec.roomsReplicas)}. `
+      + 'To try the refused change again, apply it again';
+    schedulerEvent(this.deps, name, 'SpecRebasedOnActiveVersion', 'RebaseSpec', note);
+    this.deps.logger.info('a count-only kubectl change of a spec holding a refused change was rebased on the active version', { scheduler: name, refusedBy: refused.lastAttempt, how: refused.how, activeVersion: refused.version, roomsReplicas: s.spec.roomsReplicas });
+    return true;
   }
 
   /**
