@@ -216,6 +216,20 @@ describe('Scheduler through kubectl', () => {
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
   }, 180_000);
 
+  test('kubectl scale after a refused count (above the limit) versions the new count as it is: nothing of the refused change is left to keep out', async () => {
+    const name = 'kctl-count';
+    await applyWithOneRoom(name);
+    await kubectl(['scale', 'rks', name, '--replicas=20000']);
+    await kubectl(['wait', 'rks', name, '--for=condition=Degraded', '--timeout=60s']);
+    await kubectl(['scale', 'rks', name, '--replicas=2']);
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      return s.status?.version === 'v1.1.0' && s.status.rooms?.ready === 2;
+    }, { timeoutMs: 60_000, message: 'v1.1.0 active with 2 ready rooms' });
+    expect((await kubectl(['describe', 'rks', name])).stdout).not.toMatch(/SpecRebasedOnActiveVersion/);
+    await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 180_000);
+
   test('kubectl scale while autoscaling is enabled says the count is the autoscaler\'s, and what to do to set it by hand', async () => {
     const name = 'kctl-autoscaled';
     const file = path.join(dir, `${name}.yaml`);

@@ -154,6 +154,10 @@ export class SchedulerController {
     if (!refusedSpec) return false;
     const changed = changedFields(refusedSpec, s.spec);
     if (changed.length !== 1 || changed[0] !== 'roomsReplicas') return false;
+    // Nothing of the refused change is left beside the count (the refused change was a count, as
+    // one above the limit): the spec is versioned as it is. Writing it again would change nothing,
+    // so no event would bring this generation back.
+    if (!schedulerSpecsDiffer(refused.definition, s.spec)) return false;
     try {
       await this.deps.api.jsonPatchScheduler(name, [
         { op: 'test', path: '/metadata/resourceVersion', value: s.metadata.resourceVersion },
