@@ -19,15 +19,15 @@ export class RoomTombstones {
 
   constructor(private readonly now: Clock = Date.now, private readonly max = MAX_TOMBSTONES) {}
 
-  /** Told each change of the rooms cache. */
+  /**
+   * Told each change of the rooms cache: on its hot path (every room's update), so an update, or an
+   * add while nothing was seen deleted, costs no key.
+   */
   observe(type: 'add' | 'update' | 'delete', namespace: string, name: string): void {
+    if (type === 'update' || (type === 'add' && this.deleted.size === 0)) return;
     const key = `${namespace}/${name}`;
-    if (type === 'add') {
-      this.deleted.delete(key);
-      return;
-    }
-    if (type !== 'delete') return;
-    this.deleted.delete(key); // re-inserted last: the order stays the order seen
+    this.deleted.delete(key); // an add: made again; a delete: re-inserted last, so the order stays the order seen
+    if (type === 'add') return;
     this.deleted.set(key, this.now());
     if (this.deleted.size > this.max) {
       const oldest = this.deleted.keys().next();

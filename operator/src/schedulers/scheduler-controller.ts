@@ -143,13 +143,14 @@ export class SchedulerController {
     const previous = s.status?.versionedGeneration;
     if (previous === undefined || specChangeSource(s.metadata.annotations, generation)?.source === OperationSourceName.Api) return false;
     const versions = cachedVersions(this.deps.caches);
+    const operation = (id: string) => ops.find((op) => op.metadata.name === id);
     const refused = await refusedSpecBase({ metadata: { uid: s.metadata.uid, generation: previous }, status: s.status, spec: s.spec }, {
-      operation: (id) => ops.find((op) => op.metadata.name === id),
+      operation,
       activeDefinition: (version) => Promise.resolve(versions(name, version)?.spec.definition),
       differs: schedulerSpecsDiffer,
     });
     if (!refused) return false;
-    const last = ops.find((op) => op.metadata.name === refused.lastAttempt);
+    const last = operation(refused.lastAttempt);
     const refusedSpec = last ? specOfDefinitionInput(last.spec.input as SchedulerDefinitionInput) : undefined;
     if (!refusedSpec) return false;
     const changed = changedFields(refusedSpec, s.spec);
