@@ -21,6 +21,9 @@ const run = promisify(execFile);
 
 const call = managementCall;
 
+/** Rooms the add-rooms behind a switch adds, one at a time: long enough to cancel the switch behind it. */
+const ADDED = 12;
+
 function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };
 }
@@ -355,6 +358,50 @@ describe('management API end to end', () => {
     // The spec is versioned as it stands: no version operation follows for the count.
     await waitFor(async () => (await stack.api.getScheduler(name)).status?.versionedGeneration === s.metadata.generation, { timeoutMs: 15_000, message: 'the switched spec versioned' });
     expect((await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version')).toHaveLength(1);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
+  test('an add-rooms that ran while a major change\'s switch waited keeps its count when the switch is canceled, not the declined image: the count is versioned on the active version, and a Warning says so', async () => {
+    const name = 'add-behind-switch';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    // The new version's game servers ping 1 s after they start: the add-rooms is queued in time.
+    const v2 = createBody(name, { roomsReplicas: 1 });
+    const container = ((v2.spec as { containers: Record<string, unknown>[] }).containers[0]) as Record<string, unknown>;
+    Object.assign(container, { image: 'example.com/game:2.0.0', environment: [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'start-after:1' }] });
+    const change = await call(stack, 'POST', `/schedulers/${name}`, v2);
+    expect(change.status).toBe(200);
+    const changeId = (change.body as OperationEnqueued).operationId;
+    // Queued before the switch the change enqueues when it ends, so it runs first, on the spec that
+    // still holds the change; its rooms are made one at a time (addRoomsConcurrency 1), and the
+    // switch is canceled while it waits behind them.
+    const add = await call(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: ADDED });
+    expect(add.status).toBe(200);
+    const addId = (add.body as OperationEnqueued).operationId;
+    const switchId = await waitFor(async () => (await stack.api.listOperations(name)).items
+      .find((o) => o.spec.definitionName === 'switch_active_version')?.metadata.name, { timeoutMs: 30_000, intervalMs: 10, message: 'the switch enqueued' });
+    const canceled = await call(stack, 'POST', `/schedulers/${name}/operations/${switchId}/cancel`);
+    expect(canceled.status).toBe(200);
+    await finished(stack, switchId, 'canceled');
+    await finished(stack, addId);
+
+    const settled = await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      const ops = (await stack.api.listOperations(name)).items;
+      const busy = ops.some((o) => !['finished', 'error', 'canceled'].includes(o.status?.status ?? 'pending'));
+      return !busy && s.status?.versionedGeneration === s.metadata.generation && s.status?.rooms?.ready === 1 + ADDED ? s : undefined;
+    }, { timeoutMs: 60_000, message: `the count versioned and ${1 + ADDED} rooms ready` });
+    expect({ image: settled.spec.spec.containers[0]?.image, roomsReplicas: settled.spec.roomsReplicas, version: settled.status?.version })
+      .toEqual({ image: 'example.com/game:1.0.0', roomsReplicas: 1 + ADDED, version: 'v1.1.0' });
+    // The declined image was validated once, by the change itself.
+    const changes = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
+    expect(changes.map((o) => o.status?.status)).toEqual(['finished', 'finished']);
+    expect(changes.flatMap((o) => o.status?.executionHistory ?? []).filter((h) => h.event.startsWith('Major change detected'))).toHaveLength(1);
+    const warning = await waitFor(async () => (await stack.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name}` })).items
+      .find((e) => e.reason === 'SpecRebasedOnActiveVersion'), { timeoutMs: 15_000, message: 'the SpecRebasedOnActiveVersion Warning' });
+    expect(warning.message).toBe(`roomsReplicas was set to ${1 + ADDED} by add_rooms operation ${addId}, which ran before the spec's last change was decided; `
+      + `that change made a version whose switch, operation ${switchId}, was canceled (operation ${changeId}); `
+      + `versioning that spec would try the refused change again, so the spec now holds the active version v1.0.0's definition with roomsReplicas ${1 + ADDED}. To try the refused change again, send it again`);
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 

@@ -135,15 +135,23 @@ export class SchedulerController {
    * (a declined image rolled out by a scale). As the HTTP API and add_rooms do (refused-spec.ts),
    * the spec is replaced by the active version's definition with the new count, conditional on the
    * Scheduler being unchanged since it was read, and a Warning Event says so. Returns whether it
-   * wrote. A change of any other field is a new change, versioned as it is.
+   * wrote. A change of any other field is a new change, versioned as it is. The same holds for a
+   * count moved by an add_rooms or remove_rooms (source api) that ran after the change was
+   * versioned but before its switch ran, when the switch is then declined: it built on that change.
    */
   private async countOnlyAfterRefusal(s: Scheduler, ops: readonly Operation[]): Promise<boolean> {
     const name = s.metadata.name as string;
     const generation = s.metadata.generation ?? 1;
     const previous = s.status?.versionedGeneration;
-    if (previous === undefined || specChangeSource(s.metadata.annotations, generation)?.source === OperationSourceName.Api) return false;
-    const versions = cachedVersions(this.deps.caches);
     const operation = (id: string) => ops.find((op) => op.metadata.name === id);
+    const madeBy = specChangeSource(s.metadata.annotations, generation);
+    // An add_rooms or remove_rooms moves the count of the spec it reads: one that ran after a change
+    // was versioned but before its switch was declined built on that change (the HTTP API's own
+    // changes are built on the active version when they are asked for, refused-spec.ts).
+    const roomsOp = madeBy ? operation(madeBy.operation) : undefined;
+    const byRoomsOp = roomsOp?.spec.definitionName === OperationDefinition.AddRooms || roomsOp?.spec.definitionName === OperationDefinition.RemoveRooms ? roomsOp : undefined;
+    if (previous === undefined || (madeBy?.source === OperationSourceName.Api && !byRoomsOp)) return false;
+    const versions = cachedVersions(this.deps.caches);
     const refused = await refusedSpecBase({ metadata: { uid: s.metadata.uid, generation: previous }, status: s.status, spec: s.spec }, {
       operation,
       activeDefinition: (version) => Promise.resolve(versions(name, version)?.spec.definition),
@@ -169,9 +177,12 @@ export class SchedulerController {
       if (isJsonPatchNotApplied(err) || apiStatus(err) === 409 || isNotFound(err)) return true;
       throw err;
     }
-    const note = `roomsReplicas was set to ${String(s.spec.roomsReplicas)} (kubectl scale, or another client past the service) on a spec whose last change ${refused.how} `
-      + `(operation ${refused.lastAttempt}); versioning that spec would try the refused change again, so the spec now holds the active version ${refused.version}'s definition with roomsReplicas ${String(s.spec.roomsReplicas)}. `
-      + 'To try the refused change again, apply it again';
+    const count = String(s.spec.roomsReplicas);
+    const setBy = byRoomsOp
+      ? `roomsReplicas was set to ${count} by ${byRoomsOp.spec.definitionName} operation ${byRoomsOp.metadata.name as string}, which ran before the spec's last change was decided; that change ${refused.how} `
+      : `roomsReplicas was set to ${count} (kubectl scale, or another client past the service) on a spec whose last change ${refused.how} `;
+    const note = `${setBy}(operation ${refused.lastAttempt}); versioning that spec would try the refused change again, so the spec now holds the active version ${refused.version}'s definition with roomsReplicas ${count}. `
+      + `To try the refused change again, ${byRoomsOp?.spec.source === OperationSourceName.Api ? 'send' : 'apply'} it again`;
     schedulerEvent(this.deps, name, 'SpecRebasedOnActiveVersion', 'RebaseSpec', note);
     this.deps.logger.info('a count-only kubectl change of a spec holding a refused change was rebased on the active version', { scheduler: name, refusedBy: refused.lastAttempt, how: refused.how, activeVersion: refused.version, roomsReplicas: s.spec.roomsReplicas });
     return true;
