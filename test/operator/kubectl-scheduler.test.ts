@@ -137,7 +137,7 @@ describe('Scheduler through kubectl', () => {
     await waitFor(() => isGone(() => stack.core.readNamespace({ name: 'kctl-game' })), { message: 'namespace deleted' });
   });
 
-  test('an Operation created with kubectl (no labels) is labeled by the operator, so kubectl wait -l finds it; it runs, and the scheduler\'s deletion takes it with the others', async () => {
+  test('an Operation created with kubectl (no labels) is labeled by the operator, so kubectl wait -l finds it; it runs (a remove_rooms written so says reason kubectl), and the scheduler\'s deletion takes it with the others', async () => {
     const name = 'kctl-made-op';
     await applyWithOneRoom(name);
     await createAddRooms(name, 1);
@@ -149,6 +149,18 @@ describe('Scheduler through kubectl', () => {
     await kubectl(['wait', 'rkop', '-l', selector, '--for=jsonpath={.status.status}=finished', '--timeout=30s']);
     // Who enqueued it: kubectl (the CRD's default for an Operation written past the service).
     expect((await kubectl(['get', 'rkop', `${name}-add`, '-o', 'jsonpath={.spec.source} {.metadata.labels.app\\.kubernetes\\.io/managed-by}'])).stdout).toBe('kubectl roomkeeper');
+    // A remove_rooms written with kubectl, with no reason of its own, names kubectl as its reason (not the HTTP API).
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.ready === 2, { timeoutMs: 30_000, message: '2 rooms ready' });
+    fs.writeFileSync(path.join(dir, `${name}-remove.yaml`), stringify({
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: `${name}-remove` },
+      spec: { schedulerName: name, definitionName: 'remove_rooms', enqueuedAt: new Date().toISOString(), input: { amount: 1 } },
+    }));
+    await kubectl(['create', '-f', path.join(dir, `${name}-remove.yaml`)]);
+    const removed = await waitFor(async () => {
+      const op = await stack.api.getOperation(`${name}-remove`);
+      return op.status?.status === 'finished' ? op : undefined;
+    }, { timeoutMs: 30_000, message: 'the kubectl-made remove_rooms finished' });
+    expect(removed.status?.executionHistory?.map((h) => h.event)).toContain('Removed 1 room (reason: kubectl)');
 
     await kubectl(['delete', 'scheduler', name, '--timeout=60s']);
     // Only the deletion's own record stays (until a scheduler of that name is made again).

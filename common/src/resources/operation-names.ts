@@ -41,6 +41,8 @@ export const OperationSourceName = { Api: 'api', Kubectl: 'kubectl', Operator: '
 export const RemoveRoomsReason = {
   /** A user asked, through the management API. */
   Api: 'api',
+  /** A user asked with kubectl: a remove_rooms Operation written past the service, with no reason of its own. */
+  Kubectl: 'kubectl',
   ScaleDown: 'scale_down',
   ExpiredRoom: 'expired_room',
   NewVersionRollback: 'new_version_rollback',

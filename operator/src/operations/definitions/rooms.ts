@@ -354,7 +354,7 @@ export const removeRoomsDefinition: OperationDefinition = {
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;
     const input = ctx.inputOf(OperationName.RemoveRooms);
-    const reason = input.reason ?? RemoveRoomsReason.Api;
+    const reason = input.reason ?? (ctx.op.spec.source === OperationSourceName.Kubectl ? RemoveRoomsReason.Kubectl : RemoveRoomsReason.Api);
     const rooms = new RoomManager(ctx.deps);
     if ('roomsIds' in input) {
       const ids = input.roomsIds;
