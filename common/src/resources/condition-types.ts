@@ -61,6 +61,8 @@ export const ConditionReason = {
   Creating: 'Creating',
   /** PendingChanges and Progressing False: no version, create_scheduler ended without making one. */
   CreateFailed: 'CreateFailed',
+  /** PendingChanges False: the scheduler is being deleted; no change of its spec is applied any more. */
+  Terminating: 'Terminating',
   /** Degraded True: the operation that ended last failed (stuck: its lease expired), or a running one is stuck. */
   OperationFailed: 'OperationFailed',
   OperationStuck: 'OperationStuck',

@@ -190,6 +190,9 @@ describe('scheduler status', () => {
     // Commit 7ca52a4: an operation that found its scheduler being deleted ends in error, yet nothing failed.
     ['the deletion stopped the last operation', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('add_rooms', 2)], [room('a', 'ready')],
       { Ready: ['False', 'Terminating'], Degraded: ['False', 'OperationStoppedByDeletion'] }],
+    // kubectl scale of a Scheduler being deleted is accepted and never applied: nothing may say the spec is applied.
+    ['a spec change made while the scheduler is deleted', scheduler({ version: 'v1.0.0', versioned: 1, generation: 3, desired: 1, deleting: true }), [op('delete_scheduler', 'in_progress', 2)], [room('a', 'ready')],
+      { Ready: ['False', 'Terminating'], PendingChanges: ['False', 'Terminating'] }],
     ['the deletion stopped a version change', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('create_new_scheduler_version', 2)], [room('a', 'ready')],
       { Degraded: ['False', 'OperationStoppedByDeletion'] }],
     ['the deletion itself failed', scheduler({ version: 'v1.0.0', versioned: 1, desired: 1, deleting: true }), [stoppedOp('add_rooms', 2), op('delete_scheduler', 'error', 3)], [room('a', 'ready')],

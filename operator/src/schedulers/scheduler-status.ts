@@ -160,6 +160,9 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
+      // A change made now (kubectl scale, edit or patch) is accepted by the API server and never applied.
+      : state === 'terminating' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.Terminating,
+        `the scheduler is being deleted: no change of its spec is applied any more (kubectl scale, edit and patch are accepted and ignored); its rooms are removed, then the Scheduler; to run the game again, create the scheduler again once it is gone`)
       : cond(SchedulerConditionType.PendingChanges, state === 'pending-changes',
       state === 'pending-changes' ? ConditionReason.SpecChanged : failedChange || orphanChange ? ConditionReason.SpecChangeFailed : ConditionReason.VersionMatchesSpec,
       state === 'pending-changes' ? 'a version operation is queued or running'
