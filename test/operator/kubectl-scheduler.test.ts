@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { isNotFound } from '../../common/src/kube/clients';
+import { buildOperation } from '../../common/src/operations/operation-factory';
 import type { Scheduler } from '../../common/src/generated/resources';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -227,6 +228,49 @@ describe('Scheduler through kubectl', () => {
     expect(described).toMatch(/SpecRebasedOnActiveVersion .*roomsReplicas was set to 2 \(kubectl scale, or another client past the service\) on a spec whose last change failed \(operation \S+\); versioning that spec would try the refused change again, so the spec now holds the active version v1\.0\.0's definition with roomsReplicas 2\. To try the refused change again, apply it again/);
     await kubectl(['delete', 'rks', name, '--timeout=60s']);
   }, 180_000);
+
+  test('a kubectl edit made while a switch waits in the queue is not overwritten by the switch: the switch runs, says it left the spec, and the edit is versioned after it', async () => {
+    const name = 'kctl-edit-queued';
+    // One room at a time: the add_rooms ahead of the switch runs long enough for both writes below.
+    await stack.restartOperators({ addRoomsConcurrency: 1 });
+    try {
+      await applyWithOneRoom(name);
+      await kubectl(['patch', 'rks', name, '--type=merge', '-p', '{"spec":{"maxSurge":"50%"}}']);
+      await waitFor(async () => {
+        const s = await stack.api.getScheduler(name);
+        return s.status?.version === 'v1.1.0' && s.status.versionedGeneration === s.metadata.generation;
+      }, { timeoutMs: 30_000, message: 'v1.1.0 active' });
+      // A priority add_rooms (as the health check writes one) keeps the queue busy without moving roomsReplicas.
+      const op = (id: string, definitionName: string, input: Record<string, unknown>, priority = false) =>
+        stack.api.createOperation(buildOperation({ id, schedulerName: name, definitionName, input, priority, source: 'kubectl', enqueuedAt: Date.now() }));
+      await op(`${name}-busy`, 'add_rooms', { amount: 40 }, true);
+      await waitFor(async () => (await stack.api.getOperation(`${name}-busy`)).status?.status === 'in_progress', { timeoutMs: 30_000, message: 'the add_rooms running' });
+      await op(`${name}-switch`, 'switch_active_version', { newActiveVersion: 'v1.0.0' });
+      await stack.api.jsonPatchScheduler(name, [{ op: 'replace', path: '/spec/spec/containers/0/image', value: 'example.com/game:2.0.0' }]);
+      expect((await stack.api.getOperation(`${name}-busy`)).status?.status).toBe('in_progress');
+
+      const switched = await waitFor(async () => {
+        const o = await stack.api.getOperation(`${name}-switch`);
+        return o.status?.status === 'finished' ? o : undefined;
+      }, { timeoutMs: 60_000, message: 'the switch finished' });
+      expect(switched.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
+        expect.stringMatching(/^Left the spec as it is, not replaced by v1\.0\.0's definition: it holds a change no version has yet \(generation \d+: spec\), written while this switch waited or ran; the scheduler controller versions it once no version operation is queued or running, on v1\.0\.0$/),
+        'Switched the active version from v1.1.0 to v1.0.0',
+      ]));
+      // The edit is versioned on v1.0.0: a major version of the spec as kubectl wrote it, active, and the spec still holds it.
+      const settled = await waitFor(async () => {
+        const s = await stack.api.getScheduler(name);
+        const pending = s.status?.conditions?.find((c) => c.type === 'PendingChanges');
+        return s.status?.version === 'v2.0.0' && s.status.versionedGeneration === s.metadata.generation && pending?.status === 'False' ? s : undefined;
+      }, { timeoutMs: 90_000, message: 'the edit versioned as v2.0.0 and active, nothing pending' });
+      expect({ image: settled.spec.spec.containers[0]?.image, maxSurge: settled.spec.maxSurge }).toEqual({ image: 'example.com/game:2.0.0', maxSurge: '50%' });
+      expect((await stack.api.getSchedulerVersion(`${name}-v2.0.0`)).spec.definition.spec.containers[0]?.image).toBe('example.com/game:2.0.0');
+      expect(settled.status?.conditions?.find((c) => c.type === 'PendingChanges')).toMatchObject({ status: 'False', reason: 'VersionMatchesSpec' });
+    } finally {
+      await stack.restartOperators({});
+    }
+    await kubectl(['delete', 'rks', name, '--timeout=60s']);
+  }, 240_000);
 
   test('kubectl scale after a refused count (above the limit) versions the new count as it is: nothing of the refused change is left to keep out', async () => {
     const name = 'kctl-count';

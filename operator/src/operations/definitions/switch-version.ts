@@ -8,13 +8,14 @@
  */
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
 import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
-import { classifyChange } from '../../../../common/src/resources/scheduler-change';
+import { classifyChange, describeChange } from '../../../../common/src/resources/scheduler-change';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { nameList } from '../../../../common/src/text/name-list';
 import { isOtherMajor } from '../../rooms/domain/version-major';
 import { RoomManager } from '../../rooms/room-manager';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
-import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
+import { isFinalOperationStatus, OperationDefinition as OperationName, operationStatusOf } from '../../../../common/src/resources/operation-names';
+import { newVersionOperationId } from '../../../../common/src/operations/operation-id';
 import { schedulerEvent } from '../../events';
 import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import { listVersions, loadScheduler, loadVersion } from './shared';
@@ -40,7 +41,8 @@ export const switchVersionDefinition: OperationDefinition = {
     // edited it again since, and that newer edit must not be overwritten.
     // The room count stays the one in force (the spec's, whatever the version: README "Versions").
     if (ctx.op.spec.source !== 'operator') {
-      scheduler = await makeSpecMatch(ctx, scheduler, definition);
+      const running = previous && previous !== target ? (await loadVersion(ctx, previous))?.spec.definition : undefined;
+      scheduler = await makeSpecMatch(ctx, scheduler, target, definition, running);
       const count = scheduler.spec.roomsReplicas;
       if (definition.roomsReplicas !== undefined && count !== undefined && definition.roomsReplicas !== count) {
         ctx.event(`roomsReplicas stays ${count}, the count in force (version ${target} was made with ${definition.roomsReplicas}): a switch adds or removes no room; to change it, PATCH /schedulers/${name} with {"roomsReplicas": n} or kubectl scale`);
@@ -111,13 +113,36 @@ async function pruneVersionHistory(ctx: ExecutionContext, active: string): Promi
 }
 
 /**
+ * The fields of a change the spec holds that no version has yet, beyond the count (in force
+ * whatever the version): a generation the scheduler controller has not versioned (it waits while
+ * a version operation, this switch, is queued or running; kubectl edits it so), or one whose
+ * create_new_scheduler_version is still to run (the HTTP API enqueues its own with the write).
+ * `running` is the definition of the version active before the switch. Undefined when none.
+ */
+function unversionedChange(ctx: ExecutionContext, scheduler: Scheduler, running: SchedulerSpec | undefined): string | undefined {
+  if (!running || !scheduler.metadata.uid) return undefined;
+  const generation = scheduler.metadata.generation ?? 1;
+  const versioning = ctx.deps.caches.operations.get(newVersionOperationId(scheduler.metadata.uid, generation));
+  const pending = generation > (scheduler.status?.versionedGeneration ?? 0) || (versioning !== undefined && !isFinalOperationStatus(operationStatusOf(versioning)));
+  return pending ? describeChange(withCountInForce(running, scheduler.spec), scheduler.spec) || undefined : undefined;
+}
+
+/**
  * Writes the version's definition into Scheduler.spec, so kubectl shows what is active, with the
  * spec's roomsReplicas: the count in force whatever the version (a switch adds or removes no room).
+ * A spec holding a change not versioned yet (`unversionedChange`) is left as it is: replacing it
+ * would lose that change without a word; it is versioned after the switch, on the new version.
  */
-async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, definition: SchedulerSpec): Promise<Scheduler> {
+async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, target: string, definition: SchedulerSpec, running: SchedulerSpec | undefined): Promise<Scheduler> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const spec = withCountInForce(definition, scheduler.spec);
     if (classifyChange(scheduler.spec, spec) === 'none') return scheduler;
+    const unversioned = unversionedChange(ctx, scheduler, running);
+    if (unversioned !== undefined) {
+      ctx.event(`Left the spec as it is, not replaced by ${target}'s definition: it holds a change no version has yet (generation ${scheduler.metadata.generation ?? 1}: ${unversioned}), `
+        + `written while this switch waited or ran; the scheduler controller versions it once no version operation is queued or running, on ${target}`);
+      return scheduler;
+    }
     try {
       return await ctx.deps.api.replaceScheduler({ ...scheduler, spec });
     } catch (err) {
