@@ -497,6 +497,33 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec(), maxSurge: '50%' });
   });
 
+  it('takes one of two switches, or of a switch and a change, sent at once, and refuses the others with code 9: each waits for the one before it to be enqueued, and its guard sees it', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    // The guard's read of the operations and the enqueue take a while, as over the network: each
+    // request's read would come before the other's operation is enqueued.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    const list = t.store.listOperations.bind(t.store);
+    t.store.listOperations = async (...args) => {
+      await pause();
+      return list(...args);
+    };
+    const create = t.store.createOperation.bind(t.store);
+    t.store.createOperation = async (...args) => {
+      await pause();
+      return create(...args);
+    };
+    const put = (version: string) => api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version });
+    const answers = await Promise.all([put('v1.0.0'), put('v1.1.0'), api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '15' })]);
+    // Whichever came first is taken (each request has a server of its own here).
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    const first = String(bodyOf(answers.find((r) => r.status === 200)!).operationId);
+    const taken = t.store.operations.get(first);
+    expect([...t.store.operations.keys()]).toEqual([first]);
+    for (const refused of answers.filter((r) => r.status === 400)) {
+      expect(bodyOf(refused)).toMatchObject({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (${String(taken?.spec.definitionName)} ${first} is pending); retry once it has finished (GET /schedulers/tennis-eu/operations)` });
+    }
+  });
+
   it('refuses a change that lost its write to another change of the spec (parallel requests, another replica, kubectl) with code 9, as if it had come a moment later; one that lost to a status write or to a move of the count alone is written', async () => {
     const s = t.store.seedScheduler('tennis-eu', validSpec());
     const write = t.store.updateSchedulerSpec.bind(t.store);

@@ -81,7 +81,24 @@ export class SchedulerCommands {
   /** The last version operation this gateway enqueued per scheduler: the operations cache may not show it yet. */
   private readonly lastVersionOp = new Map<string, string>();
 
+  /**
+   * The version changes (POST, PATCH, PUT) of each scheduler being handled here, chained: one
+   * waits for the one before it to be enqueued, so its guard sees it (two sent at once both passed
+   * it). Across gateway replicas, a PATCH or POST that loses its spec write is refused the same way.
+   */
+  private readonly versionChanges = new Map<string, Promise<unknown>>();
+
   constructor(private readonly deps: SchedulerCommandsDeps) {}
+
+  private oneAtATime<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.versionChanges.get(name) ?? Promise.resolve()).then(fn);
+    const settled = run.catch(() => undefined);
+    this.versionChanges.set(name, settled);
+    void settled.then(() => {
+      if (this.versionChanges.get(name) === settled) this.versionChanges.delete(name);
+    });
+    return run;
+  }
 
   private get maxRooms(): number {
     return this.deps.maxRoomsPerScheduler ?? CONFIG_SCHEMA.maxRoomsPerScheduler.default;
@@ -122,6 +139,10 @@ export class SchedulerCommands {
 
   /** POST /schedulers/{name}: a whole new definition. */
   async newVersion(name: string, body: unknown): Promise<{ operationId: string }> {
+    return this.oneAtATime(name, () => this.newVersionNow(name, body));
+  }
+
+  private async newVersionNow(name: string, body: unknown): Promise<{ operationId: string }> {
     const current = await this.mustExist(name);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
     if (!result.ok) throw new ValidationError(bodyFields(result.errors));
@@ -131,6 +152,10 @@ export class SchedulerCommands {
 
   /** PATCH /schedulers/{name}: fields merged into the current definition. */
   async patch(name: string, body: unknown): Promise<{ operationId: string }> {
+    return this.oneAtATime(name, () => this.patchNow(name, body));
+  }
+
+  private async patchNow(name: string, body: unknown): Promise<{ operationId: string }> {
     const parsed = this.deps.validator.validatePatchBody(body);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     const current = await this.mustExist(name);
@@ -145,6 +170,10 @@ export class SchedulerCommands {
 
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
+    return this.oneAtATime(name, () => this.switchNow(name, body));
+  }
+
+  private async switchNow(name: string, body: unknown): Promise<{ operationId: string }> {
     // Maestro's body names the version `version`; the operation's input (and the spec), `newActiveVersion`: either is taken.
     const given = requestFields(body);
     if (given.version !== undefined && given.newActiveVersion !== undefined && given.version !== given.newActiveVersion) {
