@@ -14,6 +14,7 @@ import { finalOperationStatuses, knownDefinitionNames } from '../../common/src/r
 import { describeScheduler, managementCall } from '../support/http';
 import type { OperationAnswer, OperationEnqueued, OperationsAnswer, SchedulerAnswer, SchedulersInfoAnswer, VersionsAnswer } from './management-bodies';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { refuseChange } from '../support/refused-change';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
 
@@ -402,6 +403,33 @@ describe('management API end to end', () => {
     expect(warning.message).toBe(`roomsReplicas was set to ${1 + ADDED} by add_rooms operation ${addId}, which ran before the spec's last change was decided; `
       + `that change made a version whose switch, operation ${switchId}, was canceled (operation ${changeId}); `
       + `versioning that spec would try the refused change again, so the spec now holds the active version v1.0.0's definition with roomsReplicas ${1 + ADDED}. To try the refused change again, send it again`);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
+  test('a change through the API that moved roomsReplicas and was refused, or canceled before it ran, says that its count took effect when it was written and stays, and how to go back', async () => {
+    const name = 'count-kept';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    const keptLine = (count: number, before: number | string) => new RegExp(`^roomsReplicas ${count}, which this change set \\(it was ${String(before)}\\), took effect when the change was written and stays: `
+      + `the spec's roomsReplicas is the count in force whatever the version, so it is not undone with the rest of the change; to go back, PATCH /schedulers/${name} with \\{"roomsReplicas": ${String(before)}\\}$`);
+
+    // Canceled before it ran: queued behind an add-rooms that makes its rooms one at a time.
+    const add = await call(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: ADDED });
+    await waitFor(async () => (await stack.api.getScheduler(name)).spec.roomsReplicas === 1 + ADDED, { timeoutMs: 30_000, message: 'the add_rooms moved the count' });
+    const patched = await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 3, maxSurge: '35%' });
+    expect(patched.status).toBe(200);
+    const patchId = (patched.body as OperationEnqueued).operationId;
+    expect((await call(stack, 'POST', `/schedulers/${name}/operations/${patchId}/cancel`)).status).toBe(200);
+    const canceled = await finished(stack, patchId, 'canceled');
+    expect(canceled.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([expect.stringMatching(keptLine(3, 1 + ADDED))]));
+
+    // Refused: its validation room never starts.
+    await finished(stack, (add.body as OperationEnqueued).operationId);
+    await refuseChange(stack, name, { roomsReplicas: 2 });
+    const refused = (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_new_scheduler_version' && o.status?.status === 'error');
+    expect(refused?.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([expect.stringMatching(keptLine(2, 3))]));
+    await waitFor(async () => (await liveRooms(stack, name)).length === 2, { timeoutMs: 60_000, message: '2 rooms, the count in force' });
+
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 

@@ -352,7 +352,9 @@ export class SchedulerCommands {
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
-        await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, schedulerDefinitionInput(name, spec));
+        const before = current.spec.roomsReplicas ?? 0;
+        const countBefore = !recreate && (spec.roomsReplicas ?? 0) !== before ? { countBefore: before } : {};
+        await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, spec), ...countBefore });
         this.deps.logger.info(recreate ? 'scheduler creation enqueued again for the changed spec (the last one failed)' : 'new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
         return { operationId };
       } catch (err) {

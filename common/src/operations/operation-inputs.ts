@@ -58,6 +58,12 @@ export interface SchedulerDefinitionInput extends AttemptInput {
   scheduler?: SchedulerSpec & { name: string };
   /** create_new_scheduler_version: the id of the change's first attempt (the version it made is kept). */
   firstAttempt?: string;
+  /**
+   * create_new_scheduler_version of a change through the HTTP API that moved roomsReplicas: the
+   * count it replaced. The count is in force once written, whatever becomes of the version: a
+   * refused change's history says so, and how to go back.
+   */
+  countBefore?: number;
 }
 
 export interface AddRoomsInput extends AttemptInput {
@@ -207,6 +213,7 @@ function parseSchedulerDefinitionInput(input: unknown): Result<SchedulerDefiniti
     ...attemptFields(input),
     ...(s !== undefined ? { scheduler: s as unknown as NonNullable<SchedulerDefinitionInput['scheduler']> } : {}),
     ...(typeof input.firstAttempt === 'string' ? { firstAttempt: input.firstAttempt } : {}),
+    ...(Number.isSafeInteger(input.countBefore) && (input.countBefore as number) >= 0 ? { countBefore: input.countBefore as number } : {}),
   });
 }
 

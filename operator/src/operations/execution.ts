@@ -84,6 +84,11 @@ export interface OperationDefinition {
    * history. Absent: nothing is undone.
    */
   undoStuckCancel?(deps: OperatorDeps, op: Operation): Promise<string[]>;
+  /**
+   * The lines a cancel before the operation started adds to its history, beyond the cancel itself:
+   * what of the request took effect anyway. Absent: none.
+   */
+  canceledBeforeStart?(deps: OperatorDeps, op: Operation): string[];
 }
 
 export class ExecutionContext {

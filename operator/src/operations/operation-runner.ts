@@ -184,7 +184,9 @@ export class OperationRunner {
       // A cancel its stopped operator never rolled back: what the definition can still undo is undone now.
       const definition = ending.stuck && ending.op.spec.cancelRequested ? this.definitions.get(ending.op.spec.definitionName) : undefined;
       const undone = (await definition?.undoStuckCancel?.(this.deps, ending.op)) ?? [];
-      await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone] }, ending.stuck ? this.unwritten.get(name) : undefined);
+      const anyway = !ending.stuck && !ending.restored && ending.status === OperationStatusName.Canceled
+        ? this.definitions.get(ending.op.spec.definitionName)?.canceledBeforeStart?.(this.deps, ending.op) ?? [] : [];
+      await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone, ...anyway] }, ending.stuck ? this.unwritten.get(name) : undefined);
       if (ending.stuck) this.unwritten.delete(name);
     }
     if (plan.idle) {

@@ -5,7 +5,7 @@
  * the operation created for the new version (validation room, version), except the operation.
  */
 import { schedulerEvent } from '../../events';
-import type { GameRoom, GameRoomStatus } from '../../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatus, Operation } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
 import { newOperationId } from '../../../../common/src/operations/operation-id';
 import { switchEnqueuedLine } from '../../../../common/src/operations/refused-spec';
@@ -18,8 +18,10 @@ import { roomLimitViolations } from '../../../../common/src/validation/room-limi
 import { CONTAINERS_NOT_READY } from '../../../../common/src/rooms/room-status';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
-import { specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
+import { parseOperationInput, REQUEST_BOUNDS, specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
 import { deleteVersionOfRollback, listVersions, loadScheduler, loadVersion, newVersionObject, waitUntil } from './shared';
+import { activeDefinition } from '../../../../common/src/resources/scheduler-version';
+import { cachedVersions, type OperatorDeps } from '../../deps';
 
 export const newVersionDefinition: OperationDefinition = {
   name: OperationName.CreateNewSchedulerVersion,
@@ -93,8 +95,32 @@ export const newVersionDefinition: OperationDefinition = {
     if (version) {
       await deleteVersionOfRollback(ctx, version);
     }
+    const kept = countKeptNote(ctx.deps, ctx.op.spec.schedulerName, ctx.inputOf(OperationName.CreateNewSchedulerVersion));
+    if (kept) ctx.event(kept);
+  },
+
+  canceledBeforeStart(deps: OperatorDeps, op: Operation): string[] {
+    const parsed = parseOperationInput(OperationName.CreateNewSchedulerVersion, op.spec.input ?? {}, REQUEST_BOUNDS);
+    const kept = parsed.ok ? countKeptNote(deps, op.spec.schedulerName, parsed.value) : undefined;
+    return kept ? [kept] : [];
   },
 };
+
+/**
+ * What a refused change through the HTTP API that moved roomsReplicas says of its count: written
+ * into the spec with the change, it took effect then (the spec's count is the count in force,
+ * whatever the version), and the rollback of the version change leaves it, as the spec still
+ * holds it. Undefined when the change moved no count, or the count has changed since, or
+ * autoscaling decides the number of rooms.
+ */
+function countKeptNote(deps: OperatorDeps, schedulerName: string, input: OperationInputs['create_new_scheduler_version']): string | undefined {
+  const count = specOfDefinitionInput(input)?.roomsReplicas;
+  const s = deps.caches.schedulers.get(schedulerName);
+  if (input.countBefore === undefined || count === undefined || !s || s.spec.roomsReplicas !== count || s.metadata.deletionTimestamp) return undefined;
+  if (activeDefinition(s, cachedVersions(deps.caches)).autoscaling?.enabled === true) return undefined;
+  return `roomsReplicas ${count}, which this change set (it was ${input.countBefore}), took effect when the change was written and stays: the spec's roomsReplicas is the count in force whatever the version, `
+    + `so it is not undone with the rest of the change; to go back, PATCH /schedulers/${schedulerName} with {"roomsReplicas": ${input.countBefore}}`;
+}
 
 async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<void> {
   const switchOp = buildOperation({
