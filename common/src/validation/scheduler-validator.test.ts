@@ -218,6 +218,12 @@ describe('validateSchedulerCreateBody', () => {
     expect(errorsOf(body)).toContainEqual(expected);
   });
 
+  it('says of an empty image only that it must not be empty (it also fails the pattern against whitespace, which adds nothing)', () => {
+    const body = validBody();
+    body.spec.containers[0]!.image = '';
+    expect(errorsOf(body)).toEqual([{ field: 'spec.containers[0].image', message: 'must not be empty' }]);
+  });
+
   it('accepts the forms a Pod accepts at the edges of those rules', () => {
     const body = validBody();
     const c = body.spec.containers[0]!;

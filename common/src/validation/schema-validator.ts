@@ -188,10 +188,13 @@ export function compileSchemaValidator(schema: JsonSchemaProps, options: Transla
     const errors: FieldError[] = [];
     const seen = new Set<string>();
     const found = validate.errors ?? [];
+    // An empty string that must not be empty is told so; that it also fails the field's pattern says nothing more.
+    const empty = new Set(found.filter((e) => e.keyword === 'minLength' && valueAt(value, e.instancePath) === '').map((e) => e.instancePath));
     let read = 0;
     for (const error of found) {
       if (errors.length === VIOLATIONS_NAMED) break;
       read += 1;
+      if (error.keyword === 'pattern' && empty.has(error.instancePath)) continue;
       const base = fieldOf(error.instancePath, value, ajvSchema);
       const field = error.keyword === 'required' ? joinField(base, (error.params as { missingProperty: string }).missingProperty) : base;
       const message = fieldMessage(field, error.keyword) ?? messageOf(error, valueAt(value, error.instancePath));
