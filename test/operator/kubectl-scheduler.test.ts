@@ -254,7 +254,7 @@ describe('Scheduler through kubectl', () => {
         return o.status?.status === 'finished' ? o : undefined;
       }, { timeoutMs: 60_000, message: 'the switch finished' });
       expect(switched.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining([
-        expect.stringMatching(/^Left the spec as it is, not replaced by v1\.0\.0's definition: it holds a change no version has yet \(generation \d+: spec\), written while this switch waited or ran; the scheduler controller versions it once no version operation is queued or running, on v1\.0\.0$/),
+        expect.stringMatching(/^Left the spec as it is, not replaced by v1\.0\.0's definition: it holds a change no version has yet \(generation \d+: spec\); the scheduler controller takes it up once no version operation is queued or running, on v1\.0\.0$/),
         'Switched the active version from v1.1.0 to v1.0.0',
       ]));
       // The edit is versioned on v1.0.0: a major version of the spec as kubectl wrote it, active, and the spec still holds it.

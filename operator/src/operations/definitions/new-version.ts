@@ -95,31 +95,31 @@ export const newVersionDefinition: OperationDefinition = {
     if (version) {
       await deleteVersionOfRollback(ctx, version);
     }
-    const kept = countKeptNote(ctx.deps, ctx.op.spec.schedulerName, ctx.inputOf(OperationName.CreateNewSchedulerVersion));
-    if (kept) ctx.event(kept);
+    for (const line of countKept(ctx.deps, ctx.op)) ctx.event(line);
   },
 
-  canceledBeforeStart(deps: OperatorDeps, op: Operation): string[] {
-    const parsed = parseOperationInput(OperationName.CreateNewSchedulerVersion, op.spec.input ?? {}, REQUEST_BOUNDS);
-    const kept = parsed.ok ? countKeptNote(deps, op.spec.schedulerName, parsed.value) : undefined;
-    return kept ? [kept] : [];
-  },
+  canceledBeforeStart: countKept,
 };
 
 /**
- * What a refused change through the HTTP API that moved roomsReplicas says of its count: written
+ * What a refused change through the HTTP API that moved roomsReplicas says of its count (the lines
+ * of its rollback, or of its cancel before it started): written
  * into the spec with the change, it took effect then (the spec's count is the count in force,
  * whatever the version), and the rollback of the version change leaves it, as the spec still
- * holds it. Undefined when the change moved no count, or the count has changed since, or
+ * holds it. None when the change moved no count, or the count has changed since, or
  * autoscaling decides the number of rooms.
  */
-function countKeptNote(deps: OperatorDeps, schedulerName: string, input: OperationInputs['create_new_scheduler_version']): string | undefined {
-  const count = specOfDefinitionInput(input)?.roomsReplicas;
-  const s = deps.caches.schedulers.get(schedulerName);
-  if (input.countBefore === undefined || count === undefined || !s || s.spec.roomsReplicas !== count || s.metadata.deletionTimestamp) return undefined;
-  if (activeDefinition(s, cachedVersions(deps.caches)).autoscaling?.enabled === true) return undefined;
-  return `roomsReplicas ${count}, which this change set (it was ${input.countBefore}), took effect when the change was written and stays: the spec's roomsReplicas is the count in force whatever the version, `
-    + `so it is not undone with the rest of the change; to go back, PATCH /schedulers/${schedulerName} with {"roomsReplicas": ${input.countBefore}}`;
+function countKept(deps: OperatorDeps, op: Operation): string[] {
+  const parsed = parseOperationInput(OperationName.CreateNewSchedulerVersion, op.spec.input ?? {}, REQUEST_BOUNDS);
+  if (!parsed.ok) return [];
+  const { countBefore } = parsed.value;
+  const count = specOfDefinitionInput(parsed.value)?.roomsReplicas;
+  const name = op.spec.schedulerName;
+  const s = deps.caches.schedulers.get(name);
+  if (countBefore === undefined || count === undefined || !s || s.spec.roomsReplicas !== count || s.metadata.deletionTimestamp) return [];
+  if (activeDefinition(s, cachedVersions(deps.caches)).autoscaling?.enabled === true) return [];
+  return [`roomsReplicas ${count}, which this change set (it was ${countBefore}), took effect when the change was written and stays: the spec's roomsReplicas is the count in force whatever the version, `
+    + `so it is not undone with the rest of the change; to go back, PATCH /schedulers/${name} with {"roomsReplicas": ${countBefore}}`];
 }
 
 async function enqueueSwitch(ctx: ExecutionContext, version: string): Promise<void> {

@@ -139,8 +139,8 @@ async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, target
     if (classifyChange(scheduler.spec, spec) === 'none') return scheduler;
     const unversioned = unversionedChange(ctx, scheduler, running);
     if (unversioned !== undefined) {
-      ctx.event(`Left the spec as it is, not replaced by ${target}'s definition: it holds a change no version has yet (generation ${scheduler.metadata.generation ?? 1}: ${unversioned}), `
-        + `written while this switch waited or ran; the scheduler controller versions it once no version operation is queued or running, on ${target}`);
+      ctx.event(`Left the spec as it is, not replaced by ${target}'s definition: it holds a change no version has yet (generation ${scheduler.metadata.generation ?? 1}: ${unversioned}); `
+        + `the scheduler controller takes it up once no version operation is queued or running, on ${target}`);
       return scheduler;
     }
     try {
