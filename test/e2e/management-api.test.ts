@@ -394,6 +394,8 @@ describe('management API end to end', () => {
     }, { timeoutMs: 60_000, message: `the count versioned and ${1 + ADDED} rooms ready` });
     expect({ image: settled.spec.spec.containers[0]?.image, roomsReplicas: settled.spec.roomsReplicas, version: settled.status?.version })
       .toEqual({ image: 'example.com/game:1.0.0', roomsReplicas: 1 + ADDED, version: 'v1.1.0' });
+    // The version of the declined change stays, never active: it says so (kubectl get rksv's ACTIVE column reads it).
+    expect((await stack.api.getSchedulerVersion(`${name}-v2.0.0`)).status).toEqual({ active: false });
     // The declined image was validated once, by the change itself.
     const changes = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
     expect(changes.map((o) => o.status?.status)).toEqual(['finished', 'finished']);

@@ -1965,10 +1965,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
       },
       status: {
         type: 'object',
+        default: {},
         properties: {
           active: {
             type: 'boolean',
             description: 'True while this is the active version of its Scheduler.',
+            default: false,
           },
         },
       },
