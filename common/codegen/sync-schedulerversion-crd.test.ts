@@ -18,6 +18,6 @@ describe('sync-schedulerversion-crd', () => {
     const synced = syncedSchedulerVersionCrd(edited, versions);
     expect(synced).not.toBe(versions);
     expect(synced).toContain('maxLength: 2048');
-    expect(synced.startsWith('# Roomkeeper SchedulerVersion')).toBe(true);
+    expect(synced.startsWith('---\n# Roomkeeper SchedulerVersion')).toBe(true);
   });
 });

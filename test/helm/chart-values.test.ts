@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { CHART_DIR, FULL_VALUES_FILE, helmLint, helmTemplateRaw, runHelm } from './helm-cli';
 
 interface JsonSchema { type?: string | string[]; properties?: Record<string, JsonSchema>; $ref?: string; additionalProperties?: unknown }
@@ -131,6 +132,14 @@ describe('NOTES.txt', () => {
     const install = await notes([]);
     expect(install.split('\n')[0]).toBe('Roomkeeper 0.1.0 is installed in namespace games-system.');
     expect(install).not.toContain('helm show crds');
+  });
+
+  it('helm show crds, which that command pipes to kubectl, prints every CRD of the chart as a document of its own (one file without a leading --- ran into the next, and kubectl applied only the last)', async () => {
+    const shown = await runHelm(['show', 'crds', CHART_DIR]);
+    expect(shown.code).toBe(0);
+    const names = parseAllDocuments(shown.stdout).map((d) => (d.toJS() as { metadata?: { name?: string } } | null)?.metadata?.name).filter((n) => n !== undefined);
+    const files = fs.readdirSync(path.join(CHART_DIR, 'crds')).filter((f) => f.endsWith('.yaml'));
+    expect(names.sort()).toEqual(files.map((f) => f.replace(/^roomkeeper\.io_(.*)\.yaml$/, '$1.roomkeeper.io')).sort());
   });
 
   it('gives the Ingress URL when the Ingress is on', async () => {
