@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { verifyRoomToken } from '../../common/src/rooms/room-token';
-import { UnauthenticatedError } from './errors';
+import { UnauthenticatedError, UnavailableError } from './errors';
 
 export interface Credentials {
   username: string;
@@ -16,6 +16,8 @@ export interface Credentials {
 /** Where the current credentials come from; undefined means "none available right now". */
 export interface CredentialsProvider {
   current(): Credentials | undefined;
+  /** While none are available: why (the Secret could not be read yet), for a 503 rather than a 401. */
+  unavailableReason?(): string | undefined;
 }
 
 export function staticCredentials(credentials: Credentials): CredentialsProvider {
@@ -97,6 +99,12 @@ const INVALID_CREDENTIALS = "invalid credentials: the user or the password is wr
 /** Express middleware: 401 with `WWW-Authenticate` unless the Basic credentials match. */
 export function basicAuth(provider: CredentialsProvider): RequestHandler {
   return (req, res, next) => {
+    const unknown = provider.current() === undefined ? provider.unavailableReason?.() : undefined;
+    if (unknown !== undefined) {
+      // Nothing to check the credentials against: no answer about them would be true.
+      next(new UnavailableError(`the management API's credentials are not known yet: ${unknown}; the gateway reads the Secret again every few seconds: try again shortly`));
+      return;
+    }
     if (!basicAuthorized(provider, req.headers.authorization)) {
       const given = parseBasicAuthorization(req.headers.authorization);
       res.setHeader('WWW-Authenticate', BASIC_REALM);

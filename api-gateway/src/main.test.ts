@@ -101,6 +101,29 @@ describe('startGateway', () => {
     }
   });
 
+  it('starts when its Secret cannot be read yet (the API server fails), answers the management API 503 saying why, and takes the Secret\'s credentials once it reads them; a Secret that does not exist stops the start, saying so', async () => {
+    const { core } = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
+    await core.createNamespace({ body: { metadata: { name: 'gw-late' } } }).catch(() => undefined);
+    await core.createNamespacedSecret({ namespace: 'gw-late', body: { metadata: { name: 'gw-auth' }, data: { username: Buffer.from('late').toString('base64'), password: Buffer.from('pw').toString('base64') } } });
+    const settings = config({ authUsername: '', authPassword: '', authSecretName: 'gw-auth', authSecretNamespace: 'gw-late' });
+    sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'get', resource: 'secrets' } });
+    let gw: RunningGateway | undefined;
+    try {
+      gw = await startGateway({ config: settings, kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' });
+      const late = `Basic ${Buffer.from('late:pw').toString('base64')}`;
+      const before = await fetch(`${gw.managementUrl}/schedulers`, { headers: { Authorization: late } });
+      expect(before.status).toBe(503);
+      expect(((await before.json()) as { message: string }).message).toMatch(/^the management API's credentials are not known yet: Secret gw-late\/gw-auth could not be read: .*500.*; the gateway reads the Secret again every few seconds: try again shortly$/);
+      sandbox.faults.clear();
+      await waitFor(async () => (await fetch(`${gw!.managementUrl}/schedulers`, { headers: { Authorization: late } })).status === 200, { timeoutMs: 15_000, message: 'the Secret read, its credentials taken' });
+    } finally {
+      sandbox.faults.clear();
+      await gw?.stop();
+    }
+    await expect(startGateway({ config: config({ authUsername: '', authPassword: '', authSecretName: 'no-such', authSecretNamespace: 'gw-late' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' }))
+      .rejects.toThrow('no management API credentials: Secret gw-late/no-such does not exist: create it with keys username and password, or name an existing one in ROOMKEEPER_AUTH_SECRET_NAME and ROOMKEEPER_AUTH_SECRET_NAMESPACE (the chart\'s auth.existingSecret)');
+  });
+
   it('/healthz answers 503 naming a cache whose watch has had no answer for longer than ROOMKEEPER_LIVENESS_CACHE_TIMEOUT, logged once; 200 once answered', async () => {
     const stream = new PassThrough();
     const lines: Record<string, unknown>[] = [];
@@ -214,7 +237,7 @@ describe('startGateway', () => {
     const shutdown = expect.stringMatching(/^shutting down: this replica got SIGTERM; it serves requests for 5000 ms more .*send new requests to another replica$/) as unknown;
     expect(notReady).toEqual({
       status: 'not ready', reason: shutdown,
-      checks: [{ check: 'shutdown', ready: false, reason: shutdown }, { check: 'api access', ready: true }, { check: 'caches', ready: true }, { check: 'api server', ready: true }],
+      checks: [{ check: 'shutdown', ready: false, reason: shutdown }, { check: 'api access', ready: true }, { check: 'caches', ready: true }, { check: 'management credentials', ready: true }, { check: 'api server', ready: true }],
     });
     expect(drains).toEqual([5_000]);
     // Still served on both listeners, each answer closing its connection.

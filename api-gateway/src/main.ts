@@ -76,10 +76,22 @@ async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logge
   const fromConfig = config.authUsername !== '' && config.authPassword !== '' ? { username: config.authUsername, password: config.authPassword } : undefined;
   if (config.authSecretName !== '') {
     const secret = new SecretCredentials({ core, name: config.authSecretName, namespace: config.authSecretNamespace, logger, fallback: fromConfig });
-    const found = await secret.refresh();
-    if (!found && !fromConfig) {
-      throw new GatewayStartupError(`no management API credentials: Secret ${config.authSecretNamespace}/${config.authSecretName} has no username and password, and ROOMKEEPER_AUTH_USERNAME/ROOMKEEPER_AUTH_PASSWORD are not set`);
+    const read = await secret.refresh();
+    if (read === 'read' || fromConfig) return { provider: secret, secret };
+    const named = `Secret ${config.authSecretNamespace}/${config.authSecretName}`;
+    if (read === 'incomplete') {
+      throw new GatewayStartupError(`no management API credentials: ${named} has no username and password, and ROOMKEEPER_AUTH_USERNAME/ROOMKEEPER_AUTH_PASSWORD are not set`);
     }
+    // What only a change of the Secret or of RBAC mends stops the start, saying which.
+    if (read.unreadable === 404) {
+      throw new GatewayStartupError(`no management API credentials: ${named} does not exist: create it with keys username and password, or name an existing one in ROOMKEEPER_AUTH_SECRET_NAME and ROOMKEEPER_AUTH_SECRET_NAMESPACE (the chart's auth.existingSecret)`);
+    }
+    if (read.unreadable === 403) {
+      throw new GatewayStartupError(`no management API credentials: the API server refused the gateway reading ${named} (403 Forbidden): grant its ServiceAccount get on that Secret (the chart grants it on the Secret it makes, or the one auth.existingSecret names), or check that ROOMKEEPER_AUTH_SECRET_NAME names that one`);
+    }
+    // The API server did not answer (or failed): a restart would not help. The gateway starts; its
+    // management API answers 503 saying why until the Secret is read (every few seconds).
+    logger.warn('management API credentials not read yet: the gateway starts, and its management API answers 503 until it reads them', { secret: `${config.authSecretNamespace}/${config.authSecretName}`, why: secret.unavailableReason() });
     return { provider: secret, secret };
   }
   if (!fromConfig) {
@@ -154,6 +166,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     { name: 'shutdown', notReadyReason: () => shuttingDown },
     { name: 'api access', notReadyReason: () => clients.access.notReadyReason() },
     { name: 'caches', notReadyReason: () => store.notReadyReason() },
+    {
+      name: 'management credentials', notReadyReason: () => provider.unavailableReason?.(), gates: false,
+      whyStillReady: 'the rooms API answers pings without them; the management API answers 503 until the Secret is read',
+    },
     {
       name: 'api server', notReadyReason: () => clients.access.unreachableReason(), gates: false,
       whyStillReady: 'the gateway answers pings (their changes are written once the API server answers) and lists schedulers and their operations from its caches; the reads of one scheduler or its versions, allocations and the writes of the management API go to the API server and fail (503) until it answers',

@@ -20,20 +20,23 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 it('reads credentials from a Secret, follows rotation, and keeps the last good pair when the Secret breaks', async () => {
   const provider = new SecretCredentials({ core: clients.core, name: 'gw', namespace: 'auth-ns', logger: silentLogger() });
-  expect(await provider.refresh()).toBe(false);
+  expect(await provider.refresh()).toEqual({ unreadable: 404 });
   expect(provider.current()).toBeUndefined();
+  expect(provider.unavailableReason()).toBe('Secret auth-ns/gw does not exist');
 
   await clients.core.createNamespacedSecret({ namespace: 'auth-ns', body: { metadata: { name: 'gw' }, data: { username: b64('alice'), password: b64('one') } } });
-  expect(await provider.refresh()).toBe(true);
+  expect(await provider.refresh()).toBe('read');
   expect(provider.current()).toEqual({ username: 'alice', password: 'one' });
+  expect(provider.unavailableReason()).toBeUndefined();
 
   await clients.core.replaceNamespacedSecret({ name: 'gw', namespace: 'auth-ns', body: { metadata: { name: 'gw' }, data: { username: b64('alice'), password: b64('two') } } });
   await provider.refresh();
   expect(provider.current()).toEqual({ username: 'alice', password: 'two' });
 
   await clients.core.deleteNamespacedSecret({ name: 'gw', namespace: 'auth-ns' });
-  expect(await provider.refresh()).toBe(false);
+  expect(await provider.refresh()).toEqual({ unreadable: 404 });
   expect(provider.current()).toEqual({ username: 'alice', password: 'two' });
+  expect(provider.unavailableReason()).toBeUndefined();
 });
 
 it('falls back to configured credentials when the Secret has none', async () => {

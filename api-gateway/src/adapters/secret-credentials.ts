@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Credentials, CredentialsProvider } from '../auth';
+import { apiStatus, describeApiError } from '../../../common/src/kube/clients';
 
 export interface SecretCredentialsOptions {
   core: k8s.CoreV1Api;
@@ -20,9 +21,16 @@ function decode(value: string | undefined): string | undefined {
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
+/** How a read of the Secret went: read, found without a username or password, or not read (with the API server's status, if it answered). */
+export type SecretRead = 'read' | 'incomplete' | { unreadable: number | undefined };
+
+/** While no credentials are known, the Secret is read again this often (else every refresh interval). */
+const UNKNOWN_RETRY_MS = 2_000;
+
 export class SecretCredentials implements CredentialsProvider {
   private credentials: Credentials | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private problem: string | undefined;
 
   constructor(private readonly options: SecretCredentialsOptions) {}
 
@@ -30,35 +38,53 @@ export class SecretCredentials implements CredentialsProvider {
     return this.credentials ?? this.options.fallback;
   }
 
-  /** Reads the Secret; returns whether it held usable credentials. */
-  async refresh(): Promise<boolean> {
+  /** Why no credentials are known, while none are: the last read of the Secret, said. */
+  unavailableReason(): string | undefined {
+    return this.current() === undefined ? this.problem : undefined;
+  }
+
+  /** Reads the Secret; says how it went. A read that fails keeps the last good pair. */
+  async refresh(): Promise<SecretRead> {
     const { name, namespace, logger } = this.options;
+    const secret = `Secret ${namespace}/${name}`;
     try {
-      const secret = await this.options.core.readNamespacedSecret({ name, namespace });
-      const username = decode(secret.data?.username) ?? secret.stringData?.username;
-      const password = decode(secret.data?.password) ?? secret.stringData?.password;
+      const read = await this.options.core.readNamespacedSecret({ name, namespace });
+      const username = decode(read.data?.username) ?? read.stringData?.username;
+      const password = decode(read.data?.password) ?? read.stringData?.password;
       if (!username || !password) {
         logger.warn('auth secret lacks username or password', { secret: `${namespace}/${name}` });
-        return false;
+        this.problem = `${secret} has no username and password`;
+        return 'incomplete';
       }
       this.credentials = { username, password };
-      return true;
+      this.problem = undefined;
+      return 'read';
     } catch (err) {
-      logger.warn('auth secret could not be read; keeping the last credentials', { secret: `${namespace}/${name}`, error: err instanceof Error ? err.message : String(err) });
-      return false;
+      const status = apiStatus(err);
+      logger.warn('auth secret could not be read; keeping the last credentials', { secret: `${namespace}/${name}`, error: describeApiError(err) });
+      this.problem = status === 404 ? `${secret} does not exist`
+        : status === 403 ? `the API server refused the gateway reading ${secret} (403 Forbidden)`
+          : `${secret} could not be read: ${describeApiError(err)}`;
+      return { unreadable: status };
     }
   }
 
+  /** Reads the Secret again every `intervalMs`, and every UNKNOWN_RETRY_MS while no credentials are known. */
   start(intervalMs: number): void {
     if (this.timer) return;
-    this.timer = setInterval(() => {
-      void this.refresh();
-    }, intervalMs);
-    this.timer.unref();
+    const next = (): void => {
+      this.timer = setTimeout(() => {
+        void this.refresh().finally(() => {
+          if (this.timer) next();
+        });
+      }, this.current() === undefined ? Math.min(intervalMs, UNKNOWN_RETRY_MS) : intervalMs);
+      this.timer.unref();
+    };
+    next();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
 }
