@@ -12,8 +12,8 @@ import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from './errors';
 import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
 import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
-import { errorHandler, notFoundHandler } from './http/error-handler';
-import { pingFastPath, type FastPath } from './http/ping-fast-path';
+import { errorHandler, errorStatus, notFoundHandler } from './http/error-handler';
+import { PING_PATH, pingFastPath, type FastPath } from './http/ping-fast-path';
 import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
 import { numberBeyondDoubleError, tooDeepError } from './json-body-limits';
@@ -252,6 +252,14 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   const router = express.Router({ caseSensitive: true, strict: false });
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
+  // A ping refused before it was judged (its token, its body) is counted as the fast path counts it.
+  router.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    if (req.method === 'PUT' && PING_PATH.test(req.path)) {
+      const status = errorStatus(err, deps.maxBodyBytes);
+      if (status >= 400 && status < 500) reports.rejectedPing(req.body);
+    }
+    next(err);
+  });
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said
   // to whoever asks, with or without a token: it tells nothing of any scheduler or room.
   const allocateGuard = pathDecodingGuard([ALLOCATE_ROUTE]);

@@ -81,6 +81,11 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   return new InternalError('internal error');
 }
 
+/** The HTTP status an error is answered with (nothing logged). */
+export function errorStatus(err: unknown, maxBodyBytes: number): number {
+  return toApiError(err, maxBodyBytes).httpStatus;
+}
+
 /** What an error is answered: status, headers and body. */
 export interface ErrorAnswer {
   status: number;

@@ -16,7 +16,7 @@ import { pingFastPath, type PingFastPath } from './ping-fast-path';
 
 jest.setTimeout(60_000);
 
-interface Harness { fast: PingFastPath; url: string; fellThrough: () => number; close: () => Promise<void> }
+interface Harness { fast: PingFastPath; url: string; metrics: MetricsRegistry; fellThrough: () => number; close: () => Promise<void> }
 
 async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_SECRET]): Promise<Harness> {
   const now = () => Date.parse('2026-01-01T00:00:00.000Z');
@@ -37,14 +37,13 @@ async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { fast, url, fellThrough: () => fellThrough, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { fast, url, metrics, fellThrough: () => fellThrough, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 afterAll(() => agent.destroy());
 
-function put(url: string, path: string, authorization?: string): Promise<number> {
-  const body = '{"status":"ready","timestamp":1}';
+function put(url: string, path: string, authorization?: string, body = '{"status":"ready","timestamp":1}'): Promise<number> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
     if (authorization) headers.authorization = authorization;
@@ -63,6 +62,24 @@ async function inParallel(n: number, fn: (i: number) => Promise<void>): Promise<
     while (next < n) await fn(next++);
   }));
 }
+
+describe('ping fast path answers', () => {
+  it('counts a ping it refuses for its body as rejected (under the status it reports, when it reports one it may), as the alert on rejected pings reads them', async () => {
+    const h = await start(8);
+    try {
+      const auth = `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`;
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', auth, '{"status":"READY"}')).toBe(400);
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', auth, '{"status":"ready","runningMatches":-1}')).toBe(400);
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', auth, '{"status":')).toBe(400);
+      expect(h.fellThrough()).toBe(0);
+      const text = await h.metrics.render();
+      expect(text).toContain('roomkeeper_pings_total{result="rejected",status="unknown"} 2');
+      expect(text).toContain('roomkeeper_pings_total{result="rejected",status="ready"} 1');
+    } finally {
+      await h.close();
+    }
+  });
+});
 
 describe('ping fast path token cache', () => {
   let h: Harness;

@@ -26,7 +26,8 @@ import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
 import { errorAnswer } from './error-handler';
 import { TokenCache } from './token-cache';
 
-const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
+/** A ping's path: scheduler and room, each percent-encoded. */
+export const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
 const PING_ROUTE = '/scheduler/:schedulerName/rooms/:roomId/ping';
 /** Expected tokens of this many rooms (the most recently verified) are cached by default. */
 const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
@@ -109,8 +110,9 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
       countAnswer(status);
       observe(Number(process.hrtime.bigint() - start) / 1e9);
     };
-    const fail = (err: unknown): void => {
+    const fail = (err: unknown, body?: unknown): void => {
       const failed = errorAnswer(err, opts.maxBodyBytes, opts.logger);
+      if (failed.status >= 400 && failed.status < 500) opts.reports.rejectedPing(body);
       answer(failed.status, { success: false, ...failed.body }, failed.headers);
     };
 
@@ -135,7 +137,7 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
         fail(tooDeep);
         return;
       }
-      opts.reports.ping(scheduler, room, body).then((result) => answer(200, result), fail);
+      opts.reports.ping(scheduler, room, body).then((result) => answer(200, result), (err: unknown) => fail(err, body));
     });
     return true;
   };

@@ -275,6 +275,14 @@ describe('rooms API without forwarders', () => {
     expect(wrong.headers.allow).toBe('PUT');
   });
 
+  it('counts a ping refused for its token as rejected, so the alert on rejected pings sees rooms running with a wrong ROOMKEEPER_ROOM_TOKEN_SECRET', async () => {
+    expect((await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', 'Bearer not-the-token').send({ status: 'ready' })).status).toBe(401);
+    expect((await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').send({ status: 'occupied' })).status).toBe(401);
+    const text = (await request(t.rooms).get('/metrics')).text;
+    // A body is not read before its token passes: the status it reports is not known.
+    expect(text).toContain('roomkeeper_pings_total{result="rejected",status="unknown"} 2');
+  });
+
   it('counts pings by status and result', async () => {
     await ping({ status: 'ready' });
     await ping({ status: 'occupied' });

@@ -175,13 +175,23 @@ export class RoomReports {
 
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
-    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected, write_failed: the room is gone).');
+    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status (unknown: a body not read) and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected: a refused transition or a 4xx for the token or the body, write_failed: the room is gone).');
     this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped; for pings forwarded from the worker thread also coalesced: a newer ping of the room went instead while a receiver was behind, and dropped: dropped, oldest first, while a receiver was behind).');
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 
   private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
     return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId));
+  }
+
+  /**
+   * A ping answered 4xx before it was judged (a bad or missing token, an unreadable body, a bad
+   * field): counted `rejected`, under the status its body reports when it reports one it may
+   * (else `unknown`), as the alert on rejected pings (RoomkeeperPingErrorRateHigh) reads them.
+   */
+  rejectedPing(body: unknown): void {
+    const status = isRecord(body) && typeof body.status === 'string' && (PING_STATUSES as readonly string[]).includes(body.status) ? body.status : 'unknown';
+    this.countPing(status, 'rejected');
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
