@@ -387,6 +387,18 @@ describe('chart variants', () => {
     expect((await helmTemplateRaw({ values: { gateway: { replicas: 3, podDisruptionBudget: { enabled: true, minAvailable: 2 } } } })).code).toBe(0);
   });
 
+  it('refuses a ping flush interval above half the ping timeout: the operator learns of unchanged pings once per flush, so rooms that ping would be expired', async () => {
+    for (const [pingTimeout, pingFlushInterval] of [['20s', '60s'], ['4m', '10m'], ['30s', '30s'], ['60s', '31s']] as const) {
+      const result = await helmTemplateRaw({ values: { operator: { rooms: { pingTimeout } }, gateway: { pingFlushInterval } } });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`gateway.pingFlushInterval=${pingFlushInterval} is more than half of operator.rooms.pingTimeout=${pingTimeout}: the operator learns of unchanged pings once per flush`);
+    }
+    for (const [pingTimeout, pingFlushInterval] of [['4m', '30s'], ['60s', '30s'], ['2m', '1m']] as const) {
+      const result = await helmTemplateRaw({ values: { operator: { rooms: { pingTimeout } }, gateway: { pingFlushInterval } } });
+      expect([result.code, result.stderr]).toEqual([0, '']);
+    }
+  });
+
   it('refuses a memory limit that leaves Node less than 128 MiB above its V8 heap limit (maxHeapMB): the container would be OOM-killed before V8 collects', async () => {
     for (const [component, values, said] of [
       ['operator', { resources: { limits: { memory: '256Mi' } } }, 'operator.resources.limits.memory=256Mi'],
