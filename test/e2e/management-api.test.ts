@@ -23,7 +23,7 @@ const run = promisify(execFile);
 const call = managementCall;
 
 /** Rooms the add-rooms behind a switch adds, one at a time: long enough to cancel the switch behind it. */
-const ADDED = 12;
+const ADDED = 20;
 
 function createBody(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { name, ...(schedulerObject(name, overrides) as { spec: Record<string, unknown> }).spec };
@@ -381,10 +381,14 @@ describe('management API end to end', () => {
     const addId = (add.body as OperationEnqueued).operationId;
     const switchId = await waitFor(async () => (await stack.api.listOperations(name)).items
       .find((o) => o.spec.definitionName === 'switch_active_version')?.metadata.name, { timeoutMs: 30_000, intervalMs: 10, message: 'the switch enqueued' });
+    // The add_rooms moved the count on the spec holding the change (a cancel before that would be
+    // seen by the add_rooms itself, which then builds on the active version).
+    await waitFor(async () => (await stack.api.getScheduler(name)).spec.roomsReplicas === 1 + ADDED, { timeoutMs: 30_000, intervalMs: 10, message: 'the add_rooms moved the count' });
     const canceled = await call(stack, 'POST', `/schedulers/${name}/operations/${switchId}/cancel`);
     expect(canceled.status).toBe(200);
     await finished(stack, switchId, 'canceled');
-    await finished(stack, addId);
+    const added = await finished(stack, addId);
+    expect(added.status?.executionHistory?.map((h) => h.event)).not.toEqual(expect.arrayContaining([expect.stringMatching(/^The scheduler's spec held a definition/)]));
 
     const settled = await waitFor(async () => {
       const s = await stack.api.getScheduler(name);
