@@ -3,8 +3,9 @@
  * rooms every 5 s is 2,000 a second), so `PUT /scheduler/{name}/rooms/{id}/ping` with a valid
  * room token and a JSON body is answered here: one regex, a cached token comparison, the body
  * read and parsed, `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or
- * wrong token, a body too large, chunked, of a type the rooms API does not read as JSON
- * (`isRoomsJsonContentType`) or in a charset other than UTF-8 — falls
+ * wrong token, a body too large, chunked, compressed (any Content-Encoding but `identity`: the
+ * body parser inflates gzip, deflate and br, and answers 415 to others), of a type the rooms API
+ * does not read as JSON (`isRoomsJsonContentType`) or in a charset other than UTF-8 — falls
  * through to Express untouched, so every error keeps the one error mapping. The answers, metrics
  * labels and limits are the same as the Express route's.
  *
@@ -86,6 +87,8 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     if (!m) return false;
     const length = Number(req.headers['content-length']);
     if (!Number.isInteger(length) || length < 0 || length > opts.maxBodyBytes) return false;
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
     if (length > 0 && !(isRoomsJsonContentType(req.headers['content-type']) && isUtf8ContentType(req.headers['content-type']))) return false;
     let scheduler: string;
     let room: string;

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import * as http from 'node:http';
+import * as zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { silentLogger } from '../../../common/src/logger';
@@ -14,6 +15,20 @@ import { requestListener } from '../app';
 import { ForwardingWorker } from '../../../common/src/forwarding/forwarding-worker';
 
 const token = (scheduler: string, room: string) => `Bearer ${roomToken(ROOM_SECRET, scheduler, room)}`;
+
+/** A PUT over a raw socket (supertest re-encodes Buffer bodies), its body written by `write`, its JSON answer read. */
+function rawPut(url: string, headers: http.OutgoingHttpHeaders, write: (req: http.ClientRequest) => void): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'PUT', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    });
+    req.on('error', reject);
+    write(req);
+  });
+}
 
 describe('rooms API without forwarders', () => {
   let t: TestApps;
@@ -53,6 +68,28 @@ describe('rooms API without forwarders', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 3, details: [{ field: 'runningMatches', message: 'duplicate key: sent as both running_matches and runningMatches, one field in its two spellings, and only one of the values could be kept; send it once (the request was refused and nothing changed)' }] });
     expect(t.store.writes).toEqual([]);
+  });
+
+  it('reads a gzip or deflate ping as its Content-Encoding says, answers 415 to an encoding it cannot read and 400 to a body that is not what its encoding says, recording nothing for those', async () => {
+    const server = http.createServer(requestListener(t.rooms));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/s1/rooms/room-1/ping`;
+    const send = (encoding: string, bytes: Buffer) => rawPut(url, { authorization: token('s1', 'room-1'), 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': bytes.length }, (req) => req.end(bytes));
+    const body = JSON.stringify({ status: 'occupied', timestamp: 1 });
+    try {
+      const refused = await send('compress', Buffer.from(body));
+      expect(refused).toEqual({ status: 415, body: expect.objectContaining({ success: false, message: expect.stringContaining('compress') as unknown }) as unknown });
+      const garbled = await send('gzip', Buffer.from(body));
+      expect(garbled).toEqual({ status: 400, body: expect.objectContaining({ success: false, message: expect.stringContaining('could not be decompressed') as unknown }) as unknown });
+      expect(t.store.writes).toEqual([]);
+      expect(await send('gzip', zlib.gzipSync(body))).toEqual({ status: 200, body: { success: true } });
+      expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied' });
+      expect(await send('deflate', zlib.deflateSync(JSON.stringify({ status: 'ready', timestamp: 2 })))).toEqual({ status: 200, body: { success: true } });
+      expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'ready' });
+      expect(await send('identity', Buffer.from(body))).toEqual({ status: 200, body: { success: true } });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers 200 {success:false} for an unknown room, saying why and what to check, writing nothing', async () => {
@@ -489,18 +526,13 @@ describe('every rooms route', () => {
     const server = http.createServer(requestListener(t.rooms));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scheduler/s1/rooms/room-1/ping`;
-    const send = (contentType: string | undefined, body: string, chunked: boolean) => new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-      const headers: Record<string, string | number> = { authorization: token('s1', 'room-1'), ...(contentType ? { 'content-type': contentType } : {}), ...(chunked ? {} : { 'content-length': Buffer.byteLength(body) }) };
-      const req = http.request(url, { method: 'PUT', headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+    const send = (contentType: string | undefined, body: string, chunked: boolean) => {
+      const headers = { authorization: token('s1', 'room-1'), ...(contentType ? { 'content-type': contentType } : {}), ...(chunked ? {} : { 'content-length': Buffer.byteLength(body) }) };
+      return rawPut(url, headers, (req) => {
+        if (chunked) req.write(body.slice(0, 3));
+        req.end(chunked ? body.slice(3) : body);
       });
-      req.on('error', reject);
-      if (chunked) req.write(body.slice(0, 3));
-      req.end(chunked ? body.slice(3) : body);
-    });
+    };
     try {
       const cases: [string | undefined, string, number][] = [
         [undefined, '{"status":"ready","timestamp":1}', 200],
