@@ -142,7 +142,7 @@ export function cacheCheck(caches: readonly CacheRequests[], timeoutMs: number):
     name: 'caches',
     timeoutMs,
     meaning: `a cache's list or watch request has had no answer for longer than ${seconds(timeoutMs)} (ROOMKEEPER_LIVENESS_CACHE_TIMEOUT), though requests time out after 30 s: the cache waits on a connection that will never answer and shows no change until the process restarts`,
-    idle: 'every cache\'s list or watch is answered',
+    idle: 'no cache\'s list or watch request waits for an answer (whether they succeed is /readyz\'s to say)',
     oldest: () => oldestOf(caches.map((c) => {
       const pending = c.pendingRequest;
       return pending && { since: pending.since, what: `the ${c.name} cache's ${pending.verb} request has had no answer since ${new Date(pending.since).toISOString()}` };
