@@ -21,6 +21,7 @@ import { discoverKubeConfig, makeKubeClients } from '../common/src/kube/clients'
 import { EventForwarder } from '../common/src/forwarding';
 import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
 import { MetricsRegistry } from '../common/src/metrics';
+import { SCHEDULER_LABEL } from '../common/src/resources/labels';
 import { startOperator } from '../operator/src/operator';
 import { startSandbox, type Sandbox } from '../sandbox/src/index';
 import { isSimulatedNode, startSimulation, type Simulation } from '../sandbox/src/simulation';
@@ -104,7 +105,9 @@ async function main(): Promise<void> {
   // taking them for real ones left every room Pending, bound to a node no kubelet served.
   const realNodes = sandbox ? [] : (await makeKubeClients(kc, { qps: 50, burst: 100 }).core.listNode()).items.filter((n) => !isSimulatedNode(n));
   if (realNodes.length === 0) {
-    simulation = await startSimulation({ kubeConfig: kc, roomsApiUrl, logger: logger.child({ component: 'simulation' }) });
+    // Room pods only: another pod (a Helm release's operator and gateway, anything of the user's)
+    // stays Pending, as on any cluster without nodes, rather than shown Running with nothing in it.
+    simulation = await startSimulation({ kubeConfig: kc, roomsApiUrl, podLabelSelector: SCHEDULER_LABEL, logger: logger.child({ component: 'simulation' }) });
   }
 
   phase = 'operator';

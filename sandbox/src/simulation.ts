@@ -11,7 +11,7 @@ export { isSimulatedNode } from './kubelet/sim-node';
 
 /** The kubelet's settings (documented on `SimKubeletOptions`) and the rooms'. */
 export interface SimulationOptions
-  extends Pick<SimKubeletOptions, 'kubeConfig' | 'nodes' | 'podsPerNode' | 'startDelayMs' | 'deletionCapMs' | 'restartBackoffMs' | 'concurrency' | 'heartbeatMs' | 'logger'> {
+  extends Pick<SimKubeletOptions, 'kubeConfig' | 'nodes' | 'podsPerNode' | 'startDelayMs' | 'deletionCapMs' | 'restartBackoffMs' | 'concurrency' | 'heartbeatMs' | 'podLabelSelector' | 'logger'> {
   /** Rooms API base URL; undefined means rooms are not simulated. */
   roomsApiUrl?: string;
   /** Interval between pings of one room (default 5000 ms). */
@@ -37,6 +37,7 @@ export async function startSimulation(opts: SimulationOptions): Promise<Simulati
   if (opts.restartBackoffMs !== undefined) kubeletOptions.restartBackoffMs = opts.restartBackoffMs;
   if (opts.concurrency !== undefined) kubeletOptions.concurrency = opts.concurrency;
   if (opts.heartbeatMs !== undefined) kubeletOptions.heartbeatMs = opts.heartbeatMs;
+  if (opts.podLabelSelector !== undefined) kubeletOptions.podLabelSelector = opts.podLabelSelector;
   if (opts.logger) kubeletOptions.logger = opts.logger;
   const kubelet = await SimKubelet.start(kubeletOptions);
   let rooms: SimRooms | undefined;

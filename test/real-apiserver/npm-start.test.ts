@@ -38,6 +38,10 @@ test('npm start on a real cluster: rooms become ready and keep their addresses a
     ROOMKEEPER_LEASE_NAME: 'roomkeeper-npm-start',
   };
   delete env.E2E_KUBECONFIG;
+  const otherNamespace = 'npm-start-not-rooms';
+  await core.createNamespace({ body: { metadata: { name: otherNamespace } } });
+  await waitFor(() => core.createNamespacedPod({ namespace: otherNamespace, body: { metadata: { name: 'not-a-room' }, spec: { containers: [{ name: 'app', image: 'example/app:1' }] } } }).then(() => true, () => false),
+    { timeoutMs: 30_000, message: 'a pod created (once its namespace has its default ServiceAccount)' });
   let run: NpmStart = spawnNpmStart(env);
   const out = (): string => run.output();
   const stop = async (r: NpmStart): Promise<void> => {
@@ -67,6 +71,12 @@ test('npm start on a real cluster: rooms become ready and keep their addresses a
     }, { timeoutMs: 90_000, message: '2 rooms ready' });
     const hosts = await roomHosts(name);
     expect(Object.values(hosts)).toEqual([expect.stringMatching(/^127\.0\.0\.\d+$/), expect.stringMatching(/^127\.0\.0\.\d+$/)]);
+    // A pod that is no room (a Helm release's operator, anything of the user's), there before npm
+    // start listed the pods, is left to the cluster: with no nodes it stays Pending, never shown
+    // Running with nothing in it.
+    const other = await core.readNamespacedPod({ name: 'not-a-room', namespace: otherNamespace });
+    expect({ node: other.spec?.nodeName, phase: other.status?.phase }).toEqual({ node: undefined, phase: 'Pending' });
+    await core.deleteNamespace({ name: otherNamespace });
 
     // Ctrl-C and npm start again: once its operator has looked at both rooms, their addresses are unchanged.
     await stop(run);

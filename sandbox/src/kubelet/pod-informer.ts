@@ -15,6 +15,8 @@ export interface PodInformerOptions {
   kubeConfig: KubeConfig;
   core: CoreV1Api;
   logger: Logger;
+  /** Only the pods it matches are listed and watched (default: every pod). */
+  labelSelector?: string | undefined;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -30,12 +32,13 @@ export class PodInformer {
       kc: options.kubeConfig,
       path: '/api/v1/pods',
       name: options.name,
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
       logger: options.logger,
       minBackoffMs: options.minBackoffMs ?? 200,
       maxBackoffMs: options.maxBackoffMs ?? 10_000,
       list: async (page) => {
         try {
-          return await options.core.listPodForAllNamespaces({ ...page });
+          return await options.core.listPodForAllNamespaces({ ...page, ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}) });
         } catch (err) {
           this.failedLists++;
           throw err;

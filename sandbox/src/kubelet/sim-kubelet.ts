@@ -38,6 +38,8 @@ export interface SimKubeletOptions {
   schedule?: boolean;
   /** `spec.schedulerName` values this scheduler serves (default `default-scheduler`). */
   schedulerNames?: readonly string[];
+  /** Only the pods this label selector matches are scheduled and run (default: every pod). */
+  podLabelSelector?: string;
   /** Interval of node heartbeats (Ready condition refresh), default 20 s; 0 disables. */
   heartbeatMs?: number;
   logger?: Logger;
@@ -134,7 +136,7 @@ export class SimKubelet {
       this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map(), writes: Promise.resolve() });
       this.candidates.push(candidate);
     }
-    this.informer = new PodInformer({ name: 'pods', kubeConfig, core: this.core, logger: this.logger });
+    this.informer = new PodInformer({ name: 'pods', kubeConfig, core: this.core, logger: this.logger, labelSelector: options.podLabelSelector });
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 32,
       handler: (key) => this.reconcile(key),
