@@ -36,6 +36,20 @@ describe('configuration', () => {
     }
   });
 
+  test('the leader election\'s three durations must nest: retry period < renew deadline < lease duration', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '10s' })).toEqual(['ROOMKEEPER_LEADER_RETRY_PERIOD must be shorter than ROOMKEEPER_LEADER_RENEW_DEADLINE']);
+    expect(problems({ ROOMKEEPER_LEADER_RENEW_DEADLINE: '15s' })).toEqual(['ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION']);
+    expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '9s' })).toEqual([]);
+  });
+
   test('the README documents every setting, exactly as the schema says', () => {
     const readme = fs.readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
     expect(readme).toContain(describeConfig());

@@ -156,6 +156,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (typeof out.renewDeadline === 'number' && typeof out.leaseDuration === 'number' && out.renewDeadline >= out.leaseDuration) {
     problems.push('ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION');
   }
+  // A leader retries its renewal within the deadline, and the operators of other releases look at
+  // each other's Leases within a lease duration (operator/src/runtime/other-operators.ts).
+  if (typeof out.retryPeriod === 'number' && typeof out.renewDeadline === 'number' && out.retryPeriod >= out.renewDeadline) {
+    problems.push('ROOMKEEPER_LEADER_RETRY_PERIOD must be shorter than ROOMKEEPER_LEADER_RENEW_DEADLINE');
+  }
   for (const name of ['roomNamespacePsaEnforce', 'roomNamespacePsaWarn', 'roomNamespacePsaAudit'] as const) {
     if (typeof out[name] === 'string' && !PSA_LEVELS.includes(out[name])) {
       problems.push(`${CONFIG_SCHEMA[name].env}: expected privileged, baseline, restricted or none, got ${JSON.stringify(out[name])}`);
