@@ -215,9 +215,43 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     onChange: () => decideLeading(),
   });
   let toldStandBack: string | undefined;
+  // Won the Lease, but a newer operator may still lead: this one waits until `until` (undefined:
+  // it does not wait). Set on winning the Lease, until a fresh look at the cluster's operator Leases.
+  let hold: { until: number; timer?: NodeJS.Timeout } | undefined;
+  const endHold = () => {
+    clearTimeout(hold?.timer);
+    hold = undefined;
+  };
+  const won = () => {
+    elected = true;
+    hold = { until: Infinity };
+    decideLeading();
+    // The verdict before may be older than the Lease of an operator that led while this one was
+    // down: that one stands back once it sees this one's Lease live, within its Lease's duration
+    // (it looks at least every third of it). Until then, this one does not lead beside it.
+    void others.lookNow().finally(() => {
+      if (!elected || hold?.until !== Infinity) return;
+      const newer = others.verdict.newer;
+      const waitMs = Math.max(0, ...newer.map((l) => l.durationMs));
+      if (waitMs === 0) endHold();
+      else {
+        const until = now() + waitMs;
+        logger.warn(`this operator won its Lease ${ownLease.namespace}/${ownLease.name} while a newer Roomkeeper operator's Lease is live (${newer.map((l) => `${l.namespace}/${l.name}, held by ${l.holder}`).join('; ')}): that one stands back once it sees this Lease, so this one reconciles from ${new Date(until).toISOString()}, after that Lease's duration, and not beside it`, { lease: `${ownLease.namespace}/${ownLease.name}` });
+        hold = { until, timer: setTimeout(() => { endHold(); decideLeading(); }, waitMs) };
+      }
+      decideLeading();
+    });
+  };
+  const lost = () => {
+    elected = false;
+    endHold();
+    decideLeading();
+  };
   const decideLeading = () => {
-    const { standBackFor } = others.verdict;
-    if (leading !== (elected && !standBackFor)) setLeading(!leading);
+    const { standBackFor, newer } = others.verdict;
+    // The newer operators' Leases released or expired: nobody left to wait for.
+    if (hold && hold.until !== Infinity && newer.length === 0) endHold();
+    if (leading !== (elected && !standBackFor && !hold)) setLeading(!leading);
     // The elected replica says so on its Lease, once for each operator it stands back for.
     const key = standBackFor ? `${standBackFor.namespace}/${standBackFor.name}` : undefined;
     if (!standBackFor) toldStandBack = undefined;
@@ -243,8 +277,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       retryPeriodMs: config.retryPeriod,
       logger,
       now,
-      onStartedLeading: () => { elected = true; decideLeading(); },
-      onStoppedLeading: () => { elected = false; decideLeading(); },
+      onStartedLeading: won,
+      onStoppedLeading: lost,
     })
     : undefined;
   // Liveness fails only on what a restart fixes: a reconcile that never ends, a leader whose
@@ -295,9 +329,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       const budget = config.shutdownTimeout;
       await runner.shutDown(reason, { drainMs: drainMs ?? Math.floor(budget * 0.5), handOverMs: Math.floor(budget * 0.3) });
       setLeading(false);
+      endHold();
       others.stop();
       await elector?.stop();
     } else {
+      endHold();
       others.stop();
       runner.abandonAll('crashed');
       leading = false;

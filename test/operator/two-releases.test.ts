@@ -94,4 +94,40 @@ describe('two Roomkeeper releases in one cluster (sandbox)', () => {
     await api.patchClusterCustomObject({ group: 'roomkeeper.io', version: 'v1', plural: 'schedulers', name: 'two-releases', body: { spec: { roomsReplicas: 1 } } }, MERGE_PATCH);
     await waitFor(() => writesOf('b', ['leases', 'events']) > bWritesBefore, { timeoutMs: 30_000, message: 'b reconciles the scheduler' });
   }, 120_000);
+
+  test('the older operator, back after a crash while the newer led, leads only once the newer stood back: never both at once', async () => {
+    for (const op of running.splice(0)) await op.stop('the test before', { drainMs: 0 });
+    const a = await start('a');
+    await waitFor(() => a.isLeader, { timeoutMs: 15_000, message: 'a leads' });
+    const b = await start('b');
+    await waitFor(async () => (await readyz(b)).status === 503, { timeoutMs: 15_000, message: 'b stands back' });
+    // a crashes (its Lease is left to expire): b leads.
+    await a.crash();
+    running.splice(running.indexOf(a), 1);
+    await waitFor(() => b.isLeader, { timeoutMs: 20_000, message: 'b leads once a\'s Lease expired' });
+    // a comes back: its Lease is older, so b stands back; until it has, a must not lead.
+    const both: string[] = [];
+    let sampling = true;
+    const again: RunningOperator[] = [];
+    const sampler = (async () => {
+      while (sampling) {
+        const [first] = again;
+        if (first?.isLeader && b.isLeader) both.push(new Date().toISOString());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    try {
+      const logs = captureLogs('info', 'operator');
+      again.push(await start('a', logs));
+      const [a2] = again as [RunningOperator];
+      await waitFor(() => a2.isLeader && !b.isLeader, { timeoutMs: 30_000, message: 'a leads again, b stood back' });
+      expect(logs.lines.filter((l) => l.level === 'warn').map((l) => String(l.message))).toContainEqual(expect.stringMatching(
+        /^this operator won its Lease rk-a\/a-roomkeeper-operator while a newer Roomkeeper operator's Lease is live \(rk-b\/b-roomkeeper-operator, held by b-pod-1\): that one stands back once it sees this Lease, so this one reconciles from \S+, after that Lease's duration, and not beside it$/));
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    expect(both).toEqual([]);
+    await waitFor(async () => (await readyz(b)).status === 503, { timeoutMs: 5_000, message: 'b says it stands back' });
+  }, 120_000);
 });

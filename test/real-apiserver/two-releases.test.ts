@@ -135,6 +135,26 @@ test('a second release is refused by the chart; an operator of another release t
     kubectl(admin, ['delete', 'scheduler', SCHEDULER, '--wait=false']);
     await waitFor(() => kubectl(admin, ['get', 'scheduler', SCHEDULER, '--ignore-not-found', '-o', 'name']).trim() === '', { timeoutMs: 60_000, message: 'the scheduler deleted by release a\'s operator' });
     expect(ranOperationsOf('release-a-pod')).toBe(true);
+
+    // The first comes back while release a's leads: it wins its own Lease at once, and its Lease
+    // is the older, but it reconciles only once release a's operator has stood back, never beside it.
+    let both = 0;
+    let sampling = true;
+    let back: RunningOperator | undefined;
+    const sampler = (async () => {
+      for (; sampling; await new Promise((resolve) => setTimeout(resolve, 5))) if (back?.isLeader && ofA.isLeader) both++;
+    })();
+    try {
+      back = await launch(plane.operatorKubeconfig, {}, 'first-release-pod-again');
+      const again = back;
+      await waitFor(() => again.isLeader && !ofA.isLeader, { timeoutMs: 60_000, message: 'the first operator leads again, release a\'s stood back' });
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    expect(both).toBe(0);
+    await waitFor(() => said('first-release-pod-again', 'warn', `this operator won its Lease ${plane.releaseNamespace}/`), { timeoutMs: 5_000, message: 'the first operator says it waits for the newer one' });
+    await waitFor(async () => (await readyz(ofA)).status === 503, { timeoutMs: 10_000, message: 'release a\'s operator stands back again' });
   } finally {
     for (const op of operators) await op.stop('test end', { drainMs: 0 }).catch(() => undefined);
     kubectl(admin, ['delete', 'scheduler', SCHEDULER, '--ignore-not-found', '--wait=false']);

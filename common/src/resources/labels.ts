@@ -19,6 +19,12 @@ export const MANAGED_BY_VALUE = 'roomkeeper';
  * under another lease name) that leads too (operator/src/runtime/other-operators.ts).
  */
 export const OPERATOR_LEASE_LABEL = 'roomkeeper.io/operator-lease';
+/**
+ * On an operator's leader Lease: when the operator that created it did (RFC 3339, microseconds, its
+ * clock). Orders two Leases made in the same second (creationTimestamp has whole seconds) the same
+ * way for every operator and for good: acquireTime, used before, changes with each new holder.
+ */
+export const OPERATOR_LEASE_CREATED_ANNOTATION = 'roomkeeper.io/lease-created-at';
 /** Finalizer the operator puts on a Scheduler to clean up its namespace and operations. */
 export const SCHEDULER_FINALIZER = 'roomkeeper.io/scheduler-cleanup';
 /** Lets the cluster autoscaler evict room pods (as Maestro does). */

@@ -7,7 +7,8 @@
  * wrote it (client-go's fast path): a loaded API server answers one request sooner than a read and
  * an update. A conflict (someone else wrote the lease) falls back to reading it at once; any other
  * failure, at the next attempt. Every write labels the lease OPERATOR_LEASE_LABEL, so the operators of
- * other releases find it (a lease made before the label gets it at its next renewal).
+ * other releases find it (a lease made before the label gets it at its next renewal); the lease's
+ * creation also stamps OPERATOR_LEASE_CREATED_ANNOTATION, which orders it among them.
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
@@ -15,7 +16,7 @@ import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
 import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 import type { Clock } from '../../../common/src/runtime/clock';
-import { OPERATOR_LEASE_LABEL } from '../../../common/src/resources/labels';
+import { OPERATOR_LEASE_CREATED_ANNOTATION, OPERATOR_LEASE_LABEL } from '../../../common/src/resources/labels';
 
 /**
  * A replica that has led for less than this does not judge deletions: the previous leader's last
@@ -139,7 +140,7 @@ export class LeaderElector {
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: withOperatorLabel({ name, namespace }),
+          metadata: withOperatorLabel({ name, namespace, annotations: { [OPERATOR_LEASE_CREATED_ANNOTATION]: toIsoString(now) } }),
           spec: {
             holderIdentity: identity,
             leaseDurationSeconds: Math.ceil(this.opts.leaseDurationMs / 1000),

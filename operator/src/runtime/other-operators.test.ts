@@ -9,7 +9,7 @@ import { waitFor } from '../../../test/support/wait';
 import { judge, liveLeases, OtherOperators, standBackMessage, type OperatorLease, type Sightings, type Verdict } from './other-operators';
 
 const lease = (namespace: string, createdAt: string, over: Partial<OperatorLease> = {}): OperatorLease => ({
-  namespace, name: `${namespace}-roomkeeper-operator`, holder: `${namespace}-pod-1`, renewTime: '2026-12-03T10:00:00.000000Z', createdAt, acquiredAt: createdAt, durationMs: 15_000, ...over,
+  namespace, name: `${namespace}-roomkeeper-operator`, holder: `${namespace}-pod-1`, renewTime: '2026-12-03T10:00:00.000000Z', createdAt, durationMs: 15_000, ...over,
 });
 const A = lease('ns-a', '2026-12-01T08:00:00Z');
 const B = lease('ns-b', '2026-12-02T08:00:00Z');
@@ -50,16 +50,44 @@ describe('judge: the operator of the Lease made first reconciles; every other st
     ['no Lease of its own yet (just started): the newest', B, [A], [A], 'ns-a', []],
     ['the older one released or expired: goes on', B, [A, B], [B], undefined, []],
     ['its own Lease not live (another replica of it just stopped): judged by its creation all the same', B, [A, B], [A], 'ns-a', []],
-    ['made in the same second, acquired later: stands back, whatever the names', lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' }),
-      [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], 'ns-a', []],
-    ['made in the same second, acquired earlier: goes on', A, [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], [A, lease('ns-0', A.createdAt, { acquiredAt: '2026-12-01T08:00:00.400000Z' })], undefined, ['ns-0']],
-    ['made and acquired in the same instant: the namespace/name decides', lease('ns-b', A.createdAt), [A, lease('ns-b', A.createdAt)], [A, lease('ns-b', A.createdAt)], 'ns-a', []],
+    ['made in the same second, a moment later (its creation stamp): stands back, whatever the names', lease('ns-0', '2026-12-01T08:00:00.400000Z'),
+      [A, lease('ns-0', '2026-12-01T08:00:00.400000Z')], [A, lease('ns-0', '2026-12-01T08:00:00.400000Z')], 'ns-a', []],
+    ['made in the same second, a moment earlier: goes on', lease('ns-z', '2026-12-01T08:00:00.100000Z'), [lease('ns-z', '2026-12-01T08:00:00.100000Z'), lease('ns-0', '2026-12-01T08:00:00.400000Z')], [lease('ns-z', '2026-12-01T08:00:00.100000Z'), lease('ns-0', '2026-12-01T08:00:00.400000Z')], undefined, ['ns-0']],
+    ['made in the same instant: the namespace/name decides', lease('ns-b', A.createdAt), [A, lease('ns-b', A.createdAt)], [A, lease('ns-b', A.createdAt)], 'ns-a', []],
     ['same namespace, another lease name (two releases in one namespace): one stands back', lease('ns-a', B.createdAt, { name: 'z-lease' }), [A, lease('ns-a', B.createdAt, { name: 'z-lease' })], [A, lease('ns-a', B.createdAt, { name: 'z-lease' })], 'ns-a', []],
   ])('%s', (_what, mine, all, live, standBackFor, newer) => {
     const verdict = judge(own(mine), all, live);
     expect(verdict.standBackFor?.namespace).toBe(standBackFor);
     expect(keys(verdict.newer)).toEqual(newer);
     expect(verdict.others).toBe(live.filter((l) => l !== mine && !(l.namespace === mine.namespace && l.name === mine.name)).length);
+  });
+
+  test('a Lease\'s creation stamp is read over its creationTimestamp, and a new holder changes no verdict', async () => {
+    const made = (namespace: string, created: string, stamp: string | undefined, holder: string, acquireTime: string) => ({
+      metadata: { namespace, name: `${namespace}-roomkeeper-operator`, creationTimestamp: new Date(created), annotations: stamp ? { 'roomkeeper.io/lease-created-at': stamp } : {} as Record<string, string> },
+      spec: { holderIdentity: holder, renewTime: new Date(), acquireTime: new Date(acquireTime), leaseDurationSeconds: 15 },
+    });
+    // Both made in one second, ns-z's first: ns-z's operator, back after a crash, holds its Lease
+    // again (a new acquireTime, later than ns-0's), and still goes on while ns-0's stands back.
+    let items = [made('ns-z', '2026-12-01T08:00:00Z', '2026-12-01T08:00:00.100000Z', 'z-pod-1', '2026-12-01T08:00:00.100000Z'), made('ns-0', '2026-12-01T08:00:00Z', '2026-12-01T08:00:00.400000Z', '0-pod-1', '2026-12-01T08:00:00.400000Z')];
+    const coordination = { listLeaseForAllNamespaces: () => Promise.resolve({ items }) } as unknown as CoordinationV1Api;
+    const logger = captureLogs('info', 'operator').logger;
+    const ofZ = new OtherOperators({ coordination, own: { namespace: 'ns-z', name: 'ns-z-roomkeeper-operator' }, intervalMs: 60_000, logger, now: Date.now, onChange: () => undefined });
+    const of0 = new OtherOperators({ coordination, own: { namespace: 'ns-0', name: 'ns-0-roomkeeper-operator' }, intervalMs: 60_000, logger, now: Date.now, onChange: () => undefined });
+    try {
+      await Promise.all([ofZ.start(), of0.start()]);
+      expect([ofZ.verdict.standBackFor?.namespace, of0.verdict.standBackFor?.namespace]).toEqual([undefined, 'ns-z']);
+      items = [made('ns-z', '2026-12-01T08:00:00Z', '2026-12-01T08:00:00.100000Z', 'z-pod-2', '2026-12-01T09:00:00.000000Z'), items[1] as ReturnType<typeof made>];
+      await Promise.all([ofZ.lookNow(), of0.lookNow()]);
+      expect([ofZ.verdict.standBackFor?.namespace, of0.verdict.standBackFor?.namespace]).toEqual([undefined, 'ns-z']);
+      // Without the stamp (Leases made before it), the second of the creationTimestamp, then the names.
+      items = items.map((l) => ({ ...l, metadata: { ...l.metadata, annotations: {} } }));
+      await Promise.all([ofZ.lookNow(), of0.lookNow()]);
+      expect([ofZ.verdict.standBackFor?.namespace, of0.verdict.standBackFor?.namespace]).toEqual(['ns-0', undefined]);
+    } finally {
+      ofZ.stop();
+      of0.stop();
+    }
   });
 
   test('the message names both Leases, who holds the older, and what to do', () => {

@@ -7,11 +7,14 @@
  * A Lease is live while its holder renews it: held, and its renewTime moved within its duration as
  * seen on OUR clock (as the leader election judges, with no cross-machine clock comparison; one
  * seen for the first time counts as live). Of the operators whose Leases are live, the one whose
- * Lease the API server made first (creationTimestamp; in the same second, acquireTime) reconciles; every other
+ * Lease was made first (`madeBefore`) reconciles; every other
  * one stands back: it keeps its Lease but reconciles nothing and executes no operation, its
  * /readyz answers 503 saying why, it logs a warning and records a Warning Event on its Lease. It
  * reconciles again by itself once the other's Lease is released (a graceful stop, an uninstall) or
- * expires. An operator that has no Lease yet (just started) is the newest. A failed list decides
+ * expires. An operator that has no Lease yet (just started) is the newest. An older operator that
+ * wins its Lease while a newer one's is live (it came back after a crash, and the newer one leads)
+ * waits out that Lease's duration before it reconciles (`operator.ts`): the newer one looks within
+ * it, at least every third of it, and stands back. A failed list decides
  * nothing (the last verdict holds; none: nothing stands back), and says so in a warning.
  *
  * The chart refuses the second install already (`helm install`); this catches what the chart
@@ -22,7 +25,7 @@ import { apiErrorFields } from '../../../common/src/kube/clients';
 import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import type { Logger } from '../../../common/src/logger';
-import { OPERATOR_LEASE_LABEL } from '../../../common/src/resources/labels';
+import { OPERATOR_LEASE_CREATED_ANNOTATION, OPERATOR_LEASE_LABEL } from '../../../common/src/resources/labels';
 import type { Clock } from '../../../common/src/runtime/clock';
 
 export interface LeaseRef {
@@ -34,10 +37,11 @@ export interface LeaseRef {
 export interface OperatorLease extends LeaseRef {
   holder: string;
   renewTime: string;
-  /** The API server's creationTimestamp (ISO, whole seconds). */
+  /**
+   * When it was made: OPERATOR_LEASE_CREATED_ANNOTATION (ISO, microseconds, its creator's clock), or
+   * for a Lease made before that annotation, the API server's creationTimestamp (whole seconds).
+   */
   createdAt: string;
-  /** spec.acquireTime (ISO, microseconds, the holder's clock): orders two Leases made in the same second. */
-  acquiredAt: string;
   durationMs: number;
 }
 
@@ -69,15 +73,15 @@ export function liveLeases(leases: readonly OperatorLease[], before: Sightings, 
 }
 
 /**
- * Whether `a` was made before `b`, so `b`'s operator stands back for `a`'s. creationTimestamp has
- * whole seconds: two made in the same second are ordered by acquireTime (an operator that starts
- * beside a running one acquires its Lease after that one did), then by namespace/name.
+ * Whether `a` was made before `b`, so `b`'s operator stands back for `a`'s; two made in the same
+ * millisecond (or, both older than the annotation, in the same second) by namespace/name. Every
+ * field compared stays as it is for the Lease's life, so the order never flips (acquireTime, once
+ * compared, changed with each holder: an older operator back after a crash re-acquired its Lease
+ * and then stood back for the newer one it had just made stand back).
  */
 function madeBefore(a: OperatorLease, b: OperatorLease): boolean {
-  for (const field of ['createdAt', 'acquiredAt'] as const) {
-    const [x, y] = [toMillis(a[field]) ?? 0, toMillis(b[field]) ?? 0];
-    if (x !== y) return x < y;
-  }
+  const [x, y] = [toMillis(a.createdAt) ?? 0, toMillis(b.createdAt) ?? 0];
+  if (x !== y) return x < y;
   return keyOf(a) < keyOf(b);
 }
 
@@ -127,6 +131,11 @@ export class OtherOperators {
   async start(): Promise<void> {
     await this.look();
     this.schedule();
+  }
+
+  /** Looks once more now (resolves when done): the verdict before may predate another operator's Lease. */
+  lookNow(): Promise<void> {
+    return this.look();
   }
 
   stop(): void {
@@ -188,10 +197,14 @@ function operatorLease(l: k8s.V1Lease): OperatorLease {
     name: l.metadata?.name ?? '',
     holder: l.spec?.holderIdentity ?? '',
     renewTime: toIsoString(l.spec?.renewTime),
-    createdAt: toIsoString(l.metadata?.creationTimestamp),
-    acquiredAt: toIsoString(l.spec?.acquireTime),
+    createdAt: createdAtOf(l),
     durationMs: (l.spec?.leaseDurationSeconds ?? 15) * 1000,
   };
+}
+
+function createdAtOf(l: k8s.V1Lease): string {
+  const stamped = l.metadata?.annotations?.[OPERATOR_LEASE_CREATED_ANNOTATION];
+  return stamped !== undefined && toMillis(stamped) !== undefined ? stamped : toIsoString(l.metadata?.creationTimestamp);
 }
 
 function sameVerdict(a: Verdict, b: Verdict): boolean {
