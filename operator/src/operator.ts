@@ -194,12 +194,13 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const leaderGauge = metrics.gauge('roomkeeper_operator_leader', 'Whether this replica is the leader (1) or a standby (0).');
   leaderGauge.set(0);
   const leaderTransitions = metrics.counter('roomkeeper_operator_leader_transitions_total', 'Times this replica started (to="leader") or stopped (to="standby") leading.', { labelNames: ['to'] });
-  const setLeading = (value: boolean) => {
+  /** `why`: why this replica stops leading, for the account of the executions it leaves. */
+  const setLeading = (value: boolean, why = 'this replica stopped leading') => {
     if (value !== leading) leaderTransitions.inc({ to: value ? 'leader' : 'standby' });
     if (value && !leading) leaderSince = now();
     leading = value;
     leaderGauge.set(value ? 1 : 0);
-    runner.setLeading(value);
+    runner.setLeading(value, why);
     if (value) enqueueAll();
   };
 
@@ -242,8 +243,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       decideLeading();
     });
   };
-  const lost = () => {
+  let lostBecause: string | undefined;
+  const lost = (reason: string) => {
     elected = false;
+    lostBecause = reason;
     endHold();
     decideLeading();
   };
@@ -251,7 +254,11 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     const { standBackFor, newer } = others.verdict;
     // The newer operators' Leases released or expired: nobody left to wait for.
     if (hold && hold.until !== Infinity && newer.length === 0) endHold();
-    if (leading !== (elected && !standBackFor && !hold)) setLeading(!leading);
+    if (leading !== (elected && !standBackFor && !hold)) {
+      const why = !elected ? `this replica stopped leading: ${lostBecause ?? 'it lost its leader Lease'}`
+        : standBackFor ? `this replica stood back for another Roomkeeper operator (Lease ${standBackFor.namespace}/${standBackFor.name})` : undefined;
+      setLeading(!leading, why);
+    }
     // The elected replica says so on its Lease, once for each operator it stands back for.
     const key = standBackFor ? `${standBackFor.namespace}/${standBackFor.name}` : undefined;
     if (!standBackFor) toldStandBack = undefined;
@@ -328,7 +335,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       // Lease and closes the connections.
       const budget = config.shutdownTimeout;
       await runner.shutDown(reason, { drainMs: drainMs ?? Math.floor(budget * 0.5), handOverMs: Math.floor(budget * 0.3) });
-      setLeading(false);
+      setLeading(false, `this replica is stopping (${reason})`);
       endHold();
       others.stop();
       await elector?.stop();
@@ -337,7 +344,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       others.stop();
       runner.abandonAll('crashed');
       leading = false;
-      runner.setLeading(false);
+      runner.setLeading(false, 'crashed');
     }
     await Promise.all(queues.map((q) => q.stop()));
     await Promise.all(Object.values(informers).map((i) => i.stop()));

@@ -232,6 +232,11 @@ export class ExecutionContext {
     return this.abandoned !== undefined;
   }
 
+  /** Why the runner abandoned this execution, if it did. */
+  get abandonedBecause(): string | undefined {
+    return this.abandoned;
+  }
+
   /**
    * Enqueues another operation of this scheduler (e.g. the switch a new version makes). The
    * runner sees it at once, so nothing reads the scheduler's queue without it in between.

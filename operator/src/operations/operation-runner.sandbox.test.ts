@@ -197,6 +197,65 @@ describe('OperationRunner on the sandbox', () => {
     expect((await h.api.getOperation(queued)).status?.status ?? 'pending').toBe('pending');
   });
 
+  test('an execution abandoned when leadership was lost (an API server that stopped answering) is ended by this replica once it leads again: finished with what it did when its definition can tell it, else stuck; each history says why it stopped', async () => {
+    const why = 'this replica stopped leading: its leader Lease roomkeeper-system/roomkeeper-operator was not renewed within the renew deadline, 10 s (its last attempt: connect ECONNREFUSED)';
+    const definition = (name: string, handOver?: Definition['handOver']): Definition => ({
+      name,
+      async execute(ctx) {
+        ctx.event('Did the first step');
+        for (;;) {
+          ctx.checkpoint();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      },
+      ...(handOver ? { handOver } : {}),
+    });
+    const defs = [...DEFINITIONS, definition('test_done_so_far', () => ({ outcome: 'finished', account: 'the first step, which is all it had to do' })), definition('test_not_done')];
+    const runUntilAbandoned = async (scheduler: string, definitionName: string): Promise<{ id: string; again: OperationRunner }> => {
+      await h.createdScheduler(scheduler, { roomsReplicas: 0 });
+      const id = newOperationId(h.deps.now());
+      await h.api.createOperation(buildOperation({ id, schedulerName: scheduler, definitionName, input: {}, source: OperationSourceName.Api }));
+      await h.caughtUp();
+      const again = new OperationRunner(h.deps, { definitions: defs, enqueue: () => undefined });
+      again.setLeading(true);
+      await again.reconcile(scheduler);
+      await waitFor(async () => (await h.api.getOperation(id)).status?.executionHistory?.some((e) => e.event === 'Did the first step'), { message: 'the execution under way' });
+      again.setLeading(false, why);
+      await waitFor(() => !again.isRunning(scheduler), { message: 'the execution abandoned' });
+      expect((await h.api.getOperation(id)).status?.status).toBe('in_progress');
+      again.setLeading(true);
+      return { id, again };
+    };
+    const endOf = async (runner: OperationRunner, scheduler: string, id: string) => waitFor(async () => {
+      await h.caughtUp();
+      await runner.reconcile(scheduler);
+      const op = await h.api.getOperation(id);
+      return op.status?.status === 'in_progress' ? undefined : op;
+    }, { timeoutMs: 30_000, intervalMs: 200, message: 'the operation ended once its lease expired' });
+
+    const done = await runUntilAbandoned('abandoned-done', 'test_done_so_far');
+    const finished = await endOf(done.again, 'abandoned-done', done.id);
+    expect(finished.status?.status).toBe('finished');
+    expect(finished.status?.conditions?.find((c) => c.type === 'Stuck')).toBeUndefined();
+    expect(finished.status?.executionHistory?.map((e) => e.event)).toEqual([
+      'Starting operation', 'Did the first step',
+      `The operator stopped running this operation (${why}), after "Did the first step"; what it did stays: the first step, which is all it had to do`,
+      'Operation finished',
+    ]);
+    done.again.setLeading(false);
+
+    const notDone = await runUntilAbandoned('abandoned-not-done', 'test_not_done');
+    const stuck = await endOf(notDone.again, 'abandoned-not-done', notDone.id);
+    expect(stuck.status?.status).toBe('error');
+    expect(stuck.status?.conditions?.find((c) => c.type === 'Stuck')?.status).toBe('True');
+    expect(stuck.status?.executionHistory?.map((e) => e.event)).toEqual([
+      'Starting operation', 'Did the first step',
+      `The operator stopped running this operation (${why}), after "Did the first step"`,
+      expect.stringMatching(/^Operation lease expired at \S+ \(holder controller-test\): the operation is stuck, its execution and rollback are not guaranteed\. It is not resumed/),
+    ]);
+    notDone.again.setLeading(false);
+  });
+
   test('a graceful stop puts a running operation back at the head of its queue, its history said; the next leader runs it again to its end', async () => {
     await h.createdScheduler('handover', { roomsReplicas: 0 });
     // Runs until it is let go: the first leader's execution is still running when it stops.

@@ -31,8 +31,18 @@ type ExecutionResult = typeof OperationStatusName.Finished | typeof OperationSta
 /** How soon the labels of an operation are written again after a write was refused. */
 const LABEL_RETRY_MS = 5_000;
 
-/** How long the unwritten history of an abandoned execution is kept for the one who marks it stuck. */
-const UNWRITTEN_KEPT_MS = 10 * 60_000;
+/** How long the account of an abandoned execution is kept for the one who ends its operation. */
+const ABANDONED_KEPT_MS = 10 * 60_000;
+
+/** What this process knows of an execution it abandoned (leadership lost), for whoever here ends its operation. */
+interface Abandoned {
+  /** Every history line it recorded: the writes that carried the last of them may have been refused. */
+  recorded: readonly ExecutionHistoryEntry[];
+  /** Why it stopped, after "The operator stopped running this operation: ". */
+  why: string;
+  /** What it did, as its definition tells a stop at a safe point (`handOver`); undefined without one. */
+  handOver?: HandOver;
+}
 
 export interface OperationRunnerOptions {
   definitions: readonly OperationDefinition[];
@@ -50,12 +60,13 @@ export class OperationRunner {
   /** What we last wrote, until the informer cache catches up with it. */
   private readonly overlay = new Map<string, Operation>();
   /**
-   * The history lines of executions abandoned here (leadership lost), by operation: the writes
-   * that carried the last of them may have been refused (an API server down or throttling every
-   * write). Whoever marks the operation stuck in this process writes them first, so its history
-   * still says what the execution did (e.g. that it raised roomsReplicas).
+   * The executions abandoned here (leadership lost, e.g. while the API server did not answer), by
+   * operation. When this process leads again and ends the operation, its history gets every line
+   * the execution recorded, why it stopped, and, when the definition can tell it (`handOver`),
+   * what it did: an operation whose work stands (an add_rooms that moved roomsReplicas) ends
+   * finished, as a graceful stop ends it, instead of stuck.
    */
-  private readonly unwritten = new Map<string, readonly ExecutionHistoryEntry[]>();
+  private readonly abandonedHere = new Map<string, Abandoned>();
   private leading = false;
   /** When this replica last started leading (deps.now). */
   private leadingSince = 0;
@@ -70,11 +81,11 @@ export class OperationRunner {
     this.maxConcurrent = opts.maxConcurrent ?? 64;
   }
 
-  /** Called by leader election. Losing leadership abandons every execution without writing. */
-  setLeading(leading: boolean): void {
+  /** Called by leader election. Losing leadership (`why`) abandons every execution without writing. */
+  setLeading(leading: boolean, why = 'this replica stopped leading'): void {
     if (leading && !this.leading) this.leadingSince = this.deps.now();
     this.leading = leading;
-    if (!leading) for (const ctx of this.running.values()) ctx.abandon('leadership lost');
+    if (!leading) for (const ctx of this.running.values()) ctx.abandon(why);
   }
 
   get runningCount(): number {
@@ -178,16 +189,21 @@ export class OperationRunner {
     const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl });
     const requeue = unlabeled > 0 ? Math.min(plan.requeueAfterMs ?? LABEL_RETRY_MS, LABEL_RETRY_MS) : plan.requeueAfterMs;
     const after = requeue === undefined ? {} : { requeueAfterMs: requeue };
-    for (const ending of plan.end) {
-      const name = ending.op.metadata.name as string;
+    for (const planned of plan.end) {
+      const name = planned.op.metadata.name as string;
+      const abandoned = planned.stuck && planned.op.status?.lease?.holder === this.deps.identity ? this.abandonedHere.get(name) : undefined;
+      const ending = abandoned ? endingOfAbandoned(planned, abandoned) : planned;
       if (ending.stuck) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
+      else if (abandoned && ending.status === OperationStatusName.Finished) {
+        schedulerEvent(this.deps, schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${name} (${ending.op.spec.definitionName}) finished when the operator stopped running it (${abandoned.why}): ${abandoned.handOver?.account ?? ''}`);
+      }
       // A cancel its stopped operator never rolled back: what the definition can still undo is undone now.
       const definition = ending.stuck && ending.op.spec.cancelRequested ? this.definitions.get(ending.op.spec.definitionName) : undefined;
       const undone = (await definition?.undoStuckCancel?.(this.deps, ending.op)) ?? [];
       const anyway = !ending.stuck && !ending.restored && ending.status === OperationStatusName.Canceled
         ? this.definitions.get(ending.op.spec.definitionName)?.canceledBeforeStart?.(this.deps, ending.op) ?? [] : [];
-      await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone, ...anyway] }, ending.stuck ? this.unwritten.get(name) : undefined);
-      if (ending.stuck) this.unwritten.delete(name);
+      await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone, ...anyway] }, abandoned?.recorded);
+      if (abandoned) this.abandonedHere.delete(name);
     }
     if (plan.idle) {
       await this.prune(schedulerName, now);
@@ -306,8 +322,14 @@ export class OperationRunner {
       }
       if (err instanceof ExecutionAbandoned || ctx.isAbandoned) {
         const name = ctx.op.metadata.name as string;
-        this.unwritten.set(name, [...ctx.recorded]);
-        setTimeout(() => this.unwritten.delete(name), UNWRITTEN_KEPT_MS).unref();
+        let handOver: HandOver | undefined;
+        try {
+          handOver = definition.handOver?.(ctx);
+        } catch (accountErr) {
+          ctx.logger.warn('could not tell what an abandoned execution did', apiErrorFields(accountErr));
+        }
+        this.abandonedHere.set(name, { recorded: [...ctx.recorded], why: ctx.abandonedBecause ?? 'this replica stopped leading', ...(handOver ? { handOver } : {}) });
+        setTimeout(() => this.abandonedHere.delete(name), ABANDONED_KEPT_MS).unref();
         stop({ result: 'abandoned' });
         return;
       }
@@ -449,4 +471,19 @@ function cacheCaughtUp(ours: string | undefined, cached: string | undefined): bo
   if (ours === cached) return true;
   if (!ours || !cached || !/^\d+$/.test(ours) || !/^\d+$/.test(cached)) return false;
   return BigInt(cached) > BigInt(ours);
+}
+
+/**
+ * How an operation whose execution this process abandoned ends, once its lease has expired: as a
+ * graceful stop would have handed it over when its definition says its work stands (`finished`:
+ * e.g. an add_rooms that moved roomsReplicas; the health check makes the rest), else stuck, as
+ * planned, with why it stopped. Never run again: a write in flight when it stopped may have landed.
+ */
+function endingOfAbandoned(planned: QueueEnding, abandoned: Abandoned): QueueEnding {
+  const last = abandoned.recorded.at(-1)?.event ?? 'Starting operation';
+  const stopped = `The operator stopped running this operation (${abandoned.why}), after "${last}"`;
+  if (abandoned.handOver?.outcome === 'finished' && !planned.op.spec.cancelRequested) {
+    return { op: planned.op, status: OperationStatusName.Finished, events: [`${stopped}; what it did stays: ${abandoned.handOver.account}`, FINISHED_END] };
+  }
+  return { ...planned, events: [stopped, ...planned.events] };
 }

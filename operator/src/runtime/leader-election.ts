@@ -12,7 +12,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
-import { apiErrorFields, apiStatus } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError } from '../../../common/src/kube/clients';
 import { whatToDo } from '../../../common/src/kube/diagnosis';
 import { toIsoString } from '../../../common/src/kube/timestamps';
 import type { Clock } from '../../../common/src/runtime/clock';
@@ -36,7 +36,8 @@ export interface LeaderElectionOptions {
   retryPeriodMs: number;
   logger: Logger;
   onStartedLeading: () => void;
-  onStoppedLeading: () => void;
+  /** `reason`: why, in words that follow "stopped leading: " (the Lease not renewed in time, taken, or this replica stopping). */
+  onStoppedLeading: (reason: string) => void;
   now?: Clock;
 }
 
@@ -50,6 +51,8 @@ export class LeaderElector {
   private written: k8s.V1Lease | undefined;
   private readonly now: Clock;
   private inFlight: Promise<void> = Promise.resolve();
+  /** Why the last attempt failed (an API error, no answer), until one succeeds. */
+  private lastFailure: string | undefined;
 
   constructor(private readonly opts: LeaderElectionOptions) {
     this.now = opts.now ?? Date.now;
@@ -81,7 +84,7 @@ export class LeaderElector {
     this.timer = undefined;
     await this.inFlight;
     if (this.leader) {
-      this.stepDown('stopping', 'info');
+      this.stepDown('this replica is stopping', 'info');
       await this.release();
     }
   }
@@ -103,12 +106,18 @@ export class LeaderElector {
     });
     this.inFlight = Promise.race([this.tryAcquireOrRenew(), deadline])
       .finally(() => clearTimeout(timer))
-      .catch((err: unknown) => {
+      .then(() => {
+        this.lastFailure = undefined;
+      }, (err: unknown) => {
         const hint = whatToDo(err, { path: `/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases/${this.opts.name}`, verb: 'get, create and update' });
+        this.lastFailure = describeApiError(err);
         this.opts.logger.warn('leader election attempt failed', { ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}) });
       })
       .finally(() => {
-        if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) this.stepDown('renew deadline passed');
+        if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) {
+          const last = this.lastFailure === undefined ? '' : ` (its last attempt: ${this.lastFailure})`;
+          this.stepDown(`its leader Lease ${this.lease} was not renewed within the renew deadline, ${this.opts.renewDeadlineMs / 1000} s${last}`);
+        }
         if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.opts.retryPeriodMs);
       });
   }
@@ -162,7 +171,7 @@ export class LeaderElector {
     const heldByOther = holder !== '' && holder !== identity;
     const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.opts.leaseDurationMs / 1000)) * 1000;
     if (heldByOther && this.now() < this.observed.at + durationMs) {
-      if (this.leader) this.stepDown(`lease taken by ${holder}`);
+      if (this.leader) this.stepDown(`its leader Lease ${this.lease} was taken by ${holder}`);
       return;
     }
     const body: k8s.V1Lease = {
@@ -195,7 +204,7 @@ export class LeaderElector {
     if (!this.leader) return;
     this.leader = false;
     this.opts.logger.log(level, 'stopped leading', { reason, identity: this.opts.identity });
-    this.opts.onStoppedLeading();
+    this.opts.onStoppedLeading(reason);
   }
 
   private async release(): Promise<void> {

@@ -180,7 +180,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     cond(SchedulerConditionType.Degraded, stuck !== undefined || failure !== undefined,
       stuck ? ConditionReason.OperationStuck : failure ? ConditionReason.OperationFailed
         : lastDone && stoppedByDeletion(lastDone) ? ConditionReason.OperationStoppedByDeletion : ConditionReason.LastOperationDidNotFail,
-      stuck ? `operation ${stuck.metadata.name as string} is stuck (its lease expired)` : failure
+      stuck ? stuckMessage(stuck) : failure
         ? failedMessage(failure, s.status?.version)
         : notFailedMessage(lastDone, lastFinal(ops.filter(failed)))),
   ];
@@ -192,6 +192,13 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     roomsByVersion: byVersion,
     ...(last ? { lastOperation: { id: last.metadata.name, definitionName: last.spec.definitionName, status: operationStatusOf(last) } } : {}),
   };
+}
+
+/** Degraded's words for a stuck operation: still shown running, or ended in error for it. */
+function stuckMessage(op: Operation): string {
+  const name = op.metadata.name as string;
+  return isActive(op) ? `operation ${name} is stuck (its lease expired)`
+    : `operation ${name} (${op.spec.definitionName}) ended in error: its operator stopped running it and its lease expired, so it was not resumed; its history (kubectl get rkop ${name} -o yaml) says what it did and what follows`;
 }
 
 /**
