@@ -210,7 +210,11 @@ describe('control-plane outages in the middle of the work (a real control plane 
       expect(deletions.some((o) => o.status?.status === 'finished' && o.status.executionHistory?.some((h) => h.event === `Scheduler ${C} deleted`))).toBe(true);
 
       // add_rooms ended; A converges (500 more rooms, each occupied: every accepted status written).
-      await waitFor(async () => ENDED.includes((await s.api.getOperation((adds.body as { operationId: string }).operationId)).status?.status ?? ''), { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
+      const added = await waitFor(async () => {
+        const op = await s.api.getOperation((adds.body as { operationId: string }).operationId);
+        return ENDED.includes(op.status?.status ?? '') ? op : undefined;
+      }, { timeoutMs: 240_000, intervalMs: 1000, message: 'add_rooms ended' });
+      process.stdout.write(`[outage 2] add_rooms ended ${String(added.status?.status)}; its last lines: ${JSON.stringify((added.status?.executionHistory ?? []).slice(-3).map((h) => h.event))}\n`);
       await expectConverged(s, A);
       // Rooms made after the outage start and ping on a loaded machine too: a generous deadline,
       // and the statuses seen when it passes.
