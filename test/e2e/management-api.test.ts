@@ -362,17 +362,25 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
-  test('an add-rooms that ran while a major change\'s switch waited keeps its count when the switch is canceled, not the declined image: the count is versioned on the active version, and a Warning says so', async () => {
-    const name = 'add-behind-switch';
+  /**
+   * A scheduler of 1 room on v1.0.0, then a major change to image 2.0.0 whose validation room
+   * pings 1 s after it starts (so it is validated for a second at least); its operation's id.
+   */
+  async function slowMajorChange(name: string): Promise<string> {
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
     await finished(stack, (created.body as OperationEnqueued).operationId);
-    // The new version's game servers ping 1 s after they start: the add-rooms is queued in time.
     const v2 = createBody(name, { roomsReplicas: 1 });
     const container = ((v2.spec as { containers: Record<string, unknown>[] }).containers[0]) as Record<string, unknown>;
     Object.assign(container, { image: 'example.com/game:2.0.0', environment: [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'start-after:1' }] });
     const change = await call(stack, 'POST', `/schedulers/${name}`, v2);
     expect(change.status).toBe(200);
-    const changeId = (change.body as OperationEnqueued).operationId;
+    return (change.body as OperationEnqueued).operationId;
+  }
+
+  test('an add-rooms that ran while a major change\'s switch waited keeps its count when the switch is canceled, not the declined image: the count is versioned on the active version, and a Warning says so', async () => {
+    const name = 'add-behind-switch';
+    // The new version's game servers ping 1 s after they start: the add-rooms is queued in time.
+    const changeId = await slowMajorChange(name);
     // Queued before the switch the change enqueues when it ends, so it runs first, on the spec that
     // still holds the change; its rooms are made one at a time (addRoomsConcurrency 1), and the
     // switch is canceled while it waits behind them.
@@ -409,6 +417,35 @@ describe('management API end to end', () => {
     expect(warning.message).toBe(`roomsReplicas was set to ${1 + ADDED} by add_rooms operation ${addId}, which ran before the spec's last change was decided; `
       + `that change made a version whose switch, operation ${switchId}, was canceled (operation ${changeId}); `
       + `versioning that spec would try the refused change again, so the spec now holds the active version v1.0.0's definition with roomsReplicas ${1 + ADDED}. To try the refused change again, send it again`);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
+  test('a kubectl scale while a major change is validated gets a version of its own after the switch (the switch does not take the scaled spec for the version it made)', async () => {
+    const name = 'scale-behind-switch';
+    // The new version's game servers ping 1 s after they start: the scale lands while it is validated.
+    const changeId = await slowMajorChange(name);
+    // Once the change runs (its definition taken): a scale before that is versioned with the change.
+    await waitFor(async () => (await stack.api.getOperation(changeId)).status?.status === 'in_progress', { timeoutMs: 30_000, intervalMs: 10, message: 'the change running' });
+    await stack.api.patchScheduler(name, { spec: { roomsReplicas: 2 } }); // as kubectl scale writes it
+    // The precondition: the change had not ended when the scale landed (its switch not enqueued yet).
+    expect((await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'switch_active_version')).toEqual([]);
+    await finished(stack, changeId);
+
+    const settled = await waitFor(async () => {
+      const s = await stack.api.getScheduler(name);
+      const ops = (await stack.api.listOperations(name)).items;
+      const busy = ops.some((o) => !['finished', 'error', 'canceled'].includes(o.status?.status ?? 'pending'));
+      return !busy && s.status?.versionedGeneration === s.metadata.generation && s.status?.version !== 'v2.0.0' && s.status?.rooms?.ready === 2 ? s : undefined;
+    }, { timeoutMs: 60_000, message: 'the scale versioned after the switch to v2.0.0, and 2 rooms ready' }).catch(async (err: unknown) => {
+      const s = await stack.api.getScheduler(name);
+      const ops = (await stack.api.listOperations(name)).items.map((o) => `${o.spec.definitionName} ${o.spec.source ?? ''} ${o.status?.status ?? 'pending'}: ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
+      throw new Error(`${(err as Error).message}; generation ${String(s.metadata.generation)}, versioned ${String(s.status?.versionedGeneration)}, version ${String(s.status?.version)}, rooms ${JSON.stringify(s.status?.rooms)}; operations:\n${ops.join('\n')}`);
+    });
+    expect(settled.status?.version).toBe('v2.1.0');
+    expect((await stack.api.getSchedulerVersion(`${name}-v2.0.0`)).spec.definition.roomsReplicas).toBe(1);
+    expect((await stack.api.getSchedulerVersion(`${name}-v2.1.0`)).spec.definition).toMatchObject({ roomsReplicas: 2, spec: { containers: [{ image: 'example.com/game:2.0.0' }] } });
+    const versioning = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
+    expect(versioning.map((o) => [o.spec.source, o.status?.status])).toEqual([['api', 'finished'], ['kubectl', 'finished']]);
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 

@@ -48,7 +48,12 @@ export const switchVersionDefinition: OperationDefinition = {
         ctx.event(`roomsReplicas stays ${count}, the count in force (version ${target} was made with ${definition.roomsReplicas}): a switch adds or removes no room; to change it, PATCH /schedulers/${name} with {"roomsReplicas": n} or kubectl scale`);
       }
     }
-    const specMatches = classifyChange(scheduler.spec, withCountInForce(definition, scheduler.spec)) === 'none';
+    // Whether the spec is versioned by this switch. An explicit switch keeps the count in force,
+    // whatever the version was made with. The switch a new version enqueued, only when the spec is
+    // that version's definition, its count included: a count changed while the change was
+    // validated (kubectl scale, an add_rooms) is a change of its own, versioned next by the
+    // scheduler controller as any count change is (the version said one count, the spec another).
+    const specMatches = classifyChange(scheduler.spec, ctx.op.spec.source === 'operator' ? definition : withCountInForce(definition, scheduler.spec)) === 'none';
     // The versions' flags first and the scheduler's active version last: once GET shows the new
     // version, nothing of the switch but its final status is left to write.
     if (previous && previous !== target) {
