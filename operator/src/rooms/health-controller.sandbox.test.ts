@@ -200,6 +200,16 @@ describe('HealthController on the sandbox', () => {
     expect(await h.writesOf(() => health.reconcile('whole'))).toBe(0);
   });
 
+  test('a GameRoom of another scheduler written into a scheduler\'s namespace (kubectl) is no room of it: the health check removes nothing for it', async () => {
+    const s = await h.createdScheduler('stray-host', { roomsReplicas: 1 });
+    await h.readyRoom(s);
+    await h.api.createGameRoom({ apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'stray-visitor', namespace: 'stray-host' }, spec: { scheduler: 'elsewhere', version: 'v1.0.0' } } as never);
+    await waitFor(() => h.deps.caches.rooms.get('stray-visitor', 'stray-host') !== undefined, { message: 'the cache has the stray GameRoom' });
+    await h.converge(() => health.reconcile('stray-host'));
+    expect((await h.api.listOperations('stray-host')).items).toEqual([]);
+    expect(await h.writesOf(() => health.reconcile('stray-host'))).toBe(0);
+  });
+
   test('a room that pinged and whose pod lost Ready long after it started is pending, not expired (the initialization timeout is for rooms that never pinged); silent past the ping timeout, it goes', async () => {
     const s = await h.createdScheduler('blip', { roomsReplicas: 1 });
     const room = await h.readyRoom(s);

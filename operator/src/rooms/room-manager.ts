@@ -357,11 +357,16 @@ export class RoomManager {
     return used;
   }
 
-  /** The scheduler's rooms as the pure rules see them (validation rooms included, flagged). */
+  /**
+   * The scheduler's rooms as the pure rules see them (validation rooms included, flagged). A
+   * GameRoom of another scheduler written into this one's namespace (kubectl) is no room of it:
+   * no rule counts it or decides to remove it (a removal by id finds rooms by spec.scheduler, so
+   * it skipped that one, and the health check enqueued the same removal twenty times a second).
+   */
   views(schedulerName: string): RoomView[] {
     const digest = this.lastPings(schedulerName);
     const latest = this.latestPingTime();
-    return this.deps.caches.rooms.list(schedulerName).map((room) => {
+    return this.deps.caches.rooms.list(schedulerName).filter((room) => room.spec.scheduler === schedulerName).map((room) => {
       const pod = this.deps.caches.pods.get(room.metadata.name as string, schedulerName);
       const nodeName = pod?.spec?.nodeName;
       return toView(room, pod, digest, latest, nodeName ? this.deps.caches.nodes.get(nodeName) : undefined);
