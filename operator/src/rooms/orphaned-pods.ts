@@ -47,6 +47,10 @@ export class OrphanedPods {
       scheduler,
       pods: this.deps.caches.pods.list(scheduler),
       roomUid: (name) => this.deps.caches.rooms.get(name, scheduler)?.metadata.uid,
+      roomKept: (name) => {
+        const room = this.deps.caches.rooms.get(name, scheduler);
+        return room !== undefined && !room.metadata.deletionTimestamp;
+      },
       seenSince: this.seen.get(scheduler) ?? new Map<string, number>(),
       now: this.deps.now(),
       sightSince: sight.since,

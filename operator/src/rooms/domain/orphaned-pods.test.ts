@@ -41,6 +41,11 @@ describe('planOrphanedPods: which room pods run without their GameRoom, and whic
       seen: ['pod-r1'], due: ['r1'],
     },
     {
+      name: 'a pod whose ownerReference was removed (kubectl) while its GameRoom is there, not being deleted, is no orphan',
+      in: { pods: [pod('r1', { owners: [] })], roomUid: rooms('r1'), roomKept: (n) => n === 'r1', seenSince: new Map([['pod-r1', 0]]) },
+      seen: [], due: [],
+    },
+    {
       name: 'one second short of the grace period: not due',
       in: { pods: [pod('r1', { owners: [] })], seenSince: new Map([['pod-r1', NOW - GRACE + S]]) },
       seen: ['pod-r1'], due: [],

@@ -42,6 +42,8 @@ export interface OrphanedPodsInput {
   pods: readonly V1Pod[];
   /** The uid of the GameRoom `name` of the scheduler as the rooms cache shows it; undefined when it holds none. */
   roomUid: (name: string) => string | undefined;
+  /** Whether the rooms cache holds the GameRoom `name`, not being deleted (default: never). */
+  roomKept?: (name: string) => boolean;
   /** Since when each pod (by uid) has been seen without its GameRoom, as the last pass left it. */
   seenSince: ReadonlyMap<string, number>;
   now: number;
@@ -62,13 +64,17 @@ function isGameRoomRef(ref: V1OwnerReference): boolean {
 }
 
 /** The pod as one without its GameRoom, or undefined when it is no room pod, is being deleted, or its GameRoom is there. */
-function orphanOf(pod: V1Pod, scheduler: string, roomUid: (name: string) => string | undefined): OrphanedPod | undefined {
+function orphanOf(pod: V1Pod, scheduler: string, roomUid: (name: string) => string | undefined, roomKept: (name: string) => boolean): OrphanedPod | undefined {
   const meta = pod.metadata;
   const labels = meta?.labels ?? {};
   if (!meta?.name || !meta.uid || meta.deletionTimestamp) return undefined;
   if (labels[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE || labels[SCHEDULER_LABEL] !== scheduler) return undefined;
   const refs = (meta.ownerReferences ?? []).filter(isGameRoomRef);
   if (refs.some((r) => roomUid(r.name) === r.uid)) return undefined;
+  // No owner named, but the GameRoom of its name is there and not being deleted (its
+  // ownerReference was removed, by kubectl say; a --cascade=orphan deletion marks the GameRoom
+  // deleted first): the pod is that room's, which runs; it is no orphan, and is not deleted.
+  if (refs.length === 0 && roomKept(meta.name)) return undefined;
   return {
     name: meta.name,
     uid: meta.uid,
@@ -83,7 +89,7 @@ export function planOrphanedPods(input: OrphanedPodsInput): OrphanedPodsPlan {
   const seenSince = new Map<string, number>();
   const due: OrphanedPod[] = [];
   for (const pod of input.pods) {
-    const orphan = orphanOf(pod, input.scheduler, input.roomUid);
+    const orphan = orphanOf(pod, input.scheduler, input.roomUid, input.roomKept ?? (() => false));
     if (!orphan) continue;
     const since = input.seenSince.get(orphan.uid) ?? input.now;
     seenSince.set(orphan.uid, since);
