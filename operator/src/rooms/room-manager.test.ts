@@ -151,6 +151,28 @@ describe('lastPings (the gateways\' ping digests)', () => {
 });
 
 describe('views (the rooms as the pure rules see them)', () => {
+  it('keeps the pings it read when a PingDigest is deleted or garbled (kubectl), for the rooms the cache holds, and none from before a room was made', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const room = (name: string, createdAt = now - 600_000): GameRoom => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', creationTimestamp: new Date(createdAt) }, spec: { scheduler: 's', version: 'v1.0.0' }, status: { status: 'occupied' },
+    });
+    let rooms = [room('a'), room('b')];
+    let digests: { status: { lastPings: string; flushedAt: string } }[] = [{ status: { lastPings: JSON.stringify({ a: now - 5_000, b: now - 6_000 }), flushedAt: String(now) } }];
+    const deps = { now: () => now, caches: { digests: { list: () => digests }, rooms: { list: () => rooms }, pods: { get: () => undefined } } } as unknown as OperatorDeps;
+    const lastPings = () => Object.fromEntries(new RoomManager(deps).views('s').map((v) => [v.name, v.lastPingAt]));
+    expect(lastPings()).toEqual({ a: now - 5_000, b: now - 6_000 });
+    digests = [];
+    expect(lastPings()).toEqual({ a: now - 5_000, b: now - 6_000 });
+    digests = [{ status: { lastPings: '{not json', flushedAt: String(now) } }];
+    expect(lastPings()).toEqual({ a: now - 5_000, b: now - 6_000 });
+    // b goes; a room b made again later is not heard by the old one's pings.
+    rooms = [room('a')];
+    expect(lastPings()).toEqual({ a: now - 5_000 });
+    rooms = [room('a'), room('b', now - 1_000)];
+    expect(lastPings()).toEqual({ a: now - 5_000, b: undefined });
+  });
+
+
   it('takes no GameRoom lastPingAt further ahead than clocks drift (written with kubectl, it kept a silent room from expiring)', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     const room = (name: string, lastPingAt: string): GameRoom => ({

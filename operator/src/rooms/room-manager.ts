@@ -364,9 +364,10 @@ export class RoomManager {
    * it skipped that one, and the health check enqueued the same removal twenty times a second).
    */
   views(schedulerName: string): RoomView[] {
-    const digest = this.lastPings(schedulerName);
     const latest = this.latestPingTime();
-    return this.deps.caches.rooms.list(schedulerName).filter((room) => room.spec.scheduler === schedulerName).map((room) => {
+    const rooms = this.deps.caches.rooms.list(schedulerName).filter((room) => room.spec.scheduler === schedulerName);
+    const digest = this.heardSoFar(schedulerName, this.lastPings(schedulerName), rooms);
+    return rooms.map((room) => {
       const pod = this.deps.caches.pods.get(room.metadata.name as string, schedulerName);
       const nodeName = pod?.spec?.nodeName;
       return toView(room, pod, digest, latest, nodeName ? this.deps.caches.nodes.get(nodeName) : undefined);
@@ -380,6 +381,31 @@ export class RoomManager {
    */
   private latestPingTime(): number {
     return this.deps.now() + MAX_CLOCK_SKEW_MS;
+  }
+
+  /**
+   * `digests` (the pings the digests show now) with, for each of `rooms`, any later ping this
+   * process read before: a PingDigest deleted or garbled (kubectl) takes no ping already heard
+   * away (its rooms, pinging all along, expired at once, occupied ones too; the gateway writes the
+   * digest again at its next flush). Kept only for the rooms the cache holds, and only pings after
+   * a room's creation (a room made again under the same name is not heard by its predecessor's).
+   */
+  private heardSoFar(schedulerName: string, digests: Map<string, number>, rooms: readonly GameRoom[]): Map<string, number> {
+    let byScheduler = HEARD.get(this.deps.caches.digests);
+    if (!byScheduler) HEARD.set(this.deps.caches.digests, (byScheduler = new Map<string, Map<string, number>>()));
+    const before = byScheduler.get(schedulerName);
+    const heard = new Map<string, number>();
+    for (const room of rooms) {
+      const name = room.metadata.name as string;
+      const now = digests.get(name);
+      const then = before?.get(name);
+      const kept = then !== undefined && then >= (toMillis(room.metadata.creationTimestamp) ?? 0) ? then : undefined;
+      const at = now === undefined ? kept : kept === undefined ? now : Math.max(now, kept);
+      if (at !== undefined) heard.set(name, at);
+    }
+    if (heard.size === 0) byScheduler.delete(schedulerName);
+    else byScheduler.set(schedulerName, heard);
+    return heard;
   }
 
   /**
@@ -398,6 +424,9 @@ export class RoomManager {
   }
 }
 
+
+/** The pings each process's RoomManagers have read, by digest cache (one per operator), scheduler and room. */
+const HEARD = new WeakMap<object, Map<string, Map<string, number>>>();
 
 /**
  * When an object's deletion was asked for, epoch ms. The API server sets `deletionTimestamp` to
