@@ -261,6 +261,24 @@ describe('management API end to end', () => {
     await core.deleteNamespace({ name });
   });
 
+  test('a scheduler whose namespace lost its roomkeeper.io/scheduler label (kubectl) is deleted with its rooms and their pods; the namespace is left, as not Roomkeeper\'s', async () => {
+    const name = 'unlabelled-ns';
+    const core = stack.kc.makeApiClient(k8s.CoreV1Api);
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.length === 2, { timeoutMs: 30_000, message: 'two rooms' });
+    await core.patchNamespace({ name, body: [{ op: 'remove', path: '/metadata/labels/roomkeeper.io~1scheduler' }] }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch));
+    const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
+    expect(deleted.status).toBe(200);
+    const op = await finished(stack, (deleted.body as OperationEnqueued).operationId);
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContain(`Namespace ${name} is not labelled as Roomkeeper's (roomkeeper.io/scheduler=${name}: the label was removed, or Roomkeeper did not make it), so it is left in place; `
+      + 'deleting the 2 rooms and 2 room pods of this scheduler in it, which Roomkeeper made');
+    await waitFor(async () => (await stack.api.listGameRooms(name)).items.length === 0 && (await core.listNamespacedPod({ namespace: name })).items.length === 0,
+      { timeoutMs: 60_000, message: 'its rooms and their pods gone' });
+    expect((await core.readNamespace({ name })).metadata?.deletionTimestamp).toBeUndefined();
+    await core.deleteNamespace({ name });
+  });
+
   test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler; one created again under its name has a history of its own', async () => {
     const name = 'cancel-delete';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));

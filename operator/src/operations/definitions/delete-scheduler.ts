@@ -101,7 +101,19 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         ctx.event(`Namespace ${name} is still terminating after ${Math.round(namespaceRemovalBudgetMs(ctx) / 1000)}s (an object in it is held by a finalizer?); it is left to the cluster`);
       }
     } else if (ns) {
-      ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
+      // Not labelled as ours (Roomkeeper never made it, or its label was removed by hand): left in
+      // place. The scheduler's own rooms in it, made by Roomkeeper, go with the scheduler all the
+      // same: left, they ran on, holding host ports, with nothing to remove them ever.
+      const madeHere = (labels: Record<string, string> | undefined) => labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && labels[SCHEDULER_LABEL] === name;
+      const own = ctx.deps.caches.rooms.list(name).filter((r) => r.spec.scheduler === name && madeHere(r.metadata.labels));
+      const pods = ctx.deps.caches.pods.list(name).filter((p) => madeHere(p.metadata?.labels));
+      if (own.length + pods.length === 0) ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
+      else {
+        for (const room of own) await ctx.deps.api.deleteGameRoom(name, room.metadata.name as string, undefined, 'Background').catch(ignoreNotFound);
+        if (pods.length > 0) await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` }).catch(ignoreNotFound);
+        ctx.event(`Namespace ${name} is not labelled as Roomkeeper's (${SCHEDULER_LABEL}=${name}: the label was removed, or Roomkeeper did not make it), so it is left in place; `
+          + `deleting the ${counted(own.length, 'room')} and ${counted(pods.length, 'room pod')} of this scheduler in it, which Roomkeeper made`);
+      }
     }
 
     for (const v of await listVersions(ctx)) {
