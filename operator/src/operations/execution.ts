@@ -277,8 +277,10 @@ export class ExecutionContext {
     const now = this.deps.now();
     this.history.push({ createdAt: new Date(now).toISOString(), event: 'Starting operation' });
     await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, this.op.metadata.resourceVersion);
+    // Each renewal says in_progress again: a status edited to an end while this runs (kubectl) is
+    // set back within a third of the lease, so the operation can be canceled and is listed active.
     this.leaseTimer = setInterval(() => {
-      void this.write({ lease: this.lease(this.deps.now()) }).catch((err: unknown) => {
+      void this.write({ status: 'in_progress', lease: this.lease(this.deps.now()) }).catch((err: unknown) => {
         this.logger.warn('could not renew operation lease', { operation: this.op.metadata.name, ...apiErrorFields(err) });
       });
     }, Math.max(50, Math.floor(this.leaseTtlMs / 3)));

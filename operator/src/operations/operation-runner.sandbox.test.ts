@@ -256,6 +256,23 @@ describe('OperationRunner on the sandbox', () => {
     notDone.again.setLeading(false);
   });
 
+  test('a running operation whose status is edited to an end (kubectl) is set back to in_progress at its next lease renewal, and can be canceled', async () => {
+    await h.createdScheduler('edited-end', { roomsReplicas: 0 });
+    const w = waiting();
+    const leader = w.leaderOf([]);
+    leader.setLeading(true);
+    const id = await w.create('edited-end');
+    await leader.reconcile('edited-end');
+    await waitFor(async () => (await h.api.getOperation(id)).status?.executionHistory?.some((e) => e.event === 'Waiting to be let go'), { message: 'the execution under way' });
+    await h.api.patchOperationStatus(id, { status: { status: 'finished' } });
+    await waitFor(async () => (await h.api.getOperation(id)).status?.status === 'in_progress', { timeoutMs: 10_000, message: 'set back to in_progress' });
+    await h.api.patchOperation(id, { spec: { cancelRequested: true } });
+    await h.caughtUp();
+    leader.observe(await h.api.getOperation(id));
+    await waitFor(async () => (await h.api.getOperation(id)).status?.status === 'canceled', { timeoutMs: 10_000, message: 'canceled' });
+    leader.setLeading(false);
+  });
+
   test('a graceful stop puts a running operation back at the head of its queue, its history said; the next leader runs it again to its end', async () => {
     await h.createdScheduler('handover', { roomsReplicas: 0 });
     // Runs until it is let go: the first leader's execution is still running when it stops.
