@@ -163,6 +163,18 @@ describe('OperationRunner on the sandbox', () => {
     expect((await h.api.getScheduler('stuck-cancel-removal')).spec.roomsReplicas).toBe(12);
   });
 
+  test('a remove_rooms by amount for a scheduler that does not exist ends in error saying so, as an add_rooms does', async () => {
+    const id = newOperationId(h.deps.now());
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'no-such-scheduler', definitionName: OperationDefinition.RemoveRooms, input: { amount: 1 }, source: OperationSourceName.Kubectl }));
+    await h.caughtUp();
+    await runner.reconcile('no-such-scheduler');
+    const op = await waitFor(async () => {
+      const o = await h.api.getOperation(id);
+      return o.status?.status === 'error' ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'the removal ended in error' });
+    expect(op.status?.executionHistory?.map((e) => e.event)).toContain('Operation execution failed: scheduler no-such-scheduler not found');
+  });
+
   test('an operation enqueued by a writer whose clock runs behind the API server\'s keeps its history once it ends', async () => {
     await h.createdScheduler('skewed', { roomsReplicas: 0 });
     // enqueuedAt from a clock a minute behind: before the Scheduler's creationTimestamp, which the

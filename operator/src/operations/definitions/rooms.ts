@@ -402,11 +402,12 @@ export const removeRoomsDefinition: OperationDefinition = {
     }
     const { amount } = input;
     const count = Math.min(amount, ctx.deps.config.removeRoomsLimit);
-    const scheduler = ctx.deps.caches.schedulers.get(name);
+    // Not in the cache: read (a scheduler that does not exist ends the removal in error, as an add's).
+    const scheduler = ctx.deps.caches.schedulers.get(name) ?? await loadScheduler(ctx);
     const fleet = rooms.views(name).filter((r) => !r.validation);
     const choice = chooseRoomsToRemove(fleet, count, ctx.deps.now(), {
       pingTimeoutMs: ctx.deps.config.roomPingTimeout,
-      activeVersion: scheduler?.status?.version,
+      activeVersion: scheduler.status?.version,
     });
     // roomsReplicas goes down by the rooms chosen before any is deleted: a stop or a crash
     // mid-way leaves the count asked for, and the health check removes the rest (never a room
