@@ -279,6 +279,25 @@ describe('management API end to end', () => {
     await core.deleteNamespace({ name });
   });
 
+  test('a deletion held by another tool\'s finalizer on a GameRoom says which finalizer holds it, once the room pods are gone, and ends once it is removed', async () => {
+    const name = 'held-room';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    const [room] = await waitFor(async () => {
+      const rooms = (await stack.api.listGameRooms(name)).items;
+      return rooms.length === 1 ? rooms : undefined;
+    }, { timeoutMs: 30_000, message: 'one room' });
+    const roomName = room?.metadata.name as string;
+    await stack.api.jsonPatchGameRoom(name, roomName, [{ op: 'add', path: '/metadata/finalizers', value: [...(room?.metadata.finalizers ?? []), 'example.com/hold'] }]);
+    const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
+    const id = (deleted.body as OperationEnqueued).operationId;
+    await waitFor(async () => (await stack.api.getOperation(id)).status?.executionHistory?.some((h) => h.event === `Every room pod is gone; waiting for 1 GameRoom to be deleted, held by the finalizer example.com/hold, `
+      + `which Roomkeeper does not remove: the tool that set it must (kubectl get gamerooms -n ${name} -o yaml)`), { timeoutMs: 60_000, message: 'the deletion names the finalizer' });
+    const held = await stack.api.getGameRoom(name, roomName);
+    await stack.api.jsonPatchGameRoom(name, roomName, [{ op: 'replace', path: '/metadata/finalizers', value: (held.metadata.finalizers ?? []).filter((f) => f !== 'example.com/hold') }]);
+    await finished(stack, id);
+  });
+
   test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler; one created again under its name has a history of its own', async () => {
     const name = 'cancel-delete';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));

@@ -67,6 +67,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       // carries the whole history, and an entry per count seen made thousands for a large fleet.
       const step = Math.max(1, Math.ceil(podsAtStart / 10));
       let lastReported: number | undefined;
+      let roomsToldLeft = false;
       const rooms = new RoomManager(ctx.deps);
       const forced = new Set<string>();
       // What is left, counted once per check (each list copies the cache's objects).
@@ -83,10 +84,18 @@ export const deleteSchedulerDefinition: OperationDefinition = {
           }
         }
         left.pods = pods.length;
-        left.rooms = ctx.deps.caches.rooms.list(name).length;
+        const roomsLeft = ctx.deps.caches.rooms.list(name);
+        left.rooms = roomsLeft.length;
         if (left.pods > 0 && (lastReported === undefined || Math.abs(lastReported - left.pods) >= step)) {
           lastReported = left.pods;
           ctx.event(`Waiting for room pods to be deleted: ${left.pods}`);
+        }
+        // The pods are gone, GameRooms held by another tool's finalizer are not: say what holds them.
+        const foreign = left.pods === 0 && !roomsToldLeft ? [...new Set(roomsLeft.flatMap((r) => (r.metadata.finalizers ?? []).filter((f) => f !== 'foregroundDeletion')))] : [];
+        if (foreign.length > 0) {
+          roomsToldLeft = true;
+          ctx.event(`Every room pod is gone; waiting for ${counted(left.rooms, 'GameRoom')} to be deleted, held by ${foreign.length === 1 ? 'the finalizer' : 'the finalizers'} ${foreign.join(', ')}, `
+            + `which Roomkeeper does not remove: the tool that set ${foreign.length === 1 ? 'it' : 'them'} must (kubectl get gamerooms -n ${name} -o yaml)`);
         }
         return left.pods === 0 && left.rooms === 0 ? true : undefined;
       }, DELETION_STALL_MS, { intervalMs: 200, remaining: () => left.pods + left.rooms });
