@@ -38,7 +38,7 @@ const ABANDONED_KEPT_MS = 10 * 60_000;
 interface Abandoned {
   /** Every history line it recorded: the writes that carried the last of them may have been refused. */
   recorded: readonly ExecutionHistoryEntry[];
-  /** Why it stopped, after "The operator stopped running this operation: ". */
+  /** Why it stopped, in the parentheses of "The operator stopped running this operation (…)". */
   why: string;
   /** What it did, as its definition tells a stop at a safe point (`handOver`); undefined without one. */
   handOver?: HandOver;
