@@ -231,20 +231,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- SchedulerStore ----
 
-  /**
-   * Read from the API server (a GET right after a write shows it); while the API server does not
-   * answer (no connection, 5xx, 429), the cache's copy, as GET /schedulers answers from the cache:
-   * a client sees the scheduler as last known, not a 503, during an outage.
-   */
   async getScheduler(name: string): Promise<Scheduler | undefined> {
     if (!validName(name)) return undefined;
     try {
       return (await this.options.custom.getClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, name })) as Scheduler;
     } catch (err) {
       if (isNotFound(err)) return undefined;
-      const status = apiStatus(err);
-      const cached = this.schedulers.isSynced && (status === undefined || status === 429 || status >= 500) ? this.schedulers.get(name) : undefined;
-      if (cached) return cached;
       throw err;
     }
   }
