@@ -268,6 +268,52 @@ describe('OperationRunner on the sandbox', () => {
     notDone.again.setLeading(false);
   });
 
+  test('an execution that ended while the API server refused every write of its end (and leadership was lost meanwhile) has that end written, with its lines, once the API server answers and its lease has expired; not the stuck account', async () => {
+    await h.createdScheduler('unwritten-end', { roomsReplicas: 0 });
+    let free = false;
+    const fails: Definition = {
+      name: 'test_fails_when_let_go',
+      async execute(ctx) {
+        ctx.event('Did the first step');
+        while (!free) await new Promise((r) => setTimeout(r, 20));
+        throw new Error('the second step failed');
+      },
+    };
+    const leader = new OperationRunner(h.deps, { definitions: [...DEFINITIONS, fails], enqueue: () => undefined });
+    leader.setLeading(true);
+    const id = newOperationId(h.deps.now());
+    await h.api.createOperation(buildOperation({ id, schedulerName: 'unwritten-end', definitionName: 'test_fails_when_let_go', input: {}, source: OperationSourceName.Api }));
+    await h.caughtUp();
+    await leader.reconcile('unwritten-end');
+    await waitFor(async () => (await h.api.getOperation(id)).status?.executionHistory?.some((e) => e.event === 'Did the first step'), { message: 'the execution under way' });
+    h.sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'patch', resource: 'operations' } });
+    try {
+      free = true;
+      // Leadership is lost while the end's write is retried (as in an outage): its retries write nothing more.
+      await waitFor(() => h.sandbox.faults.injected > 2, { timeoutMs: 30_000, message: 'the end\'s write retried' });
+      leader.setLeading(false, 'this replica stopped leading: its leader Lease was not renewed within the renew deadline');
+      await waitFor(() => !leader.isRunning('unwritten-end'), { timeoutMs: 60_000, message: 'the execution ended, its end not written' });
+      expect((await h.api.getOperation(id)).status?.status).toBe('in_progress');
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    leader.setLeading(true);
+    const ended = await waitFor(async () => {
+      await h.caughtUp();
+      await leader.reconcile('unwritten-end');
+      const op = await h.api.getOperation(id);
+      return op.status?.status === 'in_progress' ? undefined : op;
+    }, { timeoutMs: 30_000, intervalMs: 200, message: 'its end written' });
+    expect(ended.status?.status).toBe('error');
+    expect(ended.status?.conditions?.find((c) => c.type === 'Stuck')).toBeUndefined();
+    expect(ended.status?.executionHistory?.map((e) => e.event)).toEqual([
+      'Starting operation', 'Did the first step', 'Operation execution failed: the second step failed',
+      'Its end could not be written when it came (this replica stopped leading: its leader Lease was not renewed within the renew deadline); written once the API server answered again',
+      'Operation ended in error',
+    ]);
+    leader.setLeading(false);
+  });
+
   test('a running operation whose status is edited to an end (kubectl) is set back to in_progress at its next lease renewal, and can be canceled', async () => {
     await h.createdScheduler('edited-end', { roomsReplicas: 0 });
     const w = waiting();

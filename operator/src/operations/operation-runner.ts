@@ -42,6 +42,12 @@ interface Abandoned {
   why: string;
   /** What it did, as its definition tells a stop at a safe point (`handOver`); undefined without one. */
   handOver?: HandOver;
+  /**
+   * Set when the execution ended (failed, finished or canceled) but its end could not be written
+   * (the API server did not answer): that end, and the last line of its history (`recorded` holds
+   * the lines before it).
+   */
+  end?: { status: ExecutionResult; lastLine?: string };
 }
 
 export interface OperationRunnerOptions {
@@ -314,6 +320,8 @@ export class OperationRunner {
       // An execution that returned did all its work: a stop that came meanwhile changes nothing.
       if (!ctx.stopping) ctx.checkpoint();
       await ctx.finish(OperationStatusName.Finished, FINISHED_END);
+      // Leadership lost while its end was being written (retried through an outage): not written.
+      if (ctx.isAbandoned) this.rememberUnwrittenEnd(ctx, OperationStatusName.Finished, ctx.abandonedBecause ?? 'this replica stopped leading');
     } catch (err) {
       if (err instanceof ExecutionStopped && !ctx.isAbandoned) {
         await this.handOver(ctx, definition, err.message);
@@ -360,7 +368,14 @@ export class OperationRunner {
         if (ctx.wasDeleted) await ctx.finish(result);
         else await ctx.finish(result, result === OperationStatusName.Canceled ? CANCELED_END : byDeletion ? STOPPED_BY_DELETION_END : ERROR_END);
       } catch (writeErr) {
-        ctx.logger.error('could not write the final status of an operation', apiErrorFields(writeErr));
+        ctx.logger.error('could not write the final status of an operation; it is written once the API server answers and the operation\'s lease has expired', apiErrorFields(writeErr));
+        if (!ctx.wasDeleted) this.rememberUnwrittenEnd(ctx, result, describeApiError(writeErr));
+      }
+      // Leadership lost while its end was being written (retried through an outage): not written.
+      // (Read again: the check above ran before the write, which leadership may have outlived.)
+      const abandonedSince = ctx.abandonedBecause;
+      if (abandonedSince !== undefined && !ctx.wasDeleted && !this.abandonedHere.has(ctx.op.metadata.name as string)) {
+        this.rememberUnwrittenEnd(ctx, result, abandonedSince);
       }
     }
     this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition: definition.name, result });
@@ -373,6 +388,20 @@ export class OperationRunner {
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else if (byDeletion) schedulerEvent(this.deps, ctx.schedulerName, 'OperationStopped', 'ExecuteOperation', `Operation ${opName} (${definition.name}) stopped ${took}: ${failure}, which removes its rooms and versions; nothing to do`);
     else schedulerEvent(this.deps, ctx.schedulerName, 'OperationFailed', 'ExecuteOperation', `Operation ${opName} (${definition.name}) failed ${took}: ${failure}`);
+  }
+
+  /**
+   * An execution that ended but could not write its end (the API server did not answer its
+   * retries): when this replica finds the operation stuck (its lease expired), it writes that end
+   * with the lines recorded, instead of the stuck account that says nothing of them.
+   */
+  private rememberUnwrittenEnd(ctx: ExecutionContext, status: ExecutionResult, why: string): void {
+    const name = ctx.op.metadata.name as string;
+    const lines = [...ctx.recorded];
+    const last = lines.at(-1)?.event;
+    const endLine = last === FINISHED_END || last === CANCELED_END || last === STOPPED_BY_DELETION_END || last === ERROR_END ? lines.pop()?.event : undefined;
+    this.abandonedHere.set(name, { recorded: lines, why, end: { status, ...(endLine ? { lastLine: endLine } : {}) } });
+    setTimeout(() => this.abandonedHere.delete(name), ABANDONED_KEPT_MS).unref();
   }
 
   /**
@@ -403,7 +432,7 @@ export class OperationRunner {
   }
 
   /** Writes the end of an operation that does not (or no longer) run; `recorded`, an abandoned execution's account. */
-  private async finishWithoutRunning({ op, status, events, condition, restored }: QueueEnding, recorded?: readonly ExecutionHistoryEntry[]): Promise<void> {
+  private async finishWithoutRunning({ op, status, events, condition, restored, counted }: QueueEnding, recorded?: readonly ExecutionHistoryEntry[]): Promise<void> {
     const nowIso = new Date(this.deps.now()).toISOString();
     const written = op.status?.executionHistory ?? [];
     // Lines an execution here recorded after the last it could write (it started from the
@@ -419,7 +448,7 @@ export class OperationRunner {
         status: { status, executionHistory: history, finishedAt: restored ? op.status?.finishedAt : nowIso, lease: null, ...(conditions ? { conditions } : {}) },
       });
       this.remember(written);
-      if (restored) return; // counted and told when it ended
+      if (restored || counted) return; // counted and told when it ended
       // An unknown definition name is user input: it never becomes a label value.
       const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
       this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition, result: status });
@@ -480,6 +509,10 @@ function cacheCaughtUp(ours: string | undefined, cached: string | undefined): bo
  * planned, with why it stopped. Never run again: a write in flight when it stopped may have landed.
  */
 function endingOfAbandoned(planned: QueueEnding, abandoned: Abandoned): QueueEnding {
+  if (abandoned.end) {
+    const note = `Its end could not be written when it came (${abandoned.why}); written once the API server answered again`;
+    return { op: planned.op, status: abandoned.end.status, events: [note, ...(abandoned.end.lastLine ? [abandoned.end.lastLine] : [])], counted: true };
+  }
   const last = abandoned.recorded.at(-1)?.event ?? 'Starting operation';
   const stopped = `The operator stopped running this operation (${abandoned.why}), after "${last}"`;
   if (abandoned.handOver?.outcome === 'finished' && !planned.op.spec.cancelRequested) {

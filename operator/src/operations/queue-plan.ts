@@ -22,6 +22,8 @@ export interface QueueEnding {
   stuck?: string;
   /** An ended operation whose status was edited back to pending or in_progress: its end is written again as it was (`finishedAt` kept). */
   restored?: true;
+  /** Its end was counted and told when it came (only its write is late). */
+  counted?: true;
 }
 
 export interface QueuePlan {
