@@ -30,6 +30,12 @@ describe('OperationRunner on the sandbox', () => {
     await h.stop();
   });
 
+  /** The operation `id` once it has ended in error (read from the API server). */
+  const endedInError = (id: string, message: string) => waitFor(async () => {
+    const o = await h.api.getOperation(id);
+    return o.status?.status === 'error' ? o : undefined;
+  }, { timeoutMs: 30_000, message });
+
   test('runs create_scheduler to its end (namespace, version, status); once more: no write', async () => {
     const s = await h.api.createScheduler({ ...schedulerObject('run', { roomsReplicas: 0 }), metadata: { name: 'run', finalizers: [SCHEDULER_FINALIZER] } } as never);
     const id = createSchedulerOperationId(s.metadata.uid as string, 1);
@@ -80,10 +86,7 @@ describe('OperationRunner on the sandbox', () => {
     await h.caughtUp();
 
     await runner.reconcile('going');
-    const op = await waitFor(async () => {
-      const o = await h.api.getOperation(id);
-      return o.status?.status === 'error' ? o : undefined;
-    }, { timeoutMs: 30_000, message: 'add_rooms ended' });
+    const op = await endedInError(id, 'add_rooms ended');
     expect(op.status?.executionHistory?.map((e) => e.event)).toEqual(expect.arrayContaining([
       'Operation stopped: scheduler going is being deleted, which removes its rooms and versions; nothing is left for this operation to do',
       "Operation ended in error: stopped by its scheduler's deletion (nothing to do)",
@@ -168,10 +171,7 @@ describe('OperationRunner on the sandbox', () => {
     await h.api.createOperation(buildOperation({ id, schedulerName: 'no-such-scheduler', definitionName: OperationDefinition.RemoveRooms, input: { amount: 1 }, source: OperationSourceName.Kubectl }));
     await h.caughtUp();
     await runner.reconcile('no-such-scheduler');
-    const op = await waitFor(async () => {
-      const o = await h.api.getOperation(id);
-      return o.status?.status === 'error' ? o : undefined;
-    }, { timeoutMs: 30_000, message: 'the removal ended in error' });
+    const op = await endedInError(id, 'the removal ended in error');
     expect(op.status?.executionHistory?.map((e) => e.event)).toContain('Operation execution failed: scheduler no-such-scheduler not found');
   });
 

@@ -34,7 +34,10 @@ const LABEL_RETRY_MS = 5_000;
 /** How long the account of an abandoned execution is kept for the one who ends its operation. */
 const ABANDONED_KEPT_MS = 10 * 60_000;
 
-/** What this process knows of an execution it abandoned (leadership lost), for whoever here ends its operation. */
+/**
+ * What this process knows of an execution whose end it did not write (leadership lost, or every
+ * write of its end refused), for whoever here ends its operation once its lease has expired.
+ */
 interface Abandoned {
   /** Every history line it recorded: the writes that carried the last of them may have been refused. */
   recorded: readonly ExecutionHistoryEntry[];
@@ -66,8 +69,8 @@ export class OperationRunner {
   /** What we last wrote, until the informer cache catches up with it. */
   private readonly overlay = new Map<string, Operation>();
   /**
-   * The executions abandoned here (leadership lost, e.g. while the API server did not answer), by
-   * operation. When this process leads again and ends the operation, its history gets every line
+   * The executions abandoned here (leadership lost, e.g. while the API server did not answer), or
+   * whose end could not be written, by operation. When this process leads again and ends the operation, its history gets every line
    * the execution recorded, why it stopped, and, when the definition can tell it (`handOver`),
    * what it did: an operation whose work stands (an add_rooms that moved roomsReplicas) ends
    * finished, as a graceful stop ends it, instead of stuck.

@@ -39,6 +39,8 @@ export const deleteSchedulerDefinition: OperationDefinition = {
 
   async execute(ctx: ExecutionContext): Promise<void> {
     const name = ctx.schedulerName;
+    // The scheduler's room pods, as Roomkeeper labels them.
+    const roomPods = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}`;
     // The state (terminating) is the scheduler controller's, from this operation and the deletion.
     const ns = await ctx.deps.core.readNamespace({ name }).catch((err: unknown) => {
       ignoreNotFound(err);
@@ -53,8 +55,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       // controller gets to them (see PODS_DELETED_AT_ONCE).
       const atOnce = podsAtStart <= PODS_DELETED_AT_ONCE;
       ctx.event(`Deleting namespace ${name}${atOnce ? ' and its room pods' : ''}: ${counted(roomsAtStart, 'room')}, ${counted(podsAtStart, 'room pod')}`);
-      const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}`;
-      const refused = !atOnce ? undefined : await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: selector })
+      const refused = !atOnce ? undefined : await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: roomPods })
         .then(() => undefined, (err: unknown) => (isNotFound(err) ? undefined : err));
       // Not a failure of the deletion, only slower: the namespace controller deletes what is left
       // (forbidden: an operator newer than its chart's RBAC).
@@ -119,7 +120,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
       if (own.length + pods.length === 0) ctx.event(`Namespace ${name} is not managed by Roomkeeper; left in place`);
       else {
         for (const room of own) await ctx.deps.api.deleteGameRoom(name, room.metadata.name as string, undefined, 'Background').catch(ignoreNotFound);
-        if (pods.length > 0) await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${SCHEDULER_LABEL}=${name}` }).catch(ignoreNotFound);
+        if (pods.length > 0) await ctx.deps.core.deleteCollectionNamespacedPod({ namespace: name, labelSelector: roomPods }).catch(ignoreNotFound);
         ctx.event(`Namespace ${name} is not labelled as Roomkeeper's (${SCHEDULER_LABEL}=${name}: the label was removed, or Roomkeeper did not make it), so it is left in place; `
           + `deleting the ${counted(own.length, 'room')} and ${counted(pods.length, 'room pod')} of this scheduler in it, which Roomkeeper made`);
       }
