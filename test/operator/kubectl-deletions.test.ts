@@ -123,6 +123,22 @@ describe('kubectl deletions: the scheduler comes back', () => {
     await record(name, 'namespace deleted', ms);
   }, RECOVERY_MS + 30_000);
 
+  test('kubectl label that removes the namespace\'s labels: NamespaceReady says it exists unlabelled and how to hand it back; the rooms run on', async () => {
+    const name = 'del-ns';
+    const labels = ['app.kubernetes.io/managed-by', 'roomkeeper.io/scheduler'];
+    await kubectl(['label', 'namespace', name, ...labels.map((l) => `${l}-`)]);
+    const unlabelled = /Reason:\s+NamespaceNotLabelled[\s\S]*?Type:\s+NamespaceReady|Type:\s+NamespaceReady[\s\S]*?Reason:\s+NamespaceNotLabelled/;
+    await waitFor(async () => unlabelled.test(await describeScheduler(name)), { timeoutMs: 30_000, message: 'NamespaceReady says the namespace is unlabelled' });
+    const described = await describeScheduler(name);
+    expect(described).not.toMatch(/was deleted; rebuilding/);
+    expect(described.replace(/\s+/g, ' ')).toContain(`kubectl label namespace ${name} app.kubernetes.io/managed-by=roomkeeper roomkeeper.io/scheduler=${name} --overwrite`);
+    expect(await notInSync(name)).toBeUndefined();
+
+    await kubectl(['label', 'namespace', name, 'app.kubernetes.io/managed-by=roomkeeper', `roomkeeper.io/scheduler=${name}`, '--overwrite']);
+    await waitFor(async () => !unlabelled.test(await describeScheduler(name)), { timeoutMs: 30_000, message: 'NamespaceReady no longer says unlabelled' });
+    expect(await notInSync(name)).toBeUndefined();
+  }, 90_000);
+
   test('kubectl delete of the active version waits on its finalizer and says why; gone anyway, it is rebuilt from the spec', async () => {
     const name = 'del-version';
     const versionName = `${name}-v1.0.0`;

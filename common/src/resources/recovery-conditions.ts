@@ -24,6 +24,8 @@ export const RecoveryReason = {
   Rebuilt: 'Rebuilt',
   NamespaceTerminating: 'NamespaceTerminating',
   NamespaceMissing: 'NamespaceMissing',
+  /** The namespace exists without the labels the operator watches namespaces by (removed by hand). */
+  NamespaceNotLabelled: 'NamespaceNotLabelled',
   ActiveVersionMissing: 'ActiveVersionMissing',
   CannotRebuild: 'CannotRebuild',
   /** status.version named a version no SchedulerVersion holds; set back to the one that says it is active. */

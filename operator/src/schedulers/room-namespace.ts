@@ -29,3 +29,18 @@ export function roomNamespaceLabels(scheduler: string, settings: RoomNamespaceSe
     ...Object.fromEntries(psa.filter(([, level]) => level !== 'none')),
   };
 }
+
+/**
+ * What the NamespaceReady condition and the log say of a scheduler's namespace that exists without
+ * the label the operator watches namespaces by (removed by hand, or the namespace was made again
+ * by someone else): its rooms run on in it. delete_scheduler deletes a namespace by its scheduler
+ * label alone, so whether a deletion leaves it in place depends on that one.
+ */
+export function unlabelledNamespaceWords(scheduler: string, labels: Record<string, string> | undefined): string {
+  const wanted: [string, string][] = [[MANAGED_BY_LABEL, MANAGED_BY_VALUE], [SCHEDULER_LABEL, scheduler]];
+  const missing = wanted.filter(([k, v]) => labels?.[k] !== v).map(([k, v]) => `${k}=${v}`);
+  const deletion = labels?.[SCHEDULER_LABEL] === scheduler ? 'deleting the scheduler deletes it all the same' : 'deleting the scheduler leaves it in place';
+  return `namespace ${scheduler} exists without the label${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} (removed by hand, or someone else made it again), `
+    + `so the operator does not see it as the scheduler's: rooms still run in it, and ${deletion}; `
+    + `to hand it back, label it: kubectl label namespace ${scheduler} ${missing.join(' ')} --overwrite`;
+}

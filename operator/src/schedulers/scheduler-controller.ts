@@ -13,7 +13,8 @@
  * Level-based: running it twice in a row changes nothing the second time.
  */
 import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
-import { specChangeSource } from '../../../common/src/resources/labels';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSource } from '../../../common/src/resources/labels';
+import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
 import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { schedulerEvent } from '../events';
@@ -37,7 +38,7 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { decideAttempt, isStuck, stuckVersionOperation, type AttemptRule } from '../../../common/src/operations/attempts';
 import { editedVersionWords, planOwnedObjects, switchHint, switchInFlight, type ConditionDraft } from './owned-objects';
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
-import { roomNamespaceLabels } from './room-namespace';
+import { roomNamespaceLabels, unlabelledNamespaceWords } from './room-namespace';
 
 export interface SchedulerControllerOptions {
   /** The scheduler's operations, including writes the cache has not caught up with. */
@@ -49,6 +50,8 @@ export interface SchedulerControllerOptions {
 export class SchedulerController {
   /** When this replica last wrote each scheduler's status (epoch ms), to space out writes of room counts. */
   private readonly statusWrittenAt = new Map<string, number>();
+  /** Schedulers whose namespace exists without our labels, told once in the log (the condition says it on). */
+  private readonly unlabelledNamespaces = new Set<string>();
   /** The rooms as the health check sees them (RoomManager.views). */
   private readonly rooms: RoomManager;
 
@@ -226,10 +229,23 @@ export class SchedulerController {
         this.deps.logger.warn('rebuilt the namespace of a scheduler after it was deleted', { scheduler: name });
       } catch (err) {
         if (apiStatus(err) !== 409) throw err;
-        // Still there (the cache is behind), or one that is not ours (never adopted): look again.
+        // Still there: the cache is behind, or its labels were removed by hand (the cache holds only
+        // namespaces labelled as ours). Its rooms still run in it; say so, and look again.
         requeueAfterMs = 5000;
-        this.deps.logger.warn('the namespace of a scheduler exists but is not labelled as ours; not adopted', { scheduler: name });
+        const live = await this.deps.core.readNamespace({ name }).catch((e: unknown) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+        if (live && live.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE) {
+          const words = unlabelledNamespaceWords(name, live.metadata?.labels);
+          plan.conditions = plan.conditions.map((c) => (c.type === RecoveryConditionType.NamespaceReady
+            ? { type: c.type, status: 'True', reason: RecoveryReason.NamespaceNotLabelled, message: words } : c));
+          if (!this.unlabelledNamespaces.has(name)) this.deps.logger.warn(words, { scheduler: name });
+          this.unlabelledNamespaces.add(name);
+        }
       }
+    } else {
+      this.unlabelledNamespaces.delete(name);
     }
     if (plan.rebuildVersion) {
       const version = plan.rebuildVersion;
