@@ -187,6 +187,38 @@ describe('values written with kubectl, with an operator running', () => {
     expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
   });
 
+  test('a new-version Operation written with its own valid definition, not the Scheduler\'s spec, makes no version and says to change the spec; one without input.scheduler versions the spec', async () => {
+    const name = 'own-definition';
+    const spec = (schedulerObject(name, { roomsReplicas: 1 }) as { spec: Record<string, unknown> }).spec;
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.0.0', { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+    const ended = async (id: string): Promise<Operation> => waitFor(async () => {
+      const o = await stack.api.getOperation(id);
+      return ['finished', 'error', 'canceled'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: `operation ${id} ended` });
+
+    const own = buildOperation({
+      id: newOperationId(), schedulerName: name, definitionName: 'create_new_scheduler_version', source: 'kubectl', enqueuedAt: Date.now(),
+      input: { scheduler: { ...createBodyWithImage(name, 'registry.example.com/elsewhere:9'), game: 'another-game' } },
+    });
+    await stack.api.createOperation(own);
+    const refused = await ended(own.metadata.name as string);
+    expect(refused.status?.status).toBe('error');
+    const said = (refused.status?.executionHistory ?? []).map((h) => h.event).join('\n');
+    expect(said).toMatch(/no version made: this operation's input\.scheduler is not the Scheduler's spec \(it differs in [^)]*game[^)]*\)/);
+    expect(said).toContain(`kubectl edit scheduler ${name}, or POST /schedulers/${name}`);
+    expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+    expect((await stack.api.listGameRooms(name)).items.filter((r) => r.spec.validation)).toEqual([]);
+
+    // Without input.scheduler, the spec as it is: here unchanged, so no version either, and no error.
+    const bare = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'create_new_scheduler_version', source: 'kubectl', enqueuedAt: Date.now(), input: {} });
+    await stack.api.createOperation(bare);
+    const done = await ended(bare.metadata.name as string);
+    expect(done.status?.status).toBe('finished');
+    expect(done.status?.executionHistory?.map((h) => h.event)).toContain('No change from the active version v1.0.0; no version created');
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+  });
+
   test('an Operation naming a scheduler by a name no Scheduler can have is refused at admission, naming schedulerName', async () => {
     const op = buildOperation({ id: newOperationId(), schedulerName: 'NOSUCH', definitionName: 'add_rooms', input: { amount: 1 }, source: 'kubectl', enqueuedAt: Date.now() });
     const refused = await stack.api.createOperation(op).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });

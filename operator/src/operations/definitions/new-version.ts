@@ -45,6 +45,13 @@ export const newVersionDefinition: OperationDefinition = {
       ctx.event(`The spec changed again (generation ${generation}) before this operation ran; no version made from its definition: the latest spec is versioned next`);
       return;
     }
+    // A definition the spec never held (an Operation written by hand with its own input.scheduler):
+    // versioned, it would run while the spec, GET /schedulers and the game filters said otherwise.
+    if (classifyChange(scheduler.spec, definition) !== 'none') {
+      throw new Error(`no version made: this operation's input.scheduler is not the Scheduler's spec (it differs in ${describeChange(scheduler.spec, definition)}), `
+        + `and a version is made only from the spec, so that the spec always says what runs; to change scheduler ${name}, change its spec `
+        + `(kubectl edit scheduler ${name}, or POST /schedulers/${name}): that enqueues a create_new_scheduler_version with it; an Operation written by hand may leave input.scheduler out to version the spec as it is`);
+    }
 
     const change = classifyChange(active.spec.definition, definition);
     if (change === 'none') {
