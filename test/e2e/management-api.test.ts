@@ -514,6 +514,18 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
+  test('a definition that sets a label or env Roomkeeper sets on every room is told so in its operation\'s history; the rooms carry Roomkeeper\'s values', async () => {
+    const name = 'reserved-keys';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, labels: { team: 'arena', 'roomkeeper.io/version': 'mine' } }, [{ name: 'ROOMKEEPER_ROOM_ID', value: 'someone-else' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await call(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const create = await waitFor(async () => (await stack.api.listOperations(name)).items.find((o) => o.spec.definitionName === 'create_scheduler' && o.status?.status === 'finished'), { timeoutMs: 30_000, message: 'create_scheduler finished' });
+    expect(create.status?.executionHistory?.map((h) => h.event)).toContain(
+      "Roomkeeper sets label roomkeeper.io/version, container server's env ROOMKEEPER_ROOM_ID on every room itself, so the definition's own values are not used: rename them to pass them to the rooms");
+    const pod = await waitFor(async () => (await stack.core.listNamespacedPod({ namespace: name })).items[0], { timeoutMs: 30_000, message: 'a room pod' });
+    expect(pod.metadata?.labels).toMatchObject({ team: 'arena', 'roomkeeper.io/version': 'v1.0.0' });
+    expect(pod.spec?.containers[0]?.env?.filter((e) => e.name === 'ROOMKEEPER_ROOM_ID')).toEqual([{ name: 'ROOMKEEPER_ROOM_ID', value: pod.metadata?.name }]);
+  });
+
   test('the same change through kubectl and through HTTP leaves the same history', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-same-'));
     try {

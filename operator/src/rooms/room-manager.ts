@@ -21,7 +21,7 @@ import type { OperatorDeps } from '../deps';
 import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
 import { isNodeReady } from './domain/node-availability';
-import { buildRoomPod, roomName } from './domain/pod-template';
+import { buildRoomPod, replacedByRoomkeeper, roomName } from './domain/pod-template';
 import type { RoomView } from './domain/types';
 
 export interface CreateRoomsRequest {
@@ -171,10 +171,9 @@ export class RoomManager {
       version: req.version,
       definition: req.definition,
       hostPorts: ports,
-      roomsApiUrl: this.deps.config.roomsApiUrl || undefined,
+      ...this.roomkeeperSettings(),
       roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
       roomTokenKeyId: secret ? roomTokenKeyId(secret) : undefined,
-      maestroEnv: this.deps.config.maestroEnv,
       runAsNonRoot: this.deps.config.roomRunAsNonRoot,
       validation: req.validation,
       ownerRef: {
@@ -201,6 +200,21 @@ export class RoomManager {
    * Creates a room's pod; retries throttling, and waits (up to SERVICE_ACCOUNT_WAIT_MS) for the
    * namespace's ServiceAccount, which kube-apiserver requires and kube-controller-manager creates.
    */
+  /** What of the rooms' environment the settings decide, as createRoom gives it. */
+  private roomkeeperSettings(): { roomsApiUrl: string | undefined; maestroEnv: boolean } {
+    return { roomsApiUrl: this.deps.config.roomsApiUrl || undefined, maestroEnv: this.deps.config.maestroEnv };
+  }
+
+  /**
+   * A history line naming the labels and env of `definition` that Roomkeeper's own replace on
+   * every room (pod-template.ts), or undefined when there are none.
+   */
+  replacedOnRooms(definition: Pick<SchedulerSpec, 'spec' | 'labels'>): string | undefined {
+    const replaced = replacedByRoomkeeper(definition, { ...this.roomkeeperSettings(), roomToken: this.deps.config.roomTokenSecret ? 'set' : undefined });
+    if (replaced.length === 0) return undefined;
+    return `Roomkeeper sets ${replaced.join(', ')} on every room itself, so the definition's own ${replaced.length === 1 ? 'value is' : 'values are'} not used: rename ${replaced.length === 1 ? 'it' : 'them'} to pass ${replaced.length === 1 ? 'it' : 'them'} to the rooms`;
+  }
+
   private async createPod(namespace: string, pod: k8s.V1Pod): Promise<void> {
     const deadline = this.deps.now() + SERVICE_ACCOUNT_WAIT_MS;
     for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5000)) {

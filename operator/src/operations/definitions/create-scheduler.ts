@@ -87,6 +87,8 @@ export const createSchedulerDefinition: OperationDefinition = {
       version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, INITIAL_VERSION, 'initial', scheduler.spec));
       ctx.state.createdVersion = version.metadata.name;
       ctx.event(`Created version ${INITIAL_VERSION}`);
+      const replaced = new RoomManager(ctx.deps).replacedOnRooms(scheduler.spec);
+      if (replaced) ctx.event(replaced);
     }
     await ctx.deps.api.patchSchedulerVersionStatus(version.metadata.name as string, { status: { active: true } });
     await ctx.deps.api.patchSchedulerStatus(name, {

@@ -77,6 +77,8 @@ export const newVersionDefinition: OperationDefinition = {
     const unused = unusedRoomsReplicas(active.spec.definition, definition);
     const told = unused ? `; ${unused}` : '';
     ctx.event(`${change === 'major' ? 'Major' : 'Minor'} change detected (${describeChange(active.spec.definition, definition)}): new version ${version}${told}`);
+    const replaced = new RoomManager(ctx.deps).replacedOnRooms(definition);
+    if (replaced) ctx.event(replaced);
 
     if (change === 'major') {
       await validateWithRoom(ctx, scheduler, version, definition);

@@ -1,4 +1,4 @@
-import { buildRoomPod, parseDurationSeconds, roomName, type RoomPodInput } from './pod-template';
+import { buildRoomPod, parseDurationSeconds, replacedByRoomkeeper, roomName, type RoomPodInput } from './pod-template';
 import { seededRandom } from './test-rooms';
 import type { SchedulerSpec } from './types';
 
@@ -174,6 +174,15 @@ describe('buildRoomPod', () => {
       check: (pod) => expect(pod.metadata?.labels).not.toHaveProperty('roomkeeper.io/room-token-key'),
     },
     {
+      name: 'a definition\'s label of a key Roomkeeper sets on some rooms only is on none: no room looks like a validation room or a room of another token',
+      input: { roomToken: undefined, definition: { ...definition, labels: { tier: 'gold', 'roomkeeper.io/validation-room': 'true', 'roomkeeper.io/room-token-key': 'forged' } } },
+      check: (pod) => {
+        expect(pod.metadata?.labels).not.toHaveProperty('roomkeeper.io/validation-room');
+        expect(pod.metadata?.labels).not.toHaveProperty('roomkeeper.io/room-token-key');
+        expect(pod.metadata?.labels?.tier).toBe('gold');
+      },
+    },
+    {
       name: 'runAsNonRoot when the operator requires it (issue 12 L5)',
       input: { runAsNonRoot: true },
       check: (pod) => expect(pod.spec?.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }),
@@ -259,5 +268,17 @@ describe('roomName', () => {
     expect(roomName('s', () => 0.999999)).toBe('s-99999');
     expect(roomName('s', () => 1)).toBe('s-99999');
     expect(roomName('s', () => Number.NaN)).toBe('s-aaaaa');
+  });
+});
+
+describe('replacedByRoomkeeper', () => {
+  it('names each label and env of the definition that Roomkeeper\'s own replace, with the settings that decide the env', () => {
+    const withEnv = (names: string[]) => ({ ...definition, spec: { ...definition.spec, containers: [{ name: 'game', image: 'i', environment: names.map((name) => ({ name, value: 'x' })) }] } });
+    expect(replacedByRoomkeeper(definition, base)).toEqual(['label roomkeeper.io/scheduler', "container game's env ROOMKEEPER_ROOM_ID"]);
+    const d = withEnv(['MAESTRO_ROOM_ID', 'ROOMKEEPER_ROOMS_API_URL', 'ROOMKEEPER_ROOM_TOKEN', 'MODE']);
+    expect(replacedByRoomkeeper(d, base)).toEqual(['label roomkeeper.io/scheduler', "container game's env MAESTRO_ROOM_ID", "container game's env ROOMKEEPER_ROOMS_API_URL", "container game's env ROOMKEEPER_ROOM_TOKEN"]);
+    // Not given by Roomkeeper (no Maestro env, no rooms API URL, no token): the definition's own are passed on.
+    expect(replacedByRoomkeeper({ ...d, labels: {} }, { maestroEnv: false, roomsApiUrl: undefined, roomToken: undefined })).toEqual([]);
+    expect(replacedByRoomkeeper({ ...definition, labels: { tier: 'gold' }, spec: { ...definition.spec, containers: [{ name: 'c', image: 'i' }] } }, base)).toEqual([]);
   });
 });

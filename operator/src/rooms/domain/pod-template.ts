@@ -4,7 +4,10 @@
  *
  * Decisions:
  * - Labels: the scheduler's `labels`, then ours (managed-by, scheduler, version, validation room,
- *   and the key id of the room token's secret), which win, because the operator selects its pods by them.
+ *   and the key id of the room token's secret), which win, because the operator selects its pods by
+ *   them; a definition's label of one of those keys is dropped also from rooms that do not carry it
+ *   (a user's validation-room label would make a room look like a validation room). The operation
+ *   that versions such a definition says so in its history (replacedByRoomkeeper).
  * - Annotations: `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`, then the scheduler's
  *   `annotations`, which win. Maestro sets "true"; we protect rooms with players (DESIGN.md), as
  *   Agones does by default, and a user who prefers Maestro's behaviour sets the annotation to "true".
@@ -67,12 +70,36 @@ export interface RoomPodInput {
 /** Container ports below this need NET_BIND_SERVICE (the Linux default of ip_unprivileged_port_start). */
 const PRIVILEGED_PORT_LIMIT = 1024;
 
+/**
+ * The label keys Roomkeeper sets on room pods, by which it finds them (its validation and token
+ * labels only on some rooms): a definition's own label of one of these keys is never put on a pod.
+ */
+const ROOM_POD_LABEL_KEYS: ReadonlySet<string> = new Set([MANAGED_BY_LABEL, SCHEDULER_LABEL, VERSION_LABEL, VALIDATION_ROOM_LABEL, ROOM_TOKEN_KEY_LABEL]);
+
+function withoutKeys(values: Record<string, string> | undefined, keys: ReadonlySet<string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([k]) => !keys.has(k)));
+}
+
+/**
+ * What of a definition Roomkeeper's own labels and environment replace on its rooms (see the
+ * decisions above), for the history of the operation that versions it: empty when nothing is.
+ */
+export function replacedByRoomkeeper(
+  definition: Pick<SchedulerSpec, 'spec' | 'labels'>, ours: Pick<RoomPodInput, 'maestroEnv' | 'roomsApiUrl' | 'roomToken'>,
+): string[] {
+  const envNames = new Set(roomkeeperEnv({ schedulerName: '', roomName: '', ...ours }).map((e) => e.name));
+  const labels = Object.keys(definition.labels ?? {}).filter((k) => ROOM_POD_LABEL_KEYS.has(k)).map((k) => `label ${k}`);
+  const env = definition.spec.containers.flatMap((c) => (c.environment ?? [])
+    .filter((e) => envNames.has(e.name)).map((e) => `container ${c.name}'s env ${e.name}`));
+  return [...labels, ...env];
+}
+
 /** The Pod of one room. */
 export function buildRoomPod(input: RoomPodInput): V1Pod {
   const { definition } = input;
   const roomSpec = definition.spec;
   const labels: Record<string, string> = {
-    ...definition.labels,
+    ...withoutKeys(definition.labels, ROOM_POD_LABEL_KEYS),
     [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
     [SCHEDULER_LABEL]: input.schedulerName,
     [VERSION_LABEL]: input.version,
