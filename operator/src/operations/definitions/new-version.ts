@@ -7,7 +7,7 @@
 import { schedulerEvent } from '../../events';
 import type { GameRoom, GameRoomStatus, Operation } from '../../../../common/src/generated/resources';
 import { buildOperation } from '../../../../common/src/operations/operation-factory';
-import { newOperationId } from '../../../../common/src/operations/operation-id';
+import { newOperationId, newVersionOperationId } from '../../../../common/src/operations/operation-id';
 import { switchEnqueuedLine } from '../../../../common/src/operations/refused-spec';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, describeChange, unusedRoomsReplicas } from '../../../../common/src/resources/scheduler-change';
@@ -45,9 +45,10 @@ export const newVersionDefinition: OperationDefinition = {
       ctx.event(`The spec changed again (generation ${generation}) before this operation ran; no version made from its definition: the latest spec is versioned next`);
       return;
     }
-    // A definition the spec never held (an Operation written by hand with its own input.scheduler):
-    // versioned, it would run while the spec, GET /schedulers and the game filters said otherwise.
-    if (classifyChange(scheduler.spec, definition) !== 'none') {
+    // An Operation written by hand with a definition of its own, not the spec's: versioned, it
+    // would run while the spec, GET /schedulers and the game filters said otherwise. (Roomkeeper's
+    // own, for a generation the spec has moved on from, keep their definition, as they always have.)
+    if (classifyChange(scheduler.spec, definition) !== 'none' && !madeForGeneration(ctx.op, scheduler.metadata.uid ?? '', generation)) {
       throw new Error(`no version made: this operation's input.scheduler is not the Scheduler's spec (it differs in ${describeChange(scheduler.spec, definition)}), `
         + `and a version is made only from the spec, so that the spec always says what runs; to change scheduler ${name}, change its spec `
         + `(kubectl edit scheduler ${name}, or POST /schedulers/${name}): that enqueues a create_new_scheduler_version with it; an Operation written by hand may leave input.scheduler out to version the spec as it is`);
@@ -234,4 +235,15 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
   }
   ctx.event('All validation attempts have failed, operation aborted!');
   throw new Error(`validation failed: ${lastFailure}`);
+}
+
+/**
+ * Whether Roomkeeper enqueued `op` for a spec generation up to `generation` (the gateway and the
+ * scheduler controller name it after the generation), or as another attempt of one.
+ */
+function madeForGeneration(op: Operation, schedulerUid: string, generation: number): boolean {
+  const input = op.spec.input as { firstAttempt?: unknown; previousAttempt?: unknown } | undefined;
+  if (typeof input?.firstAttempt === 'string' || typeof input?.previousAttempt === 'string') return true;
+  for (let g = generation; g >= 1; g--) if (newVersionOperationId(schedulerUid, g) === op.metadata.name) return true;
+  return false;
 }
