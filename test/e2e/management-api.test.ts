@@ -298,6 +298,28 @@ describe('management API end to end', () => {
     await finished(stack, id);
   });
 
+  test('a Scheduler held by another tool\'s finalizer: the deletion says that everything else is deleted and what holds the object, no version stays held, and a create of its name says what holds it', async () => {
+    const name = 'foreign-fin';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    const s = await stack.api.getScheduler(name);
+    await stack.api.patchScheduler(name, { metadata: { finalizers: [...(s.metadata.finalizers ?? []), 'example.com/block'], resourceVersion: s.metadata.resourceVersion } });
+    const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
+    const op = await finished(stack, (deleted.body as OperationEnqueued).operationId);
+    const events = op.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect(events).toContain(`Everything of scheduler ${name} is deleted; the Scheduler object itself waits on the finalizer example.com/block, `
+      + `which Roomkeeper does not remove: the tool that set it must (kubectl get scheduler ${name} -o yaml); it can be created again once it is gone`);
+    expect(events).not.toContain(`Scheduler ${name} deleted`);
+    await waitFor(async () => (await stack.api.listSchedulerVersions(name)).items.length === 0, { timeoutMs: 30_000, message: 'no version left (none held by its protection)' });
+    const again = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
+    expect(again.status).toBe(409);
+    expect(JSON.stringify(again.body)).toContain('it is also held by the finalizer example.com/block of another tool, which must remove it');
+
+    const held = await stack.api.getScheduler(name);
+    await stack.api.patchScheduler(name, { metadata: { finalizers: (held.metadata.finalizers ?? []).filter((f) => f !== 'example.com/block'), resourceVersion: held.metadata.resourceVersion } });
+    await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).status === 404, { timeoutMs: 30_000, message: `${name} gone` });
+  });
+
   test('a canceled delete_scheduler says that the deletion goes on, and the next attempt deletes the scheduler; one created again under its name has a history of its own', async () => {
     const name = 'cancel-delete';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));

@@ -10,6 +10,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Operation, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
 import { isRecord } from '../../../common/src/json/is-record';
 import { classifyChange } from '../../../common/src/resources/scheduler-change';
+import { SCHEDULER_FINALIZER } from '../../../common/src/resources/labels';
 import { nextAttempt } from '../../../common/src/operations/attempts';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import {
@@ -119,7 +120,9 @@ export class SchedulerCommands {
     const existing = await this.deps.schedulers.getScheduler(name);
     if (existing?.metadata.deletionTimestamp) {
       // Maestro's words first (clients match on them), then why this one is passing and when to retry.
-      throw new ConflictError(`error creating scheduler ${name}: name already exists: scheduler ${name} is being deleted (its rooms and namespace go first); `
+      const foreign = (existing.metadata.finalizers ?? []).filter((f) => f !== SCHEDULER_FINALIZER);
+      const held = foreign.length > 0 ? `; it is also held by ${foreign.length === 1 ? 'the finalizer' : 'the finalizers'} ${foreign.join(', ')} of another tool, which must remove ${foreign.length === 1 ? 'it' : 'them'}` : '';
+      throw new ConflictError(`error creating scheduler ${name}: name already exists: scheduler ${name} is being deleted (its rooms and namespace go first${held}); `
         + `create it again once GET /schedulers/${name} answers 404`);
     }
     if (existing) throw alreadyExists;

@@ -75,6 +75,9 @@ export class SchedulerController {
       let retry: ReconcileResult = {};
       if (s.metadata.finalizers?.includes(SCHEDULER_FINALIZER)) {
         retry = await this.attempt(name, ops, { definitionName: OperationDefinition.DeleteScheduler, firstId: deleteSchedulerOperationId(uid), input: {} });
+      } else {
+        // Cleaned up; only another tool's finalizer holds the Scheduler: nothing of it is protected any more.
+        await this.releaseVersions(name);
       }
       const written = await this.writeStatus(s, this.opts.operationsOf(name));
       return sooner(retry, written);

@@ -142,6 +142,8 @@ export const deleteSchedulerDefinition: OperationDefinition = {
     }
     ctx.event(kept > 0 ? `Deleted the scheduler's other operations, except ${counted(kept, 'earlier attempt')} of this deletion` : 'Deleted the scheduler\'s other operations');
 
+    // Finalizers of other tools, which hold the Scheduler object once Roomkeeper's is released.
+    let foreign: string[] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       let scheduler;
       try {
@@ -154,6 +156,7 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         const finalizers = (scheduler.metadata.finalizers ?? []).filter((f) => f !== SCHEDULER_FINALIZER);
         await ctx.deps.api.patchScheduler(name, { metadata: { finalizers, resourceVersion: scheduler.metadata.resourceVersion } });
         if (!scheduler.metadata.deletionTimestamp) await ctx.deps.api.deleteScheduler(name);
+        foreign = finalizers;
         break;
       } catch (err) {
         if (apiStatus(err) === 409) continue;
@@ -161,6 +164,8 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         break;
       }
     }
-    ctx.event(`Scheduler ${name} deleted`);
+    ctx.event(foreign.length === 0 ? `Scheduler ${name} deleted`
+      : `Everything of scheduler ${name} is deleted; the Scheduler object itself waits on ${foreign.length === 1 ? 'the finalizer' : 'the finalizers'} ${foreign.join(', ')}, `
+        + `which Roomkeeper does not remove: the tool that set ${foreign.length === 1 ? 'it' : 'them'} must (kubectl get scheduler ${name} -o yaml); it can be created again once it is gone`);
   },
 };
