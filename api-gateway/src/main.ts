@@ -20,7 +20,7 @@ import { KubernetesStore } from './adapters/kubernetes-store';
 import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
-import { createHttpServer, MANAGEMENT_TIMEOUTS, ROOMS_TIMEOUTS } from '../../common/src/http-server';
+import { createHttpServer, listenerConnections, MANAGEMENT_TIMEOUTS, openFilesLimit, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { onShutdownSignal } from '../../common/src/ops-server';
 import { PingRecorder, type PendingWriteView } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
@@ -188,9 +188,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     forwardResyncIntervalMs: config.forwardResyncInterval, pingAnswerAllocation: config.pingAnswerAllocation,
   });
 
-  const managementServer = createHttpServer(requestListener(management), { ...MANAGEMENT_TIMEOUTS, maxConnections: config.maxConnections });
+  const connections = listenerConnections(config.maxConnections, 2, openFilesLimit());
+  if (connections.lowered) {
+    // Info, not a warning: with the default and a common limit (20,000 here) it is every start's case.
+    logger.info(`ROOMKEEPER_MAX_CONNECTIONS (${config.maxConnections} a listener) is more than this process's open-files limit (${connections.lowered.limit}) leaves room for: `
+      + `the management and rooms APIs each hold at most ${connections.perListener} connections, so that a flood of connections cannot take the file descriptors the Kubernetes API server's connections need; `
+      + 'raise the limit (ulimit -n, or the container runtime\'s nofile) to hold more', { maxConnections: config.maxConnections, openFilesLimit: connections.lowered.limit, perListener: connections.perListener });
+  }
+  const managementServer = createHttpServer(requestListener(management), { ...MANAGEMENT_TIMEOUTS, maxConnections: connections.perListener });
   // Rooms keep connections open between pings.
-  const roomsServer = createHttpServer(requestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: config.maxConnections }, { errorBody: { success: false } });
+  const roomsServer = createHttpServer(requestListener(rooms), { ...ROOMS_TIMEOUTS, maxConnections: connections.perListener }, { errorBody: { success: false } });
   // While shutting down, each answer closes its connection: a room or matchmaker that keeps one
   // open reconnects, through endpoints that no longer hold this replica.
   let draining = false;

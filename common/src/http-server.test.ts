@@ -2,7 +2,7 @@
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type * as http from 'node:http';
-import { createHttpServer, type HttpServerLimits, type HttpServerOptions } from './http-server';
+import { createHttpServer, listenerConnections, openFilesLimit, type HttpServerLimits, type HttpServerOptions } from './http-server';
 import { MetricsRegistry } from './metrics';
 import { startOpsServer } from './ops-server';
 
@@ -119,5 +119,28 @@ describe('startOpsServer', () => {
     } finally {
       await ops.close();
     }
+  });
+});
+
+describe('listenerConnections', () => {
+  const limits = 'Limit                     Soft Limit           Hard Limit           Units\nMax processes             unlimited            unlimited            processes\nMax open files            20000                40000                files\n';
+
+  it('reads the soft open-files limit, and nothing where there is none', () => {
+    expect(openFilesLimit(() => limits)).toBe(20_000);
+    expect(openFilesLimit(() => 'Max open files            unlimited            unlimited            files\n')).toBeUndefined();
+    expect(openFilesLimit(() => { throw new Error('ENOENT'); })).toBeUndefined();
+  });
+
+  it('lowers the connections of each listener to leave a quarter of the open-files limit to the rest of the process', () => {
+    expect(listenerConnections(20_000, 2, 20_000)).toEqual({ perListener: 7_500, lowered: { limit: 20_000 } });
+    expect(listenerConnections(20_000, 2, 1_048_576)).toEqual({ perListener: 20_000 });
+    // At least 1,024 left over, and one connection a listener whatever the limit.
+    expect(listenerConnections(20_000, 2, 2_048)).toEqual({ perListener: 512, lowered: { limit: 2_048 } });
+    expect(listenerConnections(20_000, 2, 100)).toEqual({ perListener: 1, lowered: { limit: 100 } });
+  });
+
+  it('keeps what was asked where the limit is unknown, and keeps 0 (no limit) as asked', () => {
+    expect(listenerConnections(20_000, 2, undefined)).toEqual({ perListener: 20_000 });
+    expect(listenerConnections(0, 2, 20_000)).toEqual({ perListener: 0 });
   });
 });

@@ -6,6 +6,7 @@
  * arrive). A client that sends slowly, or opens connections without end, ties up a bounded
  * amount of the process.
  */
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -31,6 +32,31 @@ export const ROOMS_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_0
  * within the header timeout) cannot shut out the kubelet's probes for long.
  */
 export const OPS_LIMITS: HttpServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 };
+
+/** The soft limit on open files (file descriptors) of this process, from Linux's /proc/self/limits; undefined where it cannot be read or is unlimited. */
+export function openFilesLimit(read: () => string = () => fs.readFileSync('/proc/self/limits', 'utf8')): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(read())?.[1];
+    return soft === undefined ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The connections each of `listeners` listeners of this process may hold: `requested`, lowered
+ * where the open-files limit is known so that together they leave a quarter of it (at least 1,024)
+ * for what else the process opens (its connections to the Kubernetes API server, its watches,
+ * files, and under `npm start` the operator's too). Past the limit, every new socket fails with
+ * EMFILE, the API server's among them. `requested` 0 (no limit) stays 0: asked for, not defaulted.
+ * `limit`: openFilesLimit(), as a rule.
+ */
+export function listenerConnections(requested: number, listeners: number, limit: number | undefined): { perListener: number; lowered?: { limit: number } } {
+  if (requested === 0 || limit === undefined) return { perListener: requested };
+  const budget = Math.max(0, limit - Math.max(1_024, Math.ceil(limit / 4)));
+  const fits = Math.max(1, Math.floor(budget / listeners));
+  return fits >= requested ? { perListener: requested } : { perListener: fits, lowered: { limit } };
+}
 
 /**
  * What a request Node's HTTP parser refused (or that did not arrive in time) is answered: the

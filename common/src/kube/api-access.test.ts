@@ -116,4 +116,16 @@ describe('whether the API server answers at all', () => {
       ['info', 'the Kubernetes API server answers again', 40_000],
     ]);
   });
+
+  it('a request this process could not send for want of a file descriptor (EMFILE) is told as that, not as the API server not answering', () => {
+    const logs = captureLogs('info');
+    const access = new ApiAccess({ logger: logs.logger, server: SERVER });
+    access.answered(getScheduler, 200);
+    access.unanswered(patchLease, 'no answer from the Kubernetes API server: connect EMFILE 10.0.0.1:6443 (this process has no file descriptor left for a connection; the request was not sent)');
+    expect(access.unreachableReason()).toMatch(/: this process has no file descriptor left for a connection \(EMFILE: .*\), so the request never reached the API server, which may well be up: look for a flood of connections to this process's ports \(ROOMKEEPER_MAX_CONNECTIONS caps each API listener\), or raise the open-files limit/);
+    expect(access.unreachableReason()).not.toContain('check that the cluster runs');
+    const warned = logs.lines.filter((l) => l.level === 'warn');
+    expect(warned.map((l) => l.message)).toEqual(['a request to the Kubernetes API server could not be sent: this process has no file descriptor left; /readyz says the API server does not answer until a request is answered again']);
+    expect(String(warned[0]?.whatToDo)).toMatch(/^this process has no file descriptor left for a connection/);
+  });
 });

@@ -18,7 +18,8 @@
  * Each change is logged once, with the request's verb, resource and status (never a token).
  */
 import type { Logger } from '../logger';
-import { refusalAdvice, resourceOf, UNANSWERED_ADVICE } from './diagnosis';
+import { OUT_OF_FILES_ADVICE, refusalAdvice, resourceOf, UNANSWERED_ADVICE } from './diagnosis';
+import { outOfFileDescriptors } from './request-library';
 
 /** How often the credentials are tried again while the API server refuses them. */
 const ACCESS_PROBE_INTERVAL_MS = 10_000;
@@ -79,6 +80,10 @@ export class ApiAccess implements AccessAnswers {
   unanswered(request: AccessRequest, error: string): void {
     if (this.silence) return;
     this.silence = { request: this.describe(request), error, at: (this.opts.now ?? Date.now)(), since: this.lastAnswerAt };
+    if (outOfFileDescriptors(error)) {
+      this.opts.logger.warn('a request to the Kubernetes API server could not be sent: this process has no file descriptor left; /readyz says the API server does not answer until a request is answered again', { request: this.silence.request, error, whatToDo: OUT_OF_FILES_ADVICE });
+      return;
+    }
     this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: `the Kubernetes API server${this.at()} does not answer: ${UNANSWERED_ADVICE}` });
   }
 
@@ -91,6 +96,7 @@ export class ApiAccess implements AccessAnswers {
     if (!s) return undefined;
     const since = s.since === undefined ? `(no request of this process was ever answered; the first one left unanswered, at ${new Date(s.at).toISOString()}: ${s.request}: ${s.error})`
       : `since ${new Date(s.since).toISOString()} (the first request left unanswered since, noticed at ${new Date(s.at).toISOString()}: ${s.request}: ${s.error})`;
+    if (outOfFileDescriptors(s.error)) return `the Kubernetes API server${this.at()} has answered no request ${since}: ${OUT_OF_FILES_ADVICE}; this replica goes on by itself once it can connect again`;
     return `the Kubernetes API server${this.at()} has answered no request ${since}: ${UNANSWERED_ADVICE}, and that this pod reaches it (network policies, the node's network); this replica goes on by itself once it answers, and a restart would not help (/healthz stays 200)`;
   }
 

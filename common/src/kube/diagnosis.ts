@@ -7,6 +7,7 @@
 import { crdInfo } from '../generated/schemas';
 import { API_GROUP } from '../resources/api-group';
 import { apiErrorFields, isApiUnavailable } from './clients';
+import { outOfFileDescriptors } from './request-library';
 
 export interface RequestContext {
   /** The API server's URL (the kubeconfig's current cluster), when known. */
@@ -24,12 +25,18 @@ const CHECK_CREDENTIALS = 'the token or certificate of the kubeconfig is wrong o
 /** What to do when the API server does not answer (a refused, reset or timed-out request). */
 export const UNANSWERED_ADVICE = 'check that the cluster runs and that the kubeconfig (E2E_KUBECONFIG, KUBECONFIG or the in-cluster ServiceAccount, in that order) points at it';
 
+/** What to do about a request outOfFileDescriptors: the API server is not the one to check. */
+export const OUT_OF_FILES_ADVICE = 'this process has no file descriptor left for a connection (EMFILE: it holds as many connections and files as its open-files limit allows), '
+  + 'so the request never reached the API server, which may well be up: look for a flood of connections to this process\'s ports (ROOMKEEPER_MAX_CONNECTIONS caps each API listener), '
+  + 'or raise the open-files limit (ulimit -n, or the container runtime\'s nofile)';
+
 export function whatToDo(err: unknown, ctx: RequestContext): string | undefined {
   const { statusCode } = apiErrorFields(err);
   const resource = resourceOf(ctx.path);
   const at = ctx.server ? ` at ${ctx.server}` : '';
   const on = ctx.server ? ` on ${ctx.server}` : '';
   if (statusCode === undefined && isApiUnavailable(err)) {
+    if (outOfFileDescriptors(String((err as { message?: unknown } | null)?.message))) return OUT_OF_FILES_ADVICE;
     return `the Kubernetes API server${at} does not answer: ${UNANSWERED_ADVICE}`;
   }
   if (statusCode === 401 || statusCode === 403) return refusalAdvice(statusCode, ctx);

@@ -19,6 +19,14 @@ import { Readable } from 'node:stream';
 import { ResponseContext, type PromiseHttpLibrary, type RequestContext, type ResponseBody } from '@kubernetes/client-node';
 import { request, type Dispatcher } from 'undici';
 
+/**
+ * Whether a request failed in this process before it left: no file descriptor left for its socket
+ * (EMFILE for the process, ENFILE for the machine), whatever the API server's state.
+ */
+export function outOfFileDescriptors(error: string): boolean {
+  return /\bE[MN]FILE\b/.test(error);
+}
+
 /** A request to the Kubernetes API server that got no (whole) answer; `cause` is the socket's error. */
 class KubeTransportError extends Error {
   constructor(cause: unknown) {
@@ -27,7 +35,9 @@ class KubeTransportError extends Error {
     // undici's words for a request failed because its pool was replaced (shared-dispatcher.ts).
     const destroyed = (cause as { code?: unknown } | null)?.code === 'UND_ERR_DESTROYED';
     const why = destroyed ? 'its connection was closed, as the connections to an API server that stopped answering are replaced' : typeof said === 'string' ? said : String(cause);
-    super(`no answer from the Kubernetes API server: ${why}`, { cause });
+    // EMFILE/ENFILE: the request never left this process (diagnosis.ts says what to do).
+    const local = outOfFileDescriptors(why) ? ' (this process has no file descriptor left for a connection; the request was not sent)' : '';
+    super(`no answer from the Kubernetes API server: ${why}${local}`, { cause });
     this.name = 'KubeTransportError';
   }
 }
