@@ -110,12 +110,16 @@ describe('startOpsServer', () => {
     const ops = await startOpsServer({ port: 0, host: '127.0.0.1', metrics: new MetricsRegistry(), readiness: [], limits: LIMITS });
     try {
       const port = Number(new URL(ops.url).port);
-      const body = exchange(port, 'POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+      const body = exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
       const headers = exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a');
       expect(await (await fetch(`${ops.url}/healthz`)).json()).toEqual({ status: 'ok', checks: [] });
       // The body's request is answered at once (the path reads no body), then cut at the request limit.
       expect(await body.closed).toMatch(/^HTTP\/1\.1 200 /);
       expect(await headers.closed).toMatch(/^HTTP\/1\.1 408 /);
+      // Any method but GET and HEAD: refused at once, its body unread, the connection closed.
+      const posted = exchange(port, 'POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+      expect(await posted.closed).toMatch(/^HTTP\/1\.1 405 [\s\S]*allow: GET, HEAD[\s\S]*method POST is not allowed: the operations port answers GET of \/healthz, \/livez, \/readyz and \/metrics\r\n0\r\n\r\n$/i);
+      expect((await fetch(`${ops.url}/metrics`, { method: 'DELETE' })).status).toBe(405);
     } finally {
       await ops.close();
     }

@@ -52,6 +52,12 @@ function answerJson(res: http.ServerResponse, answer: HealthAnswer<unknown>): vo
 
 export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer> {
   const server = createHttpServer((req, res) => {
+    // Probes and scrapers only read: any other method is refused without reading its body.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD', connection: 'close' })
+        .end(`method ${String(req.method).slice(0, 32)} is not allowed: the operations port answers GET of /healthz, /livez, /readyz and /metrics`);
+      return;
+    }
     if (!handleOpsRequest(req, res, opts)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   }, opts.limits ?? OPS_LIMITS);
   await new Promise<void>((resolve, reject) => {

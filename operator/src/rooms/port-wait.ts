@@ -52,7 +52,7 @@ export function roomsWaitingForPorts(deps: Pick<OperatorDeps, 'caches'>, s: Sche
   const taken = hostPortsByNode(deps.caches.pods.list());
   if (roomFitsOnANode(def, nodes.map((n) => taken.get(n.metadata?.name ?? '') ?? new Set<number>()))) return { rooms, ...settling };
   const needs = [...portsNeeded(def).values()].map(({ range, count }) => `${counted(count, 'free port')} in ${range.start}-${range.end}`).join(' and ');
-  const heldWords = `${counted(rooms.length, 'room')} (${nameList(rooms, { max: 5 })}) wait for host ports: no node that can take rooms `
+  const heldWords = `${counted(rooms.length, 'room')} (${nameList(rooms, { max: 5 })}) ${rooms.length === 1 ? 'waits' : 'wait'} for host ports: no node that can take rooms `
     + `(${counted(nodes.length, 'node')}${affinity ? ` labelled ${affinity}=true` : ''}) has ${needs}, as the rooms on them hold the rest. `
     + 'They are kept, not replaced (a new room would wait the same way), and placed as soon as ports free up. '
     + `To run more rooms, widen portRange or the ports' hostPortRange (a new version of scheduler ${name}), add nodes, or lower roomsReplicas`;
