@@ -3,6 +3,7 @@
  * socket, reads config or talks to Kubernetes (`main.ts` wires those in).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isUtf8 } from 'node:buffer';
 import express, { type Express, type RequestHandler } from 'express';
 import { decode } from 'iconv-lite';
 import { findDuplicateKeys } from '../../common/src/json/duplicate-keys';
@@ -16,7 +17,7 @@ import { errorHandler, errorStatus, notFoundHandler } from './http/error-handler
 import { PING_PATH, pingFastPath, type FastPath } from './http/ping-fast-path';
 import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
-import { numberBeyondDoubleError, tooDeepError } from './json-body-limits';
+import { tooDeepError, unreadableValueError } from './json-body-limits';
 import { buildOpenApiDocument } from './openapi';
 import type { PingRecorder } from './pings/ping-recorder';
 import { HEALTH_ROUTES, healthHandlers, OPENAPI_ROUTE, type Readiness } from './routes/health-routes';
@@ -98,7 +99,8 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
  * `readsAsJson`: which Content-Types are read as JSON (others get 415); the rooms API takes more than
  * the management API. `protojsonStrict`: a body that sends a key twice in one object, or a number
  * beyond a double, gets 400 naming it, as Maestro's protojson answers, instead of JSON.parse keeping
- * the last value unseen or reading Infinity. The rooms API takes both (docs/maestro-compatibility.md:
+ * the last value unseen or reading Infinity; so does text that is not Unicode (bytes that are not
+ * UTF-8, a lone surrogate), which the body parser and the API server turn into U+FFFD. The rooms API takes them all (docs/maestro-compatibility.md:
  * a game server's ping taken before is not refused now, which would leave its room to expire).
  */
 function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean, protojsonStrict: boolean): RequestHandler {
@@ -143,15 +145,24 @@ function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | unde
         next(new InputError(notAnObject));
         return;
       }
-      const beyondDouble = protojsonStrict ? numberBeyondDoubleError(req.body) : undefined;
+      const beyondDouble = protojsonStrict ? unreadableValueError(req.body) : undefined;
       if (beyondDouble !== undefined) {
         next(beyondDouble);
         return;
       }
       const read = raw.get(req);
       raw.delete(req);
+      if (read === undefined) {
+        next();
+        return;
+      }
+      // Bytes that are not UTF-8 were read as U+FFFD: the API server would store text not sent.
+      if (/^utf-?8$/i.test(read.charset ?? 'utf-8') && !isUtf8(read.bytes)) {
+        next(new ValidationError([{ field: '(body)', message: 'is not UTF-8 text: it holds bytes that no UTF-8 character is made of; send the body as UTF-8, or name its charset in Content-Type' }]));
+        return;
+      }
       // Decoded as the body parser decoded it (charset, BOM), so keys compare as it read them.
-      next(read === undefined ? undefined : duplicateKeysError(decode(read.bytes, read.charset ?? 'utf-8')));
+      next(duplicateKeysError(decode(read.bytes, read.charset ?? 'utf-8')));
     });
   };
 }

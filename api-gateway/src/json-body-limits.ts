@@ -31,21 +31,37 @@ function pathOf(visit: Visit): string {
   return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? joinIndex(path, key) : memberPath(path, key)), '');
 }
 
+/** What a string that is not Unicode text is told. */
+export const NOT_UNICODE = 'is not Unicode text: it holds a lone UTF-16 surrogate (such as "\\ud800"), which no character is; send the text as UTF-8, or escape whole surrogate pairs';
+
+/** A lone surrogate: with the `u` flag, a pair is one code point and does not match. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
- * The 400 for a body holding a number beyond a double's range, or undefined. JSON.parse reads one
- * (`1e400`) as Infinity, which no field holds and JSON writes back as null: unchecked, a PATCH of
- * `{"roomsReplicas":1e400}` was told it "got null". Maestro's protojson refuses such a number too.
+ * The 400 for a body holding a value that reads as no JSON value of this API, or undefined: a
+ * number beyond a double's range, or a key or string that is not Unicode text. JSON.parse reads
+ * the number (`1e400`) as Infinity, which no field holds and JSON writes back as null: unchecked,
+ * a PATCH of `{"roomsReplicas":1e400}` was told it "got null". Maestro's protojson refuses such a
+ * number too. A lone surrogate (`"g\ud800x"`) is stored by the API server as U+FFFD: unchecked,
+ * the definition read back was not the one sent, and sending it again was a change each time.
  * Call it on a body within MAX_JSON_DEPTH (iterative all the same).
  */
-export function numberBeyondDoubleError(body: unknown): ValidationError | undefined {
+export function unreadableValueError(body: unknown): ValidationError | undefined {
   const stack: Visit[] = [{ v: body, key: '', parent: undefined }];
   while (stack.length > 0) {
     const visit = stack.pop() as Visit;
     const { v } = visit;
     if (typeof v === 'number' && !Number.isFinite(v)) return new ValidationError([{ field: pathOf(visit) || '(body)', message: NUMBER_TOO_LARGE }]);
+    if (typeof v === 'string' && LONE_SURROGATE.test(v)) return new ValidationError([{ field: pathOf(visit) || '(body)', message: NOT_UNICODE }]);
     if (typeof v !== 'object' || v === null) continue;
     if (Array.isArray(v)) v.forEach((child: unknown, i) => stack.push({ v: child, key: i, parent: visit }));
-    else for (const [key, child] of Object.entries(v)) stack.push({ v: child, key, parent: visit });
+    else {
+      for (const [key, child] of Object.entries(v)) {
+        const at: Visit = { v: child, key, parent: visit };
+        if (LONE_SURROGATE.test(key)) return new ValidationError([{ field: pathOf(at), message: `(the key) ${NOT_UNICODE}` }]);
+        stack.push(at);
+      }
+    }
   }
   return undefined;
 }

@@ -12,7 +12,7 @@ import { schedulerDefinitionInput } from '../../../common/src/operations/operati
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
 import { MANAGEMENT_ROUTES } from './management-routes';
 import { requestListener } from '../app';
-import { NUMBER_TOO_LARGE } from '../json-body-limits';
+import { NOT_UNICODE, NUMBER_TOO_LARGE } from '../json-body-limits';
 
 let t: TestApps;
 beforeEach(() => {
@@ -308,6 +308,25 @@ describe('POST /schedulers', () => {
       .send(JSON.stringify(validCreateBody('tennis-us')).replace('"start":40000', '"start":-1e999'));
     expect(bodyOf(create).details).toEqual([{ field: 'portRange.start', message: NUMBER_TOO_LARGE }]);
     expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers text that is not Unicode (a lone surrogate in a value or a key, bytes that are not UTF-8) with 400 naming where, writing nothing: the API server would store U+FFFD instead', async () => {
+    t.store.seedScheduler('tennis-eu', validSpec());
+    const send = (body: string) => api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').send(body);
+    const text = JSON.stringify(validCreateBody('tennis-us'));
+    const game = await send(text.replace(/"game":"[^"]*"/, '"game":"g\\ud800x"'));
+    expect(game.status).toBe(400);
+    expect(bodyOf(game).details).toEqual([{ field: 'game', message: NOT_UNICODE }]);
+    const key = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).set('Content-Type', 'application/json').send('{"annotations":{"\\udfffa":"b"}}');
+    expect(bodyOf(key).details).toEqual([{ field: 'annotations["\\udfffa"]', message: `(the key) ${NOT_UNICODE}` }]);
+    const at = text.indexOf('"game":"') + '"game":"'.length;
+    // A Buffer as it is: superagent would write a JSON-typed Buffer as {"type":"Buffer",…}.
+    const bytes = await api().post('/schedulers').set('Authorization', AUTH).set('Content-Type', 'application/json').serialize((b: unknown) => b as string).send(Buffer.concat([Buffer.from(`${text.slice(0, at)}g`), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(text.indexOf('"', at)))]));
+    expect(bytes.status).toBe(400);
+    expect(bodyOf(bytes).details).toEqual([{ field: '(body)', message: 'is not UTF-8 text: it holds bytes that no UTF-8 character is made of; send the body as UTF-8, or name its charset in Content-Type' }]);
+    // A pair of surrogates is a character, and is taken.
+    expect((await send(text.replace(/"game":"[^"]*"/, '"game":"g\\ud83d\\ude00x"'))).status).toBe(200);
+    expect(t.store.writes.filter((w) => JSON.stringify(w).includes('\ufffd'))).toEqual([]);
   });
 
   it.each([['POST', '/schedulers'], ['PATCH', '/schedulers/tennis-eu'], ['POST', '/schedulers/tennis-eu']])('%s %s answers 400 for a JSON array, saying the body must be an object', async (method, path) => {
