@@ -150,6 +150,10 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     const mismatch = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'k-1').send({ allocationId: 'k-2' });
     expect(mismatch.status).toBe(400);
     expect(bodyOf(mismatch).details).toEqual([{ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' }]);
+    // Sent twice: Node joins the two headers with ", ", as here.
+    const twice = await request(t.management).post('/scheduler/s1/rooms/allocate').set('Authorization', AUTH).set('Idempotency-Key', 'k-1, k-2').send({});
+    expect(twice.status).toBe(400);
+    expect(bodyOf(twice).details).toEqual([{ field: 'Idempotency-Key', message: 'was sent more than once (or holds ", "); send one Idempotency-Key header' }]);
   });
 
   it('a replay on a replica whose cache is behind, after the first try\'s claim went: the room it writes is taken back once its own write shows another room took the id, and the first room is answered', async () => {

@@ -215,7 +215,10 @@ function parseAllocationRequest(body: unknown, idempotencyKey: string | undefine
     violations.push({ field, message: 'the key "__proto__" is not accepted (it names a JavaScript object\'s prototype): rename it' });
   }
   if (idempotencyKey !== undefined) {
-    if (idempotencyKey === '' || idempotencyKey.length > 128 || !ALLOCATION_ID.test(idempotencyKey)) {
+    // Node joins a header sent twice with ", ", which no key holds.
+    if (idempotencyKey.includes(', ')) {
+      violations.push({ field: 'Idempotency-Key', message: 'was sent more than once (or holds ", "); send one Idempotency-Key header' });
+    } else if (idempotencyKey === '' || idempotencyKey.length > 128 || !ALLOCATION_ID.test(idempotencyKey)) {
       violations.push({ field: 'Idempotency-Key', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" });
     } else if (request.allocationId !== undefined && request.allocationId !== idempotencyKey) {
       violations.push({ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' });
