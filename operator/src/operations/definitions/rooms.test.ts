@@ -153,6 +153,34 @@ describe('remove_rooms by amount, and the rooms it keeps because they changed', 
   });
 });
 
+describe('remove_rooms by amount abandoned mid-way (leadership lost)', () => {
+  it('hands over the rooms it removed before the stop: the count moved, and so many rooms went', async () => {
+    const rooms = ['r1', 'r2', 'r3', 'r4'].map((name) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', resourceVersion: '7', creationTimestamp: new Date() as unknown as string },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'ready' },
+    } as unknown as GameRoom));
+    let deleted = 0;
+    const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, {
+      rooms,
+      // Leadership goes after the second deletion: the next checkpoint throws inside the loop.
+      deleteGameRoom: () => {
+        deleted++;
+        if (deleted === 2) t.ctx.abandon('this replica stopped leading');
+        return Promise.resolve();
+      },
+    });
+    t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
+    t.ctx.op.spec.definitionName = 'remove_rooms';
+    t.ctx.op.spec.input = { amount: 3 };
+    t.latest().spec.roomsReplicas = 4;
+    await expect(removeRoomsDefinition.execute(t.ctx)).rejects.toThrow();
+    expect(deleted).toBe(2);
+    expect(removeRoomsDefinition.handOver?.(t.ctx)).toEqual({ outcome: 'finished', account: 'roomsReplicas went down by 3, 2 rooms were removed; the health check removes the other 1' });
+  });
+});
+
 describe('add_rooms canceled before it changed anything', () => {
   it('writes no roomsReplicas (so no version and switch of it, and none back): the cancel stops it first', async () => {
     const t = setup();

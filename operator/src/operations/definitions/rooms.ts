@@ -417,6 +417,10 @@ export const removeRoomsDefinition: OperationDefinition = {
     let removed = 0;
     let gone = 0;
     let changed = 0;
+    // How far it got, kept as it goes: a stop or a lost leadership mid-way (a checkpoint throws
+    // inside the loop) hands over what was removed (handOver), not "nothing yet".
+    const account = { removed: 0, unreached: choice.remove.length };
+    ctx.state.removeAccount = account;
     await forEachConcurrent(choice.remove, ctx.deps.config.addRoomsConcurrency, async (room) => {
       if (ctx.stopping) return; // handled below
       ctx.checkpoint();
@@ -428,14 +432,15 @@ export const removeRoomsDefinition: OperationDefinition = {
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
       else changed++;
+      account.unreached--;
+      if (outcome === 'deleted' || outcome === 'absent') account.removed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
     ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
     const restored = ctx.state.replicasBefore === undefined ? 'roomsReplicas is left as it was' : `the rollback sets roomsReplicas back to ${ctx.state.replicasBefore as number}`;
     stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; ${restored}`);
     // Stopped by the operator's shutdown: roomsReplicas went down by every room chosen, and the
     // health check removes those not reached. Running it again would remove `amount` rooms more.
-    const unreached = ctx.stopping ? choice.remove.length - (removed + gone + changed) : 0;
-    ctx.state.removeAccount = { removed: removed + gone, unreached };
+    if (!ctx.stopping) account.unreached = 0;
     const set = ctx.state.replicasSet as number | undefined;
     if (changed > 0 && set !== undefined) {
       // The rooms kept because they changed (a player joined) stay in the count: it goes up again
