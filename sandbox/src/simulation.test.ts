@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { createLogger } from '../../common/src/logger';
+import { withToken } from '../../test/support/bearer-token';
 import { waitFor } from '../../test/support/wait';
 import { startSandbox, type Sandbox } from './index';
 import { startPingRecorder, type PingRecorder } from './rooms/testing/ping-recorder';
@@ -374,6 +375,30 @@ describe('recovery from API errors', () => {
     await waitFor(() => (sim?.kubelet.stats().errors ?? 0) >= 2, { message: 'status writes failing' });
     sandbox.faults.clear();
     await waitFor(async () => (await podOrUndefined(core, ns, 'after-faults'))?.status?.phase === 'Running', { message: 'Running once writes succeed' });
+  });
+});
+
+describe('simulated kubelet and a binding answered 409', () => {
+  it('schedules again a pod whose binding was answered 409 while it stayed unbound (as after an etcd pause): kept assumed bound, it stayed Pending for good', async () => {
+    const ns = 'sim-bind-409';
+    const token = 'kubelet-409';
+    const sandbox = await startSandbox();
+    let kubelet: SimKubelet | undefined;
+    try {
+      const core = sandbox.kubeConfig().makeApiClient(CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name: ns } } });
+      // The kubelet's bindings only (a create of pods/binding with its token).
+      sandbox.faults.set({ errorRate: 1, errorStatus: 409, match: { verb: 'create', resource: 'pods', token } });
+      kubelet = await SimKubelet.start({ kubeConfig: withToken(sandbox.kubeConfig(), token), nodes: 1, startDelayMs: 0, heartbeatMs: 0, restartBackoffMs: 100 });
+      await core.createNamespacedPod({ namespace: ns, body: roomPod('bind-409') });
+      await waitFor(() => sandbox.faults.injected >= 1, { message: 'a binding answered 409' });
+      sandbox.faults.clear();
+      await waitFor(async () => (await podOrUndefined(core, ns, 'bind-409'))?.status?.phase === 'Running', { message: 'bound and Running once bindings are taken again' });
+    } finally {
+      sandbox.faults.clear();
+      await kubelet?.stop();
+      await sandbox.stop();
+    }
   });
 });
 

@@ -333,6 +333,10 @@ export class ApiServer {
       this.send(res, 429, JSON.stringify(body), JSON_TYPE, { 'Retry-After': '1' });
       return;
     }
+    if (fault.errorStatus === 409) {
+      this.send(res, 409, JSON.stringify(statusBody(409, 'Conflict', `Operation cannot be fulfilled on ${rt.plural}: injected fault`)));
+      return;
+    }
     if (fault.errorStatus === 500) {
       this.send(res, 500, JSON.stringify(statusBody(500, 'InternalError', 'Internal error occurred: injected fault')));
       return;

@@ -10,11 +10,11 @@ export interface FaultSettings {
   errorRate?: number;
   /**
    * The answer: an HTTP status with a `Status` body (429 carries Retry-After: 1; 403 is worded as
-   * RBAC refuses a verb; 401 as kube-apiserver refuses a revoked or expired token); 'expired': a watch answered 200 with one ERROR event (410 Expired), as
+   * RBAC refuses a verb; 401 as kube-apiserver refuses a revoked or expired token; 409 as a conflict); 'expired': a watch answered 200 with one ERROR event (410 Expired), as
    * kube-apiserver ends a watch from a compacted resourceVersion (other verbs: HTTP 410); 'reset':
    * the connection is destroyed without an answer. Default 500.
    */
-  errorStatus?: 401 | 403 | 410 | 429 | 500 | 'expired' | 'reset';
+  errorStatus?: 401 | 403 | 409 | 410 | 429 | 500 | 'expired' | 'reset';
   /** Watches opened while this is set end after this many events. */
   cutWatchAfterEvents?: number;
   /** Watches opened while this is set deliver each event this many ms after it happened. */
@@ -44,7 +44,7 @@ export interface FaultInjector {
 
 export interface FaultDecision {
   latencyMs: number;
-  errorStatus?: 401 | 403 | 410 | 429 | 500 | 'expired' | 'reset';
+  errorStatus?: 401 | 403 | 409 | 410 | 429 | 500 | 'expired' | 'reset';
   cutWatchAfterEvents?: number;
   watchDelayMs?: number;
 }

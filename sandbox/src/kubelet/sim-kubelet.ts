@@ -361,10 +361,15 @@ export class SimKubelet {
       this.counters.bindings++;
       this.logger.debug('pod bound', { pod: key, node: fit.node });
     } catch (err) {
-      if (isConflict(err)) return;
+      // A 409 says the pod is bound already (a binding that landed though its answer was lost) or
+      // that another write raced this one: read it to know which. Kept assumed while unbound, the
+      // pod was never scheduled again: after a 40 s etcd pause, rooms stayed Pending for good.
+      const bound = isConflict(err) ? await this.core.readNamespacedPod({ name, namespace }).then((p) => Boolean(p.spec?.nodeName), () => false) : false;
+      if (bound) return;
       this.assumed.delete(uid);
       if (!this.informer.get(name, namespace)?.spec?.nodeName) this.removeUsage(uid);
       if (isNotFound(err)) return;
+      if (isConflict(err)) return { requeueAfterMs: this.backoffMs };
       throw err;
     }
   }
