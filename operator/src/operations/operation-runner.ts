@@ -195,7 +195,10 @@ export class OperationRunner {
     const unlabeled = await this.label(this.operationsOf(schedulerName));
     // Read again: the queue is planned on the labeled objects (their resourceVersion preconditions).
     const ops = this.operationsOf(schedulerName);
-    const plan = planQueue(ops, now, { isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl });
+    const plan = planQueue(ops, now, {
+      isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl,
+      fleetNow: () => this.fleetNow(schedulerName),
+    });
     const requeue = unlabeled > 0 ? Math.min(plan.requeueAfterMs ?? LABEL_RETRY_MS, LABEL_RETRY_MS) : plan.requeueAfterMs;
     const after = requeue === undefined ? {} : { requeueAfterMs: requeue };
     for (const planned of plan.end) {
@@ -231,6 +234,12 @@ export class OperationRunner {
    * remembered until the cache has it. Returns how many could not be labeled now (tried again
    * later; the queue does not wait for them).
    */
+  /** The scheduler's rooms (not validation rooms, not being deleted) and its roomsReplicas, as the caches show them. */
+  private fleetNow(schedulerName: string): { rooms: number; roomsReplicas: number | undefined } {
+    const rooms = this.deps.caches.rooms.list(schedulerName).filter((r) => r.spec.scheduler === schedulerName && !r.spec.validation && !r.metadata.deletionTimestamp).length;
+    return { rooms, roomsReplicas: this.deps.caches.schedulers.get(schedulerName)?.spec.roomsReplicas };
+  }
+
   private async label(ops: readonly Operation[]): Promise<number> {
     let failed = 0;
     for (const op of ops) {

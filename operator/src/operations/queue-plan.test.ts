@@ -66,6 +66,16 @@ describe('planQueue', () => {
     expect(add?.events[0]).toMatch(/; the health check brings the rooms to the desired count\. The cancel requested for it ran no rollback: its operator stopped first\.$/);
   });
 
+  test('a stuck add_rooms or remove_rooms says how many rooms the scheduler had when it was found so (its own account went with its process); other definitions do not', () => {
+    const fleetNow = () => ({ rooms: 267, roomsReplicas: 300 });
+    const [add] = planQueue([op('a', { status: 'in_progress', ttl: -1_000, holder: 'op-2' })], NOW, { ...view(), fleetNow }).end;
+    expect(add?.events[0]).toMatch(/; the health check brings the rooms to the desired count\. When it was found stuck, the scheduler had 267 rooms for roomsReplicas 300\.$/);
+    const [remove] = planQueue([op('r', { status: 'in_progress', ttl: -1_000, holder: 'op-2', definition: 'remove_rooms', cancel: true })], NOW, { ...view(), fleetNow }).end;
+    expect(remove?.events[0]).toMatch(/When it was found stuck, the scheduler had 267 rooms for roomsReplicas 300\. The cancel requested for it ran no rollback: its operator stopped first\.$/);
+    const [del] = planQueue([op('d', { status: 'in_progress', ttl: -1_000, holder: 'op-2', definition: 'delete_scheduler' })], NOW, { ...view(), fleetNow }).end;
+    expect(del?.events[0]).not.toContain('When it was found stuck');
+  });
+
   test('an operation in progress without a lease is Invalid (NoLease)', () => {
     const [ending] = planQueue([op('x', { status: 'in_progress' })], NOW, view()).end;
     expect(ending?.condition).toMatchObject({ type: 'Invalid', reason: 'NoLease' });

@@ -10,6 +10,7 @@ import { OperationDefinition, OperationStatusName } from '../../../common/src/re
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { inProgress, leaseState, pendingQueue } from './queue-order';
 import { CANCELED_END, ERROR_END, FINISHED_END } from './operation-ending';
+import { counted } from '../../../common/src/text/counted';
 
 /** An operation that ends without (more) running, and what its history and conditions say. */
 export interface QueueEnding {
@@ -44,6 +45,11 @@ export interface QueueView {
   runningHere?: string;
   /** How far ahead a replica writes an operation's lease (ROOMKEEPER_OPERATION_LEASE_TTL). */
   leaseTtlMs: number;
+  /**
+   * The scheduler's rooms as this replica sees them now, for the line of a stuck add_rooms or
+   * remove_rooms (its own account went with the process that ran it).
+   */
+  fleetNow?: () => { rooms: number; roomsReplicas: number | undefined };
 }
 
 /** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
@@ -55,6 +61,9 @@ const AFTER_STUCK: Readonly<Record<string, string>> = {
   [OperationDefinition.CreateNewSchedulerVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
   [OperationDefinition.SwitchActiveVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
 };
+
+/** The definitions whose stuck line says how many rooms the scheduler has (they make or remove rooms). */
+const ROOM_COUNT_DEFINITIONS: ReadonlySet<string> = new Set([OperationDefinition.AddRooms, OperationDefinition.RemoveRooms]);
 
 /**
  * What follows the cancel of an operation whose goal a cancel does not undo, or undefined: a
@@ -99,7 +108,9 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
       requeueAfterMs = requeueAfterMs === undefined ? ms : Math.min(requeueAfterMs, ms);
       continue;
     }
-    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${op.spec.cancelRequested ? cancelLost() : ''}`;
+    const seen = view.fleetNow && ROOM_COUNT_DEFINITIONS.has(op.spec.definitionName) ? view.fleetNow() : undefined;
+    const fleet = seen ? ` When it was found stuck, the scheduler had ${counted(seen.rooms, 'room')}${seen.roomsReplicas === undefined ? '' : ` for roomsReplicas ${seen.roomsReplicas}`}.` : '';
+    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${fleet}${op.spec.cancelRequested ? cancelLost() : ''}`;
     const holder = `(holder ${op.status?.lease?.holder ?? 'unknown'})`;
     const text = lease === 'missing'
       ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
