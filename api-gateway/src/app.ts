@@ -100,8 +100,9 @@ function baseApp(deps: CommonAppDeps, api: string, accessLogLevel: 'info' | 'deb
  * the management API. `protojsonStrict`: a body that sends a key twice in one object, or a number
  * beyond a double, gets 400 naming it, as Maestro's protojson answers, instead of JSON.parse keeping
  * the last value unseen or reading Infinity; so does text that is not Unicode (bytes that are not
- * UTF-8, a lone surrogate), which the body parser and the API server turn into U+FFFD. The rooms API takes them all (docs/maestro-compatibility.md:
- * a game server's ping taken before is not refused now, which would leave its room to expire).
+ * UTF-8, a lone surrogate), which the body parser and the API server turn into U+FFFD. The rooms
+ * API takes them all (docs/maestro-compatibility.md: a game server's ping taken before is not
+ * refused now, which would leave its room to expire).
  */
 function jsonBody(maxBodyBytes: number, readsAsJson: (contentType: string | undefined) => boolean, protojsonStrict: boolean): RequestHandler {
   // The body parser's verify hook is the one place that sees the bytes it parses: kept for the

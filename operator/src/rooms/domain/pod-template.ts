@@ -6,8 +6,9 @@
  * - Labels: the scheduler's `labels`, then ours (managed-by, scheduler, version, validation room,
  *   and the key id of the room token's secret), which win, because the operator selects its pods by
  *   them; a definition's label of one of those keys is dropped also from rooms that do not carry it
- *   (with a validation-room label, every pod would look like a validation room to `kubectl get -l` and to the orphaned-pod account). The operation
- *   that versions such a definition says so in its history (replacedByRoomkeeper).
+ *   (with a validation-room label, every pod would look like a validation room to `kubectl get -l`
+ *   and to the orphaned-pod account). The operation that versions such a definition says so in its
+ *   history (replacedByRoomkeeper).
  * - Annotations: `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"`, then the scheduler's
  *   `annotations`, which win. Maestro sets "true"; we protect rooms with players (DESIGN.md), as
  *   Agones does by default, and a user who prefers Maestro's behaviour sets the annotation to "true".
