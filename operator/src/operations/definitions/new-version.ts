@@ -238,12 +238,20 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
 }
 
 /**
- * Whether Roomkeeper enqueued `op` for a spec generation up to `generation` (the gateway and the
- * scheduler controller name it after the generation), or as another attempt of one.
+ * How many generations back an operation of Roomkeeper's is looked for: one queued behind others
+ * is a few generations old, and each look is a hash (a Scheduler scaled by kubectl for months has
+ * tens of thousands of generations).
+ */
+const GENERATIONS_LOOKED_BACK = 1_000;
+
+/**
+ * Whether Roomkeeper enqueued `op` for one of the last GENERATIONS_LOOKED_BACK spec generations
+ * up to `generation` (the gateway and the scheduler controller name it after the generation), or
+ * as another attempt of one.
  */
 function madeForGeneration(op: Operation, schedulerUid: string, generation: number): boolean {
   const input = op.spec.input as { firstAttempt?: unknown; previousAttempt?: unknown } | undefined;
   if (typeof input?.firstAttempt === 'string' || typeof input?.previousAttempt === 'string') return true;
-  for (let g = generation; g >= 1; g--) if (newVersionOperationId(schedulerUid, g) === op.metadata.name) return true;
+  for (let g = generation; g >= Math.max(1, generation - GENERATIONS_LOOKED_BACK); g--) if (newVersionOperationId(schedulerUid, g) === op.metadata.name) return true;
   return false;
 }
