@@ -302,8 +302,8 @@ describe('management API end to end', () => {
     const name = 'foreign-fin';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
     await finished(stack, (created.body as OperationEnqueued).operationId);
-    const s = await stack.api.getScheduler(name);
-    await stack.api.patchScheduler(name, { metadata: { finalizers: [...(s.metadata.finalizers ?? []), 'example.com/block'], resourceVersion: s.metadata.resourceVersion } });
+    // JSON patches, not conditional on the resourceVersion, which the operator's status writes move.
+    await stack.api.jsonPatchScheduler(name, [{ op: 'add', path: '/metadata/finalizers/-', value: 'example.com/block' }]);
     const deleted = await call(stack, 'DELETE', `/schedulers/${name}`);
     const op = await finished(stack, (deleted.body as OperationEnqueued).operationId);
     const events = op.status?.executionHistory?.map((h) => h.event) ?? [];
@@ -315,8 +315,8 @@ describe('management API end to end', () => {
     expect(again.status).toBe(409);
     expect(JSON.stringify(again.body)).toContain('it is also held by the finalizer example.com/block of another tool, which must remove it');
 
-    const held = await stack.api.getScheduler(name);
-    await stack.api.patchScheduler(name, { metadata: { finalizers: (held.metadata.finalizers ?? []).filter((f) => f !== 'example.com/block'), resourceVersion: held.metadata.resourceVersion } });
+    const at = (await stack.api.getScheduler(name)).metadata.finalizers?.indexOf('example.com/block') ?? -1;
+    await stack.api.jsonPatchScheduler(name, [{ op: 'test', path: `/metadata/finalizers/${at}`, value: 'example.com/block' }, { op: 'remove', path: `/metadata/finalizers/${at}` }]);
     await waitFor(async () => (await call(stack, 'GET', `/schedulers/${name}`)).status === 404, { timeoutMs: 30_000, message: `${name} gone` });
   });
 
