@@ -9,16 +9,19 @@ import type { Operation } from '../../../common/src/generated/resources';
 /** The history line that carries an error's cause: the prefix, then the cause. */
 export const FAILURE_PREFIX = 'Operation execution failed: ';
 
-/**
- * The last history line of an operation that found its scheduler being deleted: it ends in error,
- * yet nothing failed (the deletion removes the rooms and versions it was working on).
- */
 /** The last history line of each way an execution ends (the runner writes them; queue-plan.ts reads them back). */
 export const FINISHED_END = 'Operation finished';
 export const CANCELED_END = 'Operation canceled';
 export const ERROR_END = 'Operation ended in error';
 
+/**
+ * The last history line of an operation that found its scheduler being deleted: it ends in error,
+ * yet nothing failed (the deletion removes the rooms and versions it was working on).
+ */
 export const STOPPED_BY_DELETION_END = "Operation ended in error: stopped by its scheduler's deletion (nothing to do)";
+
+/** Every last line above: whether a history line is the end an execution wrote. */
+export const END_LINES: ReadonlySet<string> = new Set([FINISHED_END, CANCELED_END, ERROR_END, STOPPED_BY_DELETION_END]);
 
 /** The cause of an operation's error, as its history tells it; undefined when no line tells one. */
 export function failureCause(op: Operation): string | undefined {

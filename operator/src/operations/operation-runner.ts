@@ -14,7 +14,7 @@ import type { OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
-import { CANCELED_END, ERROR_END, FAILURE_PREFIX, FINISHED_END, STOPPED_BY_DELETION_END } from './operation-ending';
+import { CANCELED_END, END_LINES, ERROR_END, FAILURE_PREFIX, FINISHED_END, STOPPED_BY_DELETION_END } from './operation-ending';
 import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
 import { operationsToPrune } from './queue-order';
 import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
@@ -227,6 +227,12 @@ export class OperationRunner {
     return after;
   }
 
+  /** The scheduler's rooms (not validation rooms, not being deleted) and its roomsReplicas, as the caches show them. */
+  private fleetNow(schedulerName: string): { rooms: number; roomsReplicas: number | undefined } {
+    const rooms = this.deps.caches.rooms.list(schedulerName).filter((r) => r.spec.scheduler === schedulerName && !r.spec.validation && !r.metadata.deletionTimestamp).length;
+    return { rooms, roomsReplicas: this.deps.caches.schedulers.get(schedulerName)?.spec.roomsReplicas };
+  }
+
   /**
    * Gives each operation the labels the gateway's and the operator's carry (`labelsToWrite`): one
    * written with kubectl has none, so `kubectl get rkop -l roomkeeper.io/scheduler=<name>` (and
@@ -234,12 +240,6 @@ export class OperationRunner {
    * remembered until the cache has it. Returns how many could not be labeled now (tried again
    * later; the queue does not wait for them).
    */
-  /** The scheduler's rooms (not validation rooms, not being deleted) and its roomsReplicas, as the caches show them. */
-  private fleetNow(schedulerName: string): { rooms: number; roomsReplicas: number | undefined } {
-    const rooms = this.deps.caches.rooms.list(schedulerName).filter((r) => r.spec.scheduler === schedulerName && !r.spec.validation && !r.metadata.deletionTimestamp).length;
-    return { rooms, roomsReplicas: this.deps.caches.schedulers.get(schedulerName)?.spec.roomsReplicas };
-  }
-
   private async label(ops: readonly Operation[]): Promise<number> {
     let failed = 0;
     for (const op of ops) {
@@ -411,7 +411,7 @@ export class OperationRunner {
     const name = ctx.op.metadata.name as string;
     const lines = [...ctx.recorded];
     const last = lines.at(-1)?.event;
-    const endLine = last === FINISHED_END || last === CANCELED_END || last === STOPPED_BY_DELETION_END || last === ERROR_END ? lines.pop()?.event : undefined;
+    const endLine = last !== undefined && END_LINES.has(last) ? lines.pop()?.event : undefined;
     this.abandonedHere.set(name, { recorded: lines, why, end: { status, ...(endLine ? { lastLine: endLine } : {}) } });
     setTimeout(() => this.abandonedHere.delete(name), ABANDONED_KEPT_MS).unref();
   }

@@ -196,10 +196,6 @@ export class RoomManager {
     return name;
   }
 
-  /**
-   * Creates a room's pod; retries throttling, and waits (up to SERVICE_ACCOUNT_WAIT_MS) for the
-   * namespace's ServiceAccount, which kube-apiserver requires and kube-controller-manager creates.
-   */
   /** What of the rooms' environment the settings decide, as createRoom gives it. */
   private roomkeeperSettings(): { roomsApiUrl: string | undefined; maestroEnv: boolean } {
     return { roomsApiUrl: this.deps.config.roomsApiUrl || undefined, maestroEnv: this.deps.config.maestroEnv };
@@ -215,6 +211,10 @@ export class RoomManager {
     return `Roomkeeper sets ${replaced.join(', ')} on every room itself, so the definition's own ${replaced.length === 1 ? 'value is' : 'values are'} not used: rename ${replaced.length === 1 ? 'it' : 'them'} to pass ${replaced.length === 1 ? 'it' : 'them'} to the rooms`;
   }
 
+  /**
+   * Creates a room's pod; retries throttling, and waits (up to SERVICE_ACCOUNT_WAIT_MS) for the
+   * namespace's ServiceAccount, which kube-apiserver requires and kube-controller-manager creates.
+   */
   private async createPod(namespace: string, pod: k8s.V1Pod): Promise<void> {
     const deadline = this.deps.now() + SERVICE_ACCOUNT_WAIT_MS;
     for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 5000)) {
