@@ -28,7 +28,7 @@ const run = promisify(execFile);
 const RECOVERY_MS = 120_000;
 const DESIRED = 2;
 /** The schedulers of the suite; the last tests take them all. */
-const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-room', 'del-orphan', 'del-lease', 'del-pod', 'del-secret'];
+const SCHEDULERS = ['del-ns', 'del-version', 'del-op', 'del-add', 'del-stopped', 'del-room', 'del-orphan', 'del-lease', 'del-pod', 'del-secret'];
 
 describe('kubectl deletions: the scheduler comes back', () => {
   let stack: Stack;
@@ -219,12 +219,56 @@ describe('kubectl deletions: the scheduler comes back', () => {
       expect(told).toMatch(new RegExp(`roomsReplicas restored to ${DESIRED}; Deleted the ${made} rooms created by this operation; Operation rollback flow execution finished with success\\.`));
       expect(told).not.toMatch(/Operation canceled by the user/);
       expect(told).toMatch(new RegExp(`Operation ${queuedId} \\(add_rooms\\) was deleted before it started \\(by kubectl or another client, not by Roomkeeper\\); it did nothing and will not run\\.`));
-      figures.push(`running add_rooms deleted with kubectl: the deletion took ${(deleteMs / 1000).toFixed(1)} s (no finalizer); it had created ${made}/${amount} rooms`);
+      figures.push(`running add_rooms deleted with kubectl: the deletion took ${(deleteMs / 1000).toFixed(1)} s (its finalizer holds it through the rollback); it had created ${made}/${amount} rooms`);
       await record(name, 'running add_rooms deleted', ms);
     } finally {
       stack.sandbox?.faults.clear();
     }
   }, RECOVERY_MS + 60_000);
+
+  test('kubectl delete rkop of an add_rooms whose operator was killed: its finalizer holds it, and the next leader ends it as a cancel does, roomsReplicas and rooms as before, told in a Scheduler Event', async () => {
+    const name = 'del-stopped';
+    await leaderSettled();
+    const amount = 300;
+    stack.sandbox?.faults.set({ latencyMs: 100, match: { verb: 'create', resource: 'pods' } });
+    const op = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'add_rooms', input: { amount }, source: 'api', enqueuedAt: Date.now() });
+    const id = op.metadata.name as string;
+    const t0 = Date.now();
+    try {
+      await stack.api.createOperation(op);
+      // Mid-way, with the count it moved written in its history (what the next leader undoes).
+      await waitFor(async () => {
+        const rooms = (await stack.api.listGameRooms(name)).items.length;
+        const written = (await stack.api.getOperation(id)).status?.executionHistory ?? [];
+        return rooms > DESIRED + 2 && written.some((h) => h.event === `roomsReplicas changed from ${DESIRED} to ${DESIRED + amount}`);
+      }, { timeoutMs: 30_000, intervalMs: 20, message: 'the add_rooms mid-way' });
+      // Each replica killed (kept in the stack, which stops them again at the end): the next one,
+      // started below, is a new pod, with an identity of its own.
+      for (const operator of stack.operators) await operator.crash();
+      const held = await stack.api.getOperation(id);
+      expect(held.metadata.finalizers).toContain('roomkeeper.io/operation-running');
+      await kubectl(['delete', 'rkop', id, '--wait=false']);
+      // With no operator, the deletion waits: the object stays, marked, in progress.
+      const marked = await stack.api.getOperation(id);
+      expect(marked.metadata.deletionTimestamp).toBeDefined();
+      expect(marked.status?.status).toBe('in_progress');
+    } finally {
+      stack.sandbox?.faults.clear();
+      if (!stack.operators.some((o) => o.isLeader)) await stack.addOperator();
+    }
+    await waitFor(async () => stack.api.getOperation(id).then(() => false, () => true), { timeoutMs: RECOVERY_MS, intervalMs: 250, message: 'the deleted operation released by the next leader' });
+    const ms = await backInSync(name, t0);
+    expect((await stack.api.getScheduler(name)).spec.roomsReplicas).toBe(DESIRED);
+    const told = await waitFor(async () => {
+      const described = await describeScheduler(name);
+      return /after its operator had stopped running it/.test(described) ? described : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250, message: 'the OperationDeleted Event' });
+    expect(told).toMatch(new RegExp(`Operation ${id} \\(add_rooms\\) was deleted \\(by kubectl or another client, not by Roomkeeper\\) after its operator had stopped running it \\(its lease expired at [^)]+\\); it ended as a cancel does, as far as its written history allows\\. Its history went with it; it recorded: roomsReplicas changed from ${DESIRED} to ${DESIRED + amount}`));
+    expect(told).toMatch(new RegExp(`roomsReplicas restored to ${DESIRED}, as the operation's deletion asked; the health check removes the rooms above it, never one with players`));
+    expect(told).not.toMatch(/OperationStuck/);
+    figures.push(`add_rooms deleted with kubectl while its operator was down: released and undone by the next leader, back in sync ${(ms / 1000).toFixed(1)} s after it was enqueued`);
+    await record(name, 'add_rooms deleted while its operator was down', ms);
+  }, RECOVERY_MS * 2 + 60_000);
 
   test('kubectl delete gameroom: the Scheduler tells the room was deleted outside Roomkeeper and what replaces it; --all is one Event per add_rooms, not one per room', async () => {
     const name = 'del-room';

@@ -20,6 +20,6 @@ function deletionFigures(output: string): string {
 
 describe('kubectl deletions on the real API server', () => {
   test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
-    what: 'kubectl deletions', project: 'integration', files: PLANE_SUITES.kubectlDeletions, tests: 13, figures: deletionFigures,
+    what: 'kubectl deletions', project: 'integration', files: PLANE_SUITES.kubectlDeletions, tests: 14, figures: deletionFigures,
   }), 420_000);
 });

@@ -93,6 +93,9 @@ export class RoomkeeperApi {
   patchOperation(name: string, patch: object): Promise<Operation> {
     return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Operation, name, body: patch }, MERGE_PATCH) as Promise<Operation>;
   }
+  jsonPatchOperation(name: string, ops: readonly object[]): Promise<Operation> {
+    return this.custom.patchClusterCustomObject({ group, version, plural: PLURALS.Operation, name, body: ops }, JSON_PATCH) as Promise<Operation>;
+  }
   patchOperationStatus(name: string, patch: object): Promise<Operation> {
     return this.custom.patchClusterCustomObjectStatus({ group, version, plural: PLURALS.Operation, name, body: patch }, MERGE_PATCH) as Promise<Operation>;
   }

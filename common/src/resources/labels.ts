@@ -35,6 +35,13 @@ export const SAFE_TO_EVICT_ANNOTATION = 'cluster-autoscaler.kubernetes.io/safe-t
  * (never while the Scheduler itself is being deleted).
  */
 export const VERSION_PROTECTION_FINALIZER = 'roomkeeper.io/version-protection';
+/**
+ * Finalizer the operator puts on an Operation while it runs (from its claim to its end): a
+ * deletion (kubectl delete rkop) then waits for the operator, which ends it as a cancel does, its
+ * rollback included, tells it in a Scheduler Event and releases it; also when the deletion came
+ * while no operator ran it. Never on a pending or ended operation.
+ */
+export const OPERATION_RUNNING_FINALIZER = 'roomkeeper.io/operation-running';
 /** On a namespace or SchedulerVersion the operator rebuilt after it was deleted: when (ISO time). */
 export const REBUILT_AT_ANNOTATION = 'roomkeeper.io/rebuilt-at';
 /** On a healing Operation: the health check's view of what it depends on when it was enqueued. */

@@ -1,4 +1,4 @@
-import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
+import { deletedOperationNote, deletedPendingNote, deletedStuckNote } from './deleted-operation';
 
 describe('the account of an operation deleted while it ran', () => {
   test.each([
@@ -26,5 +26,12 @@ describe('the account of an operation deleted while it ran', () => {
     expect(deletedOperationNote('op-1', 'create_scheduler', 'after 0.8s', 'finished', [], 'arena')).not.toContain('again');
     expect(deletedPendingNote('op-2', 'delete_scheduler', '2026-12-05T12:00:00Z', 'arena')).toBe('Operation op-2 (delete_scheduler) was deleted before it started (by kubectl or another client, not by Roomkeeper); it did nothing. It had waited in the scheduler\'s queue since 2026-12-05T12:00:00Z. Scheduler arena stays marked for deletion, so the scheduler controller enqueues its deletion again.');
     expect(deletedPendingNote('op-3', 'add_rooms', '2026-12-05T12:00:00Z', 'arena')).toContain('it did nothing and will not run.');
+  });
+
+  test('one deleted after its operator had stopped running it: why it stopped, what it wrote and what was undone, then what follows', () => {
+    const note = deletedStuckNote('op-4', 'add_rooms', 'its lease expired at 2026-12-06T05:00:00.000Z, holder op-a', ['roomsReplicas changed from 2 to 302', 'roomsReplicas restored to 2, as the operation\'s deletion asked; the health check removes the rooms above it, never one with players'], 'The health check brings the rooms to the desired count.');
+    expect(note).toBe('Operation op-4 (add_rooms) was deleted (by kubectl or another client, not by Roomkeeper) after its operator had stopped running it (its lease expired at 2026-12-06T05:00:00.000Z, holder op-a); it ended as a cancel does, as far as its written history allows. '
+      + 'Its history went with it; it recorded: roomsReplicas changed from 2 to 302; roomsReplicas restored to 2, as the operation\'s deletion asked; the health check removes the rooms above it, never one with players. The health check brings the rooms to the desired count.');
+    expect(deletedStuckNote('op-4', 'switch_active_version', 'crashed', [], '')).toMatch(/\(crashed\); it ended as a cancel does, as far as its written history allows\. Its history went with it; it recorded nothing\.$/);
   });
 });

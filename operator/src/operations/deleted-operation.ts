@@ -1,7 +1,7 @@
 /**
  * The account of an operation whose Operation object was deleted while it ran (kubectl delete
- * rkop): its history went with the object, so a Scheduler Event tells what it did; and of one
- * deleted before it started. Pure.
+ * rkop), or after its operator had stopped running it: its history went with the object, so a
+ * Scheduler Event tells what it did; and of one deleted before it started. Pure.
  */
 
 import { OperationDefinition } from '../../../common/src/resources/operation-names';
@@ -17,7 +17,25 @@ const MAX_NOTE = 1024;
  */
 export function deletedOperationNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], scheduler: string, max = MAX_NOTE): string {
   const next = result === 'finished' ? '' : enqueuedAgain(definition, scheduler);
-  return `${recordedNote(operation, definition, took, result, lines, max - next.length)}${next}`;
+  const ended = result === 'canceled'
+    ? `it stopped ${took} as a cancel does`
+    : result === 'error'
+      ? `it ended in error ${took}`
+      : `it had done its work and ended ${took}`;
+  const head = `Operation ${operation} (${definition}) was deleted while it ran (by kubectl or another client, not by Roomkeeper); ${ended}.`;
+  return `${recordedNote(head, lines, max - next.length)}${next}`;
+}
+
+/**
+ * The note of the `OperationDeleted` Event of an operation deleted after its operator had stopped
+ * running it (killed, or its leadership lost; `why`): its finalizer held it for the next leader,
+ * which ended it as a cancel does, as far as what it had written lets a rollback go. `lines`:
+ * what its execution wrote, then what was undone now; `next`, what follows (the stuck line's).
+ */
+export function deletedStuckNote(operation: string, definition: string, why: string, lines: readonly string[], next: string, max = MAX_NOTE): string {
+  const head = `Operation ${operation} (${definition}) was deleted (by kubectl or another client, not by Roomkeeper) after its operator had stopped running it (${why}); it ended as a cancel does, as far as its written history allows.`;
+  const after = next ? ` ${next}` : '';
+  return `${recordedNote(head, lines, max - after.length)}${after}`;
 }
 
 /**
@@ -30,15 +48,10 @@ function enqueuedAgain(definition: string, scheduler: string): string {
   return '';
 }
 
-function recordedNote(operation: string, definition: string, took: string, result: 'finished' | 'error' | 'canceled', lines: readonly string[], max: number): string {
-  const ended = result === 'canceled'
-    ? `it stopped ${took} as a cancel does`
-    : result === 'error'
-      ? `it ended in error ${took}`
-      : `it had done its work and ended ${took}`;
-  const head = `Operation ${operation} (${definition}) was deleted while it ran (by kubectl or another client, not by Roomkeeper); ${ended}. Its history went with it;`;
-  if (lines.length === 0) return `${head} it recorded nothing.`;
-  const text = (shown: readonly string[]) => `${head} it recorded: ${shown.join('; ')}.`;
+/** `head`, then the lines recorded (cut in the middle to fit `max`). */
+function recordedNote(head: string, lines: readonly string[], max: number): string {
+  if (lines.length === 0) return `${head} Its history went with it; it recorded nothing.`;
+  const text = (shown: readonly string[]) => `${head} Its history went with it; it recorded: ${shown.join('; ')}.`;
   const all = text(lines);
   if (all.length <= max || lines.length < 3) return all;
   // Drop lines from the middle, keeping the first and as many of the last as fit.

@@ -8,6 +8,8 @@ import type { Logger } from '../../../common/src/logger';
 import { describeInputErrors, parseOperationInput, type InputBounds, type OperationInputs } from '../../../common/src/operations/operation-inputs';
 import type { OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { OperatorDeps } from '../deps';
+import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
+import { holdOperation } from './operation-finalizer';
 
 /** Thrown inside an executor when the operation was canceled. */
 export class OperationCanceled extends Error {
@@ -97,6 +99,8 @@ export class ExecutionContext {
   private flushTimer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
+  /** The object as the last status write answered it. */
+  private lastWritten: Operation | undefined;
   private readonly abort = new AbortController();
   private abandoned: string | undefined;
   private stopped: string | undefined;
@@ -192,9 +196,10 @@ export class ExecutionContext {
   }
 
   /**
-   * The Operation object was deleted while this ran (kubectl delete): it stops at its next safe
-   * point and is rolled back as a cancel is, and writes nothing more, there being no object to
-   * write to (the lease is no longer renewed). The runner tells its account in a Scheduler Event.
+   * The Operation object was deleted while this ran (kubectl delete; its finalizer holds it until
+   * the runner releases it): it stops at its next safe point and is rolled back as a cancel is,
+   * and writes nothing more, the object's history going with it (the lease is no longer renewed).
+   * The runner tells its account in a Scheduler Event.
    */
   deleted(): void {
     this.objectDeleted = true;
@@ -277,6 +282,7 @@ export class ExecutionContext {
     const now = this.deps.now();
     this.history.push({ createdAt: new Date(now).toISOString(), event: 'Starting operation' });
     await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, this.op.metadata.resourceVersion);
+    await this.holdObject();
     // Each renewal says in_progress again: a status edited to an end while this runs (kubectl) is
     // set back within a third of the lease, so the operation can be canceled and is listed active.
     this.leaseTimer = setInterval(() => {
@@ -284,6 +290,21 @@ export class ExecutionContext {
         this.logger.warn('could not renew operation lease', { operation: this.op.metadata.name, ...apiErrorFields(err) });
       });
     }, Math.max(50, Math.floor(this.leaseTtlMs / 3)));
+  }
+
+  /**
+   * Puts the finalizer of a running operation on it (operation-finalizer.ts), so that its deletion
+   * waits to be rolled back, also by the next leader after a crash. A refusal is logged: the
+   * operation runs all the same, and a deletion is then told when the object is gone.
+   */
+  private async holdObject(): Promise<void> {
+    if (!this.lastWritten) return;
+    try {
+      const held = await holdOperation(this.deps.api, this.lastWritten);
+      if (held) this.onWritten(held);
+    } catch (err) {
+      this.logger.warn(`could not put the finalizer ${OPERATION_RUNNING_FINALIZER} on the operation; it runs all the same, but a deletion of it while no operator runs it is not rolled back`, { operation: this.op.metadata.name, ...apiErrorFields(err) });
+    }
   }
 
   /** Writes the final status, revoking the lease. */
@@ -326,6 +347,7 @@ export class ExecutionContext {
       const body: Record<string, unknown> = { status: { ...fields, executionHistory: this.history } };
       if (resourceVersion) body.metadata = { resourceVersion };
       const written = await this.deps.api.patchOperationStatus(this.op.metadata.name as string, body);
+      this.lastWritten = written;
       this.onWritten(written);
     };
     const next = this.writing.then(run, run);

@@ -7,7 +7,7 @@
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { createSchedulerOperationId, newOperationId } from '../../../common/src/operations/operation-id';
 import { OperationDefinition, OperationSourceName } from '../../../common/src/resources/operation-names';
-import { SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
+import { OPERATION_RUNNING_FINALIZER, SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../common/src/resources/labels';
 import { startControllerHarness, type ControllerHarness } from '../../../test/support/controller-harness';
 import { schedulerObject } from '../../../test/support/scheduler-object';
 import { waitFor } from '../../../test/support/wait';
@@ -75,6 +75,36 @@ describe('OperationRunner on the sandbox', () => {
     expect(told.note).toBe(`Operation ${canceled.metadata.name as string} (add_rooms) canceled by the user before it started: it did nothing`);
 
     expect(await h.writesOf(() => runner.reconcile('ends'))).toBe(0);
+  });
+
+  test('an operation marked for deletion before it started (another tool\'s finalizer holds it) never runs and is told deleted; an ended one that still carries the running finalizer (a crash between its end and its release) has it released; once more: no write', async () => {
+    await h.createdScheduler('marked', { roomsReplicas: 0 });
+    const held = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: 'marked', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api });
+    held.metadata.finalizers = ['example.com/keep'];
+    const heldId = held.metadata.name as string;
+    await h.api.createOperation(held);
+    await h.api.deleteOperation(heldId);
+    const ended = buildOperation({ id: newOperationId(h.deps.now() + 1), schedulerName: 'marked', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api });
+    ended.metadata.finalizers = [OPERATION_RUNNING_FINALIZER];
+    const endedId = ended.metadata.name as string;
+    await h.api.createOperation(ended);
+    const at = new Date(h.deps.now()).toISOString();
+    await h.api.patchOperationStatus(endedId, { status: { status: 'finished', startedAt: at, finishedAt: at, executionHistory: [{ createdAt: at, event: 'Starting operation' }, { createdAt: at, event: 'Operation finished' }] } });
+    await h.caughtUp();
+
+    await h.converge(() => runner.reconcile('marked'));
+    expect(runner.isRunning('marked')).toBe(false);
+    const marked = await h.api.getOperation(heldId);
+    expect(marked.status?.status).toBe('canceled');
+    expect(marked.status?.executionHistory?.map((e) => e.event)).toEqual(['Operation deleted before it started (by kubectl or another client, not by Roomkeeper): it does not run']);
+    expect(marked.metadata.finalizers).toEqual(['example.com/keep']);
+    expect((await h.api.getOperation(endedId)).metadata.finalizers ?? []).toEqual([]);
+    expect((await h.api.getScheduler('marked')).spec.roomsReplicas).toBe(0);
+    const told = await waitFor(async () => (await h.clients.events.listNamespacedEvent({ namespace: 'default' })).items
+      .find((e) => e.regarding?.kind === 'Scheduler' && e.regarding.name === 'marked' && e.reason === 'OperationDeleted'), { timeoutMs: 30_000, message: 'the Event of the deletion' });
+    expect(told.note).toMatch(new RegExp(`^Operation ${heldId} \\(add_rooms\\) was deleted before it started \\(by kubectl or another client, not by Roomkeeper\\); it did nothing and will not run\\.`));
+    expect(await h.writesOf(() => runner.reconcile('marked'))).toBe(0);
+    await h.api.jsonPatchOperation(heldId, [{ op: 'remove', path: '/metadata/finalizers' }]);
   });
 
   test("an operation whose scheduler is being deleted ends in error, told as a stop by the deletion (a Normal Event), not as a failure", async () => {

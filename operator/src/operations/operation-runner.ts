@@ -15,9 +15,11 @@ import type { ReconcileResult } from '../runtime/work-queue';
 import { ExecutionAbandoned, ExecutionContext, ExecutionStopped, OperationCanceled, SchedulerBeingDeleted, type HandOver, type OperationDefinition } from './execution';
 import { schedulerEvent } from '../events';
 import { CANCELED_END, END_LINES, ERROR_END, FAILURE_PREFIX, FINISHED_END, STOPPED_BY_DELETION_END } from './operation-ending';
-import { deletedOperationNote, deletedPendingNote } from './deleted-operation';
+import { deletedOperationNote, deletedPendingNote, deletedStuckNote } from './deleted-operation';
+import { heldWhileRunning, releasable, releaseOperation } from './operation-finalizer';
 import { operationsToPrune } from './queue-order';
-import { afterCancel, planQueue, type QueueEnding } from './queue-plan';
+import { afterCancel, cancelAsked, planQueue, whatFollowsStuck, type QueueEnding } from './queue-plan';
+import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
 import { labelsToWrite } from '../../../common/src/operations/operation-factory';
 import { ofEarlierScheduler } from '../../../common/src/operations/queue-order';
 import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
@@ -76,6 +78,11 @@ export class OperationRunner {
    * finished, as a graceful stop ends it, instead of stuck.
    */
   private readonly abandonedHere = new Map<string, Abandoned>();
+  /**
+   * Operations deleted while they ran here, rolled back and told, whose finalizer could not be
+   * released: the next reconcile only ends and releases them.
+   */
+  private readonly rolledBackHere = new Set<string>();
   private leading = false;
   /** When this replica last started leading (deps.now). */
   private leadingSince = 0;
@@ -110,6 +117,11 @@ export class OperationRunner {
     const mine = this.overlay.get(op.metadata.name as string);
     if (mine && cacheCaughtUp(mine.metadata.resourceVersion, op.metadata.resourceVersion)) this.overlay.delete(op.metadata.name as string);
     const ctx = this.running.get(op.spec.schedulerName);
+    // Deleted while it runs here: its finalizer holds the object until its rollback has run.
+    if (ctx && ctx.op.metadata.name === op.metadata.name && op.metadata.deletionTimestamp) {
+      this.deletedWhileRunning(ctx);
+      return;
+    }
     // A cancel that lands as the execution writes its end (admission saw it running) cancels nothing, and says nothing.
     if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.canceled && !ctx.ended) {
       ctx.event('Cancel requested by the user');
@@ -141,20 +153,26 @@ export class OperationRunner {
 
   /**
    * Informer hook: an operation was deleted. One running here (kubectl delete of a running
-   * operation) stops at its next safe point as a cancel does, its rollback included, and its
-   * account goes to a Scheduler Event (its history went with the object). One deleted before it
-   * started is told in a Scheduler Event too, so whoever enqueued it learns why it never ran.
+   * operation; one that carried the finalizer is seen marked first, by `observe`) stops at its
+   * next safe point as a cancel does, its rollback included, and its account goes to a Scheduler
+   * Event (its history goes with the object). One deleted before it started is told in a
+   * Scheduler Event too, so whoever enqueued it learns why it never ran.
    */
   forget(op: Operation): void {
     this.overlay.delete(op.metadata.name as string);
     const ctx = this.running.get(op.spec.schedulerName);
     if (ctx && ctx.op.metadata.name === op.metadata.name) {
-      if (ctx.isAbandoned || ctx.wasDeleted) return;
-      ctx.event(DELETED_WHILE_RUNNING);
-      ctx.deleted();
+      this.deletedWhileRunning(ctx);
     } else if (this.deletedOutsideBeforeStart(op)) {
       schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'DequeueOperation', deletedPendingNote(op.metadata.name as string, op.spec.definitionName, op.spec.enqueuedAt, op.spec.schedulerName));
     }
+  }
+
+  /** The operation running here was deleted (marked, or gone when it had no finalizer): it stops as a cancel does. */
+  private deletedWhileRunning(ctx: ExecutionContext): void {
+    if (ctx.isAbandoned || ctx.wasDeleted || ctx.ended) return;
+    ctx.event(DELETED_WHILE_RUNNING);
+    ctx.deleted();
   }
 
   /**
@@ -166,9 +184,14 @@ export class OperationRunner {
   private deletedOutsideBeforeStart(op: Operation): boolean {
     if (!this.leading || this.deps.now() - this.leadingSince < TAKEOVER_SETTLE_MS) return false;
     if (operationStatusOf(op) !== OperationStatusName.Pending) return false;
-    const scheduler = this.deps.caches.schedulers.get(op.spec.schedulerName);
-    if (!scheduler || scheduler.metadata.deletionTimestamp) return false;
-    return !this.operationsOf(op.spec.schedulerName).some((o) => o.spec.definitionName === DefinitionName.DeleteScheduler);
+    return !this.schedulerDeletionUnderWay(op.spec.schedulerName);
+  }
+
+  /** Whether the scheduler is gone, being deleted, or has a delete_scheduler: its deletion removes its waiting operations. */
+  private schedulerDeletionUnderWay(schedulerName: string): boolean {
+    const scheduler = this.deps.caches.schedulers.get(schedulerName);
+    if (!scheduler || scheduler.metadata.deletionTimestamp) return true;
+    return this.operationsOf(schedulerName).some((o) => o.spec.definitionName === DefinitionName.DeleteScheduler);
   }
 
   /** The scheduler's operations: the cache, with our own newer writes laid over it. */
@@ -193,7 +216,8 @@ export class OperationRunner {
     if (!this.leading) return {};
     const now = this.deps.now();
     const unlabeled = await this.label(this.operationsOf(schedulerName));
-    // Read again: the queue is planned on the labeled objects (their resourceVersion preconditions).
+    await this.release(schedulerName);
+    // Read again: the queue is planned on the labeled and released objects (their resourceVersion preconditions).
     const ops = this.operationsOf(schedulerName);
     const plan = planQueue(ops, now, {
       isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl,
@@ -205,18 +229,28 @@ export class OperationRunner {
       const name = planned.op.metadata.name as string;
       const abandoned = planned.stuck && planned.op.status?.lease?.holder === this.deps.identity ? this.abandonedHere.get(name) : undefined;
       const ending = abandoned ? endingOfAbandoned(planned, abandoned) : planned;
-      if (ending.stuck) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
+      // Deleted (kubectl delete rkop) and held by its finalizer: told by one OperationDeleted Event below.
+      const deleting = ending.op.metadata.deletionTimestamp !== undefined;
+      if (deleting && this.rolledBackHere.has(name)) {
+        await this.finishWithoutRunning({ op: ending.op, status: OperationStatusName.Canceled, events: [], counted: true });
+        continue;
+      }
+      if (ending.stuck && !deleting) schedulerEvent(this.deps, schedulerName, 'OperationStuck', 'ExecuteOperation', ending.stuck);
       else if (abandoned && ending.status === OperationStatusName.Finished) {
         schedulerEvent(this.deps, schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${name} (${ending.op.spec.definitionName}) finished when the operator stopped running it (${abandoned.why}): ${abandoned.handOver?.account ?? ''}`);
       }
-      // A cancel its stopped operator never rolled back: what the definition can still undo is undone now.
-      const definition = ending.stuck && ending.op.spec.cancelRequested ? this.definitions.get(ending.op.spec.definitionName) : undefined;
+      // A cancel (or a deletion) its stopped operator never rolled back: what the definition can still undo is undone now.
+      const definition = ending.stuck && cancelAsked(ending.op) ? this.definitions.get(ending.op.spec.definitionName) : undefined;
       const undone = (await definition?.undoStuckCancel?.(this.deps, ending.op)) ?? [];
       const anyway = !ending.stuck && !ending.restored && ending.status === OperationStatusName.Canceled
         ? this.definitions.get(ending.op.spec.definitionName)?.canceledBeforeStart?.(this.deps, ending.op) ?? [] : [];
       await this.finishWithoutRunning({ ...ending, events: [...ending.events, ...undone, ...anyway] }, abandoned?.recorded);
+      if (deleting && !ending.restored) this.tellDeletedWithoutRunning(ending, [...undone, ...anyway], abandoned);
       if (abandoned) this.abandonedHere.delete(name);
     }
+    // Those ended now go at once (a deleted one is waited for by kubectl), not at the next reconcile.
+    const ended = new Set(plan.end.map((e) => e.op.metadata.name));
+    await this.release(schedulerName, (op) => ended.has(op.metadata.name));
     if (plan.idle) {
       await this.prune(schedulerName, now);
       return after;
@@ -396,6 +430,14 @@ export class OperationRunner {
     if (ctx.wasDeleted) {
       const lines = ctx.recorded.slice(firstLine).map((h) => h.event).filter((e) => e !== DELETED_WHILE_RUNNING);
       schedulerEvent(this.deps, ctx.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(opName, definition.name, took, result, lines, ctx.schedulerName));
+      // Its account told, the object goes (nothing more was written to it: its history goes along).
+      const held = this.operationsOf(ctx.schedulerName).find((o) => o.metadata.name === opName);
+      if (held && heldWhileRunning(held)) {
+        // Should the release be refused, the next reconcile finds it stuck: its rollback ran and is told.
+        this.rolledBackHere.add(opName);
+        setTimeout(() => this.rolledBackHere.delete(opName), ABANDONED_KEPT_MS).unref();
+        await this.releaseOne(held);
+      }
     } else if (result === OperationStatusName.Finished) schedulerEvent(this.deps, ctx.schedulerName, 'OperationFinished', 'ExecuteOperation', `Operation ${opName} (${definition.name}) finished ${took}`);
     else if (result === OperationStatusName.Canceled) schedulerEvent(this.deps, ctx.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${opName} (${definition.name}) canceled by the user ${took}`);
     else if (byDeletion) schedulerEvent(this.deps, ctx.schedulerName, 'OperationStopped', 'ExecuteOperation', `Operation ${opName} (${definition.name}) stopped ${took}: ${failure}, which removes its rooms and versions; nothing to do`);
@@ -465,11 +507,61 @@ export class OperationRunner {
       const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
       this.deps.metrics.counter('roomkeeper_operations_total', 'Operations executed by definition and result.').inc({ definition, result: status });
       // Told as a cancel of a running one is (runOperation), so kubectl describe shows every cancel.
-      if (status === OperationStatusName.Canceled) {
+      if (status === OperationStatusName.Canceled && !op.metadata.deletionTimestamp) {
         schedulerEvent(this.deps, op.spec.schedulerName, 'OperationCanceled', 'ExecuteOperation', `Operation ${op.metadata.name as string} (${definition}) canceled by the user before it started: it did nothing`);
       }
     } catch (err) {
       if (apiStatus(err) !== 409 && apiStatus(err) !== 404) throw err;
+    }
+  }
+
+  /**
+   * The OperationDeleted Event of an operation deleted while it did not run here: before it
+   * started, or after its operator had stopped running it (its finalizer held it for this
+   * leader, which ended it as a cancel does: `undone`, what that undid).
+   */
+  private tellDeletedWithoutRunning(ending: QueueEnding, undone: readonly string[], abandoned: Abandoned | undefined): void {
+    const { op } = ending;
+    const name = op.metadata.name as string;
+    const definition = this.definitions.has(op.spec.definitionName) ? op.spec.definitionName : 'unknown';
+    if (!ending.stuck && !abandoned) {
+      // Held by another tool's finalizer; not told when its scheduler's deletion deleted it.
+      if (this.schedulerDeletionUnderWay(op.spec.schedulerName)) return;
+      schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'DequeueOperation', deletedPendingNote(name, definition, op.spec.enqueuedAt, op.spec.schedulerName));
+      return;
+    }
+    const written = (abandoned?.recorded.length ?? 0) > (op.status?.executionHistory?.length ?? 0) ? abandoned?.recorded ?? [] : op.status?.executionHistory ?? [];
+    const events = written.map((h) => h.event);
+    // Its last execution's lines: an operation run again keeps the earlier ones.
+    const lines = events.slice(events.lastIndexOf('Starting operation') + 1).filter((e) => e !== DELETED_WHILE_RUNNING);
+    if (abandoned?.end) {
+      // It had ended here; only the write of its end had been refused.
+      schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedOperationNote(name, definition, `before its end could be written (${abandoned.why})`, abandoned.end.status, [...lines, ...(abandoned.end.lastLine ? [abandoned.end.lastLine] : [])], op.spec.schedulerName));
+      return;
+    }
+    const lease = op.status?.lease;
+    const why = abandoned?.why ?? (lease?.ttl ? `its lease expired at ${lease.ttl}, holder ${lease.holder ?? 'unknown'}` : 'it had no lease');
+    schedulerEvent(this.deps, op.spec.schedulerName, 'OperationDeleted', 'ExecuteOperation', deletedStuckNote(name, definition, why, [...lines, ...undone], whatFollowsStuck(definition)));
+  }
+
+  /**
+   * Releases the finalizer of every operation of the scheduler that no longer runs (ended, or put
+   * back in the queue): level-based, so one left by a crash between an end and its release goes
+   * too. A refusal is logged and tried again at the next reconcile.
+   */
+  private async release(schedulerName: string, only: (op: Operation) => boolean = () => true): Promise<void> {
+    for (const op of this.operationsOf(schedulerName).filter((o) => releasable(o) && only(o))) {
+      if (this.running.get(schedulerName)?.op.metadata.name === op.metadata.name) continue;
+      await this.releaseOne(op);
+    }
+  }
+
+  private async releaseOne(op: Operation): Promise<void> {
+    try {
+      const written = await releaseOperation(this.deps.api, op);
+      if (written) this.remember(written);
+    } catch (err) {
+      this.deps.logger.warn(`could not release the finalizer ${OPERATION_RUNNING_FINALIZER} of operation ${op.metadata.name as string}; tried again at the next reconcile of its scheduler`, { operation: op.metadata.name, scheduler: op.spec.schedulerName, ...apiErrorFields(err) });
     }
   }
 
@@ -527,7 +619,7 @@ function endingOfAbandoned(planned: QueueEnding, abandoned: Abandoned): QueueEnd
   }
   const last = abandoned.recorded.at(-1)?.event ?? 'Starting operation';
   const stopped = `The operator stopped running this operation (${abandoned.why}), after "${last}"`;
-  if (abandoned.handOver?.outcome === 'finished' && !planned.op.spec.cancelRequested) {
+  if (abandoned.handOver?.outcome === 'finished' && !cancelAsked(planned.op)) {
     return { op: planned.op, status: OperationStatusName.Finished, events: [`${stopped}; what it did stays: ${abandoned.handOver.account}`, FINISHED_END] };
   }
   return { ...planned, events: [stopped, ...planned.events] };

@@ -6,7 +6,7 @@
  */
 import type { Operation } from '../../../common/src/generated/resources';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
-import { OperationDefinition, OperationStatusName } from '../../../common/src/resources/operation-names';
+import { OperationDefinition, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { inProgress, leaseState, pendingQueue } from './queue-order';
 import { CANCELED_END, ERROR_END, FINISHED_END } from './operation-ending';
@@ -62,6 +62,12 @@ const AFTER_STUCK: Readonly<Record<string, string>> = {
   [OperationDefinition.SwitchActiveVersion]: '; the scheduler controller enqueues another attempt unless a later version operation was enqueued.',
 };
 
+/** What follows an operation of the definition getting stuck, as a sentence of its own ('' when nothing does). */
+export function whatFollowsStuck(definition: string): string {
+  const clause = AFTER_STUCK[definition]?.slice(2);
+  return clause ? `${clause.charAt(0).toUpperCase()}${clause.slice(1)}` : '';
+}
+
 /** The definitions whose stuck line says how many rooms the scheduler has (they make or remove rooms). */
 const ROOM_COUNT_DEFINITIONS: ReadonlySet<string> = new Set([OperationDefinition.AddRooms, OperationDefinition.RemoveRooms]);
 
@@ -75,6 +81,14 @@ export function afterCancel(op: Operation): string | undefined {
   return `A cancel does not undo a deletion: scheduler ${name} stays marked for deletion, and the scheduler controller enqueues another delete_scheduler after a backoff (DELETE /schedulers/${name} enqueues it at once)`;
 }
 
+/**
+ * Whether what a cancel does is asked of the operation: a cancel was requested, or the object is
+ * being deleted (kubectl delete rkop; the finalizer of a running operation holds it meanwhile).
+ */
+export function cancelAsked(op: Operation): boolean {
+  return op.spec.cancelRequested === true || op.metadata.deletionTimestamp !== undefined;
+}
+
 /** The decision of one reconcile of a scheduler's queue at `now`. */
 export function planQueue(all: readonly Operation[], now: number, view: QueueView): QueuePlan {
   const end: QueueEnding[] = [];
@@ -85,6 +99,10 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
   for (const op of all.filter(reopened)) end.push(restoredEnd(op));
   const ops = all.filter((op) => !reopened(op));
   const pending = pendingQueue(ops);
+  // Marked for deletion before it started (another tool's finalizer holds it): out of the queue, never run.
+  for (const op of ops.filter((o) => o.metadata.deletionTimestamp && operationStatusOf(o) === OperationStatusName.Pending)) {
+    end.push({ op, status: OperationStatusName.Canceled, events: ['Operation deleted before it started (by kubectl or another client, not by Roomkeeper): it does not run'] });
+  }
   for (const op of pending) {
     if (op.spec.cancelRequested) {
       const next = afterCancel(op);
@@ -110,7 +128,7 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
     }
     const seen = view.fleetNow && ROOM_COUNT_DEFINITIONS.has(op.spec.definitionName) ? view.fleetNow() : undefined;
     const fleet = seen ? ` When it was found stuck, the scheduler had ${counted(seen.rooms, 'room')}${seen.roomsReplicas === undefined ? '' : ` for roomsReplicas ${seen.roomsReplicas}`}.` : '';
-    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${fleet}${op.spec.cancelRequested ? cancelLost() : ''}`;
+    const after = `${AFTER_STUCK[op.spec.definitionName] ?? '.'}${fleet}${cancelAsked(op) ? cancelLost(op) : ''}`;
     const holder = `(holder ${op.status?.lease?.holder ?? 'unknown'})`;
     const text = lease === 'missing'
       ? `Operation is in progress without a lease, which is invalid: its execution and rollback are not guaranteed. It is not resumed${after}`
@@ -130,7 +148,7 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
   }
   const withRequeue = (plan: Omit<QueuePlan, 'requeueAfterMs'>): QueuePlan => (requeueAfterMs === undefined ? plan : { ...plan, requeueAfterMs });
   if (blocked) return withRequeue({ end, idle: false });
-  const start = pending.find((op) => !op.spec.cancelRequested && view.isKnown(op.spec.definitionName));
+  const start = pending.find((op) => !cancelAsked(op) && view.isKnown(op.spec.definitionName));
   return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
 }
 
@@ -162,11 +180,12 @@ function restoredEnd(op: Operation): QueueEnding {
 }
 
 /**
- * What a stuck operation whose cancel was requested is told: its operator stopped before the
- * rollback the cancel asked for. A user's add_rooms or remove_rooms then has the count it moved set
+ * What a stuck operation whose cancel was requested (or which is being deleted) is told: its
+ * operator stopped before the rollback the cancel asked for. A user's add_rooms or remove_rooms then has the count it moved set
  * back by the runner (`undoStuckCancel`), which says so on the next line.
  */
-function cancelLost(): string {
+function cancelLost(op: Operation): string {
+  if (op.metadata.deletionTimestamp) return ' It was deleted (by kubectl or another client, not by Roomkeeper), which asks for what a cancel does, and no rollback ran: its operator had stopped first.';
   return ' The cancel requested for it ran no rollback: its operator stopped first.';
 }
 

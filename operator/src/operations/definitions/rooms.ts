@@ -28,6 +28,7 @@ import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/op
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions, type OperatorDeps } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';
+import { cancelAsked } from '../queue-plan';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -559,21 +560,21 @@ function detailOf(details: readonly string[] | undefined, id: string): string {
 }
 
 /**
- * The rollback a cancel asked for, when a user's add_rooms or remove_rooms got stuck before it
- * could run it (its operator killed mid-way): roomsReplicas set back to what the operation's own
+ * The rollback a cancel (or the operation's deletion) asked for, when a user's add_rooms or
+ * remove_rooms got stuck before it could run it (its operator killed mid-way): roomsReplicas set back to what the operation's own
  * history says it was, on condition that it still holds what the operation made it. The health
  * check then removes (or adds) the rooms, never one with players. The lines for its history.
  */
 async function undoStuckCancel(deps: OperatorDeps, op: Operation): Promise<string[]> {
   const definition = op.spec.definitionName;
-  if (op.spec.priority || !op.spec.cancelRequested) return [];
+  if (op.spec.priority || !cancelAsked(op)) return [];
   // From its first move to its last (a removal moves it twice when rooms it chose were kept).
   const moves = (op.status?.executionHistory ?? []).map((h) => COUNT_MOVED.exec(h.event)).filter((m) => m !== null);
   const [first, last] = [moves[0], moves[moves.length - 1]];
   if (!first || !last) return [];
   const [before, set] = [Number(first[1]), Number(last[2])];
   const name = op.spec.schedulerName;
-  const asked = ', as the cancel asked';
+  const asked = op.metadata.deletionTimestamp ? ', as the operation\'s deletion asked' : ', as the cancel asked';
   try {
     const back = await setCountBack(deps, op, before, set);
     if (back.outcome === 'changed') return [countChangedLine(name, before, set, back.now, asked)];

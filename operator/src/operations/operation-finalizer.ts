@@ -1,0 +1,81 @@
+/**
+ * The finalizer of a running Operation (OPERATION_RUNNING_FINALIZER): put on when an execution
+ * claims the operation, released once it has ended. JSON patches conditional on the finalizer's
+ * place in the list (a `test`), so another tool's finalizer is never dropped; tried again on a
+ * fresh read when the list moved meanwhile.
+ */
+import type { Operation } from '../../../common/src/generated/resources';
+import { apiStatus } from '../../../common/src/kube/clients';
+import type { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
+import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
+import { OperationStatusName } from '../../../common/src/resources/operation-names';
+
+const ATTEMPTS = 3;
+
+/** Whether the operation carries the finalizer. */
+export function heldWhileRunning(op: Operation): boolean {
+  return op.metadata.finalizers?.includes(OPERATION_RUNNING_FINALIZER) === true;
+}
+
+/**
+ * Whether the finalizer is to be released: the operation does not run (pending again, or ended).
+ * One in progress keeps it, also when deleted: its end is written first.
+ */
+export function releasable(op: Operation): boolean {
+  return heldWhileRunning(op) && op.status?.status !== OperationStatusName.InProgress;
+}
+
+/**
+ * Puts the finalizer on an operation just claimed (`op`: the claim's answer). Not on one being
+ * deleted: the API server refuses new finalizers then. Returns the object written, or undefined
+ * when the operation is gone.
+ */
+export async function holdOperation(api: RoomkeeperApi, op: Operation): Promise<Operation | undefined> {
+  let current = op;
+  for (let attempt = 1; ; attempt++) {
+    if (heldWhileRunning(current) || current.metadata.deletionTimestamp) return current;
+    const finalizers = current.metadata.finalizers;
+    const patch = finalizers === undefined
+      ? [{ op: 'test', path: '/metadata/resourceVersion', value: current.metadata.resourceVersion }, { op: 'add', path: '/metadata/finalizers', value: [OPERATION_RUNNING_FINALIZER] }]
+      : [{ op: 'test', path: '/metadata/finalizers', value: finalizers }, { op: 'add', path: '/metadata/finalizers/-', value: OPERATION_RUNNING_FINALIZER }];
+    const next = await writeOrReread(api, current, patch, attempt);
+    if (!next) return undefined;
+    current = next;
+    if (heldWhileRunning(current)) return current;
+  }
+}
+
+/** Releases the finalizer. Returns the object written, or undefined when the operation is gone. */
+export async function releaseOperation(api: RoomkeeperApi, op: Operation): Promise<Operation | undefined> {
+  let current = op;
+  for (let attempt = 1; ; attempt++) {
+    const at = current.metadata.finalizers?.indexOf(OPERATION_RUNNING_FINALIZER) ?? -1;
+    if (at < 0) return current;
+    const patch = [{ op: 'test', path: `/metadata/finalizers/${at}`, value: OPERATION_RUNNING_FINALIZER }, { op: 'remove', path: `/metadata/finalizers/${at}` }];
+    const next = await writeOrReread(api, current, patch, attempt);
+    if (!next) return undefined;
+    current = next;
+  }
+}
+
+/**
+ * Applies the patch; when its `test` failed (the object moved meanwhile), reads the operation
+ * again for another attempt, up to ATTEMPTS. Undefined when the operation is gone.
+ */
+async function writeOrReread(api: RoomkeeperApi, op: Operation, patch: readonly object[], attempt: number): Promise<Operation | undefined> {
+  const name = op.metadata.name as string;
+  try {
+    return await api.jsonPatchOperation(name, patch);
+  } catch (err) {
+    const status = apiStatus(err);
+    if (status === 404) return undefined;
+    // A failed `test` answers 422 (kube-apiserver) or 409; anything else is the caller's to tell.
+    if ((status !== 422 && status !== 409) || attempt >= ATTEMPTS) throw err;
+  }
+  try {
+    return await api.getOperation(name);
+  } catch (err) {
+    if (apiStatus(err) === 404) return undefined;
+    throw err;
+  }
+}
