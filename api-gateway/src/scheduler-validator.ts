@@ -9,7 +9,8 @@ import type { SchedulerPatch } from '../../common/src/resources/scheduler-patch'
 import { schedulerPatchField, validateSchedulerCreateBody, validateSchedulerPatchBody, validateSchedulerSpec } from '../../common/src/validation';
 import type { FieldViolation } from './errors';
 
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldViolation[] };
+/** `dropped`: the body's fields that are not a scheduler's (unknown ones, discarded as Maestro's protojson discards them). */
+export type ValidationResult<T> = { ok: true; value: T; dropped?: string[] } | { ok: false; errors: FieldViolation[] };
 
 export interface SchedulerValidator {
   /** A create (or new-version) body: `name` plus the Scheduler spec fields. */

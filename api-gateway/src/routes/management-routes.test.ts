@@ -139,6 +139,30 @@ describe('POST /schedulers', () => {
     expect(op?.spec.input).toEqual({ scheduler: { ...validSpec(), name: 'tennis-eu' } });
   });
 
+  it('says in a Warning header which fields of the body it ignored (a misspelt roomReplicas), as kube-apiserver warns kubectl, and none when there are none; the body stays Maestro\'s', async () => {
+    const clean = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody());
+    expect(clean.status).toBe(200);
+    expect(clean.headers.warning).toBeUndefined();
+    const spec = validSpec();
+    const body = { ...validCreateBody('tennis-us'), roomReplicas: 5, spec: { ...spec.spec, containers: [{ ...spec.spec.containers[0], imagePullPolicyy: 'Always' }] }, 'we"ird\u00e9': 1 };
+    const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);
+    expect(res.status).toBe(200);
+    expect(res.headers.warning).toBe([
+      '299 - "field \\"spec.containers[0].imagePullPolicyy\\" ignored, as Maestro ignores it: this request sets no such field (GET /openapi.json lists those it sets)"',
+      '299 - "field \\"roomReplicas\\" ignored, as Maestro ignores it: this request sets no such field (GET /openapi.json lists those it sets)"',
+      '299 - "field \\"[\\"we\\\\\\"ird\\u00e9\\"]\\" ignored, as Maestro ignores it: this request sets no such field (GET /openapi.json lists those it sets)"',
+    ].join(', '));
+    expect(Object.keys(bodyOf(res))).toEqual(Object.keys(bodyOf(clean)));
+    expect(t.store.schedulers.get('tennis-us')?.spec.roomsReplicas).toBe(validSpec().roomsReplicas);
+    const patched = await api().patch('/schedulers/tennis-us').set('Authorization', AUTH).send({ maxSurge: 2, maxSurgee: 3 });
+    expect(patched.status).toBe(200);
+    expect(patched.headers.warning).toBe('299 - "field \\"maxSurgee\\" ignored, as Maestro ignores it: this request sets no such field (GET /openapi.json lists those it sets)"');
+    const many = await api().post('/schedulers').set('Authorization', AUTH).send({ ...validCreateBody('tennis-asia'), ...Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`x${i}`, i])) });
+    expect(many.status).toBe(200);
+    expect(many.headers.warning?.match(/299 - /g)).toHaveLength(11);
+    expect(many.headers.warning).toMatch(/, 299 - "5 more fields ignored"$/);
+  });
+
   it('returns the forwarder timeout as a string, as Maestro', async () => {
     const body = validCreateBody('fw', { forwarders: [{ name: 'matchmaker', enable: true, type: 'gRPC', address: 'mm:9090', options: { timeout: 1000, metadata: {} } }] });
     const res = await api().post('/schedulers').set('Authorization', AUTH).send(body);

@@ -1,5 +1,5 @@
 /** The management API's route table (Maestro's paths plus add-rooms and remove-rooms) and its handlers. */
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { MAX_OBJECT_NAME_LENGTH } from '../../../common/src/kube/object-names';
 import { NotFoundError } from '../errors';
 import type { OperationQueries } from '../use-cases/operation-queries';
@@ -90,17 +90,35 @@ function operationIdParam(req: Request, scheduler: string): string {
   return objectNameParam(req, 'operationId', opNotFound(scheduler));
 }
 
+/**
+ * Says in a `Warning: 299` header (RFC 7234, as kube-apiserver warns kubectl of unknown fields)
+ * which fields of the body are not a scheduler's: read as not sent, as Maestro reads them, so a
+ * misspelt field (`roomReplicas`) does not pass unseen. The body stays Maestro's.
+ */
+function ignoredWarning(res: Response): (fields: readonly string[]) => void {
+  return (fields) => {
+    if (res.headersSent) return;
+    const words = (f: string) => (/^\(\d+ more\)$/.test(f) ? `${f.slice(1, -6)} more fields ignored` : `field "${clipped(f, 100)}" ignored, as Maestro ignores it: this request sets no such field (GET /openapi.json lists those it sets)`);
+    res.setHeader('Warning', fields.map((f) => `299 - "${headerText(words(f))}"`).join(', '));
+  };
+}
+
+/** A warn-text as a quoted-string holds it: printable ASCII, with `"` and `\` escaped, the rest as \u escapes. */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x7e]|["\\]/g, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
 export function managementHandlers(u: ManagementUseCases): Record<ManagementRouteId, RouteHandler> {
   return {
     listSchedulers: (req) => u.schedulerQueries.list({ name: queryString(req, 'name'), game: queryString(req, 'game'), version: queryString(req, 'version') }),
-    createScheduler: (req) => u.commands.create(req.body),
+    createScheduler: (req, res) => u.commands.create(req.body, ignoredWarning(res)),
     schedulersInfo: (req) => u.schedulerQueries.info(queryString(req, 'game')),
     getScheduler: (req) => {
       const version = queryString(req, 'version');
       return u.schedulerQueries.get(schedulerNameParam(req), version === '' ? undefined : version);
     },
-    newSchedulerVersion: (req) => u.commands.newVersion(schedulerNameParam(req), req.body),
-    patchScheduler: (req) => u.commands.patch(schedulerNameParam(req), req.body),
+    newSchedulerVersion: (req, res) => u.commands.newVersion(schedulerNameParam(req), req.body, ignoredWarning(res)),
+    patchScheduler: (req, res) => u.commands.patch(schedulerNameParam(req), req.body, ignoredWarning(res)),
     switchActiveVersion: (req) => u.commands.switchActiveVersion(schedulerNameParam(req), req.body),
     deleteScheduler: (req) => u.commands.delete(schedulerNameParam(req, (n) => `no scheduler found, can not delete nonexistent scheduler: ${n}`)),
     addRooms: (req) => u.commands.addRooms(schedulerNameParam(req), req.body),

@@ -49,6 +49,9 @@ import type { Clock } from '../../../common/src/runtime/clock';
 
 const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSchedulerVersion, OperationDefinition.SwitchActiveVersion];
 
+/** Told the fields of a request body that are not a scheduler's, which are read as not sent (the route says so in a `Warning` header). */
+export type IgnoredFields = (fields: readonly string[]) => void;
+
 export interface SchedulerCommandsDeps {
   schedulers: SchedulerStore;
   operations: OperationStore;
@@ -110,10 +113,11 @@ export class SchedulerCommands {
     if (violations.length > 0) throw new ValidationError(violations);
   }
 
-  /** POST /schedulers */
-  async create(body: unknown): Promise<{ scheduler: Record<string, unknown>; operationId: string }> {
+  /** POST /schedulers; `ignored` is told the body's fields that are not a scheduler's (read as not sent). */
+  async create(body: unknown, ignored?: IgnoredFields): Promise<{ scheduler: Record<string, unknown>; operationId: string }> {
     const result = this.deps.validator.validateCreateBody(body);
     if (!result.ok) throw new ValidationError(bodyFields(result.errors));
+    if (result.dropped) ignored?.(result.dropped);
     const { name, spec } = result.value;
     this.assertWithinRoomLimit(spec);
     const alreadyExists = new ConflictError(`error creating scheduler ${name}: name already exists`);
@@ -141,26 +145,28 @@ export class SchedulerCommands {
   }
 
   /** POST /schedulers/{name}: a whole new definition. */
-  async newVersion(name: string, body: unknown): Promise<{ operationId: string }> {
-    return this.oneAtATime(name, () => this.newVersionNow(name, body));
+  async newVersion(name: string, body: unknown, ignored?: IgnoredFields): Promise<{ operationId: string }> {
+    return this.oneAtATime(name, () => this.newVersionNow(name, body, ignored));
   }
 
-  private async newVersionNow(name: string, body: unknown): Promise<{ operationId: string }> {
+  private async newVersionNow(name: string, body: unknown, ignored?: IgnoredFields): Promise<{ operationId: string }> {
     const current = await this.mustExist(name);
     const result = this.deps.validator.validateCreateBody(isRecord(body) ? { ...body, name } : body);
     if (!result.ok) throw new ValidationError(bodyFields(result.errors));
+    if (result.dropped) ignored?.(result.dropped);
     this.assertWithinRoomLimit(result.value.spec);
     return this.changeSpec(current, () => result.value.spec);
   }
 
   /** PATCH /schedulers/{name}: fields merged into the current definition. */
-  async patch(name: string, body: unknown): Promise<{ operationId: string }> {
-    return this.oneAtATime(name, () => this.patchNow(name, body));
+  async patch(name: string, body: unknown, ignored?: IgnoredFields): Promise<{ operationId: string }> {
+    return this.oneAtATime(name, () => this.patchNow(name, body, ignored));
   }
 
-  private async patchNow(name: string, body: unknown): Promise<{ operationId: string }> {
+  private async patchNow(name: string, body: unknown, ignored?: IgnoredFields): Promise<{ operationId: string }> {
     const parsed = this.deps.validator.validatePatchBody(body);
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
+    if (parsed.dropped) ignored?.(parsed.dropped);
     const current = await this.mustExist(name);
     if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body, (key) => this.deps.validator.patchField(key) !== undefined)}`);
     return this.changeSpec(current, (spec) => {

@@ -5,10 +5,11 @@ export interface FieldError {
   message: string;
 }
 
-export type Result<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+/** `dropped`: fields of the input that were not read (unknown ones, pruned), when there were any. */
+export type Result<T> = { ok: true; value: T; dropped?: string[] } | { ok: false; errors: FieldError[] };
 
-export function ok<T>(value: T): Result<T> {
-  return { ok: true, value };
+export function ok<T>(value: T, dropped?: readonly string[]): Result<T> {
+  return dropped && dropped.length > 0 ? { ok: true, value, dropped: [...dropped] } : { ok: true, value };
 }
 
 export function failed<T>(errors: FieldError[]): Result<T> {

@@ -390,7 +390,7 @@ describe('validateSchedulerPatchBody', () => {
   });
 
   it('drops game, which is not patchable (as in Maestro)', () => {
-    expect(validateSchedulerPatchBody({ game: 'other', roomsReplicas: 3 })).toEqual({ ok: true, value: { roomsReplicas: 3 } });
+    expect(validateSchedulerPatchBody({ game: 'other', roomsReplicas: 3 })).toEqual({ ok: true, value: { roomsReplicas: 3 }, dropped: ['game'] });
   });
 
   it('accepts partial containers (merged by index) and partial autoscaling', () => {

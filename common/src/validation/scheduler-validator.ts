@@ -14,6 +14,7 @@ import type { SchedulerSpec } from '../generated/resources';
 import { crdSchemas } from '../generated/schemas';
 import type { JsonSchemaProps } from '../resources/json-schema-props';
 import type { SchedulerPatch } from '../resources/scheduler-patch';
+import { droppedFields } from './dropped-fields';
 import { withPrefix } from './field-path';
 import { normaliseMaestroBody, propertyNamed, type MaestroBodyOptions } from './maestro-body';
 import { podRefusals } from './pod-refusals';
@@ -137,7 +138,7 @@ export function validateSchedulerCreateBody(data: unknown, options: ValidateOpti
     const { name, ...spec } = value as Record<string, unknown>;
     if (errors.length === 0) {
       const refused = podRefusals(spec as unknown as SchedulerSpec, options.prefix);
-      return refused.length === 0 ? ok({ name: name as string, spec: spec as unknown as SchedulerSpec }) : failed(refused);
+      return refused.length === 0 ? ok({ name: name as string, spec: spec as unknown as SchedulerSpec }, droppedFields(body, value)) : failed(refused);
     }
   }
   return failed(prefixed(errors, options.prefix ?? ''));
@@ -152,5 +153,5 @@ export function validateSchedulerPatchBody(data: unknown, options: ValidateOptio
   const { body, sentTwice } = normalised(data, schedulerPatchBodySchema(), options, { emptyListAsUnset: true });
   if (sentTwice.length > 0) return failed(sentTwice);
   const checked = validators().patch(body);
-  return checked.errors.length === 0 ? ok(checked.value as SchedulerPatch) : failed(prefixed(checked.errors, options.prefix ?? ''));
+  return checked.errors.length === 0 ? ok(checked.value as SchedulerPatch, droppedFields(body, checked.value)) : failed(prefixed(checked.errors, options.prefix ?? ''));
 }
