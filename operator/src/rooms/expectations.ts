@@ -85,6 +85,11 @@ export class RoomExpectations {
     }
   }
 
+  /** A deletion this replica asked for that is known not to have landed (refused on its preconditions). */
+  forgetOwnDeletion(scheduler: string, room: string): void {
+    this.ownDeletions.delete(`${scheduler}/${room}`);
+  }
+
   /**
    * Whether this replica asked for the deletion of `room` within OWN_DELETION_MEMORY_MS; forgets
    * it. Asked once, when the cache first shows the room's deletion.

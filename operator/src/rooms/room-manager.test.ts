@@ -124,13 +124,22 @@ describe('removeRoomById (remove-rooms by id)', () => {
     expect(t.calls).toEqual(['delete s/r1 uid=uid-1 resourceVersion=5', 'delete pod s/r1 grace=undefined']);
   });
 
-  it('keeps a room the cache shows at the version decided on when the deletion finds it changed (409: a rollout on a stale cache), and waits for the cache', async () => {
+  it('keeps a room the cache shows at the version decided on when the deletion finds it changed (409: a rollout on a stale cache), and waits for the cache; the refused deletion is not noted as its own, so a later kubectl delete of the room is told', async () => {
     const t = setup(room('s', { resourceVersion: '7' }), room('s', { resourceVersion: '5' }));
     const conflict = Object.assign(new Error('conflict'), { code: 409 });
     (t.deps.api as { deleteGameRoom: unknown }).deleteGameRoom = () => Promise.reject(conflict);
     expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
-    expect(t.calls).toEqual([]);
+    expect(t.calls).toEqual(['get s/r1']);
     expect(t.expectations.satisfied('s')).toBe(false);
+    expect(t.expectations.takeOwnDeletion('s', 'r1')).toBe(false);
+  });
+
+  it('a deletion refused 409 whose room is being deleted (a retry of a deletion that landed) stays noted as its own', async () => {
+    const t = setup(room('s', { resourceVersion: '8', deletionTimestamp: new Date(NOW) }), room('s', { resourceVersion: '5' }));
+    const conflict = Object.assign(new Error('conflict'), { code: 409 });
+    (t.deps.api as { deleteGameRoom: unknown }).deleteGameRoom = () => Promise.reject(conflict);
+    expect(await t.manager.removeRoomById('s', 'r1', '5')).toBe('changed');
+    expect(t.expectations.takeOwnDeletion('s', 'r1')).toBe(true);
   });
 
   it('a room already gone that the cache still shows holds the health check until the cache shows it gone', async () => {

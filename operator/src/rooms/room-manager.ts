@@ -259,9 +259,26 @@ export class RoomManager {
       if (status === 404) return 'absent';
       if (status === 409) {
         if (preconditions?.resourceVersion) this.expectNewerThanCache(namespace, name, preconditions.resourceVersion);
+        await this.forgetRefusedDeletion(namespace, name);
         return 'changed';
       }
       throw err;
+    }
+  }
+
+  /**
+   * A deletion refused on its preconditions (the room changed) did not land: when the room is
+   * there, not being deleted, it is no longer noted as this replica's, so a later deletion of it
+   * with kubectl is told as one outside Roomkeeper. Kept noted when that cannot be told (a retried
+   * request whose first try landed is refused too, the deletion having changed the room).
+   */
+  private async forgetRefusedDeletion(namespace: string, name: string): Promise<void> {
+    if (!this.deps.expectations) return;
+    try {
+      const room = await this.deps.api.getGameRoom(namespace, name);
+      if (!room.metadata.deletionTimestamp) this.deps.expectations.forgetOwnDeletion(namespace, name);
+    } catch {
+      // Gone or unreadable: whose deletion it was cannot be told; it stays this replica's.
     }
   }
 
