@@ -536,6 +536,19 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
+  test('a PATCH that raises roomsReplicas with a major change refused (an image that is never pulled) says that its count took effect and stays, and how to go back', async () => {
+    const name = 'count-kept-up';
+    const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 2 }));
+    await finished(stack, (created.body as OperationEnqueued).operationId);
+    const image = ((created.body as { scheduler: { spec: { containers: { image: string }[] } } }).scheduler.spec.containers[0]?.image ?? '').replace(/:[^:/]*$/, '');
+    const patched = await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 3, spec: { containers: [{ image: `${image}:image-pull-failure` }] } });
+    expect(patched.status).toBe(200);
+    const refused = await finished(stack, (patched.body as OperationEnqueued).operationId, 'error');
+    expect(refused.status?.executionHistory?.map((h) => h.event)).toContain(`roomsReplicas 3, which this change set (it was 2), took effect when the change was written and stays: `
+      + `the spec's roomsReplicas is the count in force whatever the version, so it is not undone with the rest of the change; to go back, PATCH /schedulers/${name} with {"roomsReplicas": 2}`);
+    await call(stack, 'DELETE', `/schedulers/${name}`);
+  });
+
   test('a definition that sets a label or env Roomkeeper sets on every room is told so in its operation\'s history; the rooms carry Roomkeeper\'s values', async () => {
     const name = 'reserved-keys';
     const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, labels: { team: 'arena', 'roomkeeper.io/version': 'mine' } }, [{ name: 'ROOMKEEPER_ROOM_ID', value: 'someone-else' }]) as { spec: Record<string, unknown> }).spec };
