@@ -27,7 +27,7 @@ describe('RBAC', () => {
     expect(grants(findObject(objects, 'ClusterRole', '-operator'))).toEqual(expand({
       'roomkeeper.io/schedulers': [...READ, 'update', 'patch', 'delete'],
       'roomkeeper.io/schedulerversions': [...READ, 'create', 'patch', 'delete'],
-      'roomkeeper.io/operations': ['list', 'watch', 'create', 'patch', 'delete'],
+      'roomkeeper.io/operations': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/gamerooms': ['get', 'list', 'watch', 'create', 'patch', 'delete'],
       'roomkeeper.io/schedulers/status': ['patch'],
       'roomkeeper.io/schedulerversions/status': ['patch'],

@@ -35,10 +35,12 @@ What RBAC cannot narrow further, and why (the chart README says the same):
   resources: ["schedulerversions"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # Operations (healing ones are enqueued here; old ones pruned), read through informers; one
-# written with kubectl gets the labels of its scheduler and definition (patch of its metadata).
+# written with kubectl gets the labels of its scheduler and definition (patch of its metadata); a
+# running one holds the finalizer roomkeeper.io/operation-running, whose release reads the
+# operation again when the list of finalizers moved (get).
 - apiGroups: ["roomkeeper.io"]
   resources: ["operations"]
-  verbs: ["list", "watch", "create", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # Ping digests the gateway replicas write into each scheduler's namespace: read, and deleted once
 # their replica has not written them for 2 x (room ping timeout + flush interval): it is gone (each
 # gateway pod name leaves one per scheduler); a live replica's is created again at its next flush.

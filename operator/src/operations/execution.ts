@@ -3,13 +3,13 @@
  * go with them. The executor of a definition sees only `ExecutionContext`.
  */
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
-import { apiErrorFields, retryTransient } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, retryTransient } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import { describeInputErrors, parseOperationInput, type InputBounds, type OperationInputs } from '../../../common/src/operations/operation-inputs';
 import type { OperationDefinitionName } from '../../../common/src/resources/operation-names';
 import type { OperatorDeps } from '../deps';
 import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
-import { holdOperation } from './operation-finalizer';
+import { holdForClaim } from './operation-finalizer';
 
 /** Thrown inside an executor when the operation was canceled. */
 export class OperationCanceled extends Error {
@@ -99,8 +99,6 @@ export class ExecutionContext {
   private flushTimer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
-  /** The object as the last status write answered it. */
-  private lastWritten: Operation | undefined;
   private readonly abort = new AbortController();
   private abandoned: string | undefined;
   private stopped: string | undefined;
@@ -281,8 +279,11 @@ export class ExecutionContext {
   async claim(): Promise<void> {
     const now = this.deps.now();
     this.history.push({ createdAt: new Date(now).toISOString(), event: 'Starting operation' });
-    await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, this.op.metadata.resourceVersion);
-    await this.holdObject();
+    // The finalizer first, on the version planned (a 409 or 422 when it changed: not claimed), so
+    // that an operation shown in progress is held, and the execution reads what it works on right
+    // after the claim (a change written once it shows in progress is not its own).
+    const held = await this.holdObject();
+    await this.write({ status: 'in_progress', startedAt: new Date(now).toISOString(), lease: this.lease(now) }, held.metadata.resourceVersion);
     // Each renewal says in_progress again: a status edited to an end while this runs (kubectl) is
     // set back within a third of the lease, so the operation can be canceled and is listed active.
     this.leaseTimer = setInterval(() => {
@@ -294,16 +295,21 @@ export class ExecutionContext {
 
   /**
    * Puts the finalizer of a running operation on it (operation-finalizer.ts), so that its deletion
-   * waits to be rolled back, also by the next leader after a crash. A refusal is logged: the
-   * operation runs all the same, and a deletion is then told when the object is gone.
+   * waits to be rolled back, also by the next leader after a crash. Throws the API server's answer
+   * when the operation changed since it was planned (or is gone): it is not claimed. Any other
+   * refusal is logged: the operation runs all the same, without it (a deletion is then told when
+   * the object is gone).
    */
-  private async holdObject(): Promise<void> {
-    if (!this.lastWritten) return;
+  private async holdObject(): Promise<Operation> {
     try {
-      const held = await holdOperation(this.deps.api, this.lastWritten);
-      if (held) this.onWritten(held);
+      const held = await holdForClaim(this.deps.api, this.op);
+      if (held !== this.op) this.onWritten(held);
+      return held;
     } catch (err) {
+      const status = apiStatus(err);
+      if (status === 404 || status === 409 || status === 422) throw Object.assign(new Error(`operation ${this.op.metadata.name as string} changed before it was claimed`), { code: 409, cause: err });
       this.logger.warn(`could not put the finalizer ${OPERATION_RUNNING_FINALIZER} on the operation; it runs all the same, but a deletion of it while no operator runs it is not rolled back`, { operation: this.op.metadata.name, ...apiErrorFields(err) });
+      return this.op;
     }
   }
 
@@ -347,7 +353,6 @@ export class ExecutionContext {
       const body: Record<string, unknown> = { status: { ...fields, executionHistory: this.history } };
       if (resourceVersion) body.metadata = { resourceVersion };
       const written = await this.deps.api.patchOperationStatus(this.op.metadata.name as string, body);
-      this.lastWritten = written;
       this.onWritten(written);
     };
     const next = this.writing.then(run, run);

@@ -1,8 +1,8 @@
 /**
- * The finalizer of a running Operation (OPERATION_RUNNING_FINALIZER): put on when an execution
- * claims the operation, released once it has ended. JSON patches conditional on the finalizer's
- * place in the list (a `test`), so another tool's finalizer is never dropped; tried again on a
- * fresh read when the list moved meanwhile.
+ * The finalizer of a running Operation (OPERATION_RUNNING_FINALIZER): put on just before an
+ * execution claims the operation, released once it has ended. JSON patches with a `test`: the put
+ * on the version the claim is conditional on, the release on the finalizer's place in the list (so
+ * another tool's finalizer is never dropped; tried again on a fresh read when the list moved).
  */
 import type { Operation } from '../../../common/src/generated/resources';
 import { apiStatus } from '../../../common/src/kube/clients';
@@ -26,23 +26,18 @@ export function releasable(op: Operation): boolean {
 }
 
 /**
- * Puts the finalizer on an operation just claimed (`op`: the claim's answer). Not on one being
- * deleted: the API server refuses new finalizers then. Returns the object written, or undefined
- * when the operation is gone.
+ * Puts the finalizer on an operation about to be claimed (`op`: the version the queue was planned
+ * on), on the condition that it is still that version, as the claim itself is: when it changed
+ * meanwhile (another replica claimed it, a cancel came), this throws the API server's 409 or 422
+ * and the claim is not made. Returns the object written, or `op` when it holds the finalizer
+ * already.
  */
-export async function holdOperation(api: RoomkeeperApi, op: Operation): Promise<Operation | undefined> {
-  let current = op;
-  for (let attempt = 1; ; attempt++) {
-    if (heldWhileRunning(current) || current.metadata.deletionTimestamp) return current;
-    const finalizers = current.metadata.finalizers;
-    const patch = finalizers === undefined
-      ? [{ op: 'test', path: '/metadata/resourceVersion', value: current.metadata.resourceVersion }, { op: 'add', path: '/metadata/finalizers', value: [OPERATION_RUNNING_FINALIZER] }]
-      : [{ op: 'test', path: '/metadata/finalizers', value: finalizers }, { op: 'add', path: '/metadata/finalizers/-', value: OPERATION_RUNNING_FINALIZER }];
-    const next = await writeOrReread(api, current, patch, attempt);
-    if (!next) return undefined;
-    current = next;
-    if (heldWhileRunning(current)) return current;
-  }
+export async function holdForClaim(api: RoomkeeperApi, op: Operation): Promise<Operation> {
+  if (heldWhileRunning(op)) return op;
+  const add = op.metadata.finalizers === undefined
+    ? { op: 'add', path: '/metadata/finalizers', value: [OPERATION_RUNNING_FINALIZER] }
+    : { op: 'add', path: '/metadata/finalizers/-', value: OPERATION_RUNNING_FINALIZER };
+  return api.jsonPatchOperation(op.metadata.name as string, [{ op: 'test', path: '/metadata/resourceVersion', value: op.metadata.resourceVersion }, add]);
 }
 
 /** Releases the finalizer. Returns the object written, or undefined when the operation is gone. */
@@ -59,7 +54,7 @@ export async function releaseOperation(api: RoomkeeperApi, op: Operation): Promi
 }
 
 /**
- * Applies the patch; when its `test` failed (the object moved meanwhile), reads the operation
+ * Applies the release; when its `test` failed (the list moved meanwhile), reads the operation
  * again for another attempt, up to ATTEMPTS. Undefined when the operation is gone.
  */
 async function writeOrReread(api: RoomkeeperApi, op: Operation, patch: readonly object[], attempt: number): Promise<Operation | undefined> {
