@@ -1,9 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
+import * as net from 'node:net';
 import { waitFor } from '../../../test/support/wait';
 import { silentLogger } from '../logger';
 import { MetricsRegistry } from '../metrics';
 import { EventForwarder } from './event-forwarder';
 import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from './forward-receiver';
+import { FORWARDER_RPCS, loadForwarderProtocol } from './forwarder-protocol';
 import type { ForwardedRoom, ForwarderConfig } from './forwarder-types';
 
 
@@ -15,6 +17,15 @@ const room: ForwardedRoom = {
   ports: [{ name: 'clientPort', protocol: 'UDP', port: 7000 }],
 };
 const PORTS_JSON = '[{"name":"clientPort","port":7000,"protocol":"UDP"}]';
+
+/** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 function forwarderTo(receiver: ForwardReceiver, overrides: Partial<ForwarderConfig> = {}): ForwarderConfig {
   return { name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 5000 }, ...overrides };
@@ -228,6 +239,42 @@ describe('EventForwarder against real gRPC receivers', () => {
       ],
     });
     expect(good.requestsOf('SendPlayerEvent').map((e) => e.playerId)).toEqual(['p-9']);
+  });
+
+  it('tells a receiver that answered UNAVAILABLE itself from one that could not be reached', async () => {
+    const down = await receiver({ reply: () => ({ grpcError: { code: grpc.status.UNAVAILABLE, details: 'receiver down for maintenance' } }) });
+    const closed = await closedPort();
+
+    const outcome = await forwarder.forwardRoomEvent([forwarderTo(down, { name: 'mm' }), { name: 'gone', enable: true, type: 'gRPC', address: `127.0.0.1:${closed}`, options: { timeout: 5000 } }], room, 'matchStarted');
+
+    expect(outcome.results).toEqual([
+      { forwarder: 'mm', ok: false, code: grpc.status.UNAVAILABLE, error: 'UNAVAILABLE: receiver down for maintenance', reason: 'the receiver answered UNAVAILABLE: receiver down for maintenance; see the receiver\'s log' },
+      {
+        forwarder: 'gone', ok: false, code: grpc.status.UNAVAILABLE, error: expect.stringMatching(/^UNAVAILABLE: No connection established/) as unknown,
+        reason: 'the receiver could not be reached (UNAVAILABLE: No connection established. Last error: Error: connect ECONNREFUSED the receiver.); check that it runs and listens at the forwarder\'s address',
+      },
+    ]);
+    expect(down.received).toHaveLength(1);
+  });
+
+  it('tells a receiver that sent its response headers, then UNAVAILABLE, as answering it', async () => {
+    const protocol = loadForwarderProtocol();
+    const server = new grpc.Server();
+    const handler: grpc.handleUnaryCall<unknown, unknown> = (call, callback) => {
+      call.sendMetadata(new grpc.Metadata());
+      callback({ code: grpc.status.UNAVAILABLE, details: 'draining' });
+    };
+    server.addService(protocol.serviceDefinition, Object.fromEntries(Object.keys(FORWARDER_RPCS).map((rpc) => [rpc, handler])));
+    const port = await new Promise<number>((resolve, reject) => {
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    });
+    try {
+      const outcome = await forwarder.forwardPing([{ name: 'mm', enable: true, type: 'gRPC', address: `127.0.0.1:${port}`, options: { timeout: 5000 } }], room, 'ready');
+
+      expect(outcome.results).toEqual([{ forwarder: 'mm', ok: false, code: grpc.status.UNAVAILABLE, error: 'UNAVAILABLE: draining', reason: 'the receiver answered UNAVAILABLE: draining; see the receiver\'s log' }]);
+    } finally {
+      server.forceShutdown();
+    }
   });
 
   it('counts a non-200 Response.code as delivered', async () => {

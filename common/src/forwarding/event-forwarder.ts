@@ -108,17 +108,39 @@ function roomSafeDetails(details: string, address: string): string {
 }
 
 /**
+ * A call that ended with an error status, and whether the receiver itself answered it. grpc-js
+ * gives UNAVAILABLE both when it could make no connection and when the receiver answers it.
+ */
+class FailedCall extends Error {
+  constructor(readonly status: grpc.ServiceError, readonly receiverAnswered: boolean) {
+    super(status.message);
+  }
+}
+
+/**
+ * Whether a failed call's status came from the receiver: it sent response headers, or trailers
+ * with more than the status. Every status grpc-js makes itself (no connection, name resolution
+ * failed, connection dropped, channel closed) has empty metadata; a receiver's answer without
+ * headers (Trailers-Only) carries at least its content-type, as the gRPC HTTP/2 protocol requires.
+ */
+function answeredByReceiver(status: grpc.ServiceError, headersReceived: boolean): boolean {
+  return headersReceived || Object.keys(status.metadata.getMap()).length > 0;
+}
+
+/**
  * Why a call failed and what to do, in words a room may be told (it goes into the answer to a
  * room or player event): the gRPC status, the deadline that passed, the receiver's own error
- * text with addresses left out, bounded.
+ * text with addresses left out, bounded. UNAVAILABLE says the receiver could not be reached only
+ * when grpc-js made that status itself (`receiverAnswered` false); a receiver that answers it is
+ * told as any other code.
  */
-function failureReason(err: unknown, address: string, timeoutMs: number): string {
+function failureReason(err: unknown, address: string, timeoutMs: number, receiverAnswered: boolean): string {
   const code = typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number' ? err.code : undefined;
   const raw = typeof err === 'object' && err !== null && 'details' in err && typeof err.details === 'string' ? err.details
     : err instanceof Error ? err.message : String(err);
   const details = roomSafeDetails(raw, address);
   if (code === grpc.status.DEADLINE_EXCEEDED) return `the receiver did not answer within ${timeoutMs} ms (DEADLINE_EXCEEDED); make it answer sooner or raise the forwarder's options.timeout`;
-  if (code === grpc.status.UNAVAILABLE) return `the receiver could not be reached (UNAVAILABLE${details ? `: ${details}` : ''}); check that it runs and listens at the forwarder's address`;
+  if (code === grpc.status.UNAVAILABLE && !receiverAnswered) return `the receiver could not be reached (UNAVAILABLE${details ? `: ${details}` : ''}); check that it runs and listens at the forwarder's address`;
   if (code === undefined) return `the call could not be made (${details || 'no cause given'}); see the gateway log`;
   return `the receiver answered ${grpc.status[code] ?? `gRPC code ${code}`}${details ? `: ${details}` : ''}; see the receiver's log`;
 }
@@ -282,7 +304,9 @@ export class EventForwarder {
         result = { forwarder: name, ok: true, code: response.code };
       }
     } catch (err) {
-      result = { forwarder: name, ok: false, ...grpcFailure(err), reason: failureReason(err, forwarder.address, timeoutMs) };
+      const cause = err instanceof FailedCall ? err.status : err;
+      const answered = err instanceof FailedCall && err.receiverAnswered;
+      result = { forwarder: name, ok: false, ...grpcFailure(cause), reason: failureReason(cause, forwarder.address, timeoutMs, answered) };
     }
     stopTimer();
     this.record(result, context);
@@ -300,7 +324,8 @@ export class EventForwarder {
     const lease = this.pool.acquire(address);
     return new Promise<ResponseMessage>((resolve, reject) => {
       try {
-        lease.client.makeUnaryRequest(
+        let headersReceived = false;
+        const call = lease.client.makeUnaryRequest(
           method.path,
           method.requestSerialize,
           method.responseDeserialize,
@@ -309,10 +334,14 @@ export class EventForwarder {
           { deadline: Date.now() + timeoutMs },
           (err, response) => {
             lease.release();
-            if (err || !response) reject(err ?? new Error('empty response'));
+            if (err) reject(new FailedCall(err, answeredByReceiver(err, headersReceived)));
+            else if (!response) reject(new Error('empty response'));
             else resolve(response);
           },
         );
+        call.on('metadata', () => {
+          headersReceived = true;
+        });
       } catch (err) {
         lease.release();
         reject(err instanceof Error ? err : new Error(String(err)));
