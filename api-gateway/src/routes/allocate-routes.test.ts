@@ -5,6 +5,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import request from 'supertest';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { groupAllocatable } from '../../../common/src/rooms/allocation';
@@ -14,7 +15,19 @@ import { StoreUnavailableError } from '../errors';
 import { AUTH, bodyOf, buildTestApps, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { requestListener } from '../app';
 
+const REPLAYED = 'replayed: this allocationId was already answered with this room';
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123, containerPort: 7777 }] };
+
+/**
+ * Makes the in-memory store's claim and room writes take a few milliseconds, as the API server's
+ * do: tries sent at once then overlap (with none, a try is answered before the next one is read).
+ */
+function writesTakeApiServerTime(apps: TestApps): void {
+  const claim = apps.store.claimAllocationId.bind(apps.store);
+  const commit = apps.store.commitAllocation.bind(apps.store);
+  jest.spyOn(apps.store, 'claimAllocationId').mockImplementation(async (...args) => { await delay(2); return claim(...args); });
+  jest.spyOn(apps.store, 'commitAllocation').mockImplementation(async (...args) => { await delay(5); return commit(...args); });
+}
 
 describe('POST /scheduler/{name}/rooms/allocate', () => {
   let t: TestApps;
@@ -156,6 +169,31 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(bodyOf(twice).details).toEqual([{ field: 'Idempotency-Key', message: 'was sent more than once (or holds ", "); send one Idempotency-Key header' }]);
   });
 
+  it('tries of one allocationId sent at once take one room: exactly one answers it as allocated (message ""), every other as a replay of that room', async () => {
+    for (let i = 0; i < 10; i++) t.store.seedRoom('s1', `room-${i}`, READY);
+    writesTakeApiServerTime(t);
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => allocate({ allocationId: `x-${round}` })));
+      expect(answers.map((r) => r.status)).toEqual(Array(6).fill(200));
+      const rooms = new Set(answers.map((r) => bodyOf(r).roomId as string));
+      expect(rooms.size).toBe(1);
+      expect(answers.map((r) => bodyOf(r).message as string).sort()).toEqual(['', ...Array.from({ length: 5 }, () => REPLAYED)]);
+    }
+    expect(roomWrites()).toHaveLength(10);
+    expect(t.metrics.sum('roomkeeper_allocations_total', { result: 'allocated' })).toBe(10);
+    expect(t.metrics.sum('roomkeeper_allocations_total', { result: 'replayed' })).toBe(50);
+  });
+
+  it('one allocationId sent at once to two schedulers makes an allocation on each: neither answers the other\'s room', async () => {
+    t.store.seedScheduler('s2', validSpec(), { version: 'v1.0.0' });
+    t.store.seedRoom('s1', 'room-1', READY);
+    t.store.seedRoom('s2', 'room-2', READY);
+    writesTakeApiServerTime(t);
+    const [a, b] = await Promise.all([allocate({ allocationId: 'x-1' }, 's1'), allocate({ allocationId: 'x-1' }, 's2')]);
+    expect([a.body, b.body]).toMatchObject([{ roomId: 'room-1', message: '' }, { roomId: 'room-2', message: '' }]);
+    expect(roomWrites().map((w) => w.name).sort()).toEqual(['s1/room-1', 's2/room-2']);
+  });
+
   it('a replay on a replica whose cache is behind, after the first try\'s claim went: the room it writes is taken back once its own write shows another room took the id, and the first room is answered', async () => {
     const apps = buildTestApps({ allocationSettings: { claimLingerMs: 1 } });
     apps.store.seedScheduler('s1', validSpec(), { version: 'v1.0.0' });
@@ -259,6 +297,21 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
       expect(roomWrites()).toHaveLength(1);
       expect(other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'room' })).toBe(1);
       await waitFor(() => t.store.claims.size === 0, { message: 'the claim to go after its linger' });
+    });
+
+    it('tries of one id sent at once to both replicas: one answers the room as allocated, every other (a waiting one too) as a replay of it', async () => {
+      for (let i = 3; i < 10; i++) t.store.seedRoom('s1', `room-${i}`, READY);
+      writesTakeApiServerTime(t);
+      for (let round = 0; round < 5; round++) {
+        const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => allocateOn(i % 2 === 0 ? t : other, { allocationId: `x-${round}` })));
+        expect(answers.map((r) => r.status)).toEqual(Array(6).fill(200));
+        expect(new Set(answers.map((r) => bodyOf(r).roomId as string)).size).toBe(1);
+        expect(answers.map((r) => bodyOf(r).message as string).sort()).toEqual(['', ...Array.from({ length: 5 }, () => REPLAYED)]);
+      }
+      expect(roomWrites()).toHaveLength(5);
+      // Tries on the replica that did not allocate waited on the id's claim for the room.
+      expect(t.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'room' }) + other.metrics.sum('roomkeeper_allocation_id_waits_total', { outcome: 'room' })).toBeGreaterThan(0);
+      await waitFor(() => t.store.claims.size === 0, { message: 'the claims to go after their linger' });
     });
 
     it('a try with another body than the one being answered is refused at once (409), writing no room', async () => {

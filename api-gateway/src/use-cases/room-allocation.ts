@@ -385,6 +385,14 @@ function portsOf(room: GameRoom): AllocationAnswer['ports'] {
   return (room.status?.ports ?? []).map((p) => ({ name: p.name ?? '', protocol: p.protocol ?? '', port: p.port ?? 0 }));
 }
 
+/** The message of a replayed allocationId's answer: the room its allocation was answered. */
+const REPLAYED = 'replayed: this allocationId was already answered with this room';
+
+/** Whether an answer replays an allocation made before (any replay message), rather than makes one. */
+function isReplay(answer: AllocationAnswer): boolean {
+  return answer.message.startsWith('replayed:');
+}
+
 function answerOf(room: GameRoom, allocation: GameRoomStatusAllocation | PreviousAllocation, message: string): AllocationAnswer {
   return {
     success: true,
@@ -484,7 +492,7 @@ function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, 
     };
   }
   if (record.kind === 'current') {
-    if (!a.endedAt || (a.endReason === 'occupied' && runsMatches(room))) return { kind: 'answer', allocation: a, message: 'replayed: this allocationId was already answered with this room' };
+    if (!a.endedAt || (a.endReason === 'occupied' && runsMatches(room))) return { kind: 'answer', allocation: a, message: REPLAYED };
     if (a.endReason === 'occupied') {
       // The room reported the match and runs none now: the match is over, and the room is free
       // for the next allocation; sending players there would put them in another match's room.
@@ -514,7 +522,10 @@ function replayDecision(room: GameRoom, record: AllocationRecord, hash: string, 
 export class RoomAllocations {
   private readonly settings: AllocationSettings;
   private readonly random: () => number;
-  /** Requests under way on this replica, by allocationId (one entry per request in flight). */
+  /**
+   * Requests under way on this replica, by scheduler and allocationId (one entry per request in
+   * flight); a try of the same id that comes meanwhile answers the same room, as a replay.
+   */
   private readonly inFlight = new Map<string, { hash: string; answer: Promise<AllocationAnswer> }>();
   /**
    * Rooms this replica is claiming or has just claimed, by scheduler, then room -> the resourceVersion
@@ -552,21 +563,25 @@ export class RoomAllocations {
       if (scheduler.metadata.deletionTimestamp) throw new NotFoundError(`scheduler ${schedulerName} is being deleted`);
       const id = request.allocationId ?? randomUUID();
       const hash = requestHash({ ...request, allocationId: undefined });
-      const running = this.inFlight.get(id);
+      // An allocationId is one scheduler's: another scheduler's try of the same id is another allocation.
+      const key = `${schedulerName}/${id}`;
+      const running = this.inFlight.get(key);
       let answer: AllocationAnswer;
       if (running) {
         if (running.hash !== hash) throw this.idConflict(id);
-        answer = await running.answer;
+        // The try under way makes the allocation (or replays it): this one answers its room as a replay.
+        const first = await running.answer;
+        answer = isReplay(first) ? first : { ...first, message: REPLAYED };
       } else {
         const work = request.allocationId !== undefined ? this.allocateWithId(scheduler, id, hash, request, started) : this.allocateOnce(scheduler, id, hash, request);
-        this.inFlight.set(id, { hash, answer: work });
+        this.inFlight.set(key, { hash, answer: work });
         try {
           answer = await work;
         } finally {
-          this.inFlight.delete(id);
+          this.inFlight.delete(key);
         }
       }
-      result = answer.message.startsWith('replayed') ? 'replayed' : 'allocated';
+      result = isReplay(answer) ? 'replayed' : 'allocated';
       return answer;
     } catch (err) {
       result = err instanceof NoRoomAvailableError ? 'no_room' : err instanceof AllocationContentionError ? 'contention'
