@@ -12,6 +12,7 @@ import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { isNotFound } from '../../common/src/kube/clients';
 import { buildOperation } from '../../common/src/operations/operation-factory';
+import { newOperationId } from '../../common/src/operations/operation-id';
 import type { Scheduler } from '../../common/src/generated/resources';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -396,6 +397,33 @@ describe('Scheduler through kubectl', () => {
 
     expect(await isGone(() => stack.api.getScheduler('surge-game'))).toBe(true);
     expect((await stack.api.listSchedulerVersions('surge-game')).items).toHaveLength(0);
+  });
+
+  test('a SchedulerVersion written by hand (kubectl create) is never made active: the switch ends in error saying why; a change of the spec numbers its version around it, and the scheduler\'s deletion deletes it', async () => {
+    const name = 'handmade';
+    await stack.api.createScheduler(schedulerObject(name, { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.0.0', { timeoutMs: 30_000, message: 'v1.0.0 active' });
+    const first = await stack.api.getSchedulerVersion(`${name}-v1.0.0`);
+    const file = path.join(dir, 'handmade.yaml');
+    // As a user writes it: no label, no ownerReference.
+    fs.writeFileSync(file, stringify({ apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: `${name}-v1.1.0` }, spec: { ...first.spec, version: 'v1.1.0', kind: 'minor' } }));
+    await kubectl(['create', '-f', file]);
+    await waitFor(() => stack.operators.some((o) => o.caches.versions.get(`${name}-v1.1.0`) !== undefined), { timeoutMs: 30_000, message: 'the operator sees the hand-written version' });
+    const switched = buildOperation({ id: newOperationId(), schedulerName: name, definitionName: 'switch_active_version', input: { newActiveVersion: 'v1.1.0' }, source: 'api', enqueuedAt: Date.now() });
+    await stack.api.createOperation(switched);
+    const op = await waitFor(async () => {
+      const o = await stack.api.getOperation(switched.metadata.name as string);
+      return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'the switch ended' });
+    expect(op.status?.status).toBe('error');
+    expect(op.status?.executionHistory?.map((h) => h.event)).toContainEqual(expect.stringMatching(new RegExp(`^Operation execution failed: version v1\\.1\\.0 of scheduler ${name} was not made by Roomkeeper for this scheduler: SchedulerVersion ${name}-v1\\.1\\.0 has no ownerReference to Scheduler ${name} \\(uid [^)]+\\); it was written by hand, or left by an earlier scheduler of the same name, and was never validated\\.`)));
+    expect((await stack.api.getScheduler(name)).status?.version).toBe('v1.0.0');
+
+    await kubectl(['patch', 'rks', name, '--type=merge', '-p', '{"spec":{"maxSurge":7}}']);
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.2.0', { timeoutMs: 30_000, message: 'the minor change made v1.2.0, around the hand-written v1.1.0' });
+
+    await kubectl(['delete', 'rks', name]);
+    await waitFor(async () => (await stack.api.listSchedulerVersions()).items.every((v) => v.spec.scheduler !== name), { timeoutMs: 30_000, message: 'every version of the scheduler deleted, the hand-written one too' });
   });
 
   test('a SchedulerVersion or an Operation written by hand is refused saying what was wrong and what to do instead', async () => {

@@ -8,6 +8,7 @@ import { API_VERSION } from '../../../../common/src/resources/api-group';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { recordedActiveVersion, versionObjectName } from '../../../../common/src/resources/scheduler-version';
 import type { ExecutionContext } from '../execution';
+import { cachedVersionsOf } from '../../deps';
 
 /**
  * The scheduler, read from the API (not the cache): operations act on the latest state. Reads
@@ -32,7 +33,21 @@ export async function loadVersion(ctx: ExecutionContext, version: string): Promi
 }
 
 export async function listVersions(ctx: ExecutionContext): Promise<SchedulerVersion[]> {
-  return (await retryTransient(() => ctx.deps.api.listSchedulerVersions(ctx.schedulerName), READ_ATTEMPTS)).items;
+  const listed = (await retryTransient(() => ctx.deps.api.listSchedulerVersions(ctx.schedulerName), READ_ATTEMPTS)).items;
+  // One written by hand without the label (kubectl create) is the scheduler's all the same (its
+  // name is the scheduler's and its version): numbered around, and deleted with the scheduler.
+  const names = new Set(listed.map((v) => v.metadata.name));
+  const unlabelled = cachedVersionsOf(ctx.deps.caches, ctx.schedulerName).filter((v) => !names.has(v.metadata.name) && !v.metadata.deletionTimestamp);
+  return [...listed, ...unlabelled];
+}
+
+/**
+ * Whether Roomkeeper made the version for this scheduler (`newVersionObject`: an ownerReference to
+ * the Scheduler's uid). One written by hand, or left by an earlier scheduler of the same name, is
+ * never made active: only what the Scheduler's spec held, validated, runs.
+ */
+export function madeForScheduler(version: SchedulerVersion, scheduler: Scheduler): boolean {
+  return (version.metadata.ownerReferences ?? []).some((o) => o.kind === 'Scheduler' && o.uid === scheduler.metadata.uid);
 }
 
 /**

@@ -18,7 +18,7 @@ import { isFinalOperationStatus, OperationDefinition as OperationName, operation
 import { newVersionOperationId } from '../../../../common/src/operations/operation-id';
 import { schedulerEvent } from '../../events';
 import { versionObjectName } from '../../../../common/src/resources/scheduler-version';
-import { listVersions, loadScheduler, loadVersion } from './shared';
+import { listVersions, loadScheduler, loadVersion, madeForScheduler } from './shared';
 import { withCountInForce } from '../../../../common/src/operations/refused-spec';
 import { versionsBeyondHistory } from '../../domain/version-history';
 import { counted } from '../../../../common/src/text/counted';
@@ -33,6 +33,12 @@ export const switchVersionDefinition: OperationDefinition = {
     if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(name);
     const version = await loadVersion(ctx, target);
     if (!version) throw new Error(`version ${target} of scheduler ${name} not found: only versions the service created can be activated; GET /schedulers/${name}/versions (or kubectl get rksv -l ${SCHEDULER_LABEL}=${name}) lists them`);
+    if (!madeForScheduler(version, scheduler)) {
+      const object = version.metadata.name as string;
+      throw new Error(`version ${target} of scheduler ${name} was not made by Roomkeeper for this scheduler: SchedulerVersion ${object} has no ownerReference to Scheduler ${name} (uid ${scheduler.metadata.uid ?? 'unknown'}); `
+        + `it was written by hand, or left by an earlier scheduler of the same name, and was never validated. Only versions the service created can be activated: to run that definition, change the Scheduler's spec `
+        + `(kubectl edit rks ${name}, or POST /schedulers/${name}), which makes and validates a version of it; kubectl delete rksv ${object} removes the object`);
+    }
     const previous = scheduler.status?.version;
     const definition = version.spec.definition;
 
