@@ -69,4 +69,32 @@ describe('autoscaling of the active version', () => {
     expect(live((await stack.api.listGameRooms(name)).items)).toHaveLength(2);
     expect((await stack.api.getScheduler(name)).status?.autoscaling?.lastDecision).toBe('roomsReplicas is 2');
   });
+
+  test('an add-rooms on an autoscaled scheduler adds rooms only up to autoscaling.max, and says so; the fleet never stays above max', async () => {
+    const name = 'as-max';
+    const autoscaling = { enabled: true, min: 2, max: 3, policy: { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 1 } } } };
+    const spec = (schedulerObject(name, { roomsReplicas: 2, autoscaling }) as { spec: Record<string, unknown> }).spec;
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    await waitFor(async () => live((await stack.api.listGameRooms(name)).items).filter((r) => r.status?.status === 'ready').length === 2,
+      { timeoutMs: 60_000, message: '2 ready rooms (the min)' });
+    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 4 });
+    expect(added.status).toBe(200);
+    const addId = (added.body as { operationId: string }).operationId;
+    const add = await waitFor(async () => {
+      const op = await stack.api.getOperation(addId);
+      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
+    }, { timeoutMs: 60_000, message: 'the add_rooms ended' });
+    expect(add.status?.status).toBe('finished');
+    const lines = add.status?.executionHistory?.map((h) => h.event) ?? [];
+    expect(lines).toContain('Autoscaling is enabled: it decides the number of rooms from now on');
+    expect(lines).toContainEqual(expect.stringMatching(/^Adding [01] rooms? of the 4 asked: autoscaling's max is 3 and the scheduler has [23] rooms, and rooms above max would be removed at once; to have more, raise autoscaling\.max$/));
+    // However many pings later, never more than max live rooms.
+    const pings = stack.simulation!.rooms!.stats().pingsSent;
+    let most = 0;
+    await waitFor(async () => {
+      most = Math.max(most, live((await stack.api.listGameRooms(name)).items).length);
+      return stack.simulation!.rooms!.stats().pingsSent > pings + 20;
+    }, { timeoutMs: 60_000, message: '20 more pings' });
+    expect(most).toBeLessThanOrEqual(3);
+  });
 });

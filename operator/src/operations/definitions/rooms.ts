@@ -206,7 +206,7 @@ export const addRoomsDefinition: OperationDefinition = {
     const input = ctx.inputOf(OperationName.AddRooms);
     const { amount } = input;
     const limit = ctx.deps.config.addRoomsLimit;
-    const count = Math.min(amount, limit);
+    let count = Math.min(amount, limit);
     const scheduler = await loadScheduler(ctx);
     if (scheduler.metadata.deletionTimestamp) throw new SchedulerBeingDeleted(ctx.schedulerName);
     const named = scheduler.status?.version;
@@ -223,7 +223,14 @@ export const addRoomsDefinition: OperationDefinition = {
     // roomsReplicas moves by the whole amount; one operation creates at most the add limit, and
     // the health check adds the rest, as the scheduler now wants them (autoscaling: it decides).
     await adjustReplicas(ctx, amount);
-    if (count < amount) {
+    // Autoscaling decides the count: rooms above its max would be removed at once (desired-count.ts).
+    const max = ctx.state.autoscaled === true && !ctx.op.spec.priority ? version.spec.definition.autoscaling?.max : undefined;
+    const have = max !== undefined && max >= 0 ? rooms.views(ctx.schedulerName).filter((r) => !r.validation && !r.terminating).length : 0;
+    const belowMax = max !== undefined && max >= 0 ? Math.max(0, max - have) : Number.POSITIVE_INFINITY;
+    if (belowMax < count) {
+      ctx.event(`Adding ${counted(belowMax, 'room')} of the ${amount} asked: autoscaling's max is ${String(max)} and the scheduler has ${counted(have, 'room')}, and rooms above max would be removed at once; to have more, raise autoscaling.max`);
+      count = belowMax;
+    } else if (count < amount) {
       const rest = ctx.state.replicasBefore !== undefined || ctx.op.spec.priority ? `; the health check adds the other ${amount - count}` : '';
       ctx.event(`Asked for ${counted(amount, 'room')}; adding ${count} now (the add limit, ROOMKEEPER_ADD_ROOMS_LIMIT)${rest}`);
     }

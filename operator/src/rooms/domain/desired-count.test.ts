@@ -70,6 +70,17 @@ describe('desiredRooms', () => {
       desired: 9, downscaleAllowed: false, recordDownscale: false, target: 8,
     },
     {
+      name: 'a downscale held by the threshold still comes down to max, which is a ceiling (rooms added above it by an add-rooms)',
+      // desired = ceil(5/0.5) = 10, capped at max 5 < 8 available; desiredFreeSlots = ceil(5*0.5) = 3; 3/3 = 1 > 0.99
+      in: input({ ready: 3, occupied: 5, autoscaling: occupancy(0.5, { max: 5 }) }),
+      desired: 5, downscaleAllowed: true, recordDownscale: true, target: 5,
+    },
+    {
+      name: 'a downscale held by the cooldown still comes down to max',
+      in: input({ ready: 9, occupied: 1, autoscaling: buffer(2, { cooldown: 10, max: 6 }), lastDownscaleAt: NOW - 5 * S }),
+      desired: 6, downscaleAllowed: true, recordDownscale: true, target: 3,
+    },
+    {
       name: 'downscale held by the cooldown',
       in: input({ ready: 10, occupied: 0, autoscaling: occupancy(0.5, { cooldown: 60 }), lastDownscaleAt: NOW - 30 * S }),
       desired: 10, downscaleAllowed: false, recordDownscale: false, target: 1,

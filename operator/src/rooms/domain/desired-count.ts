@@ -174,6 +174,12 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const { desired, clampNote } = clamp(policy.target, autoscaling.min, autoscaling.max);
   const base = `${policy.formula}${clampNote}`;
   if (desired >= available) return { desired, target: desired, reason: base, downscaleAllowed: true, recordDownscale: false };
+  // A held downscale keeps the rooms there are, up to max: max is a ceiling (a fleet above it, made
+  // by an add-rooms or a lowered max, comes down to it), unlike Maestro, which holds them all.
+  const ceiling = Number.isFinite(autoscaling.max) && autoscaling.max >= 0 ? Math.floor(autoscaling.max) : Number.POSITIVE_INFINITY;
+  const held = (why: string): DesiredRooms => (available > ceiling
+    ? { desired: ceiling, target: desired, reason: `${base}; downscale to max ${ceiling} from ${available}, the rest held: ${why}`, downscaleAllowed: true, recordDownscale: true }
+    : { desired: available, target: desired, reason: `${base}; downscale held: ${why}`, downscaleAllowed: false, recordDownscale: false });
 
   // A downscale: the threshold gate (roomOccupancy), then the cooldown (every policy).
   const occupancy = autoscaling.policy.parameters?.roomOccupancy;
@@ -181,26 +187,12 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
     const threshold = occupancy.downThreshold || DEFAULT_DOWN_THRESHOLD;
     const desiredFreeSlots = Math.ceil(desired * maxMatches * occupancy.readyTarget);
     const ratio = freeSlots === 0 ? Number.POSITIVE_INFINITY : desiredFreeSlots / freeSlots;
-    if (!(ratio <= threshold)) {
-      return {
-        desired: available,
-        target: desired,
-        reason: `${base}; downscale held: desired free slots ${desiredFreeSlots} / free slots ${freeSlots} is above the threshold ${threshold}`,
-        downscaleAllowed: false,
-        recordDownscale: false,
-      };
-    }
+    if (!(ratio <= threshold)) return held(`desired free slots ${desiredFreeSlots} / free slots ${freeSlots} is above the threshold ${threshold}`);
   }
   const cooldownMs = Math.max(0, autoscaling.cooldown ?? 0) * 1000;
   if (input.lastDownscaleAt !== undefined && !(input.now > input.lastDownscaleAt + cooldownMs)) {
     const waitS = Math.ceil((input.lastDownscaleAt + cooldownMs - input.now) / 1000);
-    return {
-      desired: available,
-      target: desired,
-      reason: `${base}; downscale held: cooldown of ${autoscaling.cooldown ?? 0}s has ${waitS}s left`,
-      downscaleAllowed: false,
-      recordDownscale: false,
-    };
+    return held(`cooldown of ${autoscaling.cooldown ?? 0}s has ${waitS}s left`);
   }
   return { desired, target: desired, reason: `${base}; downscale from ${available}`, downscaleAllowed: true, recordDownscale: true };
 }
