@@ -107,6 +107,24 @@ describe('OperationRunner on the sandbox', () => {
     await h.api.jsonPatchOperation(heldId, [{ op: 'remove', path: '/metadata/finalizers' }]);
   });
 
+  test('a cancel that landed as the operation ended (admitted while it ran) is told in its history once: nothing was canceled', async () => {
+    await h.createdScheduler('late-cancel', { roomsReplicas: 0 });
+    const late = buildOperation({ id: newOperationId(h.deps.now()), schedulerName: 'late-cancel', definitionName: OperationDefinition.AddRooms, input: { amount: 1 }, source: OperationSourceName.Api });
+    late.spec.cancelRequested = true;
+    const id = late.metadata.name as string;
+    await h.api.createOperation(late);
+    const at = new Date(h.deps.now()).toISOString();
+    await h.api.patchOperationStatus(id, { status: { status: 'finished', startedAt: at, finishedAt: at, executionHistory: [{ createdAt: at, event: 'Starting operation' }, { createdAt: at, event: 'Added 1 room' }, { createdAt: at, event: 'Operation finished' }] } });
+    await h.caughtUp();
+
+    await h.converge(() => runner.reconcile('late-cancel'));
+    expect((await h.api.getOperation(id)).status?.executionHistory?.map((e) => e.event)).toEqual([
+      'Starting operation', 'Added 1 room', 'Operation finished',
+      'Cancel requested by the user as the operation ended: it had done its work and ended finished, so nothing was canceled',
+    ]);
+    expect(await h.writesOf(() => runner.reconcile('late-cancel'))).toBe(0);
+  });
+
   test("an operation whose scheduler is being deleted ends in error, told as a stop by the deletion (a Normal Event), not as a failure", async () => {
     await h.createdScheduler('going', { roomsReplicas: 0 });
     await h.api.deleteScheduler('going'); // its finalizer holds it: it is being deleted

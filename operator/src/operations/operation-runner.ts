@@ -22,8 +22,11 @@ import { afterCancel, cancelAsked, planQueue, whatFollowsStuck, type QueueEnding
 import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
 import { labelsToWrite } from '../../../common/src/operations/operation-factory';
 import { ofEarlierScheduler } from '../../../common/src/operations/queue-order';
-import { OperationDefinition as DefinitionName, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
+import { OperationDefinition as DefinitionName, isFinalOperationStatus, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { TAKEOVER_SETTLE_MS } from '../runtime/leader-election';
+
+/** The history line of a cancel the runner saw (the start of the line of a cancel that came too late). */
+const CANCEL_REQUESTED = 'Cancel requested by the user';
 
 /** The history line of an execution whose Operation object was deleted (never written: the object is gone). */
 const DELETED_WHILE_RUNNING = 'Operation deleted while it ran';
@@ -124,7 +127,7 @@ export class OperationRunner {
     }
     // A cancel that lands as the execution writes its end (admission saw it running) cancels nothing, and says nothing.
     if (ctx && ctx.op.metadata.name === op.metadata.name && op.spec.cancelRequested && !ctx.canceled && !ctx.ended) {
-      ctx.event('Cancel requested by the user');
+      ctx.event(CANCEL_REQUESTED);
       ctx.cancel();
     }
   }
@@ -217,6 +220,7 @@ export class OperationRunner {
     const now = this.deps.now();
     const unlabeled = await this.label(this.operationsOf(schedulerName));
     await this.release(schedulerName);
+    await this.tellLateCancels(schedulerName);
     // Read again: the queue is planned on the labeled and released objects (their resourceVersion preconditions).
     const ops = this.operationsOf(schedulerName);
     const plan = planQueue(ops, now, {
@@ -553,6 +557,32 @@ export class OperationRunner {
     for (const op of this.operationsOf(schedulerName).filter((o) => releasable(o) && only(o))) {
       if (this.running.get(schedulerName)?.op.metadata.name === op.metadata.name) continue;
       await this.releaseOne(op);
+    }
+  }
+
+  /**
+   * A cancel admitted while the operation ran that landed as its end was written (the execution
+   * had done its work): nothing was canceled, and its history says so, once, so that the 200 the
+   * cancel got is not followed by silence.
+   */
+  private async tellLateCancels(schedulerName: string): Promise<void> {
+    for (const op of this.operationsOf(schedulerName)) {
+      const status = op.status?.status;
+      if (!op.spec.cancelRequested || status === undefined || !isFinalOperationStatus(status) || status === OperationStatusName.Canceled) continue;
+      if (this.running.get(schedulerName)?.op.metadata.name === op.metadata.name) continue;
+      const history = op.status?.executionHistory ?? [];
+      // Told already: seen while it ran, or in the account of a stuck operation's cancel.
+      if (history.some((h) => /cancel/i.test(h.event))) continue;
+      const ended = status === OperationStatusName.Finished ? 'it had done its work and ended finished' : `it had already ended ${status}`;
+      const line = `${CANCEL_REQUESTED} as the operation ended: ${ended}, so nothing was canceled`;
+      try {
+        this.remember(await this.deps.api.patchOperationStatus(op.metadata.name as string, {
+          metadata: { resourceVersion: op.metadata.resourceVersion },
+          status: { executionHistory: [...history, { createdAt: new Date(this.deps.now()).toISOString(), event: line }] },
+        }));
+      } catch (err) {
+        if (apiStatus(err) !== 409 && apiStatus(err) !== 404) this.deps.logger.warn(`could not tell in the history of operation ${op.metadata.name as string} that its cancel came as it ended`, { operation: op.metadata.name, ...apiErrorFields(err) });
+      }
     }
   }
 
