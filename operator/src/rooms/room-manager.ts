@@ -23,6 +23,7 @@ import { pickHostPorts } from './domain/host-ports';
 import { isNodeReady } from './domain/node-availability';
 import { buildRoomPod, replacedByRoomkeeper, roomName } from './domain/pod-template';
 import type { RoomView } from './domain/types';
+import { isRemovable } from './domain/removal-order';
 
 export interface CreateRoomsRequest {
   scheduler: Scheduler;
@@ -264,6 +265,25 @@ export class RoomManager {
       }
       throw err;
     }
+  }
+
+  /**
+   * After a deletion refused because the room changed since it was chosen (a removal by amount):
+   * reads it again, and deletes it at that version when it is still one a removal by amount may
+   * take (`isRemovable`: a start-up step or a status write moved it, not a player nor a
+   * matchmaker). `changed` when it is not, or changed once more.
+   */
+  async deleteIfStillRemovable(namespace: string, name: string): Promise<RoomDeletion> {
+    let room: GameRoom;
+    try {
+      room = await retryTransient(() => this.deps.api.getGameRoom(namespace, name));
+    } catch (err) {
+      if (apiStatus(err) === 404) return 'absent';
+      throw err;
+    }
+    if (room.metadata.deletionTimestamp) return 'absent';
+    if (!isRemovable(toView(room, this.deps.caches.pods.get(name, namespace), new Map()))) return 'changed';
+    return this.deleteRoomReporting(namespace, name, { resourceVersion: room.metadata.resourceVersion as string });
   }
 
   /**

@@ -10,7 +10,7 @@ import type { GameRoom } from '../../../../common/src/generated/resources';
  * add_rooms as the user asks for it changes roomsReplicas, and ends only once the scheduler's
  * status has observed that change (so the status never reports the old generation as in sync).
  */
-function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]; deleteGameRoom?: (name: string) => Promise<void> } = {}) {
+function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]; deleteGameRoom?: (name: string) => Promise<void>; getGameRoom?: (name: string) => Promise<GameRoom> } = {}) {
   let scheduler: Scheduler = {
     apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
     metadata: { name: 's', uid: 'u', generation: 4, resourceVersion: '1' },
@@ -39,6 +39,7 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
     },
     patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
     deleteGameRoom: (_ns: string, name: string) => fleet.deleteGameRoom?.(name) ?? Promise.resolve(),
+    getGameRoom: (_ns: string, name: string) => fleet.getGameRoom?.(name) ?? Promise.reject(Object.assign(new Error('not found'), { code: 404 })),
   };
   /** A change of roomsReplicas by someone else (a user's PATCH, kubectl scale). */
   const userSets = (roomsReplicas: number): void => {
@@ -126,6 +127,8 @@ describe('remove_rooms by amount, and the rooms it keeps because they changed', 
         onChanged();
         return Promise.reject(changedOnDeletion);
       },
+      // Read again, it shows the player: kept.
+      getGameRoom: (name) => Promise.resolve({ ...room(name), metadata: { ...room(name).metadata, resourceVersion: '8' }, status: { status: 'occupied' } } as unknown as GameRoom),
     });
     // Every spec change is observed at once.
     t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
@@ -149,6 +152,38 @@ describe('remove_rooms by amount, and the rooms it keeps because they changed', 
     expect(t.specPatches).toEqual([{ roomsReplicas: 1 }]);
     expect(t.latest().spec.roomsReplicas).toBe(0);
     expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas is 0 now, not the 1 this removal set, so it changed meanwhile: it is left so, and the 1 room kept is not added back to it');
+    await t.ctx.finish('finished');
+  });
+});
+
+describe('remove_rooms by amount, and a room that changed without being taken', () => {
+  it('deletes a room that changed since it was chosen (a start-up step: pending to unready) but is still free, at the version read again; the count asked is met', async () => {
+    const room = (name: string, status: string, rv: string): GameRoom => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', resourceVersion: rv, creationTimestamp: new Date() as unknown as string },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status },
+    } as unknown as GameRoom);
+    const deleted: string[] = [];
+    const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, {
+      rooms: [room('r1', 'pending', '7'), room('r2', 'pending', '7')],
+      deleteGameRoom: (name) => {
+        if (name === 'r1' && !deleted.includes('r1-refused')) {
+          deleted.push('r1-refused');
+          return Promise.reject(Object.assign(new Error('Conflict'), { code: 409 }));
+        }
+        deleted.push(name);
+        return Promise.resolve();
+      },
+      getGameRoom: (name) => Promise.resolve(room(name, 'unready', '8')),
+    });
+    t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
+    t.ctx.op.spec.definitionName = 'remove_rooms';
+    t.ctx.op.spec.input = { amount: 2 };
+    await removeRoomsDefinition.execute(t.ctx);
+    expect(deleted).toEqual(expect.arrayContaining(['r1-refused', 'r1', 'r2']));
+    expect(t.specPatches).toEqual([{ roomsReplicas: 1 }]);
+    expect(t.ctx.recorded.map((h) => h.event).join('\n')).not.toMatch(/kept/);
     await t.ctx.finish('finished');
   });
 });
@@ -244,7 +279,7 @@ describe('removalShortNote', () => {
     expect(removalShortNote({ amount: 500, limit: 500, removed: 4, changed: 0, fleet: 4, chosen: 4 }))
       .toBe('Asked to remove 500 rooms; 4 could be removed: the scheduler had 4 rooms');
     expect(removalShortNote({ amount: 5, limit: 5, removed: 1, changed: 1, fleet: 6, chosen: 2 }))
-      .toBe('Asked to remove 5 rooms; 1 could be removed: the scheduler had 6 rooms, 4 of them held by players or a matchmaker, which a removal by amount never takes; 1 changed status before deletion and were kept');
+      .toBe('Asked to remove 5 rooms; 1 could be removed: the scheduler had 6 rooms, 4 of them held by players or a matchmaker, which a removal by amount never takes; 1 was taken by players or a matchmaker before its deletion and was kept');
     expect(removalShortNote({ amount: 80, limit: 50, removed: 50, changed: 0, chosen: 50 }))
       .toBe('Asked to remove 80 rooms; 50 could be removed: one operation removes at most 50 (ROOMKEEPER_REMOVE_ROOMS_LIMIT): send remove-rooms again for more');
   });

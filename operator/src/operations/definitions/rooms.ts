@@ -187,7 +187,7 @@ export function removalShortNote(a: { amount: number; limit: number; removed: nu
     const held = Math.max(0, a.fleet - a.chosen);
     causes.push(`the scheduler had ${counted(a.fleet, 'room')}${held > 0 ? `, ${held} of them held by players or a matchmaker, which a removal by amount never takes` : ''}`);
   }
-  if (a.changed > 0) causes.push(`${a.changed} changed status before deletion and were kept`);
+  if (a.changed > 0) causes.push(a.changed === 1 ? '1 was taken by players or a matchmaker before its deletion and was kept' : `${a.changed} were taken by players or a matchmaker before their deletion and were kept`);
   if (a.limit < a.amount) causes.push(`one operation removes at most ${a.limit} (ROOMKEEPER_REMOVE_ROOMS_LIMIT): send remove-rooms again for more`);
   return `Asked to remove ${counted(a.amount, 'room')}; ${a.removed} could be removed: ${causes.join('; ')}`;
 }
@@ -435,7 +435,9 @@ export const removeRoomsDefinition: OperationDefinition = {
       const cached = ctx.deps.caches.rooms.get(room.name, name);
       // The version decided on (not the cache's now: a room allocated since must be kept).
       const rv = room.resourceVersion;
-      const outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
+      let outcome = await rooms.deleteRoomReporting(name, room.name, rv ? { resourceVersion: rv } : undefined);
+      // Changed since it was chosen: kept only when a player or a matchmaker took it.
+      if (outcome === 'changed') outcome = await rooms.deleteIfStillRemovable(name, room.name);
       if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})`);
       if (outcome === 'deleted') removed++;
       else if (outcome === 'absent') gone++;
