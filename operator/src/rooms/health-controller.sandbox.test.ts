@@ -59,7 +59,6 @@ describe('HealthController on the sandbox', () => {
     await h.converge(() => health.reconcile('empty'));
 
     const s = await h.api.getScheduler('empty');
-    expect(s.status?.rooms?.desired).toBe(2);
     expect(s.status?.autoscaling).toMatchObject({ desired: 2 });
     const ops = (await h.api.listOperations('empty')).items;
     expect(ops).toHaveLength(1);
@@ -194,7 +193,7 @@ describe('HealthController on the sandbox', () => {
     await h.readyRoom(s);
     await h.converge(() => health.reconcile('whole'));
 
-    expect((await h.api.getScheduler('whole')).status?.rooms?.desired).toBe(2);
+    expect((await h.api.getScheduler('whole')).status?.autoscaling?.desired).toBe(2);
     expect((await h.api.listOperations('whole')).items).toEqual([]);
 
     expect(await h.writesOf(() => health.reconcile('whole'))).toBe(0);

@@ -232,7 +232,7 @@ export class HealthController {
     const { autoscaling, maxSurge } = activeDefinition(s, cachedVersions(this.deps.caches));
     const decision = desiredRooms({
       roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
-      maxRooms: this.deps.config.maxRoomsPerScheduler, lastDesired: s.status.rooms?.desired,
+      maxRooms: this.deps.config.maxRoomsPerScheduler, lastDesired: s.status.autoscaling?.desired,
     });
     const activeVersion = s.status.version;
     const planWith = (t: typeof timeouts) => planHealth({
@@ -499,7 +499,7 @@ export class HealthController {
   private async writeDecision(s: Scheduler, choice: DesiredRooms, downscaleAt: number | undefined): Promise<void> {
     const { desired, reason, error } = choice;
     const current = s.status?.autoscaling;
-    if (s.status?.rooms?.desired === desired && current?.desired === desired && current.lastDecision === reason && downscaleAt === undefined) return;
+    if (current?.desired === desired && current.lastDecision === reason && downscaleAt === undefined) return;
     const name = s.metadata.name as string;
     const now = this.deps.now();
     const written = this.decisionWritten.get(name);
@@ -508,10 +508,11 @@ export class HealthController {
     // The same decision, written moments ago, that the cache does not show yet: nothing to write or tell.
     if (downscaleAt === undefined && written?.decision === decision && shownAt < written.at && now - written.at < DECISION_ECHO_MS) return;
     const nowIso = new Date(now).toISOString();
-    const before = s.status?.rooms?.desired;
+    const before = current?.desired;
+    // status.rooms.desired is the scheduler controller's: the count in force, from this decision
+    // or from the spec's roomsReplicas (scheduler-status.ts, desiredInForce).
     await this.deps.api.patchSchedulerStatus(name, {
       status: {
-        rooms: { desired },
         autoscaling: {
           desired,
           lastDecision: reason,

@@ -108,6 +108,35 @@ describe('SchedulerController on the sandbox', () => {
     expect(await h.writesOf(() => restarted.reconcile('status-edited'))).toBe(0);
   });
 
+  test('roomsReplicas moved while a remove_rooms runs (the health check decides nothing then): DESIRED and Ready follow it at once; once more: no write', async () => {
+    const created = await h.createdScheduler('shrunk', { roomsReplicas: 4 });
+    for (let i = 0; i < 2; i++) await h.api.patchGameRoomStatus('shrunk', await h.readyRoom(created), { status: { status: 'ready' } });
+    await h.api.patchSchedulerStatus('shrunk', { status: { autoscaling: { desired: 4 } } }); // the health check's decision
+    await waitFor(() => h.informers.schedulers.get('shrunk')?.status?.autoscaling?.desired === 4, { message: 'the cache shows the decision 4' });
+    await h.converge(() => controller.reconcile('shrunk'));
+    expect((await h.api.getScheduler('shrunk')).status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'RoomsNotReady' });
+
+    // What a running remove_rooms of 2 does first: roomsReplicas moved, said to be its change.
+    const removing = { ...buildOperation({ id: 'shrunk-remove', schedulerName: 'shrunk', definitionName: OperationDefinition.RemoveRooms, input: { amount: 2 }, source: OperationSourceName.Api }), status: { status: 'in_progress' } } as Operation;
+    const during = new SchedulerController(h.deps, { operationsOf: (s) => [...h.runner.operationsOf(s), removing] });
+    const read = await h.api.getScheduler('shrunk');
+    await h.api.jsonPatchScheduler('shrunk', [{ op: 'replace', path: '/spec/roomsReplicas', value: 2 }, ...specChangeSourcePatch(read, 'api', 'shrunk-remove')]);
+    await h.converge(() => during.reconcile('shrunk'));
+
+    const ready = async () => {
+      const s = await h.api.getScheduler('shrunk');
+      expect(s.status?.rooms).toMatchObject({ desired: 2, ready: 2 });
+      return s.status?.conditions?.find((c) => c.type === 'Ready');
+    };
+    // The count moved a generation: its (count-only) version operation is queued.
+    expect(await ready()).toMatchObject({ status: 'False', reason: 'PendingChanges', message: '2 of 2 rooms ready, allocated, active or occupied; state pending-changes' });
+    const versioning = (await h.api.listOperations('shrunk')).items.find((op) => op.spec.definitionName === OperationDefinition.CreateNewSchedulerVersion);
+    await h.api.patchOperationStatus(versioning?.metadata.name as string, { status: { status: 'finished', finishedAt: new Date().toISOString() } });
+    await h.converge(() => during.reconcile('shrunk'));
+    expect(await ready()).toMatchObject({ status: 'True', reason: 'InSync', message: '2 of 2 rooms ready, allocated, active or occupied; state in-sync' });
+    expect(await h.writesOf(() => during.reconcile('shrunk'))).toBe(0);
+  });
+
   test('a spec edit enqueues one version operation and marks the generation versioned; once more: no write', async () => {
     await h.createdScheduler('edited', { roomsReplicas: 0 });
     await h.converge(() => controller.reconcile('edited'));

@@ -91,10 +91,13 @@ describe('SchedulerController: room counts', () => {
     } as unknown as SchedulerVersion;
     const ops: Operation[] = [];
     const writes: Record<string, unknown>[] = [];
+    const patches: unknown[] = [];
+    const events: { reason: string; note: string }[] = [];
     let clock = Date.parse('2026-01-01T00:00:00Z');
     const deps = {
       api: {
         patchSchedulerStatus: (_name: string, patch: { status: Record<string, unknown> }) => {
+          patches.push(patch);
           writes.push(patch.status);
           // A merge patch: keys of status.rooms left out of the patch keep their values.
           s.status = { ...s.status, ...patch.status, rooms: { ...s.status?.rooms, ...(patch.status.rooms as object | undefined) } };
@@ -109,12 +112,13 @@ describe('SchedulerController: room counts', () => {
         versions: { list: () => [active], get: () => active },
         namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
       },
+      events: { record: (e: { reason: string; note: string }) => events.push({ reason: e.reason, note: e.note }) },
       logger: silentLogger(),
-      config: { autoscaleDebounce: 1000 },
+      config: { autoscaleDebounce: 1000, maxRoomsPerScheduler: 100 },
       now: () => clock,
     } as unknown as OperatorDeps;
     const controller = new SchedulerController(deps, { operationsOf: () => ops });
-    return { s, controller, rooms, ops, writes, advance: (ms: number) => { clock += ms; } };
+    return { s, controller, rooms, ops, writes, patches, events, active, advance: (ms: number) => { clock += ms; } };
   }
 
   it('are written at most once a debounce while rooms change; the wake-up writes the latest', async () => {
@@ -152,13 +156,45 @@ describe('SchedulerController: room counts', () => {
     expect(f.writes[1]).toMatchObject({ state: 'in-sync', rooms: { ready: 1 }, conditions: expect.arrayContaining([expect.objectContaining({ type: 'Degraded', status: 'True', reason: 'OperationFailed' })]) as unknown });
   });
 
-  it('leave the desired count to the health check: the count in the cache is read, never written back', async () => {
+  it('write the desired count in force from the health check\'s decision (status.autoscaling) once, on the resourceVersion read; once more: no write', async () => {
     const f = fleet();
-    f.s.status = { ...f.s.status, rooms: { desired: 2 } };
+    f.s.spec = { ...f.s.spec, roomsReplicas: 2 };
+    f.s.status = { ...f.s.status, autoscaling: { desired: 2 } };
     await f.controller.reconcile('s');
     expect(f.writes).toHaveLength(1);
-    expect(f.writes[0]?.rooms).not.toHaveProperty('desired');
+    expect(f.patches[0]).toMatchObject({ metadata: { resourceVersion: expect.any(String) as unknown }, status: { rooms: { desired: 2 } } });
     expect(f.s.status.rooms).toMatchObject({ desired: 2, current: 2, pending: 2 });
     expect(f.s.status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/^0 of 2 rooms ready/);
+    await f.controller.reconcile('s');
+    expect(f.writes).toHaveLength(1);
+  });
+
+  it('take an autoscaler\'s decision as the count in force, whatever roomsReplicas says', async () => {
+    const f = fleet();
+    f.active.spec.definition = { ...f.s.spec, autoscaling: { enabled: true, min: 1, max: 9, policy: { type: 'fixedBuffer', parameters: { fixedBuffer: { amount: 2 } } } } } as never;
+    f.s.spec = { ...f.s.spec, roomsReplicas: 7 };
+    f.s.status = { ...f.s.status, autoscaling: { desired: 2 } };
+    await f.controller.reconcile('s');
+    expect(f.s.status.rooms).toMatchObject({ desired: 2 });
+  });
+
+  it('write a roomsReplicas moved while an add_rooms runs (the health check decides nothing then) at once, on the resourceVersion read', async () => {
+    const f = fleet();
+    f.s.spec = { ...f.s.spec, roomsReplicas: 2 };
+    f.s.status = { ...f.s.status, autoscaling: { desired: 2 } };
+    await f.controller.reconcile('s');
+    f.ops.push({
+      apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'op-add' },
+      spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 3 }, priority: false, enqueuedAt: '2026-01-01T00:00:00Z', source: 'api', cancelRequested: false },
+      status: { status: 'in_progress', startedAt: '2026-01-01T00:00:00Z' },
+    });
+    f.s.spec = { ...f.s.spec, roomsReplicas: 5 };
+    f.advance(10); // within the debounce of room counts: a new desired count is no room count
+    expect(await f.controller.reconcile('s')).toEqual({});
+    expect(f.patches[1]).toMatchObject({ metadata: { resourceVersion: expect.any(String) as unknown }, status: { rooms: { desired: 5 } } });
+    expect(f.s.status.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/^0 of 5 rooms ready/);
+    // Once more: nothing moved, nothing written.
+    await f.controller.reconcile('s');
+    expect(f.writes).toHaveLength(2);
   });
 });

@@ -376,7 +376,8 @@ export class SchedulerController {
    */
   private async writeStatus(s: Scheduler, ops: readonly Operation[], extra: readonly ConditionDraft[] = [], restoreVersion?: string): Promise<ReconcileResult> {
     const name = s.metadata.name as string;
-    const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now(), cachedVersions(this.deps.caches));
+    const maxRooms = this.deps.config.maxRoomsPerScheduler;
+    const computed = computeSchedulerStatus(s, ops, this.deps.caches.rooms.list(name), this.deps.now(), cachedVersions(this.deps.caches), maxRooms);
     const stamp = { observedGeneration: s.metadata.generation ?? 1, lastTransitionTime: new Date(this.deps.now()).toISOString() };
     const next = extra.length === 0 ? computed
       : { ...computed, conditions: mergeConditions(s.status?.conditions ?? [], [...(computed.conditions ?? []), ...extra.map((c) => ({ ...c, ...stamp }))]) };
@@ -390,13 +391,18 @@ export class SchedulerController {
       const wait = last + this.deps.config.autoscaleDebounce - now;
       if (wait > 0) return { requeueAfterMs: wait };
     }
+    // status.rooms.desired is this controller's alone: the count in force (desiredInForce), from
+    // the health check's decision (status.autoscaling) or the spec's roomsReplicas, which an
+    // add_rooms or remove_rooms moves while it runs and the health check decides nothing. A new
+    // value is written on the resourceVersion it was computed from, so that a decision this cache
+    // has not seen yet is never undone, and DESIRED and Ready never say another count.
+    const moved = next.rooms?.desired !== s.status?.rooms?.desired;
+    // None decided (yet): one stored is cleared (a merge patch keeps a field left out).
+    const rooms = { ...next.rooms, ...(moved && next.rooms?.desired === undefined ? { desired: null } : {}) };
     try {
       // A merge patch merges maps: versions no longer present must be removed explicitly.
       const gone = Object.keys(s.status?.roomsByVersion ?? {}).filter((v) => !(v in (next.roomsByVersion ?? {})));
       const roomsByVersion = { ...next.roomsByVersion, ...Object.fromEntries(gone.map((v) => [v, null])) };
-      // status.rooms.desired is the health check's (its decision); the merge patch leaves it as it
-      // is, where writing back this cache's copy could undo a decision the cache has not seen yet.
-      const { desired: _healthChecks, ...rooms } = next.rooms ?? {};
       if (restoreVersion) {
         const edited = s.status?.version as string;
         await this.deps.api.patchSchedulerStatus(name, { metadata: { resourceVersion: s.metadata.resourceVersion }, status: { ...next, rooms, roomsByVersion, version: restoreVersion } });
@@ -406,12 +412,14 @@ export class SchedulerController {
         schedulerEvent(this.deps, name, 'StatusVersionRestored', 'RestoreActiveVersion', note);
         this.deps.logger.warn('set status.version back to the active version: it was edited to a version that is not the active one', { scheduler: name, named: edited, active: restoreVersion });
       } else {
-        await this.deps.api.patchSchedulerStatus(name, { status: { ...next, rooms, roomsByVersion } });
+        const readAt = moved ? { metadata: { resourceVersion: s.metadata.resourceVersion } } : {};
+        await this.deps.api.patchSchedulerStatus(name, { ...readAt, status: { ...next, rooms, roomsByVersion } });
       }
       this.statusWrittenAt.set(name, now);
     } catch (err) {
-      // 409 on a restore: the Scheduler changed since it was read; its update event brings us back.
-      if (apiStatus(err) === 409 && restoreVersion) return { requeueAfterMs: 1000 };
+      // 409 on a restore or a new desired count: the Scheduler changed since it was read; its
+      // update event brings us back.
+      if (apiStatus(err) === 409 && (restoreVersion || moved)) return { requeueAfterMs: 1000 };
       if (apiStatus(err) !== 404) throw err;
     }
     return {};

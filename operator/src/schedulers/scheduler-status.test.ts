@@ -1,13 +1,15 @@
 import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
-import { computeSchedulerStatus, computeState, statusChanged } from './scheduler-status';
+import { computeSchedulerStatus, computeState, desiredInForce, statusChanged } from './scheduler-status';
 import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from '../operations/operation-ending';
 
-function scheduler(o: { generation?: number; version?: string; versioned?: number; deleting?: boolean; desired?: number } = {}): Scheduler {
+/** `desired`: the count the health check decided (status.autoscaling); `replicas`: spec.roomsReplicas, by default that count. */
+function scheduler(o: { generation?: number; version?: string; versioned?: number; deleting?: boolean; desired?: number; replicas?: number } = {}): Scheduler {
+  const replicas = o.replicas ?? o.desired;
   return {
     apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler',
     metadata: { name: 's', generation: o.generation ?? 1, ...(o.deleting ? { deletionTimestamp: new Date() } : {}) },
-    spec: { game: 'g', maxSurge: 1, spec: { terminationGracePeriod: '10s', containers: [] } },
-    status: { ...(o.version ? { version: o.version } : {}), ...(o.versioned ? { versionedGeneration: o.versioned } : {}), ...(o.desired !== undefined ? { rooms: { desired: o.desired } } : {}) },
+    spec: { game: 'g', maxSurge: 1, ...(replicas !== undefined ? { roomsReplicas: replicas } : {}), spec: { terminationGracePeriod: '10s', containers: [] } },
+    status: { ...(o.version ? { version: o.version } : {}), ...(o.versioned ? { versionedGeneration: o.versioned } : {}), ...(o.desired !== undefined ? { autoscaling: { desired: o.desired } } : {}) },
   };
 }
 function op(definitionName: string, status: string, at = 0): Operation {
@@ -103,6 +105,47 @@ describe('scheduler state', () => {
     ['in-sync otherwise', scheduler({ version: 'v1.0.0', versioned: 1 }), [op('remove_rooms', 'error', 1), op('add_rooms', 'finished', 2)], 'in-sync'],
   ])('%s', (_n, s, ops, expected) => {
     expect(computeState(s, ops)).toBe(expected);
+  });
+});
+
+describe('the desired count in force: spec.roomsReplicas as soon as it moves, an add_rooms or remove_rooms running (the health check decides nothing then)', () => {
+  const running = (definitionName: string): Operation => {
+    const o = op(definitionName, 'in_progress', 5);
+    return { ...o, status: { status: 'in_progress', startedAt: new Date(5).toISOString() } };
+  };
+  const ready = (n: number) => Array.from({ length: n }, (_x, i) => room(`r${i}`, 'ready'));
+  const readyCondition = (s: Scheduler, ops: Operation[], rooms: GameRoom[]) => {
+    const status = computeSchedulerStatus(s, ops, rooms, 0, none, 10_000);
+    return { desired: status.rooms?.desired, ready: status.conditions?.find((c) => c.type === 'Ready') };
+  };
+
+  test('an add_rooms of 100 on 52 rooms: desired 152 and Ready says 149 of 152 rooms, not "149 rooms (52 desired)"', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 2, generation: 2, desired: 52, replicas: 152 });
+    expect(readyCondition(s, [op('create_scheduler', 'finished', 1), running('add_rooms')], ready(149))).toMatchObject({
+      desired: 152, ready: { status: 'False', reason: 'RoomsNotReady', message: '149 of 152 rooms ready, allocated, active or occupied; state in-sync' },
+    });
+  });
+
+  test('a remove_rooms of 150 on 202 rooms: desired 52 and Ready True with the 52 rooms ready, not RoomsNotReady against 202', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 2, generation: 2, desired: 202, replicas: 52 });
+    expect(readyCondition(s, [op('create_scheduler', 'finished', 1), running('remove_rooms')], ready(52))).toMatchObject({
+      desired: 52, ready: { status: 'True', reason: 'InSync', message: '52 of 52 rooms ready, allocated, active or occupied; state in-sync' },
+    });
+  });
+
+  test.each([
+    ['no autoscaling: the spec\'s count', {}, 7, { desired: 7, reason: 'roomsReplicas is 7' }],
+    ['autoscaling disabled: the spec\'s count', { autoscaling: { enabled: false, min: 1, max: 9, policy: { type: 'fixedBuffer' } } }, 7, { desired: 7, reason: 'autoscaling disabled; roomsReplicas is 7' }],
+    ['autoscaling enabled: the autoscaler\'s decision', { autoscaling: { enabled: true, min: 1, max: 9, policy: { type: 'fixedBuffer' } } }, 7, { desired: 3 }],
+    ['a count above the limit: the count last decided, as the health check keeps it', {}, 10_001, { desired: 3 }],
+  ] as const)('%s', (_n, definition, replicas, expected) => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 3, replicas });
+    const active: SchedulerVersion = { apiVersion: 'roomkeeper.io/v1', kind: 'SchedulerVersion', metadata: { name: 's-v1.0.0' }, spec: { scheduler: 's', version: 'v1.0.0', kind: 'major', definition: { ...s.spec, ...definition } } };
+    expect(desiredInForce(s, () => active, 10_000)).toMatchObject(expected);
+  });
+
+  test('none before the health check\'s first decision (Ready waits for it)', () => {
+    expect(desiredInForce(scheduler({ version: 'v1.0.0', versioned: 1, replicas: 3 }), none, 10_000)).toEqual({ desired: undefined });
   });
 });
 

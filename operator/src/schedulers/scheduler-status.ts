@@ -10,7 +10,8 @@
  * version is the scheduler, as Maestro sets in-sync after a new version's rollback.
  *
  * Ready (what `kubectl wait --for=condition=Ready` waits for) is True when the scheduler serves on
- * its active version at its desired room count (ready, allocated, active or occupied rooms) and no
+ * its active version at the desired count in force (`desiredInForce`: the spec's roomsReplicas the
+ * moment it moves, or the autoscaler's decision) in ready, allocated, active or occupied rooms, and no
  * version change is in flight. A failed operation, a failed or refused version change included,
  * does not take Ready away: the rooms serve on the active version all the same. Degraded tells the
  * failure (what failed, why, what to do), PendingChanges a spec change that was not applied.
@@ -23,7 +24,8 @@ import { isOtherMajor } from '../rooms/domain/version-major';
 import { heldRoomsWords } from '../rooms/domain/health-plan';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
-import type { FindVersion } from '../../../common/src/resources/scheduler-version';
+import { activeDefinition, type FindVersion } from '../../../common/src/resources/scheduler-version';
+import { desiredRooms } from '../rooms/domain/desired-count';
 import { describeChange } from '../../../common/src/resources/scheduler-change';
 import { withCountInForce } from '../../../common/src/operations/refused-spec';
 import { isStuck } from '../../../common/src/operations/attempts';
@@ -83,8 +85,31 @@ function servingCount(ready: number, desired: number | undefined): string {
   return ready <= desired ? `${ready} of ${counted(desired, 'room')}` : `${counted(ready, 'room')} (${desired} desired)`;
 }
 
-/** `findVersion` reads the active version (from the cache), whose maxMatches the rooms run with. */
-export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number, findVersion: FindVersion): SchedulerStatus {
+/**
+ * The desired count in force (`status.rooms.desired`, `DESIRED`, written by the scheduler
+ * controller alone) and why, as the health check words it (desired-count.ts): when the active
+ * version autoscales, the autoscaler's decision (`status.autoscaling.desired`, the health check's);
+ * otherwise the spec's roomsReplicas (a count above `maxRooms` is refused there and the count last
+ * decided kept), read from the spec itself: the health check decides only while no operation
+ * runs, and an add_rooms or remove_rooms moves roomsReplicas while it runs. Undefined until the
+ * health check's first decision (README: Ready waits for it).
+ */
+export function desiredInForce(s: Scheduler, findVersion: FindVersion, maxRooms?: number): { desired?: number; reason?: string } {
+  const decided = s.status?.autoscaling?.desired;
+  const { autoscaling } = activeDefinition(s, findVersion);
+  if (decided === undefined || autoscaling?.enabled === true) return { desired: decided };
+  // Without autoscaling the count depends on no room: the counts are left out.
+  const { desired, reason } = desiredRooms({
+    roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: { ready: 0, occupied: 0 }, available: 0, now: 0, maxRooms, lastDesired: decided,
+  });
+  return { desired, reason };
+}
+
+/**
+ * `findVersion` reads the active version (from the cache), whose maxMatches and autoscaling the
+ * rooms run with; `maxRooms`: ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER (desiredInForce).
+ */
+export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number, findVersion: FindVersion, maxRooms?: number): SchedulerStatus {
   const state = computeState(s, ops);
   const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
   const maxMatches = roomsMaxMatches(s, findVersion);
@@ -116,7 +141,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     oldMajor += n;
     for (const [st, m] of Object.entries(heldByVersion[version] ?? {})) oldHeld[st] = (oldHeld[st] ?? 0) + m;
   }
-  const desired = s.status?.rooms?.desired;
+  const { desired } = desiredInForce(s, findVersion, maxRooms);
   const last = [...ops].sort(compareQueueOrder).reduce<Operation | undefined>((acc, op) => {
     const t = (o: Operation) => Date.parse(o.status?.startedAt ?? o.spec.enqueuedAt) || 0;
     return !acc || t(op) >= t(acc) ? op : acc;
@@ -239,13 +264,15 @@ export function mergeConditions(old: readonly Condition[], next: readonly Condit
 
 /**
  * Whether `next` differs from `current` only in what counts rooms: the counts, the rooms by version
- * and the condition messages that quote them. State, generation, last operation and each
- * condition's status and reason are the same.
+ * and the condition messages that quote them. State, generation, desired count, last operation and
+ * each condition's status and reason are the same.
  */
 export function onlyRoomCountsChanged(current: SchedulerStatus | undefined, next: SchedulerStatus): boolean {
   const pick = (st: SchedulerStatus | undefined) => ({
     state: st?.state,
     observedGeneration: st?.observedGeneration,
+    // The count in force is no count of rooms: it is written at once.
+    desired: st?.rooms?.desired,
     lastOperation: st?.lastOperation,
     conditions: (st?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })),
   });

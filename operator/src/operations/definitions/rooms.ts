@@ -350,7 +350,7 @@ async function restoreCount(ctx: ExecutionContext): Promise<void> {
 function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
   const s = ctx.deps.caches.schedulers.get(ctx.schedulerName);
   if (!s) return undefined;
-  if (autoscaled(s, cachedVersions(ctx.deps.caches))) return s.status?.rooms?.desired;
+  if (autoscaled(s, cachedVersions(ctx.deps.caches))) return s.status?.autoscaling?.desired;
   const left = ctx.state.countLeft as number | undefined;
   const restored = ctx.state.replicasBefore as number | undefined;
   return left ?? restored ?? s.spec.roomsReplicas;

@@ -72,7 +72,7 @@ export interface DesiredRoomsInput {
    */
   maxRooms?: number;
   /**
-   * The count last decided (`status.rooms.desired`). While the spec's count cannot be acted on (a
+   * The count last decided (`status.autoscaling.desired`). While the spec's count cannot be acted on (a
    * count above the limit, an unusable policy) it is kept: keeping the current fleet instead would
    * let a rolling update in progress surge above it on every run, and take that as the new count.
    */
