@@ -383,9 +383,21 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             reason: 'FieldValueRequired',
           },
           {
-            rule: 'self.definitionName != \'remove_rooms\' || (has(self.input) && has(self.input.amount) != has(self.input.roomsIds))',
-            message: 'remove_rooms takes either input.amount (how many rooms to remove, at least 1) or input.roomsIds (the rooms to remove), not both',
+            rule: 'self.definitionName != \'remove_rooms\' || (has(self.input) && (has(self.input.amount) || has(self.input.roomsIds)))',
+            message: 'remove_rooms takes either input.amount (how many rooms to remove, at least 1) or input.roomsIds (the rooms to remove): neither is given',
             fieldPath: '.input',
+            reason: 'FieldValueRequired',
+          },
+          {
+            rule: 'self.definitionName != \'remove_rooms\' || !has(self.input) || !has(self.input.amount) || !has(self.input.roomsIds)',
+            message: 'remove_rooms takes either input.amount (how many rooms to remove, at least 1) or input.roomsIds (the rooms to remove), not both: both are given',
+            fieldPath: '.input',
+            reason: 'FieldValueInvalid',
+          },
+          {
+            rule: 'self.definitionName != \'remove_rooms\' || !has(self.input) || !has(self.input.roomsIds) || has(self.input.amount) || size(self.input.roomsIds) > 0',
+            message: 'remove_rooms takes input.roomsIds as a non-empty list of room ids (the rooms to remove): the list is empty',
+            fieldPath: '.input.roomsIds',
             reason: 'FieldValueInvalid',
           },
           {
