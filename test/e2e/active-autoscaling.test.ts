@@ -7,7 +7,7 @@
  * not come back with it.
  * Runs on the sandbox, or on a real cluster (test/real-apiserver/e2e-suite.test.ts).
  */
-import type { GameRoom } from '../../common/src/generated/resources';
+import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { managementCall } from '../support/http';
 import { refuseChange } from '../support/refused-change';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
@@ -25,6 +25,17 @@ describe('autoscaling of the active version', () => {
   afterAll(async () => {
     await stack.stop();
   });
+
+  /** POST add-rooms, then its operation once it has ended. */
+  async function addRooms(name: string, amount: number): Promise<Operation> {
+    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount });
+    expect(added.status).toBe(200);
+    const addId = (added.body as { operationId: string }).operationId;
+    return waitFor(async () => {
+      const op = await stack.api.getOperation(addId);
+      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
+    }, { timeoutMs: 60_000, message: 'the add_rooms ended' });
+  }
 
   test('a refused change that enables autoscaling (min 3) leaves the fleet at the active version\'s roomsReplicas 1, and the decision says so', async () => {
     const name = 'as-refused';
@@ -54,13 +65,7 @@ describe('autoscaling of the active version', () => {
 
     // An add-rooms moves the count in force (autoscaling does not decide it), and the version it
     // makes builds on v1.0.0: the refused autoscaling does not come back with it.
-    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 1 });
-    expect(added.status).toBe(200);
-    const addId = (added.body as { operationId: string }).operationId;
-    const add = await waitFor(async () => {
-      const op = await stack.api.getOperation(addId);
-      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
-    }, { timeoutMs: 60_000, message: 'the add_rooms ended' });
+    const add = await addRooms(name, 1);
     expect(add.status?.executionHistory?.map((h) => h.event)).toEqual(expect.arrayContaining(['roomsReplicas changed from 1 to 2']));
     await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.1.0', { timeoutMs: 60_000, message: 'v1.1.0 active' });
     expect((await stack.api.listSchedulerVersions(name)).items.find((v) => v.spec.version === 'v1.1.0')?.spec.definition.autoscaling).toBeUndefined();
@@ -77,13 +82,7 @@ describe('autoscaling of the active version', () => {
     expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
     await waitFor(async () => live((await stack.api.listGameRooms(name)).items).filter((r) => r.status?.status === 'ready').length === 2,
       { timeoutMs: 60_000, message: '2 ready rooms (the min)' });
-    const added = await managementCall(stack, 'POST', `/schedulers/${name}/add-rooms`, { amount: 4 });
-    expect(added.status).toBe(200);
-    const addId = (added.body as { operationId: string }).operationId;
-    const add = await waitFor(async () => {
-      const op = await stack.api.getOperation(addId);
-      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
-    }, { timeoutMs: 60_000, message: 'the add_rooms ended' });
+    const add = await addRooms(name, 4);
     expect(add.status?.status).toBe('finished');
     const lines = add.status?.executionHistory?.map((h) => h.event) ?? [];
     expect(lines).toContain('Autoscaling is enabled: it decides the number of rooms from now on');
