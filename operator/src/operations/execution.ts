@@ -3,7 +3,7 @@
  * go with them. The executor of a definition sees only `ExecutionContext`.
  */
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
-import { apiErrorFields, apiStatus, retryTransient } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import { describeInputErrors, parseOperationInput, type InputBounds, type OperationInputs } from '../../../common/src/operations/operation-inputs';
 import type { OperationDefinitionName } from '../../../common/src/resources/operation-names';
@@ -295,8 +295,8 @@ export class ExecutionContext {
 
   /**
    * Puts the finalizer of a running operation on it (operation-finalizer.ts), so that its deletion
-   * waits to be rolled back, also by the next leader after a crash. Throws the API server's answer
-   * when the operation changed since it was planned (or is gone): it is not claimed. Any other
+   * waits to be rolled back, also by the next leader after a crash. Throws a 409 when the
+   * operation changed since it was planned (or is gone): it is not claimed. Any other
    * refusal is logged: the operation runs all the same, without it (a deletion is then told when
    * the object is gone).
    */
@@ -307,7 +307,7 @@ export class ExecutionContext {
       return held;
     } catch (err) {
       const status = apiStatus(err);
-      if (status === 404 || status === 409 || status === 422) throw Object.assign(new Error(`operation ${this.op.metadata.name as string} changed before it was claimed`), { code: 409, cause: err });
+      if (status === 404 || status === 409 || isJsonPatchNotApplied(err)) throw Object.assign(new Error(`operation ${this.op.metadata.name as string} changed before it was claimed`), { code: 409, cause: err });
       this.logger.warn(`could not put the finalizer ${OPERATION_RUNNING_FINALIZER} on the operation; it runs all the same, but a deletion of it while no operator runs it is not rolled back`, { operation: this.op.metadata.name, ...apiErrorFields(err) });
       return this.op;
     }

@@ -5,7 +5,7 @@
  * another tool's finalizer is never dropped; tried again on a fresh read when the list moved).
  */
 import type { Operation } from '../../../common/src/generated/resources';
-import { apiStatus } from '../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied } from '../../../common/src/kube/clients';
 import type { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { OPERATION_RUNNING_FINALIZER } from '../../../common/src/resources/labels';
 import { OperationStatusName } from '../../../common/src/resources/operation-names';
@@ -28,7 +28,7 @@ export function releasable(op: Operation): boolean {
 /**
  * Puts the finalizer on an operation about to be claimed (`op`: the version the queue was planned
  * on), on the condition that it is still that version, as the claim itself is: when it changed
- * meanwhile (another replica claimed it, a cancel came), this throws the API server's 409 or 422
+ * meanwhile (another replica claimed it, a cancel came), the patch is refused (a failed `test`)
  * and the claim is not made. Returns the object written, or `op` when it holds the finalizer
  * already.
  */
@@ -64,8 +64,8 @@ async function writeOrReread(api: RoomkeeperApi, op: Operation, patch: readonly 
   } catch (err) {
     const status = apiStatus(err);
     if (status === 404) return undefined;
-    // A failed `test` answers 422 (kube-apiserver) or 409; anything else is the caller's to tell.
-    if ((status !== 422 && status !== 409) || attempt >= ATTEMPTS) throw err;
+    // A failed `test` (the list moved); anything else is the caller's to tell.
+    if (!isJsonPatchNotApplied(err) || attempt >= ATTEMPTS) throw err;
   }
   try {
     return await api.getOperation(name);
