@@ -135,7 +135,12 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const runnerQueue = newQueue('operations', 8, (key) => runner.reconcile(key));
   // An operation that ended frees the scheduler for the health check's next decision (a rollout's
   // next batch) without waiting for the watch to bring its last status back.
-  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => healthQueue.add(s) });
+  const runner = new OperationRunner(deps, { definitions: [...DEFINITIONS, ...(opts.extraDefinitions ?? [])], enqueue: (s) => runnerQueue.add(s), ended: (s) => {
+    healthQueue.add(s);
+    // Its status (PendingChanges, the last operation) once the runner no longer counts it as running:
+    // an operation deleted while it ran went before its rollback ended, and no event follows then.
+    schedulerQueue.add(s);
+  } });
   const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
   const schedulerQueue = newQueue('schedulers', 4, ifLeading((key) => schedulerController.reconcile(key)));
   const roomController = new RoomStatusController(deps);

@@ -589,7 +589,10 @@ export class OperationRunner {
   private async releaseOne(op: Operation): Promise<void> {
     try {
       const written = await releaseOperation(this.deps.api, op);
-      if (written) this.remember(written);
+      // Released while being deleted, the object is gone: remembered, it would count as running
+      // (its last status says in progress) until the overlay's safety net, for the scheduler's status too.
+      if (!written || (written.metadata.deletionTimestamp && (written.metadata.finalizers ?? []).length === 0)) this.overlay.delete(op.metadata.name as string);
+      else this.remember(written);
     } catch (err) {
       this.deps.logger.warn(`could not release the finalizer ${OPERATION_RUNNING_FINALIZER} of operation ${op.metadata.name as string}; tried again at the next reconcile of its scheduler`, { operation: op.metadata.name, scheduler: op.spec.schedulerName, ...apiErrorFields(err) });
     }
