@@ -40,6 +40,9 @@ import { editedVersionWords, planOwnedObjects, switchHint, switchInFlight, type 
 import { computeSchedulerStatus, isVersionOperationActive, mergeConditions, onlyRoomCountsChanged, statusChanged } from './scheduler-status';
 import { roomNamespaceLabels, unlabelledNamespaceWords } from './room-namespace';
 
+/** How long a spec change the HTTP API wrote waits for the gateway to enqueue its operation, before the controller makes it. */
+const API_ENQUEUE_GRACE_MS = 10_000;
+
 export interface SchedulerControllerOptions {
   /** The scheduler's operations, including writes the cache has not caught up with. */
   operationsOf: (schedulerName: string) => Operation[];
@@ -50,6 +53,8 @@ export interface SchedulerControllerOptions {
 export class SchedulerController {
   /** When this replica last wrote each scheduler's status (epoch ms), to space out writes of room counts. */
   private readonly statusWrittenAt = new Map<string, number>();
+  /** `scheduler/generation` -> when this replica first saw a spec change the HTTP API wrote, its operation not yet seen. */
+  private readonly apiChangeSeenAt = new Map<string, number>();
   /** Schedulers whose namespace exists without our labels, told once in the log (the condition says it on). */
   private readonly unlabelledNamespaces = new Set<string>();
   /** The rooms as the health check sees them (RoomManager.views). */
@@ -110,10 +115,15 @@ export class SchedulerController {
       }
     } else if (generation > (s.status.versionedGeneration ?? 0)) {
       const id = newVersionOperationId(uid, generation);
+      const gatewayDue = this.gatewayOperationDue(s, id);
       if (has(id)) {
         await this.deps.api.patchSchedulerStatus(name, { status: { versionedGeneration: generation } });
       } else if (isVersionOperationActive(ops)) {
         wake = { requeueAfterMs: 1000 }; // an earlier version change is still running; this edit queues after it
+      } else if (gatewayDue !== undefined) {
+        // The HTTP API wrote this generation and enqueues its operation (with what only it knows:
+        // the count it replaced): it is waited for, and made here only once the gateway is late.
+        wake = { requeueAfterMs: gatewayDue };
       } else if (await this.countOnlyAfterRefusal(s, ops)) {
         return {}; // the spec was written: its update event brings the new generation
       } else if (await this.enqueue(name, id, OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, s.spec) }, specChangeSource(s.metadata.annotations, generation)?.source) === 'created') {
@@ -132,6 +142,28 @@ export class SchedulerController {
     const owned = await this.applyOwned(s, this.opts.operationsOf(name));
     const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions, owned.restoreVersion);
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
+  }
+
+  /**
+   * How long to wait yet for the gateway's operation of a generation the HTTP API wrote (its
+   * annotation names the operation `id`), or undefined when it is not the gateway's or is late
+   * (API_ENQUEUE_GRACE_MS since this replica first saw the generation: the gateway stopped between
+   * its write and its enqueue). Made here first, the operation lacked what the gateway puts in it
+   * (countBefore: the history of a refused change said nothing of the count it kept).
+   */
+  private gatewayOperationDue(s: Scheduler, id: string): number | undefined {
+    const generation = s.metadata.generation ?? 1;
+    const madeBy = specChangeSource(s.metadata.annotations, generation);
+    if (madeBy?.source !== OperationSourceName.Api || madeBy.operation !== id) return undefined;
+    const key = `${s.metadata.name as string}/${generation}`;
+    const now = this.deps.now();
+    const seen = this.apiChangeSeenAt.get(key) ?? now;
+    if (!this.apiChangeSeenAt.has(key)) {
+      for (const k of this.apiChangeSeenAt.keys()) if (k.startsWith(`${s.metadata.name as string}/`)) this.apiChangeSeenAt.delete(k);
+      this.apiChangeSeenAt.set(key, now);
+    }
+    const left = seen + API_ENQUEUE_GRACE_MS - now;
+    return left > 0 ? Math.min(left, 250) : undefined;
   }
 
   /**
