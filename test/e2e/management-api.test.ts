@@ -390,7 +390,10 @@ describe('management API end to end', () => {
     const told = await waitFor(async () => {
       const c = await pendingChanges();
       return c?.reason === 'SpecChangeFailed' ? c : undefined;
-    }, { timeoutMs: 30_000, message: 'PendingChanges SpecChangeFailed' });
+    }, { timeoutMs: 30_000, message: 'PendingChanges SpecChangeFailed' }).catch(async (err: unknown) => {
+      const ops = (await stack.api.listOperations(name)).items.map((o) => `${o.metadata.name as string} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}${o.metadata.deletionTimestamp ? ' (being deleted)' : ''} [${(o.metadata.finalizers ?? []).join(',')}]: ${(o.status?.executionHistory ?? []).map((h) => h.event).join(' | ')}`);
+      throw new Error(`${(err as Error).message}; PendingChanges ${JSON.stringify(await pendingChanges())}; operations:\n${ops.join('\n')}`);
+    });
     expect([told.status, told.message]).toEqual(['False', expect.stringMatching(/^the spec's last change .*was not applied/)]);
     // The successor of the canceled one again: the deleted attempt left no trace to follow.
     const third = await change();
