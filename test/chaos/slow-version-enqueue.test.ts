@@ -3,10 +3,12 @@
  * spec, then creates the version operation; the operator, watching Schedulers, may see the new
  * generation before that operation exists and create it itself (same id, derived from uid and
  * generation). It then has to know that the API made the change, not a kubectl user: the spec
- * write says so (roomkeeper.io/spec-change-source). On kube-apiserver the operator won this race
- * in about one PATCH in six; here the sandbox holds the gateway's operation creates (its bearer
- * token) 8 s, so the operator always wins it, on a loaded machine too. Sandbox only (the latency
- * is a sandbox fault).
+ * write says so (roomkeeper.io/spec-change-source), and it waits up to 10 s for the gateway's
+ * operation, which carries what only the gateway knows (countBefore, the count the change
+ * replaced). On kube-apiserver the operator won this race in about one PATCH in two before it
+ * waited. Here the sandbox holds the gateway's operation creates (its bearer token): 3 s, and the
+ * gateway's operation is the one; 14 s (a gateway that stopped between its write and its create),
+ * and the operator makes it. Sandbox only (the latency is a sandbox fault).
  */
 import type { Operation } from '../../common/src/generated/resources';
 import { withToken } from '../support/bearer-token';
@@ -32,13 +34,25 @@ describe("the gateway's version operation is created after the operator saw the 
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
     await waitFor(async () => (await stack.api.getScheduler(NAME)).status?.state === 'in-sync', { timeoutMs: 30_000, message: `${NAME} created` });
 
-    stack.sandbox!.faults.set({ latencyMs: 8000, match: { verb: 'create', resource: 'operations', token: GATEWAY_TOKEN } });
     const versionOps = async (): Promise<Operation[]> => (await stack.api.listOperations(NAME)).items
       .filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
+
+    // Held 3 s: the operator waits for the gateway's operation, which says the count it replaced.
+    stack.sandbox!.faults.set({ latencyMs: 3000, match: { verb: 'create', resource: 'operations', token: GATEWAY_TOKEN } });
+    const counted = await managementCall(stack, 'PATCH', `/schedulers/${NAME}`, { roomsReplicas: 1 });
+    stack.sandbox!.faults.clear();
+    expect(counted.status).toBe(200);
+    const first = await waitFor(async () => {
+      const o = (await versionOps()).find((x) => x.metadata.name === (counted.body as { operationId: string }).operationId);
+      return o?.status?.status === 'finished' ? o : undefined;
+    }, { timeoutMs: 30_000, message: 'the count change finished' });
+    expect(first.spec.input).toMatchObject({ countBefore: 0 });
+
+    stack.sandbox!.faults.set({ latencyMs: 14_000, match: { verb: 'create', resource: 'operations', token: GATEWAY_TOKEN } });
     let answered = false;
     const patch = managementCall(stack, 'PATCH', `/schedulers/${NAME}`, { maxSurge: '2' }).finally(() => { answered = true; });
     // The operator's operation exists while the gateway's create is still held: the race is on.
-    const early = await waitFor(async () => (await versionOps())[0], { timeoutMs: 10_000, message: 'the version operation enqueued by the operator' });
+    const early = await waitFor(async () => (await versionOps()).find((o) => o.metadata.name !== first.metadata.name), { timeoutMs: 20_000, message: 'the version operation enqueued by the operator' });
     expect(answered).toBe(false);
     const res = await patch;
     stack.sandbox!.faults.clear();
@@ -51,6 +65,6 @@ describe("the gateway's version operation is created after the operator saw the 
       return o?.status?.status === 'finished' ? o : undefined;
     }, { timeoutMs: 30_000, message: 'the version operation finished' });
     expect(op.spec.source).toBe('api');
-    expect((await versionOps()).length).toBe(1);
-  });
+    expect((await versionOps()).length).toBe(2);
+  }, 60_000);
 });
