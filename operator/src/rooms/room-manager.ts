@@ -408,6 +408,11 @@ export class RoomManager {
     return used;
   }
 
+  /** The scheduler's rooms that count towards its fleet: not validation rooms, not terminating. */
+  liveCount(schedulerName: string): number {
+    return this.views(schedulerName).filter((r) => !r.validation && !r.terminating).length;
+  }
+
   /**
    * The scheduler's rooms as the pure rules see them (validation rooms included, flagged). A
    * GameRoom of another scheduler written into this one's namespace (kubectl) is no room of it:

@@ -98,7 +98,7 @@ export const createSchedulerDefinition: OperationDefinition = {
     ctx.checkpoint();
 
     // Rooms an earlier attempt created count towards the first rooms.
-    const already = new RoomManager(ctx.deps).views(name).filter((r) => !r.validation && !r.terminating).length;
+    const already = new RoomManager(ctx.deps).liveCount(name);
     if (already > 0) ctx.event(`${counted(already, 'room')} ${already === 1 ? 'exists' : 'exist'} already (made by an earlier attempt)`);
     const wanted = Math.max(0, initialRoomCount(scheduler.spec) - already);
     // One operation creates at most the add limit (issue 12, M4); the health check adds the rest

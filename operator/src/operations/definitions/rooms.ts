@@ -225,9 +225,9 @@ export const addRoomsDefinition: OperationDefinition = {
     await adjustReplicas(ctx, amount);
     // Autoscaling decides the count: rooms above its max would be removed at once (desired-count.ts).
     const max = ctx.state.autoscaled === true && !ctx.op.spec.priority ? version.spec.definition.autoscaling?.max : undefined;
-    const have = max !== undefined && max >= 0 ? rooms.views(ctx.schedulerName).filter((r) => !r.validation && !r.terminating).length : 0;
-    const belowMax = max !== undefined && max >= 0 ? Math.max(0, max - have) : Number.POSITIVE_INFINITY;
-    if (belowMax < count) {
+    const have = max !== undefined && max >= 0 ? rooms.liveCount(ctx.schedulerName) : undefined;
+    const belowMax = have === undefined ? Number.POSITIVE_INFINITY : Math.max(0, (max as number) - have);
+    if (have !== undefined && belowMax < count) {
       ctx.event(`Adding ${counted(belowMax, 'room')} of the ${amount} asked: autoscaling's max is ${String(max)} and the scheduler has ${counted(have, 'room')}, and rooms above max would be removed at once; to have more, raise autoscaling.max`);
       count = belowMax;
     } else if (count < amount) {
@@ -266,7 +266,7 @@ export const addRoomsDefinition: OperationDefinition = {
     for (const until = ctx.deps.now() + 10_000; ctx.deps.expectations && !ctx.deps.expectations.satisfied(ctx.schedulerName) && ctx.deps.now() < until;) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    const live = rooms.views(ctx.schedulerName).filter((r) => !r.validation && !r.terminating).length;
+    const live = rooms.liveCount(ctx.schedulerName);
     const desired = desiredAfterRollback(ctx);
     const surplus = desired === undefined ? created.length : Math.min(created.length, Math.max(0, live - desired));
     let deleted = 0;
