@@ -74,7 +74,10 @@ export function buildTestApps(options: {
   const logger = options.logger ?? silentLogger();
   const ready = { reason: undefined as string | undefined };
   const readiness = [{ name: 'caches', notReadyReason: () => ready.reason }];
-  const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger });
+  // The retry backoff is drawn at random from [0, ceiling); a draw of 0 makes a failed write due
+  // at once, on the test clock that does not move, so the retry timer wrote it before the test
+  // looked (1 run in 250). Half the ceiling: a failed write waits until a test moves the clock.
+  const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gateway-0', logger, random: () => 0.5 });
   const management = createManagementApp({
     schedulers: store, operations: store, rooms: store, allocationStore: store, validator: createSchedulerValidator(), credentials: staticCredentials({ username: USER, password: PASSWORD }),
     now, logger, metrics, readiness, maxBodyBytes: MAX_BODY, maxRoomsPerScheduler: options.maxRoomsPerScheduler, allocationSettings: options.allocationSettings,
