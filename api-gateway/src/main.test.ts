@@ -48,7 +48,7 @@ async function spawnGatewayProcess(podName: string, env: Record<string, string>)
   fs.writeFileSync(kubeconfig, sandbox.kubeConfig().exportConfig(), { mode: 0o600 });
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'main.ts')], {
     env: {
-      PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_POD_NAME: podName,
+      PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, ROOMKEEPER_GATEWAY_PORT: '0', ROOMKEEPER_ROOMS_PORT: '0', ROOMKEEPER_GATEWAY_OPS_PORT: '0', ROOMKEEPER_POD_NAME: podName,
       ROOMKEEPER_AUTH_USERNAME: 'ops', ROOMKEEPER_AUTH_PASSWORD: 'pw-123', ROOMKEEPER_ROOM_TOKEN_SECRET: SECRET, ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -70,11 +70,34 @@ async function spawnGatewayProcess(podName: string, env: Record<string, string>)
   };
   try {
     const listening = await waitFor(() => lines.find((l) => l.message === 'gateway listening'), { timeoutMs: 20_000, message: `the gateway process to listen (stderr: ${stderr})` });
-    return { child, lines, exited, stop, managementUrl: String(listening.managementUrl), roomsUrl: String(listening.roomsUrl) };
+    return { child, lines, exited, stop, managementUrl: String(listening.managementUrl), roomsUrl: String(listening.roomsUrl), opsUrl: String(listening.opsUrl) };
   } catch (err) {
     stop();
     throw err;
   }
+}
+
+/**
+ * Holds `slots` idle connections to the listener at `url` (pushed to `held`, for the caller to
+ * destroy), then asks /healthz on one more; resolves with what that one was answered ('' when the
+ * listener closed it unanswered).
+ */
+async function healthzPastSlots(url: string, slots: number, held: net.Socket[]): Promise<string> {
+  const port = Number(new URL(url).port);
+  for (let i = 0; i < slots; i++) {
+    const socket = net.connect(port, '127.0.0.1');
+    held.push(socket);
+    await new Promise((resolve) => socket.once('connect', resolve));
+  }
+  const extra = net.connect(port, '127.0.0.1');
+  extra.on('error', () => undefined);
+  const answered = new Promise<string>((resolve) => {
+    const chunks: Buffer[] = [];
+    extra.on('data', (d: Buffer) => chunks.push(d));
+    extra.on('close', () => resolve(Buffer.concat(chunks).toString()));
+  });
+  extra.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  return answered;
 }
 
 describe('startGateway', () => {
@@ -199,25 +222,35 @@ describe('startGateway', () => {
         message: expect.stringMatching(/^PING AUTHENTICATION IS OFF: anyone who can reach the rooms port can change the status of any room/) as unknown,
         remedy: expect.stringContaining('ROOMKEEPER_PING_AUTH=true') as unknown,
       }));
-      const port = Number(new URL(gw.roomsUrl).port);
-      for (let i = 0; i < 2; i++) {
-        const socket = net.connect(port, '127.0.0.1');
-        held.push(socket);
-        await new Promise((resolve) => socket.once('connect', resolve));
-      }
-      const third = net.connect(port, '127.0.0.1');
-      third.on('error', () => undefined);
-      const answered = new Promise<string>((resolve) => {
-        const chunks: Buffer[] = [];
-        third.on('data', (d: Buffer) => chunks.push(d));
-        third.on('close', () => resolve(Buffer.concat(chunks).toString()));
-      });
-      third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-      expect(await answered).toBe('');
+      // Its two slots held: a third connection is closed unanswered.
+      expect(await healthzPastSlots(gw.roomsUrl, 2, held)).toBe('');
     } finally {
       for (const socket of held) socket.destroy();
       await gw.stop();
     }
+  });
+
+  it('answers its probes and scrapers on an operations port of its own (serveOps, as the chart runs it), whose slots a flood of the management API\'s connections does not take', async () => {
+    const gw = await startGateway({ config: config({ gatewayOpsPort: 0, maxConnections: 2 }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1', serveOps: true });
+    const held: net.Socket[] = [];
+    try {
+      const opsUrl = gw.opsUrl ?? '';
+      expect(opsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      await waitFor(async () => (await fetch(`${opsUrl}/readyz`)).status === 200, { timeoutMs: 10_000, message: 'the gateway ready on its operations port' });
+      // Every slot of the management listener held, as a flood of idle connections holds them.
+      expect(await healthzPastSlots(gw.managementUrl, 2, held)).toBe('');
+      const health = await fetch(`${opsUrl}/healthz`);
+      expect(health.status).toBe(200);
+      const ready = await fetch(`${opsUrl}/readyz`);
+      expect(await ready.json()).toMatchObject({ status: 'ready', checks: [{ check: 'shutdown', ready: true }, { check: 'api access', ready: true }, { check: 'caches', ready: true }, { check: 'management credentials', ready: true }, { check: 'api server', ready: true }] });
+      expect(await (await fetch(`${opsUrl}/metrics`)).text()).toContain('roomkeeper_kube_api_request_duration_seconds_count{resource="schedulers",verb="list"}');
+      // Only those: the operations port serves no API.
+      expect((await fetch(`${opsUrl}/schedulers`, { headers: { Authorization: auth } })).status).toBe(404);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await gw.stop();
+    }
+    await expect(fetch(`${gw.opsUrl ?? ''}/healthz`)).rejects.toThrow();
   });
 
   it('drains before it stops: /readyz answers 503 (shutting down) while every request is still served and told to close its connection, then the listeners close', async () => {
@@ -255,7 +288,7 @@ describe('startGateway', () => {
 
   it('as a process: SIGTERM turns /readyz to 503 while requests are still answered for ROOMKEEPER_SHUTDOWN_DRAIN_DELAY, then the process closes its listeners and exits 0', async () => {
     // A drain long enough that a request sent after the 503 is seen is answered inside it on a loaded machine.
-    const { child, lines, exited, stop, managementUrl } = await spawnGatewayProcess('gw-sigterm', { ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '6s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s' });
+    const { child, lines, exited, stop, managementUrl, opsUrl } = await spawnGatewayProcess('gw-sigterm', { ROOMKEEPER_SHUTDOWN_DRAIN_DELAY: '6s', ROOMKEEPER_SHUTDOWN_TIMEOUT: '2s' });
     try {
       await waitFor(async () => (await fetch(`${managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000, message: 'the gateway process ready' });
       child.kill('SIGTERM');
@@ -264,9 +297,12 @@ describe('startGateway', () => {
         return res.status === 503 ? (await res.json()) as { reason: string } : undefined;
       }, { message: '/readyz to answer 503 after SIGTERM' });
       expect(notReady.reason).toMatch(/^shutting down: this replica got SIGTERM/);
+      // The chart's probes read the operations port (the process opens it): it says the same.
+      expect((await fetch(`${opsUrl}/readyz`)).status).toBe(503);
       expect((await fetch(`${managementUrl}/schedulers`, { headers: { Authorization: auth } })).status).toBe(200);
       expect(await Promise.race([exited, delay(30_000, 'still running 30 s after SIGTERM', { ref: false })])).toBe(0);
       await expect(fetch(`${managementUrl}/readyz`)).rejects.toThrow();
+      await expect(fetch(`${opsUrl}/readyz`)).rejects.toThrow();
       const said = lines.map((l) => l.message);
       expect(said.indexOf('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting')).toBeGreaterThan(said.indexOf('shutting down'));
       expect(said.slice(-3)).toEqual(['gateway stopping', 'gateway stopped', 'stopped cleanly']);

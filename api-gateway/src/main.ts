@@ -21,7 +21,7 @@ import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, listenerConnections, MANAGEMENT_TIMEOUTS, openFilesLimit, ROOMS_TIMEOUTS } from '../../common/src/http-server';
-import { onShutdownSignal } from '../../common/src/ops-server';
+import { onShutdownSignal, startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { PingRecorder, type PendingWriteView } from './pings/ping-recorder';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
@@ -50,6 +50,12 @@ export interface StartGatewayOptions {
   replicaId?: string;
   /** Waits out the drain of `stop({ drainMs })`; default a timer. Tests pass one they end themselves. */
   drainWait?: (ms: number) => Promise<void>;
+  /**
+   * Open the operations port (ROOMKEEPER_GATEWAY_OPS_PORT: /healthz, /livez, /readyz, /metrics)
+   * beside the two API ports. `main()` (the chart's gateway) does; `npm start`, tests and
+   * benchmarks leave it off by default, and the management port answers those paths in every case.
+   */
+  serveOps?: boolean;
 }
 
 export interface StopOptions {
@@ -64,6 +70,8 @@ export interface StopOptions {
 export interface RunningGateway {
   managementUrl: string;
   roomsUrl: string;
+  /** The operations port's URL, when it was opened (`serveOps`). */
+  opsUrl?: string;
   /** (After the drain, when asked for one.) Stops accepting, finishes in-flight requests, flushes pending pings, closes watches. */
   stop(options?: StopOptions): Promise<void>;
   /** For tests: what the gateway's caches hold now, by resource plural. */
@@ -216,15 +224,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
   let managementUrl: string;
   let roomsUrl: string;
+  // Probes and scrapers get a listener of their own (its own connection limit), so a flood of
+  // connections that fills an API listener's slots cannot fail the liveness probe: a restart would
+  // take the rooms API down with the flooded one.
+  let ops: OpsServer | undefined;
   try {
+    if (options.serveOps === true) ops = await startOpsServer({ port: config.gatewayOpsPort, host: options.host, metrics, liveness, readiness });
     managementUrl = await listen(managementServer, config.gatewayPort, options.host);
     roomsUrl = await listen(roomsServer, config.roomsPort, options.host);
   } catch (err) {
     managementServer.close();
+    await ops?.close();
     await cleanup();
     throw err;
   }
-  logger.info('gateway listening', { managementUrl, roomsUrl, replicaId, pingAuth: config.pingAuth });
+  const opsUrl = ops?.url;
+  logger.info('gateway listening', { managementUrl, roomsUrl, ...(opsUrl !== undefined ? { opsUrl } : {}), replicaId, pingAuth: config.pingAuth });
   if (!config.pingAuth) warnPingAuthOff(logger, roomsUrl);
   else if (config.roomTokenPreviousSecret !== '') {
     logger.info('room-token rotation in progress: tokens under the current and the previous secret are accepted', {
@@ -236,6 +251,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   return {
     managementUrl,
     roomsUrl,
+    ...(opsUrl !== undefined ? { opsUrl } : {}),
     cached: () => store.cached(),
     pendingPingWrites: () => recorder.pendingWriteList(),
     stop: (stopOptions = {}) => {
@@ -250,6 +266,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         shuttingDown = 'shutting down: this replica stops accepting requests; send them to another replica';
         logger.info('gateway stopping');
         await Promise.all([closeServer(managementServer, config.shutdownTimeout), closeServer(roomsServer, config.shutdownTimeout)]);
+        // Last: the probes see /readyz answer 503 until the API listeners are closed.
+        await ops?.close();
         await cleanup();
         logger.info('gateway stopped');
       })();
@@ -265,7 +283,7 @@ export async function main(): Promise<void> {
   toggleDebugOnSignal(logger);
   const found = discoverKubeConfig();
   if (!found) throw new GatewayStartupError('no Kubernetes cluster configured (E2E_KUBECONFIG, KUBECONFIG or in-cluster); `npm start` runs the gateway against the sandbox');
-  const gateway = await startGateway({ config, kubeConfig: found.kc, logger });
+  const gateway = await startGateway({ config, kubeConfig: found.kc, logger, serveOps: true });
   // Bounded by the drain plus the shutdown budget, as the chart's grace period (plus 5 s) is: a
   // stop that hangs (an API server holding the last ping-digest write) exits 1 saying so, not SIGKILLed unsaid.
   onShutdownSignal(logger, config.shutdownDrainDelay + config.shutdownTimeout, () => gateway.stop({ drainMs: config.shutdownDrainDelay }));

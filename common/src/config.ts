@@ -70,6 +70,7 @@ export const CONFIG_SCHEMA = {
 
   gatewayPort: key('ROOMKEEPER_GATEWAY_PORT', 'int', 8080, 'Management API port (also /healthz, /readyz, /metrics, /openapi.json).', { min: 0 }),
   roomsPort: key('ROOMKEEPER_ROOMS_PORT', 'int', 8090, 'Rooms API port (pings and events from game rooms).', { min: 0 }),
+  gatewayOpsPort: key('ROOMKEEPER_GATEWAY_OPS_PORT', 'int', 8082, 'Gateway health (/healthz, /livez, /readyz) and /metrics port, apart from the API ports: a flood of connections to the management or rooms API cannot starve the probes and get the gateway restarted. The management port answers the same paths too. `npm start` does not open it (one process; use the management port).', { min: 0 }),
   authUsername: key('ROOMKEEPER_AUTH_USERNAME', 'string', '', 'Management API Basic-auth user (or use ROOMKEEPER_AUTH_SECRET_NAME).', { secret: true }),
   authPassword: key('ROOMKEEPER_AUTH_PASSWORD', 'string', '', 'Management API Basic-auth password.', { secret: true }),
   authSecretName: key('ROOMKEEPER_AUTH_SECRET_NAME', 'string', '', 'Kubernetes Secret holding `username` and `password` keys for the management API.'),

@@ -12,7 +12,7 @@ describe('chart NetworkPolicies', () => {
     expect(policies(await renderChart())).toEqual([]);
   });
 
-  it('when enabled: the gateway takes its two ports, the operator only its health/metrics port; both send only DNS and the API server', async () => {
+  it('when enabled: the gateway takes its two API ports and its health/metrics port, the operator only its health/metrics port; both send only DNS and the API server', async () => {
     const objects = await renderChart({ values: { networkPolicy: { enabled: true } } });
     expect(policies(objects).map((p) => p.metadata.name).sort()).toEqual(['rk-roomkeeper-gateway', 'rk-roomkeeper-operator']);
     for (const component of ['gateway', 'operator']) {
@@ -26,26 +26,27 @@ describe('chart NetworkPolicies', () => {
       expect(egress.every((r) => r.to === undefined)).toBe(true); // no CIDRs given: any address on those ports
     }
     const gatewayIn = field(findObject(objects, 'NetworkPolicy', '-gateway'), 'spec.ingress') as Rule[];
-    expect(ports(gatewayIn)).toEqual(['TCP/8080', 'TCP/8090']);
+    expect(ports(gatewayIn)).toEqual(['TCP/8080', 'TCP/8090', 'TCP/8082']);
     expect(gatewayIn.every((r) => r.from === undefined)).toBe(true); // anyone, unless told
     expect(ports(field(findObject(objects, 'NetworkPolicy', '-operator'), 'spec.ingress') as Rule[])).toEqual(['TCP/8081']);
   });
 
-  it('lets the metrics sources scrape the gateway, whose /metrics is on the management port, only when both are narrowed', async () => {
+  it('lets the metrics sources scrape the gateway on its health/metrics port, and only there: the management API stays as narrow as managementFrom says', async () => {
     const monitoring = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }];
     const ops = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } } }];
     const gatewayIn = async (networkPolicy: Record<string, unknown>) =>
       field(findObject(policies(await renderChart({ values: { networkPolicy: { enabled: true, ...networkPolicy } } })), 'NetworkPolicy', '-gateway'), 'spec.ingress') as Rule[];
-    // Management narrowed, metrics sources named: a rule of their own on the management port.
     expect(await gatewayIn({ managementFrom: ops, metricsFrom: monitoring })).toEqual([
       { ports: [{ protocol: 'TCP', port: 8080 }], from: ops },
       { ports: [{ protocol: 'TCP', port: 8090 }] },
-      { ports: [{ protocol: 'TCP', port: 8080 }], from: monitoring },
+      { ports: [{ protocol: 'TCP', port: 8082 }], from: monitoring },
     ]);
-    // Management open to anyone: Prometheus reaches it already. Metrics sources unnamed ("anyone"
-    // for the operator): opening the management API to anyone for them would undo managementFrom.
-    expect(ports(await gatewayIn({ metricsFrom: monitoring }))).toEqual(['TCP/8080', 'TCP/8090']);
-    expect(ports(await gatewayIn({ managementFrom: ops }))).toEqual(['TCP/8080', 'TCP/8090']);
+    // Metrics sources unnamed: anyone reaches health and /metrics (as the operator's port), not the API.
+    expect(await gatewayIn({ managementFrom: ops })).toEqual([
+      { ports: [{ protocol: 'TCP', port: 8080 }], from: ops },
+      { ports: [{ protocol: 'TCP', port: 8090 }] },
+      { ports: [{ protocol: 'TCP', port: 8082 }] },
+    ]);
   });
 
   it('narrows sources, the API server address and adds egress as configured (values-full.yaml)', async () => {
@@ -53,11 +54,11 @@ describe('chart NetworkPolicies', () => {
     const gateway = findObject(policies(objects), 'NetworkPolicy', '-gateway');
     const operator = findObject(policies(objects), 'NetworkPolicy', '-operator');
     const gatewayIn = field(gateway, 'spec.ingress') as Rule[];
-    expect(ports(gatewayIn)).toEqual(['TCP/9080', 'TCP/9090', 'TCP/9080']);
+    expect(ports(gatewayIn)).toEqual(['TCP/9080', 'TCP/9090', 'TCP/9082']);
     expect(gatewayIn[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } } }]);
     // Pings only from room namespaces (the operator labels them managed-by roomkeeper).
     expect(gatewayIn[1]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'roomkeeper' } } }]);
-    // The gateway's /metrics is on its management port: the ServiceMonitor's Prometheus (metricsFrom) reaches it too.
+    // The gateway's health and /metrics port: the ServiceMonitor's Prometheus (metricsFrom).
     expect(gatewayIn[2]?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]);
     expect(field(operator, 'spec.ingress')).toEqual([{ ports: [{ protocol: 'TCP', port: 9081 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
     for (const policy of [gateway, operator]) {

@@ -91,6 +91,7 @@ describe('chart with default values', () => {
       'Secret/rk-roomkeeper-auth',
       'Secret/rk-roomkeeper-room-token',
       'Service/rk-roomkeeper-gateway',
+      'Service/rk-roomkeeper-gateway-metrics',
       'Service/rk-roomkeeper-operator-metrics',
       'ServiceAccount/rk-roomkeeper-gateway',
       'ServiceAccount/rk-roomkeeper-operator',
@@ -110,7 +111,7 @@ describe('chart with default values', () => {
     expect(field(gateway, 'spec.template.spec.serviceAccountName')).toBe('rk-roomkeeper-gateway');
   });
 
-  it('probes /healthz (liveness) and /readyz (readiness) on a named container port', () => {
+  it('probes /healthz (liveness) and /readyz (readiness) on a named container port: each process\'s health and metrics port, the gateway\'s apart from its two API ports', () => {
     for (const suffix of ['-operator', '-gateway']) {
       const c = containerOf(findObject(objects, 'Deployment', suffix));
       const portNames = c.ports.map((p) => p.name);
@@ -118,9 +119,10 @@ describe('chart with default values', () => {
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
       expect(portNames).toContain(c.livenessProbe.httpGet.port);
       expect(portNames).toContain(c.readinessProbe.httpGet.port);
+      expect([c.startupProbe.httpGet.port, c.livenessProbe.httpGet.port, c.readinessProbe.httpGet.port]).toEqual(['http-health', 'http-health', 'http-health']);
     }
     expect(containerOf(findObject(objects, 'Deployment', '-operator')).ports).toEqual([{ name: 'http-health', containerPort: 8081, protocol: 'TCP' }]);
-    expect(containerOf(findObject(objects, 'Deployment', '-gateway')).ports.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['rooms', 8090]]);
+    expect(containerOf(findObject(objects, 'Deployment', '-gateway')).ports.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['rooms', 8090], ['http-health', 8082]]);
   });
 
   it('gives a slow start 5 minutes (startupProbe on /healthz) before the livenessProbe counts, so that one starts at once', () => {
@@ -222,7 +224,7 @@ describe('chart with default values', () => {
     expect(operator.roomTokenSecret).toMatch(/^[A-Za-z0-9]{48}$/);
     const gateway = loadConfig(resolvedEnv(containerOf(findObject(objects, 'Deployment', '-gateway')), objects, 'rk-roomkeeper-gateway-xyz34'));
     expect(gateway).toMatchObject({
-      gatewayPort: 8080, roomsPort: 8090, authSecretName: 'rk-roomkeeper-auth', authSecretNamespace: 'games-system',
+      gatewayPort: 8080, roomsPort: 8090, gatewayOpsPort: 8082, authSecretName: 'rk-roomkeeper-auth', authSecretNamespace: 'games-system',
       pingAuth: true, pingAnswerAllocation: true, maxBodyBytes: 1_048_576, roomsMaxBodyBytes: 16_384, maxConnections: 20_000, pingFlushInterval: 30_000, shutdownTimeout: 10_000, shutdownDrainDelay: 5_000,
     });
     expect(gateway.roomTokenSecret).toBe(operator.roomTokenSecret);
@@ -234,11 +236,12 @@ describe('chart with default values', () => {
     expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(20);
   });
 
-  it('exposes the gateway on ports http 8080 and rooms 8090, and the operator metrics port', () => {
+  it('exposes the gateway on ports http 8080 and rooms 8090, and each process\'s metrics port on a ClusterIP Service of its own', () => {
     expect(field(findObject(objects, 'Service', '-gateway'), 'spec.ports')).toEqual([
       { name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' },
       { name: 'rooms', port: 8090, targetPort: 'rooms', protocol: 'TCP' },
     ]);
+    expect(field(findObject(objects, 'Service', '-gateway-metrics'), 'spec')).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics', port: 8082, targetPort: 'http-health', protocol: 'TCP' }] });
     expect(field(findObject(objects, 'Service', '-operator-metrics'), 'spec.ports')).toEqual([
       { name: 'metrics', port: 8081, targetPort: 'http-health', protocol: 'TCP' },
     ]);
@@ -273,6 +276,14 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
       expect(o.metadata.labels?.team).toBe('platform');
     }
     expect(objects.filter((o) => o.kind === 'ServiceMonitor').map((o) => o.metadata.name).sort()).toEqual(['roomkeeper-full-gateway', 'roomkeeper-full-operator']);
+    // Each scrapes a port of a Service it selects that leads to the process's health and metrics port.
+    for (const monitor of objects.filter((o) => o.kind === 'ServiceMonitor')) {
+      const selector = field(monitor, 'spec.selector.matchLabels') as Record<string, string>;
+      const [endpoint] = field(monitor, 'spec.endpoints') as { port: string; path: string }[];
+      const targets = objects.filter((o) => o.kind === 'Service' && Object.entries(selector).every(([k, v]) => o.metadata.labels?.[k] === v))
+        .flatMap((svc) => (field(svc, 'spec.ports') as { name: string; targetPort: string }[]).filter((p) => p.name === endpoint?.port).map((p) => p.targetPort));
+      expect([endpoint?.path, targets]).toEqual(['/metrics', ['http-health']]);
+    }
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     expect(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual(['rk-gateway-sa', 'rk-operator-sa']);
   });
@@ -316,7 +327,8 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     // A start of 12 minutes is 144 tries 5 s apart; 61 s is 13 (rounded up).
     expect([operator.startupProbe.failureThreshold, gateway.startupProbe.failureThreshold]).toEqual([144, 13]);
     expect(gw.has('OPERATOR_ONLY')).toBe(false);
-    expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090]);
+    expect(gateway.ports.map((p) => p.containerPort)).toEqual([9080, 9090, 9082]);
+    expect(gw.get('ROOMKEEPER_GATEWAY_OPS_PORT')?.value).toBe('9082');
     expect(field(findObject(objects, 'Deployment', '-gateway'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(10); // 3 s drain + 2 s (1500ms) to stop + 5 s
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.terminationGracePeriodSeconds')).toBe(25);
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.imagePullSecrets')).toEqual([{ name: 'registry-credentials' }]);
