@@ -12,7 +12,7 @@ import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, Sch
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, isNamespaceTerminating, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSourcePatch } from '../../../common/src/resources/labels';
+import { CREATED_THROUGH_API_ANNOTATIONS, MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSourcePatch } from '../../../common/src/resources/labels';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { allocatableGroupKey, allocatableGroupOf, isBusyRoom, mayBeAllocatable, type AllocatableGroup } from '../../../common/src/rooms/allocation';
 import { FreshReads } from '../../../common/src/runtime/fresh-read';
@@ -251,7 +251,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async createScheduler(name: string, spec: SchedulerSpec): Promise<Scheduler> {
-    const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { name }, spec };
+    const body: Scheduler = { apiVersion: API_VERSION, kind: 'Scheduler', metadata: { name, annotations: { ...CREATED_THROUGH_API_ANNOTATIONS } }, spec };
     try {
       const created = (await this.options.custom.createClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, body })) as Scheduler;
       this.writes.inc({ kind: 'scheduler' });

@@ -99,6 +99,14 @@ export function specChangeSourcePatch(
   return [ofGeneration, ...addWhereAbsent('/metadata/annotations', { [SPEC_CHANGE_SOURCE_ANNOTATION]: value })];
 }
 
+/**
+ * The annotations a Scheduler created through the HTTP API is created with: its first generation is
+ * the API's. Its create_scheduler's id is made from the uid, known only once the Scheduler exists,
+ * so the annotation names the definition instead. A create_scheduler enqueued again by the operator
+ * (its first deleted with kubectl before it ran) is then told as the API's, not kubectl's.
+ */
+export const CREATED_THROUGH_API_ANNOTATIONS: Readonly<Record<string, string>> = { [SPEC_CHANGE_SOURCE_ANNOTATION]: '1 api create_scheduler' };
+
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */
 export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: OperationSource; operation: string } | undefined {
   const [gen, source, operation] = (annotations?.[SPEC_CHANGE_SOURCE_ANNOTATION] ?? '').split(' ');

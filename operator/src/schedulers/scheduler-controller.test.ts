@@ -1,7 +1,7 @@
 import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { silentLogger } from '../../../common/src/logger';
-import { newVersionOperationId } from '../../../common/src/operations/operation-id';
-import { SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
+import { createSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
+import { CREATED_THROUGH_API_ANNOTATIONS, SCHEDULER_FINALIZER, VERSION_PROTECTION_FINALIZER } from '../../../common/src/resources/labels';
 import type { OperatorDeps } from '../deps';
 import { SchedulerController } from './scheduler-controller';
 
@@ -48,6 +48,18 @@ function setup(createOutcome: 'ok' | 'conflict') {
   const controller = new SchedulerController(deps, { operationsOf: () => [...cachedOps, ...tracked], track: (op) => tracked.push(op) });
   return { s, controller, statusPatches, created, cachedOps, tracked };
 }
+
+describe('SchedulerController: a scheduler not created yet', () => {
+  it.each([
+    ['created through the HTTP API (its annotation)', { ...CREATED_THROUGH_API_ANNOTATIONS }, 'api'],
+    ['created with kubectl (no annotation)', undefined, 'kubectl'],
+  ])('whose create_scheduler is gone (deleted with kubectl before it ran) gets it again, of the source that created it: %s', async (_case, annotations, source) => {
+    const t = setup('ok');
+    Object.assign(t.s, { metadata: { ...t.s.metadata, generation: 1, annotations }, status: {} });
+    await t.controller.reconcile('s');
+    expect(t.created.map((o) => [o.metadata.name, o.spec.definitionName, o.spec.source])).toEqual([[createSchedulerOperationId('uid-1', 1), 'create_scheduler', source]]);
+  });
+});
 
 describe('SchedulerController: a spec change', () => {
   it('enqueues the version operation, counts it at once, and reports pending-changes for the new generation', async () => {
