@@ -110,12 +110,14 @@ describe('rooms API without forwarders', () => {
     expect(t.store.writes).toEqual([]);
   });
 
-  it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again', async () => {
+  it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again (just exit, when it pinged terminated)', async () => {
     const s1 = t.store.findScheduler('s1');
     if (!s1) throw new Error('no scheduler s1');
     s1.metadata.deletionTimestamp = new Date();
     expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; ping terminated and exit' });
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; exit' });
     await t.store.deleteScheduler('s1');
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toMatchObject({ success: false, message: expect.stringMatching(/a deleted scheduler's rooms go with it: exit$/) as unknown });
     expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: ping terminated and exit' });
     expect(t.store.writes.filter((w) => w.kind !== 'scheduler')).toEqual([]);
   });
@@ -151,9 +153,11 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
   });
 
-  it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do', async () => {
+  it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do (what is left of terminating, terminated, exit)', async () => {
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
     expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit' });
+    jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
+    expect((await ping({ status: 'terminated' })).body).toMatchObject({ success: false, message: expect.stringMatching(/is \(or was\) sent SIGTERM: exit$/) as unknown });
     expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="write_failed",status="occupied"} 1');
   });
 

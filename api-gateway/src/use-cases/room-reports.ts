@@ -88,10 +88,12 @@ const MAX_EVENT_MESSAGE_CHARS = 1000;
  * or when the cache saw its GameRoom deleted (`deletedAt`); otherwise try again, as the room may
  * be newer than the cache.
  */
-function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined): string {
+function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined, pinged?: ReportedPingStatus): string {
   const head = `room ${roomId} not found in scheduler ${schedulerName}${consequence}`;
-  if (scheduler?.metadata.deletionTimestamp) return `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ping terminated and exit`;
-  if (!scheduler) return `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ping terminated and exit`;
+  // A room that has just pinged terminated has nothing left to say.
+  const leave = pinged === 'terminated' ? 'exit' : 'ping terminated and exit';
+  if (scheduler?.metadata.deletionTimestamp) return `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ${leave}`;
+  if (!scheduler) return `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ${leave}`;
   if (deletedAt !== undefined) {
     return `${head}: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at ${new Date(deletedAt).toISOString()}), and its pod is deleted with it; `
       + 'no ping brings the room back: finish or hand over its matches and exit';
@@ -180,8 +182,8 @@ export class RoomReports {
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 
-  private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string): string {
-    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId));
+  private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string, pinged?: ReportedPingStatus): string {
+    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId), pinged);
   }
 
   /**
@@ -207,7 +209,7 @@ export class RoomReports {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) {
       this.countPing(status, 'unknown_room');
-      return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again') };
+      return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again', status) };
     }
     // Only `terminated` follows `terminating` (a terminating room accepts no new players), and
     // nothing follows `terminated`: refused as Maestro refuses an invalid transition. This replica's
@@ -227,7 +229,8 @@ export class RoomReports {
       // to warn about; a large fleet's deletion made dozens of these warnings.
       if (isNotFound(err)) {
         this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
-        return { success: false, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit` };
+        const leave = status === 'terminated' ? 'exit' : status === 'terminating' ? 'ping terminated and exit' : 'ping terminating, then terminated, and exit';
+        return { success: false, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ${leave}` };
       }
       this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
       return { success: false, message: 'the gateway could not record this ping (its write to the Kubernetes API failed; see the gateway log); ping again at the usual interval' };
