@@ -166,9 +166,10 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
   });
 
-  it('refuses a timestamp that is not an int64 (Maestro\'s type) on every route that takes one, with the message the integer rule gives, and takes one within it', async () => {
-    const message = 'must be an integer (Unix seconds, as a number or a numeric string) within int64; fractions are refused';
-    for (const timestamp of [1.5, 'abc']) {
+  it('refuses a timestamp that is not an int64 (Maestro\'s type) on every route that takes one, saying what is wrong with it, and takes one within it', async () => {
+    const rule = 'must be an integer (Unix seconds, as a number or a numeric string) within int64';
+    for (const [timestamp, fault] of [[1.5, 'a fraction is refused'], ['abc', 'this string is not a whole number'], ['9223372036854775808', 'this one is beyond int64'], [true, 'got a boolean']] as const) {
+      const message = `${rule}; ${fault}`;
       expect((await ping({ status: 'ready', timestamp })).body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });
       const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted', timestamp });
       expect(ev.body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });

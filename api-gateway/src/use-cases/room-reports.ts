@@ -128,7 +128,14 @@ function checkTimestamp(value: unknown): void {
   if (value === undefined || value === null) return;
   if (typeof value === 'number' && Number.isInteger(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
   if (typeof value === 'string' && /^-?\d{1,19}$/.test(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
-  throw new ValidationError([{ field: 'timestamp', message: 'must be an integer (Unix seconds, as a number or a numeric string) within int64; fractions are refused' }]);
+  throw new ValidationError([{ field: 'timestamp', message: `must be an integer (Unix seconds, as a number or a numeric string) within int64; ${timestampFault(value)}` }]);
+}
+
+/** What is wrong with a timestamp `checkTimestamp` refuses, in a few words. */
+function timestampFault(value: unknown): string {
+  if (typeof value === 'number') return Number.isInteger(value) ? 'this one is beyond int64' : 'a fraction is refused';
+  if (typeof value !== 'string') return `got ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}`;
+  return /^-?\d+$/.test(value) ? 'this one is beyond int64' : 'this string is not a whole number';
 }
 
 function checkMetadata(value: unknown): Record<string, unknown> | undefined {
