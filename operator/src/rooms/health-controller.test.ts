@@ -207,6 +207,57 @@ describe('HealthController and the expiry brake', () => {
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds])).toEqual([['remove_rooms', ['r0', 'r1', 'r2']]]);
     expect(held).toBe(0);
   });
+
+  /** 20 ready rooms of the scheduler, all last heard 241 s before the clock's start; `digests(now)`: what the digest cache holds (other schedulers' only). */
+  function hangingFleet(digests: (now: number) => object[]) {
+    const { deps, created } = setup();
+    const clock = { now: Date.parse('2026-01-01T00:00:00Z') };
+    deps.now = () => clock.now;
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.spec = { ...s.spec, roomsReplicas: 20 };
+    s.status = { ...s.status, rooms: { desired: 20 }, autoscaling: { desired: 20, lastDecision: 'roomsReplicas is 20' } };
+    const silentSince = clock.now - 241_000;
+    const rooms = Array.from({ length: 20 }, (_, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `r${i}`, namespace: 's', uid: `uid-${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(silentSince).toISOString() },
+    }));
+    const events: { reason: string; type: string; note: string }[] = [];
+    Object.assign(deps, { events: { record: (e: { reason: string; type: string; note: string }) => events.push(e) } });
+    Object.assign(deps.caches, {
+      rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) },
+      digests: { list: (ns?: string) => (ns === undefined || ns === 'other' ? digests(clock.now) : []), get: () => undefined },
+    });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
+    return { deps, created, clock, events, health };
+  }
+  const otherDigest = (flushedAt: number) => ({ metadata: { name: 'roomkeeper-pings-gw', namespace: 'other' }, spec: { scheduler: 'other', replica: 'gw' }, status: { lastPings: '{}', flushedAt: String(flushedAt) } });
+
+  it('expires a whole fleet that hangs while gateways have been seen flushing other rooms\' pings for a ping timeout, and holds it, telling the scheduler once, until then', async () => {
+    // Another scheduler's rooms are heard: its digest is flushed 5 s before every look.
+    const { created, clock, events, health } = hangingFleet((now) => [otherDigest(now - 5_000)]);
+    // Pings first seen flowing now: not yet for a ping timeout, so the wide silence is held, and told.
+    await health.reconcile('s');
+    clock.now += 120_000;
+    await health.reconcile('s');
+    expect(created).toEqual([]);
+    expect(events.filter((e) => e.reason === 'RoomExpiryHeld').map((e) => e.type)).toEqual(['Warning']);
+    expect(events.find((e) => e.reason === 'RoomExpiryHeld')?.note).toMatch(/^20 rooms would expire now/);
+    // Seen flowing for a whole ping timeout (240 s): the silent rooms are silent themselves.
+    clock.now += 120_000;
+    await health.reconcile('s');
+    expect(created.map((o) => [o.spec.definitionName, (o.spec.input?.roomsIds as string[]).length])).toEqual([['remove_rooms', 20]]);
+  });
+
+  it('keeps holding a whole fleet\'s silence while no gateway is seen flushing pings (every room of the cluster silent: the gateways or the operator\'s sight)', async () => {
+    // The last digest flush of the cluster is as old as the silence.
+    const silentSince = Date.parse('2026-01-01T00:00:00Z') - 241_000;
+    const { deps, created, clock, health } = hangingFleet(() => [otherDigest(silentSince)]);
+    for (let look = 0; look < 4; look++, clock.now += 240_000) await health.reconcile('s');
+    expect(created).toEqual([]);
+    expect(deps.metrics.sum('roomkeeper_room_expiry_held_total', { reason: 'mass-expiry' })).toBe(4);
+  });
 });
 
 describe('HealthController and the size of its operations', () => {

@@ -26,7 +26,7 @@ import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { canTakeRooms } from './domain/node-availability';
-import { expiryBrake } from './domain/expiry-brake';
+import { expiryBrake, PingFlow } from './domain/expiry-brake';
 import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
@@ -66,6 +66,8 @@ export class HealthController {
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
+  /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
+  private readonly pingFlow = new PingFlow();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
   private readonly heldVersion = new Map<string, string>();
   /** Schedulers whose health check waits for current caches (logged once per wait). */
@@ -262,6 +264,8 @@ export class HealthController {
       graceMs: this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
+      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
+      pingTimeoutMs: timeouts.pingTimeoutMs,
     });
     if (brake.hold) {
       this.expiryHeld.inc({ reason: brake.reason });
@@ -270,6 +274,11 @@ export class HealthController {
         const stillExpired = new Set(withoutPingExpiry.expired.map((e) => e.name));
         const held = plan.expired.filter((e) => !stillExpired.has(e.name)).slice(0, 5).map((e) => `${e.name}: ${e.reason}`);
         this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message, rooms: held });
+        // A wide silence held is the scheduler's to know (kubectl describe): its rooms stay, counted
+        // ready, until pings are seen again, in that scheduler or any other.
+        if (brake.reason === 'mass-expiry') {
+          schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', `${brake.message}. They are expired once any gateway is seen to flush pings again; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`);
+        }
       }
       plan = withoutPingExpiry;
       this.heldReason.set(name, brake.reason);

@@ -465,6 +465,21 @@ export class RoomManager {
   }
 
   /**
+   * When a gateway last flushed a PingDigest of any scheduler (epoch ms, none after
+   * `latestPingTime`); undefined when the cache holds none. A gateway flushes the digest of a
+   * scheduler only when it heard one of its rooms since its last flush.
+   */
+  lastDigestFlush(): number | undefined {
+    const latest = this.latestPingTime();
+    let last: number | undefined;
+    for (const digest of this.deps.caches.digests.list()) {
+      const at = Number(digest.status?.flushedAt);
+      if (Number.isFinite(at) && at <= latest && (last === undefined || at > last)) last = at;
+    }
+    return last;
+  }
+
+  /**
    * Last ping per room from the gateways' digests (max over replicas; see
    * common/src/rooms/ping-digest.ts), none after `latestPingTime`.
    */

@@ -10,6 +10,14 @@
  * expiring at this check: when pings stop reaching the operator for the whole fleet, the rooms
  * cross their timeout spread over a ping interval and a digest flush, a few checks' worth, so no
  * single check sees most of them expire, while every one of them has long been silent.
+ *
+ * A wide silence is only held while nothing shows that pings do reach the operator (as the node
+ * lifecycle controller stops evicting only in a full disruption). A gateway digest flushed within
+ * the last half ping timeout, for any scheduler, carries pings heard since its last flush; when
+ * such flushes have been seen without a gap for a whole ping timeout (`PingFlow`), every live room
+ * has had the time to be heard, so the rooms still silent are silent themselves (game servers that
+ * hang): held, they would never be replaced, and matchmakers would be given them. Right after
+ * gateways come back from an outage that flow is not yet a ping timeout old, and the brake holds.
  */
 import { counted } from '../../../../common/src/text/counted';
 
@@ -33,6 +41,26 @@ export interface ExpiryBrakeInput {
   /** A share of the fleet (0..1) and a count that `silent` must both exceed to call it mass expiry. */
   share: number;
   min: number;
+  /** Since when pings have been seen reaching the operator without a gap (`PingFlow`); undefined: they are not now. */
+  pingsFlowingSince?: number;
+  /** How long that flow must have lasted to prove the silent rooms silent: the ping timeout. */
+  pingTimeoutMs?: number;
+}
+
+/**
+ * Whether pings reach the operator, level-based on what the gateways' digests show at each look:
+ * a digest of any scheduler flushed within the last half ping timeout. `since` is the first look
+ * of the current unbroken run of such looks (undefined when the last look found none).
+ */
+export class PingFlow {
+  private since: number | undefined;
+
+  /** `lastFlush`: when a gateway last flushed a digest (undefined: none in the cache). */
+  look(now: number, lastFlush: number | undefined, pingTimeoutMs: number): number | undefined {
+    const flowing = lastFlush !== undefined && now - lastFlush <= pingTimeoutMs / 2;
+    this.since = flowing ? this.since ?? now : undefined;
+    return this.since;
+  }
 }
 
 export type ExpiryBrake =
@@ -52,9 +80,10 @@ export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
   // `expiring` may count validation rooms, which `silent` and `fleet` leave out.
   const silent = Math.max(input.silent, input.expiring);
   if (silent > input.min && silent > input.share * input.fleet) {
+    if (input.pingsFlowingSince !== undefined && input.pingTimeoutMs !== undefined && input.now - input.pingsFlowingSince >= input.pingTimeoutMs) return { hold: false };
     return {
       hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs,
-      message: `${counted(input.expiring, 'room')} would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
+      message: `${counted(input.expiring, 'room')} would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide, while pings have not been seen reaching the operator (a gateway digest of any scheduler flushed every half ping timeout) for a whole ping timeout, more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
     };
   }
   return { hold: false };
