@@ -42,6 +42,11 @@ function setup() {
   return { deps, created };
 }
 
+/** A pods cache holding a bare pod of each room: rooms whose status says their pod was seen (instanceStatus) and whose pod is gone are leaving. */
+function podOfEachRoom(rooms: readonly { metadata: { name: string } }[]) {
+  return { list: () => [], get: (n: string) => (rooms.some((r) => r.metadata.name === n) ? { metadata: { name: n, namespace: 's' } } : undefined) };
+}
+
 describe('HealthController: autoscaling of a multi-match scheduler', () => {
   it('counts with the active version\'s maxMatches, not a refused spec change\'s', async () => {
     const { deps, created } = setup();
@@ -260,6 +265,28 @@ describe('HealthController and the expiry brake', () => {
   });
 });
 
+describe('HealthController and a room whose pod was deleted', () => {
+  it('removes no healthy room while the lost room waits for its deletion beside its replacement (it counted as serving, the fleet looked one above desired, and a ready room was scaled down)', async () => {
+    const { deps, created } = setup();
+    const now = deps.now();
+    const room = (name: string, status: Record<string, unknown>) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 's', version: 'v1.0.0' }, status,
+    });
+    const heard = { status: 'ready', instanceStatus: 'ready', pingStatus: 'ready', lastPingAt: new Date(now - 1000).toISOString() };
+    // 3 desired: r0 and r1 serve, `lost` was ready and its pod is gone, `new` replaces it (just made).
+    const rooms = [room('r0', heard), room('r1', heard), room('lost', heard), room('new', { status: 'pending' })];
+    const pods = new Set(['r0', 'r1']);
+    Object.assign(deps.caches, {
+      rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) },
+      pods: { list: () => [], get: (n: string) => (pods.has(n) ? { metadata: { name: n, namespace: 's' } } : undefined) },
+    });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
+  });
+});
+
 describe('HealthController and the size of its operations', () => {
   /** `old` ready rooms of v1.0.0 and `current` of v2.0.0, heard 5 s ago (241 s ago: those `silent` names). */
   function fleet(deps: OperatorDeps, counts: { old: number; current: number }, silent: string[] = []) {
@@ -434,7 +461,7 @@ describe('HealthController and rooms in error', () => {
       spec: { scheduler: 's', version: 'v1.0.0' },
       status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)', lastPingAt: new Date(now - 1000).toISOString() },
     }));
-    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) }, pods: podOfEachRoom(rooms) });
     // The operator has only just come to see the cluster: the brake would hold ping expiry, not this.
     const health = new HealthController({ ...deps, sight: () => ({ impaired: false, since: now }) }, { operationsOf: () => [], track: () => undefined });
     await health.reconcile('s');
@@ -454,7 +481,7 @@ describe('HealthController and rooms that fail before they ping', () => {
       spec: { scheduler: 's', version: 'v1.0.0' },
       status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' },
     }));
-    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) }, pods: podOfEachRoom(rooms) });
     const health = new HealthController({ ...deps, now: () => now }, { operationsOf: () => [], track: () => undefined });
     // The probe interval is six health checks (60 s): the next room is due 51 s from now (creation times have a second's precision).
     const held = await health.reconcile('s');
@@ -483,10 +510,10 @@ describe('HealthController and rooms that fail before they ping', () => {
       spec: { scheduler: 's', version: 'v1.0.0' },
       status: { status: 'error', instanceStatus: 'error', reason: 'pod phase Failed: container server terminated: Error (exit code 1)' },
     }];
-    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) }, pods: podOfEachRoom(rooms) });
     await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.amount])).toEqual([['add_rooms', 1]]);
-    expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; .*; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 1 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
+    expect(created[0]?.spec.input?.reason).toMatch(/^roomsReplicas is 3; 0 available of 3 desired; one room, to see whether rooms of v1\.0\.0 start again \(one room at a time, at most one every 60s until one pings\): rooms of v1\.0\.0 fail before their game server pings: 1 in error and none has pinged \(newest f1: pod phase Failed: .*\(exit code 1\)\)$/);
   });
 });
 
@@ -503,7 +530,7 @@ describe('HealthController and rooms in error of another major', () => {
       status: { status, instanceStatus: status, ...(status === 'ready' ? { pingStatus: 'ready', lastPingAt: new Date(now - 1000).toISOString() } : { reason: 'pod phase Failed: container server terminated: Error (exit code 1)' }) },
     });
     const rooms = [room('old-1', 'v1.0.0', 'error'), room('old-2', 'v1.0.0', 'error'), room('new-1', 'v2.0.0', 'ready'), room('new-2', 'v2.0.0', 'ready'), room('new-3', 'v2.0.0', 'ready')];
-    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) }, pods: podOfEachRoom(rooms) });
     await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.spec.input?.roomsIds])).toEqual([['remove_rooms', 'expired_room', ['old-1', 'old-2']]]);
     expect(created[0]?.spec.input?.details).toContain("old-1: in error, and of v1.0.0, another major than the active version v2.0.0: no room of it is kept (its GameRoom's status.reason says why it failed)");

@@ -21,6 +21,14 @@ describe('deletionStartedAt', () => {
     expect(toView(room, pod, new Map())).toMatchObject({ terminating: true, terminatingSince: Date.parse('2026-01-01T00:01:00Z') });
   });
 
+  it('counts a room whose pod was seen and is gone as leaving (terminating), not as a room that serves: its replacement made the fleet look one above desired, and a healthy room was scaled down', () => {
+    const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' } } as const;
+    expect(toView({ ...base, status: { status: 'ready', instanceStatus: 'ready' } }, undefined, new Map()).terminating).toBe(true);
+    // Its pod not seen yet (a room just made): not leaving.
+    expect(toView({ ...base, status: { status: 'pending' } }, undefined, new Map()).terminating).toBe(false);
+    expect(toView({ ...base, status: { status: 'ready', instanceStatus: 'ready' } }, { metadata: { name: 'r1' } }, new Map()).terminating).toBe(false);
+  });
+
   it('shows a ready room held by an allocation the operator has not ended as allocated, so no removal by amount takes it', () => {
     const allocation = { id: 'm-1', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2026-01-01T00:05:00Z' };
     const base = { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' } } as const;

@@ -21,6 +21,7 @@ import type { OperatorDeps } from '../deps';
 import { roomEvent } from '../events';
 import { pickHostPorts } from './domain/host-ports';
 import { isNodeReady } from './domain/node-availability';
+import { podWasSeen } from './domain/lost-rooms';
 import { buildRoomPod, replacedByRoomkeeper, roomName } from './domain/pod-template';
 import type { RoomView } from './domain/types';
 import { isRemovable } from './domain/removal-order';
@@ -521,6 +522,10 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
   const instance = instanceFromPod(pod);
   const stored = status?.status ?? (instance.status === 'error' ? 'error' : 'pending');
   const notReadySince = isNodeReady(node) ? podNotReadySince(pod) : undefined;
+  // A room whose pod was seen and is gone is leaving (the room status controller records the loss
+  // and deletes it): counted as a room still serving between its replacement's creation and its
+  // own deletion, it made the fleet look one above desired, and a healthy room was scaled down.
+  const podGone = pod === undefined && podWasSeen(room);
   return {
     name: room.metadata.name as string,
     // An allocation the operator has not ended protects the room from removal by amount, even
@@ -536,7 +541,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
     // A room whose status is not written yet is in error by its pod: the pod says why.
     ...(status?.reason !== undefined ? { reason: status.reason } : !status?.status && instance.reason !== undefined ? { reason: instance.reason } : {}),
-    terminating: deletion !== undefined || status?.status === 'terminating' || status?.status === 'terminated',
+    terminating: deletion !== undefined || podGone || status?.status === 'terminating' || status?.status === 'terminated',
     terminatingSince: deletion,
     validation: room.spec.validation === true,
     resourceVersion: room.metadata.resourceVersion,
