@@ -149,7 +149,8 @@ function components(): Record<string, Schema> {
       properties: {
         success: { type: 'boolean' },
         allocation: { type: 'object', description: 'A matchmaker allocated the room (not sent with ROOMKEEPER_PING_ANSWER_ALLOCATION=false)', properties: { id: { type: 'string' }, metadata: { type: 'object' }, expiresAt: { type: 'string', format: 'date-time' } } },
-        message: { type: 'string', description: 'With success false only: why the ping was not recorded, and what the room should do' },
+        message: { type: 'string', description: 'With success false only: why the ping was not recorded, and what the room should do (a terminated ping is answered true only once written: until then, send it again)' },
+        roomGone: { type: 'boolean', enum: [true], description: 'With success false only, when the room will never be recorded again (its GameRoom or its scheduler is gone or being deleted): stop pinging and exit. Not in Maestro' },
       },
     },
     HealthzAnswer: {
@@ -179,7 +180,7 @@ function components(): Record<string, Schema> {
         } } },
       },
     },
-    EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' } } },
+    EventResponse: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' }, roomGone: { type: 'boolean', enum: [true], description: 'As in PingResponse: the room is gone for good' } } },
     RoomAddressResponse: { type: 'object', properties: { ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, protocol: { type: 'string' }, port: { type: 'integer' } } } }, host: { type: 'string' }, ipv6Label: { type: 'string' } } },
   };
 }

@@ -8,7 +8,8 @@ ping() {
     -H "Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN" -d "{\"status\":\"$1\",\"timestamp\":$(date +%s)}")
   echo "$1 -> $answer"
 }
-stop() { ping terminating; ping terminated; exit 0; }
+# terminated is answered {"success":true} only once recorded: sent again until then (5 tries at most).
+stop() { ping terminating; for _ in 1 2 3 4 5; do ping terminated; case $answer in *'"success":true'*|*roomGone*) break;; esac; sleep "${PING_INTERVAL_S:-5}"; done; exit 0; }
 trap stop TERM INT
 while :; do
   if [ -e "${MATCH_FILE:-/tmp/match}" ]; then ping occupied; else ping ready; fi

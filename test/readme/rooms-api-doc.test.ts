@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import request from 'supertest';
 import { AUTH, buildTestApps } from '../../api-gateway/src/testing/fixtures';
-import { startPingRecorder } from '../../sandbox/src/rooms/testing/ping-recorder';
+import { startPingRecorder, type PingRecorder } from '../../sandbox/src/rooms/testing/ping-recorder';
 import { REPO_ROOT } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -106,8 +106,10 @@ describe('docs/rooms-api.md', () => {
 });
 
 describe('the curl game server', () => {
-  test('pings ready with the room token, occupied while a match runs, and terminating then terminated on SIGTERM', async () => {
+  /** Runs the script against a recording rooms API until a ready and an occupied ping, then SIGTERMs it; `before` sets up answers first. */
+  async function runToSigterm(before?: (recorder: PingRecorder) => void) {
     const recorder = await startPingRecorder();
+    before?.(recorder);
     const matchFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'curl-room-')), 'match');
     const child = spawn('sh', [path.join(REPO_ROOT, 'docs/examples/curl-game-server.sh')], {
       env: { PATH: process.env.PATH ?? '', ROOMKEEPER_ROOMS_API_URL: recorder.url, MAESTRO_SCHEDULER_NAME: 'arena', MAESTRO_ROOM_ID: 'arena-c1', ROOMKEEPER_ROOM_TOKEN: 'tok', PING_INTERVAL_S: '0.2', MATCH_FILE: matchFile },
@@ -123,13 +125,26 @@ describe('the curl game server', () => {
       fs.writeFileSync(matchFile, '');
       await waitFor(() => statuses().includes('occupied'), { timeoutMs: 20_000, message: 'an occupied ping' });
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(statuses().slice(-2)).toEqual(['terminating', 'terminated']);
-      expect(recorder.pingsFor('arena', 'arena-c1').every((p) => p.authorization === 'Bearer tok' && typeof (p.body as { timestamp: unknown }).timestamp === 'number')).toBe(true);
-      expect(output).toContain('terminated -> {"success":true}');
+      return { code: await exited, statuses: statuses(), output, pings: recorder.pingsFor('arena', 'arena-c1') };
     } finally {
       child.kill('SIGKILL');
       await recorder.close();
     }
+  }
+
+  test('pings ready with the room token, occupied while a match runs, and terminating then terminated on SIGTERM', async () => {
+    const run = await runToSigterm();
+    expect(run.code).toBe(0);
+    expect(run.statuses.slice(-2)).toEqual(['terminating', 'terminated']);
+    expect(run.pings.every((p) => p.authorization === 'Bearer tok' && typeof (p.body as { timestamp: unknown }).timestamp === 'number')).toBe(true);
+    expect(run.output).toContain('terminated -> {"success":true}');
+  });
+
+  test('sends terminated again while it is answered not recorded yet, and stops at once on roomGone', async () => {
+    const notYet = { success: false, message: 'room arena-c1 reported terminated, but it is not recorded yet: …' };
+    const retried = await runToSigterm((r) => r.answerNext('terminated', notYet, notYet));
+    expect([retried.code, retried.statuses.slice(-4)]).toEqual([0, ['terminating', 'terminated', 'terminated', 'terminated']]);
+    const gone = await runToSigterm((r) => r.answerNext('terminated', { success: false, roomGone: true, message: 'room arena-c1 not found …' }));
+    expect([gone.code, gone.statuses.slice(-2), gone.statuses.filter((s) => s === 'terminated').length]).toEqual([0, ['terminating', 'terminated'], 1]);
   });
 });

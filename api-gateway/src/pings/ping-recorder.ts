@@ -23,7 +23,9 @@
  * the cache) ends it unwritten, and a cache that shows the report written already (by another
  * replica) ends it without a write. Pending writes are bounded (oldest dropped first, counted). A replica
  * that dies loses its pending writes; the room's next ping, to any replica, carries its status
- * again and is written then (every ping that differs from the stored status is written).
+ * again and is written then (every ping that differs from the stored status is written). After
+ * `terminated` no ping follows: room-reports.ts answers it success only once written (`pending`
+ * here), so the room sends it again until then.
  */
 import { apiErrorFields, describeApiError, isConflict, isNotFound } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';

@@ -99,26 +99,28 @@ describe('rooms API without forwarders', () => {
     expect(t.store.writes).toEqual([]);
   });
 
-  it('tells a room whose GameRoom the cache saw deleted to exit, not to ping again, writing nothing', async () => {
+  it('tells a room whose GameRoom the cache saw deleted to exit, not to ping again (roomGone), writing nothing', async () => {
     t.store.rooms.delete('s1/room-1');
     t.store.deletedRooms.set('s1/room-1', Date.parse('2026-12-05T18:00:00Z'));
     const res = await ping({ status: 'terminating', timestamp: 1 });
     expect(res.body).toEqual({
-      success: false,
+      success: false, roomGone: true,
       message: 'room room-1 not found in scheduler s1, so the ping was not recorded: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at 2026-12-05T18:00:00.000Z), and its pod is deleted with it; no ping brings the room back: finish or hand over its matches and exit',
     });
     expect(t.store.writes).toEqual([]);
   });
 
-  it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again (just exit, when it pinged terminated)', async () => {
+  it('tells the room of a scheduler being deleted, or gone, to exit rather than to ping again (roomGone; just exit, when it pinged terminated)', async () => {
     const s1 = t.store.findScheduler('s1');
     if (!s1) throw new Error('no scheduler s1');
     s1.metadata.deletionTimestamp = new Date();
-    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; ping terminated and exit' });
-    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; exit' });
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; ping terminated and exit' });
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; exit' });
+    const event = await request(t.rooms).post('/scheduler/s1/rooms/ghost/roomevent').set('Authorization', token('s1', 'ghost')).send({ event: 'matchEnded' });
+    expect(event.body).toMatchObject({ success: false, roomGone: true, message: expect.stringMatching(/^room ghost not found in scheduler s1, so the event was not forwarded: scheduler s1 is being deleted/) as unknown });
     await t.store.deleteScheduler('s1');
-    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toMatchObject({ success: false, message: expect.stringMatching(/a deleted scheduler's rooms go with it: exit$/) as unknown });
-    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: ping terminated and exit' });
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toMatchObject({ success: false, roomGone: true, message: expect.stringMatching(/a deleted scheduler's rooms go with it: exit$/) as unknown });
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: ping terminated and exit' });
     expect(t.store.writes.filter((w) => w.kind !== 'scheduler')).toEqual([]);
   });
 
@@ -153,9 +155,23 @@ describe('rooms API without forwarders', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminating', status: 'terminating' });
   });
 
+  it('answers terminated {success:true} only once written: while its write is pending (the API server failed it) the room is told it is not recorded yet and to ping terminated again, which is answered true once the write landed', async () => {
+    jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('service unavailable'), { code: 503 }));
+    const first = (await ping({ status: 'terminated' })).body as { success: boolean; message?: string; roomGone?: boolean };
+    expect(first).toEqual({ success: false, message: 'room room-1 reported terminated, but it is not recorded yet: the Kubernetes API has not taken the write within a second (this gateway retries it); ping terminated again in a few seconds, until it is answered success, then exit' });
+    expect(t.recorder.pendingWrites).toBe(1);
+    // Sent again before the retry: still pending, still not true (no second write is made for it).
+    expect((await ping({ status: 'terminated' })).body).toMatchObject({ success: false });
+    expect(t.recorder.pendingWrites).toBe(1);
+    t.clock.now += 60_000;
+    await t.recorder.retryDue();
+    expect(t.store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'terminated', status: 'terminated' });
+    expect((await ping({ status: 'terminated' })).body).toEqual({ success: true });
+  });
+
   it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do (what is left of terminating, terminated, exit)', async () => {
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
-    expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit' });
+    expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, roomGone: true, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit' });
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
     expect((await ping({ status: 'terminated' })).body).toMatchObject({ success: false, message: expect.stringMatching(/is \(or was\) sent SIGTERM: exit$/) as unknown });
     expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="write_failed",status="occupied"} 1');

@@ -85,20 +85,33 @@ const MAX_EVENT_MESSAGE_CHARS = 1000;
 /**
  * Why a room the gateway's cache does not hold is refused, and what the room can do: exit, when
  * its scheduler is being deleted or no longer exists (a room cannot start before its scheduler),
- * or when the cache saw its GameRoom deleted (`deletedAt`); otherwise try again, as the room may
- * be newer than the cache.
+ * or when the cache saw its GameRoom deleted (`deletedAt`): `gone`, nothing of the room is ever
+ * recorded again; otherwise try again, as the room may be newer than the cache.
  */
-function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined, pinged?: ReportedPingStatus): string {
+function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined, pinged?: ReportedPingStatus): UnknownRoom {
   const head = `room ${roomId} not found in scheduler ${schedulerName}${consequence}`;
   // A room that has just pinged terminated has nothing left to say.
   const leave = pinged === 'terminated' ? 'exit' : 'ping terminated and exit';
-  if (scheduler?.metadata.deletionTimestamp) return `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ${leave}`;
-  if (!scheduler) return `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ${leave}`;
+  if (scheduler?.metadata.deletionTimestamp) return { gone: true, message: `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ${leave}` };
+  if (!scheduler) return { gone: true, message: `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ${leave}` };
   if (deletedAt !== undefined) {
-    return `${head}: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at ${new Date(deletedAt).toISOString()}), and its pod is deleted with it; `
-      + 'no ping brings the room back: finish or hand over its matches and exit';
+    return { gone: true, message: `${head}: its GameRoom is gone (deleted by its scheduler or by a user; this gateway saw it go at ${new Date(deletedAt).toISOString()}), and its pod is deleted with it; `
+      + 'no ping brings the room back: finish or hand over its matches and exit' };
   }
-  return `${head}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
+  return { gone: false, message: `${head}: the gateway does not know this room (yet: one created a moment ago may not be in its cache; or it was deleted); ${retry} in a moment, and check ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID` };
+}
+
+interface UnknownRoom {
+  message: string;
+  /** Nothing of this room is ever recorded again: its answer says `roomGone: true`. */
+  gone: boolean;
+}
+
+/** A `{success: false}` answer about a room that is gone for good: `roomGone` tells a game server (and the SDK) to stop pinging and exit. */
+type RefusedAnswer = { success: false; message: string; roomGone?: true };
+
+function refusedAnswer(unknown: UnknownRoom): RefusedAnswer {
+  return { success: false, message: unknown.message, ...(unknown.gone ? { roomGone: true as const } : {}) };
 }
 
 /**
@@ -189,7 +202,7 @@ export class RoomReports {
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 
-  private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string, pinged?: ReportedPingStatus): string {
+  private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string, pinged?: ReportedPingStatus): UnknownRoom {
     return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId), pinged);
   }
 
@@ -204,7 +217,7 @@ export class RoomReports {
   }
 
   /** PUT /scheduler/{name}/rooms/{id}/ping */
-  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: boolean; allocation?: RoomAllocationNotice; message?: string }> {
+  async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: true; allocation?: RoomAllocationNotice } | RefusedAnswer> {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     checkTimestamp(b.timestamp);
@@ -216,7 +229,7 @@ export class RoomReports {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
     if (!room) {
       this.countPing(status, 'unknown_room');
-      return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again', status) };
+      return refusedAnswer(this.unknownRoom(schedulerName, roomId, ', so the ping was not recorded', 'ping again', status));
     }
     // Only `terminated` follows `terminating` (a terminating room accepts no new players), and
     // nothing follows `terminated`: refused as Maestro refuses an invalid transition. This replica's
@@ -227,9 +240,15 @@ export class RoomReports {
       this.countPing(status, 'rejected');
       return { success: false, message: refusedTransition(roomId, refusedAfter, status) };
     }
+    // Any other status is carried by the room's next ping should this replica lose its pending write
+    // (a restart); after terminated none follows, and the room would stay ready, to be allocated.
+    // So terminated is answered success only once written, and sent again meanwhile (forwarded as
+    // any ping: the forwarding throttle drops the repeats).
+    let terminatedPending = false;
     try {
       const outcome = await this.deps.recorder.record(room, { status, runningMatches });
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
+      terminatedPending = outcome === 'pending' && status === 'terminated';
     } catch (err) {
       this.countPing(status, 'write_failed');
       // A room deleted after the cache showed it (a scale-down, the scheduler's deletion): nothing
@@ -237,7 +256,7 @@ export class RoomReports {
       if (isNotFound(err)) {
         this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
         const leave = status === 'terminated' ? 'exit' : status === 'terminating' ? 'ping terminated and exit' : 'ping terminating, then terminated, and exit';
-        return { success: false, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ${leave}` };
+        return { success: false, roomGone: true, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ${leave}` };
       }
       this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
       return { success: false, message: 'the gateway could not record this ping (its write to the Kubernetes API failed; see the gateway log); ping again at the usual interval' };
@@ -267,6 +286,9 @@ export class RoomReports {
     // that answer carries it too (the operator ends it after). A terminating room is told nothing:
     // it accepts no new players, and a replay of the allocation answers 410.
     // Off (ROOMKEEPER_PING_ANSWER_ALLOCATION=false): Maestro's answer, for parsers that refuse unknown fields.
+    if (terminatedPending) {
+      return { success: false, message: `room ${roomId} reported terminated, but it is not recorded yet: the Kubernetes API has not taken the write within a second (this gateway retries it); ping terminated again in a few seconds, until it is answered success, then exit` };
+    }
     const told = this.deps.answerAllocation !== false && status !== 'terminating' && status !== 'terminated';
     const allocation = told ? allocationNotice(room.status, (this.deps.now ?? Date.now)()) : undefined;
     return allocation ? { success: true, allocation } : { success: true };
@@ -315,7 +337,7 @@ export class RoomReports {
   /** GET /scheduler/{name}/rooms/{id}/address */
   address(schedulerName: string, roomId: string): { ports: { name: string; protocol: string; port: number }[]; host: string; ipv6Label: string } {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) throw new NotFoundError(this.unknownRoom(schedulerName, roomId, '', 'ask again'));
+    if (!room) throw new NotFoundError(this.unknownRoom(schedulerName, roomId, '', 'ask again').message);
     // No host is no address (Maestro answers an error for an instance without one): a 200 with an
     // empty host would read as the room's address.
     const host = room.status?.host ?? '';
@@ -330,7 +352,7 @@ export class RoomReports {
     send: (t: { sink: RoomEventSink; forwarders: readonly Forwarder[]; room: ForwardedRoom }) => Promise<ForwardOutcome>,
   ): Promise<{ success: boolean; message: string }> {
     const room = this.deps.rooms.findRoom(schedulerName, roomId);
-    if (!room) return { success: false, message: this.unknownRoom(schedulerName, roomId, ', so the event was not forwarded', 'send it again') };
+    if (!room) return refusedAnswer(this.unknownRoom(schedulerName, roomId, ', so the event was not forwarded', 'send it again'));
     const target = this.forwardTarget(room);
     if (!target) {
       this.forwards.inc({ type, result: 'skipped' });

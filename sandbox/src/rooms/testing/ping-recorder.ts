@@ -19,12 +19,15 @@ export interface PingRecorder {
   /** Pings to one room's path, oldest first. */
   pingsFor(schedulerName: string, roomId: string): RecordedPing[];
   respondWith(statusCode: number): void;
+  /** Answers the next pings of `status` (one each, in order) with these bodies and 200, then as usual. */
+  answerNext(status: string, ...bodies: unknown[]): void;
   close(): Promise<void>;
 }
 
 export async function startPingRecorder(): Promise<PingRecorder> {
   const pings: RecordedPing[] = [];
   let statusCode = 200;
+  const nextBodies = new Map<string, unknown[]>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,8 +42,10 @@ export async function startPingRecorder(): Promise<PingRecorder> {
         method: req.method ?? '', path: req.url ?? '', body, atMs: Date.now(),
         ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
       });
-      res.writeHead(statusCode, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ success: statusCode < 300 }));
+      const status = typeof body === 'object' && body !== null ? (body as { status?: unknown }).status : undefined;
+      const next = typeof status === 'string' ? nextBodies.get(status)?.shift() : undefined;
+      res.writeHead(next === undefined ? statusCode : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(next ?? { success: statusCode < 300 }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -50,6 +55,7 @@ export async function startPingRecorder(): Promise<PingRecorder> {
     pings,
     pingsFor: (s, r) => pings.filter((p) => p.path === `/scheduler/${encodeURIComponent(s)}/rooms/${encodeURIComponent(r)}/ping`),
     respondWith: (code) => { statusCode = code; },
+    answerNext: (status, ...bodies) => { nextBodies.set(status, [...(nextBodies.get(status) ?? []), ...bodies]); },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
