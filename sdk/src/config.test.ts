@@ -1,6 +1,6 @@
 import { ConfigError } from './errors';
 import { readRoomConfig, roomUrl } from './config';
-import { backoffDelay, jitteredInterval, retryAfterMs } from './timing';
+import { backoffDelay, drainShare, jitteredInterval, retryAfterMs } from './timing';
 
 const NOW = Date.parse('2026-11-30T00:00:00Z');
 import { parsePingAnswer } from './ping-answer';
@@ -53,6 +53,18 @@ describe('timing', () => {
   });
 
   test.each([
+    // budget, request deadline, drain's share: one request deadline is kept, at most a fifth of the budget.
+    [25_000, 5000, 20_000],
+    [20_000, 5000, 16_000],
+    [20_000, 1000, 19_000],
+    [60_000, 5000, 55_000],
+    [3000, 5000, 2400],
+    [0, 5000, 0],
+  ])('drainShare(%p, %p) = %p', (budget, request, ms) => {
+    expect(drainShare(budget, request)).toBe(ms);
+  });
+
+  test.each([
     ['7', 7000],
     [' 120 ', 120_000],
     [new Date(NOW + 10_000).toUTCString(), 10_000],
@@ -75,6 +87,10 @@ describe('parsePingAnswer', () => {
     ['{"success":true,"allocation":{"id":"a"}}', { success: true, allocation: { id: 'a', metadata: {} } }],
     ['{"success":true,"allocation":{"id":""}}', { success: true }],
     ['{"success":true,"allocation":"a"}', { success: true }],
+    ['{"success":false,"roomGone":true,"message":"no scheduler gsd exists: ping terminated and exit"}', { success: false, roomGone: true, message: 'no scheduler gsd exists: ping terminated and exit' }],
+    ['{"success":false,"roomGone":true}', { success: false, roomGone: true }],
+    ['{"success":false,"roomGone":"yes"}', { success: false }],
+    ['{"success":true,"roomGone":true}', { success: true }],
   ])('%s', (body, expected) => {
     expect(parsePingAnswer(body)).toEqual(expected);
   });

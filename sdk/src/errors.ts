@@ -44,3 +44,14 @@ export class RoomsApiError extends RoomkeeperSdkError {
     super(message);
   }
 }
+
+/**
+ * The rooms API said the room is gone (`"roomGone": true`): no ping of it will be recorded again.
+ * `ready()`, `occupied()` and `setRunningMatches()` reject with it; the game server should finish or
+ * hand over its matches and exit. `reason` is the rooms API's own message (the `gone` event's).
+ */
+export class RoomGoneError extends RoomkeeperSdkError {
+  constructor(readonly reason: string) {
+    super(`the room is gone, so it takes no players (only terminating() and terminated() still resolve): ${reason}`);
+  }
+}

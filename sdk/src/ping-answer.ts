@@ -4,13 +4,17 @@
  *
  * Answer (issue 13): `{"success":true}` or
  * `{"success":true,"allocation":{"id":"...","metadata":{...},"expiresAt":"<RFC 3339>"}}`; a ping
- * not recorded is `{"success":false,"message":"<why, and what to do>"}` (Maestro: no `message`).
+ * not recorded is `{"success":false,"message":"<why, and what to do>"}` (Maestro: no `message`), with
+ * `"roomGone":true` when no ping of the room will be recorded again (Roomkeeper only).
  */
 
 export interface Allocation {
   id: string;
   metadata: Record<string, unknown>;
-  /** When the allocation lapses unless the room reports `occupied` (RFC 3339), if the API says. */
+  /**
+   * When the allocation lapses unless the room takes it up (RFC 3339). Roomkeeper's gateway always
+   * sends it; it is optional only so that an answer without it (an older gateway) is still read.
+   */
   expiresAt?: string;
 }
 
@@ -19,6 +23,8 @@ export interface PingAnswer {
   allocation?: Allocation;
   /** Why a ping was not recorded (`success: false`), as Roomkeeper's rooms API says it. */
   message?: string;
+  /** With `success: false` only: the room is gone, and no ping of it will be recorded again. */
+  roomGone?: true;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -36,6 +42,7 @@ export function parsePingAnswer(body: string): PingAnswer | undefined {
   if (!isRecord(json) || typeof json.success !== 'boolean') return undefined;
   const answer: PingAnswer = { success: json.success };
   if (typeof json.message === 'string' && json.message !== '') answer.message = json.message;
+  if (!json.success && json.roomGone === true) answer.roomGone = true;
   const a = json.allocation;
   if (isRecord(a) && typeof a.id === 'string' && a.id !== '') {
     answer.allocation = {

@@ -1,10 +1,12 @@
 /**
  * The SDK's room client on fake timers against an in-memory rooms API: jitter bounds, backoff cap,
  * unhealthy/healthy, acknowledgements, illegal transitions, allocation dedup and expiry, SIGTERM
- * order, idempotent start and close().
+ * order, a shutdown bounded by its budget, terminated retried until recorded, a room that is gone,
+ * status changes sent while a ping is in flight, idempotent start and close(), and which handles
+ * keep the process alive.
  */
 import { EventEmitter } from 'node:events';
-import { ClosedError, IllegalTransitionError, SupersededError } from './errors';
+import { ClosedError, IllegalTransitionError, RoomGoneError, SupersededError } from './errors';
 import type { RoomConfig } from './config';
 import { RoomClient, type PingFailure, type RoomClientOptions, type ShutdownResult } from './room-client';
 import { FakeRoomsApi } from './testing/fake-rooms-api';
@@ -407,7 +409,7 @@ describe('installSignalHandlers', () => {
     expect(source.listenerCount('SIGTERM')).toBe(0);
   });
 
-  test('a drain hook that outlives its budget is told to stop and terminated is sent anyway', async () => {
+  test('a drain hook that outlives its share of the budget is told to stop and terminated is sent anyway, within the budget', async () => {
     const api = new FakeRoomsApi();
     const source = new EventEmitter();
     const r = room(api, { random: () => 0.5 });
@@ -423,7 +425,8 @@ describe('installSignalHandlers', () => {
     source.emit('SIGTERM');
     await jest.advanceTimersByTimeAsync(3000);
     expect(results).toEqual([{ signal: 'SIGTERM', drain: 'timedOut', terminatedAcknowledged: true }]);
-    expect(abortedAt! - started).toBe(3000);
+    // The drain's share: the budget less a fifth of it (less than one request deadline) kept for terminated.
+    expect(abortedAt! - started).toBe(2400);
     expect(api.statuses().slice(-1)).toEqual(['terminated']);
     r.close();
   });
@@ -466,16 +469,197 @@ describe('close()', () => {
     await expect(r.roomEvent('x')).rejects.toBeInstanceOf(ClosedError);
   });
 
-  test('the loop\'s timers are unref\'d: they never keep the process alive', async () => {
+  test('the loop\'s timers are unref\'d; only while a change awaits its acknowledgement does one ref\'d handle keep the process alive', async () => {
     jest.useRealTimers();
+    const refdTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = refdTimers();
     const api = new FakeRoomsApi();
-    const r = room(api);
+    let down = true;
+    api.answer = () => (down ? 'network-error' : { status: 200, body: { success: true } });
+    const r = room(api, { pingIntervalMs: 20, backoff: { baseMs: 10, capMs: 20 } });
     const spy = jest.spyOn(global, 'setTimeout');
-    await r.ready();
+    const failedTwice = new Promise<void>((resolve) => r.on('pingFailed', (f) => { if (f.consecutiveFailures === 2) resolve(); }));
+    const acked = r.ready();
+    expect(refdTimers()).toBe(before + 1);
+    await failedTwice;
+    expect(refdTimers()).toBe(before + 1);
+    down = false;
+    await acked;
+    expect(refdTimers()).toBe(before);
     const timers = spy.mock.results.map((res) => res.value as NodeJS.Timeout);
     spy.mockRestore();
     expect(timers.length).toBeGreaterThan(0);
     expect(timers.every((t) => !t.hasRef())).toBe(true);
+    r.close();
+  });
+});
+
+describe('a room that is gone (roomGone: true)', () => {
+  const gone = { status: 200, body: { success: false, roomGone: true, message: 'no scheduler arena exists (it was deleted), so the ping was not recorded: ping terminated and exit' } };
+
+  test('a ping answered roomGone stops the loop, emits gone once, resolves terminating() and terminated() and rejects ready() and occupied(), sending nothing more', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    const messages: string[] = [];
+    r.on('gone', (m) => messages.push(m));
+    api.answer = (req) => (req.body.status === 'terminating' ? gone : { status: 200, body: { success: true } });
+    // The trial: the scheduler was deleted, and terminating() had no acknowledgement to wait for.
+    await r.terminating();
+    expect(messages).toEqual([gone.body.message]);
+    const sent = api.requests.length;
+    await r.terminated();
+    await expect(r.ready()).rejects.toBeInstanceOf(RoomGoneError);
+    await expect(r.occupied()).rejects.toThrow(`the room is gone, so it takes no players (only terminating() and terminated() still resolve): ${gone.body.message}`);
+    await expect(r.setRunningMatches(1)).rejects.toBeInstanceOf(RoomGoneError);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(api.requests).toHaveLength(sent);
+    expect(messages).toHaveLength(1);
+    expect(jest.getTimerCount()).toBe(0);
+    r.close();
+  });
+
+  test('a pending ready() rejects with RoomGoneError; a bare {"success":false} (Maestro\'s) is retried as before', async () => {
+    const api = new FakeRoomsApi();
+    const answers = [{ status: 200, body: { success: false } }, gone];
+    api.answer = () => answers.shift() ?? { status: 200, body: { success: true } };
+    const r = room(api, { random: () => 0.5 });
+    const ready = r.ready().catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(1000);
+    const err = await ready;
+    expect(err).toBeInstanceOf(RoomGoneError);
+    expect((err as RoomGoneError).reason).toBe(gone.body.message);
+    expect(api.pings()).toHaveLength(2);
+    r.close();
+  });
+
+  test('a room event answered roomGone ends the room as a ping would, and says so in its answer', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    await r.occupied();
+    const messages: string[] = [];
+    r.on('gone', (m) => messages.push(m));
+    api.answer = (req) => (req.url.endsWith('/roomevent') ? { status: 200, body: { success: false, roomGone: true, message: 'room arena-abc12 was deleted' } } : { status: 200, body: { success: true } });
+    await expect(r.roomEvent('matchEnded')).resolves.toEqual({ success: false, roomGone: true, message: 'room arena-abc12 was deleted' });
+    expect(messages).toEqual(['room arena-abc12 was deleted']);
+    const pings = api.pings().length;
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.pings()).toHaveLength(pings);
+    r.close();
+  });
+
+  test('SIGTERM on a room that is gone: the drain still runs, nothing is sent, and the shutdown result says the room is gone', async () => {
+    const api = new FakeRoomsApi();
+    const source = new EventEmitter();
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    api.answer = () => gone;
+    await jest.advanceTimersByTimeAsync(1000);
+    const sent = api.requests.length;
+    const results: ShutdownResult[] = [];
+    r.on('shutdown', (res) => results.push(res));
+    let drained = false;
+    r.installSignalHandlers({ source, drain: () => { drained = true; } });
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(0);
+    expect(results).toEqual([{ signal: 'SIGTERM', drain: 'completed', terminatedAcknowledged: false, roomGone: true }]);
+    expect(drained).toBe(true);
+    expect(api.requests).toHaveLength(sent);
+    r.close();
+  });
+});
+
+describe('shutdown within its budget', () => {
+  test.each([
+    ['refuses connections', 'network-error' as const, 25_000, 20_000, undefined],
+    ['does not answer', 'hang' as const, 25_000, 20_000, undefined],
+    ['refuses connections (a 20 s budget)', 'network-error' as const, 20_000, 16_000, 20_000],
+  ])('with a rooms API that %s, the shutdown event comes when the budget runs out, not later', async (_what, answer, expectedMs, drainMs, drainBudgetMs) => {
+    const api = new FakeRoomsApi();
+    const source = new EventEmitter();
+    const r = room(api, { random: () => 0.999999, pingIntervalMs: 5000 });
+    await r.occupied();
+    api.answer = () => answer;
+    let abortedAt: number | undefined;
+    const results: [number, ShutdownResult][] = [];
+    r.on('shutdown', (res) => results.push([Date.now(), res]));
+    r.installSignalHandlers({
+      source, ...(drainBudgetMs !== undefined ? { drainBudgetMs } : {}),
+      drain: (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => { abortedAt = Date.now(); resolve(); })),
+    });
+    const start = Date.now();
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(expectedMs - 1);
+    expect(results).toEqual([]);
+    // The drain got its share (drainShare): the rest is kept for the terminated ping.
+    expect(abortedAt! - start).toBe(drainMs);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(results).toEqual([[start + expectedMs, { signal: 'SIGTERM', drain: 'timedOut', terminatedAcknowledged: false }]]);
+    r.close();
+  });
+
+  test('terminated answered {"success":false} (not recorded yet) is retried until acknowledged, within the budget', async () => {
+    const api = new FakeRoomsApi();
+    const source = new EventEmitter();
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    let refusals = 2;
+    api.answer = (req) => (req.body.status === 'terminated' && refusals-- > 0
+      ? { status: 200, body: { success: false, message: 'room arena-abc12 reported terminated, but it was not recorded yet (the Kubernetes API did not answer): ping terminated again' } }
+      : { status: 200, body: { success: true } });
+    const failures: string[] = [];
+    r.on('pingFailed', (f) => failures.push(f.reason));
+    const results: ShutdownResult[] = [];
+    r.on('shutdown', (res) => results.push(res));
+    r.installSignalHandlers({ source, drainBudgetMs: 10_000 });
+    source.emit('SIGTERM');
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(results).toEqual([{ signal: 'SIGTERM', drain: 'none', terminatedAcknowledged: true }]);
+    expect(api.statuses().slice(-4)).toEqual(['terminating', 'terminated', 'terminated', 'terminated']);
+    expect(failures).toEqual([expect.stringContaining('not recorded yet'), expect.stringContaining('not recorded yet')]);
+    // Acknowledged at last: the loop stops.
+    const sent = api.pings().length;
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(api.pings()).toHaveLength(sent);
+    r.close();
+  });
+});
+
+describe('a status change while a ping is in flight', () => {
+  test('is sent at once: the ping in flight is abandoned, and that is no failure', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    await r.ready();
+    api.answer = () => 'hang';
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(api.pings()).toHaveLength(2);
+    const failures: PingFailure[] = [];
+    r.on('pingFailed', (f) => failures.push(f));
+    api.answer = () => ({ status: 200, body: { success: true } });
+    const calledAt = Date.now();
+    await r.occupied();
+    expect(api.pings()).toHaveLength(3);
+    expect(api.pings()[1]!.aborted).toBe(true);
+    expect(api.pings()[2]!).toMatchObject({ at: calledAt, body: { status: 'occupied' } });
+    expect(failures).toEqual([]);
+    r.close();
+  });
+
+  test('a change in flight is let finish (within its request deadline) and the next change follows it at once', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5, requestTimeoutMs: 300 });
+    await r.ready();
+    api.answer = (req) => (req.body.status === 'occupied' ? 'hang' : { status: 200, body: { success: true } });
+    const occupied = r.occupied().catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(100);
+    const readyAgain = r.ready();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(api.pings()).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(200);
+    await readyAgain;
+    expect(await occupied).toBeInstanceOf(SupersededError);
+    expect(api.pings().map((p) => [p.body.status, p.aborted])).toEqual([['ready', false], ['occupied', true], ['ready', false]]);
+    expect(api.pings()[2]!.at - api.pings()[1]!.at).toBe(300);
     r.close();
   });
 });

@@ -5,14 +5,17 @@
  *
  * Decisions (legal transitions, jitter, backoff, allocation events) are pure functions in
  * lifecycle.ts, timing.ts and ping-answer.ts; this class only sends requests and arms timers.
- * Every timer of the loop is unref'd: the SDK never keeps a process alive on its own.
+ * Every timer of the loop is unref'd: the SDK never keeps a process alive on its own. Only while a
+ * status change is unacknowledged (its promise pending) does one ref'd handle keep the process
+ * alive, so that `await room.ready()` outlasts a rooms API that is down; it goes with the last
+ * acknowledgement.
  */
 import { EventEmitter } from 'node:events';
 import { readRoomConfig, roomUrl, type RoomConfig } from './config.js';
-import { ClosedError, IllegalTransitionError, RoomsApiError, SupersededError } from './errors.js';
+import { ClosedError, IllegalTransitionError, RoomGoneError, RoomsApiError, SupersededError } from './errors.js';
 import { acceptsRunningMatches, isLegalTransition, MAX_RUNNING_MATCHES, RUNNING_MATCHES_REPORT, transitionAdvice, type ReportedStatus, type RoomStatus } from './lifecycle.js';
 import { AllocationTracker, parsePingAnswer, reportedMatches, type Allocation, type PingAnswer } from './ping-answer.js';
-import { backoffDelay, DEFAULT_BACKOFF, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
+import { backoffDelay, DEFAULT_BACKOFF, DEFAULT_SHUTDOWN_BUDGET_MS, drainShare, jitteredInterval, retryAfterMs, type BackoffPolicy } from './timing.js';
 import { failureText, NoAnswerError, Transport, type FetchLike, type HttpAnswer } from './transport.js';
 
 export interface RoomClientOptions {
@@ -20,7 +23,7 @@ export interface RoomClientOptions {
   config?: RoomConfig;
   /** Default: the config's `pingIntervalMs`. */
   pingIntervalMs?: number;
-  /** Deadline of one ping. Default 5000 ms. */
+  /** Deadline of one ping; also what a shutdown keeps of its budget for the `terminated` ping (`drainShare`). Default 5000 ms. */
   requestTimeoutMs?: number;
   /**
    * Deadline of one room or player event. The rooms API answers an event once the scheduler's
@@ -54,6 +57,16 @@ export interface ShutdownResult {
   drain: 'completed' | 'timedOut' | 'failed' | 'none';
   /** Whether the rooms API acknowledged the `terminated` ping. */
   terminatedAcknowledged: boolean;
+  /** Present when the rooms API said the room is gone (see the `gone` event): nothing was left to acknowledge. */
+  roomGone?: true;
+}
+
+/** What a room or player event's answer says. */
+export interface EventAnswer {
+  success: boolean;
+  message?: string;
+  /** The room is gone (the `gone` event was emitted); with `success: false` only. */
+  roomGone?: true;
 }
 
 export interface RoomClientEvents {
@@ -63,6 +76,12 @@ export interface RoomClientEvents {
   unhealthy: [failure: PingFailure];
   healthy: [];
   shutdown: [result: ShutdownResult];
+  /**
+   * The rooms API said the room is gone (`"roomGone": true`): no ping of it will be recorded again.
+   * `message` is the rooms API's. The loop has stopped; finish or hand over the room's matches and
+   * exit. Emitted once.
+   */
+  gone: [message: string];
 }
 
 /** Where signals come from (the process by default; tests pass an EventEmitter). */
@@ -72,9 +91,16 @@ export interface SignalSource {
 }
 
 export interface SignalHandlerOptions {
-  /** Called after the `terminating` ping; the signal aborts when the budget runs out. */
+  /**
+   * Called after the `terminating` ping is sent; the signal aborts when the drain's share of the
+   * budget runs out (`drainShare`: the budget less one request deadline, at most a fifth of it).
+   */
   drain?: (signal: AbortSignal) => Promise<void> | void;
-  /** Time for the drain hook. Default 25 s (under Kubernetes' default 30 s grace period). */
+  /**
+   * Bounds the whole shutdown, from the signal to the `shutdown` event: the drain hook and the
+   * `terminating` and `terminated` acknowledgements. Default 25 s (under Kubernetes' default 30 s
+   * grace period).
+   */
   drainBudgetMs?: number;
   signals?: readonly string[];
   source?: SignalSource;
@@ -97,6 +123,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   readonly config: RoomConfig;
   private readonly transport: Transport;
   private readonly intervalMs: number;
+  private readonly requestTimeoutMs: number;
   private readonly eventTimeoutMs: number;
   private readonly backoff: BackoffPolicy;
   private readonly unhealthyAfter: number;
@@ -109,7 +136,16 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   private version = 0;
   private waiters: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Ref'd while a status change is unacknowledged: keeps the process alive for its acknowledgement. */
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
   private inFlight = false;
+  /** Aborts the ping in flight, for a status change to be sent at once instead. */
+  private abandonPing: AbortController | undefined;
+  /** The version the ping in flight reports, and the latest one acknowledged. */
+  private inFlightVersion = 0;
+  private acknowledgedVersion = 0;
+  /** The rooms API's message when it said the room is gone; then nothing more is sent. */
+  private goneReason: string | undefined;
   private sendAgain = false;
   private failures = 0;
   private unhealthyReported = false;
@@ -129,8 +165,9 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
-    this.eventTimeoutMs = options.eventTimeoutMs ?? options.requestTimeoutMs ?? 5000;
-    this.transport = new Transport({ fetch: fetchImpl, timeoutMs: options.requestTimeoutMs ?? 5000, ...(this.config.token ? { token: this.config.token } : {}) });
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 5000;
+    this.eventTimeoutMs = options.eventTimeoutMs ?? this.requestTimeoutMs;
+    this.transport = new Transport({ fetch: fetchImpl, timeoutMs: this.requestTimeoutMs, ...(this.config.token ? { token: this.config.token } : {}) });
   }
 
   /** The last status asked for (`starting` before the first). */
@@ -154,17 +191,25 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     return this;
   }
 
-  /** The room can take players. Resolves when the rooms API acknowledged it. */
+  /**
+   * The room can take players. Resolves when the rooms API acknowledged it. It changes no
+   * running-matches count: after `setRunningMatches(n)` the pings say `ready` with that `n`, and in
+   * a multi-match scheduler the count, not the status, decides whether the room is free; call
+   * `setRunningMatches(0)` when its matches are over.
+   */
   ready(): Promise<void> {
     return this.transition('ready');
   }
 
-  /** The room is running a match. */
+  /** The room is running a match. Like `ready()`, it keeps the running-matches count last set. */
   occupied(): Promise<void> {
     return this.transition('occupied');
   }
 
-  /** The room is shutting down; after this only `terminated()` is allowed. */
+  /**
+   * The room is shutting down; after this only `terminated()` is allowed. Resolves at once, sending
+   * nothing, once the room is gone (the `gone` event), as does `terminated()`.
+   */
   terminating(): Promise<void> {
     return this.transition('terminating');
   }
@@ -183,6 +228,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
    */
   setRunningMatches(n: number): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError());
+    if (this.goneReason !== undefined) return Promise.reject(new RoomGoneError(this.goneReason));
     if (!Number.isInteger(n) || n < 0 || n > MAX_RUNNING_MATCHES) {
       return Promise.reject(new RangeError(`runningMatches must be an integer between 0 and ${MAX_RUNNING_MATCHES}, got ${n}`));
     }
@@ -196,23 +242,27 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     return this.change(status);
   }
 
-  /** Sends a room event (forwarded to the scheduler's forwarders). One attempt. */
-  roomEvent(event: string, metadata: Record<string, unknown> = {}): Promise<{ success: boolean; message?: string }> {
+  /**
+   * Sends a room event (forwarded to the scheduler's forwarders). One attempt. An answer with
+   * `roomGone` also ends the room as a ping's would (the `gone` event).
+   */
+  roomEvent(event: string, metadata: Record<string, unknown> = {}): Promise<EventAnswer> {
     if (event === '' || event.length > 256) return Promise.reject(new RangeError('event must be a non-empty string of at most 256 characters'));
     return this.postEvent('roomevent', { event, timestamp: this.unixNow(), metadata });
   }
 
   /** Sends a player event (`playerJoin` / `playerLeft`). One attempt. */
-  playerEvent(event: 'playerJoin' | 'playerLeft', playerId: string, metadata: Record<string, unknown> = {}): Promise<{ success: boolean; message?: string }> {
+  playerEvent(event: 'playerJoin' | 'playerLeft', playerId: string, metadata: Record<string, unknown> = {}): Promise<EventAnswer> {
     if (playerId === '') return Promise.reject(new RangeError('playerId must not be empty'));
     return this.postEvent('playerevent', { event, timestamp: this.unixNow(), metadata: { ...metadata, playerId } });
   }
 
   /**
    * Opt-in graceful shutdown: on the first SIGTERM (or `signals`) an immediate `terminating` ping,
-   * then `drain` within `drainBudgetMs`, then a `terminated` ping; then the `shutdown` event. The
-   * process is never exited: listen to `shutdown` and exit when you are done. Installing a SIGTERM
-   * listener replaces Node's default exit on SIGTERM. Returns a function that uninstalls.
+   * then `drain`, then a `terminated` ping (retried until acknowledged); then the `shutdown` event,
+   * all within `drainBudgetMs`. The process is never exited: listen to `shutdown` and exit when
+   * you are done. Installing a SIGTERM listener replaces Node's default exit on SIGTERM. Returns a
+   * function that uninstalls.
    */
   installSignalHandlers(options: SignalHandlerOptions = {}): () => void {
     this.uninstallSignals?.();
@@ -243,13 +293,12 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.clearTimer();
     this.uninstallSignals?.();
     this.transport.abortAll(new ClosedError());
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(new ClosedError());
+    this.settleWaiters((w) => w.reject(new ClosedError()));
   }
 
   private transition(to: ReportedStatus): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError());
+    if (this.goneReason !== undefined) return settledAfterGone(to, this.goneReason);
     if (!isLegalTransition(this.statusValue, to)) return Promise.reject(new IllegalTransitionError(this.statusValue, to, transitionAdvice(this.statusValue, to)));
     if (to === 'occupied') this.allocations.noteOccupied();
     return this.change(to);
@@ -260,15 +309,57 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.version++;
     const version = this.version;
     const acked = new Promise<void>((resolve, reject) => this.waiters.push({ version, status, resolve, reject }));
+    this.holdProcessWhileAwaited();
     this.started = true;
     this.pingNow();
     return acked;
   }
 
+  /**
+   * Sends a ping at once. A plain ping in flight (one reporting nothing unacknowledged) is abandoned
+   * (aborted) for it; a change in flight is let finish, within its request deadline, and this one
+   * follows at once: were each change to abort the one before, a game server changing faster than
+   * the rooms API answers would never be acknowledged.
+   */
   private pingNow(): void {
     this.clearTimer();
-    if (this.inFlight) this.sendAgain = true;
-    else void this.ping();
+    if (this.inFlight) {
+      this.sendAgain = true;
+      if (this.inFlightVersion <= this.acknowledgedVersion) this.abandonPing?.abort(new AbandonedPingError());
+    } else {
+      void this.ping();
+    }
+  }
+
+  /** Settles and forgets every pending change. */
+  private settleWaiters(settle: (w: Waiter) => void): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) settle(w);
+    this.holdProcessWhileAwaited();
+  }
+
+  /** A ref'd handle while a change is unacknowledged, none otherwise (the loop's timers are unref'd). */
+  private holdProcessWhileAwaited(): void {
+    const awaited = this.waiters.length > 0;
+    if (awaited && this.keepAlive === undefined) {
+      this.keepAlive = setInterval(() => undefined, KEEP_ALIVE_TICK_MS);
+    } else if (!awaited && this.keepAlive !== undefined) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    }
+  }
+
+  /** The rooms API said the room is gone: stop, settle what waits, tell the game server once. */
+  private roomGone(reason: string): void {
+    if (this.goneReason !== undefined || this.closed) return;
+    this.goneReason = reason;
+    this.clearTimer();
+    this.abandonPing?.abort(new AbandonedPingError());
+    this.settleWaiters((w) => {
+      void settledAfterGone(w.status, reason).then(w.resolve, w.reject);
+    });
+    this.emit('gone', reason);
   }
 
   private schedule(delayMs: number): void {
@@ -287,43 +378,55 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.timer = undefined;
   }
 
-  /** Closed or finished: no more pings. Read through a call, as a pending ping may see it change. */
+  /** Closed, finished or gone: no more pings. Read through a call, as a pending ping may see it change. */
   private isOver(): boolean {
-    return this.closed || this.finished;
+    return this.closed || this.finished || this.goneReason !== undefined;
   }
 
   private async ping(): Promise<void> {
     if (this.isOver() || this.statusValue === 'starting') return;
     const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches };
     this.inFlight = true;
-    let outcome: { answer: PingAnswer } | { reason: string; retryAfterMs?: number };
+    this.inFlightVersion = snap.version;
+    const abandon = new AbortController();
+    this.abandonPing = abandon;
+    let outcome: PingOutcome | 'abandoned';
     try {
       const res = await this.transport.send('PUT', roomUrl(this.config, 'ping'), {
         status: snap.status, timestamp: this.unixNow(), ...(snap.runningMatches !== undefined ? { runningMatches: snap.runningMatches } : {}),
-      });
+      }, undefined, abandon.signal);
       outcome = pingOutcome(res, this.now());
     } catch (err) {
-      outcome = { reason: failureText(err) };
+      outcome = err instanceof AbandonedPingError ? 'abandoned' : { reason: failureText(err) };
     } finally {
       this.inFlight = false;
+      this.abandonPing = undefined;
     }
     if (this.closed) return;
-    if ('answer' in outcome) this.acknowledged(snap, outcome.answer);
-    else this.failed(outcome.reason, outcome.retryAfterMs);
-    if (this.sendAgain && !this.finished) {
+    // An abandoned ping is neither answer nor failure: the one that replaces it is sent next.
+    if (outcome !== 'abandoned') this.learn(snap, outcome);
+    if (this.sendAgain && !this.isOver()) {
       this.sendAgain = false;
       this.pingNow();
     }
   }
 
+  private learn(snap: Snapshot, outcome: PingOutcome): void {
+    if ('answer' in outcome) this.acknowledged(snap, outcome.answer);
+    else if ('gone' in outcome) this.roomGone(outcome.gone);
+    else this.failed(outcome.reason, outcome.retryAfterMs);
+  }
+
   private acknowledged(snap: Snapshot, answer: PingAnswer): void {
     this.failures = 0;
+    this.acknowledgedVersion = Math.max(this.acknowledgedVersion, snap.version);
     if (this.unhealthyReported) {
       this.unhealthyReported = false;
       this.emit('healthy');
     }
     const done = this.waiters.filter((w) => w.version <= snap.version);
     this.waiters = this.waiters.filter((w) => w.version > snap.version);
+    this.holdProcessWhileAwaited();
     for (const w of done) {
       if (w.status === snap.status) w.resolve();
       else w.reject(new SupersededError(w.status, snap.status));
@@ -350,29 +453,36 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.schedule(failure.retryInMs);
   }
 
+  /**
+   * The whole sequence ends within the budget: the drain gets its share (`drainShare`), the
+   * `terminating` and `terminated` acknowledgements what is left of the budget, however the rooms
+   * API answers. Unacknowledged pings are retried by the loop meanwhile.
+   */
   private async shutdown(signal: string, options: SignalHandlerOptions): Promise<ShutdownResult> {
-    const budgetMs = options.drainBudgetMs ?? 25_000;
-    const terminating = this.transition('terminating').then(() => true, () => false);
-    let drain: ShutdownResult['drain'] = 'none';
-    if (options.drain) {
-      const controller = new AbortController();
-      const hook = options.drain;
-      drain = await withDeadline(Promise.resolve().then(() => hook(controller.signal)).then(() => 'completed' as const, () => 'failed' as const), budgetMs, 'timedOut' as const);
-      if (drain === 'timedOut') controller.abort(new Error(`drain budget of ${budgetMs} ms ran out`));
+    const budgetMs = options.drainBudgetMs ?? DEFAULT_SHUTDOWN_BUDGET_MS;
+    const budget = deadline(budgetMs);
+    try {
+      const terminating = this.transition('terminating').then(() => true, () => false);
+      let drain: ShutdownResult['drain'] = 'none';
+      if (options.drain) {
+        const drainMs = drainShare(budgetMs, this.requestTimeoutMs);
+        const controller = new AbortController();
+        const hook = options.drain;
+        drain = await withDeadline(Promise.resolve().then(() => hook(controller.signal)).then(() => 'completed' as const, () => 'failed' as const), drainMs, 'timedOut' as const);
+        if (drain === 'timedOut') controller.abort(new Error(`the drain's ${drainMs} ms of the shutdown budget (${budgetMs} ms) ran out`));
+      }
+      await Promise.race([terminating, budget.over]);
+      // A room that reported terminated already (acknowledged or not yet) sends nothing more.
+      const terminated = this.terminatedAck ?? this.terminated();
+      const terminatedAcknowledged = await Promise.race([terminated.then(() => true, () => false), budget.over.then(() => false)]);
+      if (this.goneReason !== undefined) return { signal, drain, terminatedAcknowledged: false, roomGone: true };
+      return { signal, drain, terminatedAcknowledged };
+    } finally {
+      budget.cancel();
     }
-    await withDeadline(terminating, this.transportTimeoutBound(), false);
-    // A room that reported terminated already (acknowledged or not yet) sends nothing more.
-    const terminated = this.terminatedAck ?? this.terminated();
-    const terminatedAcknowledged = await withDeadline(terminated.then(() => true, () => false), this.transportTimeoutBound(), false);
-    return { signal, drain, terminatedAcknowledged };
   }
 
-  /** How long shutdown waits for one acknowledgement: one ping interval, at least 5 s. */
-  private transportTimeoutBound(): number {
-    return Math.max(5000, this.intervalMs);
-  }
-
-  private async postEvent(action: 'roomevent' | 'playerevent', body: Record<string, unknown>): Promise<{ success: boolean; message?: string }> {
+  private async postEvent(action: 'roomevent' | 'playerevent', body: Record<string, unknown>): Promise<EventAnswer> {
     if (this.closed) throw new ClosedError();
     let res: HttpAnswer;
     try {
@@ -390,11 +500,16 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     } catch {
       throw new RoomsApiError(`the rooms API answered ${action} with HTTP ${res.status} and a body that is not JSON`, res.status);
     }
-    const obj = (typeof json === 'object' && json !== null ? json : {}) as { success?: unknown; message?: unknown };
+    const obj = (typeof json === 'object' && json !== null ? json : {}) as { success?: unknown; message?: unknown; roomGone?: unknown };
     if (res.status < 200 || res.status >= 300) {
       throw new RoomsApiError(`the rooms API refused ${action}: HTTP ${res.status}${typeof obj.message === 'string' ? `: ${obj.message}` : ''}`, res.status);
     }
-    return { success: obj.success === true, ...(typeof obj.message === 'string' ? { message: obj.message } : {}) };
+    const message = typeof obj.message === 'string' ? obj.message : undefined;
+    if (obj.success !== true && obj.roomGone === true) {
+      this.roomGone(message ?? NO_GONE_MESSAGE);
+      return { success: false, roomGone: true, ...(message !== undefined ? { message } : {}) };
+    }
+    return { success: obj.success === true, ...(message !== undefined ? { message } : {}) };
   }
 
   private unixNow(): number {
@@ -402,7 +517,27 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
   }
 }
 
-function pingOutcome({ status, body, retryAfter }: HttpAnswer, nowMs: number): { answer: PingAnswer } | { reason: string; retryAfterMs?: number } {
+/** The long period of the keep-alive handle, which only has to exist (it does nothing). */
+const KEEP_ALIVE_TICK_MS = 2 ** 30;
+
+/** The reason a plain ping in flight is aborted when a status change replaces it. */
+class AbandonedPingError extends Error {
+  constructor() {
+    super('abandoned for a status change sent at once');
+  }
+}
+
+/** The `gone` event's message when the rooms API gave none with `roomGone`. */
+const NO_GONE_MESSAGE = 'the rooms API said the room is gone: no ping of it will be recorded again';
+
+type PingOutcome = { answer: PingAnswer } | { gone: string } | { reason: string; retryAfterMs?: number };
+
+/** How a status call settles once the room is gone: its end resolves (moot), anything else rejects. */
+function settledAfterGone(status: ReportedStatus, reason: string): Promise<void> {
+  return status === 'terminating' || status === 'terminated' ? Promise.resolve() : Promise.reject(new RoomGoneError(reason));
+}
+
+function pingOutcome({ status, body, retryAfter }: HttpAnswer, nowMs: number): PingOutcome {
   if (status < 200 || status >= 300) {
     // A 429 or 503 (the gateway, or a proxy in front of it) may say when to come back.
     const wait = status === 429 || status === 503 ? retryAfterMs(retryAfter, nowMs) : undefined;
@@ -410,11 +545,19 @@ function pingOutcome({ status, body, retryAfter }: HttpAnswer, nowMs: number): {
   }
   const answer = parsePingAnswer(body);
   if (!answer) return { reason: `HTTP ${status} with an answer that is not {"success": boolean}: ${body.slice(0, 200)}` };
+  if (!answer.success && answer.roomGone) return { gone: answer.message ?? NO_GONE_MESSAGE };
   if (!answer.success) {
     // Roomkeeper says why; Maestro's answer is bare.
     return { reason: `the rooms API answered {"success":false}: ${answer.message?.slice(0, 300) ?? 'it does not know this room (yet), or the room already reported terminating or terminated'}` };
   }
   return { answer };
+}
+
+/** A promise that resolves after `ms` (a ref'd timer: shutdown keeps the process alive for its budget). */
+function deadline(ms: number): { over: Promise<void>; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const over = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); });
+  return { over, cancel: () => clearTimeout(timer) };
 }
 
 /** `promise`'s value, or `fallback` after `ms` (a ref'd timer: shutdown keeps the process alive for its budget). */

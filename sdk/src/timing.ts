@@ -50,3 +50,16 @@ export function retryAfterMs(header: string | null | undefined, nowMs: number): 
   const at = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
+
+/** The default shutdown budget: under Kubernetes' default 30 s termination grace period. */
+export const DEFAULT_SHUTDOWN_BUDGET_MS = 25_000;
+
+/**
+ * The drain hook's share of a shutdown budget: the budget less what is kept for the last ping,
+ * one request deadline (so the `terminated` ping sent when the drain ends can be answered), at
+ * most a fifth of the budget. The default 25 s with 5 s requests: 20 s of drain.
+ */
+export function drainShare(budgetMs: number, requestTimeoutMs: number): number {
+  const kept = Math.min(requestTimeoutMs, Math.floor(budgetMs / 5));
+  return Math.max(0, budgetMs - kept);
+}

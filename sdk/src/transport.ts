@@ -52,10 +52,16 @@ export class Transport {
 
   constructor(private readonly options: TransportOptions) {}
 
-  /** `timeoutMs`: this request's deadline (default the transport's). */
-  async send(method: 'PUT' | 'POST', url: string, body: unknown, timeoutMs = this.options.timeoutMs): Promise<HttpAnswer> {
+  /**
+   * `timeoutMs`: this request's deadline (default the transport's); `abandon`: aborting it aborts
+   * the request, which then rejects with the abort's reason.
+   */
+  async send(method: 'PUT' | 'POST', url: string, body: unknown, timeoutMs = this.options.timeoutMs, abandon?: AbortSignal): Promise<HttpAnswer> {
     const controller = new AbortController();
     this.inFlight.add(controller);
+    const onAbandon = (): void => controller.abort(abandon?.reason);
+    if (abandon?.aborted) onAbandon();
+    else abandon?.addEventListener('abort', onAbandon, { once: true });
     const timer = setTimeout(() => controller.abort(new NoAnswerError(timeoutMs)), timeoutMs);
     timer.unref();
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
@@ -69,6 +75,7 @@ export class Transport {
       throw reason instanceof Error ? reason : new Error(failureText(reason));
     } finally {
       clearTimeout(timer);
+      abandon?.removeEventListener('abort', onAbandon);
       this.inFlight.delete(controller);
     }
   }
