@@ -129,6 +129,14 @@ describe('desiredRooms', () => {
       .toBe('fixedBuffer.amount must be a number >= 0');
   });
 
+  it('computes with readyTarget as written, not as binary floating point holds it (1 - 0.8 is 0.19999999999999996 there)', () => {
+    expect(desiredRooms(input({ ready: 0, occupied: 40, autoscaling: occupancy(0.8, { max: -1 }) })).reason).toBe('roomOccupancy: ceil(40 occupied / (1 - 0.8)) = 200');
+    expect(desiredRooms(input({ ready: 0, occupied: 3, autoscaling: occupancy(0.9, { max: -1 }) })).reason).toBe('roomOccupancy: ceil(3 occupied / (1 - 0.9)) = 30');
+    // 10 rooms × 0.3 is 3.0000000000000004 in floating point: the downscale gate wants 3 free slots, not 4.
+    const gate = desiredRooms(input({ ready: 3, occupied: 7, autoscaling: occupancy(0.3, { max: -1 }, 0.99) }));
+    expect(gate.reason).toMatch(/^roomOccupancy: ceil\(7 occupied \/ \(1 - 0\.3\)\) = 10/);
+  });
+
   // Maestro's e2e (autoscaling_test.go): readyTarget 0.5, min 1, max 10; every ready room turns
   // occupied between two health-controller runs, and the rooms added come up ready.
   it('scales up as Maestro e2e: 1/1 -> 2/2 -> 4/4 -> 2/8 -> 0/10', () => {

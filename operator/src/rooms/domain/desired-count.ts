@@ -185,7 +185,7 @@ function uncappedDesiredRooms(input: DesiredRoomsInput): DesiredRooms {
   const occupancy = autoscaling.policy.parameters?.roomOccupancy;
   if (autoscaling.policy.type === 'roomOccupancy' && occupancy) {
     const threshold = occupancy.downThreshold || DEFAULT_DOWN_THRESHOLD;
-    const desiredFreeSlots = Math.ceil(desired * maxMatches * occupancy.readyTarget);
+    const desiredFreeSlots = ceilOfDecimal(desired * maxMatches * occupancy.readyTarget);
     const ratio = freeSlots === 0 ? Number.POSITIVE_INFINITY : desiredFreeSlots / freeSlots;
     if (!(ratio <= threshold)) return held(`desired free slots ${desiredFreeSlots} / free slots ${freeSlots} is above the threshold ${threshold}`);
   }
@@ -205,6 +205,15 @@ interface PolicyInput {
   maxMatches: number;
 }
 
+/**
+ * The ceiling of a quotient or product of decimals as written (readyTarget 0.8), not as binary
+ * floating point holds them: 1 - 0.8 is 0.19999999999999996 there, so ceil(40 / (1 - 0.8)) came
+ * out 201, and the history said so, where the formula gives 200. Rounded to 9 decimals first.
+ */
+function ceilOfDecimal(x: number): number {
+  return Math.ceil(Math.round(x * 1e9) / 1e9);
+}
+
 function policyTarget(autoscaling: Autoscaling, fleet: PolicyInput): { target: number; formula: string } | { error: string } {
   const { type, parameters } = autoscaling.policy;
   switch (type) {
@@ -213,7 +222,7 @@ function policyTarget(autoscaling: Autoscaling, fleet: PolicyInput): { target: n
       if (typeof readyTarget !== 'number' || !(readyTarget > 0 && readyTarget < 1)) {
         return { error: 'roomOccupancy.readyTarget must be a number in (0, 1)' };
       }
-      const desiredMatches = Math.ceil(fleet.running / (1 - readyTarget));
+      const desiredMatches = ceilOfDecimal(fleet.running / (1 - readyTarget));
       if (fleet.maxMatches === 1) {
         return { target: desiredMatches, formula: `roomOccupancy: ceil(${fleet.running} occupied / (1 - ${readyTarget})) = ${desiredMatches}` };
       }
