@@ -5,17 +5,17 @@ import { registerFleetMetrics } from './fleet-metrics';
 const scheduler = (name: string, rooms: Record<string, number>): Scheduler => ({
   apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', metadata: { name }, spec: {} as Scheduler['spec'], status: { rooms },
 });
-const operation = (name: string, schedulerName: string, status?: 'pending' | 'finished'): Operation => ({
+const operation = (name: string, schedulerName: string, status?: 'pending' | 'finished' | 'in_progress', startedAt?: string): Operation => ({
   apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name },
-  spec: { schedulerName, definitionName: 'add_rooms' } as Operation['spec'], ...(status ? { status: { status } } : {}),
+  spec: { schedulerName, definitionName: 'add_rooms' } as Operation['spec'], ...(status ? { status: { status, ...(startedAt ? { startedAt } : {}) } } : {}),
 });
 
 describe('fleet gauges', () => {
-  it('show rooms by status, desired vs current and queued operations per scheduler, and forget a deleted scheduler', async () => {
+  it('show rooms by status, desired vs current, queued operations and how long the running one has run per scheduler, and forget a deleted scheduler', async () => {
     let schedulers = [scheduler('alpha', { desired: 5, current: 3, ready: 2, pending: 1 }), scheduler('beta', { desired: 3, current: 3, occupied: 1, allocated: 1, active: 1 })];
-    const operations = [operation('op1', 'alpha'), operation('op2', 'alpha', 'pending'), operation('op3', 'alpha', 'finished')];
+    const operations = [operation('op1', 'alpha'), operation('op2', 'alpha', 'pending'), operation('op3', 'alpha', 'finished'), operation('op4', 'beta', 'in_progress', '2026-01-01T00:00:00.000Z')];
     const metrics = new MetricsRegistry();
-    registerFleetMetrics(metrics, { schedulers: { list: () => schedulers, get: () => undefined }, operations: { list: () => operations, get: () => undefined } });
+    registerFleetMetrics(metrics, { schedulers: { list: () => schedulers, get: () => undefined }, operations: { list: () => operations, get: () => undefined } }, [], () => Date.parse('2026-01-01T00:12:30.000Z'));
     const text = await metrics.render();
     const lines = text.split('\n');
     for (const expected of [
@@ -30,6 +30,8 @@ describe('fleet gauges', () => {
       'roomkeeper_scheduler_rooms_current{scheduler="alpha"} 3',
       'roomkeeper_scheduler_operations_queued{scheduler="alpha"} 2',
       'roomkeeper_scheduler_operations_queued{scheduler="beta"} 0',
+      'roomkeeper_scheduler_operation_running_seconds{scheduler="beta"} 750',
+      'roomkeeper_scheduler_operation_running_seconds{scheduler="alpha"} 0',
     ]) expect(lines).toContain(expected);
 
     schedulers = [schedulers[0] as Scheduler];

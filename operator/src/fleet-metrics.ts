@@ -10,15 +10,19 @@ import type { Caches } from './deps';
 
 const ROOM_STATUSES = ['pending', 'unready', 'ready', 'allocated', 'active', 'occupied', 'terminating', 'error'] as const satisfies readonly (keyof RoomCounts)[];
 
-export interface FleetSample { name: 'rooms' | 'desired' | 'current' | 'queued'; labels: Labels; value: number }
+export interface FleetSample { name: 'rooms' | 'desired' | 'current' | 'queued' | 'running'; labels: Labels; value: number }
 
-/** What the gauges show for these schedulers and operations (the schedulers' status counts). */
-function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Operation[]): FleetSample[] {
+/** What the gauges show for these schedulers and operations (the schedulers' status counts) at `now`. */
+function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Operation[], now: number): FleetSample[] {
   const samples: FleetSample[] = [];
   const queued = new Map<string, number>();
+  const runningSince = new Map<string, number>();
   for (const op of operations) {
     const status = op.status?.status ?? 'pending';
-    if (status === 'pending') queued.set(op.spec.schedulerName, (queued.get(op.spec.schedulerName) ?? 0) + 1);
+    const scheduler = op.spec.schedulerName;
+    if (status === 'pending') queued.set(scheduler, (queued.get(scheduler) ?? 0) + 1);
+    const started = Date.parse(op.status?.startedAt ?? '');
+    if (status === 'in_progress' && Number.isFinite(started)) runningSince.set(scheduler, Math.min(runningSince.get(scheduler) ?? started, started));
   }
   for (const s of schedulers) {
     const scheduler = s.metadata.name as string;
@@ -27,22 +31,25 @@ function fleetSamples(schedulers: readonly Scheduler[], operations: readonly Ope
     samples.push({ name: 'desired', labels: { scheduler }, value: rooms.desired ?? s.status?.autoscaling?.desired ?? 0 });
     samples.push({ name: 'current', labels: { scheduler }, value: rooms.current ?? 0 });
     samples.push({ name: 'queued', labels: { scheduler }, value: queued.get(scheduler) ?? 0 });
+    const since = runningSince.get(scheduler);
+    samples.push({ name: 'running', labels: { scheduler }, value: since === undefined ? 0 : Math.max(0, (now - since) / 1000) });
   }
   return samples;
 }
 
-export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Caches, 'schedulers' | 'operations'>, queues: readonly { name: string; length: number }[] = []): void {
+export function registerFleetMetrics(metrics: MetricsRegistry, caches: Pick<Caches, 'schedulers' | 'operations'>, queues: readonly { name: string; length: number }[] = [], now: () => number = Date.now): void {
   const depth = metrics.gauge('roomkeeper_workqueue_depth', 'Keys waiting in a controller\'s work queue (the control loop falls behind when this grows).', () => {
     for (const q of queues) depth.set(q.length, { controller: q.name });
   }, { labelNames: ['controller'] });
   const gauges: Record<FleetSample['name'], Gauge> = {} as Record<FleetSample['name'], Gauge>;
   const collect = (): void => {
     for (const g of Object.values(gauges)) g.reset();
-    for (const s of fleetSamples(caches.schedulers.list(), caches.operations.list())) gauges[s.name].set(s.value, s.labels);
+    for (const s of fleetSamples(caches.schedulers.list(), caches.operations.list(), now())) gauges[s.name].set(s.value, s.labels);
   };
   // Collected once per scrape, by the first gauge; the others are set by it.
   gauges.rooms = metrics.gauge('roomkeeper_scheduler_rooms', 'Rooms of a scheduler by status (pending, unready, ready, allocated, active, occupied, terminating, error), from its status.', collect, { labelNames: ['scheduler', 'status'] });
   gauges.desired = metrics.gauge('roomkeeper_scheduler_rooms_desired', 'Rooms a scheduler should have (the autoscaling target, or its fixed count).', undefined, { labelNames: ['scheduler'] });
   gauges.current = metrics.gauge('roomkeeper_scheduler_rooms_current', 'Rooms a scheduler has (not terminating).', undefined, { labelNames: ['scheduler'] });
   gauges.queued = metrics.gauge('roomkeeper_scheduler_operations_queued', 'Operations of a scheduler waiting to run.', undefined, { labelNames: ['scheduler'] });
+  gauges.running = metrics.gauge('roomkeeper_scheduler_operation_running_seconds', 'How long the operation a scheduler runs now has been running (0: none runs).', undefined, { labelNames: ['scheduler'] });
 }

@@ -153,7 +153,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   });
   const healthQueue = newQueue('health', 4, ifLeading((key) => health.reconcile(key)));
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
-  registerFleetMetrics(metrics, caches, queues);
+  registerFleetMetrics(metrics, caches, queues, now);
 
   const whenLeading = (fn: () => void) => {
     if (leading) fn();
