@@ -6,7 +6,7 @@
  * required node affinity, `pods` capacity, free host ports. A node is rejected by the first filter
  * it fails. Among the nodes that fit, the least loaded wins (then the first by name).
  */
-import type { V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
+import type { V1Node, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
 
 export interface NodeCandidate {
   name: string;
@@ -14,6 +14,25 @@ export interface NodeCandidate {
   taints: readonly V1Taint[];
   unschedulable: boolean;
   podCapacity: number;
+}
+
+/**
+ * What the scheduler reads of a Node, as the Node object says now: its labels, taints and cordon
+ * (`spec.unschedulable`). The `pods` capacity is the simulated kubelet's own setting.
+ */
+export function nodeCandidate(node: V1Node, podCapacity: number): NodeCandidate {
+  return {
+    name: node.metadata?.name ?? '',
+    labels: { ...(node.metadata?.labels ?? {}) },
+    taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })),
+    unschedulable: node.spec?.unschedulable === true,
+    podCapacity,
+  };
+}
+
+/** Whether two views of a node (undefined: no Node object) would schedule alike. */
+export function sameCandidate(a: NodeCandidate | undefined, b: NodeCandidate | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export interface NodeLoad {
@@ -57,17 +76,25 @@ function matchesNodeSelection(pod: V1Pod, node: NodeCandidate): boolean {
   return true;
 }
 
+/**
+ * Kubernetes' `Toleration.ToleratesTaint`: an empty effect matches every effect, an empty key
+ * (only valid with `Exists`) every key; `Exists` ignores the value, `Equal` (the default) compares it.
+ */
 function tolerates(t: V1Toleration, taint: V1Taint): boolean {
   if (t.effect && t.effect !== taint.effect) return false;
-  if (!t.key) return t.operator === 'Exists';
-  if (t.key !== taint.key) return false;
-  return t.operator === 'Exists' || (t.value ?? '') === (taint.value ?? '');
+  if (t.key && t.key !== taint.key) return false;
+  switch (t.operator ?? '') {
+    case 'Exists': return true;
+    case '':
+    case 'Equal': return (t.value ?? '') === (taint.value ?? '');
+    default: return false;
+  }
 }
 
 /** The first taint with effect NoSchedule/NoExecute that no toleration of the pod covers. */
 function untoleratedTaint(pod: V1Pod, node: NodeCandidate): V1Taint | undefined {
   const tolerations = pod.spec?.tolerations ?? [];
-  return node.taints.find((taint) => taint.effect !== 'PreferNoSchedule' && !tolerations.some((t) => tolerates(t, taint)));
+  return node.taints.find((taint) => (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !tolerations.some((t) => tolerates(t, taint)));
 }
 
 function rejection(pod: V1Pod, ports: readonly string[], node: NodeCandidate, load: NodeLoad): string | undefined {

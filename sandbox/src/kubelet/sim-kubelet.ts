@@ -5,16 +5,18 @@
  * against any API server that has no kubelet of its own.
  *
  * One pod informer feeds one keyed work queue; each run re-reads the pod from the cache, decides
- * with the pure functions in `node-fit.ts` and `pod-status.ts`, and writes only what changed.
+ * with the pure functions in `node-fit.ts` and `pod-status.ts`, and writes only what changed. A node
+ * informer keeps what the scheduler reads of each simulated Node (labels, taints, cordon) current.
  */
 import type { CoreV1Api, KubeConfig, V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../../../common/src/logger';
-import { fitPod, type NodeCandidate, type NodeLoad } from './node-fit';
+import { fitPod, nodeCandidate, sameCandidate, type NodeCandidate, type NodeLoad } from './node-fit';
 import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, splitPodKey } from './pod-fields';
 import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 import { computePodStatus, type PodStatusBody } from './pod-status';
 import { PodInformer } from './pod-informer';
+import { ResilientInformer } from '../../../common/src/kube/informer';
 import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, roomkeeperUserAgent, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type NodeReadiness, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
@@ -80,7 +82,8 @@ interface PodRecord {
 
 interface SimNodeState {
   spec: SimNodeSpec;
-  candidate: NodeCandidate;
+  /** What the scheduler reads of the Node as the node informer shows it; undefined while there is no Node. */
+  candidate?: NodeCandidate;
   ipCounter: number;
   pods: Map<string, string[]>;
   usedPorts: Map<string, number>;
@@ -96,13 +99,15 @@ export class SimKubelet {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly nodes = new Map<string, SimNodeState>();
-  private readonly candidates: NodeCandidate[] = [];
+  /** The nodes the scheduler may consider (those with a Node object), refreshed from the node informer. */
+  private candidates: NodeCandidate[] = [];
   private readonly podNode = new Map<string, string>();
   private readonly assumed = new Map<string, string>();
   private readonly unschedulable = new Set<string>();
   private readonly unschedulableWritten = new Map<string, string>();
   private readonly records = new Map<string, PodRecord>();
   private readonly informer: PodInformer;
+  private readonly nodeInformer: ResilientInformer<V1Node>;
   private readonly queue: WorkQueue;
   private readonly counters = { bindings: 0, statusWrites: 0, deletions: 0, errors: 0 };
   private heartbeat: NodeJS.Timeout | undefined;
@@ -132,10 +137,23 @@ export class SimKubelet {
     const podsPerNode = options.podsPerNode ?? 5000;
     for (let i = 0; i < (options.nodes ?? 3); i++) {
       const spec = simNodeSpec(i, podsPerNode);
-      const candidate: NodeCandidate = { name: spec.name, labels: {}, taints: [], unschedulable: false, podCapacity: podsPerNode };
-      this.nodes.set(spec.name, { spec, candidate, ipCounter: 0, pods: new Map(), usedPorts: new Map(), writes: Promise.resolve() });
-      this.candidates.push(candidate);
+      this.nodes.set(spec.name, { spec, ipCounter: 0, pods: new Map(), usedPorts: new Map(), writes: Promise.resolve() });
     }
+    // Every Node, not only the labelled ones: an adopted node, or one created again under the same
+    // name, need not carry the simulated label. Clusters that need a simulated kubelet have few nodes.
+    this.nodeInformer = new ResilientInformer<V1Node>({
+      kc: kubeConfig,
+      path: '/api/v1/nodes',
+      name: 'nodes',
+      logger: this.logger,
+      minBackoffMs: 200,
+      maxBackoffMs: 10_000,
+      list: (page) => this.core.listNode({ ...page }),
+      transform: schedulingView,
+      onEvent: (_type, node) => {
+        if (this.nodes.has(node.metadata?.name ?? '')) this.refreshCandidates();
+      },
+    });
     this.informer = new PodInformer({ name: 'pods', kubeConfig, core: this.core, logger: this.logger, labelSelector: options.podLabelSelector });
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 32,
@@ -153,6 +171,9 @@ export class SimKubelet {
   static async start(options: SimKubeletOptions): Promise<SimKubelet> {
     const kubelet = new SimKubelet(options);
     await kubelet.registerNodes();
+    // Before any pod is scheduled: the scheduler reads taints and cordons from the node informer.
+    await kubelet.nodeInformer.start();
+    kubelet.refreshCandidates();
     kubelet.informer.subscribe((type, pod) => (type === 'delete' ? kubelet.onPodDeleted(pod) : kubelet.onPodEvent(pod)));
     await kubelet.informer.start();
     const heartbeatMs = options.heartbeatMs ?? 20_000;
@@ -195,6 +216,7 @@ export class SimKubelet {
     if (this.stopped) return;
     this.stopped = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.nodeInformer.stop();
     await this.informer.stop();
     await this.queue.shutDown();
     // Leave the cluster as it was found: a later simulation (or `npm start`) must see no stale
@@ -217,6 +239,30 @@ export class SimKubelet {
       }
       await this.core.patchNodeStatus({ name: node.spec.name, body: { status: nodeStatusBody(node.spec, nowIso, nowIso) } }, MERGE_PATCH);
     })));
+  }
+
+  /**
+   * Re-reads what the scheduler needs of each simulated node from the node informer's cache (level
+   * based: any event about one of them recomputes them all). A node without a Node object takes no
+   * pods. When a node changed (tainted, cordoned, or freed of either), the pods no node could take
+   * are tried again.
+   */
+  private refreshCandidates(): void {
+    let changed = false;
+    const candidates: NodeCandidate[] = [];
+    for (const node of this.nodes.values()) {
+      const obj = this.nodeInformer.get(node.spec.name);
+      const next = obj ? nodeCandidate(obj, node.spec.podCapacity) : undefined;
+      if (!sameCandidate(node.candidate, next)) {
+        changed = true;
+        this.logger.debug('node changed for scheduling', { node: node.spec.name, taints: next?.taints, unschedulable: next?.unschedulable, present: next !== undefined });
+        if (next) node.candidate = next;
+        else delete node.candidate;
+      }
+      if (node.candidate) candidates.push(node.candidate);
+    }
+    this.candidates = candidates;
+    if (changed) this.retryUnschedulable();
   }
 
   private async withRetries(what: string, fn: () => Promise<void>, attempts = 6): Promise<void> {
@@ -470,6 +516,15 @@ export class SimKubelet {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** What the node informer keeps of a Node: what the scheduler reads, and what the cache needs. */
+function schedulingView(node: V1Node): V1Node {
+  const { name, resourceVersion, labels } = node.metadata ?? {};
+  return {
+    metadata: { ...(name !== undefined ? { name } : {}), ...(resourceVersion !== undefined ? { resourceVersion } : {}), ...(labels ? { labels } : {}) },
+    spec: { ...(node.spec?.taints ? { taints: node.spec.taints } : {}), ...(node.spec?.unschedulable !== undefined ? { unschedulable: node.spec.unschedulable } : {}) },
+  };
 }
 
 /** After this long, a cache that still shows another status than our last write is not just behind. */
