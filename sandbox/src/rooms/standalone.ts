@@ -52,19 +52,27 @@ function main(): void {
     room, script: scriptFromEnv(), roomId, pingIntervalMs: config.pingIntervalMs, now: Date.now,
     onError: (err) => log('warn', `status change not reported: ${(err as Error).message}`, { schedulerName, roomId }),
   });
-  // The SDK's timers never keep a process alive; a game server's own work does. This one has none
-  // besides its script, so it holds the process open until it is told to stop.
+  // The SDK keeps a process alive only while a status change it was asked for is unacknowledged;
+  // a game server's own work does the rest. This one has none besides its script, so it holds the
+  // process open until it is told to stop, or told its room is gone.
   const keepAlive = setInterval(() => undefined, 2 ** 30);
   const drainMs = Number(process.env.ROOMKEEPER_SIM_DRAIN_MS ?? 0) || 0;
   room.installSignalHandlers({
     signals: ['SIGTERM', 'SIGINT'],
     drain: () => new Promise<void>((resolve) => setTimeout(resolve, drainMs)),
   });
-  room.on('shutdown', (result) => {
-    log('info', 'game room stopped', { schedulerName, roomId, signal: result.signal, drain: result.drain, terminatedAcknowledged: result.terminatedAcknowledged });
+  const stop = (): void => {
     player.stop();
     room.close();
     clearInterval(keepAlive);
+  };
+  room.on('gone', (message) => {
+    log('info', 'game room gone: the rooms API will record nothing of it again; exiting', { schedulerName, roomId, message });
+    stop();
+  });
+  room.on('shutdown', (result) => {
+    log('info', 'game room stopped', { schedulerName, roomId, signal: result.signal, drain: result.drain, terminatedAcknowledged: result.terminatedAcknowledged });
+    stop();
   });
   player.start();
   log('info', 'game room started', { schedulerName, roomId, roomsApiUrl });
