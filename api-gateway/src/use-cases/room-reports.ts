@@ -244,7 +244,7 @@ export class RoomReports {
     // (a restart); after terminated none follows, and the room would stay ready, to be allocated.
     // So terminated is answered success only once written, and sent again meanwhile (forwarded as
     // any ping: the forwarding throttle drops the repeats).
-    let terminatedPending = false;
+    let terminatedPending: boolean;
     try {
       const outcome = await this.deps.recorder.record(room, { status, runningMatches });
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
