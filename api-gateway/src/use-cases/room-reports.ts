@@ -280,15 +280,15 @@ export class RoomReports {
         () => this.forwards.inc({ type: 'ping', result: 'failed' }),
       );
     }
+    if (terminatedPending) {
+      return { success: false, message: `room ${roomId} reported terminated, but it is not recorded yet: the Kubernetes API has not taken the write within a second (this gateway retries it); ping terminated again in a few seconds, until it is answered success, then exit` };
+    }
     // The room learns it was allocated (and for whom) from the answer to its next ping, whatever it
     // reports: also the ping that takes the allocation up (`occupied`, or one match more), as the
     // players may arrive before it; `room` is the room as the cache showed it before this ping, so
     // that answer carries it too (the operator ends it after). A terminating room is told nothing:
     // it accepts no new players, and a replay of the allocation answers 410.
     // Off (ROOMKEEPER_PING_ANSWER_ALLOCATION=false): Maestro's answer, for parsers that refuse unknown fields.
-    if (terminatedPending) {
-      return { success: false, message: `room ${roomId} reported terminated, but it is not recorded yet: the Kubernetes API has not taken the write within a second (this gateway retries it); ping terminated again in a few seconds, until it is answered success, then exit` };
-    }
     const told = this.deps.answerAllocation !== false && status !== 'terminating' && status !== 'terminated';
     const allocation = told ? allocationNotice(room.status, (this.deps.now ?? Date.now)()) : undefined;
     return allocation ? { success: true, allocation } : { success: true };
