@@ -213,8 +213,12 @@ describe('HealthController and the expiry brake', () => {
     expect(held).toBe(0);
   });
 
-  /** 20 ready rooms of the scheduler, all last heard 241 s before the clock's start; `digests(now)`: what the digest cache holds (other schedulers' only). */
-  function hangingFleet(digests: (now: number) => object[]) {
+  /**
+   * 20 ready rooms of the scheduler, all last heard 241 s before the clock's start, and 10 rooms of
+   * scheduler `other` last heard `othersAgoS` before each look; `digests(now)`: what the digest
+   * cache holds (other's only).
+   */
+  function hangingFleet(digests: (now: number) => object[], othersAgoS = 5) {
     const { deps, created } = setup();
     const clock = { now: Date.parse('2026-01-01T00:00:00Z') };
     deps.now = () => clock.now;
@@ -228,10 +232,18 @@ describe('HealthController and the expiry brake', () => {
       spec: { scheduler: 's', version: 'v1.0.0' },
       status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(silentSince).toISOString() },
     }));
+    const otherRooms = () => Array.from({ length: 10 }, (_, i) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name: `o${i}`, namespace: 'other', uid: `uid-o${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+      spec: { scheduler: 'other', version: 'v1.0.0' },
+      status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(clock.now - othersAgoS * 1000).toISOString() },
+    }));
+    const other = { ...s, metadata: { ...s.metadata, name: 'other', uid: 'uid-other' } };
     const events: { reason: string; type: string; note: string }[] = [];
     Object.assign(deps, { events: { record: (e: { reason: string; type: string; note: string }) => events.push(e) } });
     Object.assign(deps.caches, {
-      rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) },
+      schedulers: { list: () => [s, other], get: (n: string) => (n === 'other' ? other : s) },
+      rooms: { list: (ns?: string) => (ns === 'other' ? otherRooms() : rooms), get: (n: string) => rooms.find((r) => r.metadata.name === n) },
       digests: { list: (ns?: string) => (ns === undefined || ns === 'other' ? digests(clock.now) : []), get: () => undefined },
     });
     const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
@@ -256,12 +268,18 @@ describe('HealthController and the expiry brake', () => {
   });
 
   it('keeps holding a whole fleet\'s silence while no gateway is seen flushing pings (every room of the cluster silent: the gateways or the operator\'s sight)', async () => {
-    // The last digest flush of the cluster is as old as the silence.
+    // The last digest flush of the cluster is as old as the silence, and so are the other rooms' pings.
     const silentSince = Date.parse('2026-01-01T00:00:00Z') - 241_000;
-    const { deps, created, clock, health } = hangingFleet(() => [otherDigest(silentSince)]);
+    const { deps, created, clock, health } = hangingFleet(() => [otherDigest(silentSince)], 241);
     for (let look = 0; look < 4; look++, clock.now += 240_000) await health.reconcile('s');
     expect(created).toEqual([]);
     expect(deps.metrics.sum('roomkeeper_room_expiry_held_total', { reason: 'mass-expiry' })).toBe(4);
+  });
+
+  it('keeps holding it while digests are flushed but most of the other schedulers\' rooms are silent too (a gateway too busy to hear pings, as at 15,000 rooms on two cores)', async () => {
+    const { created, clock, health } = hangingFleet((now) => [otherDigest(now - 5_000)], 200);
+    for (let look = 0; look < 4; look++, clock.now += 120_000) await health.reconcile('s');
+    expect(created).toEqual([]);
   });
 });
 

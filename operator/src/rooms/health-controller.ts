@@ -266,6 +266,7 @@ export class HealthController {
       min: this.deps.config.expiryBrakeMin,
       pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
       pingTimeoutMs: timeouts.pingTimeoutMs,
+      othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
     });
     if (brake.hold) {
       this.expiryHeld.inc({ reason: brake.reason });
@@ -277,7 +278,7 @@ export class HealthController {
         // A wide silence held is the scheduler's to know (kubectl describe): its rooms stay, counted
         // ready, until pings are seen again, in that scheduler or any other.
         if (brake.reason === 'mass-expiry') {
-          schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', `${brake.message}. They are expired once any gateway is seen to flush pings again; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`);
+          schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', `${brake.message}. They are expired once pings are seen reaching the operator for a ping timeout while other schedulers' rooms are mostly heard; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`);
         }
       }
       plan = withoutPingExpiry;

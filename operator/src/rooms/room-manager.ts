@@ -23,7 +23,8 @@ import { pickHostPorts } from './domain/host-ports';
 import { isNodeReady } from './domain/node-availability';
 import { podWasSeen } from './domain/lost-rooms';
 import { buildRoomPod, replacedByRoomkeeper, roomName } from './domain/pod-template';
-import type { RoomView } from './domain/types';
+import type { RoomTimeouts, RoomView } from './domain/types';
+import { isSilent } from './domain/expiry';
 import { isRemovable } from './domain/removal-order';
 
 export interface CreateRoomsRequest {
@@ -463,6 +464,26 @@ export class RoomManager {
     if (heard.size === 0) byScheduler.delete(schedulerName);
     else byScheduler.set(schedulerName, heard);
     return heard;
+  }
+
+  /**
+   * The share of the rooms of schedulers other than `schedulerName` that are not silent
+   * (`isSilent` with `halfTimeouts`), among those that have pinged and are not leaving; undefined
+   * when there are none. A pass over the cluster's rooms: asked only when a wide silence is judged.
+   */
+  heardShareOutside(schedulerName: string, now: number, halfTimeouts: RoomTimeouts): number | undefined {
+    let pinged = 0;
+    let heard = 0;
+    for (const s of this.deps.caches.schedulers.list()) {
+      const other = s.metadata.name as string;
+      if (other === schedulerName) continue;
+      for (const room of this.views(other)) {
+        if (room.validation || room.terminating || room.lastPingAt === undefined) continue;
+        pinged++;
+        if (!isSilent(room, now, halfTimeouts)) heard++;
+      }
+    }
+    return pinged === 0 ? undefined : heard / pinged;
   }
 
   /**

@@ -17,8 +17,10 @@ describe('expiryBrake', () => {
     ['2 expiring while 11 of 20 are long silent (a silence spread over several checks)', { expiring: 2, silent: 11 }, 'mass-expiry'],
     ['2 expiring, 10 of 20 long silent', { expiring: 2, silent: 10 }, false],
     ['nothing expiring yet, all silent: nothing to hold', { expiring: 0, silent: 20 }, false],
-    ['all 20, pings seen reaching the operator for a whole ping timeout: they hang themselves', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 240_000, pingTimeoutMs: 240_000 }, false],
-    ['all 20, pings seen flowing again for less than a ping timeout (gateways back from an outage)', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 239_000, pingTimeoutMs: 240_000 }, 'mass-expiry'],
+    ['all 20, pings seen reaching the operator for a whole ping timeout, the other schedulers\' rooms heard: they hang themselves', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 240_000, pingTimeoutMs: 240_000, othersHeardShare: () => 0.9 }, false],
+    ['all 20, pings flowing, but most of the other schedulers\' rooms silent too (a gateway too busy to hear them)', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 240_000, pingTimeoutMs: 240_000, othersHeardShare: () => 0.4 }, 'mass-expiry'],
+    ['all 20, pings flowing, no other scheduler\'s rooms to compare with', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 240_000, pingTimeoutMs: 240_000, othersHeardShare: () => undefined }, 'mass-expiry'],
+    ['all 20, pings seen flowing again for less than a ping timeout (gateways back from an outage)', { expiring: 20, silent: 20, pingsFlowingSince: 1_000_000 - 239_000, pingTimeoutMs: 240_000, othersHeardShare: () => 1 }, 'mass-expiry'],
     ['all 20, pings not seen flowing now', { expiring: 20, silent: 20, pingTimeoutMs: 240_000 }, 'mass-expiry'],
   ])('%s', (_what, change, expected) => {
     const result = expiryBrake({ ...base, ...change });

@@ -14,10 +14,13 @@
  * A wide silence is only held while nothing shows that pings do reach the operator (as the node
  * lifecycle controller stops evicting only in a full disruption). A gateway digest flushed within
  * the last half ping timeout, for any scheduler, carries pings heard since its last flush; when
- * such flushes have been seen without a gap for a whole ping timeout (`PingFlow`), every live room
- * has had the time to be heard, so the rooms still silent are silent themselves (game servers that
- * hang): held, they would never be replaced, and matchmakers would be given them. Right after
- * gateways come back from an outage that flow is not yet a ping timeout old, and the brake holds.
+ * such flushes have been seen without a gap for a whole ping timeout (`PingFlow`), and the rooms of
+ * the other schedulers are mostly heard (no wider silence than this one's share there: a gateway
+ * too busy to hear pings would silence them too), every live room has had the time to be heard, so
+ * the rooms still silent are silent themselves (game servers that hang): held, they would never be
+ * replaced, and matchmakers would be given them. Right after gateways come back from an outage
+ * that flow is not yet a ping timeout old, and a cluster with no other rooms proves nothing: the
+ * brake holds.
  */
 import { counted } from '../../../../common/src/text/counted';
 
@@ -45,6 +48,11 @@ export interface ExpiryBrakeInput {
   pingsFlowingSince?: number;
   /** How long that flow must have lasted to prove the silent rooms silent: the ping timeout. */
   pingTimeoutMs?: number;
+  /**
+   * The share (0..1) of the other schedulers' rooms that have pinged and were heard within half
+   * their timeout; undefined when they have none. Asked only for a wide silence while pings flow.
+   */
+  othersHeardShare?: () => number | undefined;
 }
 
 /**
@@ -80,10 +88,13 @@ export function expiryBrake(input: ExpiryBrakeInput): ExpiryBrake {
   // `expiring` may count validation rooms, which `silent` and `fleet` leave out.
   const silent = Math.max(input.silent, input.expiring);
   if (silent > input.min && silent > input.share * input.fleet) {
-    if (input.pingsFlowingSince !== undefined && input.pingTimeoutMs !== undefined && input.now - input.pingsFlowingSince >= input.pingTimeoutMs) return { hold: false };
+    if (input.pingsFlowingSince !== undefined && input.pingTimeoutMs !== undefined && input.now - input.pingsFlowingSince >= input.pingTimeoutMs) {
+      const heard = input.othersHeardShare?.();
+      if (heard !== undefined && 1 - heard <= input.share) return { hold: false };
+    }
     return {
       hold: true, reason: 'mass-expiry', retryAfterMs: input.graceMs,
-      message: `${counted(input.expiring, 'room')} would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide, while pings have not been seen reaching the operator (a gateway digest of any scheduler flushed every half ping timeout) for a whole ping timeout, more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
+      message: `${counted(input.expiring, 'room')} would expire now, and ${silent} of ${input.fleet} have been silent for more than half their timeout (more than ${Math.round(input.share * 100)} % and more than ${input.min}); a silence this wide, unless pings have been seen reaching the operator for a whole ping timeout (a gateway digest of any scheduler flushed every half ping timeout) while the other schedulers' rooms are mostly heard, more likely means pings are not reaching the operator (gateway or caches) than that the rooms died, so none is expired now`,
     };
   }
   return { hold: false };
