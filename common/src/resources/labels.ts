@@ -1,6 +1,7 @@
 /** Label and annotation keys Roomkeeper puts on the objects it owns (the API group: api-group.ts). */
 import { operationSourceValues, type OperationSource } from '../generated/resources';
 import { addWhereAbsent } from '../kube/json-patch';
+import { OperationDefinition, OperationSourceName } from './operation-names';
 
 /** On Operation, SchedulerVersion, GameRoom and room Pods: the scheduler's name. */
 export const SCHEDULER_LABEL = 'roomkeeper.io/scheduler';
@@ -105,7 +106,7 @@ export function specChangeSourcePatch(
  * so the annotation names the definition instead. A create_scheduler enqueued again by the operator
  * (its first deleted with kubectl before it ran) is then told as the API's, not kubectl's.
  */
-export const CREATED_THROUGH_API_ANNOTATIONS: Readonly<Record<string, string>> = { [SPEC_CHANGE_SOURCE_ANNOTATION]: '1 api create_scheduler' };
+export const CREATED_THROUGH_API_ANNOTATIONS: Readonly<Record<string, string>> = { [SPEC_CHANGE_SOURCE_ANNOTATION]: `1 ${OperationSourceName.Api} ${OperationDefinition.CreateScheduler}` };
 
 /** The source an annotation value names for `generation`, or undefined when it names another (or none we know). */
 export function specChangeSource(annotations: Record<string, string> | undefined, generation: number): { source: OperationSource; operation: string } | undefined {
