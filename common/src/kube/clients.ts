@@ -371,6 +371,16 @@ export function isJsonPatchNotApplied(err: unknown): boolean {
 }
 
 /**
+ * A write the schema refused because a list at `field` (as the API server names it, e.g.
+ * `status.lostRooms`) would be longer than its `maxItems`: 422, cause FieldValueTooMany. For an
+ * append decided on a cache that was behind, a fresh read decides again.
+ */
+export function isTooManyItems(err: unknown, field: string): boolean {
+  if (apiStatus(err) !== 422) return false;
+  return statusBodyOf(err)?.details?.causes?.some((c) => c.reason === 'FieldValueTooMany' && c.field === field) ?? false;
+}
+
+/**
  * A create refused because its namespace is being deleted (403, cause NamespaceTerminating): no
  * retry can succeed, and in a scheduler's deletion it is what happens, not a fault.
  */

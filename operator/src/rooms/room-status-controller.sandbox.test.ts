@@ -187,6 +187,26 @@ describe('RoomStatusController on the sandbox', () => {
     await waitFor(async () => !(await h.api.listGameRooms('rl-first')).items.some((r) => r.metadata.name === room), { message: 'the room deleted' });
   });
 
+  test('a lost room is recorded by one reconcile also when the cache shows the list one short of full and the server has it full', async () => {
+    const s = await h.createdScheduler('rl-full', { roomsReplicas: 0 });
+    const entry = (i: number) => ({ name: `rl-full-old${i}`, reason: 'its pod never appeared', lostAt: new Date(Date.now() - 60_000 + i).toISOString() });
+    const earlier = Array.from({ length: MAX_LOST_ROOMS - 1 }, (_, i) => entry(i));
+    await h.api.patchSchedulerStatus('rl-full', { status: { lostRooms: earlier } });
+    const room = await lostWithSchedulerLate(s);
+    try {
+      // Another loss fills the list on the server; the cache still shows one place free, so the
+      // append it decides removes nothing and the API server refuses a 21st item.
+      const last = entry(MAX_LOST_ROOMS);
+      await h.api.patchSchedulerStatus('rl-full', { status: { lostRooms: [...earlier, last] } });
+      await controller.reconcile(`rl-full/${room}`);
+    } finally {
+      h.sandbox.faults.clear();
+    }
+    const names = (await h.api.getScheduler('rl-full')).status?.lostRooms?.map((l) => l.name);
+    expect(names).toEqual([...earlier.slice(1).map((e) => e.name), `rl-full-old${MAX_LOST_ROOMS}`, room]);
+    await waitFor(async () => !(await h.api.listGameRooms('rl-full')).items.some((r) => r.metadata.name === room), { message: 'the room deleted' });
+  });
+
   test('a lost room is told terminated once across a leader change: the next leader neither repeats nor skips it', async () => {
     const receiver = await startForwardReceiver();
     const forwarder = new EventForwarder({ logger: h.deps.logger, metrics: new MetricsRegistry() });

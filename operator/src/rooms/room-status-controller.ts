@@ -9,7 +9,7 @@
 import { roomEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
-import { apiStatus, isJsonPatchNotApplied } from '../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied, isTooManyItems } from '../../../common/src/kube/clients';
 import { toIsoString, toMillis } from '../../../common/src/kube/timestamps';
 import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/labels';
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
@@ -242,9 +242,11 @@ export class RoomStatusController {
         this.deps.expectations?.cancelLossRecord(scheduler, room);
         if (apiStatus(err) === 404) return;
         // The first record is conditional on there being no list yet: another room's loss may
-        // have created it meanwhile; decide again on a fresh read at once (an append then), rather
+        // have created it meanwhile; and an append decided on a cache that was behind may make the
+        // list longer than its maxItems. Either way, decide again on a fresh read at once, rather
         // than on the cache after a backoff.
-        if (!isJsonPatchNotApplied(err) || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
+        const decidedOnStale = isJsonPatchNotApplied(err) || isTooManyItems(err, 'status.lostRooms');
+        if (!decidedOnStale || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
         current = await this.deps.api.getScheduler(scheduler);
         if (current.metadata.deletionTimestamp) return;
       }

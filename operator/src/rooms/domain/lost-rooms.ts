@@ -23,7 +23,8 @@ export const MAX_LOST_ROOMS = 20;
  * write and the room's deletion left it there). An append needs no resourceVersion, so rooms lost at
  * once never conflict with each other nor with the room counts written meanwhile; the list stays
  * bounded because every append to a full list removes as many of the oldest (the API server
- * refuses a list longer than `maxItems`, when this cache was behind, and the retry decides again).
+ * refuses a list longer than `maxItems`, when this cache was behind, and the caller decides again on a
+ * fresh read).
  * The first record, which creates the list, is conditional on there still being none
  * (`addWhereAbsent`): not on the resourceVersion, which every room count written meanwhile moves.
  */
