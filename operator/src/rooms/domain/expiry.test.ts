@@ -16,18 +16,18 @@ describe('expiryReason', () => {
     {
       name: 'ready room silent past the ping timeout',
       room: { status: 'ready', createdAt: NOW - 1000 * S, lastPingAt: NOW - 245 * S },
-      reason: 'no ping for 245s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 245s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
     },
     { name: 'ready room silent exactly the ping timeout', room: { status: 'ready', createdAt: 0, lastPingAt: NOW - 240 * S }, reason: undefined },
     {
       name: 'occupied room silent past the ping timeout',
       room: { status: 'occupied', createdAt: 0, lastPingAt: NOW - 300 * S },
-      reason: 'no ping for 300s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 300s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
     },
     {
       name: 'error room silent past the ping timeout',
       room: { status: 'error', createdAt: 0, lastPingAt: NOW - 241 * S },
-      reason: 'no ping for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
     },
     { name: 'error room that pinged recently', room: { status: 'error', createdAt: 0, lastPingAt: NOW - 10 * S }, reason: undefined },
     {
@@ -49,7 +49,7 @@ describe('expiryReason', () => {
     {
       name: 'pending room that pinged, then fell silent past the ping timeout',
       room: { status: 'pending', createdAt: NOW - 3600 * S, startedAt: NOW - 3000 * S, lastPingAt: NOW - 241 * S },
-      reason: 'no ping for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
     },
     {
       name: 'unready room with no known pod start, past the init timeout from creation',
@@ -69,12 +69,12 @@ describe('expiryReason', () => {
     {
       name: 'ready room that never pinged counts from creation',
       room: { status: 'ready', createdAt: NOW - 250 * S },
-      reason: 'no ping since creation for 250s (timeout 240s); its game server never pinged (see its log)',
+      reason: 'no ping recorded since creation for 250s (timeout 240s); its game server never pinged (see its log)',
     },
     {
       name: 'ready room that never pinged counts from its pod start when known',
       room: { status: 'ready', createdAt: NOW - 900 * S, startedAt: NOW - 250 * S },
-      reason: 'no ping since its pod started for 250s (timeout 240s); its game server never pinged (see its log)',
+      reason: 'no ping recorded since its pod started for 250s (timeout 240s); its game server never pinged (see its log)',
     },
     {
       name: 'room being deleted past the deletion timeout',

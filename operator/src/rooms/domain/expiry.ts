@@ -159,7 +159,7 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
       return `pending ${elapsed} with its pod not ready (initialization timeout ${formatMs(timeouts.initTimeoutMs)}), though its game server pings: `
         + 'see the pod\'s conditions and its readiness probe (kubectl describe pod)';
     case 'ping': {
-      const what = room.lastPingAt !== undefined ? 'no ping' : room.startedAt !== undefined ? 'no ping since its pod started' : 'no ping since creation';
+      const what = room.lastPingAt !== undefined ? 'no ping recorded' : room.startedAt !== undefined ? 'no ping recorded since its pod started' : 'no ping recorded since creation';
       const fix = room.lastPingAt !== undefined ? 'its game server stopped pinging (hung or crashed: see its log)' : 'its game server never pinged (see its log)';
       return `${what} for ${elapsed} (timeout ${formatMs(timeouts.pingTimeoutMs)}); ${fix}`;
     }
