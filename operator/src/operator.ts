@@ -69,6 +69,8 @@ export interface RunningOperator {
   stop(reason?: string, opts?: { drainMs?: number }): Promise<void>;
   /** Stops dead, as a killed process would: no status writes, no lease release. */
   crash(): Promise<void>;
+  /** For tests: its election loop stops (no renewal, no release), as in a paused process; the rest runs on. */
+  stallElection(): void;
   /** For tests: how many operations this replica is executing now. */
   readonly runningOperations: number;
   /** For tests: this replica's caches (list+watch), to compare with a fresh LIST. */
@@ -293,6 +295,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       onStoppedLeading: lost,
     })
     : undefined;
+  // A replica that lost its Lease writes nothing but its Lease until it leads again, also when a
+  // pause of the process let its work resume before its election loop noticed.
+  if (elector) clients.fenceWrites(() => elector.writeFence());
   // Liveness fails only on what a restart fixes: a reconcile that never ends, a leader whose
   // election loop stopped renewing, a cache request that will never be answered.
   const liveness = new Liveness([
@@ -372,6 +377,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
       elector?.halt();
       await shutdown(false);
     },
+    stallElection: () => elector?.halt(),
     get runningOperations() {
       return runner.runningCount;
     },

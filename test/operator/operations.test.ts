@@ -229,6 +229,61 @@ describe('a leader that loses its Lease', () => {
   });
 });
 
+describe('a leader whose Lease renewals stop (a paused process)', () => {
+  test('writes nothing once its renew deadline passed: it steps down at its next write, the standby ends the operation, and work resumed later is not sent', async () => {
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((r) => { resume = r; });
+    let lateWrite: unknown;
+    const paused: OperationDefinition = {
+      name: 'paused_writer',
+      execute: async (ctx) => {
+        await ctx.deps.core.createNamespace({ body: { metadata: { name: 'paused-writer-1' } } });
+        ctx.event('made namespace paused-writer-1');
+        // No checkpoint: as in a frozen process, nothing here learns that time passed.
+        await resumed;
+        try {
+          await ctx.deps.core.createNamespace({ body: { metadata: { name: 'paused-writer-2' } } });
+        } catch (err) {
+          lateWrite = err;
+          throw err;
+        }
+      },
+    };
+    const stack = await startStack({ operators: 2, extraDefinitions: [paused], simulation: false });
+    try {
+      const leader = await waitFor(() => stack.operators.find((o) => o.isLeader), { message: 'a leader' });
+      const standby = stack.operators.find((o) => o !== leader)!;
+      const id = await enqueue(stack, 'paused-sched', {}, Date.now(), 'paused_writer');
+      await waitFor(async () => (await opStatus(stack, id)).status?.executionHistory?.some((h) => h.event === 'made namespace paused-writer-1'), { message: 'the first write and its history line' });
+
+      leader.stallElection();
+      await waitFor(() => standby.isLeader, { timeoutMs: 20_000, message: 'the standby took over' });
+      expect(leader.isLeader).toBe(false);
+      const fenced = () => leader.metrics.counter('roomkeeper_kube_api_request_errors_total', '').sum({ code: 'fenced' });
+      // The operation's lease renewal, due every second, was the write that found the deadline passed.
+      expect(fenced()).toBeGreaterThanOrEqual(1);
+      const ended = await waitFor(async () => {
+        const o = await opStatus(stack, id);
+        return o.status?.status === 'error' ? o : undefined;
+      }, { timeoutMs: 15_000, message: 'the standby ended the operation' });
+      const history = ended.status?.executionHistory?.map((h) => h.event) ?? [];
+      expect(history).toEqual(['Starting operation', 'made namespace paused-writer-1', expect.stringMatching(/^Operation lease expired at \S+ \(holder \S+\): the operation is stuck/)]);
+
+      // The frozen work goes on: its write is not sent, and the history stays as the standby wrote it.
+      const fencedBefore = fenced();
+      resume();
+      await waitFor(() => lateWrite !== undefined, { message: 'the late write settled' });
+      expect((lateWrite as Error).name).toBe('WriteFencedError');
+      expect((lateWrite as Error).message).toMatch(/^create namespaces not sent: its leader Lease .* was not renewed within the renew deadline/);
+      expect(fenced()).toBe(fencedBefore + 1);
+      await expect(stack.core.readNamespace({ name: 'paused-writer-2' })).rejects.toMatchObject({ code: 404 });
+      expect((await opStatus(stack, id)).status?.executionHistory?.map((h) => h.event)).toEqual(history);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
 describe('rollbacks (spec: "Moves that are shown")', () => {
   let stack: Stack;
   beforeAll(async () => {

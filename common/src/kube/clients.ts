@@ -52,7 +52,7 @@ interface RequestMetrics {
 function requestMetrics(metrics: MetricsRegistry | undefined): RequestMetrics | undefined {
   if (!metrics) return undefined;
   const latency = metrics.histogram('roomkeeper_kube_api_request_duration_seconds', 'Kubernetes API requests by verb and resource: seconds from send to answer.', undefined, { labelNames: ['verb', 'resource'] });
-  const errors = metrics.counter('roomkeeper_kube_api_request_errors_total', 'Kubernetes API requests that failed, by verb, resource and HTTP status (transport: no answer).', { labelNames: ['code', 'resource', 'verb'] });
+  const errors = metrics.counter('roomkeeper_kube_api_request_errors_total', 'Kubernetes API requests that failed, by verb, resource and HTTP status (transport: no answer; fenced: a write not sent, this replica having lost its leader Lease).', { labelNames: ['code', 'resource', 'verb'] });
   const wait = metrics.histogram('roomkeeper_kube_client_rate_limiter_wait_seconds', 'Seconds a Kubernetes API request waited for the client-side rate limiter (QPS/burst).', [0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
   return {
     observe: (verb, resource, seconds) => latency.observe(seconds, { verb, resource }),
@@ -92,6 +92,13 @@ export interface KubeClients {
    * (informers report to it: `InformerOptions.access`); for /readyz.
    */
   readonly access: ApiAccess;
+  /**
+   * Sets the check asked before every write of `core`, `custom` and `events` (not of
+   * `coordination`: the Lease is how a replica leads again): when it gives a reason, the write is
+   * not sent and fails with WriteFencedError. The operator fences a replica that lost its leader
+   * Lease (operator/src/runtime/leader-election.ts, `writeFence`).
+   */
+  fenceWrites(check: () => string | undefined): void;
   /** Releases waiting requests and closes the pooled connections. */
   close(): Promise<void>;
 }
@@ -103,12 +110,27 @@ export interface KubeClients {
  */
 const KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
-function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | undefined): k8s.Middleware {
+/** A write not sent because this process may not write now (`KubeClients.fenceWrites`); no API server saw it. */
+export class WriteFencedError extends Error {
+  override readonly name = 'WriteFencedError';
+}
+
+/** The check before each write, set once the process knows it (`KubeClients.fenceWrites`). */
+interface WriteFence { check?: () => string | undefined }
+
+function rateLimitMiddleware(limiter: TokenBucket, measured: RequestMetrics | undefined, fence: WriteFence | undefined): k8s.Middleware {
   return {
     pre: async (ctx: k8s.RequestContext) => {
       const start = measured ? process.hrtime.bigint() : 0n;
       await limiter.acquire();
       measured?.waited(Number(process.hrtime.bigint() - start) / 1e9);
+      // Asked after the limiter's wait, right before the request goes out.
+      const fenced = ctx.getHttpMethod() === k8s.HttpMethod.GET ? undefined : fence?.check?.();
+      if (fenced !== undefined) {
+        const { verb, resource } = requestKind(ctx.getHttpMethod(), ctx.getUrl());
+        measured?.failed(verb, resource, 'fenced');
+        throw new WriteFencedError(`${verb} ${resource} not sent: ${fenced}`);
+      }
       if (!ctx.getSignal()) ctx.setSignal(AbortSignal.timeout(KUBE_REQUEST_TIMEOUT_MS));
       return ctx;
     },
@@ -184,13 +206,13 @@ function isTransportError(err: unknown): boolean {
   return (err as { name?: unknown }).name === 'AbortError' || (apiStatus(err) === undefined && isApiUnavailable(err));
 }
 
-function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, access: AccessAnswers, Api: new (config: k8s.Configuration) => T): T {
+function makeApi<T>(kc: k8s.KubeConfig, limiter: TokenBucket, onTransportError: () => void, measured: RequestMetrics | undefined, access: AccessAnswers, Api: new (config: k8s.Configuration) => T, fence?: WriteFence): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const config = k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
-    promiseMiddleware: [rateLimitMiddleware(limiter, measured)],
+    promiseMiddleware: [rateLimitMiddleware(limiter, measured, fence)],
     httpApi: watchfulHttpLibrary(onTransportError, measured, access),
   });
   return new Api(config);
@@ -233,7 +255,8 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
   // While the credentials are refused: one Scheduler asked for, a request both components make.
   const probe = (): Promise<unknown> => custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, limit: 1 });
   const access = new ApiAccess({ logger: opts.logger ?? silentLogger(), server: kc.getCurrentCluster()?.server, probe });
-  const custom = makeApi(kc, limiter, reset, measured, access, k8s.CustomObjectsApi);
+  const fence: WriteFence = {};
+  const custom = makeApi(kc, limiter, reset, measured, access, k8s.CustomObjectsApi, fence);
   if (opts.metrics) {
     const refused = opts.metrics.gauge('roomkeeper_kube_api_refused', 'Refusals of this process\'s requests in force (while any: /readyz answers 503): status="401" 1 while the API server rejects its credentials, status="403" the caches whose list or watch it forbids.', () => {
       const now = access.refusals();
@@ -245,16 +268,19 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
     kc,
     limiter,
     access,
+    fenceWrites: (check) => {
+      fence.check = check;
+    },
     close: async () => {
       access.stop();
       limiter.drain();
       eventsLimiter.drain();
       await shared.close();
     },
-    core: makeApi(kc, limiter, reset, measured, access, k8s.CoreV1Api),
+    core: makeApi(kc, limiter, reset, measured, access, k8s.CoreV1Api, fence),
     custom,
     coordination: makeApi(kc, limiter, reset, measured, access, k8s.CoordinationV1Api),
-    events: makeApi(kc, eventsLimiter, reset, measured, access, k8s.EventsV1Api),
+    events: makeApi(kc, eventsLimiter, reset, measured, access, k8s.EventsV1Api, fence),
   };
 }
 

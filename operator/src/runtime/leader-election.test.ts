@@ -114,5 +114,33 @@ describe('LeaderElector on the sandbox', () => {
     }, { message: 'the lease taken by an intruder' });
     await waitFor(() => !a.elector.isLeader, { message: 'a steps down' });
     expect(a.counts).toEqual({ started: 1, stopped: 1 });
+    expect(a.elector.writeFence()).toMatch(/^its leader Lease default\/election-test was taken by intruder$/);
+  });
+
+  test('a leader whose clock passed its renew deadline since it last renewed (a paused process) is fenced at the first ask, before its loop runs, and steps down once; leading again lifts the fence', async () => {
+    let now = Date.now();
+    const a = candidate('candidate-a', () => now);
+    expect(a.elector.writeFence()).toBeUndefined(); // never led: not fenced
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader, { message: 'a leads' });
+    expect(a.elector.writeFence()).toBeUndefined();
+    a.elector.halt(); // its loop does not run: the process is paused
+    now += 10_001;
+    expect(a.elector.writeFence()).toMatch(/^its leader Lease default\/election-test was not renewed within the renew deadline, 10 s; last renewed at \S+Z$/);
+    expect(a.elector.isLeader).toBe(false);
+    expect(a.elector.writeFence()).toBeDefined();
+    expect(a.counts).toEqual({ started: 1, stopped: 1 });
+    a.elector.start(); // resumed: the Lease is still its own
+    await waitFor(() => a.elector.isLeader, { message: 'a leads again' });
+    expect(a.elector.writeFence()).toBeUndefined();
+    expect(a.counts).toEqual({ started: 2, stopped: 1 });
+  });
+
+  test('a leader that stops is not fenced: its last writes (the hand-over) go out', async () => {
+    const a = candidate('candidate-a', Date.now);
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader, { message: 'a leads' });
+    await a.elector.stop();
+    expect(a.elector.writeFence()).toBeUndefined();
   });
 });

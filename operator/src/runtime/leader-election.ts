@@ -53,6 +53,8 @@ export class LeaderElector {
   private inFlight: Promise<void> = Promise.resolve();
   /** Why the last attempt failed (an API error, no answer), until one succeeds. */
   private lastFailure: string | undefined;
+  /** Why this replica lost the Lease, until it leads again: its writes are fenced meanwhile (`writeFence`). */
+  private lostBecause: string | undefined;
 
   constructor(private readonly opts: LeaderElectionOptions) {
     this.now = opts.now ?? Date.now;
@@ -65,6 +67,20 @@ export class LeaderElector {
   /** When this replica last acquired or renewed the lease, on its clock (0: never). */
   get lastRenewedAt(): number {
     return this.lastRenew;
+  }
+
+  /**
+   * Why this replica must not write to the cluster now, or undefined: it lost the Lease (and does
+   * not lead again), or it still counts itself leader but has not renewed within the renew deadline.
+   * The second is judged here, on this replica's clock, and steps down at once: after a pause of the
+   * process (a long GC, a frozen node, SIGSTOP) its timers fire late, and work resumed meanwhile
+   * must not write beside the replica that took over. The API clients ask it before every write
+   * but the Lease's own (common/src/kube/clients.ts, `fenceWrites`). A replica that never led, or
+   * stepped down because it stops, is not fenced.
+   */
+  writeFence(): string | undefined {
+    this.stepDownIfOverdue();
+    return this.lostBecause;
   }
 
   /** The lease, as `namespace/name`. */
@@ -114,12 +130,15 @@ export class LeaderElector {
         this.opts.logger.warn('leader election attempt failed', { ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}) });
       })
       .finally(() => {
-        if (this.leader && this.now() - this.lastRenew > this.opts.renewDeadlineMs) {
-          const last = this.lastFailure === undefined ? '' : ` (its last attempt: ${this.lastFailure})`;
-          this.stepDown(`its leader Lease ${this.lease} was not renewed within the renew deadline, ${this.opts.renewDeadlineMs / 1000} s${last}`);
-        }
+        this.stepDownIfOverdue();
         if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.opts.retryPeriodMs);
       });
+  }
+
+  private stepDownIfOverdue(): void {
+    if (!this.leader || this.now() - this.lastRenew <= this.opts.renewDeadlineMs) return;
+    const last = this.lastFailure === undefined ? '' : ` (its last attempt: ${this.lastFailure})`;
+    this.stepDown(`its leader Lease ${this.lease} was not renewed within the renew deadline, ${this.opts.renewDeadlineMs / 1000} s${last}; last renewed at ${new Date(this.lastRenew).toISOString()}`);
   }
 
   private async tryAcquireOrRenew(): Promise<void> {
@@ -194,6 +213,7 @@ export class LeaderElector {
     this.lastRenew = this.now();
     if (this.leader || this.stopped) return;
     this.leader = true;
+    this.lostBecause = undefined;
     this.opts.logger.info('became leader', { lease: this.lease, identity: this.opts.identity });
     this.opts.onStartedLeading();
   }
@@ -203,6 +223,7 @@ export class LeaderElector {
     this.written = undefined;
     if (!this.leader) return;
     this.leader = false;
+    if (level === 'warn') this.lostBecause = reason;
     this.opts.logger.log(level, 'stopped leading', { reason, identity: this.opts.identity });
     this.opts.onStoppedLeading(reason);
   }
