@@ -97,7 +97,7 @@ describe('leaderLeaseCheck', () => {
     expect(liveness.report().ok).toBe(true);
     clock.advance(1);
     const report = liveness.report();
-    expect(report.failing).toEqual([expect.objectContaining({ check: 'leader-lease', failingSince: new Date(T0 + 75_000).toISOString(), what: `this replica leads but last renewed the Lease roomkeeper-system/roomkeeper-operator at ${new Date(T0).toISOString()}` })]);
+    expect(report.failing).toEqual([expect.objectContaining({ check: 'leader-lease', failingSince: new Date(T0 + 75_000).toISOString(), what: `this replica leads and last renewed the Lease roomkeeper-system/roomkeeper-operator at ${new Date(T0).toISOString()}` })]);
     expect(report.failing[0]?.meaning).toContain('another replica may lead by now');
     elector.isLeader = false;
     expect(liveness.report().ok).toBe(true);

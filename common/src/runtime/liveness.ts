@@ -125,7 +125,7 @@ export function leaderLeaseCheck(elector: LeaseHolder, leaseDurationMs: number, 
     timeoutMs: leaseDurationMs + slackMs,
     meaning: `this replica believes it leads but has not renewed its leader Lease for the lease duration plus ${seconds(slackMs)} (ROOMKEEPER_LIVENESS_LEASE_SLACK): its election loop is stuck (it steps down by itself when a renewal fails), another replica may lead by now, and a restart ends this one's reconciling`,
     idle: 'this replica does not lead',
-    oldest: () => (elector.isLeader ? { since: elector.lastRenewedAt, what: `this replica leads but last renewed the Lease ${elector.lease} at ${new Date(elector.lastRenewedAt).toISOString()}` } : undefined),
+    oldest: () => (elector.isLeader ? { since: elector.lastRenewedAt, what: `this replica leads and last renewed the Lease ${elector.lease} at ${new Date(elector.lastRenewedAt).toISOString()}` } : undefined),
   };
 }
 
