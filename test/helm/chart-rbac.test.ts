@@ -3,7 +3,7 @@
  * tables below are the contract: a change to what the operator or the gateway calls must change
  * both the template and this test.
  */
-import { KubeObject, field, findObject, renderChart } from './helm-cli';
+import { KubeObject, field, findObject, helmTemplateRaw, renderChart } from './helm-cli';
 import { allows, chartGrants, grantsOf } from './rbac-grants';
 
 /** Flattens a role to sorted `group/resource[#name]: verb` strings, one per verb, for exact comparison. */
@@ -99,6 +99,31 @@ describe('RBAC', () => {
         expect(field(binding, 'subjects')).toEqual([{ kind: 'ServiceAccount', name: `rk-roomkeeper-${component}`, namespace: 'rk-system' }]);
       }
     }
+  });
+
+  it('with serviceAccount.create=false and no name, runs and binds each component as <fullname>-<component>, never the namespace\'s default ServiceAccount', async () => {
+    const own = await renderChart({ namespace: 'rk-system', values: { operator: { serviceAccount: { create: false } }, gateway: { serviceAccount: { create: false } } } });
+    expect(own.filter((o) => o.kind === 'ServiceAccount')).toEqual([]);
+    for (const component of ['operator', 'gateway']) {
+      expect(field(findObject(own, 'Deployment', `-${component}`), 'spec.template.spec.serviceAccountName')).toBe(`rk-roomkeeper-${component}`);
+      for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+        expect(field(findObject(own, kind, `-${component}`), 'subjects')).toEqual([{ kind: 'ServiceAccount', name: `rk-roomkeeper-${component}`, namespace: 'rk-system' }]);
+      }
+    }
+    // A name given is used whether or not the chart creates the ServiceAccount.
+    const named = await renderChart({ namespace: 'rk-system', values: { gateway: { serviceAccount: { create: false, name: 'my-gateway' } } } });
+    expect(field(findObject(named, 'Deployment', '-gateway'), 'spec.template.spec.serviceAccountName')).toBe('my-gateway');
+    expect(field(findObject(named, 'RoleBinding', '-gateway'), 'subjects')).toEqual([{ kind: 'ServiceAccount', name: 'my-gateway', namespace: 'rk-system' }]);
+  });
+
+  it.each(['operator', 'gateway'])('refuses the namespace\'s default ServiceAccount as the %s\'s, naming what to set instead', async (component) => {
+    const result = await helmTemplateRaw({ namespace: 'rk-system', values: { [component]: { serviceAccount: { create: false, name: 'default' } } } });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(`${component}.serviceAccount.name=default would bind the ${component}'s rights to the namespace's default ServiceAccount, and so to every pod in namespace rk-system that runs as default`);
+    expect(result.stderr).toContain(`Leave ${component}.serviceAccount.name empty (the chart names it rk-roomkeeper-${component})`);
+    // Without the chart's RBAC nothing is bound, and the name is the user's choice.
+    const unbound = await renderChart({ namespace: 'rk-system', values: { rbac: { create: false }, [component]: { serviceAccount: { create: false, name: 'default' } } } });
+    expect(field(findObject(unbound, 'Deployment', `-${component}`), 'spec.template.spec.serviceAccountName')).toBe('default');
   });
 
   it('follows an existing credentials Secret and a custom Lease name', async () => {

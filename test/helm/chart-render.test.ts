@@ -390,13 +390,26 @@ describe('chart variants', () => {
     ]);
   });
 
-  it('refuses a PodDisruptionBudget that would let no pod be evicted (minAvailable at or above replicas, or 100%)', async () => {
-    for (const [component, minAvailable] of [['gateway', 2], ['operator', 3], ['gateway', '100%']] as const) {
-      const result = await helmTemplateRaw({ values: { [component]: { replicas: 2, podDisruptionBudget: { enabled: true, minAvailable } } } });
+  it('refuses a PodDisruptionBudget that would let no pod be evicted: a count at or above replicas, or a percentage that reaches them rounded up as Kubernetes does', async () => {
+    const refused: [string, number, number | string, string, string][] = [
+      ['gateway', 2, 2, 'it keeps all 2 available', 'set minAvailable to at most 1 (or 50%), or raise gateway.replicas'],
+      ['operator', 2, 3, 'it keeps all 2 available', 'set minAvailable to at most 1 (or 50%), or raise operator.replicas'],
+      ['gateway', 2, '100%', 'Kubernetes rounds 100% of 2 pods up to 2: it keeps all 2 available', 'set minAvailable to at most 50% (or 1)'],
+      ['gateway', 2, '99%', 'Kubernetes rounds 99% of 2 pods up to 2: it keeps all 2 available', 'set minAvailable to at most 50% (or 1)'],
+      ['operator', 2, '51%', 'Kubernetes rounds 51% of 2 pods up to 2: it keeps all 2 available', 'set minAvailable to at most 50% (or 1)'],
+      ['operator', 3, '67%', 'Kubernetes rounds 67% of 3 pods up to 3: it keeps all 3 available', 'set minAvailable to at most 66% (or 2)'],
+    ];
+    for (const [component, replicas, minAvailable, why, instead] of refused) {
+      const result = await helmTemplateRaw({ values: { [component]: { replicas, podDisruptionBudget: { enabled: true, minAvailable } } } });
       expect(result.code).not.toBe(0);
-      expect(result.stderr).toContain(`${component}.podDisruptionBudget.minAvailable=${minAvailable} with ${component}.replicas=2 would let no ${component} pod be evicted`);
+      expect(result.stderr).toContain(`${component}.podDisruptionBudget.minAvailable=${minAvailable} with ${component}.replicas=${replicas} would let no ${component} pod be evicted (${why}), so every node drain would wait on it for good: ${instead}`);
     }
-    expect((await helmTemplateRaw({ values: { gateway: { replicas: 3, podDisruptionBudget: { enabled: true, minAvailable: 2 } } } })).code).toBe(0);
+    // What the messages offer instead renders as given.
+    const accepted: [string, number, number | string][] = [['gateway', 3, 2], ['gateway', 2, '50%'], ['operator', 3, '66%'], ['operator', 2, 1]];
+    for (const [component, replicas, minAvailable] of accepted) {
+      const objects = await renderChart({ values: { [component]: { replicas, podDisruptionBudget: { enabled: true, minAvailable } } } });
+      expect(field(findObject(objects, 'PodDisruptionBudget', `-${component}`), 'spec.minAvailable')).toBe(minAvailable);
+    }
   });
 
   it('refuses a ping flush interval above half the ping timeout: the operator learns of unchanged pings once per flush, so rooms that ping would be expired', async () => {

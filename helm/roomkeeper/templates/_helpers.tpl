@@ -59,20 +59,27 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-gateway" (include "roomkeeper.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{- define "roomkeeper.operator.serviceAccountName" -}}
-{{- if .Values.operator.serviceAccount.create -}}
-{{- default (include "roomkeeper.operator.fullname" .) .Values.operator.serviceAccount.name -}}
-{{- else -}}
-{{- default "default" .Values.operator.serviceAccount.name -}}
+{{/*
+A component's ServiceAccount: serviceAccount.name, else <fullname>-<component>, whether or not the
+chart creates it (with create=false it must exist under that name). Never the namespace's
+`default`: the bindings would give the component's rights, the operator's cluster-wide ones, to
+every pod of the namespace that runs as `default`. (dict "ctx" $ "component" "operator")
+*/}}
+{{- define "roomkeeper.serviceAccountName" -}}
+{{- $values := (index .ctx.Values .component).serviceAccount -}}
+{{- $name := default (include (printf "roomkeeper.%s.fullname" .component) .ctx) $values.name -}}
+{{- if and (eq $name "default") .ctx.Values.rbac.create -}}
+{{- fail (printf "%s.serviceAccount.name=default would bind the %s's rights to the namespace's default ServiceAccount, and so to every pod in namespace %s that runs as default (each one that names no ServiceAccount does). Leave %s.serviceAccount.name empty (the chart names it %s) or name a ServiceAccount of the %s's own" .component .component .ctx.Release.Namespace .component (include (printf "roomkeeper.%s.fullname" .component) .ctx) .component) -}}
 {{- end -}}
+{{- $name -}}
+{{- end -}}
+
+{{- define "roomkeeper.operator.serviceAccountName" -}}
+{{- include "roomkeeper.serviceAccountName" (dict "ctx" . "component" "operator") -}}
 {{- end -}}
 
 {{- define "roomkeeper.gateway.serviceAccountName" -}}
-{{- if .Values.gateway.serviceAccount.create -}}
-{{- default (include "roomkeeper.gateway.fullname" .) .Values.gateway.serviceAccount.name -}}
-{{- else -}}
-{{- default "default" .Values.gateway.serviceAccount.name -}}
-{{- end -}}
+{{- include "roomkeeper.serviceAccountName" (dict "ctx" . "component" "gateway") -}}
 {{- end -}}
 
 {{/* Name of the Secret holding the management API's `username` and `password`. */}}
