@@ -451,7 +451,13 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
       const ops = await historyOf('rb-unplaced', 'create_new_scheduler_version');
       return ops[0]?.status?.status === 'error' ? ops[0] : undefined;
     }, { timeoutMs: 40_000, message: 'the version change failed' });
-    const attempt = op.status?.executionHistory?.map((h) => h.event).find((e) => e.startsWith('1º Attempt: '));
+    const events = op.status?.executionHistory?.map((h) => h.event) ?? [];
+    // Told while it waits, before the attempt's time runs out.
+    const early = events.findIndex((e) => /^Validation room rb-unplaced-\w+ \(attempt 1 of 1\) is not scheduled on a node: Unschedulable: 0\/\d+ nodes are available: .*; it waits until \S+Z, and meanwhile the health check replaces no lost room of this scheduler; check the version's affinity, toleration and resource requests against the cluster's nodes, or cancel this operation$/.test(e));
+    expect(early).toBeGreaterThan(0);
+    expect(events.filter((e) => e.startsWith('Validation room '))).toHaveLength(1);
+    const attempt = events.find((e) => e.startsWith('1º Attempt: '));
+    expect(events.indexOf(attempt as string)).toBeGreaterThan(early);
     expect(attempt).toMatch(/^1º Attempt: the validation room did not report ready within 10s \(it never reported ready: its pod was never scheduled on a node: Unschedulable: 0\/\d+ nodes are available: .*didn't match Pod's node affinity\/selector.*; check the version's affinity, toleration and resource requests against the cluster's nodes, then send the change again\)$/);
   });
 

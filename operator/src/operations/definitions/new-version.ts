@@ -211,6 +211,8 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
     ctx.state.validationRoom = room;
     let last: GameRoomStatus | undefined;
     let seen = false;
+    let toldUnscheduled = false;
+    const until = new Date(ctx.deps.now() + timeoutMs).toISOString();
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
       // Deleted by someone else (kubectl, its namespace's deletion) once the cache showed it: it
@@ -221,6 +223,12 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       last = r?.status;
       if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
       if (s === 'error') return { ok: false as const, failure: `the validation room failed: ${r?.status?.reason ?? 'room in error'}` };
+      const reason = r?.status?.reason ?? '';
+      if (!toldUnscheduled && s === 'pending' && /^Unschedulable\b/.test(reason)) {
+        // Said now, not only when the attempt's time runs out: meanwhile no lost room is replaced.
+        toldUnscheduled = true;
+        ctx.event(`Validation room ${room} (attempt ${attempt} of ${attempts}) is not scheduled on a node: ${reason}; it waits until ${until}, and meanwhile the health check replaces no lost room of this scheduler; check the version's affinity, toleration and resource requests against the cluster's nodes, or cancel this operation`);
+      }
       return undefined;
     }, timeoutMs);
     await rooms.deleteRoom(ctx.schedulerName, room, undefined, 'Background');
