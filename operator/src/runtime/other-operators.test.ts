@@ -97,6 +97,14 @@ describe('judge: the operator of the Lease made first reconciles; every other st
       + 'Run one Roomkeeper per cluster: uninstall this release (helm list -n ns-b, then helm uninstall <release> -n ns-b), or uninstall the one in namespace ns-a and this operator takes over by itself',
     );
   });
+
+  test('for a Lease of its own namespace (the release\'s leaseName changed), it says so, not to uninstall the one there', () => {
+    const older = { ...A, name: 'old-lease-name', durationMs: 15_000 };
+    const message = standBackMessage({ namespace: A.namespace, name: 'new-lease-name' }, older);
+    expect(message).toContain('Both Leases are in namespace ns-a: an operator still running with Lease name old-lease-name (this release before its leaseName changed, or a second install here) holds it. ');
+    expect(message).toContain('this one takes over by itself within 15 s; if it stays, stop the operator holding it (its pod: ns-a-pod-1), or kubectl delete lease old-lease-name -n ns-a once that one is gone');
+    expect(message).not.toContain('uninstall');
+  });
 });
 
 describe('OtherOperators when the list is refused (RBAC without list on leases)', () => {

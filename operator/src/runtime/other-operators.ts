@@ -96,9 +96,15 @@ export function judge(own: LeaseRef, all: readonly OperatorLease[], live: readon
 
 /** The sentence /readyz, the log and the Event say while this operator stands back. */
 export function standBackMessage(own: LeaseRef, other: OperatorLease): string {
-  return `another Roomkeeper operator leads in this cluster (Lease ${keyOf(other)}, held by ${other.holder}, made before this operator's Lease ${keyOf(own)}): `
-    + 'Schedulers are cluster-scoped, so this operator reconciles nothing and executes no operation while that one runs. '
-    + `Run one Roomkeeper per cluster: uninstall this release (helm list -n ${own.namespace}, then helm uninstall <release> -n ${own.namespace}), `
+  const lead = `another Roomkeeper operator leads in this cluster (Lease ${keyOf(other)}, held by ${other.holder}, made before this operator's Lease ${keyOf(own)}): `
+    + 'Schedulers are cluster-scoped, so this operator reconciles nothing and executes no operation while that one runs. ';
+  if (other.namespace === own.namespace) {
+    // One release per namespace (the chart refuses a second): most likely this release's own
+    // operator under its earlier Lease name (operator.leaderElection.leaseName changed).
+    return `${lead}Both Leases are in namespace ${own.namespace}: an operator still running with Lease name ${other.name} (this release before its leaseName changed, or a second install here) holds it. `
+      + `Once no operator renews it, this one takes over by itself within ${Math.round(other.durationMs / 1000)} s; if it stays, stop the operator holding it (its pod: ${other.holder}), or kubectl delete lease ${other.name} -n ${own.namespace} once that one is gone`;
+  }
+  return `${lead}Run one Roomkeeper per cluster: uninstall this release (helm list -n ${own.namespace}, then helm uninstall <release> -n ${own.namespace}), `
     + `or uninstall the one in namespace ${other.namespace} and this operator takes over by itself`;
 }
 
