@@ -111,7 +111,7 @@ export interface KubeClients {
 const KUBE_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A write not sent because this process may not write now (`KubeClients.fenceWrites`); no API server saw it. */
-export class WriteFencedError extends Error {
+class WriteFencedError extends Error {
   override readonly name = 'WriteFencedError';
 }
 
