@@ -11,9 +11,12 @@ import { notAJsonObject } from '../../common/src/json/json-type';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import { InputError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from './errors';
-import { basicAuth, roomTokenAuth, type CredentialsProvider } from './auth';
+import { basicAuth, refusalLogged, roomTokenAuth, type CredentialsProvider } from './auth';
+import { RoomsRefusalLog, RoomsRefusalReason } from './http/rooms-refusal-log';
+import { RoomTokenOwners } from './room-token-owners';
+import { roomTokenKeyId } from '../../common/src/rooms/room-token';
 import { hasRequestBody, isJsonContentType, isRoomsJsonContentType, JSON_CONTENT_TYPE_REQUIRED, withUtf8Spelling } from './http/content-type';
-import { errorHandler, errorStatus, notFoundHandler } from './http/error-handler';
+import { errorHandler, errorSaid, notFoundHandler } from './http/error-handler';
 import { PING_PATH, pingFastPath, type FastPath } from './http/ping-fast-path';
 import { allocateFastPath } from './http/allocate-fast-path';
 import { requestContext } from './http/request-context';
@@ -74,6 +77,8 @@ export interface RoomsAppDeps extends CommonAppDeps {
   /** Whether ping answers carry the room's allocation (default true; ROOMKEEPER_PING_ANSWER_ALLOCATION). */
   pingAnswerAllocation?: boolean;
   now?: Clock;
+  /** Where refused calls are logged; default one that logs to `logger` at most a line per reason a minute. */
+  refusals?: RoomsRefusalLog;
 }
 
 /** Health, readiness and metrics: polled every few seconds by probes and Prometheus. */
@@ -249,15 +254,33 @@ export function requestListener(app: Express): (req: IncomingMessage, res: Serve
   };
 }
 
+/** The scheduler and room of a rooms API path, as sent (percent-decoded when it can be). */
+function roomOfPath(path: string): { schedulerName: string; roomId: string } | undefined {
+  const m = /^\/scheduler\/([^/]+)\/rooms\/([^/]+)\//.exec(path);
+  if (!m) return undefined;
+  const decoded = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  return { schedulerName: decoded(m[1] as string).slice(0, 63), roomId: decoded(m[2] as string).slice(0, 253) };
+}
+
 export function createRoomsApp(deps: RoomsAppDeps): Express {
+  const now = deps.now ?? Date.now;
+  // Refused calls are logged, a line per reason a minute at most (a ping storm makes no flood).
+  const refusals = deps.refusals ?? new RoomsRefusalLog({ logger: deps.logger, now, heldKeyIds: deps.roomTokenSecrets?.map((s) => roomTokenKeyId(s)) });
   const reports = new RoomReports({
     rooms: deps.rooms, recorder: deps.recorder, forwarder: deps.forwarder, pingQueue: deps.pingQueue, logger: deps.logger, metrics: deps.metrics,
-    now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs, answerAllocation: deps.pingAnswerAllocation,
+    now: deps.now, forwardResyncIntervalMs: deps.forwardResyncIntervalMs, answerAllocation: deps.pingAnswerAllocation, refusals,
   });
-  const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics, logger: deps.logger });
+  const fast = pingFastPath({ reports, roomTokenSecrets: deps.roomTokenSecrets, maxBodyBytes: deps.maxBodyBytes, metrics: deps.metrics, logger: deps.logger, refusals });
   const app = baseApp(deps, 'rooms', 'debug', fast);
   app.set(FAST_PATH_SETTING, fast);
-  const roomAuth = deps.roomTokenSecrets === undefined ? [] : [roomTokenAuth(deps.roomTokenSecrets)];
+  const secrets = deps.roomTokenSecrets;
+  const roomAuth = secrets === undefined ? [] : [roomTokenAuth(secrets, { owners: new RoomTokenOwners({ secrets, rooms: deps.rooms, now }), refusals })];
   // Duplicate keys are not looked for here: a rooms body is a game server's own output, not a
   // person's edit, and a ping refused that was taken before would leave its room to expire.
   const options = { auth: { none: [], basic: [], 'room-token': roomAuth }, json: jsonBody(deps.maxBodyBytes, isRoomsJsonContentType, false) };
@@ -266,10 +289,12 @@ export function createRoomsApp(deps: RoomsAppDeps): Express {
   mountRoutes(router, ROOMS_ROUTES, roomsHandlers(reports), options);
   // A ping refused before it was judged (its token, its body) is counted as the fast path counts it.
   router.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
-    if (req.method === 'PUT' && PING_PATH.test(req.path)) {
-      const status = errorStatus(err, deps.maxBodyBytes);
-      if (status >= 400 && status < 500) reports.rejectedPing(req.body);
-    }
+    const said = errorSaid(err, deps.maxBodyBytes);
+    const refused = said.status >= 400 && said.status < 500;
+    if (refused && req.method === 'PUT' && PING_PATH.test(req.path)) reports.rejectedPing(req.body);
+    // Refused tokens were logged where they were refused; a refused body is logged here.
+    const room = refused && !refusalLogged(err) ? roomOfPath(req.path) : undefined;
+    if (room) refusals.record({ reason: RoomsRefusalReason.BadRequest, ...room, answer: said.message });
     next(err);
   });
   // Maestro's reference lists allocate beside the rooms routes; here it is a management call. Said

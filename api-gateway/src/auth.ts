@@ -7,6 +7,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { verifyRoomToken } from '../../common/src/rooms/room-token';
 import { UnauthenticatedError, UnavailableError } from './errors';
+import { RoomsRefusalReason, type RoomsRefusalLog } from './http/rooms-refusal-log';
+import type { RoomTokenOwners } from './room-token-owners';
 
 export interface Credentials {
   username: string;
@@ -125,10 +127,28 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-/** A bearer token that is not the room's (another room's, or made under a secret no longer accepted). */
+/** A bearer token that is the token of another room (under a secret the gateway holds), or not a room's of a room the gateway knows. */
 function invalidRoomToken(schedulerName: string, roomId: string): string {
   return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only), and check that the path's scheduler and room id are that room's ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID`;
 }
+
+/**
+ * A token of a room token's shape, for a room the gateway knows, that no room of the scheduler
+ * holds under the secrets the gateway holds: made under another secret, which only the platform's
+ * operator can give back (the room's token is fixed in its pod's environment).
+ */
+function unheldSecretToken(schedulerName: string, roomId: string): string {
+  return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}, nor of any other room of that scheduler, under the room-token secrets this gateway holds: `
+    + 'it was made under another secret, most likely the one this room was started with, which this gateway no longer holds (the room-token secret was changed without keeping the old one as the previous secret; or the operator and the gateway were given different secrets); '
+    + 'the game server cannot mend it (its token is fixed in its environment): keep pinging at the usual interval, pings are recorded again once the gateway holds that secret; until then none is, so the room counts as silent and may be replaced by a new one (whose token is under the current secret). '
+    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret";
+}
+
+/**
+ * Added when the gateway could not tell whose the token is (a room it does not know, or its budget
+ * for telling spent): it may be the room's own, made under a secret the gateway no longer holds.
+ */
+const UNTOLD_SECRET = "if it is this room's own ROOMKEEPER_ROOM_TOKEN, it was made under a room-token secret this gateway does not hold (changed without keeping the old one as the previous secret): keep pinging; the platform's operator gives the gateway that secret back as roomToken.previousSecret (SECURITY.md, Rotation)";
 
 /** Why a request carries no room token: no Authorization header, or one that is not `Bearer <token>` (never echoed: it may hold a secret). */
 function missingRoomToken(header: string | undefined): string {
@@ -137,16 +157,37 @@ function missingRoomToken(header: string | undefined): string {
   return /^Bearer\b/i.test(header.trim()) ? `missing room token: the Authorization header says Bearer but holds no token; ${send}` : `missing room token: the Authorization header is not a Bearer token (the word Bearer, a space, then the token); ${send}`;
 }
 
+export interface RoomTokenAuthOptions {
+  /** Tells a token of another room from one made under a secret not held; absent: every refused token gets invalidRoomToken's words. */
+  owners?: RoomTokenOwners;
+  /** Where refusals are logged (bounded: rooms-refusal-log.ts). */
+  refusals?: RoomsRefusalLog;
+}
+
 /** Express middleware for `/scheduler/:schedulerName/rooms/:roomId/...`: the room's token must match. */
-export function roomTokenAuth(secrets: readonly string[]): RequestHandler {
+export function roomTokenAuth(secrets: readonly string[], options: RoomTokenAuthOptions = {}): RequestHandler {
   return (req, res, next) => {
     const params = req.params as Record<string, string | undefined>;
+    const schedulerName = params.schedulerName ?? '';
+    const roomId = params.roomId ?? '';
     const token = bearerToken(req.headers.authorization);
-    if (!verifyRoomToken(secrets, params.schedulerName ?? '', params.roomId ?? '', token)) {
+    if (!verifyRoomToken(secrets, schedulerName, roomId, token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="roomkeeper-rooms"');
-      next(new UnauthenticatedError(token ? invalidRoomToken(params.schedulerName ?? '', params.roomId ?? '') : missingRoomToken(req.headers.authorization)));
+      const kind = token === undefined ? undefined : options.owners?.kindOf(schedulerName, roomId, token) ?? 'unknown';
+      const answer = kind === undefined ? missingRoomToken(req.headers.authorization)
+        : kind === 'unheld-secret' ? unheldSecretToken(schedulerName, roomId)
+          : kind === 'other-room' ? invalidRoomToken(schedulerName, roomId) : `${invalidRoomToken(schedulerName, roomId)}; ${UNTOLD_SECRET}`;
+      const reason = kind === undefined ? RoomsRefusalReason.MissingToken : kind === 'unheld-secret' ? RoomsRefusalReason.UnheldSecretToken
+        : kind === 'other-room' ? RoomsRefusalReason.OtherRoomToken : RoomsRefusalReason.InvalidToken;
+      options.refusals?.record({ reason, schedulerName: schedulerName.slice(0, 63), roomId: roomId.slice(0, 253), answer });
+      next(Object.assign(new UnauthenticatedError(answer), { refusalLogged: true }));
       return;
     }
     next();
   };
+}
+
+/** Whether a rooms API error was logged where it was made (a refused token), so the app's error path does not log it again. */
+export function refusalLogged(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { refusalLogged?: unknown }).refusalLogged === true;
 }

@@ -169,6 +169,19 @@ export class InternalError extends ApiError {
 }
 
 /**
+ * The Kubernetes API server refused a request of the gateway's own (401: its credentials; 403: its
+ * RBAC) (500, code 13): no fault of the client's. Unlike InternalError, the message is sent: it
+ * names the refused request, what the client's request did, and what to restore.
+ */
+export class GatewayAccessError extends ApiError {
+  readonly grpcCode = GrpcCode.Internal;
+  /** `serverSaid`: the API server's message, for the log only (it names the gateway's ServiceAccount). */
+  constructor(message: string, details: unknown[], readonly serverSaid: string) {
+    super(message, details);
+  }
+}
+
+/**
  * Errors raised by store adapters, independent of HTTP: use cases translate them into the
  * Maestro messages of the operation at hand.
  */

@@ -348,6 +348,54 @@ describe('startGateway', () => {
     ]);
   }, 60_000); // a child process under tsx
 
+  describe('when the API server refuses the gateway a right', () => {
+    let gw: RunningGateway;
+    beforeAll(async () => {
+      gw = await startGateway({ config: config(), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1', replicaId: 'gw-rbac' });
+      await waitFor(async () => (await fetch(`${gw.managementUrl}/readyz`)).status === 200, { timeoutMs: 10_000 });
+    });
+    afterEach(() => sandbox.faults.clear());
+    afterAll(async () => {
+      await (gw as RunningGateway | undefined)?.stop();
+    });
+    const call = (method: string, urlPath: string, body?: unknown) => fetch(`${gw.managementUrl}${urlPath}`, {
+      method, headers: { Authorization: auth, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+    it('DELETE whose Scheduler delete is forbidden answers 500 saying the delete_scheduler operation was created and which right to restore', async () => {
+      expect((await call('POST', '/schedulers', validCreateBody('rbac-delete'))).status).toBe(200);
+      sandbox.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'delete', resource: 'schedulers' } });
+      const res = await call('DELETE', '/schedulers/rbac-delete');
+      const body = (await res.json()) as { code: number; message: string; details: { reason: string; request: string; operationId: string }[] };
+      expect(res.status).toBe(500);
+      expect(body.code).toBe(13);
+      expect(body.message).toContain("refused the gateway's own request to delete schedulers.roomkeeper.io (403 Forbidden");
+      expect(body.message).toContain('delete_scheduler) was created and the operator carries it out');
+      expect(body.message).toContain("restore the chart's RBAC for the gateway's ServiceAccount");
+      expect(body.message).not.toContain('internal error');
+      expect(body.details[0]).toMatchObject({ reason: 'GATEWAY_FORBIDDEN', request: 'delete schedulers.roomkeeper.io' });
+      // What the answer says was created, was: the operator's delete_scheduler, which deletes the scheduler.
+      sandbox.faults.clear();
+      const op = await call('GET', `/schedulers/rbac-delete/operations/${body.details[0]?.operationId ?? ''}`);
+      expect(op.status).toBe(200);
+      expect(((await op.json()) as { operation: { definitionName: string } }).operation.definitionName).toBe('delete_scheduler');
+    });
+
+    it('a write forbidden at its only write answers 500 naming it and saying nothing was changed', async () => {
+      expect((await call('POST', '/schedulers', validCreateBody('rbac-add'))).status).toBe(200);
+      await waitFor(async () => (await call('GET', '/schedulers/rbac-add')).status === 200, { timeoutMs: 10_000 });
+      const before = sandbox.faults.requests({ verb: 'create', resource: 'operations' });
+      sandbox.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'operations' } });
+      const res = await call('POST', '/schedulers/rbac-add/add-rooms', { amount: 1 });
+      const body = (await res.json()) as { code: number; message: string };
+      expect(res.status).toBe(500);
+      expect(body.code).toBe(13);
+      expect(body.message).toContain("refused the gateway's own request to create operations.roomkeeper.io (403 Forbidden");
+      expect(body.message).toContain('the request was not carried out (no scheduler, operation or room was changed by it)');
+      expect(sandbox.faults.requests({ verb: 'create', resource: 'operations' })).toBe(before + 1);
+    });
+  });
+
   describe('running', () => {
     let gw: RunningGateway;
     beforeAll(async () => {

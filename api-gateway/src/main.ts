@@ -23,6 +23,7 @@ import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, listenerConnections, MANAGEMENT_TIMEOUTS, openFilesLimit, ROOMS_TIMEOUTS } from '../../common/src/http-server';
 import { onShutdownSignal, startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { PingRecorder, type PendingWriteView } from './pings/ping-recorder';
+import { RoomsRefusalLog } from './http/rooms-refusal-log';
 import { createSchedulerValidator } from './scheduler-validator';
 import type { RoomEventSink } from './use-cases/room-reports';
 import type { Readiness } from './routes/health-routes';
@@ -191,8 +192,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     allocationStore: store, replicaId,
     allocationSettings: { defaultTtlSeconds: Math.ceil(config.allocationTtl / 1000), maxTtlSeconds: Math.floor(config.allocationMaxTtl / 1000), maestroNoRoomStatus: config.allocationNoRoomMaestro },
   });
+  const roomTokenSecrets = config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined;
+  // Refused rooms API calls, a line per reason a minute at most; what is left is said on stop.
+  const refusals = new RoomsRefusalLog({ logger, now: Date.now, heldKeyIds: roomTokenSecrets?.map((s) => roomTokenKeyId(s)) });
   const rooms = createRoomsApp({
-    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, pingQueue, roomTokenSecrets: config.pingAuth ? acceptedRoomTokenSecrets(config.roomTokenSecret, config.roomTokenPreviousSecret) : undefined,
+    ...common, maxBodyBytes: config.roomsMaxBodyBytes, rooms: store, recorder, forwarder, pingQueue, roomTokenSecrets, refusals,
     forwardResyncIntervalMs: config.forwardResyncInterval, pingAnswerAllocation: config.pingAnswerAllocation,
   });
 
@@ -216,6 +220,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   const cleanup = async () => {
     secret?.stop();
+    refusals.flush();
     await recorder.stop();
     await store.stop();
     ownForwarder?.close();

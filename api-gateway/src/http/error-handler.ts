@@ -1,7 +1,8 @@
 /**
  * The one mapping from errors to HTTP: typed `ApiError`s keep their status and body; the body
- * parser's errors (malformed JSON, too large, bad encoding) become 4xx; anything else is a 500
- * whose cause is logged, never sent.
+ * parser's errors (malformed JSON, too large, bad encoding) become 4xx; the API server refusing
+ * the gateway's own request (401, 403) is a 500 that says which and what to restore; anything
+ * else is a 500 whose cause is logged, never sent.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../../../common/src/logger';
@@ -19,8 +20,10 @@ import {
   ConflictError,
   UnavailableError,
   ValidationError,
+  GatewayAccessError,
   type ErrorBody,
 } from '../errors';
+import { gatewayAccessError, kubeRefusalOf, NOT_CARRIED_OUT } from '../adapters/kube-refusal';
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { notAJsonObject } from '../../../common/src/json/json-type';
 import { requestLogger } from './request-context';
@@ -73,6 +76,9 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (isApiUnavailable(err)) {
     return new UnavailableError(`the Kubernetes API server cannot be reached or is overloaded (${describeApiError(err).slice(0, 200)}); rooms keep running and pings are still accepted; retry this request in a few seconds`);
   }
+  // The API server refused the gateway itself (its RBAC, its credentials): said as that, on every endpoint.
+  const refusal = kubeRefusalOf(err);
+  if (refusal) return gatewayAccessError(refusal, NOT_CARRIED_OUT);
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status !== undefined && status >= 400 && status < 500) {
     const error = new InputError(typeof e.message === 'string' ? e.message.slice(0, 200) : 'bad request');
@@ -81,9 +87,10 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   return new InternalError('internal error');
 }
 
-/** The HTTP status an error is answered with (nothing logged). */
-export function errorStatus(err: unknown, maxBodyBytes: number): number {
-  return toApiError(err, maxBodyBytes).httpStatus;
+/** The HTTP status and message an error is answered with (nothing logged). */
+export function errorSaid(err: unknown, maxBodyBytes: number): { status: number; message: string } {
+  const apiError = toApiError(err, maxBodyBytes);
+  return { status: apiError.httpStatus, message: apiError.message };
 }
 
 /** What an error is answered: status, headers and body. */
@@ -102,6 +109,9 @@ export function errorAnswer(err: unknown, maxBodyBytes: number, logger: Logger):
   const headers: Record<string, string> = {};
   if (apiError instanceof InternalError) {
     logger.error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
+  } else if (apiError instanceof GatewayAccessError) {
+    // The API server's own words name the gateway's ServiceAccount: logged, not sent.
+    logger.error("request failed: the Kubernetes API server refused the gateway's own request", { error: apiError.serverSaid, answer: apiError.message });
   }
   if (apiError.retryAfterSeconds !== undefined) {
     headers['Retry-After'] = String(apiError.retryAfterSeconds);

@@ -26,6 +26,7 @@ import { isDnsLabel, isDnsSubdomain } from '../../../common/src/kube/object-name
 import { isRoomsJsonContentType, isUtf8ContentType } from './content-type';
 import { errorAnswer } from './error-handler';
 import { TokenCache } from './token-cache';
+import { RoomsRefusalReason, type RoomsRefusalLog } from './rooms-refusal-log';
 
 /** A ping's path: scheduler and room, each percent-encoded. */
 export const PING_PATH = /^\/scheduler\/([^/?#]+)\/rooms\/([^/?#]+)\/ping$/;
@@ -43,6 +44,8 @@ export interface PingFastPathOptions {
   logger: Logger;
   /** Rooms whose verified token is cached (default DEFAULT_TOKEN_CACHE_SIZE). */
   tokenCacheSize?: number;
+  /** Where pings refused for their body are logged (bounded: rooms-refusal-log.ts). */
+  refusals?: RoomsRefusalLog;
 }
 
 /** Returns true when it took the request; false leaves the request untouched for Express. */
@@ -115,7 +118,10 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
     };
     const fail = (err: unknown, body?: unknown): void => {
       const failed = errorAnswer(err, opts.maxBodyBytes, opts.logger);
-      if (failed.status >= 400 && failed.status < 500) opts.reports.rejectedPing(body);
+      if (failed.status >= 400 && failed.status < 500) {
+        opts.reports.rejectedPing(body);
+        opts.refusals?.record({ reason: RoomsRefusalReason.BadRequest, schedulerName: scheduler, roomId: room, answer: failed.body.message });
+      }
       answer(failed.status, { success: false, ...failed.body }, failed.headers);
     };
 

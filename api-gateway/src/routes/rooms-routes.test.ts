@@ -7,7 +7,9 @@ import { silentLogger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { EventForwarder } from '../../../common/src/forwarding/event-forwarder';
 import { NO_REPLY, startForwardReceiver, type ForwardReceiver } from '../../../common/src/forwarding/forward-receiver';
-import { roomToken } from '../../../common/src/rooms/room-token';
+import { roomToken, roomTokenKeyId } from '../../../common/src/rooms/room-token';
+import { captureLogs } from '../../../test/support/log-capture';
+import { RoomsRefusalLog } from '../http/rooms-refusal-log';
 import { waitFor } from '../../../test/support/wait';
 import { bodyOf, buildTestApps, MAX_BODY, ROOM_SECRET, validSpec, type TestApps } from '../testing/fixtures';
 import { ROOMS_ROUTES } from './rooms-routes';
@@ -246,6 +248,10 @@ describe('rooms API without forwarders', () => {
   });
 
   const MISSING = 'missing room token: send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
+  const UNHELD_SECRET = 'invalid room token: it is not the token of room room-1 of scheduler s1, nor of any other room of that scheduler, under the room-token secrets this gateway holds: '
+    + 'it was made under another secret, most likely the one this room was started with, which this gateway no longer holds (the room-token secret was changed without keeping the old one as the previous secret; or the operator and the gateway were given different secrets); '
+    + 'the game server cannot mend it (its token is fixed in its environment): keep pinging at the usual interval, pings are recorded again once the gateway holds that secret; until then none is, so the room counts as silent and may be replaced by a new one (whose token is under the current secret). '
+    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret";
   const NOT_BEARER = 'missing room token: the Authorization header is not a Bearer token (the word Bearer, a space, then the token); send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
   it.each([
     ['missing', undefined, MISSING],
@@ -253,12 +259,22 @@ describe('rooms API without forwarders', () => {
     ['malformed', 'Bearer', 'missing room token: the Authorization header says Bearer but holds no token; send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN'],
     ['basic', 'Basic YTpi', NOT_BEARER],
     ['sent without the Bearer word', roomToken(ROOM_SECRET, 's1', 'room-1'), NOT_BEARER],
+    ['made under a room-token secret this gateway does not hold (rotated without keeping the previous one)', `Bearer ${roomToken('a-retired-secret', 's1', 'room-1')}`, UNHELD_SECRET],
   ])('answers 401 (code 16) when the token is %s, saying what to send', async (_what, header, message) => {
+    t.store.seedRoom('s1', 'room-1', { pingStatus: 'ready' });
+    t.store.seedRoom('s1', 'room-2', { pingStatus: 'ready' });
     const req = request(t.rooms).put('/scheduler/s1/rooms/room-1/ping');
     const res = header ? await req.set('Authorization', header).send({ status: 'occupied' }) : await req.send({ status: 'occupied' });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ code: 16, success: false, message, details: [] });
     expect(t.store.writes).toEqual([]);
+  });
+
+  it('answers a refused token for a room it cannot tell apart (not in its cache) with both causes and what to do for each', async () => {
+    const res = await request(t.rooms).put('/scheduler/s1/rooms/room-unseen/ping').set('Authorization', `Bearer ${roomToken('a-retired-secret', 's1', 'room-unseen')}`).send({ status: 'ready' });
+    expect(res.status).toBe(401);
+    expect((res.body as { message: string }).message).toBe("invalid room token: it is not the token of room room-unseen of scheduler s1; send the ROOMKEEPER_ROOM_TOKEN of that room's own environment (each room's token is for its own scheduler and id only), and check that the path's scheduler and room id are that room's ROOMKEEPER_SCHEDULER_NAME and ROOMKEEPER_ROOM_ID; "
+      + "if it is this room's own ROOMKEEPER_ROOM_TOKEN, it was made under a room-token secret this gateway does not hold (changed without keeping the old one as the previous secret): keep pinging; the platform's operator gives the gateway that secret back as roomToken.previousSecret (SECURITY.md, Rotation)");
   });
 
   it('needs no token when ping authentication is off', async () => {
@@ -349,6 +365,76 @@ describe('rooms API without forwarders', () => {
     expect(text).toContain('roomkeeper_pings_total{result="recorded",status="ready"} 1');
     expect(text).toContain('roomkeeper_pings_total{result="status_written",status="occupied"} 1');
     expect(text).toContain('roomkeeper_pings_total{result="unknown_room",status="ready"} 1');
+  });
+});
+
+describe('rooms API refusals in the log', () => {
+  it('a flood of pings refused for their tokens makes one line per reason at once and one per reason when flushed, each naming the reason, counts, schedulers and rooms, and none holding a token', async () => {
+    const { logger, lines } = captureLogs('debug', 'gateway');
+    const refusals = new RoomsRefusalLog({ logger, now: Date.now, heldKeyIds: [roomTokenKeyId(ROOM_SECRET)] });
+    const t = buildTestApps({ logger, refusals });
+    const rooms = ['a', 'b'].flatMap((s) => Array.from({ length: 10 }, (_, i) => ({ scheduler: `game-${s}`, room: `room-${i}` })));
+    for (const { scheduler, room } of rooms) t.store.seedRoom(scheduler, room, { pingStatus: 'ready' });
+    const retired = (scheduler: string, room: string) => roomToken('a-retired-secret', scheduler, room);
+    const sent: string[] = [];
+    const listener = requestListener(t.rooms);
+    const server = http.createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      // 20 rooms pinging 10 times each under a retired secret (the fast path hands them to Express), and 20 pings without a token.
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(rooms.map(async ({ scheduler, room }) => {
+          const token = retired(scheduler, room);
+          sent.push(token);
+          const res = await fetch(`${url}/scheduler/${scheduler}/rooms/${room}/ping`, { method: 'PUT', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"status":"ready"}' });
+          expect(res.status).toBe(401);
+        }));
+      }
+      await Promise.all(rooms.map(async ({ scheduler, room }) => {
+        expect((await fetch(`${url}/scheduler/${scheduler}/rooms/${room}/ping`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '{"status":"ready"}' })).status).toBe(401);
+      }));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const refusalLines = () => lines.filter((l) => typeof l.reason === 'string');
+    // The first refusal of each reason is said at once; the 219 after it wait for the interval.
+    await waitFor(() => refusalLines().length === 2, { timeoutMs: 5_000, message: 'one line per reason' });
+    refusals.flush();
+    await waitFor(() => refusalLines().length === 4, { timeoutMs: 5_000, message: 'the flushed lines' });
+    const byReason = (reason: string) => refusalLines().filter((l) => l.reason === reason);
+    const unheld = byReason('token-under-unheld-secret');
+    expect(unheld.map((l) => l.refused)).toEqual([1, 199]);
+    expect(unheld[1]?.level).toBe('warn');
+    // Which of the 200 came first (and was said at once) depends on the order they were answered in.
+    const perScheduler = unheld[1]?.schedulers as Record<string, number>;
+    expect(Object.keys(perScheduler).sort()).toEqual(['game-a', 'game-b']);
+    expect(Object.values(perScheduler).reduce((a, b) => a + b, 0)).toBe(199);
+    expect(unheld[1]?.message).toBe('rooms API requests refused (401): a room token made under a room-token secret this gateway does not hold');
+    expect(unheld[1]?.remedy).toContain('roomToken.previousSecret');
+    expect(unheld[1]?.remedy).toContain(`roomkeeper.io/room-token-key notin (${roomTokenKeyId(ROOM_SECRET)})`);
+    expect((unheld[1]?.exampleRooms as string[]).length).toBe(5);
+    expect(byReason('missing-room-token').map((l) => l.refused)).toEqual([1, 19]);
+    for (const line of lines) {
+      const text = JSON.stringify(line);
+      for (const token of [...new Set(sent), roomToken(ROOM_SECRET, 'game-a', 'room-0')]) expect(text).not.toContain(token);
+      expect(text).not.toContain(ROOM_SECRET);
+    }
+    // Nothing more comes until the interval is over: a storm makes no flood.
+    expect(refusalLines().length).toBe(4);
+  });
+
+  it('logs the refusals of an interval when it ends, and a later one in a line of its own', async () => {
+    const { logger, lines } = captureLogs('warn', 'gateway');
+    const refusals = new RoomsRefusalLog({ logger, now: Date.now, intervalMs: 200 });
+    for (let i = 0; i < 50; i++) refusals.record({ reason: 'unknown-room', schedulerName: 's1', roomId: `ghost-${i % 7}`, answer: 'room ghost not found' });
+    await waitFor(() => lines.length === 2, { timeoutMs: 5_000, message: 'the line at once and the one at the end of the interval' });
+    expect(lines.map((l) => l.refused)).toEqual([1, 49]);
+    expect(lines[1]).toMatchObject({ reason: 'unknown-room', schedulers: { s1: 49 }, answer: 'room ghost not found' });
+    expect(lines[1]?.exampleRooms).toEqual(['s1/ghost-1', 's1/ghost-2', 's1/ghost-3', 's1/ghost-4', 's1/ghost-5']);
+    refusals.record({ reason: 'unknown-room', schedulerName: 's1', roomId: 'late' });
+    await waitFor(() => lines.length === 3, { timeoutMs: 5_000, message: 'a refusal after the interval, said at once or when it ends' });
+    expect(lines[2]).toMatchObject({ refused: 1, exampleRooms: ['s1/late'] });
   });
 });
 

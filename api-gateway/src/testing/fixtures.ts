@@ -13,6 +13,7 @@ import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding
 import { chooseCandidates, type AllocationSettings } from '../use-cases/room-allocation';
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { groupAllocatable, isBusyRoom } from '../../../common/src/rooms/allocation';
+import type { RoomsRefusalLog } from '../http/rooms-refusal-log';
 
 export const USER = 'admin';
 export const PASSWORD = 's3cret-pass';
@@ -66,6 +67,8 @@ export function buildTestApps(options: {
   replicaOf?: TestApps;
   /** Where the apps log; default nowhere. */
   logger?: Logger;
+  /** Where the rooms API logs refused calls; default one of its own over `logger`. */
+  refusals?: RoomsRefusalLog;
 } = {}): TestApps {
   const clock = options.replicaOf?.clock ?? { now: Date.parse('2026-01-01T00:00:00.000Z') };
   const now = () => clock.now;
@@ -85,7 +88,7 @@ export function buildTestApps(options: {
   });
   const rooms = createRoomsApp({
     rooms: store, recorder, forwarder: options.forwarder, pingQueue: options.pingQueue, roomTokenSecrets: options.pingAuth === false ? undefined : [ROOM_SECRET],
-    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now, pingAnswerAllocation: options.pingAnswerAllocation,
+    logger, metrics, readiness, maxBodyBytes: MAX_BODY, now, pingAnswerAllocation: options.pingAnswerAllocation, refusals: options.refusals,
   });
   return { store, metrics, management, rooms, recorder, clock, ready };
 }

@@ -16,6 +16,7 @@ import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type
 import { InputError, NotFoundError, ValidationError } from '../errors';
 import { bothSpellings } from '../../../common/src/validation/maestro-body';
 import type { PingRecorder } from '../pings/ping-recorder';
+import { RoomsRefusalReason, type RoomsRefusalLog } from '../http/rooms-refusal-log';
 import { cachedVersions, type RoomStore } from '../store-ports';
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 
@@ -50,6 +51,8 @@ export interface RoomReportsDeps {
    */
   answerAllocation?: boolean;
   now?: () => number;
+  /** Where calls for unknown rooms and refused transitions are logged (bounded: rooms-refusal-log.ts). */
+  refusals?: RoomsRefusalLog;
 }
 
 /**
@@ -203,7 +206,9 @@ export class RoomReports {
   }
 
   private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string, pinged?: ReportedPingStatus): UnknownRoom {
-    return unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId), pinged);
+    const unknown = unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId), pinged);
+    this.deps.refusals?.record({ reason: RoomsRefusalReason.UnknownRoom, schedulerName, roomId, answer: unknown.message });
+    return unknown;
   }
 
   /**
@@ -238,7 +243,9 @@ export class RoomReports {
     const refusedAfter = !pingFollows(room.status?.pingStatus, status) ? room.status?.pingStatus : !pingFollows(reported, status) ? reported : undefined;
     if (refusedAfter !== undefined) {
       this.countPing(status, 'rejected');
-      return { success: false, message: refusedTransition(roomId, refusedAfter, status) };
+      const message = refusedTransition(roomId, refusedAfter, status);
+      this.deps.refusals?.record({ reason: RoomsRefusalReason.RefusedTransition, schedulerName, roomId, answer: message });
+      return { success: false, message };
     }
     // Any other status is carried by the room's next ping should this replica lose its pending write
     // (a restart); after terminated none follows, and the room would stay ready, to be allocated.

@@ -41,6 +41,7 @@ import {
   ValidationError,
   type FieldViolation,
 } from '../errors';
+import { gatewayAccessError, kubeRefusalOf } from '../adapters/kube-refusal';
 import { schedulerView } from '../maestro-views';
 import type { SchedulerValidator } from '../scheduler-validator';
 import { cachedVersions, type OperationStore, type RoomStore, type SchedulerStore } from '../store-ports';
@@ -138,7 +139,10 @@ export class SchedulerCommands {
       throw err;
     }
     const operationId = createSchedulerOperationId(created.metadata.uid ?? name, created.metadata.generation ?? 1);
-    await this.enqueue(operationId, name, OperationDefinition.CreateScheduler, schedulerDefinitionInput(name, spec));
+    await this.enqueue(operationId, name, OperationDefinition.CreateScheduler, schedulerDefinitionInput(name, spec)).catch((err: unknown) => {
+      throw afterWrite(err, `scheduler ${name} was created, but not its operation: the operator enqueues the same create_scheduler operation ${operationId} itself for a new Scheduler, and creates its rooms `
+        + `(GET /schedulers/${name}/operations/${operationId} follows it once enqueued); do not send the creation again (it is answered 409)`, { operationId });
+    });
     this.deps.logger.info('scheduler created', { scheduler: name, operationId });
     const createdAt = created.status?.createdAt ?? (typeof created.metadata.creationTimestamp === 'string' ? created.metadata.creationTimestamp : new Date(this.deps.now()).toISOString());
     return { scheduler: schedulerView(created.spec, { name, state: 'creating', version: 'v1.0.0', createdAt }), operationId };
@@ -205,8 +209,14 @@ export class SchedulerCommands {
     if (!current) throw new NotFoundError(`no scheduler found, can not delete nonexistent scheduler: ${name}`);
     const firstId = deleteSchedulerOperationId(current.metadata.uid ?? name);
     if (current.metadata.deletionTimestamp) return { operationId: await this.deleteAgain(name, firstId) };
+    // The operation first: refused, nothing changed. Once it exists, the operator deletes the
+    // scheduler whether or not the delete below goes through (it only marks the Scheduler deleted
+    // at once, so that no change is taken meanwhile).
     await this.enqueue(firstId, name, OperationDefinition.DeleteScheduler, {});
-    await this.deps.schedulers.deleteScheduler(name);
+    await this.deps.schedulers.deleteScheduler(name).catch((err: unknown) => {
+      throw afterWrite(err, `operation ${firstId} (delete_scheduler) was created and the operator carries it out: it deletes scheduler ${name}, its rooms and its namespace `
+        + `(GET /schedulers/${name}/operations/${firstId} follows it); only the gateway's own delete of the Scheduler, which marks it deleted at once, was refused, so until the operation runs the scheduler still takes changes`, { operationId: firstId });
+    });
     this.deps.logger.info('scheduler deletion enqueued', { scheduler: name, operationId: firstId });
     return { operationId: firstId };
   }
@@ -363,7 +373,10 @@ export class SchedulerCommands {
         const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
         const before = current.spec.roomsReplicas ?? 0;
         const countBefore = !recreate && (spec.roomsReplicas ?? 0) !== before ? { countBefore: before } : {};
-        await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, spec), ...countBefore });
+        await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, spec), ...countBefore }).catch((err: unknown) => {
+          throw afterWrite(err, `scheduler ${name}'s definition was changed (generation ${updated.metadata.generation ?? '?'}), but its operation was not enqueued: the operator enqueues the same operation ${operationId} itself for the changed definition, within about 10 seconds `
+            + `(GET /schedulers/${name}/operations/${operationId} follows it once enqueued); do not send the change again (it is answered 409: no change)`, { operationId });
+        });
         this.deps.logger.info(recreate ? 'scheduler creation enqueued again for the changed spec (the last one failed)' : 'new scheduler version enqueued', { scheduler: name, generation: updated.metadata.generation, operationId });
         return { operationId };
       } catch (err) {
@@ -479,6 +492,16 @@ export class SchedulerCommands {
     }));
     if (VERSION_DEFINITIONS.includes(definitionName)) this.rememberVersionOperation(schedulerName, id);
   }
+}
+
+/**
+ * A write refused after an earlier write of the same request went through: when the API server
+ * refused the gateway itself (401, 403), the answer says what went through (`outcome`); any other
+ * error is left as it is.
+ */
+function afterWrite(err: unknown, outcome: string, details: Record<string, unknown>): unknown {
+  const refusal = kubeRefusalOf(err);
+  return refusal ? gatewayAccessError(refusal, outcome, details) : err;
 }
 
 /** Input field errors as the request body's: `(body)` for the whole, and renamed fields. */
