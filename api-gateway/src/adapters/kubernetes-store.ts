@@ -485,7 +485,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       this.countFailedWrite(err, 'allocation_claim');
       if (apiStatus(err) === 409) return { created: false, claim: await this.readAllocationClaim(schedulerName, allocationId) };
       if (isNotFound(err) && statusBodyOf(err)?.details?.kind !== 'namespaces') {
-        throw new StoreUnavailableError('the API server does not serve AllocationClaims (roomkeeper.io/v1): the CRD was not installed with this version; apply it (kubectl apply --server-side -f helm/roomkeeper/crds/)');
+        throw new StoreUnavailableError('the API server does not serve AllocationClaims (roomkeeper.io/v1): the CRD was not installed with this version; apply it (kubectl apply --server-side --force-conflicts -f helm/roomkeeper/crds/; --force-conflicts takes over the fields Helm wrote when it installed the CRDs)');
       }
       if (isNamespaceGone(err)) throw new StoreNotFoundError('scheduler', schedulerName);
       return mapWriteError(err);
