@@ -143,7 +143,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     // an operation deleted while it ran went before its rollback ended, and no event follows then.
     schedulerQueue.add(s);
   } });
-  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op) });
+  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op), heldSilence: (s) => health.heldSilenceOf(s) });
   const schedulerQueue = newQueue('schedulers', 4, ifLeading((key) => schedulerController.reconcile(key)));
   const roomController = new RoomStatusController(deps);
   const roomQueue = newQueue('gamerooms', 16, ifLeading((key) => roomController.reconcile(key)));
@@ -152,6 +152,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
     outside,
+    heldSilenceChanged: (s) => schedulerQueue.add(s),
   });
   const healthQueue = newQueue('health', 4, ifLeading((key) => health.reconcile(key)));
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);

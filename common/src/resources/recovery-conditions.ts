@@ -14,7 +14,8 @@ export const RecoveryConditionType = {
    * The health check holds back an operation that failed the same way as its last try
    * (RepeatedFailure), or makes rooms one at a time because every room of the active version
    * failed before its game server pinged (RoomsFailing), or keeps rooms waiting for host ports that
-   * no node has free instead of replacing them (HostPortsExhausted).
+   * no node has free instead of replacing them (HostPortsExhausted), or holds the expiry of a
+   * silence too wide to be the rooms' (ExpiryHeld), or waits for a version change (VersionChangeRunning).
    */
   HealingHeld: 'HealingHeld',
 } as const;
@@ -39,5 +40,7 @@ export const RecoveryReason = {
   HostPortsExhausted: 'HostPortsExhausted',
   /** A version change runs (a major one's validation room may take minutes): the health check waits for the queue. */
   VersionChangeRunning: 'VersionChangeRunning',
+  /** The expiry brake holds rooms silent beyond their ping timeout: a silence too wide to be theirs (expiry-brake.ts). */
+  ExpiryHeld: 'ExpiryHeld',
   NotHeld: 'NotHeld',
 } as const;

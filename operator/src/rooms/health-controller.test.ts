@@ -246,14 +246,15 @@ describe('HealthController and the expiry brake', () => {
       rooms: { list: (ns?: string) => (ns === 'other' ? otherRooms() : rooms), get: (n: string) => rooms.find((r) => r.metadata.name === n) },
       digests: { list: (ns?: string) => (ns === undefined || ns === 'other' ? digests(clock.now) : []), get: () => undefined },
     });
-    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
-    return { deps, created, clock, events, health };
+    const changed: string[] = [];
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined, heldSilenceChanged: (n) => changed.push(n) });
+    return { deps, created, clock, events, health, changed };
   }
   const otherDigest = (flushedAt: number) => ({ metadata: { name: 'roomkeeper-pings-gw', namespace: 'other' }, spec: { scheduler: 'other', replica: 'gw' }, status: { lastPings: '{}', flushedAt: String(flushedAt) } });
 
   it('expires a whole fleet that hangs while gateways have been seen flushing other rooms\' pings for a ping timeout, and holds it, telling the scheduler once, until then', async () => {
     // Another scheduler's rooms are heard: its digest is flushed 5 s before every look.
-    const { created, clock, events, health } = hangingFleet((now) => [otherDigest(now - 5_000)]);
+    const { created, clock, events, health, changed } = hangingFleet((now) => [otherDigest(now - 5_000)]);
     // Pings first seen flowing now: not yet for a ping timeout, so the wide silence is held, and told.
     await health.reconcile('s');
     clock.now += 120_000;
@@ -261,10 +262,15 @@ describe('HealthController and the expiry brake', () => {
     expect(created).toEqual([]);
     expect(events.filter((e) => e.reason === 'RoomExpiryHeld').map((e) => e.type)).toEqual(['Warning']);
     expect(events.find((e) => e.reason === 'RoomExpiryHeld')?.note).toMatch(/^20 rooms would expire now/);
+    // The scheduler's HealingHeld condition says it while it lasts (scheduler-controller.ts reads it).
+    expect(health.heldSilenceOf('s')).toMatch(/^room expiry held \(RoomExpiryHeld\): 20 rooms would expire now.*; meanwhile these rooms stay counted ready and may be allocated$/);
+    expect(changed).toEqual(['s']); // the same counts at both looks: one change
     // Seen flowing for a whole ping timeout (240 s): the silent rooms are silent themselves.
     clock.now += 120_000;
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, (o.spec.input?.roomsIds as string[]).length])).toEqual([['remove_rooms', 20]]);
+    expect(health.heldSilenceOf('s')).toBeUndefined();
+    expect(changed).toEqual(['s', 's']);
   });
 
   it('keeps holding a whole fleet\'s silence while no gateway is seen flushing pings (every room of the cluster silent: the gateways or the operator\'s sight)', async () => {

@@ -50,6 +50,8 @@ export interface HealthControllerOptions {
   track?: (op: Operation) => void;
   /** Rooms deleted outside Roomkeeper, told in a Scheduler Event with what replaces them. */
   outside?: OutsideDeletions;
+  /** A wide silence's hold began or ended for the scheduler (`heldSilenceOf`): its HealingHeld condition is written again. */
+  heldSilenceChanged?: (schedulerName: string) => void;
 }
 
 /** How soon a health check held for a stale cache looks again (a relist takes about this long). */
@@ -66,6 +68,8 @@ export class HealthController {
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
   /** Per scheduler, why expiry is being held (logged once when it starts). */
   private readonly heldReason = new Map<string, string>();
+  /** Per scheduler, the words of a wide silence held (mass-expiry), as the last health check found it: HealingHeld shows them. */
+  private readonly heldSilence = new Map<string, string>();
   /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
   private readonly pingFlow = new PingFlow();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
@@ -93,6 +97,21 @@ export class HealthController {
   private readonly digestDeleteFailed = new Set<string>();
   /** Rooms whose finalizer release is in flight (`scheduler/room`), so two checks never race on one. */
   private readonly releasing = new Set<string>();
+
+  /**
+   * The words of the wide silence whose expiry this replica holds for the scheduler, while it does
+   * (the HealingHeld condition shows them: scheduler-controller.ts); undefined otherwise.
+   */
+  heldSilenceOf(schedulerName: string): string | undefined {
+    return this.heldSilence.get(schedulerName);
+  }
+
+  private setHeldSilence(schedulerName: string, words: string | undefined): void {
+    if (this.heldSilence.get(schedulerName) === words) return;
+    if (words === undefined) this.heldSilence.delete(schedulerName);
+    else this.heldSilence.set(schedulerName, words);
+    this.opts.heldSilenceChanged?.(schedulerName);
+  }
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
@@ -270,20 +289,22 @@ export class HealthController {
     });
     if (brake.hold) {
       this.expiryHeld.inc({ reason: brake.reason });
+      // A wide silence held is the scheduler's to know (kubectl describe): its rooms stay, counted
+      // ready, until pings are seen again, in that scheduler or any other.
+      const words = `${brake.message}. They are expired once pings are seen reaching the operator for a ping timeout while other schedulers' rooms are mostly heard; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`;
       if (this.heldReason.get(name) !== brake.reason) {
         // A few of the held rooms with their reasons, so that whoever reads the log can check them.
         const stillExpired = new Set(withoutPingExpiry.expired.map((e) => e.name));
         const held = plan.expired.filter((e) => !stillExpired.has(e.name)).slice(0, 5).map((e) => `${e.name}: ${e.reason}`);
         this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message, rooms: held });
-        // A wide silence held is the scheduler's to know (kubectl describe): its rooms stay, counted
-        // ready, until pings are seen again, in that scheduler or any other.
-        if (brake.reason === 'mass-expiry') {
-          schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', `${brake.message}. They are expired once pings are seen reaching the operator for a ping timeout while other schedulers' rooms are mostly heard; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`);
-        }
+        if (brake.reason === 'mass-expiry') schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', words);
       }
+      // The condition's words follow the counts, at most once a health check.
+      this.setHeldSilence(name, brake.reason === 'mass-expiry' ? `room expiry held (RoomExpiryHeld): ${words}; meanwhile these rooms stay counted ready and may be allocated` : undefined);
       plan = withoutPingExpiry;
       this.heldReason.set(name, brake.reason);
     } else if (this.heldReason.delete(name)) {
+      this.setHeldSilence(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
     const expired = [...plan.expired];

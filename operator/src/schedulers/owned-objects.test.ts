@@ -75,6 +75,7 @@ describe('planOwnedObjects', () => {
     { name: 'healing held by nothing', in: {}, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
     { name: 'the active version\'s rooms failing: said so', in: { failingRooms: 'rooms of v1.1.0 fail before their game server pings: …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },
     { name: 'rooms waiting for host ports no node has free: said so', in: { waitingForPorts: '2 rooms (a, b) wait for host ports: …' }, want: {}, condition: ['HealingHeld', 'True', 'HostPortsExhausted'] },
+    { name: 'a wide silence whose expiry is held: said so', in: { expiryHeld: 'room expiry held (RoomExpiryHeld): 20 rooms would expire now …' }, want: {}, condition: ['HealingHeld', 'True', 'ExpiryHeld'] },
     { name: 'a version change running (a major one\'s validation room may take minutes): said so', in: { ops: [op('create_new_scheduler_version', {}, 'in_progress')] }, want: {}, condition: ['HealingHeld', 'True', 'VersionChangeRunning'] },
     { name: 'a version change pending or ended: not held by it', in: { ops: [op('create_new_scheduler_version', {}), op('create_new_scheduler_version', {}, 'finished')] }, want: {}, condition: ['HealingHeld', 'False', 'NotHeld'] },
     { name: 'rooms failing and waiting for ports: the failing reason, both said', in: { failingRooms: 'rooms of v1.1.0 fail …', waitingForPorts: '2 rooms wait …' }, want: {}, condition: ['HealingHeld', 'True', 'RoomsFailing'] },

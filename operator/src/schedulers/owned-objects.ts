@@ -37,6 +37,8 @@ export interface OwnedObjectsInput {
   failingRooms?: string;
   /** Rooms wait for host ports no node has free, so the health check keeps them: its words (port-wait.ts). */
   waitingForPorts?: string;
+  /** The health check holds the expiry of a silence too wide to be the rooms' (expiry-brake.ts): what it says. */
+  expiryHeld?: string;
 }
 
 export interface OwnedObjectsPlan {
@@ -187,12 +189,12 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
   // Healing held back by a repeated failure, or made one room at a time for rooms that fail before they ping.
   const incidents = input.healingDefinitions.map((d) => incidentOf(input.ops, d)).filter((i): i is Incident => i !== undefined);
   const waitingForChange = versionChangeWords(name, input.ops);
-  const held = [...incidents.map((i) => describeIncident(i)), ...[input.failingRooms, input.waitingForPorts, waitingForChange].filter((w): w is string => w !== undefined)];
+  const held = [...incidents.map((i) => describeIncident(i)), ...[input.failingRooms, input.waitingForPorts, input.expiryHeld, waitingForChange].filter((w): w is string => w !== undefined)];
   const reason = incidents.length > 0 ? RecoveryReason.RepeatedFailure : input.failingRooms ? RecoveryReason.RoomsFailing
-    : input.waitingForPorts ? RecoveryReason.HostPortsExhausted : RecoveryReason.VersionChangeRunning;
+    : input.waitingForPorts ? RecoveryReason.HostPortsExhausted : input.expiryHeld ? RecoveryReason.ExpiryHeld : RecoveryReason.VersionChangeRunning;
   plan.conditions.push(held.length > 0
     ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason, message: held.join('; ') }
-    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, no room waits for host ports that no node has free, and no version change runs' });
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, no room waits for host ports that no node has free, no room expiry is held, and no version change runs' });
   return plan;
 }
 

@@ -48,6 +48,8 @@ export interface SchedulerControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
   /** Makes an operation just created (or found) visible to `operationsOf` before the cache has it. */
   track?: (op: Operation) => void;
+  /** The words of a wide silence whose room expiry the health check holds, while it does (HealthController.heldSilenceOf). */
+  heldSilence?: (schedulerName: string) => string | undefined;
 }
 
 export class SchedulerController {
@@ -251,6 +253,7 @@ export class SchedulerController {
       healingDefinitions: HEALING_DEFINITIONS,
       failingRooms: this.failingRoomsWords(s),
       waitingForPorts: ports?.heldWords,
+      expiryHeld: this.opts.heldSilence?.(name),
     });
     // Rooms whose pods just began to wait for ports are judged once their first seconds are over.
     let requeueAfterMs: number | undefined = ports?.settlingMs;
