@@ -184,6 +184,14 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
     await api.custom.deleteClusterCustomObject({ ...G, name });
     return result;
   }),
+  'a status write with a list longer than its maxItems names the field as the status write sees it': (api) => outcome(async () => {
+    const name = `toolong-${api.id}`;
+    await api.custom.createClusterCustomObject({ ...G, body: scheduler(name) });
+    const lost = Array.from({ length: 21 }, (_, i) => ({ name: `r${i}`, reason: 'its pod was deleted', lostAt: '2026-01-01T00:00:00Z' }));
+    const result = { tooMany: await outcome(async () => api.custom.patchClusterCustomObjectStatus({ ...G, name, body: { status: { lostRooms: lost } } }, MERGE) as Promise<Outcome>) };
+    await api.custom.deleteClusterCustomObject({ ...G, name });
+    return result;
+  }),
   'unknown fields are pruned, defaults applied, generation counts spec changes only': (api) => outcome(async () => {
     const name = `prune-${api.id}`;
     const body = scheduler(name, { unknownField: 'x', forwarders: [{ name: 'f', address: 'a:1' }] });

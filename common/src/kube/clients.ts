@@ -397,9 +397,11 @@ export function isJsonPatchNotApplied(err: unknown): boolean {
 }
 
 /**
- * A write the schema refused because a list at `field` (as the API server names it, e.g.
- * `status.lostRooms`) would be longer than its `maxItems`: 422, cause FieldValueTooMany. For an
- * append decided on a cache that was behind, a fresh read decides again.
+ * A write the schema refused because a list at `field` would be longer than its `maxItems`: 422,
+ * cause FieldValueTooMany. The field as the API server names it: kube-apiserver validates a status
+ * write against the status schema alone, so it names `lostRooms`, not `status.lostRooms`
+ * (test/real-apiserver/differential.test.ts). For an append decided on a cache that was behind, a
+ * fresh read decides again.
  */
 export function isTooManyItems(err: unknown, field: string): boolean {
   if (apiStatus(err) !== 422) return false;

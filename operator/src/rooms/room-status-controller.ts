@@ -245,7 +245,7 @@ export class RoomStatusController {
         // have created it meanwhile; and an append decided on a cache that was behind may make the
         // list longer than its maxItems. Either way, decide again on a fresh read at once, rather
         // than on the cache after a backoff.
-        const decidedOnStale = isJsonPatchNotApplied(err) || isTooManyItems(err, 'status.lostRooms');
+        const decidedOnStale = isJsonPatchNotApplied(err) || isTooManyItems(err, 'lostRooms');
         if (!decidedOnStale || attempt >= LOSS_RECORD_TRIES) throw err; // the retry decides again, the room still there
         current = await this.deps.api.getScheduler(scheduler);
         if (current.metadata.deletionTimestamp) return;

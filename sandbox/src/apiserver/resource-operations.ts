@@ -313,7 +313,17 @@ export class ResourceOperations {
       const rule = replicas < 0 ? 'should be a non-negative integer' : `should be less than or equal to ${INT32_MAX}`;
       causes = [...causes, { reason: 'FieldValueInvalid', field: scale.specReplicasPath, message: `Invalid value: ${replicas}: ${rule}` }];
     }
-    if (onlyStatus) causes = causes.filter((c) => c.field === 'status' || c.field.startsWith('status.') || c.field.startsWith('status['));
+    if (onlyStatus) {
+      // kube-apiserver validates a status write's status against the status schema alone, so its
+      // causes name fields from within the status (`lostRooms`, not `status.lostRooms`); the CEL
+      // rules it could not check then still say so, for the object (`<nil>`).
+      const underStatus = (c: StatusCause) => c.field.startsWith('status.');
+      const statusCauses = causes.filter((c) => c.field === 'status' || underStatus(c));
+      causes = statusCauses.length === 0 ? [] : [
+        ...statusCauses.map((c) => (underStatus(c) ? { ...c, field: c.field.slice('status.'.length) } : c)),
+        ...causes.filter((c) => c.field === '<nil>'),
+      ];
+    }
     if (causes.length > 0) throw invalid(scope.rt.kind, scope.rt.group, obj.metadata.name ?? '', causes);
     return warnings;
   }
