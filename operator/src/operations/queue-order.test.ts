@@ -60,11 +60,13 @@ describe('retention', () => {
     const now = 10 * day;
     const asked = (name: string, finishedAt: number, source: 'api' | 'kubectl') => ({ ...op(name, { status: 'finished', finishedAt }), spec: { ...op(name).spec, definitionName: 'create_new_scheduler_version', source } });
     const own = (name: string, finishedAt: number) => ({ ...op(name, { status: 'finished', finishedAt }), spec: { ...op(name).spec, source: 'operator' as const } });
+    // The switch a version change enqueues is the operator's, but no step: it is kept with the changes.
+    const switched = { ...op('switch', { status: 'finished', finishedAt: now - 89 }), spec: { ...op('switch').spec, definitionName: 'switch_active_version', source: 'operator' as const } };
     const ops = [
-      asked('create', now - 100, 'api'), asked('change', now - 90, 'kubectl'), asked('older-change', now - 95, 'api'),
+      asked('create', now - 100, 'api'), asked('change', now - 90, 'kubectl'), switched, asked('older-change', now - 95, 'api'),
       ...Array.from({ length: 5 }, (_, i) => own(`step-${i}`, now - 50 + i)),
     ];
-    const pruned = operationsToPrune(ops, now, { maxCount: 2, maxAgeMs: 7 * day }).map((o) => o.metadata.name).sort();
-    expect(pruned).toEqual(['create', 'step-0', 'step-1', 'step-2']);
+    const pruned = operationsToPrune(ops, now, { maxCount: 3, maxAgeMs: 7 * day }).map((o) => o.metadata.name).sort();
+    expect(pruned).toEqual(['create', 'step-0', 'step-1']);
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { Operation } from '../../../common/src/generated/resources';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
-import { isFinalOperationStatus, OperationSourceName, operationStatusOf } from '../../../common/src/resources/operation-names';
+import { isFinalOperationStatus, OperationDefinition, OperationSourceName, operationStatusOf } from '../../../common/src/resources/operation-names';
 
 /** Pending operations in the order they will run. */
 export function pendingQueue(ops: readonly Operation[]): Operation[] {
@@ -17,18 +17,22 @@ export function inProgress(ops: readonly Operation[]): Operation[] {
 
 export interface RetentionPolicy { maxCount: number; maxAgeMs: number }
 
+/** The operations of the operator's own that a rollout and the health check make by the hundred. */
+const HEALING: ReadonlySet<string> = new Set([OperationDefinition.AddRooms, OperationDefinition.RemoveRooms]);
+
 /**
  * Final operations to prune: finished longer than `maxAgeMs` ago, or beyond the newest `maxCount`
- * of their kind. The operator's own (source `operator`: the health check's add_rooms and
- * remove_rooms, a rollout's steps) and everyone else's (the changes asked over HTTP or with
- * kubectl) are counted apart: a rollout of 150 rooms one at a time makes about 300 operations of
- * its own, which pushed out the version change that started it and the scheduler's creation.
+ * of their kind. The operator's own add_rooms and remove_rooms (source `operator`: the health
+ * check's, a rollout's steps) and everything else (the changes asked over HTTP or with kubectl,
+ * and the switch a version change enqueues, of source `operator` too) are counted apart: a rollout
+ * of 150 rooms one at a time makes about 300 operations of its own, which pushed out the version
+ * change that started it, its switch and the scheduler's creation.
  */
 export function operationsToPrune(ops: readonly Operation[], now: number, policy: RetentionPolicy): Operation[] {
   const finished = ops.filter((op) => isFinalOperationStatus(op.status?.status)).sort((a, b) => finishedAt(b) - finishedAt(a));
   const seen = { operator: 0, asked: 0 };
   return finished.filter((op) => {
-    const kind = op.spec.source === OperationSourceName.Operator ? 'operator' : 'asked';
+    const kind = op.spec.source === OperationSourceName.Operator && HEALING.has(op.spec.definitionName) ? 'operator' : 'asked';
     seen[kind]++;
     return seen[kind] > policy.maxCount || now - finishedAt(op) > policy.maxAgeMs;
   });
