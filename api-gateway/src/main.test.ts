@@ -372,6 +372,8 @@ describe('startGateway', () => {
       expect(body.message).toContain("refused the gateway's own request to delete schedulers.roomkeeper.io (403 Forbidden");
       expect(body.message).toContain('delete_scheduler) was created and the operator carries it out');
       expect(body.message).toContain("restore the chart's RBAC for the gateway's ServiceAccount");
+      // The deletion goes ahead: nothing to send again (a second DELETE would find no scheduler).
+      expect(body.message).not.toContain('send the request again');
       expect(body.message).not.toContain('internal error');
       expect(body.details[0]).toMatchObject({ reason: 'GATEWAY_FORBIDDEN', request: 'delete schedulers.roomkeeper.io' });
       // What the answer says was created, was: the operator's delete_scheduler, which deletes the scheduler.
@@ -392,6 +394,7 @@ describe('startGateway', () => {
       expect(body.code).toBe(13);
       expect(body.message).toContain("refused the gateway's own request to create operations.roomkeeper.io (403 Forbidden");
       expect(body.message).toContain('the request was not carried out (no scheduler, operation or room was changed by it)');
+      expect(body.message).toMatch(/, then send the request again$/);
       expect(sandbox.faults.requests({ verb: 'create', resource: 'operations' })).toBe(before + 1);
     });
   });

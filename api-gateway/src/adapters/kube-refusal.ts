@@ -34,21 +34,26 @@ export function kubeRefusalOf(err: unknown): KubeRefusal | undefined {
 }
 
 /** Where the gateway's rights come from, and how they are put back. */
-const RESTORE_RBAC = "restore the chart's RBAC for the gateway's ServiceAccount (helm upgrade with rbac.create=true, the default; the chart README's Permissions table lists every right the gateway needs), then send the request again";
+const RESTORE_RBAC = "restore the chart's RBAC for the gateway's ServiceAccount (helm upgrade with rbac.create=true, the default; the chart README's Permissions table lists every right the gateway needs)";
 
-const RENEW_CREDENTIALS = "the gateway's ServiceAccount token is refused (the ServiceAccount or the token's Secret was deleted, or the token expired and was not renewed): delete the gateway pod so that it starts with a fresh token, check that the chart's ServiceAccount exists, then send the request again";
+const RENEW_CREDENTIALS = "the gateway's ServiceAccount token is refused (the ServiceAccount or the token's Secret was deleted, or the token expired and was not renewed): delete the gateway pod so that it starts with a fresh token, and check that the chart's ServiceAccount exists";
+
+/** The end of the remedy: a request that went through in part is not sent again (its outcome says what follows). */
+const resendWords = (resend: boolean): string => (resend ? ', then send the request again' : '');
 
 /**
  * The answer to a request the API server refused the gateway: `outcome` says what the request did
- * and did not do (written by the use case that knows which of its writes went through).
+ * and did not do (written by the use case that knows which of its writes went through); `resend`:
+ * whether sending it again once the rights are back is what to do (not when what it asked goes
+ * ahead without it).
  */
-export function gatewayAccessError(refusal: KubeRefusal, outcome: string, details: Record<string, unknown> = {}): GatewayAccessError {
+export function gatewayAccessError(refusal: KubeRefusal, outcome: string, details: Record<string, unknown> = {}, resend = true): GatewayAccessError {
   if (refusal.status === 401) {
-    return new GatewayAccessError(`the Kubernetes API server rejected the gateway's own credentials (401 Unauthorized): ${outcome}; ${RENEW_CREDENTIALS}`, [{ reason: 'GATEWAY_UNAUTHORIZED', ...details }], refusal.said);
+    return new GatewayAccessError(`the Kubernetes API server rejected the gateway's own credentials (401 Unauthorized): ${outcome}; ${RENEW_CREDENTIALS}${resendWords(resend)}`, [{ reason: 'GATEWAY_UNAUTHORIZED', ...details }], refusal.said);
   }
   const refused = refusal.request !== undefined
-    ? `the Kubernetes API server refused the gateway's own request to ${refusal.request} (403 Forbidden: the gateway's ServiceAccount is not granted it): ${outcome}; ${RESTORE_RBAC}`
-    : `the Kubernetes API server refused a request of the gateway's own (403 Forbidden): ${outcome}; the gateway's log gives the API server's reason: a missing right (then ${RESTORE_RBAC}) or an admission policy or webhook`;
+    ? `the Kubernetes API server refused the gateway's own request to ${refusal.request} (403 Forbidden: the gateway's ServiceAccount is not granted it): ${outcome}; ${RESTORE_RBAC}${resendWords(resend)}`
+    : `the Kubernetes API server refused a request of the gateway's own (403 Forbidden): ${outcome}; the gateway's log gives the API server's reason: a missing right (then ${RESTORE_RBAC}${resendWords(resend)}) or an admission policy or webhook`;
   return new GatewayAccessError(refused, [{ reason: 'GATEWAY_FORBIDDEN', ...(refusal.request !== undefined ? { request: refusal.request } : {}), ...details }], refusal.said);
 }
 

@@ -501,7 +501,8 @@ export class SchedulerCommands {
  */
 function afterWrite(err: unknown, outcome: string, details: Record<string, unknown>): unknown {
   const refusal = kubeRefusalOf(err);
-  return refusal ? gatewayAccessError(refusal, outcome, details) : err;
+  // What was asked goes ahead (the operator does the rest): not to be sent again.
+  return refusal ? gatewayAccessError(refusal, outcome, details, false) : err;
 }
 
 /** Input field errors as the request body's: `(body)` for the whole, and renamed fields. */
