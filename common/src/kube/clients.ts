@@ -115,6 +115,11 @@ class WriteFencedError extends Error {
   override readonly name = 'WriteFencedError';
 }
 
+/** Whether a write failed because it was not sent: this replica lost its leader Lease (`fenceWrites`). */
+export function isWriteFenced(err: unknown): boolean {
+  return err instanceof WriteFencedError;
+}
+
 /** The check before each write, set once the process knows it (`KubeClients.fenceWrites`). */
 interface WriteFence { check?: () => string | undefined }
 

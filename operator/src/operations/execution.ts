@@ -3,7 +3,7 @@
  * go with them. The executor of a definition sees only `ExecutionContext`.
  */
 import type { ExecutionHistoryEntry, Operation, OperationStatus } from '../../../common/src/generated/resources';
-import { apiErrorFields, apiStatus, isJsonPatchNotApplied, retryTransient } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, isJsonPatchNotApplied, isWriteFenced, retryTransient } from '../../../common/src/kube/clients';
 import type { Logger } from '../../../common/src/logger';
 import { describeInputErrors, parseOperationInput, type InputBounds, type OperationInputs } from '../../../common/src/operations/operation-inputs';
 import type { OperationDefinitionName } from '../../../common/src/resources/operation-names';
@@ -258,7 +258,9 @@ export class ExecutionContext {
   /** Records an event in the execution history (written within ~250 ms, coalesced). */
   event(text: string): void {
     this.history.push({ createdAt: new Date(this.deps.now()).toISOString(), event: text });
-    this.logger.info(text, { operation: this.op.metadata.name, definition: this.op.spec.definitionName });
+    // An abandoned execution's lines are its own account, never written: the log says so.
+    const abandoned = this.abandoned === undefined ? {} : { notWritten: `this execution was abandoned (${this.abandoned}); the replica that leads next ends the operation` };
+    this.logger.info(text, { operation: this.op.metadata.name, definition: this.op.spec.definitionName, ...abandoned });
     if (!this.flushTimer && this.abandoned === undefined && !this.objectDeleted) {
       this.flushTimer = setTimeout(() => {
         this.flushTimer = undefined;
@@ -308,6 +310,8 @@ export class ExecutionContext {
     } catch (err) {
       const status = apiStatus(err);
       if (status === 404 || status === 409 || isJsonPatchNotApplied(err)) throw Object.assign(new Error(`operation ${this.op.metadata.name as string} changed before it was claimed`), { code: 409, cause: err });
+      // Not sent: this replica lost its leader Lease meanwhile (a pause); the claim would not be either.
+      if (isWriteFenced(err)) throw err;
       this.logger.warn(`could not put the finalizer ${OPERATION_RUNNING_FINALIZER} on the operation; it runs all the same, but a deletion of it while no operator runs it is not rolled back`, { operation: this.op.metadata.name, ...apiErrorFields(err) });
       return this.op;
     }

@@ -4,7 +4,7 @@
  * finalizer). This operation's own history stays readable until it finishes; it goes with the
  * retention of operations afterwards.
  */
-import { apiErrorFields, apiStatus, describeApiError, isNotFound } from '../../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError, isNotFound, isWriteFenced } from '../../../../common/src/kube/clients';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SCHEDULER_FINALIZER, SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import type { ExecutionContext, OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
@@ -59,6 +59,8 @@ export const deleteSchedulerDefinition: OperationDefinition = {
         .then(() => undefined, (err: unknown) => (isNotFound(err) ? undefined : err));
       // Not a failure of the deletion, only slower: the namespace controller deletes what is left
       // (forbidden: an operator newer than its chart's RBAC).
+      // Not sent, this replica having lost its leader Lease: not the cluster's doing; it stops here.
+      if (isWriteFenced(refused)) throw refused;
       if (refused !== undefined) {
         const why = apiStatus(refused) === 403 ? `${describeApiError(refused)}: the operator may not deletecollection pods; upgrade the chart's RBAC` : describeApiError(refused);
         ctx.logger.warn('could not delete the room pods of a deleted scheduler at once; the namespace controller deletes them', { scheduler: name, ...apiErrorFields(refused) });
