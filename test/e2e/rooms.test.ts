@@ -114,7 +114,7 @@ describe('rooms', () => {
       return op.status?.status === 'finished' ? (op.status.executionHistory ?? []).map((h) => h.event) : undefined;
     }, { timeoutMs: 20_000, message: 'the expiry removal finished' });
     // ... and what its game server's developer should do about it.
-    const fix = '(unready .*; its game server never pinged: make it ping the rooms API \\(ROOMKEEPER_ROOMS_API_URL\\) within that time of its start|pending .*; its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log)';
+    const fix = '(unready .*; no ping of its game server was recorded: make it ping the rooms API \\(ROOMKEEPER_ROOMS_API_URL\\) within that time of its start; pings the gateway refused \\(a 401 for the room token, say\\) are not recorded: see the gateway\'s warnings|pending .*; its pod never became ready and no ping of its game server was recorded: see the pod\'s conditions and its game server\'s log)';
     expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: (pending|unready) \\S+ after (its pod started|creation) \\(initialization timeout \\S+\\); `)));
     expect(history).toContainEqual(expect.stringMatching(new RegExp(`^Why: ${first}: ${fix}$`)));
   });

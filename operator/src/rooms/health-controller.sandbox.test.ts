@@ -231,6 +231,6 @@ describe('HealthController on the sandbox', () => {
     await h.converge(() => health.reconcile('blip'));
     const ops = (await h.api.listOperations('blip')).items;
     expect(ops.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds])).toEqual([[OperationDefinition.RemoveRooms, [room]]]);
-    expect(ops[0]?.spec.input?.details).toEqual([expect.stringMatching(new RegExp(`^${room}: no ping recorded for 24\\ds \\(timeout 240s\\); its game server stopped pinging \\(hung or crashed: see its log\\)$`))]);
+    expect(ops[0]?.spec.input?.details).toEqual([expect.stringMatching(new RegExp(`^${room}: no ping recorded for 24\\ds \\(timeout 240s\\); its game server stopped pinging \\(hung or crashed: see its log\\), or the gateway refused its pings \\(see the gateway's warnings\\)$`))]);
   });
 });

@@ -16,24 +16,24 @@ describe('expiryReason', () => {
     {
       name: 'ready room silent past the ping timeout',
       room: { status: 'ready', createdAt: NOW - 1000 * S, lastPingAt: NOW - 245 * S },
-      reason: 'no ping recorded for 245s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 245s (timeout 240s); its game server stopped pinging (hung or crashed: see its log), or the gateway refused its pings (see the gateway\'s warnings)',
     },
     { name: 'ready room silent exactly the ping timeout', room: { status: 'ready', createdAt: 0, lastPingAt: NOW - 240 * S }, reason: undefined },
     {
       name: 'occupied room silent past the ping timeout',
       room: { status: 'occupied', createdAt: 0, lastPingAt: NOW - 300 * S },
-      reason: 'no ping recorded for 300s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 300s (timeout 240s); its game server stopped pinging (hung or crashed: see its log), or the gateway refused its pings (see the gateway\'s warnings)',
     },
     {
       name: 'error room silent past the ping timeout',
       room: { status: 'error', createdAt: 0, lastPingAt: NOW - 241 * S },
-      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log), or the gateway refused its pings (see the gateway\'s warnings)',
     },
     { name: 'error room that pinged recently', room: { status: 'error', createdAt: 0, lastPingAt: NOW - 10 * S }, reason: undefined },
     {
       name: 'pending room whose pod started past the init timeout ago',
       room: { status: 'pending', createdAt: NOW - 500 * S, startedAt: NOW - 121 * S },
-      reason: 'pending 121s after its pod started (initialization timeout 120s); its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log',
+      reason: 'pending 121s after its pod started (initialization timeout 120s); its pod never became ready and no ping of its game server was recorded: see the pod\'s conditions and its game server\'s log',
     },
     { name: 'pending room whose pod started within the init timeout', room: { status: 'pending', createdAt: NOW - 500 * S, startedAt: NOW - 119 * S }, reason: undefined },
     {
@@ -49,12 +49,12 @@ describe('expiryReason', () => {
     {
       name: 'pending room that pinged, then fell silent past the ping timeout',
       room: { status: 'pending', createdAt: NOW - 3600 * S, startedAt: NOW - 3000 * S, lastPingAt: NOW - 241 * S },
-      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log)',
+      reason: 'no ping recorded for 241s (timeout 240s); its game server stopped pinging (hung or crashed: see its log), or the gateway refused its pings (see the gateway\'s warnings)',
     },
     {
       name: 'unready room with no known pod start, past the init timeout from creation',
       room: { status: 'unready', createdAt: NOW - 130 * S },
-      reason: 'unready 130s after creation (initialization timeout 120s); its game server never pinged: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start',
+      reason: 'unready 130s after creation (initialization timeout 120s); no ping of its game server was recorded: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start; pings the gateway refused (a 401 for the room token, say) are not recorded: see the gateway\'s warnings',
     },
     {
       name: 'unready room counts from its pod start, not its creation (the cluster was behind)',
@@ -64,17 +64,17 @@ describe('expiryReason', () => {
     {
       name: 'unready room past the init timeout from its pod start',
       room: { status: 'unready', createdAt: NOW - 400 * S, startedAt: NOW - 125 * S },
-      reason: 'unready 125s after its pod started (initialization timeout 120s); its game server never pinged: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start',
+      reason: 'unready 125s after its pod started (initialization timeout 120s); no ping of its game server was recorded: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start; pings the gateway refused (a 401 for the room token, say) are not recorded: see the gateway\'s warnings',
     },
     {
       name: 'ready room that never pinged counts from creation',
       room: { status: 'ready', createdAt: NOW - 250 * S },
-      reason: 'no ping recorded since creation for 250s (timeout 240s); its game server never pinged (see its log)',
+      reason: 'no ping recorded since creation for 250s (timeout 240s); see its game server\'s log, and the gateway\'s warnings for refused pings',
     },
     {
       name: 'ready room that never pinged counts from its pod start when known',
       room: { status: 'ready', createdAt: NOW - 900 * S, startedAt: NOW - 250 * S },
-      reason: 'no ping recorded since its pod started for 250s (timeout 240s); its game server never pinged (see its log)',
+      reason: 'no ping recorded since its pod started for 250s (timeout 240s); see its game server\'s log, and the gateway\'s warnings for refused pings',
     },
     {
       name: 'room being deleted past the deletion timeout',
@@ -124,7 +124,7 @@ describe('expiryReason', () => {
     {
       name: 'validation rooms expire like others',
       room: { status: 'pending', validation: true, createdAt: NOW - 300 * S, startedAt: NOW - 180 * S },
-      reason: 'pending 180s after its pod started (initialization timeout 120s); its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log',
+      reason: 'pending 180s after its pod started (initialization timeout 120s); its pod never became ready and no ping of its game server was recorded: see the pod\'s conditions and its game server\'s log',
     },
   ];
   it.each(cases)('$name', ({ room, reason }) => {
@@ -155,7 +155,7 @@ describe('findExpiredRooms', () => {
     ];
     expect(findExpiredRooms(rooms, NOW, DEFAULT_ROOM_TIMEOUTS).map((e) => [e.room.name, e.reason])).toEqual([
       ['b', 'room reported terminated'],
-      ['c', 'pending 500s after its pod started (initialization timeout 120s); its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log'],
+      ['c', 'pending 500s after its pod started (initialization timeout 120s); its pod never became ready and no ping of its game server was recorded: see the pod\'s conditions and its game server\'s log'],
     ]);
   });
 

@@ -137,6 +137,9 @@ export function isSilent(room: RoomView, now: number, timeouts: RoomTimeouts): b
 }
 
 /** Why `room` has expired at `now`, for people, or undefined when it has not. */
+/** Pings the gateway refused are never recorded: a room whose pings were all refused is expired as silent. */
+const REFUSED_PINGS = 'pings the gateway refused (a 401 for the room token, say) are not recorded: see the gateway\'s warnings';
+
 export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts): string | undefined {
   const expiry = expiryOf(room, now, timeouts);
   if (expiry === undefined) return undefined;
@@ -150,8 +153,8 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
       const from = room.startedAt === undefined ? 'creation' : 'its pod started';
       // What the game server's developer does about it: the room never pinged.
       const fix = room.status === 'unready'
-        ? 'its game server never pinged: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start'
-        : 'its pod never became ready and its game server never pinged: see the pod\'s conditions and its game server\'s log';
+        ? `no ping of its game server was recorded: make it ping the rooms API (ROOMKEEPER_ROOMS_API_URL) within that time of its start; ${REFUSED_PINGS}`
+        : 'its pod never became ready and no ping of its game server was recorded: see the pod\'s conditions and its game server\'s log';
       return `${room.status} ${elapsed} after ${from} (initialization timeout ${formatMs(timeouts.initTimeoutMs)}); ${fix}`;
     }
     case 'not-ready':
@@ -160,7 +163,9 @@ export function expiryReason(room: RoomView, now: number, timeouts: RoomTimeouts
         + 'see the pod\'s conditions and its readiness probe (kubectl describe pod)';
     case 'ping': {
       const what = room.lastPingAt !== undefined ? 'no ping recorded' : room.startedAt !== undefined ? 'no ping recorded since its pod started' : 'no ping recorded since creation';
-      const fix = room.lastPingAt !== undefined ? 'its game server stopped pinging (hung or crashed: see its log)' : 'its game server never pinged (see its log)';
+      const fix = room.lastPingAt !== undefined
+        ? 'its game server stopped pinging (hung or crashed: see its log), or the gateway refused its pings (see the gateway\'s warnings)'
+        : 'see its game server\'s log, and the gateway\'s warnings for refused pings';
       return `${what} for ${elapsed} (timeout ${formatMs(timeouts.pingTimeoutMs)}); ${fix}`;
     }
   }
