@@ -45,6 +45,10 @@ const DEFAULT_INTERVAL_MS = 60_000;
 const EXAMPLE_ROOMS = 5;
 /** Schedulers counted per line (the rest are summed under `others`). */
 const SCHEDULERS_NAMED = 10;
+/** Schedulers counted apart between two lines at most: the memory a flood of made-up names may take. */
+const SCHEDULERS_COUNTED = 1_000;
+/** The key of the schedulers not named. */
+const OTHERS = '(others)';
 
 interface Pending {
   count: number;
@@ -114,7 +118,9 @@ export class RoomsRefusalLog {
     let p = this.pending.get(refusal.reason);
     if (!p) this.pending.set(refusal.reason, (p = { count: 0, schedulers: new Map(), rooms: new Set() }));
     p.count++;
-    p.schedulers.set(refusal.schedulerName, (p.schedulers.get(refusal.schedulerName) ?? 0) + 1);
+    // Names come from request paths, anyone's: past SCHEDULERS_COUNTED, new ones are summed under one key.
+    const key = p.schedulers.has(refusal.schedulerName) || p.schedulers.size < SCHEDULERS_COUNTED ? refusal.schedulerName : OTHERS;
+    p.schedulers.set(key, (p.schedulers.get(key) ?? 0) + 1);
     if (p.rooms.size < EXAMPLE_ROOMS) p.rooms.add(`${refusal.schedulerName}/${refusal.roomId}`);
     p.answer ??= refusal.answer;
     // The first refusal after a quiet interval is said at once; the next ones when the interval is over.
@@ -133,14 +139,14 @@ export class RoomsRefusalLog {
   private logNow(reason: RoomsRefusalReason, p: Pending, schedule = true): void {
     const now = this.opts.now();
     const words = wordsOf(reason, this.opts.heldKeyIds ?? []);
-    const ranked = [...p.schedulers].sort((a, b) => b[1] - a[1]);
+    const ranked = [...p.schedulers].filter(([name]) => name !== OTHERS).sort((a, b) => b[1] - a[1]);
     const schedulers = Object.fromEntries(ranked.slice(0, SCHEDULERS_NAMED));
-    const others = ranked.slice(SCHEDULERS_NAMED).reduce((sum, [, n]) => sum + n, 0);
+    const others = ranked.slice(SCHEDULERS_NAMED).reduce((sum, [, n]) => sum + n, p.schedulers.get(OTHERS) ?? 0);
     this.opts.logger.warn(words.said, {
       reason,
       refused: p.count,
       ...(p.loggedAt !== undefined ? { sinceSeconds: Math.round((now - p.loggedAt) / 1000) } : {}),
-      schedulers: others > 0 ? { ...schedulers, '(others)': others } : schedulers,
+      schedulers: others > 0 ? { ...schedulers, [OTHERS]: others } : schedulers,
       exampleRooms: [...p.rooms],
       ...(p.answer !== undefined ? { answer: p.answer.slice(0, 600) } : {}),
       remedy: words.remedy,
