@@ -62,6 +62,9 @@ export class RoomTokenOwners {
   private index(schedulerName: string): Map<string, string> | undefined {
     const now = this.opts.now();
     const maxAge = this.opts.maxAgeMs ?? 10_000;
+    // Indexes past their age go: the tokens held are then at most those made within maxAgeMs,
+    // tokensPerAge in all, whatever the schedulers refused tokens name.
+    for (const [name, index] of this.indexes) if (now - index.builtAt >= maxAge) this.indexes.delete(name);
     const kept = this.indexes.get(schedulerName);
     if (kept && now - kept.builtAt < maxAge) {
       this.indexes.delete(schedulerName);
