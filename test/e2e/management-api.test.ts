@@ -486,8 +486,10 @@ describe('management API end to end', () => {
     const name = 'scale-behind-switch';
     // The new version's game servers ping 1 s after they start: the scale lands while it is validated.
     const changeId = await slowMajorChange(name);
-    // Once the change runs (its definition taken): a scale before that is versioned with the change.
-    await waitFor(async () => (await stack.api.getOperation(changeId)).status?.status === 'in_progress', { timeoutMs: 30_000, intervalMs: 10, message: 'the change running' });
+    // Once the change has taken its definition (its validation started): a scale before that, even
+    // one that lands between its claim (in_progress) and its read of the spec, is versioned with it.
+    await waitFor(async () => (await stack.api.getOperation(changeId)).status?.executionHistory?.some((h) => h.event === 'Major version detected, starting game room validation process...'),
+      { timeoutMs: 30_000, intervalMs: 10, message: 'the change validating' });
     await stack.api.patchScheduler(name, { spec: { roomsReplicas: 2 } }); // as kubectl scale writes it
     // The precondition: the change had not ended when the scale landed (its switch not enqueued yet).
     expect((await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'switch_active_version')).toEqual([]);
