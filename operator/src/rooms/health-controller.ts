@@ -66,10 +66,11 @@ export class HealthController {
   private readonly rooms: RoomManager;
   private readonly orphanedPods: OrphanedPods;
   private readonly expiryHeld: { inc(labels: { reason: string }): void };
-  /** Per scheduler, why expiry is being held (logged once when it starts). */
-  private readonly heldReason = new Map<string, string>();
-  /** Per scheduler, the words of a wide silence held (mass-expiry), as the last health check found it: HealingHeld shows them. */
-  private readonly heldSilence = new Map<string, string>();
+  /**
+   * Per scheduler, while expiry is held: why (logged once when it starts), and for a wide silence
+   * (mass-expiry) its words as the last health check found it, which HealingHeld shows.
+   */
+  private readonly held = new Map<string, { reason: string; silence?: string }>();
   /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
   private readonly pingFlow = new PingFlow();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
@@ -103,14 +104,15 @@ export class HealthController {
    * (the HealingHeld condition shows them: scheduler-controller.ts); undefined otherwise.
    */
   heldSilenceOf(schedulerName: string): string | undefined {
-    return this.heldSilence.get(schedulerName);
+    return this.held.get(schedulerName)?.silence;
   }
 
-  private setHeldSilence(schedulerName: string, words: string | undefined): void {
-    if (this.heldSilence.get(schedulerName) === words) return;
-    if (words === undefined) this.heldSilence.delete(schedulerName);
-    else this.heldSilence.set(schedulerName, words);
-    this.opts.heldSilenceChanged?.(schedulerName);
+  /** Records the hold (undefined: none), telling `heldSilenceChanged` when the silence's words changed. */
+  private setHeld(schedulerName: string, hold: { reason: string; silence?: string } | undefined): void {
+    const before = this.held.get(schedulerName)?.silence;
+    if (hold === undefined) this.held.delete(schedulerName);
+    else this.held.set(schedulerName, hold);
+    if (before !== hold?.silence) this.opts.heldSilenceChanged?.(schedulerName);
   }
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
@@ -292,7 +294,7 @@ export class HealthController {
       // A wide silence held is the scheduler's to know (kubectl describe): its rooms stay, counted
       // ready, until pings are seen again, in that scheduler or any other.
       const words = `${brake.message}. They are expired once pings are seen reaching the operator for a ping timeout while other schedulers' rooms are mostly heard; if pings do reach the gateways (their logs, roomkeeper_pings_total), check the game servers of these rooms`;
-      if (this.heldReason.get(name) !== brake.reason) {
+      if (this.held.get(name)?.reason !== brake.reason) {
         // A few of the held rooms with their reasons, so that whoever reads the log can check them.
         const stillExpired = new Set(withoutPingExpiry.expired.map((e) => e.name));
         const held = plan.expired.filter((e) => !stillExpired.has(e.name)).slice(0, 5).map((e) => `${e.name}: ${e.reason}`);
@@ -300,11 +302,11 @@ export class HealthController {
         if (brake.reason === 'mass-expiry') schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', words);
       }
       // The condition's words follow the counts, at most once a health check.
-      this.setHeldSilence(name, brake.reason === 'mass-expiry' ? `room expiry held (RoomExpiryHeld): ${words}; meanwhile these rooms stay counted ready and may be allocated` : undefined);
+      const silence = brake.reason === 'mass-expiry' ? `room expiry held (RoomExpiryHeld): ${words}; meanwhile these rooms stay counted ready and may be allocated` : undefined;
+      this.setHeld(name, { reason: brake.reason, ...(silence !== undefined ? { silence } : {}) });
       plan = withoutPingExpiry;
-      this.heldReason.set(name, brake.reason);
-    } else if (this.heldReason.delete(name)) {
-      this.setHeldSilence(name, undefined);
+    } else if (this.held.has(name)) {
+      this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
     const expired = [...plan.expired];
