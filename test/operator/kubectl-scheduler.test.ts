@@ -219,8 +219,11 @@ describe('Scheduler through kubectl', () => {
     await applyAndRefuseMajor(name);
 
     await kubectl(['scale', 'rks', name, '--replicas=2']);
-    await waitFor(async () => (await stack.api.getScheduler(name)).status?.rooms?.occupied === 2, { timeoutMs: 60_000, message: '2 rooms occupied' });
-    const s = await stack.api.getScheduler(name);
+    // The count is in force (2 rooms) before its version is switched to: wait for both.
+    const s = await waitFor(async () => {
+      const now = await stack.api.getScheduler(name);
+      return now.status?.rooms?.occupied === 2 && now.status.version === 'v1.1.0' ? now : undefined;
+    }, { timeoutMs: 60_000, message: '2 rooms occupied and the count versioned as v1.1.0' });
     expect({ image: s.spec.spec.containers[0]?.image, roomsReplicas: s.spec.roomsReplicas, version: s.status?.version }).toEqual({ image: 'example.com/game:1.0.0', roomsReplicas: 2, version: 'v1.1.0' });
     const changes = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'create_new_scheduler_version');
     // The refused change and the count's: no second validation of the refused image.
