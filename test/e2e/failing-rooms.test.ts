@@ -6,9 +6,10 @@
  * a real cluster when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it).
  */
 import * as k8s from '@kubernetes/client-node';
-import type { Condition, Operation } from '../../common/src/generated/resources';
+import type { Condition } from '../../common/src/generated/resources';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { healthAdds, twoProbes } from '../support/probes';
 import { waitFor } from '../support/wait';
 import type { OperationEnqueued } from './management-bodies';
 
@@ -38,16 +39,10 @@ describe('rooms that fail before they ping', () => {
       + `the health check makes one room at a time, .* Fix the game server in a new version of the scheduler \\(POST /schedulers/${NAME} with the fixed definition, PATCH /schedulers/${NAME}, or kubectl edit scheduler ${NAME}\\)`));
 
     // The health check goes on with probes of one room each: two of them, after the hold began.
-    const healthAdds = async (): Promise<Operation[]> => (await stack.api.listOperations(NAME)).items
-      .filter((o) => o.spec.definitionName === 'add_rooms' && o.spec.source === 'operator')
-      .sort((a, b) => Date.parse(a.spec.enqueuedAt) - Date.parse(b.spec.enqueuedAt));
-    const probes = await waitFor(async () => {
-      const adds = (await healthAdds()).filter((o) => String(o.spec.input?.reason).includes('one room, to see whether rooms of v1.0.0 start again'));
-      return adds.length >= 2 ? adds : undefined;
-    }, { timeoutMs: 60_000, message: 'two probes of one room' });
+    const probes = await twoProbes(stack, NAME, 'v1.0.0', 60_000);
     expect(probes.map((o) => o.spec.input?.amount)).toEqual(probes.map(() => 1));
     // Every add_rooms of the health check made the missing rooms, then one at a time: never another batch.
-    const amounts = (await healthAdds()).map((o) => o.spec.input?.amount as number);
+    const amounts = (await healthAdds(stack, NAME)).map((o) => o.spec.input?.amount as number);
     expect(amounts.filter((a) => a > 1).length).toBeLessThanOrEqual(1);
     // Rooms in error are kept (the newest five), never piled up.
     const rooms = (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp);

@@ -97,13 +97,13 @@ describe('rooms', () => {
     expect(reasons).toMatch(/pod was deleted/);
   });
 
-  test('a room that never pings is removed after the initialisation timeout and replaced', async () => {
+  test('a room that never pings is removed after the initialisation timeout, once a newer room of its version failed to ping too (failing-rooms.ts: the newest silent room is kept)', async () => {
     await http(stack, 'POST', '/schedulers', createBody('rooms-silent', { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
     const first = await waitFor(async () => (await liveRooms(stack, 'rooms-silent'))[0]?.metadata.name, { timeoutMs: 20_000 });
     await waitFor(async () => {
       const rooms = await liveRooms(stack, 'rooms-silent');
-      return rooms.length === 1 && rooms[0]!.metadata.name !== first;
-    }, { timeoutMs: 30_000, message: 'the silent room was replaced' });
+      return rooms.length >= 1 && rooms.every((r) => r.metadata.name !== first);
+    }, { timeoutMs: 60_000, message: 'the silent room was removed, and another made' });
     const removals = (await stack.api.listOperations('rooms-silent')).items.filter((o) => o.spec.definitionName === 'remove_rooms');
     const expired = removals.find((o) => (o.spec.input?.roomsIds)?.includes(first));
     expect(expired?.spec.input?.reason).toBe('expired_room');

@@ -32,7 +32,7 @@ import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
-import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probeWords, type FailingRooms } from './domain/failing-rooms';
+import { describeFailingRooms, failingRooms, keptSilentRooms, probeAmount, probeIntervalMs, probeWords, silentRooms, type FailingRooms } from './domain/failing-rooms';
 import { leavingOnItsOwn, lostToName, MAX_LOST_ROOMS } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
@@ -309,7 +309,13 @@ export class HealthController {
       this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
-    const expired = [...plan.expired];
+    // Rooms of the active version that all fail before they ping are made one at a time, and the
+    // newest of those that never pinged are kept rather than expired: the next check's evidence
+    // (failing-rooms.ts). A silence the brake holds is no failure.
+    const silent = brake.hold ? new Map<string, string>() : silentRooms(fleet, now, timeouts);
+    const failing = failingRooms(fleet, { activeVersion }, probeIntervalMs(this.deps.config.healthInterval, this.deps.config.roomPingTimeout), silent);
+    const keptSilent = keptSilentRooms(failing);
+    const expired = plan.expired.filter((e) => !keptSilent.has(e.name));
     // No operation runs now (see above), so a validation room is one whose operation stopped
     // mid-way (its operator died): it serves nobody.
     for (const room of views) {
@@ -357,8 +363,6 @@ export class HealthController {
       schedulerEvent(this.deps, name, 'RoomsDeletedOutsideRoomkeeper', 'DeleteRoom', outsideDeletionNote(outside, outcome));
     };
     const counts = `${plan.available} available of ${decision.desired} desired`;
-    // Rooms of the active version that all fail before they ping are made one at a time (failing-rooms.ts).
-    const failing = failingRooms(fleet, { activeVersion }, probeIntervalMs(this.deps.config.healthInterval, this.deps.config.roomPingTimeout));
     this.tellFailing(s, failing);
     const add = failing ? probeAmount(plan.add, failing, now) : plan.add;
     if (failing && add === 0 && plan.add > 0) {

@@ -121,12 +121,13 @@ describe('SchedulerController: room counts', () => {
         rooms: { list: () => rooms, get: () => undefined },
         pods: { list: () => [], get: () => undefined },
         nodes: { list: () => [], get: () => undefined },
+        digests: { list: () => [], get: () => undefined },
         versions: { list: () => [active], get: () => active },
         namespaces: { list: () => [], get: () => ({ metadata: { name: 's' } }) },
       },
       events: { record: (e: { reason: string; note: string }) => events.push({ reason: e.reason, note: e.note }) },
       logger: silentLogger(),
-      config: { autoscaleDebounce: 1000, maxRoomsPerScheduler: 100 },
+      config: { autoscaleDebounce: 1000, maxRoomsPerScheduler: 100, healthInterval: 10_000, roomInitTimeout: 120_000, roomPingTimeout: 240_000, roomDeletionTimeout: 120_000 },
       now: () => clock,
     } as unknown as OperatorDeps;
     const controller = new SchedulerController(deps, { operationsOf: () => ops });

@@ -12,7 +12,7 @@
  *    does not say it is active) is set back to the active one.
  * Level-based: running it twice in a row changes nothing the second time.
  */
-import type { Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { GameRoom, Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSource } from '../../../common/src/resources/labels';
 import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
 import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
@@ -30,7 +30,7 @@ import {
 import { INITIAL_VERSION } from '../domain/versioning';
 import { newVersionObject } from '../operations/definitions/shared';
 import { HEALING_DEFINITIONS } from '../rooms/domain/repeated-failure';
-import { describeFailingRooms, failingRooms, probeIntervalMs } from '../rooms/domain/failing-rooms';
+import { describeFailingRooms, failingRooms, probeIntervalMs, silentRooms } from '../rooms/domain/failing-rooms';
 import { RoomManager } from '../rooms/room-manager';
 import { roomsWaitingForPorts } from '../rooms/port-wait';
 import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
@@ -230,13 +230,19 @@ export class SchedulerController {
 
   /**
    * The words of the HealingHeld condition when the active version's rooms fail before they ping
-   * (failing-rooms.ts, which the health check acts on); only read when a room is in error.
+   * (failing-rooms.ts, which the health check acts on); only read when a room is in error or has
+   * not pinged, and, as the health check does, with no silent room while a wide silence is held.
    */
   private failingRoomsWords(s: Scheduler): string | undefined {
     const name = s.metadata.name as string;
     const activeVersion = s.status?.version;
-    if (!activeVersion || s.metadata.deletionTimestamp || !this.deps.caches.rooms.list(name).some((r) => r.status?.status === 'error')) return undefined;
-    const failing = failingRooms(this.rooms.views(name), { activeVersion }, probeIntervalMs(this.deps.config.healthInterval, this.deps.config.roomPingTimeout));
+    const maybeFailed = (r: GameRoom): boolean => r.status?.status === 'error' || (r.status?.lastPingAt === undefined && (r.status?.status === 'unready' || r.status?.status === 'pending'));
+    if (!activeVersion || s.metadata.deletionTimestamp || !this.deps.caches.rooms.list(name).some(maybeFailed)) return undefined;
+    const views = this.rooms.views(name);
+    const { config } = this.deps;
+    const timeouts = { initTimeoutMs: config.roomInitTimeout, pingTimeoutMs: config.roomPingTimeout, deletionTimeoutMs: config.roomDeletionTimeout };
+    const silent = this.opts.heldSilence?.(name) === undefined ? silentRooms(views, this.deps.now(), timeouts) : new Map<string, string>();
+    const failing = failingRooms(views, { activeVersion }, probeIntervalMs(config.healthInterval, config.roomPingTimeout), silent);
     return failing ? describeFailingRooms(failing, name, activeVersion) : undefined;
   }
 

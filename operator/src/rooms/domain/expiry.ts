@@ -130,6 +130,11 @@ function expiryOf(room: RoomView, now: number, timeouts: RoomTimeouts): Expiry |
   return undefined;
 }
 
+/** Whether `room` has expired at `now` on the initialization timeout: it never pinged, and is still pending or unready (rule 3). */
+export function isInitExpired(room: RoomView, now: number, timeouts: RoomTimeouts): boolean {
+  return expiryOf(room, now, timeouts)?.rule === 'init';
+}
+
 /** Whether `room` has expired at `now` on the init or ping timeout: it has not been heard from. */
 export function isSilent(room: RoomView, now: number, timeouts: RoomTimeouts): boolean {
   const rule = expiryOf(room, now, timeouts)?.rule;

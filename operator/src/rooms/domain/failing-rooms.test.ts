@@ -1,4 +1,4 @@
-import { describeFailingRooms, failingRooms, probeAmount, probeIntervalMs, probeWords } from './failing-rooms';
+import { describeFailingRooms, failingRooms, keptSilentRooms, probeAmount, probeIntervalMs, probeWords, silentRooms, SILENT_ROOMS_KEPT } from './failing-rooms';
 import { roomView } from './test-rooms';
 import type { RoomView } from './types';
 
@@ -11,7 +11,7 @@ const failed = (name: string, createdAt: number, more: Partial<RoomView> = {}) =
 describe('failingRooms', () => {
   it('is failing when a room of the active major is in error and none of them has pinged, newest failure first', () => {
     const failing = failingRooms([failed('a', NOW - 30 * S), failed('b', NOW - 20 * S), roomView('old', { version: 'v1.0.0' })], ACTIVE, INTERVAL);
-    expect(failing?.failed.map((r) => r.name)).toEqual(['b', 'a']);
+    expect(failing?.failed.map((f) => f.room.name)).toEqual(['b', 'a']);
     expect(failing?.starting).toBe(0);
     expect(failing?.probeAt).toBe(NOW - 20 * S + INTERVAL + S);
   });
@@ -38,6 +38,48 @@ describe('failingRooms', () => {
     const failing = failingRooms([failed('a', NOW - 30 * S), roomView('probe', { version: 'v2.0.0', status: 'pending', createdAt: NOW - 5 * S })], ACTIVE, INTERVAL);
     expect(failing?.starting).toBe(1);
     expect(failing?.probeAt).toBe(NOW - 5 * S + INTERVAL + S);
+  });
+});
+
+describe('silent rooms (never pinged, expired by the initialization timeout)', () => {
+  const TIMEOUTS = { initTimeoutMs: 120 * S, pingTimeoutMs: 240 * S, deletionTimeoutMs: 120 * S };
+  const unready = (name: string, startedAt: number, more: Partial<RoomView> = {}) => roomView(name, { status: 'unready', version: 'v2.0.0', createdAt: startedAt - S, startedAt, ...more });
+
+  it('are the rooms past the initialization timeout that never pinged, each with its expiry reason', () => {
+    const silent = silentRooms([
+      unready('silent', NOW - 121 * S),
+      unready('young', NOW - 60 * S),
+      unready('pinged-once', NOW - 121 * S, { lastPingAt: NOW - 100 * S }),
+      unready('going', NOW - 121 * S, { terminating: true }),
+      unready('validating', NOW - 121 * S, { validation: true }),
+    ], NOW, TIMEOUTS);
+    expect([...silent.keys()]).toEqual(['silent']);
+    expect(silent.get('silent')).toMatch(/^unready 121s after its pod started \(initialization timeout 120s\); no ping of its game server was recorded/);
+  });
+
+  it('make the version failing as rooms in error do, and are not counted as starting', () => {
+    const rooms = [unready('s1', NOW - 200 * S), unready('s2', NOW - 130 * S), unready('probe', NOW - 10 * S)];
+    const failing = failingRooms(rooms, ACTIVE, INTERVAL, silentRooms(rooms, NOW, TIMEOUTS));
+    expect(failing?.failed.map((f) => [f.room.name, f.silent])).toEqual([['s2', true], ['s1', true]]);
+    expect(failing?.starting).toBe(1);
+    // Without the silence given (a wide silence the expiry brake holds), nothing fails.
+    expect(failingRooms(rooms, ACTIVE, INTERVAL)).toBeUndefined();
+    // One room of the active major that pinged: the version works, and silent rooms expire as before.
+    expect(failingRooms([...rooms, unready('ok', NOW - 130 * S, { status: 'ready', lastPingAt: NOW - S })], ACTIVE, INTERVAL, silentRooms(rooms, NOW, TIMEOUTS))).toBeUndefined();
+  });
+
+  it('are kept, the newest SILENT_ROOMS_KEPT of them, while the version fails; none when it does not', () => {
+    const rooms = Array.from({ length: SILENT_ROOMS_KEPT + 3 }, (_, i) => unready(`s${i}`, NOW - (200 + i) * S));
+    const failing = failingRooms(rooms, ACTIVE, INTERVAL, silentRooms(rooms, NOW, TIMEOUTS));
+    expect([...keptSilentRooms(failing)]).toEqual(rooms.slice(0, SILENT_ROOMS_KEPT).map((r) => r.name));
+    expect(keptSilentRooms(undefined).size).toBe(0);
+  });
+
+  it('are said with the rooms in error, and what their expiry reason says', () => {
+    const rooms = [unready('s1', NOW - 200 * S), failed('e1', NOW - 300 * S)];
+    const failing = failingRooms(rooms, ACTIVE, INTERVAL, silentRooms(rooms, NOW, TIMEOUTS));
+    if (!failing) throw new Error('fixture: failing');
+    expect(probeWords(failing, 'v2.0.0')).toMatch(/: rooms of v2\.0\.0 fail before their game server pings: 1 in error, 1 still unready or pending at the initialization timeout with no ping recorded, and none has pinged \(newest s1: unready 200s after its pod started \(initialization timeout 120s\); no ping of its game server was recorded: make it ping the rooms API/);
   });
 });
 
