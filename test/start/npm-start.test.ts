@@ -1,6 +1,7 @@
 /**
  * `npm start` with no cluster configured: the sandbox comes up, a kubeconfig is written and its
- * path printed, the real kubectl works with it, and Ctrl-C stops everything cleanly, also when it
+ * path printed, the real kubectl works with it, a pause of the process is told when it runs again, and
+ * Ctrl-C stops everything cleanly, also when it
  * finds the process busy (on a loaded machine the event loop can be blocked for a moment; a signal
  * relay such as the `tsx` command's kills its child outright when the child does not acknowledge
  * the signal within 60 ms: the stop did not run or did not finish, and simulated nodes stayed
@@ -11,6 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { PAUSE_MS } from '../../common/src/runtime/pauses';
 import { sandboxStartEnv, spawnNpmStart } from '../support/npm-start';
 import { toolPath } from '../support/tools';
 import { waitFor } from '../support/wait';
@@ -54,9 +56,17 @@ test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly
     expect(stdout).toMatch(/^default\s+Active/m);
     const crds = await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'crd'], { timeout: 30_000 });
     expect(crds.stdout).toContain('schedulers.roomkeeper.io');
+    // Paused (a frozen node, a SIGSTOP) for longer than PAUSE_MS, it says so when it runs again:
+    // what fails right after is told as the pause's, not the API server's (pauses.ts).
+    const launcher = processRunning(child.pid as number, 'launcher/start.ts');
+    process.kill(launcher, 'SIGSTOP');
+    await waitFor(() => processState(launcher) === 'T', { timeoutMs: 5_000, message: 'npm start paused' });
+    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS + 1_500)); // the pause under test, not a wait for a state
+    process.kill(launcher, 'SIGCONT');
+    const paused = await waitFor(() => start.output().split('\n').find((l) => l.includes('this process did not run for a while')), { timeoutMs: 20_000, message: `the pause told; output:\n${start.output()}` });
+    expect((JSON.parse(paused) as { pausedForMs: number }).pausedForMs).toBeGreaterThan(PAUSE_MS);
     // Ctrl-C while Roomkeeper cannot answer at once: stopped (SIGSTOP) it stands for a blocked
     // event loop, held far longer than a relay's 60 ms; then it runs again and must stop cleanly.
-    const launcher = processRunning(child.pid as number, 'launcher/start.ts');
     process.kill(launcher, 'SIGSTOP');
     await waitFor(() => processState(launcher) === 'T', { timeoutMs: 5_000, message: 'npm start held' });
     process.kill(-(child.pid as number), 'SIGINT');

@@ -1,5 +1,6 @@
 import { captureLogs } from '../../../test/support/log-capture';
 import { waitFor } from '../../../test/support/wait';
+import { AFTER_PAUSE_MS, PauseWatch } from '../runtime/pauses';
 import { ApiAccess, type AccessRequest } from './api-access';
 
 const SERVER = 'https://10.0.0.1:6443';
@@ -114,6 +115,28 @@ describe('whether the API server answers at all', () => {
       ['warn', 'the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', undefined],
       // Silent from the last answer, not from when the first timeout was noticed.
       ['info', 'the Kubernetes API server answers again', 40_000],
+    ]);
+  });
+
+  it('a request left unanswered just after this process was paused is told with the pause, not as the API server not answering; later ones as before', () => {
+    const logs = captureLogs('info');
+    let now = Date.parse('2026-12-06T12:00:00Z');
+    const pauses = new PauseWatch({ logger: logs.logger, now: () => now });
+    const access = new ApiAccess({ logger: logs.logger, server: SERVER, now: () => now, pauses });
+    access.answered(getScheduler, 200);
+    // SIGSTOP for 30 s: the timer's next turn comes 31 s after its last.
+    now += 31_000;
+    pauses.tick();
+    access.unanswered(patchLease, 'The operation was aborted due to timeout');
+    access.answered(patchLease, 200);
+    // Long after the pause, an unanswered request is the API server's again.
+    now += AFTER_PAUSE_MS + 1;
+    access.unanswered(patchLease, 'The operation was aborted due to timeout');
+    expect(logs.lines.filter((l) => l.level === 'warn').map((l) => [l.message, l.afterPause, l.pausedForMs])).toEqual([
+      ['this process did not run for a while: the request timeouts and broken watches that follow are its own, not the API server\'s', undefined, 31_000],
+      ['a request to the Kubernetes API server got no answer just after this process was paused: /readyz says the API server does not answer until a request is answered again, which, if the pause was the cause, is at once',
+        'this process did not run for 31.0s until 2026-12-06T12:00:31.000Z (it was stopped: SIGSTOP, a frozen node or VM; or its event loop was blocked): requests in flight then timed out on its own clock and its watches broke, which says nothing about the API server', undefined],
+      ['the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', undefined, undefined],
     ]);
   });
 

@@ -20,6 +20,7 @@
 import type { Logger } from '../logger';
 import { OUT_OF_FILES_ADVICE, refusalAdvice, resourceOf, UNANSWERED_ADVICE } from './diagnosis';
 import { outOfFileDescriptors } from './request-library';
+import { afterPauseField, type PauseWatch } from '../runtime/pauses';
 
 /** How often the credentials are tried again while the API server refuses them. */
 const ACCESS_PROBE_INTERVAL_MS = 10_000;
@@ -40,6 +41,8 @@ export interface AccessAnswers {
   answered(request: AccessRequest, status: number, cache?: string): void;
   /** `request` got no answer: it timed out, or its connection was refused or reset (`error` says which). */
   unanswered?(request: AccessRequest, error: string): void;
+  /** `{ afterPause }` when this process was paused lately (pauses.ts), for a log line about a request or watch that failed; else `{}`. */
+  afterPause?(): { afterPause?: string };
 }
 
 export interface ApiAccessOptions {
@@ -51,6 +54,8 @@ export interface ApiAccessOptions {
   probeIntervalMs?: number;
   /** The clock of `unreachableReason`'s times (default the system's). */
   now?: () => number;
+  /** This process's pause watch: an unanswered request just after a pause is told with it. */
+  pauses?: PauseWatch;
 }
 
 interface Refusal {
@@ -84,7 +89,16 @@ export class ApiAccess implements AccessAnswers {
       this.opts.logger.warn('a request to the Kubernetes API server could not be sent: this process has no file descriptor left; /readyz says the API server does not answer until a request is answered again', { request: this.silence.request, error, whatToDo: OUT_OF_FILES_ADVICE });
       return;
     }
+    const pause = this.afterPause();
+    if (pause.afterPause !== undefined) {
+      this.opts.logger.warn('a request to the Kubernetes API server got no answer just after this process was paused: /readyz says the API server does not answer until a request is answered again, which, if the pause was the cause, is at once', { request: this.silence.request, error, ...pause });
+      return;
+    }
     this.opts.logger.warn('the Kubernetes API server does not answer: /readyz says so until it answers again; /healthz stays 200 (a restart would not help and would lose the caches)', { request: this.silence.request, error, whatToDo: `the Kubernetes API server${this.at()} does not answer: ${UNANSWERED_ADVICE}` });
+  }
+
+  afterPause(): { afterPause?: string } {
+    return afterPauseField(this.opts.pauses);
   }
 
   /**

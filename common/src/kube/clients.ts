@@ -12,6 +12,7 @@ import { ApiAccess, type AccessAnswers } from './api-access';
 import { TokenBucket } from './rate-limiter';
 import { RequestHttpLibrary } from './request-library';
 import { withSharedDispatcher } from './shared-dispatcher';
+import { processPauses } from '../runtime/pauses';
 import packageJson from '../../../package.json';
 
 export type KubeConfigSource = 'E2E_KUBECONFIG' | 'KUBECONFIG' | 'in-cluster';
@@ -259,7 +260,9 @@ export function makeKubeClients(original: k8s.KubeConfig, limit: RateLimit, opts
   const reset = (): void => shared.transportFailed();
   // While the credentials are refused: one Scheduler asked for, a request both components make.
   const probe = (): Promise<unknown> => custom.listClusterCustomObject({ ...ROOMKEEPER_API, plural: PLURALS.Scheduler, limit: 1 });
-  const access = new ApiAccess({ logger: opts.logger ?? silentLogger(), server: kc.getCurrentCluster()?.server, probe });
+  // A process that logs (the operator, the gateway) watches for its own pauses (pauses.ts).
+  const pauses = opts.logger ? processPauses(opts.logger) : undefined;
+  const access = new ApiAccess({ logger: opts.logger ?? silentLogger(), server: kc.getCurrentCluster()?.server, probe, ...(pauses ? { pauses } : {}) });
   const fence: WriteFence = {};
   const custom = makeApi(kc, limiter, reset, measured, access, k8s.CustomObjectsApi, fence);
   if (opts.metrics) {

@@ -519,7 +519,9 @@ export class ResilientInformer<T extends k8s.KubernetesObject> {
     this.impaired = true;
     this.counters?.impaired.set(1, { informer: this.opts.name });
     const message = verb === 'list' ? 'list failed, retrying' : expired ? 'watch expired (410), relisting' : 'watch failed, restarting';
-    this.opts.logger.warn(message, { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint ? { whatToDo: hint } : {}), retryInMs: delay });
+    // Just after this process was paused, a broken watch or a timed-out list is the pause's (pauses.ts).
+    const pause = this.opts.access?.afterPause?.() ?? {};
+    this.opts.logger.warn(message, { informer: this.opts.name, path: this.opts.path, ...apiErrorFields(err), ...(hint && pause.afterPause === undefined ? { whatToDo: hint } : {}), ...pause, retryInMs: delay });
     this.schedule(delay, generation);
   }
 
