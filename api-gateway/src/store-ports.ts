@@ -183,4 +183,10 @@ export interface PingDigestWriter {
    * (nothing to write).
    */
   writeDigest(digest: PingDigestWrite): Promise<'written' | 'namespace-gone'>;
+  /**
+   * Writes a room's last ping on its GameRoom (`status.lastPingAt` alone, a merge patch): where
+   * its scheduler's PingDigest is refused (a ResourceQuota, an admission policy), the pings'
+   * record goes there instead (ping-recorder.ts).
+   */
+  writeRoomLastPing(namespace: string, roomId: string, lastPingAt: string): Promise<void>;
 }

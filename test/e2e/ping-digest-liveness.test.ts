@@ -6,6 +6,8 @@
  * (checked on every room event); a room that falls silent is then expired and replaced.
  * The digest of a gateway replica that is gone (each gateway pod name leaves one per scheduler) is
  * deleted by the operator; a live replica's digest deleted anyway is written again at its next flush.
+ * Where the API server refuses a scheduler's PingDigest (a ResourceQuota), each room's last ping
+ * is written on its GameRoom instead, and the rooms live.
  * Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is set (there under the chart's
  * RBAC, which grants the gateway pingdigests but no ConfigMaps, and the operator delete on them).
  */
@@ -76,6 +78,39 @@ describe('liveness through PingDigests', () => {
       expect(violations).toEqual([]);
     } finally {
       await informer.stop();
+    }
+  });
+
+  test('rooms whose PingDigest the API server refuses (a ResourceQuota) outlive three ping timeouts: each room\'s last ping is written on its GameRoom instead', async () => {
+    const name = 'digest-refused';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 3 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const live = async () => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    await waitFor(async () => (await live()).filter((r) => r.status?.status === 'ready').length === 3, { timeoutMs: 60_000, message: '3 ready rooms' });
+    const rooms = new Set((await live()).map((r) => r.metadata.name as string));
+    // The cluster's quota allows no PingDigest in the scheduler's namespace (the sandbox enforces
+    // no ResourceQuota: there its create is refused 403 the same way).
+    const sandbox = stack.sandbox;
+    if (sandbox) {
+      sandbox.faults.set({ errorRate: 1, errorStatus: 403, match: { verb: 'create', resource: 'pingdigests' } });
+    } else {
+      await stack.core.createNamespacedResourceQuota({ namespace: name, body: { metadata: { name: 'no-digests' }, spec: { hard: { 'count/pingdigests.roomkeeper.io': '0' } } } });
+      await waitFor(async () => (await stack.core.readNamespacedResourceQuota({ name: 'no-digests', namespace: name })).status?.hard !== undefined, { timeoutMs: 30_000, message: 'the quota in force' });
+    }
+    try {
+      for (const d of (await stack.api.listPingDigests(name)).items) await stack.api.deletePingDigest(name, d.metadata.name as string);
+      const start = Date.now();
+      // Every room stays, pinging, for three ping timeouts with no digest (a condition, not a sleep).
+      await waitFor(async () => {
+        const now = await live();
+        const gone = [...rooms].filter((r) => !now.some((x) => x.metadata.name === r));
+        if (gone.length > 0) throw new Error(`rooms removed while pinging: ${gone.join(', ')}`);
+        return Date.now() > start + 3 * PING_TIMEOUT_MS && now.every((r) => !rooms.has(r.metadata.name as string) || Date.parse(r.status?.lastPingAt ?? '0') > start + 2 * PING_TIMEOUT_MS);
+      }, { timeoutMs: 3 * PING_TIMEOUT_MS + 60_000, intervalMs: 250, message: 'three ping timeouts with every room kept alive by its GameRoom\'s lastPingAt' });
+      expect((await stack.api.listPingDigests(name)).items).toEqual([]);
+    } finally {
+      if (sandbox) sandbox.faults.clear();
+      else await stack.core.deleteNamespacedResourceQuota({ name: 'no-digests', namespace: name });
     }
   });
 

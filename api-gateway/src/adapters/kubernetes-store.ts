@@ -559,6 +559,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   // ---- PingDigestWriter ----
 
+  async writeRoomLastPing(namespace: string, roomId: string, lastPingAt: string): Promise<void> {
+    await this.sendRoomStatus(namespace, roomId, { status: { lastPingAt } });
+  }
+
   /**
    * A PingDigest's status is merge-patched (one write); the first write of a replica for a
    * scheduler creates the PingDigest (its spec and labels) and then patches the status, since the

@@ -178,6 +178,51 @@ describe('PingRecorder', () => {
     expect(await recorder.flush()).toBe(1);
   });
 
+  it('writes each room\'s last ping on its GameRoom while the API server refuses the scheduler\'s PingDigest (a quota), about every lastPingEveryMs, and stops once the digest is written again', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)));
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw-1', logger: createLogger('test', { level: 'info', stream }), lastPingEveryMs: 60_000 });
+    const quota = Object.assign(new Error('pingdigests.roomkeeper.io "gw-1" is forbidden: exceeded quota: pq, requested: count/pingdigests.roomkeeper.io=1, used: count/pingdigests.roomkeeper.io=0, limited: count/pingdigests.roomkeeper.io=0'), { code: 403 });
+    let refuse = true;
+    const original = store.writeDigest.bind(store);
+    store.writeDigest = (...args) => (refuse ? Promise.reject(quota) : original(...args));
+    const rooms = ['a', 'b', 'c'].map((id) => room(store, id));
+    const pingAll = async () => {
+      for (const r of rooms) await recorder.record(r, { status: 'ready', runningMatches: 0 });
+    };
+    const lastPings = () => rooms.map((r) => store.findRoom('s1', r.metadata.name as string)?.status?.lastPingAt);
+
+    await pingAll();
+    expect(await recorder.flush()).toBe(3);
+    expect(lastPings()).toEqual(rooms.map(() => '2026-01-01T00:00:00.000Z'));
+    // Pings 30 s later: nothing written yet (each room's last ping was written 30 s ago).
+    clock.now += 30_000;
+    await pingAll();
+    expect(await recorder.flush()).toBe(0);
+    // 60 s after the last write: each room once more.
+    clock.now += 30_000;
+    await pingAll();
+    expect(await recorder.flush()).toBe(3);
+    expect(lastPings()).toEqual(rooms.map(() => '2026-01-01T00:01:00.000Z'));
+    const warnings = lines.filter((l) => l.level === 'warn');
+    // Told at most once a minute, with the API server's words and what to do.
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatchObject({ message: 'the API server refuses this scheduler\'s PingDigest: its rooms\' pings are written on each GameRoom instead', scheduler: 's1', roomsWritten: 3 });
+    expect(JSON.stringify(warnings[0])).toContain('exceeded quota: pq');
+    expect(String(warnings[0]?.whatToDo)).toMatch(/^let the gateway create PingDigests in namespace s1: a ResourceQuota on count\/pingdigests\.roomkeeper\.io there must allow one per gateway replica/);
+
+    refuse = false;
+    clock.now += 60_000;
+    await pingAll();
+    const before = store.writes.filter((w) => w.kind === 'gameroom-status').length;
+    expect(await recorder.flush()).toBe(1);
+    expect(store.writes.filter((w) => w.kind === 'gameroom-status')).toHaveLength(before);
+    expect(lines.filter((l) => l.level === 'info').map((l) => l.message)).toEqual(['this scheduler\'s PingDigest is written again: its rooms\' pings are recorded in it again, not on each GameRoom']);
+  });
+
   it('drops the digest of a scheduler whose namespace is gone instead of retrying it forever', async () => {
     const { store, recorder } = setup();
     await recorder.record(room(store, 'a'), { status: 'ready', runningMatches: 0 });

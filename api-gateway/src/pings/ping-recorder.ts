@@ -15,6 +15,13 @@
  * - any other ping only updates an in-memory map room -> last ping time; every flush interval the
  *   map of each scheduler heard from is written as ONE PingDigest (see `common/src/rooms/ping-digest.ts`).
  * So 10,000 rooms pinging every 5 s with a 30 s flush cost about one write per scheduler per 30 s.
+ * Where the API server refuses a scheduler's PingDigest (a ResourceQuota on
+ * count/pingdigests.roomkeeper.io, an admission policy), the gateway answered its rooms' pings and
+ * the operator never saw them: it removed every room as silent at its ping timeout, occupied ones
+ * included (trial M, 2026-12-06). Then each room's last ping is written on its GameRoom
+ * (`status.lastPingAt`, which the operator reads beside the digests) about every
+ * `lastPingEveryMs`, a write per room instead of one per scheduler, and a warning says what
+ * refuses the digest and what to do, until the digest is written again.
  *
  * An answered ping is a promise: a status change whose write fails (API server down, 429, 5xx,
  * a timeout) stays pending here and is retried with capped exponential backoff and full jitter
@@ -27,7 +34,8 @@
  * `terminated` no ping follows: room-reports.ts answers it success only once written (`pending`
  * here), so the room sends it again until then.
  */
-import { apiErrorFields, describeApiError, isConflict, isNotFound } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError, isConflict, isNotFound } from '../../../common/src/kube/clients';
+import { forEachConcurrent } from '../../../common/src/runtime/concurrent';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
@@ -58,6 +66,11 @@ export interface PingRecorderOptions {
   retryCapMs?: number;
   /** Least time between two log lines of first failed writes (default 10 s): an outage fails a whole fleet's writes at once. */
   failureLogIntervalMs?: number;
+  /**
+   * Where a scheduler's PingDigest is refused, how often each room's last ping is written on its
+   * GameRoom instead (default 60 s; the gateway passes a quarter of ROOMKEEPER_ROOM_PING_TIMEOUT).
+   */
+  lastPingEveryMs?: number;
   /** For tests: the random source of the jitter. */
   random?: () => number;
   /**
@@ -105,6 +118,21 @@ interface Written { pingStatus: PingReport['status']; runningMatches: number }
 /** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
 const STALE_CONFLICT_WARN_S = 60;
 
+/** Rooms' last pings written on their GameRooms at once, where a scheduler's PingDigest is refused. */
+const LAST_PING_WRITE_CONCURRENCY = 8;
+/** Least time between two warnings of one scheduler's PingDigest refused. */
+const LAST_PING_TOLD_EVERY_MS = 60_000;
+
+/**
+ * A write the API server refused, which the same write will meet again: forbidden (a
+ * ResourceQuota's `exceeded quota`, RBAC, an admission webhook) or invalid. Not a conflict, a
+ * throttle, a missing object or the server's own failure.
+ */
+function isRefusal(err: unknown): boolean {
+  const status = apiStatus(err);
+  return status === 400 || status === 403 || status === 422;
+}
+
 /** `pending`: the status change could not be written yet; it is retried until it is. */
 export type PingOutcome = 'status-written' | 'recorded' | 'pending';
 
@@ -128,6 +156,11 @@ export class PingRecorder {
   private failuresToldAt = Number.NEGATIVE_INFINITY;
   private conflictsToldAt = Number.NEGATIVE_INFINITY;
   private stopped = false;
+  /**
+   * Schedulers whose PingDigest the API server refuses: since when, and when that was last logged;
+   * per room, the ping time last written on its GameRoom instead.
+   */
+  private readonly refusedDigests = new Map<string, { since: number; toldAt: number; written: Map<string, number> }>();
   private readonly pendingDropped: { inc(by?: number): void };
   private readonly pendingRetries: { inc(by?: number): void };
   private readonly conflicts: { inc(by?: number): void };
@@ -439,6 +472,44 @@ export class PingRecorder {
   private forgetScheduler(scheduler: string): void {
     for (const roomId of this.lastPings.get(scheduler)?.keys() ?? []) this.written.delete(`${scheduler}/${roomId}`);
     this.lastPings.delete(scheduler);
+    this.refusedDigests.delete(scheduler);
+  }
+
+  /**
+   * The scheduler's PingDigest was refused (`err`): each room whose last ping is `lastPingEveryMs`
+   * newer than the one written on its GameRoom gets it written there, a few at a time.
+   */
+  private async recordOnRooms(scheduler: string, rooms: Map<string, number>, now: number, err: unknown): Promise<number> {
+    const every = this.options.lastPingEveryMs ?? 60_000;
+    let refused = this.refusedDigests.get(scheduler);
+    if (!refused) {
+      refused = { since: now, toldAt: Number.NEGATIVE_INFINITY, written: new Map() };
+      this.refusedDigests.set(scheduler, refused);
+    }
+    const { written } = refused;
+    for (const roomId of written.keys()) if (!rooms.has(roomId)) written.delete(roomId);
+    const due = [...rooms].filter(([roomId, at]) => at - (written.get(roomId) ?? Number.NEGATIVE_INFINITY) >= every);
+    let writes = 0;
+    let failed: unknown;
+    await forEachConcurrent(due, LAST_PING_WRITE_CONCURRENCY, async ([roomId, at]) => {
+      try {
+        await this.options.digests.writeRoomLastPing(scheduler, roomId, new Date(at).toISOString());
+        written.set(roomId, at);
+        writes++;
+      } catch (e) {
+        if (isNotFound(e)) rooms.delete(roomId); // the room is gone: its pings have nowhere to go
+        else failed ??= e;
+      }
+    });
+    if (now - refused.toldAt >= LAST_PING_TOLD_EVERY_MS) {
+      refused.toldAt = now;
+      this.options.logger.warn('the API server refuses this scheduler\'s PingDigest: its rooms\' pings are written on each GameRoom instead', {
+        scheduler, ...apiErrorFields(err), refusedSince: new Date(refused.since).toISOString(), roomsWritten: writes, ...(failed === undefined ? {} : { roomWriteError: describeApiError(failed) }),
+        whatToDo: `let the gateway create PingDigests in namespace ${scheduler}: a ResourceQuota on count/pingdigests.roomkeeper.io there must allow one per gateway replica (one more while the gateway rolls out), and no admission policy may refuse them. `
+          + `Meanwhile each room's last ping is written on its GameRoom about every ${Math.round(every / 1000)}s (a write per room instead of one per scheduler), so the operator still sees the rooms alive`,
+      });
+    }
+    return writes;
   }
 
   private remember(scheduler: string, roomId: string, now: number): void {
@@ -477,6 +548,9 @@ export class PingRecorder {
           spec: { scheduler, replica: this.replicaId },
           status: encodePingDigest(rooms, now),
         });
+        if (this.refusedDigests.delete(scheduler)) {
+          this.options.logger.info('this scheduler\'s PingDigest is written again: its rooms\' pings are recorded in it again, not on each GameRoom', { scheduler });
+        }
         if (outcome === 'namespace-gone') {
           // The scheduler was deleted: its rooms' pings have nowhere to go, and never will.
           this.forgetScheduler(scheduler);
@@ -486,6 +560,10 @@ export class PingRecorder {
         writes++;
       } catch (err) {
         this.dirty.add(scheduler);
+        if (isRefusal(err)) {
+          writes += await this.recordOnRooms(scheduler, rooms, now, err);
+          continue;
+        }
         this.options.logger.warn('ping digest write failed; retrying at the next flush', { scheduler, ...apiErrorFields(err) });
       }
     }

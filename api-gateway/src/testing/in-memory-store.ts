@@ -314,4 +314,13 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     this.writes.push({ kind: 'ping-digest', verb: 'update', name: `${namespace}/${name}` });
     return Promise.resolve('written');
   }
+
+  writeRoomLastPing(namespace: string, roomId: string, lastPingAt: string): Promise<void> {
+    const room = this.rooms.get(`${namespace}/${roomId}`);
+    if (!room) return Promise.reject(Object.assign(new Error(`gameroom ${roomId} not found`), { code: 404 }));
+    room.status = { ...room.status, lastPingAt };
+    room.metadata.resourceVersion = String(this.rv++);
+    this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${namespace}/${roomId}` });
+    return Promise.resolve();
+  }
 }
