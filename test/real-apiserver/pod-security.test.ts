@@ -3,10 +3,13 @@
  * kube-apiserver v1.28 (its PodSecurity admission is on by default): a room pod as the operator
  * builds it has a hostPort, which `baseline` refuses; in a namespace with the operator's default
  * labels (warn restricted, audit baseline) the same pod is admitted. Without host ports, the room
- * pod passes `baseline` enforced.
+ * pod passes `baseline` enforced. The API server's warning of the default `warn` label reaches
+ * the operator's log (api-warnings.ts).
  */
 import * as k8s from '@kubernetes/client-node';
 import { loadConfig } from '../../common/src/config';
+import { makeKubeClients } from '../../common/src/kube/clients';
+import { captureLogs } from '../support/log-capture';
 import { buildRoomPod } from '../../operator/src/rooms/domain/pod-template';
 import { roomNamespaceLabels } from '../../operator/src/schedulers/room-namespace';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
@@ -38,7 +41,20 @@ describe('Pod Security Admission and room pods (kube-apiserver v1.28)', () => {
 
     const defaults = `psa-defaults-${run}`;
     await core.createNamespace({ body: { metadata: { name: defaults, labels: roomNamespaceLabels(defaults, loadConfig({})) } } });
-    const admitted = await core.createNamespacedPod({ namespace: defaults, body: pod(defaults, [[20001]]) });
+    // Through Roomkeeper's own clients, as the operator creates rooms: admitted, and the API
+    // server's warning (the namespace's warn label) is logged once, not dropped.
+    const logs = captureLogs('info');
+    const clients = makeKubeClients(kc, { qps: 100, burst: 100 }, { logger: logs.logger });
+    const admitted = await clients.core.createNamespacedPod({ namespace: defaults, body: pod(defaults, [[20001]]) });
+    const second = pod(defaults, [[20002]]);
+    second.metadata = { name: `${defaults}-room2`, labels: second.metadata?.labels ?? {} };
+    await clients.core.createNamespacedPod({ namespace: defaults, body: second });
+    const warned = logs.lines.filter((l) => l.message === 'the Kubernetes API server warned about a request of this process, which it carried out');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ request: `create pods in namespace ${defaults}` });
+    expect(String(warned[0]?.warning)).toMatch(/^would violate PodSecurity "restricted:latest": .*hostPort \(container "server" uses hostPort 20001\)/);
+    expect(String(warned[0]?.whatToDo)).toMatch(/^nothing was refused: the namespace's pod-security\.kubernetes\.io\/warn label \(ROOMKEEPER_ROOM_NAMESPACE_PSA_WARN/);
+    clients.limiter.drain();
     expect(admitted.spec?.automountServiceAccountToken).toBe(false);
     expect((admitted.spec?.volumes ?? []).filter((v) => v.name.startsWith('kube-api-access'))).toEqual([]);
 

@@ -21,6 +21,7 @@ import type { Logger } from '../logger';
 import { OUT_OF_FILES_ADVICE, refusalAdvice, resourceOf, UNANSWERED_ADVICE } from './diagnosis';
 import { outOfFileDescriptors } from './request-library';
 import { afterPauseField, type PauseWatch } from '../runtime/pauses';
+import { ApiWarnings } from './api-warnings';
 
 /** How often the credentials are tried again while the API server refuses them. */
 const ACCESS_PROBE_INTERVAL_MS = 10_000;
@@ -41,6 +42,8 @@ export interface AccessAnswers {
   answered(request: AccessRequest, status: number, cache?: string): void;
   /** `request` got no answer: it timed out, or its connection was refused or reset (`error` says which). */
   unanswered?(request: AccessRequest, error: string): void;
+  /** The answer to `request` carried the API server's `Warning` header (api-warnings.ts). */
+  warned?(request: AccessRequest, header: string): void;
   /** `{ afterPause }` when this process was paused lately (pauses.ts), for a log line about a request or watch that failed; else `{}`. */
   afterPause?(): { afterPause?: string };
 }
@@ -80,7 +83,15 @@ export class ApiAccess implements AccessAnswers {
   /** When the API server last answered a request of this process. */
   private lastAnswerAt: number | undefined;
 
-  constructor(private readonly opts: ApiAccessOptions) {}
+  private readonly warnings: ApiWarnings;
+
+  constructor(private readonly opts: ApiAccessOptions) {
+    this.warnings = new ApiWarnings({ logger: opts.logger, ...(opts.now ? { now: opts.now } : {}) });
+  }
+
+  warned(request: AccessRequest, header: string): void {
+    this.warnings.heard(request, header);
+  }
 
   unanswered(request: AccessRequest, error: string): void {
     if (this.silence) return;

@@ -166,6 +166,8 @@ function watchfulHttpLibrary(onTransportError: () => void, measured: RequestMetr
         measured?.observe(verb, resource, seconds());
         if (res.httpStatusCode >= 400) measured?.failed(verb, resource, String(res.httpStatusCode));
         access.answered(request, res.httpStatusCode);
+        const warning = res.headers.warning;
+        if (warning !== undefined) access.warned?.(request, warning);
         return res;
       } catch (err) {
         measured?.observe(verb, resource, seconds());
