@@ -11,6 +11,7 @@ export const GrpcCode = {
   InvalidArgument: 3,
   NotFound: 5,
   AlreadyExists: 6,
+  PermissionDenied: 7,
   ResourceExhausted: 8,
   FailedPrecondition: 9,
   Aborted: 10,
@@ -28,6 +29,7 @@ export function httpStatusFromGrpcCode(code: GrpcCode): number {
     case GrpcCode.FailedPrecondition: return 400;
     case GrpcCode.NotFound: return 404;
     case GrpcCode.AlreadyExists: return 409;
+    case GrpcCode.PermissionDenied: return 403;
     case GrpcCode.ResourceExhausted: return 429;
     case GrpcCode.Aborted: return 409;
     case GrpcCode.Unimplemented: return 501;
@@ -170,15 +172,39 @@ export class InternalError extends ApiError {
 
 /**
  * The Kubernetes API server refused a request of the gateway's own (401: its credentials; 403: its
- * RBAC) (500, code 13): no fault of the client's. Unlike InternalError, the message is sent: it
- * names the refused request, what the client's request did, and what to restore.
+ * RBAC, or a reason it does not recognize) (500, code 13): no fault of the client's. Unlike
+ * InternalError, the message is sent: it names the refused request, what the client's request did,
+ * and what to restore. The subclasses are the 403s whose cause is the cluster's policy, not the
+ * gateway's rights.
  */
 export class GatewayAccessError extends ApiError {
-  readonly grpcCode = GrpcCode.Internal;
-  /** `serverSaid`: the API server's message, for the log only (it names the gateway's ServiceAccount). */
+  readonly grpcCode: GrpcCode = GrpcCode.Internal;
+  /** `serverSaid`: the API server's whole message, for the log (an RBAC refusal names the gateway's ServiceAccount). */
   constructor(message: string, details: unknown[], readonly serverSaid: string) {
     super(message, details);
   }
+}
+
+/**
+ * The namespace's ResourceQuota refused a write of the gateway's (429, code 8, Retry-After): the
+ * quota has no room for one more object now; raising it, or objects it counts going, lets the same
+ * request through. gRPC's code for an exhausted quota, as for no room available.
+ */
+export class KubeQuotaExceededError extends GatewayAccessError {
+  override readonly grpcCode = GrpcCode.ResourceExhausted;
+  override readonly retryAfterSeconds?: number;
+  constructor(message: string, details: unknown[], serverSaid: string, retryAfterSeconds: number | undefined) {
+    super(message, details, serverSaid);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * An admission webhook or ValidatingAdmissionPolicy denied a write of the gateway's (403, code 7):
+ * the cluster's admission control does not permit it; sent again unchanged, it is denied again.
+ */
+export class KubeAdmissionDeniedError extends GatewayAccessError {
+  override readonly grpcCode = GrpcCode.PermissionDenied;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The one mapping from errors to HTTP: typed `ApiError`s keep their status and body; the body
  * parser's errors (malformed JSON, too large, bad encoding) become 4xx; the API server refusing
- * the gateway's own request (401, 403) is a 500 that says which and what to restore; anything
- * else is a 500 whose cause is logged, never sent.
+ * the gateway's own request (401, 403) names the request and the API server's reason, and is a 429
+ * (a ResourceQuota), a 403 (an admission webhook or policy) or a 500 (the gateway's credentials or
+ * rights) that says what to restore; anything else is a 500 whose cause is logged, never sent.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '../../../common/src/logger';
@@ -21,6 +22,8 @@ import {
   UnavailableError,
   ValidationError,
   GatewayAccessError,
+  KubeAdmissionDeniedError,
+  KubeQuotaExceededError,
   type ErrorBody,
 } from '../errors';
 import { gatewayAccessError, kubeRefusalOf, NOT_CARRIED_OUT } from '../adapters/kube-refusal';
@@ -76,7 +79,7 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (isApiUnavailable(err)) {
     return new UnavailableError(`the Kubernetes API server cannot be reached or is overloaded (${describeApiError(err).slice(0, 200)}); rooms keep running and pings are still accepted; retry this request in a few seconds`);
   }
-  // The API server refused the gateway itself (its RBAC, its credentials): said as that, on every endpoint.
+  // The API server refused the gateway itself (its RBAC, its credentials, a quota, admission): said as that, on every endpoint.
   const refusal = kubeRefusalOf(err);
   if (refusal) return gatewayAccessError(refusal, NOT_CARRIED_OUT);
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
@@ -109,8 +112,11 @@ export function errorAnswer(err: unknown, maxBodyBytes: number, logger: Logger):
   const headers: Record<string, string> = {};
   if (apiError instanceof InternalError) {
     logger.error('request failed', { ...apiErrorFields(err), stack: err instanceof Error ? err.stack : undefined });
+  } else if (apiError instanceof KubeQuotaExceededError || apiError instanceof KubeAdmissionDeniedError) {
+    // The cluster's policy, not the gateway, refused: the answer says which; logged for the cluster's administrator.
+    logger.warn("request refused: the cluster's quota or admission control refused the gateway's own request", { error: apiError.serverSaid, answer: apiError.message });
   } else if (apiError instanceof GatewayAccessError) {
-    // The API server's own words name the gateway's ServiceAccount: logged, not sent.
+    // The API server's whole message names the gateway's ServiceAccount: logged; the answer masks it.
     logger.error("request failed: the Kubernetes API server refused the gateway's own request", { error: apiError.serverSaid, answer: apiError.message });
   }
   if (apiError.retryAfterSeconds !== undefined) {

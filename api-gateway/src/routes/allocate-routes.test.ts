@@ -96,6 +96,47 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(text).toContain('roomkeeper_allocations_total{result="error"} 1');
   });
 
+  describe('a write the Kubernetes API server refuses for the cluster\'s policy, not the gateway\'s rights', () => {
+    /** kube-apiserver's 403 (a client-node ApiException) as v1.28 words it. */
+    const forbidden = (message: string, details?: object) => Object.assign(new Error('HTTP-Code: 403'), {
+      code: 403, body: JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden', message, ...(details ? { details } : {}) }),
+    });
+
+    it("answers 429 with Retry-After and code 8 naming the claim's create, the ResourceQuota's words and how to raise it", async () => {
+      t.store.seedRoom('s1', 'room-1', READY);
+      jest.spyOn(t.store, 'claimAllocationId').mockRejectedValueOnce(forbidden(
+        'allocationclaims.roomkeeper.io "id-1" is forbidden: exceeded quota: cq, requested: count/allocationclaims.roomkeeper.io=1, used: count/allocationclaims.roomkeeper.io=0, limited: count/allocationclaims.roomkeeper.io=0',
+        { name: 'id-1', group: 'roomkeeper.io', kind: 'allocationclaims' },
+      ));
+      const res = await allocate({ allocationId: 'trial-1' });
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body).toMatchObject({
+        code: 8,
+        details: [{ reason: 'KUBERNETES_QUOTA_EXCEEDED', request: 'create allocationclaims.roomkeeper.io in namespace s1', quota: 'cq', namespace: 's1' }],
+      });
+      const message = String(bodyOf(res).message);
+      expect(message).toContain("refused the gateway's own request to create allocationclaims.roomkeeper.io in namespace s1 (403 Forbidden: exceeded quota: cq, requested: count/allocationclaims.roomkeeper.io=1");
+      expect(message).toContain('the request was not carried out');
+      expect(message).toContain('raise its hard limit for it (kubectl -n s1 edit resourcequota cq)');
+      expect(message).not.toContain('RBAC');
+      expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
+    });
+
+    it("answers 403 with code 7 naming the room's status write and the webhook that denied it", async () => {
+      t.store.seedRoom('s1', 'room-1', READY);
+      jest.spyOn(t.store, 'commitAllocation').mockRejectedValueOnce(forbidden('admission webhook "rooms.policy.example.com" denied the request: allocations are paused'));
+      const res = await allocate({});
+      expect(res.status).toBe(403);
+      expect(res.headers['retry-after']).toBeUndefined();
+      expect(res.body).toMatchObject({
+        code: 7,
+        details: [{ reason: 'KUBERNETES_ADMISSION_DENIED', request: 'patch gamerooms.roomkeeper.io/status in namespace s1', admission: 'admission webhook "rooms.policy.example.com"' }],
+      });
+      expect(String(bodyOf(res).message)).toContain('admission webhook "rooms.policy.example.com" denied it (admission webhook "rooms.policy.example.com" denied the request: allocations are paused)');
+    });
+  });
+
   it('refuses a malformed body with 400 naming each field, and changes nothing', async () => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ allocationId: 'bad id!', strategy: 'random', ttlSeconds: 0, selectors: [{ version: '1.0' }], metadata: { blob: 'x'.repeat(5000) } });

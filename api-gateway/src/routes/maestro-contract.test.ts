@@ -118,6 +118,7 @@ describe('error codes', () => {
       ['InvalidArgument', 3, 400],
       ['NotFound', 5, 404],
       ['AlreadyExists', 6, 409],
+      ['PermissionDenied', 7, 403],
       ['ResourceExhausted', 8, 429],
       ['FailedPrecondition', 9, 400],
       ['Aborted', 10, 409],

@@ -540,6 +540,24 @@ describe('PATCH /schedulers/{name}', () => {
     expect(t.store.schedulers.get('tennis-eu')?.spec).toEqual({ ...validSpec(), maxSurge: '50%' });
   });
 
+  it("answers a write an admission policy denies with 403 (code 7) naming the request and the policy's words, on every management write: one mapping", async () => {
+    const denied = (message: string) => Object.assign(new Error('HTTP-Code: 403'), {
+      code: 403, body: JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden', message }),
+    });
+    const policy = "ValidatingAdmissionPolicy 'game-freeze' with binding 'game-freeze-all' denied request: no changes during the tournament";
+    t.store.createScheduler = () => Promise.reject(denied(`schedulers.roomkeeper.io "tennis-eu" is forbidden: ${policy}`));
+    const created = await api().post('/schedulers').set('Authorization', AUTH).send(validCreateBody('tennis-eu'));
+    expect(created.status).toBe(403);
+    expect(created.body).toMatchObject({ code: 7, details: [{ reason: 'KUBERNETES_ADMISSION_DENIED', request: 'create schedulers.roomkeeper.io', admission: "ValidatingAdmissionPolicy 'game-freeze' (binding 'game-freeze-all')", kubernetesReason: policy }] });
+    expect(String(bodyOf(created).message)).toContain("refused the gateway's own request to create schedulers.roomkeeper.io: ValidatingAdmissionPolicy 'game-freeze' (binding 'game-freeze-all') denied it (" + policy + '): the request was not carried out');
+
+    t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.createOperation = () => Promise.reject(denied(`operations.roomkeeper.io "op" is forbidden: ${policy}`));
+    const added = await api().post('/schedulers/tennis-eu/add-rooms').set('Authorization', AUTH).send({ amount: 1 });
+    expect(added.status).toBe(403);
+    expect(added.body).toMatchObject({ code: 7, details: [{ reason: 'KUBERNETES_ADMISSION_DENIED', request: 'create operations.roomkeeper.io' }] });
+  });
+
   it('takes one of two switches, or of a switch and a change, sent at once, and refuses the others with code 9: each waits for the one before it to be enqueued, and its guard sees it', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
     // The guard's read of the operations and the enqueue take a while, as over the network: each

@@ -5,6 +5,7 @@ import { AbortedError, InputError, NotFoundError, StoreInvalidError } from '../e
 import { operationCreatedAt, operationItemView, operationView } from '../maestro-views';
 import { compareQueueOrder, ofEarlierScheduler } from '../../../common/src/operations/queue-order';
 import type { OperationStore, RoomStore, SchedulerStore } from '../store-ports';
+import { refusedAs, roomkeeperRequest } from '../adapters/kube-refusal';
 import { clipped } from '../../../common/src/text/clipped';
 
 export type OperationStage = 'pending' | 'active' | 'final';
@@ -106,7 +107,7 @@ export class OperationQueries {
     this.refuseIfEnded(op);
     if (op.spec.cancelRequested !== true) {
       try {
-        await this.deps.operations.requestCancel(id);
+        await this.deps.operations.requestCancel(id).catch(refusedAs(roomkeeperRequest('patch', 'Operation')));
       } catch (err) {
         // The operation ended since it was read: the API server refuses a cancel of an ended one.
         if (err instanceof StoreInvalidError) this.refuseIfEnded(await this.mustFind(schedulerName, id, scheduler));

@@ -32,6 +32,7 @@ import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
+import { refusedAs, roomkeeperRequest } from '../adapters/kube-refusal';
 import { ALLOCATION_CLAIM_STALE_MS, cachedVersions, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 import { counted } from '../../../common/src/text/counted';
@@ -667,7 +668,8 @@ export class RoomAllocations {
     for (;;) {
       let earlier = cached();
       if (earlier) return this.replay(earlier.room, earlier.record, hash, maxMatches);
-      const claimed = await this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' });
+      const claimed = await this.deps.store.claimAllocationId(name, id, { requestHash: hash, replica: this.deps.replicaId ?? 'gateway' })
+        .catch(refusedAs(roomkeeperRequest('create', 'AllocationClaim', name)));
       if (!claimed.created) {
         await this.waitForOtherTry(name, id, hash, claimed.claim, started);
         continue;
@@ -801,7 +803,8 @@ export class RoomAllocations {
           const shown = withAllocation(room.status?.status ?? 'ready', { allocation }, now);
           const previousAllocations = supersededAllocations(room.status, now, previousAllocationCap(maxMatches));
           write.mayHaveLanded = true;
-          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations });
+          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations })
+            .catch(refusedAs(roomkeeperRequest('patch', 'GameRoom', name, 'status')));
           write.written = written;
           write.before = room;
           this.deps.logger.info('room allocated', { scheduler: name, room: written.metadata.name, allocationId: id, expiresAt: allocation.expiresAt, writes });

@@ -41,7 +41,7 @@ import {
   ValidationError,
   type FieldViolation,
 } from '../errors';
-import { gatewayAccessError, kubeRefusalOf } from '../adapters/kube-refusal';
+import { gatewayAccessError, kubeRefusalOf, refusedAs, roomkeeperRequest } from '../adapters/kube-refusal';
 import { schedulerView } from '../maestro-views';
 import type { SchedulerValidator } from '../scheduler-validator';
 import { cachedVersions, type OperationStore, type RoomStore, type SchedulerStore } from '../store-ports';
@@ -133,7 +133,7 @@ export class SchedulerCommands {
     if (existing) throw alreadyExists;
     let created: Scheduler;
     try {
-      created = await this.deps.schedulers.createScheduler(name, spec);
+      created = await this.deps.schedulers.createScheduler(name, spec).catch(refusedAs(roomkeeperRequest('create', 'Scheduler')));
     } catch (err) {
       if (err instanceof StoreAlreadyExistsError) throw alreadyExists;
       throw err;
@@ -213,7 +213,7 @@ export class SchedulerCommands {
     // scheduler whether or not the delete below goes through (it only marks the Scheduler deleted
     // at once, so that no change is taken meanwhile).
     await this.enqueue(firstId, name, OperationDefinition.DeleteScheduler, {});
-    await this.deps.schedulers.deleteScheduler(name).catch((err: unknown) => {
+    await this.deps.schedulers.deleteScheduler(name).catch(refusedAs(roomkeeperRequest('delete', 'Scheduler'))).catch((err: unknown) => {
       throw afterWrite(err, `operation ${firstId} (delete_scheduler) was created and the operator carries it out: it deletes scheduler ${name}, its rooms and its namespace `
         + `(GET /schedulers/${name}/operations/${firstId} follows it); only the gateway's own delete of the Scheduler, which marks it deleted at once, was refused, so until the operation runs the scheduler still takes changes`, { operationId: firstId });
     });
@@ -370,7 +370,7 @@ export class SchedulerCommands {
       }
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);
-        const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId);
+        const updated = await this.deps.schedulers.updateSchedulerSpec(current, spec, operationId).catch(refusedAs(roomkeeperRequest('patch', 'Scheduler')));
         const before = current.spec.roomsReplicas ?? 0;
         const countBefore = !recreate && (spec.roomsReplicas ?? 0) !== before ? { countBefore: before } : {};
         await this.enqueue(operationId, name, recreate ? OperationDefinition.CreateScheduler : OperationDefinition.CreateNewSchedulerVersion, { ...schedulerDefinitionInput(name, spec), ...countBefore }).catch((err: unknown) => {
@@ -489,7 +489,7 @@ export class SchedulerCommands {
   private async enqueue<D extends OperationDefinitionName>(id: string, schedulerName: string, definitionName: D, input: OperationInputs[D]): Promise<void> {
     await this.deps.operations.createOperation(buildOperation({
       id, schedulerName, definitionName, input, priority: false, source: OperationSourceName.Api, enqueuedAt: this.deps.now(),
-    }));
+    })).catch(refusedAs(roomkeeperRequest('create', 'Operation')));
     if (VERSION_DEFINITIONS.includes(definitionName)) this.rememberVersionOperation(schedulerName, id);
   }
 }
