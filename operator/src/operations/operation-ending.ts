@@ -38,3 +38,22 @@ export function stoppedByDeletion(op: Operation): boolean {
   const events = op.status?.executionHistory ?? [];
   return op.status?.status === 'error' && events[events.length - 1]?.event === STOPPED_BY_DELETION_END;
 }
+
+/**
+ * The history line of an add_rooms rollback that kept rooms it created, because the fleet wants
+ * them (the desired count, or a rolling update's bound): `why` says so. Read back by
+ * `keptCreatedRooms`: a failed try that kept rooms changed the fleet (repeated-failure.ts).
+ */
+export function keptCreatedLine(kept: number, why: string): string {
+  return `Kept ${kept} of the rooms created by this operation: ${why}`;
+}
+const KEPT_CREATED = /^Kept (\d+) of the rooms created by this operation: /;
+
+/** How many rooms the operation's rollback kept of those it created, as its history tells it (0 when none). */
+export function keptCreatedRooms(op: Operation): number {
+  for (const h of op.status?.executionHistory ?? []) {
+    const m = KEPT_CREATED.exec(h.event);
+    if (m) return Number(m[1]);
+  }
+  return 0;
+}

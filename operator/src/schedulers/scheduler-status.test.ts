@@ -190,6 +190,22 @@ describe('scheduler status', () => {
       .toBe('3 of 5 rooms run the major of the active version v2.0.0; the health check is replacing the others; of the older rooms, 2 rooms held by players or a matchmaker (2 allocated) are replaced once free');
   });
 
+  test('a rollout held by the health check\'s repeated failures says so, not that it is replacing rooms; one whose failed add_rooms kept its rooms is replacing them', () => {
+    const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 6 });
+    const rooms = [room('a', 'ready', 'v2.0.0'), ...['b', 'c', 'd', 'e', 'f'].map((n) => room(n, 'ready', 'v1.0.0'))];
+    const refused = 'room creation failed after 0/1 room: pods "x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=7, limited: pods=7';
+    const healthCheck = (o: Operation): Operation => ({ ...o, spec: { ...o.spec, source: 'operator', priority: true } });
+    const tries = [healthCheck(failedOp('add_rooms', 1, refused)), healthCheck(failedOp('add_rooms', 2, refused))];
+    const progressing = (ops: Operation[]) => computeSchedulerStatus(s, ops, rooms, 0, none).conditions?.find((c) => c.type === 'Progressing');
+    expect(progressing(tries)).toMatchObject({
+      status: 'True', reason: 'ReplacingRooms',
+      message: `1 of 6 rooms run the major of the active version v2.0.0; the health check replaces the others, but its add_rooms failed 2 times in a row (${refused}): it tries again once its backoff passes or something it depends on changes (the HealingHeld condition says when)`,
+    });
+    const kept = healthCheck(failedOp('add_rooms', 3, refused.replace('0/1 room', '1/2 rooms')));
+    kept.status?.executionHistory?.push({ createdAt: '', event: 'Kept 1 of the rooms created by this operation: the rolling update to v2.0.0 wants it' });
+    expect(progressing([...tries, kept])?.message).toBe('1 of 6 rooms run the major of the active version v2.0.0; the health check is replacing the others');
+  });
+
   test('reports the rollout complete once every room runs the active major, minor versions included', () => {
     const s = scheduler({ version: 'v2.1.0', versioned: 1, desired: 2 });
     const status = computeSchedulerStatus(s, [], [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.1.0')], 0, none);

@@ -22,6 +22,7 @@ import type { Condition, GameRoom, Operation, Scheduler, SchedulerState, Schedul
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { isOtherMajor } from '../rooms/domain/version-major';
 import { heldRoomsWords } from '../rooms/domain/health-plan';
+import { HEALING_DEFINITIONS, incidentOf, type Incident } from '../rooms/domain/repeated-failure';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
 import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { activeDefinition, type FindVersion } from '../../../common/src/resources/scheduler-version';
@@ -201,7 +202,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     state === 'creating' ? cond(SchedulerConditionType.Progressing, true, ConditionReason.Creating, 'no version is active yet: create_scheduler, queued or running, makes v1.0.0; its rooms follow')
       : state === 'on-error' ? cond(SchedulerConditionType.Progressing, false, ConditionReason.CreateFailed, `no version is active, so no rooms roll out: ${createEnded}`)
       : cond(SchedulerConditionType.Progressing, oldMajor > 0, oldMajor > 0 ? ConditionReason.ReplacingRooms : ConditionReason.RolloutComplete,
-        progressMessage(counts.current - oldMajor, counts.current, oldHeld, s.status?.version)),
+        progressMessage(counts.current - oldMajor, counts.current, oldHeld, s.status?.version, oldMajor > 0 ? heldBy(ops) : undefined)),
     cond(SchedulerConditionType.Degraded, stuck !== undefined || failure !== undefined,
       stuck ? ConditionReason.OperationStuck : failure ? ConditionReason.OperationFailed
         : lastDone && stoppedByDeletion(lastDone) ? ConditionReason.OperationStoppedByDeletion : ConditionReason.LastOperationDidNotFail,
@@ -240,13 +241,27 @@ function declinedSwitch(ops: readonly Operation[], versioning: Operation | undef
   return { id: sw.metadata.name as string, version, how: ENDED_WORDS[status] };
 }
 
-function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined): string {
+/**
+ * The health check's repeated failure that holds its healing back (repeated-failure.ts), if any: a
+ * rollout replaces nothing while its add_rooms or remove_rooms fails again and again. A failed
+ * add_rooms that kept the rooms it made moved the rollout on, and is no such failure.
+ */
+function heldBy(ops: readonly Operation[]): Incident | undefined {
+  return HEALING_DEFINITIONS.map((d) => incidentOf(ops, d)).find((i) => i !== undefined);
+}
+
+function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined, failing?: Incident): string {
   const active = version ?? '(none)';
   if (updated === current) return `every room (${current}) runs the major of the active version ${active}`;
   // Occupied, active and allocated older rooms are never replaced while held (DESIGN.md "Rooms
   // with players are protected"): saying only "replacing" would leave a user waiting on them.
   const total = Object.values(oldHeld).reduce((a, b) => a + b, 0);
   const held = total > 0 ? `; of the older rooms, ${heldRoomsWords(oldHeld)} ${total === 1 ? 'is' : 'are'} replaced once free` : '';
+  if (failing) {
+    const times = failing.tries === 1 ? 'once' : `${failing.tries} times in a row`;
+    return `${updated} of ${counted(current, 'room')} run the major of the active version ${active}; the health check replaces the others, but its ${failing.definitionName} failed ${times} (${failing.message}): `
+      + `it tries again once its backoff passes or something it depends on changes (the HealingHeld condition says when)${held}`;
+  }
   return `${updated} of ${counted(current, 'room')} run the major of the active version ${active}; the health check is replacing the others${held}`;
 }
 

@@ -3,7 +3,7 @@ import { silentLogger } from '../../../../common/src/logger';
 import type { OperatorDeps } from '../../deps';
 import { ExecutionContext, OperationCanceled } from '../execution';
 import { waitFor } from '../../../../test/support/wait';
-import { addRoomsDefinition, addRoomsOverLimit, creationStoppedNote, removalShortNote, removeRoomsDefinition } from './rooms';
+import { addRoomsDefinition, addRoomsOverLimit, createdRoomsKept, creationStoppedNote, removalShortNote, removeRoomsDefinition } from './rooms';
 import type { GameRoom } from '../../../../common/src/generated/resources';
 
 /**
@@ -106,6 +106,67 @@ describe('add_rooms and the replicas it changes', () => {
     expect(t.ctx.recorded.map((h) => h.event)).toContain('Kept 2 of the rooms created by this operation: the scheduler wants 9 rooms');
     expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas was not set back to 3: it is 9 now, not the 5 this operation made it, so it changed since; to undo this operation, PATCH /schedulers/s with {"roomsReplicas": 3}, or kubectl scale rks/s --replicas=3');
     await t.ctx.finish('canceled');
+  });
+});
+
+describe('createdRoomsKept: what an add_rooms rollback keeps of the rooms it made', () => {
+  it.each([
+    ['no desired count known: none', { created: 2, live: 5, desired: undefined }, 0],
+    ['a user\'s add, count restored: the rooms above it go', { created: 2, live: 5, desired: 3 }, 0],
+    ['rooms went missing meanwhile: those the count wants stay', { created: 2, live: 4, desired: 3 }, 1],
+    // 6 desired, surge 2: the rollout made 1 of 2, refused by a quota (6 old + 1 new live).
+    ['rollout refused part-way: the new room stays', { created: 1, live: 7, desired: 6, rollout: { upper: 8, newLive: 1 } }, 1],
+    ['rollout, outside it the same count keeps none', { created: 1, live: 7, desired: 6 }, 0],
+    ['rollout above its bound (9 live, 8 at most): only what fits stays', { created: 2, live: 9, desired: 6, rollout: { upper: 8, newLive: 3 } }, 1],
+    ['rollout with more new rooms than desired: the surplus goes', { created: 2, live: 7, desired: 6, rollout: { upper: 8, newLive: 7 } }, 1],
+    ['rollout: a created room already gone counts as not live', { created: 2, live: 8, desired: 6, rollout: { upper: 8, newLive: 2 } }, 2],
+  ])('%s', (_case, a, kept) => {
+    expect(createdRoomsKept(a)).toBe(kept);
+  });
+});
+
+describe('a rolling update\'s add_rooms refused part-way (a ResourceQuota)', () => {
+  const room = (name: string, version: string): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name, namespace: 's', creationTimestamp: new Date() as unknown as string }, spec: { scheduler: 's', version }, status: { status: 'ready' },
+  } as unknown as GameRoom);
+
+  function rollout(news: string[]) {
+    const deleted: string[] = [];
+    const fleet = [...['o1', 'o2', 'o3', 'o4', 'o5', 'o6'].map((n) => room(n, 'v1.0.0')), ...news.map((n) => room(n, 'v2.0.0'))];
+    const t = setup({ roomInitTimeout: 60_000, roomPingTimeout: 60_000, roomDeletionTimeout: 60_000 }, { rooms: fleet, deleteGameRoom: (name) => { deleted.push(name); return Promise.resolve(); } });
+    t.cached.current = { ...t.latest(), spec: { ...t.latest().spec, roomsReplicas: 6, maxSurge: '25%' }, status: { ...t.latest().status, version: 'v2.0.0' } };
+    // The health check's own add_rooms: no roomsReplicas moved.
+    t.ctx.op.spec.priority = true;
+    t.ctx.op.spec.source = 'operator';
+    t.ctx.state.createCount = 2;
+    t.ctx.state.creationFailure = 'pods "n2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=7, limited: pods=7';
+    return { t, deleted };
+  }
+
+  it('keeps the room it made (within desired + surge) and says how many, why, and the refusal', async () => {
+    const { t, deleted } = rollout(['n1']);
+    t.ctx.state.createdRooms = ['n1'];
+    await addRoomsDefinition.rollback?.(t.ctx);
+    expect(deleted).toEqual([]);
+    expect(t.ctx.recorded.map((h) => h.event)).toEqual([
+      'Kept 1 of the rooms created by this operation: the rolling update to v2.0.0 wants it: the scheduler has 7 rooms of the 8 the rollout allows (6 desired + surge 2), 1 of the 6 desired on v2.0.0\'s major; '
+      + 'the health check removes older rooms for it, then adds the next batch; the other 1 could not be created (pods "n2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=7, limited: pods=7)',
+    ]);
+    await t.ctx.finish('error');
+  });
+
+  it('never keeps more than the bound: above desired + surge the newest it made are deleted', async () => {
+    // Another new room appeared meanwhile: 6 old + 3 new = 9 live, 8 at most.
+    const { t, deleted } = rollout(['n0', 'n1', 'n2']);
+    t.ctx.state.createdRooms = ['n1', 'n2'];
+    t.ctx.state.creationFailure = undefined;
+    await addRoomsDefinition.rollback?.(t.ctx);
+    expect(deleted).toEqual(['n2']);
+    expect(t.ctx.recorded.map((h) => h.event)).toEqual([
+      'Deleted the 1 room created by this operation',
+      'Kept 1 of the rooms created by this operation: the rolling update to v2.0.0 wants it: the scheduler has 8 rooms of the 8 the rollout allows (6 desired + surge 2), 2 of the 6 desired on v2.0.0\'s major; the health check removes older rooms for it, then adds the next batch',
+    ]);
+    await t.ctx.finish('error');
   });
 });
 

@@ -18,7 +18,7 @@ import { RoomManager, type RoomRemovalById } from '../../rooms/room-manager';
 import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import { SchedulerBeingDeleted, type ExecutionContext, type HandOver, type OperationDefinition } from '../execution';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
-import { instanceFromPod, isServing } from '../../../../common/src/rooms/room-status';
+import { instanceFromPod, isServing, roomsMaxMatches } from '../../../../common/src/rooms/room-status';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
@@ -29,6 +29,11 @@ import { activeDefinition, type FindVersion } from '../../../../common/src/resou
 import { cachedVersions, type OperatorDeps } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';
 import { cancelAsked } from '../queue-plan';
+import { keptCreatedLine } from '../operation-ending';
+import { rolloutBounds } from '../../rooms/domain/health-plan';
+import { isOtherMajor } from '../../rooms/domain/version-major';
+import { summarizeFleet } from '../../rooms/domain/fleet-summary';
+import { desiredRooms } from '../../rooms/domain/desired-count';
 
 /**
  * A user's add-rooms or remove-rooms (not the operator's own healing) changes how many rooms the
@@ -248,6 +253,8 @@ export const addRoomsDefinition: OperationDefinition = {
       },
     });
     ctx.state.createdRooms = result.created;
+    ctx.state.createCount = count;
+    if (result.failure) ctx.state.creationFailure = result.failure;
     stopIfCanceled(ctx, creationStoppedNote(ctx.cancelCause, result.created.length, count, result.inFlightAtAbort ?? 0));
     if (result.failure) throw new Error(`room creation failed after ${result.created.length}/${counted(count, 'room')}: ${result.failure}`);
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
@@ -258,7 +265,8 @@ export const addRoomsDefinition: OperationDefinition = {
     await restoreCount(ctx);
     // The rooms created so far are deleted (the spec), except those the scheduler wants anyway:
     // the desired count decides, not the operation's list (a health-check add_rooms keeps its
-    // rooms; a user's, after roomsReplicas is restored, keeps none unless rooms went missing).
+    // rooms; a user's, after roomsReplicas is restored, keeps none unless rooms went missing). A
+    // rolling update's add_rooms keeps its new rooms up to the rollout's bound (createdRoomsKept).
     const created = (ctx.state.createdRooms as string[] | undefined) ?? [];
     if (created.length === 0) return;
     const rooms = new RoomManager(ctx.deps);
@@ -266,17 +274,29 @@ export const addRoomsDefinition: OperationDefinition = {
     for (const until = ctx.deps.now() + 10_000; ctx.deps.expectations && !ctx.deps.expectations.satisfied(ctx.schedulerName) && ctx.deps.now() < until;) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    const live = rooms.liveCount(ctx.schedulerName);
-    const desired = desiredAfterRollback(ctx);
-    const surplus = desired === undefined ? created.length : Math.min(created.length, Math.max(0, live - desired));
+    const rollout = rolloutBound(ctx, rooms);
+    const live = rollout ? rollout.available : rooms.liveCount(ctx.schedulerName);
+    const desired = rollout ? rollout.desired : desiredAfterRollback(ctx);
+    const kept = createdRoomsKept({ created: created.length, live, desired, rollout });
+    const surplus = created.length - kept;
     let deleted = 0;
     for (const id of [...created].reverse().slice(0, surplus)) {
       if ((await rooms.deleteRoomReporting(ctx.schedulerName, id, undefined, 'Background')) === 'deleted') deleted++;
     }
     const gone = surplus - deleted;
-    const kept = created.length - surplus;
     if (surplus > 0) ctx.event(`Deleted the ${counted(deleted, 'room')} created by this operation${gone > 0 ? ` (${gone} ${gone === 1 ? 'was' : 'were'} already gone)` : ''}`);
-    if (kept > 0) ctx.event(`Kept ${kept} of the rooms created by this operation: the scheduler wants ${desired === undefined ? '? rooms' : counted(desired, 'room')}`);
+    if (kept === 0) return;
+    if (!rollout) {
+      ctx.event(keptCreatedLine(kept, `the scheduler wants ${desired === undefined ? '? rooms' : counted(desired, 'room')}`));
+      return;
+    }
+    // The refusal is in the failure line above; said again here with what the kept rooms are for.
+    const asked = ctx.state.createCount as number | undefined;
+    const failure = ctx.state.creationFailure as string | undefined;
+    const refused = failure !== undefined && asked !== undefined && asked > created.length ? `; the other ${asked - created.length} could not be created (${failure})` : '';
+    const them = kept === 1 ? 'it' : 'them';
+    const left = live - deleted;
+    ctx.event(keptCreatedLine(kept, `the rolling update to ${rollout.version} wants ${them}: the scheduler has ${counted(left, 'room')} of the ${rollout.upper} the rollout allows (${rollout.desired} desired + surge ${rollout.surge}), ${rollout.newLive - deleted} of the ${rollout.desired} desired on ${rollout.version}'s major; the health check removes older rooms for ${them}, then adds the next batch${refused}`));
   },
 
   undoStuckCancel,
@@ -354,6 +374,55 @@ function desiredAfterRollback(ctx: ExecutionContext): number | undefined {
   const left = ctx.state.countLeft as number | undefined;
   const restored = ctx.state.replicasBefore as number | undefined;
   return left ?? restored ?? s.spec.roomsReplicas;
+}
+
+/**
+ * How many of the rooms an add_rooms created its rollback keeps: those the fleet wants anyway, so
+ * the desired count decides, not the operation's list (issue 19). `live`: the scheduler's rooms now,
+ * the created ones that are still there among them; `desired`: its desired count after the
+ * rollback (none known: none kept). During a rolling update (`rollout`), the health check's
+ * add_rooms makes rooms of the active major that replace older ones: they are wanted up to the
+ * rollout's bound, `upper` rooms in all (desired + surge) and `desired` rooms of the active major
+ * (`newLive`), never above either. So a rollout whose add_rooms was refused part-way (a
+ * ResourceQuota, say) keeps the rooms it made and moves on a batch at a time.
+ */
+export function createdRoomsKept(a: { created: number; live: number; desired: number | undefined; rollout?: { upper: number; newLive: number } }): number {
+  if (a.desired === undefined) return 0;
+  const above = a.rollout ? Math.max(a.live - a.rollout.upper, a.rollout.newLive - a.desired) : a.live - a.desired;
+  return a.created - Math.min(a.created, Math.max(0, above));
+}
+
+/**
+ * The rolling update's bound, when the health check's own add_rooms rolls back while rooms of
+ * another major than the active version are available, counted as the health check counts it
+ * (health-controller.ts, health-plan.ts): its available rooms (`available`: not expired, not
+ * terminating, the ones just made included) and those of the active major (`newLive`); `desired`,
+ * the count before the downscale gate that a rolling update sizes its batches on; surge =
+ * upper as the health check bounds it (rolloutBounds: desired + the active version's maxSurge,
+ * capped at autoscaling.max, one room always allowed to surge). Undefined outside a
+ * rolling update, and for a user's add_rooms.
+ */
+function rolloutBound(ctx: ExecutionContext, rooms: RoomManager): { version: string; desired: number; surge: number; upper: number; available: number; newLive: number } | undefined {
+  const name = ctx.schedulerName;
+  const s = ctx.deps.caches.schedulers.get(name);
+  const activeVersion = s?.status?.version;
+  if (!ctx.op.spec.priority || !s || !activeVersion) return undefined;
+  const now = ctx.deps.now();
+  const config = ctx.deps.config;
+  const findVersion = cachedVersions(ctx.deps.caches);
+  const maxMatches = roomsMaxMatches(s, findVersion);
+  const summary = summarizeFleet(rooms.views(name), now, { initTimeoutMs: config.roomInitTimeout, pingTimeoutMs: config.roomPingTimeout, deletionTimeoutMs: config.roomDeletionTimeout }, maxMatches);
+  const available = summary.available;
+  const newLive = available.filter((r) => !isOtherMajor(r.version, { activeVersion })).length;
+  if (newLive === available.length) return undefined;
+  const { maxSurge, autoscaling } = activeDefinition(s, findVersion);
+  const decision = desiredRooms({
+    roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length, now, maxMatches,
+    lastDownscaleAt: Date.parse(s.status?.autoscaling?.lastDownscaleAt ?? '') || undefined, maxRooms: config.maxRoomsPerScheduler, lastDesired: s.status?.autoscaling?.desired,
+  });
+  const desired = decision.target;
+  const { surge, upper } = rolloutBounds(maxSurge, desired, autoscaling?.enabled === true && autoscaling.max >= 0 ? autoscaling.max : undefined);
+  return { version: activeVersion, desired, surge, upper, available: available.length, newLive };
 }
 
 export const removeRoomsDefinition: OperationDefinition = {

@@ -119,12 +119,7 @@ function rollingUpdatePlan(
   removalOptions: RemovalOptions,
 ): Omit<HealthPlan, 'expired' | 'available' | 'counts'> {
   const available = rooms.length;
-  const surge = computeMaxSurge(input.maxSurge, desired);
-  // Capped at the autoscaling max, except that one room may always surge (else no progress):
-  // the fleet never exceeds max + 1 during an update.
-  const max = input.autoscalingMax;
-  const cap = max !== undefined && max >= 0 ? Math.max(max, Math.min(desired, max) + 1) : Number.POSITIVE_INFINITY;
-  const upper = Math.min(desired + surge, cap);
+  const { surge, upper } = rolloutBounds(input.maxSurge, desired, input.autoscalingMax);
 
   const serving = rooms.filter((r) => r.status === 'ready' || r.status === 'occupied' || r.status === 'allocated' || r.status === 'active').length;
   // An old room whose pod is not ready but whose game server says players are in it is neither
@@ -213,6 +208,17 @@ function count(n: number): number {
  * Maestro's `ComputeMaxSurge`: "N" or N -> N; "N%" -> ceil(N/100 × desired); a result <= 0 or an
  * unreadable value -> 1.
  */
+/**
+ * A rolling update's surge and upper bound of rooms for `desired` rooms: desired + maxSurge,
+ * capped at the autoscaling max, except that one room may always surge (else no progress): the
+ * fleet never exceeds max + 1 during an update.
+ */
+export function rolloutBounds(maxSurge: number | string | undefined, desired: number, autoscalingMax: number | undefined): { surge: number; upper: number } {
+  const surge = computeMaxSurge(maxSurge, desired);
+  const cap = autoscalingMax !== undefined && autoscalingMax >= 0 ? Math.max(autoscalingMax, Math.min(desired, autoscalingMax) + 1) : Number.POSITIVE_INFINITY;
+  return { surge, upper: Math.min(desired + surge, cap) };
+}
+
 export function computeMaxSurge(maxSurge: number | string | undefined, desired: number): number {
   let surge = Number.NaN;
   if (typeof maxSurge === 'number') {

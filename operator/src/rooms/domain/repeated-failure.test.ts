@@ -54,6 +54,25 @@ describe('decideRetry', () => {
     expect(isTransientFailure('namespaces "s" not found')).toBe(false);
   });
 
+  test('an add_rooms that failed but kept rooms it made moved the fleet on: the next try is made at once, and a failure after it starts a new incident', () => {
+    const refused = 'Operation execution failed: room creation failed after 1/2 rooms: pods "r" is forbidden: exceeded quota: q, requested: pods=1, used: pods=7, limited: pods=7';
+    const failedAfter = (o: Operation, kept: number | undefined): Operation => {
+      o.status!.executionHistory = [{ createdAt: '', event: refused }, ...(kept === undefined ? [] : [{ createdAt: '', event: `Kept ${kept} of the rooms created by this operation: the rolling update to v2.0.0 wants it` }])];
+      return o;
+    };
+    // A minute-long backoff (try 9) behind it, then a try that kept 1 room: no wait.
+    const earlier = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => failedAfter(op('add_rooms', 'error', (40 - n) * S, { attempt: n }), undefined));
+    const kept = failedAfter(op('add_rooms', 'error', 100, { attempt: 9 }), 1);
+    expect(incidentOf([...earlier, kept], 'add_rooms')).toBeUndefined();
+    expect(decideRetry({ ops: [...earlier, kept], definitionName: 'add_rooms', fingerprint: 'fp', now: NOW })).toEqual({ action: 'enqueue', attempt: 1, reason: 'first' });
+    // The next try made none: an incident of 1 try, backed off 1 s, not a minute.
+    const none = failedAfter(op('add_rooms', 'error', 50, { attempt: 1 }), undefined);
+    const incident = incidentOf([...earlier, kept, none], 'add_rooms');
+    expect(incident?.tries).toBe(1);
+    expect(incident?.failed.map((o) => o.metadata.name)).toEqual([none.metadata.name]);
+    expect(decideRetry({ ops: [...earlier, kept, none], definitionName: 'add_rooms', fingerprint: 'fp', now: NOW })).toMatchObject({ action: 'wait', retryAt: NOW - 50 + S });
+  });
+
   test('the backoff doubles from one second up to a minute', () => {
     expect([1, 2, 3, 4, 6, 7, 20].map((n) => backoffMs(n) / S)).toEqual([1, 2, 4, 8, 32, 60, 60]);
   });

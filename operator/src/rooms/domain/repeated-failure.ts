@@ -4,7 +4,9 @@
  * the health check saw when it enqueued them (namespace, active version, spec generation, nodes).
  * From those objects alone — not from memory, so a new leader reads the same story — this decides
  * whether another operation of the same definition may be enqueued now:
- *  - no incident (the last one of that definition did not fail): yes, try 1;
+ *  - no incident (the last one of that definition did not fail, or failed after it changed the
+ *    fleet: an add_rooms whose rollback kept rooms it made, e.g. a rollout refused part-way by a
+ *    ResourceQuota): yes, try 1;
  *  - something changed since the last failed try (another fingerprint): yes, try 1 of a new incident;
  *  - otherwise once the backoff after the last try has passed (base * 2^(tries-1), capped at a
  *    minute, at a few seconds when the API server caused the failure): the next try.
@@ -14,7 +16,7 @@
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
 import { exponentialBackoff } from '../../../../common/src/runtime/backoff';
-import { failureCause } from '../../operations/operation-ending';
+import { failureCause, keptCreatedRooms } from '../../operations/operation-ending';
 
 /** The operations the health check enqueues (and whose repeated failures it holds back). */
 export const HEALING_DEFINITIONS = ['add_rooms', 'remove_rooms'] as const;
@@ -59,8 +61,19 @@ function attemptOf(op: Operation): number | undefined {
 }
 
 /**
+ * Whether an operation that ended in error still moved the fleet on: its rollback kept rooms it had
+ * made (the scheduler, or its rolling update, wants them). What the next try meets is not what this
+ * one met, so it is no repeat of the failure: the try after it is made at once, and a failure after
+ * it starts a new incident (a rollout held by a quota moves on a batch at a time, not once a minute).
+ */
+function movedTheFleet(op: Operation): boolean {
+  return op.spec.definitionName === 'add_rooms' && keptCreatedRooms(op) > 0;
+}
+
+/**
  * The ongoing incident of one definition: the health check's operations of that definition that
- * ended in error since the last one that did not. Undefined when the latest one did not fail.
+ * ended in error since the last one that did not, or that failed but moved the fleet on
+ * (`movedTheFleet`). Undefined when the latest one did not fail, or moved the fleet on.
  */
 export function incidentOf(ops: readonly Operation[], definitionName: string): Incident | undefined {
   const mine = ops
@@ -69,7 +82,7 @@ export function incidentOf(ops: readonly Operation[], definitionName: string): I
   const failed: Operation[] = [];
   for (let i = mine.length - 1; i >= 0; i--) {
     const op = mine[i] as Operation;
-    if (op.status?.status !== 'error') break;
+    if (op.status?.status !== 'error' || movedTheFleet(op)) break;
     failed.unshift(op);
   }
   const last = failed[failed.length - 1];
