@@ -161,6 +161,18 @@ describe('scheduler status', () => {
     expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none).conditions?.find((c) => c.type === 'Ready')?.message).toBe(message);
   });
 
+  test('Ready\'s message, while rooms are missing, says why most pending rooms wait (their pods\' reason) and where each room\'s is', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 3 });
+    const unschedulable = 'Unschedulable: 0/3 nodes are available: 3 node(s) didn\'t match Pod\'s node affinity/selector.';
+    const pending = (name: string, reason: string) => { const r = room(name, 'pending'); r.status = { ...r.status, reason }; return r; };
+    const rooms = [pending('a', unschedulable), pending('b', unschedulable), pending('c', 'ContainerCreating')];
+    expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none).conditions?.find((c) => c.type === 'Ready')?.message)
+      .toBe(`0 of 3 rooms ready, allocated, active or occupied; state in-sync; 2 rooms are pending: ${unschedulable} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n s)`);
+    // Enough rooms serve: nothing more said.
+    expect(computeSchedulerStatus(scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 }), [op('create_scheduler', 'finished')], [room('r', 'ready'), pending('a', unschedulable)], 0, none)
+      .conditions?.find((c) => c.type === 'Ready')?.message).toBe('1 of 1 room ready, allocated, active or occupied; state in-sync');
+  });
+
   test('counts rooms by status and version, leaving validation rooms out', () => {
     const s = scheduler({ version: 'v2.0.0', versioned: 1, desired: 3 });
     const rooms = [room('a', 'ready', 'v2.0.0'), room('b', 'occupied', 'v2.0.0'), room('c', 'ready', 'v1.0.0'),

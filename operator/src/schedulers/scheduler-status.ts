@@ -117,11 +117,15 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
   const byVersion: Record<string, number> = {};
   // Rooms a rolling update never replaces while they are held: by version, then by status.
   const heldByVersion: Record<string, Record<string, number>> = {};
+  /** Why pending rooms wait (their GameRooms' status.reason: `Unschedulable: 0/3 nodes are available: …`), by how many. */
+  const pendingWhy = new Map<string, number>();
   for (const room of rooms) {
     if (room.spec.validation) continue;
     const st = room.metadata.deletionTimestamp ? 'terminating' : countedStatus(room.status) ?? 'pending';
     if (st === 'terminated') continue;
     if (st in counts) counts[st as keyof typeof counts]++;
+    const why = st === 'pending' ? room.status?.reason : undefined;
+    if (why) pendingWhy.set(why, (pendingWhy.get(why) ?? 0) + 1);
     if (st !== 'terminating') {
       counts.current++;
       counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
@@ -182,7 +186,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     // says the rooms are enough, so `kubectl wait --for=condition=Ready` must not pass on 0 rooms.
     cond(SchedulerConditionType.Ready, state === 'in-sync' && desired !== undefined && ready >= desired,
       state === 'in-sync' ? (desired !== undefined && ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${servingCount(ready, desired)} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}`),
+      `${servingCount(ready, desired)} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}${desired !== undefined && ready < desired ? pendingWords(pendingWhy, s.metadata.name as string) : ''}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
@@ -248,6 +252,19 @@ function declinedSwitch(ops: readonly Operation[], versioning: Operation | undef
  */
 function heldBy(ops: readonly Operation[]): Incident | undefined {
   return HEALING_DEFINITIONS.map((d) => incidentOf(ops, d)).find((i) => i !== undefined);
+}
+
+/**
+ * Why rooms wait, for the Ready condition while rooms are missing: the reason most pending rooms
+ * give (their pod's own, e.g. the scheduler's `Unschedulable: 0/3 nodes are available: 3 node(s)
+ * didn't match Pod's node affinity/selector.`), and where each room's is read.
+ */
+function pendingWords(pendingWhy: ReadonlyMap<string, number>, scheduler: string): string {
+  let top: [string, number] | undefined;
+  for (const e of pendingWhy) if (!top || e[1] > top[1]) top = e;
+  if (!top) return '';
+  const rooms = top[1] === 1 ? '1 room is pending' : `${top[1]} rooms are pending`;
+  return `; ${rooms}: ${top[0]} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n ${scheduler})`;
 }
 
 function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined, failing?: Incident): string {
