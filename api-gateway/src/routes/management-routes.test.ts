@@ -1079,6 +1079,16 @@ describe('reads', () => {
     expect((await api().get('/schedulers/failed/versions').set('Authorization', AUTH)).body).toEqual({ versions: [] });
   });
 
+  it('answers the same definition sent again to a scheduler whose creation failed with 409 saying how to try the creation again, writing nothing', async () => {
+    t.store.seedScheduler('failed', validSpec(), { state: 'on-error' });
+    delete t.store.schedulers.get('failed')!.status!.version;
+    const writes = t.store.writes.length;
+    const res = await api().post('/schedulers/failed').set('Authorization', AUTH).send({ name: 'failed', ...validSpec() });
+    expect(res.status).toBe(409);
+    expect(res.body.message).toBe('no change found to scheduler failed: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/failed) and create it again with this definition, or send a definition that changes a field');
+    expect(t.store.writes).toHaveLength(writes);
+  });
+
   it('lists versions newest first', async () => {
     t.store.seedScheduler('a', validSpec(), { version: 'v1.1.0' });
     t.store.seedVersion('a', 'v1.1.0', validSpec(), '2026-01-02T00:00:00.000Z');

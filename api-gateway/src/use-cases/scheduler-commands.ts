@@ -366,7 +366,10 @@ export class SchedulerCommands {
         // The spec already holds it, but its version change was refused (canceled, failed, its
         // operation deleted): sent again, it is tried again, as Maestro makes a version of it anew.
         if (refused && classifyChange(refused.definition, spec) !== 'none') return this.tryAgain(current, refused.lastAttempt, spec);
-        throw new ConflictError(`no change found to scheduler ${name}`);
+        // A scheduler whose creation failed (no version): the same definition makes no new generation, so nothing would try it again.
+        const neverCreated = current.status?.state === 'on-error' && current.status.version === undefined
+          ? `: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/${name}) and create it again with this definition, or send a definition that changes a field` : '';
+        throw new ConflictError(`no change found to scheduler ${name}${neverCreated}`);
       }
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);

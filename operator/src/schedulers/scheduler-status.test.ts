@@ -321,6 +321,16 @@ describe('scheduler status', () => {
     expect(degraded).toMatchObject({ status: 'True', reason: 'OperationFailed', message });
   });
 
+  test('Degraded True of a creation that failed (no version) says how to create the scheduler again: a same definition sent again is no change', () => {
+    const s = scheduler({ version: undefined, versioned: 1 });
+    s.status = { ...s.status, state: 'on-error' };
+    delete s.status.version;
+    const failure = failedOp('create_scheduler', 1, 'pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0');
+    const degraded = (computeSchedulerStatus(s, [failure], [], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
+    expect(degraded?.message).toBe('operation create_scheduler-1 (create_scheduler) failed: pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0; no version was made (kubectl get rkop create_scheduler-1 -o yaml shows its history). '
+      + 'Once its cause is fixed, create the scheduler again: change its spec (a new generation: PATCH /schedulers/s, kubectl edit), or delete it and create it again with the same definition (the same definition sent again is no change)');
+  });
+
   test('Degraded quotes at most 400 characters of a cause', () => {
     const degraded = (computeSchedulerStatus(synced(), [failedOp('add_rooms', 2, 'x'.repeat(1000))], [room('a', 'ready')], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
     expect(degraded?.message).toContain(`failed: ${'x'.repeat(400)}…; kubectl get rkop`);

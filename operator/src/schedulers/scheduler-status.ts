@@ -346,7 +346,9 @@ function failedMessage(op: Operation, activeVersion: string | undefined): string
     ? `the change was not applied and the active version ${active} still serves (${history}): fix the spec and apply it again, or set it back to that version's`
     : op.spec.definitionName === 'switch_active_version'
       ? `the active version ${active} still serves (${history}): switch to a version that exists and can run`
-      : `${history}; this clears once a later operation of the scheduler ends without failing`;
+      : op.spec.definitionName === 'create_scheduler' && activeVersion === undefined
+        ? `no version was made (${history}). Once its cause is fixed, create the scheduler again: change its spec (a new generation: PATCH /schedulers/${op.spec.schedulerName}, kubectl edit), or delete it and create it again with the same definition (the same definition sent again is no change)`
+        : `${history}; this clears once a later operation of the scheduler ends without failing`;
   return `operation ${name} (${op.spec.definitionName}) failed${why}; ${next}`;
 }
 
