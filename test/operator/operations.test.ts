@@ -553,7 +553,7 @@ describe('rollbacks (spec: "Moves that are shown")', () => {
     const attempts = events.filter((e) => /^\dº Attempt/.test(e));
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatch(/^1º Attempt: the validation room could not be created: 403 /);
-    expect(events).toContainEqual(expect.stringMatching(/^Operation execution failed: validation failed: the validation room could not be created: 403 .*; fix what it names \(the spec, or a ResourceQuota, LimitRange or admission policy of namespace rb-refused\), then send the change again; the active version keeps running$/));
+    expect(events).toContainEqual(expect.stringMatching(/^Operation execution failed: validation failed: the validation room could not be created: 403 .*; fix what it names \(the spec; a ResourceQuota, LimitRange or admission policy of namespace rb-refused; or what the operator sets on every room pod: runAsNonRoot by ROOMKEEPER_ROOM_RUN_AS_NON_ROOT, the namespace's Pod Security labels by ROOMKEEPER_ROOM_NAMESPACE_PSA_\*\), then send the change again; the active version keeps running$/));
     expect((await stack.api.listSchedulerVersions('rb-refused')).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
     expect((await stack.api.listGameRooms('rb-refused')).items.filter((r) => r.spec.validation)).toEqual([]);
   });

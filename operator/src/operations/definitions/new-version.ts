@@ -11,7 +11,7 @@ import { newOperationId, newVersionOperationId } from '../../../../common/src/op
 import { switchEnqueuedLine } from '../../../../common/src/operations/refused-spec';
 import { CREATED_BY_OPERATION_ANNOTATION } from '../../../../common/src/resources/labels';
 import { classifyChange, describeChange, unusedRoomsReplicas } from '../../../../common/src/resources/scheduler-change';
-import { describeApiError, isApiUnavailable, retryTransient } from '../../../../common/src/kube/clients';
+import { describeApiError, isApiUnavailable, isNamespaceTerminating, retryTransient } from '../../../../common/src/kube/clients';
 import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
@@ -206,7 +206,10 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       // made, and the history says it was the validation room.
       const why = `the validation room could not be created: ${describeApiError(err)}`;
       ctx.event(`${attempt}º Attempt: ${why}`);
-      throw new Error(`validation failed: ${why}; fix what it names (the spec, or a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}), then send the change again; the active version keeps running`, { cause: err });
+      const fix = isNamespaceTerminating(err)
+        ? `namespace ${ctx.schedulerName} is being deleted (kubectl delete namespace, or the scheduler's deletion): once the operator has made it again (the Scheduler's NamespaceReady condition), send the change again`
+        : `fix what it names (the spec; a ResourceQuota, LimitRange or admission policy of namespace ${ctx.schedulerName}; or what the operator sets on every room pod: runAsNonRoot by ROOMKEEPER_ROOM_RUN_AS_NON_ROOT, the namespace's Pod Security labels by ROOMKEEPER_ROOM_NAMESPACE_PSA_*), then send the change again`;
+      throw new Error(`validation failed: ${why}; ${fix}; the active version keeps running`, { cause: err });
     }
     ctx.state.validationRoom = room;
     let last: GameRoomStatus | undefined;
