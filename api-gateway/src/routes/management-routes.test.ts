@@ -1085,7 +1085,7 @@ describe('reads', () => {
     const writes = t.store.writes.length;
     const res = await api().post('/schedulers/failed').set('Authorization', AUTH).send({ name: 'failed', ...validSpec() });
     expect(res.status).toBe(409);
-    expect(res.body.message).toBe('no change found to scheduler failed: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/failed) and create it again with this definition, or send a definition that changes a field');
+    expect((res.body as { message: string }).message).toBe('no change found to scheduler failed: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/failed) and create it again with this definition, or send a definition that changes a field');
     expect(t.store.writes).toHaveLength(writes);
   });
 

@@ -1,4 +1,6 @@
-import type { GameRoom } from '../../../common/src/generated/resources';
+import type { GameRoom, Scheduler } from '../../../common/src/generated/resources';
+import { silentLogger } from '../../../common/src/logger';
+import { schedulerObject } from '../../../test/support/scheduler-object';
 import type { OperatorDeps } from '../deps';
 import { RoomExpectations } from './expectations';
 import { deletionStartedAt, RoomManager, toView } from './room-manager';
@@ -53,6 +55,27 @@ describe('deletionStartedAt', () => {
     expect(toView(base, pod('False'), new Map(), Infinity, node('Unknown')).notReadySince).toBeUndefined();
     expect(toView(base, pod('False'), new Map()).notReadySince).toBeUndefined();
     expect(toView(base, pod('True'), new Map(), Infinity, node('True')).notReadySince).toBeUndefined();
+  });
+});
+
+describe('createRooms', () => {
+  it('says, when the scheduler\'s namespace is being deleted, that the operator makes it again (NamespaceReady), not only the API server\'s 403', async () => {
+    const terminating = Object.assign(new Error('forbidden'), {
+      code: 403,
+      body: JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: 'gamerooms.roomkeeper.io "s-abcde" is forbidden: unable to create new content in namespace s because it is being terminated', details: { causes: [{ reason: 'NamespaceTerminating' }] } }),
+    });
+    const deps = {
+      api: { createGameRoom: () => Promise.reject(terminating) },
+      caches: { pods: { list: () => [] } },
+      expectations: new RoomExpectations(() => 0),
+      config: { addRoomsConcurrency: 2, roomsApiUrl: '', maestroEnv: false },
+      logger: silentLogger(),
+      now: () => 0,
+    } as unknown as OperatorDeps;
+    const scheduler = schedulerObject('s') as unknown as Scheduler;
+    const result = await new RoomManager(deps).createRooms({ scheduler, version: 'v1.0.0', definition: scheduler.spec, count: 3 });
+    expect(result.created).toEqual([]);
+    expect(result.failure).toMatch(/because it is being terminated.* \(namespace s is being deleted: the operator makes it again once it is gone, as the Scheduler's NamespaceReady condition says\)$/);
   });
 });
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, Scheduler, SchedulerSpec } from '../../../common/src/generated/resources';
-import { apiStatus, describeApiError, isJsonPatchNotApplied, isServiceAccountMissing, retryTransient } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, isNamespaceTerminating, isServiceAccountMissing, retryTransient } from '../../../common/src/kube/clients';
 import type { DeletePreconditions } from '../../../common/src/kube/roomkeeper-api';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { API_VERSION } from '../../../common/src/resources/api-group';
@@ -106,7 +106,10 @@ export class RoomManager {
           created.push(name);
           req.onCreated?.(name, created.length);
         } catch (err) {
-          failure ??= describeApiError(err);
+          // A namespace being deleted refuses every room: say so, and when to ask again.
+          failure ??= isNamespaceTerminating(err)
+            ? `${describeApiError(err)} (namespace ${req.scheduler.metadata.name as string} is being deleted: the operator makes it again once it is gone, as the Scheduler's NamespaceReady condition says)`
+            : describeApiError(err);
         } finally {
           inFlight--;
         }
