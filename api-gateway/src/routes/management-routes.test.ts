@@ -1079,14 +1079,34 @@ describe('reads', () => {
     expect((await api().get('/schedulers/failed/versions').set('Authorization', AUTH)).body).toEqual({ versions: [] });
   });
 
-  it('answers the same definition sent again to a scheduler whose creation failed with 409 saying how to try the creation again, writing nothing', async () => {
-    t.store.seedScheduler('failed', validSpec(), { state: 'on-error' });
-    delete t.store.schedulers.get('failed')!.status!.version;
-    const writes = t.store.writes.length;
-    const res = await api().post('/schedulers/failed').set('Authorization', AUTH).send({ name: 'failed', ...validSpec() });
-    expect(res.status).toBe(409);
-    expect((res.body as { message: string }).message).toBe('no change found to scheduler failed: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/failed) and create it again with this definition, or send a definition that changes a field');
-    expect(t.store.writes).toHaveLength(writes);
+  describe('the same definition sent again to a scheduler whose creation failed (no version)', () => {
+    const failedCreate = (cause: string) => {
+      const s = t.store.seedScheduler('failed', validSpec(), { state: 'on-error' });
+      delete s.status!.version;
+      const firstId = createSchedulerOperationId(s.metadata.uid!, 1);
+      t.store.seedOperation(firstId, { schedulerName: 'failed', definitionName: 'create_scheduler' }, {
+        status: 'error', finishedAt: '2026-01-01T00:00:00.000Z', executionHistory: [{ createdAt: '2026-01-01T00:00:00.000Z', event: `Operation execution failed: ${cause}` }],
+      });
+      return firstId;
+    };
+
+    it('enqueues the next create_scheduler attempt at once when the cluster refused the creation (a ResourceQuota), and answers its id', async () => {
+      const firstId = failedCreate('room creation failed after 0/2 rooms: 403 Forbidden: pods "failed-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0');
+      const res = await api().post('/schedulers/failed').set('Authorization', AUTH).send({ name: 'failed', ...validSpec() });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ operationId: nextAttemptId(firstId) });
+      const op = t.store.operations.get(nextAttemptId(firstId));
+      expect(op?.spec).toMatchObject({ definitionName: 'create_scheduler', source: 'api', input: { attempt: 2, previousAttempt: firstId } });
+    });
+
+    it('answers 409 saying how to try the creation again when it failed for another reason (the definition\'s), writing nothing', async () => {
+      failedCreate('422 Unprocessable Entity: Pod "failed-x" is invalid: spec.containers[0].image: Required value');
+      const writes = t.store.writes.length;
+      const res = await api().post('/schedulers/failed').set('Authorization', AUTH).send({ name: 'failed', ...validSpec() });
+      expect(res.status).toBe(409);
+      expect((res.body as { message: string }).message).toBe('no change found to scheduler failed: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/failed) and create it again with this definition, or send a definition that changes a field');
+      expect(t.store.writes).toHaveLength(writes);
+    });
   });
 
   it('lists versions newest first', async () => {

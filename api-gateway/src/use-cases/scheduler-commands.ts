@@ -238,6 +238,30 @@ export class SchedulerCommands {
     return decision.id;
   }
 
+  /**
+   * The same definition sent again to a scheduler whose creation the cluster refused (a
+   * ResourceQuota, a policy: attempts.ts): the next create_scheduler attempt, enqueued now (the
+   * one the operator enqueues after its backoff, same id and input), and its id. Undefined when
+   * the creation failed for another reason (the definition's: only a change repairs it).
+   */
+  private async createAgain(s: Scheduler): Promise<string | undefined> {
+    const name = s.metadata.name ?? '';
+    const firstId = createSchedulerOperationId(s.metadata.uid ?? name, s.metadata.generation ?? 1);
+    const ops = await this.deps.operations.listOperations(name);
+    const decision = nextAttempt(ops, { definitionName: OperationDefinition.CreateScheduler, firstId, input: { ...schedulerDefinitionInput(name, s.spec) } });
+    if (decision.action === 'none') {
+      const latest = ops.find((op) => op.metadata.name === decision.latest);
+      return latest && ['pending', 'in_progress'].includes(latest.status?.status ?? 'pending') ? decision.latest : undefined;
+    }
+    try {
+      await this.enqueue(decision.id, name, OperationDefinition.CreateScheduler, decision.input);
+    } catch (err) {
+      if (!(err instanceof StoreAlreadyExistsError)) throw err; // sent twice at once: the first one enqueued it
+    }
+    this.deps.logger.info('scheduler creation refused by the cluster asked again; enqueued another attempt', { scheduler: name, operationId: decision.id, previousAttempt: decision.input.previousAttempt });
+    return decision.id;
+  }
+
   /** POST /schedulers/{name}/add-rooms */
   async addRooms(name: string, body: unknown): Promise<{ operationId: string }> {
     const parsed = parseAddRoomsInput({ amount: requestFields(body).amount }, REQUEST_BOUNDS);
@@ -366,10 +390,15 @@ export class SchedulerCommands {
         // The spec already holds it, but its version change was refused (canceled, failed, its
         // operation deleted): sent again, it is tried again, as Maestro makes a version of it anew.
         if (refused && classifyChange(refused.definition, spec) !== 'none') return this.tryAgain(current, refused.lastAttempt, spec);
-        // A scheduler whose creation failed (no version): the same definition makes no new generation, so nothing would try it again.
-        const neverCreated = current.status?.state === 'on-error' && current.status.version === undefined
-          ? `: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/${name}) and create it again with this definition, or send a definition that changes a field` : '';
-        throw new ConflictError(`no change found to scheduler ${name}${neverCreated}`);
+        // A scheduler whose creation failed (no version): the same definition makes no new generation.
+        const neverCreated = current.status?.state === 'on-error' && current.status.version === undefined;
+        if (neverCreated) {
+          // The cluster refused it (a quota, a policy): the attempt the operator makes after its backoff, made now.
+          const again = await this.createAgain(current);
+          if (again !== undefined) return { operationId: again };
+        }
+        throw new ConflictError(`no change found to scheduler ${name}${neverCreated
+          ? `: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/${name}) and create it again with this definition, or send a definition that changes a field` : ''}`);
       }
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);

@@ -4,8 +4,12 @@
  * should have done it ended without doing it, another attempt is due, after a backoff:
  *  - `delete_scheduler`: any end but `finished` (error, canceled, evicted, or stuck: its operator
  *    died), so a Scheduler never stays terminating for good;
- *  - `create_scheduler`: only when stuck (the operator died mid-way); an error is the operation's
- *    verdict on the definition, repaired by a new spec generation (a new operation id);
+ *  - `create_scheduler`: when stuck (the operator died mid-way), or when it ended in error because
+ *    the cluster refused a write for a reason of its own (`refusedByTheCluster`: a ResourceQuota,
+ *    a Pod Security or admission policy, a namespace still being deleted), which may be lifted
+ *    without a change of the definition, as a Deployment's pods are tried again (trial M: a
+ *    scheduler created under a quota stayed uncreated after the quota was lifted). Any other
+ *    error is the operation's verdict on the definition, repaired by a new spec generation;
  *  - `create_new_scheduler_version` and `switch_active_version`: only when stuck, and only the
  *    scheduler's latest version operation (`stuckVersionOperation`): a later one supersedes it.
  * Each attempt's id is derived from the one before it, so two replicas enqueue the same one, and
@@ -18,6 +22,7 @@ import { compareQueueOrder } from './queue-order';
 import { OperationConditionType } from '../resources/condition-types';
 import { operationStatusOf } from '../resources/operation-names';
 import { exponentialBackoff } from '../runtime/backoff';
+import { failureCause, refusedByTheCluster } from './failure-cause';
 
 export const ATTEMPT_BACKOFF_MS = 5_000;
 export const ATTEMPT_BACKOFF_MAX_MS = 5 * 60_000;
@@ -74,9 +79,11 @@ export function nextAttempt(ops: readonly Operation[], rule: AttemptRule): NextA
   const latest = last.metadata.name as string;
   if (status === 'pending' || status === 'in_progress' || status === 'finished') return { action: 'none', latest };
   const stuck = isStuck(last);
-  if (rule.definitionName !== 'delete_scheduler' && !stuck) return { action: 'none', latest };
+  const refused = rule.definitionName === 'create_scheduler' && status === 'error' && refusedByTheCluster(failureCause(last));
+  if (rule.definitionName !== 'delete_scheduler' && !stuck && !refused) return { action: 'none', latest };
   const failures = attempts.length;
-  const how = stuck ? 'got stuck (its lease was not renewed in time: its operator stopped, or could not reach the API server)' : `ended ${status}`;
+  const how = stuck ? 'got stuck (its lease was not renewed in time: its operator stopped, or could not reach the API server)'
+    : refused ? `ended ${status}, refused by the cluster (${failureCause(last) ?? ''}), which may have lifted the refusal since` : `ended ${status}`;
   const lastEvent = last.status?.executionHistory?.at(-1)?.event;
   // The runner writes `attemptNote` as the new operation's first history entry.
   const attemptNote = `Attempt ${failures + 1}: attempt ${failures} (${latest}) ${how}${lastEvent ? `; its last entry: ${lastEvent}` : ''}`;

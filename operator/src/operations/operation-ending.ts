@@ -1,13 +1,10 @@
 /**
- * How an operation that ended in error says why, in its history (pure): the runner writes these
- * lines, and whoever tells that operation's end again (the scheduler's Degraded condition, the
+ * How an operation's execution ends, in its history (pure; the line that carries an error's cause
+ * is common/src/operations/failure-cause.ts): the runner writes these lines, and whoever tells that operation's end again (the scheduler's Degraded condition, the
  * health check's incidents) reads them back from the Operation object, not from memory, so a new
  * leader reads the same story.
  */
 import type { Operation } from '../../../common/src/generated/resources';
-
-/** The history line that carries an error's cause: the prefix, then the cause. */
-export const FAILURE_PREFIX = 'Operation execution failed: ';
 
 /** The last history line of each way an execution ends (the runner writes them; queue-plan.ts reads them back). */
 export const FINISHED_END = 'Operation finished';
@@ -22,16 +19,6 @@ export const STOPPED_BY_DELETION_END = "Operation ended in error: stopped by its
 
 /** Every last line above: whether a history line is the end an execution wrote. */
 export const END_LINES: ReadonlySet<string> = new Set([FINISHED_END, CANCELED_END, ERROR_END, STOPPED_BY_DELETION_END]);
-
-/** The cause of an operation's error, as its history tells it; undefined when no line tells one. */
-export function failureCause(op: Operation): string | undefined {
-  const events = op.status?.executionHistory ?? [];
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]?.event ?? '';
-    if (e.startsWith(FAILURE_PREFIX)) return e.slice(FAILURE_PREFIX.length);
-  }
-  return undefined;
-}
 
 /** Whether the operation ended in error because its scheduler's deletion stopped it. */
 export function stoppedByDeletion(op: Operation): boolean {

@@ -1,6 +1,7 @@
 import type { GameRoom, Operation, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { computeSchedulerStatus, computeState, desiredInForce, statusChanged } from './scheduler-status';
-import { FAILURE_PREFIX, STOPPED_BY_DELETION_END } from '../operations/operation-ending';
+import { STOPPED_BY_DELETION_END } from '../operations/operation-ending';
+import { FAILURE_PREFIX } from '../../../common/src/operations/failure-cause';
 
 /** `desired`: the count the health check decided (status.autoscaling); `replicas`: spec.roomsReplicas, by default that count. */
 function scheduler(o: { generation?: number; version?: string; versioned?: number; deleting?: boolean; desired?: number; replicas?: number } = {}): Scheduler {
@@ -321,13 +322,14 @@ describe('scheduler status', () => {
     expect(degraded).toMatchObject({ status: 'True', reason: 'OperationFailed', message });
   });
 
-  test('Degraded True of a creation that failed (no version) says how to create the scheduler again: a same definition sent again is no change', () => {
+  test('Degraded True of a creation that failed (no version) says how the scheduler is created again: by the operator\'s next attempt when the cluster refused it, else by a change', () => {
     const s = scheduler({ version: undefined, versioned: 1 });
     s.status = { ...s.status, state: 'on-error' };
     delete s.status.version;
-    const failure = failedOp('create_scheduler', 1, 'pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0');
-    const degraded = (computeSchedulerStatus(s, [failure], [], 0, none).conditions ?? []).find((c) => c.type === 'Degraded');
-    expect(degraded?.message).toBe('operation create_scheduler-1 (create_scheduler) failed: pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0; no version was made (kubectl get rkop create_scheduler-1 -o yaml shows its history). '
+    const degradedOf = (cause: string) => (computeSchedulerStatus(s, [failedOp('create_scheduler', 1, cause)], [], 0, none).conditions ?? []).find((c) => c.type === 'Degraded')?.message;
+    expect(degradedOf('pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0')).toBe('operation create_scheduler-1 (create_scheduler) failed: pods "s-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0; no version was made (kubectl get rkop create_scheduler-1 -o yaml shows its history). '
+      + 'The cluster refused it (a ResourceQuota, a Pod Security or admission policy, a namespace being deleted): once that is lifted, the operator\'s next attempt creates the scheduler (after a backoff from 5 s, doubling up to 5 min; sending the same definition again, POST /schedulers/s, makes it at once)');
+    expect(degradedOf('422 Unprocessable Entity: Pod "s-x" is invalid: spec.containers[0].image: Required value')).toBe('operation create_scheduler-1 (create_scheduler) failed: 422 Unprocessable Entity: Pod "s-x" is invalid: spec.containers[0].image: Required value; no version was made (kubectl get rkop create_scheduler-1 -o yaml shows its history). '
       + 'Once its cause is fixed, create the scheduler again: change its spec (a new generation: PATCH /schedulers/s, kubectl edit), or delete it and create it again with the same definition (the same definition sent again is no change)');
   });
 

@@ -33,7 +33,9 @@ import { isStuck } from '../../../common/src/operations/attempts';
 import { compareQueueOrder } from '../../../common/src/operations/queue-order';
 import { operationStatusOf } from '../../../common/src/resources/operation-names';
 import { stableStringify } from '../../../common/src/json/stable-stringify';
-import { failureCause, stoppedByDeletion } from '../operations/operation-ending';
+import { stoppedByDeletion } from '../operations/operation-ending';
+import { failureCause, refusedByTheCluster } from '../../../common/src/operations/failure-cause';
+import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS } from '../../../common/src/operations/attempts';
 import { counted } from '../../../common/src/text/counted';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
@@ -346,6 +348,8 @@ function failedMessage(op: Operation, activeVersion: string | undefined): string
     ? `the change was not applied and the active version ${active} still serves (${history}): fix the spec and apply it again, or set it back to that version's`
     : op.spec.definitionName === 'switch_active_version'
       ? `the active version ${active} still serves (${history}): switch to a version that exists and can run`
+      : op.spec.definitionName === 'create_scheduler' && activeVersion === undefined && refusedByTheCluster(cause)
+        ? `no version was made (${history}). The cluster refused it (a ResourceQuota, a Pod Security or admission policy, a namespace being deleted): once that is lifted, the operator's next attempt creates the scheduler (after a backoff from ${ATTEMPT_BACKOFF_MS / 1000} s, doubling up to ${ATTEMPT_BACKOFF_MAX_MS / 60_000} min; sending the same definition again, POST /schedulers/${op.spec.schedulerName}, makes it at once)`
       : op.spec.definitionName === 'create_scheduler' && activeVersion === undefined
         ? `no version was made (${history}). Once its cause is fixed, create the scheduler again: change its spec (a new generation: PATCH /schedulers/${op.spec.schedulerName}, kubectl edit), or delete it and create it again with the same definition (the same definition sent again is no change)`
         : `${history}; this clears once a later operation of the scheduler ends without failing`;

@@ -16,7 +16,8 @@
 import type { Operation } from '../../../../common/src/generated/resources';
 import { ATTEMPT_ANNOTATION, HEALTH_FINGERPRINT_ANNOTATION } from '../../../../common/src/resources/labels';
 import { exponentialBackoff } from '../../../../common/src/runtime/backoff';
-import { failureCause, keptCreatedRooms } from '../../operations/operation-ending';
+import { keptCreatedRooms } from '../../operations/operation-ending';
+import { failureCause } from '../../../../common/src/operations/failure-cause';
 
 /** The operations the health check enqueues (and whose repeated failures it holds back). */
 export const HEALING_DEFINITIONS = ['add_rooms', 'remove_rooms'] as const;
