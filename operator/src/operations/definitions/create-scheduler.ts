@@ -52,7 +52,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       if (ns.metadata.deletionTimestamp) {
         ctx.event(`Namespace ${name} is being removed (since ${toIsoString(ns.metadata.deletionTimestamp)}); it is made anew once it is gone`);
         if (!await awaitNamespaceRemoved(ctx, name)) {
-          throw new Error(`namespace ${name} is still terminating after ${Math.round(namespaceRemovalBudgetMs(ctx) / 1000)}s (an object in it is held by a finalizer? the namespace's status.conditions name what is left and which finalizers hold it: kubectl get namespace ${name} -o yaml); once it is gone, change the Scheduler's spec (a new generation) to create the scheduler again`);
+          throw new Error(`namespace ${name} is still terminating after ${Math.round(namespaceRemovalBudgetMs(ctx) / 1000)}s (an object in it is held by a finalizer? the namespace's status.conditions name what is left and which finalizers hold it: kubectl get namespace ${name} -o yaml); once it is gone, the operator's next attempt creates the scheduler (after a backoff, as its Degraded condition says)`);
         }
         namespaceExists = false;
       }
