@@ -97,7 +97,7 @@ export interface GameRoomStatus {
   host?: string;
   ports?: GameRoomPort[];
   instanceStatus?: InstanceStatus;
-  /** Why the room is in error, for people. */
+  /** Why the room is in error, or still pending (its pod's reason, e.g. Unschedulable or an image being pulled), for people. */
   reason?: string;
   createdAt?: string;
   /** Free content sent by the room. */

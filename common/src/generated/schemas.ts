@@ -240,7 +240,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           reason: {
             type: 'string',
-            description: 'Why the room is in error, for people.',
+            description: 'Why the room is in error, or still pending (its pod\'s reason, e.g. Unschedulable or an image being pulled), for people.',
           },
           createdAt: {
             type: 'string',

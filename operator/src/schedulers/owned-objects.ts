@@ -194,7 +194,7 @@ export function planOwnedObjects(input: OwnedObjectsInput): OwnedObjectsPlan {
     : input.waitingForPorts ? RecoveryReason.HostPortsExhausted : input.expiryHeld ? RecoveryReason.ExpiryHeld : RecoveryReason.VersionChangeRunning;
   plan.conditions.push(held.length > 0
     ? { type: RecoveryConditionType.HealingHeld, status: 'True', reason, message: held.join('; ') }
-    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'the last healing operations did not fail, rooms of the active version do not all fail before they ping, no room waits for host ports that no node has free, no room expiry is held, and no version change runs' });
+    : { type: RecoveryConditionType.HealingHeld, status: 'False', reason: RecoveryReason.NotHeld, message: 'no healing operation is held back by a repeated failure (the last ones did not fail, or moved the fleet on), rooms of the active version do not all fail before they ping, no room waits for host ports that no node has free, no room expiry is held, and no version change runs' });
   return plan;
 }
 

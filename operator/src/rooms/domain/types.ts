@@ -15,7 +15,7 @@ export interface RoomView {
   name: string;
   /** The composed room status (common/src/rooms/room-status.ts). */
   status: RoomStatus;
-  /** Why the room is in error (its GameRoom's `status.reason`), for people. */
+  /** Why the room is in error or still pending (its GameRoom's `status.reason`), for people. */
   reason?: string;
   /** Matches the room reported running (multi-match rooms); absent counts as none. */
   runningMatches?: number;
