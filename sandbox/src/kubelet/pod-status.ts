@@ -8,6 +8,7 @@
  *   normal            running from S, ready
  *   never-ready       running from S, not ready
  *   image-pull-failure  waiting ErrImagePull from S, ImagePullBackOff from S + B
+ *   config error      waiting CreateContainerConfigError from S until the kubelet can create it
  *   exit after A      running [S, S + A), then terminated with the code; when the restart policy
  *                     restarts it, run k starts at S + k(A + B) and the gaps are CrashLoopBackOff
  *
@@ -71,6 +72,12 @@ export interface PodStatusInput {
   podIP: string;
   /** When set, the pod is being deleted and its containers were stopped at this moment. */
   stoppedAtMs?: number;
+  /**
+   * Containers that could not be created, with the kubelet's message (a Secret or ConfigMap they
+   * read is missing: `container-config.ts`). While any is set no container starts: those wait
+   * `CreateContainerConfigError`, the others `ContainerCreating`.
+   */
+  configErrors?: ReadonlyMap<string, string>;
 }
 
 export interface ComputedPodStatus {
@@ -122,6 +129,11 @@ function containerView(input: PodStatusInput, container: V1Container, behaviour:
   const base = { name: container.name, image, imageID: '', lastState: {}, ready: false, started: false, restartCount: 0 };
   if (nowMs < startAt) {
     return { status: { ...base, state: { waiting: { reason: 'ContainerCreating' } } }, sinceMs: input.boundAtMs, nextChangeAtMs: startAt };
+  }
+  if (input.configErrors !== undefined && input.configErrors.size > 0) {
+    const message = input.configErrors.get(container.name);
+    const waiting = message === undefined ? { reason: 'ContainerCreating' } : { reason: 'CreateContainerConfigError', message };
+    return { status: { ...base, state: { waiting } }, sinceMs: startAt };
   }
   const imageID = imageIdOf(image);
   switch (behaviour.kind) {

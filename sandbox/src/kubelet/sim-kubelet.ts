@@ -15,9 +15,10 @@ import { containerBehaviour, type ContainerBehaviour } from './pod-behaviour';
 import { hostPortsOf, isTerminalPhase, isTerminating, podKey, splitPodKey } from './pod-fields';
 import { rfc3339, toMillis } from '../../../common/src/kube/timestamps';
 import { computePodStatus, type PodStatusBody } from './pod-status';
+import { containerConfigErrors, hasConfigReferences, type ConfigLookup, type ConfigSource } from './container-config';
 import { PodInformer } from './pod-informer';
 import { ResilientInformer } from '../../../common/src/kube/informer';
-import { apiErrorFields, apiStatus, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, roomkeeperUserAgent, type KubeClients } from '../../../common/src/kube/clients';
+import { apiErrorFields, apiStatus, describeApiError, isConflict, isNotFound, isRetryable, makeKubeClients, MERGE_PATCH, roomkeeperUserAgent, type KubeClients } from '../../../common/src/kube/clients';
 import { nodeBody, nodeStatusBody, podIpOf, simNodeSpec, type NodeReadiness, type SimNodeSpec } from './sim-node';
 import { WorkQueue, type WorkResult } from '../../../common/src/runtime/work-queue';
 import { systemClock, type Clock } from '../../../common/src/runtime/clock';
@@ -76,6 +77,8 @@ interface PodRecord {
   writtenRv?: string;
   writeSeen?: boolean;
   writtenAtMs?: number;
+  /** Containers not created yet because a Secret or ConfigMap they read is missing (`container-config.ts`). */
+  configErrors?: Map<string, string>;
   deletionSeenAtMs?: number;
   deleteIssued?: boolean;
 }
@@ -118,6 +121,9 @@ export class SimKubelet {
   private readonly startDelayMs: number;
   private readonly deletionCapMs: number;
   private readonly backoffMs: number;
+  /** How soon a container that could not be created is tried again: 10 × the back-off (10 s by default, as a kubelet's pod worker retries). */
+  private readonly configRetryMs: number;
+  private readonly configLookup: ConfigLookup;
   private readonly scheduleEnabled: boolean;
   private readonly schedulerNames: ReadonlySet<string>;
 
@@ -132,6 +138,19 @@ export class SimKubelet {
     this.startDelayMs = Math.max(0, options.startDelayMs ?? 200);
     this.deletionCapMs = Math.max(0, options.deletionCapMs ?? 1000);
     this.backoffMs = Math.max(1, options.restartBackoffMs ?? 1000);
+    this.configRetryMs = 10 * this.backoffMs;
+    const keysOf = async (read: () => Promise<{ data?: Record<string, string>; binaryData?: Record<string, string> }>): Promise<ConfigSource> => {
+      try {
+        const object = await read();
+        return { keys: new Set([...Object.keys(object.data ?? {}), ...Object.keys(object.binaryData ?? {})]) };
+      } catch (err) {
+        return isNotFound(err) ? { notFound: true } : { error: describeApiError(err) };
+      }
+    };
+    this.configLookup = {
+      secret: (namespace, name) => keysOf(() => this.core.readNamespacedSecret({ namespace, name })),
+      configMap: (namespace, name) => keysOf(() => this.core.readNamespacedConfigMap({ namespace, name })),
+    };
     this.scheduleEnabled = options.schedule ?? true;
     this.schedulerNames = new Set(options.schedulerNames ?? ['default-scheduler']);
     const podsPerNode = options.podsPerNode ?? 5000;
@@ -462,10 +481,20 @@ export class SimKubelet {
     const rec = this.recordOf(pod, node);
     const now = this.clock();
     const { namespace, name } = splitPodKey(key);
-    if (rec.startedAtMs === undefined && now >= rec.boundAtMs + this.startDelayMs) rec.startedAtMs = now;
+    if (rec.startedAtMs === undefined && now >= rec.boundAtMs + this.startDelayMs && !isTerminating(pod)) {
+      const errors = hasConfigReferences(pod) ? await containerConfigErrors(pod, this.configLookup) : undefined;
+      if (errors === undefined || errors.size === 0) {
+        rec.startedAtMs = now;
+        rec.configErrors = undefined;
+      } else {
+        if (rec.configErrors === undefined) this.logger.info('containers not created: a Secret or ConfigMap they read is missing; trying again', { pod: key, errors: Object.fromEntries(errors) });
+        rec.configErrors = errors;
+      }
+    }
     const statusInput = {
       pod, behaviours: rec.behaviours, boundAtMs: rec.boundAtMs, nowMs: now, startDelayMs: rec.startedAtMs !== undefined ? rec.startedAtMs - rec.boundAtMs : this.startDelayMs,
       backoffMs: this.backoffMs, hostIP: node.spec.internalIP, podIP: rec.podIP,
+      ...(rec.startedAtMs === undefined && rec.configErrors ? { configErrors: rec.configErrors } : {}),
     };
     if (isTerminating(pod)) {
       if (rec.deleteIssued) return;
@@ -498,7 +527,8 @@ export class SimKubelet {
     if (drifted && settled) rec.lastWritten = undefined;
     await this.writeStatus(namespace, name, rec, computed.status);
     const recheckAtMs = drifted && !settled ? (rec.writtenAtMs ?? now) + CACHE_SETTLE_MS + 1 : undefined;
-    const nextAtMs = Math.min(computed.nextChangeAtMs ?? Infinity, recheckAtMs ?? Infinity);
+    const configRetryAtMs = rec.startedAtMs === undefined && rec.configErrors ? now + this.configRetryMs : undefined;
+    const nextAtMs = Math.min(computed.nextChangeAtMs ?? Infinity, recheckAtMs ?? Infinity, configRetryAtMs ?? Infinity);
     if (nextAtMs !== Infinity) return { requeueAfterMs: Math.max(1, nextAtMs - now) };
   }
 

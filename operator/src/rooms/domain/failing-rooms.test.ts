@@ -118,6 +118,16 @@ describe('describeFailingRooms', () => {
     );
     expect(describeFailingRooms({ ...failing, starting: 1 }, 'arena', 'v2.0.0')).toContain('(1 room of it still starting)');
   });
+
+  it('tells to create the Secret or ConfigMap when the rooms wait for one, not to fix the game server', () => {
+    const failing = failingRooms([failed('a', NOW - 30 * S, { reason: 'CreateContainerConfigError: secret "game-secrets" not found' })], ACTIVE, INTERVAL);
+    if (!failing) throw new Error('fixture: failing');
+    const words = describeFailingRooms(failing, 'arena', 'v2.0.0');
+    expect(words).toContain('(newest a: CreateContainerConfigError: secret "game-secrets" not found)');
+    expect(words).toContain("and makes the missing rooms once one pings. Create what the rooms' environment reads in their namespace arena (kubectl -n arena create secret generic <name> --from-literal=<key>=<value>): "
+      + "the kubelet creates the waiting rooms' containers once it is there. Or drop the reference in a new version of the scheduler (POST /schedulers/arena with the fixed definition");
+    expect(words).not.toContain('Fix the game server');
+  });
 });
 
 describe('probeWords', () => {

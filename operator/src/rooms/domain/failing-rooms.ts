@@ -143,9 +143,17 @@ export function describeFailingRooms(failing: FailingRooms, schedulerName: strin
   const next = failing.starting > 0
     ? `${counted(failing.starting, 'room')} of it still starting`
     : `the next one at ${new Date(failing.probeAt).toISOString()}`;
+  const newVersion = `a new version of the scheduler (POST /schedulers/${schedulerName} with the fixed definition, PATCH /schedulers/${schedulerName}, or kubectl edit scheduler ${schedulerName}): a new major version is validated on one room, then rolled out`;
+  const fix = failing.failed[0]?.why?.startsWith(`${CONFIG_ERROR}:`) === true
+    ? `Create what the rooms' environment reads in their namespace ${schedulerName} (kubectl -n ${schedulerName} create secret generic <name> --from-literal=<key>=<value>): `
+      + `the kubelet creates the waiting rooms' containers once it is there. Or drop the reference in ${newVersion}`
+    : `Fix the game server in ${newVersion}`;
   return `${failureWords(failing, activeVersion)}; the health check makes ${oneAtATime(failing)} (${next}), instead of replacing every failed room, `
-    + `and makes the missing rooms once one pings. Fix the game server in a new version of the scheduler (POST /schedulers/${schedulerName} with the fixed definition, PATCH /schedulers/${schedulerName}, or kubectl edit scheduler ${schedulerName}): a new major version is validated on one room, then rolled out`;
+    + `and makes the missing rooms once one pings. ${fix}`;
 }
+
+/** The kubelet's waiting reason for a container whose Secret or ConfigMap (or a key of it) is missing. */
+const CONFIG_ERROR = 'CreateContainerConfigError';
 
 /** Why an add_rooms makes one room (a probe), for its history. */
 export function probeWords(failing: FailingRooms, activeVersion: string): string {
