@@ -100,6 +100,21 @@ describe('gatewayAccessError', () => {
     }]);
   });
 
+  it('for a ResourceQuota not counted yet is a 429 (code 8, Retry-After) that says to wait until it is counted, not to raise it', () => {
+    const said = 'allocationclaims.roomkeeper.io "id-1" is forbidden: status unknown for quota: cq, resources: count/allocationclaims.roomkeeper.io';
+    const refusal = kubeRefusalOf(namedAsClaimCreate(apiException(403, said, 'Forbidden', { name: 'id-1', group: 'roomkeeper.io', kind: 'allocationclaims' })));
+    expect(refusal).toMatchObject({ cause: 'quota', quota: { name: 'cq', resources: ['count/allocationclaims.roomkeeper.io'], uncounted: true } });
+    const error = gatewayAccessError(refusal!, NOT_CARRIED_OUT);
+    expect(error).toBeInstanceOf(KubeQuotaExceededError);
+    expect(error.httpStatus).toBe(429);
+    expect(error.retryAfterSeconds).toBe(5);
+    expect(error.message).toBe(
+      "the Kubernetes API server refused the gateway's own request to create allocationclaims.roomkeeper.io in namespace m11 (403 Forbidden: status unknown for quota: cq, resources: count/allocationclaims.roomkeeper.io): "
+      + `${NOT_CARRIED_OUT}; the namespace's ResourceQuota cq has not been counted yet (it has no status: kube-controller-manager counts a new quota within seconds, unless it is down), and until it is the API server refuses every object it limits `
+      + "(count/allocationclaims.roomkeeper.io; the gateway's rights are not at fault): wait until it shows what is used (kubectl -n m11 get resourcequota cq), then send the request again",
+    );
+  });
+
   it('for a quota refusing a write after an earlier one went through asks for no retry', () => {
     const error = gatewayAccessError(kubeRefusalOf(quotaRefusal())!, 'scheduler s was created, but not its operation', {}, false);
     expect(error.retryAfterSeconds).toBeUndefined();

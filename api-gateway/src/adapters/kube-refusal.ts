@@ -34,8 +34,12 @@ export interface KubeRefusal {
   said: string;
   /** The API server's reason as sent to clients: the user it names and any token masked. */
   reason: string;
-  /** The ResourceQuota that refused, and the resources it had no room for. */
-  quota?: { name: string; resources: string[] };
+  /**
+   * The ResourceQuota that refused, and the resources it had no room for; `uncounted`: it has not
+   * been counted yet (no status: kube-controller-manager has not synced it), so the API server
+   * refuses everything it limits until it is.
+   */
+  quota?: { name: string; resources: string[]; uncounted?: true };
   /** Who denied the write: `admission webhook "x"`, `ValidatingAdmissionPolicy 'p' (binding 'b')`. */
   admission?: string;
 }
@@ -49,6 +53,9 @@ const RBAC_REASON = /cannot ([a-z]+) resource "([a-z0-9./-]+)" in API group "([a
 
 /** The quota admission plugin's reason (`exceeded quota: cq, requested: count/x=1, used: count/x=0, limited: count/x=0`). */
 const QUOTA_REASON = /exceeded quota: ([^,\s]+), requested: (\S+), used:/;
+
+/** The quota admission plugin's reason for a quota not counted yet (`status unknown for quota: cq, resources: count/x`). */
+const UNCOUNTED_QUOTA_REASON = /status unknown for quota: ([^,\s]+)(?:, resources: (\S+))?/i;
 
 /** An admission webhook's denial (`admission webhook "x" denied the request: ...`). */
 const WEBHOOK_REASON = /admission webhook "([^"]+)" denied the request/;
@@ -123,6 +130,11 @@ export function kubeRefusalOf(err: unknown): KubeRefusal | undefined {
     const [, name, requested] = quota as unknown as [string, string, string];
     return { status, cause: 'quota', ...known, quota: { name, resources: requested.split(',').map((r) => r.split('=')[0] ?? r) } };
   }
+  const uncounted = UNCOUNTED_QUOTA_REASON.exec(said);
+  if (uncounted) {
+    const [, name, resources] = uncounted as unknown as [string, string, string | undefined];
+    return { status, cause: 'quota', ...known, quota: { name, resources: resources ? resources.split(',') : [], uncounted: true } };
+  }
   const webhook = WEBHOOK_REASON.exec(said);
   if (webhook) return { status, cause: 'admission', ...known, admission: `admission webhook "${webhook[1] ?? ''}"` };
   const policy = POLICY_REASON.exec(said);
@@ -143,7 +155,12 @@ const QUOTA_RETRY_AFTER_SECONDS = 5;
 const resendWords = (resend: boolean): string => (resend ? ', then send the request again' : '');
 
 /** The quota's remedy: raise it (kubectl names the quota and its namespace), or let the objects it counts go. */
-function raiseQuota(refusal: KubeRefusal, quota: { name: string; resources: string[] }, resend: boolean): string {
+function raiseQuota(refusal: KubeRefusal, quota: { name: string; resources: string[]; uncounted?: true }, resend: boolean): string {
+  if (quota.uncounted) {
+    const get = refusal.namespace ? `kubectl -n ${refusal.namespace} get resourcequota ${quota.name}` : `kubectl get resourcequota ${quota.name} in the namespace of the refused request`;
+    return `the namespace's ResourceQuota ${quota.name} has not been counted yet (it has no status: kube-controller-manager counts a new quota within seconds, unless it is down), and until it is the API server refuses every object it limits (${quota.resources.length > 0 ? `${quota.resources.join(', ')}; ` : ''}the gateway's rights are not at fault): `
+      + `wait until it shows what is used (${get})${resendWords(resend)}`;
+  }
   const edit = refusal.namespace ? `kubectl -n ${refusal.namespace} edit resourcequota ${quota.name}` : `kubectl edit resourcequota ${quota.name} in the namespace of the refused request`;
   return `the namespace's ResourceQuota ${quota.name} has no room left for ${quota.resources.join(', ')} (the gateway's rights are not at fault): raise its hard limit for ${quota.resources.length === 1 ? 'it' : 'them'} (${edit}), or wait until objects it counts are deleted${resendWords(resend)}`;
 }
