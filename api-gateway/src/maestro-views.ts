@@ -101,6 +101,9 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
       containers: spec.spec.containers.map(containerView),
       toleration: spec.spec.toleration ?? '',
       affinity: spec.spec.affinity ?? '',
+      // Not in Maestro's Spec: shown only when set, so a Maestro client sees Maestro's fields alone.
+      ...(spec.spec.nodeSelector && Object.keys(spec.spec.nodeSelector).length > 0 ? { nodeSelector: spec.spec.nodeSelector } : {}),
+      ...(spec.spec.priorityClassName ? { priorityClassName: spec.spec.priorityClassName } : {}),
       // Maestro's default, and the only policy Roomkeeper runs: a room that crashed is an error
       // room, replaced by the health check (operator/src/rooms/domain/pod-template.ts).
       restartPolicy: 'Never',

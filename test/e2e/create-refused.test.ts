@@ -49,7 +49,7 @@ describe('a scheduler whose creation the cluster refused', () => {
       await waitFor(async () => (await creates()).some((o) => o.status?.status === 'error'), { timeoutMs: 60_000, message: 'the first create_scheduler refused' });
       const degraded = await waitFor(async () => (await stack.api.getScheduler(NAME)).status?.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True'),
         { timeoutMs: 30_000, message: 'Degraded True' });
-      expect(degraded.message).toMatch(/The cluster refused it \(a ResourceQuota, a Pod Security or admission policy, a namespace being deleted\): once that is lifted, the operator's next attempt creates the scheduler/);
+      expect(degraded.message).toMatch(/The cluster refused it \(a ResourceQuota, a Pod Security or admission policy, a PriorityClass it does not have, a namespace being deleted\): once that is lifted, the operator's next attempt creates the scheduler/);
 
       await lift();
       // No request of the user's: an attempt of the operator's creates it.

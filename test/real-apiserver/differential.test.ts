@@ -577,6 +577,24 @@ const CASES: Record<string, (api: Api) => Promise<Outcome>> = {
       oddButRead: await pod({ cpu: '.5', memory: '+' }, {}),
     };
   }),
+  'a pod of an unknown PriorityClass is refused (403); one of a PriorityClass takes its value and preemption policy, and may not set another value': (api) => outcome(async () => {
+    const scheduling = api.kc.makeApiClient(k8s.SchedulingV1Api);
+    const className = `rooms-${api.id}`;
+    await scheduling.createPriorityClass({ body: { metadata: { name: className }, value: 12345, preemptionPolicy: 'Never' } });
+    const pod = (spec: Record<string, unknown>) => api.core.createNamespacedPod({
+      namespace: 'default', dryRun: 'All', body: { metadata: { name: `prio-${api.id}` }, spec: { containers: [{ name: 'c', image: 'example.com/x:1' }], ...spec } },
+    }).then((p) => ({ priority: p.spec?.priority, preemptionPolicy: p.spec?.preemptionPolicy }), (err: unknown) => failure(err));
+    try {
+      return {
+        unknown: await pod({ priorityClassName: 'no-such-class' }),
+        ours: await pod({ priorityClassName: className }),
+        system: await pod({ priorityClassName: 'system-cluster-critical' }),
+        otherValue: await pod({ priorityClassName: className, priority: 7 }),
+      };
+    } finally {
+      await scheduling.deletePriorityClass({ name: className });
+    }
+  }),
   'a deleted namespace held by a finalizer stays Terminating, emptied, until the finalizer is released': (api) => outcome(async () => {
     const name = `held-${api.id}`;
     await api.core.createNamespace({ body: { metadata: { name, finalizers: ['test.roomkeeper.io/hold'] } } });
@@ -683,6 +701,9 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
       'label key with a prefix of 254 characters': (s) => { s.labels = { [`${'a'.repeat(254)}/k`]: 'x' }; },
       'annotation key with a prefix of 254 characters': (s) => { s.annotations = { [`${'a'.repeat(254)}/k`]: 'x' }; },
       'affinity with a prefix of 254 characters': (s) => { s.spec.affinity = `${'a'.repeat(254)}/k`; },
+      'nodeSelector key with a space': (s) => { s.spec.nodeSelector = { 'node pool': 'x' }; },
+      'nodeSelector value with a space': (s) => { s.spec.nodeSelector = { pool: 'game servers' }; },
+      'nodeSelector key with a prefix of 254 characters': (s) => { s.spec.nodeSelector = { [`${'a'.repeat(254)}/k`]: 'x' }; },
     };
     const admitted: Record<string, Change> = {
       'env names, downward-API paths and secret references at the edges': (s) => {
@@ -707,6 +728,8 @@ describe('the sandbox answers as kube-apiserver v1.28 does', () => {
         s.spec.affinity = `pools.example.com/${'a'.repeat(63)}`;
         s.labels = { 'app.kubernetes.io/part-of': 'tennis', [`${'a'.repeat(253)}/k`]: 'x' };
         s.annotations = { 'example.com/note': 'x', [`${'a'.repeat(253)}/k`]: 'x' };
+        s.spec.nodeSelector = { 'cloud.google.com/gke-nodepool': 'game_Servers.1', [`${'a'.repeat(253)}/k`]: '' };
+        s.spec.priorityClassName = 'system-cluster-critical';
       },
     };
     // The one rule the CRD cannot state (v1.28's CEL has no quantity library): the gateway refuses

@@ -378,6 +378,10 @@ export interface RoomSpec {
   toleration?: string;
   /** Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity. */
   affinity?: string;
+  /** Rooms run only on nodes that carry every one of these labels (the room pods' spec.nodeSelector), beside affinity: a node pool for the game, e.g. {"cloud.google.com/gke-nodepool": "game-servers"}. Keys are qualified names, values label values. Empty: any node. */
+  nodeSelector?: Record<string, string>;
+  /** The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster's default priority. */
+  priorityClassName?: string;
 }
 
 export interface SchedulerSpec {

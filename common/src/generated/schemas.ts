@@ -1181,6 +1181,30 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   },
                 ],
               },
+              nodeSelector: {
+                type: 'object',
+                description: 'Rooms run only on nodes that carry every one of these labels (the room pods\' spec.nodeSelector), beside affinity: a node pool for the game, e.g. {"cloud.google.com/gke-nodepool": "game-servers"}. Keys are qualified names, values label values. Empty: any node.',
+                maxProperties: 32,
+                'x-kubernetes-validations': [
+                  {
+                    rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                    message: 'nodeSelector keys must be qualified names, as label keys: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                    reason: 'FieldValueInvalid',
+                  },
+                ],
+                additionalProperties: {
+                  type: 'string',
+                  description: 'A label value.',
+                  maxLength: 63,
+                  pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
+                },
+              },
+              priorityClassName: {
+                type: 'string',
+                description: 'The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster\'s default priority.',
+                maxLength: 253,
+                pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$',
+              },
             },
           },
         },
@@ -1968,6 +1992,30 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                         reason: 'FieldValueInvalid',
                       },
                     ],
+                  },
+                  nodeSelector: {
+                    type: 'object',
+                    description: 'Rooms run only on nodes that carry every one of these labels (the room pods\' spec.nodeSelector), beside affinity: a node pool for the game, e.g. {"cloud.google.com/gke-nodepool": "game-servers"}. Keys are qualified names, values label values. Empty: any node.',
+                    maxProperties: 32,
+                    'x-kubernetes-validations': [
+                      {
+                        rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
+                        message: 'nodeSelector keys must be qualified names, as label keys: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
+                        reason: 'FieldValueInvalid',
+                      },
+                    ],
+                    additionalProperties: {
+                      type: 'string',
+                      description: 'A label value.',
+                      maxLength: 63,
+                      pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
+                    },
+                  },
+                  priorityClassName: {
+                    type: 'string',
+                    description: 'The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster\'s default priority.',
+                    maxLength: 253,
+                    pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$',
                   },
                 },
               },

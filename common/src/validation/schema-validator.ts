@@ -83,6 +83,7 @@ const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
   "^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\['[^']+'\\])$":
     "must be a Pod field the downward API gives an environment variable: metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs",
   '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': "must be a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$': "must be empty or a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
   '^[-._a-zA-Z0-9]+$': "must be a Secret key: letters, digits, '-', '_' or '.'",
   '^[a-z0-9]+(-[a-z0-9]+)*$': "must be an IANA service name: lower-case letters and digits, with single '-' between them",
   '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$':

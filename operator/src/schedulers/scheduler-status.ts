@@ -349,7 +349,7 @@ function failedMessage(op: Operation, activeVersion: string | undefined): string
     : op.spec.definitionName === 'switch_active_version'
       ? `the active version ${active} still serves (${history}): switch to a version that exists and can run`
       : op.spec.definitionName === 'create_scheduler' && activeVersion === undefined && refusedByTheCluster(cause)
-        ? `no version was made (${history}). The cluster refused it (a ResourceQuota, a Pod Security or admission policy, a namespace being deleted): once that is lifted, the operator's next attempt creates the scheduler (after a backoff from ${ATTEMPT_BACKOFF_MS / 1000} s, doubling up to ${ATTEMPT_BACKOFF_MAX_MS / 60_000} min; sending the same definition again, POST /schedulers/${op.spec.schedulerName}, makes it at once)`
+        ? `no version was made (${history}). The cluster refused it (a ResourceQuota, a Pod Security or admission policy, a PriorityClass it does not have, a namespace being deleted): once that is lifted, the operator's next attempt creates the scheduler (after a backoff from ${ATTEMPT_BACKOFF_MS / 1000} s, doubling up to ${ATTEMPT_BACKOFF_MAX_MS / 60_000} min; sending the same definition again, POST /schedulers/${op.spec.schedulerName}, makes it at once)`
       : op.spec.definitionName === 'create_scheduler' && activeVersion === undefined
         ? `no version was made (${history}). Once its cause is fixed, create the scheduler again: change its spec (a new generation: PATCH /schedulers/${op.spec.schedulerName}, kubectl edit), or delete it and create it again with the same definition (the same definition sent again is no change)`
         : `${history}; this clears once a later operation of the scheduler ends without failing`;

@@ -346,6 +346,26 @@ export class ResourceOperations {
     }
   }
 
+  /**
+   * The Priority admission plugin at a pod's creation: a `priorityClassName` must name an existing
+   * PriorityClass, whose value and preemption policy the pod takes (a pod may not set another
+   * value). A pod without one keeps priority 0 (the sandbox has no global-default class).
+   */
+  private admitPodPriority(scope: Scope, obj: KubeObject): void {
+    const spec = isRecord(obj.spec) ? obj.spec : undefined;
+    const className = spec?.priorityClassName;
+    if (!spec || typeof className !== 'string' || className === '') return;
+    const name = obj.metadata.name ?? '';
+    const pc = this.store.get(resourceKey('scheduling.k8s.io', 'priorityclasses'), '', className)?.obj;
+    if (!pc) throw forbidden(scope.rt, name, `no PriorityClass with name ${className} was found`);
+    const value = typeof pc.value === 'number' ? pc.value : 0;
+    if (typeof spec.priority === 'number' && spec.priority !== 0 && spec.priority !== value) {
+      throw forbidden(scope.rt, name, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${value} from the given PriorityClass name`);
+    }
+    spec.priority = value;
+    spec.preemptionPolicy = typeof pc.preemptionPolicy === 'string' ? pc.preemptionPolicy : 'PreemptLowerPriority';
+  }
+
   private generateName(scope: Scope, prefix: string): string {
     for (let attempt = 0; attempt < 20; attempt++) {
       let suffix = '';
@@ -395,6 +415,7 @@ export class ResourceOperations {
     this.validate(scope, obj);
     const name = obj.metadata.name ?? '';
     this.checkNamespace(scope, name);
+    if (rt.group === '' && rt.plural === 'pods') this.admitPodPriority(scope, obj);
     if (this.store.get(this.key(rt), scope.namespace, name)) throw alreadyExists(rt, name);
     if (opts.dryRun) {
       return { object: obj, warnings };

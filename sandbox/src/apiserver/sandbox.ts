@@ -71,6 +71,11 @@ export interface Sandbox {
 
 const NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
+const SYSTEM_PRIORITY_CLASSES: ReadonlyArray<readonly [string, number, string]> = [
+  ['system-node-critical', 2000001000, 'Used for system critical pods that must not be moved from their current node.'],
+  ['system-cluster-critical', 2000000000, 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.'],
+];
+
 interface SnapshotFile {
   resourceVersion: number;
   resources: Record<string, KubeObject[]>;
@@ -117,6 +122,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   for (const name of NAMESPACES) {
     if (!store.get(resourceKey('', 'namespaces'), '', name)) {
       operations.create({ rt: nsType, version: 'v1', namespace: '' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    }
+  }
+  // kube-apiserver's own PriorityClasses (its bootstrap controller makes them).
+  const pcType = registry.builtin('scheduling.k8s.io', 'priorityclasses');
+  for (const [name, value, description] of SYSTEM_PRIORITY_CLASSES) {
+    if (!store.get(resourceKey('scheduling.k8s.io', 'priorityclasses'), '', name)) {
+      operations.create({ rt: pcType, version: 'v1', namespace: '' }, { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, description, preemptionPolicy: 'PreemptLowerPriority' });
     }
   }
   if (options.crdDirs && options.crdDirs.length > 0) {

@@ -146,6 +146,18 @@ describe('buildRoomPod', () => {
       },
     },
     {
+      name: 'nodeSelector and priorityClassName as given, beside affinity; left out when empty',
+      input: { definition: { ...definition, spec: { ...definition.spec, nodeSelector: { 'cloud.google.com/gke-nodepool': 'game-servers' }, priorityClassName: 'game-rooms' } } },
+      check: (pod) => {
+        expect(pod.spec?.nodeSelector).toEqual({ 'cloud.google.com/gke-nodepool': 'game-servers' });
+        expect(pod.spec?.priorityClassName).toBe('game-rooms');
+        expect(pod.spec?.affinity).toBeDefined();
+        const plain = buildRoomPod({ ...base, definition: { ...definition, spec: { ...definition.spec, nodeSelector: {}, priorityClassName: '' } } });
+        expect(plain.spec).not.toHaveProperty('nodeSelector');
+        expect(plain.spec).not.toHaveProperty('priorityClassName');
+      },
+    },
+    {
       name: 'missing host ports leave hostPort out',
       input: { hostPorts: [] },
       check: (pod) => expect(pod.spec?.containers[0]?.ports).toEqual([

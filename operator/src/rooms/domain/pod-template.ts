@@ -19,7 +19,8 @@
  * - `terminationGracePeriodSeconds`: the definition's Go-style duration, rounded up, at least 1;
  *   left out (Kubernetes default, 30 s) when it cannot be read, which validation prevents.
  * - Toleration `dedicated=<toleration>:NoSchedule`; affinity: required node label `<affinity>` In
- *   ["true"] (both as Maestro, both only when set).
+ *   ["true"] (both as Maestro, both only when set). `nodeSelector` and `priorityClassName` (not in
+ *   Maestro) as given, only when set.
  * - Containers exactly as given; ports get `hostPort` from `hostPorts[container][port]` and the
  *   protocol upper-cased (the spec's examples write `udp`; Kubernetes wants `UDP`), TCP if absent.
  * - Security defaults (issue 12, L5), what the Pod Security Standard `restricted` asks for as far
@@ -129,6 +130,8 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
       containers: roomSpec.containers.map((c, i) => toContainer(c, input.hostPorts[i] ?? [], ourEnv)),
       ...(roomSpec.toleration ? { tolerations: [toleration(roomSpec.toleration)] } : {}),
       ...(roomSpec.affinity ? { affinity: affinity(roomSpec.affinity) } : {}),
+      ...(roomSpec.nodeSelector && Object.keys(roomSpec.nodeSelector).length > 0 ? { nodeSelector: { ...roomSpec.nodeSelector } } : {}),
+      ...(roomSpec.priorityClassName ? { priorityClassName: roomSpec.priorityClassName } : {}),
     },
   };
 }
