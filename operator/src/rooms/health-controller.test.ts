@@ -491,6 +491,8 @@ describe('HealthController and rooms in error', () => {
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.spec.input?.roomsIds])).toEqual([['remove_rooms', 'expired_room', ['e2', 'e1', 'e0']]]);
     expect(created[0]?.spec.input?.details).toContain("e0: in error, and 5 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
+    // Each with the version it was judged on: one written since (a ping changed it) is kept by the removal.
+    expect(created[0]?.spec.input?.resourceVersions).toEqual({ e2: 'rv-e2', e1: 'rv-e1', e0: 'rv-e0' });
   });
 });
 

@@ -65,7 +65,7 @@ const DECISION_ECHO_MS = 30_000;
 export class HealthController {
   private readonly rooms: RoomManager;
   private readonly orphanedPods: OrphanedPods;
-  private readonly expiryHeld: { inc(labels: { reason: string }): void };
+  private readonly expiryHeld: { inc(labels: { reason: string }, by?: number): void };
   /**
    * Per scheduler, while expiry is held: why (logged once when it starts), and for a wide silence
    * (mass-expiry) its words as the last health check found it, which HealingHeld shows.
@@ -118,7 +118,9 @@ export class HealthController {
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
     this.rooms = new RoomManager(deps);
     this.orphanedPods = new OrphanedPods(deps);
-    this.expiryHeld = deps.metrics.counter('roomkeeper_room_expiry_held_total', 'Health checks that held room expiry (expiry brake), by reason: sight-impaired, fresh-sight, mass-expiry.');
+    this.expiryHeld = deps.metrics.counter('roomkeeper_room_expiry_held_total', 'Health checks that held room expiry (expiry brake), by reason: sight-impaired, fresh-sight, mass-expiry.', { labelNames: ['reason'] });
+    // Every reason shows 0 from the start, so rate() and alerts on it have data before the first hold.
+    for (const reason of ['sight-impaired', 'fresh-sight', 'mass-expiry']) this.expiryHeld.inc({ reason }, 0);
   }
 
   /**
@@ -343,10 +345,19 @@ export class HealthController {
     // API server stores (etcd's 1.5 MiB) at any fleet size. The next check takes the rest.
     if (expired.length > 0) {
       const first = expired.slice(0, this.deps.config.removeRoomsLimit);
+      // Each with the version it was judged on: a room written since (a status-changing ping of
+      // a game server that came back, a player) is kept and judged again, not deleted on a view
+      // that is already out of date.
+      const resourceVersions: Record<string, string> = {};
+      for (const e of first) {
+        const rv = decidedOn.get(e.name);
+        if (rv) resourceVersions[e.name] = rv;
+      }
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, {
         roomsIds: first.map((e) => e.name),
         reason: RemoveRoomsReason.ExpiredRoom,
         details: first.map((e) => `${e.name}: ${e.reason}`),
+        resourceVersions,
       });
     }
     // A rollout's plan counts its removals before its additions: the removals go first (one

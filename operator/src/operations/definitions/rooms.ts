@@ -435,8 +435,9 @@ export const removeRoomsDefinition: OperationDefinition = {
     const rooms = new RoomManager(ctx.deps);
     if ('roomsIds' in input) {
       const ids = input.roomsIds;
-      // A rollout's replacement names the version of each room it decided on: a room changed
-      // since (a player joined) is kept.
+      // A rollout's replacement and the health check's removal of expired rooms name the version
+      // of each room they decided on: a room changed since (a player joined, a ping changed its
+      // status) is kept.
       const decidedOn = (id: string): string | undefined => input.resourceVersions?.[id];
       // Rooms are removed in parallel (as add_rooms creates them); the history lists them in the
       // order asked.
@@ -465,7 +466,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       ctx.event(`Removed ${counted(removed.length, 'room')} by id (reason: ${reason})${removed.length > 0 ? `: ${removed.join(', ')}` : ''}`);
       const why = removed.slice(0, WHY_LISTED).flatMap((id) => { const d = detailOf(input.details, id); return d === '' ? [] : [`${id}${d}`]; });
       if (why.length > 0) ctx.event(`Why: ${why.join('; ')}${removed.length > WHY_LISTED ? `; the other ${counted(removed.length - WHY_LISTED, "room's", "rooms'")} reasons are in their DeleteRoom events` : ''}`);
-      if (changed.length > 0) ctx.event(`Kept ${counted(changed.length, 'room')} that changed since they were chosen (a player may have joined): ${changed.join(', ')}`);
+      if (changed.length > 0) ctx.event(`Kept ${counted(changed.length, 'room')} that changed since they were chosen (a status-changing ping, or a player joined): the health check judges them again: ${changed.join(', ')}`);
       const kept = idsWith((o) => o === 'floor');
       if (kept.length > 0) ctx.event(`Kept ${counted(kept.length, 'ready room')}: removing ${kept.length === 1 ? 'it' : 'them'} would leave fewer than ${String(input.keepServing)} serving rooms, as the fleet is now (the health check replaces ${kept.length === 1 ? 'it' : 'them'} once more rooms serve): ${kept.join(', ')}`);
       const unsure = idsWith((o) => o === 'unsure');
