@@ -141,7 +141,8 @@ function unheldSecretToken(schedulerName: string, roomId: string): string {
   return `invalid room token: it is not the token of room ${roomId.slice(0, 253)} of scheduler ${schedulerName.slice(0, 63)}, nor of any other room of that scheduler, under the room-token secrets this gateway holds: `
     + 'it was made under another secret, most likely the one this room was started with, which this gateway no longer holds (the room-token secret was changed without keeping the old one as the previous secret; or the operator and the gateway were given different secrets); '
     + 'the game server cannot mend it (its token is fixed in its environment): keep pinging at the usual interval, pings are recorded again once the gateway holds that secret; until then none is, so the room counts as silent and may be replaced by a new one (whose token is under the current secret). '
-    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret; if the operator and the gateway hold different secrets, every new room gets this answer too, until both are given the same one";
+    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret; if the operator and the gateway hold different secrets, every new room gets this answer too, until both are given the same one. "
+    + "If no secret changed, it is the token of a room of another scheduler: the URL and the token must come from one room pod's environment (its ROOMKEEPER_SCHEDULER_NAME, ROOMKEEPER_ROOM_ID and ROOMKEEPER_ROOM_TOKEN)";
 }
 
 /**

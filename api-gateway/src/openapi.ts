@@ -5,13 +5,24 @@
 import { crdSchemas } from '../../common/src/generated/schemas';
 import { MAX_ROOM_ID_LENGTH, MAX_ROOM_IDS_PER_REQUEST, MAX_ROOMS_PER_REQUEST } from '../../common/src/operations/operation-inputs';
 import { PING_STATUSES } from '../../common/src/rooms/room-status';
+import { MAX_RUNNING_MATCHES } from './use-cases/room-reports';
 import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
 import { MANAGEMENT_ROUTES } from './routes/management-routes';
 import { ROOMS_ROUTES } from './routes/rooms-routes';
 import { openApiPath, type RouteSpec, type Schema } from './routes/route-spec';
 
 /** The rooms API reads more types as JSON than the management API (Maestro's game servers send any). */
-const ROOMS_UNSUPPORTED_MEDIA_TYPE = 'Body sent with a Content-Type not read as JSON (JSON, none, text/plain and application/x-www-form-urlencoded are), or not UTF-8 (code 3)';
+const ROOMS_UNSUPPORTED_MEDIA_TYPE = 'Body sent with a Content-Type not read as JSON (JSON, none, text/plain and application/x-www-form-urlencoded are), or in a charset that is not a UTF one (utf-8, utf-16le, …: those are read) (code 3)';
+
+/** A rooms-API timestamp: Unix seconds within int64, as a number or a numeric string. */
+const TIMESTAMP: Schema = { description: 'Unix seconds, an integer within int64, as a number or a numeric string; checked only', oneOf: [{ type: 'integer', format: 'int64' }, { type: 'string', pattern: '^-?[0-9]{1,19}$' }] };
+
+/** A ping's running matches: 0 to MAX_RUNNING_MATCHES, as a number or a string of digits (as Maestro accepts it); null is as absent. */
+const RUNNING_MATCHES: Schema = {
+  nullable: true,
+  description: `Matches running in a multi-match room, 0 to ${MAX_RUNNING_MATCHES}; null is as absent. An occupied ping without it, or with 0, is stored as one match`,
+  oneOf: [{ type: 'integer', minimum: 0, maximum: MAX_RUNNING_MATCHES }, { type: 'string', pattern: '^[0-9]{1,9}$', description: `A string of digits, of a number at most ${MAX_RUNNING_MATCHES}` }],
+};
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid argument or failed precondition (code 3 or 9)',
@@ -21,7 +32,7 @@ const STATUS_TEXT: Record<number, string> = {
   410: 'A replayed allocationId whose allocation has ended (code 9): expired, or the room was given to another match; use a new allocationId',
   429: 'No ready room to allocate (code 8); see Retry-After',
   413: 'Body larger than the limit (code 3)',
-  415: 'Body sent with a Content-Type other than application/json (code 3)',
+  415: 'Body sent with a Content-Type that is not JSON (application/json or application/<x>+json), or in a charset that is not a UTF one (utf-8, utf-16le, …: those are read) (code 3)',
   501: 'Method not allowed on this path (code 12)',
   503: 'Not ready',
 };
@@ -75,7 +86,10 @@ function components(): Record<string, Schema> {
   return {
     Error: {
       type: 'object', required: ['code', 'message', 'details'],
-      properties: { code: { type: 'integer', description: 'gRPC status code' }, message: { type: 'string' }, details: { type: 'array', items: { type: 'object' } } },
+      properties: {
+        success: { type: 'boolean', enum: [false], description: 'On the rooms API only (its answers all carry success, as Maestro\'s)' },
+        code: { type: 'integer', description: 'gRPC status code' }, message: { type: 'string' }, details: { type: 'array', items: { type: 'object' } },
+      },
     },
     CreateSchedulerRequest: { type: 'object', required: ['name', ...required], properties: { name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }, ...specProps } },
     PatchSchedulerRequest: { type: 'object', description: 'Every field optional; spec.containers are patched by index.', properties: Object.fromEntries(Object.entries(specProps).filter(([k]) => k !== 'game')) },
@@ -115,15 +129,16 @@ function components(): Record<string, Schema> {
       type: 'object', required: ['status'],
       properties: {
         status: { type: 'string', enum: [...PING_STATUSES] },
-        timestamp: { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }] },
-        runningMatches: { type: 'integer', minimum: 0 },
+        timestamp: TIMESTAMP,
+        runningMatches: RUNNING_MATCHES,
+        running_matches: { ...RUNNING_MATCHES, description: 'runningMatches as Maestro\'s protojson also spells it; a body with both answers 400' },
         metadata: { type: 'object' },
       },
     },
-    RoomEventRequest: { type: 'object', required: ['event'], properties: { event: { type: 'string' }, timestamp: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, metadata: { type: 'object' } } },
+    RoomEventRequest: { type: 'object', required: ['event'], properties: { event: { type: 'string', minLength: 1, maxLength: 256 }, timestamp: TIMESTAMP, metadata: { type: 'object' } } },
     PlayerEventRequest: {
       type: 'object', required: ['event', 'metadata'],
-      properties: { event: { type: 'string', enum: ['playerJoin', 'playerLeft'] }, timestamp: { oneOf: [{ type: 'integer' }, { type: 'string' }] }, metadata: { type: 'object', required: ['playerId'], properties: { playerId: { type: 'string' } } } },
+      properties: { event: { type: 'string', enum: ['playerJoin', 'playerLeft'] }, timestamp: TIMESTAMP, metadata: { type: 'object', required: ['playerId'], properties: { playerId: { type: 'string', minLength: 1 } } } },
     },
     AllocateRoomRequest: {
       type: 'object',
@@ -194,8 +209,8 @@ function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
       content: { [route.responseContentType ?? 'application/json']: { schema: route.response } },
     },
   };
-  // Every route that reads a body refuses one that is not JSON.
-  for (const status of route.requestBody ? [...route.errors, 415] : route.errors) {
+  // Every route that reads a body refuses one that is not JSON, and every path answers 501 to a method it does not have.
+  for (const status of [...route.errors, ...(route.requestBody ? [415] : []), 501]) {
     const own = route.errorBodies?.[status];
     const text = status === 415 && server === 'rooms' ? ROOMS_UNSUPPORTED_MEDIA_TYPE : STATUS_TEXT[status];
     responses[status] = own
@@ -236,7 +251,7 @@ export function buildOpenApiDocument(version = '0.1.0'): Schema {
     info: {
       title: 'Roomkeeper',
       version,
-      description: 'Management API (HTTP Basic auth) and rooms API (per-room bearer token) of Roomkeeper. Errors are {code, message, details} with gRPC codes, as Maestro. Health routes (/healthz, /readyz, /metrics) are served on both listeners.',
+      description: 'Management API (HTTP Basic auth) and rooms API (per-room bearer token) of Roomkeeper. Errors are {code, message, details} with gRPC codes, as Maestro. Health routes (/healthz, /livez, /readyz, /metrics) are served on both listeners.',
     },
     tags: [{ name: 'schedulers' }, { name: 'rooms' }, { name: 'operations' }, { name: 'rooms-api' }, { name: 'health' }],
     paths,

@@ -30,8 +30,15 @@ import { gatewayAccessError, kubeRefusalOf, NOT_CARRIED_OUT } from '../adapters/
 import { apiErrorFields, describeApiError, isApiUnavailable } from '../../../common/src/kube/clients';
 import { notAJsonObject } from '../../../common/src/json/json-type';
 import { requestLogger } from './request-context';
+import * as zlib from 'node:zlib';
 
-interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown; code?: unknown }
+/**
+ * The Content-Encodings the body parser inflates: gzip, deflate and br, and zstd where the Node.js
+ * runtime has it (22.15 and later, as the gateway's image).
+ */
+const ACCEPTED_CONTENT_ENCODINGS: string = 'createZstdDecompress' in zlib ? 'gzip, deflate, br or zstd' : 'gzip, deflate or br';
+
+interface HttpishError { status?: unknown; statusCode?: unknown; type?: unknown; limit?: unknown; message?: unknown; body?: unknown; code?: unknown; encoding?: unknown }
 
 function asHttpish(err: unknown): HttpishError {
   return typeof err === 'object' && err !== null ? err : {};
@@ -64,7 +71,11 @@ function toApiError(err: unknown, maxBodyBytes: number): ApiError {
   if (err instanceof StoreUnavailableError) return new UnavailableError(err.message);
   const e = asHttpish(err);
   if (isDecompressionError(e)) {
-    return new InputError('the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate or br');
+    return new InputError(`the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with ${ACCEPTED_CONTENT_ENCODINGS}`);
+  }
+  if (e.type === 'encoding.unsupported') {
+    const encoding = typeof e.encoding === 'string' ? e.encoding.slice(0, 100) : 'unknown';
+    return Object.assign(new InputError(`unsupported Content-Encoding "${encoding}": send the body uncompressed, or compressed whole with ${ACCEPTED_CONTENT_ENCODINGS}`), { httpStatusOverride: 415 });
   }
   switch (e.type) {
     case 'entity.too.large':

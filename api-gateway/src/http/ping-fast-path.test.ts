@@ -5,7 +5,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { silentLogger } from '../../../common/src/logger';
+import { PassThrough } from 'node:stream';
+import { createLogger, silentLogger, type Logger } from '../../../common/src/logger';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { roomToken } from '../../../common/src/rooms/room-token';
 import { PingRecorder } from '../pings/ping-recorder';
@@ -18,13 +19,12 @@ jest.setTimeout(60_000);
 
 interface Harness { fast: PingFastPath; url: string; metrics: MetricsRegistry; fellThrough: () => number; close: () => Promise<void> }
 
-async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_SECRET]): Promise<Harness> {
+async function start(tokenCacheSize: number, secrets: readonly string[] = [ROOM_SECRET], logger: Logger = silentLogger()): Promise<Harness> {
   const now = () => Date.parse('2026-01-01T00:00:00.000Z');
   const store = new InMemoryStore(now);
   store.seedScheduler('s1', validSpec());
   for (let i = 0; i < 40; i++) store.seedRoom('s1', `room-${i}`, { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' });
   const metrics = new MetricsRegistry();
-  const logger = silentLogger();
   const recorder = new PingRecorder({ now, rooms: store, digests: store, replicaId: 'gw', logger });
   const reports = new RoomReports({ rooms: store, recorder, logger, metrics, now });
   const fast = pingFastPath({ reports, roomTokenSecrets: secrets, maxBodyBytes: 16 * 1024, metrics, logger, tokenCacheSize });
@@ -75,6 +75,23 @@ describe('ping fast path answers', () => {
       const text = await h.metrics.render();
       expect(text).toContain('roomkeeper_pings_total{result="rejected",status="unknown"} 2');
       expect(text).toContain('roomkeeper_pings_total{result="rejected",status="ready"} 1');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('ping fast path at debug', () => {
+  it('leaves every ping to Express while the gateway logs at debug, so each is logged with its request id; takes them again at info', async () => {
+    const logger = createLogger('gateway', { level: 'debug', stream: new PassThrough() });
+    const h = await start(8, [ROOM_SECRET], logger);
+    try {
+      const auth = `Bearer ${roomToken(ROOM_SECRET, 's1', 'room-1')}`;
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', auth)).toBe(418);
+      expect(h.fellThrough()).toBe(1);
+      logger.level = 'info';
+      expect(await put(h.url, '/scheduler/s1/rooms/room-1/ping', auth)).toBe(200);
+      expect(h.fellThrough()).toBe(1);
     } finally {
       await h.close();
     }

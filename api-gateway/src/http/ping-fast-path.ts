@@ -4,9 +4,10 @@
  * room token and a JSON body is answered here: one regex, a cached token comparison, the body
  * read and parsed, `RoomReports.ping`, one `res.end`. Anything else — another route, a missing or
  * wrong token, a body too large, chunked, compressed (any Content-Encoding but `identity`: the
- * body parser inflates gzip, deflate and br, and answers 415 to others), of a type the rooms API
+ * body parser inflates gzip, deflate, br and zstd, and answers 415 to others), of a type the rooms API
  * does not read as JSON (`isRoomsJsonContentType`) or in a charset other than UTF-8 — falls
- * through to Express untouched, so every error keeps the one error mapping. The answers, metrics
+ * through to Express untouched, so every error keeps the one error mapping. So does every ping
+ * while the gateway logs at `debug`, so that each is logged with its request id. The answers, metrics
  * labels and limits are the same as the Express route's.
  *
  * The expected tokens of rooms that pinged lately are cached, but only after the presented token
@@ -86,6 +87,9 @@ export function pingFastPath(opts: PingFastPathOptions): PingFastPath {
 
   const fast = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
     if (req.method !== 'PUT') return false;
+    // At debug (ROOMKEEPER_LOG_LEVEL, or SIGUSR2) every ping takes the Express route, which logs it
+    // with its requestId and answers X-Request-Id: whoever traces a room's pings sees each one.
+    if (opts.logger.isLevelEnabled('debug')) return false;
     const m = PING_PATH.exec(req.url ?? '');
     if (!m) return false;
     const length = Number(req.headers['content-length']);

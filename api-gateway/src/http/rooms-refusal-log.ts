@@ -76,10 +76,11 @@ function wordsOf(reason: RoomsRefusalReason, heldKeyIds: readonly string[]): { s
     case RoomsRefusalReason.UnheldSecretToken: {
       const held = heldKeyIds.join(',');
       return {
-        said: 'rooms API requests refused (401): a room token made under a room-token secret this gateway does not hold',
+        said: 'rooms API requests refused (401): a room token of no room of that scheduler under the room-token secrets this gateway holds (made under a secret it does not hold, or the token of a room of another scheduler)',
         remedy: 'either the room-token secret was changed without keeping the old one as the previous secret (rooms made before the change hold tokens this gateway cannot check: '
           + 'give the gateway the old secret back as roomToken.previousSecret, ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET, SECURITY.md "Rotation", and restart it), '
-          + "or the operator and the gateway hold different secrets (every room made since gets this answer, and its replacements too: give both the same secret and restart them); until then these rooms' pings are not recorded, and the operator replaces them as silent"
+          + "or the operator and the gateway hold different secrets (every room made since gets this answer, and its replacements too: give both the same secret and restart them); until then these rooms' pings are not recorded, and the operator replaces them as silent. "
+          + "If no secret changed, a game server sends another scheduler's room's token: its URL and its token must come from one room pod's environment"
           + (held ? `; kubectl get pods -n <scheduler> -l '${ROOM_TOKEN_KEY_LABEL} notin (${held})' lists the room pods whose token is under another secret than this gateway's (key ids ${held})` : ''),
       };
     }

@@ -14,6 +14,12 @@ export const HEALTH_ROUTES = [
     errorBodies: { 503: { description: 'A liveness check fails (a cache request that will never be answered): failing names it, since when and what it means; whatToDo says that the kubelet restarts the container and what to report if it happens again', schema: ref('HealthzAnswer') } },
   },
   {
+    id: 'livez', method: 'get', path: '/livez', tag: 'health', auth: 'none',
+    summary: 'The same as /healthz (the path Kubernetes components use for liveness): 200 {status: "ok", checks} while the process is not wedged; 503 {status: "unhealthy", failing, checks, whatToDo} when a liveness check fails',
+    response: ref('HealthzAnswer'), errors: [503],
+    errorBodies: { 503: { description: 'A liveness check fails, as on /healthz: failing names it, since when and what it means; whatToDo says what to do', schema: ref('HealthzAnswer') } },
+  },
+  {
     id: 'readyz', method: 'get', path: '/readyz', tag: 'health', auth: 'none',
     summary: 'Readiness, as JSON with one entry per check (shutdown, api access, caches, api server), each ready or not with why and what to do: 200 {status: "ready", checks} when caches are synced and the API server accepts our credentials and lets the caches list and watch (an API server that does not answer is shown as not ready with stillReadyBecause, and the gateway stays ready); 503 {status: "not ready", reason, checks} otherwise. Never depends on leadership',
     response: ref('ReadyzAnswer'), errors: [503],
@@ -30,13 +36,15 @@ export type HealthRouteId = (typeof HEALTH_ROUTES)[number]['id'];
 export type Readiness = readonly ReadinessCheck[];
 
 export function healthHandlers(metrics: MetricsRegistry, readiness: Readiness, liveness?: Liveness): Record<HealthRouteId, RouteHandler> {
+  const live: RouteHandler = (_req, res) => {
+    const answer = healthzAnswer(liveness);
+    if (answer.statusCode === 200) return answer.body;
+    res.status(answer.statusCode).json(answer.body);
+    return undefined;
+  };
   return {
-    healthz: (_req, res) => {
-      const answer = healthzAnswer(liveness);
-      if (answer.statusCode === 200) return answer.body;
-      res.status(answer.statusCode).json(answer.body);
-      return undefined;
-    },
+    healthz: live,
+    livez: live,
     readyz: (_req, res) => {
       const answer = readyzAnswer(readiness);
       if (answer.statusCode === 200) return answer.body;

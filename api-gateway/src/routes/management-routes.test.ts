@@ -44,12 +44,26 @@ describe('authentication', () => {
     expect(t.store.writes).toEqual([]);
   });
 
+  it('answers /livez as /healthz (the same body), as the README says the management port does', async () => {
+    const healthz = await api().get('/healthz');
+    const livez = await api().get('/livez');
+    expect(livez.status).toBe(200);
+    expect(livez.body).toEqual(healthz.body);
+    expect(livez.body).toMatchObject({ status: 'ok' });
+  });
+
   it('leaves health, readiness and metrics open', async () => {
     expect((await api().get('/healthz')).status).toBe(200);
     expect((await api().get('/readyz')).status).toBe(200);
     const metrics = await api().get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('roomkeeper_http_requests_total');
+  });
+
+  it('lists the allocation counters without labels at 0 on a fresh gateway, before any allocation', async () => {
+    const text = (await api().get('/metrics')).text;
+    expect(text).toMatch(/^roomkeeper_allocation_conflicts_total 0$/m);
+    expect(text).toMatch(/^roomkeeper_allocation_retries_total 0$/m);
   });
 
   it('logs the polls of probes and Prometheus (health, readiness, metrics) only at debug, a failing one as a warning, and other requests at info', async () => {
@@ -398,7 +412,7 @@ describe('POST /schedulers', () => {
         });
       });
       socket.write(`POST /schedulers HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Encoding: ${encoding}\r\nContent-Length: 7\r\n\r\nnotgzip`);
-      expect(await answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate or br"/);
+      expect(await answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"the request body could not be decompressed as its Content-Encoding says; send it uncompressed, or compressed whole with gzip, deflate, br or zstd"/);
       expect(t.store.writes).toEqual([]);
     } finally {
       socket.destroy();

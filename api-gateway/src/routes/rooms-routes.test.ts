@@ -80,7 +80,7 @@ describe('rooms API without forwarders', () => {
     const body = JSON.stringify({ status: 'occupied', timestamp: 1 });
     try {
       const refused = await send('compress', Buffer.from(body));
-      expect(refused).toEqual({ status: 415, body: expect.objectContaining({ success: false, message: expect.stringContaining('compress') as unknown }) as unknown });
+      expect(refused).toEqual({ status: 415, body: expect.objectContaining({ success: false, message: 'unsupported Content-Encoding "compress": send the body uncompressed, or compressed whole with gzip, deflate, br or zstd' }) as unknown });
       const garbled = await send('gzip', Buffer.from(body));
       expect(garbled).toEqual({ status: 400, body: expect.objectContaining({ success: false, message: expect.stringContaining('could not be decompressed') as unknown }) as unknown });
       expect(t.store.writes).toEqual([]);
@@ -116,13 +116,13 @@ describe('rooms API without forwarders', () => {
     const s1 = t.store.findScheduler('s1');
     if (!s1) throw new Error('no scheduler s1');
     s1.metadata.deletionTimestamp = new Date();
-    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; ping terminated and exit' });
-    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; exit' });
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; finish or hand over its matches, stop pinging (terminated included: there is nothing left to end) and exit' });
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: scheduler s1 is being deleted, and its rooms with it; stop pinging and exit' });
     const event = await request(t.rooms).post('/scheduler/s1/rooms/ghost/roomevent').set('Authorization', token('s1', 'ghost')).send({ event: 'matchEnded' });
     expect(event.body).toMatchObject({ success: false, roomGone: true, message: expect.stringMatching(/^room ghost not found in scheduler s1, so the event was not forwarded: scheduler s1 is being deleted/) as unknown });
     await t.store.deleteScheduler('s1');
-    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toMatchObject({ success: false, roomGone: true, message: expect.stringMatching(/a deleted scheduler's rooms go with it: exit$/) as unknown });
-    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: ping terminated and exit' });
+    expect((await ping({ status: 'terminated', timestamp: 1 }, 'ghost')).body).toMatchObject({ success: false, roomGone: true, message: expect.stringMatching(/a deleted scheduler's rooms go with it: stop pinging and exit$/) as unknown });
+    expect((await ping({ status: 'ready', timestamp: 1 }, 'ghost')).body).toEqual({ success: false, roomGone: true, message: 'room ghost not found in scheduler s1, so the ping was not recorded: no scheduler s1 exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler\'s rooms go with it: finish or hand over its matches, stop pinging (terminated included: there is nothing left to end) and exit' });
     expect(t.store.writes.filter((w) => w.kind !== 'scheduler')).toEqual([]);
   });
 
@@ -171,11 +171,11 @@ describe('rooms API without forwarders', () => {
     expect((await ping({ status: 'terminated' })).body).toEqual({ success: true });
   });
 
-  it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do (what is left of terminating, terminated, exit)', async () => {
+  it('answers {success:false} saying the room was deleted when its status write finds it gone, and what its game server should do (stop pinging, terminated included, and exit)', async () => {
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
-    expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, roomGone: true, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ping terminating, then terminated, and exit' });
+    expect((await ping({ status: 'occupied' })).body).toEqual({ success: false, roomGone: true, message: 'room room-1 of scheduler s1 was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: finish or hand over its matches, stop pinging (terminated included: there is nothing left to end) and exit' });
     jest.spyOn(t.store, 'patchRoomStatus').mockRejectedValueOnce(Object.assign(new Error('gamerooms "room-1" not found'), { code: 404 }));
-    expect((await ping({ status: 'terminated' })).body).toMatchObject({ success: false, message: expect.stringMatching(/is \(or was\) sent SIGTERM: exit$/) as unknown });
+    expect((await ping({ status: 'terminated' })).body).toMatchObject({ success: false, message: expect.stringMatching(/is \(or was\) sent SIGTERM: stop pinging and exit$/) as unknown });
     expect(await t.metrics.render()).toContain('roomkeeper_pings_total{result="write_failed",status="occupied"} 1');
   });
 
@@ -186,11 +186,16 @@ describe('rooms API without forwarders', () => {
 
   it('refuses a timestamp that is not an int64 (Maestro\'s type) on every route that takes one, saying what is wrong with it, and takes one within it', async () => {
     const rule = 'must be an integer (Unix seconds, as a number or a numeric string) within int64';
-    for (const [timestamp, fault] of [[1.5, 'a fraction is refused'], ['abc', 'this string is not a whole number'], ['9223372036854775808', 'this one is beyond int64'], [true, 'got a boolean']] as const) {
+    for (const [timestamp, fault] of [[1.5, 'a fraction is refused'], [1e300, 'this one is beyond int64'], ['abc', 'this string is not a whole number'], ['9223372036854775808', 'this one is beyond int64'], [true, 'got a boolean']] as const) {
       const message = `${rule}; ${fault}`;
       expect((await ping({ status: 'ready', timestamp })).body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });
       const ev = await request(t.rooms).post('/scheduler/s1/rooms/room-1/roomevent').set('Authorization', token('s1', 'room-1')).send({ event: 'matchStarted', timestamp });
       expect(ev.body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message }] });
+    }
+    // A number past a double's range is read as Infinity: out of range, not a fraction.
+    for (const raw of ['1e400', '-1e400']) {
+      const res = await request(t.rooms).put('/scheduler/s1/rooms/room-1/ping').set('Authorization', token('s1', 'room-1')).set('Content-Type', 'application/json').send(`{"status":"ready","timestamp":${raw}}`);
+      expect(res.body).toMatchObject({ code: 3, details: [{ field: 'timestamp', message: `${rule}; this one is beyond int64` }] });
     }
     for (const timestamp of [1764133200, '1764133200', -1, 9_007_199_254_740_991, '9223372036854775807']) expect((await ping({ status: 'ready', timestamp })).body).toEqual({ success: true });
   });
@@ -251,7 +256,8 @@ describe('rooms API without forwarders', () => {
   const UNHELD_SECRET = 'invalid room token: it is not the token of room room-1 of scheduler s1, nor of any other room of that scheduler, under the room-token secrets this gateway holds: '
     + 'it was made under another secret, most likely the one this room was started with, which this gateway no longer holds (the room-token secret was changed without keeping the old one as the previous secret; or the operator and the gateway were given different secrets); '
     + 'the game server cannot mend it (its token is fixed in its environment): keep pinging at the usual interval, pings are recorded again once the gateway holds that secret; until then none is, so the room counts as silent and may be replaced by a new one (whose token is under the current secret). '
-    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret; if the operator and the gateway hold different secrets, every new room gets this answer too, until both are given the same one";
+    + "The platform's operator gives the gateway the old secret back as roomToken.previousSecret (ROOMKEEPER_ROOM_TOKEN_PREVIOUS_SECRET; SECURITY.md, Rotation) and restarts it, or replaces the rooms started under the old secret; if the operator and the gateway hold different secrets, every new room gets this answer too, until both are given the same one. "
+    + "If no secret changed, it is the token of a room of another scheduler: the URL and the token must come from one room pod's environment (its ROOMKEEPER_SCHEDULER_NAME, ROOMKEEPER_ROOM_ID and ROOMKEEPER_ROOM_TOKEN)";
   const NOT_BEARER = 'missing room token: the Authorization header is not a Bearer token (the word Bearer, a space, then the token); send Authorization: Bearer $ROOMKEEPER_ROOM_TOKEN';
   it.each([
     ['missing', undefined, MISSING],
@@ -410,7 +416,7 @@ describe('rooms API refusals in the log', () => {
     const perScheduler = unheld[1]?.schedulers as Record<string, number>;
     expect(Object.keys(perScheduler).sort()).toEqual(['game-a', 'game-b']);
     expect(Object.values(perScheduler).reduce((a, b) => a + b, 0)).toBe(199);
-    expect(unheld[1]?.message).toBe('rooms API requests refused (401): a room token made under a room-token secret this gateway does not hold');
+    expect(unheld[1]?.message).toBe('rooms API requests refused (401): a room token of no room of that scheduler under the room-token secrets this gateway holds (made under a secret it does not hold, or the token of a room of another scheduler)');
     expect(unheld[1]?.remedy).toContain('roomToken.previousSecret');
     expect(unheld[1]?.remedy).toContain(`roomkeeper.io/room-token-key notin (${roomTokenKeyId(ROOM_SECRET)})`);
     expect((unheld[1]?.exampleRooms as string[]).length).toBe(5);

@@ -81,7 +81,7 @@ class ForwardThrottle {
 }
 
 const PLAYER_EVENTS: readonly PlayerEventName[] = ['playerJoin', 'playerLeft'];
-const MAX_RUNNING_MATCHES = 1_000_000;
+export const MAX_RUNNING_MATCHES = 1_000_000;
 /** Most characters of a failed event's message (a scheduler has at most 16 forwarders). */
 const MAX_EVENT_MESSAGE_CHARS = 1000;
 
@@ -93,8 +93,8 @@ const MAX_EVENT_MESSAGE_CHARS = 1000;
  */
 function unknownRoom(scheduler: Scheduler | undefined, schedulerName: string, roomId: string, consequence: string, retry: string, deletedAt: number | undefined, pinged?: ReportedPingStatus): UnknownRoom {
   const head = `room ${roomId} not found in scheduler ${schedulerName}${consequence}`;
-  // A room that has just pinged terminated has nothing left to say.
-  const leave = pinged === 'terminated' ? 'exit' : 'ping terminated and exit';
+  // Nothing of the room is recorded again, `terminated` included: there is nothing left to end.
+  const leave = pinged === 'terminated' ? 'stop pinging and exit' : 'finish or hand over its matches, stop pinging (terminated included: there is nothing left to end) and exit';
   if (scheduler?.metadata.deletionTimestamp) return { gone: true, message: `${head}: scheduler ${schedulerName} is being deleted, and its rooms with it; ${leave}` };
   if (!scheduler) return { gone: true, message: `${head}: no scheduler ${schedulerName} exists (it was deleted, or ROOMKEEPER_SCHEDULER_NAME is wrong); a deleted scheduler's rooms go with it: ${leave}` };
   if (deletedAt !== undefined) {
@@ -149,7 +149,8 @@ function checkTimestamp(value: unknown): void {
 
 /** What is wrong with a timestamp `checkTimestamp` refuses, in a few words. */
 function timestampFault(value: unknown): string {
-  if (typeof value === 'number') return Number.isInteger(value) ? 'this one is beyond int64' : 'a fraction is refused';
+  // JSON.parse reads a number past a double's range (1e400) as ±Infinity: out of range, not a fraction.
+  if (typeof value === 'number') return Number.isInteger(value) || !Number.isFinite(value) ? 'this one is beyond int64' : 'a fraction is refused';
   if (typeof value !== 'string') return `got ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}`;
   return /^-?\d+$/.test(value) ? 'this one is beyond int64' : 'this string is not a whole number';
 }
@@ -262,7 +263,7 @@ export class RoomReports {
       // to warn about; a large fleet's deletion made dozens of these warnings.
       if (isNotFound(err)) {
         this.deps.logger.debug('ping for a room deleted meanwhile; not recorded', { scheduler: schedulerName, roomId });
-        const leave = status === 'terminated' ? 'exit' : status === 'terminating' ? 'ping terminated and exit' : 'ping terminating, then terminated, and exit';
+        const leave = status === 'terminated' ? 'stop pinging and exit' : 'finish or hand over its matches, stop pinging (terminated included: there is nothing left to end) and exit';
         return { success: false, roomGone: true, message: `room ${roomId} of scheduler ${schedulerName} was deleted while this ping was recorded, so it was not recorded; its game server is (or was) sent SIGTERM: ${leave}` };
       }
       this.deps.logger.warn('ping status write failed', { scheduler: schedulerName, roomId, ...apiErrorFields(err) });
