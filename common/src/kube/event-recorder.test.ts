@@ -23,6 +23,16 @@ const roomDeleted = (room: string, note = 'room expired: no ping for 300s'): Kub
   type: 'Normal', reason: 'GameRoomDeleted', action: 'DeleteRoom', note,
 });
 
+const roomIn = (namespace: string, room: string, reason = 'GameRoomDeleted'): KubeEvent => ({
+  regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', name: room, namespace, uid: `uid-${room}` },
+  type: 'Normal', reason, action: 'DeleteRoom', note: `${reason} ${room}`,
+});
+
+const schedulerEvent = (scheduler: string, reason: string, note: string): KubeEvent => ({
+  regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: scheduler, uid: `uid-${scheduler}` },
+  type: 'Normal', reason, action: 'ExecuteOperation', note,
+});
+
 describe('EventRecorder', () => {
   let sink: FakeSink;
   let clock: number;
@@ -90,11 +100,12 @@ describe('EventRecorder', () => {
     expect(sink.patched.map((p) => p.count)).toEqual([2]);
   });
 
-  it('creates a burst of Events, then at most maxCreatesPerSecond, and counts the ones it drops', async () => {
+  it('creates a burst of Events of a kind, then at most maxCreatesPerSecond, and counts the ones it drops', async () => {
     const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 2, createBurst: 5 });
-    for (let i = 0; i < 12; i++) capped.record(roomDeleted(`room-${i}`));
+    // Each room in a namespace of its own: only the kind's budget can stop them.
+    for (let i = 0; i < 12; i++) capped.record(roomIn(`ns-${i}`, `room-${i}`));
     clock += 1000;
-    for (let i = 0; i < 3; i++) capped.record(roomDeleted(`room-next-${i}`));
+    for (let i = 0; i < 3; i++) capped.record(roomIn(`ns-next-${i}`, `room-next-${i}`));
     await capped.close();
     expect(sink.created.map((c) => c.body.regarding?.name)).toEqual(['room-0', 'room-1', 'room-2', 'room-3', 'room-4', 'room-next-0', 'room-next-1']);
     expect(capped.droppedCount).toBe(8);
@@ -103,10 +114,144 @@ describe('EventRecorder', () => {
   it('gives each kind of object its own budget: rooms by the thousand never silence their Scheduler', async () => {
     const capped = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxCreatesPerSecond: 2, createBurst: 5 });
     for (let i = 0; i < 1000; i++) capped.record(roomDeleted(`room-${i}`));
-    capped.record({ regarding: { apiVersion: 'roomkeeper.io/v1', kind: 'Scheduler', name: 'sched-a' }, type: 'Normal', reason: 'RolloutProgress', action: 'ExecuteOperation', note: 'Rolling update to v2.0.0: replacing 10 rooms' });
+    capped.record(schedulerEvent('sched-a', 'RolloutProgress', 'Rolling update to v2.0.0: replacing 10 rooms'));
     await capped.close();
-    expect(sink.created.filter((c) => c.body.regarding?.kind === 'GameRoom')).toHaveLength(5);
+    expect(sink.created.filter((c) => c.body.regarding?.kind === 'GameRoom').length).toBeGreaterThan(0);
     expect(sink.created.filter((c) => c.body.regarding?.kind === 'Scheduler').map((c) => c.body.reason)).toEqual(['RolloutProgress']);
+  });
+
+  it('a flood of room Events in one scheduler\'s namespace never stops the first Events of another scheduler\'s rooms', async () => {
+    const shared = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock });
+    // team-a's rollout asks for 100 room Events a second for a minute; team-b's rooms come and go now and then.
+    for (let ms = 0; ms < 60_000; ms += 10) {
+      clock += 10;
+      shared.record(roomIn('team-a', `room-a-${ms}`));
+      if (ms % 5_000 === 0) shared.record(roomIn('team-b', `room-b-${ms}`, 'GameRoomCreated'));
+    }
+    await shared.close();
+    const created = (ns: string) => sink.created.filter((c) => c.namespace === ns).length;
+    expect(created('team-b')).toBe(12); // every one of them
+    expect(created('team-a')).toBeGreaterThan(0);
+    expect(shared.droppedCount).toBe(6000 - created('team-a'));
+  });
+
+  it('keeps the first Events of a quiet namespace even while many namespaces flood the kind', async () => {
+    const shared = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock });
+    // Ten busy schedulers together ask for 500 room Events a second, far past the kind's 20.
+    for (let ms = 0; ms < 30_000; ms += 20) {
+      clock += 20;
+      for (let t = 0; t < 10; t++) shared.record(roomIn(`busy-${t}`, `room-${t}-${ms}`));
+    }
+    // A quiet scheduler's rollout starts: its first Events go through at once.
+    for (let i = 0; i < 5; i++) shared.record(roomIn('quiet', `room-q-${i}`, 'GameRoomCreated'));
+    await shared.close();
+    expect(sink.created.filter((c) => c.namespace === 'quiet')).toHaveLength(5);
+  });
+
+  it('a Scheduler flooding Events of its own never stops another Scheduler\'s OperationFinished', async () => {
+    const shared = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock });
+    for (let i = 0; i < 500; i++) {
+      clock += 5;
+      shared.record(schedulerEvent('team-a', 'RolloutProgress', `Rolling update to v2: ${i} rooms replaced`));
+      if (i === 250) shared.record(schedulerEvent('team-b', 'OperationFinished', 'Operation op-1 finished'));
+    }
+    await shared.close();
+    expect(sink.created.filter((c) => c.body.regarding?.name === 'team-b').map((c) => c.body.reason)).toEqual(['OperationFinished']);
+    expect(sink.created.every((c) => c.namespace === 'default')).toBe(true);
+  });
+
+  it('a scheduler asking for ever more never takes another busy scheduler\'s share', async () => {
+    const shared = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock });
+    // team-a asks for 200 room Events a second, team-b for 10: both past what they get.
+    for (let ms = 0; ms < 30_000; ms += 5) {
+      clock += 5;
+      shared.record(roomIn('team-a', `room-a-${ms}`));
+      if (ms % 100 === 0) shared.record(roomIn('team-b', `room-b-${ms}`));
+    }
+    await shared.close();
+    const created = (ns: string) => sink.created.filter((c) => c.namespace === ns).length;
+    expect(created('team-b')).toBeGreaterThanOrEqual(5 * 30); // at least its share of 5 a second
+    expect(created('team-a')).toBeGreaterThanOrEqual(5 * 30);
+    expect(created('team-a') + created('team-b')).toBeLessThanOrEqual(50 + 20 * 30);
+  });
+
+  it('never creates more of a kind than its overall cap, however many namespaces ask', async () => {
+    const shared = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxSubjects: 10_000 });
+    // 200 namespaces each ask for 10 room Events a second for 10 seconds: 2,000 a second.
+    const start = clock;
+    for (let ms = 0; ms < 10_000; ms += 100) {
+      clock += 100;
+      for (let n = 0; n < 200; n++) shared.record(roomIn(`ns-${n}`, `room-${n}-${ms}`));
+    }
+    await shared.close();
+    const seconds = (clock - start) / 1000;
+    expect(sink.created.length).toBeLessThanOrEqual(50 + 20 * seconds);
+    expect(sink.created.length).toBeGreaterThanOrEqual(20 * (seconds - 1)); // the cap is used, not wasted
+    expect(shared.droppedCount).toBe(20_000 - sink.created.length);
+  });
+
+  it('lets a lone busy namespace use the kind\'s whole rate when nobody else asks', async () => {
+    const lone = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock });
+    const start = clock;
+    for (let ms = 0; ms < 10_000; ms += 10) {
+      clock += 10;
+      lone.record(roomIn('team-a', `room-${ms}`));
+    }
+    await lone.close();
+    const seconds = (clock - start) / 1000;
+    expect(sink.created.length).toBeGreaterThanOrEqual(20 * (seconds - 1));
+    expect(sink.created.length).toBeLessThanOrEqual(50 + 20 * seconds);
+  });
+
+  it('keeps at most maxSubjects namespace budgets, however many namespaces ask', async () => {
+    const bounded = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: silentLogger(), now: () => clock, maxSubjects: 10, maxCreatesPerSecond: 1000, createBurst: 1000 });
+    for (let i = 0; i < 100; i++) {
+      bounded.record(roomIn(`ns-${i}`, `room-${i}`));
+      expect(bounded.subjectBudgetCount).toBeLessThanOrEqual(10);
+    }
+    await bounded.close();
+    expect(bounded.subjectBudgetCount).toBe(10);
+    expect(sink.created).toHaveLength(100);
+  });
+
+  it('tells at most once a minute, per kind, how many Events were dropped since its last line, and whose', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } });
+    const told = new EventRecorder({ sink, controller: 'c', instance: 'i', logger: createLogger('operator', { level: 'warn', stream }), now: () => clock, maxCreatesPerSecond: 2, createBurst: 4 });
+    const since = new Date(clock).toISOString();
+    // team-a floods rooms and its own Scheduler; team-b asks for a few rooms.
+    for (let i = 0; i < 100; i++) {
+      told.record(roomIn('team-a', `room-a-${i}`));
+      told.record(schedulerEvent('team-a', 'RolloutProgress', `${i} rooms replaced`));
+    }
+    for (let i = 0; i < 10; i++) told.record(roomIn('team-b', `room-b-${i}`));
+    clock += 30_000; // within the minute: no second line
+    for (let i = 0; i < 100; i++) told.record(roomIn('team-a', `room-a2-${i}`));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(1); // the first drop is told at once, the others wait for the minute
+    expect(lines[0]).toMatchObject({ level: 'warn', droppedByKind: { GameRoom: 1 }, mostDropped: [{ kind: 'GameRoom', namespace: 'team-a', dropped: 1 }], since });
+    const droppedBefore = told.droppedCount;
+
+    clock += 30_000;
+    told.record(roomIn('team-b', 'room-b-late'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(2);
+    const second = lines[1] as { message: string; droppedByKind: { GameRoom: number; Scheduler: number }; mostDropped: { kind: string; namespace?: string; name?: string; dropped: number }[]; droppedTotal: number };
+    // Only what was dropped since the first line, per kind; the flooding namespace first.
+    expect(second.droppedByKind.GameRoom + second.droppedByKind.Scheduler).toBe(droppedBefore - 1);
+    expect(second.droppedByKind.Scheduler).toBeGreaterThan(0);
+    expect(second.mostDropped[0]).toMatchObject({ kind: 'GameRoom', namespace: 'team-a' });
+    expect(second.mostDropped).toContainEqual({ kind: 'Scheduler', name: 'team-a', dropped: second.droppedByKind.Scheduler });
+    expect(second.droppedTotal).toBe(told.droppedCount);
+    expect(second.message).toContain(`GameRoom ${second.droppedByKind.GameRoom}`);
+    expect(second.message).toContain('GameRoom in namespace team-a');
+
+    // Drops not told yet are told when the recorder closes.
+    for (let i = 0; i < 50; i++) told.record(roomIn('team-c', `room-c-${i}`));
+    await told.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toMatchObject({ mostDropped: [{ kind: 'GameRoom', namespace: 'team-c' }] });
   });
 
   it('never throws when the API refuses, and writes no count for an Event that was never created', async () => {

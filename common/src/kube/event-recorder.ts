@@ -4,11 +4,29 @@
  * reason, action and note) is created at once; repeats within `windowMs` of the last one only
  * count, and the count is written as the Event's `series` at most once per `flushIntervalMs`.
  * A flapping room therefore costs one create and a patch now and then, never one write per
- * occurrence. The recorder remembers at most `maxKeys` events (the least recently seen go), and
- * creates Events at most `maxCreatesPerSecond` a second with a burst of `createBurst`, **for each
- * kind of object they regard**: distinct rooms removed by the thousand must not take the API
- * budget of the operations themselves, nor silence the Events of their Scheduler. Events past a
- * kind's budget are dropped, counted and logged.
+ * occurrence. The recorder remembers at most `maxKeys` events (the least recently seen go).
+ *
+ * Creates are budgeted twice. **Each kind of regarded object** has a token bucket of
+ * `maxCreatesPerSecond` with a burst of `createBurst` (20/s, 50): the operator's overall cap, so
+ * that rooms removed by the thousand neither take the API budget of the operations themselves nor
+ * silence their Scheduler's Events. Within a kind, **each subject** (the namespace of a
+ * namespaced object: a scheduler's rooms live in the namespace named after it; the name of a
+ * cluster-scoped one, so the Scheduler itself) has a bucket of `subjectCreatesPerSecond` with a
+ * burst of `subjectCreateBurst` (a quarter of the rate and half the burst: 5/s, 25), and takes
+ * from its kind's bucket in three tiers, so one scheduler's flood cannot starve another's Events:
+ *
+ * - a quiet subject (one that asked for fewer than half its burst lately: its first Events in a
+ *   while) may take the kind's last tokens;
+ * - a subject within its share (its own bucket not empty) leaves the kind's last fifth of the
+ *   burst (10) to the quiet ones;
+ * - a subject past its share may still borrow what nobody else uses, but only while the kind's
+ *   bucket is more than half full, so a lone busy scheduler gets the kind's whole rate and never
+ *   the half of the burst the others need.
+ *
+ * At most `maxSubjects` subject buckets are kept (the least recently used go; a subject seen
+ * again starts with a full bucket, as it would after its quiet while). Events past these budgets
+ * are dropped and counted; at most once a minute a warning tells, per kind, how many were dropped
+ * since the last one and whose (the subjects with the most drops).
  *
  * Recording never throws and never waits: an Event is a courtesy to the person running
  * `kubectl describe`, and a failed write is logged and dropped.
@@ -17,7 +35,6 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import { apiErrorFields, isNamespaceTerminating, MERGE_PATCH } from './clients';
 import type { Clock } from '../runtime/clock';
-import { TokenBucket } from './rate-limiter';
 
 export interface EventSubject {
   apiVersion: string;
@@ -63,9 +80,16 @@ export interface EventRecorderOptions {
   windowMs?: number;
   flushIntervalMs?: number;
   maxKeys?: number;
+  /** Creates a second for each kind of regarded object (the overall cap); 20. */
   maxCreatesPerSecond?: number;
-  /** Creates a kind may make at once before `maxCreatesPerSecond` applies. */
+  /** Creates a kind may make at once before `maxCreatesPerSecond` applies; 50. */
   createBurst?: number;
+  /** Creates a second for one subject (a namespace, or a cluster-scoped object's name) within its kind's share; a quarter of `maxCreatesPerSecond`. */
+  subjectCreatesPerSecond?: number;
+  /** Creates one subject may make at once within its share; half of `createBurst`. */
+  subjectCreateBurst?: number;
+  /** Subject buckets kept (the least recently used go); 4096. */
+  maxSubjects?: number;
 }
 
 interface Aggregate {
@@ -80,6 +104,64 @@ interface Aggregate {
 
 const MAX_NOTE = 1024;
 const MAX_FIELD = 128;
+/** At most one dropped-Events warning in this long. */
+const DROPPED_LOG_INTERVAL_MS = 60_000;
+/** Subjects named in a dropped-Events warning. */
+const DROPPED_TOP = 5;
+/** Subjects whose drops are tallied between two warnings (the kinds' counts stay exact). */
+const MAX_DROPPED_SUBJECTS = 1024;
+
+/** A token bucket read and taken at the caller's time: the recorder never waits for a token. */
+class CreateBudget {
+  private tokens: number;
+  private last: number;
+
+  constructor(readonly perSecond: number, readonly burst: number, now: number) {
+    this.tokens = burst;
+    this.last = now;
+  }
+
+  /** Tokens banked at `now`. */
+  available(now: number): number {
+    if (now > this.last) {
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.perSecond);
+      this.last = now;
+    }
+    return this.tokens;
+  }
+
+  take(): void {
+    this.tokens -= 1;
+  }
+
+  /** Takes a token if there is one, else nothing (a meter of asks, never in debt). */
+  spend(): void {
+    this.tokens = Math.max(0, this.tokens - 1);
+  }
+}
+
+/**
+ * A subject's two buckets: `creates`, its share of its kind's creates; `asks`, the same size,
+ * spent by every Event it asks for, created or not: a subject is quiet while it has asked for
+ * fewer than half its burst lately. (Its `creates` alone would not tell: a flooding subject that
+ * its kind refuses banks creates and would pass for quiet.)
+ */
+interface SubjectBudget {
+  creates: CreateBudget;
+  asks: CreateBudget;
+}
+
+/** Whose Events share a budget within a kind: a namespace, or a cluster-scoped object by name. */
+interface Subject {
+  kind: string;
+  namespace?: string;
+  name?: string;
+}
+
+interface SubjectDrops {
+  subject: Subject;
+  dropped: number;
+}
 
 export class EventRecorder {
   private readonly seen = new Map<string, Aggregate>();
@@ -92,10 +174,22 @@ export class EventRecorder {
   private readonly pending = new Set<Promise<unknown>>();
   private readonly maxCreatesPerSecond: number;
   private readonly createBurst: number;
+  private readonly subjectCreatesPerSecond: number;
+  private readonly subjectCreateBurst: number;
+  private readonly maxSubjects: number;
+  /** Kind tokens a subject within its share leaves to quiet subjects. */
+  private readonly quietReserve: number;
   /** One create budget per kind of regarded object (a handful of kinds, never user input). */
-  private readonly budgets = new Map<string, TokenBucket>();
+  private readonly budgets = new Map<string, CreateBudget>();
+  /** One create budget per subject of a kind, the least recently used first. */
+  private readonly subjectBudgets = new Map<string, SubjectBudget>();
   private dropped = 0;
-  private droppedLoggedAt = 0;
+  /** Since the last dropped-Events warning: per kind, and per subject (bounded). */
+  private droppedByKind = new Map<string, number>();
+  private droppedBySubject = new Map<string, SubjectDrops>();
+  private droppedUntallied = 0;
+  private droppedSince: number;
+  private droppedLoggedAt: number | undefined;
 
   constructor(private readonly opts: EventRecorderOptions) {
     this.windowMs = opts.windowMs ?? 10 * 60_000;
@@ -104,15 +198,26 @@ export class EventRecorder {
     this.now = opts.now ?? Date.now;
     this.maxCreatesPerSecond = opts.maxCreatesPerSecond ?? 20;
     this.createBurst = opts.createBurst ?? 50;
+    this.subjectCreatesPerSecond = opts.subjectCreatesPerSecond ?? this.maxCreatesPerSecond / 4;
+    this.subjectCreateBurst = opts.subjectCreateBurst ?? Math.max(1, this.createBurst / 2);
+    this.maxSubjects = opts.maxSubjects ?? 4096;
+    this.quietReserve = Math.floor(this.createBurst / 5);
+    this.droppedSince = this.now();
   }
 
-  /** Events not created because their kind's budget was spent. */
+  /** Events not created because their kind's or their subject's budget was spent, since the recorder started. */
   get droppedCount(): number {
     return this.dropped;
   }
 
+  /** Subject budgets held now (at most `maxSubjects`). */
+  get subjectBudgetCount(): number {
+    return this.subjectBudgets.size;
+  }
+
   record(event: KubeEvent): void {
     const now = this.now();
+    this.logDroppedIfDue(now);
     const key = keyOf(event);
     const known = this.seen.get(key);
     if (known && now - known.lastObserved <= this.windowMs) {
@@ -123,7 +228,7 @@ export class EventRecorder {
       this.scheduleFlush();
       return;
     }
-    if (!this.takeCreateBudget(event.regarding.kind, now)) return;
+    if (!this.takeCreateBudget(event.regarding, now)) return;
     const namespace = event.regarding.namespace ?? 'default';
     const name = `${event.regarding.name}.${(now * 1000 + (this.sequence++ % 1000)).toString(16)}`;
     const aggregate: Aggregate = { namespace, name, count: 1, written: 1, lastObserved: now, creating: undefined };
@@ -170,24 +275,89 @@ export class EventRecorder {
 
   /** Stops the flush timer after writing what is pending. */
   async close(): Promise<void> {
+    // The drops not told yet are told now, whatever the minute: no later line would tell them.
+    if (this.droppedByKind.size > 0) this.logDropped(this.now());
     await this.flush();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
 
-  private takeCreateBudget(kind: string, now: number): boolean {
-    let budget = this.budgets.get(kind);
-    if (!budget) {
-      budget = new TokenBucket(this.maxCreatesPerSecond, this.createBurst, this.now);
-      this.budgets.set(kind, budget);
+  private takeCreateBudget(regarding: EventSubject, now: number): boolean {
+    const { kind } = regarding;
+    let kindBudget = this.budgets.get(kind);
+    if (!kindBudget) {
+      kindBudget = new CreateBudget(this.maxCreatesPerSecond, this.createBurst, now);
+      this.budgets.set(kind, kindBudget);
     }
-    if (budget.tryTake()) return true;
-    this.dropped++;
-    if (now - this.droppedLoggedAt >= 60_000) {
-      this.droppedLoggedAt = now;
-      this.opts.logger.warn('Kubernetes Events dropped: more asked for than the recorder creates per second', { kind, dropped: this.dropped, maxCreatesPerSecond: this.maxCreatesPerSecond, createBurst: this.createBurst });
+    const subject: Subject = regarding.namespace ? { kind, namespace: regarding.namespace } : { kind, name: regarding.name };
+    const subjectKey = subjectKeyOf(subject);
+    let own = this.subjectBudgets.get(subjectKey);
+    if (own) {
+      this.subjectBudgets.delete(subjectKey); // most recently used last
+    } else {
+      own = { creates: new CreateBudget(this.subjectCreatesPerSecond, this.subjectCreateBurst, now), asks: new CreateBudget(this.subjectCreatesPerSecond, this.subjectCreateBurst, now) };
     }
+    this.subjectBudgets.set(subjectKey, own);
+    while (this.subjectBudgets.size > this.maxSubjects) {
+      const oldest = this.subjectBudgets.keys().next().value;
+      if (oldest === undefined) break;
+      this.subjectBudgets.delete(oldest);
+    }
+    const quiet = own.asks.available(now) > own.asks.burst / 2;
+    own.asks.spend();
+    const ownLeft = own.creates.available(now);
+    const kindLeft = kindBudget.available(now);
+    // The kind's tokens this subject must leave to others: none when it is quiet, the quiet ones'
+    // reserve while it is within its share, half the kind's burst once it is past its share.
+    const leave = ownLeft < 1 ? this.createBurst / 2 : quiet ? 0 : this.quietReserve;
+    if (kindLeft >= leave + 1) {
+      kindBudget.take();
+      if (ownLeft >= 1) own.creates.take();
+      return true;
+    }
+    this.countDropped(subject, subjectKey, now);
     return false;
+  }
+
+  private countDropped(subject: Subject, subjectKey: string, now: number): void {
+    this.dropped++;
+    this.droppedByKind.set(subject.kind, (this.droppedByKind.get(subject.kind) ?? 0) + 1);
+    const tally = this.droppedBySubject.get(subjectKey);
+    if (tally) tally.dropped++;
+    else if (this.droppedBySubject.size < MAX_DROPPED_SUBJECTS) this.droppedBySubject.set(subjectKey, { subject, dropped: 1 });
+    else this.droppedUntallied++;
+    this.logDroppedIfDue(now);
+  }
+
+  private logDroppedIfDue(now: number): void {
+    if (this.droppedByKind.size === 0) return;
+    if (this.droppedLoggedAt !== undefined && now - this.droppedLoggedAt < DROPPED_LOG_INTERVAL_MS) return;
+    this.logDropped(now);
+  }
+
+  /** One line for the drops since the last one: per kind, and the subjects with the most. */
+  private logDropped(now: number): void {
+    const droppedByKind = Object.fromEntries(this.droppedByKind);
+    const mostDropped = [...this.droppedBySubject.values()]
+      .sort((a, b) => b.dropped - a.dropped)
+      .slice(0, DROPPED_TOP)
+      .map(({ subject, dropped }) => ({ ...subject, dropped }));
+    const since = new Date(this.droppedSince).toISOString();
+    this.opts.logger.warn(
+      `Kubernetes Events dropped since ${since}: ${describeCounts(droppedByKind)}; most from ${mostDropped.map(describeSubject).join(', ')}. `
+      + `The operator creates at most ${this.maxCreatesPerSecond} a second (bursts of ${this.createBurst}) for each kind, and for one namespace or cluster-scoped object ${this.subjectCreatesPerSecond} a second (bursts of ${this.subjectCreateBurst}) while others ask too; `
+      + 'the work these Events tell of went on, only the Events are missing from kubectl describe',
+      {
+        droppedByKind, mostDropped, subjectsWithDrops: this.droppedBySubject.size + this.droppedUntallied, droppedTotal: this.dropped, since,
+        maxCreatesPerSecond: this.maxCreatesPerSecond, createBurst: this.createBurst,
+        subjectCreatesPerSecond: this.subjectCreatesPerSecond, subjectCreateBurst: this.subjectCreateBurst,
+      },
+    );
+    this.droppedLoggedAt = now;
+    this.droppedSince = now;
+    this.droppedByKind = new Map();
+    this.droppedBySubject = new Map();
+    this.droppedUntallied = 0;
   }
 
   /** Stops without writing anything more (a crash, as tests simulate it). */
@@ -239,4 +409,16 @@ export class EventRecorder {
 function keyOf(e: KubeEvent): string {
   const r = e.regarding;
   return [r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', e.type, e.reason, e.action, e.note].join('\u0000');
+}
+
+function subjectKeyOf(s: Subject): string {
+  return s.namespace !== undefined ? `${s.kind}\u0000namespace\u0000${s.namespace}` : `${s.kind}\u0000name\u0000${s.name ?? ''}`;
+}
+
+function describeSubject(d: { kind: string; namespace?: string; name?: string; dropped: number }): string {
+  return d.namespace !== undefined ? `${d.kind} in namespace ${d.namespace} ${d.dropped}` : `${d.kind} ${d.name ?? ''} ${d.dropped}`;
+}
+
+function describeCounts(byKind: Record<string, number>): string {
+  return Object.entries(byKind).map(([kind, n]) => `${kind} ${n}`).join(', ');
 }
