@@ -195,7 +195,8 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
    * The room can take players. Resolves when the rooms API acknowledged it. It changes no
    * running-matches count: after `setRunningMatches(n)` the pings say `ready` with that `n`, and in
    * a multi-match scheduler the count, not the status, decides whether the room is free; call
-   * `setRunningMatches(0)` when its matches are over.
+   * `ready()` and `setRunningMatches(0)` when its matches are over (an `occupied` ping counts at
+   * least one match, as in Maestro).
    */
   ready(): Promise<void> {
     return this.transition('ready');

@@ -100,7 +100,7 @@ export interface GameRoomStatus {
   /** Why the room is in error, or still pending (its pod's reason, e.g. Unschedulable or an image being pulled), for people. */
   reason?: string;
   createdAt?: string;
-  /** Free content sent by the room. */
+  /** Not written by Roomkeeper: a ping's metadata is not stored on the GameRoom, only forwarded with the ping to the scheduler's forwarders. Empty unless something other than Roomkeeper writes it. */
   metadata?: Record<string, unknown>;
   /** The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room's resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied). */
   allocation?: GameRoomStatusAllocation;
@@ -299,7 +299,7 @@ export interface AutoscalingPolicy {
 export interface Autoscaling {
   enabled?: boolean;
   min: number;
-  /** Upper bound of rooms; -1 means unbounded. */
+  /** Upper bound of rooms; -1 means no bound of the scheduler's own (the operator's ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, 10000 by default, still caps it). */
   max: number;
   /** Seconds between two downscales. */
   cooldown?: number;

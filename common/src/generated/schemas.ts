@@ -248,7 +248,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           metadata: {
             type: 'object',
-            description: 'Free content sent by the room.',
+            description: 'Not written by Roomkeeper: a ping\'s metadata is not stored on the GameRoom, only forwarded with the ping to the scheduler\'s forwarders. Empty unless something other than Roomkeeper writes it.',
             'x-kubernetes-preserve-unknown-fields': true,
           },
           allocation: {
@@ -790,7 +790,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               max: {
                 type: 'integer',
                 format: 'int32',
-                description: 'Upper bound of rooms; -1 means unbounded.',
+                description: 'Upper bound of rooms; -1 means no bound of the scheduler\'s own (the operator\'s ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, 10000 by default, still caps it).',
                 minimum: -1,
               },
               cooldown: {
@@ -1602,7 +1602,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   max: {
                     type: 'integer',
                     format: 'int32',
-                    description: 'Upper bound of rooms; -1 means unbounded.',
+                    description: 'Upper bound of rooms; -1 means no bound of the scheduler\'s own (the operator\'s ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, 10000 by default, still caps it).',
                     minimum: -1,
                   },
                   cooldown: {
