@@ -210,6 +210,8 @@ describe('HealthController and the expiry brake', () => {
   it('expires the few silent rooms of a fleet that is otherwise heard', async () => {
     const { created, held } = await check(3, 5);
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.roomsIds])).toEqual([['remove_rooms', ['r0', 'r1', 'r2']]]);
+    // Each with the version judged silent: one written since (a game server back with a status-changing ping) is kept.
+    expect(created[0]?.spec.input?.resourceVersions).toEqual({ r0: '7', r1: '7', r2: '7' });
     expect(held).toBe(0);
   });
 
@@ -491,8 +493,8 @@ describe('HealthController and rooms in error', () => {
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, o.spec.input?.reason, o.spec.input?.roomsIds])).toEqual([['remove_rooms', 'expired_room', ['e2', 'e1', 'e0']]]);
     expect(created[0]?.spec.input?.details).toContain("e0: in error, and 5 newer rooms in error are kept for their pods' status and logs (its GameRoom's status.reason says why it failed)");
-    // Each with the version it was judged on: one written since (a ping changed it) is kept by the removal.
-    expect(created[0]?.spec.input?.resourceVersions).toEqual({ e2: 'rv-e2', e1: 'rv-e1', e0: 'rv-e0' });
+    // No write undoes a failure: the operator's own status writes to these rooms do not hold their removal.
+    expect(created[0]?.spec.input?.resourceVersions).toBeUndefined();
   });
 });
 

@@ -345,19 +345,23 @@ export class HealthController {
     // API server stores (etcd's 1.5 MiB) at any fleet size. The next check takes the rest.
     if (expired.length > 0) {
       const first = expired.slice(0, this.deps.config.removeRoomsLimit);
-      // Each with the version it was judged on: a room written since (a status-changing ping of
-      // a game server that came back, a player) is kept and judged again, not deleted on a view
-      // that is already out of date.
+      // A room expired for its silence (no ping, or not ready, for a timeout) goes with the
+      // version it was judged on: one written since (a status-changing ping of a game server
+      // that came back, a player) is kept and judged again, not deleted on a view already out of
+      // date. No write can undo the other causes (it reported terminated, its deletion or its pod
+      // failed), and the operator's own status writes to such rooms must not hold their removal.
+      const notSilence = new Set(withoutPingExpiry.expired.map((e) => e.name));
+      const silenced = new Set(plan.expired.filter((e) => !notSilence.has(e.name)).map((e) => e.name));
       const resourceVersions: Record<string, string> = {};
       for (const e of first) {
-        const rv = decidedOn.get(e.name);
+        const rv = silenced.has(e.name) ? decidedOn.get(e.name) : undefined;
         if (rv) resourceVersions[e.name] = rv;
       }
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, {
         roomsIds: first.map((e) => e.name),
         reason: RemoveRoomsReason.ExpiredRoom,
         details: first.map((e) => `${e.name}: ${e.reason}`),
-        resourceVersions,
+        ...(Object.keys(resourceVersions).length > 0 ? { resourceVersions } : {}),
       });
     }
     // A rollout's plan counts its removals before its additions: the removals go first (one
