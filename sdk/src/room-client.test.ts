@@ -471,23 +471,27 @@ describe('close()', () => {
 
   test('the loop\'s timers are unref\'d; only while a change awaits its acknowledgement does one ref\'d handle keep the process alive', async () => {
     jest.useRealTimers();
-    const refdTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const before = refdTimers();
+    // The client's own handles, not the process's: other timers of the test runner come and go.
+    const timeouts = jest.spyOn(global, 'setTimeout');
+    const intervals = jest.spyOn(global, 'setInterval');
+    type Handle = NodeJS.Timeout & { _destroyed?: boolean };
+    const live = (spy: typeof timeouts | typeof intervals): Handle[] => spy.mock.results.map((res) => res.value as Handle).filter((t) => t._destroyed !== true);
+    const refd = (): number => [...live(timeouts), ...live(intervals)].filter((t) => t.hasRef()).length;
     const api = new FakeRoomsApi();
     let down = true;
     api.answer = () => (down ? 'network-error' : { status: 200, body: { success: true } });
     const r = room(api, { pingIntervalMs: 20, backoff: { baseMs: 10, capMs: 20 } });
-    const spy = jest.spyOn(global, 'setTimeout');
     const failedTwice = new Promise<void>((resolve) => r.on('pingFailed', (f) => { if (f.consecutiveFailures === 2) resolve(); }));
     const acked = r.ready();
-    expect(refdTimers()).toBe(before + 1);
+    expect(refd()).toBe(1);
     await failedTwice;
-    expect(refdTimers()).toBe(before + 1);
+    expect(refd()).toBe(1);
     down = false;
     await acked;
-    expect(refdTimers()).toBe(before);
-    const timers = spy.mock.results.map((res) => res.value as NodeJS.Timeout);
-    spy.mockRestore();
+    expect(refd()).toBe(0);
+    const timers = timeouts.mock.results.map((res) => res.value as NodeJS.Timeout);
+    timeouts.mockRestore();
+    intervals.mockRestore();
     expect(timers.length).toBeGreaterThan(0);
     expect(timers.every((t) => !t.hasRef())).toBe(true);
     r.close();
