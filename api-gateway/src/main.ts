@@ -157,7 +157,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const store = new KubernetesStore({ kc: clients.kc, custom: clients.custom, core: clients.core, logger, metrics, access: clients.access });
   await store.start();
   const replicaId = options.replicaId ?? process.env.ROOMKEEPER_POD_NAME ?? config.identity ?? os.hostname();
-  const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger, metrics, lastPingEveryMs: Math.max(1_000, Math.floor(config.roomPingTimeout / 4)) });
+  const recorder = new PingRecorder({ now: Date.now, rooms: store, digests: store, replicaId, logger, metrics, lastPingEveryMs: Math.max(1_000, Math.floor(config.roomPingTimeout / 4)), reviveAfterMs: Math.floor(config.roomPingTimeout / 2) });
   recorder.start(config.pingFlushInterval);
   // Metric series of forwarder names go once no existing scheduler uses them.
   const ownForwarder = options.forwarder ? undefined : new EventForwarder({ logger, metrics, schedulerExists: (name) => store.hasScheduler(name) });

@@ -5,6 +5,7 @@ import { InMemoryStore } from '../testing/in-memory-store';
 import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { PingRecorder } from './ping-recorder';
+import { waitFor } from '../../../test/support/wait';
 
 function setup() {
   const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
@@ -233,6 +234,29 @@ describe('PingRecorder', () => {
     // Nothing is left to write for s1: later flushes do not try again.
     expect(await recorder.flush()).toBe(0);
     expect([...store.digests.keys()]).toEqual([`s2/${pingDigestName('Gateway_7f9')}`]);
+  });
+
+  it('writes the digest of a room that comes back from a silence within a moment, not at the next flush, once per scheduler for many such rooms', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), reviveAfterMs: 120_000, revivalFlushDelayMs: 0 });
+    const rooms = ['a', 'b', 'c'].map((id) => room(store, id));
+    for (const r of rooms) await recorder.record(r, { status: 'ready', runningMatches: 0 });
+    expect(await recorder.flush()).toBe(1);
+    const digestWrites = () => store.writes.filter((w) => w.kind === 'ping-digest').length;
+    // Silent for 150 s of a 240 s timeout, then back: the digest is written without waiting for
+    // the next flush, and the three rooms that came back at once cost that one write.
+    clock.now += 150_000;
+    const back = clock.now;
+    for (const r of rooms) await recorder.record(r, { status: 'ready', runningMatches: 0 });
+    await waitFor(() => digestWrites() === 2, { message: 'the early digest write' });
+    expect(decodePingDigest(store.digests.get(`s1/${pingDigestName('gw')}`)?.status)).toEqual(new Map([['a', back], ['b', back], ['c', back]]));
+    // Pinging on as usual: nothing more until the next flush.
+    clock.now += 5_000;
+    for (const r of rooms) await recorder.record(r, { status: 'ready', runningMatches: 0 });
+    expect(await recorder.flush()).toBe(1);
+    expect(digestWrites()).toBe(3);
+    await recorder.stop();
   });
 
   it('flushes what is pending on stop', async () => {

@@ -58,6 +58,15 @@ export interface PingRecorderOptions {
   replicaId: string;
   logger: Logger;
   retentionMs?: number;
+  /**
+   * A room whose previous ping to this replica is older than this (half the ping timeout, by
+   * main.ts) has come back from a silence: its scheduler's digest is written within
+   * `revivalFlushDelayMs`, not at the next flush, so the operator does not expire a room that
+   * pings again. Undefined: no early write.
+   */
+  reviveAfterMs?: number;
+  /** How long an early write waits to gather other rooms of the scheduler that came back (default 1 s). */
+  revivalFlushDelayMs?: number;
   metrics?: MetricsRegistry;
   /** Most status writes kept pending (default 50,000); past it the oldest is dropped and counted. */
   maxPending?: number;
@@ -118,6 +127,9 @@ interface Written { pingStatus: PingReport['status']; runningMatches: number }
 /** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
 const STALE_CONFLICT_WARN_S = 60;
 
+/** Least time between two early writes of one scheduler's digest for rooms that came back from a silence. */
+const REVIVAL_FLUSH_EVERY_MS = 5_000;
+
 /** Rooms' last pings written on their GameRooms at once, where a scheduler's PingDigest is refused. */
 const LAST_PING_WRITE_CONCURRENCY = 8;
 /** Least time between two warnings of one scheduler's PingDigest refused. */
@@ -139,6 +151,8 @@ export type PingOutcome = 'status-written' | 'recorded' | 'pending';
 export class PingRecorder {
   private readonly lastPings = new Map<string, Map<string, number>>();
   private readonly dirty = new Set<string>();
+  /** When each scheduler's digest was last written early for rooms that came back from a silence. */
+  private readonly revivalFlushAt = new Map<string, number>();
   /** What this replica last wrote per room ("scheduler/room"), to skip repeats while the cache lags. */
   private readonly written = new Map<string, Written>();
   private readonly replicaId: string;
@@ -214,7 +228,10 @@ export class PingRecorder {
     const scheduler = room.metadata.namespace ?? room.spec.scheduler;
     const roomId = room.metadata.name ?? '';
     const now = this.options.now();
+    const previous = this.lastPings.get(scheduler)?.get(roomId);
     this.remember(scheduler, roomId, now);
+    const revive = this.options.reviveAfterMs;
+    if (revive !== undefined && previous !== undefined && now - previous > revive) this.flushSoon(scheduler, now);
     const key = `${scheduler}/${roomId}`;
     const waiting = this.pending.get(key);
     if (waiting) {
@@ -446,6 +463,29 @@ export class PingRecorder {
     return this.flushing;
   }
 
+  /**
+   * Writes the scheduler's digest soon (a room of it came back from a silence), at most once per
+   * REVIVAL_FLUSH_EVERY_MS per scheduler: after a pause of the whole gateway, every room comes back
+   * at once, and that costs one digest write per scheduler, not one per room.
+   */
+  private flushSoon(scheduler: string, now: number): void {
+    const last = this.revivalFlushAt.get(scheduler);
+    if (this.stopped || (last !== undefined && now - last < REVIVAL_FLUSH_EVERY_MS)) return;
+    this.revivalFlushAt.set(scheduler, now);
+    const timer = setTimeout(() => void this.flushEarly(scheduler), this.options.revivalFlushDelayMs ?? 1000);
+    timer.unref();
+  }
+
+  /** Writes one scheduler's digest now, after any flush under way (which may have written it already). */
+  private async flushEarly(scheduler: string): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.stopped || !this.dirty.has(scheduler)) return;
+    this.flushing = this.doFlush([scheduler]).finally(() => {
+      this.flushing = undefined;
+    });
+    await this.flushing;
+  }
+
   /** Flushes every `intervalMs` until `stop()`. */
   start(intervalMs: number): void {
     if (this.timer) return;
@@ -472,6 +512,7 @@ export class PingRecorder {
   private forgetScheduler(scheduler: string): void {
     for (const roomId of this.lastPings.get(scheduler)?.keys() ?? []) this.written.delete(`${scheduler}/${roomId}`);
     this.lastPings.delete(scheduler);
+    this.revivalFlushAt.delete(scheduler);
     this.refusedDigests.delete(scheduler);
   }
 
@@ -522,10 +563,13 @@ export class PingRecorder {
     this.dirty.add(scheduler);
   }
 
-  private async doFlush(): Promise<number> {
+  private async doFlush(only?: readonly string[]): Promise<number> {
     const now = this.options.now();
-    const schedulers = [...this.dirty];
-    this.dirty.clear();
+    const schedulers = only ?? [...this.dirty];
+    for (const scheduler of schedulers) this.dirty.delete(scheduler);
+    if (only === undefined) {
+      for (const [scheduler, at] of this.revivalFlushAt) if (now - at >= REVIVAL_FLUSH_EVERY_MS) this.revivalFlushAt.delete(scheduler);
+    }
     let writes = 0;
     for (const scheduler of schedulers) {
       const rooms = this.lastPings.get(scheduler);
