@@ -126,9 +126,10 @@ export class RoomManager {
 
   /**
    * Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling.
-   * Never fails on a name: a name another room holds gets a new one (up to 5 names), and a create
-   * whose answer was lost but which landed (the retry answers 409) is recognised as this one by
-   * its request annotation and counted as made.
+   * Never fails on a name: a name another room holds, or whose pod another pod still holds (an
+   * earlier room of that name being deleted), gets a new one (up to 5 names), and a create whose
+   * answer was lost but which landed (the retry answers 409) is recognised as this one by its
+   * request annotation (the GameRoom) or owner (the Pod) and counted as made.
    */
   async createRoom(req: Omit<CreateRoomsRequest, 'count'>, used: Set<number> = new Set()): Promise<string> {
     const schedulerName = req.scheduler.metadata.name as string;
@@ -139,8 +140,55 @@ export class RoomManager {
     const ports = pickHostPorts(req.definition, used, this.rand);
     if ('error' in ports) throw new Error(`cannot pick host ports: ${ports.error}`);
     for (const p of ports.flat()) used.add(p);
-    let createdRoom: GameRoom | undefined;
-    for (let tries = 1; !createdRoom; tries++) {
+    const secret = this.deps.config.roomTokenSecret;
+    for (let tries = 1; ; tries++) {
+      const createdRoom = await this.createGameRoomNamed(req, schedulerName);
+      const name = createdRoom.metadata.name as string;
+      const pod = buildRoomPod({
+        schedulerName,
+        roomName: name,
+        version: req.version,
+        definition: req.definition,
+        hostPorts: ports,
+        ...this.roomkeeperSettings(),
+        roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
+        roomTokenKeyId: secret ? roomTokenKeyId(secret) : undefined,
+        runAsNonRoot: this.deps.config.roomRunAsNonRoot,
+        validation: req.validation,
+        ownerRef: {
+          apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true,
+        },
+      });
+      try {
+        await this.createPod(schedulerName, pod);
+      } catch (err) {
+        // A create that landed and whose answer was lost: the pod is there, owned by this room.
+        const existing = apiStatus(err) === 409
+          ? (await this.deps.core.listNamespacedPod({ namespace: schedulerName, fieldSelector: `metadata.name=${name}` }).catch(() => undefined))?.items[0]
+          : undefined;
+        if (!existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) {
+          await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
+          // The pod's name is held by another pod (that of an earlier room of the same name, still
+          // being deleted): a name, not a failure; the room is made again under another name.
+          if (existing !== undefined && tries < NAME_TRIES) {
+            this.deps.logger.info('room pod name held by another pod (an earlier room of that name, still going); trying another name', { scheduler: schedulerName, room: name });
+            continue;
+          }
+          throw err;
+        }
+      }
+      roomEvent(this.deps, createdRoom, 'GameRoomCreated', 'CreateRoom', `Room created for version ${req.version}${req.validation ? ' (a validation room)' : ''}`);
+      return name;
+    }
+  }
+
+  /**
+   * Creates the GameRoom of a new room under a fresh name: a name another room holds gets a new
+   * one (up to NAME_TRIES), and a create whose answer was lost but which landed is recognised by
+   * its request annotation.
+   */
+  private async createGameRoomNamed(req: Omit<CreateRoomsRequest, 'count'>, schedulerName: string): Promise<GameRoom> {
+    for (let tries = 1; ; tries++) {
       const name = roomName(schedulerName, this.rand);
       const request = randomUUID();
       const labels: Record<string, string> = {
@@ -157,49 +205,15 @@ export class RoomManager {
       };
       this.deps.expectations?.expectAdd(schedulerName, name);
       try {
-        createdRoom = await retryTransient(() => this.deps.api.createGameRoom(room));
+        return await retryTransient(() => this.deps.api.createGameRoom(room));
       } catch (err) {
         const existing = apiStatus(err) === 409 ? await this.deps.api.getGameRoom(schedulerName, name).catch(() => undefined) : undefined;
-        if (existing?.metadata.annotations?.[CREATE_REQUEST_ANNOTATION] === request) {
-          createdRoom = existing; // this request landed; its first answer was lost
-        } else {
-          this.deps.expectations?.cancel(schedulerName, name);
-          if (apiStatus(err) !== 409 || tries >= NAME_TRIES) throw err;
-          this.deps.logger.info('room name taken by another room; trying another name', { scheduler: schedulerName, room: name });
-        }
+        if (existing?.metadata.annotations?.[CREATE_REQUEST_ANNOTATION] === request) return existing; // this request landed; its first answer was lost
+        this.deps.expectations?.cancel(schedulerName, name);
+        if (apiStatus(err) !== 409 || tries >= NAME_TRIES) throw err;
+        this.deps.logger.info('room name taken by another room; trying another name', { scheduler: schedulerName, room: name });
       }
     }
-    const name = createdRoom.metadata.name as string;
-    const secret = this.deps.config.roomTokenSecret;
-    const pod = buildRoomPod({
-      schedulerName,
-      roomName: name,
-      version: req.version,
-      definition: req.definition,
-      hostPorts: ports,
-      ...this.roomkeeperSettings(),
-      roomToken: secret ? roomToken(secret, schedulerName, name) : undefined,
-      roomTokenKeyId: secret ? roomTokenKeyId(secret) : undefined,
-      runAsNonRoot: this.deps.config.roomRunAsNonRoot,
-      validation: req.validation,
-      ownerRef: {
-        apiVersion: API_VERSION, kind: 'GameRoom', name, uid: createdRoom.metadata.uid as string, controller: true, blockOwnerDeletion: true,
-      },
-    });
-    try {
-      await this.createPod(schedulerName, pod);
-    } catch (err) {
-      // A create that landed and whose answer was lost: the pod is there, owned by this room.
-      const existing = apiStatus(err) === 409
-        ? (await this.deps.core.listNamespacedPod({ namespace: schedulerName, fieldSelector: `metadata.name=${name}` }).catch(() => undefined))?.items[0]
-        : undefined;
-      if (!existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) {
-        await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
-        throw err;
-      }
-    }
-    roomEvent(this.deps, createdRoom, 'GameRoomCreated', 'CreateRoom', `Room created for version ${req.version}${req.validation ? ' (a validation room)' : ''}`);
-    return name;
   }
 
   /** What of the rooms' environment the settings decide, as createRoom gives it. */
