@@ -17,5 +17,6 @@ describe('chaos scenarios on the real API server', () => {
     // ROOMKEEPER_CHAOS_FILES (comma-separated paths) runs only those suites, while working on them.
     files: process.env.ROOMKEEPER_CHAOS_FILES?.split(',').filter(Boolean) ?? PLANE_SUITES.chaos,
     figures: (output) => output.split('\n').filter((l) => l.includes('[chaos]')).join('\n'),
+    deadlineMs: 870_000,
   }), 900_000);
 });

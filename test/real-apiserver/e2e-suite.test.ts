@@ -11,5 +11,6 @@ describe('end-to-end suite on the real API server', () => {
     what: 'test/e2e', project: 'e2e',
     // ROOMKEEPER_E2E_FILES (comma-separated paths) runs only those suites, while working on them.
     files: process.env.ROOMKEEPER_E2E_FILES?.split(',').filter(Boolean) ?? PLANE_SUITES.e2e,
-  }), 900_000);
+    deadlineMs: 1_470_000,
+  }), 1_500_000);
 });

@@ -21,5 +21,6 @@ function deletionFigures(output: string): string {
 describe('kubectl deletions on the real API server', () => {
   test('test/operator/kubectl-deletions.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
     what: 'kubectl deletions', project: 'integration', files: PLANE_SUITES.kubectlDeletions, tests: 14, figures: deletionFigures,
+    deadlineMs: 390_000,
   }), 420_000);
 });

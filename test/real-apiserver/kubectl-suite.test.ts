@@ -10,5 +10,6 @@ import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 describe('kubectl acceptance on the real API server', () => {
   test('test/operator/kubectl-scheduler.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
     what: 'kubectl acceptance', project: 'integration', files: PLANE_SUITES.kubectlAcceptance,
+    deadlineMs: 570_000,
   }), 600_000);
 });

@@ -12,5 +12,6 @@ import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 describe('node health on the real API server', () => {
   test('test/operator/node-health.test.ts passes against kube-apiserver', () => expectSuitesPassOnPlane({
     what: 'node health', project: 'integration', files: PLANE_SUITES.nodeHealth, tests: 2,
+    deadlineMs: 270_000,
   }), 300_000);
 });

@@ -10,5 +10,6 @@ import { expectSuitesPassOnPlane } from '../support/real-apiserver';
 describe('the README walkthrough on the real API server', () => {
   test('test/readme/readme-walkthrough.test.ts passes with npm start on kube-apiserver', () => expectSuitesPassOnPlane({
     what: 'README walkthrough', project: 'integration', files: ['test/readme/readme-walkthrough.test.ts'],
+    deadlineMs: 870_000,
   }), 900_000);
 });

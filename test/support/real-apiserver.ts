@@ -151,14 +151,29 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
  * that wrap them do: the cluster environment of `realClusterEnv`, in band. Prints the suites'
  * PASS lines (with their times) and resolves to jest's output; throws with its last part when jest failed.
  */
-async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: readonly string[]): Promise<string> {
+async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: readonly string[], deadlineMs: number): Promise<string> {
   const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
-    cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own: stopped at the deadline with whatever it started (npm start).
+    cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   });
   let output = '';
   jest.stdout.on('data', (d: Buffer) => (output += d.toString()));
   jest.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  // Past the deadline the suites are stopped and what they printed is shown: a run left going
+  // would keep its schedulers on the shared plane under the next suites, and a timeout of the
+  // wrapping test would show nothing of where they were.
+  const stopped = { late: false };
+  const deadline = setTimeout(() => {
+    stopped.late = true;
+    try {
+      if (jest.pid !== undefined) process.kill(-jest.pid, 'SIGKILL');
+    } catch {
+      jest.kill('SIGKILL'); // the group is gone already
+    }
+  }, deadlineMs);
   const code = await new Promise<number | null>((resolve) => jest.once('exit', (c) => resolve(c)));
+  clearTimeout(deadline);
+  if (stopped.late) throw new Error(`${what} did not end within ${Math.round(deadlineMs / 1000)} s on the real API server and was stopped; its output so far:\n${output.slice(-30_000)}`);
   if (code !== 0) throw new Error(`${what} failed on the real API server:\n${output.slice(-30_000)}`);
   const passed = output.split('\n').filter((l) => l.startsWith('PASS '));
   process.stdout.write(passed.map((l) => `[real-apiserver] ${l}\n`).join(''));
@@ -175,6 +190,8 @@ export interface SuitesOnPlane {
   readonly tests?: number;
   /** Lines of the output to print after the summary (the suites' own figures). */
   readonly figures?: (output: string) => string;
+  /** When the suites are stopped as stuck: shorter than the wrapping test's timeout, so their output is shown. */
+  readonly deadlineMs: number;
 }
 
 /**
@@ -187,7 +204,7 @@ export async function expectSuitesPassOnPlane(o: SuitesOnPlane): Promise<void> {
     expect(reportNotRun(o.what)).toMatch(/NOT RUN/);
     return;
   }
-  const output = await runSuitesOnPlane(plane, o.what, o.project, o.files);
+  const output = await runSuitesOnPlane(plane, o.what, o.project, o.files, o.deadlineMs);
   const summary = output.split('\n').filter((l) => /^(Tests|Test Suites):/.test(l)).join('; ');
   const figures = o.figures?.(output);
   process.stdout.write(`\n[real-apiserver] ${o.what}: ${summary}\n${figures ? `${figures}\n` : ''}`);
