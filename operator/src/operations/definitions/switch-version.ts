@@ -7,7 +7,7 @@
  * beyond the history limit go. No rollback (spec).
  */
 import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
-import { apiStatus, isNotFound } from '../../../../common/src/kube/clients';
+import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../../common/src/kube/clients';
 import { classifyChange, describeChange } from '../../../../common/src/resources/scheduler-change';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { nameList } from '../../../../common/src/text/name-list';
@@ -154,12 +154,20 @@ async function makeSpecMatch(ctx: ExecutionContext, scheduler: Scheduler, target
         + `the scheduler controller takes it up once no version operation is queued or running, on ${target}`);
       return scheduler;
     }
+    // Conditional on the spec's generation (a JSON Patch `test`), not on the resourceVersion: the
+    // status writes that move it all the time under load never make the switch lose (a replace
+    // lost five times in a row on a loaded machine, and the switch ended in error); only another
+    // change of the spec does, and then it reads again.
+    const generation = scheduler.metadata.generation ?? 1;
     try {
-      return await ctx.deps.api.replaceScheduler({ ...scheduler, spec });
+      return await ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, [
+        { op: 'test', path: '/metadata/generation', value: generation },
+        { op: 'replace', path: '/spec', value: spec },
+      ]);
     } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
+      if (apiStatus(err) !== 409 && !isJsonPatchNotApplied(err)) throw err;
       scheduler = await loadScheduler(ctx);
     }
   }
-  throw new Error('could not update the scheduler spec: too many conflicts');
+  throw new Error(`could not write ${target}'s definition into the scheduler spec: the spec was changed 5 times while this switch wrote it (kubectl edits or other changes); switch again once they have settled`);
 }
