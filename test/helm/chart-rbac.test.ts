@@ -25,7 +25,7 @@ describe('RBAC', () => {
     // The same table test/rbac/ derives from the code's calls; written out here so a chart
     // change shows up as a readable diff.
     expect(grants(findObject(objects, 'ClusterRole', '-operator'))).toEqual(expand({
-      'roomkeeper.io/schedulers': [...READ, 'update', 'patch', 'delete'],
+      'roomkeeper.io/schedulers': [...READ, 'patch', 'delete'],
       'roomkeeper.io/schedulerversions': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/operations': [...READ, 'create', 'patch', 'delete'],
       'roomkeeper.io/gamerooms': ['get', 'list', 'watch', 'create', 'patch', 'delete'],

@@ -23,11 +23,11 @@ What RBAC cannot narrow further, and why (the chart README says the same):
 
 {{/* Operator, cluster-wide: reconciles schedulers and executes operations in the schedulers' namespaces. */}}
 {{- define "roomkeeper.rbac.operatorClusterRules" -}}
-# Schedulers: read the recipe, keep its finalizer (patch), make the active definition its spec
-# (update), and delete it at the end of a delete_scheduler operation.
+# Schedulers: read the recipe, keep its finalizer and make the active definition its spec (patch,
+# with a generation precondition), and delete it at the end of a delete_scheduler operation.
 - apiGroups: ["roomkeeper.io"]
   resources: ["schedulers"]
-  verbs: ["get", "list", "watch", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "patch", "delete"]
 # Versions: read, created by version operations (and rebuilt when the active one was deleted),
 # deleted by rollbacks and delete_scheduler; patched to add and remove the version-protection
 # finalizer on the versions that cannot be rebuilt.
