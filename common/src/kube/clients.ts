@@ -11,7 +11,7 @@ import { PLURALS, ROOMKEEPER_API } from '../resources/api-group';
 import { ApiAccess, type AccessAnswers } from './api-access';
 import { TokenBucket } from './rate-limiter';
 import { RequestHttpLibrary } from './request-library';
-import { withSharedDispatcher } from './shared-dispatcher';
+import { isRetiredPoolFailure, withSharedDispatcher } from './shared-dispatcher';
 import { processPauses } from '../runtime/pauses';
 import packageJson from '../../../package.json';
 
@@ -187,7 +187,8 @@ function retryingSend(inner: RequestHttpLibrary, onTransportError: () => void): 
     // again after the time it names, up to RETRY_AFTER_ATTEMPTS times, within the request timeout.
     for (let attempt = 1; ; attempt++) {
       const res = await inner.send(ctx).catch((err: unknown) => {
-        if (isTransportError(err)) onTransportError();
+        // A request failed by the replacement of its pool says nothing of the fresh pool.
+        if (isTransportError(err) && !isRetiredPoolFailure(socketErrorCode(err))) onTransportError();
         throw err;
       });
       const waitMs = retryAfterMs(res.httpStatusCode, res.headers['retry-after']);

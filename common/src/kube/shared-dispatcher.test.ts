@@ -1,12 +1,14 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { CoreV1Api, HttpMethod, KubeConfig, RequestContext, Watch } from '@kubernetes/client-node';
 import { waitFor } from '../../../test/support/wait';
-import { withSharedDispatcher } from './shared-dispatcher';
+import { request, type Dispatcher } from 'undici';
+import { isRetiredPoolFailure, withSharedDispatcher } from './shared-dispatcher';
 
 function insecureKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -75,6 +77,58 @@ describe('withSharedDispatcher', () => {
     shared.transportFailed();
     await waitFor(async () => dispatcherOf(shared.kubeConfig).then(() => false, (e: unknown) => /ENOENT/.test(String(e))), { timeoutMs: 10_000 });
     await shared.close();
+  });
+});
+
+describe('withSharedDispatcher when its pool is replaced', () => {
+  it('lets a request in flight on the old pool finish, and sends a request handed the pool before on the fresh one', async () => {
+    // Each answer says which connection carried it; '/held' is answered when the test says so.
+    const sockets: Socket[] = [];
+    let answerHeld: (() => void) | undefined;
+    const server = http.createServer((req, res) => {
+      const connection = String(sockets.indexOf(req.socket));
+      if (req.url === '/held') answerHeld = () => res.end(connection);
+      else res.end(connection);
+    });
+    server.on('connection', (socket: Socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const shared = withSharedDispatcher(kc);
+    const ask = async (dispatcher: Dispatcher, pathname: string) => (await request(`${url}${pathname}`, { dispatcher })).body.text();
+    try {
+      const ctx = new RequestContext(`${url}/api`, HttpMethod.GET);
+      await shared.kubeConfig.applySecurityAuthentication(ctx);
+      const handed = ctx.getDispatcher() as unknown as Dispatcher;
+      const held = ask(handed, '/held');
+      await waitFor(() => answerHeld !== undefined, { timeoutMs: 10_000, message: 'the held request reached the server' });
+      shared.transportFailed();
+      await waitFor(() => shared.replacements() === 1, { timeoutMs: 10_000, message: 'the pool was replaced' });
+      // Sent after the replacement with the dispatcher handed before: a connection of the fresh pool.
+      expect(await ask(handed, '/now')).toBe('1');
+      answerHeld?.();
+      expect(await held).toBe('0');
+      // The old pool is closed once its request is answered: its connection ends.
+      await waitFor(() => sockets[0]?.closed === true, { timeoutMs: 10_000, message: 'the old pool closed its connection' });
+      expect(sockets[1]?.closed).toBe(false);
+    } finally {
+      await shared.close();
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    }
+  });
+
+  it('tells the failures of a destroyed pool from the failures of a connection', () => {
+    expect(isRetiredPoolFailure('UND_ERR_DESTROYED')).toBe(true);
+    expect(isRetiredPoolFailure('ECONNRESET')).toBe(false);
+    expect(isRetiredPoolFailure('UND_ERR_SOCKET')).toBe(false);
+    expect(isRetiredPoolFailure(undefined)).toBe(false);
   });
 });
 

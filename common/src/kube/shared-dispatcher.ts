@@ -14,7 +14,7 @@
  * middleware): the API server's audit log and its slow-request lines name the component.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from 'undici';
+import { Agent, Dispatcher as UndiciDispatcher } from 'undici';
 
 type RequestContextLike = Parameters<KubeConfig['applySecurityAuthentication']>[0];
 type Dispatcher = NonNullable<ReturnType<RequestContextLike['getDispatcher']>>;
@@ -62,26 +62,68 @@ export interface SharedDispatcherKubeConfig {
   close(): Promise<void>;
   /**
    * Call when a request failed at the transport level. A second after the last such failure the
-   * pooled connections are replaced by fresh ones (the old pool is destroyed, failing what still
-   * waits on it): an undici pool that lost its server under load (a killed API server, with
-   * many requests in flight) was seen to hang every later request for good, while a fresh pool
-   * worked at once. Waiting for a quiet second lets an outage end first.
+   * pooled connections are replaced by fresh ones: an undici pool that lost its server under load
+   * (a killed API server, with many requests in flight) was seen to hang every later request for
+   * good, while a fresh pool worked at once. Waiting for a quiet second lets an outage end first.
+   * Requests sent from then on use the fresh pool, even those handed the pool before (they hold
+   * `CurrentPool`, not the pool); requests in flight on the old one may finish for
+   * RETIRE_GRACE_MS, then it is destroyed, failing what still waits on it with
+   * UND_ERR_DESTROYED (`isRetiredPoolFailure`), which is no news about the fresh pool.
    */
   transportFailed(): void;
+  /** How many times the pools were replaced (`transportFailed`). */
+  replacements(): number;
 }
 
 const RESET_AFTER_QUIET_MS = 1_000;
+/**
+ * How long the requests in flight on a replaced pool may still finish. Destroying it at once
+ * failed them all: with a tenth of the creates' answers lost, every quiet second failed the 50
+ * creates and the leader Lease renewal then in flight (CI: the operator lost its Lease).
+ */
+const RETIRE_GRACE_MS = 5_000;
+
+/** Whether a request failed because the pool it was sent on was replaced and destroyed (`transportFailed`). */
+export function isRetiredPoolFailure(code: string | undefined): boolean {
+  return code === 'UND_ERR_DESTROYED';
+}
+
+/** The dispatcher every request is handed: it sends on the pool current when the request leaves. */
+class CurrentPool extends UndiciDispatcher {
+  constructor(private readonly pool: () => UndiciDispatcher) {
+    super();
+  }
+
+  override dispatch(options: UndiciDispatcher.DispatchOptions, handler: UndiciDispatcher.DispatchHandler): boolean {
+    return this.pool().dispatch(options, handler);
+  }
+}
+
+/** Lets `pool`'s requests in flight finish, and destroys it after RETIRE_GRACE_MS if some have not. */
+function retire(pool: Dispatcher): void {
+  const destroyLater = setTimeout(() => void pool.destroy().catch(() => undefined), RETIRE_GRACE_MS);
+  destroyLater.unref();
+  void pool.close().then(() => clearTimeout(destroyLater), () => undefined);
+}
 
 export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgent?: string } = {}): SharedDispatcherKubeConfig {
   const shared = Object.create(kubeConfig) as KubeConfig;
-  let dispatcher: Dispatcher | undefined;
-  /** The pool of watches (`http1Agent`); null when they share `dispatcher`. */
+  /** The pool of watches (`http1Agent`); null when they share the requests' pool. */
   let watches: Dispatcher | null | undefined;
   let tls: HttpsOptions | undefined;
   const original = tlsStepsOf(kubeConfig);
   const userAgent = options.userAgent;
   // A client-node without these steps would build an Agent per request again: say so at once.
   if (!original) throw new Error('@kubernetes/client-node no longer has KubeConfig.applyHTTPSOptions/createDispatcher: update common/src/kube/shared-dispatcher.ts');
+  /** The pool requests are sent on now; undefined until the first request, and after a reset. */
+  let pool: Dispatcher | undefined;
+  /** What the last request's pool was made from, to make the next one when a request comes first. */
+  let madeFrom: [cluster: unknown, agentOptions: unknown] | undefined;
+  const current = new CurrentPool(() => {
+    pool ??= madeFrom && original.createDispatcher.call(shared, ...madeFrom);
+    if (!pool) throw new Error('no connection pool: a request was handed CurrentPool before any pool was made');
+    return pool;
+  });
   // client-node's own applySecurityAuthentication runs with `this` = shared (it inherits the
   // method), so it comes here for the TLS material and the dispatcher.
   const steps = shared as unknown as TlsSteps;
@@ -96,7 +138,9 @@ export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgen
   };
   steps.createDispatcher = (cluster, agentOptions) => {
     watches ??= http1Agent(shared, cluster, agentOptions) ?? null;
-    return (dispatcher ??= original.createDispatcher.call(shared, cluster, agentOptions));
+    madeFrom = [cluster, agentOptions];
+    pool ??= original.createDispatcher.call(shared, cluster, agentOptions);
+    return pool && current;
   };
   // Requests keep the shared pool (HTTP/2 where the server offers it); a watch is handed the
   // HTTP/1.1 pool once client-node has done the rest (headers, the shared pool's TLS material).
@@ -105,27 +149,34 @@ export function withSharedDispatcher(kubeConfig: KubeConfig, options: { userAgen
     if (watches && isWatch(ctx.getUrl())) ctx.setDispatcher(watches);
   };
   let resetTimer: NodeJS.Timeout | undefined;
-  const destroy = async (): Promise<void> => {
-    const old = [dispatcher, watches ?? undefined];
-    dispatcher = undefined; // the next request builds the new shared ones
+  let replaced = 0;
+  /** The pools in use, forgotten: the next request makes new ones. */
+  const takePools = (): Dispatcher[] => {
+    const old = [pool, watches ?? undefined].filter((d): d is Dispatcher => d !== undefined);
+    pool = undefined;
     watches = undefined;
-    for (const d of old) await d?.destroy().catch(() => undefined);
+    return old;
   };
   const reset = (): void => {
     resetTimer = undefined;
-    tls = undefined; // from the files as they are now (a rotated certificate)
-    void destroy();
+    // From the files as they are now (a rotated certificate), for the next request made. A request
+    // handed the pool before and sent first makes it from the material read last: if that is out
+    // of date, its connections fail, and the next reset reads the files again.
+    tls = undefined;
+    for (const old of takePools()) retire(old);
+    replaced++;
   };
   return {
     kubeConfig: shared,
     async close() {
       if (resetTimer) clearTimeout(resetTimer);
-      await destroy();
+      for (const old of takePools()) await old.destroy().catch(() => undefined);
     },
     transportFailed() {
       if (resetTimer) clearTimeout(resetTimer);
       resetTimer = setTimeout(reset, RESET_AFTER_QUIET_MS);
       resetTimer.unref();
     },
+    replacements: () => replaced,
   };
 }
