@@ -35,6 +35,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../logger';
 import { apiErrorFields, isNamespaceTerminating, MERGE_PATCH } from './clients';
 import type { Clock } from '../runtime/clock';
+import { TokenBucket } from './rate-limiter';
 
 export interface EventSubject {
   apiVersion: string;
@@ -111,35 +112,6 @@ const DROPPED_TOP = 5;
 /** Subjects whose drops are tallied between two warnings (the kinds' counts stay exact). */
 const MAX_DROPPED_SUBJECTS = 1024;
 
-/** A token bucket read and taken at the caller's time: the recorder never waits for a token. */
-class CreateBudget {
-  private tokens: number;
-  private last: number;
-
-  constructor(readonly perSecond: number, readonly burst: number, now: number) {
-    this.tokens = burst;
-    this.last = now;
-  }
-
-  /** Tokens banked at `now`. */
-  available(now: number): number {
-    if (now > this.last) {
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.perSecond);
-      this.last = now;
-    }
-    return this.tokens;
-  }
-
-  take(): void {
-    this.tokens -= 1;
-  }
-
-  /** Takes a token if there is one, else nothing (a meter of asks, never in debt). */
-  spend(): void {
-    this.tokens = Math.max(0, this.tokens - 1);
-  }
-}
-
 /**
  * A subject's two buckets: `creates`, its share of its kind's creates; `asks`, the same size,
  * spent by every Event it asks for, created or not: a subject is quiet while it has asked for
@@ -147,8 +119,8 @@ class CreateBudget {
  * its kind refuses banks creates and would pass for quiet.)
  */
 interface SubjectBudget {
-  creates: CreateBudget;
-  asks: CreateBudget;
+  creates: TokenBucket;
+  asks: TokenBucket;
 }
 
 /** Whose Events share a budget within a kind: a namespace, or a cluster-scoped object by name. */
@@ -180,7 +152,7 @@ export class EventRecorder {
   /** Kind tokens a subject within its share leaves to quiet subjects. */
   private readonly quietReserve: number;
   /** One create budget per kind of regarded object (a handful of kinds, never user input). */
-  private readonly budgets = new Map<string, CreateBudget>();
+  private readonly budgets = new Map<string, TokenBucket>();
   /** One create budget per subject of a kind, the least recently used first. */
   private readonly subjectBudgets = new Map<string, SubjectBudget>();
   private dropped = 0;
@@ -286,7 +258,7 @@ export class EventRecorder {
     const { kind } = regarding;
     let kindBudget = this.budgets.get(kind);
     if (!kindBudget) {
-      kindBudget = new CreateBudget(this.maxCreatesPerSecond, this.createBurst, now);
+      kindBudget = new TokenBucket(this.maxCreatesPerSecond, this.createBurst, this.now);
       this.budgets.set(kind, kindBudget);
     }
     const subject: Subject = regarding.namespace ? { kind, namespace: regarding.namespace } : { kind, name: regarding.name };
@@ -295,7 +267,7 @@ export class EventRecorder {
     if (own) {
       this.subjectBudgets.delete(subjectKey); // most recently used last
     } else {
-      own = { creates: new CreateBudget(this.subjectCreatesPerSecond, this.subjectCreateBurst, now), asks: new CreateBudget(this.subjectCreatesPerSecond, this.subjectCreateBurst, now) };
+      own = { creates: new TokenBucket(this.subjectCreatesPerSecond, this.subjectCreateBurst, this.now), asks: new TokenBucket(this.subjectCreatesPerSecond, this.subjectCreateBurst, this.now) };
     }
     this.subjectBudgets.set(subjectKey, own);
     while (this.subjectBudgets.size > this.maxSubjects) {
@@ -303,16 +275,16 @@ export class EventRecorder {
       if (oldest === undefined) break;
       this.subjectBudgets.delete(oldest);
     }
-    const quiet = own.asks.available(now) > own.asks.burst / 2;
+    const quiet = own.asks.available() > own.asks.burst / 2;
     own.asks.spend();
-    const ownLeft = own.creates.available(now);
-    const kindLeft = kindBudget.available(now);
+    const ownLeft = own.creates.available();
+    const kindLeft = kindBudget.available();
     // The kind's tokens this subject must leave to others: none when it is quiet, the quiet ones'
     // reserve while it is within its share, half the kind's burst once it is past its share.
     const leave = ownLeft < 1 ? this.createBurst / 2 : quiet ? 0 : this.quietReserve;
     if (kindLeft >= leave + 1) {
-      kindBudget.take();
-      if (ownLeft >= 1) own.creates.take();
+      kindBudget.tryTake();
+      own.creates.tryTake();
       return true;
     }
     this.countDropped(subject, subjectKey, now);

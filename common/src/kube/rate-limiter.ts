@@ -25,6 +25,18 @@ export class TokenBucket {
     return false;
   }
 
+  /** Tokens banked now (a fraction while one refills). */
+  available(): number {
+    this.refill();
+    return this.tokens;
+  }
+
+  /** Takes a token, or what is banked of one: a meter of asks, never in debt and never waited on. */
+  spend(): void {
+    this.refill();
+    this.tokens = Math.max(0, this.tokens - 1);
+  }
+
   acquire(): Promise<void> {
     if (this.tryTake()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -42,7 +54,8 @@ export class TokenBucket {
 
   private refill(): void {
     const now = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+    // A clock set back refills nothing for the jump, and the bucket refills from its new time on.
+    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.last) / 1000) * this.qps);
     this.last = now;
   }
 
