@@ -4,13 +4,15 @@
  * all the time, and a fault proxy in front of kube-apiserver loses the answer of a share of the
  * GameRoom and Pod creates after they landed (so the client's retry meets its own object: 409).
  * add_rooms finishes with exactly the requested count: every room has its pod, no room is made
- * twice, and the history says so.
+ * twice, and the history says so. And, named in advance: a room whose pod name another pod holds
+ * is made again under another name, and that pod is left alone.
  */
 import * as k8s from '@kubernetes/client-node';
 import { makeKubeClients } from '../../common/src/kube/clients';
 import { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
+import { roomName } from '../../operator/src/rooms/domain/pod-template';
 import { startChartOperator, type ChartOperator } from '../support/chart-operator';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { realApiServer, reportNotRun } from '../support/real-apiserver';
@@ -82,6 +84,66 @@ test('names forced to collide and creates whose answer is lost: add_rooms finish
     await waitFor(async () => !(await api.listSchedulers()).items.some((s) => s.metadata.name === NAME), { timeoutMs: 120_000, message: `${NAME} deleted` }).catch(() => undefined);
     await operator?.operator.stop();
     await proxy?.close();
+    clients.limiter.drain();
+  }
+}, 300_000);
+
+test('a room whose pod name another pod holds is made again under another name, and that pod is kept', async () => {
+  const plane = realApiServer();
+  if (!plane) {
+    expect(reportNotRun('a room pod name held by another pod')).toMatch(/NOT RUN/);
+    return;
+  }
+  const name = 'pod-held';
+  const admin = new k8s.KubeConfig();
+  admin.loadFromFile(plane.adminKubeconfig);
+  const clients = makeKubeClients(admin, { qps: 100, burst: 100 });
+  const api = new RoomkeeperApi(clients.custom);
+  // The operator's random source reads this script while it lasts: one value picks the room's
+  // host port (the scheduler has one port), then five letters name the room `held`, then five
+  // more `free` (ports and names are the operator's only uses of it).
+  const script: number[] = [];
+  const letters = (r: number) => Array.from({ length: 5 }, () => r);
+  const held = roomName(name, () => 0.01);
+  const free = roomName(name, () => 0.55);
+  let operator: ChartOperator | undefined;
+  try {
+    const operatorKc = new k8s.KubeConfig();
+    operatorKc.loadFromFile(plane.operatorKubeconfig);
+    operator = await startChartOperator(plane, { kubeConfig: operatorKc, random: () => script.shift() ?? Math.random() });
+    await api.createScheduler(schedulerObject(name, { roomsReplicas: 0 }) as never);
+    await waitFor(async () => (await api.getScheduler(name)).status?.version === 'v1.0.0', { timeoutMs: 60_000, message: `${name} created` });
+    // A pod another tool made, under the name the first room will be given.
+    await clients.core.createNamespacedPod({ namespace: name, body: { metadata: { name: held }, spec: { containers: [{ name: 'other', image: 'example.com/other:1' }] } } });
+
+    script.push(0.5, ...letters(0.01), ...letters(0.55));
+    const id = newOperationId();
+    await api.createOperation(buildOperation({ id, schedulerName: name, definitionName: 'add_rooms', input: { amount: 1 }, source: 'api', enqueuedAt: Date.now() }));
+    const ended = await waitFor(async () => {
+      const o = await api.getOperation(id);
+      return ['finished', 'error', 'canceled'].includes(o.status?.status ?? '') ? o : undefined;
+    }, { timeoutMs: 120_000, message: 'add_rooms ended' });
+    expect({ status: ended.status?.status, events: ended.status?.executionHistory?.map((h) => h.event) }).toMatchObject({ status: 'finished', events: expect.arrayContaining(['Added 1 room']) as unknown });
+
+    // The room is `free`, with its pod; the GameRoom first made as `held` is gone; the other pod is kept.
+    let seen = '';
+    await waitFor(async () => {
+      const items = (await api.listGameRooms(name)).items;
+      seen = JSON.stringify(items.map((r) => [r.metadata.name, r.metadata.deletionTimestamp, r.metadata.finalizers, r.status?.status]));
+      return items.every((r) => r.metadata.name === free);
+    }, { timeoutMs: 60_000, message: `only ${free} left` }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}: ${seen}\n${(operator?.logged() ?? '').slice(-4000)}`);
+    });
+    expect((await api.listGameRooms(name)).items.map((r) => r.metadata.name)).toEqual([free]);
+    const pods = (await clients.core.listNamespacedPod({ namespace: name })).items;
+    const owners = new Map(pods.map((p) => [p.metadata?.name, p.metadata?.ownerReferences?.[0]?.name]));
+    expect(owners).toEqual(new Map([[held, undefined], [free, free]]));
+    expect(pods.find((p) => p.metadata?.name === held)?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(operator.logged()).toMatch(/room pod name held by another pod \(not a room's: another client made it, and it is left alone\); trying another name/);
+  } finally {
+    await api.deleteScheduler(name).catch(() => undefined);
+    await waitFor(async () => !(await api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 120_000, message: `${name} deleted` }).catch(() => undefined);
+    await operator?.operator.stop();
     clients.limiter.drain();
   }
 }, 300_000);

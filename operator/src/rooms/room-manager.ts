@@ -127,7 +127,8 @@ export class RoomManager {
   /**
    * Creates one room: its GameRoom, then its Pod (owned by the GameRoom). Retries throttling.
    * Never fails on a name: a name another room holds, or whose pod another pod still holds (an
-   * earlier room of that name being deleted), gets a new one (up to 5 names), and a create whose
+   * earlier room of that name being deleted, or a pod another client made, which is left alone),
+   * gets a new one (up to 5 names), and a create whose
    * answer was lost but which landed (the retry answers 409) is recognised as this one by its
    * request annotation (the GameRoom) or owner (the Pod) and counted as made.
    */
@@ -169,9 +170,11 @@ export class RoomManager {
         if (!existing?.metadata?.ownerReferences?.some((o) => o.uid === createdRoom.metadata.uid)) {
           await this.deleteRoom(schedulerName, name, undefined, 'Background').catch(() => undefined);
           // The pod's name is held by another pod (that of an earlier room of the same name, still
-          // being deleted): a name, not a failure; the room is made again under another name.
+          // being deleted, or one another client made): a name, not a failure; the room is made
+          // again under another name, and that pod is left alone.
           if (existing !== undefined && tries < NAME_TRIES) {
-            this.deps.logger.info('room pod name held by another pod (an earlier room of that name, still going); trying another name', { scheduler: schedulerName, room: name });
+            const earlierRoom = existing.metadata?.ownerReferences?.some((o) => o.kind === 'GameRoom' && o.apiVersion === API_VERSION) === true;
+            this.deps.logger.info(`room pod name held by another pod (${earlierRoom ? 'an earlier room of that name, still going' : 'not a room\'s: another client made it, and it is left alone'}); trying another name`, { scheduler: schedulerName, room: name });
             continue;
           }
           throw err;
