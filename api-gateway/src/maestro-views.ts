@@ -104,6 +104,7 @@ export function schedulerView(spec: SchedulerSpec, meta: SchedulerViewMeta): Rec
       // Not in Maestro's Spec: shown only when set, so a Maestro client sees Maestro's fields alone.
       ...(spec.spec.nodeSelector && Object.keys(spec.spec.nodeSelector).length > 0 ? { nodeSelector: spec.spec.nodeSelector } : {}),
       ...(spec.spec.priorityClassName ? { priorityClassName: spec.spec.priorityClassName } : {}),
+      ...(spec.spec.imagePullSecrets && spec.spec.imagePullSecrets.length > 0 ? { imagePullSecrets: spec.spec.imagePullSecrets } : {}),
       // Maestro's default, and the only policy Roomkeeper runs: a room that crashed is an error
       // room, replaced by the health check (operator/src/rooms/domain/pod-template.ts).
       restartPolicy: 'Never',

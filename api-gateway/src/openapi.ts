@@ -78,7 +78,7 @@ function components(): Record<string, Schema> {
     properties: {
       name: { type: 'string' }, game: { type: 'string' }, state: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' },
       maxSurge: { type: 'string' }, roomsReplicas: { type: 'integer' }, portRange: specProps.portRange ?? { type: 'object' },
-      spec: { type: 'object', properties: { version: { type: 'string' }, terminationGracePeriod: { type: 'string' }, containers: { type: 'array', items: { type: 'object' } }, toleration: { type: 'string' }, affinity: { type: 'string' }, nodeSelector: { type: 'object', additionalProperties: { type: 'string' } }, priorityClassName: { type: 'string' }, restartPolicy: { type: 'string', enum: ['Never'] } } },
+      spec: { type: 'object', properties: { version: { type: 'string' }, terminationGracePeriod: { type: 'string' }, containers: { type: 'array', items: { type: 'object' } }, toleration: { type: 'string' }, affinity: { type: 'string' }, nodeSelector: { type: 'object', additionalProperties: { type: 'string' } }, priorityClassName: { type: 'string' }, imagePullSecrets: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } }, restartPolicy: { type: 'string', enum: ['Never'] } } },
       autoscaling: { type: 'object' }, forwarders: { type: 'array', items: { type: 'object' } },
       annotations: { type: 'object', additionalProperties: { type: 'string' } }, labels: { type: 'object', additionalProperties: { type: 'string' } },
     },

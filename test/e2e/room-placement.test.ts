@@ -4,8 +4,10 @@
  * have is refused by the API server where the rooms' pods are made: a change's validation room
  * (the operation fails and says why; the active version keeps serving), or a new scheduler's rooms
  * (its creation is tried again, and succeeds once the PriorityClass exists). Malformed values are
- * refused with the field named. Runs on the sandbox, or on a real cluster when E2E_KUBECONFIG is
- * set (the real kube-apiserver tier runs it).
+ * refused with the field named. Its `imagePullSecrets` go into the room pods as given (a Secret
+ * that is missing does not stop the pods: the kubelet pulls without it), and a change to them
+ * made by a PATCH reaches the rooms of the new version. Runs on the sandbox, or on a real cluster
+ * when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it).
  */
 import { SchedulingV1Api } from '@kubernetes/client-node';
 import { managementCall } from '../support/http';
@@ -20,6 +22,9 @@ const NODE = 'roomkeeper-sim-node-1';
 const PRIORITY_CLASS = 'placement-e2e-rooms';
 const LATE_CLASS = 'placement-e2e-late';
 const HOSTNAME = 'kubernetes.io/hostname';
+const PULL = 'placement-pull-e2e';
+const PULL_SECRET = 'registry-creds';
+const MIRROR_SECRET = 'mirror-creds';
 
 function definition(name: string, roomSpec: Record<string, unknown>): Record<string, unknown> {
   const d = schedulerObject(name, { roomsReplicas: ROOMS }) as { spec: { spec: Record<string, unknown> } };
@@ -92,7 +97,62 @@ describe('room placement and priority', () => {
     expect((await runningPods(LATE)).every((p) => p.spec?.priority === 1000)).toBe(true);
   }, 180_000);
 
+  test('room pods carry the imagePullSecrets the scheduler names, GET shows them, and a PATCH that changes them reaches the new version\'s rooms', async () => {
+    const pullSecrets = [{ name: PULL_SECRET }];
+    expect((await managementCall(stack, 'POST', '/schedulers', definition(PULL, { imagePullSecrets: pullSecrets }))).status).toBe(200);
+    // The Secret does not exist: the kubelet pulls without it, and the rooms still run.
+    const pods = await waitFor(async () => {
+      const running = await runningPods(PULL);
+      return running.length === ROOMS ? running : undefined;
+    }, { timeoutMs: 60_000, message: `${ROOMS} rooms of ${PULL} running` });
+    for (const pod of pods) expect(pod.spec?.imagePullSecrets).toEqual(pullSecrets);
+    await waitFor(async () => (await stack.api.getScheduler(PULL)).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True', { timeoutMs: 60_000, message: `${PULL} Ready` });
+
+    // The management API shows them, and what it shows, sent back, is no change.
+    const shown = (await managementCall(stack, 'GET', `/schedulers/${PULL}`)).body as SchedulerAnswer;
+    expect((shown.scheduler.spec as unknown as Record<string, unknown>).imagePullSecrets).toEqual(pullSecrets);
+    const { spec, ...rest } = shown.scheduler as unknown as { spec: Record<string, unknown> } & Record<string, unknown>;
+    expect((await managementCall(stack, 'POST', `/schedulers/${PULL}`, { ...rest, spec })).status).toBe(409);
+
+    const both = [{ name: PULL_SECRET }, { name: MIRROR_SECRET }];
+    const patched = await managementCall(stack, 'PATCH', `/schedulers/${PULL}`, { spec: { imagePullSecrets: both } });
+    expect(patched.status).toBe(200);
+    const opId = (patched.body as OperationEnqueued).operationId;
+    const done = await waitFor(async () => {
+      const op = await stack.api.getOperation(opId);
+      return ['finished', 'error'].includes(op.status?.status ?? '') ? op : undefined;
+    }, { timeoutMs: 120_000, message: 'the PATCH of imagePullSecrets done' });
+    expect(done.status?.status).toBe('finished');
+    expect(done.status?.executionHistory?.map((h) => h.event)).toContain('Major change detected (spec): new version v2.0.0');
+    // Its switch of the active version is an operation of its own.
+    await waitFor(async () => (await stack.api.getScheduler(PULL)).status?.version === 'v2.0.0', { timeoutMs: 60_000, message: `${PULL} switched to v2.0.0` });
+    const rolled = await waitFor(async () => {
+      const running = await runningPods(PULL);
+      return running.length === ROOMS && running.every((p) => p.metadata?.labels?.['roomkeeper.io/version'] === 'v2.0.0') ? running : undefined;
+    }, { timeoutMs: 120_000, message: `${ROOMS} rooms of ${PULL} v2.0.0 running` });
+    for (const pod of rolled) expect(pod.spec?.imagePullSecrets).toEqual(both);
+  }, 300_000);
+
+  test('by kubectl (past the gateway), an imagePullSecrets name that is not a DNS subdomain, or a name given twice, is refused naming the field', async () => {
+    const cases: [string, { name: string }[], { reason: string; field: string }][] = [
+      ['placement-pull-bad-direct', [{ name: 'Bad_Name' }], { reason: 'FieldValueInvalid', field: 'spec.spec.imagePullSecrets[0].name' }],
+      ['placement-pull-twice-direct', [{ name: PULL_SECRET }, { name: PULL_SECRET }], { reason: 'FieldValueDuplicate', field: 'spec.spec.imagePullSecrets[1]' }],
+    ];
+    for (const [name, pullSecrets, cause] of cases) {
+      const object = schedulerObject(name, {}) as { spec: { spec: Record<string, unknown> } };
+      object.spec.spec.imagePullSecrets = pullSecrets;
+      const refused = await stack.api.createScheduler(object as never).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+      expect(refused?.code).toBe(422);
+      const status = (typeof refused?.body === 'string' ? JSON.parse(refused.body) : refused?.body) as { details?: { causes?: unknown[] } };
+      expect(status.details?.causes).toContainEqual(expect.objectContaining(cause));
+      await expect(stack.api.getScheduler(name)).rejects.toBeTruthy();
+    }
+  });
+
   test.each([
+    ['an imagePullSecrets name that is not a DNS subdomain', { imagePullSecrets: [{ name: 'Bad_Name' }] }, 'spec.imagePullSecrets[0].name', /must be a DNS subdomain/],
+    ['an imagePullSecrets entry without a name', { imagePullSecrets: [{}] }, 'spec.imagePullSecrets[0].name', /Required value/],
+    ['two imagePullSecrets of one name', { imagePullSecrets: [{ name: PULL_SECRET }, { name: PULL_SECRET }] }, 'spec.imagePullSecrets[1]', /Duplicate value/],
     ['a nodeSelector key that is not a qualified name', { nodeSelector: { 'bad key!': 'x' } }, 'spec.nodeSelector', /nodeSelector keys must be qualified names/],
     ['a nodeSelector value that is not a label value', { nodeSelector: { pool: 'bad value!' } }, 'spec.nodeSelector[pool]', /must be a label value/],
     ['a priorityClassName that is not a DNS subdomain', { priorityClassName: 'Upper_Case' }, 'spec.priorityClassName', /must be empty or a DNS subdomain/],

@@ -370,6 +370,11 @@ export interface Container {
   ports?: Port[];
 }
 
+export interface RoomSpecImagePullSecretsItem {
+  /** The name of a Secret in the scheduler's namespace, a DNS subdomain. */
+  name: string;
+}
+
 export interface RoomSpec {
   /** Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with). */
   terminationGracePeriod: string;
@@ -382,6 +387,8 @@ export interface RoomSpec {
   nodeSelector?: Record<string, string>;
   /** The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster's default priority. */
   priorityClassName?: string;
+  /** The Secrets (of type kubernetes.io/dockerconfigjson) that the kubelet uses to pull the room containers' images (the room pods' spec.imagePullSecrets), so that a game server's image can come from a private registry. Each Secret must be in the scheduler's namespace (the namespace is the scheduler's name); a Secret that is missing makes the kubelet pull without it. Names are unique. Empty: the pods get the imagePullSecrets of the namespace's default ServiceAccount, if it has any; when set, those are not added (Kubernetes' ServiceAccount admission). */
+  imagePullSecrets?: RoomSpecImagePullSecretsItem[];
 }
 
 export interface SchedulerSpec {

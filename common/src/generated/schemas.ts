@@ -1205,6 +1205,25 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 maxLength: 253,
                 pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$',
               },
+              imagePullSecrets: {
+                type: 'array',
+                description: 'The Secrets (of type kubernetes.io/dockerconfigjson) that the kubelet uses to pull the room containers\' images (the room pods\' spec.imagePullSecrets), so that a game server\'s image can come from a private registry. Each Secret must be in the scheduler\'s namespace (the namespace is the scheduler\'s name); a Secret that is missing makes the kubelet pull without it. Names are unique. Empty: the pods get the imagePullSecrets of the namespace\'s default ServiceAccount, if it has any; when set, those are not added (Kubernetes\' ServiceAccount admission).',
+                maxItems: 16,
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['name'],
+                items: {
+                  type: 'object',
+                  required: ['name'],
+                  properties: {
+                    name: {
+                      type: 'string',
+                      description: 'The name of a Secret in the scheduler\'s namespace, a DNS subdomain.',
+                      maxLength: 253,
+                      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                    },
+                  },
+                },
+              },
             },
           },
         },
@@ -2016,6 +2035,25 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     description: 'The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster\'s default priority.',
                     maxLength: 253,
                     pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$',
+                  },
+                  imagePullSecrets: {
+                    type: 'array',
+                    description: 'The Secrets (of type kubernetes.io/dockerconfigjson) that the kubelet uses to pull the room containers\' images (the room pods\' spec.imagePullSecrets), so that a game server\'s image can come from a private registry. Each Secret must be in the scheduler\'s namespace (the namespace is the scheduler\'s name); a Secret that is missing makes the kubelet pull without it. Names are unique. Empty: the pods get the imagePullSecrets of the namespace\'s default ServiceAccount, if it has any; when set, those are not added (Kubernetes\' ServiceAccount admission).',
+                    maxItems: 16,
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['name'],
+                    items: {
+                      type: 'object',
+                      required: ['name'],
+                      properties: {
+                        name: {
+                          type: 'string',
+                          description: 'The name of a Secret in the scheduler\'s namespace, a DNS subdomain.',
+                          maxLength: 253,
+                          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+                        },
+                      },
+                    },
                   },
                 },
               },

@@ -158,6 +158,17 @@ describe('buildRoomPod', () => {
       },
     },
     {
+      name: 'imagePullSecrets as given, in their order; left out when empty or absent',
+      input: { definition: { ...definition, spec: { ...definition.spec, imagePullSecrets: [{ name: 'registry-creds' }, { name: 'mirror.creds' }] } } },
+      check: (pod) => {
+        expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'registry-creds' }, { name: 'mirror.creds' }]);
+        const empty = buildRoomPod({ ...base, definition: { ...definition, spec: { ...definition.spec, imagePullSecrets: [] } } });
+        expect(empty.spec).not.toHaveProperty('imagePullSecrets');
+        const absent = buildRoomPod({ ...base, definition });
+        expect(absent.spec).not.toHaveProperty('imagePullSecrets');
+      },
+    },
+    {
       name: 'missing host ports leave hostPort out',
       input: { hostPorts: [] },
       check: (pod) => expect(pod.spec?.containers[0]?.ports).toEqual([

@@ -19,8 +19,9 @@
  * - `terminationGracePeriodSeconds`: the definition's Go-style duration, rounded up, at least 1;
  *   left out (Kubernetes default, 30 s) when it cannot be read, which validation prevents.
  * - Toleration `dedicated=<toleration>:NoSchedule`; affinity: required node label `<affinity>` In
- *   ["true"] (both as Maestro, both only when set). `nodeSelector` and `priorityClassName` (not in
- *   Maestro) as given, only when set.
+ *   ["true"] (both as Maestro, both only when set). `nodeSelector`, `priorityClassName` and
+ *   `imagePullSecrets` (not in Maestro) as given, only when set (the last: Secrets in the
+ *   scheduler's namespace, the pod's, for images from a private registry).
  * - Containers exactly as given; ports get `hostPort` from `hostPorts[container][port]` and the
  *   protocol upper-cased (the spec's examples write `udp`; Kubernetes wants `UDP`), TCP if absent.
  * - Security defaults (issue 12, L5), what the Pod Security Standard `restricted` asks for as far
@@ -132,6 +133,7 @@ export function buildRoomPod(input: RoomPodInput): V1Pod {
       ...(roomSpec.affinity ? { affinity: affinity(roomSpec.affinity) } : {}),
       ...(roomSpec.nodeSelector && Object.keys(roomSpec.nodeSelector).length > 0 ? { nodeSelector: { ...roomSpec.nodeSelector } } : {}),
       ...(roomSpec.priorityClassName ? { priorityClassName: roomSpec.priorityClassName } : {}),
+      ...(roomSpec.imagePullSecrets && roomSpec.imagePullSecrets.length > 0 ? { imagePullSecrets: roomSpec.imagePullSecrets.map((s) => ({ name: s.name })) } : {}),
     },
   };
 }
