@@ -7,6 +7,7 @@
 import type { Operation, Scheduler } from '../generated/resources';
 import { toMillis } from '../kube/timestamps';
 import { isFinalOperationStatus, OperationDefinition, OperationStatusName } from '../resources/operation-names';
+import { MAX_CLOCK_SKEW_MS } from '../runtime/clock';
 
 export function compareQueueOrder(a: Operation, b: Operation): number {
   const pa = a.spec.priority ? 0 : 1;
@@ -34,4 +35,19 @@ export function ofEarlierScheduler(op: Operation, scheduler: Scheduler): boolean
   const made = toMillis(op.metadata.creationTimestamp);
   const born = toMillis(scheduler.metadata.creationTimestamp);
   return made !== undefined && born !== undefined && made < born;
+}
+
+/**
+ * Whether `op` was enqueued before `scheduler`, under its name, was created (by more than clocks
+ * drift: the gateway writes enqueuedAt by its clock, kube-apiserver the creationTimestamp by its
+ * own, to the second): it was asked of an earlier scheduler of that name and written back later,
+ * restored from a backup (the API server drops the status of an object it creates, so a restored
+ * record looks pending) or applied again from an old manifest. The operator runs no such pending
+ * operation (queue-plan.ts): run, a restored delete_scheduler deleted the live scheduler of its
+ * name, and restored add_rooms and switches moved a fleet away from its manifests.
+ */
+export function enqueuedBeforeScheduler(op: Operation, scheduler: Pick<Scheduler, 'metadata'>): boolean {
+  const born = toMillis(scheduler.metadata.creationTimestamp);
+  const enqueuedAt = Date.parse(op.spec.enqueuedAt);
+  return born !== undefined && Number.isFinite(enqueuedAt) && enqueuedAt < born - MAX_CLOCK_SKEW_MS;
 }

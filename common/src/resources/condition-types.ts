@@ -44,6 +44,8 @@ export const ConditionReason = {
   /** Invalid True: an operation in progress whose lease expires further ahead than any replica writes one. */
   LeaseTooFarAhead: 'LeaseTooFarAhead',
   UnknownDefinition: 'UnknownDefinition',
+  /** Invalid True: an operation enqueued before its scheduler was created (a restored or re-applied record), evicted. */
+  EnqueuedBeforeScheduler: 'EnqueuedBeforeScheduler',
   InvalidInput: 'InvalidInput',
   /** Ready True. (Ready False gives the state as its reason: PendingChanges, Creating, OnError (the create failed), Terminating.) */
   InSync: 'InSync',

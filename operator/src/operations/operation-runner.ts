@@ -227,6 +227,7 @@ export class OperationRunner {
     const plan = planQueue(ops, now, {
       isKnown: (name) => this.definitions.has(name), runningHere: this.running.get(schedulerName)?.op.metadata.name, leaseTtlMs: this.deps.config.operationLeaseTtl,
       fleetNow: () => this.fleetNow(schedulerName),
+      scheduler: this.deps.caches.schedulers.get(schedulerName),
     });
     const requeue = unlabeled > 0 ? Math.min(plan.requeueAfterMs ?? LABEL_RETRY_MS, LABEL_RETRY_MS) : plan.requeueAfterMs;
     const after = requeue === undefined ? {} : { requeueAfterMs: requeue };

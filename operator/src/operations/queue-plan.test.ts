@@ -94,6 +94,24 @@ describe('planQueue', () => {
     expect(ending).toMatchObject({ status: 'evicted', events: ['Unknown operation definition "nope": evicted'], condition: { type: 'Invalid', reason: 'UnknownDefinition' } });
   });
 
+  test('an operation enqueued before its scheduler was created (a restored record) is evicted, never run; one enqueued within clock skew of it runs', () => {
+    const scheduler = { metadata: { name: 's', creationTimestamp: new Date(NOW - 60_000) } };
+    // A restored delete_scheduler of an earlier scheduler of the name, with no status (the API server dropped it).
+    const restored = op('old-delete', { definition: 'delete_scheduler', at: -3_600_000 });
+    delete restored.status;
+    const justBefore = op('gateway', { at: -90_000 }); // 30 s before the creation, by the gateway's clock
+    const plan = planQueue([restored, justBefore], NOW, { ...view(), scheduler });
+    const text = `Not run, evicted: enqueued at ${new Date(NOW - 3_600_000).toISOString()}, before scheduler s was created (at ${new Date(NOW - 60_000).toISOString()}), so it was asked of an earlier scheduler of that name `
+      + 'and written back later (restored from a backup, or applied again from an old record); an operation never acts on a scheduler it was not asked of. '
+      + 'To do it now, send the request again, or create a new Operation whose enqueuedAt is the time you create it';
+    expect(plan.end).toEqual([{ op: restored, status: 'evicted', events: [text], condition: { type: 'Invalid', reason: 'EnqueuedBeforeScheduler', message: text } }]);
+    expect(plan.start?.metadata.name).toBe('gateway');
+    // Alone, it is not started either.
+    expect(planQueue([restored], NOW, { ...view(), scheduler }).start).toBeUndefined();
+    // With no Scheduler of the name, nothing is judged by time.
+    expect(planQueue([restored], NOW, view()).start?.metadata.name).toBe('old-delete');
+  });
+
   test('a canceled pending delete_scheduler says the deletion goes on; another canceled operation says only that it was canceled', () => {
     const ends = planQueue([op('d', { definition: 'delete_scheduler', cancel: true }), op('a', { at: 1, cancel: true })], NOW, view()).end;
     expect(ends.map((e) => e.events)).toEqual([

@@ -4,11 +4,13 @@
  * asked before they started, an unknown definition, an expired or missing lease), which one
  * starts next, whether another replica's lease holds the queue, and when to look again.
  */
-import type { Operation } from '../../../common/src/generated/resources';
+import type { Operation, Scheduler } from '../../../common/src/generated/resources';
+import { toIsoString } from '../../../common/src/kube/timestamps';
 import { ConditionReason, OperationConditionType } from '../../../common/src/resources/condition-types';
 import { OperationDefinition, OperationStatusName, operationStatusOf } from '../../../common/src/resources/operation-names';
 import { MAX_CLOCK_SKEW_MS } from '../../../common/src/runtime/clock';
 import { inProgress, leaseState, pendingQueue } from './queue-order';
+import { enqueuedBeforeScheduler } from '../../../common/src/operations/queue-order';
 import { CANCELED_END, ERROR_END, FINISHED_END } from './operation-ending';
 import { counted } from '../../../common/src/text/counted';
 
@@ -50,6 +52,11 @@ export interface QueueView {
    * remove_rooms (its own account went with the process that ran it).
    */
   fleetNow?: () => { rooms: number; roomsReplicas: number | undefined };
+  /**
+   * The Scheduler of this name, if it exists: an operation enqueued before it was created was
+   * asked of an earlier scheduler of the same name (`enqueuedBeforeScheduler`).
+   */
+  scheduler?: Pick<Scheduler, 'metadata'>;
 }
 
 /** What happens after an operation of a definition got stuck (schedulers/attempts.ts, the health check). */
@@ -107,6 +114,9 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
     if (op.spec.cancelRequested) {
       const next = afterCancel(op);
       end.push({ op, status: OperationStatusName.Canceled, events: ['Operation canceled by the user before it started', ...(next === undefined ? [] : [next])] });
+    } else if (view.scheduler && enqueuedBeforeScheduler(op, view.scheduler)) {
+      const text = notAskedOfThisScheduler(op, view.scheduler);
+      end.push({ op, status: OperationStatusName.Evicted, events: [text], condition: { type: OperationConditionType.Invalid, reason: ConditionReason.EnqueuedBeforeScheduler, message: text } });
     } else if (!view.isKnown(op.spec.definitionName)) {
       end.push({
         op, status: OperationStatusName.Evicted, events: [`Unknown operation definition "${op.spec.definitionName}": evicted`],
@@ -148,8 +158,15 @@ export function planQueue(all: readonly Operation[], now: number, view: QueueVie
   }
   const withRequeue = (plan: Omit<QueuePlan, 'requeueAfterMs'>): QueuePlan => (requeueAfterMs === undefined ? plan : { ...plan, requeueAfterMs });
   if (blocked) return withRequeue({ end, idle: false });
-  const start = pending.find((op) => !cancelAsked(op) && view.isKnown(op.spec.definitionName));
+  const start = pending.find((op) => !cancelAsked(op) && view.isKnown(op.spec.definitionName) && !(view.scheduler && enqueuedBeforeScheduler(op, view.scheduler)));
   return withRequeue(start ? { end, start, idle: false } : { end, idle: true });
+}
+
+function notAskedOfThisScheduler(op: Operation, scheduler: Pick<Scheduler, 'metadata'>): string {
+  const name = op.spec.schedulerName;
+  return `Not run, evicted: enqueued at ${op.spec.enqueuedAt}, before scheduler ${name} was created (at ${toIsoString(scheduler.metadata.creationTimestamp)}), so it was asked of an earlier scheduler of that name `
+    + `and written back later (restored from a backup, or applied again from an old record); an operation never acts on a scheduler it was not asked of. `
+    + `To do it now, send the request again, or create a new Operation whose enqueuedAt is the time you create it`;
 }
 
 /**
@@ -162,7 +179,7 @@ function endedStatus(op: Operation): QueueEnding['status'] | undefined {
     const line = history[i]?.event ?? '';
     if (line === FINISHED_END) return OperationStatusName.Finished;
     if (line.startsWith(CANCELED_END)) return OperationStatusName.Canceled;
-    if (line.startsWith('Unknown operation definition')) return OperationStatusName.Evicted;
+    if (line.startsWith('Unknown operation definition') || line.startsWith('Not run, evicted')) return OperationStatusName.Evicted;
     if (line.startsWith(ERROR_END) || line.startsWith('Operation lease') || line.startsWith('Operation is in progress without a lease')) return OperationStatusName.Error;
   }
   return undefined;

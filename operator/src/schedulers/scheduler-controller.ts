@@ -19,6 +19,7 @@ import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/sr
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { schedulerEvent } from '../events';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
+import { enqueuedBeforeScheduler } from '../../../common/src/operations/queue-order';
 import { schedulerDefinitionInput, specOfDefinitionInput, type SchedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
 import { refusedSpecBase, schedulerSpecsDiffer } from '../../../common/src/operations/refused-spec';
 import { changedFields } from '../../../common/src/resources/scheduler-change';
@@ -66,6 +67,15 @@ export class SchedulerController {
     this.rooms = new RoomManager(deps);
   }
 
+  /**
+   * The operations of scheduler `s`: those under its name but ones enqueued before it was created,
+   * asked of an earlier scheduler of the name and written back (a restore), which the runner
+   * evicts without running (`enqueuedBeforeScheduler`) and which say nothing of this one.
+   */
+  private operationsOf(s: Scheduler): Operation[] {
+    return this.opts.operationsOf(s.metadata.name as string).filter((op) => !enqueuedBeforeScheduler(op, s));
+  }
+
   async reconcile(name: string): Promise<ReconcileResult> {
     const s = this.deps.caches.schedulers.get(name);
     if (!s) {
@@ -75,7 +85,7 @@ export class SchedulerController {
     }
     const uid = s.metadata.uid as string;
     const generation = s.metadata.generation ?? 1;
-    const ops = this.opts.operationsOf(name);
+    const ops = this.operationsOf(s);
     const has = (id: string) => ops.some((op) => op.metadata.name === id);
 
     if (s.metadata.deletionTimestamp) {
@@ -86,7 +96,7 @@ export class SchedulerController {
         // Cleaned up; only another tool's finalizer holds the Scheduler: nothing of it is protected any more.
         await this.releaseVersions(name);
       }
-      const written = await this.writeStatus(s, this.opts.operationsOf(name));
+      const written = await this.writeStatus(s, this.operationsOf(s));
       return sooner(retry, written);
     }
 
@@ -141,8 +151,8 @@ export class SchedulerController {
       const rule = stuckVersionOperation(ops);
       if (rule) wake = await this.attempt(name, ops, rule);
     }
-    const owned = await this.applyOwned(s, this.opts.operationsOf(name));
-    const written = await this.writeStatus(s, this.opts.operationsOf(name), owned.conditions, owned.restoreVersion);
+    const owned = await this.applyOwned(s, this.operationsOf(s));
+    const written = await this.writeStatus(s, this.operationsOf(s), owned.conditions, owned.restoreVersion);
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
   }
 

@@ -8,11 +8,13 @@
 import { isNotFound } from '../../../../common/src/kube/clients';
 import { toIsoString } from '../../../../common/src/kube/timestamps';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
-import { INITIAL_VERSION } from '../../domain/versioning';
+import { compareVersions, INITIAL_VERSION, nextVersion } from '../../domain/versioning';
+import { parseVersion } from '../../../../common/src/resources/scheduler-version';
+import { schedulerSpecsDiffer } from '../../../../common/src/operations/refused-spec';
 import { RoomManager } from '../../rooms/room-manager';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName } from '../../../../common/src/resources/operation-names';
-import { awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, loadScheduler, loadVersion, namespaceRemovalBudgetMs, newVersionObject } from './shared';
+import { awaitEarlierSchedulersVersions, awaitNamespaceRemoved, awaitRemoved, deleteVersionOfRollback, initialRoomCount, listVersions, loadScheduler, loadVersion, madeForScheduler, namespaceRemovalBudgetMs, newVersionObject, ownedByAScheduler } from './shared';
 import { roomNamespaceLabels } from '../../schedulers/room-namespace';
 import { counted } from '../../../../common/src/text/counted';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
@@ -68,6 +70,10 @@ export const createSchedulerDefinition: OperationDefinition = {
     }
     ctx.checkpoint();
 
+    // Versions an earlier Scheduler of this name owned are the garbage collector's to remove:
+    // waited for, so that no number of theirs is taken and none is mistaken for this one's.
+    await awaitEarlierSchedulersVersions(ctx, scheduler);
+
     // Another attempt after one that got stuck may find the version it created: reused when it
     // belongs to this Scheduler object. One an earlier attempt's rollback is deleting (held until
     // the scheduler controller releases its protection finalizer) is made anew once it is gone.
@@ -79,20 +85,36 @@ export const createSchedulerDefinition: OperationDefinition = {
       }
       existing = undefined;
     }
+    // Versions no Scheduler owns: restored from a backup (with their ownerReferences left out, as
+    // the README's restore says) or written by hand.
+    const ownerless = (await listVersions(ctx)).filter((v) => !ownedByAScheduler(v) && !v.metadata.deletionTimestamp);
+    const restored = ownerless.filter((v) => parseVersion(v.spec.version) !== undefined && !schedulerSpecsDiffer(v.spec.definition, scheduler.spec))
+      .sort((a, b) => compareVersions(a.spec.version, b.spec.version)).pop();
     let version;
-    if (existing && existing.metadata.ownerReferences?.some((o) => o.uid === scheduler.metadata.uid)) {
+    if (existing && madeForScheduler(existing, scheduler)) {
       version = existing;
       ctx.event(`Version ${INITIAL_VERSION} exists already (made by an earlier attempt); reused`);
+    } else if (restored) {
+      // The version of the spec, restored: the scheduler goes on under its number (a matchmaker
+      // that asks for rooms of that version finds them), and it is this Scheduler's from now on.
+      version = await ctx.deps.api.patchSchedulerVersion(restored.metadata.name as string, {
+        metadata: { resourceVersion: restored.metadata.resourceVersion, ownerReferences: newVersionObject(scheduler, restored.spec.version, 'initial', scheduler.spec).metadata.ownerReferences },
+      });
+      ctx.state.adoptedVersion = restored.metadata.name;
+      ctx.event(`Version ${restored.spec.version} was here, owned by no Scheduler (restored from a backup, or written by hand), with the scheduler's spec as its definition: it is the scheduler's first active version, under its number`);
     } else {
-      version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, INITIAL_VERSION, 'initial', scheduler.spec));
-      ctx.state.createdVersion = version.metadata.name;
-      ctx.event(`Created version ${INITIAL_VERSION}`);
+      // v1.0.0, or, when a version no Scheduler owns holds that number, the next major after every version of this name.
+      const number = existing ? nextVersion(ownerless.map((v) => v.spec.version), INITIAL_VERSION, 'major') : INITIAL_VERSION;
+      version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, number, 'initial', scheduler.spec));
+      ctx.state.createdVersion = number;
+      ctx.event(existing ? `Created version ${number} (${INITIAL_VERSION} is taken by a SchedulerVersion no Scheduler owns, whose definition is not the spec: restored from a backup, or written by hand; it is left as it is)` : `Created version ${number}`);
       const replaced = new RoomManager(ctx.deps).replacedOnRooms(scheduler.spec);
       if (replaced) ctx.event(replaced);
     }
     await ctx.deps.api.patchSchedulerVersionStatus(version.metadata.name as string, { status: { active: true } });
+    const first = version.spec.version;
     await ctx.deps.api.patchSchedulerStatus(name, {
-      status: { version: INITIAL_VERSION, versionedGeneration: scheduler.metadata.generation ?? 1, createdAt: scheduler.metadata.creationTimestamp },
+      status: { version: first, versionedGeneration: scheduler.metadata.generation ?? 1, createdAt: scheduler.metadata.creationTimestamp },
     });
     ctx.state.setVersion = true;
     ctx.checkpoint();
@@ -109,7 +131,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       const rooms = new RoomManager(ctx.deps);
       const step = Math.max(1, Math.ceil(count / 10));
       const result = await rooms.createRooms({
-        scheduler, version: INITIAL_VERSION, definition: scheduler.spec, count, signal: ctx.signal,
+        scheduler, version: first, definition: scheduler.spec, count, signal: ctx.signal,
         onCreated: (_n, created) => {
           if (created % step === 0 || created === count) ctx.event(`Created ${created}/${counted(count, 'room')}`);
         },
@@ -126,8 +148,14 @@ export const createSchedulerDefinition: OperationDefinition = {
     for (const room of (ctx.state.createdRooms as string[] | undefined) ?? []) {
       await rooms.deleteRoom(name, room, undefined, 'Background');
     }
-    if (ctx.state.createdVersion) {
-      await deleteVersionOfRollback(ctx, INITIAL_VERSION);
+    if (typeof ctx.state.createdVersion === 'string') {
+      await deleteVersionOfRollback(ctx, ctx.state.createdVersion);
+    }
+    if (typeof ctx.state.adoptedVersion === 'string') {
+      // Taken as it was found: it stays, owned by this Scheduler, and is no longer active.
+      await ctx.deps.api.patchSchedulerVersionStatus(ctx.state.adoptedVersion, { status: { active: false } }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
     }
     if (ctx.state.createdNamespace) {
       await ctx.deps.core.deleteNamespace({ name }).catch((err: unknown) => {

@@ -50,6 +50,34 @@ export function madeForScheduler(version: SchedulerVersion, scheduler: Scheduler
   return (version.metadata.ownerReferences ?? []).some((o) => o.kind === 'Scheduler' && o.uid === scheduler.metadata.uid);
 }
 
+/** Whether a Scheduler owns the version (its ownerReference): this one, or an earlier one of the same name. */
+export function ownedByAScheduler(version: SchedulerVersion): boolean {
+  return (version.metadata.ownerReferences ?? []).some((o) => o.kind === 'Scheduler');
+}
+
+/** How long the versions of an earlier Scheduler of the same name are waited for (the garbage collector removes them). */
+const EARLIER_VERSIONS_REMOVAL_MS = 60_000;
+
+/**
+ * Waits until no version an earlier Scheduler of this name owned is left: the garbage collector
+ * (kube-controller-manager) removes them once their owner is gone, within seconds. Throws, saying
+ * what to do, when some are still there after EARLIER_VERSIONS_REMOVAL_MS.
+ */
+export async function awaitEarlierSchedulersVersions(ctx: ExecutionContext, scheduler: Scheduler): Promise<void> {
+  const earlier = async () => {
+    const left = (await listVersions(ctx)).filter((v) => ownedByAScheduler(v) && !madeForScheduler(v, scheduler));
+    return left.length > 0 ? left : undefined;
+  };
+  const first = await earlier();
+  if (!first) return;
+  const names = (vs: SchedulerVersion[]) => vs.map((v) => v.metadata.name as string).join(', ');
+  if (await awaitRemoved(ctx, `versions ${names(first)} of an earlier scheduler of this name`, earlier, EARLIER_VERSIONS_REMOVAL_MS)) return;
+  const left = await earlier() ?? [];
+  throw new Error(`the versions ${names(left)} of an earlier scheduler named ${ctx.schedulerName} are still there after ${EARLIER_VERSIONS_REMOVAL_MS / 1000} s: `
+    + `their owner is gone, and kube-controller-manager's garbage collector removes them (check that it runs), or delete them (kubectl delete schedulerversions ${names(left).replace(/, /g, ' ')}); `
+    + `then change the Scheduler's spec (a new generation) to create the scheduler again`);
+}
+
 /**
  * The active version's object as the operator's record says (recordedActiveVersion): status.version's
  * when its SchedulerVersion says it is active, the one that says so when status.version was edited
