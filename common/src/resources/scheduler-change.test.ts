@@ -94,9 +94,9 @@ describe('classifyChange', () => {
     next.roomsReplicas = 3;
     next.spec.containers[0]!.image = 'i:2';
     expect(classifyChange(definition(), next)).toBe('major');
-    expect(describeChange(definition(), next)).toBe('spec; with minor changes to forwarders, roomsReplicas');
+    expect(describeChange(definition(), next)).toBe(`spec; with minor changes to forwarders, roomsReplicas from ${definition().roomsReplicas ?? 0} to 3`);
     next.labels = { l: 'w' };
-    expect(describeChange(definition(), next)).toBe('labels, spec; with minor changes to forwarders, roomsReplicas');
+    expect(describeChange(definition(), next)).toBe(`labels, spec; with minor changes to forwarders, roomsReplicas from ${definition().roomsReplicas ?? 0} to 3`);
     const minorOnly = definition();
     minorOnly.forwarders = [];
     minorOnly.maxSurge = 1;
@@ -104,6 +104,9 @@ describe('classifyChange', () => {
     const majorOnly = definition();
     majorOnly.portRange = { start: 3000, end: 4000 };
     expect(describeChange(definition(), majorOnly)).toBe('portRange');
+    const scaled = definition();
+    scaled.roomsReplicas = 7;
+    expect(describeChange({ ...definition(), roomsReplicas: 2 }, scaled)).toBe('roomsReplicas from 2 to 7');
   });
 
   it('does not change its inputs', () => {
