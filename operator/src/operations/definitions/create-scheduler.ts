@@ -86,14 +86,20 @@ export const createSchedulerDefinition: OperationDefinition = {
       existing = undefined;
     }
     // Versions no Scheduler owns: restored from a backup (with their ownerReferences left out, as
-    // the README's restore says) or written by hand.
-    const ownerless = (await listVersions(ctx)).filter((v) => !ownedByAScheduler(v) && !v.metadata.deletionTimestamp);
-    const restored = ownerless.filter((v) => parseVersion(v.spec.version) !== undefined && !schedulerSpecsDiffer(v.spec.definition, scheduler.spec))
+    // the README's restore says) or written by hand. Of them, and of the ones an earlier attempt
+    // made or took, the greatest whose definition is the spec.
+    const versions = (await listVersions(ctx)).filter((v) => !v.metadata.deletionTimestamp);
+    const ofTheSpec = (vs: typeof versions) => vs.filter((v) => parseVersion(v.spec.version) !== undefined && !schedulerSpecsDiffer(v.spec.definition, scheduler.spec))
       .sort((a, b) => compareVersions(a.spec.version, b.spec.version)).pop();
+    const earlierAttempt = ofTheSpec(versions.filter((v) => madeForScheduler(v, scheduler)));
+    const restored = ofTheSpec(versions.filter((v) => !ownedByAScheduler(v)));
     let version;
     if (existing && madeForScheduler(existing, scheduler)) {
       version = existing;
       ctx.event(`Version ${INITIAL_VERSION} exists already (made by an earlier attempt); reused`);
+    } else if (earlierAttempt) {
+      version = earlierAttempt;
+      ctx.event(`Version ${earlierAttempt.spec.version} exists already (made or taken by an earlier attempt); reused`);
     } else if (restored) {
       // The version of the spec, restored: the scheduler goes on under its number (a matchmaker
       // that asks for rooms of that version finds them), and it is this Scheduler's from now on.
@@ -104,7 +110,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       ctx.event(`Version ${restored.spec.version} was here, owned by no Scheduler (restored from a backup, or written by hand), with the scheduler's spec as its definition: it is the scheduler's first active version, under its number`);
     } else {
       // v1.0.0, or, when a version no Scheduler owns holds that number, the next major after every version of this name.
-      const number = existing ? nextVersion(ownerless.map((v) => v.spec.version), INITIAL_VERSION, 'major') : INITIAL_VERSION;
+      const number = existing ? nextVersion(versions.map((v) => v.spec.version), INITIAL_VERSION, 'major') : INITIAL_VERSION;
       version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, number, 'initial', scheduler.spec));
       ctx.state.createdVersion = number;
       ctx.event(existing ? `Created version ${number} (${INITIAL_VERSION} is taken by a SchedulerVersion no Scheduler owns, whose definition is not the spec: restored from a backup, or written by hand; it is left as it is)` : `Created version ${number}`);
