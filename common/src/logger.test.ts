@@ -36,6 +36,17 @@ describe('log level at run time', () => {
   });
 });
 
+describe('component', () => {
+  it('is the root logger\'s, unless a child logger sets its own (npm start runs three components in one process)', async () => {
+    const { logger, lines } = capture('info');
+    logger.info('root');
+    logger.child({ component: 'gateway' }).info('child');
+    logger.child({ scheduler: 's1' }).info('plain child');
+    await flushed();
+    expect(lines.map((l) => [l.message, l.component])).toEqual([['root', 'test'], ['child', 'gateway'], ['plain child', 'test']]);
+  });
+});
+
 describe('lines of a level that is off', () => {
   it('are dropped before any format runs, by the logger and its children; a level turned on formats them again', async () => {
     const { logger, lines } = capture('info');

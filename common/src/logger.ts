@@ -44,11 +44,20 @@ export function createLogger(component: string, options: LoggerOptions = {}): Lo
     : new winston.transports.Console();
   return dropDisabledLevels(winston.createLogger({
     level,
-    defaultMeta: { component },
-    format: winston.format.combine(redactSecrets(), winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    format: winston.format.combine(componentUnlessSet({ component }), redactSecrets(), winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
     transports: [transport],
   }));
 }
+
+/**
+ * A line's `component`: the root logger's, unless a child logger set its own (`npm start` runs the
+ * gateway, the operator and the simulation in one process, each under a child). winston's
+ * `defaultMeta` is written over a child's fields, so every line said the root's.
+ */
+const componentUnlessSet = winston.format((info, opts: unknown) => {
+  if (info.component === undefined) info.component = (opts as { component?: string }).component;
+  return info;
+});
 
 /** Where winston keeps a line's level (triple-beam's LEVEL). */
 const LEVEL = Symbol.for('level');
