@@ -53,7 +53,7 @@ export function allocateFastPath(opts: AllocateFastPathOptions): FastPath {
       const text = JSON.stringify(body);
       res.writeHead(status, { ...headers, 'X-Request-Id': requestId, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
       res.end(text);
-      record({ route: ALLOCATE_ROUTE, method: 'POST', status, seconds: Number(process.hrtime.bigint() - start) / 1e9, logger });
+      record({ route: ALLOCATE_ROUTE, method: 'POST', status, seconds: Number(process.hrtime.bigint() - start) / 1e9, logger, about: { scheduler } });
     };
     const key = req.headers['idempotency-key'];
     req.resume();

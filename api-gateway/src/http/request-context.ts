@@ -44,20 +44,40 @@ export interface AnsweredRequest {
   seconds: number;
   /** The request's child logger `{requestId}`. */
   logger: () => Logger;
+  /** What the request was about, for its log line: `scheduler`, `room`, `operation` (the one named, or the one it enqueued). */
+  about?: Record<string, string>;
+}
+
+/** Path parameters named in a request's log line, under the names the operator's lines use. */
+const ABOUT: Readonly<Record<string, string>> = { schedulerName: 'scheduler', roomId: 'room', operationId: 'operation' };
+/** A parameter longer than any name can be (a fuzzed path) is cut in the log line. */
+const ABOUT_MAX = 253;
+
+/** What an answered request was about: its path parameters, and the operation it enqueued. */
+function aboutOf(params: unknown, enqueued: unknown): Record<string, string> {
+  const about: Record<string, string> = {};
+  if (typeof params === 'object' && params !== null) {
+    for (const [param, field] of Object.entries(ABOUT)) {
+      const value = (params as Record<string, unknown>)[param];
+      if (typeof value === 'string') about[field] = value.slice(0, ABOUT_MAX);
+    }
+  }
+  if (typeof enqueued === 'string') about.operation = enqueued;
+  return about;
 }
 
 /** Counts an answered request in the HTTP metrics and writes its access log line. */
 export function requestRecorder(options: RequestContextOptions): (answered: AnsweredRequest) => void {
   const requests = options.metrics.counter('roomkeeper_http_requests_total', 'HTTP requests answered, by api, route, method and status.');
   const duration = options.metrics.histogram('roomkeeper_http_request_duration_seconds', 'HTTP request duration by api and route.');
-  return ({ route, method, status, seconds, logger }) => {
+  return ({ route, method, status, seconds, logger, about }) => {
     requests.inc({ api: options.api, route, method, status });
     duration.observe(seconds, { api: options.api, route });
     // A failure of ours is a warning; a 501 is the client's (a method the path does not take).
     const level = status >= 500 && status !== 501 ? 'warn' : options.polledRoutes?.has(route) ? 'debug' : options.accessLogLevel;
-    // Only the route pattern and status: never headers (Authorization) or bodies.
+    // The route pattern, status and the names in the path: never headers (Authorization) or bodies.
     if (options.logger.isLevelEnabled(level)) {
-      logger().log(level, 'request', { method, route, status, durationMs: Math.round(seconds * 1000) });
+      logger().log(level, 'request', { method, route, status, durationMs: Math.round(seconds * 1000), ...about });
     }
   };
 }
@@ -73,7 +93,10 @@ export function requestContext(options: RequestContextOptions): RequestHandler {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const route = (req.route as { path?: unknown } | undefined)?.path;
-      record({ route: typeof route === 'string' ? route : 'unmatched', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - start) / 1e9, logger });
+      record({
+        route: typeof route === 'string' ? route : 'unmatched', method: req.method, status: res.statusCode, seconds: Number(process.hrtime.bigint() - start) / 1e9, logger,
+        about: aboutOf(res.locals.params ?? req.params, res.locals.operationId),
+      });
     });
     next();
   };

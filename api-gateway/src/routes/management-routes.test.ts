@@ -6,7 +6,7 @@ import request from 'supertest';
 import { createLogger } from '../../../common/src/logger';
 import { waitFor } from '../../../test/support/wait';
 import { createHttpServer, MANAGEMENT_TIMEOUTS } from '../../../common/src/http-server';
-import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type TestApps } from '../testing/fixtures';
+import { AUTH, bodyOf, buildTestApps, MAX_BODY, validCreateBody, validSpec, type Answer, type TestApps } from '../testing/fixtures';
 import { nextAttemptId } from '../../../common/src/operations/attempts';
 import { schedulerDefinitionInput } from '../../../common/src/operations/operation-inputs';
 import { createSchedulerOperationId, deleteSchedulerOperationId, newVersionOperationId } from '../../../common/src/operations/operation-id';
@@ -77,6 +77,22 @@ describe('authentication', () => {
     expect((await request(polled.management).get('/schedulers').set('Authorization', AUTH)).status).toBe(200);
     await waitFor(() => lines.some((l) => l.route === '/schedulers'), { message: 'the access line of GET /schedulers' });
     expect(lines.filter((l) => l.message === 'request').map((l) => [l.level, l.route, l.status])).toEqual([['warn', '/readyz', 503], ['info', '/schedulers', 200]]);
+  });
+
+  it('names in a call\'s access line the scheduler, room and operation of its path, and the operation it enqueued', async () => {
+    const stream = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    stream.on('data', (chunk: Buffer) => chunk.toString().split('\n').filter(Boolean).forEach((l) => lines.push(JSON.parse(l) as Record<string, unknown>)));
+    const apps = buildTestApps({ logger: createLogger('gateway', { level: 'info', stream }) });
+    apps.store.seedScheduler('tennis-eu', validSpec());
+    const deleted = await request(apps.management).delete('/schedulers/tennis-eu').set('Authorization', AUTH);
+    expect(deleted.status).toBe(200);
+    const canceled = await request(apps.management).post('/schedulers/tennis-eu/operations/no-such-op/cancel').set('Authorization', AUTH);
+    await waitFor(() => lines.filter((l) => l.message === 'request').length === 2, { message: 'two access lines' });
+    expect(lines.filter((l) => l.message === 'request').map((l) => [l.route, l.status, l.scheduler, l.operation])).toEqual([
+      ['/schedulers/:schedulerName', 200, 'tennis-eu', (deleted.body as Answer).operationId],
+      ['/schedulers/:schedulerName/operations/:operationId/cancel', canceled.status, 'tennis-eu', 'no-such-op'],
+    ]);
   });
 
   it('reports not ready with 503', async () => {

@@ -61,13 +61,25 @@ export function mountRoutes<Id extends string>(router: Router, specs: readonly R
     const handler = handlers[spec.id];
     const run: RequestHandler = async (req, res) => {
       const body = await handler(req, res);
+      // The operation a call enqueued, for its access log line (request-context.ts).
+      const enqueued = (body as { operationId?: unknown } | undefined)?.operationId;
+      if (typeof enqueued === 'string') res.locals.operationId = enqueued;
       if (body !== undefined && !res.headersSent) res.status(200).json(body);
     };
-    const chain = [...options.auth[spec.auth], ...(spec.requestBody ? [options.json] : []), run];
+    const chain = [keepParams, ...options.auth[spec.auth], ...(spec.requestBody ? [options.json] : []), run];
     router[spec.method](spec.path, ...chain);
   }
   for (const path of new Set(specs.map((s) => s.path))) router.all(path, notAllowed(path, specs.filter((s) => s.path === path).map((s) => s.method)));
 }
+
+/**
+ * The route's path parameters, kept for the access log line (request-context.ts): Express gives
+ * `req.params` back to the router's, which has none, when a handler fails.
+ */
+const keepParams: RequestHandler = (req, res, next) => {
+  res.locals.params = req.params;
+  next();
+};
 
 /**
  * grpc-gateway's 501 `Method Not Allowed` for a known path, going on to name the methods the path
