@@ -310,6 +310,10 @@ describe('scheduler status', () => {
     ['a major change whose validation room failed', failedOp('create_new_scheduler_version', 2, 'validation failed: the validation room of v2.0.0 ended in error'),
       'operation create_new_scheduler_version-2 (create_new_scheduler_version) failed: validation failed: the validation room of v2.0.0 ended in error; the change was not applied and the active version v1.0.0 '
       + "still serves (kubectl get rkop create_new_scheduler_version-2 -o yaml shows its history): fix the spec and apply it again, or set it back to that version's"],
+    ['a major change whose validation room reads a missing Secret', failedOp('create_new_scheduler_version', 2, 'validation failed: the validation room s-abcde of v2.0.0 could not start its container: CreateContainerConfigError: secret "game-secrets" not found'),
+      'operation create_new_scheduler_version-2 (create_new_scheduler_version) failed: validation failed: the validation room s-abcde of v2.0.0 could not start its container: CreateContainerConfigError: secret "game-secrets" not found; '
+      + 'the change was not applied and the active version v1.0.0 still serves (kubectl get rkop create_new_scheduler_version-2 -o yaml shows its history): its validation room could not start, as a Secret or ConfigMap its environment reads is missing (the error names it): '
+      + "create it in the rooms' namespace s (kubectl -n s create secret generic <name> --from-literal=<key>=<value>), then apply the change (or send it) again; or drop the reference from the spec"],
     ['a switch to a version that does not exist', failedOp('switch_active_version', 2, 'version v9.0.0 of scheduler s not found'),
       'operation switch_active_version-2 (switch_active_version) failed: version v9.0.0 of scheduler s not found; the active version v1.0.0 still serves '
       + '(kubectl get rkop switch_active_version-2 -o yaml shows its history): switch to a version that exists and can run'],

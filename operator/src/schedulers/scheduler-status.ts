@@ -37,6 +37,7 @@ import { stoppedByDeletion } from '../operations/operation-ending';
 import { failureCause, refusedByTheCluster } from '../../../common/src/operations/failure-cause';
 import { ATTEMPT_BACKOFF_MAX_MS, ATTEMPT_BACKOFF_MS } from '../../../common/src/operations/attempts';
 import { counted } from '../../../common/src/text/counted';
+import { CONFIG_ERROR } from '../rooms/domain/failing-rooms';
 
 const VERSION_OPS = new Set(['create_new_scheduler_version', 'switch_active_version']);
 
@@ -344,7 +345,11 @@ function failedMessage(op: Operation, activeVersion: string | undefined): string
   const why = cause ? `: ${cause.length > CAUSE_LIMIT ? `${cause.slice(0, CAUSE_LIMIT)}…` : cause}` : '';
   const history = `kubectl get rkop ${name} -o yaml shows its history`;
   const active = activeVersion ?? '(none)';
-  const next = op.spec.definitionName === 'create_new_scheduler_version'
+  const scheduler = op.spec.schedulerName;
+  const next = op.spec.definitionName === 'create_new_scheduler_version' && cause?.includes(CONFIG_ERROR) === true
+    ? `the change was not applied and the active version ${active} still serves (${history}): its validation room could not start, as a Secret or ConfigMap its environment reads is missing (the error names it): `
+      + `create it in the rooms' namespace ${scheduler} (kubectl -n ${scheduler} create secret generic <name> --from-literal=<key>=<value>), then apply the change (or send it) again; or drop the reference from the spec`
+    : op.spec.definitionName === 'create_new_scheduler_version'
     ? `the change was not applied and the active version ${active} still serves (${history}): fix the spec and apply it again, or set it back to that version's`
     : op.spec.definitionName === 'switch_active_version'
       ? `the active version ${active} still serves (${history}): switch to a version that exists and can run`

@@ -153,7 +153,7 @@ export function describeFailingRooms(failing: FailingRooms, schedulerName: strin
 }
 
 /** The kubelet's waiting reason for a container whose Secret or ConfigMap (or a key of it) is missing. */
-const CONFIG_ERROR = 'CreateContainerConfigError';
+export const CONFIG_ERROR = 'CreateContainerConfigError';
 
 /** Why an add_rooms makes one room (a probe), for its history. */
 export function probeWords(failing: FailingRooms, activeVersion: string): string {
