@@ -60,10 +60,15 @@ describe('authentication', () => {
     expect(metrics.text).toContain('roomkeeper_http_requests_total');
   });
 
-  it('lists the allocation counters without labels at 0 on a fresh gateway, before any allocation', async () => {
+  it('lists the allocation counters without labels at 0 on a fresh gateway, before any allocation, and the labelled ones the README names by their HELP and TYPE', async () => {
     const text = (await api().get('/metrics')).text;
     expect(text).toMatch(/^roomkeeper_allocation_conflicts_total 0$/m);
     expect(text).toMatch(/^roomkeeper_allocation_retries_total 0$/m);
+    // (The forwarder's own, roomkeeper_forwarded_events_total and roomkeeper_forward_duration_seconds: event-forwarder.test.ts.)
+    for (const name of ['roomkeeper_allocations_total', 'roomkeeper_allocation_duration_seconds', 'roomkeeper_gateway_forwards_total']) {
+      expect(text).toMatch(new RegExp(`^# HELP ${name} \\S`, 'm'));
+      expect(text).toMatch(new RegExp(`^# TYPE ${name} (counter|histogram)$`, 'm'));
+    }
   });
 
   it('logs the polls of probes and Prometheus (health, readiness, metrics) only at debug, a failing one as a warning, and other requests at info', async () => {

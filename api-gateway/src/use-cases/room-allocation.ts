@@ -545,8 +545,8 @@ export class RoomAllocations {
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable).');
-    this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.');
+    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable).', { labelNames: ['result'] });
+    this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.', undefined, { labelNames: ['result'] });
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).', { labelNames: [] });
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).', { labelNames: [] });
     this.idWaits = deps.metrics.counter('roomkeeper_allocation_id_waits_total', 'Allocate requests that found another try of their allocationId being answered (its claim) and waited, by how the wait ended: room (the other try\'s room showed), released (the other try ended without a room), taken_over (its claim was over 60 s old), conflict (the other try has another body), timeout (503).', { labelNames: ['outcome'] });

@@ -202,7 +202,7 @@ export class RoomReports {
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
     this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status (unknown: a body not read) and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected: a refused transition or a 4xx for the token or the body, write_failed: the room is gone).');
-    this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped; for pings forwarded from the worker thread also coalesced: a newer ping of the room went instead while a receiver was behind, and dropped: dropped, oldest first, while a receiver was behind).');
+    this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped; for pings forwarded from the worker thread also coalesced: a newer ping of the room went instead while a receiver was behind, and dropped: dropped, oldest first, while a receiver was behind).', { labelNames: ['result', 'type'] });
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
 

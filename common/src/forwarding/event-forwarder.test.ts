@@ -31,6 +31,21 @@ function forwarderTo(receiver: ForwardReceiver, overrides: Partial<ForwarderConf
   return { name: 'matchmaker', enable: true, type: 'gRPC', address: receiver.address, options: { timeout: 5000 }, ...overrides };
 }
 
+describe('EventForwarder metrics', () => {
+  it('are listed, by their HELP and TYPE, before anything is forwarded (an absent() alert and a check of the README\'s list see them)', async () => {
+    const metrics = new MetricsRegistry();
+    const forwarder = new EventForwarder({ logger: silentLogger(), metrics });
+    try {
+      const text = await metrics.render();
+      for (const [name, type] of [['roomkeeper_forwarded_events_total', 'counter'], ['roomkeeper_forward_duration_seconds', 'histogram']] as const) {
+        expect(text).toMatch(new RegExp(`^# TYPE ${name} ${type}$`, 'm'));
+      }
+    } finally {
+      forwarder.close();
+    }
+  });
+});
+
 describe('EventForwarder against real gRPC receivers', () => {
   const receivers: ForwardReceiver[] = [];
   let forwarder: EventForwarder;

@@ -172,8 +172,8 @@ export class EventForwarder {
       sweepIntervalMs: options.idleSweepIntervalMs,
       now: options.now,
     });
-    this.events = options.metrics.counter('roomkeeper_forwarded_events_total', 'Events forwarded to forwarders, by forwarder, event type and result.');
-    this.duration = options.metrics.histogram('roomkeeper_forward_duration_seconds', 'Time to forward one event to one forwarder.');
+    this.events = options.metrics.counter('roomkeeper_forwarded_events_total', 'Events forwarded to forwarders, by forwarder, event type and result.', { labelNames: ['forwarder', 'result', 'type'] });
+    this.duration = options.metrics.histogram('roomkeeper_forward_duration_seconds', 'Time to forward one event to one forwarder.', undefined, { labelNames: ['forwarder', 'type'] });
     this.schedulerExists = options.schedulerExists;
     const sweepMs = options.metricsSweepIntervalMs ?? 60_000;
     if (this.schedulerExists && sweepMs > 0) {
