@@ -236,13 +236,13 @@ describe('EventRecorder', () => {
     told.record(roomIn('team-b', 'room-b-late'));
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines).toHaveLength(2);
-    const second = lines[1] as { message: string; droppedByKind: { GameRoom: number; Scheduler: number }; mostDropped: { kind: string; namespace?: string; name?: string; dropped: number }[]; droppedTotal: number };
+    const second = lines[1] as { message: string; droppedByKind: { GameRoom: number; Scheduler: number }; mostDropped: { kind: string; namespace?: string; name?: string; dropped: number }[]; droppedSinceStart: number };
     // Only what was dropped since the first line, per kind; the flooding namespace first.
     expect(second.droppedByKind.GameRoom + second.droppedByKind.Scheduler).toBe(droppedBefore - 1);
     expect(second.droppedByKind.Scheduler).toBeGreaterThan(0);
     expect(second.mostDropped[0]).toMatchObject({ kind: 'GameRoom', namespace: 'team-a' });
     expect(second.mostDropped).toContainEqual({ kind: 'Scheduler', name: 'team-a', dropped: second.droppedByKind.Scheduler });
-    expect(second.droppedTotal).toBe(told.droppedCount);
+    expect(second.droppedSinceStart).toBe(told.droppedCount);
     expect(second.message).toContain(`GameRoom ${second.droppedByKind.GameRoom}`);
     expect(second.message).toContain('GameRoom in namespace team-a');
 

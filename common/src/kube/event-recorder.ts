@@ -320,7 +320,7 @@ export class EventRecorder {
       + `The operator creates at most ${this.maxCreatesPerSecond} a second (bursts of ${this.createBurst}) for each kind, and for one namespace or cluster-scoped object ${this.subjectCreatesPerSecond} a second (bursts of ${this.subjectCreateBurst}) while others ask too; `
       + 'the work these Events tell of went on, only the Events are missing from kubectl describe',
       {
-        droppedByKind, mostDropped, subjectsWithDrops: this.droppedBySubject.size + this.droppedUntallied, droppedTotal: this.dropped, since,
+        droppedByKind, mostDropped, subjectsWithDrops: this.droppedBySubject.size + this.droppedUntallied, droppedSinceStart: this.dropped, since,
         maxCreatesPerSecond: this.maxCreatesPerSecond, createBurst: this.createBurst,
         subjectCreatesPerSecond: this.subjectCreatesPerSecond, subjectCreateBurst: this.subjectCreateBurst,
       },
