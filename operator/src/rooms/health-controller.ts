@@ -381,7 +381,7 @@ export class HealthController {
     this.tellFailing(s, failing);
     const add = failing ? probeAmount(plan.add, failing, now) : plan.add;
     if (failing && add === 0 && plan.add > 0) {
-      tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'} yet (${counts}): ${describeFailingRooms(failing, name, activeVersion)}.`);
+      tellOutside(`No room was added for ${outside?.count === 1 ? 'it' : 'them'} yet (${counts}): ${describeFailingRooms(failing, name, activeVersion, now)}.`);
       // A room still starting is waited for at the usual pace (its status change brings a check sooner).
       const untilProbe = failing.starting > 0 ? this.deps.config.healthInterval : failing.probeAt - now;
       return { requeueAfterMs: Math.max(100, Math.min(untilProbe, this.deps.config.healthInterval)) };
@@ -438,7 +438,7 @@ export class HealthController {
     }
     if (this.failingVersion.get(name) === version) return;
     this.failingVersion.set(name, version);
-    const words = describeFailingRooms(failing, name, version);
+    const words = describeFailingRooms(failing, name, version, this.deps.now());
     this.deps.logger.warn('rooms of the active version fail before they ping: they are made one at a time', { scheduler: name, version, failed: failing.failed.length, detail: words });
     schedulerEvent(this.deps, name, 'RoomsFailing', 'AddRooms', words);
   }

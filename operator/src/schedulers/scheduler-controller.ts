@@ -253,7 +253,7 @@ export class SchedulerController {
     const timeouts = { initTimeoutMs: config.roomInitTimeout, pingTimeoutMs: config.roomPingTimeout, deletionTimeoutMs: config.roomDeletionTimeout };
     const silent = this.opts.heldSilence?.(name) === undefined ? silentRooms(views, this.deps.now(), timeouts) : new Map<string, string>();
     const failing = failingRooms(views, { activeVersion }, probeIntervalMs(config.healthInterval, config.roomPingTimeout), silent);
-    return failing ? describeFailingRooms(failing, name, activeVersion) : undefined;
+    return failing ? describeFailingRooms(failing, name, activeVersion, this.deps.now()) : undefined;
   }
 
   /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */

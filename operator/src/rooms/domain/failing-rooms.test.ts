@@ -111,18 +111,20 @@ describe('describeFailingRooms', () => {
   it('says what fails, why, what the health check does and what to do', () => {
     const failing = failingRooms([failed('a', NOW - 30 * S), failed('b', NOW - 20 * S)], ACTIVE, INTERVAL);
     if (!failing) throw new Error('fixture: failing');
-    expect(describeFailingRooms(failing, 'arena', 'v2.0.0')).toBe(
+    expect(describeFailingRooms(failing, 'arena', 'v2.0.0', NOW)).toBe(
       'rooms of v2.0.0 fail before their game server pings: 2 in error and none has pinged (newest b: pod phase Failed: container server terminated: Error (exit code 1)); '
       + `the health check makes one room at a time, at most one every 60s (the next one at ${new Date(NOW + 41 * S).toISOString()}), instead of replacing every failed room, `
       + 'and makes the missing rooms once one pings. Fix the game server in a new version of the scheduler (POST /schedulers/arena with the fixed definition, PATCH /schedulers/arena, or kubectl edit scheduler arena): a new major version is validated on one room, then rolled out',
     );
-    expect(describeFailingRooms({ ...failing, starting: 1 }, 'arena', 'v2.0.0')).toContain('(1 room of it still starting)');
+    expect(describeFailingRooms({ ...failing, starting: 1 }, 'arena', 'v2.0.0', NOW)).toContain('(1 room of it still starting)');
+    // Past due (the operator restarted, or the health check was held): not a time gone by.
+    expect(describeFailingRooms(failing, 'arena', 'v2.0.0', NOW + 60 * S)).toContain('(the next one at the next health check)');
   });
 
   it('tells to create the Secret or ConfigMap when the rooms wait for one, not to fix the game server', () => {
     const failing = failingRooms([failed('a', NOW - 30 * S, { reason: 'CreateContainerConfigError: secret "game-secrets" not found' })], ACTIVE, INTERVAL);
     if (!failing) throw new Error('fixture: failing');
-    const words = describeFailingRooms(failing, 'arena', 'v2.0.0');
+    const words = describeFailingRooms(failing, 'arena', 'v2.0.0', NOW);
     expect(words).toContain('(newest a: CreateContainerConfigError: secret "game-secrets" not found)');
     expect(words).toContain("and makes the missing rooms once one pings. Create what the rooms' environment reads in their namespace arena (kubectl -n arena create secret generic <name> --from-literal=<key>=<value>): "
       + "the kubelet creates the waiting rooms' containers once it is there. Or drop the reference in a new version of the scheduler (POST /schedulers/arena with the fixed definition");

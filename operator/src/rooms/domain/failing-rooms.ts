@@ -139,10 +139,11 @@ const oneAtATime = (failing: FailingRooms): string => `one room at a time, at mo
  * What holds the active version's rooms and what to do about it, for the HealingHeld condition, the
  * RoomsFailing Event and the log.
  */
-export function describeFailingRooms(failing: FailingRooms, schedulerName: string, activeVersion: string): string {
+export function describeFailingRooms(failing: FailingRooms, schedulerName: string, activeVersion: string, now: number): string {
+  // A probe past due (the operator restarted, or the health check was held) is made at the next check.
   const next = failing.starting > 0
     ? `${counted(failing.starting, 'room')} of it still starting`
-    : `the next one at ${new Date(failing.probeAt).toISOString()}`;
+    : failing.probeAt > now ? `the next one at ${new Date(failing.probeAt).toISOString()}` : 'the next one at the next health check';
   const newVersion = `a new version of the scheduler (POST /schedulers/${schedulerName} with the fixed definition, PATCH /schedulers/${schedulerName}, or kubectl edit scheduler ${schedulerName}): a new major version is validated on one room, then rolled out`;
   const fix = failing.failed[0]?.why?.startsWith(`${CONFIG_ERROR}:`) === true
     ? `Create what the rooms' environment reads in their namespace ${schedulerName} (kubectl -n ${schedulerName} create secret generic <name> --from-literal=<key>=<value>): `
