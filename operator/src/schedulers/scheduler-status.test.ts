@@ -168,7 +168,12 @@ describe('scheduler status', () => {
     const pending = (name: string, reason: string) => { const r = room(name, 'pending'); r.status = { ...r.status, reason }; return r; };
     const rooms = [pending('a', unschedulable), pending('b', unschedulable), pending('c', 'ContainerCreating')];
     expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none).conditions?.find((c) => c.type === 'Ready')?.message)
-      .toBe(`0 of 3 rooms ready, allocated, active or occupied; state in-sync; 2 rooms are pending: ${unschedulable} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n s)`);
+      .toBe(`0 of 3 rooms ready, allocated, active or occupied; state in-sync; 2 rooms are pending: ${unschedulable} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n s)`
+        + '; no node can take them: check the room template\'s affinity, toleration, nodeSelector and requests (GET /schedulers/s) against the nodes\' labels, taints and free CPU and memory (kubectl describe nodes), or add nodes');
+    // Another reason: no advice about placement.
+    const creating = [pending('a', 'ContainerCreating'), pending('b', 'ContainerCreating'), pending('c', unschedulable)];
+    expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], creating, 0, none).conditions?.find((c) => c.type === 'Ready')?.message)
+      .toBe('0 of 3 rooms ready, allocated, active or occupied; state in-sync; 2 rooms are pending: ContainerCreating (each GameRoom\'s status.reason gives its own: kubectl describe rkgr -n s)');
     // Enough rooms serve: nothing more said.
     expect(computeSchedulerStatus(scheduler({ version: 'v1.0.0', versioned: 1, desired: 1 }), [op('create_scheduler', 'finished')], [room('r', 'ready'), pending('a', unschedulable)], 0, none)
       .conditions?.find((c) => c.type === 'Ready')?.message).toBe('1 of 1 room ready, allocated, active or occupied; state in-sync');

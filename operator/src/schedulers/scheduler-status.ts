@@ -267,7 +267,12 @@ function pendingWords(pendingWhy: ReadonlyMap<string, number>, scheduler: string
   for (const e of pendingWhy) if (!top || e[1] > top[1]) top = e;
   if (!top) return '';
   const rooms = top[1] === 1 ? '1 room is pending' : `${top[1]} rooms are pending`;
-  return `; ${rooms}: ${top[0]} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n ${scheduler})`;
+  // The Kubernetes scheduler placed none of them: what decides where rooms may go is the room
+  // template's and the nodes'.
+  const toDo = top[0].startsWith('Unschedulable')
+    ? `; no node can take ${top[1] === 1 ? 'it' : 'them'}: check the room template's affinity, toleration, nodeSelector and requests (GET /schedulers/${scheduler}) against the nodes' labels, taints and free CPU and memory (kubectl describe nodes), or add nodes`
+    : '';
+  return `; ${rooms}: ${top[0]} (each GameRoom's status.reason gives its own: kubectl describe rkgr -n ${scheduler})${toDo}`;
 }
 
 function progressMessage(updated: number, current: number, oldHeld: Record<string, number>, version: string | undefined, failing?: Incident): string {
