@@ -98,13 +98,13 @@ export function changedFields(oldDef: SchedulerSpec, newDef: SchedulerSpec): str
  * minor field (forwarders, roomsReplicas…) never reads as the cause of a major version.
  */
 export function describeChange(oldDef: SchedulerSpec, newDef: SchedulerSpec): string {
+  const changed = changedFields(oldDef, newDef);
   // The count says how it moved: a kubectl scale's version tells it, as an add-rooms' line does.
-  const changed = changedFields(oldDef, newDef).map((f) => (f === 'roomsReplicas' ? `roomsReplicas from ${oldDef.roomsReplicas ?? 0} to ${newDef.roomsReplicas ?? 0}` : f));
-  const isMinor = (f: string) => MINOR_FIELDS.has(f.split(' ')[0] ?? f);
-  const major = changed.filter((f) => !isMinor(f));
-  const minor = changed.filter(isMinor);
-  if (major.length === 0 || minor.length === 0) return changed.join(', ');
-  return `${major.join(', ')}; with minor changes to ${minor.join(', ')}`;
+  const told = (fields: string[]) => fields.map((f) => (f === 'roomsReplicas' ? `roomsReplicas from ${oldDef.roomsReplicas ?? 0} to ${newDef.roomsReplicas ?? 0}` : f)).join(', ');
+  const major = changed.filter((f) => !MINOR_FIELDS.has(f));
+  const minor = changed.filter((f) => MINOR_FIELDS.has(f));
+  if (major.length === 0 || minor.length === 0) return told(changed);
+  return `${told(major)}; with minor changes to ${told(minor)}`;
 }
 
 /** Whether a new definition is a major change of the old one, a minor one, or no change. */
