@@ -152,7 +152,11 @@ export function realClusterEnv(info: RealApiServer): Record<string, string> {
  * PASS lines (with their times) and resolves to jest's output; throws with its last part when jest failed.
  */
 async function runSuitesOnPlane(plane: RealApiServer, what: string, project: string, files: readonly string[], deadlineMs: number): Promise<string> {
-  const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), ['--selectProjects', project, '--runInBand', '--ci', ...files], {
+  // --forceExit: once every suite has ended, a socket or timer a stopped stack left behind must
+  // not hold the run until its deadline (the plane outlives the suites, so a watch on it never ends).
+  // (The reporters first: jest's --reporters takes every word after it up to the next option.)
+  const reporters = ['--reporters', 'default', '--reporters', path.join(REPO_ROOT, 'test', 'support', 'suite-progress-reporter.cjs')];
+  const jest = spawn(path.join(REPO_ROOT, 'node_modules', '.bin', 'jest'), [...reporters, '--selectProjects', project, '--runInBand', '--ci', '--forceExit', ...files], {
     // A process group of its own: stopped at the deadline with whatever it started (npm start).
     cwd: REPO_ROOT, env: { ...process.env, ...realClusterEnv(plane) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
   });
@@ -173,11 +177,31 @@ async function runSuitesOnPlane(plane: RealApiServer, what: string, project: str
   }, deadlineMs);
   const code = await new Promise<number | null>((resolve) => jest.once('exit', (c) => resolve(c)));
   clearTimeout(deadline);
-  if (stopped.late) throw new Error(`${what} did not end within ${Math.round(deadlineMs / 1000)} s on the real API server and was stopped; its output so far:\n${output.slice(-30_000)}`);
+  if (stopped.late) {
+    // The output first, the finding last: the end of a CI log is what is read first.
+    process.stdout.write(`${output.slice(-30_000)}\n`);
+    throw new Error(`${what} did not end within ${Math.round(deadlineMs / 1000)} s on the real API server and was stopped (its output is printed above): ${whereStopped(output)}`);
+  }
   if (code !== 0) throw new Error(`${what} failed on the real API server:\n${output.slice(-30_000)}`);
   const passed = output.split('\n').filter((l) => l.startsWith('PASS '));
   process.stdout.write(passed.map((l) => `[real-apiserver] ${l}\n`).join(''));
   return output;
+}
+
+/**
+ * Where a run stopped at its deadline was, from the lines of suite-progress-reporter.cjs and jest's
+ * PASS and FAIL lines: the suites started and not ended, and the last test that ended.
+ */
+export function whereStopped(output: string): string {
+  const lines = output.split('\n');
+  const started = lines.flatMap((l) => /^\[suite started\] (.+)$/.exec(l)?.[1] ?? []).map((p) => path.relative(REPO_ROOT, p));
+  const ended = new Set(lines.flatMap((l) => /^(?:PASS|FAIL) \S+ (\S+)/.exec(l)?.[1] ?? []));
+  const running = started.filter((p) => !ended.has(p));
+  const lastTest = lines.filter((l) => l.startsWith('[test ended] ')).at(-1)?.slice('[test ended] '.length);
+  const done = `${ended.size} of ${started.length} suites started had ended`;
+  const last = lastTest ? `; the last test to end: ${lastTest}` : '; no test had ended';
+  if (running.length === 0) return `${done}, none was running: jest had not exited after them${last}`;
+  return `${done}; still running: ${running.join(', ')}${last}`;
 }
 
 export interface SuitesOnPlane {
