@@ -116,14 +116,21 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
     const flippers = liveRooms((await stack.api.listGameRooms(NAME)).items).slice(0, FLIPPERS).map((r) => r.metadata.name as string);
     for (const room of flippers) stack.simulation!.rooms!.silence(room);
     const accepted = new Map<string, string>();
+    /** Each flipping room's last answer that was no success, for the message of a wait that times out. */
+    const lastRefusal = new Map<string, string>();
     const ping = async (room: string, status: string): Promise<void> => {
       const res = await fetch(`${balancer.url}/scheduler/${NAME}/rooms/${room}/ping`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(CREDENTIALS.roomTokenSecret, NAME, room)}` },
         body: JSON.stringify({ status, timestamp: Math.floor(Date.now() / 1000) }),
-      }).catch(() => undefined);
-      const answer = res?.ok ? await res.json().catch(() => undefined) as { success?: boolean } | undefined : undefined;
+      }).catch((err: unknown) => {
+        lastRefusal.set(room, `${status}: ${String(err)}`);
+        return undefined;
+      });
+      const text = res ? await res.text().catch(() => '') : '';
+      const answer = res?.ok ? (() => { try { return JSON.parse(text) as { success?: boolean }; } catch { return undefined; } })() : undefined;
       if (answer?.success === true) accepted.set(room, status);
+      else if (res) lastRefusal.set(room, `${status}: ${res.status} ${text.slice(0, 300)}`);
     };
     let round = 0;
     let flipping = true;
@@ -146,7 +153,10 @@ describe('one of two gateways is killed under 1,000 pinging rooms', () => {
     });
     try {
       // Every flipping room's status through the gateways before the kill.
-      await waitFor(() => flippers.every((r) => accepted.has(r)), { timeoutMs: 30_000, message: 'the flipping rooms answered' });
+      await waitFor(() => flippers.every((r) => accepted.has(r)), { timeoutMs: 30_000, message: 'the flipping rooms answered' }).catch((err: unknown) => {
+        const silent = flippers.filter((r) => !accepted.has(r)).map((r) => `${r} (${lastRefusal.get(r) ?? 'no answer yet'})`);
+        throw new Error(`${(err as Error).message}; not accepted: ${silent.join(', ')}`);
+      });
       armed = true;
       const pingsBefore = stack.simulation!.rooms!.stats();
       process.kill(child!.pid, 'SIGKILL');

@@ -329,7 +329,18 @@ describe('room allocation', () => {
       await loop;
     }
     try {
-      await waitFor(async () => (await fleet(stack, name)).length === 0, { timeoutMs: 120_000, message: 'every room gone once the allocations ended' });
+      await waitFor(async () => (await fleet(stack, name)).length === 0, { timeoutMs: 120_000, message: 'every room gone once the allocations ended' }).catch(async (err: unknown) => {
+        // What is left, and what holds it, so that a failure says why.
+        const left = (await fleet(stack, name)).map((r) => JSON.stringify({
+          room: r.metadata.name, status: r.status?.status, pingStatus: r.status?.pingStatus, instance: r.status?.instanceStatus, reason: r.status?.reason,
+          allocation: r.status?.allocation, deleting: r.metadata.deletionTimestamp, finalizers: r.metadata.finalizers,
+        }));
+        const s = await stack.api.getScheduler(name);
+        const ops = (await stack.api.listOperations(name)).items.filter((o) => !['finished'].includes(o.status?.status ?? 'pending'))
+          .map((o) => `${o.metadata.name as string} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}: ${(o.status?.executionHistory ?? []).map((h) => h.event).slice(-3).join(' | ')}`);
+        throw new Error(`${(err as Error).message}; roomsReplicas ${String(s.spec.roomsReplicas)}, rooms left: ${left.join(', ')}; operations not finished: ${ops.join('; ') || 'none'}; `
+          + `conditions: ${(s.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join(' / ')}`);
+      });
       const won = answers.filter((a) => a.status === 200);
       expect(answers.filter((a) => a.status !== 200 && a.status !== 429)).toEqual([]);
       expect(won.length).toBeGreaterThanOrEqual(10);

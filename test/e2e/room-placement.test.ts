@@ -74,9 +74,13 @@ describe('room placement and priority', () => {
       return op.status?.status === 'error' ? op : undefined;
     }, { timeoutMs: 60_000, message: 'the change to a missing PriorityClass failed' });
     expect(failed.status?.executionHistory?.map((h) => h.event).join('\n')).toMatch(/the validation room could not be created: 403 pods "placement-e2e-[a-z0-9]{5}" is forbidden: no PriorityClass with name absent-class was found/);
-    const scheduler = await stack.api.getScheduler(NAME);
+    // Ready is False while the change is in flight, and True again once the controller has seen it
+    // end (its next status write, not the instant the operation's own status says error).
+    const scheduler = await waitFor(async () => {
+      const s = await stack.api.getScheduler(NAME);
+      return s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? s : undefined;
+    }, { timeoutMs: 30_000, message: `${NAME} Ready again after the failed change` });
     expect(scheduler.status?.version).toBe('v1.0.0');
-    expect(scheduler.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect(await runningPods(NAME)).toHaveLength(ROOMS);
   }, 180_000);
 
