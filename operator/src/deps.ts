@@ -10,6 +10,7 @@ import type { RoomkeeperApi } from '../../common/src/kube/roomkeeper-api';
 import type { Logger } from '../../common/src/logger';
 import type { MetricsRegistry } from '../../common/src/metrics';
 import type { RoomExpectations } from './rooms/expectations';
+import type { RoomFailures } from './rooms/room-failures';
 import type { Clock } from '../../common/src/runtime/clock';
 import { versionObjectName, type FindVersion } from '../../common/src/resources/scheduler-version';
 
@@ -78,6 +79,8 @@ export interface OperatorDeps {
   identity: string;
   /** Room writes the caches have not shown yet (the health check waits for them). */
   expectations?: RoomExpectations;
+  /** Rooms this replica saw fail, counted and kept for the churn rule. Absent: none recorded (unit tests). */
+  roomFailures?: RoomFailures;
   now: Clock;
   /** The random source of room names and host ports (default Math.random; tests force collisions). */
   random?: () => number;

@@ -28,6 +28,7 @@ import { DEFINITIONS } from './operations/definitions';
 import type { OperationDefinition } from './operations/execution';
 import { OperationRunner } from './operations/operation-runner';
 import { HealthController } from './rooms/health-controller';
+import { RoomFailures } from './rooms/room-failures';
 import { RoomStatusController } from './rooms/room-status-controller';
 import { SchedulerController } from './schedulers/scheduler-controller';
 import { LeaderElector, TAKEOVER_SETTLE_MS } from './runtime/leader-election';
@@ -123,7 +124,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const expectations = new RoomExpectations(now);
   const events = new EventRecorder({ sink: eventSinkOf(clients.events), controller: `${API_GROUP}/operator`, instance: identity, logger: logger.child({ part: 'events' }), now });
   const floorSight = () => sightOfAll([informers.rooms.sight, informers.pods.sight]);
-  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, floorSight, staleCaches, expectations, events };
+  const roomFailures = new RoomFailures(metrics, now);
+  const deps: OperatorDeps = { api, core: clients.core, caches, config, logger, metrics, identity, now, ...(opts.random ? { random: opts.random } : {}), forwarder: opts.forwarder, sight, floorSight, staleCaches, expectations, roomFailures, events };
 
   // Only the leader reconciles. Keys a replica still holds when it stops leading (a requeue, a
   // delayed add) are dropped, not reconciled: its health checks went on every interval while
@@ -143,7 +145,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     // an operation deleted while it ran went before its rollback ended, and no event follows then.
     schedulerQueue.add(s);
   } });
-  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op), heldSilence: (s) => health.heldSilenceOf(s) });
+  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op), heldSilence: (s) => health.heldSilenceOf(s), churn: (s) => health.churnOf(s) });
   const schedulerQueue = newQueue('schedulers', 4, ifLeading((key) => schedulerController.reconcile(key)));
   const roomController = new RoomStatusController(deps);
   const roomQueue = newQueue('gamerooms', 16, ifLeading((key) => roomController.reconcile(key)));
@@ -153,6 +155,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     track: (op) => runner.track(op),
     outside,
     heldSilenceChanged: (s) => schedulerQueue.add(s),
+    churnChanged: (s) => schedulerQueue.add(s),
   });
   const healthQueue = newQueue('health', 4, ifLeading((key) => health.reconcile(key)));
   queues.push(runnerQueue, schedulerQueue, roomQueue, healthQueue);
@@ -171,6 +174,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   hooks.scheduler = (t, s) => {
     expectations.observeScheduler(t, s);
     if (t === 'delete' || s.metadata.deletionTimestamp) runner.schedulerDeleting(s.metadata.name as string);
+    if (t === 'delete') roomFailures.schedulerGone(s.metadata.name as string);
     enqueue('schedulers', t, s);
   };
   hooks.operation = (t, op) => {
@@ -180,7 +184,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   };
   const roomChanged = (t: EventType, room: GameRoom) => {
     expectations.observe(t, room);
-    if (t === 'delete') void roomController.roomDeleted(room);
+    if (t === 'delete') {
+      roomFailures.roomGone(room);
+      void roomController.roomDeleted(room);
+    }
     enqueue('gamerooms', t, room);
   };
   hooks.room = (t, room) => {
@@ -205,7 +212,10 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   /** `why`: why this replica stops leading, for the account of the executions it leaves. */
   const setLeading = (value: boolean, why = 'this replica stopped leading') => {
     if (value !== leading) leaderTransitions.inc({ to: value ? 'leader' : 'standby' });
-    if (value && !leading) leaderSince = now();
+    if (value && !leading) {
+      leaderSince = now();
+      roomFailures.startWatching();
+    }
     leading = value;
     leaderGauge.set(value ? 1 : 0);
     runner.setLeading(value, why);

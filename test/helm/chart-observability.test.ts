@@ -78,7 +78,7 @@ describe('dashboards and alerts', () => {
   it('alert on each condition the issue lists, each with a summary, a description and a README runbook section', () => {
     expect(rules.map((r) => r.alert)).toEqual([
       'RoomkeeperNoLeader', 'RoomkeeperOperationStuck', 'RoomkeeperRoomsNotReady', 'RoomkeeperDesiredNotCurrent',
-      'RoomkeeperEventLoopLagHigh', 'RoomkeeperPingErrorRateHigh', 'RoomkeeperPingsNotArriving', 'RoomkeeperForwarderFailing', 'RoomkeeperCacheImpaired',
+      'RoomkeeperEventLoopLagHigh', 'RoomkeeperPingErrorRateHigh', 'RoomkeeperPingsNotArriving', 'RoomkeeperRoomsChurning', 'RoomkeeperForwarderFailing', 'RoomkeeperCacheImpaired',
       'RoomkeeperApiAccessRefused',
     ]);
     const readme = fs.readFileSync(path.join(CHART_DIR, 'README.md'), 'utf8');

@@ -21,6 +21,12 @@ export const SchedulerConditionType = {
    * deletion stopped ends in error but failed nothing: not degraded.
    */
   Degraded: 'Degraded',
+  /**
+   * Rooms of the active version keep failing after their game server pinged (a crash soon after it
+   * starts): True once the failures the leading operator saw in the last 10 minutes reach a quarter
+   * of the desired count (at least 3). The health check replaces each, so the counts look whole.
+   */
+  RoomsChurning: 'RoomsChurning',
 } as const;
 export type SchedulerConditionType = (typeof SchedulerConditionType)[keyof typeof SchedulerConditionType];
 
@@ -72,5 +78,8 @@ export const ConditionReason = {
   LastOperationDidNotFail: 'LastOperationDidNotFail',
   /** Degraded False: the operation that ended last ended in error because its scheduler's deletion stopped it; nothing failed. */
   OperationStoppedByDeletion: 'OperationStoppedByDeletion',
+  /** RoomsChurning True / False. */
+  FailingAfterStart: 'FailingAfterStart',
+  BelowMark: 'BelowMark',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];

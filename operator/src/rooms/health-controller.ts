@@ -39,6 +39,7 @@ import { OrphanedPods } from './orphaned-pods';
 import { roomsWaitingForPorts } from './port-wait';
 import { FOREGROUND_DELETION, RoomManager } from './room-manager';
 import { counted } from '../../../common/src/text/counted';
+import { describeCalm, describeChurn, roomChurn } from './domain/room-churn';
 
 export interface HealthControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
@@ -52,6 +53,8 @@ export interface HealthControllerOptions {
   outside?: OutsideDeletions;
   /** A wide silence's hold began or ended for the scheduler (`heldSilenceOf`): its HealingHeld condition is written again. */
   heldSilenceChanged?: (schedulerName: string) => void;
+  /** The scheduler's rooms began or stopped churning (`churnOf`): its RoomsChurning condition is written again. */
+  churnChanged?: (schedulerName: string) => void;
 }
 
 /** How soon a health check held for a stale cache looks again (a relist takes about this long). */
@@ -92,6 +95,10 @@ export class HealthController {
   private readonly decisionWritten = new Map<string, { decision: string; at: number }>();
   /** Per scheduler, the version whose failing rooms are made one at a time (told once per hold). */
   private readonly failingVersion = new Map<string, string>();
+  /** Per scheduler, the churn of its rooms as the last health check found it (domain/room-churn.ts). */
+  private readonly churn = new Map<string, { churning: boolean; message: string }>();
+  /** Schedulers whose room failure series show 0 already (room-failures.ts). */
+  private readonly failureSeries = new Set<string>();
   /** Schedulers whose rooms wait for host ports no node has free (told once each time it starts). */
   private readonly portWaitTold = new Set<string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
@@ -105,6 +112,43 @@ export class HealthController {
    */
   heldSilenceOf(schedulerName: string): string | undefined {
     return this.held.get(schedulerName)?.silence;
+  }
+
+  /**
+   * Whether the scheduler's rooms of the active version keep failing after they pinged, and the
+   * words of it, as the last health check found them (the RoomsChurning condition shows them:
+   * scheduler-controller.ts); undefined before this replica's first check of it.
+   */
+  churnOf(schedulerName: string): { churning: boolean; message: string } | undefined {
+    return this.churn.get(schedulerName);
+  }
+
+  /**
+   * Reads the churn of the scheduler's rooms from the failures this replica saw (room-failures.ts),
+   * tells its start in a Warning Event and the log, its end in the log, and either change to the
+   * scheduler controller, which writes the condition.
+   */
+  private watchChurn(s: Scheduler, desired: number): void {
+    const failures = this.deps.roomFailures;
+    const version = s.status?.version;
+    if (!failures || !version) return;
+    const name = s.metadata.name as string;
+    if (!this.failureSeries.has(name)) {
+      this.failureSeries.add(name);
+      failures.zeroFor(name);
+    }
+    const churn = roomChurn(failures.of(name), { activeVersion: version }, desired, this.deps.now(), failures.since);
+    const was = this.churn.get(name);
+    const message = churn.churning ? describeChurn(churn, name, version) : describeCalm(churn, version);
+    this.churn.set(name, { churning: churn.churning, message });
+    if (was?.churning === churn.churning) return;
+    if (churn.churning) {
+      this.deps.logger.warn('rooms of the active version keep failing after their game server pinged', { scheduler: name, version, failed: churn.failed.length, mark: churn.mark, detail: message });
+      schedulerEvent(this.deps, name, 'RoomsChurning', 'ReplaceRooms', message);
+    } else if (was?.churning) {
+      this.deps.logger.info('rooms of the active version no longer keep failing after they pinged', { scheduler: name, version, failed: churn.failed.length, mark: churn.mark });
+    }
+    this.opts.churnChanged?.(name);
   }
 
   /** Records the hold (undefined: none), telling `heldSilenceChanged` when the silence's words changed. */
@@ -195,6 +239,8 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp) this.opts.outside?.clear(name); // its rooms go with it
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
       this.orphanedPods.forget(name);
+      this.churn.delete(name);
+      this.failureSeries.delete(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);
@@ -343,15 +389,21 @@ export class HealthController {
     // One operation removes at most removeRoomsLimit rooms, expired ones and a rollout's alike: its
     // input and its history (which names each room removed) stay far below the largest object the
     // API server stores (etcd's 1.5 MiB) at any fleet size. The next check takes the rest.
+    const first = expired.slice(0, this.deps.config.removeRoomsLimit);
+    // A room expired for its silence (no ping, or not ready, for a timeout) goes with the
+    // version it was judged on: one written since (a status-changing ping of a game server
+    // that came back, a player) is kept and judged again, not deleted on a view already out of
+    // date. No write can undo the other causes (it reported terminated, its deletion or its pod
+    // failed), and the operator's own status writes to such rooms must not hold their removal.
+    const notSilence = new Set(withoutPingExpiry.expired.map((e) => e.name));
+    const silenced = new Set(plan.expired.filter((e) => !notSilence.has(e.name)).map((e) => e.name));
+    // A room expired for its silence failed (one in error was counted when it turned so).
+    for (const e of first) {
+      const room = silenced.has(e.name) ? this.deps.caches.rooms.get(e.name, name) : undefined;
+      if (room) this.deps.roomFailures?.record(room, 'expired', e.reason);
+    }
+    this.watchChurn(s, decision.desired);
     if (expired.length > 0) {
-      const first = expired.slice(0, this.deps.config.removeRoomsLimit);
-      // A room expired for its silence (no ping, or not ready, for a timeout) goes with the
-      // version it was judged on: one written since (a status-changing ping of a game server
-      // that came back, a player) is kept and judged again, not deleted on a view already out of
-      // date. No write can undo the other causes (it reported terminated, its deletion or its pod
-      // failed), and the operator's own status writes to such rooms must not hold their removal.
-      const notSilence = new Set(withoutPingExpiry.expired.map((e) => e.name));
-      const silenced = new Set(plan.expired.filter((e) => !notSilence.has(e.name)).map((e) => e.name));
       const resourceVersions: Record<string, string> = {};
       for (const e of first) {
         const rv = silenced.has(e.name) ? decidedOn.get(e.name) : undefined;

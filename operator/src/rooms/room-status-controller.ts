@@ -6,7 +6,7 @@
  * that replaces it), `terminated` is forwarded, and its GameRoom is deleted. A room whose pod went
  * with its namespace (the scheduler's deletion) is not lost: its GameRoom is only deleted.
  */
-import { roomEvent } from '../events';
+import { roomEvent, schedulerEvent } from '../events';
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom, GameRoomStatus, Scheduler } from '../../../common/src/generated/resources';
 import { apiStatus, isJsonPatchNotApplied, isTooManyItems } from '../../../common/src/kube/clients';
@@ -15,7 +15,7 @@ import { TERMINATED_FORWARDED_ANNOTATION } from '../../../common/src/resources/l
 import { allocationStep, withAllocation } from '../../../common/src/rooms/allocation';
 import { composeMatchStatus, composeRoomStatus, instanceFromPod, roomsMaxMatches, whileDeleting } from '../../../common/src/rooms/room-status';
 import { cachedVersions, type ForwardedRoom, type OperatorDeps } from '../deps';
-import { lostRoomPatch, lostRoomPlace, podWasSeen } from './domain/lost-rooms';
+import { heldPlayers, lostRoomPatch, lostRoomPlace, lostWithPlayersNote, podWasSeen } from './domain/lost-rooms';
 import { hostOf } from './domain/room-address';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
@@ -133,6 +133,8 @@ export class RoomStatusController {
       if (apiStatus(err) === 409) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       throw err;
     }
+    // Written in error by this replica: a failure it saw (room-failures.ts).
+    if (next.status === 'error' && current.status !== 'error') this.deps.roomFailures?.record(room, 'error', next.reason);
     if (step.kind === 'end') {
       this.deps.logger.info(step.reason === 'expired' ? 'allocation TTL over without an occupied report; the room is allocatable again' : 'allocated room reported occupied; allocation ended',
         { scheduler: namespace, room: name, allocationId: room.status?.allocation?.id, status });
@@ -194,6 +196,12 @@ export class RoomStatusController {
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
       const s = this.deps.caches.schedulers.get(namespace);
       const next = lostRoomPlace(namespace, s, s && activeDefinition(s, cachedVersions(this.deps.caches)).autoscaling);
+      // A scheduler being deleted loses no room: its rooms go with it.
+      if (s && !s.metadata.deletionTimestamp && this.deps.roomFailures?.record(room, 'pod_deleted', why) === true && heldPlayers(room)) {
+        const words = lostWithPlayersNote(room, why, next);
+        this.deps.logger.warn('room lost while players or a matchmaker held it', { scheduler: namespace, room: name, why, host: room.status?.host });
+        schedulerEvent(this.deps, namespace, 'RoomLostWithPlayers', 'DeleteRoom', words);
+      }
       roomEvent(this.deps, room, 'GameRoomDeleted', 'DeleteRoom', `Room deleted: ${why}; ${next}`);
       await this.forwardTerminatedOnce(room);
       await this.deleteRoom(namespace, name);

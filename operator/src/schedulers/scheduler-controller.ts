@@ -15,6 +15,7 @@
 import type { GameRoom, Operation, OperationSource, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSource } from '../../../common/src/resources/labels';
 import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
+import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
 import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { schedulerEvent } from '../events';
@@ -51,6 +52,8 @@ export interface SchedulerControllerOptions {
   track?: (op: Operation) => void;
   /** The words of a wide silence whose room expiry the health check holds, while it does (HealthController.heldSilenceOf). */
   heldSilence?: (schedulerName: string) => string | undefined;
+  /** Whether the active version's rooms keep failing after they pinged, in words, as the last health check found it (HealthController.churnOf). */
+  churn?: (schedulerName: string) => { churning: boolean; message: string } | undefined;
 }
 
 export class SchedulerController {
@@ -152,7 +155,7 @@ export class SchedulerController {
       if (rule) wake = await this.attempt(name, ops, rule);
     }
     const owned = await this.applyOwned(s, this.operationsOf(s));
-    const written = await this.writeStatus(s, this.operationsOf(s), owned.conditions, owned.restoreVersion);
+    const written = await this.writeStatus(s, this.operationsOf(s), [...owned.conditions, ...this.churnCondition(s)], owned.restoreVersion);
     return sooner(sooner(wake, { requeueAfterMs: owned.requeueAfterMs }), written);
   }
 
@@ -254,6 +257,19 @@ export class SchedulerController {
     const silent = this.opts.heldSilence?.(name) === undefined ? silentRooms(views, this.deps.now(), timeouts) : new Map<string, string>();
     const failing = failingRooms(views, { activeVersion }, probeIntervalMs(config.healthInterval, config.roomPingTimeout), silent);
     return failing ? describeFailingRooms(failing, name, activeVersion, this.deps.now()) : undefined;
+  }
+
+  /**
+   * RoomsChurning, from the health check's last reading (domain/room-churn.ts); none before this
+   * replica's first health check of the scheduler: the condition stays as the last leader wrote it.
+   */
+  private churnCondition(s: Scheduler): ConditionDraft[] {
+    if (s.metadata.deletionTimestamp) return [];
+    const churn = this.opts.churn?.(s.metadata.name as string);
+    if (!churn) return [];
+    return [churn.churning
+      ? { type: SchedulerConditionType.RoomsChurning, status: 'True', reason: ConditionReason.FailingAfterStart, message: churn.message }
+      : { type: SchedulerConditionType.RoomsChurning, status: 'False', reason: ConditionReason.BelowMark, message: churn.message }];
   }
 
   /** Rebuilds the namespace and the active version, protects the versions (owned-objects.ts). */

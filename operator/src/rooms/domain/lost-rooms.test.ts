@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
-import { leavingOnItsOwn, lostRoomPatch, lostRoomPlace, lostToName, MAX_LOST_ROOMS, podWasSeen, type LostRoom } from './lost-rooms';
+import { heldPlayers, leavingOnItsOwn, lostRoomPatch, lostRoomPlace, lostToName, lostWithPlayersNote, MAX_LOST_ROOMS, podWasSeen, type LostRoom } from './lost-rooms';
 import type { Autoscaling } from './types';
 
 const lost = (name: string, lostAt = '2026-01-01T00:00:10.000Z'): LostRoom => ({ name, reason: 'its pod was deleted', lostAt });
@@ -156,5 +156,28 @@ describe('lostRoomPlace: what the health check does about a lost room\'s place',
     },
   ])('$name', ({ s, as, want }) => {
     expect(lostRoomPlace('s', s, as)).toBe(want);
+  });
+});
+
+describe('rooms lost while players or a matchmaker held them', () => {
+  const room = (status: GameRoom['status']): GameRoom => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom', metadata: { name: 'r-1', namespace: 's' }, spec: { scheduler: 's', version: 'v1.0.0' }, ...(status ? { status } : {}),
+  });
+  const future = new Date(Date.now() + 60_000).toISOString();
+
+  test('held players: an occupied ping, a running match or an allocation not ended; not a ready room', () => {
+    expect(heldPlayers(room({ status: 'occupied', pingStatus: 'occupied' }))).toBe(true);
+    expect(heldPlayers(room({ status: 'active', pingStatus: 'ready', runningMatches: 1 }))).toBe(true);
+    expect(heldPlayers(room({ status: 'allocated', pingStatus: 'ready', allocation: { id: 'm-1', requestHash: 'h', allocatedAt: new Date().toISOString(), expiresAt: future } }))).toBe(true);
+    expect(heldPlayers(room({ status: 'ready', pingStatus: 'ready' }))).toBe(false);
+    expect(heldPlayers(room(undefined))).toBe(false);
+  });
+
+  test('the Warning says what held the room, where it was, why it went and what replaces it', () => {
+    const r = room({ status: 'occupied', pingStatus: 'occupied', runningMatches: 2, host: '10.0.0.7' });
+    expect(lostWithPlayersNote(r, 'its pod was deleted', 'the health check adds a room in its place')).toBe(
+      'Room r-1 on host 10.0.0.7 was lost while players or a matchmaker held it (its game server said occupied, 2 running matches): its pod was deleted, and its matches ended with it; '
+      + 'the health check adds a room in its place. A node lost takes every room on it: kubectl get nodes, and kubectl get events -A --field-selector involvedObject.kind=Node; '
+      + 'roomkeeper_room_failures_total{cause="pod_deleted",stage="with_players"} counts such rooms');
   });
 });

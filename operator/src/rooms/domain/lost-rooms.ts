@@ -8,6 +8,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GameRoom, Operation, Scheduler, SchedulerStatusLostRoomsItem } from '../../../../common/src/generated/resources';
 import { addWhereAbsent } from '../../../../common/src/kube/json-patch';
+import { openAllocation } from '../../../../common/src/rooms/allocation';
 import { LOST_ROOMS_ANNOTATION } from '../../../../common/src/resources/labels';
 import { OperationDefinition, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import type { Autoscaling } from './types';
@@ -129,4 +130,32 @@ export function lostToName(recorded: readonly LostRoom[] | undefined, ops: reado
   const all = [...why];
   const shown = all.slice(0, max);
   return { named: shown.map(([name, w]) => `${name} (${w})`), names: shown.map(([name]) => name), more: all.length - shown.length, recordFull: sinceLast.length >= MAX_LOST_ROOMS };
+}
+
+/**
+ * Whether the room's game server had said players or a matchmaker held it when it failed: an
+ * `occupied` ping, a running match, or an allocation not yet ended.
+ */
+export function heldPlayers(room: GameRoom): boolean {
+  const status = room.status;
+  return status?.pingStatus === 'occupied' || (status?.runningMatches ?? 0) > 0 || openAllocation(status) !== undefined;
+}
+
+/**
+ * The Warning for a room lost while players or a matchmaker held it (its pod deleted, or gone
+ * with its node): what held it, why it went, and what replaces it.
+ */
+export function lostWithPlayersNote(room: GameRoom, why: string, next: string): string {
+  const status = room.status;
+  const matches = status?.runningMatches ?? 0;
+  const allocation = openAllocation(status);
+  const held = [
+    ...(status?.pingStatus === 'occupied' ? ['its game server said occupied'] : []),
+    ...(matches > 0 ? [`${matches} running ${matches === 1 ? 'match' : 'matches'}`] : []),
+    ...(allocation ? [`allocation ${allocation.id} not ended`] : []),
+  ].join(', ');
+  const where = status?.host ? ` on host ${status.host}` : '';
+  return `Room ${room.metadata.name as string}${where} was lost while players or a matchmaker held it (${held}): ${why}, and its matches ended with it; ${next}. `
+    + 'A node lost takes every room on it: kubectl get nodes, and kubectl get events -A --field-selector involvedObject.kind=Node; '
+    + 'roomkeeper_room_failures_total{cause="pod_deleted",stage="with_players"} counts such rooms';
 }
