@@ -6,7 +6,7 @@
  * scheduler serves its rooms with none left in error. Runs on the sandbox, or on a real cluster
  * when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it).
  */
-import type { Condition } from '../../common/src/generated/resources';
+import type { Condition, Operation } from '../../common/src/generated/resources';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -15,10 +15,42 @@ const NAME = 'secrets-e2e';
 const ROOMS = 2;
 const MISSING = 'CreateContainerConfigError: secret "game-secrets" not found';
 
+/** The definition of a one-room scheduler whose container has the environment `env`. */
+function oneRoomDefinition(name: string, env: Record<string, unknown>[] = []): Record<string, unknown> {
+  const d = schedulerObject(name, { roomsReplicas: 1 }) as { spec: { spec: { containers: Record<string, unknown>[] } } };
+  const container = d.spec.spec.containers[0];
+  if (!container) throw new Error('fixture: a container');
+  container.environment = env;
+  return { name, ...d.spec };
+}
+
+/** Creates a one-room scheduler that reads no Secret, and waits for its room to be ready. */
+async function createServing(stack: Stack, name: string): Promise<void> {
+  expect((await managementCall(stack, 'POST', '/schedulers', oneRoomDefinition(name))).status).toBe(200);
+  await waitFor(async () => (await stack.api.listGameRooms(name)).items.some((r) => r.status?.status === 'ready'), { timeoutMs: 60_000, message: `a ready room of ${name}` });
+}
+
+/** Sends a major change whose container reads key api-key of Secret `secret`; the id of its operation. */
+async function sendSecretChange(stack: Stack, name: string, secret: string): Promise<string> {
+  const changed = await managementCall(stack, 'POST', `/schedulers/${name}`, oneRoomDefinition(name, [{ name: 'API_KEY', valueFrom: { secretKeyRef: { name: secret, key: 'api-key' } } }]));
+  expect(changed.status).toBe(200);
+  return (changed.body as { operationId: string }).operationId;
+}
+
+/** The operation once it has ended, finished or in error. */
+async function endOf(stack: Stack, id: string, timeoutMs: number): Promise<Operation> {
+  return waitFor(async () => {
+    const o = await stack.api.getOperation(id);
+    return ['finished', 'error'].includes(o.status?.status ?? '') ? o : undefined;
+  }, { timeoutMs, message: `operation ${id} ended` });
+}
+
 describe('rooms that read a Secret', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ external: true });
+    // A kubelet tries to create a container whose Secret is missing again every 10 s or so: the
+    // validation of a change waits longer than that for a Secret created after it was sent.
+    stack = await startStack({ external: true, config: { validationTimeout: 60_000 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -58,4 +90,49 @@ describe('rooms that read a Secret', () => {
     }, { timeoutMs: 120_000, message: `${NAME} Ready with ${ROOMS} ready rooms and none left in error` });
     expect(served.status?.conditions?.find((x: Condition) => x.type === 'HealingHeld')?.status).toBe('False');
   }, 240_000);
+
+  test('a change whose rooms read a Secret created after it was sent waits for it in its validation, says so, and applies once it is there', async () => {
+    const name = 'secrets-late-e2e';
+    await createServing(stack, name);
+
+    // A major change (a new environment variable) that reads a Secret the namespace does not have yet.
+    const opId = await sendSecretChange(stack, name, 'late-secrets');
+    const history = async () => ((await stack.api.getOperation(opId)).status?.executionHistory ?? []).map((h) => h.event);
+    const waiting = await waitFor(async () => (await history()).find((e) => e.startsWith('Validation room ')), { timeoutMs: 60_000, message: 'the validation says it waits for the Secret' });
+    expect(waiting).toMatch(new RegExp(`^Validation room ${name}-\\w+ \\(attempt 1 of \\d+\\) waits for what its environment reads: CreateContainerConfigError: secret "late-secrets" not found; `
+      + `the kubelet starts its container once that exists in namespace ${name} \\(kubectl -n ${name} create secret generic <name> --from-literal=<key>=<value>\\); it waits until \\S+, or cancel this operation$`));
+
+    await stack.core.createNamespacedSecret({ namespace: name, body: { metadata: { name: 'late-secrets' }, stringData: { 'api-key': 'k-456' } } });
+    const op = await endOf(stack, opId, 120_000);
+    const events = (op.status?.executionHistory ?? []).map((h) => h.event);
+    expect(op.status?.status).toBe('finished');
+    expect(events).toContain('1º Attempt: Game room validation success!');
+    await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v2.0.0', { timeoutMs: 30_000, message: `${name} on v2.0.0` });
+  }, 240_000);
+});
+
+describe('a change whose rooms read a Secret that never comes', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ external: true, config: { validationTimeout: 3_000, validationAttempts: 3 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('fails after one validation attempt (another would wait for the same Secret), naming it and what to do; the active version keeps serving', async () => {
+    const name = 'secrets-never-e2e';
+    await createServing(stack, name);
+    const opId = await sendSecretChange(stack, name, 'never-secrets');
+    const op = await endOf(stack, opId, 60_000);
+    const events = (op.status?.executionHistory ?? []).map((h) => h.event);
+    expect(op.status?.status).toBe('error');
+    expect(events).toContain(`1º Attempt: the validation room's container was never created within 3s: CreateContainerConfigError: secret "never-secrets" not found; create it in namespace ${name}, then send the change again`);
+    expect(events).toContain('No further attempt: each would wait for the same missing Secret or ConfigMap');
+    expect(events.some((e) => e.startsWith('2º Attempt'))).toBe(false);
+    const scheduler = await stack.api.getScheduler(name);
+    expect(scheduler.status?.version).toBe('v1.0.0');
+    const degraded = await waitFor(async () => (await stack.api.getScheduler(name)).status?.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True'), { timeoutMs: 30_000, message: 'Degraded says why' });
+    expect(degraded.message).toContain(`create it in the rooms' namespace ${name} (kubectl -n ${name} create secret generic <name> --from-literal=<key>=<value>)`);
+  }, 120_000);
 });

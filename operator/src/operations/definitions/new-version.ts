@@ -16,6 +16,7 @@ import { nextVersion } from '../../domain/versioning';
 import { RoomManager } from '../../rooms/room-manager';
 import { roomLimitViolations } from '../../../../common/src/validation/room-limits';
 import { CONTAINERS_NOT_READY } from '../../../../common/src/rooms/room-status';
+import { CONFIG_ERROR } from '../../rooms/domain/failing-rooms';
 import { SchedulerBeingDeleted, type ExecutionContext, type OperationDefinition } from '../execution';
 import { OperationDefinition as OperationName, OperationSourceName } from '../../../../common/src/resources/operation-names';
 import { parseOperationInput, REQUEST_BOUNDS, specOfDefinitionInput, type OperationInputs } from '../../../../common/src/operations/operation-inputs';
@@ -177,6 +178,11 @@ export function lastStatusNote(last: Pick<GameRoomStatus, 'status' | 'reason' | 
   return ` (it reported ${status}; only ready validates a version: the game server must ping ready once it can take players${occupied})`;
 }
 
+/** Whether a room's reason is the kubelet's for a container it cannot create yet: a Secret or ConfigMap (or a key of it) its environment reads is missing. */
+function isConfigWait(reason: string): boolean {
+  return reason.startsWith(`${CONFIG_ERROR}:`);
+}
+
 /** Runs validation-room attempts; throws when every attempt fails. */
 async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<RoomManager['createRoom']>[0]['scheduler'], version: string, definition: Parameters<RoomManager['createRoom']>[0]['definition']): Promise<void> {
   const rooms = new RoomManager(ctx.deps);
@@ -215,6 +221,7 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
     let last: GameRoomStatus | undefined;
     let seen = false;
     let toldUnscheduled = false;
+    let toldConfigWait = false;
     const until = new Date(ctx.deps.now() + timeoutMs).toISOString();
     const outcome = await waitUntil(ctx, () => {
       const r: GameRoom | undefined = ctx.deps.caches.rooms.get(room, ctx.schedulerName);
@@ -225,8 +232,18 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       const s = r?.status?.status;
       last = r?.status;
       if (s === 'ready' || (s === 'occupied' && acceptOccupied)) return { ok: true as const, status: s };
-      if (s === 'error') return { ok: false as const, failure: `the validation room failed: ${r?.status?.reason ?? 'room in error'}` };
       const reason = r?.status?.reason ?? '';
+      if (s === 'error' && isConfigWait(reason)) {
+        // The kubelet creates the container once the Secret or ConfigMap exists (it tries again
+        // every few seconds): one created just after the change was sent still validates it.
+        if (!toldConfigWait) {
+          toldConfigWait = true;
+          ctx.event(`Validation room ${room} (attempt ${attempt} of ${attempts}) waits for what its environment reads: ${reason}; the kubelet starts its container once that exists in namespace ${ctx.schedulerName} `
+            + `(kubectl -n ${ctx.schedulerName} create secret generic <name> --from-literal=<key>=<value>); it waits until ${until}, or cancel this operation`);
+        }
+        return undefined;
+      }
+      if (s === 'error') return { ok: false as const, failure: `the validation room failed: ${reason || 'room in error'}` };
       if (!toldUnscheduled && s === 'pending' && /^Unschedulable\b/.test(reason)) {
         // Said now, not only when the attempt's time runs out: meanwhile no lost room is replaced.
         toldUnscheduled = true;
@@ -241,8 +258,16 @@ async function validateWithRoom(ctx: ExecutionContext, scheduler: Parameters<Roo
       ctx.event(`${attempt}º Attempt: Game room validation success!${outcome.status === 'occupied' ? ' (the room reported occupied, which ROOMKEEPER_VALIDATION_ACCEPT_OCCUPIED accepts)' : ''}`);
       return;
     }
-    lastFailure = outcome ? outcome.failure : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, room, ctx.schedulerName)}`;
+    const configWait = !outcome && last?.status === 'error' && isConfigWait(last.reason ?? '');
+    lastFailure = outcome ? outcome.failure
+      : configWait ? `the validation room's container was never created within ${Math.round(timeoutMs / 1000)}s: ${last?.reason ?? ''}; create it in namespace ${ctx.schedulerName}, then send the change again`
+        : `the validation room did not report ready within ${Math.round(timeoutMs / 1000)}s${lastStatusNote(last, room, ctx.schedulerName)}`;
     ctx.event(`${attempt}º Attempt: ${lastFailure}`);
+    if (configWait && attempt < attempts) {
+      // Another attempt would wait for the same missing object: the change fails now.
+      ctx.event(`No further attempt: each would wait for the same missing Secret or ConfigMap`);
+      throw new Error(`validation failed: ${lastFailure}`);
+    }
   }
   ctx.event('All validation attempts have failed, operation aborted!');
   throw new Error(`validation failed: ${lastFailure}`);
