@@ -151,8 +151,11 @@ describe('RoomStatusController on the sandbox', () => {
     await waitFor(async () => (await h.api.listGameRooms('rns')).items.length === 0, { message: 'the room deleted' });
   });
 
-  test('a lost room whose deletion fails is recorded once, also when the retry comes before the cache shows the record', async () => {
+  test('a lost room whose deletion fails is recorded once, and told once (log line, Event), also when the retry comes before the cache shows the record', async () => {
     const s = await h.createdScheduler('rl-retry', { roomsReplicas: 0 });
+    const logs = captureLogs('info', 'operator');
+    const events: string[] = [];
+    const told = new RoomStatusController({ ...h.deps, logger: logs.logger, events: { record: (e: { reason: string }) => events.push(e.reason) } });
     // A list already there: a record appends without a resourceVersion (lost-rooms.ts).
     const earlier = { name: 'rl-retry-old', reason: 'its pod never appeared', lostAt: new Date(Date.now() - 60_000).toISOString() };
     await h.api.patchSchedulerStatus('rl-retry', { status: { lostRooms: [earlier] } });
@@ -160,14 +163,16 @@ describe('RoomStatusController on the sandbox', () => {
     const room = await lostWithSchedulerLate(s);
     try {
       h.sandbox.faults.set({ errorRate: 1, errorStatus: 500, match: { verb: 'delete', resource: 'gamerooms' } });
-      await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
-      await expect(controller.reconcile(`rl-retry/${room}`)).rejects.toThrow();
+      await expect(told.reconcile(`rl-retry/${room}`)).rejects.toThrow();
+      await expect(told.reconcile(`rl-retry/${room}`)).rejects.toThrow();
     } finally {
       h.sandbox.faults.clear();
     }
-    await h.converge(() => controller.reconcile(`rl-retry/${room}`));
+    await h.converge(() => told.reconcile(`rl-retry/${room}`));
     expect((await h.api.getScheduler('rl-retry')).status?.lostRooms?.map((l) => l.name)).toEqual([earlier.name, room]);
     expect((await h.api.listGameRooms('rl-retry')).items.map((r) => r.metadata.name)).toEqual([]);
+    expect(logs.lines.filter((l) => l.message === 'room lost, deleting it' && l.room === room)).toHaveLength(1);
+    expect(events.filter((e) => e === 'GameRoomDeleted')).toHaveLength(1);
   });
 
   test('a scheduler\'s first lost room is recorded by one reconcile also when the cache\'s Scheduler is behind the server', async () => {

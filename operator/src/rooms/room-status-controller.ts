@@ -25,6 +25,8 @@ import { stableStringify } from '../../../common/src/json/stable-stringify';
 const POD_APPEAR_GRACE_MS = 30_000;
 /** Tries of a lost room's record whose condition failed (another loss created the list first), each on a fresh read. */
 const LOSS_RECORD_TRIES = 4;
+/** Lost rooms remembered as told (RoomStatusController.toldLost); the oldest are forgotten first beyond it. */
+const MAX_TOLD_LOST = 10_000;
 /** After a conflicting status write, when the room is looked at again if no newer version came by then. */
 const CONFLICT_REQUEUE_MS = 2_000;
 
@@ -61,6 +63,12 @@ export class RoomStatusController {
    * told about: each gets one Warning, not one per update (roomDeleted forgets it).
    */
   private readonly toldNotManaged = new Map<string, string>();
+
+  /**
+   * Lost rooms (`namespace/name` -> uid) this replica told of (log line, Events): a room looked at
+   * again before its deletion shows in the cache is deleted again, not told twice (roomDeleted forgets it).
+   */
+  private readonly toldLost = new Map<string, string>();
 
   constructor(private readonly deps: OperatorDeps) {}
 
@@ -149,6 +157,7 @@ export class RoomStatusController {
   async roomDeleted(room: GameRoom): Promise<void> {
     const key = `${room.metadata.namespace as string}/${room.metadata.name as string}`;
     this.lastStatus.delete(key);
+    this.toldLost.delete(key);
     if (this.toldNotManaged.delete(key) || terminatedForwarded(room)) return;
     await this.forward(room, 'terminated');
   }
@@ -193,6 +202,16 @@ export class RoomStatusController {
       if (terminatedForwarded(room) && !await this.exists(() => this.deps.api.getGameRoom(namespace, name))) return {};
       const why = sawPod ? 'its pod was deleted' : 'its pod never appeared';
       await this.recordLoss(namespace, name, why);
+      const key = `${namespace}/${name}`;
+      const uid = room.metadata.uid ?? '';
+      if (this.toldLost.get(key) === uid) {
+        // Told already; its deletion (below, before) is not in the cache yet, or failed.
+        await this.forwardTerminatedOnce(room);
+        await this.deleteRoom(namespace, name);
+        return {};
+      }
+      if (this.toldLost.size >= MAX_TOLD_LOST) this.toldLost.delete(this.toldLost.keys().next().value as string);
+      this.toldLost.set(key, uid);
       this.deps.logger.info('room lost, deleting it', { scheduler: namespace, room: name, why });
       const s = this.deps.caches.schedulers.get(namespace);
       const next = lostRoomPlace(namespace, s, s && activeDefinition(s, cachedVersions(this.deps.caches)).autoscaling);
