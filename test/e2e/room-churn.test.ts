@@ -45,7 +45,7 @@ describe('rooms that fail after their game server pinged', () => {
       return c?.status === 'True' ? c : undefined;
     }, { timeoutMs: 90_000, message: 'RoomsChurning True' });
     expect(churning.reason).toBe('FailingAfterStart');
-    expect(churning.message).toMatch(new RegExp(`^rooms of v1\\.0\\.0 keep failing after their game server pinged: \\d+ rooms between \\S+ and \\S+ \\(\\d+ in error.*; the mark is 3: a quarter of the ${ROOMS} desired rooms, at least 3\\); `
+    expect(churning.message).toMatch(new RegExp(`^rooms of v1\\.0\\.0 keep failing after their game server pinged: \\d+ rooms between \\S+ and \\S+ \\(\\d+ in error.*; the mark is 3: a quarter of the ${ROOMS} desired rooms, at least 3 and at most 500\\); `
       + `newest ${NAME}-\\w+, \\d+ s after it was made: pod phase Failed: container .* terminated: Error \\(exit code 1\\)\\. The health check replaces each failed room, .*`
       + `switch back to a version that worked: PUT /schedulers/${NAME} with \\{"version": "<version>"\\}`));
     // They pinged first: not the failure before a ping that HealingHeld tells.

@@ -24,7 +24,7 @@ export const SchedulerConditionType = {
   /**
    * Rooms of the active version keep failing after their game server pinged (a crash soon after it
    * starts): True once the failures the leading operator saw in the last 10 minutes reach a quarter
-   * of the desired count (at least 3). The health check replaces each, so the counts look whole.
+   * of the desired count (at least 3, at most 500). The health check replaces each, so the counts look whole.
    */
   RoomsChurning: 'RoomsChurning',
 } as const;

@@ -1,5 +1,6 @@
 import type { GameRoom } from '../../../common/src/generated/resources';
 import { MetricsRegistry } from '../../../common/src/metrics';
+import { CHURN_MAX, roomChurn } from './domain/room-churn';
 import { RoomFailures } from './room-failures';
 
 const room = (name: string, over: { uid?: string; pinged?: boolean; validation?: boolean; scheduler?: string } = {}): GameRoom => ({
@@ -43,6 +44,12 @@ describe('RoomFailures: the rooms this replica saw fail', () => {
     failures.startWatching();
     expect(failures.since).toBe(80_000);
     expect(failures.of('arena')).toEqual([]);
+  });
+
+  it('keeps enough failures of one scheduler to reach the churn rule\'s highest mark', () => {
+    const failures = new RoomFailures(new MetricsRegistry(), clock);
+    for (let i = 0; i < CHURN_MAX + 10; i++) failures.record(room(`r${i}`), 'error');
+    expect(roomChurn(failures.of('arena'), { activeVersion: 'v1.0.0' }, 10_000, now, 0)).toMatchObject({ churning: true, mark: CHURN_MAX });
   });
 
   it('forgets a gone room\'s uid, and a gone scheduler\'s failures and series', () => {

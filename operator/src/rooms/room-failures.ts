@@ -16,9 +16,10 @@ import type { GameRoom } from '../../../common/src/generated/resources';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import { toMillis } from '../../../common/src/kube/timestamps';
 import { heldPlayers } from './domain/lost-rooms';
-import { CHURN_WINDOW_MS, ROOM_FAILURE_CAUSES, type RoomFailure, type RoomFailureCause } from './domain/room-churn';
+import { CHURN_MAX, CHURN_WINDOW_MS, ROOM_FAILURE_CAUSES, type RoomFailure, type RoomFailureCause } from './domain/room-churn';
 
-const MAX_KEPT = 1_000;
+/** Failures kept per scheduler: enough to reach the churn rule's highest mark. */
+const MAX_KEPT = 2 * CHURN_MAX;
 const MAX_UIDS = 100_000;
 const STAGES = ['before_ping', 'after_ping', 'with_players'] as const;
 

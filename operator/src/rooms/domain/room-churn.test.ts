@@ -7,8 +7,8 @@ const failure = (room: string, agoMs: number, over: Partial<RoomFailure> = {}): 
 });
 
 describe('roomChurn: rooms of the active version that keep failing after they pinged', () => {
-  it('marks a quarter of the desired count, and never fewer than 3', () => {
-    expect([0, 1, 4, 12, 13, 20, 1000].map(churnMark)).toEqual([3, 3, 3, 3, 4, 5, 250]);
+  it('marks a quarter of the desired count, never fewer than 3 nor more than 500', () => {
+    expect([0, 1, 4, 12, 13, 20, 1000, 2000, 10_000].map(churnMark)).toEqual([3, 3, 3, 3, 4, 5, 250, 500, 500]);
   });
 
   it('counts failures after a ping of the active major within the window, newest first', () => {
@@ -34,7 +34,7 @@ describe('roomChurn: rooms of the active version that keep failing after they pi
   it('says what churns, between which failures, the newest with its cause, and what to do', () => {
     const churn = roomChurn([failure('r-1', 30_000), failure('r-2', 5 * MIN), failure('r-3', 2 * MIN, { cause: 'expired', withPlayers: true })], { activeVersion: 'v1.2.0' }, 4, NOW, 0);
     expect(describeChurn(churn, 'arena', 'v1.2.0')).toBe('rooms of v1.2.0 keep failing after their game server pinged: 3 rooms between 2026-12-06T23:35:00.000Z and 2026-12-06T23:39:30.000Z '
-      + '(2 in error, 1 expired: their pings stopped, or their pod was not ready, for a timeout; 1 of them held players or a matchmaker\'s allocation; the mark is 3: a quarter of the 4 desired rooms, at least 3); '
+      + '(2 in error, 1 expired: their pings stopped, or their pod was not ready, for a timeout; 1 of them held players or a matchmaker\'s allocation; the mark is 3: a quarter of the 4 desired rooms, at least 3 and at most 500); '
       + 'newest r-1, 21 s after it was made: pod phase Failed: container game terminated: Error (exit code 1). '
       + 'The health check replaces each failed room, so the room counts look whole while the matches on them end. '
       + 'Read a failed room\'s game server log (kubectl -n arena logs <room>; the newest rooms in error are kept until their ping timeout), '
@@ -45,6 +45,6 @@ describe('roomChurn: rooms of the active version that keep failing after they pi
   it('says below the mark how many failed and since when the operator counts', () => {
     const churn = roomChurn([failure('r-1', MIN)], { activeVersion: 'v1.2.0' }, 20, NOW, Date.parse('2026-12-06T23:00:00.000Z'));
     expect(describeCalm(churn, 'v1.2.0')).toBe('1 room of v1.2.0 failed after their game server pinged in the last 10 min (the operator counts the failures it sees from when it began to lead, 2026-12-06T23:00:00.000Z), '
-      + 'fewer than the mark (the mark is 5: a quarter of the 20 desired rooms, at least 3)');
+      + 'fewer than the mark (the mark is 5: a quarter of the 20 desired rooms, at least 3 and at most 500)');
   });
 });

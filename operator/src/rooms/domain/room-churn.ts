@@ -9,15 +9,17 @@
  * fail (room-failures.ts). Rooms whose pod was deleted (a node lost, kubectl delete pod) are left
  * out: no fault of the game server.
  *
- * The mark is a quarter of the desired count, and at least CHURN_MIN: a game server that crashes
- * now and then during a match does not reach it; a release whose rooms each crash within the
- * window does, whatever the fleet's size.
+ * The mark is a quarter of the desired count, at least CHURN_MIN and at most CHURN_MAX: a game
+ * server that crashes now and then during a match does not reach it; a release whose rooms each
+ * crash within the window does, whatever the fleet's size.
  */
 import { counted } from '../../../../common/src/text/counted';
 import { isOtherMajor } from './version-major';
 
 export const CHURN_WINDOW_MS = 10 * 60_000;
 const CHURN_MIN = 3;
+/** Past this, a fleet of any size churns: 500 rooms failing after they started in 10 minutes is no accident. It stays below what room-failures.ts keeps per scheduler. */
+export const CHURN_MAX = 500;
 const CHURN_SHARE = 0.25;
 
 /** How a room failed: `error` (its pod failed or a container exited with an error), `expired` (no ping, or no readiness, within its timeout), `pod_deleted` (its pod went: deleted, or its node lost). */
@@ -53,7 +55,7 @@ export interface Churn {
 
 /** The mark for a fleet of `desired` rooms. */
 export function churnMark(desired: number): number {
-  return Math.max(CHURN_MIN, Math.ceil(Math.max(0, desired) * CHURN_SHARE));
+  return Math.min(CHURN_MAX, Math.max(CHURN_MIN, Math.ceil(Math.max(0, desired) * CHURN_SHARE)));
 }
 
 /**
@@ -79,7 +81,7 @@ export function roomChurn(
 const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
 const seconds = (ms: number): string => `${Math.max(0, Math.round(ms / 1000))} s`;
 
-const markWords = (churn: Churn): string => `the mark is ${churn.mark}: a quarter of the ${churn.desired} desired rooms, at least ${CHURN_MIN}`;
+const markWords = (churn: Churn): string => `the mark is ${churn.mark}: a quarter of the ${churn.desired} desired rooms, at least ${CHURN_MIN} and at most ${CHURN_MAX}`;
 
 /** RoomsChurning False's words: how many failed after a ping, and the mark they stay below. */
 export function describeCalm(churn: Churn, activeVersion: string): string {
