@@ -97,8 +97,6 @@ export class HealthController {
   private readonly failingVersion = new Map<string, string>();
   /** Per scheduler, the churn of its rooms as the last health check found it (domain/room-churn.ts). */
   private readonly churn = new Map<string, { churning: boolean; message: string }>();
-  /** Schedulers whose room failure series show 0 already (room-failures.ts). */
-  private readonly failureSeries = new Set<string>();
   /** Schedulers whose rooms wait for host ports no node has free (told once each time it starts). */
   private readonly portWaitTold = new Set<string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
@@ -133,10 +131,7 @@ export class HealthController {
     const version = s.status?.version;
     if (!failures || !version) return;
     const name = s.metadata.name as string;
-    if (!this.failureSeries.has(name)) {
-      this.failureSeries.add(name);
-      failures.zeroFor(name);
-    }
+    failures.zeroFor(name);
     const churn = roomChurn(failures.of(name), { activeVersion: version }, desired, this.deps.now(), failures.since);
     const was = this.churn.get(name);
     const message = churn.churning ? describeChurn(churn, name, version) : describeCalm(churn, version);
@@ -240,7 +235,6 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
       this.orphanedPods.forget(name);
       this.churn.delete(name);
-      this.failureSeries.delete(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);

@@ -27,6 +27,8 @@ export class RoomFailures {
   private readonly counter: Counter;
   private readonly recent = new Map<string, RoomFailure[]>();
   private readonly recorded = new Set<string>();
+  /** Schedulers whose series show 0 already (zeroFor). */
+  private readonly zeroed = new Set<string>();
   /** When this replica began to see failures: it began to lead (before: when it was made). */
   private watchingSince: number;
 
@@ -86,11 +88,14 @@ export class RoomFailures {
   /** A scheduler is gone: its series and failures go too. */
   schedulerGone(scheduler: string): void {
     this.recent.delete(scheduler);
+    this.zeroed.delete(scheduler);
     this.counter.remove({ scheduler });
   }
 
-  /** Every cause and stage shows 0 for the scheduler from its first health check, so increase() has a start. */
+  /** Every cause and stage shows 0 for the scheduler from its first health check, so increase() has a start (once per scheduler). */
   zeroFor(scheduler: string): void {
+    if (this.zeroed.has(scheduler)) return;
+    this.zeroed.add(scheduler);
     for (const cause of ROOM_FAILURE_CAUSES) for (const stage of STAGES) this.counter.inc({ scheduler, cause, stage }, 0);
   }
 

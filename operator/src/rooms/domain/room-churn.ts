@@ -23,8 +23,8 @@ export const CHURN_MAX = 500;
 const CHURN_SHARE = 0.25;
 
 /** How a room failed: `error` (its pod failed or a container exited with an error), `expired` (no ping, or no readiness, within its timeout), `pod_deleted` (its pod went: deleted, or its node lost). */
-export type RoomFailureCause = 'error' | 'expired' | 'pod_deleted';
-export const ROOM_FAILURE_CAUSES: readonly RoomFailureCause[] = ['error', 'expired', 'pod_deleted'];
+export const ROOM_FAILURE_CAUSES = ['error', 'expired', 'pod_deleted'] as const;
+export type RoomFailureCause = (typeof ROOM_FAILURE_CAUSES)[number];
 
 export interface RoomFailure {
   room: string;
