@@ -28,6 +28,7 @@ function setup() {
         return Promise.resolve(stored);
       },
       patchSchedulerStatus: () => Promise.resolve(s),
+      getScheduler: () => Promise.resolve(s),
     },
     caches: {
       schedulers: { list: () => [s], get: () => s },
@@ -179,6 +180,28 @@ describe('HealthController during a rolling update', () => {
   });
 });
 
+
+describe('HealthController naming lost rooms', () => {
+  it('names a room whose record the Scheduler cache does not show yet (the GameRoom watch ran ahead of the Scheduler watch), as the API server has it', async () => {
+    const { deps, created } = setup();
+    const cached = deps.caches.schedulers.get('s') as Scheduler;
+    const recorded: Scheduler = { ...cached, status: { ...cached.status, lostRooms: [{ name: 's-gone1', reason: 'its pod was deleted', lostAt: '2025-12-31T23:59:58Z' }] } };
+    Object.assign(deps.api, { getScheduler: () => Promise.resolve(recorded) });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => [o.spec.input?.reason, o.metadata.annotations?.[LOST_ROOMS_ANNOTATION]])).toEqual([
+      ['roomsReplicas is 3; 0 available of 3 desired; lost: s-gone1 (its pod was deleted)', 's-gone1'],
+    ]);
+  });
+
+  it('names the rooms the cache shows when the Scheduler cannot be read', async () => {
+    const { deps, created } = setup();
+    const s = deps.caches.schedulers.get('s') as Scheduler;
+    s.status = { ...s.status, lostRooms: [{ name: 's-gone2', reason: 'its pod was deleted', lostAt: '2025-12-31T23:59:58Z' }] };
+    Object.assign(deps.api, { getScheduler: () => Promise.reject(Object.assign(new Error('unavailable'), { code: 503 })) });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    expect(created.map((o) => o.spec.input?.reason)).toEqual(['roomsReplicas is 3; 0 available of 3 desired; lost: s-gone2 (its pod was deleted)']);
+  });
+});
 
 describe('HealthController and the expiry brake', () => {
   /** 20 ready rooms of the scheduler, `expiring` of them last heard 241 s ago and the others `othersAgoS` ago. */

@@ -33,7 +33,7 @@ import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { describeFailingRooms, failingRooms, keptSilentRooms, probeAmount, probeIntervalMs, probeWords, silentRooms, type FailingRooms } from './domain/failing-rooms';
-import { leavingOnItsOwn, lostToName, MAX_LOST_ROOMS } from './domain/lost-rooms';
+import { leavingOnItsOwn, type LostRoom, lostToName, MAX_LOST_ROOMS } from './domain/lost-rooms';
 import { outsideDeletionNote, type OutsideDeletions } from './outside-deletions';
 import { OrphanedPods } from './orphaned-pods';
 import { roomsWaitingForPorts } from './port-wait';
@@ -441,7 +441,7 @@ export class HealthController {
         return why ? [{ name: r.metadata.name as string, why }] : [];
       });
       for (const room of outside?.names ?? []) leaving.push({ name: room, why: 'deleted outside Roomkeeper' });
-      const lost = lostToName(s.status.lostRooms, ops, leaving);
+      const lost = lostToName(await this.lostRoomsNow(s), ops, leaving);
       const total = lost.named.length + lost.more + (outside ? outside.count - outside.names.length : 0);
       // The status keeps the last MAX_LOST_ROOMS: when all of them are this add's, more may have gone.
       const beyond = lost.recordFull ? `, and maybe more: the Scheduler's status keeps the last ${MAX_LOST_ROOMS} lost rooms (the operator logs each one: "room lost, deleting it")` : '';
@@ -466,6 +466,22 @@ export class HealthController {
       return this.enqueue(s, ops, OperationDefinition.RemoveRooms, input, 'roomsIds' in input ? `Rolling update to ${s.status.version}: replacing ${counted(input.roomsIds.length, 'room')} of an older version` : undefined);
     }
     return interval;
+  }
+
+  /**
+   * The lost rooms as the API server has them now. The room status controller records a lost room
+   * on the Scheduler before it deletes its GameRoom, but the two caches are separate watches: a check
+   * that saw the GameRoom gone could read the Scheduler from before the record, and neither the
+   * add_rooms replacing the room nor the next one (it names the rooms lost after this one) named it.
+   * One read per add_rooms decided; the cache's record if the read fails.
+   */
+  private async lostRoomsNow(s: Scheduler): Promise<LostRoom[] | undefined> {
+    try {
+      return (await this.deps.api.getScheduler(s.metadata.name as string)).status?.lostRooms;
+    } catch (err) {
+      this.deps.logger.debug('could not read the Scheduler\'s lost rooms; naming those the cache shows', { scheduler: s.metadata.name, error: describeApiError(err) });
+      return s.status?.lostRooms;
+    }
   }
 
   /**
