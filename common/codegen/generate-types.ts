@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readCrdFiles, type CrdFile } from './crd-files';
+import { withoutValueChecks } from './sync-schedulerversion-crd';
 import type { JsonSchemaProps } from '../src/resources/json-schema-props';
 
 const HEADER = [
@@ -86,9 +87,12 @@ function lowerFirst(name: string): string {
   return name.charAt(0).toLowerCase() + name.slice(1);
 }
 
-/** A key that ignores descriptions, so copies of one schema with other words share a type. */
+/**
+ * A key that ignores descriptions and value checks (no TypeScript type carries them), so copies of
+ * one schema with other words, or without its checks (a SchedulerVersion's definition), share a type.
+ */
 function shapeKey(schema: unknown): string {
-  return JSON.stringify(schema, (key, value: unknown) => (key === 'description' ? undefined : value));
+  return JSON.stringify(withoutValueChecks(schema), (key, value: unknown) => (key === 'description' ? undefined : value));
 }
 
 function docComment(description: string | undefined, indent: string): string {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { main, syncedSchedulerVersionCrd } from './sync-schedulerversion-crd';
+import { parse } from 'yaml';
+import { main, syncedSchedulerVersionCrd, withoutValueChecks } from './sync-schedulerversion-crd';
 
 const crds = resolve(__dirname, '../../crds');
 const schedulers = readFileSync(resolve(crds, 'roomkeeper.io_schedulers.yaml'), 'utf8');
@@ -19,5 +20,25 @@ describe('sync-schedulerversion-crd', () => {
     expect(synced).not.toBe(versions);
     expect(synced).toContain('maxLength: 2048');
     expect(synced.startsWith('---\n# Roomkeeper SchedulerVersion')).toBe(true);
+  });
+
+  it('leaves the value checks out of the definition, at every depth, and keeps its shape and size bounds', () => {
+    const definition = (parse(versions) as { spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: { definition: object } } } } } }> } })
+      .spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties.definition;
+    const text = JSON.stringify(definition);
+    for (const check of ['"pattern"', '"x-kubernetes-validations"', '"minimum"', '"maximum"', '"minLength"', '"minItems"']) expect(text).not.toContain(check);
+    for (const kept of ['"maxLength"', '"maxItems"', '"required"', '"enum"', '"forwarders"', '"x-kubernetes-int-or-string"']) expect(text).toContain(kept);
+  });
+
+  it('keeps a field named like a check, and the values of defaults and enums', () => {
+    expect(withoutValueChecks({
+      type: 'object', pattern: 'x', 'x-kubernetes-validations': [{ rule: 'true' }],
+      properties: { pattern: { type: 'string', pattern: '^a$', maxLength: 3 }, minimum: { type: 'integer', minimum: 1, default: 2 } },
+      items: { type: 'string', minLength: 1 },
+    })).toEqual({
+      type: 'object',
+      properties: { pattern: { type: 'string', maxLength: 3 }, minimum: { type: 'integer', default: 2 } },
+      items: { type: 'string' },
+    });
   });
 });

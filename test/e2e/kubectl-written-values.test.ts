@@ -19,6 +19,7 @@ import type { GameRoom, Operation } from '../../common/src/generated/resources';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import { newVersionObject } from '../../operator/src/operations/definitions/shared';
+import { VERSION_PROTECTION_FINALIZER } from '../../common/src/resources/labels';
 import { managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -255,6 +256,33 @@ describe('values written with kubectl, with an operator running', () => {
     expect(refused?.code).toBe(422);
     expect(JSON.stringify(refused?.body)).toContain('spec.version');
     expect((await stack.api.listSchedulerVersions(name)).items.map((v) => v.spec.version)).toEqual(['v1.0.0']);
+  });
+
+  test('a version whose definition today\'s Scheduler checks refuse (made under an older, laxer CRD) keeps taking writes: it goes with its scheduler, and the name can be used again', async () => {
+    const name = 'older-checks';
+    const spec = (schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec;
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    const s = await waitFor(async () => {
+      const found = await stack.api.getScheduler(name);
+      return found.status?.version === 'v1.0.0' ? found : undefined;
+    }, { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+    // Two forwarders of one name and a port above 65535: the Scheduler CRD of 2026-12-02 took both.
+    const forwarder = { name: 'f', enable: true, type: 'gRPC' as const, address: '127.0.0.1:99999' };
+    const older = newVersionObject(s, 'v1.1.0', 'minor', { ...s.spec, forwarders: [forwarder, { ...forwarder }] });
+    older.metadata.finalizers = [VERSION_PROTECTION_FINALIZER];
+    await stack.api.createSchedulerVersion(older);
+    const refused = await stack.api.patchScheduler(name, { spec: { forwarders: [forwarder, { ...forwarder }] } }).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain('spec.forwarders');
+
+    expect((await managementCall(stack, 'DELETE', `/schedulers/${name}`)).status).toBe(200);
+    await waitFor(async () => {
+      const left = (await stack.api.listSchedulerVersions(name)).items.map((v) => v.metadata.name);
+      const scheduler = await stack.api.getScheduler(name).then(() => true, () => false);
+      return left.length === 0 && !scheduler ? true : undefined;
+    }, { timeoutMs: 60_000, message: `scheduler ${name} and its versions (v1.1.0 with ${VERSION_PROTECTION_FINALIZER}) gone` });
+    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
+    await waitFor(async () => ((await stack.api.getScheduler(name)).status?.version === 'v1.0.0' ? true : undefined), { timeoutMs: 60_000, message: `${name} created again, v1.0.0 active` });
   });
 
   test('an allocation that expires in year 9999 (no allocate call takes a TTL over a year) is ended, and the room can be allocated again', async () => {

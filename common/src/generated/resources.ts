@@ -507,7 +507,7 @@ export interface SchedulerVersionSpec {
   version: string;
   /** How this version differs from the one it was made from. */
   kind: VersionKind;
-  /** The full Scheduler spec of this version (the same schema as Scheduler.spec). */
+  /** The full Scheduler spec of this version: the shape of Scheduler.spec, whose checks it passed when the version was made (it is not checked again, so that a stricter check of a later release never refuses the writes of an older version). */
   definition: SchedulerSpec;
 }
 

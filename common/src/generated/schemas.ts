@@ -1470,73 +1470,37 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           definition: {
             type: 'object',
-            description: 'The full Scheduler spec of this version (the same schema as Scheduler.spec).',
+            description: 'The full Scheduler spec of this version: the shape of Scheduler.spec, whose checks it passed when the version was made (it is not checked again, so that a stricter check of a later release never refuses the writes of an older version).',
             required: ['game', 'maxSurge', 'spec'],
-            'x-kubernetes-validations': [
-              {
-                rule: '!has(self.portRange) || self.spec.containers.all(c, !has(c.ports) || c.ports.all(p, !has(p.hostPortRange)))',
-                message: 'portRange and hostPortRange are mutually exclusive: no container port may set hostPortRange when portRange is set',
-                fieldPath: '.portRange',
-                reason: 'FieldValueForbidden',
-              },
-              {
-                rule: 'has(self.portRange) || self.spec.containers.all(c, !has(c.ports) || c.ports.all(p, has(p.hostPortRange)))',
-                message: 'every container port must set hostPortRange when portRange is not set',
-                fieldPath: '.spec.containers',
-                reason: 'FieldValueRequired',
-              },
-            ],
             properties: {
               game: {
                 type: 'string',
                 description: 'Name of the game that uses the scheduler.',
-                minLength: 1,
                 maxLength: 253,
               },
               maxSurge: {
                 description: 'How many rooms are replaced at a time during a major switch: an integer >= 1, a numeric string ("3") or a percentage ("10%").',
                 'x-kubernetes-int-or-string': true,
                 maxLength: 16,
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'type(self) == int ? self >= 1 : self.matches(\'^([1-9][0-9]*|[0-9]+%)$\')',
-                    message: 'maxSurge must be an integer >= 1, a numeric string such as "3" or a percentage such as "10%"',
-                    messageExpression: '\'maxSurge \' + (type(self) == int ? string(self) : \'"\' + string(self) + \'"\') + \' is not accepted: use an integer >= 1, a numeric string such as "3" or a percentage such as "10%"\'',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
               },
               roomsReplicas: {
                 type: 'integer',
                 format: 'int32',
                 description: 'Number of rooms to keep when autoscaling is off.',
-                minimum: 0,
                 default: 0,
               },
               portRange: {
                 type: 'object',
                 description: 'Host ports are drawn from this range for every container port, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with hostPortRange.',
                 required: ['start', 'end'],
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.start < self.end',
-                    message: 'start must be less than end',
-                    fieldPath: '.start',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
                 properties: {
                   start: {
                     type: 'integer',
                     format: 'int32',
-                    minimum: 1024,
-                    maximum: 65535,
                   },
                   end: {
                     type: 'integer',
                     format: 'int32',
-                    minimum: 1024,
-                    maximum: 65535,
                   },
                 },
               },
@@ -1544,20 +1508,12 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'array',
                 description: 'Receivers of room events and pings.',
                 maxItems: 16,
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.all(f, self.exists_one(g, g.name == f.name))',
-                    message: 'forwarder names must be unique',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
                 items: {
                   type: 'object',
                   required: ['name', 'address'],
                   properties: {
                     name: {
                       type: 'string',
-                      minLength: 1,
                       maxLength: 253,
                     },
                     enable: {
@@ -1572,9 +1528,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     address: {
                       type: 'string',
                       description: 'host:port of the receiver (a DNS name, an IPv4 address or a bracketed IPv6 address, and a port from 1 to 65535); no gRPC scheme such as unix:.',
-                      minLength: 1,
                       maxLength: 1024,
-                      pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
                     },
                     options: {
                       type: 'object',
@@ -1583,9 +1537,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           description: 'Milliseconds allowed to forward one event; an integer or a numeric string, > 0.',
                           'x-kubernetes-int-or-string': true,
                           maxLength: 7,
-                          pattern: '^0*[1-9][0-9]*$',
-                          minimum: 1,
-                          maximum: 3600000,
                         },
                         metadata: {
                           type: 'object',
@@ -1600,14 +1551,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               autoscaling: {
                 type: 'object',
                 required: ['min', 'max', 'policy'],
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.max < 0 || self.min <= self.max',
-                    message: 'min must be less than or equal to max',
-                    fieldPath: '.min',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
                 properties: {
                   enabled: {
                     type: 'boolean',
@@ -1616,38 +1559,21 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                   min: {
                     type: 'integer',
                     format: 'int32',
-                    minimum: 1,
                   },
                   max: {
                     type: 'integer',
                     format: 'int32',
                     description: 'Upper bound of rooms; -1 means no bound of the scheduler\'s own (the operator\'s ROOMKEEPER_MAX_ROOMS_PER_SCHEDULER, 10000 by default, still caps it).',
-                    minimum: -1,
                   },
                   cooldown: {
                     type: 'integer',
                     format: 'int32',
                     description: 'Seconds between two downscales.',
-                    minimum: 0,
                     default: 0,
                   },
                   policy: {
                     type: 'object',
                     required: ['type'],
-                    'x-kubernetes-validations': [
-                      {
-                        rule: 'self.type != \'roomOccupancy\' || (has(self.parameters) && has(self.parameters.roomOccupancy))',
-                        message: 'parameters.roomOccupancy is required when the policy type is roomOccupancy',
-                        fieldPath: '.parameters',
-                        reason: 'FieldValueRequired',
-                      },
-                      {
-                        rule: 'self.type != \'fixedBuffer\' || (has(self.parameters) && has(self.parameters.fixedBuffer))',
-                        message: 'parameters.fixedBuffer is required when the policy type is fixedBuffer',
-                        fieldPath: '.parameters',
-                        reason: 'FieldValueRequired',
-                      },
-                    ],
                     properties: {
                       type: {
                         type: 'string',
@@ -1663,18 +1589,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               readyTarget: {
                                 type: 'number',
                                 description: 'Fraction of rooms kept ready, in (0, 1).',
-                                minimum: 0,
-                                exclusiveMinimum: true,
-                                maximum: 1,
-                                exclusiveMaximum: true,
                               },
                               downThreshold: {
                                 type: 'number',
                                 description: 'Downscale only when desired free slots / free slots <= this, in (0, 1).',
-                                minimum: 0,
-                                exclusiveMinimum: true,
-                                maximum: 1,
-                                exclusiveMaximum: true,
                                 default: 0.99,
                               },
                             },
@@ -1687,7 +1605,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                 type: 'integer',
                                 format: 'int32',
                                 description: 'Rooms kept ready above the occupied ones.',
-                                minimum: 1,
                               },
                             },
                           },
@@ -1705,8 +1622,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     type: 'integer',
                     format: 'int32',
                     description: 'Matches one room can host, 1 to 35 (1, the default, is a single-match room). A room with 1 or more and fewer than maxMatches running matches is active; with maxMatches, occupied.',
-                    minimum: 1,
-                    maximum: 35,
                     default: 1,
                   },
                 },
@@ -1719,8 +1634,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     type: 'integer',
                     format: 'int32',
                     description: 'The longest ttlSeconds an allocation is granted, 1 to 86400 (default 300, Maestro\'s allocation TTL); a request asking for more gets this many seconds, and the answer\'s message says so.',
-                    minimum: 1,
-                    maximum: 86400,
                     default: 300,
                   },
                 },
@@ -1729,13 +1642,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'object',
                 description: 'Annotations applied to every room pod. Keys are qualified names, as a Pod\'s.',
                 maxProperties: 64,
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                    message: 'annotation keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
                 additionalProperties: {
                   type: 'string',
                   maxLength: 65536,
@@ -1745,18 +1651,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'object',
                 description: 'Labels applied to every room pod. Keys are qualified names, as a Pod\'s.',
                 maxProperties: 64,
-                'x-kubernetes-validations': [
-                  {
-                    rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                    message: 'label keys must be qualified names: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
-                    reason: 'FieldValueInvalid',
-                  },
-                ],
                 additionalProperties: {
                   type: 'string',
                   description: 'A label value.',
                   maxLength: 63,
-                  pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
                 },
               },
               spec: {
@@ -1768,27 +1666,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     type: 'string',
                     description: 'Time a room takes to be fully deleted after the deletion signal, a duration with a unit such as "100s" (at most 7 digits before a unit, so that no pod is given more grace than its deletion can be dated with).',
                     maxLength: 32,
-                    pattern: '^([0-9]{1,7}(\\.[0-9]+)?(ns|us|ms|s|m|h))+$',
-                    'x-kubernetes-validations': [
-                      {
-                        rule: 'self.matches(\'[1-9]\')',
-                        message: 'terminationGracePeriod must be greater than 0',
-                        messageExpression: '\'terminationGracePeriod "\' + self + \'" must be greater than 0, such as "30s"\'',
-                        reason: 'FieldValueInvalid',
-                      },
-                    ],
                   },
                   containers: {
                     type: 'array',
-                    minItems: 1,
                     maxItems: 16,
-                    'x-kubernetes-validations': [
-                      {
-                        rule: 'self.all(c, self.exists_one(d, d.name == c.name))',
-                        message: 'container names must be unique',
-                        reason: 'FieldValueInvalid',
-                      },
-                    ],
                     items: {
                       type: 'object',
                       required: ['name', 'image'],
@@ -1797,13 +1678,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           type: 'string',
                           description: 'An RFC 1123 label.',
                           maxLength: 63,
-                          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
                         },
                         image: {
                           type: 'string',
-                          minLength: 1,
                           maxLength: 1024,
-                          pattern: '^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
                         },
                         imagePullPolicy: {
                           type: 'string',
@@ -1823,20 +1701,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           items: {
                             type: 'object',
                             required: ['name'],
-                            'x-kubernetes-validations': [
-                              {
-                                rule: 'has(self.value) != has(self.valueFrom)',
-                                message: 'exactly one of value or valueFrom must be set',
-                                reason: 'FieldValueInvalid',
-                              },
-                            ],
                             properties: {
                               name: {
                                 type: 'string',
                                 description: 'A C-like identifier as a Pod\'s env names are (letters, digits, \'_\', \'-\', \'.\'; not starting with a digit).',
-                                minLength: 1,
                                 maxLength: 253,
-                                pattern: '^[-._a-zA-Z][-._a-zA-Z0-9]*$',
                               },
                               value: {
                                 type: 'string',
@@ -1844,13 +1713,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               },
                               valueFrom: {
                                 type: 'object',
-                                'x-kubernetes-validations': [
-                                  {
-                                    rule: 'has(self.fieldRef) != has(self.secretKeyRef)',
-                                    message: 'exactly one of fieldRef or secretKeyRef must be set',
-                                    reason: 'FieldValueInvalid',
-                                  },
-                                ],
                                 properties: {
                                   fieldRef: {
                                     type: 'object',
@@ -1859,9 +1721,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                       fieldPath: {
                                         type: 'string',
                                         description: 'A field of the room\'s Pod a container\'s env may name (the downward API), such as metadata.name or status.podIP.',
-                                        minLength: 1,
                                         maxLength: 253,
-                                        pattern: '^(metadata\\.(name|namespace|uid)|spec\\.(nodeName|serviceAccountName)|status\\.(hostIP|podIP|podIPs)|metadata\\.(labels|annotations)\\[\'[^\']+\'\\])$',
                                       },
                                     },
                                   },
@@ -1872,15 +1732,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                                       name: {
                                         type: 'string',
                                         description: 'A Secret in the scheduler\'s namespace (a DNS subdomain).',
-                                        minLength: 1,
                                         maxLength: 253,
-                                        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
                                       },
                                       key: {
                                         type: 'string',
-                                        minLength: 1,
                                         maxLength: 253,
-                                        pattern: '^[-._a-zA-Z0-9]+$',
                                       },
                                     },
                                   },
@@ -1895,12 +1751,10 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                             memory: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$',
                             },
                             cpu: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$',
                             },
                           },
                         },
@@ -1910,25 +1764,16 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                             memory: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$',
                             },
                             cpu: {
                               type: 'string',
                               maxLength: 64,
-                              pattern: '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?[0-9]+))?$',
                             },
                           },
                         },
                         ports: {
                           type: 'array',
                           maxItems: 32,
-                          'x-kubernetes-validations': [
-                            {
-                              rule: 'self.all(p, self.exists_one(q, q.name == p.name))',
-                              message: 'port names must be unique within a container',
-                              reason: 'FieldValueInvalid',
-                            },
-                          ],
                           items: {
                             type: 'object',
                             required: ['name', 'protocol', 'port'],
@@ -1936,54 +1781,29 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                               name: {
                                 type: 'string',
                                 description: 'An IANA service name, as a Pod\'s port names are.',
-                                minLength: 1,
                                 maxLength: 15,
-                                pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
-                                'x-kubernetes-validations': [
-                                  {
-                                    rule: 'self.matches(\'[a-z]\')',
-                                    message: 'port names must contain at least one letter',
-                                    messageExpression: '\'port name "\' + self + \'" must contain at least one letter (an IANA service name such as "game")\'',
-                                    reason: 'FieldValueInvalid',
-                                  },
-                                ],
                               },
                               protocol: {
                                 type: 'string',
                                 description: 'TCP, UDP or SCTP, in either case.',
                                 maxLength: 4,
-                                pattern: '^([Tt][Cc][Pp]|[Uu][Dd][Pp]|[Ss][Cc][Tt][Pp])$',
                               },
                               port: {
                                 type: 'integer',
                                 format: 'int32',
-                                minimum: 1,
-                                maximum: 65535,
                               },
                               hostPortRange: {
                                 type: 'object',
                                 description: 'Host ports for this port are drawn from this range, 1024-65535 (ports below 1024 are privileged on the node). Mutually exclusive with the scheduler portRange.',
                                 required: ['start', 'end'],
-                                'x-kubernetes-validations': [
-                                  {
-                                    rule: 'self.start < self.end',
-                                    message: 'start must be less than end',
-                                    fieldPath: '.start',
-                                    reason: 'FieldValueInvalid',
-                                  },
-                                ],
                                 properties: {
                                   start: {
                                     type: 'integer',
                                     format: 'int32',
-                                    minimum: 1024,
-                                    maximum: 65535,
                                   },
                                   end: {
                                     type: 'integer',
                                     format: 'int32',
-                                    minimum: 1024,
-                                    maximum: 65535,
                                   },
                                 },
                               },
@@ -1997,44 +1817,26 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                     type: 'string',
                     description: 'Rooms tolerate the taint dedicated=<toleration>:NoSchedule (a label value).',
                     maxLength: 63,
-                    pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
                   },
                   affinity: {
                     type: 'string',
                     description: 'Rooms require the node label <affinity>=true (a label key, a qualified name); empty, no affinity.',
                     maxLength: 317,
-                    pattern: '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$',
-                    'x-kubernetes-validations': [
-                      {
-                        rule: '!self.contains(\'/\') || self.matches(\'^[^/]{1,253}/\')',
-                        message: 'the prefix of affinity (before \'/\') must be at most 253 characters, as a label key\'s',
-                        reason: 'FieldValueInvalid',
-                      },
-                    ],
                   },
                   nodeSelector: {
                     type: 'object',
                     description: 'Rooms run only on nodes that carry every one of these labels (the room pods\' spec.nodeSelector), beside affinity: a node pool for the game, e.g. {"cloud.google.com/gke-nodepool": "game-servers"}. Keys are qualified names, values label values. Empty: any node.',
                     maxProperties: 32,
-                    'x-kubernetes-validations': [
-                      {
-                        rule: 'self.all(k, size(k) <= 317 && (!k.contains(\'/\') || k.matches(\'^[^/]{1,253}/\')) && k.matches(\'^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$\'))',
-                        message: 'nodeSelector keys must be qualified names, as label keys: an optional DNS subdomain prefix of at most 253 characters and \'/\', then at most 63 letters, digits, \'-\', \'_\' or \'.\', starting and ending with a letter or digit',
-                        reason: 'FieldValueInvalid',
-                      },
-                    ],
                     additionalProperties: {
                       type: 'string',
                       description: 'A label value.',
                       maxLength: 63,
-                      pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
                     },
                   },
                   priorityClassName: {
                     type: 'string',
                     description: 'The PriorityClass of the room pods (their spec.priorityClassName), e.g. one of a high value so that rooms with players are not preempted by other work. It must exist when rooms are made: the API server refuses the pods of a PriorityClass it does not know. Empty: the cluster\'s default priority.',
                     maxLength: 253,
-                    pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$',
                   },
                   imagePullSecrets: {
                     type: 'array',
@@ -2050,7 +1852,6 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                           type: 'string',
                           description: 'The name of a Secret in the scheduler\'s namespace, a DNS subdomain.',
                           maxLength: 253,
-                          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
                         },
                       },
                     },
