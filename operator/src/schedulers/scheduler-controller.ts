@@ -16,7 +16,7 @@ import type { GameRoom, Operation, OperationSource, Scheduler, SchedulerVersion 
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, specChangeSource } from '../../../common/src/resources/labels';
 import { RecoveryConditionType, RecoveryReason } from '../../../common/src/resources/recovery-conditions';
 import { ConditionReason, SchedulerConditionType } from '../../../common/src/resources/condition-types';
-import { apiStatus, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isJsonPatchNotApplied, isNotFound } from '../../../common/src/kube/clients';
 import { versionObjectName } from '../../../common/src/resources/scheduler-version';
 import { schedulerEvent } from '../events';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
@@ -65,6 +65,8 @@ export class SchedulerController {
   private readonly unlabelledNamespaces = new Set<string>();
   /** The rooms as the health check sees them (RoomManager.views). */
   private readonly rooms: RoomManager;
+  /** Schedulers whose writes the installed CRD refuses: `uid/generation/refusal` told (tellRefused). */
+  private readonly toldRefused = new Map<string, string>();
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: SchedulerControllerOptions) {
     this.rooms = new RoomManager(deps);
@@ -83,6 +85,7 @@ export class SchedulerController {
     const s = this.deps.caches.schedulers.get(name);
     if (!s) {
       this.statusWrittenAt.delete(name);
+      this.toldRefused.delete(name);
       await this.releaseVersions(name); // gone: nothing of it is protected any more
       return {};
     }
@@ -487,9 +490,28 @@ export class SchedulerController {
       // 409 on a restore or a new desired count: the Scheduler changed since it was read; its
       // update event brings us back.
       if (apiStatus(err) === 409 && (restoreVersion || moved)) return { requeueAfterMs: 1000 };
+      if (apiStatus(err) === 422) this.tellRefused(s, err);
       if (apiStatus(err) !== 404) throw err;
     }
     return {};
+  }
+
+  /**
+   * A status write refused as invalid: kube-apiserver validates the whole Scheduler on every write,
+   * so a spec an older, laxer CRD admitted makes the installed CRD refuse them all (trial S: the
+   * status kept saying in-sync and Ready, and only a log line every 30 s said otherwise). Told once
+   * per generation and refusal: a Warning Event and an error log line, with what to do.
+   */
+  private tellRefused(s: Scheduler, err: unknown): void {
+    const name = s.metadata.name as string;
+    const why = describeApiError(err);
+    const key = `${s.metadata.uid ?? ''}/${s.metadata.generation ?? 0}/${why}`;
+    if (this.toldRefused.get(name) === key) return;
+    this.toldRefused.set(name, key);
+    const note = `The installed Scheduler CRD refuses every write of this Scheduler as it stands (${why}): it was admitted by an older CRD whose checks were laxer. `
+      + `Until the fields named are fixed (kubectl edit rks ${name}), its status is not updated (state, rooms and conditions stay as last written) and every operation that writes it fails, its deletion included; its rooms keep running`;
+    schedulerEvent(this.deps, name, 'SchedulerRefusedByCRD', 'WriteStatus', note);
+    this.deps.logger.error('the installed Scheduler CRD refuses every write of this scheduler; fix the fields it names (kubectl edit rks)', { scheduler: name, error: why });
   }
 }
 
