@@ -89,3 +89,24 @@ test('npm start prints a kubeconfig path that kubectl can use, and stops cleanly
   expect(start.output()).not.toMatch(/failed to start/);
   fs.rmSync(state, { recursive: true, force: true });
 });
+
+test('npm start stops cleanly on a SIGTERM sent to npm\'s process alone, as a supervisor sends it (the shell between npm and Roomkeeper ended and left it running)', async () => {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-start-'));
+  const start = spawnNpmStart(sandboxStartEnv(state));
+  const child = start.child;
+  try {
+    await waitFor(() => /kubeconfig: (\S+)/.exec(start.output())?.[1], { timeoutMs: 60_000, message: `npm start printed its kubeconfig; output so far:\n${start.output()}` });
+    const launcher = processRunning(child.pid as number, 'launcher/start.ts');
+    process.kill(child.pid as number, 'SIGTERM');
+    await waitFor(() => start.output().includes('Stopped.'), { timeoutMs: 20_000, message: `clean stop; output:\n${start.output()}` });
+    await waitFor(() => (processState(launcher) === undefined ? true : undefined), { timeoutMs: 10_000, message: `Roomkeeper's process ${launcher} ended` });
+  } finally {
+    try {
+      process.kill(-(child.pid as number), 'SIGINT');
+    } catch {
+      // the group has ended already
+    }
+  }
+  await start.exited;
+  fs.rmSync(state, { recursive: true, force: true });
+});
