@@ -243,14 +243,20 @@ describe('values written with kubectl, with an operator running', () => {
     await expect(stack.api.getOperation(op.metadata.name as string)).rejects.toMatchObject({ code: 404 });
   });
 
-  test('a SchedulerVersion numbered with more than 9 digits is refused at admission, naming spec.version: no later version could be numbered after it', async () => {
-    const name = 'huge-version';
+  /** A scheduler of no rooms created through the API, once v1.0.0 is active, with the spec it was created with. */
+  const createdAtV1 = async (name: string) => {
     const spec = (schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec;
     expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
     const s = await waitFor(async () => {
       const found = await stack.api.getScheduler(name);
       return found.status?.version === 'v1.0.0' ? found : undefined;
     }, { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+    return { s, spec };
+  };
+
+  test('a SchedulerVersion numbered with more than 9 digits is refused at admission, naming spec.version: no later version could be numbered after it', async () => {
+    const name = 'huge-version';
+    const { s } = await createdAtV1(name);
     const version = 'v9007199254740991.0.0';
     const refused = await stack.api.createSchedulerVersion(newVersionObject(s, version, 'major', s.spec)).then(() => undefined, (err: unknown) => err as { code?: number; body?: unknown });
     expect(refused?.code).toBe(422);
@@ -260,12 +266,7 @@ describe('values written with kubectl, with an operator running', () => {
 
   test('a version whose definition today\'s Scheduler checks refuse (made under an older, laxer CRD) keeps taking writes: it goes with its scheduler, and the name can be used again', async () => {
     const name = 'older-checks';
-    const spec = (schedulerObject(name, { roomsReplicas: 0 }) as { spec: Record<string, unknown> }).spec;
-    expect((await managementCall(stack, 'POST', '/schedulers', { name, ...spec })).status).toBe(200);
-    const s = await waitFor(async () => {
-      const found = await stack.api.getScheduler(name);
-      return found.status?.version === 'v1.0.0' ? found : undefined;
-    }, { timeoutMs: 30_000, message: 'version v1.0.0 active' });
+    const { s, spec } = await createdAtV1(name);
     // Two forwarders of one name and a port above 65535: the Scheduler CRD of 2026-12-02 took both.
     const forwarder = { name: 'f', enable: true, type: 'gRPC' as const, address: '127.0.0.1:99999' };
     const older = newVersionObject(s, 'v1.1.0', 'minor', { ...s.spec, forwarders: [forwarder, { ...forwarder }] });
