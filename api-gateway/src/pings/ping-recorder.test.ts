@@ -4,7 +4,7 @@ import type { GameRoom } from '../../../common/src/generated/resources';
 import { InMemoryStore } from '../testing/in-memory-store';
 import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { MetricsRegistry } from '../../../common/src/metrics';
-import { PingRecorder } from './ping-recorder';
+import { PING_REORDER_WINDOW_S, PingRecorder } from './ping-recorder';
 import { waitFor } from '../../../test/support/wait';
 
 function setup() {
@@ -55,6 +55,33 @@ describe('PingRecorder', () => {
     // A change of running matches alone is a change.
     expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 2 })).toBe('status-written');
     expect(store.writes.filter((w) => w.kind === 'gameroom-status')).toHaveLength(2);
+  });
+
+  it('does not write a ping sent before one it took from the room (an older timestamp, overtaken on the way): a ready sent before an occupied would make the room allocatable', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1');
+    const at = 1_767_225_600; // Unix seconds
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 }, at + 10)).toBe('status-written');
+    // The ready of the match before, given up on by its client and delivered now.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at + 7)).toBe('overtaken');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied' });
+    expect(recorder.lastReported('s1', 'room-1')).toBe('occupied');
+    // A ping of the same second, or without a timestamp, is taken in the order it arrives.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at + 10)).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    // Still a sign of life: the overtaken ping counts in the digest.
+    expect(await recorder.flush()).toBe(1);
+  });
+
+  it('takes a ping whose timestamp is far behind (the room\'s clock was set back) and judges the next ones from it; terminated is always taken', async () => {
+    const { store, recorder } = setup();
+    const r = room(store, 'room-1');
+    const at = 1_767_225_600;
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 }, at)).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at - PING_REORDER_WINDOW_S - 1)).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 }, at - PING_REORDER_WINDOW_S)).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'terminated', runningMatches: 0 }, at - PING_REORDER_WINDOW_S - 5)).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status?.pingStatus).toBe('terminated');
   });
 
   it('writes again when a stale cache still shows the old status', async () => {

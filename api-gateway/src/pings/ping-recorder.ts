@@ -124,6 +124,14 @@ export interface PingReport {
 
 interface Written { pingStatus: PingReport['status']; runningMatches: number }
 
+/**
+ * How far (in seconds) a ping's `timestamp` may be behind the newest one this replica took from the
+ * room and still be taken for a ping sent before it (and overtaken on the way): a ping abandoned by
+ * its client's timeout can reach the gateway after the next one. Further behind, the room's clock
+ * was set back: the ping is taken, and judged from then on.
+ */
+export const PING_REORDER_WINDOW_S = 60;
+
 /** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
 const STALE_CONFLICT_WARN_S = 60;
 
@@ -145,8 +153,12 @@ function isRefusal(err: unknown): boolean {
   return status === 400 || status === 403 || status === 422;
 }
 
-/** `pending`: the status change could not be written yet; it is retried until it is. */
-export type PingOutcome = 'status-written' | 'recorded' | 'pending';
+/**
+ * `pending`: the status change could not be written yet; it is retried until it is. `overtaken`:
+ * the ping's `timestamp` is older than one this replica took from the room already, so its report
+ * is older news: it counts as a sign of life, and its status is not written.
+ */
+export type PingOutcome = 'status-written' | 'recorded' | 'pending' | 'overtaken';
 
 export class PingRecorder {
   private readonly lastPings = new Map<string, Map<string, number>>();
@@ -155,6 +167,8 @@ export class PingRecorder {
   private readonly revivalFlushAt = new Map<string, number>();
   /** What this replica last wrote per room ("scheduler/room"), to skip repeats while the cache lags. */
   private readonly written = new Map<string, Written>();
+  /** The newest ping `timestamp` (Unix seconds) this replica took per room ("scheduler/room"). */
+  private readonly sentAt = new Map<string, number>();
   private readonly replicaId: string;
   private readonly retentionMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -222,9 +236,10 @@ export class PingRecorder {
 
   /**
    * Records one ping of a room known to exist (`room` from the cache). Writes the status at once
-   * when it changes; throws when that write fails (the room may be gone).
+   * when it changes; throws when that write fails (the room may be gone). `sentAt`: the ping's
+   * `timestamp` (Unix seconds), if it has one.
    */
-  async record(room: GameRoom, ping: PingReport): Promise<PingOutcome> {
+  async record(room: GameRoom, ping: PingReport, sentAt?: number): Promise<PingOutcome> {
     const scheduler = room.metadata.namespace ?? room.spec.scheduler;
     const roomId = room.metadata.name ?? '';
     const now = this.options.now();
@@ -233,6 +248,7 @@ export class PingRecorder {
     const revive = this.options.reviveAfterMs;
     if (revive !== undefined && previous !== undefined && now - previous > revive) this.flushSoon(scheduler, now);
     const key = `${scheduler}/${roomId}`;
+    if (this.overtaken(scheduler, roomId, ping, sentAt)) return 'overtaken';
     const waiting = this.pending.get(key);
     if (waiting) {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
@@ -265,6 +281,32 @@ export class PingRecorder {
     }
     this.written.set(key, { pingStatus: ping.status, runningMatches: ping.runningMatches });
     return 'status-written';
+  }
+
+  /**
+   * Whether the ping was sent before one this replica took from the room already (its `timestamp`
+   * is older, by less than PING_REORDER_WINDOW_S), so that writing its report would undo a newer
+   * one: a `ready` sent before an `occupied` and delivered after it made an occupied room
+   * allocatable, and a second match was sent to it (trial R). Pings in the same second, or without
+   * a timestamp, are taken in the order they arrive. `terminating` and `terminated` are always taken.
+   */
+  private overtaken(scheduler: string, roomId: string, ping: PingReport, sentAt: number | undefined): boolean {
+    if (sentAt === undefined || !Number.isFinite(sentAt)) return false;
+    const key = `${scheduler}/${roomId}`;
+    const newest = this.sentAt.get(key);
+    const behind = newest === undefined ? 0 : newest - sentAt;
+    if (behind <= 0 || behind > PING_REORDER_WINDOW_S || ping.status === 'terminating' || ping.status === 'terminated') {
+      this.sentAt.set(key, sentAt);
+      return false;
+    }
+    this.options.logger.debug('ping sent before one already taken from the room (its timestamp is older); counted as a sign of life, its status not written', { scheduler, roomId, status: ping.status, timestamp: sentAt, newestTimestamp: newest });
+    return true;
+  }
+
+  /** A room this replica no longer hears from, or whose scheduler is gone: what it kept of it goes. */
+  private forgetRoom(key: string): void {
+    this.written.delete(key);
+    this.sentAt.delete(key);
   }
 
   /** A write that outlasted its ping's answer has ended: written, gone, or retried as any pending one. */
@@ -510,7 +552,7 @@ export class PingRecorder {
   }
 
   private forgetScheduler(scheduler: string): void {
-    for (const roomId of this.lastPings.get(scheduler)?.keys() ?? []) this.written.delete(`${scheduler}/${roomId}`);
+    for (const roomId of this.lastPings.get(scheduler)?.keys() ?? []) this.forgetRoom(`${scheduler}/${roomId}`);
     this.lastPings.delete(scheduler);
     this.revivalFlushAt.delete(scheduler);
     this.refusedDigests.delete(scheduler);
@@ -577,7 +619,7 @@ export class PingRecorder {
       for (const [roomId, at] of rooms) {
         if (now - at > this.retentionMs) {
           rooms.delete(roomId);
-          this.written.delete(`${scheduler}/${roomId}`);
+          this.forgetRoom(`${scheduler}/${roomId}`);
         }
       }
       if (rooms.size === 0) {

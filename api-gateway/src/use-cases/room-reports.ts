@@ -138,12 +138,13 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Maestro's `timestamp` is an int64 (protojson: a number or a numeric string); a fraction, or a
- * value past int64, is refused as it refuses them, naming the field.
+ * value past int64, is refused as it refuses them, naming the field. Returns it as a number (a
+ * value beyond 2^53 rounded), undefined when absent.
  */
-function checkTimestamp(value: unknown): void {
-  if (value === undefined || value === null) return;
-  if (typeof value === 'number' && Number.isInteger(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
-  if (typeof value === 'string' && /^-?\d{1,19}$/.test(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return;
+function checkTimestamp(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isInteger(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return value;
+  if (typeof value === 'string' && /^-?\d{1,19}$/.test(value) && BigInt(value) >= INT64_MIN && BigInt(value) <= INT64_MAX) return Number(value);
   throw new ValidationError([{ field: 'timestamp', message: `must be an integer (Unix seconds, as a number or a numeric string) within int64; ${timestampFault(value)}` }]);
 }
 
@@ -201,7 +202,7 @@ export class RoomReports {
 
   constructor(private readonly deps: RoomReportsDeps) {
     this.throttle = new ForwardThrottle(deps.forwardResyncIntervalMs ?? 30_000, deps.now ?? Date.now);
-    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status (unknown: a body not read) and result (status_written, recorded, write_pending: accepted and retried until written, unknown_room, rejected: a refused transition or a 4xx for the token or the body, write_failed: the room is gone).');
+    this.pings = deps.metrics.counter('roomkeeper_pings_total', 'Pings received, by reported status (unknown: a body not read) and result (status_written, recorded, write_pending: accepted and retried until written, overtaken: its timestamp is older than a ping already taken from the room, so only counted as a sign of life, unknown_room, rejected: a refused transition or a 4xx for the token or the body, write_failed: the room is gone).');
     this.forwards = deps.metrics.counter('roomkeeper_gateway_forwards_total', 'Forwarding attempts made by the rooms API, by event type and result (ok, failed, skipped; for pings forwarded from the worker thread also coalesced: a newer ping of the room went instead while a receiver was behind, and dropped: dropped, oldest first, while a receiver was behind).', { labelNames: ['result', 'type'] });
     deps.pingQueue?.onPingResults((result, n) => this.forwards.inc({ type: 'ping', result }, n));
   }
@@ -226,7 +227,7 @@ export class RoomReports {
   async ping(schedulerName: string, roomId: string, body: unknown): Promise<{ success: true; allocation?: RoomAllocationNotice } | RefusedAnswer> {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
-    checkTimestamp(b.timestamp);
+    const sentAt = checkTimestamp(b.timestamp);
     let runningMatches = runningMatchesOf(b) ?? 0;
     const metadata = checkMetadata(b.metadata);
     // Maestro stores an `occupied` ping with no running match as one match.
@@ -254,8 +255,8 @@ export class RoomReports {
     // any ping: the forwarding throttle drops the repeats).
     let terminatedPending: boolean;
     try {
-      const outcome = await this.deps.recorder.record(room, { status, runningMatches });
-      this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : 'recorded');
+      const outcome = await this.deps.recorder.record(room, { status, runningMatches }, sentAt);
+      this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : outcome === 'overtaken' ? 'overtaken' : 'recorded');
       terminatedPending = outcome === 'pending' && status === 'terminated';
     } catch (err) {
       this.countPing(status, 'write_failed');
