@@ -6,6 +6,7 @@ import { crdSchemas } from '../../common/src/generated/schemas';
 import { MAX_ROOM_ID_LENGTH, MAX_ROOM_IDS_PER_REQUEST, MAX_ROOMS_PER_REQUEST } from '../../common/src/operations/operation-inputs';
 import { PING_STATUSES } from '../../common/src/rooms/room-status';
 import { MAX_RUNNING_MATCHES } from './use-cases/room-reports';
+import { ALLOCATE_REQUEST_SCHEMA, ALLOCATE_SELECTOR_SCHEMA } from './use-cases/room-allocation';
 import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
 import { MANAGEMENT_ROUTES } from './routes/management-routes';
 import { ROOMS_ROUTES } from './routes/rooms-routes';
@@ -143,10 +144,10 @@ function components(): Record<string, Schema> {
     AllocateRoomRequest: {
       type: 'object',
       properties: {
-        allocationId: { type: 'string', minLength: 1, maxLength: 128, description: 'Idempotency key (or the Idempotency-Key header): a replay answers the same room' },
-        selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', additionalProperties: false, properties: { version: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } } },
+        allocationId: { ...ALLOCATE_REQUEST_SCHEMA.properties?.allocationId, description: 'Idempotency key (or the Idempotency-Key header): a replay answers the same room' },
+        selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', additionalProperties: false, properties: { version: { ...ALLOCATE_SELECTOR_SCHEMA.properties?.version }, labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string' } } } } },
         strategy: { type: 'string', enum: ['packed', 'distributed'], default: 'packed' },
-        ttlSeconds: { type: 'integer', minimum: 1, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL)" },
+        ttlSeconds: { ...ALLOCATE_REQUEST_SCHEMA.properties?.ttlSeconds, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL)" },
         metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON; no "__proto__" key at any depth)' },
       },
     },
@@ -212,10 +213,12 @@ function operation(route: RouteSpec, server: 'management' | 'rooms'): Schema {
   // Every route that reads a body refuses one that is not JSON, and every path answers 501 to a method it does not have.
   for (const status of [...route.errors, ...(route.requestBody ? [415] : []), 501]) {
     const own = route.errorBodies?.[status];
-    const text = status === 415 && server === 'rooms' ? ROOMS_UNSUPPORTED_MEDIA_TYPE : STATUS_TEXT[status];
+    const words = route.errorWords?.[status];
+    const text = words?.description ?? (status === 415 && server === 'rooms' ? ROOMS_UNSUPPORTED_MEDIA_TYPE : STATUS_TEXT[status]);
+    const headers = words?.retryAfter ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } } } : {};
     responses[status] = own
       ? { description: own.description, content: { 'application/json': { schema: own.schema } } }
-      : { description: text ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      : { description: text ?? 'Error', ...headers, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   }
   return {
     operationId: `${route.id}${server === 'rooms' && route.tag === 'health' ? 'Rooms' : ''}`,

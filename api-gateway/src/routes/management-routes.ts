@@ -60,7 +60,11 @@ export const MANAGEMENT_ROUTES = [
     response: ref('GetOperationResponse'), errors: [401, 404] },
   { id: 'allocateRoom', method: 'post', path: ALLOCATE_ROUTE, tag: 'rooms', auth: 'basic',
     summary: 'Allocate one ready room to a matchmaker (Maestro path; the body is optional); idempotent by allocationId or the Idempotency-Key header',
-    requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 410, 413, 429, 503] },
+    requestBody: ref('AllocateRoomRequest'), response: ref('AllocateRoomResponse'), errors: [400, 401, 404, 409, 410, 413, 429, 503],
+    errorWords: {
+      429: { description: 'No ready room to allocate now (code 8), or the namespace\'s ResourceQuota refused the gateway\'s write: retry after Retry-After (a try after this answer allocates afresh, whatever its allocationId), or add rooms', retryAfter: true },
+      503: { description: 'Every candidate room was taken by concurrent allocations, another try of this allocationId is still being answered, or the Kubernetes API cannot be reached (code 14): retry after Retry-After with the same allocationId', retryAfter: true },
+    } },
   { id: 'cancelOperation', method: 'post', path: `${OPERATION}/cancel`, tag: 'operations', auth: 'basic', summary: 'Ask for an operation to be canceled',
     requestBody: { type: 'object' }, response: { type: 'object' }, errors: [401, 404, 409] },
 ] as const satisfies readonly RouteSpec[];

@@ -39,6 +39,8 @@ export interface RouteSpec<Id extends string = string> {
   errors: number[];
   /** Failure statuses whose body is not the `{code, message, details}` error (health answers): what it holds. */
   errorBodies?: Readonly<Record<number, { description: string; schema: Schema }>>;
+  /** Failure statuses with the usual error body that mean more on this route: what, and whether a Retry-After header says when to retry. */
+  errorWords?: Readonly<Record<number, { description: string; retryAfter?: boolean }>>;
 }
 
 /** Returns the JSON body of a 200 answer, or undefined when it wrote the response itself. */

@@ -133,7 +133,7 @@ const CLAIM_WAIT_MS = 10_000;
 const CLAIM_POLL_CACHE_MS = 10;
 const CLAIM_POLL_READ_MS = 250;
 
-const SELECTOR_SCHEMA: JsonSchemaProps = {
+export const ALLOCATE_SELECTOR_SCHEMA: JsonSchemaProps = {
   type: 'object',
   properties: {
     version: { type: 'string', maxLength: 32, pattern: '^v[0-9]{1,9}\\.[0-9]{1,9}\\.[0-9]{1,9}$' },
@@ -142,18 +142,19 @@ const SELECTOR_SCHEMA: JsonSchemaProps = {
   },
 };
 
-const REQUEST_SCHEMA: JsonSchemaProps = {
+/** The allocate request's fields and their limits (the OpenAPI document shows them as they are checked). */
+export const ALLOCATE_REQUEST_SCHEMA: JsonSchemaProps = {
   type: 'object',
   properties: {
     allocationId: { type: 'string', minLength: 1, maxLength: 128, pattern: ALLOCATION_ID_PATTERN },
-    selectors: { type: 'array', maxItems: 16, items: SELECTOR_SCHEMA },
+    selectors: { type: 'array', maxItems: 16, items: ALLOCATE_SELECTOR_SCHEMA },
     strategy: { type: 'string', enum: ['packed', 'distributed'] },
     ttlSeconds: { type: 'integer', minimum: 1, maximum: MAX_ALLOCATION_TTL_SECONDS },
     metadata: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
   },
 };
 
-const validateRequest = compileSchemaValidator(REQUEST_SCHEMA);
+const validateRequest = compileSchemaValidator(ALLOCATE_REQUEST_SCHEMA);
 
 /**
  * The path's scheduler, which a client of Maestro's gRPC gateway may also send in the body
@@ -173,8 +174,8 @@ function unknownFields(body: Record<string, unknown>): FieldViolation[] {
   };
   const selectors = Array.isArray(body.selectors) ? body.selectors : [];
   return [
-    ...outside(body, REQUEST_SCHEMA, ''),
-    ...selectors.flatMap((selector, i) => (isRecord(selector) ? outside(selector, SELECTOR_SCHEMA, joinIndex('selectors', i)) : [])),
+    ...outside(body, ALLOCATE_REQUEST_SCHEMA, ''),
+    ...selectors.flatMap((selector, i) => (isRecord(selector) ? outside(selector, ALLOCATE_SELECTOR_SCHEMA, joinIndex('selectors', i)) : [])),
   ];
 }
 
