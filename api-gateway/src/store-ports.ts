@@ -54,6 +54,8 @@ export interface RoomPingStatusPatch {
   pingStatus: NonNullable<GameRoomStatus['pingStatus']>;
   lastPingAt: string;
   runningMatches: number;
+  /** The ping reports the match the room's open allocation was made for: written as its `takenAt`. */
+  allocationTakenAt?: string;
 }
 
 /** Finds a scheduler's version in the store's cache (no API call: the ping path reads it once a ping). */

@@ -377,7 +377,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {
-    await this.sendRoomStatus(schedulerName, roomId, resourceVersion === undefined ? { status: patch } : { metadata: { resourceVersion }, status: patch });
+    const { allocationTakenAt, ...fields } = patch;
+    // A merge patch: takenAt joins the allocation's other fields.
+    const status = allocationTakenAt === undefined ? fields : { ...fields, allocation: { takenAt: allocationTakenAt } };
+    await this.sendRoomStatus(schedulerName, roomId, resourceVersion === undefined ? { status } : { metadata: { resourceVersion }, status });
   }
 
   // ---- RoomAllocationStore ----

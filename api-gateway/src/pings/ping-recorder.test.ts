@@ -5,6 +5,7 @@ import { InMemoryStore } from '../testing/in-memory-store';
 import { decodePingDigest, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { MetricsRegistry } from '../../../common/src/metrics';
 import { PING_REORDER_WINDOW_S, PingRecorder } from './ping-recorder';
+import { allocationStep } from '../../../common/src/rooms/allocation';
 import { waitFor } from '../../../test/support/wait';
 
 function setup() {
@@ -338,6 +339,44 @@ describe('PingRecorder: an answered status change is never lost', () => {
     };
     return { clock, store, recorder, outage, metrics };
   }
+
+  /** Room `room-1`, ready and allocated to match-1 (its allocation made at 0 running matches). */
+  async function allocatedRoom(store: InMemoryStore): Promise<GameRoom> {
+    room(store, 'room-1');
+    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
+      status: 'allocated',
+      allocation: { id: 'match-1', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 0 },
+      previousAllocations: [],
+    });
+    return structuredClone(store.findRoom('s1', 'room-1')!);
+  }
+
+  it('marks the open allocation taken with the occupied ping that reports its match, on the version it saw the allocation in', async () => {
+    const { store, recorder } = setup();
+    const allocated = await allocatedRoom(store);
+    expect(await recorder.record(allocated, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    const written = store.findRoom('s1', 'room-1')!;
+    expect(written.status?.allocation).toMatchObject({ id: 'match-1', takenAt: '2026-01-01T00:00:00.000Z' });
+    expect(written.status?.allocation?.endedAt).toBeUndefined(); // the operator ends it
+    expect(allocationStep(written, Date.parse('2026-01-01T00:00:01.000Z'))).toEqual({ kind: 'end', reason: 'occupied' });
+  });
+
+  it('marks the allocation taken when the occupied ping that took it was coalesced into a later ready during an outage (the allocation stayed open until its TTL, ended as expired)', async () => {
+    const { clock, store, recorder, outage } = failing();
+    const allocated = await allocatedRoom(store);
+    expect(await recorder.record(allocated, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    clock.now += 1000;
+    // The match was short: ready again, still in the outage. The cache still shows the room allocated and ready.
+    expect(await recorder.record(allocated, { status: 'ready', runningMatches: 0 })).toBe('pending');
+    outage.on = false;
+    clock.now += 10_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    const written = store.findRoom('s1', 'room-1')!;
+    expect(written.status).toMatchObject({ pingStatus: 'ready', allocation: { id: 'match-1' } });
+    expect(written.status?.allocation?.takenAt).toBeDefined();
+    expect(allocationStep(written, clock.now)).toEqual({ kind: 'end', reason: 'occupied' });
+  });
 
   it('keeps a failed status write pending, coalesces later reports, and writes the latest once the API server is back', async () => {
     const { clock, store, recorder, outage, metrics } = failing();

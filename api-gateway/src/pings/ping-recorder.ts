@@ -40,6 +40,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
 import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
 import { pingedRoomStatus, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import { openAllocation, reportTakes } from '../../../common/src/rooms/allocation';
 import { cachedVersions, type PingDigestWriter, type RoomStore } from '../store-ports';
 import { encodePingDigest, GATEWAY_REPLICA_LABEL, PING_DIGEST_LABEL, PING_DIGEST_RETENTION_MS, pingDigestName, sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { SCHEDULER_LABEL } from '../../../common/src/resources/labels';
@@ -102,6 +103,13 @@ interface PendingWrite {
   since: number;
   /** Why the last try failed (a 409 included), if one has. */
   lastError?: string;
+  /**
+   * The allocation (its id) that a report coalesced away while this write waited had taken up
+   * (`occupied`, one match more): the write of the latest report marks it taken all the same, or an
+   * `occupied` then `ready` sent during an API outage left the allocation open until its TTL, ended
+   * as expired though its match had started (trial R).
+   */
+  took?: string;
 }
 
 /** One status write answered and not yet written, as `pendingWriteList()` tells it. */
@@ -253,7 +261,11 @@ export class PingRecorder {
     if (waiting) {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
       // same report keeps the one under way, so a write of it that succeeds ends the entry.
-      if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches) waiting.report = ping;
+      if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches) {
+        const open = openAllocation(room.status);
+        if (open && reportTakes(waiting.report.status, waiting.report.runningMatches, open)) waiting.took = open.id;
+        waiting.report = ping;
+      }
       return 'pending';
     }
     if (!this.needsWrite(key, room, ping)) return 'recorded';
@@ -351,10 +363,14 @@ export class PingRecorder {
    * condition there protects nothing and would add a 409 and a retry each time the operator wrote
    * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
-  private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number): Promise<void> {
+  private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number, took?: string): Promise<void> {
     const status = pingedRoomStatus(room, ping, roomsMaxMatches(this.options.rooms.findScheduler(scheduler), cachedVersions(this.options.rooms)), at);
-    const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status };
-    const resourceVersion = status === 'ready' || status === 'allocated' ? room.metadata.resourceVersion : undefined;
+    // The match of the room's open allocation, reported by this ping or by one coalesced into it, is
+    // written with it: on the version the allocation was seen in, as a newer allocation must not take it.
+    const open = openAllocation(room.status);
+    const takes = open !== undefined && open.takenAt === undefined && (reportTakes(ping.status, ping.runningMatches, open) || took === open.id);
+    const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status, ...(takes ? { allocationTakenAt: new Date(at).toISOString() } : {}) };
+    const resourceVersion = status === 'ready' || status === 'allocated' || takes ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);
   }
 
@@ -441,15 +457,18 @@ export class PingRecorder {
         const lastPing = this.lastPings.get(w.scheduler)?.get(w.roomId) ?? now;
         const report = w.report;
         // Composed from the room as the cache shows it now: gone from it, the room was deleted;
-        // showing the report already (written by another replica), nothing is left to write.
+        // showing the report already (written by another replica), nothing is left to write, unless
+        // a report coalesced into it took the allocation the room still shows open.
         const room = this.options.rooms.findRoom(w.scheduler, w.roomId);
-        if (!room || !this.needsWrite(key, room, report)) {
+        const open = room ? openAllocation(room.status) : undefined;
+        const takeUnwritten = w.took !== undefined && open?.id === w.took && open.takenAt === undefined;
+        if (!room || (!this.needsWrite(key, room, report) && !takeUnwritten)) {
           this.pending.delete(key);
           continue;
         }
         try {
           this.pendingRetries.inc();
-          await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing);
+          await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing, w.took);
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it

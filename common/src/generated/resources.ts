@@ -70,6 +70,8 @@ export interface GameRoomStatusAllocation {
   runningMatches?: number;
   /** When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then. */
   expiresAt: string;
+  /** When a ping reported the match the allocation was made for (occupied, or one more running match), written by the gateway in the same write as that ping's status, so a ready that follows at once, or a write that waited out an API outage, cannot hide it; the operator then ends the allocation (endReason occupied). */
+  takenAt?: string;
   /** When the allocation ended; absent while it holds the room. */
   endedAt?: string;
   endReason?: 'expired' | 'occupied';
@@ -102,7 +104,7 @@ export interface GameRoomStatus {
   createdAt?: string;
   /** Not written by Roomkeeper: a ping's metadata is not stored on the GameRoom, only forwarded with the ping to the scheduler's forwarders. Empty unless something other than Roomkeeper writes it. */
   metadata?: Record<string, unknown>;
-  /** The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room's resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied). */
+  /** The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room's resourceVersion as precondition), marked taken by the gateway with the ping that reports its match (takenAt), and ended by the operator (TTL over, or the room reported occupied). */
   allocation?: GameRoomStatusAllocation;
   /** The room's earlier allocations, newest first (at most max(8, maxMatches)), moved here by the gateway when it writes a newer one, so that a replayed allocationId finds its room and learns how its allocation ended instead of taking a second room. */
   previousAllocations?: PreviousAllocation[];

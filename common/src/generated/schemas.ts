@@ -253,7 +253,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           },
           allocation: {
             type: 'object',
-            description: 'The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room\'s resourceVersion as precondition) and ended by the operator (TTL over, or the room reported occupied).',
+            description: 'The last allocation of the room by the allocate API. Written by the gateway when it allocates (with the room\'s resourceVersion as precondition), marked taken by the gateway with the ping that reports its match (takenAt), and ended by the operator (TTL over, or the room reported occupied).',
             required: ['id', 'requestHash', 'allocatedAt', 'expiresAt'],
             properties: {
               id: {
@@ -286,6 +286,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'string',
                 format: 'date-time',
                 description: 'When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then.',
+              },
+              takenAt: {
+                type: 'string',
+                format: 'date-time',
+                description: 'When a ping reported the match the allocation was made for (occupied, or one more running match), written by the gateway in the same write as that ping\'s status, so a ready that follows at once, or a write that waited out an API outage, cannot hide it; the operator then ends the allocation (endReason occupied).',
               },
               endedAt: {
                 type: 'string',

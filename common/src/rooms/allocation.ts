@@ -157,13 +157,19 @@ export type AllocationStep =
   | { kind: 'end'; reason: 'expired' | 'occupied' };
 
 /**
- * Whether the room reported the match it was allocated for: more running matches than when the
- * allocation was made (a single-match room's occupied ping counts as one match). An allocation
+ * Whether the room reported the match it was allocated for: the gateway marked it taken
+ * (`takenAt`, with the ping that reported it), or the room reports more running matches than when
+ * the allocation was made (a single-match room's occupied ping counts as one match). An allocation
  * written before `runningMatches` was recorded ends on an occupied ping, as it always did.
  */
 function allocationTaken(status: GameRoomStatus | undefined, allocation: GameRoomStatusAllocation): boolean {
-  if (allocation.runningMatches === undefined) return status?.pingStatus === 'occupied';
-  return (status?.runningMatches ?? 0) > allocation.runningMatches;
+  return allocation.takenAt !== undefined || reportTakes(status?.pingStatus, status?.runningMatches ?? 0, allocation);
+}
+
+/** Whether a ping report (its status and running matches) reports the match `allocation` was made for. */
+export function reportTakes(pingStatus: string | undefined, runningMatches: number, allocation: GameRoomStatusAllocation): boolean {
+  if (allocation.runningMatches === undefined) return pingStatus === 'occupied';
+  return runningMatches > allocation.runningMatches;
 }
 
 export function allocationStep(room: GameRoom, now: number): AllocationStep {
