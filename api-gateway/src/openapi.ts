@@ -5,6 +5,7 @@
 import { crdSchemas } from '../../common/src/generated/schemas';
 import { MAX_ROOM_ID_LENGTH, MAX_ROOM_IDS_PER_REQUEST, MAX_ROOMS_PER_REQUEST } from '../../common/src/operations/operation-inputs';
 import { PING_STATUSES } from '../../common/src/rooms/room-status';
+import { ALLOCATION_ID_PATTERN } from '../../common/src/rooms/allocation';
 import { MAX_RUNNING_MATCHES } from './use-cases/room-reports';
 import { ALLOCATE_REQUEST_SCHEMA, ALLOCATE_SELECTOR_SCHEMA } from './use-cases/room-allocation';
 import { HEALTH_ROUTES, OPENAPI_ROUTE } from './routes/health-routes';
@@ -62,6 +63,13 @@ function components(): Record<string, Schema> {
   const spec = fromCrdSchema(crdSchemas.Scheduler.properties?.spec ?? { type: 'object' });
   const specProps = (spec.properties ?? {}) as Record<string, Schema>;
   const required = Array.isArray(spec.required) ? (spec.required as string[]) : [];
+  const statusFields: Schema = {
+    status: { type: 'string', enum: [...PING_STATUSES] },
+    timestamp: TIMESTAMP,
+    runningMatches: RUNNING_MATCHES,
+    running_matches: { ...RUNNING_MATCHES, description: 'runningMatches as Maestro\'s protojson also spells it; a body with both answers 400' },
+    metadata: { type: 'object' },
+  };
   const operationItem: Schema = {
     type: 'object',
     properties: {
@@ -126,14 +134,13 @@ function components(): Record<string, Schema> {
       type: 'object',
       properties: { operation: { allOf: [operationItem, { type: 'object', properties: { input: { type: 'object' }, executionHistory: { type: 'array', items: { type: 'object', properties: { createdAt: { type: 'string' }, event: { type: 'string' } } } } } }] } },
     },
+    // The deprecated status endpoint takes a ping's body but changes nothing: no allocation to name.
+    RoomStatusRequest: { type: 'object', required: ['status'], properties: statusFields },
     PingRequest: {
       type: 'object', required: ['status'],
       properties: {
-        status: { type: 'string', enum: [...PING_STATUSES] },
-        timestamp: TIMESTAMP,
-        runningMatches: RUNNING_MATCHES,
-        running_matches: { ...RUNNING_MATCHES, description: 'runningMatches as Maestro\'s protojson also spells it; a body with both answers 400' },
-        metadata: { type: 'object' },
+        ...statusFields,
+        allocationId: { type: 'string', minLength: 1, maxLength: 128, pattern: ALLOCATION_ID_PATTERN, description: 'Not in Maestro. The allocation (its id, from a ping answer) whose match the game server started: marks it taken, whatever runningMatches says' },
       },
     },
     RoomEventRequest: { type: 'object', required: ['event'], properties: { event: { type: 'string', minLength: 1, maxLength: 256 }, timestamp: TIMESTAMP, metadata: { type: 'object' } } },

@@ -32,7 +32,7 @@ async function allocateAt(stack: Stack, managementUrl: string, scheduler: string
 }
 
 /** A ping as a game server sends it (the multi-match tests' rooms never ping by themselves). */
-async function ping(stack: Stack, scheduler: string, room: string, body: { status: string; runningMatches?: number }): Promise<{ success: boolean }> {
+async function ping(stack: Stack, scheduler: string, room: string, body: { status: string; runningMatches?: number; allocationId?: string }): Promise<{ success: boolean }> {
   const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
@@ -405,6 +405,44 @@ describe('room allocation', () => {
     await waitFor(async () => (await infoOf(stack, name))?.runningMatches === 6, { timeoutMs: 30_000, message: '6 running matches in /schedulers/info' });
     const none = await allocateAt(stack, stack.managementUrl as string, name, { strategy: 'packed' });
     expect([none.status, none.body.message]).toEqual([429, `no ready rooms available for scheduler ${name}; retry later or add rooms`]);
+  });
+
+  test('multi-match: a ping that names its allocation marks it taken though the running matches did not rise (a match ended as the allocated one started), and the next slot is offered', async () => {
+    const name = 'alloc-named';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const roomId = await waitFor(async () => {
+      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp);
+      if (r?.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
+      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: 'a ready room' });
+    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
+    const allocationOf = async (id: string) => waitFor(async () => {
+      const a = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
+      return a?.id === id && a.endedAt ? a : undefined;
+    }, { timeoutMs: 30_000, message: `allocation ${id} ended` });
+    // The first match: one running match.
+    const first = await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'named-1' });
+    expect(first.body.roomId).toBe(roomId);
+    await ping(stack, name, roomId, { status: 'ready', runningMatches: 1 });
+    expect(await allocationOf('named-1')).toMatchObject({ endReason: 'occupied' });
+    await waitFor(async () => (await infoOf(stack, name))?.runningMatches === 1, { timeoutMs: 30_000, message: '1 running match in /schedulers/info' });
+    // The second, allocated at 1 running match, starts as the first ends: still 1. Named, it is taken.
+    expect((await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'named-2' })).body.roomId).toBe(roomId);
+    const refused = await fetch(`${stack.roomsUrl}/scheduler/${name}/rooms/${roomId}/ping`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, name, roomId)}` },
+      body: JSON.stringify({ status: 'ready', runningMatches: 1, allocationId: 'not an id' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('allocationId');
+    expect((await ping(stack, name, roomId, { status: 'ready', runningMatches: 1, allocationId: 'named-2' })).success).toBe(true);
+    const taken = await allocationOf('named-2');
+    expect(taken).toMatchObject({ endReason: 'occupied', runningMatches: 1 });
+    expect(taken.takenAt).toBeDefined();
+    // Its next slot is offered at once, not after the TTL.
+    await waitFor(async () => ((await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'named-3' })).status === 200 ? true : undefined),
+      { timeoutMs: 30_000, message: 'the room offered again once named-2 was taken' });
   });
 
   test('multi-match autoscaling follows Maestro\'s match formulas on a scripted sequence (maxMatches 3, readyTarget 0.5): 1, 2, 3, 4 rooms', async () => {

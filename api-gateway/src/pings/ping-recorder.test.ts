@@ -361,6 +361,26 @@ describe('PingRecorder: an answered status change is never lost', () => {
     expect(allocationStep(written, Date.parse('2026-01-01T00:00:01.000Z'))).toEqual({ kind: 'end', reason: 'occupied' });
   });
 
+  it('marks the allocation taken by a ping that names it, whatever its running matches say (a match that ended as the allocated one started left the count unchanged)', async () => {
+    const { store, recorder } = setup();
+    room(store, 'room-1', { pingStatus: 'ready', runningMatches: 2, instanceStatus: 'ready', status: 'active' });
+    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
+      status: 'allocated',
+      allocation: { id: 't-3', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 2 },
+      previousAllocations: [],
+    });
+    const allocated = structuredClone(store.findRoom('s1', 'room-1')!);
+    // Still 2 running matches: nothing would be written, and the allocation would expire.
+    expect(await recorder.record(allocated, { status: 'ready', runningMatches: 2 })).toBe('recorded');
+    expect(await recorder.record(allocated, { status: 'ready', runningMatches: 2, takes: 'another-one' })).toBe('recorded');
+    expect(await recorder.record(allocated, { status: 'ready', runningMatches: 2, takes: 't-3' })).toBe('status-written');
+    const written = store.findRoom('s1', 'room-1')!;
+    expect(written.status?.allocation).toMatchObject({ id: 't-3', takenAt: '2026-01-01T00:00:00.000Z' });
+    expect(allocationStep(written, Date.parse('2026-01-01T00:00:01.000Z'))).toEqual({ kind: 'end', reason: 'occupied' });
+    // Named again once marked: nothing more to write.
+    expect(await recorder.record(structuredClone(written), { status: 'ready', runningMatches: 2, takes: 't-3' })).toBe('recorded');
+  });
+
   it('marks the allocation taken when the occupied ping that took it was coalesced into a later ready during an outage (the allocation stayed open until its TTL, ended as expired)', async () => {
     const { clock, store, recorder, outage } = failing();
     const allocated = await allocatedRoom(store);

@@ -128,6 +128,8 @@ export interface PendingWriteView {
 export interface PingReport {
   status: Exclude<PingStatus, 'unknown'>;
   runningMatches: number;
+  /** The allocation whose match this ping says has started (its `allocationId`), if it names one. */
+  takes?: string;
 }
 
 interface Written { pingStatus: PingReport['status']; runningMatches: number }
@@ -261,9 +263,9 @@ export class PingRecorder {
     if (waiting) {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
       // same report keeps the one under way, so a write of it that succeeds ends the entry.
-      if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches) {
+      if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches || ping.takes !== undefined) {
         const open = openAllocation(room.status);
-        if (open && reportTakes(waiting.report.status, waiting.report.runningMatches, open)) waiting.took = open.id;
+        if (open && (reportTakes(waiting.report.status, waiting.report.runningMatches, open) || waiting.report.takes === open.id)) waiting.took = open.id;
         waiting.report = ping;
       }
       return 'pending';
@@ -350,7 +352,9 @@ export class PingRecorder {
     const mine = this.written.get(key);
     const differsFromCache = cached?.pingStatus !== ping.status || (cached.runningMatches ?? 0) !== ping.runningMatches;
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
-    return differsFromCache || differsFromMine;
+    const open = openAllocation(cached);
+    const namesOpenAllocation = ping.takes !== undefined && open?.id === ping.takes && open.takenAt === undefined;
+    return differsFromCache || differsFromMine || namesOpenAllocation;
   }
 
   /**
@@ -368,7 +372,7 @@ export class PingRecorder {
     // The match of the room's open allocation, reported by this ping or by one coalesced into it, is
     // written with it: on the version the allocation was seen in, as a newer allocation must not take it.
     const open = openAllocation(room.status);
-    const takes = open !== undefined && open.takenAt === undefined && (reportTakes(ping.status, ping.runningMatches, open) || took === open.id);
+    const takes = open !== undefined && open.takenAt === undefined && (reportTakes(ping.status, ping.runningMatches, open) || took === open.id || ping.takes === open.id);
     const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status, ...(takes ? { allocationTakenAt: new Date(at).toISOString() } : {}) };
     const resourceVersion = status === 'ready' || status === 'allocated' || takes ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);

@@ -13,7 +13,7 @@ export const ROOMS_ROUTES = [
   { id: 'playerEvent', method: 'post', path: `${ROOM}/playerevent`, tag: 'rooms-api', auth: 'room-token', summary: 'A player joined or left, forwarded to the scheduler\'s forwarders',
     requestBody: ref('PlayerEventRequest'), response: ref('EventResponse'), errors: [400, 401, 413] },
   { id: 'roomStatus', method: 'put', path: `${ROOM}/status`, tag: 'rooms-api', auth: 'room-token', summary: 'Deprecated (Maestro v9): forwards a status; changes nothing',
-    requestBody: ref('PingRequest'), response: ref('SuccessResponse'), errors: [400, 401, 413] },
+    requestBody: ref('RoomStatusRequest'), response: ref('SuccessResponse'), errors: [400, 401, 413] },
   { id: 'roomAddress', method: 'get', path: `${ROOM}/address`, tag: 'rooms-api', auth: 'room-token', summary: 'Host and ports of a room',
     response: ref('RoomAddressResponse'), errors: [401, 404] },
 ] as const satisfies readonly RouteSpec[];

@@ -10,7 +10,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
-import { allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
+import { ALLOCATION_ID_PATTERN, allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type PingStatus, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
@@ -148,6 +148,20 @@ function checkTimestamp(value: unknown): number | undefined {
   throw new ValidationError([{ field: 'timestamp', message: `must be an integer (Unix seconds, as a number or a numeric string) within int64; ${timestampFault(value)}` }]);
 }
 
+const TAKEN_ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
+
+/**
+ * A ping's `allocationId`: the allocation (the id its ping answer told) whose match the game server
+ * started, which marks it taken whatever the running matches say (a match of a multi-match room
+ * that ended as the allocated one started left the count unchanged, and the allocation expired
+ * though its match ran: trial R). Undefined when absent.
+ */
+function checkTakenAllocation(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string' && value.length <= 128 && TAKEN_ALLOCATION_ID.test(value)) return value;
+  throw new ValidationError([{ field: 'allocationId', message: 'must be the id of an allocation this room was told in a ping answer: 1 to 128 letters, digits, \'.\', \'_\', \':\' or \'-\', starting with a letter or digit' }]);
+}
+
 /** What is wrong with a timestamp `checkTimestamp` refuses, in a few words. */
 function timestampFault(value: unknown): string {
   // JSON.parse reads a number past a double's range (1e400) as ±Infinity: out of range, not a fraction.
@@ -228,6 +242,7 @@ export class RoomReports {
     const b = bodyObject(body);
     const status = parseStatus(b.status);
     const sentAt = checkTimestamp(b.timestamp);
+    const takes = checkTakenAllocation(b.allocationId);
     let runningMatches = runningMatchesOf(b) ?? 0;
     const metadata = checkMetadata(b.metadata);
     // Maestro stores an `occupied` ping with no running match as one match.
@@ -255,7 +270,7 @@ export class RoomReports {
     // any ping: the forwarding throttle drops the repeats).
     let terminatedPending: boolean;
     try {
-      const outcome = await this.deps.recorder.record(room, { status, runningMatches }, sentAt);
+      const outcome = await this.deps.recorder.record(room, { status, runningMatches, ...(takes !== undefined ? { takes } : {}) }, sentAt);
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : outcome === 'overtaken' ? 'overtaken' : 'recorded');
       terminatedPending = outcome === 'pending' && status === 'terminated';
     } catch (err) {

@@ -14,6 +14,9 @@ export const DEFAULT_ALLOCATION_TTL_SECONDS = 300;
 /** The longest `ttlSeconds` the allocate API takes: a year. */
 export const MAX_ALLOCATION_TTL_SECONDS = 31_536_000;
 
+/** What an allocationId may hold: the allocate request's, and a ping's that reports the match of one. */
+export const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
+
 /**
  * How many ended allocations a room keeps in `status.previousAllocations`: every match slot of a
  * multi-match room (up to 35), and at least 8, so a single-match room allocated again and again
