@@ -96,6 +96,18 @@ export class AllocationTracker {
   private acknowledgedMatches = 0;
   private readonly seen: string[] = [];
 
+  /** The current allocation's id once the room took it up (its pings name it then), else undefined. */
+  takenId(): string | undefined {
+    return this.current && this.takenUp ? this.current.id : undefined;
+  }
+
+  /** The game server says it started the match of allocation `id`: true when that is the current one. */
+  take(id: string): boolean {
+    if (this.current?.id !== id) return false;
+    this.takenUp = true;
+    return true;
+  }
+
   /** The room reported `occupied`: the current allocation was taken up, not abandoned. */
   noteOccupied(): void {
     if (this.current) this.takenUp = true;

@@ -348,6 +348,27 @@ describe('allocation events', () => {
     r.close();
   });
 
+  test('takeAllocation: a multi-match room whose count did not rise names the allocation in its pings, so it is taken up, not reported expired', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    const expired: string[] = [];
+    r.on('allocationExpired', (a) => expired.push(a.id));
+    await r.ready();
+    await r.setRunningMatches(2);
+    api.answer = () => allocation('a1');
+    await jest.advanceTimersByTimeAsync(1000);
+    await expect(r.takeAllocation('another')).rejects.toThrow('allocation another is not the one this room holds');
+    await r.takeAllocation('a1');
+    expect(api.pings().at(-1)?.body).toMatchObject({ status: 'ready', runningMatches: 2, allocationId: 'a1' });
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(expired).toEqual([]);
+    // Ended: later pings name it no more.
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(api.pings().at(-1)?.body).not.toHaveProperty('allocationId');
+    r.close();
+  });
+
   test('an allocation first heard of in the answer to the ping that took it up (occupied, or one match more) is not reported expired', async () => {
     for (const takeUp of [(r: RoomClient) => r.occupied(), (r: RoomClient) => r.setRunningMatches(1)]) {
       const api = new FakeRoomsApi();

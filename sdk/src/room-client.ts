@@ -117,6 +117,8 @@ interface Snapshot {
   version: number;
   status: ReportedStatus;
   runningMatches: number | undefined;
+  /** The allocation the room took up, named in the ping (`allocationId`). */
+  takes: string | undefined;
 }
 
 export class RoomClient extends EventEmitter<RoomClientEvents> {
@@ -240,6 +242,23 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     this.runningMatches = n;
     // A match reported while an allocation waits takes it up, as `occupied()` does.
     this.allocations.noteMatches(reportedMatches({ status, runningMatches: n }));
+    return this.change(status);
+  }
+
+  /**
+   * Says that the match of allocation `id` (an `allocated` event's) has started: the room's pings
+   * name it (`allocationId`) until Roomkeeper ends it, so that it is taken up whatever the running
+   * matches say. A multi-match room needs this when one of its matches ended as the allocated one
+   * began, as its count did not rise then; `occupied()` or a higher `setRunningMatches(n)` take an
+   * allocation up by themselves (and their pings name it too). Resolves when a ping naming it was
+   * acknowledged; rejects with a RangeError, sending nothing, when `id` is not the allocation the
+   * room holds (never told, or already ended).
+   */
+  takeAllocation(id: string): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (this.goneReason !== undefined) return Promise.reject(new RoomGoneError(this.goneReason));
+    const status = this.statusValue;
+    if (status === 'starting' || !this.allocations.take(id)) return Promise.reject(new RangeError(`allocation ${id} is not the one this room holds: it was never told in a ping answer, or it has ended`));
     return this.change(status);
   }
 
@@ -386,7 +405,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
 
   private async ping(): Promise<void> {
     if (this.isOver() || this.statusValue === 'starting') return;
-    const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches };
+    const snap: Snapshot = { version: this.version, status: this.statusValue, runningMatches: this.runningMatches, takes: this.allocations.takenId() };
     this.inFlight = true;
     this.inFlightVersion = snap.version;
     const abandon = new AbortController();
@@ -395,6 +414,7 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
     try {
       const res = await this.transport.send('PUT', roomUrl(this.config, 'ping'), {
         status: snap.status, timestamp: this.unixNow(), ...(snap.runningMatches !== undefined ? { runningMatches: snap.runningMatches } : {}),
+        ...(snap.takes !== undefined ? { allocationId: snap.takes } : {}),
       }, undefined, abandon.signal);
       outcome = pingOutcome(res, this.now());
     } catch (err) {
