@@ -330,7 +330,8 @@ describe('allocation events', () => {
     r.close();
   });
 
-  test('a running-matches report that is no more than when allocated does not take the allocation up', async () => {
+  /** A ready room running 2 matches whose answers then carry allocation a1. */
+  async function allocatedAtTwoMatches(): Promise<{ api: FakeRoomsApi; r: RoomClient; expired: string[] }> {
     const api = new FakeRoomsApi();
     const r = room(api, { random: () => 0.5 });
     const expired: string[] = [];
@@ -339,6 +340,11 @@ describe('allocation events', () => {
     await r.setRunningMatches(2);
     api.answer = () => allocation('a1');
     await jest.advanceTimersByTimeAsync(1000);
+    return { api, r, expired };
+  }
+
+  test('a running-matches report that is no more than when allocated does not take the allocation up', async () => {
+    const { api, r, expired } = await allocatedAtTwoMatches();
     // One match ended and another began: still 2, as when allocated (the rooms API counts so too).
     await r.setRunningMatches(1);
     await r.setRunningMatches(2);
@@ -349,14 +355,7 @@ describe('allocation events', () => {
   });
 
   test('takeAllocation: a multi-match room whose count did not rise names the allocation in its pings, so it is taken up, not reported expired', async () => {
-    const api = new FakeRoomsApi();
-    const r = room(api, { random: () => 0.5 });
-    const expired: string[] = [];
-    r.on('allocationExpired', (a) => expired.push(a.id));
-    await r.ready();
-    await r.setRunningMatches(2);
-    api.answer = () => allocation('a1');
-    await jest.advanceTimersByTimeAsync(1000);
+    const { api, r, expired } = await allocatedAtTwoMatches();
     await expect(r.takeAllocation('another')).rejects.toThrow('allocation another is not the one this room holds');
     await r.takeAllocation('a1');
     expect(api.pings().at(-1)?.body).toMatchObject({ status: 'ready', runningMatches: 2, allocationId: 'a1' });
