@@ -155,7 +155,13 @@ async function main(): Promise<void> {
     // The operator first: it must not see the simulated nodes go (the simulation deletes them).
     await operator.stop();
     forwarder.close();
-    await simulation?.stop();
+    // On a cluster of the user's, the nodes holding room pods stay: deleted, kube-controller-manager
+    // deletes their pods about 40 s later, and a restart longer than that lost every room.
+    const kept = await simulation?.stop({ keepNodesWithPods: !sandbox }) ?? [];
+    if (kept.length > 0) {
+      process.stdout.write(`Kept the ${kept.length} simulated nodes that hold room pods (${kept.join(', ')}): an npm start within 5 minutes takes them up again with their rooms; `
+        + `after that, kube-controller-manager evicts their pods, as from any node that stopped reporting. To remove them: kubectl delete node ${kept.join(' ')}\n`);
+    }
     await gateway.stop();
     await sandbox?.stop();
     process.stdout.write('Stopped.\n');

@@ -54,7 +54,7 @@ serveParent<null>(async () => {
       ...(arg.concurrency !== undefined ? { concurrency: arg.concurrency } : {}),
     });
     rooms = simulation.rooms;
-    stop = () => simulation.stop();
+    stop = async () => { await simulation.stop(); };
   }
   // How late this process's event loop runs: a ping that fails here may never have left it.
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });

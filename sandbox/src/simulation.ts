@@ -25,7 +25,12 @@ export interface Simulation {
   readonly kubelet: SimKubelet;
   /** Undefined when no `roomsApiUrl` was given. */
   readonly rooms: SimRooms | undefined;
-  stop(): Promise<void>;
+  /**
+   * Stops the rooms and the kubelet. `keepNodesWithPods` (on a real cluster): the simulated nodes
+   * holding pods stay, so that a simulation started again within 5 minutes keeps their rooms;
+   * resolves with their names.
+   */
+  stop(opts?: { keepNodesWithPods?: boolean }): Promise<string[]>;
 }
 
 export async function startSimulation(opts: SimulationOptions): Promise<Simulation> {
@@ -64,11 +69,11 @@ export async function startSimulation(opts: SimulationOptions): Promise<Simulati
   return {
     kubelet,
     rooms,
-    async stop() {
-      if (stopped) return;
+    async stop(stopOpts = {}) {
+      if (stopped) return [];
       stopped = true;
       await rooms?.stop();
-      await kubelet.stop();
+      return kubelet.stop(stopOpts);
     },
   };
 }

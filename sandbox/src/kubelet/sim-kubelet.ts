@@ -231,17 +231,28 @@ export class SimKubelet {
     return { nodes: this.nodes.size, ...this.counters, unschedulablePods: this.unschedulable.size, informerListFailures: this.informer.listFailures };
   }
 
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * Stops the kubelet and deletes its nodes, or with `keepNodesWithPods` only those that hold no
+   * pod: on a real cluster, kube-controller-manager's pod garbage collector deletes every pod bound
+   * to a node that no longer exists, about 40 s after it went, so an `npm start` stopped for longer
+   * than that (an upgrade, a restart) lost all its rooms, allocated and occupied ones included
+   * (trial S). A node kept stops reporting: kube-controller-manager marks it NotReady and evicts its
+   * pods 5 minutes later (their default toleration), unless a simulation takes it up again before
+   * (the next `npm start` does: isSimulatedNode). Returns the nodes kept.
+   */
+  async stop(opts: { keepNodesWithPods?: boolean } = {}): Promise<string[]> {
+    if (this.stopped) return [];
     this.stopped = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    const holding = new Set(opts.keepNodesWithPods ? this.informer.list().map((p) => p.spec?.nodeName ?? '') : []);
+    const kept = this.nodeNames.filter((name) => holding.has(name));
     await this.nodeInformer.stop();
     await this.informer.stop();
     await this.queue.shutDown();
-    // Leave the cluster as it was found: a later simulation (or `npm start`) must see no stale
-    // nodes, or it takes them for real ones and attaches no simulated kubelet.
-    await Promise.all(this.nodeNames.map((name) => this.core.deleteNode({ name }).catch(() => undefined)));
+    // Leave the cluster as it was found otherwise: nodes without pods go.
+    await Promise.all(this.nodeNames.filter((name) => !holding.has(name)).map((name) => this.core.deleteNode({ name }).catch(() => undefined)));
     await this.connections.close();
+    return kept;
   }
 
   // ---- nodes ----
