@@ -35,6 +35,10 @@ LABEL org.opencontainers.image.title="roomkeeper" \
       org.opencontainers.image.description="Roomkeeper operator and gateway (Maestro-compatible game-room fleets on Kubernetes)" \
       org.opencontainers.image.licenses="Apache-2.0"
 ENV NODE_ENV=production
+# The git commit built (docker build --build-arg ROOMKEEPER_REVISION=$(git rev-parse HEAD)): the
+# revision label of roomkeeper_build_info on /metrics.
+ARG ROOMKEEPER_REVISION=unknown
+ENV ROOMKEEPER_REVISION=$ROOMKEEPER_REVISION
 WORKDIR /app
 COPY --from=deps --chown=0:0 /app/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist ./dist

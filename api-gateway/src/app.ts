@@ -37,6 +37,7 @@ import { SchedulerCommands } from './use-cases/scheduler-commands';
 import { SchedulerQueries } from './use-cases/scheduler-queries';
 import type { Clock } from '../../common/src/runtime/clock';
 import type { Liveness } from '../../common/src/runtime/liveness';
+import { buildInfo } from '../../common/src/runtime/build-info';
 
 export interface CommonAppDeps {
   logger: Logger;
@@ -211,7 +212,7 @@ export function createManagementApp(deps: ManagementAppDeps): Express {
   const options = { auth, json: jsonBody(deps.maxBodyBytes, isJsonContentType, true) };
   const router = express.Router({ caseSensitive: true, strict: false });
   mountRoutes(router, HEALTH_ROUTES, healthHandlers(deps.metrics, deps.readiness, deps.liveness), options);
-  const document = buildOpenApiDocument();
+  const document = buildOpenApiDocument(buildInfo().version);
   mountRoutes(router, [OPENAPI_ROUTE], { openapi: () => document }, options);
   const useCases = {
     commands: new SchedulerCommands({ schedulers: deps.schedulers, operations: deps.operations, rooms: deps.rooms, validator: deps.validator, now: deps.now, logger: deps.logger, maxRoomsPerScheduler: deps.maxRoomsPerScheduler }),

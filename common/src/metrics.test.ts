@@ -12,6 +12,8 @@ describe('MetricsRegistry on prom-client', () => {
       expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
       expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds /m);
       expect(text).toContain('# TYPE nodejs_gc_duration_seconds histogram');
+      // The build: package.json's version and the commit of this checkout (or ROOMKEEPER_REVISION).
+      expect(text).toMatch(/^roomkeeper_build_info\{version="0\.1\.0",revision="([0-9a-f]{12}|[^"]+)"\} 1$/m);
     }
     expect(await operator.render()).toContain('roomkeeper_test_total{scheduler="a"} 1');
     expect(await gateway.render()).toContain('roomkeeper_test_total{scheduler="b"} 2');

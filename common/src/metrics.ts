@@ -12,6 +12,7 @@
  * answer synchronously (tests, benchmarks).
  */
 import * as prom from 'prom-client';
+import { buildInfo } from './runtime/build-info';
 
 export type Labels = Record<string, string | number>;
 
@@ -195,6 +196,13 @@ function processMetrics(): prom.Registry {
     registers: [registry],
     collect() { this.set(process.memoryUsage().heapUsed); },
   });
+  const build = buildInfo();
+  new prom.Gauge({
+    name: 'roomkeeper_build_info',
+    help: 'Always 1: the build of Roomkeeper this process runs, its version (package.json) and revision (the git commit: ROOMKEEPER_REVISION, set in the image, or the checkout npm start runs from; unknown if neither).',
+    labelNames: ['version', 'revision'],
+    registers: [registry],
+  }).set({ version: build.version, revision: build.revision }, 1);
   processRegistry = registry;
   return registry;
 }
