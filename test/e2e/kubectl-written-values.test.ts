@@ -299,7 +299,12 @@ describe('values written with kubectl, with an operator running', () => {
       return r.status?.allocation?.endedAt !== undefined && r.status.status === 'ready' ? r : undefined;
     }, { timeoutMs: 30_000, message: `the year-9999 allocation of ${roomName} ended and the room ready` });
     expect(ended.status?.allocation).toMatchObject({ id: 'kubectl-9999', endReason: 'expired' });
-    const allocated = await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, {});
+    // The gateway allocates from its cache, which shows the end a moment after the API server does
+    // (until then it answers 429, retry later).
+    const allocated = await waitFor(async () => {
+      const answer = await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, {});
+      return answer.status === 429 ? undefined : answer;
+    }, { timeoutMs: 30_000, intervalMs: 200, message: `room ${roomName} allocatable again in the gateway's cache` });
     expect(allocated.status).toBe(200);
     expect(allocated.body).toMatchObject({ roomId: roomName });
   });
