@@ -1,7 +1,7 @@
 /**
  * One operator in the test process, as the chart runs it on the shared real plane: the chart's
- * ServiceAccount and settings (its Lease, which its Role grants by name), test-sized timings, and
- * its log kept in memory for the test to read. Resolves once it leads.
+ * ServiceAccount and settings (its Lease, which its Role grants by name, and its leader timings), a
+ * test-sized health interval, and its log kept in memory for the test to read. Resolves once it leads.
  */
 import type * as k8s from '@kubernetes/client-node';
 import { Writable } from 'node:stream';
@@ -27,7 +27,9 @@ export async function startChartOperator(plane: RealApiServer, opts: { kubeConfi
   });
   const operator = await startOperator({
     kubeConfig: opts.kubeConfig,
-    config: loadConfig(plane.chartEnv.operator, { operatorPort: 0, leaseDuration: 5000, renewDeadline: 4000, retryPeriod: 500, healthInterval: 1000 }),
+    // The chart's leader timings (15 s, 10 s, 2 s), not shorter ones: on a loaded 2-core CI machine a
+    // 4 s renew deadline was missed mid-operation (CI, 2026-12-07). A free Lease is taken at once.
+    config: loadConfig(plane.chartEnv.operator, { operatorPort: 0, healthInterval: 1000 }),
     logger: createLogger('operator', { level: 'info', stream }),
     serveOps: false,
     ...(opts.random ? { random: opts.random } : {}),
