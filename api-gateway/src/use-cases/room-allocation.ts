@@ -27,7 +27,7 @@ import type { Logger } from '../../../common/src/logger';
 import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/metrics';
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { activeDefinition, sameRooms } from '../../../common/src/resources/scheduler-version';
-import { ALLOCATION_ID_PATTERN, allocationRecord, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { ALLOCATION_ID_PATTERN, allocationRecord, isAllocationId, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
@@ -108,7 +108,6 @@ export interface RoomAllocationDeps {
   replicaId?: string;
 }
 
-const ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
 
 /**
  * How long a try of a new allocationId waits for its cache to show its own room write before it also
@@ -219,7 +218,7 @@ function parseAllocationRequest(body: unknown, idempotencyKey: string | undefine
     // Node joins a header sent twice with ", ", which no key holds.
     if (idempotencyKey.includes(', ')) {
       violations.push({ field: 'Idempotency-Key', message: 'was sent more than once (or holds ", "); send one Idempotency-Key header' });
-    } else if (idempotencyKey === '' || idempotencyKey.length > 128 || !ALLOCATION_ID.test(idempotencyKey)) {
+    } else if (!isAllocationId(idempotencyKey)) {
       violations.push({ field: 'Idempotency-Key', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" });
     } else if (request.allocationId !== undefined && request.allocationId !== idempotencyKey) {
       violations.push({ field: 'allocationId', message: 'differs from the Idempotency-Key header; send one, or the same value in both' });

@@ -10,7 +10,7 @@ import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { Forwarder, GameRoom, Scheduler } from '../../../common/src/generated/resources';
 import type { ForwardedRoom, ForwardOutcome, PlayerEventName } from '../../../common/src/forwarding/forwarder-types';
 import type { PingForwardQueue } from '../../../common/src/forwarding/forwarding-worker';
-import { ALLOCATION_ID_PATTERN, allocationNotice, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
+import { allocationNotice, isAllocationId, type RoomAllocationNotice } from '../../../common/src/rooms/allocation';
 import { PING_STATUSES, pingedRoomStatus, pingFollows, roomsMaxMatches, type PingStatus, type ReportedPingStatus } from '../../../common/src/rooms/room-status';
 import { jsonTypeName, notAJsonObject } from '../../../common/src/json/json-type';
 import { InputError, NotFoundError, ValidationError } from '../errors';
@@ -148,8 +148,6 @@ function checkTimestamp(value: unknown): number | undefined {
   throw new ValidationError([{ field: 'timestamp', message: `must be an integer (Unix seconds, as a number or a numeric string) within int64; ${timestampFault(value)}` }]);
 }
 
-const TAKEN_ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
-
 /**
  * A ping's `allocationId`: the allocation (the id its ping answer told) whose match the game server
  * started, which marks it taken whatever the running matches say (a match of a multi-match room
@@ -158,7 +156,7 @@ const TAKEN_ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
  */
 function checkTakenAllocation(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string' && value.length <= 128 && TAKEN_ALLOCATION_ID.test(value)) return value;
+  if (isAllocationId(value)) return value;
   throw new ValidationError([{ field: 'allocationId', message: 'must be the id of an allocation this room was told in a ping answer: 1 to 128 letters, digits, \'.\', \'_\', \':\' or \'-\', starting with a letter or digit' }]);
 }
 

@@ -16,6 +16,12 @@ export const MAX_ALLOCATION_TTL_SECONDS = 31_536_000;
 
 /** What an allocationId may hold: the allocate request's, and a ping's that reports the match of one. */
 export const ALLOCATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]*$';
+const ALLOCATION_ID = new RegExp(ALLOCATION_ID_PATTERN);
+
+/** Whether `value` is an allocationId: 1 to 128 characters of ALLOCATION_ID_PATTERN. */
+export function isAllocationId(value: unknown): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= 128 && ALLOCATION_ID.test(value);
+}
 
 /**
  * How many ended allocations a room keeps in `status.previousAllocations`: every match slot of a
