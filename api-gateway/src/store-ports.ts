@@ -54,6 +54,8 @@ export interface RoomPingStatusPatch {
   pingStatus: NonNullable<GameRoomStatus['pingStatus']>;
   lastPingAt: string;
   runningMatches: number;
+  /** The ping's `timestamp` (Unix seconds); null: it sent none, and the last one is removed. */
+  pingTimestamp: number | null;
   /** The ping reports the match the room's open allocation was made for: written as its `takenAt`. */
   allocationTakenAt?: string;
 }

@@ -31,12 +31,15 @@ async function allocateAt(stack: Stack, managementUrl: string, scheduler: string
   return { status: res.status, body: text ? JSON.parse(text) as Answer['body'] : {}, retryAfter: res.headers.get('retry-after') ?? undefined };
 }
 
-/** A ping as a game server sends it (the multi-match tests' rooms never ping by themselves). */
-async function ping(stack: Stack, scheduler: string, room: string, body: { status: string; runningMatches?: number; allocationId?: string }): Promise<{ success: boolean }> {
-  const res = await fetch(`${stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
+/**
+ * A ping as a game server sends it (the multi-match tests' rooms never ping by themselves), to the
+ * stack's gateway or to `via.roomsUrl`, with the `timestamp` `via` names (default 1).
+ */
+async function ping(stack: Stack, scheduler: string, room: string, body: { status: string; runningMatches?: number; allocationId?: string }, via: { roomsUrl?: string; timestamp?: number } = {}): Promise<{ success: boolean }> {
+  const res = await fetch(`${via.roomsUrl ?? stack.roomsUrl}/scheduler/${scheduler}/rooms/${room}/ping`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${roomToken(stack.config.roomTokenSecret, scheduler, room)}` },
-    body: JSON.stringify({ ...body, timestamp: 1 }),
+    body: JSON.stringify({ ...body, timestamp: via.timestamp ?? 1 }),
   });
   return await res.json() as { success: boolean };
 }
@@ -246,6 +249,44 @@ describe('room allocation', () => {
     });
     const holding = (await fleet(stack, name)).filter((r) => r.status?.allocation?.id === 'term-1');
     expect(holding.map((r) => r.metadata.name)).toEqual([roomId]);
+  });
+
+  test('a ready sent before an occupied and delivered after it to another gateway replica is older news: the room stays occupied and is not allocated again', async () => {
+    const name = 'alloc-reorder';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const at = Math.floor(Date.now() / 1000);
+    const roomId = await waitFor(async () => {
+      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp && x.status?.instanceStatus === 'ready');
+      if (r && r.status?.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready' }, { timestamp: at });
+      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: '1 ready room' });
+    const url = stack.managementUrl as string;
+    const allocated = await waitFor(async () => {
+      const a = await allocateAt(stack, url, name, { allocationId: 'reorder-1', ttlSeconds: 600 });
+      return a.status === 200 ? a : undefined;
+    }, { timeoutMs: 30_000, message: 'the gateway allocates reorder-1' });
+    expect(allocated.body.roomId).toBe(roomId);
+    // The match starts: occupied, sent at +10 s, to the stack's gateway.
+    expect(await ping(stack, name, roomId, { status: 'occupied', runningMatches: 1, allocationId: 'reorder-1' }, { timestamp: at + 10 })).toMatchObject({ success: true });
+    await waitFor(async () => {
+      const r = (await fleet(stack, name)).find((x) => x.metadata.name === roomId);
+      return r?.status?.status === 'occupied' && r.status.pingTimestamp === at + 10;
+    }, { timeoutMs: 30_000, message: 'the GameRoom shows occupied, sent at +10 s' });
+    // The ready the game server sent at +7 s (its client gave up on it) reaches another replica, whose cache shows the occupied.
+    const other = await stack.addGateway();
+    await waitFor(() => other.cached().gamerooms?.some((r) => r.metadata?.name === roomId && (r as GameRoom).status?.pingTimestamp === at + 10) === true,
+      { timeoutMs: 30_000, message: 'the other replica\'s cache shows the occupied' });
+    expect(await ping(stack, name, roomId, { status: 'ready' }, { roomsUrl: other.roomsUrl, timestamp: at + 7 })).toEqual({ success: true });
+    const metrics = await (await fetch(`${other.managementUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^roomkeeper_pings_total\{result="overtaken",status="ready"\} 1$/m);
+    expect(other.pendingPingWrites()).toEqual([]);
+    const room = (await fleet(stack, name)).find((x) => x.metadata.name === roomId);
+    expect(room?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', pingTimestamp: at + 10 });
+    expect((await allocateAt(stack, other.managementUrl, name, { allocationId: 'reorder-2' })).status).toBe(429);
+    // What the room sends later is taken, on either replica: its match is over, it is ready again.
+    expect(await ping(stack, name, roomId, { status: 'ready' }, { roomsUrl: other.roomsUrl, timestamp: at + 20 })).toEqual({ success: true });
+    await waitFor(async () => (await readyRooms(stack, name)) === 1, { timeoutMs: 30_000, message: 'the room ready again' });
   });
 
   test('abandoned allocations come back to ready exactly once after their TTL, ready pings inside it change nothing, and the room hears of it in its ping answer', async () => {

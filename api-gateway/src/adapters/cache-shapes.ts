@@ -3,8 +3,8 @@
  * object (the informer's `transform`). Whatever must be whole is read by a direct GET instead
  * (`getOperation`, `getRoom`, `getScheduler`), never from these caches.
  *
- * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches,
- * instance status, allocation, host and ports for forwarding, spec.validation), allocation
+ * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches, the
+ * timestamp of the ping they came with, instance status, allocation, host and ports for forwarding, spec.validation), allocation
  * (`chooseCandidates`, `isAllocatable`, `answerOf`: labels and spec.version for selectors,
  * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation and the earlier
  * allocations for replays and for the next allocation's write of them),
@@ -40,6 +40,7 @@ function slimRoomStatus(s: GameRoomStatus): GameRoomStatus {
     status: s.status,
     pingStatus: s.pingStatus,
     runningMatches: s.runningMatches,
+    ...(s.pingTimestamp !== undefined ? { pingTimestamp: s.pingTimestamp } : {}),
     instanceStatus: s.instanceStatus,
     host: s.host,
     ...(s.ports ? { ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })) } : {}),

@@ -144,16 +144,20 @@ describe('KubernetesStore on the sandbox', () => {
     const room = await waitFor(() => store.findRoom('adapter-rooms', 'room-1'));
     expect(room.spec.scheduler).toBe('adapter-rooms');
     const cachedAt = room.metadata.resourceVersion as string;
-    await store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z' });
+    await store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'occupied', status: 'occupied', runningMatches: 1, lastPingAt: '2026-01-01T00:00:00.000Z', pingTimestamp: 1_767_225_600 });
     await waitFor(() => store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus === 'occupied');
+    // The ping's timestamp, kept in the cache for the next ping's judgement.
+    expect(store.findRoom('adapter-rooms', 'room-1')?.status?.pingTimestamp).toBe(1_767_225_600);
     expect(store.listRooms('adapter-rooms')).toHaveLength(1);
     // Composed from a version the room has moved past: refused (409), and nothing changes.
-    await expect(store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:01.000Z' })).rejects.toMatchObject({ code: 409 });
+    await expect(store.patchRoomStatus('adapter-rooms', 'room-1', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:01.000Z', pingTimestamp: null })).rejects.toMatchObject({ code: 409 });
     expect(store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus).toBe('occupied');
     // Without a version: no condition.
-    await store.patchRoomStatus('adapter-rooms', 'room-1', undefined, { pingStatus: 'terminated', status: 'terminated', runningMatches: 0, lastPingAt: '2026-01-01T00:00:02.000Z' });
+    await store.patchRoomStatus('adapter-rooms', 'room-1', undefined, { pingStatus: 'terminated', status: 'terminated', runningMatches: 0, lastPingAt: '2026-01-01T00:00:02.000Z', pingTimestamp: null });
     await waitFor(() => store.findRoom('adapter-rooms', 'room-1')?.status?.pingStatus === 'terminated');
-    await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 404 });
+    // A report without a timestamp (null) removes the last one.
+    expect(store.findRoom('adapter-rooms', 'room-1')?.status?.pingTimestamp).toBeUndefined();
+    await expect(store.patchRoomStatus('adapter-rooms', 'ghost', cachedAt, { pingStatus: 'ready', status: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z', pingTimestamp: null })).rejects.toMatchObject({ code: 404 });
   });
 
   it('remembers the rooms its cache saw deleted, until a room of the same name is made again', async () => {

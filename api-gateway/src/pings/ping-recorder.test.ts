@@ -62,13 +62,13 @@ describe('PingRecorder', () => {
     const { store, recorder } = setup();
     const r = room(store, 'room-1');
     const at = 1_767_225_600; // Unix seconds
-    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 }, at + 10)).toBe('status-written');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1, sentAt: at + 10 })).toBe('status-written');
     // The ready of the match before, given up on by its client and delivered now.
-    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at + 7)).toBe('overtaken');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at + 7 })).toBe('overtaken');
     expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied' });
     expect(recorder.lastReported('s1', 'room-1')).toBe('occupied');
     // A ping of the same second, or without a timestamp, is taken in the order it arrives.
-    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at + 10)).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at + 10 })).toBe('status-written');
     expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
     // Still a sign of life: the overtaken ping counts in the digest.
     expect(await recorder.flush()).toBe(1);
@@ -78,11 +78,52 @@ describe('PingRecorder', () => {
     const { store, recorder } = setup();
     const r = room(store, 'room-1');
     const at = 1_767_225_600;
-    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1 }, at)).toBe('status-written');
-    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0 }, at - PING_REORDER_WINDOW_S - 1)).toBe('status-written');
-    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 }, at - PING_REORDER_WINDOW_S)).toBe('status-written');
-    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'terminated', runningMatches: 0 }, at - PING_REORDER_WINDOW_S - 5)).toBe('status-written');
+    expect(await recorder.record(r, { status: 'occupied', runningMatches: 1, sentAt: at })).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at - PING_REORDER_WINDOW_S - 1 })).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1, sentAt: at - PING_REORDER_WINDOW_S })).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'terminated', runningMatches: 0, sentAt: at - PING_REORDER_WINDOW_S - 5 })).toBe('status-written');
     expect(store.findRoom('s1', 'room-1')?.status?.pingStatus).toBe('terminated');
+  });
+
+  it('does not write a ping another replica has news newer than: the GameRoom holds the timestamp of the report it shows', async () => {
+    const { clock, store, recorder } = setup();
+    const other = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gateway-b', logger: silentLogger(), random: () => 0 });
+    const r = room(store, 'room-1', { pingStatus: 'occupied', runningMatches: 1, instanceStatus: 'ready', status: 'occupied' });
+    const stale = structuredClone(r);
+    const at = 1_767_225_600;
+    // A match ends, and the next one starts (sent at +10 s).
+    expect(await recorder.record(r, { status: 'ready', runningMatches: 0, sentAt: at + 2 })).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1, sentAt: at + 10 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', pingTimestamp: at + 10 });
+    // The ready sent before it reaches the other replica, which never heard from the room.
+    expect(await other.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at + 7 })).toBe('overtaken');
+    // And on a cache two writes behind: the write names the version it saw, is refused, and its
+    // retry finds the GameRoom holding a report sent later: dropped, not written.
+    expect(await other.record(stale, { status: 'ready', runningMatches: 0, sentAt: at + 8 })).toBe('pending');
+    clock.now += 1000;
+    await other.retryDue();
+    expect(other.pendingWrites).toBe(0);
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', pingTimestamp: at + 10 });
+    // The room's next report, sent later, is taken by either.
+    expect(await other.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at + 20 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'ready', status: 'ready', pingTimestamp: at + 20 });
+    // A report without a timestamp is dated by nothing: the last one goes with it.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status?.pingTimestamp).toBeUndefined();
+  });
+
+  it('writes the timestamp of a room whose clock was set back, though its report is unchanged, so that no replica takes its next reports for older news', async () => {
+    const { clock, store, recorder } = setup();
+    const other = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gateway-b', logger: silentLogger() });
+    const at = 1_767_225_600;
+    expect(await recorder.record(room(store, 'room-1'), { status: 'occupied', runningMatches: 1, sentAt: at })).toBe('status-written');
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1, sentAt: at - 300 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status?.pingTimestamp).toBe(at - 300);
+    expect(await other.record(store.findRoom('s1', 'room-1')!, { status: 'ready', runningMatches: 0, sentAt: at - 290 })).toBe('status-written');
+    // A timestamp the API server could not hold exactly (past 2^53) is not written.
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1, sentAt: 2 ** 63 })).toBe('status-written');
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied' });
+    expect(store.findRoom('s1', 'room-1')?.status?.pingTimestamp).toBeUndefined();
   });
 
   it('writes again when a stale cache still shows the old status', async () => {

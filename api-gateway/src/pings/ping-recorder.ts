@@ -130,17 +130,30 @@ export interface PingReport {
   runningMatches: number;
   /** The allocation whose match this ping says has started (its `allocationId`), if it names one. */
   takes?: string;
+  /** The ping's `timestamp` (Unix seconds, by the room's clock), if it has one. */
+  sentAt?: number;
 }
 
 interface Written { pingStatus: PingReport['status']; runningMatches: number }
 
 /**
- * How far (in seconds) a ping's `timestamp` may be behind the newest one this replica took from the
- * room and still be taken for a ping sent before it (and overtaken on the way): a ping abandoned by
- * its client's timeout can reach the gateway after the next one. Further behind, the room's clock
- * was set back: the ping is taken, and judged from then on.
+ * How far (in seconds) a ping's `timestamp` may be behind the newest one taken from the room (by
+ * this replica, or written on the GameRoom by any) and still be taken for a ping sent before it
+ * (and overtaken on the way): a ping abandoned by its client's timeout can reach a gateway after the
+ * next one. Further behind, the room's clock was set back: the ping is taken, and judged from then on.
  */
 export const PING_REORDER_WINDOW_S = 60;
+
+/**
+ * Whether `report` was sent before a ping whose timestamp is `newest` (Unix seconds), by at most
+ * PING_REORDER_WINDOW_S: older news, whose status must not be written over the newer one's.
+ * `terminating` and `terminated` never are: a room's ending is taken whatever its clock says.
+ */
+function isOlderNews(report: PingReport, newest: number | undefined): boolean {
+  if (report.sentAt === undefined || newest === undefined || report.status === 'terminating' || report.status === 'terminated') return false;
+  const behind = newest - report.sentAt;
+  return behind > 0 && behind <= PING_REORDER_WINDOW_S;
+}
 
 /** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
 const STALE_CONFLICT_WARN_S = 60;
@@ -179,6 +192,11 @@ export class PingRecorder {
   private readonly written = new Map<string, Written>();
   /** The newest ping `timestamp` (Unix seconds) this replica took per room ("scheduler/room"). */
   private readonly sentAt = new Map<string, number>();
+  /**
+   * Per room, the `status.pingTimestamp` the cache showed when a ping was taken as the room's clock
+   * set back: older news now, left out of the judgement until the GameRoom shows another.
+   */
+  private readonly setBackFrom = new Map<string, number>();
   private readonly replicaId: string;
   private readonly retentionMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -246,10 +264,9 @@ export class PingRecorder {
 
   /**
    * Records one ping of a room known to exist (`room` from the cache). Writes the status at once
-   * when it changes; throws when that write fails (the room may be gone). `sentAt`: the ping's
-   * `timestamp` (Unix seconds), if it has one.
+   * when it changes; throws when that write fails (the room may be gone).
    */
-  async record(room: GameRoom, ping: PingReport, sentAt?: number): Promise<PingOutcome> {
+  async record(room: GameRoom, ping: PingReport): Promise<PingOutcome> {
     const scheduler = room.metadata.namespace ?? room.spec.scheduler;
     const roomId = room.metadata.name ?? '';
     const now = this.options.now();
@@ -258,7 +275,7 @@ export class PingRecorder {
     const revive = this.options.reviveAfterMs;
     if (revive !== undefined && previous !== undefined && now - previous > revive) this.flushSoon(scheduler, now);
     const key = `${scheduler}/${roomId}`;
-    if (this.overtaken(scheduler, roomId, ping, sentAt)) return 'overtaken';
+    if (this.overtaken(key, room, ping)) return 'overtaken';
     const waiting = this.pending.get(key);
     if (waiting) {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
@@ -298,29 +315,49 @@ export class PingRecorder {
   }
 
   /**
-   * Whether the ping was sent before one this replica took from the room already (its `timestamp`
-   * is older, by less than PING_REORDER_WINDOW_S), so that writing its report would undo a newer
-   * one: a `ready` sent before an `occupied` and delivered after it made an occupied room
-   * allocatable, and a second match was sent to it (trial R). Pings in the same second, or without
-   * a timestamp, are taken in the order they arrive. `terminating` and `terminated` are always taken.
+   * Whether the ping was sent before one taken from the room already (its `timestamp` is older, by
+   * at most PING_REORDER_WINDOW_S, than the newest this replica took or the GameRoom's
+   * `status.pingTimestamp`, which any replica's status write sets), so that writing its report
+   * would undo a newer one: a `ready` sent before an `occupied` and delivered after it made an
+   * occupied room allocatable, and a second match was sent to it (trial R). With two gateway
+   * replicas, the two pings may reach different ones. Pings in the same second, or without a
+   * timestamp, are taken in the order they arrive. `terminating` and `terminated` are always taken.
    */
-  private overtaken(scheduler: string, roomId: string, ping: PingReport, sentAt: number | undefined): boolean {
+  private overtaken(key: string, room: GameRoom, ping: PingReport): boolean {
+    const sentAt = ping.sentAt;
     if (sentAt === undefined || !Number.isFinite(sentAt)) return false;
-    const key = `${scheduler}/${roomId}`;
-    const newest = this.sentAt.get(key);
-    const behind = newest === undefined ? 0 : newest - sentAt;
-    if (behind <= 0 || behind > PING_REORDER_WINDOW_S || ping.status === 'terminating' || ping.status === 'terminated') {
+    const mine = this.sentAt.get(key);
+    const stored = this.storedSentAt(key, room);
+    const newest = Math.max(mine ?? Number.NEGATIVE_INFINITY, stored ?? Number.NEGATIVE_INFINITY);
+    if (!isOlderNews(ping, newest)) {
+      // Taken. Far behind what the GameRoom shows: the room's clock was set back, and what it shows
+      // is left out of the judgement until the GameRoom shows another (needsWrite writes it).
+      if (stored !== undefined && stored - sentAt > PING_REORDER_WINDOW_S) this.setBackFrom.set(key, stored);
       this.sentAt.set(key, sentAt);
       return false;
     }
-    this.options.logger.debug('ping sent before one already taken from the room (its timestamp is older); counted as a sign of life, its status not written', { scheduler, roomId, status: ping.status, timestamp: sentAt, newestTimestamp: newest });
+    this.options.logger.debug('ping sent before one already taken from the room (its timestamp is older); counted as a sign of life, its status not written', {
+      scheduler: room.metadata.namespace, roomId: room.metadata.name, status: ping.status, timestamp: sentAt, newestTimestamp: newest,
+    });
     return true;
+  }
+
+  /** The GameRoom's `status.pingTimestamp` as the cache shows it, unless a clock set back made it older news. */
+  private storedSentAt(key: string, room: GameRoom): number | undefined {
+    const stored = room.status?.pingTimestamp;
+    if (stored === undefined) return undefined;
+    const setBack = this.setBackFrom.get(key);
+    if (setBack === undefined) return stored;
+    if (setBack === stored) return undefined;
+    this.setBackFrom.delete(key); // the GameRoom shows a newer write
+    return stored;
   }
 
   /** A room this replica no longer hears from, or whose scheduler is gone: what it kept of it goes. */
   private forgetRoom(key: string): void {
     this.written.delete(key);
     this.sentAt.delete(key);
+    this.setBackFrom.delete(key);
   }
 
   /** A write that outlasted its ping's answer has ended: written, gone, or retried as any pending one. */
@@ -354,7 +391,10 @@ export class PingRecorder {
     const differsFromMine = mine !== undefined && (mine.pingStatus !== ping.status || mine.runningMatches !== ping.runningMatches);
     const open = openAllocation(cached);
     const namesOpenAllocation = ping.takes !== undefined && open?.id === ping.takes && open.takenAt === undefined;
-    return differsFromCache || differsFromMine || namesOpenAllocation;
+    // The room's clock was set back past the window: the GameRoom's pingTimestamp is written anew,
+    // or every other replica would take the room's next minute of status changes for older news.
+    const clockSetBack = ping.sentAt !== undefined && cached?.pingTimestamp !== undefined && cached.pingTimestamp - ping.sentAt > PING_REORDER_WINDOW_S;
+    return differsFromCache || differsFromMine || namesOpenAllocation || clockSetBack;
   }
 
   /**
@@ -373,7 +413,13 @@ export class PingRecorder {
     // written with it: on the version the allocation was seen in, as a newer allocation must not take it.
     const open = openAllocation(room.status);
     const takes = open !== undefined && open.takenAt === undefined && (reportTakes(ping.status, ping.runningMatches, open) || took === open.id || ping.takes === open.id);
-    const patch: RoomStatusPatch = { pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), status, ...(takes ? { allocationTakenAt: new Date(at).toISOString() } : {}) };
+    // The ping's timestamp, where the API server can hold it (an int64 JSON carries exactly): a
+    // report without one clears the last one, which no longer dates what the GameRoom says.
+    const pingTimestamp = ping.sentAt !== undefined && Number.isSafeInteger(ping.sentAt) ? ping.sentAt : null;
+    const patch: RoomStatusPatch = {
+      pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), pingTimestamp, status,
+      ...(takes ? { allocationTakenAt: new Date(at).toISOString() } : {}),
+    };
     const resourceVersion = status === 'ready' || status === 'allocated' || takes ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);
   }
@@ -467,6 +513,12 @@ export class PingRecorder {
         const open = room ? openAllocation(room.status) : undefined;
         const takeUnwritten = w.took !== undefined && open?.id === w.took && open.takenAt === undefined;
         if (!room || (!this.needsWrite(key, room, report) && !takeUnwritten)) {
+          this.pending.delete(key);
+          continue;
+        }
+        // Another replica wrote a report the room sent after this one: this one is older news.
+        if (isOlderNews(report, this.storedSentAt(key, room))) {
+          this.options.logger.debug('pending room status write dropped: the room\'s GameRoom holds a report it sent later', { scheduler: w.scheduler, roomId: w.roomId, status: report.status, timestamp: report.sentAt, newestTimestamp: room.status?.pingTimestamp });
           this.pending.delete(key);
           continue;
         }

@@ -268,7 +268,7 @@ export class RoomReports {
     // any ping: the forwarding throttle drops the repeats).
     let terminatedPending: boolean;
     try {
-      const outcome = await this.deps.recorder.record(room, { status, runningMatches, ...(takes !== undefined ? { takes } : {}) }, sentAt);
+      const outcome = await this.deps.recorder.record(room, { status, runningMatches, ...(takes !== undefined ? { takes } : {}), ...(sentAt !== undefined ? { sentAt } : {}) });
       this.countPing(status, outcome === 'status-written' ? 'status_written' : outcome === 'pending' ? 'write_pending' : outcome === 'overtaken' ? 'overtaken' : 'recorded');
       terminatedPending = outcome === 'pending' && status === 'terminated';
     } catch (err) {

@@ -94,6 +94,8 @@ export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
   lastPingAt?: string;
+  /** The `timestamp` (Unix seconds, by the room's clock) of the ping whose report pingStatus and runningMatches hold, if it sent one. A ping sent before it and delivered after it, to any gateway replica, is older news and does not undo it. */
+  pingTimestamp?: number;
   /** Matches the room reported running in its last ping (multi-match rooms; an occupied ping without it counts as one). */
   runningMatches?: number;
   host?: string;

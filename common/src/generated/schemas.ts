@@ -202,6 +202,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'string',
             format: 'date-time',
           },
+          pingTimestamp: {
+            type: 'integer',
+            format: 'int64',
+            description: 'The `timestamp` (Unix seconds, by the room\'s clock) of the ping whose report pingStatus and runningMatches hold, if it sent one. A ping sent before it and delivered after it, to any gateway replica, is older news and does not undo it.',
+          },
           runningMatches: {
             type: 'integer',
             format: 'int32',
