@@ -155,6 +155,18 @@ function isOlderNews(report: PingReport, newest: number | undefined): boolean {
   return behind > 0 && behind <= PING_REORDER_WINDOW_S;
 }
 
+/**
+ * The id of the room's open allocation (as `room` shows it) whose match `report` reports started
+ * (by its status or running matches, or by naming the allocation), or which `took` names (a report
+ * coalesced away took it up), unless the room shows it taken already.
+ */
+function allocationTakenUp(room: GameRoom, report: PingReport | undefined, took?: string): string | undefined {
+  const open = openAllocation(room.status);
+  if (open === undefined || open.takenAt !== undefined) return undefined;
+  const reported = report !== undefined && (reportTakes(report.status, report.runningMatches, open) || report.takes === open.id);
+  return reported || took === open.id ? open.id : undefined;
+}
+
 /** How long a write may keep meeting 409s before a round's conflicts are logged as a warning. */
 const STALE_CONFLICT_WARN_S = 60;
 
@@ -281,8 +293,7 @@ export class PingRecorder {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
       // same report keeps the one under way, so a write of it that succeeds ends the entry.
       if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches || ping.takes !== undefined) {
-        const open = openAllocation(room.status);
-        if (open && (reportTakes(waiting.report.status, waiting.report.runningMatches, open) || waiting.report.takes === open.id)) waiting.took = open.id;
+        waiting.took = allocationTakenUp(room, waiting.report) ?? waiting.took;
         waiting.report = ping;
       }
       return 'pending';
@@ -411,8 +422,7 @@ export class PingRecorder {
     const status = pingedRoomStatus(room, ping, roomsMaxMatches(this.options.rooms.findScheduler(scheduler), cachedVersions(this.options.rooms)), at);
     // The match of the room's open allocation, reported by this ping or by one coalesced into it, is
     // written with it: on the version the allocation was seen in, as a newer allocation must not take it.
-    const open = openAllocation(room.status);
-    const takes = open !== undefined && open.takenAt === undefined && (reportTakes(ping.status, ping.runningMatches, open) || took === open.id || ping.takes === open.id);
+    const takes = allocationTakenUp(room, ping, took) !== undefined;
     // The ping's timestamp, where the API server can hold it (an int64 JSON carries exactly): a
     // report without one clears the last one, which no longer dates what the GameRoom says.
     const pingTimestamp = ping.sentAt !== undefined && Number.isSafeInteger(ping.sentAt) ? ping.sentAt : null;
@@ -510,8 +520,7 @@ export class PingRecorder {
         // showing the report already (written by another replica), nothing is left to write, unless
         // a report coalesced into it took the allocation the room still shows open.
         const room = this.options.rooms.findRoom(w.scheduler, w.roomId);
-        const open = room ? openAllocation(room.status) : undefined;
-        const takeUnwritten = w.took !== undefined && open?.id === w.took && open.takenAt === undefined;
+        const takeUnwritten = room !== undefined && allocationTakenUp(room, undefined, w.took) !== undefined;
         if (!room || (!this.needsWrite(key, room, report) && !takeUnwritten)) {
           this.pending.delete(key);
           continue;
