@@ -251,6 +251,38 @@ describe('room allocation', () => {
     expect(holding.map((r) => r.metadata.name)).toEqual([roomId]);
   });
 
+  test('a room allocated again after a match it took up starts the new allocation clean: nothing of the earlier one (its takenAt) ends it', async () => {
+    const name = 'alloc-again';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const roomId = await waitFor(async () => {
+      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp && x.status?.instanceStatus === 'ready');
+      if (r && r.status?.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready' });
+      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: '1 ready room' });
+    const url = stack.managementUrl as string;
+    const allocate = (id: string) => waitFor(async () => {
+      const a = await allocateAt(stack, url, name, { allocationId: id, ttlSeconds: 600 });
+      return a.status === 200 ? a : undefined;
+    }, { timeoutMs: 30_000, message: `the gateway allocates ${id}` });
+    expect((await allocate('again-1')).body.roomId).toBe(roomId);
+    // Its match starts (taken up), and ends: the room is ready again.
+    expect((await ping(stack, name, roomId, { status: 'occupied', runningMatches: 1, allocationId: 'again-1' })).success).toBe(true);
+    await waitFor(async () => (await fleet(stack, name))[0]?.status?.allocation?.endReason === 'occupied', { timeoutMs: 30_000, message: 'again-1 ended as occupied' });
+    expect((await ping(stack, name, roomId, { status: 'ready' })).success).toBe(true);
+    await waitFor(async () => (await readyRooms(stack, name)) === 1, { timeoutMs: 30_000, message: 'the room ready again' });
+    expect((await allocate('again-2')).body.roomId).toBe(roomId);
+    // The GameRoom as the allocation wrote it: again-2 alone, open, not taken.
+    const room = (await fleet(stack, name)).find((x) => x.metadata.name === roomId);
+    expect(room?.status?.allocation).toMatchObject({ id: 'again-2' });
+    expect(room?.status?.allocation).not.toHaveProperty('takenAt');
+    expect(room?.status?.allocation).not.toHaveProperty('endedAt');
+    expect(room?.status?.previousAllocations).toEqual([expect.objectContaining({ id: 'again-1', endReason: 'occupied' })]);
+    // The room hears of it, and it holds the room: the next match finds none free.
+    expect(await ping(stack, name, roomId, { status: 'ready' })).toMatchObject({ success: true, allocation: { id: 'again-2' } });
+    expect((await allocateAt(stack, url, name, { allocationId: 'again-3' })).status).toBe(429);
+  });
+
   test('a ready sent before an occupied and delivered after it to another gateway replica is older news: the room stays occupied and is not allocated again', async () => {
     const name = 'alloc-reorder';
     const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };

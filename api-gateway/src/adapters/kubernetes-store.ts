@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
-import type { AllocationClaim, GameRoom, GameRoomList, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
+import type { AllocationClaim, GameRoom, GameRoomList, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';
 import type { CrdKind } from '../../../common/src/generated/schemas';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, isNamespaceTerminating, isNotFound, JSON_PATCH, MERGE_PATCH, statusBodyOf } from '../../../common/src/kube/clients';
 import { API_VERSION, PLURALS, ROOMKEEPER_API } from '../../../common/src/resources/api-group';
@@ -111,6 +111,16 @@ function claimOf(obj: AllocationClaim): AllocationIdClaim {
     createdAt: Date.parse(String(obj.metadata.creationTimestamp ?? '')) || 0,
   };
 }
+
+/**
+ * Every field of a room's allocation, null: what a new allocation's merge patch starts from, so that
+ * nothing an earlier allocation left stays (an earlier `takenAt` ended each new allocation of the
+ * room at once as occupied, and the room was handed to match after match: trial T). Typed by the
+ * allocation's own keys: a field added to the CRD must be listed here to compile.
+ */
+const NO_ALLOCATION: Record<keyof GameRoomStatusAllocation, null> = {
+  id: null, requestHash: null, metadata: null, allocatedAt: null, runningMatches: null, expiresAt: null, takenAt: null, endedAt: null, endReason: null,
+};
 
 export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {
   private readonly schedulers: ResourceCache<Scheduler>;
@@ -399,11 +409,11 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
-    // A merge patch: fields of an earlier, ended allocation that this one does not set are removed
+    // A merge patch: every field of an earlier allocation that this one does not set is removed
     // (null); the list of earlier allocations is replaced whole (the resourceVersion makes it exact).
     const body = {
       metadata: { resourceVersion },
-      status: { status: commit.status, allocation: { endedAt: null, endReason: null, metadata: null, ...commit.allocation }, previousAllocations: commit.previousAllocations },
+      status: { status: commit.status, allocation: { ...NO_ALLOCATION, ...commit.allocation }, previousAllocations: commit.previousAllocations },
     };
     return this.casRoomStatus(schedulerName, roomId, body);
   }
