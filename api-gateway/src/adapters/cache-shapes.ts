@@ -4,13 +4,13 @@
  * (`getOperation`, `getRoom`, `getScheduler`), never from these caches.
  *
  * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches, the
- * timestamp of the ping they came with, instance status, allocation, host and ports for forwarding, spec.validation), allocation
+ * timestamp of the ping they came with and when it reached a gateway (`lastPingAt`), instance status, allocation, host and ports for forwarding, spec.validation), allocation
  * (`chooseCandidates`, `isAllocatable`, `answerOf`: labels and spec.version for selectors,
  * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation and the earlier
  * allocations for replays and for the next allocation's write of them),
  * `countRooms` (SchedulerInfo) and the chaos tests' cache comparison (name, namespace,
  * resourceVersion). Dropped: uid, generation, creationTimestamp, annotations, finalizers,
- * ownerReferences, status.lastPingAt, createdAt, reason, metadata, a port's containerPort.
+ * ownerReferences, createdAt, reason, metadata, a port's containerPort.
  *
  * Operation readers: the operations list (`operationItemView`: name, status, lease ttl,
  * definitionName, schedulerName, enqueuedAt or creationTimestamp, `queueOrder`: priority) and
@@ -41,6 +41,7 @@ function slimRoomStatus(s: GameRoomStatus): GameRoomStatus {
     pingStatus: s.pingStatus,
     runningMatches: s.runningMatches,
     ...(s.pingTimestamp !== undefined ? { pingTimestamp: s.pingTimestamp } : {}),
+    ...(s.lastPingAt !== undefined ? { lastPingAt: s.lastPingAt } : {}),
     instanceStatus: s.instanceStatus,
     host: s.host,
     ...(s.ports ? { ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })) } : {}),

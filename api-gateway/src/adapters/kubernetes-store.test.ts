@@ -259,7 +259,7 @@ describe('KubernetesStore on the sandbox', () => {
       return room?.status?.host === '10.0.0.7' ? room : undefined;
     });
     expect(cached.metadata).toEqual({ name: 'room-s', namespace: 'adapter-slim', resourceVersion: expect.any(String) as string, labels: { tier: 'gold' } });
-    expect(cached.status).toEqual({ status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 20001 }] });
+    expect(cached.status).toEqual({ status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z', host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 20001 }] });
     const whole = await store.getRoom('adapter-slim', 'room-s');
     expect(whole?.metadata.annotations).toEqual({ 'roomkeeper.io/create-request': 'req-1' });
     expect(whole?.status?.lastPingAt).toBe('2026-01-01T00:00:00.000Z');

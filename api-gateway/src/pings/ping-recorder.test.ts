@@ -112,6 +112,23 @@ describe('PingRecorder', () => {
     expect(store.findRoom('s1', 'room-1')?.status?.pingTimestamp).toBeUndefined();
   });
 
+  it('drops a pending write when another replica has written a ping that reached it later: a late retry does not reverse the arrival order of pings in one second', async () => {
+    const { clock, store, recorder } = setup();
+    const other = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gateway-b', logger: silentLogger(), random: () => 0 });
+    const stale = structuredClone(room(store, 'room-1', { pingStatus: 'occupied', runningMatches: 1, instanceStatus: 'ready', status: 'occupied' }));
+    const at = 1_767_225_600;
+    expect(await recorder.record(stale, { status: 'occupied', runningMatches: 2, sentAt: at - 5 })).toBe('status-written');
+    // The room's ready reaches the other replica, whose cache is behind: refused, kept pending.
+    expect(await other.record(stale, { status: 'ready', runningMatches: 0, sentAt: at })).toBe('pending');
+    // In the same second, the next match starts: occupied, to this replica, written.
+    clock.now += 50;
+    expect(await recorder.record(store.findRoom('s1', 'room-1')!, { status: 'occupied', runningMatches: 1, sentAt: at })).toBe('status-written');
+    clock.now += 1000;
+    await other.retryDue();
+    expect(other.pendingWrites).toBe(0);
+    expect(store.findRoom('s1', 'room-1')?.status).toMatchObject({ pingStatus: 'occupied', status: 'occupied', runningMatches: 1 });
+  });
+
   it('writes the timestamp of a room whose clock was set back, though its report is unchanged, so that no replica takes its next reports for older news', async () => {
     const { clock, store, recorder } = setup();
     const other = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gateway-b', logger: silentLogger() });

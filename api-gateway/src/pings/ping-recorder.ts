@@ -101,6 +101,8 @@ interface PendingWrite {
   dueAt: number;
   /** When the first report of this run of failed writes was answered (ms since the epoch). */
   since: number;
+  /** When the latest ping carrying `report` reached this replica (ms since the epoch). */
+  reportAt: number;
   /** Why the last try failed (a 409 included), if one has. */
   lastError?: string;
   /**
@@ -153,6 +155,20 @@ function isOlderNews(report: PingReport, newest: number | undefined): boolean {
   if (report.sentAt === undefined || newest === undefined || report.status === 'terminating' || report.status === 'terminated') return false;
   const behind = newest - report.sentAt;
   return behind > 0 && behind <= PING_REORDER_WINDOW_S;
+}
+
+/**
+ * Whether `room` (as the cache shows it) holds a report newer than `report`, which reached this
+ * replica at `reportAt` (ms) and waits to be written: one the room sent later (`storedSentAt`, its
+ * `status.pingTimestamp`), or one that reached a gateway replica later (its `status.lastPingAt`,
+ * written with each status by the replica the ping reached). Says which, or undefined. An ending
+ * (`terminating`, `terminated`) is written whatever came since.
+ */
+function newerReportHeld(room: GameRoom, report: PingReport, reportAt: number, storedSentAt: number | undefined): string | undefined {
+  if (report.status === 'terminating' || report.status === 'terminated') return undefined;
+  if (isOlderNews(report, storedSentAt)) return 'the room sent later';
+  const heldSince = Date.parse(room.status?.lastPingAt ?? '');
+  return heldSince > reportAt ? 'of a ping that reached a gateway replica later' : undefined;
 }
 
 /**
@@ -296,6 +312,7 @@ export class PingRecorder {
         waiting.took = allocationTakenUp(room, waiting.report) ?? waiting.took;
         waiting.report = ping;
       }
+      waiting.reportAt = now;
       return 'pending';
     }
     if (!this.needsWrite(key, room, ping)) return 'recorded';
@@ -311,13 +328,13 @@ export class PingRecorder {
     if (result === 'slow') {
       // Pending, and not retried while this write is under way (an older write landing after a
       // newer one would undo it): its outcome settles the entry.
-      const entry = this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now }, Number.POSITIVE_INFINITY);
+      const entry = this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now, reportAt: now }, Number.POSITIVE_INFINITY);
       void write.then((r) => this.settleSlowWrite(key, entry, ping, r.ok ? undefined : r.err));
       return 'pending';
     }
     if (!result.ok) {
       if (isNotFound(result.err)) throw result.err;
-      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now, lastError: describeApiError(result.err) });
+      this.addPending(key, { scheduler, roomId, report: ping, attempts: 1, since: now, reportAt: now, lastError: describeApiError(result.err) });
       this.tellFailedWrite(scheduler, roomId, ping, result.err);
       return 'pending';
     }
@@ -525,9 +542,14 @@ export class PingRecorder {
           this.pending.delete(key);
           continue;
         }
-        // Another replica wrote a report the room sent after this one: this one is older news.
-        if (isOlderNews(report, this.storedSentAt(key, room))) {
-          this.options.logger.debug('pending room status write dropped: the room\'s GameRoom holds a report it sent later', { scheduler: w.scheduler, roomId: w.roomId, status: report.status, timestamp: report.sentAt, newestTimestamp: room.status?.pingTimestamp });
+        // Another replica wrote a report the room sent after this one, or one that reached it after
+        // this one reached this replica (pings of one second, or without a timestamp, keep their
+        // arrival order; a late retry must not reverse it): this one is older news.
+        const newer = takeUnwritten ? undefined : newerReportHeld(room, report, w.reportAt, this.storedSentAt(key, room));
+        if (newer !== undefined) {
+          this.options.logger.debug(`pending room status write dropped: the room's GameRoom holds a report ${newer}`, {
+            scheduler: w.scheduler, roomId: w.roomId, status: report.status, timestamp: report.sentAt, newestTimestamp: room.status?.pingTimestamp, lastPingAt: room.status?.lastPingAt,
+          });
           this.pending.delete(key);
           continue;
         }
