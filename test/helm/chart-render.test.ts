@@ -241,6 +241,8 @@ describe('chart with default values', () => {
       { name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' },
       { name: 'rooms', port: 8090, targetPort: 'rooms', protocol: 'TCP' },
     ]);
+    // Each room's pings reach one replica, in the order the room sent them.
+    expect(field(findObject(objects, 'Service', '-gateway'), 'spec.sessionAffinity')).toBe('ClientIP');
     expect(field(findObject(objects, 'Service', '-gateway-metrics'), 'spec')).toMatchObject({ type: 'ClusterIP', ports: [{ name: 'metrics', port: 8082, targetPort: 'http-health', protocol: 'TCP' }] });
     expect(field(findObject(objects, 'Service', '-operator-metrics'), 'spec.ports')).toEqual([
       { name: 'metrics', port: 8081, targetPort: 'http-health', protocol: 'TCP' },
@@ -335,6 +337,7 @@ describe('chart with every option set (test/helm/values-full.yaml)', () => {
     expect(field(findObject(objects, 'Deployment', '-operator'), 'spec.template.spec.priorityClassName')).toBe('system-cluster-critical');
     expect(field(findObject(objects, 'PodDisruptionBudget', '-gateway'), 'spec.minAvailable')).toBe('50%');
     expect(field(findObject(objects, 'Service', '-gateway'), 'spec.type')).toBe('LoadBalancer');
+    expect(field(findObject(objects, 'Service', '-gateway'), 'spec.sessionAffinity')).toBe('None');
   });
 
   it('renders settings the processes\' config loader accepts', () => {
