@@ -109,6 +109,20 @@ describe('startGateway', () => {
     await expect(startGateway({ config: config({ roomTokenSecret: '' }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' })).rejects.toThrow(/ROOM_TOKEN_SECRET/);
   });
 
+  it('refuses to start on a port in use, naming the setting that moves it', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      await expect(startGateway({ config: config({ roomsPort: port }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1' }))
+        .rejects.toThrow(`rooms API port ${port} is in use; set ROOMKEEPER_ROOMS_PORT to another port`);
+      await expect(startGateway({ config: config({ gatewayOpsPort: port }), kubeConfig: sandbox.kubeConfig(), logger: silentLogger(), host: '127.0.0.1', serveOps: true }))
+        .rejects.toThrow(`health and metrics port ${port} is in use; set ROOMKEEPER_GATEWAY_OPS_PORT to another port`);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('reads credentials from a Secret', async () => {
     const { core } = makeKubeClients(sandbox.kubeConfig(), { qps: 100, burst: 100 });
     await core.createNamespace({ body: { metadata: { name: 'roomkeeper-system' } } });

@@ -109,6 +109,17 @@ async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logge
   return { provider: staticCredentials(fromConfig) };
 }
 
+/**
+ * A listen refused for a port in use, said with the setting that moves it: "rooms API port 8090 is
+ * in use; set ROOMKEEPER_ROOMS_PORT to another port" (Node says only `listen EADDRINUSE`). The
+ * error keeps its code and port. Any other error as it came.
+ */
+function portInUse(err: unknown, role: string, variable: string): Error {
+  const e = err as (NodeJS.ErrnoException & { port?: number }) | null;
+  if (e?.code !== 'EADDRINUSE') return err instanceof Error ? err : new Error(String(err));
+  return Object.assign(new Error(`${role} port ${e.port ?? '(unknown)'} is in use; set ${variable} to another port`), { code: e.code, port: e.port });
+}
+
 function listen(server: http.Server, port: number, host: string | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -234,9 +245,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // take the rooms API down with the flooded one.
   let ops: OpsServer | undefined;
   try {
-    if (options.serveOps === true) ops = await startOpsServer({ port: config.gatewayOpsPort, host: options.host, metrics, liveness, readiness });
-    managementUrl = await listen(managementServer, config.gatewayPort, options.host);
-    roomsUrl = await listen(roomsServer, config.roomsPort, options.host);
+    if (options.serveOps === true) {
+      ops = await startOpsServer({ port: config.gatewayOpsPort, host: options.host, metrics, liveness, readiness })
+        .catch((err: unknown) => Promise.reject(portInUse(err, 'health and metrics', 'ROOMKEEPER_GATEWAY_OPS_PORT')));
+    }
+    managementUrl = await listen(managementServer, config.gatewayPort, options.host).catch((err: unknown) => Promise.reject(portInUse(err, 'management API', 'ROOMKEEPER_GATEWAY_PORT')));
+    roomsUrl = await listen(roomsServer, config.roomsPort, options.host).catch((err: unknown) => Promise.reject(portInUse(err, 'rooms API', 'ROOMKEEPER_ROOMS_PORT')));
   } catch (err) {
     managementServer.close();
     await ops?.close();
