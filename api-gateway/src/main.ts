@@ -79,6 +79,8 @@ export interface RunningGateway {
   cached(): Record<string, readonly k8s.KubernetesObject[]>;
   /** For tests: the room status writes this replica answered and has not written yet. */
   pendingPingWrites(): PendingWriteView[];
+  /** What a stop under way is doing (its step, and the status writes still pending), for the log of a stop that times out. */
+  stopStep(): Record<string, unknown>;
 }
 
 async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logger): Promise<{ provider: CredentialsProvider; secret?: SecretCredentials }> {
@@ -267,26 +269,31 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
 
   let stopping: Promise<void> | undefined;
+  let stopStep = 'not stopping';
   return {
     managementUrl,
     roomsUrl,
     ...(opsUrl !== undefined ? { opsUrl } : {}),
     cached: () => store.cached(),
     pendingPingWrites: () => recorder.pendingWriteList(),
+    stopStep: () => ({ stopStep, pendingStatusWrites: recorder.pendingWrites }),
     stop: (stopOptions = {}) => {
       stopping ??= (async () => {
         draining = true;
         const drainMs = stopOptions.drainMs ?? 0;
         if (drainMs > 0) {
+          stopStep = 'draining (answering every request while endpoints drop this replica)';
           shuttingDown = `shutting down: this replica got SIGTERM; it serves requests for ${drainMs} ms more (ROOMKEEPER_SHUTDOWN_DRAIN_DELAY) while endpoints drop it, then stops; send new requests to another replica`;
           logger.info('gateway draining: /readyz answers 503 while every request is still served, so endpoints and load balancers drop this replica before it stops accepting', { drainMs, then: 'stops accepting and finishes within ROOMKEEPER_SHUTDOWN_TIMEOUT' });
           await (options.drainWait ?? delay)(drainMs);
         }
         shuttingDown = 'shutting down: this replica stops accepting requests; send them to another replica';
         logger.info('gateway stopping');
+        stopStep = 'closing the API listeners (finishing the requests under way)';
         await Promise.all([closeServer(managementServer, config.shutdownTimeout), closeServer(roomsServer, config.shutdownTimeout)]);
         // Last: the probes see /readyz answer 503 until the API listeners are closed.
         await ops?.close();
+        stopStep = 'writing the pending room status writes and the last ping digests, then closing the watches';
         await cleanup();
         logger.info('gateway stopped');
       })();
@@ -305,7 +312,7 @@ export async function main(): Promise<void> {
   const gateway = await startGateway({ config, kubeConfig: found.kc, logger, serveOps: true });
   // Bounded by the drain plus the shutdown budget, as the chart's grace period (plus 5 s) is: a
   // stop that hangs (an API server holding the last ping-digest write) exits 1 saying so, not SIGKILLed unsaid.
-  onShutdownSignal(logger, config.shutdownDrainDelay + config.shutdownTimeout, () => gateway.stop({ drainMs: config.shutdownDrainDelay }));
+  onShutdownSignal(logger, config.shutdownDrainDelay + config.shutdownTimeout, () => gateway.stop({ drainMs: config.shutdownDrainDelay }), () => gateway.stopStep());
 }
 
 if (require.main === module) {

@@ -76,9 +76,9 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
 
 /**
  * Runs `stop` once on SIGTERM or SIGINT, bounded by `timeoutMs`, then exits.
- * A second signal exits at once.
+ * A second signal exits at once. `doing`: what the stop is doing now, logged if it times out.
  */
-export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: (signal: NodeJS.Signals) => Promise<void>): void {
+export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: (signal: NodeJS.Signals) => Promise<void>, doing?: () => Record<string, unknown>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals): void => {
     if (stopping) {
@@ -88,7 +88,8 @@ export function onShutdownSignal(logger: Logger, timeoutMs: number, stop: (signa
     stopping = true;
     logger.info('shutting down', { signal, timeoutMs });
     const timer = setTimeout(() => {
-      logger.error('graceful shutdown timed out', { timeoutMs });
+      // What the stop was still doing, so the line says what was cut off.
+      logger.error('graceful shutdown timed out', { timeoutMs, ...doing?.() });
       process.exit(1);
     }, timeoutMs);
     timer.unref();
