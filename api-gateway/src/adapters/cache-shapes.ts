@@ -4,7 +4,8 @@
  * (`getOperation`, `getRoom`, `getScheduler`), never from these caches.
  *
  * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches, the
- * timestamp of the ping they came with and when it reached a gateway (`lastPingAt`), instance status, allocation, host and ports for forwarding, spec.validation), allocation
+ * timestamp of the ping they came with and when it reached a gateway (`lastPingAt`), instance
+ * status, allocation, host and ports for forwarding, spec.validation), allocation
  * (`chooseCandidates`, `isAllocatable`, `answerOf`: labels and spec.version for selectors,
  * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation and the earlier
  * allocations for replays and for the next allocation's write of them),

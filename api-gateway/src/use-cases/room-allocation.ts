@@ -108,7 +108,6 @@ export interface RoomAllocationDeps {
   replicaId?: string;
 }
 
-
 /**
  * How long a try of a new allocationId waits for its cache to show its own room write before it also
  * lists the scheduler's rooms (a watch that fell behind or broke; the event comes in milliseconds
