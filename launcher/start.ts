@@ -21,6 +21,7 @@ import { discoverKubeConfig, makeKubeClients } from '../common/src/kube/clients'
 import { EventForwarder } from '../common/src/forwarding';
 import { createLogger, toggleDebugOnSignal } from '../common/src/logger';
 import { MetricsRegistry } from '../common/src/metrics';
+import { portInUseMessage } from '../common/src/ops-server';
 import { SCHEDULER_LABEL } from '../common/src/resources/labels';
 import { startOperator } from '../operator/src/operator';
 import { startSandbox, type Sandbox } from '../sandbox/src/index';
@@ -55,7 +56,7 @@ function busyPortMessage(err: unknown, where: Phase, configured: typeof ports): 
   const e = err as (NodeJS.ErrnoException & { port?: number }) | null | undefined;
   if (!e || e.code !== 'EADDRINUSE') return undefined;
   const port = e.port ?? configured.gateway ?? '(unknown)';
-  const say = (role: string, variable: string): string => `${role} port ${port} is in use; set ${variable} to another port`;
+  const say = (role: string, variable: string): string => portInUseMessage(role, port, variable);
   if (where === 'sandbox') return say('sandbox Kubernetes API', 'ROOMKEEPER_SANDBOX_PORT');
   if (where === 'operator') return say('operator (health and metrics)', 'ROOMKEEPER_OPERATOR_PORT');
   if (where === 'gateway') {

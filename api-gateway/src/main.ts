@@ -21,7 +21,7 @@ import { SecretCredentials } from './adapters/secret-credentials';
 import { createManagementApp, createRoomsApp, requestListener } from './app';
 import { staticCredentials, type CredentialsProvider } from './auth';
 import { createHttpServer, listenerConnections, MANAGEMENT_TIMEOUTS, openFilesLimit, ROOMS_TIMEOUTS } from '../../common/src/http-server';
-import { onShutdownSignal, startOpsServer, type OpsServer } from '../../common/src/ops-server';
+import { onShutdownSignal, portInUseMessage, startOpsServer, type OpsServer } from '../../common/src/ops-server';
 import { PingRecorder, type PendingWriteView } from './pings/ping-recorder';
 import { RoomsRefusalLog } from './http/rooms-refusal-log';
 import { createSchedulerValidator } from './scheduler-validator';
@@ -119,7 +119,7 @@ async function credentialsFor(config: Config, core: k8s.CoreV1Api, logger: Logge
 function portInUse(err: unknown, role: string, variable: string): Error {
   const e = err as (NodeJS.ErrnoException & { port?: number }) | null;
   if (e?.code !== 'EADDRINUSE') return err instanceof Error ? err : new Error(String(err));
-  return Object.assign(new Error(`${role} port ${e.port ?? '(unknown)'} is in use; set ${variable} to another port`), { code: e.code, port: e.port });
+  return Object.assign(new Error(portInUseMessage(role, e.port ?? '(unknown)', variable)), { code: e.code, port: e.port });
 }
 
 function listen(server: http.Server, port: number, host: string | undefined): Promise<string> {

@@ -74,6 +74,11 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
   };
 }
 
+/** What a process says of a listen refused for a port in use: the port's role, and the setting that moves it. */
+export function portInUseMessage(role: string, port: number | string, variable: string): string {
+  return `${role} port ${port} is in use; set ${variable} to another port`;
+}
+
 /**
  * Runs `stop` once on SIGTERM or SIGINT, bounded by `timeoutMs`, then exits.
  * A second signal exits at once. `doing`: what the stop is doing now, logged if it times out.

@@ -146,6 +146,11 @@ interface Written { pingStatus: PingReport['status']; runningMatches: number }
  */
 export const PING_REORDER_WINDOW_S = 60;
 
+/** Whether a ping sent at `sentAt` is further behind `stored` than the window: the room's clock was set back. */
+function clockSetBack(sentAt: number | undefined, stored: number | undefined): boolean {
+  return sentAt !== undefined && stored !== undefined && stored - sentAt > PING_REORDER_WINDOW_S;
+}
+
 /**
  * Whether `report` was sent before a ping whose timestamp is `newest` (Unix seconds), by at most
  * PING_REORDER_WINDOW_S: older news, whose status must not be written over the newer one's.
@@ -360,7 +365,7 @@ export class PingRecorder {
     if (!isOlderNews(ping, newest)) {
       // Taken. Far behind what the GameRoom shows: the room's clock was set back, and what it shows
       // is left out of the judgement until the GameRoom shows another (needsWrite writes it).
-      if (stored !== undefined && stored - sentAt > PING_REORDER_WINDOW_S) this.setBackFrom.set(key, stored);
+      if (stored !== undefined && clockSetBack(sentAt, stored)) this.setBackFrom.set(key, stored);
       this.sentAt.set(key, sentAt);
       return false;
     }
@@ -421,8 +426,7 @@ export class PingRecorder {
     const namesOpenAllocation = ping.takes !== undefined && open?.id === ping.takes && open.takenAt === undefined;
     // The room's clock was set back past the window: the GameRoom's pingTimestamp is written anew,
     // or every other replica would take the room's next minute of status changes for older news.
-    const clockSetBack = ping.sentAt !== undefined && cached?.pingTimestamp !== undefined && cached.pingTimestamp - ping.sentAt > PING_REORDER_WINDOW_S;
-    return differsFromCache || differsFromMine || namesOpenAllocation || clockSetBack;
+    return differsFromCache || differsFromMine || namesOpenAllocation || clockSetBack(ping.sentAt, cached.pingTimestamp);
   }
 
   /**
