@@ -127,9 +127,12 @@ describe('room allocation', () => {
     expect(new Set(won.map((a) => a.body.roomId)).size).toBe(Math.min(N, M));
     expect(refused.map((a) => [a.status, a.body.code, a.retryAfter])).toEqual(Array.from({ length: N - M }, () => [429, 8, '1']));
 
-    // The API server holds exactly the answered allocations, one per room.
+    // The API server holds exactly the answered allocations, one per room, each naming the replica that answered it.
     const held = (await fleet(stack, name)).filter((r) => openAllocation(r.status));
     expect(held.map((r) => [r.metadata.name, r.status?.allocation?.id]).sort()).toEqual(won.map((a) => [a.body.roomId, a.body.allocationId]).sort());
+    const replicaIds = ['test-gateway', 'test-gateway-1', 'test-gateway-2'];
+    const answeredBy = new Map(answers.flatMap((a, i) => (a.status === 200 ? [[a.body.roomId, replicaIds[i % replicas.length]] as const] : [])));
+    expect(held.map((r) => [r.metadata.name, r.status?.allocation?.replica])).toEqual(held.map((r) => [r.metadata.name, answeredBy.get(r.metadata.name)]));
     await waitFor(async () => (await fleet(stack, name)).every((r) => r.status?.status === 'allocated'), { timeoutMs: 10_000, message: 'every room shows allocated' });
   });
 

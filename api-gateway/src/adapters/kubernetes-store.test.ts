@@ -14,6 +14,7 @@ import { RoomkeeperApi } from '../../../common/src/kube/roomkeeper-api';
 import { SPEC_CHANGE_SOURCE_ANNOTATION, specChangeSource } from '../../../common/src/resources/labels';
 import { buildOperation } from '../../../common/src/operations/operation-factory';
 import { ALLOCATION_CLAIM_STALE_MS } from '../store-ports';
+import { inShareOf } from '../use-cases/replica-shares';
 import { RoomAllocations } from '../use-cases/room-allocation';
 import { KubernetesStore } from './kubernetes-store';
 
@@ -348,6 +349,49 @@ describe('KubernetesStore on the sandbox', () => {
     // Any age: every claim counts as abandoned (creationTimestamp has whole seconds).
     expect(await store.deleteAbandonedClaims(-60_000)).toBeGreaterThanOrEqual(1);
     expect(await store.readAllocationClaim('adapter-abandoned-claims', 'left-1')).toBeUndefined();
+  });
+
+  it('an allocation names its replica; a replica that lost a room to another replica\'s allocation counts it and tries its own share of equally good rooms first', async () => {
+    const ns = 'adapter-shares';
+    await store.createScheduler(ns, validSpec());
+    const api = new RoomkeeperApi(clients.custom);
+    await api.patchSchedulerStatus(ns, { status: { version: 'v1.0.0' } });
+    await createNamespace(ns);
+    const names = Array.from({ length: 8 }, (_, i) => `room-${i}`);
+    for (const name of names) {
+      await createRoom(ns, name);
+      await api.patchGameRoomStatus(ns, name, { status: { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready', runningMatches: 0, host: '10.0.0.7', ports: [{ name: 'game', protocol: 'UDP', port: 40123 }] } });
+    }
+    await waitFor(() => store.findScheduler(ns)?.status?.version === 'v1.0.0' && names.every((n) => store.findRoom(ns, n)?.status?.status === 'ready'), { message: 'the ready rooms in the cache' });
+    const metricsA = new MetricsRegistry();
+    const metricsB = new MetricsRegistry();
+    const a = new RoomAllocations({ rooms: store, schedulers: store, store, logger: silentLogger(), metrics: metricsA, now: Date.now, replicaId: 'Gateway-A' });
+    const before = new Map(names.map((n) => [n, store.findRoom(ns, n) as GameRoom]));
+    const first = await a.allocate(ns, {}, undefined);
+    expect((await api.getGameRoom(ns, first.roomId)).status?.allocation?.replica).toBe('gateway-a');
+    // Replica B's cache has not seen A's write yet: it shows A's room as it was, first (B draws rooms in order).
+    let behind = true;
+    const viewOfB = Object.assign(Object.create(store) as KubernetesStore, {
+      listAllocatableGroups: (scheduler: string) => store.listAllocatableGroups(scheduler).map((g) => ({
+        ...g, rooms: () => (behind ? [before.get(first.roomId) as GameRoom, ...g.rooms().filter((r) => r.metadata.name !== first.roomId)] : g.rooms()),
+      })),
+    });
+    const b = new RoomAllocations({ rooms: store, schedulers: store, store: viewOfB, logger: silentLogger(), metrics: metricsB, now: Date.now, replicaId: 'gateway-b', random: () => 0 });
+    expect(await metricsB.render()).toMatch(/^roomkeeper_allocation_replicas 1$/m);
+    const second = await b.allocate(ns, {}, undefined);
+    expect(second.roomId).not.toBe(first.roomId);
+    expect(metricsB.sum('roomkeeper_allocation_conflicts_total')).toBe(1);
+    expect((await api.getGameRoom(ns, second.roomId)).status?.allocation?.replica).toBe('gateway-b');
+    expect(await metricsB.render()).toMatch(/^roomkeeper_allocation_replicas 2$/m);
+    // From now on B takes a room of its own share while one is free (these names leave some in each share).
+    behind = false;
+    await waitFor(() => [first.roomId, second.roomId].every((n) => store.findRoom(ns, n)?.status?.status === 'allocated'), { message: 'both allocations in the cache' });
+    const share = (n: string) => inShareOf(n, ['gateway-a', 'gateway-b'], 'gateway-b');
+    const ownFree = names.filter((n) => n !== first.roomId && n !== second.roomId && share(n));
+    expect(ownFree.length).toBeGreaterThan(0);
+    expect(names.filter((n) => !share(n)).length).toBeGreaterThan(0);
+    const third = await b.allocate(ns, {}, undefined);
+    expect(ownFree).toContain(third.roomId);
   });
 
   it('a claim left by a replica killed mid-request is taken over, once stale, by a retry of its id on another replica: it allocates one room, which a replay answers again', async () => {

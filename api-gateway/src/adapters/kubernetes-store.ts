@@ -119,7 +119,7 @@ function claimOf(obj: AllocationClaim): AllocationIdClaim {
  * allocation's own keys: a field added to the CRD must be listed here to compile.
  */
 const NO_ALLOCATION: Record<keyof GameRoomStatusAllocation, null> = {
-  id: null, requestHash: null, metadata: null, allocatedAt: null, runningMatches: null, expiresAt: null, takenAt: null, endedAt: null, endReason: null,
+  id: null, requestHash: null, metadata: null, allocatedAt: null, runningMatches: null, expiresAt: null, takenAt: null, endedAt: null, endReason: null, replica: null,
 };
 
 export class KubernetesStore implements SchedulerStore, OperationStore, RoomStore, RoomAllocationStore, PingDigestWriter {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { GameRoom, GameRoomStatus } from '../../../common/src/generated/resources';
 import { groupAllocatable, isBusyRoom } from '../../../common/src/rooms/allocation';
 import { candidatesOfFleet } from '../testing/fixtures';
+import { inShareOf } from './replica-shares';
 import { chooseCandidates, isAllocatable, requestHash } from './room-allocation';
 
 const READY: GameRoomStatus = { status: 'ready', pingStatus: 'ready', instanceStatus: 'ready' };
@@ -80,6 +81,60 @@ describe('chooseCandidates with a limit', () => {
     const gold = candidatesOfFleet(fleet, { strategy: 'packed', random: seeded(1), selectors: [{ labels: { tier: 'bronze' } }, { labels: { tier: 'gold' } }, {}], limit: 5 });
     expect(gold).toHaveLength(5);
     expect(gold.every((r) => r.metadata.labels?.tier === 'gold')).toBe(true);
+  });
+});
+
+describe('chooseCandidates with the shares of two gateway replicas', () => {
+  let seed = 11;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const replicas = ['gateway-a', 'gateway-b'];
+  const mineOf = (self: string) => (r: GameRoom) => inShareOf(r.metadata.name ?? '', replicas, self);
+  // Two hosts, one busier (packed fills it first); a third of the rooms of the version being replaced.
+  const fleet = Array.from({ length: 120 }, (_, i) => room(`s${i}`, i % 3 === 0 ? 'node-busy' : 'node-idle', i % 6 === 0 ? { ...READY, status: 'occupied', pingStatus: 'occupied' } : READY, i % 4 === 0 ? 'v1.0.0' : 'v2.0.0'));
+  const free = fleet.filter((r) => isAllocatable(r)).map((r) => r.metadata.name);
+
+  it('each replica offers its own share of a version class first, then the other\'s; every free room once; the active version still first', () => {
+    for (const strategy of ['packed', 'distributed'] as const) {
+      const orders = replicas.map((self) => candidatesOfFleet(fleet, { activeVersion: 'v2.0.0', strategy, random, mine: mineOf(self) }));
+      for (const [i, order] of orders.entries()) {
+        const names = order.map((r) => r.metadata.name);
+        expect([...names].sort()).toEqual([...free].sort());
+        const activeCount = order.filter((r) => r.spec.version === 'v2.0.0').length;
+        // The active version's rooms first, whatever their share.
+        expect(order.slice(0, activeCount).every((r) => r.spec.version === 'v2.0.0')).toBe(true);
+        for (const part of [order.slice(0, activeCount), order.slice(activeCount)]) {
+          const shares = part.map((r) => mineOf(replicas[i] as string)(r));
+          const own = shares.filter(Boolean).length;
+          expect(own).toBeGreaterThan(0);
+          expect(shares).toEqual([...Array<boolean>(own).fill(true), ...Array<boolean>(part.length - own).fill(false)]);
+        }
+      }
+      // Their first rooms (up to a share's size) never meet.
+      const firsts = orders.map((order) => new Set(order.slice(0, 10).map((r) => r.metadata.name)));
+      expect([...(firsts[0] as Set<string>)].filter((n) => firsts[1]?.has(n))).toEqual([]);
+    }
+  });
+
+  it('keeps the strategy\'s order within a share: packed takes the busy host\'s rooms of its share first', () => {
+    const order = candidatesOfFleet(fleet, { activeVersion: 'v2.0.0', strategy: 'packed', random, mine: mineOf('gateway-a') })
+      .filter((r) => r.spec.version === 'v2.0.0' && mineOf('gateway-a')(r));
+    const hosts = order.map((r) => r.status?.host);
+    const busyCount = hosts.filter((h) => h === 'node-busy').length;
+    expect(busyCount).toBeGreaterThan(0);
+    expect(hosts).toEqual([...Array<string>(busyCount).fill('node-busy'), ...Array<string>(hosts.length - busyCount).fill('node-idle')]);
+  });
+
+  it('with a limit, keeps exactly the first rooms of the full order', () => {
+    for (const strategy of ['packed', 'distributed'] as const) {
+      let x = 5;
+      const fixedSeq = () => () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+      x = 5;
+      const all = candidatesOfFleet(fleet, { activeVersion: 'v2.0.0', strategy, random: fixedSeq(), mine: mineOf('gateway-b') }).map((r) => r.metadata.name);
+      for (const limit of [1, 4, 40, 1000]) {
+        x = 5;
+        expect(candidatesOfFleet(fleet, { activeVersion: 'v2.0.0', strategy, random: fixedSeq(), mine: mineOf('gateway-b'), limit }).map((r) => r.metadata.name)).toEqual(all.slice(0, limit));
+      }
+    }
   });
 });
 

@@ -28,6 +28,7 @@ import type { Counter, Histogram, MetricsRegistry } from '../../../common/src/me
 import type { JsonSchemaProps } from '../../../common/src/resources/json-schema-props';
 import { activeDefinition, sameRooms } from '../../../common/src/resources/scheduler-version';
 import { ALLOCATION_ID_PATTERN, allocationRecord, isAllocationId, DEFAULT_ALLOCATION_TTL_SECONDS, MAX_ALLOCATION_TTL_SECONDS, mayBeAllocatable, openAllocation, previousAllocationCap, supersededAllocations, withAllocation, type AllocatableGroup, type AllocationRecord } from '../../../common/src/rooms/allocation';
+import { sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
@@ -36,6 +37,7 @@ import { refusedAs, roomkeeperRequest } from '../adapters/kube-refusal';
 import { ALLOCATION_CLAIM_STALE_MS, cachedVersions, type AllocationIdClaim, type AllocationRestore, type RoomAllocationStore, type RoomStore, type SchedulerStore } from '../store-ports';
 import type { Clock } from '../../../common/src/runtime/clock';
 import { counted } from '../../../common/src/text/counted';
+import { ReplicaShares } from './replica-shares';
 
 export type AllocationStrategy = 'packed' | 'distributed';
 
@@ -305,9 +307,13 @@ function selectorPool(groups: readonly AllocatableGroup[], selectors: readonly R
  * the rooms running the most matches first (a multi-match room's free slot before a fresh room),
  * then rooms whose host already runs the most busy (allocated, active or occupied) rooms
  * (`busyOnHost`, the cache's other index); `distributed` the fewest of both. Ties are shuffled so
- * concurrent requests (and replicas) rarely race for one room. `skip` leaves rooms out (this
- * replica's claims in flight); `limit` keeps only the first rooms of that order (a request tries
- * at most its write budget).
+ * concurrent requests (and replicas) rarely race for one room. `mine` puts this replica's share
+ * of the rooms first (see `ReplicaShares`), in that order, then the other replicas' shares in that
+ * order, within each class of version (the active version's major first, then the others; and
+ * within the selector that matched): each replica fills its own share the strategy's way, so
+ * the fleet fills nearly as under one replica, without two replicas racing for its first rooms. `skip` leaves
+ * rooms out (this replica's claims in flight); `limit` keeps only the first rooms of that order (a
+ * request tries at most its write budget).
  *
  * This runs on every request, so it orders the groups (`AllocatableGroup`: rooms of one version,
  * host and match count), not the rooms: the rooms of equal groups are drawn at random, one at a
@@ -319,7 +325,7 @@ export function chooseCandidates(
   groups: readonly AllocatableGroup[],
   options: {
     activeVersion?: string; selectors?: readonly RoomSelector[]; strategy: AllocationStrategy; random: () => number; maxMatches?: number;
-    limit?: number; skip?: (room: GameRoom) => boolean; busyOnHost: (host: string) => number;
+    limit?: number; skip?: (room: GameRoom) => boolean; mine?: (room: GameRoom) => boolean; busyOnHost: (host: string) => number;
   },
 ): GameRoom[] {
   const maxMatches = options.maxMatches ?? 1;
@@ -340,6 +346,8 @@ export function chooseCandidates(
   })).sort(compareKeyed);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const chosen: GameRoom[] = [];
+  // Other replicas' shares of the rooms of this version class (active or not), in the order drawn.
+  const theirs: GameRoom[] = [];
   for (let first = 0; first < keyed.length && chosen.length < limit;) {
     // Groups in equal places make one tie: their rooms, drawn at random (a partial Fisher-Yates shuffle).
     let end = first + 1;
@@ -353,7 +361,15 @@ export function chooseCandidates(
       const room = rooms[at] as GameRoom;
       rooms[at] = rooms[n] as GameRoom;
       rooms[n] = room;
-      if (checked || free(room)) chosen.push(room);
+      if (!checked && !free(room)) continue;
+      if (options.mine && !options.mine(room)) theirs.push(room);
+      else chosen.push(room);
+    }
+    if (end === keyed.length || (keyed[end] as Keyed).active !== (keyed[first] as Keyed).active) {
+      for (const room of theirs.splice(0)) {
+        if (chosen.length >= limit) break;
+        chosen.push(room);
+      }
     }
     first = end;
   }
@@ -539,10 +555,20 @@ export class RoomAllocations {
   private readonly retries: Counter;
   private readonly replayChecks: Counter;
   private readonly idWaits: Counter;
+  /** The replica named in the allocations this one makes, and what it knows of the others (none without `replicaId`). */
+  private readonly replica?: string;
+  private readonly shares?: ReplicaShares;
 
   constructor(private readonly deps: RoomAllocationDeps) {
     this.settings = { ...DEFAULT_ALLOCATION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
+    if (deps.replicaId !== undefined) {
+      this.replica = sanitizeReplicaId(deps.replicaId);
+      const shares = this.shares = new ReplicaShares(this.replica, deps.now);
+      deps.metrics.gauge('roomkeeper_allocation_replicas', 'Gateway replicas this one shares equally good rooms with: itself and those that took a room it was allocating within the last minute (1: it chooses among all rooms).', () => {
+        deps.metrics.gauge('roomkeeper_allocation_replicas', '').set(shares.replicas().length);
+      });
+    }
     this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable).', { labelNames: ['result'] });
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.', undefined, { labelNames: ['result'] });
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).', { labelNames: [] });
@@ -775,7 +801,7 @@ export class RoomAllocations {
     const candidates = chooseCandidates(this.deps.store.listAllocatableGroups(name), {
       activeVersion: scheduler.status?.version, selectors: request.selectors, strategy: request.strategy ?? 'packed', random: this.random, maxMatches,
       busyOnHost: (host) => this.deps.store.countBusyRooms(name, host),
-      limit: this.settings.maxWrites, ...(claimed ? { skip: (r: GameRoom) => claimed.has(r.metadata.name ?? '') } : {}),
+      limit: this.settings.maxWrites, mine: this.shares?.mine(), ...(claimed ? { skip: (r: GameRoom) => claimed.has(r.metadata.name ?? '') } : {}),
     });
     let writes = 0;
     for (const first of candidates) {
@@ -794,6 +820,7 @@ export class RoomAllocations {
           id, requestHash: hash, allocatedAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
           runningMatches: room.status?.runningMatches ?? 0,
           ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
+          ...(this.replica !== undefined ? { replica: this.replica } : {}),
         };
         this.noteClaim(name, room);
         try {
@@ -814,6 +841,7 @@ export class RoomAllocations {
           this.conflicts.inc();
           // The room changed since the cache showed it: read it again; still free, try it again.
           const fresh = await this.deps.store.getRoom(name, room.metadata.name ?? '');
+          if (fresh) this.shares?.noteLoss(fresh);
           const mine = fresh ? allocationRecord(fresh.status, id) : undefined;
           if (fresh && mine) {
             write.mayHaveLanded = true;

@@ -75,6 +75,8 @@ export interface GameRoomStatusAllocation {
   /** When the allocation ended; absent while it holds the room. */
   endedAt?: string;
   endReason?: 'expired' | 'occupied';
+  /** The gateway replica that made the allocation (its ROOMKEEPER_POD_NAME, as in its PingDigest's name). A replica that loses a room to another replica's allocation tries its own share of equally good rooms first from then on, so replicas rarely race for one room. */
+  replica?: string;
 }
 
 export interface PreviousAllocation {

@@ -306,6 +306,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'string',
                 enum: ['expired', 'occupied'],
               },
+              replica: {
+                type: 'string',
+                maxLength: 63,
+                description: 'The gateway replica that made the allocation (its ROOMKEEPER_POD_NAME, as in its PingDigest\'s name). A replica that loses a room to another replica\'s allocation tries its own share of equally good rooms first from then on, so replicas rarely race for one room.',
+              },
             },
           },
           previousAllocations: {

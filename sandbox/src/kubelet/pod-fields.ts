@@ -7,6 +7,7 @@
  * another realm under jest).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { fnv1a32 } from '../../../common/src/text/fnv';
 
 /** `namespace/name`, the key pods are queued under. */
 export function podKey(pod: V1Pod): string {
@@ -59,12 +60,7 @@ export function fakeDigest(input: string, hexLength = 64): string {
   let out = '';
   let round = 0;
   while (out.length < hexLength) {
-    let h = 0x811c9dc5 ^ round;
-    for (let i = 0; i < input.length; i++) {
-      h ^= input.charCodeAt(i);
-      h = Math.imul(h, 0x01000193);
-    }
-    out += (h >>> 0).toString(16).padStart(8, '0');
+    out += fnv1a32(input, 0x811c9dc5 ^ round).toString(16).padStart(8, '0');
     round++;
   }
   return out.slice(0, hexLength);

@@ -17,6 +17,8 @@
  * Examples: `occupied-after:1,free-after:2`, `start-after:0.5,stop-after:3`, `random:42:5`.
  * A room being deleted sends one `terminating` ping and stops, whatever its script.
  */
+import { fnv1a32 } from '../../../common/src/text/fnv';
+
 export const SIM_ROOM_ENV = 'ROOMKEEPER_SIM_ROOM';
 
 export type ScriptedStatus = 'ready' | 'occupied';
@@ -77,12 +79,7 @@ export function parseRoomScript(value: string | undefined): RoomScript {
 
 /** 32-bit mix of a seed, a room id and a slot number, mapped to [0, 1). */
 export function unitRandom(seed: number, roomId: string, slot: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  const text = `${roomId}#${slot}`;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+  let h = fnv1a32(`${roomId}#${slot}`, 0x811c9dc5 ^ seed);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
