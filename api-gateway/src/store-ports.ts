@@ -90,6 +90,8 @@ export interface AllocationCommit {
   allocation: GameRoomStatusAllocation;
   status: NonNullable<GameRoomStatus['status']>;
   previousAllocations: PreviousAllocation[];
+  /** The allocation the room holds at the resourceVersion written on (none: absent), which `allocation` replaces whole. */
+  replacing?: GameRoomStatusAllocation;
 }
 
 /** Where allocations find their candidates, are committed and, on a replay the cache cannot answer, looked up. */

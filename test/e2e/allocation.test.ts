@@ -254,7 +254,7 @@ describe('room allocation', () => {
     expect(holding.map((r) => r.metadata.name)).toEqual([roomId]);
   });
 
-  test('a room allocated again after a match it took up starts the new allocation clean: nothing of the earlier one (its takenAt) ends it', async () => {
+  test('a room allocated again after a match it took up starts the new allocation clean: nothing of the earlier one (its takenAt, its metadata) ends it or reaches the new match', async () => {
     const name = 'alloc-again';
     const body = { name, ...(schedulerObject(name, { roomsReplicas: 1 }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
@@ -264,25 +264,26 @@ describe('room allocation', () => {
       return r?.status?.status === 'ready' ? r.metadata.name : undefined;
     }, { timeoutMs: 60_000, message: '1 ready room' });
     const url = stack.managementUrl as string;
-    const allocate = (id: string) => waitFor(async () => {
-      const a = await allocateAt(stack, url, name, { allocationId: id, ttlSeconds: 600 });
+    const allocate = (id: string, metadata: Record<string, unknown>) => waitFor(async () => {
+      const a = await allocateAt(stack, url, name, { allocationId: id, ttlSeconds: 600, metadata });
       return a.status === 200 ? a : undefined;
     }, { timeoutMs: 30_000, message: `the gateway allocates ${id}` });
-    expect((await allocate('again-1')).body.roomId).toBe(roomId);
+    expect((await allocate('again-1', { players: ['alice', 'bob'], rules: { mode: 'duel', minutes: 5 } })).body.roomId).toBe(roomId);
     // Its match starts (taken up), and ends: the room is ready again.
     expect((await ping(stack, name, roomId, { status: 'occupied', runningMatches: 1, allocationId: 'again-1' })).success).toBe(true);
     await waitFor(async () => (await fleet(stack, name))[0]?.status?.allocation?.endReason === 'occupied', { timeoutMs: 30_000, message: 'again-1 ended as occupied' });
     expect((await ping(stack, name, roomId, { status: 'ready' })).success).toBe(true);
     await waitFor(async () => (await readyRooms(stack, name)) === 1, { timeoutMs: 30_000, message: 'the room ready again' });
-    expect((await allocate('again-2')).body.roomId).toBe(roomId);
-    // The GameRoom as the allocation wrote it: again-2 alone, open, not taken.
+    expect((await allocate('again-2', { match: 'again-2', rules: { map: 'dunes' } })).body.roomId).toBe(roomId);
+    // The GameRoom as the allocation wrote it: again-2 alone, open, not taken, with its own metadata only.
     const room = (await fleet(stack, name)).find((x) => x.metadata.name === roomId);
     expect(room?.status?.allocation).toMatchObject({ id: 'again-2' });
+    expect(room?.status?.allocation?.metadata).toEqual({ match: 'again-2', rules: { map: 'dunes' } });
     expect(room?.status?.allocation).not.toHaveProperty('takenAt');
     expect(room?.status?.allocation).not.toHaveProperty('endedAt');
     expect(room?.status?.previousAllocations).toEqual([expect.objectContaining({ id: 'again-1', endReason: 'occupied' })]);
     // The room hears of it, and it holds the room: the next match finds none free.
-    expect(await ping(stack, name, roomId, { status: 'ready' })).toMatchObject({ success: true, allocation: { id: 'again-2' } });
+    expect(await ping(stack, name, roomId, { status: 'ready' })).toEqual({ success: true, allocation: { id: 'again-2', metadata: { match: 'again-2', rules: { map: 'dunes' } }, expiresAt: room?.status?.allocation?.expiresAt } });
     expect((await allocateAt(stack, url, name, { allocationId: 'again-3' })).status).toBe(429);
   });
 

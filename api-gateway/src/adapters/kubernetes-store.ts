@@ -4,6 +4,7 @@
  * single reads that must see the gateway's own writes (a scheduler, an operation, a version) are
  * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
  */
+import { mergePatchBetween } from '../../../common/src/json/merge-patch';
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../../../common/src/logger';
@@ -410,11 +411,12 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   commitAllocation(schedulerName: string, roomId: string, resourceVersion: string, commit: AllocationCommit): Promise<GameRoom> {
     // A merge patch: every field of an earlier allocation that this one does not set is removed
-    // (null); the list of earlier allocations is replaced whole (the resourceVersion makes it exact).
-    const body = {
-      metadata: { resourceVersion },
-      status: { status: commit.status, allocation: { ...NO_ALLOCATION, ...commit.allocation }, previousAllocations: commit.previousAllocations },
-    };
+    // (null), and so is every member of its metadata that this one's lacks (a merge patch merges
+    // objects: the new metadata alone would keep the old one's other members); the list of earlier
+    // allocations is replaced whole. The resourceVersion makes the room the one `replacing` is read from.
+    const { metadata, ...fields } = commit.allocation;
+    const allocation = { ...NO_ALLOCATION, ...fields, metadata: metadata === undefined ? null : mergePatchBetween(commit.replacing?.metadata, metadata) };
+    const body = { metadata: { resourceVersion }, status: { status: commit.status, allocation, previousAllocations: commit.previousAllocations } };
     return this.casRoomStatus(schedulerName, roomId, body);
   }
 

@@ -828,7 +828,7 @@ export class RoomAllocations {
           const shown = withAllocation(room.status?.status ?? 'ready', { allocation }, now);
           const previousAllocations = supersededAllocations(room.status, now, previousAllocationCap(maxMatches));
           write.mayHaveLanded = true;
-          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations })
+          const written = await this.deps.store.commitAllocation(name, room.metadata.name ?? '', room.metadata.resourceVersion ?? '', { allocation, status: shown, previousAllocations, replacing: room.status?.allocation })
             .catch(refusedAs(roomkeeperRequest('patch', 'GameRoom', name, 'status')));
           write.written = written;
           write.before = room;
