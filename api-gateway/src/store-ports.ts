@@ -58,6 +58,11 @@ export interface RoomPingStatusPatch {
   pingTimestamp: number | null;
   /** The ping reports the match the room's open allocation was made for: written as its `takenAt`. */
   allocationTakenAt?: string;
+  /**
+   * The room reported fewer running matches than its open allocation counts from (a match ended
+   * before the allocated one started): written as the allocation's `runningMatches`.
+   */
+  allocationRunningMatches?: number;
 }
 
 /** Finds a scheduler's version in the store's cache (no API call: the ping path reads it once a ping). */

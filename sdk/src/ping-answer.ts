@@ -82,7 +82,8 @@ export function reportedMatches(report: ReportedLoad): number {
  * while the room never took it up (the TTL ran out and Roomkeeper took the room back).
  *
  * The room takes an allocation up as the rooms API decides it: by reporting more matches than it
- * had when allocated (`occupied` from `ready`, or `runningMatches` going up in a multi-match room).
+ * had when allocated, or than the fewest it reported since (`occupied` from `ready`, or
+ * `runningMatches` going up in a multi-match room, also after a match ended before the allocated one started).
  * The match count before the allocation is the one of the last acknowledged ping before the answer
  * that first carried it; so an allocation first heard of in the answer to the very ping that took
  * it up (a room whose players came before its next ping) counts as taken up too.
@@ -113,9 +114,15 @@ export class AllocationTracker {
     if (this.current) this.takenUp = true;
   }
 
-  /** The room reports `matches` running matches: more than when allocated takes the allocation up. */
+  /**
+   * The room reports `matches` running matches: more than when allocated takes the allocation up;
+   * fewer (a match ended before the allocated one started) lowers the count it is judged from, as
+   * the rooms API does.
+   */
   noteMatches(matches: number): void {
-    if (this.current && matches > this.matchesAtAllocation) this.takenUp = true;
+    if (!this.current || this.takenUp) return;
+    if (matches > this.matchesAtAllocation) this.takenUp = true;
+    else this.matchesAtAllocation = matches;
   }
 
   /** `reported`: what the ping this answer acknowledges said (absent: taken as no change). */
@@ -135,8 +142,8 @@ export class AllocationTracker {
     }
     if (next && this.current?.id !== next.id) {
       this.current = next;
-      this.matchesAtAllocation = this.acknowledgedMatches;
-      this.takenUp = matches > this.matchesAtAllocation;
+      this.matchesAtAllocation = Math.min(this.acknowledgedMatches, matches);
+      this.takenUp = matches > this.acknowledgedMatches;
     }
     this.acknowledgedMatches = matches;
     return events;

@@ -345,12 +345,39 @@ describe('allocation events', () => {
 
   test('a running-matches report that is no more than when allocated does not take the allocation up', async () => {
     const { api, r, expired } = await allocatedAtTwoMatches();
-    // One match ended and another began: still 2, as when allocated (the rooms API counts so too).
-    await r.setRunningMatches(1);
+    // One match ended and another began between two pings: still 2, as when allocated (the rooms API counts so too).
     await r.setRunningMatches(2);
     api.answer = () => ({ status: 200, body: { success: true } });
     await jest.advanceTimersByTimeAsync(1000);
     expect(expired).toEqual(['a1']);
+    r.close();
+  });
+
+  test('a match that ends before the allocated one starts lowers the count: the start, back to 2, takes the allocation up and names it', async () => {
+    const { api, r, expired } = await allocatedAtTwoMatches();
+    await r.setRunningMatches(1);
+    await r.setRunningMatches(2);
+    expect(api.pings().at(-1)?.body).toMatchObject({ runningMatches: 2, allocationId: 'a1' });
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(expired).toEqual([]);
+    r.close();
+  });
+
+  test('the same when the room hears of the allocation in the answer to the ping that reports the match ending', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api, { random: () => 0.5 });
+    const expired: string[] = [];
+    r.on('allocationExpired', (a) => expired.push(a.id));
+    await r.ready();
+    await r.setRunningMatches(2);
+    api.answer = () => allocation('a1');
+    await r.setRunningMatches(1);
+    await r.setRunningMatches(2);
+    expect(api.pings().at(-1)?.body).toMatchObject({ runningMatches: 2, allocationId: 'a1' });
+    api.answer = () => ({ status: 200, body: { success: true } });
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(expired).toEqual([]);
     r.close();
   });
 

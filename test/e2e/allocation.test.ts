@@ -522,6 +522,39 @@ describe('room allocation', () => {
       { timeoutMs: 30_000, message: 'the room offered again once named-2 was taken' });
   });
 
+  test('multi-match: a match that ends after an allocation is made and before its match starts lowers the count the allocation is judged from, so its start, unnamed, takes it', async () => {
+    const name = 'alloc-lowered';
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const roomId = await waitFor(async () => {
+      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp);
+      if (r?.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
+      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: 'a ready room' });
+    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
+    const allocationOf = async (id: string) => waitFor(async () => {
+      const a = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
+      return a?.id === id && a.endedAt ? a : undefined;
+    }, { timeoutMs: 30_000, message: `allocation ${id} ended` });
+    // Two matches run.
+    for (const [id, matches] of [['low-1', 1], ['low-2', 2]] as const) {
+      await waitFor(async () => ((await allocateAt(stack, stack.managementUrl as string, name, { allocationId: id })).status === 200 ? true : undefined), { timeoutMs: 30_000, message: `${id} allocated` });
+      await ping(stack, name, roomId, { status: 'occupied', runningMatches: matches });
+      expect(await allocationOf(id)).toMatchObject({ endReason: 'occupied' });
+    }
+    // A third is allocated at 2 running matches; one of the two ends before it starts (1), and the
+    // room hears of the allocation in that ping's answer; then its match starts: 2, not above 2.
+    await waitFor(async () => ((await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'low-3', ttlSeconds: 600 })).status === 200 ? true : undefined), { timeoutMs: 30_000, message: 'low-3 allocated' });
+    expect(await ping(stack, name, roomId, { status: 'occupied', runningMatches: 1 })).toMatchObject({ success: true, allocation: { id: 'low-3' } });
+    const held = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
+    expect(held).toMatchObject({ id: 'low-3', runningMatches: 1 });
+    expect(held).not.toHaveProperty('endedAt');
+    expect((await ping(stack, name, roomId, { status: 'occupied', runningMatches: 2 })).success).toBe(true);
+    const taken = await allocationOf('low-3');
+    expect(taken).toMatchObject({ endReason: 'occupied', runningMatches: 1 });
+    expect(taken.takenAt).toBeDefined();
+  });
+
   test('multi-match autoscaling follows Maestro\'s match formulas on a scripted sequence (maxMatches 3, readyTarget 0.5): 1, 2, 3, 4 rooms', async () => {
     const name = 'alloc-multi-scale';
     const autoscaling = { enabled: true, min: 1, max: 10, cooldown: 0, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };

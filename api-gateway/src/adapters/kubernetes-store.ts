@@ -388,9 +388,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
   }
 
   async patchRoomStatus(schedulerName: string, roomId: string, resourceVersion: string | undefined, patch: RoomPingStatusPatch): Promise<void> {
-    const { allocationTakenAt, ...fields } = patch;
-    // A merge patch: takenAt joins the allocation's other fields.
-    const status = allocationTakenAt === undefined ? fields : { ...fields, allocation: { takenAt: allocationTakenAt } };
+    const { allocationTakenAt, allocationRunningMatches, ...fields } = patch;
+    // A merge patch: takenAt or runningMatches join the allocation's other fields.
+    const allocation = { ...(allocationTakenAt !== undefined ? { takenAt: allocationTakenAt } : {}), ...(allocationRunningMatches !== undefined ? { runningMatches: allocationRunningMatches } : {}) };
+    const status = Object.keys(allocation).length === 0 ? fields : { ...fields, allocation };
     await this.sendRoomStatus(schedulerName, roomId, resourceVersion === undefined ? { status } : { metadata: { resourceVersion }, status });
   }
 

@@ -456,6 +456,47 @@ describe('PingRecorder: an answered status change is never lost', () => {
     expect(allocationStep(written, clock.now)).toEqual({ kind: 'end', reason: 'occupied' });
   });
 
+  /** Room `room-1` running 2 matches, allocated to t-3 at that count. */
+  async function roomAllocatedAtTwo(store: InMemoryStore): Promise<GameRoom> {
+    room(store, 'room-1', { pingStatus: 'occupied', runningMatches: 2, instanceStatus: 'ready', status: 'active' });
+    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
+      status: 'allocated',
+      allocation: { id: 't-3', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 2 },
+      previousAllocations: [],
+    });
+    return structuredClone(store.findRoom('s1', 'room-1')!);
+  }
+
+  it('a match that ends before the allocated one starts lowers the count the allocation is judged from, in the same write; the start, one more, then takes it', async () => {
+    const { store, recorder } = setup();
+    const allocated = await roomAllocatedAtTwo(store);
+    expect(await recorder.record(allocated, { status: 'occupied', runningMatches: 1 })).toBe('status-written');
+    const lowered = structuredClone(store.findRoom('s1', 'room-1')!);
+    expect(lowered.status).toMatchObject({ runningMatches: 1, allocation: { id: 't-3', runningMatches: 1 } });
+    expect(lowered.status?.allocation?.takenAt).toBeUndefined();
+    expect(allocationStep(lowered, Date.parse('2026-01-01T00:00:01.000Z'))).toMatchObject({ kind: 'wait' });
+    expect(await recorder.record(lowered, { status: 'occupied', runningMatches: 2 })).toBe('status-written');
+    const taken = store.findRoom('s1', 'room-1')!;
+    expect(taken.status?.allocation?.takenAt).toBeDefined();
+    expect(allocationStep(taken, Date.parse('2026-01-01T00:00:01.000Z'))).toEqual({ kind: 'end', reason: 'occupied' });
+  });
+
+  it('the same when the lower count was coalesced away during an outage: the write of the count back up takes the allocation', async () => {
+    const { clock, store, recorder, outage } = failing();
+    const allocated = await roomAllocatedAtTwo(store);
+    expect(await recorder.record(allocated, { status: 'occupied', runningMatches: 1 })).toBe('pending');
+    clock.now += 1000;
+    expect(await recorder.record(allocated, { status: 'occupied', runningMatches: 2 })).toBe('pending');
+    outage.on = false;
+    clock.now += 10_000;
+    await recorder.retryDue();
+    expect(recorder.pendingWrites).toBe(0);
+    const written = store.findRoom('s1', 'room-1')!;
+    expect(written.status).toMatchObject({ runningMatches: 2, allocation: { id: 't-3' } });
+    expect(written.status?.allocation?.takenAt).toBeDefined();
+    expect(allocationStep(written, clock.now)).toEqual({ kind: 'end', reason: 'occupied' });
+  });
+
   it('keeps a failed status write pending, coalesces later reports, and writes the latest once the API server is back', async () => {
     const { clock, store, recorder, outage, metrics } = failing();
     const r = room(store, 'room-1');

@@ -38,7 +38,7 @@ import { apiErrorFields, apiStatus, describeApiError, isConflict, isNotFound } f
 import { forEachConcurrent } from '../../../common/src/runtime/concurrent';
 import type { Logger } from '../../../common/src/logger';
 import type { MetricsRegistry } from '../../../common/src/metrics';
-import type { GameRoom, PingStatus } from '../../../common/src/generated/resources';
+import type { GameRoom, GameRoomStatusAllocation, PingStatus } from '../../../common/src/generated/resources';
 import { pingedRoomStatus, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { openAllocation, reportTakes } from '../../../common/src/rooms/allocation';
 import { cachedVersions, type PingDigestWriter, type RoomStore } from '../store-ports';
@@ -112,6 +112,12 @@ interface PendingWrite {
    * as expired though its match had started (trial R).
    */
   took?: string;
+  /**
+   * The fewest running matches of the reports coalesced away while this write waited: a match that
+   * ended before the allocated one started lowers the count the allocation's start is judged from
+   * (see `allocationTakenUp`), though the latest report shows the count back up.
+   */
+  fewest?: number;
 }
 
 /** One status write answered and not yet written, as `pendingWriteList()` tells it. */
@@ -177,14 +183,29 @@ function newerReportHeld(room: GameRoom, report: PingReport, reportAt: number, s
 }
 
 /**
- * The id of the room's open allocation (as `room` shows it) whose match `report` reports started
- * (by its status or running matches, or by naming the allocation), or which `took` names (a report
- * coalesced away took it up), unless the room shows it taken already.
+ * The running matches the start of a multi-match room's open, untaken allocation is judged from:
+ * those when it was made, or fewer once the room reported fewer (a match ended before the
+ * allocated one started: one match more than that is the allocated match; judged from the count at
+ * allocation time, it was never seen, and the allocation ended as expired after its match was
+ * played, trial U). `fewest`: of reports coalesced away. Undefined: nothing to lower.
  */
-function allocationTakenUp(room: GameRoom, report: PingReport | undefined, took?: string): string | undefined {
+function loweredBaseline(open: GameRoomStatusAllocation, report: PingReport | undefined, fewest: number | undefined): number | undefined {
+  if (open.runningMatches === undefined || open.takenAt !== undefined) return undefined;
+  const low = Math.min(report?.runningMatches ?? Number.POSITIVE_INFINITY, fewest ?? Number.POSITIVE_INFINITY);
+  return low < open.runningMatches ? low : undefined;
+}
+
+/**
+ * The id of the room's open allocation (as `room` shows it) whose match `report` reports started
+ * (by its status or running matches, above the count it is judged from, or by naming the
+ * allocation), or which `took` names (a report coalesced away took it up), unless the room shows it
+ * taken already.
+ */
+function allocationTakenUp(room: GameRoom, report: PingReport | undefined, took?: string, fewest?: number): string | undefined {
   const open = openAllocation(room.status);
   if (open === undefined || open.takenAt !== undefined) return undefined;
-  const reported = report !== undefined && (reportTakes(report.status, report.runningMatches, open) || report.takes === open.id);
+  const from = loweredBaseline(open, undefined, fewest) ?? open.runningMatches;
+  const reported = report !== undefined && (reportTakes(report.status, report.runningMatches, { ...open, runningMatches: from }) || report.takes === open.id);
   return reported || took === open.id ? open.id : undefined;
 }
 
@@ -314,7 +335,8 @@ export class PingRecorder {
       // Coalesced: the retry writes the latest report; no extra request per ping. A repeat of the
       // same report keeps the one under way, so a write of it that succeeds ends the entry.
       if (waiting.report.status !== ping.status || waiting.report.runningMatches !== ping.runningMatches || ping.takes !== undefined) {
-        waiting.took = allocationTakenUp(room, waiting.report) ?? waiting.took;
+        waiting.took = allocationTakenUp(room, waiting.report, undefined, waiting.fewest) ?? waiting.took;
+        waiting.fewest = Math.min(waiting.fewest ?? Number.POSITIVE_INFINITY, waiting.report.runningMatches);
         waiting.report = ping;
       }
       waiting.reportAt = now;
@@ -439,19 +461,25 @@ export class PingRecorder {
    * condition there protects nothing and would add a 409 and a retry each time the operator wrote
    * the room first (a deletion's terminating); the operator corrects a stale instance status.
    */
-  private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number, took?: string): Promise<void> {
+  private writeStatus(scheduler: string, roomId: string, room: GameRoom, ping: PingReport, at: number, took?: string, fewest?: number): Promise<void> {
     const status = pingedRoomStatus(room, ping, roomsMaxMatches(this.options.rooms.findScheduler(scheduler), cachedVersions(this.options.rooms)), at);
     // The match of the room's open allocation, reported by this ping or by one coalesced into it, is
     // written with it: on the version the allocation was seen in, as a newer allocation must not take it.
-    const takes = allocationTakenUp(room, ping, took) !== undefined;
+    const takes = allocationTakenUp(room, ping, took, fewest) !== undefined;
+    // Otherwise a report of fewer matches than the allocation counts from lowers that count, in
+    // the same write (on the version the allocation was seen in): the allocated match's start,
+    // one match more, then takes it, also when the operator sees only the GameRoom.
+    const open = openAllocation(room.status);
+    const lowered = !takes && open !== undefined ? loweredBaseline(open, ping, fewest) : undefined;
     // The ping's timestamp, where the API server can hold it (an int64 JSON carries exactly): a
     // report without one clears the last one, which no longer dates what the GameRoom says.
     const pingTimestamp = ping.sentAt !== undefined && Number.isSafeInteger(ping.sentAt) ? ping.sentAt : null;
     const patch: RoomStatusPatch = {
       pingStatus: ping.status, runningMatches: ping.runningMatches, lastPingAt: new Date(at).toISOString(), pingTimestamp, status,
       ...(takes ? { allocationTakenAt: new Date(at).toISOString() } : {}),
+      ...(lowered !== undefined ? { allocationRunningMatches: lowered } : {}),
     };
-    const resourceVersion = status === 'ready' || status === 'allocated' || takes ? room.metadata.resourceVersion : undefined;
+    const resourceVersion = status === 'ready' || status === 'allocated' || takes || lowered !== undefined ? room.metadata.resourceVersion : undefined;
     return this.options.rooms.patchRoomStatus(scheduler, roomId, resourceVersion, patch);
   }
 
@@ -541,7 +569,7 @@ export class PingRecorder {
         // showing the report already (written by another replica), nothing is left to write, unless
         // a report coalesced into it took the allocation the room still shows open.
         const room = this.options.rooms.findRoom(w.scheduler, w.roomId);
-        const takeUnwritten = room !== undefined && allocationTakenUp(room, undefined, w.took) !== undefined;
+        const takeUnwritten = room !== undefined && allocationTakenUp(room, w.fewest !== undefined ? report : undefined, w.took, w.fewest) !== undefined;
         if (!room || (!this.needsWrite(key, room, report) && !takeUnwritten)) {
           this.pending.delete(key);
           continue;
@@ -559,7 +587,7 @@ export class PingRecorder {
         }
         try {
           this.pendingRetries.inc();
-          await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing, w.took);
+          await this.writeStatus(w.scheduler, w.roomId, room, report, lastPing, w.took, w.fewest);
           this.written.set(key, { pingStatus: report.status, runningMatches: report.runningMatches });
           if (this.pending.get(key) === w && w.report === report) this.pending.delete(key);
           else continue; // a newer report arrived meanwhile: the next round writes it

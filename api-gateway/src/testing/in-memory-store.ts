@@ -212,10 +212,11 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     if (!room) return Promise.reject(Object.assign(new Error(`gameroom ${roomId} not found`), { code: 404 }));
     if (resourceVersion !== undefined && room.metadata.resourceVersion !== resourceVersion) return Promise.reject(Object.assign(new Error(`Operation cannot be fulfilled on gamerooms.roomkeeper.io "${roomId}": the object has been modified`), { code: 409 }));
     // A merge patch: null removes the field.
-    const { allocationTakenAt, pingTimestamp, ...fields } = patch;
+    const { allocationTakenAt, allocationRunningMatches, pingTimestamp, ...fields } = patch;
     const allocation = room.status?.allocation;
     const { pingTimestamp: _removed, ...kept } = room.status ?? {};
-    room.status = { ...kept, ...fields, ...(pingTimestamp !== null ? { pingTimestamp } : {}), ...(allocationTakenAt !== undefined && allocation ? { allocation: { ...allocation, takenAt: allocationTakenAt } } : {}) };
+    const allocationPatch = { ...(allocationTakenAt !== undefined ? { takenAt: allocationTakenAt } : {}), ...(allocationRunningMatches !== undefined ? { runningMatches: allocationRunningMatches } : {}) };
+    room.status = { ...kept, ...fields, ...(pingTimestamp !== null ? { pingTimestamp } : {}), ...(allocation ? { allocation: { ...allocation, ...allocationPatch } } : {}) };
     room.metadata.resourceVersion = String(this.rv++);
     this.writes.push({ kind: 'gameroom-status', verb: 'patch', name: `${schedulerName}/${roomId}` });
     return Promise.resolve();

@@ -66,7 +66,7 @@ export interface GameRoomStatusAllocation {
   /** Free content from the matchmaker, passed to the room in its ping answer. */
   metadata?: Record<string, unknown>;
   allocatedAt: string;
-  /** The room's running matches when the allocation was made; the allocation ends (occupied) once the room reports more. */
+  /** The room's running matches when the allocation was made, lowered by the gateway when the room reports fewer before the allocated match starts (a match ended); the allocation ends (occupied) once the room reports more. */
   runningMatches?: number;
   /** When the room returns to ready if it has not reported occupied (a multi-match room, one more running match) by then. */
   expiresAt: string;

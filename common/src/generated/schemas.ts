@@ -285,7 +285,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'integer',
                 format: 'int32',
                 minimum: 0,
-                description: 'The room\'s running matches when the allocation was made; the allocation ends (occupied) once the room reports more.',
+                description: 'The room\'s running matches when the allocation was made, lowered by the gateway when the room reports fewer before the allocated match starts (a match ended); the allocation ends (occupied) once the room reports more.',
               },
               expiresAt: {
                 type: 'string',
