@@ -409,6 +409,17 @@ describe('PingRecorder: an answered status change is never lost', () => {
     return structuredClone(store.findRoom('s1', 'room-1')!);
   }
 
+  /** Room `room-1` running 2 matches, allocated to t-3 at that count. */
+  async function roomAllocatedAtTwo(store: InMemoryStore, pingStatus: 'ready' | 'occupied' = 'occupied'): Promise<GameRoom> {
+    room(store, 'room-1', { pingStatus, runningMatches: 2, instanceStatus: 'ready', status: 'active' });
+    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
+      status: 'allocated',
+      allocation: { id: 't-3', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 2 },
+      previousAllocations: [],
+    });
+    return structuredClone(store.findRoom('s1', 'room-1')!);
+  }
+
   it('marks the open allocation taken with the occupied ping that reports its match, on the version it saw the allocation in', async () => {
     const { store, recorder } = setup();
     const allocated = await allocatedRoom(store);
@@ -421,13 +432,7 @@ describe('PingRecorder: an answered status change is never lost', () => {
 
   it('marks the allocation taken by a ping that names it, whatever its running matches say (a match that ended as the allocated one started left the count unchanged)', async () => {
     const { store, recorder } = setup();
-    room(store, 'room-1', { pingStatus: 'ready', runningMatches: 2, instanceStatus: 'ready', status: 'active' });
-    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
-      status: 'allocated',
-      allocation: { id: 't-3', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 2 },
-      previousAllocations: [],
-    });
-    const allocated = structuredClone(store.findRoom('s1', 'room-1')!);
+    const allocated = await roomAllocatedAtTwo(store, 'ready');
     // Still 2 running matches: nothing would be written, and the allocation would expire.
     expect(await recorder.record(allocated, { status: 'ready', runningMatches: 2 })).toBe('recorded');
     expect(await recorder.record(allocated, { status: 'ready', runningMatches: 2, takes: 'another-one' })).toBe('recorded');
@@ -455,17 +460,6 @@ describe('PingRecorder: an answered status change is never lost', () => {
     expect(written.status?.allocation?.takenAt).toBeDefined();
     expect(allocationStep(written, clock.now)).toEqual({ kind: 'end', reason: 'occupied' });
   });
-
-  /** Room `room-1` running 2 matches, allocated to t-3 at that count. */
-  async function roomAllocatedAtTwo(store: InMemoryStore): Promise<GameRoom> {
-    room(store, 'room-1', { pingStatus: 'occupied', runningMatches: 2, instanceStatus: 'ready', status: 'active' });
-    await store.commitAllocation('s1', 'room-1', store.findRoom('s1', 'room-1')!.metadata.resourceVersion as string, {
-      status: 'allocated',
-      allocation: { id: 't-3', allocatedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:05:00.000Z', requestHash: 'h', runningMatches: 2 },
-      previousAllocations: [],
-    });
-    return structuredClone(store.findRoom('s1', 'room-1')!);
-  }
 
   it('a match that ends before the allocated one starts lowers the count the allocation is judged from, in the same write; the start, one more, then takes it', async () => {
     const { store, recorder } = setup();
