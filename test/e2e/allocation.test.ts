@@ -81,6 +81,26 @@ async function threeReplicasSeeing(stack: Stack, scheduler: string, ready: numbe
   return replicas;
 }
 
+/**
+ * Scheduler `name` of one room for 3 matches that pings only when the test does, ready (and seen
+ * so by the gateway); its room, and a wait for the end of one of its allocations.
+ */
+async function multiMatchRoom(stack: Stack, name: string): Promise<{ roomId: string; allocationOf: (id: string) => Promise<NonNullable<NonNullable<GameRoom['status']>['allocation']>> }> {
+  const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
+  expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+  const roomId = await waitFor(async () => {
+    const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp);
+    if (r?.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
+    return r?.status?.status === 'ready' ? r.metadata.name : undefined;
+  }, { timeoutMs: 60_000, message: 'a ready room' });
+  await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
+  const allocationOf = async (id: string) => waitFor(async () => {
+    const a = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
+    return a?.id === id && a.endedAt ? a : undefined;
+  }, { timeoutMs: 30_000, message: `allocation ${id} ended` });
+  return { roomId, allocationOf };
+}
+
 /** Every state of the scheduler's GameRooms the API server reports, as seen by a watch. */
 interface RoomHistory {
   events: { type: string; room: GameRoom }[];
@@ -486,18 +506,7 @@ describe('room allocation', () => {
 
   test('multi-match: a ping that names its allocation marks it taken though the running matches did not rise (a match ended as the allocated one started), and the next slot is offered', async () => {
     const name = 'alloc-named';
-    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const roomId = await waitFor(async () => {
-      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp);
-      if (r?.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
-      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
-    }, { timeoutMs: 60_000, message: 'a ready room' });
-    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
-    const allocationOf = async (id: string) => waitFor(async () => {
-      const a = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
-      return a?.id === id && a.endedAt ? a : undefined;
-    }, { timeoutMs: 30_000, message: `allocation ${id} ended` });
+    const { roomId, allocationOf } = await multiMatchRoom(stack, name);
     // The first match: one running match.
     const first = await allocateAt(stack, stack.managementUrl as string, name, { allocationId: 'named-1' });
     expect(first.body.roomId).toBe(roomId);
@@ -524,18 +533,7 @@ describe('room allocation', () => {
 
   test('multi-match: a match that ends after an allocation is made and before its match starts lowers the count the allocation is judged from, so its start, unnamed, takes it', async () => {
     const name = 'alloc-lowered';
-    const body = { name, ...(schedulerObject(name, { roomsReplicas: 1, matchAllocation: { maxMatches: 3 } }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]) as { spec: Record<string, unknown> }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const roomId = await waitFor(async () => {
-      const r = (await fleet(stack, name)).find((x) => !x.metadata.deletionTimestamp);
-      if (r?.status?.instanceStatus === 'ready' && r.status.pingStatus !== 'ready') await ping(stack, name, r.metadata.name as string, { status: 'ready', runningMatches: 0 });
-      return r?.status?.status === 'ready' ? r.metadata.name : undefined;
-    }, { timeoutMs: 60_000, message: 'a ready room' });
-    await waitFor(async () => (await infoOf(stack, name))?.roomsReady === 1, { timeoutMs: 30_000, message: 'the gateway sees the ready room' });
-    const allocationOf = async (id: string) => waitFor(async () => {
-      const a = (await fleet(stack, name)).find((x) => x.metadata.name === roomId)?.status?.allocation;
-      return a?.id === id && a.endedAt ? a : undefined;
-    }, { timeoutMs: 30_000, message: `allocation ${id} ended` });
+    const { roomId, allocationOf } = await multiMatchRoom(stack, name);
     // Two matches run.
     for (const [id, matches] of [['low-1', 1], ['low-2', 2]] as const) {
       await waitFor(async () => ((await allocateAt(stack, stack.managementUrl as string, name, { allocationId: id })).status === 200 ? true : undefined), { timeoutMs: 30_000, message: `${id} allocated` });
