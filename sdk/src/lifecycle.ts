@@ -37,6 +37,7 @@ export const RUNNING_MATCHES_REPORT = 'a running-matches report';
 /** What a game server should do instead of a change its room's life does not allow. */
 export function transitionAdvice(from: RoomStatus, to: ReportedStatus | typeof RUNNING_MATCHES_REPORT): string {
   if (from === 'terminated') return 'the room already reported terminated, its last ping: send nothing more and exit';
+  if (from === 'terminating' && to === RUNNING_MATCHES_REPORT) return 'a terminating room runs no new matches: it may report its matches ending (setRunningMatches with a count no higher than the last), then terminated()';
   if (from === 'terminating') return 'a terminating room takes no new players and runs no new matches: only terminated() may follow';
   if (to === RUNNING_MATCHES_REPORT) return 'running matches go with a status: call ready() (or occupied()) first, then setRunningMatches(n)';
   if (to === 'terminated') return 'call terminating() first and wait for it, then terminated(): Maestro\'s rooms API takes terminated only after terminating';

@@ -87,6 +87,22 @@ describe('status changes', () => {
     r.close();
   });
 
+  test('a terminating room reports its matches ending (a lower count, with the terminating ping), never a new one', async () => {
+    const api = new FakeRoomsApi();
+    const r = room(api);
+    await r.ready();
+    await r.setRunningMatches(2);
+    await r.terminating();
+    await r.setRunningMatches(1);
+    expect(api.pings().at(-1)?.body).toMatchObject({ status: 'terminating', runningMatches: 1 });
+    const before = api.requests.length;
+    await expect(r.setRunningMatches(2)).rejects.toThrow('a room cannot go from terminating to a running-matches report: a terminating room runs no new matches: it may report its matches ending (setRunningMatches with a count no higher than the last), then terminated()');
+    expect(api.requests).toHaveLength(before);
+    await r.setRunningMatches(0);
+    await r.terminated();
+    r.close();
+  });
+
   test('setRunningMatches(n) before the first status is refused, sending nothing, and says to call ready() or occupied() first', async () => {
     const api = new FakeRoomsApi();
     const r = room(api);

@@ -228,6 +228,8 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
    * Reports how many matches run (multi-match rooms): sent at once with the current status and with
    * every later ping; resolves when the rooms API acknowledged it. Only after `ready()` or
    * `occupied()`: before the first status it rejects with `IllegalTransitionError`, sending nothing.
+   * A terminating room (draining) may report its matches ending, a count no higher than the last:
+   * forwarders hear of it with the `terminating` ping; a higher count is refused.
    */
   setRunningMatches(n: number): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError());
@@ -236,7 +238,8 @@ export class RoomClient extends EventEmitter<RoomClientEvents> {
       return Promise.reject(new RangeError(`runningMatches must be an integer between 0 and ${MAX_RUNNING_MATCHES}, got ${n}`));
     }
     const status = this.statusValue;
-    if (!acceptsRunningMatches(status)) {
+    const draining = status === 'terminating' && n <= (this.runningMatches ?? 0);
+    if (!acceptsRunningMatches(status) && !draining) {
       return Promise.reject(new IllegalTransitionError(status, RUNNING_MATCHES_REPORT, transitionAdvice(status, RUNNING_MATCHES_REPORT)));
     }
     this.runningMatches = n;
