@@ -310,10 +310,10 @@ function selectorPool(groups: readonly AllocatableGroup[], selectors: readonly R
  * concurrent requests (and replicas) rarely race for one room. `mine` puts this replica's share
  * of the rooms first (see `ReplicaShares`), in that order, then the other replicas' shares in that
  * order, within each class of version (the active version's major first, then the others; and
- * within the selector that matched): each replica fills its own share the strategy's way, so
- * the fleet fills nearly as under one replica, without two replicas racing for its first rooms. `skip` leaves
- * rooms out (this replica's claims in flight); `limit` keeps only the first rooms of that order (a
- * request tries at most its write budget).
+ * within the selector that matched): each replica fills its own share the strategy's way, so the
+ * fleet fills nearly as under one replica, without two replicas racing for its first rooms. `skip`
+ * leaves rooms out (this replica's claims in flight); `limit` keeps only the first rooms of that
+ * order (a request tries at most its write budget).
  *
  * This runs on every request, so it orders the groups (`AllocatableGroup`: rooms of one version,
  * host and match count), not the rooms: the rooms of equal groups are drawn at random, one at a
