@@ -10,6 +10,7 @@ import { CONFIG_SCHEMA } from '../common/src/config';
 import { run as addRooms } from './add-rooms';
 import { allocationBenchName, run as allocationThroughput } from './allocation-throughput';
 import { loneAllocationBenchName, run as loneAllocation } from './lone-allocation';
+import { REPLICA_CONTENTION_BENCH, run as replicaContention } from './replica-contention';
 import { run as creationThroughput } from './creation-throughput';
 import { run as forwardingOverhead } from './forwarding-overhead';
 import { run as pingFlood } from './ping-flood';
@@ -45,6 +46,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchOutcome> }[] = [
   { name: allocationBenchName('real', 10_000), run: onRealApiServer(allocationBenchName('real', 10_000), () => allocationThroughput('real', 10_000)) },
   { name: loneAllocationBenchName('sandbox', 10_000), run: () => loneAllocation('sandbox') },
   { name: loneAllocationBenchName('real', 10_000), run: onRealApiServer(loneAllocationBenchName('real', 10_000), () => loneAllocation('real')) },
+  { name: REPLICA_CONTENTION_BENCH, run: replicaContention },
 ];
 
 async function main(): Promise<void> {
