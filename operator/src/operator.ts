@@ -145,7 +145,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     // an operation deleted while it ran went before its rollback ended, and no event follows then.
     schedulerQueue.add(s);
   } });
-  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op), heldSilence: (s) => health.heldSilenceOf(s), churn: (s) => health.churnOf(s) });
+  const schedulerController = new SchedulerController(deps, { operationsOf: (s) => runner.operationsOf(s), track: (op) => runner.track(op), heldExpiry: (s) => health.heldExpiryOf(s), churn: (s) => health.churnOf(s) });
   const schedulerQueue = newQueue('schedulers', 4, ifLeading((key) => schedulerController.reconcile(key)));
   const roomController = new RoomStatusController(deps);
   const roomQueue = newQueue('gamerooms', 16, ifLeading((key) => roomController.reconcile(key)));
@@ -154,7 +154,7 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     operationsOf: (s) => runner.operationsOf(s),
     track: (op) => runner.track(op),
     outside,
-    heldSilenceChanged: (s) => schedulerQueue.add(s),
+    heldExpiryChanged: (s) => schedulerQueue.add(s),
     churnChanged: (s) => schedulerQueue.add(s),
   });
   const healthQueue = newQueue('health', 4, ifLeading((key) => health.reconcile(key)));

@@ -272,10 +272,27 @@ describe('HealthController and the expiry brake', () => {
       digests: { list: (ns?: string) => (ns === undefined || ns === 'other' ? digests(clock.now) : []), get: () => undefined },
     });
     const changed: string[] = [];
-    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined, heldSilenceChanged: (n) => changed.push(n) });
+    const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined, heldExpiryChanged: (n) => changed.push(n) });
     return { deps, created, clock, events, health, changed };
   }
   const otherDigest = (flushedAt: number) => ({ metadata: { name: 'roomkeeper-pings-gw', namespace: 'other' }, spec: { scheduler: 'other', replica: 'gw' }, status: { lastPings: '{}', flushedAt: String(flushedAt) } });
+
+  it('says while it holds expiry for a sight gained lately, in words that stay the same through the hold (one condition write), and when it ends', async () => {
+    const { deps, clock, health, changed } = hangingFleet((now) => [otherDigest(now - 5_000)]);
+    // The operator gained its sight (leadership) just now: every silent room waits one ping timeout (240 s).
+    const since = clock.now;
+    Object.assign(deps, { sight: () => ({ impaired: false, since }) });
+    await health.reconcile('s');
+    clock.now += 100_000;
+    await health.reconcile('s');
+    expect(health.heldExpiryOf('s')).toBe('room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than 2026-01-01T00:04:00.000Z (one ping timeout later), and only those still silent then');
+    expect(changed).toEqual(['s']);
+    // Caches that cannot reach the API server: another hold, other words.
+    Object.assign(deps, { sight: () => ({ impaired: true, since }) });
+    await health.reconcile('s');
+    expect(health.heldExpiryOf('s')).toMatch(/^room expiry held: the operator's room caches cannot reach the API server/);
+    expect(changed).toEqual(['s', 's']);
+  });
 
   it('expires a whole fleet that hangs while gateways have been seen flushing other rooms\' pings for a ping timeout, and holds it, telling the scheduler once, until then', async () => {
     // Another scheduler's rooms are heard: its digest is flushed 5 s before every look.
@@ -288,13 +305,13 @@ describe('HealthController and the expiry brake', () => {
     expect(events.filter((e) => e.reason === 'RoomExpiryHeld').map((e) => e.type)).toEqual(['Warning']);
     expect(events.find((e) => e.reason === 'RoomExpiryHeld')?.note).toMatch(/^20 rooms would expire now/);
     // The scheduler's HealingHeld condition says it while it lasts (scheduler-controller.ts reads it).
-    expect(health.heldSilenceOf('s')).toMatch(/^room expiry held \(RoomExpiryHeld\): 20 rooms would expire now.*; meanwhile these rooms stay counted ready and may be allocated$/);
+    expect(health.heldExpiryOf('s')).toMatch(/^room expiry held \(RoomExpiryHeld\): 20 rooms would expire now.*; meanwhile these rooms stay counted ready and may be allocated$/);
     expect(changed).toEqual(['s']); // the same counts at both looks: one change
     // Seen flowing for a whole ping timeout (240 s): the silent rooms are silent themselves.
     clock.now += 120_000;
     await health.reconcile('s');
     expect(created.map((o) => [o.spec.definitionName, (o.spec.input?.roomsIds as string[]).length])).toEqual([['remove_rooms', 20]]);
-    expect(health.heldSilenceOf('s')).toBeUndefined();
+    expect(health.heldExpiryOf('s')).toBeUndefined();
     expect(changed).toEqual(['s', 's']);
   });
 

@@ -51,8 +51,8 @@ export interface HealthControllerOptions {
   track?: (op: Operation) => void;
   /** Rooms deleted outside Roomkeeper, told in a Scheduler Event with what replaces them. */
   outside?: OutsideDeletions;
-  /** A wide silence's hold began or ended for the scheduler (`heldSilenceOf`): its HealingHeld condition is written again. */
-  heldSilenceChanged?: (schedulerName: string) => void;
+  /** A hold of room expiry began, ended or changed its words for the scheduler (`heldExpiryOf`): its HealingHeld condition is written again. */
+  heldExpiryChanged?: (schedulerName: string) => void;
   /** The scheduler's rooms began or stopped churning (`churnOf`): its RoomsChurning condition is written again. */
   churnChanged?: (schedulerName: string) => void;
 }
@@ -65,15 +65,25 @@ const STALE_RECHECK_MS = 1_000;
  */
 const DECISION_ECHO_MS = 30_000;
 
+/**
+ * What HealingHeld says while room expiry is held for `reason` (`silence`: the wide silence's
+ * words, with its counts); `until`: when a sight gained lately is a ping timeout old.
+ */
+function expiryHoldWords(reason: 'sight-impaired' | 'fresh-sight' | 'mass-expiry', silence: string, until: string): string {
+  if (reason === 'mass-expiry') return `room expiry held (RoomExpiryHeld): ${silence}; meanwhile these rooms stay counted ready and may be allocated`;
+  if (reason === 'sight-impaired') return 'room expiry held: the operator\'s room caches cannot reach the API server, so no room is expired (a room that looks silent may only be unseen) until they reach it again (the operator\'s log says what fails)';
+  return `room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than ${until} (one ping timeout later), and only those still silent then`;
+}
+
 export class HealthController {
   private readonly rooms: RoomManager;
   private readonly orphanedPods: OrphanedPods;
   private readonly expiryHeld: { inc(labels: { reason: string }, by?: number): void };
   /**
-   * Per scheduler, while expiry is held: why (logged once when it starts), and for a wide silence
-   * (mass-expiry) its words as the last health check found it, which HealingHeld shows.
+   * Per scheduler, while expiry is held: why (logged once when it starts), and its words as the
+   * last health check found them, which HealingHeld shows.
    */
-  private readonly held = new Map<string, { reason: string; silence?: string }>();
+  private readonly held = new Map<string, { reason: string; words: string }>();
   /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
   private readonly pingFlow = new PingFlow();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
@@ -105,11 +115,12 @@ export class HealthController {
   private readonly releasing = new Set<string>();
 
   /**
-   * The words of the wide silence whose expiry this replica holds for the scheduler, while it does
-   * (the HealingHeld condition shows them: scheduler-controller.ts); undefined otherwise.
+   * The words of this replica's hold of the scheduler's room expiry (the expiry brake: caches that
+   * cannot reach the API server, a sight gained less than a ping timeout ago, or a wide silence),
+   * while it holds it (the HealingHeld condition shows them: scheduler-controller.ts); undefined otherwise.
    */
-  heldSilenceOf(schedulerName: string): string | undefined {
-    return this.held.get(schedulerName)?.silence;
+  heldExpiryOf(schedulerName: string): string | undefined {
+    return this.held.get(schedulerName)?.words;
   }
 
   /**
@@ -146,12 +157,12 @@ export class HealthController {
     this.opts.churnChanged?.(name);
   }
 
-  /** Records the hold (undefined: none), telling `heldSilenceChanged` when the silence's words changed. */
-  private setHeld(schedulerName: string, hold: { reason: string; silence?: string } | undefined): void {
-    const before = this.held.get(schedulerName)?.silence;
+  /** Records the hold (undefined: none), telling `heldExpiryChanged` when its words changed. */
+  private setHeld(schedulerName: string, hold: { reason: string; words: string } | undefined): void {
+    const before = this.held.get(schedulerName)?.words;
     if (hold === undefined) this.held.delete(schedulerName);
     else this.held.set(schedulerName, hold);
-    if (before !== hold?.silence) this.opts.heldSilenceChanged?.(schedulerName);
+    if (before !== hold?.words) this.opts.heldExpiryChanged?.(schedulerName);
   }
 
   constructor(private readonly deps: OperatorDeps, private readonly opts: HealthControllerOptions) {
@@ -317,6 +328,7 @@ export class HealthController {
     const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
     const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
+    const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
       silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
@@ -324,7 +336,7 @@ export class HealthController {
       now,
       sightSince: sight.since,
       sightImpaired: sight.impaired,
-      graceMs: this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout,
+      graceMs: grace,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
       pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
@@ -343,9 +355,9 @@ export class HealthController {
         this.deps.logger.warn('room expiry held', { scheduler: name, reason: brake.reason, detail: brake.message, rooms: held });
         if (brake.reason === 'mass-expiry') schedulerEvent(this.deps, name, 'RoomExpiryHeld', 'HoldExpiry', words);
       }
-      // The condition's words follow the counts, at most once a health check.
-      const silence = brake.reason === 'mass-expiry' ? `room expiry held (RoomExpiryHeld): ${words}; meanwhile these rooms stay counted ready and may be allocated` : undefined;
-      this.setHeld(name, { reason: brake.reason, ...(silence !== undefined ? { silence } : {}) });
+      // The condition's words: a wide silence's follow its counts, at most once a health check; the
+      // other holds' stay the same while they last (no status write per check).
+      this.setHeld(name, { reason: brake.reason, words: expiryHoldWords(brake.reason, words, new Date(sight.since + grace).toISOString()) });
       plan = withoutPingExpiry;
     } else if (this.held.has(name)) {
       this.setHeld(name, undefined);

@@ -50,8 +50,8 @@ export interface SchedulerControllerOptions {
   operationsOf: (schedulerName: string) => Operation[];
   /** Makes an operation just created (or found) visible to `operationsOf` before the cache has it. */
   track?: (op: Operation) => void;
-  /** The words of a wide silence whose room expiry the health check holds, while it does (HealthController.heldSilenceOf). */
-  heldSilence?: (schedulerName: string) => string | undefined;
+  /** The words of the health check's hold of room expiry (the expiry brake, any reason), while it holds it (HealthController.heldExpiryOf). */
+  heldExpiry?: (schedulerName: string) => string | undefined;
   /** Whether the active version's rooms keep failing after they pinged, in words, as the last health check found it (HealthController.churnOf). */
   churn?: (schedulerName: string) => { churning: boolean; message: string } | undefined;
 }
@@ -257,7 +257,7 @@ export class SchedulerController {
     const views = this.rooms.views(name);
     const { config } = this.deps;
     const timeouts = { initTimeoutMs: config.roomInitTimeout, pingTimeoutMs: config.roomPingTimeout, deletionTimeoutMs: config.roomDeletionTimeout };
-    const silent = this.opts.heldSilence?.(name) === undefined ? silentRooms(views, this.deps.now(), timeouts) : new Map<string, string>();
+    const silent = this.opts.heldExpiry?.(name) === undefined ? silentRooms(views, this.deps.now(), timeouts) : new Map<string, string>();
     const failing = failingRooms(views, { activeVersion }, probeIntervalMs(config.healthInterval, config.roomPingTimeout), silent);
     return failing ? describeFailingRooms(failing, name, activeVersion, this.deps.now()) : undefined;
   }
@@ -288,7 +288,7 @@ export class SchedulerController {
       healingDefinitions: HEALING_DEFINITIONS,
       failingRooms: this.failingRoomsWords(s),
       waitingForPorts: ports?.heldWords,
-      expiryHeld: this.opts.heldSilence?.(name),
+      expiryHeld: this.opts.heldExpiry?.(name),
     });
     // Rooms whose pods just began to wait for ports are judged once their first seconds are over.
     let requeueAfterMs: number | undefined = ports?.settlingMs;
