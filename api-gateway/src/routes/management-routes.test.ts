@@ -669,6 +669,12 @@ describe('PATCH /schedulers/{name}', () => {
     ['only an empty list', { forwarders: [] },
       ': PATCH ignores forwarders; sent as an empty list, which is read as not set (as Maestro reads it): forwarders; '
       + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it)'],
+    ['only empty lists inside fields (the containers, a container\'s command), as protojson emits them', { forwarders: [], spec: { containers: [{ command: [], environment: [] }] } },
+      ': PATCH ignores forwarders, spec.containers[0].command, spec.containers[0].environment; sent as an empty list, which is read as not set (as Maestro reads it): forwarders, spec.containers[0].command, spec.containers[0].environment; '
+      + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it)'],
+    ['an empty containers list', { spec: { containers: [] } },
+      ': PATCH ignores spec.containers; sent as an empty list, which is read as not set (as Maestro reads it): spec.containers; '
+      + 'to remove every item of a list, send the whole definition without them: POST /schedulers/tennis-eu (GET /schedulers/tennis-eu gives it)'],
     ['an unknown field sent as an empty list or as null, which is no field of a scheduler whatever its value', { notAField: [], colour: null },
       ': PATCH ignores notAField, colour; not fields of a scheduler: notAField, colour (the fields are listed in GET /openapi.json)'],
     ['known fields (in either spelling) and unknown ones, each sent as an empty list or as null', { forwarders: [], not_a_field: [], max_surge: null, colour: null },

@@ -172,13 +172,15 @@ export class SchedulerCommands {
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors));
     if (parsed.dropped) ignored?.(parsed.dropped);
     const current = await this.mustExist(name);
-    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body, (key) => this.deps.validator.patchField(key) !== undefined)}`);
+    const isField = (key: string) => this.deps.validator.patchField(key) !== undefined;
+    if (isEmptyPatch(parsed.value)) throw new ConflictError(`no change found to scheduler ${name}${ignoredPatchFields(name, body, isField)}`);
+    const emptied = emptyListPaths(body, isField);
     return this.changeSpec(current, (spec) => {
       const merged = this.deps.validator.validateSpec(applySchedulerPatch(spec, parsed.value));
       if (!merged.ok) throw new ValidationError(merged.errors);
       this.assertWithinRoomLimit(merged.value);
       return merged.value;
-    });
+    }, emptied.length > 0 ? `: PATCH ignores ${emptied.join(', ')}; ${emptyListWords(name, emptied)}` : '');
   }
 
   /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
@@ -376,7 +378,8 @@ export class SchedulerCommands {
    * validated it: an invalid change is told its validation errors, whether or not one runs (see
    * refuseWhileVersionOperation for the rules only the API server judges).
    */
-  private async changeSpec(initial: Scheduler, change: (spec: SchedulerSpec) => SchedulerSpec): Promise<{ operationId: string }> {
+  /** `unchanged`: words the 409 of a change that changes nothing adds (what a PATCH read as not set). */
+  private async changeSpec(initial: Scheduler, change: (spec: SchedulerSpec) => SchedulerSpec, unchanged = ''): Promise<{ operationId: string }> {
     const name = initial.metadata.name ?? '';
     let current = initial;
     for (let attempt = 0; ; attempt++) {
@@ -398,7 +401,7 @@ export class SchedulerCommands {
           if (again !== undefined) return { operationId: again };
         }
         throw new ConflictError(`no change found to scheduler ${name}${neverCreated
-          ? `: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/${name}) and create it again with this definition, or send a definition that changes a field` : ''}`);
+          ? `: its creation failed (its Degraded condition says why) and no version was made; once the cause is fixed, delete it (DELETE /schedulers/${name}) and create it again with this definition, or send a definition that changes a field` : unchanged}`);
       }
       try {
         const { operationId, recreate } = await this.nextGenerationOperation(current);
@@ -548,6 +551,30 @@ function bodyFields(errors: readonly FieldError[], renamed: Readonly<Record<stri
 }
 
 /**
+ * Where a PATCH body holds an empty list, read as not set (`forwarders`, `spec.containers`,
+ * `spec.containers[0].command`), under the fields of a scheduler; the first 10 found.
+ */
+function emptyListPaths(body: unknown, isField: (key: string) => boolean): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (found.length >= 10 || depth > 8) return;
+    if (Array.isArray(value)) {
+      if (value.length === 0) found.push(path);
+      else value.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+    } else if (isRecord(value)) {
+      for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`, depth + 1);
+    }
+  };
+  if (isRecord(body)) for (const [key, value] of Object.entries(body)) if (isField(key)) walk(value, key, 0);
+  return found;
+}
+
+/** What a PATCH makes of the empty lists at `paths`, and how to empty a list instead. */
+function emptyListWords(name: string, paths: readonly string[]): string {
+  return `sent as an empty list, which is read as not set (as Maestro reads it): ${paths.join(', ')}; to remove every item of a list, send the whole definition without them: POST /schedulers/${name} (GET /schedulers/${name} gives it)`;
+}
+
+/**
  * What a PATCH body that changed nothing named that PATCH does not take (Maestro drops such fields
  * too, and answers the same 409): `game` is changed by a whole definition, `name` is the path's
  * (a scheduler is never renamed), a field of the scheduler sent as null or as an empty list is not set, and any other key
@@ -564,9 +591,8 @@ function ignoredPatchFields(name: string, body: unknown, isField: (key: string) 
   const sentAs = (test: (v: unknown) => boolean) => fields.filter((f) => isField(f) && isRecord(body) && test(body[f]));
   const nulls = sentAs((v) => v === null);
   const asNull = nulls.length > 0 ? `; sent as null, which is read as not set (as Maestro reads it): ${nulls.join(', ')}` : '';
-  const emptyLists = sentAs((v) => Array.isArray(v) && v.length === 0);
-  const asEmpty = emptyLists.length > 0
-    ? `; sent as an empty list, which is read as not set (as Maestro reads it): ${emptyLists.join(', ')}; to remove every item of a list, send the whole definition without them: ${wholeDefinition}` : '';
+  const emptyLists = emptyListPaths(body, isField);
+  const asEmpty = emptyLists.length > 0 ? `; ${emptyListWords(name, emptyLists)}` : '';
   const unknown = fields.filter((f) => f !== 'game' && f !== 'name' && !isField(f));
   const others = unknown.length > 0 ? `; not fields of a scheduler: ${unknown.join(', ')} (the fields are listed in GET /openapi.json)` : '';
   return `: PATCH ignores ${fields.join(', ')}${game}${renamed}${asNull}${asEmpty}${others}`;
