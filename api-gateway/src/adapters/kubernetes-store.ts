@@ -4,9 +4,9 @@
  * single reads that must see the gateway's own writes (a scheduler, an operation, a version) are
  * direct GETs. Every API write is counted in `roomkeeper_kube_writes_total{kind}`.
  */
-import { mergePatchBetween } from '../../../common/src/json/merge-patch';
 import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
+import { mergePatchBetween } from '../../../common/src/json/merge-patch';
 import type { Logger } from '../../../common/src/logger';
 import type { Counter, MetricsRegistry } from '../../../common/src/metrics';
 import type { AllocationClaim, GameRoom, GameRoomList, GameRoomStatusAllocation, Operation, Scheduler, SchedulerSpec, SchedulerVersion } from '../../../common/src/generated/resources';

@@ -279,13 +279,13 @@ describe('HealthController and the expiry brake', () => {
 
   it('says while it holds expiry for a sight gained lately, in words that stay the same through the hold (one condition write), and when it ends', async () => {
     const { deps, clock, health, changed } = hangingFleet((now) => [otherDigest(now - 5_000)]);
-    // The operator gained its sight (leadership) just now: every silent room waits one ping timeout (240 s).
+    // The operator gained its sight (leadership) just now: every silent room waits the expiry grace (one ping timeout, 240 s, by default).
     const since = clock.now;
     Object.assign(deps, { sight: () => ({ impaired: false, since }) });
     await health.reconcile('s');
     clock.now += 100_000;
     await health.reconcile('s');
-    expect(health.heldExpiryOf('s')).toBe('room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than 2026-01-01T00:04:00.000Z (one ping timeout later), and only those still silent then');
+    expect(health.heldExpiryOf('s')).toBe('room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than 2026-01-01T00:04:00.000Z (the expiry grace, 240 s, later), and only those still silent then');
     expect(changed).toEqual(['s']);
     // Caches that cannot reach the API server: another hold, other words.
     Object.assign(deps, { sight: () => ({ impaired: true, since }) });

@@ -67,12 +67,13 @@ const DECISION_ECHO_MS = 30_000;
 
 /**
  * What HealingHeld says while room expiry is held for `reason` (`silence`: the wide silence's
- * words, with its counts); `until`: when a sight gained lately is a ping timeout old.
+ * words, with its counts); `until`: when a sight gained lately has lasted `graceS` seconds (the
+ * expiry grace: one ping timeout unless ROOMKEEPER_EXPIRY_GRACE says otherwise).
  */
-function expiryHoldWords(reason: 'sight-impaired' | 'fresh-sight' | 'mass-expiry', silence: string, until: string): string {
+function expiryHoldWords(reason: 'sight-impaired' | 'fresh-sight' | 'mass-expiry', silence: string, until: string, graceS: number): string {
   if (reason === 'mass-expiry') return `room expiry held (RoomExpiryHeld): ${silence}; meanwhile these rooms stay counted ready and may be allocated`;
   if (reason === 'sight-impaired') return 'room expiry held: the operator\'s room caches cannot reach the API server, so no room is expired (a room that looks silent may only be unseen) until they reach it again (the operator\'s log says what fails)';
-  return `room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than ${until} (one ping timeout later), and only those still silent then`;
+  return `room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than ${until} (the expiry grace, ${graceS} s, later), and only those still silent then`;
 }
 
 export class HealthController {
@@ -357,7 +358,7 @@ export class HealthController {
       }
       // The condition's words: a wide silence's follow its counts, at most once a health check; the
       // other holds' stay the same while they last (no status write per check).
-      this.setHeld(name, { reason: brake.reason, words: expiryHoldWords(brake.reason, words, new Date(sight.since + grace).toISOString()) });
+      this.setHeld(name, { reason: brake.reason, words: expiryHoldWords(brake.reason, words, new Date(sight.since + grace).toISOString(), Math.round(grace / 1000)) });
       plan = withoutPingExpiry;
     } else if (this.held.has(name)) {
       this.setHeld(name, undefined);
