@@ -6,7 +6,7 @@
  * 20 rounds on one scheduler on the sandbox; 2 on a real cluster (E2E_KUBECONFIG), where each
  * major change's validation room takes longer.
  */
-import { managementCall } from '../support/http';
+import { describeScheduler, managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import type { SchedulerAnswer, VersionsAnswer } from './management-bodies';
@@ -44,10 +44,20 @@ describe('a Maestro client\'s version sequence', () => {
     const create = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 1, maxSurge: '1' }) as { spec: Record<string, unknown> }).spec };
     expect((await managementCall(stack, 'POST', '/schedulers', create)).status).toBe(200);
     const model = new VersionModel();
-    const shown = async (version: string) => waitFor(async () => {
-      const answer = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as Partial<SchedulerAnswer> | undefined;
-      return answer?.scheduler?.spec.version === version ? answer.scheduler : undefined;
-    }, { timeoutMs: 60_000, message: `GET /schedulers/${NAME} shows ${version}` });
+    const shown = async (version: string) => {
+      let seen = 'nothing';
+      try {
+        return await waitFor(async () => {
+          const answer = (await managementCall(stack, 'GET', `/schedulers/${NAME}`)).body as Partial<SchedulerAnswer> | undefined;
+          seen = answer?.scheduler?.spec.version ?? JSON.stringify(answer).slice(0, 300);
+          return answer?.scheduler?.spec.version === version ? answer.scheduler : undefined;
+        }, { timeoutMs: 60_000, message: `GET /schedulers/${NAME} shows ${version}` });
+      } catch (err) {
+        // What the gateway showed, what the Scheduler's status says and what each operation did: a stall is read from these.
+        const status = (await stack.api.getScheduler(NAME)).status;
+        throw new Error(`${(err as Error).message} (it showed ${seen})\nstatus: ${JSON.stringify(status)}\n${await describeScheduler(stack, NAME)}`, { cause: err });
+      }
+    };
     let current = await shown('v1.0.0');
     let step = 0;
     const change = async (kind: 'minor' | 'major') => {
