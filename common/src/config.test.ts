@@ -48,6 +48,9 @@ describe('configuration', () => {
     expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '10s' })).toEqual(['ROOMKEEPER_LEADER_RETRY_PERIOD must be shorter than ROOMKEEPER_LEADER_RENEW_DEADLINE']);
     expect(problems({ ROOMKEEPER_LEADER_RENEW_DEADLINE: '15s' })).toEqual(['ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION']);
     expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '9s' })).toEqual([]);
+    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '30s' })).toEqual([expect.stringMatching(/^ROOMKEEPER_ROOM_SILENCE_TIMEOUT \(30000 ms\) must be longer than ROOMKEEPER_PING_FLUSH_INTERVAL \(30000 ms\), or 0 to mark no room silent/)]);
+    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '0' })).toEqual([]);
+    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '2s', ROOMKEEPER_PING_FLUSH_INTERVAL: '1s' })).toEqual([]);
   });
 
   test('the README documents every setting, exactly as the schema says', () => {

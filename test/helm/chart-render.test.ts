@@ -427,6 +427,18 @@ describe('chart variants', () => {
     }
   });
 
+  it('refuses a silence timeout not longer than the ping flush interval: rooms that ping would be marked silent, and not allocated, between two flushes', async () => {
+    for (const [silenceTimeout, pingFlushInterval] of [['30s', '30s'], ['20s', '30s'], ['90s', '2m']] as const) {
+      const result = await helmTemplateRaw({ values: { operator: { rooms: { silenceTimeout, pingTimeout: '10m' } }, gateway: { pingFlushInterval } } });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`operator.rooms.silenceTimeout=${silenceTimeout} is not longer than gateway.pingFlushInterval=${pingFlushInterval}: the operator learns of unchanged pings once per flush`);
+    }
+    for (const silenceTimeout of ['31s', '0', 0, '3m']) {
+      const objects = await renderChart({ values: { operator: { rooms: { silenceTimeout } } } });
+      expect(envOf(containerOf(findObject(objects, 'Deployment', '-operator'))).get('ROOMKEEPER_ROOM_SILENCE_TIMEOUT')?.value).toBe(String(silenceTimeout));
+    }
+  });
+
   it('refuses a memory limit that leaves Node less than 128 MiB above its V8 heap limit (maxHeapMB): the container would be OOM-killed before V8 collects', async () => {
     for (const [component, values, said] of [
       ['operator', { resources: { limits: { memory: '256Mi' } } }, 'operator.resources.limits.memory=256Mi'],

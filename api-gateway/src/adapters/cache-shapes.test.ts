@@ -40,6 +40,7 @@ const FLEET: GameRoom[] = [
   fullRoom('gone', 'node-b', {}, { deletionTimestamp: new Date('2026-01-01T00:00:59Z'), finalizers: ['foregroundDeletion'] }),
   fullRoom('validation', 'node-b'),
   fullRoom('pending', '', { status: 'pending', pingStatus: 'unknown', instanceStatus: 'pending' }),
+  fullRoom('hung', 'node-a', { silentSince: '2026-01-01T00:00:30Z' }),
 ];
 FLEET[7]!.spec.validation = true;
 

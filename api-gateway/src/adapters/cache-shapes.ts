@@ -5,7 +5,7 @@
  *
  * GameRoom readers: the ping path (`RoomReports`, `PingRecorder`: status, running matches, the
  * timestamp of the ping they came with and when it reached a gateway (`lastPingAt`), instance
- * status, allocation, host and ports for forwarding, spec.validation), allocation
+ * status, allocation, host and ports for forwarding, spec.validation, the operator's silence mark), allocation
  * (`chooseCandidates`, `isAllocatable`, `answerOf`: labels and spec.version for selectors,
  * deletionTimestamp, resourceVersion for the compare-and-swap, the allocation and the earlier
  * allocations for replays and for the next allocation's write of them),
@@ -43,6 +43,7 @@ function slimRoomStatus(s: GameRoomStatus): GameRoomStatus {
     runningMatches: s.runningMatches,
     ...(s.pingTimestamp !== undefined ? { pingTimestamp: s.pingTimestamp } : {}),
     ...(s.lastPingAt !== undefined ? { lastPingAt: s.lastPingAt } : {}),
+    ...(s.silentSince !== undefined ? { silentSince: s.silentSince } : {}),
     instanceStatus: s.instanceStatus,
     host: s.host,
     ...(s.ports ? { ports: s.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })) } : {}),

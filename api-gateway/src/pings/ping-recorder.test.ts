@@ -345,6 +345,21 @@ describe('PingRecorder', () => {
     await recorder.stop();
   });
 
+  it('writes the digest within a moment for a room the operator marked silent, though this replica heard it lately (it pinged another replica meanwhile)', async () => {
+    const clock = { now: Date.parse('2026-01-01T00:00:00.000Z') };
+    const store = new InMemoryStore(() => clock.now);
+    const recorder = new PingRecorder({ now: () => clock.now, rooms: store, digests: store, replicaId: 'gw', logger: silentLogger(), reviveAfterMs: 120_000, revivalFlushDelayMs: 0 });
+    const hung = room(store, 'a');
+    await recorder.record(hung, { status: 'ready', runningMatches: 0 });
+    expect(await recorder.flush()).toBe(1);
+    const digestWrites = () => store.writes.filter((w) => w.kind === 'ping-digest').length;
+    clock.now += 10_000;
+    await recorder.record({ ...hung, status: { ...hung.status, silentSince: '2026-01-01T00:00:00.000Z' } }, { status: 'ready', runningMatches: 0 });
+    await waitFor(() => digestWrites() === 2, { message: 'the early digest write' });
+    expect(decodePingDigest(store.digests.get(`s1/${pingDigestName('gw')}`)?.status)).toEqual(new Map([['a', clock.now]]));
+    await recorder.stop();
+  });
+
   it('flushes what is pending on stop', async () => {
     const { store, recorder } = setup();
     recorder.start(60_000);

@@ -327,7 +327,9 @@ export class PingRecorder {
     const previous = this.lastPings.get(scheduler)?.get(roomId);
     this.remember(scheduler, roomId, now);
     const revive = this.options.reviveAfterMs;
-    if (revive !== undefined && previous !== undefined && now - previous > revive) this.flushSoon(scheduler, now);
+    // Back from a silence: by this replica's pings, or as the operator saw it (it marked the room
+    // silent, and allocates it again once a ping after the mark reaches it in a digest).
+    if ((revive !== undefined && previous !== undefined && now - previous > revive) || room.status?.silentSince !== undefined) this.flushSoon(scheduler, now);
     const key = `${scheduler}/${roomId}`;
     if (this.overtaken(key, room, ping)) return 'overtaken';
     const waiting = this.pending.get(key);

@@ -41,11 +41,13 @@ describe('chooseCandidates', () => {
     expect(candidatesOfFleet(rooms, { selectors: [{ version: 'v1.0.0' }], strategy: 'packed', random: fixed }).map((r) => r.metadata.name)).toEqual(['old']);
   });
 
-  it('never offers a room that is being deleted, a validation room, one held or ended-but-not-ready, or not ready by pod and ping', () => {
+  it('never offers a room that is being deleted, a validation room, one held or ended-but-not-ready, not ready by pod and ping, or marked silent', () => {
     expect(isAllocatable(room('r', 'n'))).toBe(true);
     expect(isAllocatable({ ...room('r', 'n'), metadata: { name: 'r', deletionTimestamp: new Date() } })).toBe(false);
     expect(isAllocatable({ ...room('r', 'n'), spec: { scheduler: 's', version: 'v1.0.0', validation: true } })).toBe(false);
     expect(isAllocatable(room('r', 'n', { ...READY, instanceStatus: 'terminating' }))).toBe(false);
+    // The operator marked it silent (its game server may hang): offered again once the mark goes.
+    expect(isAllocatable(room('r', 'n', { ...READY, silentSince: '2026-01-01T00:00:00Z' }))).toBe(false);
     expect(isAllocatable(room('r', 'n', { ...READY, allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2000-01-01T00:00:00Z' } }))).toBe(false);
     expect(isAllocatable(room('r', 'n', { ...READY, allocation: { id: 'x', requestHash: 'h', allocatedAt: '2026-01-01T00:00:00Z', expiresAt: '2000-01-01T00:00:00Z', endedAt: '2000-01-01T00:00:00Z', endReason: 'expired' } }))).toBe(true);
   });

@@ -96,6 +96,8 @@ export interface GameRoomStatus {
   status?: RoomStatus;
   pingStatus?: PingStatus;
   lastPingAt?: string;
+  /** Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; it is replaced at the ping timeout if it stays silent. */
+  silentSince?: string;
   /** The `timestamp` (Unix seconds, by the room's clock) of the ping whose report pingStatus and runningMatches hold, if it sent one. A ping sent before it and delivered after it, to any gateway replica, is older news and does not undo it. */
   pingTimestamp?: number;
   /** Matches the room reported running in its last ping (multi-match rooms; an occupied ping without it counts as one). */

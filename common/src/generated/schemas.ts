@@ -202,6 +202,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
             type: 'string',
             format: 'date-time',
           },
+          silentSince: {
+            type: 'string',
+            format: 'date-time',
+            description: 'Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; it is replaced at the ping timeout if it stays silent.',
+          },
           pingTimestamp: {
             type: 'integer',
             format: 'int64',

@@ -95,12 +95,14 @@ export function countedStatus(status: GameRoomStatus | undefined): string | unde
 
 /**
  * A room an allocation may be given to, for some maxMatches: not being deleted, not a validation
- * room, its pod ready, no allocation open on it, and `ready` or `active` by status and ping. Whether
- * it has a free match slot depends on the scheduler's maxMatches (`isAllocatable` in the gateway).
+ * room, its pod ready, no allocation open on it, not marked silent by the operator (its game
+ * server may hang: operator/src/rooms/domain/silence-marks.ts), and `ready` or `active` by status
+ * and ping. Whether it has a free match slot depends on the scheduler's maxMatches (`isAllocatable`
+ * in the gateway).
  */
 export function mayBeAllocatable(room: GameRoom): boolean {
   const s = room.status;
-  if (room.metadata.deletionTimestamp || room.spec.validation === true || !s || s.instanceStatus !== 'ready' || openAllocation(s)) return false;
+  if (room.metadata.deletionTimestamp || room.spec.validation === true || !s || s.instanceStatus !== 'ready' || openAllocation(s) || s.silentSince !== undefined) return false;
   return (s.status === 'ready' || s.status === 'active') && (s.pingStatus === 'ready' || s.pingStatus === 'occupied');
 }
 

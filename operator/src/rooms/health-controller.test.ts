@@ -203,21 +203,64 @@ describe('HealthController naming lost rooms', () => {
   });
 });
 
+/** The setup's scheduler with 20 ready rooms, r0 to r19, in the rooms cache; `status(i, now)`: the rest of room i's status (its last ping). */
+function twentyRooms(status: (i: number, now: number) => Record<string, unknown>) {
+  const { deps, created } = setup();
+  const s = deps.caches.schedulers.get('s') as Scheduler;
+  s.spec = { ...s.spec, roomsReplicas: 20 };
+  s.status = { ...s.status, rooms: { desired: 20 }, autoscaling: { desired: 20, lastDecision: 'roomsReplicas is 20' } };
+  const now = deps.now();
+  const rooms = Array.from({ length: 20 }, (_, i) => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+    metadata: { name: `r${i}`, namespace: 's', uid: `uid-${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
+    spec: { scheduler: 's', version: 'v1.0.0' },
+    status: { status: 'ready', pingStatus: 'ready', ...status(i, now) },
+  }));
+  Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+  return { deps, created };
+}
+
+describe('HealthController marking silent rooms', () => {
+  /** 20 ready rooms, `silent` of them last heard 100 s ago (past the 90 s silence timeout, within the 240 s ping timeout), the others 5 s ago; `marked`: rooms marked before, heard 5 s ago. */
+  async function check(silent: number, marked: string[] = []) {
+    const { deps, created } = twentyRooms((i, now) => ({
+      lastPingAt: new Date(now - (i < silent ? 100_000 : 5_000)).toISOString(),
+      ...(marked.includes(`r${i}`) ? { silentSince: new Date(now - 200_000).toISOString() } : {}),
+    }));
+    const patches: [string, string, object][] = [];
+    Object.assign(deps.api, { patchGameRoomStatus: (ns: string, name: string, patch: object) => (patches.push([ns, name, patch]), Promise.resolve({})) });
+    const { lines, logger } = captureLogs('info');
+    Object.assign(deps, { logger });
+    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    // The log stream is written on the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    return { created, patches, lines };
+  }
+
+  it('marks the rooms silent past the silence timeout with their last ping, on the version judged, and removes none before the ping timeout', async () => {
+    const { created, patches, lines } = await check(2);
+    const lastPing = new Date(Date.parse('2026-01-01T00:00:00Z') - 100_000).toISOString();
+    expect(patches).toEqual([
+      ['s', 'r0', { metadata: { resourceVersion: '7' }, status: { silentSince: lastPing } }],
+      ['s', 'r1', { metadata: { resourceVersion: '7' }, status: { silentSince: lastPing } }],
+    ]);
+    expect(created.filter((o) => o.spec.definitionName === 'remove_rooms')).toEqual([]);
+    expect(lines.find((l) => String(l.message).startsWith('rooms marked silent'))).toMatchObject({ scheduler: 's', count: 2, rooms: ['r0', 'r1'], silenceTimeoutS: 90 });
+  });
+
+  it('clears the mark of a room heard since, and marks none of a silence as wide as a mass expiry (its pings\' path more likely failed)', async () => {
+    const heard = await check(0, ['r3']);
+    expect(heard.patches).toEqual([['s', 'r3', { status: { silentSince: null } }]]);
+    expect(heard.lines.find((l) => l.message === 'silent rooms heard again: they may be allocated again')).toMatchObject({ count: 1, rooms: ['r3'] });
+    const wide = await check(15);
+    expect(wide.patches).toEqual([]);
+  });
+});
+
 describe('HealthController and the expiry brake', () => {
   /** 20 ready rooms of the scheduler, `expiring` of them last heard 241 s ago and the others `othersAgoS` ago. */
   async function check(expiring: number, othersAgoS: number) {
-    const { deps, created } = setup();
-    const s = deps.caches.schedulers.get('s') as Scheduler;
-    s.spec = { ...s.spec, roomsReplicas: 20 };
-    s.status = { ...s.status, rooms: { desired: 20 }, autoscaling: { desired: 20, lastDecision: 'roomsReplicas is 20' } };
-    const now = deps.now();
-    const rooms = Array.from({ length: 20 }, (_, i) => ({
-      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
-      metadata: { name: `r${i}`, namespace: 's', uid: `uid-${i}`, resourceVersion: '7', creationTimestamp: '2025-12-31T23:00:00Z' },
-      spec: { scheduler: 's', version: 'v1.0.0' },
-      status: { status: 'ready', pingStatus: 'ready', lastPingAt: new Date(now - (i < expiring ? 241_000 : othersAgoS * 1000)).toISOString() },
-    }));
-    Object.assign(deps.caches, { rooms: { list: () => rooms, get: (n: string) => rooms.find((r) => r.metadata.name === n) } });
+    const { deps, created } = twentyRooms((i, now) => ({ lastPingAt: new Date(now - (i < expiring ? 241_000 : othersAgoS * 1000)).toISOString() }));
     const health = new HealthController(deps, { operationsOf: () => [], track: () => undefined });
     await health.reconcile('s');
     return { created, held: deps.metrics.sum('roomkeeper_room_expiry_held_total', { reason: 'mass-expiry' }) };
@@ -305,7 +348,7 @@ describe('HealthController and the expiry brake', () => {
     expect(events.filter((e) => e.reason === 'RoomExpiryHeld').map((e) => e.type)).toEqual(['Warning']);
     expect(events.find((e) => e.reason === 'RoomExpiryHeld')?.note).toMatch(/^20 rooms would expire now/);
     // The scheduler's HealingHeld condition says it while it lasts (scheduler-controller.ts reads it).
-    expect(health.heldExpiryOf('s')).toMatch(/^room expiry held \(RoomExpiryHeld\): 20 rooms would expire now.*; meanwhile these rooms stay counted ready and may be allocated$/);
+    expect(health.heldExpiryOf('s')).toMatch(/^room expiry held \(RoomExpiryHeld\): 20 rooms would expire now.*; meanwhile these rooms stay counted ready, and those not marked silent before \(status\.silentSince\) may be allocated$/);
     expect(changed).toEqual(['s']); // the same counts at both looks: one change
     // Seen flowing for a whole ping timeout (240 s): the silent rooms are silent themselves.
     clock.now += 120_000;

@@ -29,6 +29,7 @@ import { canTakeRooms } from './domain/node-availability';
 import { expiryBrake, PingFlow } from './domain/expiry-brake';
 import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
+import { silenceMarks, type SilenceMarks } from './domain/silence-marks';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
@@ -71,7 +72,7 @@ const DECISION_ECHO_MS = 30_000;
  * expiry grace: one ping timeout unless ROOMKEEPER_EXPIRY_GRACE says otherwise).
  */
 function expiryHoldWords(reason: 'sight-impaired' | 'fresh-sight' | 'mass-expiry', silence: string, until: string, graceS: number): string {
-  if (reason === 'mass-expiry') return `room expiry held (RoomExpiryHeld): ${silence}; meanwhile these rooms stay counted ready and may be allocated`;
+  if (reason === 'mass-expiry') return `room expiry held (RoomExpiryHeld): ${silence}; meanwhile these rooms stay counted ready, and those not marked silent before (status.silentSince) may be allocated`;
   if (reason === 'sight-impaired') return 'room expiry held: the operator\'s room caches cannot reach the API server, so no room is expired (a room that looks silent may only be unseen) until they reach it again (the operator\'s log says what fails)';
   return `room expiry held: the operator has seen the cluster only since it gained leadership or its caches reconnected, and pings may not have reached it yet, so rooms that look expired are expired no sooner than ${until} (the expiry grace, ${graceS} s, later), and only those still silent then`;
 }
@@ -227,6 +228,41 @@ export class HealthController {
     }
   }
 
+  /**
+   * Marks rooms silent and clears the marks of rooms heard again (`status.silentSince`, this
+   * controller's field). A mark carries the resourceVersion it was decided on, so a room written
+   * since (a ping that changed its status) is judged again at the next check; a failed write is
+   * tried again there too.
+   */
+  private async writeSilenceMarks(name: string, marks: SilenceMarks, decidedOn: ReadonlyMap<string, string | undefined>): Promise<void> {
+    const writes = [
+      ...marks.mark.map((m) => ({ room: m.name, status: { silentSince: new Date(m.since).toISOString() }, resourceVersion: decidedOn.get(m.name) })),
+      ...marks.clear.map((room) => ({ room, status: { silentSince: null }, resourceVersion: undefined })),
+    ];
+    if (writes.length === 0) return;
+    const failed: string[] = [];
+    await forEachConcurrent(writes, this.deps.config.addRoomsConcurrency, async (w) => {
+      try {
+        await this.deps.api.patchGameRoomStatus(name, w.room, { ...(w.resourceVersion ? { metadata: { resourceVersion: w.resourceVersion } } : {}), status: w.status });
+      } catch (err) {
+        if (isNotFound(err) || apiStatus(err) === 409) return; // gone, or written since: judged again at the next check
+        failed.push(`${w.room}: ${describeApiError(err)}`);
+      }
+    });
+    const timeoutS = Math.round(this.deps.config.roomSilenceTimeout / 1000);
+    if (marks.mark.length > 0) {
+      this.deps.logger.info('rooms marked silent: no ping seen for longer than the silence timeout, so they are not allocated until one is (their game servers may hang); each is replaced at the ping timeout if it stays silent', {
+        scheduler: name, count: marks.mark.length, rooms: marks.mark.slice(0, 5).map((m) => m.name), silenceTimeoutS: timeoutS,
+      });
+    }
+    if (marks.clear.length > 0) {
+      this.deps.logger.info('silent rooms heard again: they may be allocated again', { scheduler: name, count: marks.clear.length, rooms: marks.clear.slice(0, 5) });
+    }
+    if (failed.length > 0) {
+      this.deps.logger.warn('could not write the silence mark of some rooms; the next health check tries again', { scheduler: name, count: failed.length, first: failed.slice(0, 3) });
+    }
+  }
+
   async reconcile(name: string): Promise<ReconcileResult> {
     const interval = { requeueAfterMs: this.deps.config.healthInterval };
     // Nothing is decided on a cache that is not current: after an outage one still shows the
@@ -330,6 +366,7 @@ export class HealthController {
     const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
+    const pingsFlowingSince = this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
       silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
@@ -340,7 +377,7 @@ export class HealthController {
       graceMs: grace,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
+      pingsFlowingSince,
       pingTimeoutMs: timeouts.pingTimeoutMs,
       othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
     });
@@ -364,6 +401,16 @@ export class HealthController {
       this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
+    // Rooms silent past the silence timeout are allocated no more (domain/silence-marks.ts); a
+    // silence as wide as one that holds expiry marks none, for the same reasons (a shorter grace:
+    // a mark is undone by the next ping, a removal is not).
+    const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
+    const markBrake = expiryBrake({
+      expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, now, sightSince: sight.since, sightImpaired: sight.impaired,
+      graceMs: Math.min(grace, this.deps.config.roomSilenceTimeout), share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
+      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+    });
+    await this.writeSilenceMarks(name, markBrake.hold ? { ...marks, mark: [] } : marks, decidedOn);
     // Rooms of the active version that all fail before they ping are made one at a time, and the
     // newest of those that never pinged are kept rather than expired: the next check's evidence
     // (failing-rooms.ts). A silence the brake holds is no failure.

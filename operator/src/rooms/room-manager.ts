@@ -559,6 +559,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
   const fromRoom = written !== undefined && written <= latestPingAt ? written : undefined;
   const fromDigest = digest.get(room.metadata.name as string);
   const lastPingAt = fromRoom === undefined ? fromDigest : fromDigest === undefined ? fromRoom : Math.max(fromRoom, fromDigest);
+  const silentSince = toMillis(status?.silentSince);
   const deletion = deletionStartedAt(room.metadata) ?? deletionStartedAt(pod?.metadata);
   const instance = instanceFromPod(pod);
   const stored = status?.status ?? (instance.status === 'error' ? 'error' : 'pending');
@@ -579,6 +580,7 @@ export function toView(room: GameRoom, pod: k8s.V1Pod | undefined, digest: Map<s
     startedAt: podStartedAt(pod),
     ...(notReadySince !== undefined ? { notReadySince } : {}),
     lastPingAt,
+    ...(silentSince !== undefined ? { silentSince } : {}),
     ...(status?.pingStatus !== undefined ? { pingStatus: status.pingStatus } : {}),
     // A room whose status is not written yet is in error by its pod: the pod says why.
     ...(status?.reason !== undefined ? { reason: status.reason } : !status?.status && instance.reason !== undefined ? { reason: instance.reason } : {}),

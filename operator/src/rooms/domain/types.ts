@@ -39,6 +39,8 @@ export interface RoomView {
   notReadySince?: number;
   /** Server time of the last ping received, epoch ms; absent when the room never pinged. */
   lastPingAt?: number;
+  /** The operator marked the room silent (`status.silentSince`, domain/silence-marks.ts): its last ping then, epoch ms. */
+  silentSince?: number;
   /**
    * What the game server last reported (`status.pingStatus`), whatever its pod says: a room whose
    * pod is marked not ready composes `pending`, yet it may still report `occupied`.

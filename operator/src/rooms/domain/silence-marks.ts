@@ -1,0 +1,39 @@
+/**
+ * Rooms not heard from for the silence timeout (ROOMKEEPER_ROOM_SILENCE_TIMEOUT) are marked
+ * silent on their GameRoom (`status.silentSince`: the time of the last ping any gateway replica
+ * recorded), and the gateways allocate them no more until a later ping is seen. A game server
+ * that hangs stops pinging while its room still reads `ready`; until the ping timeout replaces it
+ * (4 min by default) every matchmaker given that room lost a match. Agones' health checks take a
+ * hung game server out of allocation within seconds; Maestro allocates it until it expires.
+ *
+ * Level-based, from the views at each health check: a room is marked when its last ping is older
+ * than the timeout and cleared once a ping after the mark is seen (the gateway flushes a marked
+ * room's ping within about a second). A room that never pinged is the init timeout's, and one
+ * that is going away needs no mark.
+ */
+import type { RoomView } from './types';
+
+export interface SilenceMarks {
+  /** Rooms to mark, each with its last ping (epoch ms). */
+  mark: { name: string; since: number }[];
+  /** Marked rooms heard since their mark, or marked while marks are turned off (timeout 0). */
+  clear: string[];
+  /** Rooms silent past the timeout, marked already or not (for the brake's "how wide"). */
+  silent: number;
+}
+
+export function silenceMarks(rooms: readonly RoomView[], now: number, silenceMs: number): SilenceMarks {
+  const marks: SilenceMarks = { mark: [], clear: [], silent: 0 };
+  for (const room of rooms) {
+    if (room.validation || room.terminating) continue;
+    const heard = room.lastPingAt;
+    const silent = silenceMs > 0 && heard !== undefined && now - heard > silenceMs;
+    if (silent) marks.silent++;
+    if (room.silentSince !== undefined) {
+      if (silenceMs === 0 || (heard !== undefined && heard > room.silentSince)) marks.clear.push(room.name);
+    } else if (silent) {
+      marks.mark.push({ name: room.name, since: heard });
+    }
+  }
+  return marks;
+}

@@ -1,0 +1,93 @@
+/**
+ * A game server that hangs stops pinging while its room still reads `ready`. Before the ping
+ * timeout replaces it, the operator marks it silent (`status.silentSince`, after
+ * ROOMKEEPER_ROOM_SILENCE_TIMEOUT) and the gateway allocates it no more: a matchmaker gets a room
+ * that answers pings, or a 429 that says why the silent room is not offered. Once the game server
+ * pings again the mark goes and the room is allocated again; `kubectl get -o wide` shows the mark. Runs on the sandbox, or on a real
+ * cluster when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it, under the chart's RBAC).
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { GameRoom } from '../../common/src/generated/resources';
+import { describeScheduler, managementCall, roomPing } from '../support/http';
+import { schedulerObject, startStack, type Stack } from '../support/stack';
+import { toolPath } from '../support/tools';
+import { waitFor } from '../support/wait';
+
+const run = promisify(execFile);
+const NAME = 'hung-servers';
+const SILENCE_MS = 2_000;
+
+describe('a room whose game server hangs', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // The ping timeout (20 s in tests) far beyond the silence timeout: the room is marked long before it would be replaced.
+    stack = await startStack({ external: true, config: { healthInterval: 300, roomSilenceTimeout: SILENCE_MS, pingFlushInterval: 500 }, simulation: { pingIntervalMs: 300 } });
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  test('is marked silent and not allocated; once it pings again it is allocated again', async () => {
+    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const [hung, healthy] = (await waitFor(async () => {
+      const ready = (await live()).filter((r) => r.status?.status === 'ready');
+      return ready.length === 2 ? ready : undefined;
+    }, { timeoutMs: 60_000, message: '2 ready rooms' })).map((r) => r.metadata.name as string) as [string, string];
+
+    stack.simulation!.rooms!.silence(hung);
+    const marked = await waitFor(async () => {
+      const room = (await live()).find((r) => r.metadata.name === hung);
+      return room?.status?.silentSince !== undefined ? room : undefined;
+    }, { timeoutMs: 30_000, message: `${hung} marked silent` }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}`, { cause: err });
+    });
+    // Marked with its last ping, still ready by status, and the room that pings is not marked.
+    expect(Date.parse(marked.status?.silentSince ?? '')).toBeLessThanOrEqual(Date.now() - SILENCE_MS);
+    expect(marked.status?.status).toBe('ready');
+    expect((await live()).find((r) => r.metadata.name === healthy)?.status?.silentSince).toBeUndefined();
+    // kubectl get -o wide shows how long ago the marked room last pinged, and nothing for the other.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-hung-'));
+    try {
+      const kubeconfig = path.join(dir, 'kubeconfig');
+      stack.writeKubeconfig(kubeconfig);
+      const { stdout } = await run(toolPath('kubectl'), ['--kubeconfig', kubeconfig, 'get', 'rkgr', '-n', NAME, '-o', 'wide'], { timeout: 30_000 });
+      const lines = stdout.split('\n');
+      expect(lines[0]).toMatch(/^NAME\s+STATUS\s+VERSION\s+HOST\s+PORT\s+AGE\s+SILENT$/);
+      const silentColumn = (room: string) => lines.find((l) => l.startsWith(`${room} `))?.trim().split(/\s+/)[6];
+      expect(silentColumn(hung)).toMatch(/^\d+s$/);
+      expect([undefined, '<none>']).toContain(silentColumn(healthy));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Allocations: the healthy room, then none, with words that say why the silent one is not offered.
+    const allocate = async () => managementCall(stack, 'POST', `/scheduler/${NAME}/rooms/allocate`, { ttlSeconds: 600 });
+    const first = await waitFor(async () => {
+      const answer = await allocate();
+      return answer.status === 200 ? answer : undefined;
+    }, { timeoutMs: 10_000, message: 'an allocation' });
+    expect((first.body as { roomId?: string }).roomId).toBe(healthy);
+    const refused = await allocate();
+    expect(refused.status).toBe(429);
+    expect((refused.body as { message?: string }).message).toMatch(/1 room is not offered: no ping of its game server has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT/);
+
+    // The game server comes back: its pings clear the mark, and the room is allocated again.
+    const back = await waitFor(async () => {
+      expect(await roomPing(stack, NAME, hung, 'ready')).toBe(200);
+      const room = (await live()).find((r) => r.metadata.name === hung);
+      return room && room.status?.silentSince === undefined ? room : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 300, message: `${hung}'s mark cleared once it pings` });
+    expect(back.status?.status).toBe('ready');
+    const again = await waitFor(async () => {
+      const answer = await allocate();
+      return answer.status === 200 ? answer : undefined;
+    }, { timeoutMs: 10_000, message: 'an allocation of the room heard again' });
+    expect((again.body as { roomId?: string }).roomId).toBe(hung);
+  }, 120_000);
+});
