@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CONFIG_SCHEMA, ConfigError, describeConfig, loadConfig } from './config';
+import { CONFIG_SCHEMA, ConfigError, describeConfig, loadConfig, operatorConfigProblems } from './config';
 
 describe('configuration', () => {
   test('defaults load, and are frozen', () => {
@@ -48,9 +48,14 @@ describe('configuration', () => {
     expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '10s' })).toEqual(['ROOMKEEPER_LEADER_RETRY_PERIOD must be shorter than ROOMKEEPER_LEADER_RENEW_DEADLINE']);
     expect(problems({ ROOMKEEPER_LEADER_RENEW_DEADLINE: '15s' })).toEqual(['ROOMKEEPER_LEADER_RENEW_DEADLINE must be shorter than ROOMKEEPER_LEADER_LEASE_DURATION']);
     expect(problems({ ROOMKEEPER_LEADER_RETRY_PERIOD: '9s' })).toEqual([]);
-    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '30s' })).toEqual([expect.stringMatching(/^ROOMKEEPER_ROOM_SILENCE_TIMEOUT \(30000 ms\) must be longer than ROOMKEEPER_PING_FLUSH_INTERVAL \(30000 ms\), or 0 to mark no room silent/)]);
-    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '0' })).toEqual([]);
-    expect(problems({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '2s', ROOMKEEPER_PING_FLUSH_INTERVAL: '1s' })).toEqual([]);
+  });
+
+  test('the operator refuses a silence timeout not longer than the gateways\' flush interval; the gateway, which does not read it, takes any', () => {
+    expect(operatorConfigProblems(loadConfig({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '30s' }))).toEqual([expect.stringMatching(/^ROOMKEEPER_ROOM_SILENCE_TIMEOUT \(30000 ms\) must be longer than ROOMKEEPER_PING_FLUSH_INTERVAL \(30000 ms\), or 0 to mark no room silent/)]);
+    expect(operatorConfigProblems(loadConfig({ ROOMKEEPER_PING_FLUSH_INTERVAL: '10m' }))).toHaveLength(1);
+    expect(operatorConfigProblems(loadConfig({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '0', ROOMKEEPER_PING_FLUSH_INTERVAL: '10m' }))).toEqual([]);
+    expect(operatorConfigProblems(loadConfig({ ROOMKEEPER_ROOM_SILENCE_TIMEOUT: '2s', ROOMKEEPER_PING_FLUSH_INTERVAL: '1s' }))).toEqual([]);
+    expect(operatorConfigProblems(loadConfig({}))).toEqual([]);
   });
 
   test('the README documents every setting, exactly as the schema says', () => {

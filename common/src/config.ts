@@ -45,7 +45,7 @@ export const CONFIG_SCHEMA = {
   versionHistoryLimit: key('ROOMKEEPER_VERSION_HISTORY_LIMIT', 'int', 100, 'SchedulerVersions kept per scheduler: each switch of the active version deletes the oldest beyond this many, except the active one, one an operation names, one a room still runs and the greatest of each major (so no later version reuses a number); its history names them.', { min: 1 }),
   roomInitTimeout: key('ROOMKEEPER_ROOM_INIT_TIMEOUT', 'duration', 120_000, 'A room that never pinged, pending or unready, whose pod started longer ago than this is expired and replaced (a room whose pod waits for the cluster to start it is not; a room that pinged is judged by the ping timeout), and so is a room that pings while its pod has not been ready for this long on a ready node (a failing readiness probe), unless its game server said it has players.', { min: 100 }),
   roomPingTimeout: key('ROOMKEEPER_ROOM_PING_TIMEOUT', 'duration', 240_000, 'A room whose last ping is older than this is expired and replaced.', { min: 100 }),
-  roomSilenceTimeout: key('ROOMKEEPER_ROOM_SILENCE_TIMEOUT', 'duration', 90_000, 'A room not heard from for this long (no ping recorded by any gateway replica) is marked silent (its GameRoom\'s status.silentSince) and not allocated until a later ping is seen: its game server may hang. It is replaced only at ROOMKEEPER_ROOM_PING_TIMEOUT, as before. Set it above ROOMKEEPER_PING_FLUSH_INTERVAL plus your game servers\' ping interval (a ping reaches the operator at its gateway\'s next flush; one not above the flush interval is refused); 0 turns it off. No room is marked while the expiry brake would hold (a silence as wide as a mass expiry, the operator\'s sight in doubt).', { min: 0 }),
+  roomSilenceTimeout: key('ROOMKEEPER_ROOM_SILENCE_TIMEOUT', 'duration', 90_000, 'A room not heard from for this long (no ping recorded by any gateway replica) is marked silent (its GameRoom\'s status.silentSince) and not allocated until a later ping is seen: its game server may hang. It is replaced only at ROOMKEEPER_ROOM_PING_TIMEOUT, as before. Set it above ROOMKEEPER_PING_FLUSH_INTERVAL plus your game servers\' ping interval (a ping reaches the operator at its gateway\'s next flush; the operator does not start with one not above the flush interval); 0 turns it off. No room is marked while the expiry brake would hold (a silence as wide as a mass expiry, the operator\'s sight in doubt).', { min: 0 }),
   expiryGrace: key('ROOMKEEPER_EXPIRY_GRACE', 'duration', 0, 'Expiry brake: after the operator gains leadership or its room caches regain sight of the API server, no room is expired for this long (0: one room ping timeout).', { min: 0 }),
   expiryBrakeShare: key('ROOMKEEPER_EXPIRY_BRAKE_SHARE', 'number', 0.5, 'Expiry brake: when rooms would expire while more than this share of a scheduler\'s rooms have been silent for more than half their timeout (and more than ROOMKEEPER_EXPIRY_BRAKE_MIN), none is expired unless pings are shown to reach the operator (a gateway digest of any scheduler flushed every half ping timeout, for a whole ping timeout) while the other schedulers\' rooms are mostly heard: it suspects the pings\' path, decides again at each check, and tells the scheduler (Warning RoomExpiryHeld). Then the silent rooms are expired: game servers that hang are replaced.', { min: 0 }),
   expiryBrakeMin: key('ROOMKEEPER_EXPIRY_BRAKE_MIN', 'int', 5, 'Expiry brake: a mass expiry is more than this many rooms silent for more than half their timeout.', { min: 0 }),
@@ -163,10 +163,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (typeof out.retryPeriod === 'number' && typeof out.renewDeadline === 'number' && out.retryPeriod >= out.renewDeadline) {
     problems.push('ROOMKEEPER_LEADER_RETRY_PERIOD must be shorter than ROOMKEEPER_LEADER_RENEW_DEADLINE');
   }
-  // A room is heard by the operator only at its gateway's next digest flush.
-  if (typeof out.roomSilenceTimeout === 'number' && out.roomSilenceTimeout > 0 && typeof out.pingFlushInterval === 'number' && out.roomSilenceTimeout <= out.pingFlushInterval) {
-    problems.push(`ROOMKEEPER_ROOM_SILENCE_TIMEOUT (${out.roomSilenceTimeout} ms) must be longer than ROOMKEEPER_PING_FLUSH_INTERVAL (${out.pingFlushInterval} ms), or 0 to mark no room silent: a ping reaches the operator only at its gateway's next flush, so every room would be marked silent between two flushes`);
-  }
   for (const name of ['roomNamespacePsaEnforce', 'roomNamespacePsaWarn', 'roomNamespacePsaAudit'] as const) {
     if (typeof out[name] === 'string' && !PSA_LEVELS.includes(out[name])) {
       problems.push(`${CONFIG_SCHEMA[name].env}: expected privileged, baseline, restricted or none, got ${JSON.stringify(out[name])}`);
@@ -174,6 +170,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(out) as Config;
+}
+
+/**
+ * What the operator refuses to start with beyond what `loadConfig` checks: settings only it reads,
+ * judged against the gateways' (the chart gives it their flush interval). The gateway, which reads
+ * none of them, starts whatever they are.
+ */
+export function operatorConfigProblems(config: Pick<Config, 'roomSilenceTimeout' | 'pingFlushInterval'>): string[] {
+  // A room is heard by the operator only at its gateway's next digest flush.
+  if (config.roomSilenceTimeout > 0 && config.roomSilenceTimeout <= config.pingFlushInterval) {
+    return [`ROOMKEEPER_ROOM_SILENCE_TIMEOUT (${config.roomSilenceTimeout} ms) must be longer than ROOMKEEPER_PING_FLUSH_INTERVAL (${config.pingFlushInterval} ms), or 0 to mark no room silent: a ping reaches the operator only at its gateway's next flush, so rooms that ping would be marked silent, and not allocated, between two flushes`];
+  }
+  return [];
 }
 
 /** A Markdown table of every setting (env, default, meaning) for the README and chart docs. */

@@ -8,7 +8,7 @@
  */
 import * as os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
-import type { Config } from '../../common/src/config';
+import { ConfigError, operatorConfigProblems, type Config } from '../../common/src/config';
 import type { GameRoom, Operation, Scheduler } from '../../common/src/generated/resources';
 import { makeKubeClients, roomkeeperUserAgent } from '../../common/src/kube/clients';
 import { EventRecorder, eventSinkOf } from '../../common/src/kube/event-recorder';
@@ -80,6 +80,8 @@ export interface RunningOperator {
 
 export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
   const { config } = opts;
+  const problems = operatorConfigProblems(config);
+  if (problems.length > 0) throw new ConfigError(problems);
   const identity = config.identity ?? `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 7)}`;
   const logger = (opts.logger ?? createLogger('operator')).child({ identity });
   const metrics = opts.metrics ?? new MetricsRegistry();

@@ -6,6 +6,10 @@
  * deletes its row).
  */
 import { isNotFound } from '../../../../common/src/kube/clients';
+import type { Scheduler, SchedulerSpec } from '../../../../common/src/generated/resources';
+import { createSchedulerOperationId } from '../../../../common/src/operations/operation-id';
+import { specOfDefinitionInput } from '../../../../common/src/operations/operation-inputs';
+import { classifyChange } from '../../../../common/src/resources/scheduler-change';
 import { toIsoString } from '../../../../common/src/kube/timestamps';
 import { SCHEDULER_LABEL } from '../../../../common/src/resources/labels';
 import { compareVersions, INITIAL_VERSION, nextVersion } from '../../domain/versioning';
@@ -21,6 +25,31 @@ import { roomLimitViolations } from '../../../../common/src/validation/room-limi
 
 /** How long a version an earlier attempt's rollback is deleting is waited for. */
 const VERSION_REMOVAL_MS = 60_000;
+
+/** How many generations back an operation's id is looked for (a creation waits behind nothing, so few pass). */
+const GENERATIONS_LOOKED_BACK = 20;
+
+/**
+ * What the creation versions as the first version, and the spec generation that is: the
+ * definition in its input when the operation was asked for an earlier generation than the
+ * Scheduler has now (a client that creates, sees v1.0.0 in GET at once, as in Maestro, and sends a
+ * change before the operator ran the creation), so that the change gets a version of its own
+ * (v1.1.0 or v2.0.0, by the operation of its generation, or the scheduler controller's, since the
+ * generation is not versioned); else the spec as it is. Versioning the spec as found folded the
+ * change into v1.0.0, and the change's operation found nothing to do.
+ */
+function initialDefinition(ctx: ExecutionContext, scheduler: Scheduler): { definition: SchedulerSpec; generation: number } {
+  const generation = scheduler.metadata.generation ?? 1;
+  const given = specOfDefinitionInput(ctx.inputOf(OperationName.CreateScheduler));
+  if (!given || classifyChange(given, scheduler.spec) === 'none') return { definition: scheduler.spec, generation };
+  const input = ctx.op.spec.input as { previousAttempt?: unknown } | undefined;
+  const ids = [ctx.op.metadata.name, typeof input?.previousAttempt === 'string' ? input.previousAttempt : undefined];
+  const uid = scheduler.metadata.uid ?? '';
+  for (let g = generation - 1; g >= Math.max(1, generation - GENERATIONS_LOOKED_BACK); g--) {
+    if (ids.includes(createSchedulerOperationId(uid, g))) return { definition: given, generation: g };
+  }
+  return { definition: scheduler.spec, generation };
+}
 
 export const createSchedulerDefinition: OperationDefinition = {
   name: OperationName.CreateScheduler,
@@ -39,6 +68,10 @@ export const createSchedulerDefinition: OperationDefinition = {
     if (tooMany.length > 0) {
       throw new Error(`nothing made: ${tooMany.map((v) => `spec.${v.field} ${v.message}`).join('; ')}; set it to at most ${ctx.deps.config.maxRoomsPerScheduler} `
         + `(kubectl scale rks/${name} --replicas=<n>, kubectl edit scheduler ${name}, or PATCH /schedulers/${name}), which creates the scheduler`);
+    }
+    const { definition, generation: versionedGeneration } = initialDefinition(ctx, scheduler);
+    if (versionedGeneration < (scheduler.metadata.generation ?? 1)) {
+      ctx.event(`The spec changed (generation ${scheduler.metadata.generation ?? 1}) after this creation was asked for (generation ${versionedGeneration}): ${INITIAL_VERSION} is the definition it was asked with, and the change is versioned next, by its own operation`);
     }
     // The namespace: ours, or fail. One that exists and is not ours is never adopted.
     let namespaceExists = false;
@@ -89,7 +122,7 @@ export const createSchedulerDefinition: OperationDefinition = {
     // the README's restore says) or written by hand. Of them, and of the ones an earlier attempt
     // made or took, the greatest whose definition is the spec.
     const versions = (await listVersions(ctx)).filter((v) => !v.metadata.deletionTimestamp);
-    const ofTheSpec = (vs: typeof versions) => vs.filter((v) => parseVersion(v.spec.version) !== undefined && !schedulerSpecsDiffer(v.spec.definition, scheduler.spec))
+    const ofTheSpec = (vs: typeof versions) => vs.filter((v) => parseVersion(v.spec.version) !== undefined && !schedulerSpecsDiffer(v.spec.definition, definition))
       .sort((a, b) => compareVersions(a.spec.version, b.spec.version)).pop();
     const earlierAttempt = ofTheSpec(versions.filter((v) => madeForScheduler(v, scheduler)));
     const restored = ofTheSpec(versions.filter((v) => !ownedByAScheduler(v)));
@@ -104,23 +137,23 @@ export const createSchedulerDefinition: OperationDefinition = {
       // The version of the spec, restored: the scheduler goes on under its number (a matchmaker
       // that asks for rooms of that version finds them), and it is this Scheduler's from now on.
       version = await ctx.deps.api.patchSchedulerVersion(restored.metadata.name as string, {
-        metadata: { resourceVersion: restored.metadata.resourceVersion, ownerReferences: newVersionObject(scheduler, restored.spec.version, 'initial', scheduler.spec).metadata.ownerReferences },
+        metadata: { resourceVersion: restored.metadata.resourceVersion, ownerReferences: newVersionObject(scheduler, restored.spec.version, 'initial', definition).metadata.ownerReferences },
       });
       ctx.state.adoptedVersion = restored.metadata.name;
       ctx.event(`Version ${restored.spec.version} was here, owned by no Scheduler (restored from a backup, or written by hand), with the scheduler's spec as its definition: it is the scheduler's first active version, under its number`);
     } else {
       // v1.0.0, or, when a version no Scheduler owns holds that number, the next major after every version of this name.
       const number = existing ? nextVersion(versions.map((v) => v.spec.version), INITIAL_VERSION, 'major') : INITIAL_VERSION;
-      version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, number, 'initial', scheduler.spec));
+      version = await ctx.deps.api.createSchedulerVersion(newVersionObject(scheduler, number, 'initial', definition));
       ctx.state.createdVersion = number;
       ctx.event(existing ? `Created version ${number} (${INITIAL_VERSION} is taken by a SchedulerVersion no Scheduler owns, whose definition is not the spec: restored from a backup, or written by hand; it is left as it is)` : `Created version ${number}`);
-      const replaced = new RoomManager(ctx.deps).replacedOnRooms(scheduler.spec);
+      const replaced = new RoomManager(ctx.deps).replacedOnRooms(definition);
       if (replaced) ctx.event(replaced);
     }
     await ctx.deps.api.patchSchedulerVersionStatus(version.metadata.name as string, { status: { active: true } });
     const first = version.spec.version;
     await ctx.deps.api.patchSchedulerStatus(name, {
-      status: { version: first, versionedGeneration: scheduler.metadata.generation ?? 1, createdAt: scheduler.metadata.creationTimestamp },
+      status: { version: first, versionedGeneration, createdAt: scheduler.metadata.creationTimestamp },
     });
     ctx.state.setVersion = true;
     ctx.checkpoint();
@@ -137,7 +170,7 @@ export const createSchedulerDefinition: OperationDefinition = {
       const rooms = new RoomManager(ctx.deps);
       const step = Math.max(1, Math.ceil(count / 10));
       const result = await rooms.createRooms({
-        scheduler, version: first, definition: scheduler.spec, count, signal: ctx.signal,
+        scheduler, version: first, definition, count, signal: ctx.signal,
         onCreated: (_n, created) => {
           if (created % step === 0 || created === count) ctx.event(`Created ${created}/${counted(count, 'room')}`);
         },
