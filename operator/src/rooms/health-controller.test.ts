@@ -221,8 +221,12 @@ function twentyRooms(status: (i: number, now: number) => Record<string, unknown>
 }
 
 describe('HealthController marking silent rooms', () => {
-  /** 20 ready rooms, `silent` of them last heard 100 s ago (past the 90 s silence timeout, within the 240 s ping timeout), the others 5 s ago; `marked`: rooms marked before, heard 5 s ago. */
-  async function check(silent: number, marked: string[] = []) {
+  /**
+   * 20 ready rooms, `silent` of them last heard 100 s ago (past the 90 s silence timeout, within
+   * the 240 s ping timeout), the others 5 s ago; `marked`: rooms marked before, heard 5 s ago;
+   * `ops`: the scheduler's operations.
+   */
+  async function check(silent: number, marked: string[] = [], ops: Operation[] = []) {
     const { deps, created } = twentyRooms((i, now) => ({
       lastPingAt: new Date(now - (i < silent ? 100_000 : 5_000)).toISOString(),
       ...(marked.includes(`r${i}`) ? { silentSince: new Date(now - 200_000).toISOString() } : {}),
@@ -231,7 +235,7 @@ describe('HealthController marking silent rooms', () => {
     Object.assign(deps.api, { patchGameRoomStatus: (ns: string, name: string, patch: object) => (patches.push([ns, name, patch]), Promise.resolve({})) });
     const { lines, logger } = captureLogs('info');
     Object.assign(deps, { logger });
-    await new HealthController(deps, { operationsOf: () => [], track: () => undefined }).reconcile('s');
+    await new HealthController(deps, { operationsOf: () => ops, track: () => undefined }).reconcile('s');
     // The log stream is written on the next turn.
     await new Promise((resolve) => setImmediate(resolve));
     return { created, patches, lines };
@@ -254,6 +258,13 @@ describe('HealthController marking silent rooms', () => {
     expect(heard.lines.find((l) => l.message === 'silent rooms heard again: they may be allocated again')).toMatchObject({ count: 1, rooms: ['r3'] });
     const wide = await check(15);
     expect(wide.patches).toEqual([]);
+  });
+
+  it('marks and clears while an operation runs (a major change\'s validation takes minutes), though it decides nothing else then', async () => {
+    const running = { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'op-1' }, spec: { schedulerName: 's', definitionName: 'create_new_scheduler_version', enqueuedAt: '2025-12-31T23:59:00Z' }, status: { status: 'in_progress' } } as Operation;
+    const { created, patches } = await check(1, ['r5'], [running]);
+    expect(patches.map(([, room, patch]) => [room, Object.keys((patch as { status: object }).status)])).toEqual([['r0', ['silentSince']], ['r5', ['silentSince']]]);
+    expect(created).toEqual([]);
   });
 });
 

@@ -88,6 +88,10 @@ export class HealthController {
   private readonly held = new Map<string, { reason: string; words: string }>();
   /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
   private readonly pingFlow = new PingFlow();
+  /** Whether pings reach the operator, as the silence marks judge it (`judgeSilence`, on its own rhythm). */
+  private readonly silenceFlow = new PingFlow();
+  /** When each scheduler's rooms were last judged for silence marks. */
+  private readonly silenceJudgedAt = new Map<string, number>();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
   private readonly heldVersion = new Map<string, string>();
   /** Schedulers whose health check waits for current caches (logged once per wait). */
@@ -229,6 +233,35 @@ export class HealthController {
   }
 
   /**
+   * Rooms silent past the silence timeout are allocated no more (domain/silence-marks.ts), and
+   * rooms heard again are offered again: judged at most once a health interval, also while an
+   * operation runs (a major change's validation takes minutes). A silence as wide as one that
+   * holds expiry marks none, for the same reasons, with a shorter grace after the operator gains
+   * its sight: a mark is undone by the next ping, a removal is not.
+   */
+  private async judgeSilence(name: string): Promise<void> {
+    const now = this.deps.now();
+    const last = this.silenceJudgedAt.get(name);
+    if (last !== undefined && now - last < this.deps.config.healthInterval) return;
+    this.silenceJudgedAt.set(name, now);
+    const timeouts = { initTimeoutMs: this.deps.config.roomInitTimeout, pingTimeoutMs: this.deps.config.roomPingTimeout, deletionTimeoutMs: this.deps.config.roomDeletionTimeout };
+    const pingsFlowingSince = this.silenceFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
+    const views = this.rooms.views(name);
+    const fleet = views.filter((r) => !r.validation);
+    const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
+    if (marks.mark.length === 0 && marks.clear.length === 0) return;
+    const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
+    const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
+    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+    const brake = expiryBrake({
+      expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, now, sightSince: sight.since, sightImpaired: sight.impaired,
+      graceMs: Math.min(grace, this.deps.config.roomSilenceTimeout), share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
+      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+    });
+    await this.writeSilenceMarks(name, brake.hold ? { ...marks, mark: [] } : marks, new Map(views.map((r) => [r.name, r.resourceVersion])));
+  }
+
+  /**
    * Marks rooms silent and clears the marks of rooms heard again (`status.silentSince`, this
    * controller's field). A mark carries the resourceVersion it was decided on, so a room written
    * since (a ping that changed its status) is judged again at the next check; a failed write is
@@ -285,6 +318,7 @@ export class HealthController {
       this.churn.delete(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
+      this.silenceJudgedAt.delete(name);
       this.heldVersion.delete(name);
       this.failingVersion.delete(name);
       this.portWaitTold.delete(name);
@@ -292,6 +326,7 @@ export class HealthController {
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
     await this.orphanedPods.sweep(name);
+    await this.judgeSilence(name);
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
     await this.pruneRepeatedFailures(ops); // needs no room counts: as soon as the last try ended
@@ -366,7 +401,6 @@ export class HealthController {
     const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
-    const pingsFlowingSince = this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
       silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
@@ -377,7 +411,7 @@ export class HealthController {
       graceMs: grace,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince,
+      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
       pingTimeoutMs: timeouts.pingTimeoutMs,
       othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
     });
@@ -401,16 +435,6 @@ export class HealthController {
       this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
-    // Rooms silent past the silence timeout are allocated no more (domain/silence-marks.ts); a
-    // silence as wide as one that holds expiry marks none, for the same reasons (a shorter grace:
-    // a mark is undone by the next ping, a removal is not).
-    const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
-    const markBrake = expiryBrake({
-      expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, now, sightSince: sight.since, sightImpaired: sight.impaired,
-      graceMs: Math.min(grace, this.deps.config.roomSilenceTimeout), share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
-    });
-    await this.writeSilenceMarks(name, markBrake.hold ? { ...marks, mark: [] } : marks, decidedOn);
     // Rooms of the active version that all fail before they ping are made one at a time, and the
     // newest of those that never pinged are kept rather than expired: the next check's evidence
     // (failing-rooms.ts). A silence the brake holds is no failure.
