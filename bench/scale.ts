@@ -23,7 +23,7 @@
  *  5. a major rollout with maxSurge 10 %: time ÷ ideal (10 batches x one room's start time + N
  *     rooms at the bare loop's rate; target <= 1.5), most rooms at once (bound N + 10 %);
  *  6. five add-rooms of N/10 sent at once: every operation finished, 1.5 N rooms ready;
- *  7. rooms removed as expired over the run (every simulated room pings: any is false; target 0),
+ *  7. rooms removed as expired, and rooms marked silent, over the run (every simulated room pings: any is false; target 0),
  *     operations in error (target 0);
  *  8. deletion of the scheduler: time to the Scheduler gone and 0 pods left; requests per room;
  *  9. `kubectl scale scheduler/B --replicas=N` from 100: time to N ready, ÷ the bare loop; then
@@ -511,6 +511,10 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const expiredWhy = await Promise.all(expiredOps.flatMap(({ input, decidedAt }) => (input.details ?? []).map((d) => ({ d, decidedAt })))
       .slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(gameServers, A, d.split(':')[0] ?? '', decidedAt)}]`));
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
+    const marked = [...fleetA.markedSilent].slice(0, 10).map(([room, since]) => `${room} (last ping ${since})`);
+    figures.push(figure(NAME, 'rooms marked silent (all simulated rooms ping)', fleetA.markedSilent.size, 'rooms', {
+      target: { op: '<=', value: 0 }, note: marked.length > 0 ? marked.join('; ') : 'none: each room was heard within the silence timeout at every health check',
+    }));
     figures.push(figure(NAME, 'operations in error', errored.length, 'operations', {
       target: { op: '<=', value: 0 },
       note: errored.map((o) => `${o.spec.definitionName}: ${(o.status?.executionHistory?.at(-1)?.event ?? '').slice(0, 100)}`).join('; ') || `${ops.length} operations kept`,

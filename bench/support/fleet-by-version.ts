@@ -1,7 +1,8 @@
 /**
  * One scheduler's rooms by version, from GameRoom watch events: the live rooms (not being
- * deleted) with their version, which of them are ready or occupied, and the most live rooms seen
- * at once (for the "never more than desired + maxSurge" bound of a rollout).
+ * deleted) with their version, which of them are ready or occupied, the most live rooms seen
+ * at once (for the "never more than desired + maxSurge" bound of a rollout), and every room seen
+ * marked silent (status.silentSince).
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
@@ -12,6 +13,8 @@ import { silentLogger } from '../../common/src/logger';
 export class FleetByVersion {
   readonly live = new Map<string, string>();
   readonly ready = new Set<string>();
+  /** Every room seen marked silent by the operator (status.silentSince), with its mark. */
+  readonly markedSilent = new Map<string, string>();
   /** The most live rooms at once since the last `resetPeak()`. */
   peak = 0;
   private listeners: (() => void)[] = [];
@@ -39,6 +42,7 @@ export class FleetByVersion {
       this.ready.delete(name);
     } else {
       this.live.set(name, room.spec.version);
+      if (room.status?.silentSince !== undefined) this.markedSilent.set(name, room.status.silentSince);
       if (room.status?.status === 'ready' || room.status?.status === 'occupied') this.ready.add(name);
       else this.ready.delete(name);
     }
