@@ -36,6 +36,15 @@ describe('silenceMarks', () => {
     expect(marks).toEqual({ mark: [], clear: ['heard-again', 'heard-and-silent-again'], silent: 2 });
   });
 
+  it('clears a mark on a room that is not silent, whatever it says (written by hand with kubectl, dated ahead)', () => {
+    const marks = silenceMarks([
+      roomView('hand-marked', { lastPingAt: NOW - 5 * S, silentSince: NOW + 3600 * S }),
+      roomView('hand-marked-silent', { lastPingAt: NOW - 100 * S, silentSince: NOW + 3600 * S }),
+    ], NOW, SILENCE);
+    // The second is silent and heard before its mark: kept, as a mark of the operator's would be.
+    expect(marks).toEqual({ mark: [], clear: ['hand-marked'], silent: 1 });
+  });
+
   it('with the timeout 0 marks nothing and clears every mark', () => {
     const marks = silenceMarks([
       roomView('marked', { lastPingAt: NOW - 500 * S, silentSince: NOW - 500 * S }),

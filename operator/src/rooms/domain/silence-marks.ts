@@ -8,7 +8,7 @@
  *
  * Level-based, from the views at each health check: a room is marked when its last ping is older
  * than the timeout and cleared once a ping after the mark is seen (the gateway flushes a marked
- * room's ping within about a second). A room that never pinged is the init timeout's, and one
+ * room's ping within about a second), or whenever it is not silent (a mark written by hand). A room that never pinged is the init timeout's, and one
  * that is going away needs no mark.
  */
 import type { RoomView } from './types';
@@ -16,7 +16,7 @@ import type { RoomView } from './types';
 export interface SilenceMarks {
   /** Rooms to mark, each with its last ping (epoch ms). */
   mark: { name: string; since: number }[];
-  /** Marked rooms heard since their mark, or marked while marks are turned off (timeout 0). */
+  /** Marked rooms heard since their mark or not silent (a mark written by hand; every mark while marks are turned off, timeout 0). */
   clear: string[];
   /** Rooms silent past the timeout, marked already or not (for the brake's "how wide"). */
   silent: number;
@@ -30,7 +30,8 @@ export function silenceMarks(rooms: readonly RoomView[], now: number, silenceMs:
     const silent = silenceMs > 0 && heard !== undefined && now - heard > silenceMs;
     if (silent) marks.silent++;
     if (room.silentSince !== undefined) {
-      if (silenceMs === 0 || (heard !== undefined && heard > room.silentSince)) marks.clear.push(room.name);
+      // Heard since its mark, or not silent at all (a mark written by hand with kubectl).
+      if (!silent || heard > room.silentSince) marks.clear.push(room.name);
     } else if (silent) {
       marks.mark.push({ name: room.name, since: heard });
     }
