@@ -105,6 +105,8 @@ export interface RoomAllocationStore {
   listAllocatableGroups(schedulerName: string): AllocatableGroup[];
   /** How many rooms of a scheduler on `host` are busy (`isBusyRoom`), from the cache's index. */
   countBusyRooms(schedulerName: string, host: string): number;
+  /** The cached rooms of a scheduler the operator marked silent (`status.silentSince`), from the cache's index. */
+  silentRooms(schedulerName: string): GameRoom[];
   /** The cached rooms of a scheduler whose status holds `allocationId` (current or earlier), from the cache's index. */
   roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[];
   /**

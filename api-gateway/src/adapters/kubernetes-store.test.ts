@@ -176,7 +176,7 @@ describe('KubernetesStore on the sandbox', () => {
     expect(store.roomDeletedAt('adapter-gone', 'room-1')).toBeUndefined();
   });
 
-  it('indexes the rooms that may be allocated, in groups, and the busy rooms per host, following every change', async () => {
+  it('indexes the rooms that may be allocated, in groups, the busy rooms per host and the rooms marked silent, following every change', async () => {
     await createNamespace('adapter-index');
     const api = new RoomkeeperApi(clients.custom);
     const setStatus = (name: string, status: Record<string, unknown>) => api.patchGameRoomStatus('adapter-index', name, { status: { instanceStatus: 'ready', runningMatches: 0, lastPingAt: '2026-01-01T00:00:00.000Z', ...status } });
@@ -196,6 +196,12 @@ describe('KubernetesStore on the sandbox', () => {
     await api.deleteGameRoom('adapter-index', 'i-2', undefined, 'Background');
     await waitFor(() => allocatable().join() === 'h-2/0:i-3' && store.countBusyRooms('adapter-index', 'h-1') === 0, { message: 'indexes after the deletions' });
     expect(store.listAllocatableGroups('no-such-scheduler')).toEqual([]);
+    // Marked silent by the operator: out of the allocatable index, in the silent one; the mark gone, back.
+    const silent = () => store.silentRooms('adapter-index').map((r) => r.metadata.name).join();
+    await api.patchGameRoomStatus('adapter-index', 'i-3', { status: { silentSince: '2026-01-01T00:00:00.000Z' } });
+    await waitFor(() => allocatable().join() === '' && silent() === 'i-3', { message: 'indexes after the mark' });
+    await api.patchGameRoomStatus('adapter-index', 'i-3', { status: { silentSince: null } });
+    await waitFor(() => allocatable().join() === 'h-2/0:i-3' && silent() === '', { message: 'indexes after the mark went' });
   });
 
   it('indexes the rooms by the allocationIds they hold and held, per scheduler, following every change', async () => {

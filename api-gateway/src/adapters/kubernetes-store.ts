@@ -76,11 +76,13 @@ function mapWriteError(err: unknown): never {
  * The rooms cache's indexes: rooms that may be allocated, by scheduler and group (the key's first
  * part is the scheduler, so the informer lists a scheduler's groups); busy rooms, by scheduler
  * and host; rooms by the allocationIds they hold and held (current and earlier; the id alone, as
- * the room's status spells it, so the index makes no string of its own: filtered by scheduler).
+ * the room's status spells it, so the index makes no string of its own: filtered by scheduler);
+ * rooms the operator marked silent, by scheduler.
  */
 const ALLOCATABLE = 'allocatable';
 const BUSY_ON_HOST = 'busy-on-host';
 const ALLOCATION_ID = 'allocation-id';
+const SILENT = 'silent';
 const hostKey = (schedulerName: string, host: string) => `${schedulerName}\u0000${host}`;
 
 function allocationIdsOf(room: GameRoom): string[] | undefined {
@@ -164,6 +166,7 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
       [ALLOCATABLE]: (room) => mayBeAllocatable(room) ? `${room.metadata.namespace ?? ''}\u0000${allocatableGroupKey(room)}` : undefined,
       [BUSY_ON_HOST]: (room) => isBusyRoom(room) ? hostKey(room.metadata.namespace ?? '', room.status?.host ?? '') : undefined,
       [ALLOCATION_ID]: allocationIdsOf,
+      [SILENT]: (room) => (room.status?.silentSince !== undefined ? room.metadata.namespace ?? '' : undefined),
     }, (type, room) => this.tombstones.observe(type, room.metadata.namespace ?? '', room.metadata.name ?? ''));
     this.writes = options.metrics.counter('roomkeeper_kube_writes_total', 'Kubernetes API writes made by the gateway, by kind.', { labelNames: ['kind'] });
     this.writeErrors = options.metrics.counter('roomkeeper_kube_write_errors_total', 'Kubernetes API writes of the gateway that the API server refused (conflicts, not found, invalid), by kind.', { labelNames: ['kind'] });
@@ -404,6 +407,10 @@ export class KubernetesStore implements SchedulerStore, OperationStore, RoomStor
 
   countBusyRooms(schedulerName: string, host: string): number {
     return this.rooms.indexCount(BUSY_ON_HOST, hostKey(schedulerName, host));
+  }
+
+  silentRooms(schedulerName: string): GameRoom[] {
+    return this.rooms.byIndex(SILENT, schedulerName);
   }
 
   roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[] {

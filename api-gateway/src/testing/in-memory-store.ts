@@ -232,6 +232,10 @@ export class InMemoryStore implements SchedulerStore, OperationStore, RoomStore,
     return this.listRooms(schedulerName).filter((r) => isBusyRoom(r) && (r.status?.host ?? '') === host).length;
   }
 
+  silentRooms(schedulerName: string): GameRoom[] {
+    return this.listRooms(schedulerName).filter((r) => r.status?.silentSince !== undefined);
+  }
+
   roomsWithAllocationId(schedulerName: string, allocationId: string): GameRoom[] {
     return this.listRooms(schedulerName).filter((r) => allocationRecord(r.status, allocationId));
   }

@@ -858,8 +858,9 @@ export class RoomAllocations {
     const heldBack = maxMatches > 1 && this.deps.rooms.listRooms(name).some((r) => openAllocation(r.status) !== undefined && (r.status?.runningMatches ?? 0) + 1 < maxMatches);
     const slots = heldBack ? ` (a multi-match room holds one open allocation at a time: its next match slot is offered once the room reports the match in runningMatches or the allocation's TTL ends)` : '';
     // Rooms the operator marked silent would have been offered otherwise: said, so that a fleet of
-    // hung game servers is not taken for a full one.
-    const silent = this.deps.rooms.listRooms(name).filter((r) => r.status?.silentSince !== undefined && mayBeAllocatable({ ...r, status: { ...r.status, silentSince: undefined } })).length;
+    // hung game servers is not taken for a full one (from the cache's index: a refusal storm at a
+    // full fleet walks no fleet).
+    const silent = this.deps.store.silentRooms(name).filter((r) => mayBeAllocatable({ ...r, status: { ...r.status, silentSince: undefined } })).length;
     const unheard = silent > 0 ? ` (${counted(silent, 'room')} ${silent === 1 ? 'is' : 'are'} not offered: no ping of ${silent === 1 ? 'its game server' : 'their game servers'} has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT, status.silentSince; each is offered again once it pings, or replaced at the ping timeout)` : '';
     throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}${slots}${unheard}; retry later or add rooms`, {
       retryAfterSeconds: this.settings.noRoomRetryAfterSeconds, maestroStatus: this.settings.maestroNoRoomStatus,
