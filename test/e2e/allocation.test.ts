@@ -12,7 +12,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { GameRoom } from '../../common/src/generated/resources';
 import { openAllocation } from '../../common/src/rooms/allocation';
 import { roomToken } from '../../common/src/rooms/room-token';
-import { managementCall } from '../support/http';
+import { describeScheduler, managementCall } from '../support/http';
 import { schedulerObject, startStack, type Stack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -433,10 +433,9 @@ describe('room allocation', () => {
           allocation: r.status?.allocation, deleting: r.metadata.deletionTimestamp, finalizers: r.metadata.finalizers,
         }));
         const s = await stack.api.getScheduler(name);
-        const ops = (await stack.api.listOperations(name)).items.filter((o) => !['finished'].includes(o.status?.status ?? 'pending'))
-          .map((o) => `${o.metadata.name as string} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}: ${(o.status?.executionHistory ?? []).map((h) => h.event).slice(-3).join(' | ')}`);
-        throw new Error(`${(err as Error).message}; roomsReplicas ${String(s.spec.roomsReplicas)}, rooms left: ${left.join(', ')}; operations not finished: ${ops.join('; ') || 'none'}; `
-          + `conditions: ${(s.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join(' / ')}`);
+        // Every operation with its whole history: what moved roomsReplicas, and when, is read there.
+        throw new Error(`${(err as Error).message}; roomsReplicas ${String(s.spec.roomsReplicas)}, rooms left: ${left.join(', ')}; `
+          + `conditions: ${(s.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join(' / ')}\n${await describeScheduler(stack, name)}`, { cause: err });
       });
       const won = answers.filter((a) => a.status === 200);
       expect(answers.filter((a) => a.status !== 200 && a.status !== 429)).toEqual([]);
