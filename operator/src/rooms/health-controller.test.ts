@@ -259,13 +259,6 @@ describe('HealthController marking silent rooms', () => {
     const wide = await check(15);
     expect(wide.patches).toEqual([]);
   });
-
-  it('marks and clears while an operation runs (a major change\'s validation takes minutes), though it decides nothing else then', async () => {
-    const running = { apiVersion: 'roomkeeper.io/v1', kind: 'Operation', metadata: { name: 'op-1' }, spec: { schedulerName: 's', definitionName: 'create_new_scheduler_version', enqueuedAt: '2025-12-31T23:59:00Z' }, status: { status: 'in_progress' } } as Operation;
-    const { created, patches } = await check(1, ['r5'], [running]);
-    expect(patches.map(([, room, patch]) => [room, Object.keys((patch as { status: object }).status)])).toEqual([['r0', ['silentSince']], ['r5', ['silentSince']]]);
-    expect(created).toEqual([]);
-  });
 });
 
 describe('HealthController and the expiry brake', () => {

@@ -26,10 +26,11 @@ import { cachedVersions, cachedVersionsOf, type OperatorDeps } from '../deps';
 import type { ReconcileResult } from '../runtime/work-queue';
 import { desiredRooms, type DesiredRooms } from './domain/desired-count';
 import { canTakeRooms } from './domain/node-availability';
-import { expiryBrake, PingFlow } from './domain/expiry-brake';
+import { expiryBrake, PingFlow, type ExpiryBrakeInput } from './domain/expiry-brake';
 import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { silenceMarks, type SilenceMarks } from './domain/silence-marks';
+import type { RoomView } from './domain/types';
 import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
@@ -90,8 +91,6 @@ export class HealthController {
   private readonly pingFlow = new PingFlow();
   /** Whether pings reach the operator, as the silence marks judge it (`judgeSilence`, on its own rhythm). */
   private readonly silenceFlow = new PingFlow();
-  /** When each scheduler's rooms were last judged for silence marks. */
-  private readonly silenceJudgedAt = new Map<string, number>();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
   private readonly heldVersion = new Map<string, string>();
   /** Schedulers whose health check waits for current caches (logged once per wait). */
@@ -234,31 +233,20 @@ export class HealthController {
 
   /**
    * Rooms silent past the silence timeout are allocated no more (domain/silence-marks.ts), and
-   * rooms heard again are offered again: judged at most once a health interval, also while an
-   * operation runs (a major change's validation takes minutes). A silence as wide as one that
-   * holds expiry marks none, for the same reasons, with a shorter grace after the operator gains
-   * its sight: a mark is undone by the next ping, a removal is not.
+   * rooms heard again are offered again: judged at each health check, on its views (no other walk
+   * of the fleet: while an operation runs, the check, and so the marks, wait). A silence as wide
+   * as one that holds expiry marks none, for the same reasons, with a shorter grace after the
+   * operator gains its sight: a mark is undone by the next ping, a removal is not.
    */
-  private async judgeSilence(name: string): Promise<void> {
-    const now = this.deps.now();
-    const last = this.silenceJudgedAt.get(name);
-    if (last !== undefined && now - last < this.deps.config.healthInterval) return;
-    this.silenceJudgedAt.set(name, now);
-    const timeouts = { initTimeoutMs: this.deps.config.roomInitTimeout, pingTimeoutMs: this.deps.config.roomPingTimeout, deletionTimeoutMs: this.deps.config.roomDeletionTimeout };
-    const pingsFlowingSince = this.silenceFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
-    const views = this.rooms.views(name);
-    const fleet = views.filter((r) => !r.validation);
+  private async judgeSilence(name: string, fleet: readonly RoomView[], decidedOn: ReadonlyMap<string, string | undefined>, now: number, brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'>): Promise<void> {
+    const pingsFlowingSince = this.silenceFlow.look(now, this.rooms.lastDigestFlush(), this.deps.config.roomPingTimeout);
     const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
     if (marks.mark.length === 0 && marks.clear.length === 0) return;
-    const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
-    const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
-    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
     const brake = expiryBrake({
-      expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, now, sightSince: sight.since, sightImpaired: sight.impaired,
-      graceMs: Math.min(grace, this.deps.config.roomSilenceTimeout), share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+      ...brakeInput, expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, pingsFlowingSince,
+      graceMs: Math.min(brakeInput.graceMs, this.deps.config.roomSilenceTimeout),
     });
-    await this.writeSilenceMarks(name, brake.hold ? { ...marks, mark: [] } : marks, new Map(views.map((r) => [r.name, r.resourceVersion])));
+    await this.writeSilenceMarks(name, brake.hold ? { ...marks, mark: [] } : marks, decidedOn);
   }
 
   /**
@@ -318,7 +306,6 @@ export class HealthController {
       this.churn.delete(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
-      this.silenceJudgedAt.delete(name);
       this.heldVersion.delete(name);
       this.failingVersion.delete(name);
       this.portWaitTold.delete(name);
@@ -326,7 +313,6 @@ export class HealthController {
     }
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
     await this.orphanedPods.sweep(name);
-    await this.judgeSilence(name);
     const ops = this.opts.operationsOf(name);
     if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
     await this.pruneRepeatedFailures(ops); // needs no room counts: as soon as the last try ended
@@ -435,6 +421,10 @@ export class HealthController {
       this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
+    await this.judgeSilence(name, fleet, decidedOn, now, {
+      now, sightSince: sight.since, sightImpaired: sight.impaired, graceMs: grace, share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
+      pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+    });
     // Rooms of the active version that all fail before they ping are made one at a time, and the
     // newest of those that never pinged are kept rather than expired: the next check's evidence
     // (failing-rooms.ts). A silence the brake holds is no failure.
