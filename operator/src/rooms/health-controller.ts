@@ -89,8 +89,6 @@ export class HealthController {
   private readonly held = new Map<string, { reason: string; words: string }>();
   /** Whether pings reach the operator, cluster-wide: a wide silence is held only while they are not shown to. */
   private readonly pingFlow = new PingFlow();
-  /** Whether pings reach the operator, as the silence marks judge it (`judgeSilence`, on its own rhythm). */
-  private readonly silenceFlow = new PingFlow();
   /** Per scheduler, the status.version the health check holds on (not the active version's: logged once). */
   private readonly heldVersion = new Map<string, string>();
   /** Schedulers whose health check waits for current caches (logged once per wait). */
@@ -239,11 +237,10 @@ export class HealthController {
    * operator gains its sight: a mark is undone by the next ping, a removal is not.
    */
   private async judgeSilence(name: string, fleet: readonly RoomView[], decidedOn: ReadonlyMap<string, string | undefined>, now: number, brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'>): Promise<void> {
-    const pingsFlowingSince = this.silenceFlow.look(now, this.rooms.lastDigestFlush(), this.deps.config.roomPingTimeout);
     const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
     if (marks.mark.length === 0 && marks.clear.length === 0) return;
     const brake = expiryBrake({
-      ...brakeInput, expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length, pingsFlowingSince,
+      ...brakeInput, expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length,
       graceMs: Math.min(brakeInput.graceMs, this.deps.config.roomSilenceTimeout),
     });
     await this.writeSilenceMarks(name, brake.hold ? { ...marks, mark: [] } : marks, decidedOn);
@@ -387,6 +384,7 @@ export class HealthController {
     const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
+    const pingsFlowingSince = this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
     const brake = expiryBrake({
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
       silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
@@ -397,7 +395,7 @@ export class HealthController {
       graceMs: grace,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
+      pingsFlowingSince,
       pingTimeoutMs: timeouts.pingTimeoutMs,
       othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
     });
@@ -423,7 +421,7 @@ export class HealthController {
     }
     await this.judgeSilence(name, fleet, decidedOn, now, {
       now, sightSince: sight.since, sightImpaired: sight.impaired, graceMs: grace, share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
-      pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
     });
     // Rooms of the active version that all fail before they ping are made one at a time, and the
     // newest of those that never pinged are kept rather than expired: the next check's evidence
