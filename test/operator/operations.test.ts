@@ -5,6 +5,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Operation } from '../../common/src/generated/resources';
+import { isConflict } from '../../common/src/kube/clients';
 import { buildOperation } from '../../common/src/operations/operation-factory';
 import { newOperationId } from '../../common/src/operations/operation-id';
 import type { ExecutionContext, OperationDefinition } from '../../operator/src/operations/execution';
@@ -208,11 +209,21 @@ describe('a leader that loses its Lease', () => {
       // Another holder takes the Lease (a replica that won it while this one's renewals were late).
       const coordination = stack.kc.makeApiClient(k8s.CoordinationV1Api);
       const { leaseNamespace: namespace, leaseName: name } = stack.config;
-      const lease = await coordination.readNamespacedLease({ name, namespace });
-      await coordination.replaceNamespacedLease({
-        name, namespace,
-        body: { metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion }, spec: { holderIdentity: 'another-replica', renewTime: new k8s.V1MicroTime(), leaseDurationSeconds: 3600 } },
-      });
+      // The leader renews the Lease every retry period, so a read-then-replace can lose to a
+      // renewal (409): read again and retry, as any other writer of it would.
+      await waitFor(async () => {
+        const lease = await coordination.readNamespacedLease({ name, namespace });
+        try {
+          await coordination.replaceNamespacedLease({
+            name, namespace,
+            body: { metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion }, spec: { holderIdentity: 'another-replica', renewTime: new k8s.V1MicroTime(), leaseDurationSeconds: 3600 } },
+          });
+          return true;
+        } catch (err) {
+          if (isConflict(err)) return false;
+          throw err;
+        }
+      }, { timeoutMs: 15_000, message: 'the Lease taken by another holder' });
       await waitFor(() => !operator.isLeader, { timeoutMs: 15_000, message: 'the operator stepped down' });
       const atStepDown = healthChecks();
       // Time passes as the stepped-down replica counts it: it reads the Lease every retry period
