@@ -350,11 +350,17 @@ export class ExecutionContext {
     this.leaseTimer = undefined;
   }
 
-  /** Serialised status writes: history always goes along, so no write loses an event. */
+  /**
+   * Serialised status writes: history always goes along, so no write loses an event. Each sends
+   * the history as it was when it was asked for: a renewal or flush queued behind a slow write
+   * must not carry the end line that `finish` added meanwhile with the status still in_progress
+   * (a reader saw an operation in progress whose history said it finished).
+   */
   private write(fields: Record<string, unknown>, resourceVersion?: string): Promise<void> {
+    const history = [...this.history];
     const run = async (): Promise<void> => {
       if (this.abandoned !== undefined || this.objectDeleted) return;
-      const body: Record<string, unknown> = { status: { ...fields, executionHistory: this.history } };
+      const body: Record<string, unknown> = { status: { ...fields, executionHistory: history } };
       if (resourceVersion) body.metadata = { resourceVersion };
       const written = await this.deps.api.patchOperationStatus(this.op.metadata.name as string, body);
       this.onWritten(written);
