@@ -23,6 +23,8 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
   const sources: string[] = [];
   /** The paths each spec change is conditional on (its JSON Patch `test` operations). */
   const conditions: string[][] = [];
+  /** Answers the next spec change with a reset connection once the API server has applied it. */
+  const lose = { nextAnswer: false };
   const api = {
     getScheduler: () => Promise.resolve(scheduler),
     getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec }, status: { active: true } }),
@@ -31,11 +33,22 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
       scheduler = { ...scheduler, metadata: { ...scheduler.metadata, generation: (scheduler.metadata.generation ?? 0) + 1 }, spec: { ...scheduler.spec, ...patch.spec } };
       return Promise.resolve(scheduler);
     },
-    jsonPatchScheduler: (n: string, ops: { op: string; path: string; value?: unknown }[]): Promise<Scheduler> => {
+    jsonPatchScheduler: async (n: string, ops: { op: string; path: string; value?: unknown }[]): Promise<Scheduler> => {
       conditions.push(ops.filter((o) => o.op === 'test').map((o) => o.path));
+      // Its `test` operations judged as the API server judges them (422 when one fails).
+      const held: Record<string, unknown> = { '/metadata/generation': scheduler.metadata.generation, '/spec/roomsReplicas': scheduler.spec.roomsReplicas };
+      const failed = ops.find((o) => o.op === 'test' && o.path in held && held[o.path] !== o.value);
+      if (failed) throw Object.assign(new Error(`testing value ${failed.path} failed`), { code: 422 });
       const annotation = ops.find((o) => o.op !== 'test' && o.path.startsWith('/metadata/annotations'))?.value;
-      sources.push(typeof annotation === 'string' ? annotation : (annotation as Record<string, string> | undefined)?.['roomkeeper.io/spec-change-source'] ?? '');
-      return api.patchScheduler(n, { spec: { roomsReplicas: ops.find((o) => o.path === '/spec/roomsReplicas' && o.op !== 'test')?.value as number } });
+      const source = typeof annotation === 'string' ? annotation : (annotation as Record<string, string> | undefined)?.['roomkeeper.io/spec-change-source'] ?? '';
+      sources.push(source);
+      const written = await api.patchScheduler(n, { spec: { roomsReplicas: ops.find((o) => o.path === '/spec/roomsReplicas' && o.op !== 'test')?.value as number } });
+      scheduler = { ...written, metadata: { ...written.metadata, annotations: { ...written.metadata.annotations, 'roomkeeper.io/spec-change-source': source } } };
+      if (lose.nextAnswer) {
+        lose.nextAnswer = false;
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      }
+      return scheduler;
     },
     patchOperationStatus: (_n: string, body: { status: object }) => Promise.resolve({ ...op, status: body.status }),
     deleteGameRoom: (_ns: string, name: string) => fleet.deleteGameRoom?.(name) ?? Promise.resolve(),
@@ -62,7 +75,7 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
     spec: { schedulerName: 's', definitionName: 'add_rooms', input: { amount: 2 }, priority: false, enqueuedAt: new Date().toISOString(), source: 'api', cancelRequested: false },
   } as Operation;
   const ctx = new ExecutionContext(op, deps, silentLogger(), 60_000, () => undefined);
-  return { ctx, cached, specPatches, sources, conditions, userSets, latest: () => scheduler };
+  return { ctx, cached, specPatches, sources, conditions, userSets, lose, latest: () => scheduler };
 }
 
 describe('add_rooms and the replicas it changes', () => {
@@ -84,7 +97,8 @@ describe('add_rooms and the replicas it changes', () => {
     // none (not on the resourceVersion, which status writes move), so an annotation added meanwhile
     // by someone else fails the patch instead of being replaced.
     // The restore is conditional on the count this operation set, as the change was on the count before.
-    expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations'], ['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations']]);
+    // (The first change put the annotation there: the second replaces it.)
+    expect(t.conditions).toEqual([['/spec/roomsReplicas', '/metadata/generation', '/metadata/annotations'], ['/spec/roomsReplicas', '/metadata/generation']]);
     await t.ctx.finish('canceled');
   });
 
@@ -274,6 +288,28 @@ describe('remove_rooms by amount abandoned mid-way (leadership lost)', () => {
     await expect(removeRoomsDefinition.execute(t.ctx)).rejects.toThrow();
     expect(deleted).toBe(2);
     expect(removeRoomsDefinition.handOver?.(t.ctx)).toEqual({ outcome: 'finished', account: 'roomsReplicas went down by 3, 2 rooms were removed; the health check removes the other 1' });
+  });
+});
+
+describe('a move of roomsReplicas whose answer was lost (the API server applied it, the connection reset)', () => {
+  it('is read back as this operation\'s, not moved again: a removal of 2 from 6 leaves 4', async () => {
+    const rooms = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((name) => ({
+      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+      metadata: { name, namespace: 's', resourceVersion: '7', creationTimestamp: new Date() as unknown as string },
+      spec: { scheduler: 's', version: 'v1.0.0' },
+      status: { status: 'ready' },
+    } as unknown as GameRoom));
+    const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, { rooms });
+    t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
+    t.ctx.op.spec.definitionName = 'remove_rooms';
+    t.ctx.op.spec.input = { amount: 2 };
+    t.latest().spec.roomsReplicas = 6;
+    t.lose.nextAnswer = true;
+    await removeRoomsDefinition.execute(t.ctx);
+    expect(t.latest().spec.roomsReplicas).toBe(4);
+    expect(t.ctx.state).toMatchObject({ replicasBefore: 6, replicasSet: 4 });
+    expect(t.ctx.recorded.map((h) => h.event).filter((e) => e.startsWith('roomsReplicas changed'))).toEqual(['roomsReplicas changed from 6 to 4']);
+    await t.ctx.finish('finished');
   });
 });
 

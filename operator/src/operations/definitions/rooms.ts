@@ -21,7 +21,7 @@ import type { GameRoom, Operation, Scheduler } from '../../../../common/src/gene
 import { instanceFromPod, isServing, roomsMaxMatches } from '../../../../common/src/rooms/room-status';
 import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
-import { specChangeSourcePatch } from '../../../../common/src/resources/labels';
+import { specChangeSource, specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { addAboveLimit } from '../../../../common/src/validation/room-limits';
 import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from './shared';
 import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/operations/refused-spec';
@@ -61,10 +61,28 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
   // Scheduler's resourceVersion all the time at scale never make it lose; it loses only to
   // another change of roomsReplicas, and then reads again, for up to a minute.
   const deadline = ctx.deps.now() + REPLICAS_WRITE_DEADLINE_MS;
+  /** The last move sent, and the generation it was conditional on. */
+  let sent: { generation: number; before: number; after: number; refused?: string } | undefined;
+  const moved = async (m: { before: number; after: number; refused?: string }, generation: number | undefined): Promise<void> => {
+    // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
+    ctx.state.replicasBefore ??= m.before;
+    ctx.state.replicasSet = m.after;
+    if (m.refused) ctx.event(m.refused);
+    ctx.event(countMovedLine(m.before, m.after));
+    await awaitSpecObserved(ctx, generation);
+  };
   for (let attempt = 1; ; attempt++) {
     // Transient answers (429, 5xx) are retried (loadScheduler too): the rooms may already be
     // added or removed, and a roomsReplicas left behind would have the health check undo them.
     const s: Scheduler = await loadScheduler(ctx);
+    // The last move was applied though its answer was lost (a connection reset, a timeout; its
+    // retry then failed its own `test`): the generation after it is this operation's, with the
+    // count it set. Moved again from the count read now, a removal of 2 took 4 rooms.
+    if (sent && s.metadata.generation === sent.generation + 1 && s.spec.roomsReplicas === sent.after
+      && specChangeSource(s.metadata.annotations, sent.generation + 1)?.operation === ctx.op.metadata.name) {
+      await moved(sent, s.metadata.generation);
+      return;
+    }
     const active = await loadActiveVersion(ctx, s);
     if (autoscaled(s, () => active)) {
       ctx.state.autoscaled = true;
@@ -95,6 +113,8 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
         ? [{ op: 'add', path: '/spec/roomsReplicas', value: after }]
         : [{ op: 'test', path: '/spec/roomsReplicas', value: before }, { op: 'replace', path: '/spec/roomsReplicas', value: after }];
     const ops = [...change, ...sourceOfChange(ctx, s)];
+    const move = { before, after, ...(refused ? { refused: `The scheduler's spec held a definition whose version change ${refused.how}; it now holds the active version ${refused.version}'s, with this change` } : {}) };
+    sent = { ...move, generation: s.metadata.generation ?? 1 };
     let patched: Scheduler;
     try {
       patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
@@ -103,12 +123,7 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
       if (ctx.deps.now() > deadline) throw new Error(`could not update roomsReplicas: it kept changing under this operation (${attempt} tries in ${REPLICAS_WRITE_DEADLINE_MS / 1000} s)`, { cause: err });
       continue;
     }
-    // Recorded before anything else can throw (a cancel while waiting): the rollback restores it.
-    ctx.state.replicasBefore ??= before;
-    ctx.state.replicasSet = after;
-    if (refused) ctx.event(`The scheduler's spec held a definition whose version change ${refused.how}; it now holds the active version ${refused.version}'s, with this change`);
-    ctx.event(countMovedLine(before, after));
-    await awaitSpecObserved(ctx, patched.metadata.generation);
+    await moved(move, patched.metadata.generation);
     return;
   }
 }
