@@ -264,21 +264,34 @@ describe('autoscaling', () => {
 
   test('roomOccupancy (readyTarget 0.5, min 1, max 10) with rooms that turn occupied follows Maestro\'s sequence up to 10 rooms', async () => {
     const autoscaling = { enabled: true, min: 1, max: 10, cooldown: 0, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } };
-    await http(stack, 'POST', '/schedulers', createBody('auto-up', { roomsReplicas: 1, autoscaling }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'occupied-after:1.5' }]));
+    // The test plays the game servers: each room pings ready once it exists, and occupied once the
+    // test fills it (every ready room, each time the fleet shows the next state), so each state is
+    // the autoscaler's answer to the last, whatever the machine's speed (rooms that turned occupied
+    // on a timer skipped 4/4 on a loaded CI machine: one was occupied before the last was ready).
+    await http(stack, 'POST', '/schedulers', createBody('auto-up', { roomsReplicas: 1, autoscaling }, [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }]));
+    const filled = new Set<string>();
     const seen: string[] = [];
-    const expected = ['1/0', '1/1', '2/2', '4/4', '2/8', '0/10'];
-    await waitFor(async () => {
-      const c = await counts(stack, 'auto-up');
-      const key = `${c.ready}/${c.occupied}`;
-      if (seen[seen.length - 1] !== key) seen.push(key);
-      return c.occupied === 10;
-    }, { timeoutMs: 60_000, intervalMs: 25, message: 'ten occupied rooms' });
-    // Each of Maestro's (ready, occupied) states is passed through, in order.
-    let i = 0;
-    for (const state of seen) if (state === expected[i]) i++;
-    expect({ reached: expected.slice(0, i), seen }).toEqual({ reached: expected, seen });
+    for (const state of ['1/0', '1/1', '2/2', '4/4', '2/8', '0/10']) {
+      await waitFor(async () => {
+        const rooms = await liveRooms(stack, 'auto-up');
+        // Every room pings, so none expires while the sequence runs.
+        await Promise.all(rooms.map((r) => ping(stack, 'auto-up', r.metadata.name as string, filled.has(r.metadata.name as string) ? 'occupied' : 'ready')));
+        const c = await counts(stack, 'auto-up');
+        const key = `${c.ready}/${c.occupied}`;
+        if (seen[seen.length - 1] !== key) seen.push(key);
+        return key === state && c.total === c.ready + c.occupied;
+      }, { timeoutMs: 30_000, intervalMs: 100, message: `the state ${state} (ready/occupied)` }).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; states seen: ${seen.join(', ')}`, { cause: err });
+      });
+      // Players take every ready room.
+      for (const r of await liveRooms(stack, 'auto-up')) filled.add(r.metadata.name as string);
+    }
     // The autoscaler's decision at 10 occupied rooms is the max: no room beyond it.
-    await waitFor(async () => (await stack.api.getScheduler('auto-up')).status?.autoscaling?.desired === 10, { message: 'desired count clamped at max' });
+    await waitFor(async () => {
+      await Promise.all((await liveRooms(stack, 'auto-up')).map((r) => ping(stack, 'auto-up', r.metadata.name as string, 'occupied')));
+      const c = await counts(stack, 'auto-up');
+      return c.occupied === 10 && (await stack.api.getScheduler('auto-up')).status?.autoscaling?.desired === 10;
+    }, { timeoutMs: 30_000, intervalMs: 100, message: 'ten occupied rooms, and the desired count clamped at max' });
     expect((await counts(stack, 'auto-up')).total).toBe(10);
   });
 
