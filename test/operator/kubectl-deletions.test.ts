@@ -281,7 +281,12 @@ describe('kubectl deletions: the scheduler comes back', () => {
     const described = await waitFor(async () => {
       const d = await describeScheduler(name);
       return /RoomsDeletedOutsideRoomkeeper/.test(d) ? d : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, message: 'the RoomsDeletedOutsideRoomkeeper Event' });
+    }, { timeoutMs: 30_000, intervalMs: 250, message: 'the RoomsDeletedOutsideRoomkeeper Event' }).catch(async (err: unknown) => {
+      // What the Scheduler and its operations said instead (CI on 51b635c timed out here once,
+      // the room replaced all the same), so that the next failure says why.
+      const ops = (await stack.api.listOperations(name)).items.map((o) => `${o.metadata.name as string} ${o.spec.definitionName} ${o.status?.status ?? 'pending'}: ${JSON.stringify(o.spec.input)}`);
+      throw new Error(`${(err as Error).message}; the room ${roomName}; operations:\n${ops.join('\n')}\n${await describeScheduler(name)}`, { cause: err });
+    });
     const told = new RegExp(`Room ${roomName} was deleted outside Roomkeeper \\(by kubectl or another client; no operation deleted it\\)\\. The health check enqueued add_rooms (\\S+) for 1 room \\(1 available of ${DESIRED} desired\\)\\.`).exec(described);
     expect(told).toBeTruthy();
     const replacing = await stack.api.getOperation(told?.[1] as string);
