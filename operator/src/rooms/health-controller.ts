@@ -236,8 +236,8 @@ export class HealthController {
    * as one that holds expiry marks none, for the same reasons, with a shorter grace after the
    * operator gains its sight: a mark is undone by the next ping, a removal is not.
    */
-  private async judgeSilence(name: string, fleet: readonly RoomView[], decidedOn: ReadonlyMap<string, string | undefined>, now: number, brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'>): Promise<void> {
-    const marks = silenceMarks(fleet, now, this.deps.config.roomSilenceTimeout);
+  private async judgeSilence(name: string, fleet: readonly RoomView[], decidedOn: ReadonlyMap<string, string | undefined>, brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'>): Promise<void> {
+    const marks = silenceMarks(fleet, brakeInput.now, this.deps.config.roomSilenceTimeout);
     if (marks.mark.length === 0 && marks.clear.length === 0) return;
     const brake = expiryBrake({
       ...brakeInput, expiring: marks.mark.length, silent: marks.silent, fleet: fleet.length,
@@ -384,20 +384,23 @@ export class HealthController {
     const withoutPingExpiry = planWith(noPingTimeouts);
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
-    const pingsFlowingSince = this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs);
-    const brake = expiryBrake({
-      expiring: plan.expired.length - withoutPingExpiry.expired.length,
-      silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
-      fleet: fleet.length,
+    // What the brake weighs besides the counts, the same for expiry and for the silence marks.
+    const brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'> = {
       now,
       sightSince: sight.since,
       sightImpaired: sight.impaired,
       graceMs: grace,
       share: this.deps.config.expiryBrakeShare,
       min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince,
+      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
       pingTimeoutMs: timeouts.pingTimeoutMs,
       othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+    };
+    const brake = expiryBrake({
+      ...brakeInput,
+      expiring: plan.expired.length - withoutPingExpiry.expired.length,
+      silent: fleet.filter((r) => isSilent(r, now, halfTimeouts)).length,
+      fleet: fleet.length,
     });
     if (brake.hold) {
       this.expiryHeld.inc({ reason: brake.reason });
@@ -419,10 +422,7 @@ export class HealthController {
       this.setHeld(name, undefined);
       this.deps.logger.info('room expiry resumed', { scheduler: name });
     }
-    await this.judgeSilence(name, fleet, decidedOn, now, {
-      now, sightSince: sight.since, sightImpaired: sight.impaired, graceMs: grace, share: this.deps.config.expiryBrakeShare, min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince, pingTimeoutMs: timeouts.pingTimeoutMs, othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
-    });
+    await this.judgeSilence(name, fleet, decidedOn, brakeInput);
     // Rooms of the active version that all fail before they ping are made one at a time, and the
     // newest of those that never pinged are kept rather than expired: the next check's evidence
     // (failing-rooms.ts). A silence the brake holds is no failure.
