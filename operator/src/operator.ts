@@ -58,6 +58,12 @@ export interface OperatorOptions {
 export interface RunningOperator {
   readonly identity: string;
   readonly isLeader: boolean;
+  /**
+   * For tests: how long this replica has led (its clock), undefined while it does not. Deletions
+   * of rooms begun in its first TAKEOVER_SETTLE_MS are not told as deletions outside Roomkeeper;
+   * its Lease's acquireTime can be earlier (it leads once it has looked at the other operators' Leases).
+   */
+  readonly ledForMs: number | undefined;
   readonly opsUrl: string | undefined;
   readonly metrics: MetricsRegistry;
   /**
@@ -382,6 +388,9 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     identity,
     get isLeader() {
       return leading;
+    },
+    get ledForMs() {
+      return leading ? now() - leaderSince : undefined;
     },
     opsUrl: ops?.url,
     metrics,
