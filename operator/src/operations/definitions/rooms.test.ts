@@ -23,8 +23,11 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
   const sources: string[] = [];
   /** The paths each spec change is conditional on (its JSON Patch `test` operations). */
   const conditions: string[][] = [];
-  /** Answers the next spec change with a reset connection once the API server has applied it. */
-  const lose = { nextAnswer: false };
+  /**
+   * Answers the next spec change with a reset connection once the API server has applied it, and
+   * the `unavailableAfter` spec changes after that with 503 (applying none of them).
+   */
+  const lose = { nextAnswer: false, unavailableAfter: 0, unavailable: 0 };
   const api = {
     getScheduler: () => Promise.resolve(scheduler),
     getSchedulerVersion: () => Promise.resolve({ spec: { version: 'v1.0.0', definition: scheduler.spec }, status: { active: true } }),
@@ -34,6 +37,10 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
       return Promise.resolve(scheduler);
     },
     jsonPatchScheduler: async (n: string, ops: { op: string; path: string; value?: unknown }[]): Promise<Scheduler> => {
+      if (lose.unavailable > 0) {
+        lose.unavailable--;
+        throw Object.assign(new Error('the server is currently unable to handle the request'), { code: 503 });
+      }
       conditions.push(ops.filter((o) => o.op === 'test').map((o) => o.path));
       // Its `test` operations judged as the API server judges them (422 when one fails).
       const held: Record<string, unknown> = { '/metadata/generation': scheduler.metadata.generation, '/spec/roomsReplicas': scheduler.spec.roomsReplicas };
@@ -46,6 +53,7 @@ function setup(config: Record<string, unknown> = {}, fleet: { rooms?: GameRoom[]
       scheduler = { ...written, metadata: { ...written.metadata, annotations: { ...written.metadata.annotations, 'roomkeeper.io/spec-change-source': source } } };
       if (lose.nextAnswer) {
         lose.nextAnswer = false;
+        lose.unavailable = lose.unavailableAfter;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       }
       return scheduler;
@@ -291,25 +299,60 @@ describe('remove_rooms by amount abandoned mid-way (leadership lost)', () => {
   });
 });
 
+/** A remove_rooms of 2 from a fleet of 6 ready rooms, its count 6. */
+function removalOfTwoFromSix(): ReturnType<typeof setup> {
+  const rooms = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((name) => ({
+    apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
+    metadata: { name, namespace: 's', resourceVersion: '7', creationTimestamp: new Date() as unknown as string },
+    spec: { scheduler: 's', version: 'v1.0.0' },
+    status: { status: 'ready' },
+  } as unknown as GameRoom));
+  const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, { rooms });
+  t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
+  t.ctx.op.spec.definitionName = 'remove_rooms';
+  t.ctx.op.spec.input = { amount: 2 };
+  t.latest().spec.roomsReplicas = 6;
+  return t;
+}
+
 describe('a move of roomsReplicas whose answer was lost (the API server applied it, the connection reset)', () => {
   it('is read back as this operation\'s, not moved again: a removal of 2 from 6 leaves 4', async () => {
-    const rooms = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((name) => ({
-      apiVersion: 'roomkeeper.io/v1', kind: 'GameRoom',
-      metadata: { name, namespace: 's', resourceVersion: '7', creationTimestamp: new Date() as unknown as string },
-      spec: { scheduler: 's', version: 'v1.0.0' },
-      status: { status: 'ready' },
-    } as unknown as GameRoom));
-    const t = setup({ removeRoomsLimit: 1000, addRoomsConcurrency: 1, roomPingTimeout: 60_000 }, { rooms });
-    t.cached.current = { ...t.latest(), status: { ...t.latest().status, observedGeneration: 1_000 } };
-    t.ctx.op.spec.definitionName = 'remove_rooms';
-    t.ctx.op.spec.input = { amount: 2 };
-    t.latest().spec.roomsReplicas = 6;
+    const t = removalOfTwoFromSix();
     t.lose.nextAnswer = true;
     await removeRoomsDefinition.execute(t.ctx);
     expect(t.latest().spec.roomsReplicas).toBe(4);
     expect(t.ctx.state).toMatchObject({ replicasBefore: 6, replicasSet: 4 });
     expect(t.ctx.recorded.map((h) => h.event).filter((e) => e.startsWith('roomsReplicas changed'))).toEqual(['roomsReplicas changed from 6 to 4']);
     await t.ctx.finish('finished');
+  });
+});
+
+describe('a move of roomsReplicas whose answer was lost, then the API server unavailable for longer than the retries', () => {
+  beforeEach(() => { jest.useFakeTimers(); });
+  afterEach(() => { jest.useRealTimers(); });
+
+  it('is read back as this operation\'s once the server answers again: recorded for the rollback, not moved twice', async () => {
+    const t = removalOfTwoFromSix();
+    t.lose.nextAnswer = true;
+    t.lose.unavailableAfter = 12; // more than one write's retries (10 tries in all)
+    const running = removeRoomsDefinition.execute(t.ctx);
+    await jest.advanceTimersByTimeAsync(40_000);
+    await running;
+    expect(t.latest().spec.roomsReplicas).toBe(4);
+    expect(t.ctx.state).toMatchObject({ replicasBefore: 6, replicasSet: 4 });
+    expect(t.ctx.recorded.map((h) => h.event).filter((e) => e.startsWith('roomsReplicas changed'))).toEqual(['roomsReplicas changed from 6 to 4']);
+    await t.ctx.finish('finished');
+  });
+
+  it('unanswered for the whole minute: ends saying the API server did not answer, and for how long; nothing recorded as moved', async () => {
+    const t = removalOfTwoFromSix();
+    t.lose.unavailable = Number.POSITIVE_INFINITY;
+    const running = removeRoomsDefinition.execute(t.ctx).catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(120_000);
+    expect(String(await running)).toMatch(/could not update roomsReplicas: the API server did not answer for 60 s \(\d+ tries; last: .*503/);
+    expect(t.latest().spec.roomsReplicas).toBe(6);
+    expect(t.ctx.state.replicasSet).toBeUndefined();
+    await t.ctx.finish('error');
   });
 });
 

@@ -19,7 +19,7 @@ import { forEachConcurrent } from '../../../../common/src/runtime/concurrent';
 import { SchedulerBeingDeleted, type ExecutionContext, type HandOver, type OperationDefinition } from '../execution';
 import type { GameRoom, Operation, Scheduler } from '../../../../common/src/generated/resources';
 import { instanceFromPod, isServing, roomsMaxMatches } from '../../../../common/src/rooms/room-status';
-import { apiStatus, describeApiError, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
+import { apiStatus, describeApiError, isApiUnavailable, isJsonPatchNotApplied, retryTransient } from '../../../../common/src/kube/clients';
 import { OperationDefinition as OperationName, OperationSourceName, RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { specChangeSource, specChangeSourcePatch } from '../../../../common/src/resources/labels';
 import { addAboveLimit } from '../../../../common/src/validation/room-limits';
@@ -119,8 +119,16 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
     try {
       patched = await retryTransient(() => ctx.deps.api.jsonPatchScheduler(ctx.schedulerName, ops), 10);
     } catch (err) {
-      if (!isJsonPatchNotApplied(err) && apiStatus(err) !== 409) throw err;
-      if (ctx.deps.now() > deadline) throw new Error(`could not update roomsReplicas: it kept changing under this operation (${attempt} tries in ${REPLICAS_WRITE_DEADLINE_MS / 1000} s)`, { cause: err });
+      // Unanswered after the retries (the API server restarting, overloaded): the move may have
+      // landed with its answer lost, which only the next read can tell (above); thrown from here,
+      // a landed move went unrecorded and the rollback could not set it back.
+      const unanswered = isApiUnavailable(err);
+      if (!unanswered && !isJsonPatchNotApplied(err) && apiStatus(err) !== 409) throw err;
+      if (ctx.deps.now() > deadline) {
+        throw new Error(unanswered
+          ? `could not update roomsReplicas: the API server did not answer for ${REPLICAS_WRITE_DEADLINE_MS / 1000} s (${attempt} tries; last: ${describeApiError(err)})`
+          : `could not update roomsReplicas: it kept changing under this operation (${attempt} tries in ${REPLICAS_WRITE_DEADLINE_MS / 1000} s)`, { cause: err });
+      }
       continue;
     }
     await moved(move, patched.metadata.generation);
