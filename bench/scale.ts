@@ -284,11 +284,15 @@ function changesOlderThan(metricsText: string, informer: string, seconds: number
   return seconds === 0 ? all : all - sumMetricText(metricsText, 'roomkeeper_informer_change_age_seconds_bucket', { informer, le: String(seconds) });
 }
 
-/** What the simulated game server of an expired room did, relative to the moment it was judged expired. */
+/** What the simulated game server of an expired (or silent) room did, relative to the moment it was judged so. */
 async function gameServerSaw(gameServers: ChildHandle<null>, scheduler: string, roomId: string, decidedAt: number): Promise<string> {
   const room = await gameServers.call<SimRoomView | null>('room', { roomId, scheduler }).catch(() => null);
   if (!room) return 'game server: never started';
-  const ago = (t: number | undefined) => (t === undefined || Number.isNaN(decidedAt) ? 'never' : `${Math.round((decidedAt - t) / 1000)} s before`);
+  const ago = (t: number | undefined) => {
+    if (t === undefined || Number.isNaN(decidedAt)) return 'never';
+    const s = Math.round((decidedAt - t) / 1000);
+    return s >= 0 ? `${s} s before` : `${-s} s after`;
+  };
   return `game server: started ${ago(room.startedAt)}, last answered ping ${ago(room.lastOkAt)}, ${room.pingsSent} pings, ${room.pingFailures} failed, now ${room.state}`;
 }
 
@@ -511,7 +515,9 @@ export async function run(target: BenchTarget = 'real'): Promise<BenchOutcome> {
     const expiredWhy = await Promise.all(expiredOps.flatMap(({ input, decidedAt }) => (input.details ?? []).map((d) => ({ d, decidedAt })))
       .slice(0, 20).map(async ({ d, decidedAt }) => `${d} [${await gameServerSaw(gameServers, A, d.split(':')[0] ?? '', decidedAt)}]`));
     figures.push(figure(NAME, 'rooms removed as expired (all simulated rooms ping)', expired, 'rooms', { target: { op: '<=', value: 0 }, ...(expiredWhy.length > 0 ? { note: expiredWhy.join('; ') } : {}) }));
-    const marked = [...fleetA.markedSilent].slice(0, 10).map(([room, since]) => `${room} (last ping ${since})`);
+    // And what each one's simulated game server did by the time the mark was seen.
+    const marked = await Promise.all([...fleetA.markedSilent].slice(0, 10)
+      .map(async ([room, { since, seenAt }]) => `${room} (last ping ${since}; ${await gameServerSaw(gameServers, A, room, seenAt)})`));
     figures.push(figure(NAME, 'rooms marked silent (all simulated rooms ping)', fleetA.markedSilent.size, 'rooms', {
       target: { op: '<=', value: 0 }, note: marked.length > 0 ? marked.join('; ') : 'none: each room was heard within the silence timeout at every health check',
     }));

@@ -13,8 +13,8 @@ import { silentLogger } from '../../common/src/logger';
 export class FleetByVersion {
   readonly live = new Map<string, string>();
   readonly ready = new Set<string>();
-  /** Every room seen marked silent by the operator (status.silentSince), with its mark. */
-  readonly markedSilent = new Map<string, string>();
+  /** Every room seen marked silent by the operator: its mark (status.silentSince, its last ping) and when the mark was first seen. */
+  readonly markedSilent = new Map<string, { since: string; seenAt: number }>();
   /** The most live rooms at once since the last `resetPeak()`. */
   peak = 0;
   private listeners: (() => void)[] = [];
@@ -42,7 +42,8 @@ export class FleetByVersion {
       this.ready.delete(name);
     } else {
       this.live.set(name, room.spec.version);
-      if (room.status?.silentSince !== undefined) this.markedSilent.set(name, room.status.silentSince);
+      const since = room.status?.silentSince;
+      if (since !== undefined && this.markedSilent.get(name)?.since !== since) this.markedSilent.set(name, { since, seenAt: Date.now() });
       if (room.status?.status === 'ready' || room.status?.status === 'occupied') this.ready.add(name);
       else this.ready.delete(name);
     }
