@@ -25,7 +25,8 @@ describe('a room whose game server hangs', () => {
   let stack: Stack;
   beforeAll(async () => {
     // The ping timeout (20 s in tests) far beyond the silence timeout: the room is marked long before it would be replaced.
-    stack = await startStack({ external: true, config: { healthInterval: 300, roomSilenceTimeout: SILENCE_MS, pingFlushInterval: 500 }, simulation: { pingIntervalMs: 300 } });
+    // A validation room has a minute to report ready: a version change whose rooms never ping runs that long.
+    stack = await startStack({ external: true, config: { healthInterval: 300, roomSilenceTimeout: SILENCE_MS, pingFlushInterval: 500, validationTimeout: 60_000 }, simulation: { pingIntervalMs: 300 } });
   });
   afterAll(async () => {
     await stack.stop();
@@ -90,5 +91,30 @@ describe('a room whose game server hangs', () => {
       return answer.status === 200 ? answer : undefined;
     }, { timeoutMs: 10_000, message: 'an allocation of the room heard again' });
     expect((again.body as { roomId?: string }).roomId).toBe(hung);
+  }, 120_000);
+
+  test('is marked silent while an operation runs: a major change validating for minutes does not keep it allocatable', async () => {
+    const name = `${NAME}-busy`;
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const [hung] = (await waitFor(async () => {
+      const ready = (await live()).filter((r) => r.status?.status === 'ready');
+      return ready.length === 2 ? ready : undefined;
+    }, { timeoutMs: 60_000, message: '2 ready rooms' })).map((r) => r.metadata.name as string) as [string, string];
+
+    // A major change whose validation room never pings: its operation runs for the stack's
+    // validation timeout at least, and the rest of the health check waits for it.
+    const neverPing = [{ name: 'ROOMKEEPER_SIM_ROOM', value: 'never-ping' }];
+    expect((await managementCall(stack, 'PATCH', `/schedulers/${name}`, { spec: { containers: [{ image: 'example.com/game:2.0.0', environment: neverPing }] } })).status).toBe(200);
+    const running = async () => (await stack.api.listOperations(name)).items.find((op) => op.spec.definitionName === 'create_new_scheduler_version' && op.status?.status === 'in_progress');
+    const change = await waitFor(running, { timeoutMs: 30_000, message: 'the version change running' });
+
+    stack.simulation!.rooms!.silence(hung);
+    await waitFor(async () => (await live()).find((r) => r.metadata.name === hung)?.status?.silentSince !== undefined, { timeoutMs: 30_000, message: `${hung} marked silent` });
+    // Marked while the change still ran.
+    expect((await stack.api.getOperation(change.metadata.name as string)).status?.status).toBe('in_progress');
+    expect((await managementCall(stack, 'POST', `/scheduler/${name}/rooms/allocate`, { ttlSeconds: 600 })).body).not.toMatchObject({ roomId: hung });
+    expect((await managementCall(stack, 'POST', `/schedulers/${name}/operations/${change.metadata.name as string}/cancel`)).status).toBe(200);
   }, 120_000);
 });

@@ -261,6 +261,28 @@ describe('HealthController marking silent rooms', () => {
   });
 });
 
+describe('HealthController marking silent rooms while an operation runs', () => {
+  it('marks them all the same (a rollout of minutes must not keep a hung room allocatable), at most once a health interval, and decides nothing else', async () => {
+    const { deps, created } = twentyRooms((i, now) => ({ lastPingAt: new Date(now - (i < 2 ? 100_000 : 5_000)).toISOString() }));
+    let now = deps.now();
+    Object.assign(deps, { now: () => now });
+    const patches: [string, string, object][] = [];
+    Object.assign(deps.api, { patchGameRoomStatus: (ns: string, name: string, patch: object) => (patches.push([ns, name, patch]), Promise.resolve({})) });
+    const rollout = { metadata: { name: 'op-1' }, spec: { schedulerName: 's', definitionName: 'create_new_scheduler_version' }, status: { status: 'in_progress' } } as unknown as Operation;
+    const health = new HealthController(deps, { operationsOf: () => [rollout], track: () => undefined });
+    expect(await health.reconcile('s')).toEqual({ requeueAfterMs: 500 });
+    expect(patches.map(([, name]) => name)).toEqual(['r0', 'r1']);
+    // The cache does not show the marks yet: judged again only after a health interval.
+    now += deps.config.healthInterval - 1;
+    await health.reconcile('s');
+    expect(patches).toHaveLength(2);
+    now += 1;
+    await health.reconcile('s');
+    expect(patches.map(([, name]) => name)).toEqual(['r0', 'r1', 'r0', 'r1']);
+    expect(created).toEqual([]);
+  });
+});
+
 describe('HealthController and the expiry brake', () => {
   /** 20 ready rooms of the scheduler, `expiring` of them last heard 241 s ago and the others `othersAgoS` ago. */
   async function check(expiring: number, othersAgoS: number) {

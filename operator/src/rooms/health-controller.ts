@@ -110,6 +110,8 @@ export class HealthController {
   private readonly failingVersion = new Map<string, string>();
   /** Per scheduler, the churn of its rooms as the last health check found it (domain/room-churn.ts). */
   private readonly churn = new Map<string, { churning: boolean; message: string }>();
+  /** Per scheduler, when its silence marks were last judged while its operations ran (judgeSilenceWhileBusy). */
+  private readonly busySilenceJudgedAt = new Map<string, number>();
   /** Schedulers whose rooms wait for host ports no node has free (told once each time it starts). */
   private readonly portWaitTold = new Set<string>();
   /** Stale PingDigests (`scheduler/name`) whose deletion failed and was logged: logged once each. */
@@ -231,8 +233,8 @@ export class HealthController {
 
   /**
    * Rooms silent past the silence timeout are allocated no more (domain/silence-marks.ts), and
-   * rooms heard again are offered again: judged at each health check, on its views (no other walk
-   * of the fleet: while an operation runs, the check, and so the marks, wait). A silence as wide
+   * rooms heard again are offered again: judged at each health check, on its views, and once a
+   * health interval while operations run (judgeSilenceWhileBusy). A silence as wide
    * as one that holds expiry marks none, for the same reasons, with a shorter grace after the
    * operator gains its sight: a mark is undone by the next ping, a removal is not.
    */
@@ -281,6 +283,47 @@ export class HealthController {
     }
   }
 
+  private timeouts(): { initTimeoutMs: number; pingTimeoutMs: number; deletionTimeoutMs: number } {
+    return {
+      initTimeoutMs: this.deps.config.roomInitTimeout,
+      pingTimeoutMs: this.deps.config.roomPingTimeout,
+      deletionTimeoutMs: this.deps.config.roomDeletionTimeout,
+    };
+  }
+
+  /** What the expiry brake weighs besides the counts, the same for expiry and for the silence marks. */
+  private brakeInputOf(name: string, now: number): Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'> {
+    const timeouts = this.timeouts();
+    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+    const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
+    return {
+      now,
+      sightSince: sight.since,
+      sightImpaired: sight.impaired,
+      graceMs: this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout,
+      share: this.deps.config.expiryBrakeShare,
+      min: this.deps.config.expiryBrakeMin,
+      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
+      pingTimeoutMs: timeouts.pingTimeoutMs,
+      othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
+    };
+  }
+
+  /**
+   * While the scheduler's operations run, the health check waits for them (a rollout of a large
+   * fleet: many minutes), but a hung game server must not stay allocatable that long: the silence
+   * marks alone are judged, on the cache as it is (each write is conditional on the version judged),
+   * at most once a health interval.
+   */
+  private async judgeSilenceWhileBusy(name: string): Promise<void> {
+    const now = this.deps.now();
+    const last = this.busySilenceJudgedAt.get(name);
+    if (last !== undefined && now - last < this.deps.config.healthInterval) return;
+    this.busySilenceJudgedAt.set(name, now);
+    const views = this.rooms.views(name);
+    await this.judgeSilence(name, views.filter((r) => !r.validation), new Map(views.map((r) => [r.name, r.resourceVersion])), this.brakeInputOf(name, now));
+  }
+
   async reconcile(name: string): Promise<ReconcileResult> {
     const interval = { requeueAfterMs: this.deps.config.healthInterval };
     // Nothing is decided on a cache that is not current: after an outage one still shows the
@@ -301,6 +344,7 @@ export class HealthController {
     if (!s || s.metadata.deletionTimestamp || !s.status?.version) {
       this.orphanedPods.forget(name);
       this.churn.delete(name);
+      this.busySilenceJudgedAt.delete(name);
       this.keptAbove.delete(name);
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);
@@ -311,7 +355,11 @@ export class HealthController {
     // Housekeeping too, while operations run: room pods whose GameRoom was deleted with them orphaned.
     await this.orphanedPods.sweep(name);
     const ops = this.opts.operationsOf(name);
-    if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) return { requeueAfterMs: 500 };
+    if (ops.some((op) => ['pending', 'in_progress'].includes(op.status?.status ?? 'pending'))) {
+      await this.judgeSilenceWhileBusy(name);
+      return { requeueAfterMs: 500 };
+    }
+    this.busySilenceJudgedAt.delete(name);
     await this.pruneRepeatedFailures(ops); // needs no room counts: as soon as the last try ended
     // Decide on counts the cache shows whole: the rooms the last operation wrote first (expectations.ts).
     if (this.deps.expectations && !this.deps.expectations.satisfied(name)) return { requeueAfterMs: 100 };
@@ -345,11 +393,7 @@ export class HealthController {
 
     const now = this.deps.now();
     const views = this.rooms.views(name);
-    const timeouts = {
-      initTimeoutMs: this.deps.config.roomInitTimeout,
-      pingTimeoutMs: this.deps.config.roomPingTimeout,
-      deletionTimeoutMs: this.deps.config.roomDeletionTimeout,
-    };
+    const timeouts = this.timeouts();
     const fleet = views.filter((r) => !r.validation);
     // The version of each room the decisions below are made on (the cache moves on meanwhile).
     const decidedOn = new Map(views.map((r) => [r.name, r.resourceVersion]));
@@ -382,20 +426,8 @@ export class HealthController {
     const noPingTimeouts = { ...timeouts, initTimeoutMs: Number.POSITIVE_INFINITY, pingTimeoutMs: Number.POSITIVE_INFINITY };
     const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
     const withoutPingExpiry = planWith(noPingTimeouts);
-    const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
-    const grace = this.deps.config.expiryGrace > 0 ? this.deps.config.expiryGrace : this.deps.config.roomPingTimeout;
-    // What the brake weighs besides the counts, the same for expiry and for the silence marks.
-    const brakeInput: Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'> = {
-      now,
-      sightSince: sight.since,
-      sightImpaired: sight.impaired,
-      graceMs: grace,
-      share: this.deps.config.expiryBrakeShare,
-      min: this.deps.config.expiryBrakeMin,
-      pingsFlowingSince: this.pingFlow.look(now, this.rooms.lastDigestFlush(), timeouts.pingTimeoutMs),
-      pingTimeoutMs: timeouts.pingTimeoutMs,
-      othersHeardShare: () => this.rooms.heardShareOutside(name, now, halfTimeouts),
-    };
+    const brakeInput = this.brakeInputOf(name, now);
+    const { sightSince, graceMs: grace } = brakeInput;
     const brake = expiryBrake({
       ...brakeInput,
       expiring: plan.expired.length - withoutPingExpiry.expired.length,
@@ -416,7 +448,7 @@ export class HealthController {
       }
       // The condition's words: a wide silence's follow its counts, at most once a health check; the
       // other holds' stay the same while they last (no status write per check).
-      this.setHeld(name, { reason: brake.reason, words: expiryHoldWords(brake.reason, words, new Date(sight.since + grace).toISOString(), Math.round(grace / 1000)) });
+      this.setHeld(name, { reason: brake.reason, words: expiryHoldWords(brake.reason, words, new Date(sightSince + grace).toISOString(), Math.round(grace / 1000)) });
       plan = withoutPingExpiry;
     } else if (this.held.has(name)) {
       this.setHeld(name, undefined);
