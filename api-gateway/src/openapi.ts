@@ -126,6 +126,7 @@ function components(): Record<string, Schema> {
         matchAllocation: { type: 'object', properties: { maxMatches: { type: 'integer' } } },
         runningMatches: { type: 'integer', description: 'Matches running in the serving rooms plus open allocations (each counts as one)' },
         matchSlots: { type: 'integer', description: 'Match capacity: serving rooms (ready, allocated, active, occupied) times maxMatches' },
+        roomsSilent: { type: 'integer', description: 'Rooms marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT), counted in their status too: not allocated until they ping again' },
       } } } },
     },
     ListVersionsResponse: { type: 'object', properties: { versions: { type: 'array', items: { type: 'object', properties: { version: { type: 'string' }, isActive: { type: 'boolean' }, createdAt: { type: 'string' } } } } } },

@@ -52,6 +52,13 @@ describe('a room whose game server hangs', () => {
     expect(Date.parse(marked.status?.silentSince ?? '')).toBeLessThanOrEqual(Date.now() - SILENCE_MS);
     expect(marked.status?.status).toBe('ready');
     expect((await live()).find((r) => r.metadata.name === healthy)?.status?.silentSince).toBeUndefined();
+    // Counted ready all the same, and said to be silent: the Scheduler's status and Ready condition, and /schedulers/info.
+    await waitFor(async () => {
+      const s = await stack.api.getScheduler(NAME);
+      return s.status?.rooms?.silent === 1 && /1 room marked silent \(no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: it is not allocated until it pings again/.test(s.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '');
+    }, { timeoutMs: 30_000, message: 'the Scheduler says 1 room is silent' });
+    const info = (await managementCall(stack, 'GET', '/schedulers/info?game=test-game')).body as { schedulers: { name: string; roomsReady: number; roomsSilent: number }[] };
+    expect(info.schedulers.find((i) => i.name === NAME)).toMatchObject({ roomsReady: 2, roomsSilent: 1 });
     // kubectl get -o wide shows how long ago the marked room last pinged, and nothing for the other.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-hung-'));
     try {

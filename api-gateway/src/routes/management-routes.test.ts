@@ -1028,15 +1028,15 @@ describe('reads', () => {
     ]);
   });
 
-  it('reports room counts per scheduler of a game', async () => {
+  it('reports room counts per scheduler of a game, and how many of its rooms are marked silent', async () => {
     t.store.seedScheduler('a', validSpec({ autoscaling: { enabled: true, min: 1, max: 10, policy: { type: 'roomOccupancy', parameters: { roomOccupancy: { readyTarget: 0.5 } } } } }));
-    t.store.seedRoom('a', 'r1', { status: 'ready' });
+    t.store.seedRoom('a', 'r1', { status: 'ready', silentSince: '2026-01-01T00:00:00Z' });
     t.store.seedRoom('a', 'r2', { status: 'occupied' });
     t.store.seedRoom('a', 'r3', { status: 'unready' });
     t.store.seedRoom('a', 'r4', { status: 'terminating' });
     t.store.seedRoom('a', 'v', { status: 'ready' }, { validation: true });
     const res = await api().get('/schedulers/info?game=tennis').set('Authorization', AUTH);
-    expect(res.body).toEqual({ schedulers: [{ name: 'a', game: 'tennis', state: 'in-sync', roomsReplicas: 1, roomsReady: 1, roomsOccupied: 1, roomsPending: 1, roomsTerminating: 1, roomsActive: 0, matchAllocation: { maxMatches: 1 }, runningMatches: 1, matchSlots: 2, autoscaling: { enabled: true, min: 1, max: 10, cooldown: 0 } }] });
+    expect(res.body).toEqual({ schedulers: [{ name: 'a', game: 'tennis', state: 'in-sync', roomsReplicas: 1, roomsReady: 1, roomsOccupied: 1, roomsPending: 1, roomsTerminating: 1, roomsActive: 0, roomsSilent: 1, matchAllocation: { maxMatches: 1 }, runningMatches: 1, matchSlots: 2, autoscaling: { enabled: true, min: 1, max: 10, cooldown: 0 } }] });
     expect((await api().get('/schedulers/info?game=none').set('Authorization', AUTH)).body).toEqual({ schedulers: [] });
   });
 

@@ -118,6 +118,8 @@ export class SchedulerQueries {
       roomsTerminating: counts.terminating,
       // Match capacity (multi-match rooms; a single-match room is one slot): not in Maestro's SchedulerInfo.
       roomsActive: counts.active,
+      // Rooms marked silent (counted in their status too): not allocated until they ping again. Not in Maestro's SchedulerInfo.
+      roomsSilent: counts.silent,
       matchAllocation: { maxMatches },
       runningMatches: counts.matches,
       matchSlots: counts.matchSlots,
@@ -126,7 +128,7 @@ export class SchedulerQueries {
   }
 }
 
-export interface InfoCounts { ready: number; occupied: number; active: number; pending: number; terminating: number; matches: number; matchSlots: number }
+export interface InfoCounts { ready: number; occupied: number; active: number; pending: number; terminating: number; matches: number; matchSlots: number; silent: number }
 
 /**
  * Rooms by the statuses SchedulerInfo reports (validation rooms are not counted; unready counts as
@@ -137,10 +139,11 @@ export interface InfoCounts { ready: number; occupied: number; active: number; p
  * the slots of the serving rooms.
  */
 export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCounts {
-  const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0 };
+  const out = { ready: 0, occupied: 0, active: 0, pending: 0, terminating: 0, matches: 0, matchSlots: 0, silent: 0 };
   for (const r of rooms) {
     if (r.spec.validation === true) continue;
     const status = r.metadata.deletionTimestamp ? 'terminating' : countedStatus(r.status);
+    if (status !== 'terminating' && r.status?.silentSince !== undefined) out.silent++;
     out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
     if (isServing(status)) out.matchSlots += maxMatches;
     switch (status ?? 'pending') {

@@ -201,6 +201,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           lastPingAt: {
             type: 'string',
             format: 'date-time',
+            description: 'When a gateway replica received the ping whose report this status holds, that is the room\'s last ping that changed its status (pingStatus, runningMatches). Pings that change nothing are not written here (that keeps them cheap), except while the API server refuses the scheduler\'s PingDigest; each gateway replica records them in its PingDigest of the scheduler (kubectl get pingdigests -n <scheduler>), which the operator reads beside this field. So this can be minutes old while the room pings every few seconds; whether a room is heard is status.silentSince (unset while it is) and the SILENT column of kubectl get rkgr -o wide.',
           },
           silentSince: {
             type: 'string',
@@ -1350,6 +1351,11 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
                 type: 'integer',
                 format: 'int32',
                 description: 'Match capacity of the rooms that serve (ready, allocated, active, occupied) times maxMatches.',
+              },
+              silent: {
+                type: 'integer',
+                format: 'int32',
+                description: 'Rooms (not terminating) marked silent (their status.silentSince), counted in their status too (ready, occupied, ...); not heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT, so not allocated until they ping again, and replaced at the ping timeout if they stay silent.',
               },
               terminating: {
                 type: 'integer',

@@ -162,6 +162,18 @@ describe('scheduler status', () => {
     expect(computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none).conditions?.find((c) => c.type === 'Ready')?.message).toBe(message);
   });
 
+  test('Ready\'s message and status.rooms say how many rooms are marked silent: counted ready, but not allocated', () => {
+    const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 2 });
+    const rooms = [room('r0', 'ready'), room('r1', 'ready')];
+    for (const r of rooms) r.status = { ...r.status, silentSince: '2026-01-01T00:00:00Z' };
+    const status = computeSchedulerStatus(s, [op('create_scheduler', 'finished')], rooms, 0, none);
+    expect(status.rooms).toMatchObject({ ready: 2, silent: 2 });
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      message: '2 of 2 rooms ready, allocated, active or occupied; 2 rooms marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: they are not allocated until they ping again, and replaced at the ping timeout if still silent; kubectl get rkgr -o wide shows which); state in-sync',
+    });
+  });
+
   test('Ready\'s message, while rooms are missing, says why most pending rooms wait (their pods\' reason) and where each room\'s is', () => {
     const s = scheduler({ version: 'v1.0.0', versioned: 1, desired: 3 });
     const unschedulable = 'Unschedulable: 0/3 nodes are available: 3 node(s) didn\'t match Pod\'s node affinity/selector.';

@@ -84,6 +84,12 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
 }
 
 /** How many rooms serve, against the desired count when one is decided: "1 of 2 rooms", "3 rooms (1 desired)". */
+/** The Ready condition's words for rooms marked silent (counted in their status too): they are not allocated. */
+function silentWords(silent: number): string {
+  if (silent === 0) return '';
+  return `; ${counted(silent, 'room')} marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: ${silent === 1 ? 'it is' : 'they are'} not allocated until ${silent === 1 ? 'it pings' : 'they ping'} again, and replaced at the ping timeout if still silent; kubectl get rkgr -o wide shows which)`;
+}
+
 function servingCount(ready: number, desired: number | undefined): string {
   if (desired === undefined) return counted(ready, 'room');
   return ready <= desired ? `${ready} of ${counted(desired, 'room')}` : `${counted(ready, 'room')} (${desired} desired)`;
@@ -115,7 +121,7 @@ export function desiredInForce(s: Scheduler, findVersion: FindVersion, maxRooms?
  */
 export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], rooms: readonly GameRoom[], now: number, findVersion: FindVersion, maxRooms?: number): SchedulerStatus {
   const state = computeState(s, ops);
-  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0 };
+  const counts = { current: 0, pending: 0, unready: 0, ready: 0, occupied: 0, allocated: 0, active: 0, terminating: 0, error: 0, matches: 0, matchSlots: 0, silent: 0 };
   const maxMatches = roomsMaxMatches(s, findVersion);
   const byVersion: Record<string, number> = {};
   // Rooms a rolling update never replaces while they are held: by version, then by status.
@@ -131,6 +137,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     if (why) pendingWhy.set(why, (pendingWhy.get(why) ?? 0) + 1);
     if (st !== 'terminating') {
       counts.current++;
+      if (room.status?.silentSince !== undefined) counts.silent++;
       counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
       if (isServing(st)) counts.matchSlots += maxMatches;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
@@ -189,7 +196,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     // says the rooms are enough, so `kubectl wait --for=condition=Ready` must not pass on 0 rooms.
     cond(SchedulerConditionType.Ready, state === 'in-sync' && desired !== undefined && ready >= desired,
       state === 'in-sync' ? (desired !== undefined && ready >= desired ? ConditionReason.InSync : ConditionReason.RoomsNotReady) : stateReason(state),
-      `${servingCount(ready, desired)} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}; state ${state}${desired !== undefined && ready < desired ? pendingWords(pendingWhy, s.metadata.name as string) : ''}`),
+      `${servingCount(ready, desired)} ready, allocated, active or occupied${desired === undefined ? ' (no desired count decided yet)' : ''}${silentWords(counts.silent)}; state ${state}${desired !== undefined && ready < desired ? pendingWords(pendingWhy, s.metadata.name as string) : ''}`),
     // Each reason explains the condition's current status (True and False have their own).
     state === 'creating' ? cond(SchedulerConditionType.PendingChanges, true, ConditionReason.Creating, 'no version yet: create_scheduler, queued or running, makes v1.0.0 from the spec')
       : state === 'on-error' ? cond(SchedulerConditionType.PendingChanges, false, ConditionReason.CreateFailed, `the spec was not applied: no version was made, as ${createEnded}`)
