@@ -569,7 +569,7 @@ export class RoomAllocations {
         deps.metrics.gauge('roomkeeper_allocation_replicas', '').set(shares.replicas().length);
       });
     }
-    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable).', { labelNames: ['result'] });
+    this.results = deps.metrics.counter('roomkeeper_allocations_total', 'Allocate requests that reached the allocation, by result (allocated, replayed, ended, no_room, contention, id_conflict, not_found, invalid, error: any other failure, such as the Kubernetes API unavailable); one refused before it (credentials, a body that is not JSON, another content type) is in roomkeeper_http_requests_total only.', { labelNames: ['result'] });
     this.latency = deps.metrics.histogram('roomkeeper_allocation_duration_seconds', 'Time to answer an allocate request, by result.', undefined, { labelNames: ['result'] });
     this.conflicts = deps.metrics.counter('roomkeeper_allocation_conflicts_total', 'Allocation status writes refused because the room changed since it was read (409).', { labelNames: [] });
     this.retries = deps.metrics.counter('roomkeeper_allocation_retries_total', 'Allocation status writes after the first of a request (another candidate, or the same room read again).', { labelNames: [] });
