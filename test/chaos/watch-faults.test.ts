@@ -155,7 +155,11 @@ describe('watches cut, expired, failing and reset', () => {
 
   test('caches equal a fresh LIST after every fault, with no hot loop, and the fleet holds', async () => {
     const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: REPLICAS, maxSurge: MAX_SURGE }) as { spec: object }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    // As a Service would: requests go to the gateway once it is ready (its caches through the fault
+    // proxy listed; CI on the real plane once answered this POST 503 before).
+    await waitFor(async () => (await fetch(`${String(stack.managementUrl)}/readyz`)).status === 200, { timeoutMs: 60_000, message: 'the gateway ready' });
+    const created = await managementCall(stack, 'POST', '/schedulers', body);
+    expect({ status: created.status, body: created.status === 200 ? undefined : created.body }).toEqual({ status: 200, body: undefined });
     await waitFor(async () => servingRooms((await stack.api.listGameRooms(NAME)).items).length === REPLICAS,
       { timeoutMs: 90_000, message: `${REPLICAS} serving rooms` });
     const opsBefore = new Set((await stack.api.listOperations(NAME)).items.map((o) => o.metadata.name));
