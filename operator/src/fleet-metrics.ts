@@ -7,6 +7,7 @@
 import type { GameRoom, Operation, RoomCounts, Scheduler } from '../../common/src/generated/resources';
 import type { Gauge, Labels, MetricsRegistry } from '../../common/src/metrics';
 import type { Caches } from './deps';
+import { isMarkedSilent } from '../../common/src/rooms/room-status';
 
 const ROOM_STATUSES = ['pending', 'unready', 'ready', 'allocated', 'active', 'occupied', 'terminating', 'error'] as const satisfies readonly (keyof RoomCounts)[];
 
@@ -31,7 +32,7 @@ function fleetSamples(schedulers: readonly Scheduler[], roomsOf: (scheduler: str
     samples.push({ name: 'desired', labels: { scheduler }, value: rooms.desired ?? s.status?.autoscaling?.desired ?? 0 });
     samples.push({ name: 'current', labels: { scheduler }, value: rooms.current ?? 0 });
     // Marked by the health check (rooms/domain/silence-marks.ts): game servers that may hang.
-    samples.push({ name: 'silent', labels: { scheduler }, value: roomsOf(scheduler).filter((r) => r.status?.silentSince !== undefined && !r.metadata.deletionTimestamp).length });
+    samples.push({ name: 'silent', labels: { scheduler }, value: roomsOf(scheduler).filter(isMarkedSilent).length });
     samples.push({ name: 'queued', labels: { scheduler }, value: queued.get(scheduler) ?? 0 });
     const since = runningSince.get(scheduler);
     samples.push({ name: 'running', labels: { scheduler }, value: since === undefined ? 0 : Math.max(0, (now - since) / 1000) });

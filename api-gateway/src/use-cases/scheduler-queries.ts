@@ -1,7 +1,7 @@
 /** The management API's reads of schedulers: list, info, one definition, versions. */
 import type { GameRoom, Scheduler, SchedulerVersion } from '../../../common/src/generated/resources';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
-import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import { isMarkedSilent, isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 import { NotFoundError } from '../errors';
 import { activeVersionOf, schedulerCreatedAt, schedulerStateOf, schedulerSummaryView, schedulerView, toIsoString } from '../maestro-views';
@@ -143,7 +143,7 @@ export function countRooms(rooms: readonly GameRoom[], maxMatches = 1): InfoCoun
   for (const r of rooms) {
     if (r.spec.validation === true) continue;
     const status = r.metadata.deletionTimestamp ? 'terminating' : countedStatus(r.status);
-    if (status !== 'terminating' && r.status?.silentSince !== undefined) out.silent++;
+    if (status !== 'terminating' && isMarkedSilent(r)) out.silent++;
     out.matches += roomMatchCount({ status, runningMatches: r.status?.runningMatches, allocationOpen: openAllocation(r.status) !== undefined }, maxMatches);
     if (isServing(status)) out.matchSlots += maxMatches;
     switch (status ?? 'pending') {

@@ -107,6 +107,15 @@ export function podNotReadySince(pod: V1Pod | undefined): number | undefined {
 }
 
 /**
+ * A room the health check marked silent (`status.silentSince`: no ping seen for the silence
+ * timeout) and that is not being deleted: what the silent counts (status.rooms.silent,
+ * `roomsSilent`, roomkeeper_scheduler_rooms_silent) count.
+ */
+export function isMarkedSilent(room: GameRoom): boolean {
+  return room.status?.silentSince !== undefined && !room.metadata.deletionTimestamp;
+}
+
+/**
  * A room whose deletion has begun (its GameRoom has a deletionTimestamp) reads `terminating` until
  * it is gone, whatever its game server still says; `error` and `terminated` say more and stay.
  */

@@ -291,10 +291,16 @@ export class HealthController {
     };
   }
 
+  /** Half the init and ping timeouts: a room silent that long counts towards a wide silence. */
+  private halfTimeouts(): { initTimeoutMs: number; pingTimeoutMs: number; deletionTimeoutMs: number } {
+    const timeouts = this.timeouts();
+    return { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+  }
+
   /** What the expiry brake weighs besides the counts, the same for expiry and for the silence marks. */
   private brakeInputOf(name: string, now: number): Omit<ExpiryBrakeInput, 'expiring' | 'silent' | 'fleet'> {
     const timeouts = this.timeouts();
-    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+    const halfTimeouts = this.halfTimeouts();
     const sight = this.deps.sight?.() ?? { impaired: false, since: 0 };
     return {
       now,
@@ -424,7 +430,7 @@ export class HealthController {
     // The expiry brake: rooms that look dead only because their pings were not seen are held
     // while the operator's own sight is in doubt (rooms stuck terminating are not held).
     const noPingTimeouts = { ...timeouts, initTimeoutMs: Number.POSITIVE_INFINITY, pingTimeoutMs: Number.POSITIVE_INFINITY };
-    const halfTimeouts = { ...timeouts, initTimeoutMs: timeouts.initTimeoutMs / 2, pingTimeoutMs: timeouts.pingTimeoutMs / 2 };
+    const halfTimeouts = this.halfTimeouts();
     const withoutPingExpiry = planWith(noPingTimeouts);
     const brakeInput = this.brakeInputOf(name, now);
     const { sightSince, graceMs: grace } = brakeInput;

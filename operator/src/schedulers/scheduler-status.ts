@@ -24,7 +24,7 @@ import { isOtherMajor } from '../rooms/domain/version-major';
 import { heldRoomsWords } from '../rooms/domain/health-plan';
 import { HEALING_DEFINITIONS, incidentOf, type Incident } from '../rooms/domain/repeated-failure';
 import { countedStatus, openAllocation } from '../../../common/src/rooms/allocation';
-import { isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
+import { isMarkedSilent, isServing, roomMatchCount, roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { activeDefinition, type FindVersion } from '../../../common/src/resources/scheduler-version';
 import { desiredRooms } from '../rooms/domain/desired-count';
 import { describeChange } from '../../../common/src/resources/scheduler-change';
@@ -137,7 +137,7 @@ export function computeSchedulerStatus(s: Scheduler, ops: readonly Operation[], 
     if (why) pendingWhy.set(why, (pendingWhy.get(why) ?? 0) + 1);
     if (st !== 'terminating') {
       counts.current++;
-      if (room.status?.silentSince !== undefined) counts.silent++;
+      if (isMarkedSilent(room)) counts.silent++;
       counts.matches += roomMatchCount({ status: st, runningMatches: room.status?.runningMatches, allocationOpen: openAllocation(room.status) !== undefined }, maxMatches);
       if (isServing(st)) counts.matchSlots += maxMatches;
       byVersion[room.spec.version] = (byVersion[room.spec.version] ?? 0) + 1;
