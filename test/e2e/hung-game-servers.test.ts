@@ -2,8 +2,9 @@
  * A game server that hangs stops pinging while its room still reads `ready`. Before the ping
  * timeout replaces it, the operator marks it silent (`status.silentSince`, after
  * ROOMKEEPER_ROOM_SILENCE_TIMEOUT) and the gateway allocates it no more: a matchmaker gets a room
- * that answers pings, or a 429 that says why the silent room is not offered. Once the game server
- * pings again the mark goes and the room is allocated again; `kubectl get -o wide` shows the mark. Runs on the sandbox, or on a real
+ * that answers pings, or a 429 that says why the silent room is not offered, and the health check
+ * makes a room in its place. Once the game server pings again the mark goes, and the room too many
+ * is scaled down; `kubectl get -o wide` shows the mark. Runs on the sandbox, or on a real
  * cluster when E2E_KUBECONFIG is set (the real kube-apiserver tier runs it, under the chart's RBAC).
  */
 import { execFile } from 'node:child_process';
@@ -32,7 +33,7 @@ describe('a room whose game server hangs', () => {
     await stack.stop();
   });
 
-  test('is marked silent and not allocated; once it pings again it is allocated again', async () => {
+  test('is marked silent and not allocated, and a room is made in its place; once it pings again the room too many is scaled down', async () => {
     const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
     const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
@@ -58,7 +59,10 @@ describe('a room whose game server hangs', () => {
       return s.status?.rooms?.silent === 1 && /1 room marked silent \(no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: it is not allocated until it pings again/.test(s.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '');
     }, { timeoutMs: 30_000, message: 'the Scheduler says 1 room is silent' });
     const info = (await managementCall(stack, 'GET', '/schedulers/info?game=test-game')).body as { schedulers: { name: string; roomsReady: number; roomsSilent: number }[] };
-    expect(info.schedulers.find((i) => i.name === NAME)).toMatchObject({ roomsReady: 2, roomsSilent: 1 });
+    // Counted ready: 2, or 3 once the room made in its place is ready.
+    const counts = info.schedulers.find((i) => i.name === NAME);
+    expect(counts?.roomsSilent).toBe(1);
+    expect([2, 3]).toContain(counts?.roomsReady);
     // kubectl get -o wide shows how long ago the marked room last pinged, and nothing for the other.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-hung-'));
     try {
@@ -75,29 +79,48 @@ describe('a room whose game server hangs', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
 
-    // Allocations: the healthy room, then none, with words that say why the silent one is not offered.
+    // A room is made in its place: the scheduler is not a room short while the silent one stays.
+    const standIn = await waitFor(async () => {
+      const made = (await live()).filter((r) => r.metadata.name !== hung && r.metadata.name !== healthy);
+      return made.length === 1 && made[0]?.status?.status === 'ready' ? made[0].metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: 'a ready room made in place of the silent one' }).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${await describeScheduler(stack, NAME)}`, { cause: err });
+    });
+    const madeFor = (await stack.api.listOperations(NAME)).items.filter((op) => op.spec.definitionName === 'add_rooms'
+      && /1 of them marked silent and not counted: a room is made in its place/.test(JSON.stringify(op.spec.input ?? {})));
+    expect(madeFor).toHaveLength(1);
+    expect((await live()).find((r) => r.metadata.name === hung)?.status?.silentSince).toBeDefined();
+
+    // Allocations: the two rooms heard, then none, with words that say why the silent one is not offered.
     const allocate = async () => managementCall(stack, 'POST', `/scheduler/${NAME}/rooms/allocate`, { ttlSeconds: 600 });
-    const first = await waitFor(async () => {
-      const answer = await allocate();
-      return answer.status === 200 ? answer : undefined;
-    }, { timeoutMs: 10_000, message: 'an allocation' });
-    expect((first.body as { roomId?: string }).roomId).toBe(healthy);
+    const given: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = await waitFor(async () => {
+        const a = await allocate();
+        return a.status === 200 ? a : undefined;
+      }, { timeoutMs: 10_000, message: 'an allocation' });
+      given.push((answer.body as { roomId: string }).roomId);
+    }
+    expect(given.sort()).toEqual([healthy, standIn].sort());
     const refused = await allocate();
     expect(refused.status).toBe(429);
-    expect((refused.body as { message?: string }).message).toMatch(/1 room is not offered: no ping of its game server has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT/);
+    expect((refused.body as { message?: string }).message).toMatch(/1 room is not offered: no ping of its game server has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT.*the health check makes a room in place of each/);
 
-    // The game server comes back: its pings clear the mark, and the room is allocated again.
-    const back = await waitFor(async () => {
+    // The game server comes back: its pings clear the mark, and the fleet has a room too many, which
+    // the health check's scale-down removes: a free one (the others are allocated), here the one heard again.
+    await waitFor(async () => {
       expect(await roomPing(stack, NAME, hung, 'ready')).toBe(200);
       const room = (await live()).find((r) => r.metadata.name === hung);
-      return room && room.status?.silentSince === undefined ? room : undefined;
+      return room === undefined || room.status?.silentSince === undefined;
     }, { timeoutMs: 30_000, intervalMs: 300, message: `${hung}'s mark cleared once it pings` });
-    expect(back.status?.status).toBe('ready');
-    const again = await waitFor(async () => {
-      const answer = await allocate();
-      return answer.status === 200 ? answer : undefined;
-    }, { timeoutMs: 10_000, message: 'an allocation of the room heard again' });
-    expect((again.body as { roomId?: string }).roomId).toBe(hung);
+    const settled = await waitFor(async () => {
+      const rooms = await live();
+      return rooms.length === 2 ? rooms : undefined;
+    }, { timeoutMs: 60_000, message: 'the fleet back to its 2 desired rooms' });
+    expect(settled.map((r) => r.metadata.name).sort()).toEqual([healthy, standIn].sort());
+    expect(settled.every((r) => r.status?.silentSince === undefined)).toBe(true);
+    const scaledDown = (await stack.api.listOperations(NAME)).items.filter((op) => op.spec.definitionName === 'remove_rooms' && op.spec.input?.reason === 'scale_down');
+    expect(scaledDown.length).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
   test('is marked silent while an operation runs: a major change validating for minutes does not keep it allocatable', async () => {

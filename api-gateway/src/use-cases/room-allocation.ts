@@ -861,7 +861,7 @@ export class RoomAllocations {
     // hung game servers is not taken for a full one (from the cache's index: a refusal storm at a
     // full fleet walks no fleet).
     const silent = this.deps.store.silentRooms(name).filter((r) => mayBeAllocatable({ ...r, status: { ...r.status, silentSince: undefined } })).length;
-    const unheard = silent > 0 ? ` (${counted(silent, 'room')} ${silent === 1 ? 'is' : 'are'} not offered: no ping of ${silent === 1 ? 'its game server' : 'their game servers'} has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT, status.silentSince; each is offered again once it pings, or replaced at the ping timeout)` : '';
+    const unheard = silent > 0 ? ` (${counted(silent, 'room')} ${silent === 1 ? 'is' : 'are'} not offered: no ping of ${silent === 1 ? 'its game server' : 'their game servers'} has been seen for longer than ROOMKEEPER_ROOM_SILENCE_TIMEOUT, status.silentSince; each is offered again once it pings; the health check makes a room in place of each, up to the scheduler's maxSurge, and removes those still silent at the ping timeout)` : '';
     throw new NoRoomAvailableError(`no ready rooms available for scheduler ${name}${selectors}${slots}${unheard}; retry later or add rooms`, {
       retryAfterSeconds: this.settings.noRoomRetryAfterSeconds, maestroStatus: this.settings.maestroNoRoomStatus,
     });

@@ -97,7 +97,7 @@ export interface GameRoomStatus {
   pingStatus?: PingStatus;
   /** When a gateway replica received the ping whose report this status holds, that is the room's last ping that changed its status (pingStatus, runningMatches). Pings that change nothing are not written here (that keeps them cheap), except while the API server refuses the scheduler's PingDigest; each gateway replica records them in its PingDigest of the scheduler (kubectl get pingdigests -n <scheduler>), which the operator reads beside this field. So this can be minutes old while the room pings every few seconds; whether a room is heard is status.silentSince (unset while it is) and the SILENT column of kubectl get rkgr -o wide. */
   lastPingAt?: string;
-  /** Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; it is replaced at the ping timeout if it stays silent. */
+  /** Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; the health check makes a room in its place (up to the scheduler's maxSurge; not while a rolling update runs), and removes it at the ping timeout if it stays silent. */
   silentSince?: string;
   /** The `timestamp` (Unix seconds, by the room's clock) of the ping whose report pingStatus and runningMatches hold, if it sent one. A ping sent before it and delivered after it, to any gateway replica, is older news and does not undo it. */
   pingTimestamp?: number;
@@ -443,7 +443,7 @@ export interface RoomCounts {
   matches?: number;
   /** Match capacity of the rooms that serve (ready, allocated, active, occupied) times maxMatches. */
   matchSlots?: number;
-  /** Rooms (not terminating) marked silent (their status.silentSince), counted in their status too (ready, occupied, ...); not heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT, so not allocated until they ping again, and replaced at the ping timeout if they stay silent. */
+  /** Rooms (not terminating) marked silent (their status.silentSince), counted in their status too (ready, occupied, ...); not heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT, so not allocated until they ping again; the health check makes a room in place of each (up to maxSurge; not while a rolling update runs) and removes them at the ping timeout if they stay silent. */
   silent?: number;
   terminating?: number;
   error?: number;

@@ -206,7 +206,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
           silentSince: {
             type: 'string',
             format: 'date-time',
-            description: 'Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; it is replaced at the ping timeout if it stays silent.',
+            description: 'Set by the operator when the room has not been heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT (90 s by default), to the time of its last ping any gateway replica recorded; removed once a later ping is seen. A silent room is not allocated (its game server may hang) until then; the health check makes a room in its place (up to the scheduler\'s maxSurge; not while a rolling update runs), and removes it at the ping timeout if it stays silent.',
           },
           pingTimestamp: {
             type: 'integer',
@@ -1355,7 +1355,7 @@ export const crdSchemas: Readonly<Record<CrdKind, JsonSchemaProps>> = {
               silent: {
                 type: 'integer',
                 format: 'int32',
-                description: 'Rooms (not terminating) marked silent (their status.silentSince), counted in their status too (ready, occupied, ...); not heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT, so not allocated until they ping again, and replaced at the ping timeout if they stay silent.',
+                description: 'Rooms (not terminating) marked silent (their status.silentSince), counted in their status too (ready, occupied, ...); not heard from for ROOMKEEPER_ROOM_SILENCE_TIMEOUT, so not allocated until they ping again; the health check makes a room in place of each (up to maxSurge; not while a rolling update runs) and removes them at the ping timeout if they stay silent.',
               },
               terminating: {
                 type: 'integer',

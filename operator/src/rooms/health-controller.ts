@@ -31,7 +31,7 @@ import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { silenceMarks, type SilenceMarks } from './domain/silence-marks';
 import type { RoomView } from './domain/types';
-import { keptAboveDesiredNote, keptNote, planHealth } from './domain/health-plan';
+import { availableWords, keptAboveDesiredNote, keptNote, planHealth, silentStandIns } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { describeFailingRooms, failingRooms, keptSilentRooms, probeAmount, probeIntervalMs, probeWords, silentRooms, type FailingRooms } from './domain/failing-rooms';
@@ -271,7 +271,7 @@ export class HealthController {
     });
     const timeoutS = Math.round(this.deps.config.roomSilenceTimeout / 1000);
     if (marks.mark.length > 0) {
-      this.deps.logger.info('rooms marked silent: no ping seen for longer than the silence timeout, so they are not allocated until one is (their game servers may hang); each is replaced at the ping timeout if it stays silent', {
+      this.deps.logger.info('rooms marked silent: no ping seen for longer than the silence timeout, so they are not allocated until one is (their game servers may hang); the health check makes a room in place of each (up to maxSurge; not while a rolling update runs), and each is removed at the ping timeout if it stays silent', {
         scheduler: name, count: marks.mark.length, rooms: marks.mark.slice(0, 5).map((m) => m.name), silenceTimeoutS: timeoutS,
       });
     }
@@ -411,11 +411,15 @@ export class HealthController {
     // scale (the scale subresource) and add/remove-rooms write, in force as written, as a
     // Deployment's replicas are whatever its rollout does (withCountInForce keeps it the same way).
     const { autoscaling, maxSurge } = activeDefinition(s, cachedVersions(this.deps.caches));
+    const activeVersion = s.status.version;
+    const autoscalingMax = autoscaling?.enabled && autoscaling.max >= 0 ? autoscaling.max : undefined;
+    // Silent rooms a room is made in place of are no part of the fleet the autoscaler compares with:
+    // a downscale it held would keep them, and the plan would make one more in their place at every check.
+    const standIns = silentStandIns(summary.available, { maxSurge, autoscalingMax, activeVersion, desired: s.status.autoscaling?.desired });
     const decision = desiredRooms({
-      roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length, now, lastDownscaleAt, maxMatches,
+      roomsReplicas: s.spec.roomsReplicas, autoscaling, counts: summary.counts, available: summary.available.length - standIns.standIns, now, lastDownscaleAt, maxMatches,
       maxRooms: this.deps.config.maxRoomsPerScheduler, lastDesired: s.status.autoscaling?.desired,
     });
-    const activeVersion = s.status.version;
     const planWith = (t: typeof timeouts) => planHealth({
       rooms: views,
       desired: decision.desired,
@@ -424,7 +428,8 @@ export class HealthController {
       timeouts: t,
       activeVersion,
       maxSurge,
-      autoscalingMax: autoscaling?.enabled && autoscaling.max >= 0 ? autoscaling.max : undefined,
+      autoscalingMax,
+      silent: standIns,
     });
     let plan = planWith(timeouts);
     // The expiry brake: rooms that look dead only because their pings were not seen are held
@@ -533,7 +538,7 @@ export class HealthController {
       this.opts.outside?.clear(name);
       schedulerEvent(this.deps, name, 'RoomsDeletedOutsideRoomkeeper', 'DeleteRoom', outsideDeletionNote(outside, outcome));
     };
-    const counts = `${plan.available} available of ${decision.desired} desired`;
+    const counts = availableWords(plan, decision.desired);
     this.tellFailing(s, failing);
     const add = failing ? probeAmount(plan.add, failing, now) : plan.add;
     if (failing && add === 0 && plan.add > 0) {

@@ -170,7 +170,7 @@ describe('scheduler status', () => {
     expect(status.rooms).toMatchObject({ ready: 2, silent: 2 });
     expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
       status: 'True',
-      message: '2 of 2 rooms ready, allocated, active or occupied; 2 rooms marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: they are not allocated until they ping again, and replaced at the ping timeout if still silent; kubectl get rkgr -o wide shows which); state in-sync',
+      message: '2 of 2 rooms ready, allocated, active or occupied; 2 rooms marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: they are not allocated until they ping again, the health check makes a room in the place of each (up to maxSurge; not while a rolling update runs), and they are removed at the ping timeout if still silent; kubectl get rkgr -o wide shows which); state in-sync',
     });
   });
 

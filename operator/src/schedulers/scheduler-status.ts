@@ -87,7 +87,7 @@ export function computeState(s: Scheduler, ops: readonly Operation[]): Scheduler
 /** The Ready condition's words for rooms marked silent (counted in their status too): they are not allocated. */
 function silentWords(silent: number): string {
   if (silent === 0) return '';
-  return `; ${counted(silent, 'room')} marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: ${silent === 1 ? 'it is' : 'they are'} not allocated until ${silent === 1 ? 'it pings' : 'they ping'} again, and replaced at the ping timeout if still silent; kubectl get rkgr -o wide shows which)`;
+  return `; ${counted(silent, 'room')} marked silent (no ping seen for ROOMKEEPER_ROOM_SILENCE_TIMEOUT: ${silent === 1 ? 'it is' : 'they are'} not allocated until ${silent === 1 ? 'it pings' : 'they ping'} again, the health check makes a room in ${silent === 1 ? 'its place' : 'the place of each'} (up to maxSurge; not while a rolling update runs), and ${silent === 1 ? 'it is' : 'they are'} removed at the ping timeout if still silent; kubectl get rkgr -o wide shows which)`;
 }
 
 function servingCount(ready: number, desired: number | undefined): string {

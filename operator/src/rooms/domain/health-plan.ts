@@ -4,6 +4,8 @@
  *
  * Normal run: missing rooms are added; surplus rooms are removed (`scale_down`), never more than
  * the available rooms that are not occupied (DESIGN.md "Rooms with players are protected").
+ * Rooms marked silent are not counted, up to maxSurge of them (`silentStandIns`): a room is made in
+ * place of each, while the silent one stays until it pings again or its ping timeout.
  *
  * Rolling update (any available room of another major than the active version; a minor switch
  * replaces nothing):
@@ -27,6 +29,7 @@
 import type { RemoveRoomsReason } from '../../../../common/src/resources/operation-names';
 import { summarizeFleet, type FleetCounts } from './fleet-summary';
 import { chooseRoomsToRemove, hasPlayers, isFree, type RemovalOptions } from './removal-order';
+import { standsSilent } from './silence-marks';
 import { isOtherMajor } from './version-major';
 import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
 import { counted } from '../../../../common/src/text/counted';
@@ -52,6 +55,8 @@ export interface HealthPlanInput {
   maxSurge: number | string;
   /** `autoscaling.max` when autoscaling is enabled and bounded (>= 0). */
   autoscalingMax?: number;
+  /** The silent rooms stood in for, as the caller counted them for the desired count; computed on `desired` when absent. */
+  silent?: SilentStandIns;
 }
 
 export interface HealthPlan {
@@ -65,8 +70,10 @@ export interface HealthPlan {
   /** The rooms this plan would remove now, in order; a removal by amount may pick again later. */
   removeRooms: string[];
   rollingUpdate: boolean;
-  /** Available rooms (what `desired` is compared with). */
+  /** Available rooms (what `desired` is compared with, less `silent.standIns`). */
   available: number;
+  /** The available rooms marked silent, and how many of them a room stands in for (`silentStandIns`). */
+  silent: SilentStandIns;
   counts: FleetCounts;
   /** During a rolling update: the surge and the upper bound used. */
   surge?: number;
@@ -90,18 +97,20 @@ export function planHealth(input: HealthPlanInput): HealthPlan {
   const available = rooms.length;
   const active = { activeVersion: input.activeVersion, activeMajor: input.activeMajor };
   const removalOptions = { pingTimeoutMs: timeouts.pingTimeoutMs, ...active };
-  const base = { expired, available, counts: fleet.counts };
+  const silent = input.silent ?? silentStandIns(rooms, input);
+  const base = { expired, available, silent, counts: fleet.counts };
 
   const isOld = (r: RoomView): boolean => isOtherMajor(r.version, active);
   if (!rooms.some(isOld)) {
-    if (available < desired) {
-      return { ...base, add: desired - available, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
+    const counted = available - silent.standIns;
+    if (counted < desired) {
+      return { ...base, add: desired - counted, remove: 0, removeReason: undefined, removeRooms: [], rollingUpdate: false };
     }
     // Rooms with players or a matchmaker's claim (occupied, active, allocated, or said so by a fresh ping while the pod is not ready) are never removed by amount.
     const heldRooms = rooms.filter((r) => !isFree(r, now, timeouts.pingTimeoutMs));
-    const remove = Math.min(available - desired, available - heldRooms.length);
+    const remove = Math.min(counted - desired, available - heldRooms.length);
     const removeRooms = chooseRoomsToRemove(rooms, remove, now, removalOptions).remove.map((r) => r.name);
-    const aboveDesired = available - desired - remove;
+    const aboveDesired = counted - desired - remove;
     const held = aboveDesired > 0 ? { heldAboveDesired: { aboveDesired, held: countHolds(heldRooms) } } : {};
     return { ...base, add: 0, remove, removeReason: remove > 0 ? 'scale_down' : undefined, removeRooms, rollingUpdate: false, ...held };
   }
@@ -117,7 +126,7 @@ function rollingUpdatePlan(
   input: HealthPlanInput,
   isOld: (r: RoomView) => boolean,
   removalOptions: RemovalOptions,
-): Omit<HealthPlan, 'expired' | 'available' | 'counts'> {
+): Omit<HealthPlan, 'expired' | 'available' | 'silent' | 'counts'> {
   const available = rooms.length;
   const { surge, upper } = rolloutBounds(input.maxSurge, desired, input.autoscalingMax);
 
@@ -152,6 +161,61 @@ function rollingUpdatePlan(
     upper,
     keepServing: desired,
   };
+}
+
+export interface SilentStandIns {
+  /** Available rooms marked silent and not heard since (silence-marks.ts `standsSilent`). */
+  silent: number;
+  /** How many of them are not counted towards the desired count: a room is made in place of each. */
+  standIns: number;
+  /** The most that may be stood in for: maxSurge of the available rooms, within the autoscaling max + 1. */
+  bound: number;
+}
+
+export interface StandInInput {
+  maxSurge: number | string;
+  activeVersion: string;
+  activeMajor?: number;
+  /** `autoscaling.max` when autoscaling is enabled and bounded (>= 0). */
+  autoscalingMax?: number;
+  /** The desired count the autoscaling max is compared with: the fleet stays within max + 1 at that count. */
+  desired?: number;
+}
+
+/**
+ * The rooms marked silent that the desired count does not count, so that the health check makes a
+ * room in place of each: the allocate API offers a silent room no more, and kept until its ping
+ * timeout (it may ping again) it would leave its scheduler a room short all that time; a fleet
+ * whose game servers all hung answered every allocation 429 for minutes. Agones replaces an
+ * Unhealthy game server at once; here the silent room stays too, and the surplus a room heard
+ * again makes is scaled down. At most maxSurge of them (computed on the available rooms, as a
+ * rolling update's on the desired count), and the fleet stays within the autoscaling max + 1, as
+ * during a rolling update (judged on `desired`: the health check passes the count it decided last,
+ * as the count it decides now depends on the rooms counted). None while a rolling update runs: its
+ * own surge replaces rooms.
+ */
+export function silentStandIns(available: readonly RoomView[], input: StandInInput): SilentStandIns {
+  const silent = available.filter(standsSilent).length;
+  const active = { activeVersion: input.activeVersion, activeMajor: input.activeMajor };
+  if (silent === 0 || available.some((r) => isOtherMajor(r.version, active))) return { silent, standIns: 0, bound: 0 };
+  const max = input.autoscalingMax;
+  const ceiling = max !== undefined && max >= 0 ? Math.max(0, max + 1 - count(input.desired ?? available.length - silent)) : Number.POSITIVE_INFINITY;
+  const bound = Math.min(computeMaxSurge(input.maxSurge, available.length), ceiling);
+  return { silent, standIns: Math.min(silent, bound), bound };
+}
+
+/**
+ * The counts a health check's decision names: `3 available of 2 desired`, and the silent rooms it
+ * did not count (`, 1 of them marked silent and not counted: a room is made in its place, up to
+ * maxSurge 1`).
+ */
+export function availableWords(plan: Pick<HealthPlan, 'available' | 'silent'>, desired: number): string {
+  const counts = `${plan.available} available of ${count(desired)} desired`;
+  const { silent, standIns, bound } = plan.silent;
+  if (standIns === 0) return counts;
+  const them = standIns === 1 ? 'its place' : 'their place';
+  const beyond = silent > standIns ? ` (${silent - standIns} more marked silent are counted: at most maxSurge, ${bound}, are stood in for)` : '';
+  return `${counts}, ${standIns} of them marked silent and not counted: a room is made in ${them} while ${standIns === 1 ? 'it stays' : 'they stay'} until ${standIns === 1 ? 'it pings' : 'they ping'} again or ${standIns === 1 ? 'its' : 'their'} ping timeout${beyond}`;
 }
 
 /** Why a scale-down keeps a room with players or a matchmaker's claim, told wherever it keeps one. */

@@ -102,6 +102,16 @@ describe('chooseRoomsToRemove', () => {
     expect(names(chooseRoomsToRemove(rooms, 4, NOW, PING).remove)).toEqual(['silent-pending', 'silent-unready', 'never-pinged', 'ready']);
   });
 
+  it('takes a room marked silent and not heard since with the expired ones; one heard since its mark is ready as any', () => {
+    const rooms = [
+      roomView('ready', { status: 'ready', createdAt: 1, lastPingAt: NOW }),
+      roomView('pending', { status: 'pending', createdAt: 2 }),
+      roomView('heard-again', { status: 'ready', createdAt: 3, lastPingAt: NOW, silentSince: NOW - 100 * S }),
+      roomView('silent', { status: 'ready', createdAt: 4, lastPingAt: NOW - 100 * S, silentSince: NOW - 100 * S }),
+    ];
+    expect(names(chooseRoomsToRemove(rooms, 4, NOW, PING).remove)).toEqual(['silent', 'pending', 'ready', 'heard-again']);
+  });
+
   it('is pure: the input is not reordered', () => {
     const copy = [...fleet];
     chooseRoomsToRemove(fleet, 10, NOW, { ...PING, activeMajor: 2 });

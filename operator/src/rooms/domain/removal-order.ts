@@ -2,6 +2,8 @@
  * Which rooms a removal by amount (scale-down, `remove-rooms` with an amount, rolling replacement)
  * takes, in Maestro's deletion priority (`ListRoomsWithDeletionPriority`, maestro-behaviour.md §2.3):
  *   error -> expired (no ping for longer than the ping timeout) -> pending/unready -> ready.
+ * A room marked silent and not heard since (silence-marks.ts) goes with the expired ones: the
+ * allocate API offers it no more, and its game server may hang.
  * Within each class, rooms of another major than the active version go first (Maestro puts them
  * ahead of the active-major pool), then the oldest, then by name, so the choice is deterministic.
  *
@@ -15,6 +17,7 @@
  *    Maestro re-appends them, we do not need to, since a deletion in Kubernetes is not lost);
  *  - validation rooms, which belong to the version operation that made them.
  */
+import { standsSilent } from './silence-marks';
 import { isOtherMajor } from './version-major';
 import type { RoomView } from './types';
 
@@ -98,6 +101,7 @@ function removalClass(room: RoomView, now: number, pingTimeoutMs: number): Remov
   if (room.status === 'error') return RemovalClass.Error;
   // The ping rule applies to pending rooms only once they have pinged (expiry.ts rule 4).
   if ((room.status !== 'pending' || room.lastPingAt !== undefined) && now - (room.lastPingAt ?? room.createdAt) > pingTimeoutMs) return RemovalClass.Expired;
+  if (standsSilent(room)) return RemovalClass.Expired;
   if (room.status === 'pending' || room.status === 'unready') return RemovalClass.NotReady;
   return RemovalClass.Ready;
 }

@@ -38,3 +38,14 @@ export function silenceMarks(rooms: readonly RoomView[], now: number, silenceMs:
   }
   return marks;
 }
+
+/**
+ * Whether the room is marked silent and has not been heard since its mark: the allocate API does
+ * not offer it, so the health check makes a room in its place (health-plan.ts `silentStandIns`)
+ * and a removal by amount takes it first among the rooms that ping (removal-order.ts). A mark whose
+ * room has pinged since is cleared at the next look; the room counts as heard from then on.
+ */
+export function standsSilent(room: RoomView): boolean {
+  if (room.silentSince === undefined || room.terminating || room.validation) return false;
+  return room.lastPingAt === undefined || room.lastPingAt <= room.silentSince;
+}
