@@ -335,7 +335,7 @@ describe('rooms marked silent', () => {
   it('are stood in for up to maxSurge of the available rooms at once', () => {
     const p = plan({ rooms: [...many('r', 5), ...Array.from({ length: 5 }, (_, i) => silent(`hung-${i}`))], desired: 10, maxSurge: '20%' });
     expect(p).toMatchObject({ add: 2, silent: { silent: 5, standIns: 2, bound: 2 } });
-    expect(availableWords(p, 10)).toMatch(/^10 available of 10 desired, 2 of them marked silent and not counted: a room is made in their place .* \(3 more marked silent are counted: at most maxSurge, 2, are stood in for\)$/);
+    expect(availableWords(p, 10)).toMatch(/^10 available of 10 desired, 2 of them marked silent and not counted: a room is made in their place .* \(3 more marked silent are counted: at most 2 are stood in for at once, maxSurge, 2, of the available rooms\)$/);
   });
 
   it('a room heard since its mark counts again, and the room made in its place is surplus: a free room is scaled down', () => {
@@ -357,9 +357,11 @@ describe('rooms marked silent', () => {
 
   it('within the autoscaling max + 1, judged on the desired count given', () => {
     const rooms = [...many('r', 2), silent('hung-0'), silent('hung-1')];
-    expect(silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', autoscalingMax: 4, desired: 4 })).toEqual({ silent: 2, standIns: 1, bound: 1 });
-    expect(silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', autoscalingMax: 3, desired: 4 })).toEqual({ silent: 2, standIns: 0, bound: 0 });
-    expect(silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', desired: 4 })).toEqual({ silent: 2, standIns: 2, bound: 3 });
+    expect(silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', autoscalingMax: 4, desired: 4 })).toEqual({ silent: 2, standIns: 1, bound: 1, boundBy: 'autoscaling.max' });
+    const atMax = silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', autoscalingMax: 3, desired: 4 });
+    expect(atMax).toEqual({ silent: 2, standIns: 0, bound: 0, boundBy: 'autoscaling.max' });
+    expect(availableWords({ available: 4, silent: atMax }, 4)).toBe('4 available of 4 desired, 2 rooms marked silent and counted: no room is made in their place, as the fleet would pass autoscaling.max + 1');
+    expect(silentStandIns(rooms, { maxSurge: 3, activeVersion: 'v2.0.0', desired: 4 })).toEqual({ silent: 2, standIns: 2, bound: 3, boundBy: 'maxSurge' });
   });
 
   it('none while a rolling update runs: its surge makes rooms of its own', () => {

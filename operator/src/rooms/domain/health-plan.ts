@@ -170,6 +170,8 @@ export interface SilentStandIns {
   standIns: number;
   /** The most that may be stood in for: maxSurge of the available rooms, within the autoscaling max + 1. */
   bound: number;
+  /** What set `bound`: maxSurge, or the autoscaling max (when it is the lower). */
+  boundBy?: 'maxSurge' | 'autoscaling.max';
 }
 
 export interface StandInInput {
@@ -200,21 +202,24 @@ export function silentStandIns(available: readonly RoomView[], input: StandInInp
   if (silent === 0 || available.some((r) => isOtherMajor(r.version, active))) return { silent, standIns: 0, bound: 0 };
   const max = input.autoscalingMax;
   const ceiling = max !== undefined && max >= 0 ? Math.max(0, max + 1 - count(input.desired ?? available.length - silent)) : Number.POSITIVE_INFINITY;
-  const bound = Math.min(computeMaxSurge(input.maxSurge, available.length), ceiling);
-  return { silent, standIns: Math.min(silent, bound), bound };
+  const surge = computeMaxSurge(input.maxSurge, available.length);
+  const bound = Math.min(surge, ceiling);
+  return { silent, standIns: Math.min(silent, bound), bound, boundBy: ceiling < surge ? 'autoscaling.max' : 'maxSurge' };
 }
 
 /**
  * The counts a health check's decision names: `3 available of 2 desired`, and the silent rooms it
- * did not count (`, 1 of them marked silent and not counted: a room is made in its place, up to
- * maxSurge 1`).
+ * did not count (`, 1 of them marked silent and not counted: a room is made in its place while it
+ * stays until it pings again or its ping timeout`), with those beyond the bound.
  */
 export function availableWords(plan: Pick<HealthPlan, 'available' | 'silent'>, desired: number): string {
   const counts = `${plan.available} available of ${count(desired)} desired`;
-  const { silent, standIns, bound } = plan.silent;
+  const { silent, standIns, bound, boundBy } = plan.silent;
+  if (silent > 0 && standIns === 0 && boundBy === 'autoscaling.max') return `${counts}, ${counted(silent, 'room')} marked silent and counted: no room is made in their place, as the fleet would pass autoscaling.max + 1`;
   if (standIns === 0) return counts;
   const them = standIns === 1 ? 'its place' : 'their place';
-  const beyond = silent > standIns ? ` (${silent - standIns} more marked silent are counted: at most maxSurge, ${bound}, are stood in for)` : '';
+  const limit = boundBy === 'autoscaling.max' ? 'the fleet stays within autoscaling.max + 1' : `maxSurge, ${bound}, of the available rooms`;
+  const beyond = silent > standIns ? ` (${silent - standIns} more marked silent are counted: at most ${bound} are stood in for at once, ${limit})` : '';
   return `${counts}, ${standIns} of them marked silent and not counted: a room is made in ${them} while ${standIns === 1 ? 'it stays' : 'they stay'} until ${standIns === 1 ? 'it pings' : 'they ping'} again or ${standIns === 1 ? 'its' : 'their'} ping timeout${beyond}`;
 }
 
