@@ -10,11 +10,11 @@ import type { OperatorDeps } from './deps';
 export type SchedulerEventReason =
   | 'OperationStarted' | 'OperationFinished' | 'OperationFailed' | 'OperationStopped' | 'OperationCanceled' | 'OperationStuck' | 'OperationRequeued' | 'OperationDeleted'
   | 'VersionCreated' | 'VersionSwitched' | 'VersionsPruned' | 'RolloutProgress' | 'AutoscalingDecision' | 'RoomCountNotDecided'
-  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired' | 'RoomsFailing' | 'RoomsChurning' | 'RoomLostWithPlayers' | 'HostPortsExhausted' | 'StatusVersionRestored' | 'SpecRebasedOnActiveVersion' | 'RoomExpiryHeld' | 'SchedulerRefusedByCRD';
+  | 'RoomsDeletedOutsideRoomkeeper' | 'OrphanedRoomPodsDeleted' | 'RoomsKeptAboveDesired' | 'SilentRoomsCounted' | 'RoomsFailing' | 'RoomsChurning' | 'RoomLostWithPlayers' | 'HostPortsExhausted' | 'StatusVersionRestored' | 'SpecRebasedOnActiveVersion' | 'RoomExpiryHeld' | 'SchedulerRefusedByCRD';
 
 export type RoomEventReason = 'GameRoomCreated' | 'GameRoomReady' | 'GameRoomOccupied' | 'GameRoomDeleted' | 'GameRoomNotManaged';
 
-const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted', 'RoomsFailing', 'RoomsChurning', 'RoomLostWithPlayers', 'HostPortsExhausted', 'StatusVersionRestored', 'SpecRebasedOnActiveVersion', 'GameRoomNotManaged', 'RoomExpiryHeld', 'SchedulerRefusedByCRD']);
+const WARNINGS: ReadonlySet<string> = new Set(['OperationFailed', 'OperationStuck', 'OperationDeleted', 'RoomCountNotDecided', 'RoomsDeletedOutsideRoomkeeper', 'OrphanedRoomPodsDeleted', 'SilentRoomsCounted', 'RoomsFailing', 'RoomsChurning', 'RoomLostWithPlayers', 'HostPortsExhausted', 'StatusVersionRestored', 'SpecRebasedOnActiveVersion', 'GameRoomNotManaged', 'RoomExpiryHeld', 'SchedulerRefusedByCRD']);
 
 type EventDeps = Pick<OperatorDeps, 'events' | 'caches'>;
 

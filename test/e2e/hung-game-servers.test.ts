@@ -123,6 +123,41 @@ describe('a room whose game server hangs', () => {
     expect(scaledDown.length).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
+  test('a removal by amount takes the silent room before the rooms heard, and its history names it', async () => {
+    const name = `${NAME}-rm`;
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
+    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
+    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    // The newest of the two hangs: by age alone, a removal by amount would take the other first.
+    const [healthy, hung] = (await waitFor(async () => {
+      const ready = (await live()).filter((r) => r.status?.status === 'ready');
+      return ready.length === 2 ? ready : undefined;
+    }, { timeoutMs: 60_000, message: '2 ready rooms' })).sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || String(a.metadata.name).localeCompare(String(b.metadata.name)))
+      .map((r) => r.metadata.name as string) as [string, string];
+    stack.simulation!.rooms!.silence(hung);
+    const standIn = await waitFor(async () => {
+      const rooms = await live();
+      const made = rooms.filter((r) => r.metadata.name !== hung && r.metadata.name !== healthy);
+      const marked = rooms.find((r) => r.metadata.name === hung)?.status?.silentSince !== undefined;
+      return marked && made.length === 1 && made[0]?.status?.status === 'ready' ? made[0].metadata.name : undefined;
+    }, { timeoutMs: 60_000, message: `${hung} marked silent and a ready room made in its place` });
+
+    const removal = await managementCall(stack, 'POST', `/schedulers/${name}/remove-rooms`, { amount: 1 });
+    expect(removal.status).toBe(200);
+    const id = (removal.body as { operationId: string }).operationId;
+    const done = await waitFor(async () => {
+      const op = await stack.api.getOperation(id);
+      return op.status?.status === 'finished' ? op : undefined;
+    }, { timeoutMs: 30_000, message: 'the removal finished' });
+    expect(JSON.stringify(done.status?.executionHistory ?? [])).toContain(`Removed 1 room (reason: api): ${hung}`);
+    // One room desired now: the room made in place of the silent one is surplus, and goes too.
+    const settled = await waitFor(async () => {
+      const rooms = await live();
+      return rooms.length === 1 ? rooms : undefined;
+    }, { timeoutMs: 60_000, message: 'the fleet down to its 1 desired room' });
+    expect([healthy, standIn]).toContain(settled[0]?.metadata.name);
+  }, 120_000);
+
   test('is marked silent while an operation runs: a major change validating for minutes does not keep it allocatable', async () => {
     const name = `${NAME}-busy`;
     const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };

@@ -237,9 +237,11 @@ describe('every history line is true', () => {
       const events = eventsOf(op);
       expect(op.status?.status).toBe('canceled');
       expect(events[events.length - 1]).toBe('Operation canceled');
-      const removed = events.map((e) => /^Removed (\d+) rooms \(reason: api\)$/.exec(e)).find(Boolean);
+      const removed = events.map((e) => /^Removed (\d+) rooms? \(reason: api\): (.+)$/.exec(e)).find(Boolean);
       expect(removed).toBeTruthy();
       const n = Number(removed![1]);
+      // It names the rooms it deleted, and only those.
+      expect(removed![2]!.split(', ').sort()).toEqual((await deletedOriginals()).sort());
       expect(n).toBeGreaterThanOrEqual(1);
       expect(n).toBeLessThan(10);
       // roomsReplicas went down before any room was deleted, and the rollback set it back.

@@ -31,7 +31,7 @@ import { isSilent, surplusErrorRooms } from './domain/expiry';
 import { digestStaleAfterMs, staleDigests } from './domain/stale-digests';
 import { silenceMarks, type SilenceMarks } from './domain/silence-marks';
 import type { RoomView } from './domain/types';
-import { availableWords, keptAboveDesiredNote, keptNote, planHealth, silentStandIns } from './domain/health-plan';
+import { availableWords, keptAboveDesiredNote, keptNote, planHealth, silentCountedNote, silentStandIns } from './domain/health-plan';
 import { decideRetry, HEALING_DEFINITIONS, incidentOf, prunableFailures } from './domain/repeated-failure';
 import { summarizeFleet } from './domain/fleet-summary';
 import { describeFailingRooms, failingRooms, keptSilentRooms, probeAmount, probeIntervalMs, probeWords, silentRooms, type FailingRooms } from './domain/failing-rooms';
@@ -100,6 +100,8 @@ export class HealthController {
    * numbers change, or when the situation ends and comes back.
    */
   private readonly keptAbove = new Map<string, string>();
+  /** The last SilentRoomsCounted words told for each scheduler. */
+  private readonly silentCounted = new Map<string, string>();
   /**
    * Per scheduler, the room count decision this replica wrote last, and when: until the schedulers
    * cache shows that write (its watch event is on its way), a check reads the status before it
@@ -352,6 +354,7 @@ export class HealthController {
       this.churn.delete(name);
       this.busySilenceJudgedAt.delete(name);
       this.keptAbove.delete(name);
+      this.silentCounted.delete(name);
       this.decisionWritten.delete(name);
       this.heldVersion.delete(name);
       this.failingVersion.delete(name);
@@ -493,7 +496,11 @@ export class HealthController {
 
     const downscaled = decision.recordDownscale && plan.removeReason === RemoveRoomsReason.ScaleDown;
     await this.writeDecision(s, decision, downscaled ? now : undefined);
-    this.tellKeptAboveDesired(name, keptAboveDesiredNote(plan, decision.desired));
+    this.tellOnChange(this.keptAbove, name, keptAboveDesiredNote(plan, decision.desired), (note) => schedulerEvent(this.deps, name, 'RoomsKeptAboveDesired', 'ScaleDown', note));
+    this.tellOnChange(this.silentCounted, name, silentCountedNote(plan), (note) => {
+      this.deps.logger.info('rooms marked silent are counted: no room is made in their place beyond the bound', { scheduler: name, detail: note });
+      schedulerEvent(this.deps, name, 'SilentRoomsCounted', 'AddRooms', note);
+    });
 
     // One operation removes at most removeRoomsLimit rooms, expired ones and a rollout's alike: its
     // input and its history (which names each room removed) stay far below the largest object the
@@ -637,18 +644,22 @@ export class HealthController {
   }
 
   /**
-   * Every room above the desired count is held by players or a matchmaker: no remove_rooms is
-   * enqueued, whose history would say why the fleet stays above it (keptNote), so a Normal Event
-   * on the Scheduler does, once each time the situation starts or its numbers change.
+   * Tells `note` once each time a situation starts or its words (its numbers) change, and forgets
+   * it once it is over (`note` undefined), so that it is told again when it comes back:
+   *  - every room above the desired count is held by players or a matchmaker: no remove_rooms is
+   *    enqueued, whose history would say why the fleet stays above it (keptNote), so a Normal
+   *    RoomsKeptAboveDesired Event does;
+   *  - rooms marked silent beyond the bound of those stood in for (silentStandIns): no add_rooms
+   *    tells it, so a SilentRoomsCounted Warning Event and a log line do.
    */
-  private tellKeptAboveDesired(name: string, note: string | undefined): void {
+  private tellOnChange(told: Map<string, string>, name: string, note: string | undefined, tell: (note: string) => void): void {
     if (note === undefined) {
-      this.keptAbove.delete(name);
+      told.delete(name);
       return;
     }
-    if (this.keptAbove.get(name) === note) return;
-    this.keptAbove.set(name, note);
-    schedulerEvent(this.deps, name, 'RoomsKeptAboveDesired', 'ScaleDown', note);
+    if (told.get(name) === note) return;
+    told.set(name, note);
+    tell(note);
   }
 
   /**

@@ -28,6 +28,7 @@ import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/op
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions, type OperatorDeps } from '../../deps';
 import { counted } from '../../../../common/src/text/counted';
+import { nameList } from '../../../../common/src/text/name-list';
 import { cancelAsked } from '../queue-plan';
 import { keptCreatedLine } from '../operation-ending';
 import { rolloutBounds } from '../../rooms/domain/health-plan';
@@ -516,6 +517,7 @@ export const removeRoomsDefinition: OperationDefinition = {
     ctx.checkpoint();
     await adjustReplicas(ctx, -choice.remove.length);
     let removed = 0;
+    const removedNames: string[] = [];
     let gone = 0;
     let changed = 0;
     // How far it got, kept as it goes: a stop or a lost leadership mid-way (a checkpoint throws
@@ -532,13 +534,15 @@ export const removeRoomsDefinition: OperationDefinition = {
       // Changed since it was chosen: kept only when a player or a matchmaker took it.
       if (outcome === 'changed') outcome = await rooms.deleteIfStillRemovable(name, room.name);
       if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})`);
-      if (outcome === 'deleted') removed++;
-      else if (outcome === 'absent') gone++;
+      if (outcome === 'deleted') {
+        removed++;
+        removedNames.push(room.name);
+      } else if (outcome === 'absent') gone++;
       else changed++;
       account.unreached--;
       if (outcome === 'deleted' || outcome === 'absent') account.removed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
-    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
+    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${removed > 0 ? `: ${nameList(removedNames, { max: NAMES_LISTED })}` : ''}${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
     const restored = ctx.state.replicasBefore === undefined ? 'roomsReplicas is left as it was' : `the rollback sets roomsReplicas back to ${ctx.state.replicasBefore as number}`;
     stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; ${restored}`);
     // Stopped by the operator's shutdown: roomsReplicas went down by every room chosen, and the
@@ -654,6 +658,8 @@ function servingFloor(ctx: ExecutionContext, keepServing: number | undefined, se
 
 /** How many removed rooms' reasons an operation's history lists (each room's Event has its own). */
 const WHY_LISTED = 20;
+/** Rooms a removal by amount names in its history (the Events of the rest name them: GameRoomDeleted). */
+const NAMES_LISTED = 50;
 
 /** `: <why>` for a room the health check listed in `details` (`<room>: <why>`), else nothing. */
 function detailOf(details: readonly string[] | undefined, id: string): string {

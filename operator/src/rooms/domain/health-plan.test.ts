@@ -1,6 +1,6 @@
 import { desiredRooms } from './desired-count';
 import { summarizeFleet } from './fleet-summary';
-import { availableWords, computeMaxSurge, keptAboveDesiredNote, keptNote, planHealth, silentStandIns, type HealthPlanInput } from './health-plan';
+import { availableWords, computeMaxSurge, keptAboveDesiredNote, keptNote, planHealth, silentCountedNote, silentStandIns, type HealthPlanInput } from './health-plan';
 import { roomView } from './test-rooms';
 import { DEFAULT_ROOM_TIMEOUTS, type RoomView } from './types';
 
@@ -336,6 +336,8 @@ describe('rooms marked silent', () => {
     const p = plan({ rooms: [...many('r', 5), ...Array.from({ length: 5 }, (_, i) => silent(`hung-${i}`))], desired: 10, maxSurge: '20%' });
     expect(p).toMatchObject({ add: 2, silent: { silent: 5, standIns: 2, bound: 2 } });
     expect(availableWords(p, 10)).toMatch(/^10 available of 10 desired, 2 of them marked silent and not counted: a room is made in their place .* \(3 more marked silent are counted: at most 2 are stood in for at once, maxSurge, 2, of the available rooms\)$/);
+    expect(silentCountedNote(p)).toBe('5 rooms marked silent, 2 stood in for (3 more marked silent are counted: at most 2 are stood in for at once, maxSurge, 2, of the available rooms): the ones counted are neither allocated nor replaced until they ping again or their ping timeout, so the scheduler serves with fewer rooms than it counts; kubectl get rkgr -o wide shows the silent ones (SILENT); raise the scheduler\'s maxSurge to stand in for more');
+    expect(silentCountedNote(plan({ rooms: [...many('r', 2), silent('hung')], desired: 3 }))).toBeUndefined();
   });
 
   it('a room heard since its mark counts again, and the room made in its place is surplus: a free room is scaled down', () => {

@@ -214,13 +214,33 @@ export function silentStandIns(available: readonly RoomView[], input: StandInInp
  */
 export function availableWords(plan: Pick<HealthPlan, 'available' | 'silent'>, desired: number): string {
   const counts = `${plan.available} available of ${count(desired)} desired`;
-  const { silent, standIns, bound, boundBy } = plan.silent;
+  const { silent, standIns, boundBy } = plan.silent;
   if (silent > 0 && standIns === 0 && boundBy === 'autoscaling.max') return `${counts}, ${counted(silent, 'room')} marked silent and counted: no room is made in their place, as the fleet would pass autoscaling.max + 1`;
   if (standIns === 0) return counts;
   const them = standIns === 1 ? 'its place' : 'their place';
-  const limit = boundBy === 'autoscaling.max' ? 'the fleet stays within autoscaling.max + 1' : `maxSurge, ${bound}, of the available rooms`;
-  const beyond = silent > standIns ? ` (${silent - standIns} more marked silent are counted: at most ${bound} are stood in for at once, ${limit})` : '';
+  const beyond = silent > standIns ? ` (${beyondBound(plan.silent)})` : '';
   return `${counts}, ${standIns} of them marked silent and not counted: a room is made in ${them} while ${standIns === 1 ? 'it stays' : 'they stay'} until ${standIns === 1 ? 'it pings' : 'they ping'} again or ${standIns === 1 ? 'its' : 'their'} ping timeout${beyond}`;
+}
+
+/** `1 more marked silent is counted: at most 1 is stood in for at once, maxSurge, 1, of the available rooms`. */
+function beyondBound({ silent, standIns, bound, boundBy }: SilentStandIns): string {
+  const more = silent - standIns;
+  const limit = boundBy === 'autoscaling.max' ? 'the fleet stays within autoscaling.max + 1' : `maxSurge, ${bound}, of the available rooms`;
+  return `${more} more marked silent ${more === 1 ? 'is' : 'are'} counted: at most ${bound} ${bound === 1 ? 'is' : 'are'} stood in for at once, ${limit}`;
+}
+
+/**
+ * When rooms marked silent are counted because the bound is reached (`silentStandIns`): the words
+ * of the health check's SilentRoomsCounted Event, e.g. `2 rooms marked silent, 1 stood in for (1
+ * more marked silent is counted: …): the ones counted are neither allocated nor replaced until
+ * they ping again or their ping timeout, so the scheduler serves with fewer rooms than it counts
+ * …`; `undefined` when every silent room is stood in for.
+ */
+export function silentCountedNote(plan: Pick<HealthPlan, 'silent'>): string | undefined {
+  const { silent, standIns, boundBy } = plan.silent;
+  if (silent <= standIns) return undefined;
+  const raise = boundBy === 'autoscaling.max' ? 'raise autoscaling.max' : 'raise the scheduler\'s maxSurge';
+  return `${counted(silent, 'room')} marked silent, ${standIns} stood in for (${beyondBound(plan.silent)}): the ${silent - standIns === 1 ? 'one' : 'ones'} counted ${silent - standIns === 1 ? 'is' : 'are'} neither allocated nor replaced until ${silent - standIns === 1 ? 'it pings' : 'they ping'} again or ${silent - standIns === 1 ? 'its' : 'their'} ping timeout, so the scheduler serves with fewer rooms than it counts; kubectl get rkgr -o wide shows the silent ones (SILENT); ${raise} to stand in for more`;
 }
 
 /** Why a scale-down keeps a room with players or a matchmaker's claim, told wherever it keeps one. */
