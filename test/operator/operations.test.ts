@@ -584,9 +584,13 @@ describe('delete_scheduler', () => {
     await waitFor(async () => (await stack.api.listGameRooms(name)).items.filter((r) => r.status?.status === 'ready').length === rooms, { timeoutMs: 60_000, message: `${rooms} ready rooms` });
     await stack.api.deleteScheduler(name);
     await waitFor(async () => !(await stack.api.listSchedulers()).items.some((s) => s.metadata.name === name), { timeoutMs: 60_000, message: `scheduler ${name} deleted` });
-    const [op] = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler');
-    expect(op?.status?.status).toBe('finished');
-    return op?.status?.executionHistory?.map((h) => h.event) ?? [];
+    // The operation sees the Scheduler gone, says so, then finishes: its end is written after.
+    const op = await waitFor(async () => {
+      const [found] = (await stack.api.listOperations(name)).items.filter((o) => o.spec.definitionName === 'delete_scheduler');
+      return ['finished', 'error', 'canceled'].includes(found?.status?.status ?? '') ? found : undefined;
+    }, { timeoutMs: 30_000, message: `the delete_scheduler of ${name} ended` });
+    expect(op.status?.status).toBe('finished');
+    return op.status?.executionHistory?.map((h) => h.event) ?? [];
   };
 
   test('deletes the room pods with the namespace and says so', async () => {
