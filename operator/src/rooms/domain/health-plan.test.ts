@@ -368,7 +368,8 @@ describe('rooms marked silent', () => {
 
   it('none while a rolling update runs: its surge makes rooms of its own', () => {
     const p = plan({ rooms: [...many('new', 2), silent('hung'), ...many('old', 2, { version: 'v1.0.0' })], desired: 5 });
-    expect(p).toMatchObject({ rollingUpdate: true, silent: { silent: 1, standIns: 0 } });
+    expect(p).toMatchObject({ rollingUpdate: true, silent: { silent: 1, standIns: 0, boundBy: 'rolling update' } });
+    expect(silentCountedNote(p)).toBeUndefined();
   });
 
   it('a fleet stood in for does not grow at any later check (the desired count compares the rooms counted)', () => {

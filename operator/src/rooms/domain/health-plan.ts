@@ -170,8 +170,8 @@ export interface SilentStandIns {
   standIns: number;
   /** The most that may be stood in for: maxSurge of the available rooms, within the autoscaling max + 1. */
   bound: number;
-  /** What set `bound`: maxSurge, or the autoscaling max (when it is the lower). */
-  boundBy?: 'maxSurge' | 'autoscaling.max';
+  /** What set `bound`: maxSurge, the autoscaling max (when it is the lower), or a rolling update (none then). */
+  boundBy?: 'maxSurge' | 'autoscaling.max' | 'rolling update';
 }
 
 export interface StandInInput {
@@ -199,7 +199,8 @@ export interface StandInInput {
 export function silentStandIns(available: readonly RoomView[], input: StandInInput): SilentStandIns {
   const silent = available.filter(standsSilent).length;
   const active = { activeVersion: input.activeVersion, activeMajor: input.activeMajor };
-  if (silent === 0 || available.some((r) => isOtherMajor(r.version, active))) return { silent, standIns: 0, bound: 0 };
+  if (silent === 0) return { silent, standIns: 0, bound: 0 };
+  if (available.some((r) => isOtherMajor(r.version, active))) return { silent, standIns: 0, bound: 0, boundBy: 'rolling update' };
   const max = input.autoscalingMax;
   const ceiling = max !== undefined && max >= 0 ? Math.max(0, max + 1 - count(input.desired ?? available.length - silent)) : Number.POSITIVE_INFINITY;
   const surge = computeMaxSurge(input.maxSurge, available.length);
@@ -238,7 +239,8 @@ function beyondBound({ silent, standIns, bound, boundBy }: SilentStandIns): stri
  */
 export function silentCountedNote(plan: Pick<HealthPlan, 'silent'>): string | undefined {
   const { silent, standIns, boundBy } = plan.silent;
-  if (silent <= standIns) return undefined;
+  // A rolling update replaces rooms with its own surge; the Ready condition says none is stood in for meanwhile.
+  if (silent <= standIns || boundBy === 'rolling update') return undefined;
   const raise = boundBy === 'autoscaling.max' ? 'raise autoscaling.max' : 'raise the scheduler\'s maxSurge';
   return `${counted(silent, 'room')} marked silent, ${standIns} stood in for (${beyondBound(plan.silent)}): the ${silent - standIns === 1 ? 'one' : 'ones'} counted ${silent - standIns === 1 ? 'is' : 'are'} neither allocated nor replaced until ${silent - standIns === 1 ? 'it pings' : 'they ping'} again or ${silent - standIns === 1 ? 'its' : 'their'} ping timeout, so the scheduler serves with fewer rooms than it counts; kubectl get rkgr -o wide shows the silent ones (SILENT); ${raise} to stand in for more`;
 }
