@@ -33,14 +33,21 @@ describe('a room whose game server hangs', () => {
     await stack.stop();
   });
 
-  test('is marked silent and not allocated, and a room is made in its place; once it pings again the room too many is scaled down', async () => {
-    const body = { name: NAME, ...(schedulerObject(NAME, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
+  /** Creates a scheduler of 2 rooms over HTTP: its live rooms, and the names of the two once both are ready, oldest first. */
+  const twoReadyRooms = async (name: string): Promise<{ live: () => Promise<GameRoom[]>; rooms: [string, string] }> => {
+    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
     expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(NAME)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
-    const [hung, healthy] = (await waitFor(async () => {
-      const ready = (await live()).filter((r) => r.status?.status === 'ready');
-      return ready.length === 2 ? ready : undefined;
-    }, { timeoutMs: 60_000, message: '2 ready rooms' })).map((r) => r.metadata.name as string) as [string, string];
+    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
+    const ready = await waitFor(async () => {
+      const rooms = (await live()).filter((r) => r.status?.status === 'ready');
+      return rooms.length === 2 ? rooms : undefined;
+    }, { timeoutMs: 60_000, message: '2 ready rooms' });
+    const byAge = (a: GameRoom, b: GameRoom) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || String(a.metadata.name).localeCompare(String(b.metadata.name));
+    return { live, rooms: ready.sort(byAge).map((r) => r.metadata.name as string) as [string, string] };
+  };
+
+  test('is marked silent and not allocated, and a room is made in its place; once it pings again the room too many is scaled down', async () => {
+    const { live, rooms: [hung, healthy] } = await twoReadyRooms(NAME);
 
     stack.simulation!.rooms!.silence(hung);
     const marked = await waitFor(async () => {
@@ -125,15 +132,8 @@ describe('a room whose game server hangs', () => {
 
   test('a removal by amount takes the silent room before the rooms heard, and its history names it', async () => {
     const name = `${NAME}-rm`;
-    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
     // The newest of the two hangs: by age alone, a removal by amount would take the other first.
-    const [healthy, hung] = (await waitFor(async () => {
-      const ready = (await live()).filter((r) => r.status?.status === 'ready');
-      return ready.length === 2 ? ready : undefined;
-    }, { timeoutMs: 60_000, message: '2 ready rooms' })).sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || String(a.metadata.name).localeCompare(String(b.metadata.name)))
-      .map((r) => r.metadata.name as string) as [string, string];
+    const { live, rooms: [healthy, hung] } = await twoReadyRooms(name);
     stack.simulation!.rooms!.silence(hung);
     const standIn = await waitFor(async () => {
       const rooms = await live();
@@ -160,13 +160,7 @@ describe('a room whose game server hangs', () => {
 
   test('is marked silent while an operation runs: a major change validating for minutes does not keep it allocatable', async () => {
     const name = `${NAME}-busy`;
-    const body = { name, ...(schedulerObject(name, { roomsReplicas: 2 }) as { spec: Record<string, unknown> }).spec };
-    expect((await managementCall(stack, 'POST', '/schedulers', body)).status).toBe(200);
-    const live = async (): Promise<GameRoom[]> => (await stack.api.listGameRooms(name)).items.filter((r) => !r.metadata.deletionTimestamp && !r.spec.validation);
-    const [hung] = (await waitFor(async () => {
-      const ready = (await live()).filter((r) => r.status?.status === 'ready');
-      return ready.length === 2 ? ready : undefined;
-    }, { timeoutMs: 60_000, message: '2 ready rooms' })).map((r) => r.metadata.name as string) as [string, string];
+    const { live, rooms: [hung] } = await twoReadyRooms(name);
 
     // A major change whose validation room never pings: its operation runs for the stack's
     // validation timeout at least, and the rest of the health check waits for it.
