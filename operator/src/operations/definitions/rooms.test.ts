@@ -237,6 +237,17 @@ describe('remove_rooms by amount, and the rooms it keeps because they changed', 
     expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas is 0 now, not the 1 this removal set, so it changed meanwhile: it is left so, and the 1 room kept is not added back to it');
     await t.ctx.finish('finished');
   });
+
+  it('leaves a count a user set to 0 before it ran: nothing taken from it, nothing given back (CI saw 0 raised to 2)', async () => {
+    const t = removal(() => undefined);
+    t.userSets(0);
+    await removeRoomsDefinition.execute(t.ctx);
+    expect(t.specPatches).toEqual([]);
+    expect(t.latest().spec.roomsReplicas).toBe(0);
+    expect(t.ctx.recorded.map((h) => h.event)).toContain('roomsReplicas is already 0: this removal does not lower it');
+    expect(t.ctx.recorded.map((h) => h.event).filter((e) => e.startsWith('roomsReplicas changed'))).toEqual([]);
+    await t.ctx.finish('finished');
+  });
 });
 
 describe('remove_rooms by amount, and a room that changed without being taken', () => {

@@ -104,6 +104,14 @@ async function adjustReplicas(ctx: ExecutionContext, delta: number, onlyFrom?: {
     }
     const before = s.spec.roomsReplicas ?? 0;
     const after = Math.max(0, before + delta);
+    if (after === before) {
+      // A removal from a count already 0 (a user's scale-down to 0 landed first): nothing to move,
+      // and nothing this removal took for the rooms it keeps to give back.
+      ctx.state.replicasBefore ??= before;
+      ctx.state.replicasSet = after;
+      ctx.event(`roomsReplicas is already ${before}: this removal does not lower it`);
+      return;
+    }
     // Checked here, on the count read now: the gateway checked the amount against the count when
     // it accepted the request, and add-rooms queued behind one another each passed that check.
     const overLimit = delta > 0 ? addRoomsOverLimit({ scheduler: ctx.schedulerName, before, amount: delta, maxRooms: ctx.deps.config.maxRoomsPerScheduler }) : undefined;
@@ -549,13 +557,17 @@ export const removeRoomsDefinition: OperationDefinition = {
     // health check removes those not reached. Running it again would remove `amount` rooms more.
     if (!ctx.stopping) account.unreached = 0;
     const set = ctx.state.replicasSet as number | undefined;
-    if (changed > 0 && set !== undefined) {
+    // What this removal took from the count: less than the rooms chosen when the count was already
+    // lower (a user's scale-down to 0 landed before it ran). Only that is given back.
+    const taken = set === undefined ? 0 : (ctx.state.replicasBefore as number) - set;
+    const back = Math.min(changed, taken);
+    if (back > 0 && set !== undefined) {
       // The rooms kept because they changed (a player joined) stay in the count: it goes up again
       // by them, unless the count changed since this removal set it (a user's scale-down to 0 is
       // not raised). The rollback's count is still the one before the removal.
-      await adjustReplicas(ctx, changed, {
+      await adjustReplicas(ctx, back, {
         value: set,
-        skipped: (now) => `roomsReplicas is ${String(now)} now, not the ${set} this removal set, so it changed meanwhile: it is left so, and the ${counted(changed, 'room')} kept ${changed === 1 ? 'is' : 'are'} not added back to it`,
+        skipped: (now) => `roomsReplicas is ${String(now)} now, not the ${set} this removal set, so it changed meanwhile: it is left so, and the ${counted(back, 'room')} kept ${back === 1 ? 'is' : 'are'} not added back to it`,
       });
     }
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got
