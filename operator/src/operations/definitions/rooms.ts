@@ -27,7 +27,7 @@ import { awaitSpecObserved, loadActiveVersion, loadScheduler, pollUntil } from '
 import { refusedSpecBase, schedulerSpecsDiffer } from '../../../../common/src/operations/refused-spec';
 import { activeDefinition, type FindVersion } from '../../../../common/src/resources/scheduler-version';
 import { cachedVersions, type OperatorDeps } from '../../deps';
-import { counted } from '../../../../common/src/text/counted';
+import { agreeing, counted } from '../../../../common/src/text/counted';
 import { nameList } from '../../../../common/src/text/name-list';
 import { cancelAsked } from '../queue-plan';
 import { keptCreatedLine } from '../operation-ending';
@@ -524,7 +524,6 @@ export const removeRoomsDefinition: OperationDefinition = {
     // with players), where deleting first had it add back the rooms already removed.
     ctx.checkpoint();
     await adjustReplicas(ctx, -choice.remove.length);
-    let removed = 0;
     const removedNames: string[] = [];
     let gone = 0;
     let changed = 0;
@@ -542,15 +541,14 @@ export const removeRoomsDefinition: OperationDefinition = {
       // Changed since it was chosen: kept only when a player or a matchmaker took it.
       if (outcome === 'changed') outcome = await rooms.deleteIfStillRemovable(name, room.name);
       if (outcome === 'deleted' && cached) roomEvent(ctx.deps, cached, 'GameRoomDeleted', 'DeleteRoom', `Room deleted by operation ${ctx.op.metadata.name as string} (reason: ${reason})`);
-      if (outcome === 'deleted') {
-        removed++;
-        removedNames.push(room.name);
-      } else if (outcome === 'absent') gone++;
+      if (outcome === 'deleted') removedNames.push(room.name);
+      else if (outcome === 'absent') gone++;
       else changed++;
       account.unreached--;
       if (outcome === 'deleted' || outcome === 'absent') account.removed++;
     }, () => ctx.canceled || ctx.stopping !== undefined);
-    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${removed > 0 ? `: ${nameList(removedNames, { max: NAMES_LISTED })}` : ''}${gone > 0 ? `; ${gone} more ${gone === 1 ? 'was' : 'were'} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
+    const removed = removedNames.length;
+    ctx.event(`Removed ${counted(removed, 'room')} (reason: ${reason})${removed > 0 ? `: ${nameList(removedNames, { max: NAMES_LISTED })}` : ''}${gone > 0 ? `; ${gone} more ${agreeing(gone).was} already gone` : ''}${input.kept !== undefined ? `; ${input.kept}` : ''}`);
     const restored = ctx.state.replicasBefore === undefined ? 'roomsReplicas is left as it was' : `the rollback sets roomsReplicas back to ${ctx.state.replicasBefore as number}`;
     stopIfCanceled(ctx, `Removal stopped by ${ctx.cancelCause} after ${removed + gone + changed}/${counted(choice.remove.length, 'room')}; ${restored}`);
     // Stopped by the operator's shutdown: roomsReplicas went down by every room chosen, and the
@@ -567,7 +565,7 @@ export const removeRoomsDefinition: OperationDefinition = {
       // not raised). The rollback's count is still the one before the removal.
       await adjustReplicas(ctx, back, {
         value: set,
-        skipped: (now) => `roomsReplicas is ${String(now)} now, not the ${set} this removal set, so it changed meanwhile: it is left so, and the ${counted(back, 'room')} kept ${back === 1 ? 'is' : 'are'} not added back to it`,
+        skipped: (now) => `roomsReplicas is ${String(now)} now, not the ${set} this removal set, so it changed meanwhile: it is left so, and the ${counted(back, 'room')} kept ${agreeing(back).is} not added back to it`,
       });
     }
     ctx.checkpoint(); // stopped by the operator's shutdown: handOver says how far it got

@@ -32,7 +32,7 @@ import { chooseRoomsToRemove, hasPlayers, isFree, type RemovalOptions } from './
 import { standsSilent } from './silence-marks';
 import { isOtherMajor } from './version-major';
 import type { RoomTimeouts, RoomView, RoomWithReason } from './types';
-import { counted } from '../../../../common/src/text/counted';
+import { agreeing, counted } from '../../../../common/src/text/counted';
 
 export type RemoveReason = Extract<RemoveRoomsReason, 'scale_down' | 'rolling_update_replace'>;
 
@@ -218,16 +218,16 @@ export function availableWords(plan: Pick<HealthPlan, 'available' | 'silent'>, d
   const { silent, standIns, boundBy } = plan.silent;
   if (silent > 0 && standIns === 0 && boundBy === 'autoscaling.max') return `${counts}, ${counted(silent, 'room')} marked silent and counted: no room is made in their place, as the fleet would pass autoscaling.max + 1`;
   if (standIns === 0) return counts;
-  const them = standIns === 1 ? 'its place' : 'their place';
+  const w = agreeing(standIns);
   const beyond = silent > standIns ? ` (${beyondBound(plan.silent)})` : '';
-  return `${counts}, ${standIns} of them marked silent and not counted: a room is made in ${them} while ${standIns === 1 ? 'it stays' : 'they stay'} until ${standIns === 1 ? 'it pings' : 'they ping'} again or ${standIns === 1 ? 'its' : 'their'} ping timeout${beyond}`;
+  return `${counts}, ${standIns} of them marked silent and not counted: a room is made in ${w.its} place while ${w.it} stay${w.s} until ${w.it} ping${w.s} again or ${w.its} ping timeout${beyond}`;
 }
 
 /** `1 more marked silent is counted: at most 1 is stood in for at once, maxSurge, 1, of the available rooms`. */
 function beyondBound({ silent, standIns, bound, boundBy }: SilentStandIns): string {
   const more = silent - standIns;
   const limit = boundBy === 'autoscaling.max' ? 'the fleet stays within autoscaling.max + 1' : `maxSurge, ${bound}, of the available rooms`;
-  return `${more} more marked silent ${more === 1 ? 'is' : 'are'} counted: at most ${bound} ${bound === 1 ? 'is' : 'are'} stood in for at once, ${limit}`;
+  return `${more} more marked silent ${agreeing(more).is} counted: at most ${bound} ${agreeing(bound).is} stood in for at once, ${limit}`;
 }
 
 /**
@@ -242,7 +242,8 @@ export function silentCountedNote(plan: Pick<HealthPlan, 'silent'>): string | un
   // A rolling update replaces rooms with its own surge; the Ready condition says none is stood in for meanwhile.
   if (silent <= standIns || boundBy === 'rolling update') return undefined;
   const raise = boundBy === 'autoscaling.max' ? 'raise autoscaling.max' : 'raise the scheduler\'s maxSurge';
-  return `${counted(silent, 'room')} marked silent, ${standIns} stood in for (${beyondBound(plan.silent)}): the ${silent - standIns === 1 ? 'one' : 'ones'} counted ${silent - standIns === 1 ? 'is' : 'are'} neither allocated nor replaced until ${silent - standIns === 1 ? 'it pings' : 'they ping'} again or ${silent - standIns === 1 ? 'its' : 'their'} ping timeout, so the scheduler serves with fewer rooms than it counts; kubectl get rkgr -o wide shows the silent ones (SILENT); ${raise} to stand in for more`;
+  const w = agreeing(silent - standIns);
+  return `${counted(silent, 'room')} marked silent, ${standIns} stood in for (${beyondBound(plan.silent)}): the ${w.one} counted ${w.is} neither allocated nor replaced until ${w.it} ping${w.s} again or ${w.its} ping timeout, so the scheduler serves with fewer rooms than it counts; kubectl get rkgr -o wide shows the silent ones (SILENT); ${raise} to stand in for more`;
 }
 
 /** Why a scale-down keeps a room with players or a matchmaker's claim, told wherever it keeps one. */
