@@ -155,7 +155,7 @@ function components(): Record<string, Schema> {
         allocationId: { ...ALLOCATE_REQUEST_SCHEMA.properties?.allocationId, description: 'Idempotency key (or the Idempotency-Key header): a replay answers the same room' },
         selectors: { type: 'array', maxItems: 16, description: 'Tried in order; the first that matches a ready room wins', items: { type: 'object', additionalProperties: false, properties: { version: { ...ALLOCATE_SELECTOR_SCHEMA.properties?.version }, labels: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string' } } } } },
         strategy: { type: 'string', enum: ['packed', 'distributed'], default: 'packed' },
-        ttlSeconds: { ...ALLOCATE_REQUEST_SCHEMA.properties?.ttlSeconds, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL)" },
+        ttlSeconds: { ...ALLOCATE_REQUEST_SCHEMA.properties?.ttlSeconds, description: "How long the room is held if it does not report occupied (capped by the scheduler's allocation.maxTtlSeconds, default 300, and ROOMKEEPER_ALLOCATION_MAX_TTL). An integer, or a string of its digits (\"5\"), as every integer field of the management API; ttl_seconds is read as ttlSeconds" },
         metadata: { type: 'object', description: 'Passed to the room in its ping answer (at most 4096 bytes as JSON; no "__proto__" key at any depth)' },
       },
     },

@@ -176,6 +176,20 @@ describe('POST /scheduler/{name}/rooms/allocate', () => {
     expect(t.store.findRoom('s1', 'room-1')?.status?.allocation).toBeUndefined();
   });
 
+  it('reads the body as every management body is: ttlSeconds as a string of digits, snake_case names, null as not sent', async () => {
+    t.store.seedRoom('s1', 'room-1', READY);
+    const res = await allocate({ ttl_seconds: '5', allocation_id: 'snake-1', selectors: null, strategy: null });
+    expect(res.status).toBe(200);
+    expect(bodyOf(res)).toMatchObject({ roomId: 'room-1', allocationId: 'snake-1', expiresAt: '2026-01-01T00:00:05.000Z' });
+    // The same request in camelCase is its replay.
+    const replay = await allocate({ allocationId: 'snake-1', ttlSeconds: 5 });
+    expect(bodyOf(replay)).toMatchObject({ roomId: 'room-1', allocationId: 'snake-1' });
+    const twice = await allocate({ ttlSeconds: 5, ttl_seconds: 6 });
+    expect(twice.status).toBe(400);
+    expect((bodyOf(twice).details as { field: string }[]).map((d) => d.field)).toEqual(['ttlSeconds']);
+    expect((await allocate({ ttlSeconds: '5.0' })).status).toBe(400);
+  });
+
   it.each(['schedulerName', 'scheduler_name'])('takes the scheduler in the body as Maestro\'s gRPC gateway does (%s), the path deciding', async (field) => {
     t.store.seedRoom('s1', 'room-1', READY);
     const res = await allocate({ [field]: 'another' });

@@ -31,6 +31,7 @@ import { ALLOCATION_ID_PATTERN, allocationRecord, isAllocationId, DEFAULT_ALLOCA
 import { sanitizeReplicaId } from '../../../common/src/rooms/ping-digest';
 import { roomsMaxMatches } from '../../../common/src/rooms/room-status';
 import { joinField, joinIndex } from '../../../common/src/validation/field-path';
+import { normaliseMaestroBody } from '../../../common/src/validation/maestro-body';
 import { compileSchemaValidator } from '../../../common/src/validation/schema-validator';
 import { AllocationContentionError, AllocationEndedError, ConflictError, NoRoomAvailableError, NotFoundError, StoreConflictError, StoreNotFoundError, ValidationError, type FieldViolation } from '../errors';
 import { refusedAs, roomkeeperRequest } from '../adapters/kube-refusal';
@@ -202,11 +203,17 @@ function protoKeyPaths(value: unknown, field: string): string[] {
   });
 }
 
-/** Validates an allocate body (empty is fine); every violation names its field. */
-function parseAllocationRequest(body: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
-  if (!isRecord(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
+/**
+ * Validates an allocate body (empty is fine); every violation names its field. It is read as every
+ * management body is (normaliseMaestroBody): `ttl_seconds` as `ttlSeconds`, `"ttlSeconds": "5"` as
+ * 5, a field sent as null as not sent.
+ */
+function parseAllocationRequest(sent: unknown, idempotencyKey: string | undefined, maxMetadataBytes: number): AllocationRequest {
+  if (!isRecord(sent)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object (or empty)' }]);
+  const sentTwice: FieldViolation[] = [];
+  const body = normaliseMaestroBody(sent, ALLOCATE_REQUEST_SCHEMA, {}, sentTwice) as Record<string, unknown>;
   const check = validateRequest(body);
-  const violations = [...unknownFields(body), ...check.errors.map((e) => ({ field: e.field || 'body', message: e.message }))];
+  const violations = [...sentTwice, ...unknownFields(body), ...check.errors.map((e) => ({ field: e.field || 'body', message: e.message }))];
   const request = check.value as AllocationRequest;
   if (check.errors.length === 0) violations.push(...labelProblems(request.selectors ?? []));
   if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata)) > maxMetadataBytes) {
