@@ -595,6 +595,7 @@ describe('PATCH /schedulers/{name}', () => {
 
   it('takes one of two switches, or of a switch and a change, sent at once, and refuses the others with code 9: each waits for the one before it to be enqueued, and its guard sees it', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedVersion('tennis-eu', 'v1.1.0', validSpec());
     // The guard's read of the operations and the enqueue take a while, as over the network: each
     // request's read would come before the other's operation is enqueued.
     const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -616,7 +617,7 @@ describe('PATCH /schedulers/{name}', () => {
     const taken = t.store.operations.get(first);
     expect([...t.store.operations.keys()]).toEqual([first]);
     for (const refused of answers.filter((r) => r.status === 400)) {
-      expect(bodyOf(refused)).toMatchObject({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (${String(taken?.spec.definitionName)} ${first} is pending); retry once it has finished (GET /schedulers/tennis-eu/operations)` });
+      expect(bodyOf(refused)).toMatchObject({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (${String(taken?.spec.definitionName)} ${first} is pending); retry once it has finished (GET /schedulers/tennis-eu/operations), or cancel it (POST /schedulers/tennis-eu/operations/${first}/cancel)` });
     }
   });
 
@@ -636,7 +637,7 @@ describe('PATCH /schedulers/{name}', () => {
     };
     const lost = await api().patch('/schedulers/tennis-eu').set('Authorization', AUTH).send({ maxSurge: '15' });
     const pending = newVersionOperationId(s.metadata.uid ?? '', s.metadata.generation ?? 0);
-    expect([lost.status, bodyOf(lost)]).toEqual([400, expect.objectContaining({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (create_new_scheduler_version ${pending} is being enqueued, for a change written just before this one, generation ${String(s.metadata.generation)}); retry once it has finished (GET /schedulers/tennis-eu/operations)` })]);
+    expect([lost.status, bodyOf(lost)]).toEqual([400, expect.objectContaining({ code: 9, message: `scheduler tennis-eu has an ongoing version operation (create_new_scheduler_version ${pending} is being enqueued, for a change written just before this one, generation ${String(s.metadata.generation)}); retry once it has finished (GET /schedulers/tennis-eu/operations), or cancel it (POST /schedulers/tennis-eu/operations/${pending}/cancel)` })]);
     expect(s.spec.maxSurge).toBe('14');
     // Once that change's operation finished, a change is written; a conflict with a status write alone is retried.
     t.store.seedOperation(pending, { schedulerName: 'tennis-eu', definitionName: 'create_new_scheduler_version' }, { status: 'finished' });
@@ -723,6 +724,7 @@ describe('PATCH /schedulers/{name}', () => {
 
   it('reads a field sent as null as not set in the add-rooms, remove-rooms and switch bodies too', async () => {
     t.store.seedScheduler('nulls', validSpec());
+    t.store.seedVersion('nulls', 'v1.1.0', validSpec());
     const removed = await api().post('/schedulers/nulls/remove-rooms').set('Authorization', AUTH).send({ roomsIds: ['nulls-abcde'], amount: null });
     expect(removed.status).toBe(200);
     expect(t.store.operations.get(bodyOf(removed).operationId!)?.spec.input).toEqual({ roomsIds: ['nulls-abcde'], reason: 'api' });
@@ -831,15 +833,20 @@ describe('PATCH /schedulers/{name}', () => {
 });
 
 describe('PUT /schedulers/{name} (switch active version)', () => {
-  it('enqueues switch_active_version without checking the version exists', async () => {
+  it('answers 404 for a version the scheduler does not have, enqueuing nothing (Maestro lets the operation fail later), and enqueues the switch to one it has', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
-    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v9.0.0' });
+    const missing = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v9.0.0' });
+    expect([missing.status, missing.body]).toEqual([404, { code: 5, message: 'version v9.0.0 of scheduler tennis-eu not found; nothing was enqueued: GET /schedulers/tennis-eu/versions lists its versions', details: [] }]);
+    expect(t.store.operations.size).toBe(0);
+    t.store.seedVersion('tennis-eu', 'v2.0.0', { ...validSpec(), maxSurge: '3' });
+    const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ version: 'v2.0.0' });
     expect(res.status).toBe(200);
-    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v9.0.0' } });
+    expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v2.0.0' } });
   });
 
   it('takes the version as newActiveVersion too, the operation input the spec names for the switch, and refuses a body whose two names disagree', async () => {
     t.store.seedScheduler('tennis-eu', validSpec());
+    t.store.seedVersion('tennis-eu', 'v1.1.0', validSpec());
     const res = await api().put('/schedulers/tennis-eu').set('Authorization', AUTH).send({ newActiveVersion: 'v1.1.0' });
     expect(res.status).toBe(200);
     expect(t.store.operations.get(bodyOf(res).operationId!)?.spec).toMatchObject({ definitionName: 'switch_active_version', input: { newActiveVersion: 'v1.1.0' } });

@@ -48,6 +48,15 @@ import { cachedVersions, type OperationStore, type RoomStore, type SchedulerStor
 import { activeDefinition } from '../../../common/src/resources/scheduler-version';
 import type { Clock } from '../../../common/src/runtime/clock';
 
+/**
+ * Maestro's code-9 refusal of a version change while another runs (`what`: the operation and its
+ * state), with both ways on: wait for it, or cancel it (a validation of a major version that never
+ * becomes ready holds every change for minutes).
+ */
+function ongoingVersionWords(name: string, operationId: string, what: string): string {
+  return `scheduler ${name} has an ongoing version operation (${what}); retry once it has finished (GET /schedulers/${name}/operations), or cancel it (POST /schedulers/${name}/operations/${operationId}/cancel)`;
+}
+
 const VERSION_DEFINITIONS: readonly string[] = [OperationDefinition.CreateNewSchedulerVersion, OperationDefinition.SwitchActiveVersion];
 
 /** Told the fields of a request body that are not a scheduler's, which are read as not sent (the route says so in a `Warning` header). */
@@ -183,7 +192,7 @@ export class SchedulerCommands {
     }, emptied.length > 0 ? `: PATCH ignores ${emptied.join(', ')}; ${emptyListWords(name, emptied)}` : '');
   }
 
-  /** PUT /schedulers/{name}: switch the active version (the operation checks that it exists). */
+  /** PUT /schedulers/{name}: switch the active version, one the scheduler has (404 otherwise). */
   async switchActiveVersion(name: string, body: unknown): Promise<{ operationId: string }> {
     return this.oneAtATime(name, () => this.switchNow(name, body));
   }
@@ -199,6 +208,11 @@ export class SchedulerCommands {
     if (!parsed.ok) throw new ValidationError(bodyFields(parsed.errors, { newActiveVersion: field }));
     const version = parsed.value.newActiveVersion;
     await this.assertNoOngoingVersionOperation(await this.mustExist(name));
+    // Checked here, where Maestro lets the operation fail later (and the scheduler read Degraded):
+    // with no version operation pending, no other version can appear before the switch runs.
+    if (!(await this.deps.schedulers.getVersion(name, version))) {
+      throw new NotFoundError(`version ${version} of scheduler ${name} not found; nothing was enqueued: GET /schedulers/${name}/versions lists its versions`);
+    }
     const operationId = newOperationId();
     await this.enqueue(operationId, name, OperationDefinition.SwitchActiveVersion, { newActiveVersion: version });
     this.deps.logger.info('switch of active version enqueued', { scheduler: name, version, operationId });
@@ -334,9 +348,7 @@ export class SchedulerCommands {
       else this.lastVersionOp.delete(name);
     }
     if (ongoing) {
-      throw new FailedPreconditionError(
-        `scheduler ${name} has an ongoing version operation (${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}); retry once it has finished (GET /schedulers/${name}/operations)`,
-      );
+      throw new FailedPreconditionError(ongoingVersionWords(name, ongoing.metadata.name ?? '', `${ongoing.spec.definitionName} ${ongoing.metadata.name ?? ''} is ${ongoing.status?.status ?? 'pending'}`));
     }
   }
 
@@ -366,9 +378,7 @@ export class SchedulerCommands {
     const id = newVersionOperationId(fresh.metadata.uid ?? name, generation);
     const op = await this.deps.operations.getOperation(id);
     if (op && !isOngoing(op, fresh.status?.version)) return;
-    throw new FailedPreconditionError(
-      `scheduler ${name} has an ongoing version operation (create_new_scheduler_version ${id} ${op ? `is ${op.status?.status ?? 'pending'}` : 'is being enqueued'}, for a change written just before this one, generation ${generation}); retry once it has finished (GET /schedulers/${name}/operations)`,
-    );
+    throw new FailedPreconditionError(ongoingVersionWords(name, id, `create_new_scheduler_version ${id} ${op ? `is ${op.status?.status ?? 'pending'}` : 'is being enqueued'}, for a change written just before this one, generation ${generation}`));
   }
 
   /**
