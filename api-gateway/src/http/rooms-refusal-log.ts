@@ -17,6 +17,7 @@ export const RoomsRefusalReason = {
   UnheldSecretToken: 'token-under-unheld-secret',
   InvalidToken: 'invalid-room-token',
   UnknownRoom: 'unknown-room',
+  DeletedRoom: 'deleted-room',
   RefusedTransition: 'refused-transition',
   BadRequest: 'bad-request',
 } as const;
@@ -60,8 +61,11 @@ interface Pending {
   timer?: NodeJS.Timeout;
 }
 
-/** What the line says happened, and what to do about it. */
-function wordsOf(reason: RoomsRefusalReason, heldKeyIds: readonly string[]): { said: string; remedy: string } {
+/**
+ * What the line says happened, and what to do about it; `info` for what follows from the system's
+ * own work (a warning otherwise).
+ */
+function wordsOf(reason: RoomsRefusalReason, heldKeyIds: readonly string[]): { said: string; remedy: string; info?: true } {
   switch (reason) {
     case RoomsRefusalReason.MissingToken:
       return {
@@ -93,6 +97,12 @@ function wordsOf(reason: RoomsRefusalReason, heldKeyIds: readonly string[]): { s
       return {
         said: 'rooms API requests for rooms this gateway does not know (answered success: false, not recorded)',
         remedy: 'their pods outlived their GameRoom (the operator deletes such pods after operator.rooms.orphanedPodGrace; an OrphanedRoomPodsDeleted Event on the Scheduler names them), or they call the path of a room of another scheduler or cluster',
+      };
+    case RoomsRefusalReason.DeletedRoom:
+      return {
+        said: 'rooms API requests for rooms whose GameRoom was deleted (by their scheduler, as a validation room is once validated or a room removed by a scale-down, or by a user), from game servers still running while their pods stop (answered success: false and roomGone: true, not recorded)',
+        remedy: 'nothing, after rooms were removed: each game server is told to stop pinging and exit, and its pod is deleted with its GameRoom. Pings that keep coming for the same rooms come from game servers that ignore roomGone: make them exit on it (the SDK does)',
+        info: true,
       };
     case RoomsRefusalReason.RefusedTransition:
       return {
@@ -143,7 +153,7 @@ export class RoomsRefusalLog {
     const ranked = [...p.schedulers].filter(([name]) => name !== OTHERS).sort((a, b) => b[1] - a[1]);
     const schedulers = Object.fromEntries(ranked.slice(0, SCHEDULERS_NAMED));
     const others = ranked.slice(SCHEDULERS_NAMED).reduce((sum, [, n]) => sum + n, p.schedulers.get(OTHERS) ?? 0);
-    this.opts.logger.warn(words.said, {
+    this.opts.logger[words.info ? 'info' : 'warn'](words.said, {
       reason,
       refused: p.count,
       ...(p.loggedAt !== undefined ? { sinceSeconds: Math.round((now - p.loggedAt) / 1000) } : {}),

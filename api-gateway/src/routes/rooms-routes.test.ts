@@ -430,6 +430,22 @@ describe('rooms API refusals in the log', () => {
     expect(refusalLines().length).toBe(4);
   });
 
+  it('logs the pings of rooms it saw deleted at info (deleted-room: their game servers ping on while their pods stop), and those of rooms it never knew as a warning', async () => {
+    const { logger, lines } = captureLogs('debug', 'gateway');
+    const refusals = new RoomsRefusalLog({ logger, now: Date.now });
+    const t = buildTestApps({ logger, refusals });
+    t.store.seedScheduler('s1', validSpec());
+    t.store.deletedRooms.set('s1/validated', Date.parse('2026-12-05T18:00:00Z'));
+    const ping = (room: string) => request(t.rooms).put(`/scheduler/s1/rooms/${room}/ping`).set('Authorization', `Bearer ${roomToken(ROOM_SECRET, 's1', room)}`).send({ status: 'ready', timestamp: 1 });
+    expect((await ping('validated')).body).toMatchObject({ success: false, roomGone: true });
+    expect((await ping('never-made')).body).toMatchObject({ success: false });
+    await waitFor(() => lines.filter((l) => typeof l.reason === 'string').length === 2, { timeoutMs: 5_000, message: 'a line for each reason' });
+    const line = (reason: string) => lines.find((l) => l.reason === reason);
+    expect(line('deleted-room')).toMatchObject({ level: 'info', exampleRooms: ['s1/validated'] });
+    expect(line('unknown-room')).toMatchObject({ level: 'warn', exampleRooms: ['s1/never-made'] });
+    refusals.flush();
+  });
+
   it('logs the refusals of an interval when it ends, and a later one in a line of its own', async () => {
     const { logger, lines } = captureLogs('warn', 'gateway');
     const refusals = new RoomsRefusalLog({ logger, now: Date.now, intervalMs: 200 });

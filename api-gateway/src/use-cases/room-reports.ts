@@ -220,8 +220,12 @@ export class RoomReports {
   }
 
   private unknownRoom(schedulerName: string, roomId: string, consequence: string, retry: string, pinged?: ReportedPingStatus): UnknownRoom {
-    const unknown = unknownRoom(this.deps.rooms.findScheduler(schedulerName), schedulerName, roomId, consequence, retry, this.deps.rooms.roomDeletedAt(schedulerName, roomId), pinged);
-    this.deps.refusals?.record({ reason: RoomsRefusalReason.UnknownRoom, schedulerName, roomId, answer: unknown.message });
+    const scheduler = this.deps.rooms.findScheduler(schedulerName);
+    const deletedAt = this.deps.rooms.roomDeletedAt(schedulerName, roomId);
+    const unknown = unknownRoom(scheduler, schedulerName, roomId, consequence, retry, deletedAt, pinged);
+    // A room seen deleted, or of a scheduler being deleted: its game server pings on while its pod stops.
+    const deleted = deletedAt !== undefined || scheduler?.metadata.deletionTimestamp !== undefined;
+    this.deps.refusals?.record({ reason: deleted ? RoomsRefusalReason.DeletedRoom : RoomsRefusalReason.UnknownRoom, schedulerName, roomId, answer: unknown.message });
     return unknown;
   }
 
