@@ -405,12 +405,16 @@ describe('management API end to end', () => {
     await call(stack, 'DELETE', `/schedulers/${name}`);
   });
 
-  test('a switch back to a version made with another room count keeps the count in force, and says so: it adds or removes no room', async () => {
+  test('a switch back to a version made with another room count keeps the count in force, and says so: it adds or removes no room; a switch to a version it does not have is a 404', async () => {
     const name = 'switch-count';
     const created = await call(stack, 'POST', '/schedulers', createBody(name, { roomsReplicas: 1 }));
     await finished(stack, (created.body as OperationEnqueued).operationId);
     expect((await call(stack, 'PATCH', `/schedulers/${name}`, { roomsReplicas: 2 })).status).toBe(200);
     await waitFor(async () => (await stack.api.getScheduler(name)).status?.version === 'v1.1.0', { timeoutMs: 30_000, message: 'v1.1.0 active' });
+    // A version it does not have (a mistyped rollback) is told at once, and nothing is enqueued.
+    const missing = await call(stack, 'PUT', `/schedulers/${name}`, { version: 'v1.9.0' });
+    expect([missing.status, missing.body]).toEqual([404, { code: 5, message: `version v1.9.0 of scheduler ${name} not found; nothing was enqueued: GET /schedulers/${name}/versions lists its versions`, details: [] }]);
+    expect((await stack.api.listOperations(name)).items.filter((o) => (o.spec.input as { newActiveVersion?: string } | undefined)?.newActiveVersion === 'v1.9.0')).toEqual([]);
     const put = await call(stack, 'PUT', `/schedulers/${name}`, { version: 'v1.0.0' });
     expect(put.status).toBe(200);
     const op = await finished(stack, (put.body as OperationEnqueued).operationId);
